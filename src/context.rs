@@ -1,0 +1,85 @@
+//! The validated context every command receives: parse, validate, then execute.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::cli::GlobalArgs;
+use crate::clock::{Clock, FixedClock, SystemClock};
+use crate::env;
+use crate::error::CliError;
+use crate::output::Printer;
+use crate::paths;
+
+/// Everything a command needs, resolved once from the global flags and the environment.
+pub struct Context {
+    /// The journal file (may not exist yet).
+    pub journal_path: PathBuf,
+    /// Whether `--journal`/`A2A_RECOVER_JOURNAL` named it explicitly (`demo` cares).
+    pub journal_explicit: bool,
+    /// Where output goes.
+    pub out: Printer,
+    /// The clock for *displayed* times (ages); may be pinned in tests.
+    pub display_clock: Arc<dyn Clock>,
+    /// The real clock, for everything sent to agents, leases and journal times.
+    pub clock: Arc<dyn Clock>,
+    /// Per-request timeout, and the longest wait for a busy journal.
+    pub timeout: Duration,
+    /// Largest response body or single stream event, in bytes.
+    pub max_response_size: u64,
+    /// The global flags as given (for re-running ourselves, e.g. `demo`).
+    pub global: GlobalArgs,
+}
+
+impl Context {
+    /// Validates the global flags into a context, before any I/O on the journal or agents.
+    pub fn from_global(global: &GlobalArgs) -> Result<Self, CliError> {
+        let var = |name: &str| std::env::var(name).ok();
+        let journal_path = paths::journal_path(
+            global.journal.as_ref(),
+            var(env::XDG_STATE_HOME).as_deref(),
+            var(env::HOME).as_deref(),
+        )?;
+        let no_color = var(env::NO_COLOR).is_some_and(|v| !v.is_empty());
+        let out = Printer::new(
+            global.format,
+            global.color,
+            global.quiet,
+            global.verbose,
+            no_color,
+        );
+        let display_clock: Arc<dyn Clock> = match var(env::TEST_NOW) {
+            Some(s) => {
+                let t = chrono::DateTime::parse_from_rfc3339(&s)
+                    .map_err(|e| CliError::usage(format!("bad {}: {e}", env::TEST_NOW)))?;
+                Arc::new(FixedClock(t.with_timezone(&chrono::Utc)))
+            }
+            None => Arc::new(SystemClock),
+        };
+        if global.max_response_size < 1024 {
+            return Err(CliError::usage(format!(
+                "--max-response-size {} is too small",
+                global.max_response_size
+            ))
+            .hint("use at least 1024 bytes; the default is 16 MiB"));
+        }
+        if global.timeout.is_zero() {
+            return Err(CliError::usage("--timeout must be more than zero"));
+        }
+        Ok(Self {
+            journal_path,
+            journal_explicit: global.journal.is_some(),
+            out,
+            display_clock,
+            clock: Arc::new(SystemClock),
+            timeout: global.timeout,
+            max_response_size: global.max_response_size,
+            global: global.clone(),
+        })
+    }
+
+    /// The stream idle timeout: `--timeout`, but at least 60 s (DESIGN.md §3).
+    pub fn stream_idle_timeout(&self) -> Duration {
+        self.timeout.max(Duration::from_mins(1))
+    }
+}

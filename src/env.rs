@@ -1,0 +1,25 @@
+//! Every environment variable a2a-recover reads, declared once.
+
+/// The journal path (`--journal`).
+pub const JOURNAL: &str = "A2A_RECOVER_JOURNAL";
+/// The output format (`--format`).
+pub const FORMAT: &str = "A2A_RECOVER_FORMAT";
+/// When to color output (`--color`).
+pub const COLOR: &str = "A2A_RECOVER_COLOR";
+/// The per-request timeout (`--timeout`).
+pub const TIMEOUT: &str = "A2A_RECOVER_TIMEOUT";
+/// The response size cap (`--max-response-size`).
+pub const MAX_RESPONSE_SIZE: &str = "A2A_RECOVER_MAX_RESPONSE_SIZE";
+/// Disables color in `--color auto` (<https://no-color.org>).
+pub const NO_COLOR: &str = "NO_COLOR";
+/// The XDG state directory, for the default journal path.
+pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
+/// The home directory, for the default journal path.
+pub const HOME: &str = "HOME";
+/// Testing aid (DESIGN.md §8): `POINT[:STEP]` makes the process abort at a named crash point.
+pub const CRASH_AT: &str = "A2A_RECOVER_CRASH_AT";
+/// Hidden testing aid: pins the *displayed* "now" (RFC 3339) for ages in tables.
+/// Never used for times sent to agents or for lease expiry.
+pub const TEST_NOW: &str = "A2A_RECOVER_TEST_NOW";
+/// Set to `1` to rewrite generated files (completions, CLI reference) instead of checking them.
+pub const UPDATE_GENERATED: &str = "A2A_RECOVER_UPDATE_GENERATED";

@@ -1,0 +1,138 @@
+//! a2a-recover: crash-safe delegation to remote A2A agents.
+//!
+//! This library is the whole program; `src/main.rs` only calls [`main`]. It is **not** a
+//! stable API: it exists so that tests and benchmarks can reach the logic below the binary.
+//!
+//! # Map
+//!
+//! - [`cli`] and [`commands`]: the command line; one file per subcommand, one dispatch `match`.
+//! - [`context`]: global flags validated once into a [`context::Context`].
+//! - [`journal`]: the SQLite journal; all SQL lives in `journal/queries.rs`.
+//! - [`a2a`]: the A2A v1.0 JSON-RPC client (the wire): card, calls, SSE, errors, normalizer.
+//! - [`recovery`]: the reconcile pass and its pure decision table.
+//! - [`scripted_agent`]: an in-crate A2A agent for drills, the demo, tests and benchmarks.
+//! - [`output`], [`error`], [`exit`]: printing, error rendering, exit codes.
+//!
+//! # Invariant
+//!
+//! Ids are committed to the journal before anything is sent; see `journal/mod.rs`.
+
+pub mod a2a;
+pub mod cli;
+pub mod clock;
+pub mod commands;
+pub mod context;
+pub mod crash;
+pub mod env;
+pub mod error;
+pub mod exit;
+pub mod journal;
+pub mod output;
+pub mod paths;
+pub mod recovery;
+pub mod scripted_agent;
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::Parser;
+
+use crate::cli::Cli;
+use crate::context::Context;
+
+/// Runs a2a-recover with these arguments and returns the process exit code.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+        }
+    };
+    init_tracing(cli.global.verbose, cli.global.quiet);
+    let ctx = match Context::from_global(&cli.global) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            let err = anyhow::Error::new(e);
+            let c = error::classify(&err);
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                error::render(&err, &c.hints).as_bytes(),
+            );
+            return c.code;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            ctx.out
+                .error_report(&format!("error: failed to start the async runtime: {e}\n"));
+            return exit::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run_until_signal(&ctx, &cli));
+    // Pending HTTP connections must not delay the exit.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            let c = error::classify(&err);
+            if !c.broken_pipe {
+                ctx.out.error_report(&error::render(&err, &c.hints));
+            }
+            c.code
+        }
+    }
+}
+
+/// Runs the command; SIGINT and SIGTERM drop it at its next await point.
+///
+/// Dropping is safe: no journal transaction is ever held across an await, so every
+/// observation made so far is committed and nothing is half-written (DESIGN.md §3, 130/143).
+async fn run_until_signal(ctx: &Context, cli: &Cli) -> anyhow::Result<u8> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    tokio::select! {
+        result = commands::run(ctx, &cli.command) => result,
+        _ = int.recv() => {
+            ctx.out.status("interrupted; everything seen so far is journaled.");
+            Ok(exit::SIGINT)
+        }
+        _ = term.recv() => {
+            ctx.out.status("terminated; everything seen so far is journaled.");
+            Ok(exit::SIGTERM)
+        }
+    }
+}
+
+fn init_tracing(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        (false, 2) => "debug",
+        (false, _) => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::new(format!(
+        "warn,a2a_recover={level}{}",
+        if verbose >= 3 {
+            ",reqwest=debug,hyper=info"
+        } else {
+            ""
+        }
+    ));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}

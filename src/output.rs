@@ -1,0 +1,221 @@
+//! The printer: data to stdout, diagnostics to stderr, JSON Lines on request.
+//!
+//! Only this module prints. A broken pipe on stdout is reported as [`BrokenPipe`], which
+//! `lib::main` turns into a silent exit 0 (`a2a-recover inspect | head` is not an error).
+
+use std::io::{self, IsTerminal, Write};
+
+use serde_json::{Value, json};
+
+use crate::cli::{ColorChoice, Format};
+
+/// Stdout was closed by the reader (e.g. `| head`); not an error.
+#[derive(Debug, thiserror::Error)]
+#[error("broken pipe on stdout")]
+pub struct BrokenPipe;
+
+/// Where and how to print.
+#[derive(Debug)]
+pub struct Printer {
+    format: Format,
+    quiet: bool,
+    verbose: u8,
+    color: bool,
+    stdout_tty: bool,
+    stderr_tty: bool,
+}
+
+impl Printer {
+    /// Builds a printer from the global flags and the environment.
+    pub fn new(
+        format: Format,
+        color: ColorChoice,
+        quiet: bool,
+        verbose: u8,
+        no_color: bool,
+    ) -> Self {
+        let stdout_tty = io::stdout().is_terminal();
+        let stderr_tty = io::stderr().is_terminal();
+        let color = match color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => stdout_tty && !no_color,
+        };
+        Self {
+            format,
+            quiet,
+            verbose,
+            color,
+            stdout_tty,
+            stderr_tty,
+        }
+    }
+
+    /// Returns whether JSON Lines were asked for.
+    pub fn is_json(&self) -> bool {
+        self.format == Format::Json
+    }
+
+    /// Returns whether stdout is a terminal (tables get borders there).
+    pub fn stdout_is_tty(&self) -> bool {
+        self.stdout_tty
+    }
+
+    /// Returns whether colors are on.
+    pub fn color(&self) -> bool {
+        self.color
+    }
+
+    /// Returns the verbosity (`-v` count).
+    pub fn verbosity(&self) -> u8 {
+        self.verbose
+    }
+
+    /// Returns whether a progress bar or spinner may be drawn (stderr TTY, human format,
+    /// neither quiet nor verbose).
+    pub fn progress_allowed(&self) -> bool {
+        self.stderr_tty && !self.quiet && self.verbose == 0 && !self.is_json()
+    }
+
+    /// Writes raw bytes to stdout.
+    pub fn raw(&self, bytes: &[u8]) -> Result<(), BrokenPipe> {
+        let mut out = io::stdout().lock();
+        match out.write_all(bytes).and_then(|()| out.flush()) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Err(BrokenPipe),
+            // Any other stdout error (a full disk behind a redirect) is as final as a broken
+            // pipe for us: there is nowhere left to write data.
+            Err(_) => Err(BrokenPipe),
+        }
+    }
+
+    /// Writes one line of data to stdout.
+    pub fn line(&self, line: &str) -> Result<(), BrokenPipe> {
+        let mut s = String::with_capacity(line.len() + 1);
+        s.push_str(line);
+        s.push('\n');
+        self.raw(s.as_bytes())
+    }
+
+    /// Writes one JSON Lines record to stdout.
+    pub fn record(&self, value: &Value) -> Result<(), BrokenPipe> {
+        self.line(&value.to_string())
+    }
+
+    /// Writes the first record of every JSON Lines output.
+    pub fn begin(&self, command: &str) -> Result<(), BrokenPipe> {
+        if self.is_json() {
+            self.record(&json!({"type": "begin", "formatVersion": 1, "command": command}))?;
+        }
+        Ok(())
+    }
+
+    /// Writes a status line to stderr (human format only; suppressed by `-q`).
+    pub fn status(&self, msg: &str) {
+        if !self.quiet && !self.is_json() {
+            let _ = writeln!(io::stderr().lock(), "{msg}");
+        }
+    }
+
+    /// Writes a warning to stderr (always, also with `-q` and in JSON mode).
+    pub fn warn(&self, msg: &str) {
+        let _ = writeln!(io::stderr().lock(), "warning: {msg}");
+    }
+
+    /// Writes an already-rendered error report to stderr.
+    pub fn error_report(&self, report: &str) {
+        let _ = io::stderr().lock().write_all(report.as_bytes());
+    }
+}
+
+/// Makes remote text inert for a terminal: escape sequences (CSI, OSC, …) are dropped, other
+/// control characters and bidi overrides are shown as visible `\u{…}` escapes.
+///
+/// Newlines and tabs are escaped too: a table cell or a status line stays one line.
+pub fn inert(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => skip_escape(&mut chars),
+            // C1 CSI / OSC / DCS introducers start sequences as well.
+            '\u{9b}' => skip_csi(&mut chars),
+            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
+            c if is_dangerous(c) => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn is_dangerous(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            | '\u{061c}' | '\u{2028}' | '\u{2029}' | '\u{feff}')
+}
+
+fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    match chars.peek() {
+        Some('[') => {
+            chars.next();
+            skip_csi(chars);
+        }
+        Some(']' | 'P' | 'X' | '^' | '_') => {
+            chars.next();
+            skip_string(chars);
+        }
+        Some(_) => {
+            // Two-character escape (ESC c, ESC 7, …): drop the next character too.
+            chars.next();
+        }
+        None => {}
+    }
+}
+
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    // Parameters and intermediates, then one final byte in @..~.
+    for c in chars.by_ref() {
+        if ('@'..='~').contains(&c) {
+            break;
+        }
+    }
+}
+
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    // Until BEL, ST (ESC \) or C1 ST.
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{7}' | '\u{9c}' => break,
+            '\u{1b}' => {
+                if chars.peek() == Some(&'\\') {
+                    chars.next();
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inert;
+
+    #[test]
+    fn inert_drops_escapes_and_shows_controls() {
+        assert_eq!(inert("plain text"), "plain text");
+        assert_eq!(inert("\u{1b}[31mred\u{1b}[0m"), "red");
+        assert_eq!(
+            inert("\u{1b}]8;;http://evil.example\u{1b}\\click\u{1b}]8;;\u{1b}\\"),
+            "click"
+        );
+        assert_eq!(inert("a\rb"), "a\\u{d}b");
+        assert_eq!(inert("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(inert("line1\nline2"), "line1\\u{a}line2");
+        assert_eq!(inert("title\u{1b}]0;pwned\u{7}"), "title");
+    }
+}

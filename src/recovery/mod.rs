@@ -1,0 +1,1 @@
+//! The reconcile pass and its pure decision table (placeholder until it lands).

@@ -1,0 +1,1 @@
+//! The in-crate scripted A2A v1.0 agent (placeholder until it lands).

@@ -1,0 +1,4 @@
+//! The single integration test binary: every test module is listed here.
+
+mod cli;
+mod common;
