@@ -75,13 +75,17 @@ async fn next(mut st: State) -> Option<(io::Result<Bytes>, State)> {
         st.done = true;
         return match st.mode {
             DropMode::Eof => None,
-            DropMode::Reset => Some((
-                Err(io::Error::new(
-                    io::ErrorKind::ConnectionReset,
-                    "scripted stream reset",
-                )),
-                st,
-            )),
+            DropMode::Reset => {
+                // Let the server flush the events so far, so the cut lands mid-stream.
+                tokio::task::yield_now().await;
+                Some((
+                    Err(io::Error::new(
+                        io::ErrorKind::ConnectionReset,
+                        "scripted stream reset",
+                    )),
+                    st,
+                ))
+            }
         };
     }
     let json = if let Some(json) = st.initial.pop_front() {

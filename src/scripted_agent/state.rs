@@ -282,12 +282,17 @@ impl Inner {
         id
     }
 
-    /// Appends a user message to the task's history (its task and context ids are set here).
+    /// Appends a user message to the task's history (its task and context ids are set here);
+    /// the current status message moves into history first, like Python's TaskManager.
     pub(crate) fn append_history(&mut self, id: &str, mut message: Message) {
         if let Some(e) = self.tasks.get_mut(id) {
             message.task_id = Some(e.task.id.clone());
             message.context_id = Some(e.task.context_id.clone());
-            e.task.history.get_or_insert_with(Vec::new).push(message);
+            let history = e.task.history.get_or_insert_with(Vec::new);
+            if let Some(question) = e.task.status.message.take() {
+                history.push(question);
+            }
+            history.push(message);
         }
     }
 
