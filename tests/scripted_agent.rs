@@ -860,6 +860,38 @@ async fn scripted_503_before_or_after_processing() {
             c.ok("ListTasks", json!({})).await;
             agent.shutdown().await;
         }
+        // A budget: the first two sends fail, then the agent works; the control re-arms it.
+        let agent = ScriptedAgent::start(
+            AgentConfig {
+                fail_first: 2,
+                ..fast()
+            },
+            0,
+        )
+        .await
+        .unwrap();
+        let c = Client::new(&agent);
+        let mut codes = Vec::new();
+        for i in 0..3 {
+            let body = json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage",
+                              "params": {"message": user("same", "echo")}});
+            codes.push(c.post(&body, Some("1.0")).await.status().as_u16());
+        }
+        assert_eq!(codes, [503, 503, 200]);
+        assert_eq!(agent.stats().tasks.len(), 1);
+        let resp = c
+            .http
+            .post(format!("{}_scripted/fail-next/1", agent.url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 204);
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "SendMessage",
+                          "params": {"message": user("again", "echo")}});
+        assert_eq!(c.post(&body, Some("1.0")).await.status(), 503);
+        assert_eq!(c.post(&body, Some("1.0")).await.status(), 200);
+        agent.shutdown().await;
+
         // A fractional rate fails some sends and not others, repeatably for a seed.
         let run = || async {
             let agent = ScriptedAgent::start(

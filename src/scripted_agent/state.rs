@@ -1,5 +1,5 @@
 //! The scripted agent's task store: tasks, the status-time index behind ListTasks, contexts,
-//! retention, stream fan-out and the counters behind [`Stats`](super::Stats).
+//! retention, stream fan-out and the counters behind [`Stats`].
 //!
 //! Invariants: every task's key `(status micros, seq)` is in `index` exactly once; status
 //! timestamps come from [`Inner::now`], which strictly increases, so keys never collide and a
