@@ -1225,3 +1225,52 @@ fn bad_flags_are_usage_errors() {
     let out = env.run(["scripted-agent", "--fail-mode", "sometimes"]);
     assert_eq!(crate::common::code(&out), 2);
 }
+
+#[tokio::test]
+async fn every_answer_parses_as_a2a_lf_types() {
+    guard(async {
+        let agent = ScriptedAgent::start(fast(), 0).await.unwrap();
+        let c = Client::new(&agent);
+        let card = reqwest::get(agent.card_url())
+            .await
+            .unwrap()
+            .json_value()
+            .await;
+        let card: a2a::AgentCard = serde_json::from_value(card).expect("AgentCard");
+        assert_eq!(card.supported_interfaces[0].url, agent.url());
+        for text in ["work:2", "ask", "fail", "reject", "auth", "echo", "direct"] {
+            let sent = c.send(user(text, text), false).await;
+            let parsed: a2a::SendMessageResponse =
+                serde_json::from_value(sent.clone()).expect("SendMessageResponse");
+            if let a2a::SendMessageResponse::Task(task) = parsed {
+                let got = c.get(&task.id).await;
+                let got: a2a::Task = serde_json::from_value(got).expect("Task");
+                assert_eq!(got.id, task.id);
+                assert!(got.status.timestamp.is_some());
+            } else {
+                assert_eq!(text, "direct");
+            }
+        }
+        let listed = c.ok("ListTasks", json!({"includeArtifacts": true})).await;
+        let listed: a2a::ListTasksResponse =
+            serde_json::from_value(listed).expect("ListTasksResponse");
+        assert_eq!(listed.tasks.len(), 6);
+        assert_eq!(listed.total_size, 6);
+        let s = c
+            .stream(
+                "SendStreamingMessage",
+                json!({"message": user("s", "work:2")}),
+            )
+            .await;
+        for event in s.events {
+            let _: a2a::StreamResponse =
+                serde_json::from_value(event["result"].clone()).expect("StreamResponse");
+        }
+        let t = c.send(user("c", "work:100"), true).await;
+        let canceled = c.ok("CancelTask", json!({"id": t["task"]["id"]})).await;
+        let canceled: a2a::Task = serde_json::from_value(canceled).expect("Task");
+        assert_eq!(canceled.status.state, a2a::TaskState::Canceled);
+        agent.shutdown().await;
+    })
+    .await;
+}
