@@ -54,6 +54,17 @@ pub struct ClientConfig {
     pub stream_idle_timeout: Duration,
 }
 
+impl ClientConfig {
+    /// Takes the limits from the global flags (`--timeout`, `--max-response-size`).
+    pub fn from_context(ctx: &crate::context::Context) -> Self {
+        Self {
+            timeout: ctx.timeout,
+            max_response_size: ctx.max_response_size,
+            stream_idle_timeout: ctx.stream_idle_timeout(),
+        }
+    }
+}
+
 /// A bearer token and the name of the environment variable it came from.
 ///
 /// `Debug` and `Display` show only the variable's name, never the token.
@@ -567,7 +578,7 @@ impl A2aClient {
                 limit: cfg.max_response_size,
                 done: false,
             }),
-            "application/json" => {
+            json if json == "application/json" || json.ends_with("+json") => {
                 let body = read(&mut resp, cfg.max_response_size, Over::Fail).await?;
                 let result = envelope(&op, &id, decode_json(&op, &body)?)?;
                 Ok(EventStream {

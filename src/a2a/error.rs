@@ -35,7 +35,7 @@ pub enum ErrorClass {
 pub struct RpcError {
     /// The error code.
     pub code: i64,
-    /// The message, as received (display it through [`one_line`]).
+    /// The message, as received (remote text: make it inert before showing it).
     pub message: String,
     /// The `data` member (v1.0: an array of `@type` objects), as received.
     pub data: Option<Value>,

@@ -7,8 +7,8 @@
 //!
 //! - [`card`]: the card URL, fetching and validating a card, choosing the JSON-RPC interface.
 //! - [`client`]: [`A2aClient`], one per process; [`Endpoint`], [`Credential`], [`EventStream`].
-//! - [`normalize`]: the JSON pass that lets `a2a-lf` read what real servers send.
-//! - [`sse`]: the pure Server-Sent Events decoder.
+//! - `normalize`: the JSON pass that lets `a2a-lf` read what real servers send.
+//! - `sse`: the pure Server-Sent Events decoder.
 //! - [`error`]: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
 //! - [`backoff`]: full-jitter backoff and the retry loop for reads.
 //!

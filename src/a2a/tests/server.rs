@@ -313,6 +313,33 @@ fn message_request(text: &str) -> types::SendMessageRequest {
     }
 }
 
+/// Callers spawn these futures (`tokio::spawn` needs `Send`).
+#[test]
+fn client_futures_and_streams_are_send() {
+    fn is_send<T: Send>(_: &T) {}
+    let c = client();
+    let ep = Endpoint {
+        url: "http://127.0.0.1:1/".to_owned(),
+        tenant: None,
+        card_origin: "http://127.0.0.1:1".to_owned(),
+        credential: None,
+        allow_cross_origin: false,
+    };
+    let req = message_request("x");
+    is_send(&c.fetch_card("http://127.0.0.1:1/", None));
+    is_send(&c.send_message(&ep, &req));
+    is_send(&c.get_task(&ep, "t", None));
+    is_send(&c.cancel_task(&ep, "t"));
+    is_send(&c.subscribe(&ep, "t"));
+    is_send(&c.send_streaming_message(&ep, &req));
+    is_send(&c.get_url_status("http://127.0.0.1:1/"));
+    is_send(&super::super::retry_read(2, || c.get_task(&ep, "t", None)));
+    fn stream_next_is_send(s: &mut super::super::EventStream) {
+        is_send(&s.next());
+    }
+    let _ = stream_next_is_send;
+}
+
 // ---- requests ------------------------------------------------------------------------------
 
 #[tokio::test]
