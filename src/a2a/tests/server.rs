@@ -426,7 +426,13 @@ async fn list_and_cancel_round_trip() {
     assert!(bad.to_string().contains("task 1 of the page"), "{bad}");
     assert_eq!(page.tasks[2].as_ref().unwrap().value.id, "t-3");
     assert_eq!((page.next_page_token.as_str(), page.total_size), ("p2", 7));
-    assert_eq!(server.seen()[0].body["params"]["contextId"], "ctx-1");
+    let list = &server.seen()[0];
+    assert_eq!(list.body["params"]["contextId"], "ctx-1");
+    assert_eq!(list.body["params"]["pageSize"], 3);
+    assert!(
+        list.body["params"].get("tenant").is_none(),
+        "no tenant, no member"
+    );
 
     let canceled = c
         .cancel_task(&server.endpoint("/task"), "t-5")
@@ -560,11 +566,7 @@ async fn connection_refused_was_never_sent() {
 #[tokio::test]
 async fn a_server_that_never_answers_times_out() {
     let server = Server::start().await;
-    let c = client_with(
-        Duration::from_millis(300),
-        16 * MIB,
-        Duration::from_secs(20),
-    );
+    let c = client_with(Duration::from_secs(1), 16 * MIB, Duration::from_secs(20));
     let err = c
         .get_task(&server.endpoint("/hang"), "t-1", None)
         .await
@@ -758,11 +760,7 @@ async fn a_plain_json_result_in_place_of_a_stream_is_one_event() {
 #[tokio::test]
 async fn a_silent_stream_hits_the_idle_timeout() {
     let server = Server::start().await;
-    let c = client_with(
-        Duration::from_secs(20),
-        16 * MIB,
-        Duration::from_millis(300),
-    );
+    let c = client_with(Duration::from_secs(20), 16 * MIB, Duration::from_secs(1));
     let mut stream = c
         .subscribe(&server.endpoint("/sse/idle"), "t-1")
         .await
@@ -929,11 +927,7 @@ async fn url_checks_return_the_status_and_follow_a_few_redirects() {
     assert!(err.to_string().contains("too many redirects"), "{err}");
     assert!(!err.is_transient());
     // A body that never ends does not hide the status.
-    let c = client_with(
-        Duration::from_millis(300),
-        16 * MIB,
-        Duration::from_secs(20),
-    );
+    let c = client_with(Duration::from_secs(1), 16 * MIB, Duration::from_secs(20));
     assert_eq!(
         c.get_url_status(&format!("{}/slow-body", server.url))
             .await
