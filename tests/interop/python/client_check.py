@@ -87,7 +87,11 @@ async def only_event(client, request: SendMessageRequest):
 
 async def run(base_url: str) -> None:
     async with httpx.AsyncClient(timeout=TIMEOUT) as http:
-        card = await A2ACardResolver(http, base_url).get_agent_card()
+        await checks(base_url, http)
+
+
+async def checks(base_url: str, http: httpx.AsyncClient) -> None:
+    card = await A2ACardResolver(http, base_url).get_agent_card()
     interfaces = [(i.protocol_binding, i.protocol_version, i.url) for i in card.supported_interfaces]
     check(
         any(b == 'JSONRPC' and v.startswith('1.') for b, v, _ in interfaces),
@@ -96,8 +100,9 @@ async def run(base_url: str) -> None:
     )
     check(card.capabilities.streaming, 'card declares streaming', show(card.capabilities))
 
-    unary = ClientFactory(ClientConfig(streaming=False)).create(card)
-    streaming = ClientFactory(ClientConfig(streaming=True)).create(card)
+    # One shared httpx client with generous timeouts (the factory's own default is 5 s).
+    unary = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+    streaming = ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create(card)
     context_id = f'interop-{uuid.uuid4()}'
 
     # echo, blocking SendMessage
