@@ -214,6 +214,18 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Removes an agent from the registry'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l port -d 'Port to listen on (0 picks a free one)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l scenario -d 'Runs this scenario for every new task, whatever the message says' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l skill -d 'A skill id on the card; repeat for more [default: echo]' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l forget-after -d 'Forgets terminal tasks this long after they finish (GetTask then answers -32001)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l fail-rate -d 'Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l fail-mode -d 'Whether a failing send is refused before processing or processed and then refused' -r -f -a "before\t'Answers 503 without processing: nothing is created'
+after\t'Processes the message (a task is created or continued), then answers 503'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l drop-stream-after -d 'Cuts every SSE stream after K events' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l drop-mode -d 'How a stream is cut: a clean end of the body, or an aborted connection' -r -f -a "eof\t'Ends the response body cleanly'
+reset\t'Aborts the connection mid-body'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l tick -d 'Duration of one `work` step' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l name -d 'The card\'s name' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l seed -d 'Seed for --fail-rate, so a run can be repeated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -222,6 +234,10 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l dedup -d 'Returns the existing task for a resend with a known messageId (neither SDK does this)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l refuse-context-id -d 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-list-tasks -d 'Answers ListTasks with -32601, like an agent without it'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-streaming -d 'Declares no streaming on the card and refuses streaming methods (-32004)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s h -l help -d 'Print help (see more with \'--help\')'
