@@ -1,7 +1,7 @@
 //! One renderer for every error: choose the exit code, print `error:`, `Caused by:` and `hint:`.
 //!
 //! Lower layers raise typed errors (`journal::JournalError`, `a2a::A2aError`, [`CliError`]);
-//! commands add context with anyhow; [`report`] walks the chain once.
+//! commands add context with anyhow; `classify` walks the chain once.
 
 use std::fmt::Write as _;
 

@@ -3,4 +3,5 @@
 mod cli;
 mod common;
 mod generated;
+mod interop;
 mod scripted_agent;
