@@ -1,0 +1,317 @@
+//! Agent cards: the card URL, parsing a fetched card, and choosing the JSON-RPC interface.
+//!
+//! Rules (a2a-spec.md §4): the card lives at `/.well-known/agent-card.json` under the agent's
+//! base URL; the endpoint is the first `supportedInterfaces` entry with `protocolBinding`
+//! `"JSONRPC"` and protocol version major 1; its `tenant` (empty means none) goes into every
+//! request. A v0.3-only card (top-level `url`, no such interface) is refused with a hint.
+//!
+//! URLs are http or https only, and never carry userinfo: credentials live in environment
+//! variables. [`redact_url`] is what every log line and error shows.
+
+use serde_json::Value;
+use url::Url;
+
+use super::error::A2aError;
+use super::normalize;
+use super::types;
+
+/// The well-known path of the agent card.
+pub const WELL_KNOWN_CARD_PATH: &str = "/.well-known/agent-card.json";
+
+/// A fetched and validated agent card, with the interface chosen for JSON-RPC.
+#[derive(Debug, Clone)]
+pub struct AgentCardInfo {
+    /// The card URL that was requested (before any redirect).
+    pub card_url: String,
+    /// The origin of `card_url` (`scheme://host:port`); credentials go only there.
+    pub origin: String,
+    /// The chosen JSON-RPC interface URL.
+    pub interface_url: String,
+    /// The chosen interface's tenant (`Some("")` is read as `None`).
+    pub tenant: Option<String>,
+    /// The card, normalized and typed.
+    pub card: types::AgentCard,
+    /// The card as received.
+    pub raw: Value,
+}
+
+/// Returns the card URL for a base URL; a URL whose path already ends in `.json` is the card
+/// URL itself.
+pub fn card_url_for(url: &str) -> Result<String, A2aError> {
+    let mut parsed = parse_http_url(url)?;
+    parsed.set_fragment(None);
+    let is_json = std::path::Path::new(parsed.path())
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if is_json {
+        return Ok(parsed.into());
+    }
+    let path = format!(
+        "{}{WELL_KNOWN_CARD_PATH}",
+        parsed.path().trim_end_matches('/')
+    );
+    parsed.set_path(&path);
+    Ok(parsed.into())
+}
+
+/// Returns the origin (`scheme://host:port`, default ports left out) of an http(s) URL.
+pub fn origin_of(url: &str) -> Result<String, A2aError> {
+    Ok(parse_http_url(url)?.origin().ascii_serialization())
+}
+
+/// Parses an http(s) URL without userinfo.
+pub(crate) fn parse_http_url(url: &str) -> Result<Url, A2aError> {
+    let invalid = |reason: &str| A2aError::InvalidUrl {
+        url: redact_url(url),
+        reason: reason.to_owned(),
+    };
+    let parsed = Url::parse(url.trim()).map_err(|e| invalid(&e.to_string()))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(invalid("only http:// and https:// URLs are supported"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(invalid("URLs with user:password@ are refused"));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(invalid("the URL has no host"));
+    }
+    Ok(parsed)
+}
+
+/// Returns a URL safe for logs and errors: userinfo dropped, query values replaced by
+/// `REDACTED`, fragment dropped.
+pub fn redact_url(url: &str) -> String {
+    match Url::parse(url.trim()) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.set_fragment(None);
+            if let Some(query) = parsed.query().map(redact_query) {
+                parsed.set_query(Some(&query));
+            }
+            parsed.into()
+        }
+        Err(_) => redact_unparsed(url),
+    }
+}
+
+fn redact_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, _)) => format!("{key}=REDACTED"),
+            None => pair.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// Best effort for strings that do not parse as URLs: drop anything that could be a secret.
+fn redact_unparsed(url: &str) -> String {
+    let mut s = url.split(['?', '#']).next().unwrap_or_default().to_owned();
+    let authority_start = s.find("://").map_or(0, |i| i + 3);
+    let authority_end = s[authority_start..]
+        .find('/')
+        .map_or(s.len(), |i| authority_start + i);
+    if let Some(at) = s[authority_start..authority_end].rfind('@') {
+        s.replace_range(authority_start..=authority_start + at, "");
+    }
+    if url.contains('?') {
+        s.push_str("?REDACTED");
+    }
+    super::error::truncate_chars(&crate::output::inert(&s), 200)
+}
+
+/// Normalizes, types and validates a card body, and chooses its JSON-RPC interface.
+pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2aError> {
+    let shown = redact_url(card_url);
+    let invalid = |detail: String| A2aError::InvalidCard {
+        url: shown.clone(),
+        detail,
+    };
+    if !raw.is_object() {
+        return Err(invalid("the card is not a JSON object".to_owned()));
+    }
+    let mut value = raw.clone();
+    normalize::agent_card(&mut value);
+    let card: types::AgentCard =
+        serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+    let Some(chosen) = card.supported_interfaces.iter().find(|i| is_jsonrpc_v1(i)) else {
+        let found = if card.supported_interfaces.is_empty() {
+            "it lists no supportedInterfaces".to_owned()
+        } else {
+            let list: Vec<String> = card
+                .supported_interfaces
+                .iter()
+                .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
+                .collect();
+            format!("found: {}", list.join(", "))
+        };
+        return Err(A2aError::NoJsonRpcInterface {
+            url: shown,
+            found,
+            legacy: raw.get("url").is_some(),
+        });
+    };
+    let base = Url::parse(card_url).map_err(|e| invalid(e.to_string()))?;
+    let interface = base
+        .join(chosen.url.trim())
+        .map_err(|e| invalid(format!("its JSON-RPC interface URL does not parse: {e}")))?;
+    let interface_url: String = interface.into();
+    if let Err(A2aError::InvalidUrl { reason, .. }) = parse_http_url(&interface_url) {
+        return Err(invalid(format!(
+            "its JSON-RPC interface URL `{}` is unusable: {reason}",
+            redact_url(&interface_url)
+        )));
+    }
+    let tenant = chosen.tenant.clone().filter(|t| !t.is_empty());
+    Ok(AgentCardInfo {
+        card_url: card_url.to_owned(),
+        origin: base.origin().ascii_serialization(),
+        interface_url,
+        tenant,
+        card,
+        raw,
+    })
+}
+
+/// Returns whether an interface is JSON-RPC with protocol version major 1.
+fn is_jsonrpc_v1(i: &types::AgentInterface) -> bool {
+    let major = i
+        .protocol_version
+        .trim()
+        .split('.')
+        .next()
+        .unwrap_or_default();
+    i.protocol_binding
+        .trim()
+        .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
+        && major.parse::<u32>() == Ok(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn card_url_from_base_urls() {
+        let cases = [
+            (
+                "http://127.0.0.1:8001",
+                "http://127.0.0.1:8001/.well-known/agent-card.json",
+            ),
+            (
+                "http://127.0.0.1:8001/",
+                "http://127.0.0.1:8001/.well-known/agent-card.json",
+            ),
+            (
+                "https://a.example/agents/x/",
+                "https://a.example/agents/x/.well-known/agent-card.json",
+            ),
+            ("https://a.example/card.json", "https://a.example/card.json"),
+            (
+                "https://a.example/.well-known/agent-card.json#frag",
+                "https://a.example/.well-known/agent-card.json",
+            ),
+        ];
+        for (input, want) in cases {
+            assert_eq!(card_url_for(input).unwrap(), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn card_url_refuses_userinfo_and_other_schemes() {
+        for bad in [
+            "http://u:p@a.example/",
+            "http://u@a.example/",
+            "ftp://a.example/",
+            "a.example",
+            "",
+        ] {
+            let err = card_url_for(bad).unwrap_err();
+            assert!(matches!(err, A2aError::InvalidUrl { .. }), "{bad}: {err}");
+            assert!(!err.to_string().contains("u:p"), "{err}");
+        }
+    }
+
+    #[test]
+    fn redaction_drops_userinfo_and_query_values() {
+        assert_eq!(
+            redact_url("https://user:secret@a.example/p?token=abc&x&y=1#frag"),
+            "https://a.example/p?token=REDACTED&x&y=REDACTED"
+        );
+        assert_eq!(redact_url("http://127.0.0.1:9/"), "http://127.0.0.1:9/");
+        let unparsed = redact_url("not a url://user:pw@host/x?token=abc");
+        assert!(
+            !unparsed.contains("pw") && !unparsed.contains("abc"),
+            "{unparsed}"
+        );
+    }
+
+    #[test]
+    fn origins_normalize_default_ports() {
+        assert_eq!(
+            origin_of("https://a.example:443/x").unwrap(),
+            "https://a.example"
+        );
+        assert_eq!(
+            origin_of("http://127.0.0.1:8001/x").unwrap(),
+            "http://127.0.0.1:8001"
+        );
+    }
+
+    fn card(interfaces: &Value) -> Value {
+        json!({"name": "n", "version": "1", "description": "d", "capabilities": {},
+               "supportedInterfaces": interfaces, "skills": []})
+    }
+
+    #[test]
+    fn the_first_jsonrpc_v1_interface_wins() {
+        let raw = card(&json!([
+            {"url": "http://a.example/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://a.example/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": "http://a.example/v11", "protocolBinding": "JSONRPC", "protocolVersion": "1.1", "tenant": "t1"},
+            {"url": "http://a.example/v10", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ]));
+        let info = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.interface_url, "http://a.example/v11");
+        assert_eq!(info.tenant.as_deref(), Some("t1"));
+        assert_eq!(info.origin, "http://a.example");
+    }
+
+    #[test]
+    fn an_empty_tenant_is_none_and_relative_urls_resolve() {
+        let raw = card(&json!([
+            {"url": "/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": ""}
+        ]));
+        let info = parse_card("http://a.example:81/x/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.interface_url, "http://a.example:81/rpc");
+        assert_eq!(info.tenant, None);
+    }
+
+    #[test]
+    fn no_v1_jsonrpc_interface_is_a_clear_error() {
+        let raw = card(&json!([
+            {"url": "http://a.example/", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+        ]));
+        let err = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap_err();
+        assert!(
+            matches!(err, A2aError::NoJsonRpcInterface { legacy: false, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("GRPC 1.0"), "{err}");
+        assert_eq!(err.exit_code(), crate::exit::FAILURE);
+    }
+
+    #[test]
+    fn interface_urls_with_userinfo_are_refused() {
+        let raw = card(&json!([
+            {"url": "http://u:p@a.example/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ]));
+        let err = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap_err();
+        assert!(matches!(err, A2aError::InvalidCard { .. }), "{err}");
+        assert!(!err.to_string().contains("u:p"), "{err}");
+    }
+}

@@ -1,0 +1,470 @@
+//! [`A2aError`]: every way a call to a remote agent can fail, kept apart.
+//!
+//! Recovery depends on telling "never sent" from "may have been processed" from "refused", so
+//! the variants keep what the wire said: connect error, timeout, HTTP status (with
+//! `Retry-After` and a short inert body snippet), JSON-RPC error (code, message, data), decode
+//! error, size cap. [`A2aError::class`] folds them into the four classes recovery decides on.
+//!
+//! Invariants: every URL in a variant is already redacted ([`super::redact_url`]); no variant
+//! ever holds a credential; remote text is made inert and one-line before it is displayed.
+
+use std::fmt::{self, Write as _};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::exit;
+use crate::output::inert;
+
+/// What an error means for a request that might have changed remote state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Provably never reached the server (bad URL, DNS, connection refused).
+    NotSent,
+    /// May have been processed (timeout, reset, 5xx, 429, invalid body, -32603).
+    Ambiguous,
+    /// Definitive refusal, nothing created: JSON-RPC -32600/-32601/-32602/-32005/-32009,
+    /// HTTP 400/401/403/404/405.
+    Refused,
+    /// Any other JSON-RPC error (-32001, -32002, -32004, …): the caller decides by code.
+    Remote,
+}
+
+/// A JSON-RPC error object as the agent sent it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    /// The error code.
+    pub code: i64,
+    /// The message, as received (remote text: make it inert before showing it).
+    pub message: String,
+    /// The `data` member (v1.0: an array of `@type` objects), as received.
+    pub data: Option<Value>,
+}
+
+/// Which way a response body failed to decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeKind {
+    /// The body is not UTF-8.
+    InvalidUtf8,
+    /// The body is not JSON.
+    InvalidJson,
+    /// The JSON does not have the expected shape (envelope or A2A type).
+    WrongShape,
+    /// The JSON-RPC `id` is not the one sent.
+    WrongId,
+    /// The `Content-Type` is neither JSON nor an event stream.
+    ContentType,
+}
+
+impl fmt::Display for DecodeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::InvalidUtf8 => "invalid UTF-8",
+            Self::InvalidJson => "invalid JSON",
+            Self::WrongShape => "unexpected shape",
+            Self::WrongId => "wrong JSON-RPC id",
+            Self::ContentType => "unexpected content type",
+        })
+    }
+}
+
+/// An error talking to a remote A2A agent.
+#[derive(Debug, thiserror::Error)]
+pub enum A2aError {
+    /// The URL cannot be used: not http(s), has userinfo, or does not parse.
+    #[error("invalid URL `{url}`: {reason}")]
+    InvalidUrl {
+        /// The redacted URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The environment variable that should hold a credential cannot be used.
+    #[error("environment variable `{var}` {problem}")]
+    Credential {
+        /// The variable's name.
+        var: String,
+        /// What is wrong ("is not set", "is empty", …).
+        problem: &'static str,
+    },
+    /// The HTTP client could not be built.
+    #[error("failed to set up the HTTP client: {detail}")]
+    Client {
+        /// The cause.
+        detail: String,
+    },
+    /// The connection could not be made (DNS, refused, TLS): nothing was sent.
+    #[error("could not connect to `{url}` for {method}: {detail}")]
+    Connect {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method or operation.
+        method: &'static str,
+        /// The cause.
+        detail: String,
+    },
+    /// No complete answer within the timeout.
+    #[error("{method} at `{url}` timed out after {}", fmt_duration(*after))]
+    Timeout {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method or operation.
+        method: &'static str,
+        /// The timeout that elapsed.
+        after: Duration,
+    },
+    /// The connection broke after the request may have left (reset, cut body, redirect loop).
+    #[error("connection to `{url}` failed during {method}: {detail}")]
+    Transport {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method or operation.
+        method: &'static str,
+        /// The cause.
+        detail: String,
+        /// Whether retrying a read is worthwhile (a reset is, a redirect loop is not).
+        transient: bool,
+    },
+    /// A non-success HTTP status.
+    #[error(
+        "`{url}` answered {method} with HTTP {status}{}",
+        if snippet.is_empty() { String::new() } else { format!(": {}", one_line(snippet)) }
+    )]
+    Http {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method or operation.
+        method: &'static str,
+        /// The HTTP status code.
+        status: u16,
+        /// The parsed `Retry-After` header.
+        retry_after: Option<Duration>,
+        /// The start of the body, inert and on one line.
+        snippet: String,
+        /// A JSON-RPC error found in the body, if any.
+        rpc: Option<Box<RpcError>>,
+    },
+    /// A JSON-RPC error answer.
+    #[error(
+        "agent at `{url}` answered {method} with JSON-RPC error {}: {}",
+        error.code,
+        one_line(&error.message)
+    )]
+    Rpc {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method.
+        method: &'static str,
+        /// The error object.
+        error: RpcError,
+    },
+    /// The answer could not be decoded.
+    #[error(
+        "invalid answer from `{url}` to {method}: {kind}: {}",
+        one_line(detail)
+    )]
+    Decode {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method or operation.
+        method: &'static str,
+        /// What failed.
+        kind: DecodeKind,
+        /// Details (may quote remote text).
+        detail: String,
+    },
+    /// The body, or one stream event, is over `--max-response-size`.
+    #[error("the answer from `{url}` to {method} is larger than the {limit}-byte limit")]
+    TooLarge {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method or operation.
+        method: &'static str,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// A stream stayed silent longer than the idle timeout.
+    #[error("the {method} stream from `{url}` was silent for {}", fmt_duration(*after))]
+    StreamIdle {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method.
+        method: &'static str,
+        /// The idle timeout that elapsed.
+        after: Duration,
+    },
+    /// A stream ended in the middle of an event: it was cut, not completed.
+    #[error("the {method} stream from `{url}` ended in the middle of an event")]
+    StreamTruncated {
+        /// The redacted URL.
+        url: String,
+        /// The JSON-RPC method.
+        method: &'static str,
+    },
+    /// The agent card does not parse as an A2A v1.0 card.
+    #[error("invalid agent card at `{url}`: {}", one_line(detail))]
+    InvalidCard {
+        /// The redacted card URL.
+        url: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The card has no `supportedInterfaces` entry for JSON-RPC with protocol version 1.x.
+    #[error(
+        "the agent card at `{url}` offers no JSON-RPC interface for A2A 1.x ({})",
+        one_line(found)
+    )]
+    NoJsonRpcInterface {
+        /// The redacted card URL.
+        url: String,
+        /// The interfaces it does offer, for the message.
+        found: String,
+        /// Whether it looks like an A2A v0.3 card (top-level `url`).
+        legacy: bool,
+    },
+}
+
+impl A2aError {
+    /// Returns what the error means for a request that might have changed remote state.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Self::InvalidUrl { .. }
+            | Self::Credential { .. }
+            | Self::Client { .. }
+            | Self::Connect { .. } => ErrorClass::NotSent,
+            Self::Http { status, .. } => match status {
+                400 | 401 | 403 | 404 | 405 => ErrorClass::Refused,
+                _ => ErrorClass::Ambiguous,
+            },
+            Self::Rpc { error, .. } => match error.code {
+                -32600 | -32601 | -32602 | -32005 | -32009 => ErrorClass::Refused,
+                -32603 => ErrorClass::Ambiguous,
+                _ => ErrorClass::Remote,
+            },
+            Self::Timeout { .. }
+            | Self::Transport { .. }
+            | Self::Decode { .. }
+            | Self::TooLarge { .. }
+            | Self::StreamIdle { .. }
+            | Self::StreamTruncated { .. }
+            | Self::InvalidCard { .. }
+            | Self::NoJsonRpcInterface { .. } => ErrorClass::Ambiguous,
+        }
+    }
+
+    /// Returns whether retrying a read is worthwhile: connect refused or reset, timeout, 429,
+    /// 502, 503, 504.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Connect { .. }
+            | Self::Timeout { .. }
+            | Self::StreamIdle { .. }
+            | Self::StreamTruncated { .. } => true,
+            Self::Transport { transient, .. } => *transient,
+            Self::Http { status, .. } => matches!(status, 429 | 502 | 503 | 504),
+            _ => false,
+        }
+    }
+
+    /// Returns the server's `Retry-After`, parsed from seconds or an HTTP date.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Returns the JSON-RPC error code, also when it came in a non-2xx body.
+    pub fn rpc_code(&self) -> Option<i64> {
+        self.rpc_error().map(|e| e.code)
+    }
+
+    /// Returns the JSON-RPC error object, also when it came in a non-2xx body.
+    pub fn rpc_error(&self) -> Option<&RpcError> {
+        match self {
+            Self::Rpc { error, .. } => Some(error),
+            Self::Http { rpc, .. } => rpc.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Returns the HTTP status of a non-success answer.
+    pub fn http_status(&self) -> Option<u16> {
+        match self {
+            Self::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// Returns whether the agent refused a client-chosen `contextId`: -32602 whose message or
+    /// `BadRequest` field violations name `contextId`.
+    pub fn is_context_id_refusal(&self) -> bool {
+        let Some(error) = self.rpc_error() else {
+            return false;
+        };
+        if error.code != -32602 {
+            return false;
+        }
+        if names_context_id(&error.message) {
+            return true;
+        }
+        let Some(Value::Array(details)) = &error.data else {
+            return false;
+        };
+        details.iter().any(|detail| {
+            detail
+                .get("fieldViolations")
+                .and_then(Value::as_array)
+                .is_some_and(|violations| {
+                    violations.iter().any(|v| {
+                        v.get("field")
+                            .and_then(Value::as_str)
+                            .is_some_and(names_context_id)
+                    })
+                })
+        })
+    }
+
+    /// Returns whether the answer was over the size cap.
+    pub fn is_too_large(&self) -> bool {
+        matches!(self, Self::TooLarge { .. })
+    }
+
+    /// Returns the exit code this error maps to when it ends a command (DESIGN.md §3).
+    ///
+    /// Over the size cap → 4; refused or another JSON-RPC error → 4; not sent or ambiguous
+    /// (unreachable, timeout, garbage) → 3; an invalid card → 1; a bad URL or credential
+    /// variable → 2. Commands with their own rule (`agents add` on an unreachable agent exits
+    /// 1) map the error themselves.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::InvalidUrl { .. } | Self::Credential { .. } => exit::USAGE,
+            Self::Client { .. } | Self::InvalidCard { .. } | Self::NoJsonRpcInterface { .. } => {
+                exit::FAILURE
+            }
+            Self::TooLarge { .. } => exit::NEEDS_HUMAN,
+            _ => match self.class() {
+                ErrorClass::Refused | ErrorClass::Remote => exit::NEEDS_HUMAN,
+                ErrorClass::NotSent | ErrorClass::Ambiguous => exit::WORK_REMAINS,
+            },
+        }
+    }
+
+    /// Returns what the operator can do about it.
+    pub fn hint(&self) -> Option<String> {
+        Some(match self {
+            Self::InvalidUrl { .. } => "give an http:// or https:// URL without user:password@; \
+                pass credentials through --token-env VAR instead"
+                .to_owned(),
+            Self::Credential { var, .. } => {
+                format!("export `{var}` with the agent's bearer token, or drop --token-env")
+            }
+            Self::Client { .. } => return None,
+            Self::Connect { .. } => "check that the agent is running and reachable at that \
+                address; nothing was sent, so running again later is safe"
+                .to_owned(),
+            Self::Timeout { .. } | Self::StreamIdle { .. } => {
+                "the agent did not answer in time; run again later, or raise --timeout".to_owned()
+            }
+            Self::Transport { .. } | Self::StreamTruncated { .. } => {
+                "the connection broke; run again later (recovery looks before it resends)"
+                    .to_owned()
+            }
+            Self::Http { status, .. } => match status {
+                401 | 403 => "the agent refused the credentials; check the token in the \
+                    variable named by --token-env (sent only to the card's origin unless \
+                    --allow-cross-origin)"
+                    .to_owned(),
+                404 | 405 => "check the agent URL; the card's JSON-RPC interface URL may be \
+                    wrong or out of date (`agents add URL` refreshes it)"
+                    .to_owned(),
+                429 | 503 => match self.retry_after() {
+                    Some(d) => format!(
+                        "the agent is busy and asked to retry after {}; run again later",
+                        fmt_duration(d)
+                    ),
+                    None => "the agent is busy; run again later".to_owned(),
+                },
+                500..=599 => {
+                    "the agent or a proxy in front of it failed; run again later".to_owned()
+                }
+                _ => "the agent answered with an unexpected HTTP status; check its URL and logs"
+                    .to_owned(),
+            },
+            Self::Rpc { error, .. } => match error.code {
+                -32009 => "the agent does not accept A2A version 1.0 (JSON-RPC -32009); \
+                    check which protocol versions its card declares"
+                    .to_owned(),
+                -32601 => "the agent does not implement this method; it may only speak A2A \
+                    v0.3"
+                    .to_owned(),
+                -32602 if self.is_context_id_refusal() => "the agent refuses client-chosen \
+                    context ids; a2a-recover resends without one"
+                    .to_owned(),
+                -32600 | -32602 | -32005 => "the agent refused the request as invalid; \
+                    nothing was created"
+                    .to_owned(),
+                -32603 => "the agent failed internally; the request may have been processed, \
+                    so recovery looks before it resends"
+                    .to_owned(),
+                _ => return None,
+            },
+            Self::Decode { .. } => "the agent answered with something that is not a valid \
+                A2A 1.0 JSON-RPC response; run again later, or check the agent"
+                .to_owned(),
+            Self::TooLarge { .. } => "raise --max-response-size if this agent's answers are \
+                legitimately that large"
+                .to_owned(),
+            Self::InvalidCard { .. } => "check that the URL points at an A2A v1.0 agent (its \
+                card is at /.well-known/agent-card.json)"
+                .to_owned(),
+            Self::NoJsonRpcInterface { legacy: true, .. } => "this looks like an A2A v0.3 card \
+                (top-level `url`); a2a-recover speaks A2A v1.0 over JSON-RPC only"
+                .to_owned(),
+            Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A v1.0 over JSON-RPC \
+                only; the agent must list a `supportedInterfaces` entry with protocolBinding \
+                \"JSONRPC\" and protocolVersion \"1.0\""
+                .to_owned(),
+        })
+    }
+
+    /// Returns one inert line without secrets, for the journal's error column and events.
+    pub fn summary(&self) -> String {
+        let mut s = one_line(&self.to_string());
+        if let Some(code) = self.rpc_code()
+            && !matches!(self, Self::Rpc { .. })
+        {
+            let _ = write!(s, " (JSON-RPC {code})");
+        }
+        truncate_chars(&s, 400)
+    }
+}
+
+/// Returns whether a message or field path names the `contextId` field.
+fn names_context_id(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    lower.contains("contextid") || lower.contains("context_id")
+}
+
+/// Makes remote text inert and puts it on one bounded line.
+pub(crate) fn one_line(s: &str) -> String {
+    let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    truncate_chars(&inert(&collapsed), 300)
+}
+
+/// Cuts a string to at most `max` characters, marking the cut with `…`.
+pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// Formats a duration for messages: `30s`, `1500ms`.
+pub(crate) fn fmt_duration(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
