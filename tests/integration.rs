@@ -2,3 +2,5 @@
 
 mod cli;
 mod common;
+mod generated;
+mod scripted_agent;

@@ -38,3 +38,72 @@ pub(crate) fn man(ctx: &Context) -> anyhow::Result<u8> {
     ctx.out.raw(&man_page()?)?;
     Ok(crate::exit::OK)
 }
+
+/// Returns the CLI reference (docs/cli-reference.md), generated from the clap definition.
+pub fn cli_reference_markdown() -> String {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let mut out = String::from(
+        "# CLI reference\n\n<!-- Generated from the clap definition by `tests/generated.rs`; \
+         do not edit. Rewrite with A2A_RECOVER_UPDATE_GENERATED=1 cargo test generated. -->\n\n",
+    );
+    write_command(&mut out, &cmd, "a2a-recover", 2);
+    out
+}
+
+fn write_command(out: &mut String, cmd: &clap::Command, path: &str, depth: usize) {
+    use std::fmt::Write as _;
+    let _ = writeln!(out, "{} `{path}`\n", "#".repeat(depth));
+    if let Some(about) = cmd.get_long_about().or_else(|| cmd.get_about()) {
+        let _ = writeln!(out, "{about}\n");
+    }
+    let mut usage = cmd.clone().render_usage().to_string();
+    if let Some(rest) = usage.strip_prefix("Usage: ") {
+        usage = rest.to_owned();
+    }
+    let _ = writeln!(out, "```text\n{usage}\n```\n");
+    let args: Vec<_> = cmd
+        .get_arguments()
+        .filter(|a| !a.is_hide_set() && a.get_id() != "help" && a.get_id() != "version")
+        .filter(|a| depth == 2 || !a.is_global_set())
+        .collect();
+    if !args.is_empty() {
+        let _ = writeln!(out, "| argument | meaning |\n| --- | --- |");
+        for arg in args {
+            let name = match (arg.get_long(), arg.get_short()) {
+                (Some(l), Some(s)) => format!("`-{s}`, `--{l}`"),
+                (Some(l), None) => format!("`--{l}`"),
+                (None, Some(s)) => format!("`-{s}`"),
+                (None, None) => format!("`{}`", arg.get_id().as_str().to_uppercase()),
+            };
+            let mut help = arg
+                .get_help()
+                .map(|h| h.to_string().replace('\n', " ").replace('|', "\\|"))
+                .unwrap_or_default();
+            if let Some(env) = arg.get_env() {
+                let _ = write!(help, " [env: `{}`]", env.to_string_lossy());
+            }
+            let defaults: Vec<_> = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy())
+                .collect();
+            if !defaults.is_empty() && arg.get_action().takes_values() {
+                let _ = write!(help, " [default: `{}`]", defaults.join(","));
+            }
+            let _ = writeln!(out, "| {name} | {help} |");
+        }
+        out.push('\n');
+    }
+    for sub in cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
+        write_command(
+            out,
+            sub,
+            &format!("{path} {}", sub.get_name()),
+            (depth + 1).min(4),
+        );
+    }
+}

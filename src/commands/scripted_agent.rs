@@ -1,18 +1,127 @@
 //! `scripted-agent`: the in-crate scripted A2A v1.0 agent, served on loopback.
+//!
+//! Prints `listening on http://127.0.0.1:PORT/` once the port is bound (with `--format json`, a
+//! `begin` record and a `listening` record with `url`), then serves until SIGINT or SIGTERM.
+
+use std::time::Duration;
 
 use clap::Args;
+use serde_json::json;
 
+use crate::cli::parse_duration;
 use crate::context::Context;
+use crate::error::CliError;
+use crate::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent};
 
 /// Runs a scripted A2A v1.0 agent on loopback, for drills, the demo, tests and benchmarks.
+///
+/// Scenarios by the first word of the message text (or --scenario): `work:N`, `ask`, `auth`,
+/// `fail`, `reject`, `direct`; anything else echoes. `GET /_scripted/stats` shows what it saw.
 #[derive(Debug, Args)]
 pub struct ScriptedAgentArgs {
     /// Port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     pub port: u16,
+    /// Runs this scenario for every new task, whatever the message says.
+    #[arg(long, value_name = "S")]
+    pub scenario: Option<String>,
+    /// A skill id on the card; repeat for more [default: echo].
+    #[arg(long = "skill", value_name = "ID")]
+    pub skills: Vec<String>,
+    /// Returns the existing task for a resend with a known messageId (neither SDK does this).
+    #[arg(long)]
+    pub dedup: bool,
+    /// Forgets terminal tasks this long after they finish (GetTask then answers -32001).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub forget_after: Option<Duration>,
+    /// Refuses client-chosen context ids for new tasks (-32602 naming message.contextId).
+    #[arg(long)]
+    pub refuse_context_id: bool,
+    /// Answers ListTasks with -32601, like an agent without it.
+    #[arg(long)]
+    pub no_list_tasks: bool,
+    /// Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1.
+    #[arg(long, value_name = "P", default_value_t = 0.0)]
+    pub fail_rate: f64,
+    /// Whether a failing send is refused before processing or processed and then refused.
+    #[arg(long, value_enum, default_value_t = FailMode::Before)]
+    pub fail_mode: FailMode,
+    /// Cuts every SSE stream after K events.
+    #[arg(long, value_name = "K")]
+    pub drop_stream_after: Option<u32>,
+    /// How a stream is cut: a clean end of the body, or an aborted connection.
+    #[arg(long, value_enum, default_value_t = DropMode::Eof)]
+    pub drop_mode: DropMode,
+    /// Duration of one `work` step.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "100ms")]
+    pub tick: Duration,
+    /// Declares no streaming on the card and refuses streaming methods (-32004).
+    #[arg(long)]
+    pub no_streaming: bool,
+    /// The card's name.
+    #[arg(long, default_value = "scripted-agent")]
+    pub name: String,
+    /// Seed for --fail-rate, so a run can be repeated.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+impl ScriptedAgentArgs {
+    /// Validates the flags into an agent configuration.
+    pub fn config(&self) -> Result<AgentConfig, CliError> {
+        if !(0.0..=1.0).contains(&self.fail_rate) {
+            return Err(CliError::usage(format!(
+                "--fail-rate {} is not a probability",
+                self.fail_rate
+            ))
+            .hint("give a number from 0 (never) to 1 (always), e.g. `--fail-rate 0.2`"));
+        }
+        if self.tick.is_zero() {
+            return Err(CliError::usage("--tick must be more than zero")
+                .hint("give a duration such as `--tick 20ms`"));
+        }
+        Ok(AgentConfig {
+            name: self.name.clone(),
+            scenario: self.scenario.clone(),
+            skills: if self.skills.is_empty() {
+                AgentConfig::default().skills
+            } else {
+                self.skills.clone()
+            },
+            dedup: self.dedup,
+            forget_after: self.forget_after,
+            refuse_context_id: self.refuse_context_id,
+            no_list_tasks: self.no_list_tasks,
+            fail_rate: self.fail_rate,
+            fail_mode: self.fail_mode,
+            drop_stream_after: self.drop_stream_after,
+            drop_mode: self.drop_mode,
+            tick: self.tick,
+            no_streaming: self.no_streaming,
+            seed: self.seed,
+        })
+    }
 }
 
 /// Runs `scripted-agent`.
-pub(crate) async fn run(_ctx: &Context, _args: &ScriptedAgentArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`scripted-agent` is not built yet")
+pub(crate) async fn run(ctx: &Context, args: &ScriptedAgentArgs) -> anyhow::Result<u8> {
+    let cfg = args.config()?;
+    let agent = ScriptedAgent::start(cfg, args.port).await.map_err(|e| {
+        CliError::failure(format!("cannot listen on `127.0.0.1:{}`: {e}", args.port))
+            .hint("pick another --port, or `--port 0` for a free one")
+    })?;
+    let url = agent.url();
+    if ctx.out.is_json() {
+        ctx.out.begin("scripted-agent")?;
+        ctx.out.record(&json!({"type": "listening", "url": url}))?;
+    } else {
+        ctx.out.line(&format!("listening on {url}"))?;
+    }
+    ctx.out.status(&format!(
+        "stats: GET {url}_scripted/stats; stop with Ctrl-C."
+    ));
+    // Serves until lib::main drops this future on SIGINT or SIGTERM; dropping `agent` then
+    // stops the server.
+    let _agent = agent;
+    Ok(std::future::pending::<u8>().await)
 }

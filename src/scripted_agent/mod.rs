@@ -1,1 +1,458 @@
-//! The in-crate scripted A2A v1.0 agent (placeholder until it lands).
+//! The in-crate scripted A2A v1.0 agent: an axum server speaking the JSON-RPC binding the way the
+//! official SDK servers do (a2a-spec.md §1, §2, §8), for drills, the demo, tests and benchmarks.
+//!
+//! # Behaviour
+//!
+//! Each new task runs a scenario chosen by [`AgentConfig::scenario`], or else by the first word of
+//! the first line of the message text that is neither blank nor starts with `[` (re-delegated
+//! messages carry a one-line `[previous …]` prefix): `work:N`, `ask`, `auth`, `fail`, `reject`,
+//! `direct`, anything else echoes (see [`scenario`](self) docs in `scenario.rs`). Work progresses on
+//! the server's own clock whether or not anyone listens; status timestamps are RFC 3339 UTC with
+//! microseconds (like the Python server) and strictly increase across the whole agent.
+//!
+//! Deliberate SDK-like quirks: no `messageId` dedup unless [`AgentConfig::dedup`]; a missing
+//! `A2A-Version` header is read as 0.3 and refused (-32009); `statusTimestampAfter` is inclusive
+//! (Python); CancelTask on a terminal task is -32002 (Python); a status message moves into
+//! `history` only when the next status replaces it (Python); a continuation stream (a message to
+//! an INPUT_REQUIRED task) starts with a `statusUpdate`, not a `task` (Python); errors before the
+//! first stream event are plain JSON, not SSE. `returnImmediately: true` answers with the task as
+//! it was created (`TASK_STATE_SUBMITTED`).
+//!
+//! # Test controls (not part of A2A)
+//!
+//! - `GET /_scripted/stats`: [`Stats`] as JSON.
+//! - `POST /_scripted/complete/{taskId}`: completes a task that is not terminal now (artifact
+//!   `result` with text `completed by control`); 200 with the task, 404 unknown, 409 terminal.
+//! - `POST /_scripted/forget/{taskId}`: forgets a task now, as retention would (GetTask → -32001);
+//!   204, or 404 when unknown.
+//!
+//! # Invariants
+//!
+//! All state sits behind one `std::sync::Mutex`, never held across an await. Every task change
+//! happens under it and publishes its stream event under it, so a subscriber that takes its
+//! snapshot and subscribes in one critical section sees every later event exactly once.
+
+mod rpc;
+mod scenario;
+mod sse;
+mod state;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use self::scenario::Scenario;
+use self::state::Inner;
+
+/// Largest JSON-RPC request body accepted, in bytes.
+const MAX_BODY: usize = 1024 * 1024;
+
+/// How the scripted agent behaves; [`Default`] is a plain, well-behaved agent.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// The card's `name`.
+    pub name: String,
+    /// Overrides the scenario normally taken from the first word of the message text.
+    pub scenario: Option<String>,
+    /// Skill ids listed on the card.
+    pub skills: Vec<String>,
+    /// Whether a resend with a known `messageId` returns the existing task instead of a new one.
+    pub dedup: bool,
+    /// Forgets terminal tasks this long after they became terminal (GetTask → -32001).
+    pub forget_after: Option<Duration>,
+    /// Refuses client-chosen context ids for new tasks (-32602 naming `message.contextId`).
+    pub refuse_context_id: bool,
+    /// Answers ListTasks with -32601, like an agent that does not implement it.
+    pub no_list_tasks: bool,
+    /// Probability (0..=1) that a SendMessage or SendStreamingMessage answers HTTP 503.
+    pub fail_rate: f64,
+    /// Whether a failing send is refused before or after it is processed.
+    pub fail_mode: FailMode,
+    /// Cuts every SSE stream after this many events.
+    pub drop_stream_after: Option<u32>,
+    /// How a stream is cut.
+    pub drop_mode: DropMode,
+    /// The duration of one `work` step.
+    pub tick: Duration,
+    /// Declares `capabilities.streaming: false` and refuses streaming methods with -32004.
+    pub no_streaming: bool,
+    /// Seed of the generator behind `fail_rate`.
+    pub seed: u64,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            name: "scripted-agent".to_owned(),
+            scenario: None,
+            skills: vec!["echo".to_owned()],
+            dedup: false,
+            forget_after: None,
+            refuse_context_id: false,
+            no_list_tasks: false,
+            fail_rate: 0.0,
+            fail_mode: FailMode::Before,
+            drop_stream_after: None,
+            drop_mode: DropMode::Eof,
+            tick: Duration::from_millis(100),
+            no_streaming: false,
+            seed: 0,
+        }
+    }
+}
+
+/// When a scripted HTTP 503 happens relative to processing the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum FailMode {
+    /// Answers 503 without processing: nothing is created.
+    #[default]
+    Before,
+    /// Processes the message (a task is created or continued), then answers 503.
+    After,
+}
+
+/// How a stream is cut after `drop_stream_after` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum DropMode {
+    /// Ends the response body cleanly.
+    #[default]
+    Eof,
+    /// Aborts the connection mid-body.
+    Reset,
+}
+
+/// A snapshot of what the agent has seen, for tests (also served at `GET /_scripted/stats`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// How many tasks each `messageId` of a message without `taskId` created (0 for `direct`).
+    pub tasks_per_message_id: BTreeMap<String, u32>,
+    /// Every user message received, in arrival order (the oldest are dropped past 100 000).
+    pub messages: Vec<ReceivedMessage>,
+    /// How many messages were dropped from `messages` to bound memory.
+    pub messages_dropped: u64,
+    /// Task ids CancelTask was called on, every call, refused or not.
+    pub cancels: Vec<String>,
+    /// Requests per JSON-RPC method name.
+    pub requests: BTreeMap<String, u64>,
+    /// Every task in creation order, forgotten ones included.
+    pub tasks: Vec<TaskSummary>,
+}
+
+/// One user message as received.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceivedMessage {
+    /// The message's `messageId`.
+    pub message_id: String,
+    /// The `taskId` it was sent on, if any.
+    pub task_id: Option<String>,
+    /// The `contextId` as sent, if any.
+    pub context_id: Option<String>,
+    /// Its text parts joined with newlines.
+    pub text: String,
+    /// Its `metadata`, if any.
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// One task the agent created.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSummary {
+    /// The task id.
+    pub id: String,
+    /// Its context id.
+    pub context_id: String,
+    /// Its current (or last, if forgotten) state.
+    pub state: a2a::TaskState,
+    /// The `messageId` of its first user message.
+    pub message_id: String,
+    /// Whether it was forgotten (`forget_after` or the forget control).
+    pub forgotten: bool,
+}
+
+/// A running scripted agent; dropping it stops the server too.
+pub struct ScriptedAgent {
+    shared: Arc<Shared>,
+    port: u16,
+    shutdown: watch::Sender<bool>,
+    server: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for ScriptedAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedAgent")
+            .field("url", &self.url())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ScriptedAgent {
+    /// Binds `127.0.0.1:port` (0 = a free port), then serves on the current tokio runtime.
+    pub async fn start(cfg: AgentConfig, port: u16) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        let port = listener.local_addr()?.port();
+        let base_url = format!("http://127.0.0.1:{port}/");
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let card = card_json(&cfg, &base_url);
+        let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", fnv1a(&card)))
+            .map_err(std::io::Error::other)?;
+        let shared = Arc::new(Shared {
+            scenario: cfg.scenario.as_deref().map(Scenario::parse),
+            rng: AtomicU64::new(cfg.seed),
+            methods: rpc::MethodCounters::default(),
+            inner: Mutex::new(Inner::new(cfg.forget_after)),
+            cfg,
+            card,
+            etag,
+            shutdown: shutdown_rx.clone(),
+        });
+        let app = router(Arc::clone(&shared));
+        let mut signal = shutdown_rx;
+        let server = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
+                // A dropped sender ends the wait as well.
+                let _ = signal.wait_for(|stop| *stop).await;
+            });
+            if let Err(e) = serve.await {
+                tracing::warn!("scripted agent server failed: {e}");
+            }
+        });
+        Ok(Self {
+            shared,
+            port,
+            shutdown,
+            server: Some(server),
+        })
+    }
+
+    /// Returns the base URL, `http://127.0.0.1:PORT/` (also the JSON-RPC endpoint).
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+
+    /// Returns the URL of the agent card.
+    pub fn card_url(&self) -> String {
+        format!("http://127.0.0.1:{}/.well-known/agent-card.json", self.port)
+    }
+
+    /// Returns the bound port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Returns a snapshot of what the agent has seen.
+    pub fn stats(&self) -> Stats {
+        self.shared.stats()
+    }
+
+    /// Completes a task that is not terminal now; returns false if unknown or terminal.
+    pub fn complete_task(&self, task_id: &str) -> bool {
+        self.shared.lock().complete_by_control(task_id)
+    }
+
+    /// Forgets a task now, as retention would; returns false if unknown.
+    pub fn forget_task(&self, task_id: &str) -> bool {
+        self.shared.lock().forget(task_id)
+    }
+
+    /// Stops the server: open streams end, then the server drains (at most 5 s).
+    pub async fn shutdown(mut self) {
+        let _ = self.shutdown.send(true);
+        if let Some(mut server) = self.server.take()
+            && tokio::time::timeout(Duration::from_secs(5), &mut server)
+                .await
+                .is_err()
+        {
+            server.abort();
+        }
+    }
+}
+
+impl Drop for ScriptedAgent {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+    }
+}
+
+/// State shared by every request handler and work driver.
+pub(crate) struct Shared {
+    cfg: AgentConfig,
+    scenario: Option<Scenario>,
+    card: Bytes,
+    etag: HeaderValue,
+    rng: AtomicU64,
+    methods: rpc::MethodCounters,
+    inner: Mutex<Inner>,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl Shared {
+    /// Locks the task store (a panic elsewhere does not make the store unusable).
+    ///
+    /// Terminal tasks whose retention ran out are forgotten first.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.sweep();
+        inner
+    }
+
+    /// Decides whether this send fails with a scripted 503 (SplitMix64 over an atomic state).
+    pub(crate) fn roll_failure(&self) -> bool {
+        let rate = self.cfg.fail_rate;
+        if rate <= 0.0 {
+            return false;
+        }
+        if rate >= 1.0 {
+            return true;
+        }
+        const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut z = self
+            .rng
+            .fetch_add(GAMMA, Ordering::Relaxed)
+            .wrapping_add(GAMMA);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        let unit = (z >> 11) as f64 / (1u64 << 53) as f64;
+        unit < rate
+    }
+
+    fn stats(&self) -> Stats {
+        let requests = self.methods.snapshot();
+        let mut stats = self.lock().stats();
+        stats.requests = requests;
+        stats
+    }
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/", post(rpc::handle))
+        .route("/.well-known/agent-card.json", get(card))
+        .route("/_scripted/stats", get(stats))
+        .route("/_scripted/complete/{task_id}", post(complete))
+        .route("/_scripted/forget/{task_id}", post(forget))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(shared)
+}
+
+async fn card(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let fresh = headers
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|tag| tag.trim() == shared.etag || tag.trim() == "*");
+    if fresh {
+        return (
+            StatusCode::NOT_MODIFIED,
+            [(header::ETAG, shared.etag.clone())],
+        )
+            .into_response();
+    }
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (header::ETAG, shared.etag.clone()),
+        ],
+        shared.card.clone(),
+    )
+        .into_response()
+}
+
+async fn stats(State(shared): State<Arc<Shared>>) -> Response {
+    match serde_json::to_vec(&shared.stats()) {
+        Ok(body) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+async fn complete(State(shared): State<Arc<Shared>>, Path(task_id): Path<String>) -> Response {
+    let mut inner = shared.lock();
+    if !inner.exists(&task_id) {
+        return (StatusCode::NOT_FOUND, "unknown task\n").into_response();
+    }
+    if !inner.complete_by_control(&task_id) {
+        return (StatusCode::CONFLICT, "task is terminal\n").into_response();
+    }
+    match inner.snapshot(&task_id, None, true) {
+        Some(body) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body,
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "unknown task\n").into_response(),
+    }
+}
+
+async fn forget(State(shared): State<Arc<Shared>>, Path(task_id): Path<String>) -> Response {
+    if shared.lock().forget(&task_id) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        (StatusCode::NOT_FOUND, "unknown task\n").into_response()
+    }
+}
+
+/// Builds the v1.0 agent card once; it never changes while the agent runs.
+fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
+    let skills: Vec<_> = cfg
+        .skills
+        .iter()
+        .map(|id| {
+            json!({
+                "id": id,
+                "name": id,
+                "description": format!("Scripted skill `{id}`: runs the scenario named by the message."),
+                "tags": [id],
+            })
+        })
+        .collect();
+    let card = json!({
+        "name": cfg.name,
+        "description": "A scripted A2A v1.0 agent for drills, demos and tests (a2a-recover).",
+        "supportedInterfaces": [{
+            "url": base_url,
+            "protocolBinding": "JSONRPC",
+            "protocolVersion": "1.0",
+        }],
+        "version": env!("CARGO_PKG_VERSION"),
+        "capabilities": {"streaming": !cfg.no_streaming},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": skills,
+    });
+    Bytes::from(card.to_string())
+}
+
+/// Returns the 64-bit FNV-1a hash of `bytes` (for the card's ETag).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

@@ -1,0 +1,403 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'a2a-recover'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'a2a-recover' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('delegate', 'delegate', [CompletionResultType]::ParameterValue, 'Delegates a step to an agent: the intent is journaled first, then sent')
+            [CompletionResult]::new('reconcile', 'reconcile', [CompletionResultType]::ParameterValue, 'Runs one recovery pass over every unfinished attempt')
+            [CompletionResult]::new('follow', 'follow', [CompletionResultType]::ParameterValue, 'Follows a step''s task stream, journaling every event')
+            [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Answers the pending question of an INPUT_REQUIRED step on the same task')
+            [CompletionResult]::new('compensate', 'compensate', [CompletionResultType]::ParameterValue, 'Undoes a workflow''s effects in reverse order and verifies them gone')
+            [CompletionResult]::new('resolve', 'resolve', [CompletionResultType]::ParameterValue, 'Records an operator''s decision on a step that needs a human')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Shows the journal as a table (or JSON Lines)')
+            [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'Manages the registry of agents used by --skill and re-delegation')
+            [CompletionResult]::new('scripted-agent', 'scripted-agent', [CompletionResultType]::ParameterValue, 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Runs the worked example end to end with a real crash, and narrates each recovery')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Prints a shell completion script')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Prints the man page (roff)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'a2a-recover;delegate' {
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'The agent''s base URL or Agent Card URL')
+            [CompletionResult]::new('--skill', '--skill', [CompletionResultType]::ParameterName, 'Picks the first registered agent advertising this skill (`agents add`)')
+            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding the agent''s bearer token (only its name is journaled)')
+            [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'JSON object sent as the message''s `metadata`')
+            [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempt budget for this step, across all agents')
+            [CompletionResult]::new('--compensate', '--compensate', [CompletionResultType]::ParameterName, 'Compensation: a message sent to the step''s agent')
+            [CompletionResult]::new('--compensate-cmd', '--compensate-cmd', [CompletionResultType]::ParameterName, 'Compensation: a command run with `sh -c`')
+            [CompletionResult]::new('--verify-cmd', '--verify-cmd', [CompletionResultType]::ParameterName, 'Verification: a command (exit 0 = exists, 1 = absent, else unknown)')
+            [CompletionResult]::new('--verify-url', '--verify-url', [CompletionResultType]::ParameterName, 'Verification: a URL (2xx = exists, 404 = absent, else unknown)')
+            [CompletionResult]::new('--plan', '--plan', [CompletionResultType]::ParameterName, 'Delegates a whole workflow from a TOML plan file')
+            [CompletionResult]::new('--clock-skew', '--clock-skew', [CompletionResultType]::ParameterName, 'How far the agent''s clock may be behind ours when searching by time')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Timeout for compensation and verification commands')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--effect', '--effect', [CompletionResultType]::ParameterName, 'The step has a side effect that `compensate` must undo and verify')
+            [CompletionResult]::new('--follow', '--follow', [CompletionResultType]::ParameterName, 'Follows the task after sending, as `follow` does')
+            [CompletionResult]::new('--allow-cross-origin', '--allow-cross-origin', [CompletionResultType]::ParameterName, 'Sends credentials to an interface on another origin than the card''s')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;reconcile' {
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Requests in flight at once, overall and per agent')
+            [CompletionResult]::new('--follow-for', '--follow-for', [CompletionResultType]::ParameterName, 'Reattaches to running tasks and follows them for up to this long')
+            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'Ends the pass cleanly after this long (exit 3)')
+            [CompletionResult]::new('--clock-skew', '--clock-skew', [CompletionResultType]::ParameterName, 'How far the agent''s clock may be behind ours when searching by time')
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Timeout for verification commands')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Prints the actions it would take and changes nothing, locally or remotely')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;follow' {
+            [CompletionResult]::new('--max-reconnects', '--max-reconnects', [CompletionResultType]::ParameterName, 'Resubscriptions allowed without an event in between')
+            [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Stops following after this long (exit 3 if still running)')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;reply' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;compensate' {
+            [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Timeout for compensation and verification commands')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Prints the actions it would take and changes nothing')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;resolve' {
+            [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'The decision')
+            [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (journaled with the decision)')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;inspect' {
+            [CompletionResult]::new('--state', '--state', [CompletionResultType]::ParameterName, 'Only attempts in these states (case-insensitive; `-` and `_` alike)')
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Most rows shown [default: 200 in tables, no limit in JSON]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--pending', '--pending', [CompletionResultType]::ParameterName, 'Only what needs a human, each with the command that answers it')
+            [CompletionResult]::new('--events', '--events', [CompletionResultType]::ParameterName, 'Adds the event history of the named step')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;agents' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Fetches, validates and stores an agent''s card (again = refresh)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Lists registered agents in the order they are tried')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Removes an agent from the registry')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'a2a-recover;agents;add' {
+            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding its bearer token (only the name is stored)')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;agents;list' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;agents;remove' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;agents;help' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Fetches, validates and stores an agent''s card (again = refresh)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Lists registered agents in the order they are tried')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Removes an agent from the registry')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'a2a-recover;agents;help;add' {
+            break
+        }
+        'a2a-recover;agents;help;list' {
+            break
+        }
+        'a2a-recover;agents;help;remove' {
+            break
+        }
+        'a2a-recover;agents;help;help' {
+            break
+        }
+        'a2a-recover;scripted-agent' {
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on (0 picks a free one)')
+            [CompletionResult]::new('--scenario', '--scenario', [CompletionResultType]::ParameterName, 'Runs this scenario for every new task, whatever the message says')
+            [CompletionResult]::new('--skill', '--skill', [CompletionResultType]::ParameterName, 'A skill id on the card; repeat for more [default: echo]')
+            [CompletionResult]::new('--forget-after', '--forget-after', [CompletionResultType]::ParameterName, 'Forgets terminal tasks this long after they finish (GetTask then answers -32001)')
+            [CompletionResult]::new('--fail-rate', '--fail-rate', [CompletionResultType]::ParameterName, 'Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1')
+            [CompletionResult]::new('--fail-mode', '--fail-mode', [CompletionResultType]::ParameterName, 'Whether a failing send is refused before processing or processed and then refused')
+            [CompletionResult]::new('--drop-stream-after', '--drop-stream-after', [CompletionResultType]::ParameterName, 'Cuts every SSE stream after K events')
+            [CompletionResult]::new('--drop-mode', '--drop-mode', [CompletionResultType]::ParameterName, 'How a stream is cut: a clean end of the body, or an aborted connection')
+            [CompletionResult]::new('--tick', '--tick', [CompletionResultType]::ParameterName, 'Duration of one `work` step')
+            [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The card''s name')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed for --fail-rate, so a run can be repeated')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--dedup', '--dedup', [CompletionResultType]::ParameterName, 'Returns the existing task for a resend with a known messageId (neither SDK does this)')
+            [CompletionResult]::new('--refuse-context-id', '--refuse-context-id', [CompletionResultType]::ParameterName, 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)')
+            [CompletionResult]::new('--no-list-tasks', '--no-list-tasks', [CompletionResultType]::ParameterName, 'Answers ListTasks with -32601, like an agent without it')
+            [CompletionResult]::new('--no-streaming', '--no-streaming', [CompletionResultType]::ParameterName, 'Declares no streaming on the card and refuses streaming methods (-32004)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;demo' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;completions' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;man' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;help' {
+            [CompletionResult]::new('delegate', 'delegate', [CompletionResultType]::ParameterValue, 'Delegates a step to an agent: the intent is journaled first, then sent')
+            [CompletionResult]::new('reconcile', 'reconcile', [CompletionResultType]::ParameterValue, 'Runs one recovery pass over every unfinished attempt')
+            [CompletionResult]::new('follow', 'follow', [CompletionResultType]::ParameterValue, 'Follows a step''s task stream, journaling every event')
+            [CompletionResult]::new('reply', 'reply', [CompletionResultType]::ParameterValue, 'Answers the pending question of an INPUT_REQUIRED step on the same task')
+            [CompletionResult]::new('compensate', 'compensate', [CompletionResultType]::ParameterValue, 'Undoes a workflow''s effects in reverse order and verifies them gone')
+            [CompletionResult]::new('resolve', 'resolve', [CompletionResultType]::ParameterValue, 'Records an operator''s decision on a step that needs a human')
+            [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Shows the journal as a table (or JSON Lines)')
+            [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'Manages the registry of agents used by --skill and re-delegation')
+            [CompletionResult]::new('scripted-agent', 'scripted-agent', [CompletionResultType]::ParameterValue, 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Runs the worked example end to end with a real crash, and narrates each recovery')
+            [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Prints a shell completion script')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Prints the man page (roff)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'a2a-recover;help;delegate' {
+            break
+        }
+        'a2a-recover;help;reconcile' {
+            break
+        }
+        'a2a-recover;help;follow' {
+            break
+        }
+        'a2a-recover;help;reply' {
+            break
+        }
+        'a2a-recover;help;compensate' {
+            break
+        }
+        'a2a-recover;help;resolve' {
+            break
+        }
+        'a2a-recover;help;inspect' {
+            break
+        }
+        'a2a-recover;help;agents' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Fetches, validates and stores an agent''s card (again = refresh)')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Lists registered agents in the order they are tried')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Removes an agent from the registry')
+            break
+        }
+        'a2a-recover;help;agents;add' {
+            break
+        }
+        'a2a-recover;help;agents;list' {
+            break
+        }
+        'a2a-recover;help;agents;remove' {
+            break
+        }
+        'a2a-recover;help;scripted-agent' {
+            break
+        }
+        'a2a-recover;help;demo' {
+            break
+        }
+        'a2a-recover;help;completions' {
+            break
+        }
+        'a2a-recover;help;man' {
+            break
+        }
+        'a2a-recover;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,360 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[a2a-recover] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'a2a-recover'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'a2a-recover'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand delegate 'Delegates a step to an agent: the intent is journaled first, then sent'
+            cand reconcile 'Runs one recovery pass over every unfinished attempt'
+            cand follow 'Follows a step''s task stream, journaling every event'
+            cand reply 'Answers the pending question of an INPUT_REQUIRED step on the same task'
+            cand compensate 'Undoes a workflow''s effects in reverse order and verifies them gone'
+            cand resolve 'Records an operator''s decision on a step that needs a human'
+            cand inspect 'Shows the journal as a table (or JSON Lines)'
+            cand agents 'Manages the registry of agents used by --skill and re-delegation'
+            cand scripted-agent 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
+            cand demo 'Runs the worked example end to end with a real crash, and narrates each recovery'
+            cand completions 'Prints a shell completion script'
+            cand man 'Prints the man page (roff)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'a2a-recover;delegate'= {
+            cand --agent 'The agent''s base URL or Agent Card URL'
+            cand --skill 'Picks the first registered agent advertising this skill (`agents add`)'
+            cand --token-env 'The environment variable holding the agent''s bearer token (only its name is journaled)'
+            cand --metadata 'JSON object sent as the message''s `metadata`'
+            cand --max-attempts 'Attempt budget for this step, across all agents'
+            cand --compensate 'Compensation: a message sent to the step''s agent'
+            cand --compensate-cmd 'Compensation: a command run with `sh -c`'
+            cand --verify-cmd 'Verification: a command (exit 0 = exists, 1 = absent, else unknown)'
+            cand --verify-url 'Verification: a URL (2xx = exists, 404 = absent, else unknown)'
+            cand --plan 'Delegates a whole workflow from a TOML plan file'
+            cand --clock-skew 'How far the agent''s clock may be behind ours when searching by time'
+            cand --command-timeout 'Timeout for compensation and verification commands'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --effect 'The step has a side effect that `compensate` must undo and verify'
+            cand --follow 'Follows the task after sending, as `follow` does'
+            cand --allow-cross-origin 'Sends credentials to an interface on another origin than the card''s'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;reconcile'= {
+            cand --concurrency 'Requests in flight at once, overall and per agent'
+            cand --follow-for 'Reattaches to running tasks and follows them for up to this long'
+            cand --deadline 'Ends the pass cleanly after this long (exit 3)'
+            cand --clock-skew 'How far the agent''s clock may be behind ours when searching by time'
+            cand --command-timeout 'Timeout for verification commands'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --dry-run 'Prints the actions it would take and changes nothing, locally or remotely'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;follow'= {
+            cand --max-reconnects 'Resubscriptions allowed without an event in between'
+            cand --until 'Stops following after this long (exit 3 if still running)'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;reply'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;compensate'= {
+            cand --command-timeout 'Timeout for compensation and verification commands'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --dry-run 'Prints the actions it would take and changes nothing'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;resolve'= {
+            cand --as 'The decision'
+            cand --reason 'Why (journaled with the decision)'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;inspect'= {
+            cand --state 'Only attempts in these states (case-insensitive; `-` and `_` alike)'
+            cand --limit 'Most rows shown [default: 200 in tables, no limit in JSON]'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --pending 'Only what needs a human, each with the command that answers it'
+            cand --events 'Adds the event history of the named step'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;agents'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand add 'Fetches, validates and stores an agent''s card (again = refresh)'
+            cand list 'Lists registered agents in the order they are tried'
+            cand remove 'Removes an agent from the registry'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'a2a-recover;agents;add'= {
+            cand --token-env 'The environment variable holding its bearer token (only the name is stored)'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;agents;list'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;agents;remove'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;agents;help'= {
+            cand add 'Fetches, validates and stores an agent''s card (again = refresh)'
+            cand list 'Lists registered agents in the order they are tried'
+            cand remove 'Removes an agent from the registry'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'a2a-recover;agents;help;add'= {
+        }
+        &'a2a-recover;agents;help;list'= {
+        }
+        &'a2a-recover;agents;help;remove'= {
+        }
+        &'a2a-recover;agents;help;help'= {
+        }
+        &'a2a-recover;scripted-agent'= {
+            cand --port 'Port to listen on (0 picks a free one)'
+            cand --scenario 'Runs this scenario for every new task, whatever the message says'
+            cand --skill 'A skill id on the card; repeat for more [default: echo]'
+            cand --forget-after 'Forgets terminal tasks this long after they finish (GetTask then answers -32001)'
+            cand --fail-rate 'Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1'
+            cand --fail-mode 'Whether a failing send is refused before processing or processed and then refused'
+            cand --drop-stream-after 'Cuts every SSE stream after K events'
+            cand --drop-mode 'How a stream is cut: a clean end of the body, or an aborted connection'
+            cand --tick 'Duration of one `work` step'
+            cand --name 'The card''s name'
+            cand --seed 'Seed for --fail-rate, so a run can be repeated'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --dedup 'Returns the existing task for a resend with a known messageId (neither SDK does this)'
+            cand --refuse-context-id 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
+            cand --no-list-tasks 'Answers ListTasks with -32601, like an agent without it'
+            cand --no-streaming 'Declares no streaming on the card and refuses streaming methods (-32004)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;demo'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;completions'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;man'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;help'= {
+            cand delegate 'Delegates a step to an agent: the intent is journaled first, then sent'
+            cand reconcile 'Runs one recovery pass over every unfinished attempt'
+            cand follow 'Follows a step''s task stream, journaling every event'
+            cand reply 'Answers the pending question of an INPUT_REQUIRED step on the same task'
+            cand compensate 'Undoes a workflow''s effects in reverse order and verifies them gone'
+            cand resolve 'Records an operator''s decision on a step that needs a human'
+            cand inspect 'Shows the journal as a table (or JSON Lines)'
+            cand agents 'Manages the registry of agents used by --skill and re-delegation'
+            cand scripted-agent 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
+            cand demo 'Runs the worked example end to end with a real crash, and narrates each recovery'
+            cand completions 'Prints a shell completion script'
+            cand man 'Prints the man page (roff)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'a2a-recover;help;delegate'= {
+        }
+        &'a2a-recover;help;reconcile'= {
+        }
+        &'a2a-recover;help;follow'= {
+        }
+        &'a2a-recover;help;reply'= {
+        }
+        &'a2a-recover;help;compensate'= {
+        }
+        &'a2a-recover;help;resolve'= {
+        }
+        &'a2a-recover;help;inspect'= {
+        }
+        &'a2a-recover;help;agents'= {
+            cand add 'Fetches, validates and stores an agent''s card (again = refresh)'
+            cand list 'Lists registered agents in the order they are tried'
+            cand remove 'Removes an agent from the registry'
+        }
+        &'a2a-recover;help;agents;add'= {
+        }
+        &'a2a-recover;help;agents;list'= {
+        }
+        &'a2a-recover;help;agents;remove'= {
+        }
+        &'a2a-recover;help;scripted-agent'= {
+        }
+        &'a2a-recover;help;demo'= {
+        }
+        &'a2a-recover;help;completions'= {
+        }
+        &'a2a-recover;help;man'= {
+        }
+        &'a2a-recover;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

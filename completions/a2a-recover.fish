@@ -1,0 +1,292 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_a2a_recover_global_optspecs
+    string join \n journal= format= color= timeout= max-response-size= q/quiet v/verbose h/help V/version
+end
+
+function __fish_a2a_recover_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_a2a_recover_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_a2a_recover_using_subcommand
+    set -l cmd (__fish_a2a_recover_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s V -l version -d 'Print version'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "delegate" -d 'Delegates a step to an agent: the intent is journaled first, then sent'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "reconcile" -d 'Runs one recovery pass over every unfinished attempt'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "follow" -d 'Follows a step\'s task stream, journaling every event'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "reply" -d 'Answers the pending question of an INPUT_REQUIRED step on the same task'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "compensate" -d 'Undoes a workflow\'s effects in reverse order and verifies them gone'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "resolve" -d 'Records an operator\'s decision on a step that needs a human'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "inspect" -d 'Shows the journal as a table (or JSON Lines)'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "agents" -d 'Manages the registry of agents used by --skill and re-delegation'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "scripted-agent" -d 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "demo" -d 'Runs the worked example end to end with a real crash, and narrates each recovery'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "completions" -d 'Prints a shell completion script'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "man" -d 'Prints the man page (roff)'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l agent -d 'The agent\'s base URL or Agent Card URL' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l skill -d 'Picks the first registered agent advertising this skill (`agents add`)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-env -d 'The environment variable holding the agent\'s bearer token (only its name is journaled)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l metadata -d 'JSON object sent as the message\'s `metadata`' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-attempts -d 'Attempt budget for this step, across all agents' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l compensate -d 'Compensation: a message sent to the step\'s agent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l compensate-cmd -d 'Compensation: a command run with `sh -c`' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l verify-cmd -d 'Verification: a command (exit 0 = exists, 1 = absent, else unknown)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l verify-url -d 'Verification: a URL (2xx = exists, 404 = absent, else unknown)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l plan -d 'Delegates a whole workflow from a TOML plan file' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l clock-skew -d 'How far the agent\'s clock may be behind ours when searching by time' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l command-timeout -d 'Timeout for compensation and verification commands' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l effect -d 'The step has a side effect that `compensate` must undo and verify'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l follow -d 'Follows the task after sending, as `follow` does'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l allow-cross-origin -d 'Sends credentials to an interface on another origin than the card\'s'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l concurrency -d 'Requests in flight at once, overall and per agent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l follow-for -d 'Reattaches to running tasks and follows them for up to this long' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l deadline -d 'Ends the pass cleanly after this long (exit 3)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l clock-skew -d 'How far the agent\'s clock may be behind ours when searching by time' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l command-timeout -d 'Timeout for verification commands' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l dry-run -d 'Prints the actions it would take and changes nothing, locally or remotely'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-reconnects -d 'Resubscriptions allowed without an event in between' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l until -d 'Stops following after this long (exit 3 if still running)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l command-timeout -d 'Timeout for compensation and verification commands' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l dry-run -d 'Prints the actions it would take and changes nothing'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l as -d 'The decision' -r -f -a "done\t'Accept the step as finished'
+abandoned\t'Give the step up; it counts as failed for compensation'
+retry\t'A new attempt with fresh ids, budget permitting'
+resend\t'For UNCERTAIN: send again with the same messageId, accepting the risk'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l reason -d 'Why (journaled with the decision)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l state -d 'Only attempts in these states (case-insensitive; `-` and `_` alike)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l limit -d 'Most rows shown [default: 200 in tables, no limit in JSON]' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l pending -d 'Only what needs a human, each with the command that answers it'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l events -d 'Adds the event history of the named step'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -f -a "add" -d 'Fetches, validates and stores an agent\'s card (again = refresh)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -f -a "list" -d 'Lists registered agents in the order they are tried'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -f -a "remove" -d 'Removes an agent from the registry'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l token-env -d 'The environment variable holding its bearer token (only the name is stored)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from help" -f -a "add" -d 'Fetches, validates and stores an agent\'s card (again = refresh)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from help" -f -a "list" -d 'Lists registered agents in the order they are tried'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Removes an agent from the registry'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l port -d 'Port to listen on (0 picks a free one)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l scenario -d 'Runs this scenario for every new task, whatever the message says' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l skill -d 'A skill id on the card; repeat for more [default: echo]' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l forget-after -d 'Forgets terminal tasks this long after they finish (GetTask then answers -32001)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l fail-rate -d 'Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l fail-mode -d 'Whether a failing send is refused before processing or processed and then refused' -r -f -a "before\t'Answers 503 without processing: nothing is created'
+after\t'Processes the message (a task is created or continued), then answers 503'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l drop-stream-after -d 'Cuts every SSE stream after K events' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l drop-mode -d 'How a stream is cut: a clean end of the body, or an aborted connection' -r -f -a "eof\t'Ends the response body cleanly'
+reset\t'Aborts the connection mid-body'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l tick -d 'Duration of one `work` step' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l name -d 'The card\'s name' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l seed -d 'Seed for --fail-rate, so a run can be repeated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l dedup -d 'Returns the existing task for a resend with a known messageId (neither SDK does this)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l refuse-context-id -d 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-list-tasks -d 'Answers ListTasks with -32601, like an agent without it'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-streaming -d 'Declares no streaming on the card and refuses streaming methods (-32004)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+json\t'JSON Lines, one record per line (docs/json-output.md)'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
+always\t'Always'
+never\t'Never'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s q -l quiet -d 'Print less (errors and data only)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "delegate" -d 'Delegates a step to an agent: the intent is journaled first, then sent'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "reconcile" -d 'Runs one recovery pass over every unfinished attempt'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "follow" -d 'Follows a step\'s task stream, journaling every event'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "reply" -d 'Answers the pending question of an INPUT_REQUIRED step on the same task'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "compensate" -d 'Undoes a workflow\'s effects in reverse order and verifies them gone'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "resolve" -d 'Records an operator\'s decision on a step that needs a human'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "inspect" -d 'Shows the journal as a table (or JSON Lines)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "agents" -d 'Manages the registry of agents used by --skill and re-delegation'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "scripted-agent" -d 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "demo" -d 'Runs the worked example end to end with a real crash, and narrates each recovery'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "completions" -d 'Prints a shell completion script'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "man" -d 'Prints the man page (roff)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and __fish_seen_subcommand_from agents" -f -a "add" -d 'Fetches, validates and stores an agent\'s card (again = refresh)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and __fish_seen_subcommand_from agents" -f -a "list" -d 'Lists registered agents in the order they are tried'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and __fish_seen_subcommand_from agents" -f -a "remove" -d 'Removes an agent from the registry'

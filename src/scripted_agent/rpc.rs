@@ -1,0 +1,842 @@
+//! The JSON-RPC 2.0 endpoint: envelope checks, the A2A-Version check, and one handler per method.
+//!
+//! Order of checks, like the Python server: JSON (-32700), envelope (-32600), method (-32601),
+//! `A2A-Version` major 1 (-32009; a missing header means 0.3), then params (-32602 with a
+//! `google.rpc.BadRequest`). JSON-RPC errors are HTTP 200; A2A errors and -32602 carry a
+//! `google.rpc.ErrorInfo` first in `data`, plain JSON-RPC errors carry no `data` (Python).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use a2a::{Message, Part, Role, SendMessageRequest, TaskState};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::scenario::{self, Scenario};
+use super::sse::{self, Start};
+use super::state::{CancelOutcome, EventRx, Inner, ListQuery, decode_token, state_name, stops_at};
+use super::{FailMode, ReceivedMessage, Shared};
+
+const DOMAIN: &str = "a2a-protocol.org";
+/// Most distinct unknown method names counted by name; the rest count as `(other)`.
+const MAX_UNKNOWN_METHODS: usize = 64;
+
+/// The JSON-RPC methods of A2A v1.0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    SendMessage,
+    SendStreamingMessage,
+    GetTask,
+    ListTasks,
+    CancelTask,
+    SubscribeToTask,
+    CreatePushConfig,
+    GetPushConfig,
+    ListPushConfigs,
+    DeletePushConfig,
+    GetExtendedAgentCard,
+}
+
+const METHODS: [(&str, Method); 11] = [
+    ("SendMessage", Method::SendMessage),
+    ("SendStreamingMessage", Method::SendStreamingMessage),
+    ("GetTask", Method::GetTask),
+    ("ListTasks", Method::ListTasks),
+    ("CancelTask", Method::CancelTask),
+    ("SubscribeToTask", Method::SubscribeToTask),
+    ("CreateTaskPushNotificationConfig", Method::CreatePushConfig),
+    ("GetTaskPushNotificationConfig", Method::GetPushConfig),
+    ("ListTaskPushNotificationConfigs", Method::ListPushConfigs),
+    ("DeleteTaskPushNotificationConfig", Method::DeletePushConfig),
+    ("GetExtendedAgentCard", Method::GetExtendedAgentCard),
+];
+
+/// Request counters per method name, lock-free for the known ones.
+#[derive(Default)]
+pub(crate) struct MethodCounters {
+    known: [AtomicU64; METHODS.len()],
+    unknown: Mutex<HashMap<String, u64>>,
+}
+
+impl MethodCounters {
+    /// Counts one request; returns the method if it is known.
+    fn count(&self, name: &str) -> Option<Method> {
+        if let Some(i) = METHODS.iter().position(|(n, _)| *n == name) {
+            self.known[i].fetch_add(1, Ordering::Relaxed);
+            return Some(METHODS[i].1);
+        }
+        let mut unknown = self.unknown.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = if unknown.contains_key(name) || unknown.len() < MAX_UNKNOWN_METHODS {
+            name
+        } else {
+            "(other)"
+        };
+        *unknown.entry(key.to_owned()).or_insert(0) += 1;
+        None
+    }
+
+    /// Returns the counts of every method called at least once.
+    pub(crate) fn snapshot(&self) -> BTreeMap<String, u64> {
+        let mut out: BTreeMap<String, u64> = self
+            .unknown
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        for (i, (name, _)) in METHODS.iter().enumerate() {
+            let n = self.known[i].load(Ordering::Relaxed);
+            if n > 0 {
+                out.insert((*name).to_owned(), n);
+            }
+        }
+        out
+    }
+}
+
+/// A JSON-RPC error about to be sent.
+#[derive(Debug)]
+pub(crate) struct RpcError {
+    code: i32,
+    message: String,
+    /// The ErrorInfo `reason`; `None` for plain JSON-RPC errors (no `data`).
+    reason: Option<&'static str>,
+    metadata: Value,
+    /// BadRequest field violations: `(field, description)`.
+    violations: Vec<(String, String)>,
+}
+
+impl RpcError {
+    fn plain(code: i32, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            reason: None,
+            metadata: json!({}),
+            violations: Vec::new(),
+        }
+    }
+
+    fn a2a(code: i32, reason: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            reason: Some(reason),
+            ..Self::plain(code, message)
+        }
+    }
+
+    fn with_metadata(mut self, metadata: Value) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    fn invalid_params(field: &str, description: impl Into<String>) -> Self {
+        let description = description.into();
+        Self {
+            violations: vec![(field.to_owned(), description.clone())],
+            ..Self::a2a(
+                -32602,
+                "INVALID_PARAMS",
+                format!("Invalid parameters: {field}: {description}"),
+            )
+        }
+    }
+
+    fn task_not_found(id: &str) -> Self {
+        Self::a2a(-32001, "TASK_NOT_FOUND", "Task not found").with_metadata(json!({"taskId": id}))
+    }
+
+    fn unsupported(message: impl Into<String>) -> Self {
+        Self::a2a(-32004, "UNSUPPORTED_OPERATION", message)
+    }
+
+    fn terminal(id: &str, state: &TaskState) -> Self {
+        Self::unsupported(format!(
+            "Task {id} is in terminal state: {}",
+            state_name(state)
+        ))
+        .with_metadata(json!({"taskId": id}))
+    }
+
+    fn to_json(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(reason) = self.reason {
+            let mut data = vec![json!({
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": reason,
+                "domain": DOMAIN,
+                "metadata": self.metadata,
+            })];
+            if !self.violations.is_empty() {
+                data.push(json!({
+                    "@type": "type.googleapis.com/google.rpc.BadRequest",
+                    "fieldViolations": self.violations.iter()
+                        .map(|(f, d)| json!({"field": f, "description": d}))
+                        .collect::<Vec<_>>(),
+                }));
+            }
+            error["data"] = Value::Array(data);
+        }
+        error
+    }
+}
+
+/// Answers `POST /`.
+pub(crate) async fn handle(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return error(b"null", &RpcError::plain(-32700, "Invalid JSON payload"));
+    };
+    let Value::Object(mut request) = request else {
+        return error(
+            b"null",
+            &RpcError::plain(
+                -32600,
+                "Request payload validation error: batches are not supported",
+            ),
+        );
+    };
+    let id = request.remove("id").unwrap_or(Value::Null);
+    if !(id.is_null() || id.is_string() || id.is_i64() || id.is_u64()) {
+        return error(
+            b"null",
+            &RpcError::plain(
+                -32600,
+                "Request payload validation error: id must be a string, an integer or null",
+            ),
+        );
+    }
+    let id = Bytes::from(serde_json::to_vec(&id).unwrap_or_else(|_| b"null".to_vec()));
+    if request.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return error(
+            &id,
+            &RpcError::plain(
+                -32600,
+                "Request payload validation error: jsonrpc must be \"2.0\"",
+            ),
+        );
+    }
+    let Some(Value::String(name)) = request.remove("method") else {
+        return error(
+            &id,
+            &RpcError::plain(
+                -32600,
+                "Request payload validation error: method is required",
+            ),
+        );
+    };
+    let Some(method) = shared.methods.count(&name) else {
+        return error(&id, &RpcError::plain(-32601, "Method not found"));
+    };
+    if let Err(version) = check_version(&headers, &uri) {
+        return error(
+            &id,
+            &RpcError::a2a(
+                -32009,
+                "VERSION_NOT_SUPPORTED",
+                format!("A2A version {version} is not supported; this agent speaks 1.0"),
+            )
+            .with_metadata(json!({"requestedVersion": version, "supportedVersions": "1.0"})),
+        );
+    }
+    let params = request.remove("params").unwrap_or(Value::Null);
+    let outcome = match method {
+        Method::SendMessage => send_message(&shared, &id, params, false).await,
+        Method::SendStreamingMessage => send_message(&shared, &id, params, true).await,
+        Method::GetTask => get_task(&shared, &params).map(|json| result(&id, &[&json])),
+        Method::ListTasks => list_tasks(&shared, params).map(|json| result(&id, &[&json])),
+        Method::CancelTask => cancel_task(&shared, &params).map(|json| result(&id, &[&json])),
+        Method::SubscribeToTask => {
+            subscribe(&shared, &params).map(|s| sse::response(&shared, id.clone(), s))
+        }
+        Method::CreatePushConfig
+        | Method::GetPushConfig
+        | Method::ListPushConfigs
+        | Method::DeletePushConfig => Err(RpcError::a2a(
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            "Push notifications are not supported",
+        )),
+        Method::GetExtendedAgentCard => Err(RpcError::unsupported(
+            "The extended agent card is not supported",
+        )),
+    };
+    outcome.unwrap_or_else(|e| error(&id, &e))
+}
+
+/// Checks the `A2A-Version` header (or query parameter); returns the refused version.
+fn check_version(headers: &HeaderMap, uri: &Uri) -> Result<(), String> {
+    let from_query = || {
+        uri.query()?
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| k.eq_ignore_ascii_case("A2A-Version"))
+            .map(|(_, v)| v)
+    };
+    let version = headers
+        .get("a2a-version")
+        .and_then(|v| v.to_str().ok())
+        .or_else(from_query)
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .unwrap_or("0.3");
+    if version.split('.').next() == Some("1") {
+        Ok(())
+    } else {
+        Err(version.chars().take(32).collect())
+    }
+}
+
+fn json_response(body: Vec<u8>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+/// Builds `{"jsonrpc":"2.0","id":ID,"result":PARTS…}` with the result given as concatenated parts.
+fn result(id: &[u8], parts: &[&[u8]]) -> Response {
+    const HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":";
+    const MID: &[u8] = b",\"result\":";
+    let len = parts.iter().map(|p| p.len()).sum::<usize>();
+    let mut buf = Vec::with_capacity(HEAD.len() + id.len() + MID.len() + len + 1);
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(id);
+    buf.extend_from_slice(MID);
+    for p in parts {
+        buf.extend_from_slice(p);
+    }
+    buf.push(b'}');
+    json_response(buf)
+}
+
+fn error(id: &[u8], e: &RpcError) -> Response {
+    let mut buf = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
+    buf.extend_from_slice(id);
+    buf.extend_from_slice(b",\"error\":");
+    buf.extend_from_slice(e.to_json().to_string().as_bytes());
+    buf.push(b'}');
+    json_response(buf)
+}
+
+fn unavailable() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [
+            (header::RETRY_AFTER, HeaderValue::from_static("1")),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            ),
+        ],
+        "scripted failure: service unavailable\n",
+    )
+        .into_response()
+}
+
+/// Reads a task id parameter.
+fn task_id(params: &Value) -> Result<&str, RpcError> {
+    params
+        .get("id")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| RpcError::invalid_params("id", "the task id is required"))
+}
+
+/// Reads an optional non-negative `historyLength`.
+fn history_length(v: Option<&Value>, field: &str) -> Result<Option<usize>, RpcError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .and_then(|n| usize::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| RpcError::invalid_params(field, "must be a non-negative integer")),
+    }
+}
+
+fn get_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcError> {
+    let id = task_id(params)?;
+    let history = history_length(params.get("historyLength"), "historyLength")?;
+    shared
+        .lock()
+        .snapshot(id, history, true)
+        .ok_or_else(|| RpcError::task_not_found(id))
+}
+
+fn list_tasks(shared: &Shared, params: Value) -> Result<Bytes, RpcError> {
+    if shared.cfg.no_list_tasks {
+        return Err(RpcError::plain(-32601, "Method not found"));
+    }
+    let params = if params.is_null() { json!({}) } else { params };
+    let req: a2a::ListTasksRequest = serde_json::from_value(params)
+        .map_err(|e| RpcError::invalid_params("params", e.to_string()))?;
+    let page_size = match req.page_size {
+        None => 50,
+        Some(n @ 1..=100) => n as usize,
+        Some(n) => {
+            return Err(RpcError::invalid_params(
+                "pageSize",
+                format!("must be between 1 and 100, got {n}"),
+            ));
+        }
+    };
+    let history = match req.history_length {
+        None => None,
+        Some(n) => Some(usize::try_from(n).map_err(|_| {
+            RpcError::invalid_params("historyLength", "must be a non-negative integer")
+        })?),
+    };
+    let cursor = match req.page_token.as_deref() {
+        None | Some("") => None,
+        Some(token) => Some(
+            decode_token(token)
+                .ok_or_else(|| RpcError::invalid_params("pageToken", "unknown page token"))?,
+        ),
+    };
+    let after_micros = req.status_timestamp_after.map(|t| {
+        // Inclusive bound: the first whole µs at or after `t`.
+        let nanos = t.timestamp_subsec_nanos();
+        t.timestamp() * 1_000_000 + i64::from(nanos.div_ceil(1000))
+    });
+    let query = ListQuery {
+        context_id: req.context_id.filter(|c| !c.is_empty()),
+        status: req.status.filter(|s| *s != TaskState::Unspecified),
+        after_micros,
+        page_size,
+        cursor,
+        history,
+        include_artifacts: req.include_artifacts.unwrap_or(false),
+    };
+    shared
+        .lock()
+        .list(&query)
+        .map(Bytes::from)
+        .map_err(|e| RpcError::plain(-32603, format!("Internal error: {e}")))
+}
+
+fn cancel_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcError> {
+    let id = task_id(params)?;
+    let mut inner = shared.lock();
+    inner.record_cancel(id);
+    match inner.cancel(id) {
+        CancelOutcome::Unknown => Err(RpcError::task_not_found(id)),
+        CancelOutcome::Terminal(state) => Err(RpcError::a2a(
+            -32002,
+            "TASK_NOT_CANCELABLE",
+            format!(
+                "Task cannot be canceled: task {id} is in terminal state: {}",
+                state_name(&state)
+            ),
+        )
+        .with_metadata(json!({"taskId": id}))),
+        CancelOutcome::Canceled(json) => Ok(json),
+    }
+}
+
+fn subscribe(shared: &Shared, params: &Value) -> Result<Start, RpcError> {
+    if shared.cfg.no_streaming {
+        return Err(RpcError::unsupported(
+            "Streaming is not supported by this agent",
+        ));
+    }
+    let id = task_id(params)?;
+    let mut inner = shared.lock();
+    let Some((state, _, _)) = inner.info(id) else {
+        return Err(RpcError::task_not_found(id));
+    };
+    if state.is_terminal() {
+        return Err(RpcError::terminal(id, &state));
+    }
+    Ok(existing_stream(&mut inner, id, &state))
+}
+
+/// A stream over a task that already exists: its snapshot, then live events unless it stops.
+fn existing_stream(inner: &mut Inner, id: &str, state: &TaskState) -> Start {
+    let initial = inner.snapshot_event(id).into_iter().collect();
+    let rx = if stops_at(state) {
+        None
+    } else {
+        inner.subscribe(id)
+    };
+    Start { initial, rx }
+}
+
+/// How a send is answered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// SendMessage with `returnImmediately: true`.
+    Immediate,
+    /// SendMessage that waits for a terminal or interrupted state.
+    Blocking,
+    /// SendStreamingMessage.
+    Stream,
+}
+
+/// What the locked part of a send decided.
+enum Reply {
+    /// `{"task":…}` or `{"message":…}`, ready.
+    Ready(&'static str, Bytes),
+    /// Wait for the task to stop, then answer with its snapshot.
+    Wait(String, EventRx),
+    /// Stream these events.
+    Stream(Start),
+}
+
+/// A parsed and validated SendMessage request.
+struct Send {
+    message: Message,
+    text: String,
+    metadata: Option<Value>,
+    history: Option<usize>,
+    mode: Mode,
+}
+
+fn parse_send(params: Value, streaming: bool) -> Result<Send, RpcError> {
+    let Some(m) = params.get("message").and_then(Value::as_object) else {
+        return Err(RpcError::invalid_params("message", "a message is required"));
+    };
+    if m.get("messageId")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return Err(RpcError::invalid_params(
+            "message.messageId",
+            "a non-empty messageId is required",
+        ));
+    }
+    if !matches!(
+        m.get("role").and_then(Value::as_str),
+        Some("ROLE_USER" | "ROLE_AGENT")
+    ) {
+        return Err(RpcError::invalid_params(
+            "message.role",
+            "role must be ROLE_USER or ROLE_AGENT",
+        ));
+    }
+    if m.get("parts")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty)
+    {
+        return Err(RpcError::invalid_params(
+            "message.parts",
+            "at least one part is required",
+        ));
+    }
+    let metadata = m.get("metadata").cloned();
+    let req: SendMessageRequest = serde_json::from_value(params)
+        .map_err(|e| RpcError::invalid_params("message", e.to_string()))?;
+    let config = req.configuration.as_ref();
+    let history = match config.and_then(|c| c.history_length) {
+        None => None,
+        Some(n) => Some(usize::try_from(n).map_err(|_| {
+            RpcError::invalid_params(
+                "configuration.historyLength",
+                "must be a non-negative integer",
+            )
+        })?),
+    };
+    let mode = if streaming {
+        Mode::Stream
+    } else if config.and_then(|c| c.return_immediately).unwrap_or(false) {
+        Mode::Immediate
+    } else {
+        Mode::Blocking
+    };
+    let text = req
+        .message
+        .parts
+        .iter()
+        .filter_map(Part::as_text)
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(Send {
+        message: req.message,
+        text,
+        metadata,
+        history,
+        mode,
+    })
+}
+
+async fn send_message(
+    shared: &Arc<Shared>,
+    id: &Bytes,
+    params: Value,
+    streaming: bool,
+) -> Result<Response, RpcError> {
+    if streaming && shared.cfg.no_streaming {
+        return Err(RpcError::unsupported(
+            "Streaming is not supported by this agent",
+        ));
+    }
+    let send = parse_send(params, streaming)?;
+    let fail = shared.roll_failure();
+    if fail && shared.cfg.fail_mode == FailMode::Before {
+        return Ok(unavailable());
+    }
+    let history = send.history;
+    let reply = decide(shared, send);
+    if fail {
+        return Ok(unavailable());
+    }
+    match reply? {
+        Reply::Ready(member, json) => Ok(wrapped(id, member, &json)),
+        Reply::Stream(start) => Ok(sse::response(shared, id.clone(), start)),
+        Reply::Wait(task_id, rx) => {
+            wait_until_stopped(shared, &task_id, rx).await;
+            let json = shared
+                .lock()
+                .snapshot(&task_id, history, true)
+                .ok_or_else(|| RpcError::task_not_found(&task_id))?;
+            Ok(wrapped(id, "task", &json))
+        }
+    }
+}
+
+/// Builds a result `{"<member>":<json>}`.
+fn wrapped(id: &[u8], member: &str, json: &[u8]) -> Response {
+    result(id, &[b"{\"", member.as_bytes(), b"\":", json, b"}"])
+}
+
+/// The locked part of a send: records the message, then creates, continues or finds a task.
+fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
+    let Send {
+        message,
+        text,
+        metadata,
+        history,
+        mode,
+    } = send;
+    let mut inner = shared.lock();
+    inner.record_message(ReceivedMessage {
+        message_id: message.message_id.clone(),
+        task_id: message.task_id.clone(),
+        context_id: message.context_id.clone(),
+        text: text.clone(),
+        metadata,
+    });
+    let context_id = message.context_id.clone().filter(|c| !c.is_empty());
+    if let Some(task_id) = message.task_id.clone().filter(|t| !t.is_empty()) {
+        let Some((state, task_context, scenario)) = inner.info(&task_id) else {
+            return Err(RpcError::task_not_found(&task_id));
+        };
+        if context_id.as_deref().is_some_and(|c| c != task_context) {
+            return Err(RpcError::invalid_params(
+                "message.contextId",
+                "the contextId differs from the task's context",
+            ));
+        }
+        if shared.cfg.dedup && inner.history_has(&task_id, &message.message_id) {
+            return existing(&mut inner, &task_id, &state, history, mode);
+        }
+        if state.is_terminal() {
+            return Err(RpcError::terminal(&task_id, &state));
+        }
+        inner.append_history(&task_id, message);
+        if !matches!(state, TaskState::InputRequired | TaskState::AuthRequired) {
+            // SUBMITTED or WORKING: the message is noted; the script goes on as before.
+            return existing(&mut inner, &task_id, &state, history, mode);
+        }
+        let rx = if mode == Mode::Stream {
+            inner.subscribe(&task_id)
+        } else {
+            None
+        };
+        scenario::resume(&mut inner, &task_id, scenario, &text);
+        return Ok(match mode {
+            Mode::Stream => Reply::Stream(Start {
+                initial: Vec::new(),
+                rx,
+            }),
+            Mode::Immediate | Mode::Blocking => ready_task(&inner, &task_id, history)?,
+        });
+    }
+    if shared.cfg.dedup
+        && let Some(task_id) = inner
+            .task_for_message(&message.message_id)
+            .map(str::to_owned)
+        && let Some((state, _, _)) = inner.info(&task_id)
+    {
+        return existing(&mut inner, &task_id, &state, history, mode);
+    }
+    let scenario = Scenario::choose(shared.scenario, &text);
+    let context_id = match context_id {
+        Some(c) if shared.cfg.refuse_context_id && !inner.knows_context(&c) => {
+            return Err(RpcError::invalid_params(
+                "message.contextId",
+                "this agent does not accept client-chosen contextId values; \
+                 send none and use the one it returns",
+            ));
+        }
+        Some(c) => c,
+        None => uuid::Uuid::new_v4().to_string(),
+    };
+    if scenario == Scenario::Direct {
+        inner.record_no_task(&message.message_id);
+        inner.add_context(&context_id);
+        let answer = Message {
+            message_id: uuid::Uuid::new_v4().to_string(),
+            context_id: Some(context_id),
+            task_id: None,
+            role: Role::Agent,
+            parts: vec![Part::text(format!("direct: {text}"))],
+            metadata: None,
+            extensions: None,
+            reference_task_ids: None,
+        };
+        let json = Bytes::from(
+            serde_json::to_vec(&answer)
+                .map_err(|e| RpcError::plain(-32603, format!("Internal error: {e}")))?,
+        );
+        return Ok(match mode {
+            Mode::Stream => {
+                let mut event = b"{\"message\":".to_vec();
+                event.extend_from_slice(&json);
+                event.push(b'}');
+                Reply::Stream(Start {
+                    initial: vec![Bytes::from(event)],
+                    rx: None,
+                })
+            }
+            Mode::Immediate | Mode::Blocking => Reply::Ready("message", json),
+        });
+    }
+    let task_id = inner.create_task(message, context_id, scenario);
+    let initial = match mode {
+        Mode::Immediate => inner.snapshot(&task_id, history, true),
+        Mode::Stream => inner.snapshot_event(&task_id),
+        Mode::Blocking => None,
+    };
+    let rx = match mode {
+        Mode::Immediate => None,
+        Mode::Stream | Mode::Blocking => inner.subscribe(&task_id),
+    };
+    let ticks = scenario::start(&mut inner, &task_id, scenario, &text);
+    if ticks > 0 {
+        tokio::spawn(scenario::tick(Arc::clone(shared), task_id.clone(), ticks));
+    }
+    match (mode, initial, rx) {
+        (Mode::Immediate, Some(json), _) => Ok(Reply::Ready("task", json)),
+        (Mode::Stream, initial, rx) => Ok(Reply::Stream(Start {
+            initial: initial.into_iter().collect(),
+            rx,
+        })),
+        (Mode::Blocking, _, Some(rx)) if ticks > 0 => Ok(Reply::Wait(task_id, rx)),
+        _ => ready_task(&inner, &task_id, history),
+    }
+}
+
+/// Answers a send that found an existing task without changing its script.
+fn existing(
+    inner: &mut Inner,
+    task_id: &str,
+    state: &TaskState,
+    history: Option<usize>,
+    mode: Mode,
+) -> Result<Reply, RpcError> {
+    match mode {
+        Mode::Stream => Ok(Reply::Stream(existing_stream(inner, task_id, state))),
+        Mode::Blocking if !stops_at(state) => inner
+            .subscribe(task_id)
+            .map(|rx| Reply::Wait(task_id.to_owned(), rx))
+            .ok_or_else(|| RpcError::task_not_found(task_id)),
+        Mode::Immediate | Mode::Blocking => ready_task(inner, task_id, history),
+    }
+}
+
+fn ready_task(inner: &Inner, task_id: &str, history: Option<usize>) -> Result<Reply, RpcError> {
+    inner
+        .snapshot(task_id, history, true)
+        .map(|json| Reply::Ready("task", json))
+        .ok_or_else(|| RpcError::task_not_found(task_id))
+}
+
+/// Waits until the task reaches a terminal or interrupted state (or the agent shuts down).
+async fn wait_until_stopped(shared: &Shared, task_id: &str, mut rx: EventRx) {
+    let mut shutdown = shared.shutdown.clone();
+    loop {
+        tokio::select! {
+            received = rx.recv() => match received {
+                Ok(event) if event.stops => return,
+                Ok(_) => {}
+                Err(RecvError::Lagged(_)) => {
+                    if shared.lock().info(task_id).is_none_or(|(s, _, _)| stops_at(&s)) {
+                        return;
+                    }
+                }
+                Err(RecvError::Closed) => return,
+            },
+            _ = shutdown.wait_for(|stop| *stop) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_header_needs_major_one() {
+        let uri: Uri = "/".parse().unwrap();
+        let mut headers = HeaderMap::new();
+        assert_eq!(check_version(&headers, &uri), Err("0.3".to_owned()));
+        headers.insert("A2A-Version", HeaderValue::from_static("1.0"));
+        assert_eq!(check_version(&headers, &uri), Ok(()));
+        headers.insert("A2A-Version", HeaderValue::from_static("1.1"));
+        assert_eq!(check_version(&headers, &uri), Ok(()));
+        headers.insert("A2A-Version", HeaderValue::from_static("0.3"));
+        assert_eq!(check_version(&headers, &uri), Err("0.3".to_owned()));
+        headers.insert("A2A-Version", HeaderValue::from_static("10.0"));
+        assert!(check_version(&headers, &uri).is_err());
+        let uri: Uri = "/?A2A-Version=1.0".parse().unwrap();
+        assert_eq!(check_version(&HeaderMap::new(), &uri), Ok(()));
+    }
+
+    #[test]
+    fn invalid_params_carry_error_info_then_bad_request() {
+        let e = RpcError::invalid_params("message.contextId", "refused").to_json();
+        assert_eq!(e["code"], -32602);
+        assert_eq!(e["data"][0]["reason"], "INVALID_PARAMS");
+        assert_eq!(e["data"][0]["domain"], DOMAIN);
+        assert_eq!(
+            e["data"][1]["@type"],
+            "type.googleapis.com/google.rpc.BadRequest"
+        );
+        assert_eq!(
+            e["data"][1]["fieldViolations"][0]["field"],
+            "message.contextId"
+        );
+        assert!(
+            RpcError::plain(-32601, "Method not found")
+                .to_json()
+                .get("data")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn unknown_method_names_are_bounded() {
+        let counters = MethodCounters::default();
+        for i in 0..100 {
+            assert!(counters.count(&format!("m{i}")).is_none());
+        }
+        assert_eq!(counters.count("GetTask"), Some(Method::GetTask));
+        let snap = counters.snapshot();
+        assert_eq!(snap.len(), MAX_UNKNOWN_METHODS + 2);
+        assert_eq!(snap["(other)"], 36);
+        assert_eq!(snap["GetTask"], 1);
+    }
+}

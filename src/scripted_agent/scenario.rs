@@ -1,0 +1,182 @@
+//! The scripts: what a task does after it is created, and after a reply to its question.
+//!
+//! - `work:N` (`work` = `work:3`, N ≤ 10 000): WORKING, then N ticks; each tick publishes a
+//!   WORKING status with the message `step i/N` and a chunk `chunk i;` of artifact `result`
+//!   (first chunk `append` false, later ones true, the last `lastChunk` true); then COMPLETED.
+//!   `work:0` completes at once with one chunk `done;`.
+//! - `ask`: INPUT_REQUIRED asking `two rooms or one?`; the reply completes it with artifact
+//!   `booking` = `booked: <reply text>`.
+//! - `auth`: AUTH_REQUIRED (`authorization needed`); the next message completes it with artifact
+//!   `result` = `authorized: <text>`.
+//! - `fail`: FAILED (`failed: scripted failure`). `reject`: REJECTED (`rejected: no availability`).
+//! - `direct`: a direct Message (`direct: <text>`), no task.
+//! - anything else: COMPLETED with artifact `echo` holding the message text.
+//!
+//! Everything but the ticks of `work:N` happens synchronously under the store's lock, right after
+//! the task is created, so a GetTask after the send already sees the scripted state.
+
+use std::sync::Arc;
+
+use a2a::TaskState;
+
+use super::Shared;
+use super::state::Inner;
+
+/// Largest N accepted in `work:N`; more is read as the maximum.
+const MAX_STEPS: u32 = 10_000;
+
+/// A task's script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Scenario {
+    /// `work:N`: N ticks of progress, then COMPLETED.
+    Work(u32),
+    /// `ask`: INPUT_REQUIRED until a reply.
+    Ask,
+    /// `auth`: AUTH_REQUIRED until the next message.
+    Auth,
+    /// `fail`: FAILED.
+    Fail,
+    /// `reject`: REJECTED.
+    Reject,
+    /// `direct`: a direct Message, no task.
+    Direct,
+    /// Anything else: COMPLETED with the text echoed.
+    Echo,
+}
+
+impl Scenario {
+    /// Reads a scenario word (`work:5`, `ask`, …); unknown words echo.
+    pub(crate) fn parse(word: &str) -> Self {
+        let lower = word.to_ascii_lowercase();
+        match lower.as_str() {
+            "work" => Self::Work(3),
+            "ask" => Self::Ask,
+            "auth" => Self::Auth,
+            "fail" => Self::Fail,
+            "reject" => Self::Reject,
+            "direct" => Self::Direct,
+            other => match other.strip_prefix("work:").map(str::parse::<u64>) {
+                Some(Ok(n)) => Self::Work(u32::try_from(n).unwrap_or(MAX_STEPS).min(MAX_STEPS)),
+                _ => Self::Echo,
+            },
+        }
+    }
+
+    /// Chooses the scenario of a message: the override, else the first word of the first line
+    /// that is neither blank nor starts with `[`.
+    pub(crate) fn choose(over: Option<Self>, text: &str) -> Self {
+        over.unwrap_or_else(|| {
+            text.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty() && !l.starts_with('['))
+                .and_then(|l| l.split_whitespace().next())
+                .map_or(Self::Echo, Self::parse)
+        })
+    }
+}
+
+/// Runs the synchronous part of a new task's script; returns the number of ticks still to run
+/// on the clock (see [`tick`]).
+pub(crate) fn start(inner: &mut Inner, id: &str, scenario: Scenario, text: &str) -> u32 {
+    match scenario {
+        Scenario::Work(0) => {
+            inner.set_status(id, TaskState::Working, None);
+            inner.add_artifact(id, "result", "done;".to_owned(), false, true);
+            inner.set_status(id, TaskState::Completed, None);
+            0
+        }
+        Scenario::Work(n) => {
+            inner.set_status(id, TaskState::Working, None);
+            n
+        }
+        Scenario::Ask => {
+            inner.set_status(id, TaskState::Working, None);
+            inner.set_status(id, TaskState::InputRequired, Some("two rooms or one?"));
+            0
+        }
+        Scenario::Auth => {
+            inner.set_status(id, TaskState::Working, None);
+            inner.set_status(id, TaskState::AuthRequired, Some("authorization needed"));
+            0
+        }
+        Scenario::Fail => {
+            inner.set_status(id, TaskState::Working, None);
+            inner.set_status(id, TaskState::Failed, Some("failed: scripted failure"));
+            0
+        }
+        Scenario::Reject => {
+            inner.set_status(id, TaskState::Rejected, Some("rejected: no availability"));
+            0
+        }
+        Scenario::Echo | Scenario::Direct => {
+            inner.set_status(id, TaskState::Working, None);
+            inner.add_artifact(id, "echo", text.to_owned(), false, true);
+            inner.set_status(id, TaskState::Completed, None);
+            0
+        }
+    }
+}
+
+/// Runs the script after a user message on an INPUT_REQUIRED or AUTH_REQUIRED task.
+pub(crate) fn resume(inner: &mut Inner, id: &str, scenario: Scenario, text: &str) {
+    inner.set_status(id, TaskState::Working, None);
+    let (artifact, content) = match scenario {
+        Scenario::Ask => ("booking", format!("booked: {text}")),
+        _ => ("result", format!("authorized: {text}")),
+    };
+    inner.add_artifact(id, artifact, content, false, true);
+    inner.set_status(id, TaskState::Completed, None);
+}
+
+/// Runs the `n` ticks of a `work:n` task on the clock; stops early when the task becomes
+/// terminal (canceled, completed by control), is forgotten, or the agent shuts down.
+pub(crate) async fn tick(shared: Arc<Shared>, id: String, n: u32) {
+    let mut shutdown = shared.shutdown.clone();
+    for i in 1..=n {
+        tokio::select! {
+            () = tokio::time::sleep(shared.cfg.tick) => {}
+            _ = shutdown.wait_for(|stop| *stop) => return,
+        }
+        let mut inner = shared.lock();
+        match inner.info(&id) {
+            Some((state, _, _)) if !state.is_terminal() => {}
+            _ => return,
+        }
+        inner.set_status(&id, TaskState::Working, Some(&format!("step {i}/{n}")));
+        inner.add_artifact(&id, "result", format!("chunk {i};"), i > 1, i == n);
+        if i == n {
+            inner.set_status(&id, TaskState::Completed, None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Scenario;
+
+    #[test]
+    fn scenario_comes_from_the_first_word_of_the_first_plain_line() {
+        assert_eq!(Scenario::choose(None, "work:5 please"), Scenario::Work(5));
+        assert_eq!(Scenario::choose(None, "work"), Scenario::Work(3));
+        assert_eq!(Scenario::choose(None, "work:0"), Scenario::Work(0));
+        assert_eq!(
+            Scenario::choose(None, "[previous task t-1 failed]\nask about rooms"),
+            Scenario::Ask
+        );
+        assert_eq!(Scenario::choose(None, "\n  \nAUTH me"), Scenario::Auth);
+        assert_eq!(Scenario::choose(None, "fail"), Scenario::Fail);
+        assert_eq!(Scenario::choose(None, "reject"), Scenario::Reject);
+        assert_eq!(Scenario::choose(None, "direct hi"), Scenario::Direct);
+        assert_eq!(Scenario::choose(None, "book a hotel"), Scenario::Echo);
+        assert_eq!(Scenario::choose(None, "work:abc"), Scenario::Echo);
+        assert_eq!(Scenario::choose(None, ""), Scenario::Echo);
+        assert_eq!(
+            Scenario::choose(None, "work:99999999999"),
+            Scenario::Work(10_000)
+        );
+        assert_eq!(
+            Scenario::choose(Some(Scenario::Fail), "work:5"),
+            Scenario::Fail
+        );
+    }
+}

@@ -1,0 +1,133 @@
+//! Server-sent event bodies for SendStreamingMessage and SubscribeToTask.
+//!
+//! Each event is `data: <JSON-RPC response with the request id, result = StreamResponse>` and a
+//! blank line, with `\n` line ends (like the JS server). A stream ends after an event that stops
+//! it (terminal or interrupted state), when the task's channel closes, when the subscriber falls
+//! more than a buffer behind, or at shutdown. With `drop_stream_after` it is cut after K events:
+//! cleanly ([`DropMode::Eof`]) or by failing the body so the connection is aborted
+//! ([`DropMode::Reset`]).
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use tokio::sync::watch;
+
+use super::state::EventRx;
+use super::{DropMode, Shared};
+
+/// The events a stream starts with, before live ones.
+pub(crate) struct Start {
+    /// `StreamResponse` JSONs sent first (a Task snapshot, or a direct Message).
+    pub(crate) initial: Vec<Bytes>,
+    /// Live events; `None` when the stream ends after `initial`.
+    pub(crate) rx: Option<EventRx>,
+}
+
+struct State {
+    id: Bytes,
+    initial: VecDeque<Bytes>,
+    rx: Option<EventRx>,
+    sent: u32,
+    limit: Option<u32>,
+    mode: DropMode,
+    shutdown: watch::Receiver<bool>,
+    done: bool,
+}
+
+/// Builds the SSE response for a stream; `id` is the request id as JSON.
+pub(crate) fn response(shared: &Arc<Shared>, id: Bytes, start: Start) -> Response {
+    let state = State {
+        id,
+        initial: start.initial.into(),
+        rx: start.rx,
+        sent: 0,
+        limit: shared.cfg.drop_stream_after,
+        mode: shared.cfg.drop_mode,
+        shutdown: shared.shutdown.clone(),
+        done: false,
+    };
+    let stream = futures_util::stream::unfold(state, next);
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            ),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        ],
+        Body::from_stream(stream),
+    )
+        .into_response()
+}
+
+async fn next(mut st: State) -> Option<(io::Result<Bytes>, State)> {
+    if st.done || (st.initial.is_empty() && st.rx.is_none()) {
+        return None;
+    }
+    if let Some(limit) = st.limit
+        && st.sent >= limit
+    {
+        st.done = true;
+        return match st.mode {
+            DropMode::Eof => None,
+            DropMode::Reset => {
+                // Let the server flush the events so far, so the cut lands mid-stream.
+                tokio::task::yield_now().await;
+                Some((
+                    Err(io::Error::new(
+                        io::ErrorKind::ConnectionReset,
+                        "scripted stream reset",
+                    )),
+                    st,
+                ))
+            }
+        };
+    }
+    let json = if let Some(json) = st.initial.pop_front() {
+        json
+    } else {
+        let rx = st.rx.as_mut()?;
+        let event = tokio::select! {
+            // A closed channel or a subscriber that fell behind ends the stream cleanly.
+            received = rx.recv() => received.ok()?,
+            _ = st.shutdown.wait_for(|stop| *stop) => return None,
+        };
+        if event.stops {
+            st.rx = None;
+        }
+        event.json.clone()
+    };
+    st.sent += 1;
+    Some((Ok(frame(&st.id, &json)), st))
+}
+
+/// Formats one SSE event holding a JSON-RPC response.
+fn frame(id: &[u8], result: &[u8]) -> Bytes {
+    const HEAD: &[u8] = b"data: {\"jsonrpc\":\"2.0\",\"id\":";
+    const MID: &[u8] = b",\"result\":";
+    const TAIL: &[u8] = b"}\n\n";
+    let mut buf = Vec::with_capacity(HEAD.len() + id.len() + MID.len() + result.len() + TAIL.len());
+    buf.extend_from_slice(HEAD);
+    buf.extend_from_slice(id);
+    buf.extend_from_slice(MID);
+    buf.extend_from_slice(result);
+    buf.extend_from_slice(TAIL);
+    Bytes::from(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn frames_are_one_data_line_and_a_blank_line() {
+        let f = super::frame(b"7", br#"{"task":{}}"#);
+        assert_eq!(
+            &f[..],
+            b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"task\":{}}}\n\n"
+        );
+    }
+}
