@@ -2,5 +2,8 @@
 
 mod cli;
 mod common;
+mod delegate;
 mod generated;
+mod inspect;
+mod journal;
 mod scripted_agent;
