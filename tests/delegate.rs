@@ -739,3 +739,39 @@ fn json_output_has_begin_actions_and_a_summary() {
     assert_eq!(lines.len(), 4);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
+
+#[test]
+fn a_step_being_delegated_by_a_live_process_is_left_alone() {
+    use a2a_recover::journal::{Claim, Journal, StepName};
+    let env = TestEnv::new();
+    let a = agent(fast());
+    delegate_crashing(&env, "after-intent", "w/s", &a.url(), "hello");
+    // This test process, alive on this host, holds the attempt's lease.
+    let journal = Journal::open(&env.journal(), Duration::from_secs(10)).unwrap();
+    let record = journal
+        .step(&StepName::parse("w/s").unwrap())
+        .unwrap()
+        .unwrap();
+    let id = record.latest().unwrap().id;
+    assert!(matches!(
+        journal.claim(id, Duration::from_secs(600)).unwrap(),
+        Claim::Claimed(_)
+    ));
+    let out = delegate(&env, "w/s", &a.url(), "hello", &[]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("(pid {} on", std::process::id())),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        a.stats().messages.is_empty(),
+        "sent while another process held it"
+    );
+    journal.release(id).unwrap();
+    drop(journal);
+    let out = delegate(&env, "w/s", &a.url(), "hello", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(a.stats().messages.len(), 1);
+    assert!(the_attempt(&env, "w/s")["state"] == "SUBMITTED");
+}

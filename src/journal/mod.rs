@@ -144,6 +144,12 @@ pub struct Journal {
     clock: Arc<dyn Clock>,
 }
 
+// A pass shares one `&Journal` between concurrent tasks.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Journal>();
+};
+
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Journal")
