@@ -209,6 +209,19 @@ fn a_re_run_on_a_recorded_step_sends_nothing() {
         stdout(&again)
     );
     assert_eq!(a.stats().messages.len(), before);
+    // In JSON the re-run reports the existing attempt and prints its row.
+    let json = delegate(&env, "w/s", &a.url(), "hello", &["--format", "json"]);
+    let types: Vec<String> = stdout(&json)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(types, ["begin", "action", "attempt", "summary"]);
+    assert_eq!(a.stats().messages.len(), before);
     // A direct reply is recorded too: a re-run sends nothing either.
     assert_eq!(code(&delegate(&env, "w/d", &a.url(), "direct hi", &[])), 0);
     let before = a.stats().messages.len();

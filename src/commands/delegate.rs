@@ -35,8 +35,8 @@ use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, AgentCard, Attempt, AttemptState, Binding, Claim, FailureKind, IntentOutcome, Journal,
-    NewIntent, Source, Step, StepName, StepSpec, TaskView,
+    self, AgentCard, Attempt, AttemptState, Binding, Claim, FailureKind, InspectFilter,
+    IntentOutcome, Journal, NewIntent, Source, Step, StepName, StepSpec, Target, TaskView,
 };
 use crate::output::{BrokenPipe, inert};
 use crate::recovery::lookup::{self, LookFor, Lookup};
@@ -299,6 +299,23 @@ impl Delegation<'_> {
         Ok(())
     }
 
+    /// Prints the step's latest `attempt` record (JSON Lines only), as `inspect` shows it.
+    fn row(&self) -> anyhow::Result<()> {
+        if !self.ctx.out.is_json() {
+            return Ok(());
+        }
+        let page = self.journal.inspect(&InspectFilter {
+            target: Some(Target::Step(self.step().clone())),
+            ..InspectFilter::default()
+        })?;
+        if let Some(latest) = page.rows.iter().find(|r| r.is_latest) {
+            self.ctx
+                .out
+                .record(&crate::commands::inspect::attempt_record(latest))?;
+        }
+        Ok(())
+    }
+
     /// Prints the human result line and counts the final outcome.
     fn finish(&mut self, outcome: &str, line: &str, code: u8) -> anyhow::Result<u8> {
         *self.outcomes.entry(outcome.to_owned()).or_default() += 1;
@@ -364,6 +381,7 @@ impl Delegation<'_> {
                     "UNCERTAIN",
                     &json!({"error": attempt.error}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} is UNCERTAIN: its send's outcome is unknown and the agent cannot be \
                      searched conclusively; nothing was resent. Decide with `a2a-recover \
@@ -378,6 +396,7 @@ impl Delegation<'_> {
                     "REFUSED",
                     &json!({"error": attempt.error}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} was refused by {agent} (REFUSED): {}.",
                     inert(attempt.error.as_deref().unwrap_or("no detail"))
@@ -386,6 +405,7 @@ impl Delegation<'_> {
             }
             AttemptState::Replied => {
                 self.action(&attempt, "existing", "REPLIED", &json!({}))?;
+                self.row()?;
                 let line = format!(
                     "{step} is already delegated to {agent}: it answered directly (REPLIED)."
                 );
@@ -399,6 +419,7 @@ impl Delegation<'_> {
                     state.as_str(),
                     &json!({"taskId": task}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} is already delegated to {agent} as task {} ({state}).",
                     inert(&task)
