@@ -264,6 +264,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--skill', '--skill', [CompletionResultType]::ParameterName, 'A skill id on the card; repeat for more [default: echo]')
             [CompletionResult]::new('--forget-after', '--forget-after', [CompletionResultType]::ParameterName, 'Forgets terminal tasks this long after they finish (GetTask then answers -32001)')
             [CompletionResult]::new('--fail-rate', '--fail-rate', [CompletionResultType]::ParameterName, 'Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1')
+            [CompletionResult]::new('--fail-first', '--fail-first', [CompletionResultType]::ParameterName, 'The first N message sends answer HTTP 503, then --fail-rate applies')
             [CompletionResult]::new('--fail-mode', '--fail-mode', [CompletionResultType]::ParameterName, 'Whether a failing send is refused before processing or processed and then refused')
             [CompletionResult]::new('--drop-stream-after', '--drop-stream-after', [CompletionResultType]::ParameterName, 'Cuts every SSE stream after K events')
             [CompletionResult]::new('--drop-mode', '--drop-mode', [CompletionResultType]::ParameterName, 'How a stream is cut: a clean end of the body, or an aborted connection')

@@ -244,6 +244,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --skill 'A skill id on the card; repeat for more [default: echo]'
             cand --forget-after 'Forgets terminal tasks this long after they finish (GetTask then answers -32001)'
             cand --fail-rate 'Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1'
+            cand --fail-first 'The first N message sends answer HTTP 503, then --fail-rate applies'
             cand --fail-mode 'Whether a failing send is refused before processing or processed and then refused'
             cand --drop-stream-after 'Cuts every SSE stream after K events'
             cand --drop-mode 'How a stream is cut: a clean end of the body, or an aborted connection'

@@ -218,6 +218,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l skill -d 'A skill id on the card; repeat for more [default: echo]' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l forget-after -d 'Forgets terminal tasks this long after they finish (GetTask then answers -32001)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l fail-rate -d 'Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l fail-first -d 'The first N message sends answer HTTP 503, then --fail-rate applies' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l fail-mode -d 'Whether a failing send is refused before processing or processed and then refused' -r -f -a "before\t'Answers 503 without processing: nothing is created'
 after\t'Processes the message (a task is created or continued), then answers 503'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l drop-stream-after -d 'Cuts every SSE stream after K events' -r

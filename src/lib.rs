@@ -121,14 +121,8 @@ fn init_tracing(verbose: u8, quiet: bool) {
         (false, 2) => "debug",
         (false, _) => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::new(format!(
-        "warn,a2a_recover={level}{}",
-        if verbose >= 3 {
-            ",reqwest=debug,hyper=info"
-        } else {
-            ""
-        }
-    ));
+    // Only our own targets: reqwest's debug logs carry unredacted URLs (query secrets).
+    let filter = tracing_subscriber::EnvFilter::new(format!("warn,a2a_recover={level}"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

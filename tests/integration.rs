@@ -5,5 +5,6 @@ mod common;
 mod delegate;
 mod generated;
 mod inspect;
+mod interop;
 mod journal;
 mod scripted_agent;

@@ -860,6 +860,38 @@ async fn scripted_503_before_or_after_processing() {
             c.ok("ListTasks", json!({})).await;
             agent.shutdown().await;
         }
+        // A budget: the first two sends fail, then the agent works; the control re-arms it.
+        let agent = ScriptedAgent::start(
+            AgentConfig {
+                fail_first: 2,
+                ..fast()
+            },
+            0,
+        )
+        .await
+        .unwrap();
+        let c = Client::new(&agent);
+        let mut codes = Vec::new();
+        for i in 0..3 {
+            let body = json!({"jsonrpc": "2.0", "id": i, "method": "SendMessage",
+                              "params": {"message": user("same", "echo")}});
+            codes.push(c.post(&body, Some("1.0")).await.status().as_u16());
+        }
+        assert_eq!(codes, [503, 503, 200]);
+        assert_eq!(agent.stats().tasks.len(), 1);
+        let resp = c
+            .http
+            .post(format!("{}_scripted/fail-next/1", agent.url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 204);
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "SendMessage",
+                          "params": {"message": user("again", "echo")}});
+        assert_eq!(c.post(&body, Some("1.0")).await.status(), 503);
+        assert_eq!(c.post(&body, Some("1.0")).await.status(), 200);
+        agent.shutdown().await;
+
         // A fractional rate fails some sends and not others, repeatably for a seed.
         let run = || async {
             let agent = ScriptedAgent::start(
@@ -1192,4 +1224,91 @@ fn bad_flags_are_usage_errors() {
     );
     let out = env.run(["scripted-agent", "--fail-mode", "sometimes"]);
     assert_eq!(crate::common::code(&out), 2);
+}
+
+#[tokio::test]
+async fn every_answer_parses_as_a2a_lf_types() {
+    guard(async {
+        let agent = ScriptedAgent::start(fast(), 0).await.unwrap();
+        let c = Client::new(&agent);
+        let card = reqwest::get(agent.card_url())
+            .await
+            .unwrap()
+            .json_value()
+            .await;
+        let card: a2a::AgentCard = serde_json::from_value(card).expect("AgentCard");
+        assert_eq!(card.supported_interfaces[0].url, agent.url());
+        for text in ["work:2", "ask", "fail", "reject", "auth", "echo", "direct"] {
+            let sent = c.send(user(text, text), false).await;
+            let parsed: a2a::SendMessageResponse =
+                serde_json::from_value(sent.clone()).expect("SendMessageResponse");
+            if let a2a::SendMessageResponse::Task(task) = parsed {
+                let got = c.get(&task.id).await;
+                let got: a2a::Task = serde_json::from_value(got).expect("Task");
+                assert_eq!(got.id, task.id);
+                assert!(got.status.timestamp.is_some());
+            } else {
+                assert_eq!(text, "direct");
+            }
+        }
+        let listed = c.ok("ListTasks", json!({"includeArtifacts": true})).await;
+        let listed: a2a::ListTasksResponse =
+            serde_json::from_value(listed).expect("ListTasksResponse");
+        assert_eq!(listed.tasks.len(), 6);
+        assert_eq!(listed.total_size, 6);
+        let s = c
+            .stream(
+                "SendStreamingMessage",
+                json!({"message": user("s", "work:2")}),
+            )
+            .await;
+        for event in s.events {
+            let _: a2a::StreamResponse =
+                serde_json::from_value(event["result"].clone()).expect("StreamResponse");
+        }
+        let t = c.send(user("c", "work:100"), true).await;
+        let canceled = c.ok("CancelTask", json!({"id": t["task"]["id"]})).await;
+        let canceled: a2a::Task = serde_json::from_value(canceled).expect("Task");
+        assert_eq!(canceled.status.state, a2a::TaskState::Canceled);
+        agent.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn completed_tasks_make_bookings_that_cancel_removes() {
+    guard(async {
+        let agent = ScriptedAgent::start(fast(), 0).await.unwrap();
+        let c = Client::new(&agent);
+        let booking_url = |id: &str| format!("{}_scripted/bookings/{id}", agent.url());
+        let http = reqwest::Client::new();
+        let status = |url: String| {
+            let http = http.clone();
+            async move { http.get(url).send().await.unwrap().status().as_u16() }
+        };
+        let t = c.send(user("m1", "book a hotel"), false).await;
+        let id = t["task"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(status(booking_url(&id)).await, 200);
+        // A task that did not complete books nothing.
+        let r = c.send(user("m2", "reject"), false).await;
+        let rejected = r["task"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(status(booking_url(&rejected)).await, 404);
+        // `cancel <id>` removes the booking, and makes none itself.
+        let k = c.send(user("m3", &format!("cancel {id}")), false).await;
+        let cancel_id = k["task"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(
+            artifact_texts(&k["task"], "cancellation"),
+            [format!("canceled: {id}")]
+        );
+        assert_eq!(status(booking_url(&id)).await, 404);
+        assert_eq!(status(booking_url(&cancel_id)).await, 404);
+        // A second cancel finds nothing to cancel.
+        let k2 = c.send(user("m4", &format!("cancel {id}")), false).await;
+        assert_eq!(
+            artifact_texts(&k2["task"], "cancellation"),
+            ["nothing to cancel"]
+        );
+        agent.shutdown().await;
+    })
+    .await;
 }

@@ -7,8 +7,10 @@
 //! separately by the caller (the journal stores what was received, not this).
 //!
 //! Rules (a2a-spec.md §9), each with a fixture in `tests/fixtures/wire/`:
-//! - `role` and `status.state`: unknown, missing, null or integer → `ROLE_UNSPECIFIED` /
-//!   `TASK_STATE_UNSPECIFIED` (the original is logged at debug);
+//! - `role` and `status.state`: unknown, missing or null → `ROLE_UNSPECIFIED` /
+//!   `TASK_STATE_UNSPECIFIED` (the original is logged at debug); a known proto enum *number*
+//!   (`"state": 3`) becomes its name, as every ProtoJSON parser reads it (a2a-spec.md §0.1) —
+//!   otherwise an agent that sends numbers would look unfinished forever;
 //! - missing `parts` → `[]`; missing `messageId` / `artifactId` → `""`;
 //! - Task `contextId` → `""`, `status` → `{}`;
 //! - ListTasks `tasks` → `[]`, `nextPageToken` → `""`, `pageSize` / `totalSize` → `0`;
@@ -28,6 +30,8 @@ use serde_json::{Map, Value};
 use crate::output::inert;
 
 const ROLES: &[&str] = &["ROLE_USER", "ROLE_AGENT", "ROLE_UNSPECIFIED"];
+/// Role names indexed by their proto enum number.
+const ROLES_BY_NUMBER: &[&str] = &["ROLE_UNSPECIFIED", "ROLE_USER", "ROLE_AGENT"];
 const STATES: &[&str] = &[
     "TASK_STATE_UNSPECIFIED",
     "TASK_STATE_SUBMITTED",
@@ -104,7 +108,7 @@ fn status(v: &mut Value) {
         *v = Value::Object(Map::new());
     }
     let Some(obj) = v.as_object_mut() else { return };
-    enum_field(obj, "state", STATES, "TASK_STATE_UNSPECIFIED");
+    enum_field(obj, "state", STATES, STATES, "TASK_STATE_UNSPECIFIED");
     if let Some(m) = obj.get_mut("message") {
         message(m);
     }
@@ -114,7 +118,7 @@ fn status(v: &mut Value) {
 pub(crate) fn message(v: &mut Value) {
     let Some(obj) = v.as_object_mut() else { return };
     default_to(obj, "messageId", || Value::from(""));
-    enum_field(obj, "role", ROLES, "ROLE_UNSPECIFIED");
+    enum_field(obj, "role", ROLES, ROLES_BY_NUMBER, "ROLE_UNSPECIFIED");
     default_to(obj, "parts", || Value::Array(Vec::new()));
     for_each(obj, "parts", part);
 }
@@ -216,13 +220,26 @@ fn for_each(obj: &mut Map<String, Value>, key: &str, f: impl FnMut(&mut Value)) 
 }
 
 /// Replaces an enum member that is not one of `known` with `unspecified`.
-fn enum_field(obj: &mut Map<String, Value>, key: &str, known: &[&str], unspecified: &str) {
+fn enum_field(
+    obj: &mut Map<String, Value>,
+    key: &str,
+    known: &[&str],
+    by_number: &[&str],
+    unspecified: &str,
+) {
     let original = obj.get(key);
     let ok = match original {
         Some(Value::String(s)) => s.is_empty() || known.contains(&s.as_str()),
         _ => false,
     };
     if ok {
+        return;
+    }
+    let numbered = original
+        .and_then(Value::as_u64)
+        .and_then(|n| by_number.get(usize::try_from(n).ok()?));
+    if let Some(name) = numbered {
+        obj.insert(key.to_owned(), Value::from(*name));
         return;
     }
     if let Some(v) = original {

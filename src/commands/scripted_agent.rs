@@ -43,6 +43,9 @@ pub struct ScriptedAgentArgs {
     /// Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1.
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     pub fail_rate: f64,
+    /// The first N message sends answer HTTP 503, then --fail-rate applies.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub fail_first: u32,
     /// Whether a failing send is refused before processing or processed and then refused.
     #[arg(long, value_enum, default_value_t = FailMode::Before)]
     pub fail_mode: FailMode,
@@ -93,6 +96,7 @@ impl ScriptedAgentArgs {
             refuse_context_id: self.refuse_context_id,
             no_list_tasks: self.no_list_tasks,
             fail_rate: self.fail_rate,
+            fail_first: self.fail_first,
             fail_mode: self.fail_mode,
             drop_stream_after: self.drop_stream_after,
             drop_mode: self.drop_mode,

@@ -1,12 +1,12 @@
 //! The scripted agent's task store: tasks, the status-time index behind ListTasks, contexts,
-//! retention, stream fan-out and the counters behind [`Stats`](super::Stats).
+//! retention, stream fan-out and the counters behind [`Stats`].
 //!
 //! Invariants: every task's key `(status micros, seq)` is in `index` exactly once; status
 //! timestamps come from [`Inner::now`], which strictly increases, so keys never collide and a
 //! task's timestamps strictly increase; every change publishes its stream event while the lock is
 //! held, so events reach subscribers in the order the changes happened.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,7 +22,9 @@ use super::scenario::Scenario;
 use super::{ReceivedMessage, Stats, TaskSummary};
 
 /// Most user messages kept for [`Stats::messages`].
-const MAX_MESSAGES: usize = 100_000;
+const MAX_MESSAGES: usize = 20_000;
+/// Most bytes of a message's text kept for [`Stats::messages`].
+const MAX_MESSAGE_TEXT: usize = 16 * 1024;
 /// Events buffered per task for slow subscribers; one that falls further behind is cut off.
 const STREAM_BUFFER: usize = 64;
 
@@ -102,39 +104,54 @@ pub(crate) fn decode_token(token: &str) -> Option<(i64, u64)> {
     parts.next().is_none().then_some((ts, seq))
 }
 
-/// The whole mutable state of one agent.
+/// What the agent knows about a `messageId` sent without a `taskId`.
+struct MessageIdInfo {
+    /// How many tasks messages with this id created.
+    tasks: u32,
+    /// The first task it created, while that task exists.
+    first: Option<u64>,
+}
+
+/// The whole mutable state of one agent. Tasks are keyed by their creation sequence number, so
+/// the indexes hold small integers instead of copies of the task id.
 pub(crate) struct Inner {
-    tasks: HashMap<String, TaskEntry>,
-    index: BTreeMap<(i64, u64), String>,
-    contexts: HashMap<String, Vec<String>>,
-    by_message_id: HashMap<String, String>,
+    /// Boxed: a task is large and most of a grown table is empty slots.
+    tasks: HashMap<u64, Box<TaskEntry>>,
+    ids: HashMap<String, u64>,
+    index: BTreeSet<(i64, u64)>,
+    contexts: HashMap<String, Vec<u64>>,
+    message_ids: HashMap<String, MessageIdInfo>,
     next_seq: u64,
     last_micros: i64,
     forget_after: Option<Duration>,
-    forget_queue: VecDeque<(Instant, String)>,
-    tasks_per_message_id: HashMap<String, u32>,
+    forget_queue: VecDeque<(Instant, u64)>,
     messages: VecDeque<ReceivedMessage>,
     messages_dropped: u64,
     cancels: Vec<String>,
     forgotten: Vec<(u64, TaskSummary)>,
+    /// The agent's "booking system": one entry per task that COMPLETED (except `cancel`
+    /// tasks), removed by a `cancel <task id>` message. Served at `/_scripted/bookings/{id}`,
+    /// a read path independent of the A2A task state, for effect verification.
+    bookings: BTreeMap<String, String>,
 }
 
 impl Inner {
     pub(crate) fn new(forget_after: Option<Duration>) -> Self {
         Self {
             tasks: HashMap::new(),
-            index: BTreeMap::new(),
+            ids: HashMap::new(),
+            index: BTreeSet::new(),
             contexts: HashMap::new(),
-            by_message_id: HashMap::new(),
+            message_ids: HashMap::new(),
             next_seq: 0,
             last_micros: 0,
             forget_after,
             forget_queue: VecDeque::new(),
-            tasks_per_message_id: HashMap::new(),
             messages: VecDeque::new(),
             messages_dropped: 0,
             cancels: Vec::new(),
             forgotten: Vec::new(),
+            bookings: BTreeMap::new(),
         }
     }
 
@@ -158,14 +175,21 @@ impl Inner {
             if now.duration_since(*at) < after {
                 break;
             }
-            if let Some((_, id)) = self.forget_queue.pop_front() {
-                self.forget(&id);
+            if let Some((_, seq)) = self.forget_queue.pop_front() {
+                self.forget_seq(seq);
             }
         }
     }
 
     /// Records a received user message for [`Stats`].
-    pub(crate) fn record_message(&mut self, msg: ReceivedMessage) {
+    pub(crate) fn record_message(&mut self, mut msg: ReceivedMessage) {
+        if msg.text.len() > MAX_MESSAGE_TEXT {
+            let mut end = MAX_MESSAGE_TEXT;
+            while !msg.text.is_char_boundary(end) {
+                end -= 1;
+            }
+            msg.text.truncate(end);
+        }
         if self.messages.len() >= MAX_MESSAGES {
             self.messages.pop_front();
             self.messages_dropped += 1;
@@ -175,8 +199,14 @@ impl Inner {
 
     /// Counts a message that started no task (a `direct` answer).
     pub(crate) fn record_no_task(&mut self, message_id: &str) {
-        if !self.tasks_per_message_id.contains_key(message_id) {
-            self.tasks_per_message_id.insert(message_id.to_owned(), 0);
+        if !self.message_ids.contains_key(message_id) {
+            self.message_ids.insert(
+                message_id.to_owned(),
+                MessageIdInfo {
+                    tasks: 0,
+                    first: None,
+                },
+            );
         }
     }
 
@@ -187,7 +217,15 @@ impl Inner {
 
     /// Returns whether the task exists (and is not forgotten).
     pub(crate) fn exists(&self, id: &str) -> bool {
-        self.tasks.contains_key(id)
+        self.ids.contains_key(id)
+    }
+
+    fn entry(&self, id: &str) -> Option<&TaskEntry> {
+        self.tasks.get(self.ids.get(id)?).map(|e| &**e)
+    }
+
+    fn entry_mut(&mut self, id: &str) -> Option<&mut TaskEntry> {
+        self.tasks.get_mut(self.ids.get(id)?).map(|e| &mut **e)
     }
 
     /// Returns whether the context is one the agent knows (it has or had a task or message there).
@@ -204,12 +242,13 @@ impl Inner {
 
     /// Returns the task created by the first message with this id, if it still exists.
     pub(crate) fn task_for_message(&self, message_id: &str) -> Option<&str> {
-        self.by_message_id.get(message_id).map(String::as_str)
+        let seq = self.message_ids.get(message_id)?.first?;
+        self.tasks.get(&seq).map(|e| e.task.id.as_str())
     }
 
     /// Returns the task's state, context and scenario.
     pub(crate) fn info(&self, id: &str) -> Option<(TaskState, &str, Scenario)> {
-        self.tasks.get(id).map(|e| {
+        self.entry(id).map(|e| {
             (
                 e.task.status.state.clone(),
                 e.task.context_id.as_str(),
@@ -220,7 +259,7 @@ impl Inner {
 
     /// Returns whether the task's history already holds a message with this id.
     pub(crate) fn history_has(&self, id: &str, message_id: &str) -> bool {
-        self.tasks.get(id).is_some_and(|e| {
+        self.entry(id).is_some_and(|e| {
             e.task
                 .history
                 .as_deref()
@@ -245,18 +284,23 @@ impl Inner {
         let message_id = message.message_id.clone();
         message.task_id = Some(id.clone());
         message.context_id = Some(context_id.clone());
-        *self
-            .tasks_per_message_id
+        let info = self
+            .message_ids
             .entry(message_id.clone())
-            .or_insert(0) += 1;
-        if !self.by_message_id.contains_key(&message_id) {
-            self.by_message_id.insert(message_id.clone(), id.clone());
+            .or_insert(MessageIdInfo {
+                tasks: 0,
+                first: None,
+            });
+        info.tasks += 1;
+        info.first.get_or_insert(seq);
+        match self.contexts.get_mut(&context_id) {
+            Some(seqs) => seqs.push(seq),
+            None => {
+                self.contexts.insert(context_id.clone(), vec![seq]);
+            }
         }
-        self.contexts
-            .entry(context_id.clone())
-            .or_default()
-            .push(id.clone());
-        self.index.insert((micros, seq), id.clone());
+        self.index.insert((micros, seq));
+        self.ids.insert(id.clone(), seq);
         let task = Task {
             id: id.clone(),
             context_id,
@@ -270,14 +314,14 @@ impl Inner {
             metadata: None,
         };
         self.tasks.insert(
-            id.clone(),
-            TaskEntry {
+            seq,
+            Box::new(TaskEntry {
                 task,
                 scenario,
                 first_message_id: message_id,
                 key: (micros, seq),
                 tx: None,
-            },
+            }),
         );
         id
     }
@@ -285,7 +329,7 @@ impl Inner {
     /// Appends a user message to the task's history (its task and context ids are set here);
     /// the current status message moves into history first, like Python's TaskManager.
     pub(crate) fn append_history(&mut self, id: &str, mut message: Message) {
-        if let Some(e) = self.tasks.get_mut(id) {
+        if let Some(e) = self.entry_mut(id) {
             message.task_id = Some(e.task.id.clone());
             message.context_id = Some(e.task.context_id.clone());
             let history = e.task.history.get_or_insert_with(Vec::new);
@@ -298,7 +342,7 @@ impl Inner {
 
     /// Subscribes to the task's future events; `None` if the task is unknown.
     pub(crate) fn subscribe(&mut self, id: &str) -> Option<EventRx> {
-        let e = self.tasks.get_mut(id)?;
+        let e = self.entry_mut(id)?;
         Some(
             e.tx.get_or_insert_with(|| broadcast::channel(STREAM_BUFFER).0)
                 .subscribe(),
@@ -307,9 +351,24 @@ impl Inner {
 
     /// Sets the task's status (the old status message moves into history), publishes a
     /// `statusUpdate`, and schedules retention when the state is terminal; false if unknown.
+    /// Returns the booking made by a completed task, if it still exists.
+    pub(crate) fn booking(&self, task_id: &str) -> Option<&str> {
+        self.bookings.get(task_id).map(String::as_str)
+    }
+
+    /// Cancels the booking of the first word of `text` that names one; returns its task id.
+    pub(crate) fn cancel_booking(&mut self, text: &str) -> Option<String> {
+        let id = text
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+            .find(|w| self.bookings.contains_key(*w))?
+            .to_owned();
+        self.bookings.remove(&id);
+        Some(id)
+    }
+
     pub(crate) fn set_status(&mut self, id: &str, state: TaskState, text: Option<&str>) -> bool {
         let (ts, micros) = self.now();
-        let Some(e) = self.tasks.get_mut(id) else {
+        let Some(e) = self.ids.get(id).and_then(|seq| self.tasks.get_mut(seq)) else {
             return false;
         };
         let message = text.map(|t| agent_message(&e.task, t));
@@ -318,14 +377,18 @@ impl Inner {
         }
         let terminal = state.is_terminal();
         let stops = stops_at(&state);
+        if state == TaskState::Completed && e.scenario != Scenario::Cancel {
+            self.bookings
+                .insert(e.task.id.clone(), e.task.context_id.clone());
+        }
         e.task.status = TaskStatus {
             state,
             message,
             timestamp: Some(ts),
         };
-        if let Some(key) = self.index.remove(&e.key) {
+        if self.index.remove(&e.key) {
             e.key = (micros, e.key.1);
-            self.index.insert(e.key, key);
+            self.index.insert(e.key);
         }
         publish(e.tx.as_ref(), stops, || {
             #[derive(Serialize)]
@@ -352,7 +415,7 @@ impl Inner {
             // Subscribers drain what is buffered, then see the end.
             e.tx = None;
             if self.forget_after.is_some() {
-                self.forget_queue.push_back((Instant::now(), id.to_owned()));
+                self.forget_queue.push_back((Instant::now(), e.key.1));
             }
         }
         true
@@ -368,7 +431,7 @@ impl Inner {
         append: bool,
         last_chunk: bool,
     ) {
-        let Some(e) = self.tasks.get_mut(id) else {
+        let Some(e) = self.entry_mut(id) else {
             return;
         };
         let chunk = Artifact {
@@ -406,7 +469,11 @@ impl Inner {
                 },
             })
         });
-        let artifacts = e.task.artifacts.get_or_insert_with(Vec::new);
+        // Most tasks have one artifact: no room for four.
+        let artifacts = e
+            .task
+            .artifacts
+            .get_or_insert_with(|| Vec::with_capacity(1));
         match artifacts.iter_mut().find(|a| a.artifact_id == artifact_id) {
             Some(existing) if append => existing.parts.extend(chunk.parts),
             Some(existing) => *existing = chunk,
@@ -422,7 +489,7 @@ impl Inner {
         history: Option<usize>,
         include_artifacts: bool,
     ) -> Option<Bytes> {
-        let e = self.tasks.get(id)?;
+        let e = self.entry(id)?;
         serde_json::to_vec(&TaskView {
             task: &e.task,
             history,
@@ -434,7 +501,7 @@ impl Inner {
 
     /// Returns the task as a `StreamResponse` `{"task":…}` JSON.
     pub(crate) fn snapshot_event(&self, id: &str) -> Option<Bytes> {
-        let e = self.tasks.get(id)?;
+        let e = self.entry(id)?;
         #[derive(Serialize)]
         struct Wrapper<'a> {
             task: TaskView<'a>,
@@ -478,19 +545,25 @@ impl Inner {
 
     /// Forgets a task, as retention would; false if unknown.
     pub(crate) fn forget(&mut self, id: &str) -> bool {
-        let Some(e) = self.tasks.remove(id) else {
+        self.ids
+            .get(id)
+            .copied()
+            .is_some_and(|seq| self.forget_seq(seq))
+    }
+
+    fn forget_seq(&mut self, seq: u64) -> bool {
+        let Some(e) = self.tasks.remove(&seq) else {
             return false;
         };
+        self.ids.remove(&e.task.id);
         self.index.remove(&e.key);
-        if let Some(ids) = self.contexts.get_mut(&e.task.context_id) {
-            ids.retain(|t| t != id);
+        if let Some(seqs) = self.contexts.get_mut(&e.task.context_id) {
+            seqs.retain(|s| *s != seq);
         }
-        if self
-            .by_message_id
-            .get(&e.first_message_id)
-            .is_some_and(|t| t == id)
+        if let Some(info) = self.message_ids.get_mut(&e.first_message_id)
+            && info.first == Some(seq)
         {
-            self.by_message_id.remove(&e.first_message_id);
+            info.first = None;
         }
         let mut summary = summary(&e);
         summary.forgotten = true;
@@ -512,9 +585,9 @@ impl Inner {
             let mut found: Vec<&TaskEntry> = self
                 .contexts
                 .get(ctx)
-                .map(|ids| {
-                    ids.iter()
-                        .filter_map(|id| self.tasks.get(id))
+                .map(|seqs| {
+                    seqs.iter()
+                        .filter_map(|seq| self.tasks.get(seq).map(|e| &**e))
                         .filter(|e| matches(e))
                         .collect()
                 })
@@ -531,7 +604,7 @@ impl Inner {
             let range = || {
                 self.index
                     .range(lower..)
-                    .filter_map(|(_, id)| self.tasks.get(id))
+                    .filter_map(|(_, seq)| self.tasks.get(seq).map(|e| &**e))
             };
             total = if q.status.is_none() && q.after_micros.is_none() {
                 self.tasks.len()
@@ -543,7 +616,7 @@ impl Inner {
                     self.index
                         .range(lower..upper)
                         .rev()
-                        .filter_map(|(_, id)| self.tasks.get(id))
+                        .filter_map(|(_, seq)| self.tasks.get(seq).map(|e| &**e))
                         .filter(|e| matches(e))
                         .take(q.page_size + 1),
                 );
@@ -589,9 +662,9 @@ impl Inner {
         tasks.sort_unstable_by_key(|(seq, _)| *seq);
         Stats {
             tasks_per_message_id: self
-                .tasks_per_message_id
+                .message_ids
                 .iter()
-                .map(|(k, v)| (k.clone(), *v))
+                .map(|(k, v)| (k.clone(), v.tasks))
                 .collect(),
             messages: self.messages.iter().cloned().collect(),
             messages_dropped: self.messages_dropped,
@@ -707,19 +780,19 @@ mod tests {
     fn timestamps_strictly_increase_and_status_messages_move_into_history() {
         let mut inner = Inner::new(None);
         let id = inner.create_task(user("m1", "ask"), "c1".to_owned(), Scenario::Ask);
-        let mut last = inner.tasks[&id].task.status.timestamp.unwrap();
+        let mut last = inner.entry(&id).unwrap().task.status.timestamp.unwrap();
         for (state, text) in [
             (TaskState::Working, Some("step 1/2")),
             (TaskState::Working, Some("step 2/2")),
             (TaskState::Completed, None),
         ] {
             assert!(inner.set_status(&id, state, text));
-            let ts = inner.tasks[&id].task.status.timestamp.unwrap();
+            let ts = inner.entry(&id).unwrap().task.status.timestamp.unwrap();
             assert!(ts > last, "{ts} after {last}");
             assert_eq!(ts.timestamp_subsec_nanos() % 1000, 0, "µs precision");
             last = ts;
         }
-        let history = inner.tasks[&id].task.history.clone().unwrap();
+        let history = inner.entry(&id).unwrap().task.history.clone().unwrap();
         let texts: Vec<_> = history.iter().map(|m| m.text().unwrap()).collect();
         assert_eq!(texts, ["ask", "step 1/2", "step 2/2"]);
         assert_eq!(history[0].task_id.as_deref(), Some(id.as_str()));
@@ -749,6 +822,8 @@ mod tests {
         assert!(inner.forget(&id));
         assert!(!inner.forget(&id));
         assert!(inner.index.is_empty());
+        assert!(inner.ids.is_empty());
+        assert!(inner.contexts["c1"].is_empty());
         assert!(inner.task_for_message("m1").is_none());
         let stats = inner.stats();
         assert!(stats.tasks[0].forgotten);

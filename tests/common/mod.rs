@@ -2,6 +2,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod interop;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 

@@ -136,10 +136,19 @@ fn js_card_verbatim_with_empty_fields() {
 }
 
 #[test]
-fn integer_state_is_unspecified() {
-    // a2a-spec.md §9: an integer enum is read as UNSPECIFIED ("unknown, not finished").
+fn integer_state_is_read_by_its_proto_number() {
+    // ProtoJSON parsers accept an enum's number (a2a-spec.md §0.1): 3 is COMPLETED. Reading it
+    // as UNSPECIFIED (the §9 measurement's choice) would keep such an agent "unfinished" forever.
     assert_eq!(
         task("state-integer.json").status.state,
+        TaskState::Completed
+    );
+}
+
+#[test]
+fn unknown_integer_state_is_unspecified() {
+    assert_eq!(
+        task("state-integer-unknown.json").status.state,
         TaskState::Unspecified
     );
 }
@@ -259,8 +268,8 @@ fn stream_events_with_omitted_defaults() {
 // ---- a2a-spec.md §9: the normalizer rules one by one -----------------------------------------
 
 #[test]
-fn integer_role_is_unspecified() {
-    assert_eq!(reply_message("role-integer.json").role, Role::Unspecified);
+fn integer_role_is_read_by_its_proto_number() {
+    assert_eq!(reply_message("role-integer.json").role, Role::Agent);
 }
 
 #[test]
