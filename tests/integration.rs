@@ -2,6 +2,9 @@
 
 mod cli;
 mod common;
+mod delegate;
 mod generated;
+mod inspect;
 mod interop;
+mod journal;
 mod scripted_agent;
