@@ -61,8 +61,10 @@ fn validate(args: &ReconcileArgs) -> Result<(), CliError> {
     }
     for w in &args.workflows {
         if let Err(reason) = check_name_part(w) {
-            return Err(CliError::usage(format!("bad workflow name `{}`: {reason}", inert(w)))
-                .hint("give workflow names, e.g. `trip-42`, or none for all"));
+            return Err(
+                CliError::usage(format!("bad workflow name `{}`: {reason}", inert(w)))
+                    .hint("give workflow names, e.g. `trip-42`, or none for all"),
+            );
         }
     }
     Ok(())
@@ -133,10 +135,8 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
         },
     );
     let bar = ctx.out.progress_allowed().then(|| {
-        let bar = indicatif::ProgressBar::with_draw_target(
-            None,
-            indicatif::ProgressDrawTarget::stderr(),
-        );
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
         if let Ok(style) =
             indicatif::ProgressStyle::with_template("{spinner} reconcile {pos}/{len} {wide_bar}")
         {
@@ -185,7 +185,10 @@ fn print_action(
     }
     let line = match &a.remedy {
         Some(remedy) if a.code == exit::NEEDS_HUMAN || a.code == exit::USAGE => {
-            format!("{}/{} (attempt {}): {remedy}", a.workflow, a.step, a.attempt)
+            format!(
+                "{}/{} (attempt {}): {remedy}",
+                a.workflow, a.step, a.attempt
+            )
         }
         _ => {
             if a.code == exit::WORK_REMAINS

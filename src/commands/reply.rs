@@ -122,7 +122,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             attempt.number,
             "pending",
             "unknown",
-            json!({"messageId": pending.message_id}),
+            &json!({"messageId": pending.message_id}),
             &format!(
                 "{name}: this reply was journaled before and its delivery is unknown; \
                  `a2a-recover reconcile {}` looks for it and resends it only if it is missing.",
@@ -144,6 +144,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
     let client = A2aClient::new(ClientConfig::from_context(ctx))
         .context("failed to set up the HTTP client")?;
     let sender = Sender {
+        note: None,
         journal: &journal,
         client: &client,
         clock: ctx.clock.as_ref(),
@@ -162,7 +163,16 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
                 inert(now.task_id.as_deref().unwrap_or_default()),
                 now.state
             );
-            report(ctx, &name, now.number, "DELIVERED", now.state.as_str(), detail, &line, exit::OK)
+            report(
+                ctx,
+                &name,
+                now.number,
+                "DELIVERED",
+                now.state.as_str(),
+                &detail,
+                &line,
+                exit::OK,
+            )
         }
         ReplySent::Refused(e) => {
             let mut detail = id;
@@ -171,7 +181,16 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
                 "{name}: the agent refused the reply: {}. Nothing was delivered.",
                 e.summary()
             );
-            report(ctx, &name, attempt.number, "REFUSED", "REFUSED", detail, &line, exit::NEEDS_HUMAN)
+            report(
+                ctx,
+                &name,
+                attempt.number,
+                "REFUSED",
+                "REFUSED",
+                &detail,
+                &line,
+                exit::NEEDS_HUMAN,
+            )
         }
         ReplySent::Failed(e) => {
             let mut detail = id;
@@ -187,7 +206,16 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             } else {
                 exit::WORK_REMAINS
             };
-            report(ctx, &name, attempt.number, "INTENT", "unknown", detail, &line, code)
+            report(
+                ctx,
+                &name,
+                attempt.number,
+                "INTENT",
+                "unknown",
+                &detail,
+                &line,
+                code,
+            )
         }
         ReplySent::Busy(lease) => {
             let line = format!(
@@ -197,7 +225,16 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
                 inert(&lease.host),
                 name.workflow
             );
-            report(ctx, &name, attempt.number, "INTENT", "busy", id, &line, exit::WORK_REMAINS)
+            report(
+                ctx,
+                &name,
+                attempt.number,
+                "INTENT",
+                "busy",
+                &id,
+                &line,
+                exit::WORK_REMAINS,
+            )
         }
         ReplySent::Settled(r) => {
             let line = format!("{name}: the reply is already {}.", r.state.as_str());
@@ -206,19 +243,31 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             } else {
                 exit::NEEDS_HUMAN
             };
-            report(ctx, &name, attempt.number, r.state.as_str(), "settled", id, &line, code)
+            report(
+                ctx,
+                &name,
+                attempt.number,
+                r.state.as_str(),
+                "settled",
+                &id,
+                &line,
+                code,
+            )
         }
     }
 }
 
-#[expect(clippy::too_many_arguments, reason = "one record, spelled out at each call")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one record, spelled out at each call"
+)]
 fn report(
     ctx: &Context,
     name: &StepName,
     attempt: u32,
     reply_state: &str,
     outcome: &str,
-    detail: serde_json::Value,
+    detail: &serde_json::Value,
     line: &str,
     code: u8,
 ) -> anyhow::Result<u8> {

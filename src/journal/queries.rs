@@ -881,7 +881,10 @@ pub(crate) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result
 /// not yet decided (FAILED, REJECTED, CANCELED, LOST, REFUSED), completed with a declared effect
 /// not yet claimed, or has an effect a human must look at. Steps resolved `retry`/`resend` are
 /// included: the pass acts on those decisions.
-pub(crate) fn pass_rows(conn: &Connection, workflows: &[String]) -> rusqlite::Result<Vec<AttemptRow>> {
+pub(crate) fn pass_rows(
+    conn: &Connection,
+    workflows: &[String],
+) -> rusqlite::Result<Vec<AttemptRow>> {
     let filter = (!workflows.is_empty())
         .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string());
     let mut stmt = conn.prepare(&format!(
@@ -916,8 +919,7 @@ pub(crate) fn failed_for_good(
 // Replies
 // ---------------------------------------------------------------------------------------------
 
-const REPLY_COLUMNS: &str =
-    "r.id, r.attempt_id, r.message_id, r.text, r.answers, r.state, r.error, r.created_at, \
+const REPLY_COLUMNS: &str = "r.id, r.attempt_id, r.message_id, r.text, r.answers, r.state, r.error, r.created_at, \
      r.updated_at";
 
 fn reply_from_row(r: &Row<'_>) -> rusqlite::Result<Reply> {
@@ -964,7 +966,8 @@ pub(crate) fn replies_of(conn: &Connection, attempt: AttemptId) -> rusqlite::Res
     let mut stmt = conn.prepare(&format!(
         "SELECT {REPLY_COLUMNS} FROM replies r WHERE r.attempt_id = ?1 ORDER BY r.id"
     ))?;
-    stmt.query_map(params![attempt.0], reply_from_row)?.collect()
+    stmt.query_map(params![attempt.0], reply_from_row)?
+        .collect()
 }
 
 /// Returns every reply still `INTENT` whose attempt is its step's latest, outside COMPENSATED

@@ -103,9 +103,12 @@ pub fn acquire(journal: &Path, pid: u32, started: &str) -> Result<PassLock, Lock
 /// Reads `pid N` and `started T` lines into `pid N, started T` (bounded, inert).
 fn describe_owner(text: &str) -> String {
     let field = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .map(|v| crate::output::inert(v.trim()).chars().take(64).collect::<String>())
+        text.lines().find_map(|l| l.strip_prefix(key)).map(|v| {
+            crate::output::inert(v.trim())
+                .chars()
+                .take(64)
+                .collect::<String>()
+        })
     };
     match (field("pid "), field("started ")) {
         (Some(pid), Some(started)) => format!("pid {pid}, started {started}"),
@@ -139,7 +142,10 @@ mod tests {
         let text = std::fs::read_to_string(again.path()).unwrap();
         assert_eq!(text, "pid 7\nstarted now\n");
         use std::os::unix::fs::PermissionsExt as _;
-        let mode = std::fs::metadata(again.path()).unwrap().permissions().mode();
+        let mode = std::fs::metadata(again.path())
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
 

@@ -38,8 +38,8 @@ use crate::a2a::{A2aClient, A2aError, Credential, ErrorClass, retry_read};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptRow, AttemptState, EffectState, FailureKind, Journal, JournalError,
-    NewAttempt, Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
+    Attempt, AttemptRow, AttemptState, EffectState, FailureKind, Journal, JournalError, NewAttempt,
+    Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
 };
 use crate::output::inert;
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
@@ -133,6 +133,7 @@ impl<'a> Pass<'a> {
 
     fn sender(&self) -> Sender<'_> {
         Sender {
+            note: None,
             journal: self.journal,
             client: self.client,
             clock: self.clock,
@@ -292,7 +293,7 @@ impl<'a> Pass<'a> {
         );
         a.remedy = remedy_line(&row);
         if row.failed_for_good.is_some() {
-            a.outcome = "failed-for-good".to_owned();
+            "failed-for-good".clone_into(&mut a.outcome);
         }
         Ok(a)
     }
@@ -348,7 +349,7 @@ impl<'a> Pass<'a> {
                 exit::WORK_REMAINS,
             )]),
             Triage::Send | Triage::Look => {
-                let out = match self.outgoing(spec, &row.attempt, rec) {
+                let out = match Self::outgoing(spec, &row.attempt, rec) {
                     Ok(out) => out,
                     Err(a) => return Ok(vec![Self::credential_action(row, &a)]),
                 };
@@ -373,7 +374,6 @@ impl<'a> Pass<'a> {
     /// The message for an attempt: the step's text and metadata, with the predecessor's task
     /// id and failure when there is one; the credential from the journaled variable name.
     fn outgoing(
-        &self,
         spec: &StepSpec,
         attempt: &Attempt,
         rec: &StepRecord,
@@ -408,7 +408,12 @@ impl<'a> Pass<'a> {
     }
 
     /// The action for what a send did.
-    fn sent_action(&self, row: &AttemptRow, what: &'static str, sent: &Sent) -> anyhow::Result<Action> {
+    fn sent_action(
+        &self,
+        row: &AttemptRow,
+        what: &'static str,
+        sent: &Sent,
+    ) -> anyhow::Result<Action> {
         let attempt = sent.attempt();
         let row = AttemptRow {
             attempt: attempt.clone(),
@@ -427,9 +432,7 @@ impl<'a> Pass<'a> {
             )?,
             Sent::Replied(_) => self.standing(&row, what, json!({"reply": "direct"}))?,
             Sent::Refused(_, e) => self.standing(&row, what, json!({"error": e.summary()}))?,
-            Sent::Uncertain(_, reason) => {
-                self.standing(&row, "look", json!({"reason": reason}))?
-            }
+            Sent::Uncertain(_, reason) => self.standing(&row, "look", json!({"reason": reason}))?,
             Sent::Failed {
                 stage,
                 error,
@@ -457,12 +460,15 @@ impl<'a> Pass<'a> {
     /// Bucket 2: reads the task, records it, and decides if it became terminal.
     async fn read(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
-        let out = match self.outgoing(&rec.step.spec, a, rec) {
+        let out = match Self::outgoing(&rec.step.spec, a, rec) {
             Ok(out) => out,
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
         };
         let endpoint = send::endpoint_of(a, &out)?;
-        let task_id = a.task_id.clone().context("a task-known attempt without task id")?;
+        let task_id = a
+            .task_id
+            .clone()
+            .context("a task-known attempt without task id")?;
         let read = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(&endpoint, &task_id, Some(0))
         })
@@ -545,16 +551,22 @@ impl<'a> Pass<'a> {
             _ => Vec::new(),
         };
         match plan::decide_settled(row, spec, &tried, &candidates) {
-            Decision::Nothing | Decision::NeedsHuman => {
-                Ok(vec![self.standing(row, "record", json!({"taskId": row.attempt.task_id}))?])
-            }
+            Decision::Nothing | Decision::NeedsHuman => Ok(vec![self.standing(
+                row,
+                "record",
+                json!({"taskId": row.attempt.task_id}),
+            )?]),
             Decision::ClaimEffect => {
                 self.journal.set_effect(
                     row.attempt.id,
                     Some(EffectState::Claimed),
                     &json!({"by": "reconcile", "why": "the step completed"}),
                 )?;
-                Ok(vec![self.standing(row, "claim-effect", json!({"effect": "claimed"}))?])
+                Ok(vec![self.standing(
+                    row,
+                    "claim-effect",
+                    json!({"effect": "claimed"}),
+                )?])
             }
             Decision::FailedForGood(reason) => {
                 self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
@@ -623,7 +635,7 @@ impl<'a> Pass<'a> {
             }),
             exit::WORK_REMAINS,
         )];
-        let out = match self.outgoing(&rec.step.spec, &attempt, &rec) {
+        let out = match Self::outgoing(&rec.step.spec, &attempt, &rec) {
             Ok(out) => out,
             Err(e) => {
                 actions.push(Self::credential_action(&new_row, &e));
@@ -651,7 +663,7 @@ impl<'a> Pass<'a> {
                 exit::WORK_REMAINS,
             )]);
         }
-        let out = match self.outgoing(&rec.step.spec, &row.attempt, rec) {
+        let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
             Ok(out) => out,
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
         };
@@ -721,7 +733,11 @@ impl<'a> Pass<'a> {
                     resolution: None,
                     ..row.clone()
                 };
-                Ok(vec![self.standing(&row, "retry", json!({"reason": reason}))?])
+                Ok(vec![self.standing(
+                    &row,
+                    "retry",
+                    json!({"reason": reason}),
+                )?])
             }
             Err(e) => Err(e.into()),
         }
@@ -740,7 +756,7 @@ impl<'a> Pass<'a> {
         reply: &Reply,
     ) -> anyhow::Result<Action> {
         let attempt = self.journal.attempt(reply.attempt_id)?;
-        let out = match self.outgoing(&rec.step.spec, &attempt, rec) {
+        let out = match Self::outgoing(&rec.step.spec, &attempt, rec) {
             Ok(out) => out,
             Err(e) => return Ok(Self::credential_action(row, &e)),
         };
@@ -782,7 +798,8 @@ impl<'a> Pass<'a> {
             history_holds(&task.raw, &attempt.message_id),
             view.state,
         );
-        self.journal.apply_task(attempt.id, &view, Source::GetTask)?;
+        self.journal
+            .apply_task(attempt.id, &view, Source::GetTask)?;
         match check {
             ReplyCheck::Delivered => {
                 self.journal
@@ -905,7 +922,7 @@ impl<'a> Pass<'a> {
 
     async fn preview_read(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {
         let a = &row.attempt;
-        let out = match self.outgoing(&rec.step.spec, a, rec) {
+        let out = match Self::outgoing(&rec.step.spec, a, rec) {
             Ok(out) => out,
             Err(e) => return Ok(Self::credential_action(row, &e)),
         };
@@ -1041,7 +1058,11 @@ fn remedy_line(row: &AttemptRow) -> Option<String> {
     let mut what = remedy.what().to_owned();
     if let Some(q) = row.attempt.question_text() {
         what = format!("{what}: \"{}\"", inert(&q));
-    } else if let Some(why) = row.failed_for_good.as_deref().or(row.attempt.error.as_deref()) {
+    } else if let Some(why) = row
+        .failed_for_good
+        .as_deref()
+        .or(row.attempt.error.as_deref())
+    {
         what = format!("{what}: {}", inert(why));
     }
     Some(format!("{what}; run `{}`", remedy.command()))

@@ -13,11 +13,11 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::exit;
 use crate::journal::model::{
     Agent, Attempt, AttemptRow, AttemptState, Binding, EffectState, RemoteState, Resolution,
     StepSpec, WorkflowState, message_text,
 };
-use crate::exit;
 
 /// The bucket an attempt falls in, decided from the journal alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +157,9 @@ fn redelegation(a: &Attempt, spec: &StepSpec, tried: &[String], candidates: &[Ag
 /// Returns the exit code an attempt in this state contributes (DESIGN.md §3): running → 3,
 /// a question, LOST, UNCERTAIN, REFUSED, failed for good or an effect to look at → 4, else 0.
 pub fn code_of(row: &AttemptRow) -> u8 {
-    if row.resolution.is_some_and(|r| matches!(r, Resolution::Done | Resolution::Abandoned))
+    if row
+        .resolution
+        .is_some_and(|r| matches!(r, Resolution::Done | Resolution::Abandoned))
         || row.workflow_state == WorkflowState::Compensated
     {
         return exit::OK;
@@ -225,7 +227,11 @@ pub fn failure_summary(a: &Attempt) -> String {
         .last_task_json
         .as_deref()
         .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
-        .and_then(|t| t.get("status").and_then(|s| s.get("message")).map(message_text))
+        .and_then(|t| {
+            t.get("status")
+                .and_then(|s| s.get("message"))
+                .map(message_text)
+        })
         .filter(|t| !t.trim().is_empty());
     let text = from_task
         .or_else(|| a.error.clone())
@@ -362,7 +368,12 @@ mod tests {
     #[case::failed(AttemptState::Failed, true, None, Triage::Settled)]
     #[case::completed(AttemptState::Completed, true, None, Triage::Settled)]
     #[case::refused(AttemptState::Refused, true, None, Triage::Settled)]
-    #[case::resend(AttemptState::Uncertain, true, Some(Resolution::Resend), Triage::Resend)]
+    #[case::resend(
+        AttemptState::Uncertain,
+        true,
+        Some(Resolution::Resend),
+        Triage::Resend
+    )]
     #[case::resend_reopened(AttemptState::Intent, true, Some(Resolution::Resend), Triage::Resend)]
     #[case::retry(AttemptState::Failed, true, Some(Resolution::Retry), Triage::Retry)]
     #[case::retry_lost(AttemptState::Lost, true, Some(Resolution::Retry), Triage::Retry)]
@@ -438,7 +449,11 @@ mod tests {
             decide_settled(&r, &s, &[], &[agent(2)]),
             Decision::FailedForGood(_)
         ));
-        let done = row(attempt(AttemptState::Completed, 1), Binding::Agent("x".into()), 3);
+        let done = row(
+            attempt(AttemptState::Completed, 1),
+            Binding::Agent("x".into()),
+            3,
+        );
         let mut with_effect = spec(Binding::Agent("x".into()), 3);
         assert_eq!(
             decide_settled(&done, &with_effect, &[], &[]),

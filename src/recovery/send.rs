@@ -151,8 +151,14 @@ impl Drop for LeaseGuard<'_> {
     }
 }
 
+/// A step of a send worth reporting before its outcome (`look`/`absent`,
+/// `send`/`context-refused`): the attempt, the action, the outcome and details.
+pub type Note<'a> = &'a dyn Fn(&Attempt, &'static str, &'static str, &Value);
+
 /// Everything a send needs: the journal, the wire client, the clock and the limits.
 pub struct Sender<'a> {
+    /// Told about intermediate steps (delegate prints them as `action` records).
+    pub note: Option<Note<'a>>,
     /// The journal.
     pub journal: &'a Journal,
     /// The wire client.
@@ -226,6 +232,12 @@ fn request(
 }
 
 impl Sender<'_> {
+    fn note(&self, attempt: &Attempt, action: &'static str, outcome: &'static str, detail: &Value) {
+        if let Some(note) = self.note {
+            note(attempt, action, outcome, detail);
+        }
+    }
+
     fn claim(&self, id: AttemptId) -> anyhow::Result<Result<LeaseGuard<'_>, Lease>> {
         match self.journal.claim(id, self.lease_ttl)? {
             Claim::Claimed(_) => Ok(Ok(LeaseGuard {
@@ -282,9 +294,11 @@ impl Sender<'_> {
             .agent_url
             .clone()
             .context("the attempt has no agent")?;
+        // A registered agent's card was fetched by `agents add`; any other is fetched now.
         let cached = self
             .journal
             .agent(&card_url)?
+            .filter(|a| a.registered.is_some())
             .and_then(|a| a.interface_url.map(|url| (url, a.tenant)));
         let (interface_url, tenant) = match cached {
             Some(found) => found,
@@ -351,7 +365,10 @@ impl Sender<'_> {
         )
         .await;
         Ok(match found {
-            Ok(Lookup::ProvenAbsent) => None,
+            Ok(Lookup::ProvenAbsent) => {
+                self.note(attempt, "look", "absent", &Value::Null);
+                None
+            }
             Ok(Lookup::Found(task)) => {
                 let view = TaskView::from_value(&task.raw, task.raw.to_string())
                     .context("the found task has no id")?;
@@ -397,7 +414,9 @@ impl Sender<'_> {
             let result = self.client.send_message(&endpoint, &req).await;
             crash::at(Point::AfterSend, step);
             match result {
-                Ok(answer) => return self.record_answer(&attempt, &card_url, &answer, with_context),
+                Ok(answer) => {
+                    return self.record_answer(&attempt, &card_url, &answer, with_context);
+                }
                 Err(e) if with_context && e.is_context_id_refusal() => {
                     // The refusal created nothing: remember it, send again without a contextId.
                     self.journal.set_accepts_context_id(&card_url, false)?;
@@ -405,6 +424,8 @@ impl Sender<'_> {
                                 without one (same messageId)";
                     self.journal
                         .record_failure(attempt.id, FailureKind::Send, note)?;
+                    let detail = serde_json::json!({"error": e.summary()});
+                    self.note(&attempt, "send", "context-refused", &detail);
                     with_context = false;
                 }
                 Err(error) => {
@@ -519,8 +540,11 @@ impl Sender<'_> {
                 ReplySent::Refused(error)
             }
             Err(error) => {
-                self.journal
-                    .set_reply_state(reply.id, ReplyState::Intent, Some(&error.summary()))?;
+                self.journal.set_reply_state(
+                    reply.id,
+                    ReplyState::Intent,
+                    Some(&error.summary()),
+                )?;
                 ReplySent::Failed(error)
             }
         };
