@@ -7,4 +7,5 @@ mod generated;
 mod inspect;
 mod interop;
 mod journal;
+mod reconcile;
 mod scripted_agent;
