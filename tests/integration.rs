@@ -6,6 +6,8 @@ mod delegate;
 mod generated;
 mod inspect;
 mod interop;
+mod interop_recovery;
 mod journal;
 mod reconcile;
+mod reply;
 mod scripted_agent;
