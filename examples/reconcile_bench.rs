@@ -141,7 +141,10 @@ async fn run(n: usize, concurrency: usize) -> anyhow::Result<()> {
     );
 
     let bin = binary()?;
-    for label in ["first pass (SUBMITTED → WORKING)", "second pass (unchanged)"] {
+    for label in [
+        "first pass (SUBMITTED → WORKING)",
+        "second pass (unchanged)",
+    ] {
         let (wall, rss, code) = timed_pass(&bin, &path, concurrency).await?;
         println!(
             "reconcile --concurrency {concurrency}, {label}: {wall:.2}s, peak RSS {rss} KiB, exit {code}"
@@ -199,7 +202,10 @@ async fn timed_pass(
     let stderr = String::from_utf8_lossy(&out.stderr);
     let rss = stderr
         .lines()
-        .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes): "))
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("Maximum resident set size (kbytes): ")
+        })
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
     let code = stderr

@@ -687,3 +687,145 @@ fn a_dry_run_changes_nothing_locally_or_remotely() {
     }
     assert_eq!(b.stats().messages.len(), 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Operator decisions, deadlines, unreachable agents
+// ---------------------------------------------------------------------------------------------
+
+fn resolve(env: &TestEnv, step: &str, resolution: a2a_recover::journal::Resolution) {
+    open(env)
+        .resolve_step(&StepName::parse(step).unwrap(), resolution, "operator test")
+        .unwrap();
+}
+
+#[test]
+fn an_uncertain_step_is_resent_only_on_the_operators_resend() {
+    use a2a_recover::journal::Resolution;
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        no_list_tasks: true,
+        ..fast()
+    });
+    crashing(
+        &env,
+        "after-send",
+        &["delegate", "w/s", "--agent", &a.url(), "hello"],
+    );
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("--as resend"), "{}", stdout(&out));
+    let row = the_attempt(&env, "w/s");
+    assert_eq!(row["state"], "UNCERTAIN");
+    let mid = row["messageId"].as_str().unwrap().to_owned();
+    // Never resent on its own.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4);
+    assert_eq!(a.stats().tasks_per_message_id.get(&mid), Some(&1));
+    resolve(&env, "w/s", Resolution::Resend);
+    let out = reconcile_until_settled(&env, 50);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // Same messageId, the risk accepted: the agent without dedup ran it twice.
+    assert_eq!(a.stats().tasks_per_message_id.get(&mid), Some(&2));
+    let row = the_attempt(&env, "w/s");
+    assert_eq!(row["messageId"], mid.as_str());
+    assert_eq!(row["state"], "COMPLETED");
+    let rec = open(&env)
+        .step(&StepName::parse("w/s").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        rec.step.resolution, None,
+        "the resolution was not cleared once acted on"
+    );
+}
+
+#[test]
+fn a_retry_adds_a_linked_attempt_within_the_budget() {
+    use a2a_recover::journal::Resolution;
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        scenario: Some("fail".into()),
+        ..fast()
+    });
+    let out = delegate(&env, "w/s", &a.url(), "book", &[]);
+    assert_eq!(code(&out), 0);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("bound to one agent"),
+        "{}",
+        stdout(&out)
+    );
+    for n in 2..=3 {
+        resolve(&env, "w/s", Resolution::Retry);
+        let out = reconcile_until_settled(&env, 20);
+        assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+        let rows = attempts(&env, Some("w/s"));
+        assert_eq!(rows.len(), n);
+        assert_eq!(rows[n - 1]["previousTaskId"], rows[n - 2]["taskId"]);
+        assert_eq!(rows[n - 1]["state"], "FAILED");
+    }
+    let texts: Vec<String> = a.stats().messages.iter().map(|m| m.text.clone()).collect();
+    assert_eq!(texts[0], "book");
+    assert!(
+        texts[1].starts_with("[previous attempt: task "),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1].ends_with(" FAILED: failed: scripted failure]\nbook"),
+        "{texts:?}"
+    );
+    // The budget (3) is spent: a fourth retry adds nothing and says why.
+    resolve(&env, "w/s", Resolution::Retry);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("budget (3) spent"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(attempts(&env, Some("w/s")).len(), 3);
+    assert_eq!(a.stats().messages.len(), 3);
+}
+
+#[test]
+fn the_deadline_ends_a_pass_cleanly_with_exit_3() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        tick: Duration::from_secs(3600),
+        ..AgentConfig::default()
+    });
+    let out = delegate(&env, "w/s", &a.url(), "work:5", &[]);
+    assert_eq!(code(&out), 0);
+    let out = reconcile(&env, &["--deadline", "0s", "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let summary = json_lines(&out).pop().unwrap();
+    assert_eq!(summary["unvisited"], 1, "{summary}");
+    assert_eq!(summary["outcomes"]["deadline"], 1, "{summary}");
+}
+
+#[test]
+fn an_unreachable_agent_does_not_stop_the_pass_for_the_others() {
+    let env = TestEnv::new();
+    let up = agent(fast());
+    let down = agent(fast());
+    for (step, a) in [("w/up", &up), ("w/down", &down)] {
+        let out = delegate(&env, step, &a.url(), "hello", &[]);
+        assert_eq!(code(&out), 0);
+    }
+    drop(down);
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let lines = json_lines(&out);
+    let failed = lines
+        .iter()
+        .find(|v| v["type"] == "action" && v["step"] == "down")
+        .unwrap();
+    assert_eq!(failed["outcome"], "read-failed", "{failed}");
+    assert_eq!(the_attempt(&env, "w/up")["state"], "COMPLETED");
+    assert_eq!(the_attempt(&env, "w/down")["state"], "SUBMITTED");
+    let events = open(&env)
+        .events_of_step(&StepName::parse("w/down").unwrap())
+        .unwrap();
+    assert_eq!(events.last().unwrap().kind, "read-failed");
+}

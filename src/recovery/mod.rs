@@ -733,11 +733,13 @@ impl<'a> Pass<'a> {
                     resolution: None,
                     ..row.clone()
                 };
-                Ok(vec![self.standing(
-                    &row,
-                    "retry",
-                    json!({"reason": reason}),
-                )?])
+                let mut action = self.standing(&row, "retry", json!({"reason": reason}))?;
+                // Say why this retry added nothing, whatever failed the step before.
+                action.remedy = remedy_line(&AttemptRow {
+                    failed_for_good: Some(reason),
+                    ..self.refresh(&row)?
+                });
+                Ok(vec![action])
             }
             Err(e) => Err(e.into()),
         }
