@@ -155,8 +155,9 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
     ctx.out.begin("agents add")?;
     let client = A2aClient::new(ClientConfig::from_context(ctx))
         .context("failed to set up the HTTP client")?;
-    let not_stored = || {
-        CliError::failure(format!(
+    // Exit 1 whatever the wire error (DESIGN.md §3: an unreachable agent too), with its hint.
+    let not_stored = |e: CliError| {
+        anyhow::Error::new(e).context(format!(
             "`{}` was not registered; nothing was stored",
             shown(&card_url)
         ))
@@ -164,16 +165,20 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
     let info = client
         .fetch_card(&card_url, credential.as_ref())
         .await
-        .map_err(|e| anyhow::Error::new(e).context(not_stored()))?;
+        .map_err(|e| {
+            let hint = e.hint();
+            let mut failure = CliError::failure(e.to_string());
+            failure.hint = hint;
+            not_stored(failure)
+        })?;
     let skills = skill_ids(&info).map_err(|why| {
-        anyhow::Error::new(
+        not_stored(
             CliError::failure(format!(
                 "the agent card at `{}` is not usable: {why}",
                 inert(&redact_url(&card_url))
             ))
             .hint("the agent must list its skills, each with an `id`, for --skill to find it"),
         )
-        .context(not_stored())
     })?;
     let journal = match journal {
         Some(j) => j,
@@ -211,7 +216,7 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
     let view = CardView::of(&agent);
     let skills: Vec<&str> = view.skills.iter().map(|s| s.id.as_str()).collect();
     ctx.out.line(&format!(
-        "{verb} {} ({}) with skills {}; tried {} of {} for them.",
+        "{verb} {} ({}) with skills {}; {} of {} in the registry (first added, first tried).",
         inert(&view.name),
         shown(&agent.card_url),
         inert(&skills.join(", ")),
