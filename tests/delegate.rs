@@ -567,10 +567,6 @@ fn usage_errors_journal_nothing() {
             "`~`",
         ),
         (vec!["delegate", "w/s", "hi"], "--agent URL"),
-        (
-            vec!["delegate", "w/s", "--skill", "book", "hi"],
-            "not supported yet",
-        ),
         (vec!["delegate", "--plan", "trip.toml"], "not supported yet"),
         (
             vec![

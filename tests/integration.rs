@@ -1,5 +1,6 @@
 //! The single integration test binary: every test module is listed here.
 
+mod agents;
 mod cli;
 mod common;
 mod delegate;
@@ -10,4 +11,5 @@ mod interop_recovery;
 mod journal;
 mod reconcile;
 mod reply;
+mod resolve;
 mod scripted_agent;

@@ -27,6 +27,7 @@ mod error;
 mod file;
 pub mod migrate;
 pub mod model;
+pub mod operator;
 mod queries;
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ use serde_json::{Value, json};
 
 pub use error::JournalError;
 pub use model::*;
+pub use operator::{AttemptResolution, Decided, Decision};
 
 use crate::clock::{Clock, SystemClock};
 use queries::NewEvent;
@@ -79,7 +81,7 @@ pub enum IntentOutcome {
 pub struct NewAttempt {
     /// The agent's card URL (`None` for a command step).
     pub agent_url: Option<String>,
-    /// The credential variable's name (defaults to the step's).
+    /// The credential variable's name (defaults to the step's, then to the registered agent's).
     pub token_env: Option<String>,
     /// A fresh messageId.
     pub message_id: String,
@@ -401,12 +403,21 @@ impl Journal {
         now: i64,
     ) -> Result<Attempt, JournalError> {
         let e = self.err("commit the intent");
+        let mut token_env = new.token_env.clone();
         let (agent, context_id) = match &new.agent_url {
             Some(url) => {
                 let id = queries::agent_id_or_insert(tx, url, now).map_err(&e)?;
-                let refuses = queries::agent_by_url(tx, url)
-                    .map_err(&e)?
+                let known = queries::agent_by_url(tx, url).map_err(&e)?;
+                let refuses = known
+                    .as_ref()
                     .is_some_and(|a| a.accepts_context_id == Some(false));
+                // No variable named for the step: a registered agent's own one (`agents add
+                // --token-env`) is what every send and look of this attempt uses.
+                if token_env.is_none() {
+                    token_env = known
+                        .filter(|a| a.registered.is_some())
+                        .and_then(|a| a.token_env);
+                }
                 (
                     Some(id),
                     if refuses {
@@ -424,7 +435,7 @@ impl Journal {
                 step,
                 number,
                 agent,
-                token_env: new.token_env.as_deref(),
+                token_env: token_env.as_deref(),
                 message_id: &new.message_id,
                 context_id: context_id.as_deref(),
                 previous: new.previous,
@@ -1151,9 +1162,9 @@ impl Journal {
     ///
     /// Beside [`Journal::unfinished_attempts`], these are terminal attempts still to decide
     /// (FAILED/REJECTED to re-delegate, CANCELED, LOST, REFUSED), completed attempts whose
-    /// declared effect is not claimed yet, effects a human must look at, and steps resolved
-    /// `retry` or `resend` (the pass acts on them). Compensation and command steps, steps
-    /// resolved `done`/`abandoned` and COMPENSATED workflows are left out.
+    /// declared effect is not claimed yet, and effects a human must look at. Compensation and
+    /// command steps, steps resolved `done`/`abandoned` and COMPENSATED workflows are left out;
+    /// `resolve --as retry|resend` act through new or reopened `INTENT` attempts.
     pub fn pass_rows(&self, workflows: &[String]) -> Result<Vec<AttemptRow>, JournalError> {
         self.read("read the attempts to reconcile", |c| {
             queries::pass_rows(c, workflows)
@@ -1197,76 +1208,6 @@ impl Journal {
     /// Returns why a pass decided the step failed for good at this attempt, if it did.
     pub fn failed_for_good(&self, id: AttemptId) -> Result<Option<String>, JournalError> {
         self.read("read the attempt", |c| queries::failed_for_good(c, id))
-    }
-
-    /// Acts on `resolve --as retry`: commits a further `INTENT` attempt and clears the
-    /// resolution in ONE transaction (a crash cannot add the attempt twice).
-    ///
-    /// Fails with [`JournalError::BudgetSpent`] (writing nothing) when the budget is spent.
-    pub fn retry_step(&self, step: StepId, new: &NewAttempt) -> Result<Attempt, JournalError> {
-        let now = self.now_ms();
-        self.write("commit the retry", |tx| {
-            let e = self.err("commit the retry");
-            let s = queries::step_by_id(tx, step)
-                .map_err(&e)?
-                .ok_or_else(|| JournalError::UnknownStep(format!("#{}", step.0)))?;
-            let number = queries::max_attempt_number(tx, step).map_err(&e)? + 1;
-            if number > s.spec.max_attempts {
-                return Err(JournalError::BudgetSpent {
-                    step: s.spec.name.to_string(),
-                    max: s.spec.max_attempts,
-                });
-            }
-            let mut new = new.clone();
-            if new.token_env.is_none() {
-                new.token_env.clone_from(&s.spec.token_env);
-            }
-            let attempt = self.insert_attempt(tx, step, number, &new, now)?;
-            Self::clear_resolution_in(tx, &e, step, s.resolution, now)?;
-            Ok(attempt)
-        })
-    }
-
-    /// Clears a step's resolution once a pass has acted on it (an event records it); returns
-    /// false if the step had none.
-    pub fn clear_resolution(&self, step: StepId) -> Result<bool, JournalError> {
-        let now = self.now_ms();
-        self.write("journal the resolution", |tx| {
-            let e = self.err("journal the resolution");
-            let s = queries::step_by_id(tx, step)
-                .map_err(&e)?
-                .ok_or_else(|| JournalError::UnknownStep(format!("#{}", step.0)))?;
-            Self::clear_resolution_in(tx, &e, step, s.resolution, now)
-        })
-    }
-
-    fn clear_resolution_in(
-        tx: &Connection,
-        e: &impl Fn(rusqlite::Error) -> JournalError,
-        step: StepId,
-        held: Option<Resolution>,
-        now: i64,
-    ) -> Result<bool, JournalError> {
-        let Some(held) = held else {
-            return Ok(false);
-        };
-        queries::set_resolution(tx, step, None, None, now).map_err(e)?;
-        let detail = json!({"resolution": held.as_str()});
-        queries::insert_event(
-            tx,
-            &NewEvent {
-                at: now,
-                workflow: None,
-                step: Some(step),
-                attempt: None,
-                kind: "resolution-acted",
-                from: None,
-                to: None,
-                detail: Some(&detail),
-            },
-        )
-        .map_err(e)?;
-        Ok(true)
     }
 
     // -----------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@
 pub mod lock;
 pub mod lookup;
 pub mod plan;
+pub mod registry;
 pub mod send;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -359,8 +360,6 @@ impl<'a> Pass<'a> {
                     .await?;
                 Ok(vec![self.sent_action(row, "send", &sent)?])
             }
-            Triage::Resend => self.resend(row, rec).await,
-            Triage::Retry => self.retry(row, rec).await,
             Triage::Uncertain => Ok(vec![self.standing(
                 row,
                 "report",
@@ -579,7 +578,8 @@ impl<'a> Pass<'a> {
             Decision::Redelegate(agent) => {
                 let new = NewAttempt {
                     agent_url: Some(agent.card_url.clone()),
-                    token_env: agent.token_env.clone(),
+                    // The step's --token-env, else the registered agent's own variable.
+                    token_env: registry::credential_var(spec, &agent).map(str::to_owned),
                     message_id: uuid::Uuid::new_v4().to_string(),
                     context_id: Some(uuid::Uuid::new_v4().to_string()),
                     previous: Some(row.attempt.id),
@@ -648,101 +648,6 @@ impl<'a> Pass<'a> {
             .await?;
         actions.push(self.sent_action(&new_row, "send", &sent)?);
         Ok(actions)
-    }
-
-    /// `resolve --as resend`: the UNCERTAIN attempt goes back to INTENT and is sent again
-    /// with the same messageId, without looking; the resolution is cleared once sent.
-    async fn resend(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
-        if !plan::sends_allowed(row.workflow_state) {
-            return Ok(vec![Self::action(
-                row,
-                row.attempt.number,
-                "hold",
-                row.attempt.state.as_str(),
-                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
-                exit::WORK_REMAINS,
-            )]);
-        }
-        let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
-            Ok(out) => out,
-            Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
-        };
-        if row.attempt.state == AttemptState::Uncertain {
-            self.journal
-                .reopen_for_resend(row.attempt.id, "resolve --as resend")?;
-        }
-        let sent = self
-            .sender()
-            .deliver(row.attempt.id, &out, Mode::Force, &row.step.to_string())
-            .await?;
-        if !matches!(sent, Sent::Busy(..)) {
-            self.journal.clear_resolution(rec.step.id)?;
-        }
-        let row = AttemptRow {
-            resolution: None,
-            ..row.clone()
-        };
-        Ok(vec![self.sent_action(&row, "resend", &sent)?])
-    }
-
-    /// `resolve --as retry`: a new attempt with fresh ids (budget permitting), to an agent not
-    /// tried yet when the step is bound to a skill, else to the same agent.
-    async fn retry(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
-        if !plan::sends_allowed(row.workflow_state) {
-            return Ok(vec![Self::action(
-                row,
-                row.attempt.number,
-                "hold",
-                row.attempt.state.as_str(),
-                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
-                exit::WORK_REMAINS,
-            )]);
-        }
-        let spec = &rec.step.spec;
-        let tried: Vec<String> = rec
-            .attempts
-            .iter()
-            .filter_map(|a| a.agent_url.clone())
-            .collect();
-        let (agent_url, token_env) = match &spec.binding {
-            crate::journal::Binding::Skill(skill) => {
-                let agents = self.journal.agents_with_skill(skill)?;
-                match agents.iter().find(|a| !tried.contains(&a.card_url)) {
-                    Some(a) => (Some(a.card_url.clone()), a.token_env.clone()),
-                    None => (row.attempt.agent_url.clone(), row.attempt.token_env.clone()),
-                }
-            }
-            _ => (row.attempt.agent_url.clone(), row.attempt.token_env.clone()),
-        };
-        let new = NewAttempt {
-            agent_url,
-            token_env,
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(uuid::Uuid::new_v4().to_string()),
-            previous: Some(row.attempt.id),
-        };
-        match self.journal.retry_step(rec.step.id, &new) {
-            Ok(attempt) => self.send_new(row, attempt, "retry").await,
-            Err(JournalError::BudgetSpent { max, .. }) => {
-                self.journal.clear_resolution(rec.step.id)?;
-                let reason = format!(
-                    "`resolve --as retry` found the attempt budget ({max}) spent; no attempt added"
-                );
-                self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
-                let row = AttemptRow {
-                    resolution: None,
-                    ..row.clone()
-                };
-                let mut action = self.standing(&row, "retry", json!({"reason": reason}))?;
-                // Say why this retry added nothing, whatever failed the step before.
-                action.remedy = remedy_line(&AttemptRow {
-                    failed_for_good: Some(reason),
-                    ..self.refresh(&row)?
-                });
-                Ok(vec![action])
-            }
-            Err(e) => Err(e.into()),
-        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -897,19 +802,28 @@ impl<'a> Pass<'a> {
             .collect();
         let allowed = plan::sends_allowed(row.workflow_state);
         let act = match plan::triage(&row) {
-            Triage::Send | Triage::Look | Triage::Resend | Triage::Retry if !allowed => would(
+            Triage::Send | Triage::Look if !allowed => would(
                 "hold",
                 a.state.as_str(),
                 json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
             ),
             Triage::Send => would("send", "would-send", json!({"messageId": a.message_id})),
-            Triage::Look => would(
-                "look",
-                "would-look",
-                json!({"messageId": a.message_id, "then": "resend only if proven absent"}),
-            ),
-            Triage::Resend => would("resend", "would-resend", json!({"messageId": a.message_id})),
-            Triage::Retry => would("retry", "would-retry", json!({})),
+            Triage::Look => {
+                let approved = self.journal.resend_approval(a.id)?.is_some();
+                if approved {
+                    would(
+                        "send",
+                        "would-resend",
+                        json!({"messageId": a.message_id, "resendApproved": true}),
+                    )
+                } else {
+                    would(
+                        "look",
+                        "would-look",
+                        json!({"messageId": a.message_id, "then": "resend only if proven absent"}),
+                    )
+                }
+            }
             Triage::Uncertain => {
                 let mut x = would("report", a.state.as_str(), json!({"reason": a.error}));
                 x.remedy = remedy_line(&row);
