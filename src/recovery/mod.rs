@@ -26,6 +26,7 @@ pub mod plan;
 pub mod registry;
 pub mod send;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 use std::time::Duration;
@@ -39,8 +40,8 @@ use crate::a2a::{A2aClient, A2aError, Credential, ErrorClass, retry_read};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptRow, AttemptState, EffectState, FailureKind, Journal, JournalError, NewAttempt,
-    Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
+    Attempt, AttemptId, AttemptRow, AttemptState, EffectState, FailureKind, Journal, JournalError,
+    NewAttempt, Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
 };
 use crate::output::inert;
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
@@ -48,6 +49,8 @@ use crate::recovery::send::{Mode, Outgoing, ReplySent, Sender, Sent};
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;
+/// How many routine observations (a running task still running) are group-committed at once.
+const BATCH: usize = 512;
 
 /// What a pass is asked to do.
 #[derive(Debug, Clone)]
@@ -108,6 +111,8 @@ pub struct Pass<'a> {
     client: &'a A2aClient,
     clock: &'a dyn Clock,
     cfg: PassConfig,
+    /// Routine observations waiting for their group commit (never borrowed across an await).
+    batch: RefCell<Vec<(AttemptId, TaskView)>>,
 }
 
 /// One item: a pass row and the undelivered replies on its attempt.
@@ -129,7 +134,15 @@ impl<'a> Pass<'a> {
             client,
             clock,
             cfg,
+            batch: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Commits the routine observations gathered so far, in one transaction.
+    fn flush(&self) -> anyhow::Result<()> {
+        let batch = std::mem::take(&mut *self.batch.borrow_mut());
+        self.journal.apply_tasks(&batch, Source::GetTask)?;
+        Ok(())
     }
 
     fn sender(&self) -> Sender<'_> {
@@ -237,6 +250,9 @@ impl<'a> Pass<'a> {
                 summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
                 break;
             };
+            if self.batch.borrow().len() >= BATCH {
+                self.flush()?;
+            }
             let Some(actions) = next else { break };
             summary.visited += 1;
             for a in actions? {
@@ -249,6 +265,8 @@ impl<'a> Pass<'a> {
             }
             on_item();
         }
+        drop(stream);
+        self.flush()?;
         Ok(summary)
     }
 
@@ -476,6 +494,26 @@ impl<'a> Pass<'a> {
             Ok(task) => {
                 let view = TaskView::from_value(&task.raw, task.raw.to_string())
                     .context("the agent's task has no id")?;
+                let routine = view.task_id == task_id
+                    && !view.state.is_terminal()
+                    && !view.state.is_interrupted()
+                    && !matches!(
+                        a.state,
+                        AttemptState::InputRequired | AttemptState::AuthRequired
+                    );
+                if routine {
+                    // Still running: group-committed with others (re-read next pass anyway).
+                    let seen = view.state.attempt_state();
+                    self.batch.borrow_mut().push((a.id, view));
+                    return Ok(vec![Self::action(
+                        row,
+                        a.number,
+                        "read",
+                        seen.as_str(),
+                        json!({"taskId": task_id, "question": null}),
+                        exit::WORK_REMAINS,
+                    )]);
+                }
                 match self.journal.apply_task(a.id, &view, Source::GetTask) {
                     Ok(_) => {}
                     Err(JournalError::TaskMismatch { seen, .. }) => {
