@@ -826,3 +826,54 @@ fn an_unreachable_agent_does_not_stop_the_pass_for_the_others() {
         .unwrap();
     assert_eq!(events.last().unwrap().kind, "read-failed");
 }
+
+#[test]
+fn a_task_canceled_by_the_agent_fails_the_step_for_good_without_redelegation() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        scenario: Some("work:100".into()),
+        skills: vec!["book".into()],
+        tick: Duration::from_secs(3600),
+        ..AgentConfig::default()
+    });
+    let b = scripted("echo");
+    register(&env, &[&a, &b]);
+    skill_step(&env, &a, 3);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let task = attempts(&env, Some("w/car"))[0]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Someone else cancels it on the agent: not a2a-recover's `compensate`.
+    let url = a.url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = a2a_recover::a2a::A2aClient::new(a2a_recover::a2a::ClientConfig {
+            timeout: Duration::from_secs(30),
+            max_response_size: 1 << 20,
+            stream_idle_timeout: Duration::from_secs(60),
+        })
+        .unwrap();
+        let ep = a2a_recover::a2a::Endpoint {
+            url: url.clone(),
+            tenant: None,
+            card_origin: a2a_recover::a2a::origin_of(&url).unwrap(),
+            credential: None,
+            allow_cross_origin: false,
+        };
+        client.cancel_task(&ep, &task).await.unwrap();
+    });
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("the agent canceled the task"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(attempts(&env, Some("w/car")).len(), 1);
+    assert!(b.stats().messages.is_empty());
+}
