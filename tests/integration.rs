@@ -3,7 +3,13 @@
 mod agents;
 mod cli;
 mod common;
+mod delegate;
 mod generated;
+mod inspect;
 mod interop;
+mod interop_recovery;
+mod journal;
+mod reconcile;
+mod reply;
 mod resolve;
 mod scripted_agent;
