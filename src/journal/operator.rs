@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `done`, `abandoned` | decision recorded | set: out of every pass, of exit 4 and of `--pending` |
 //! | `retry` | decision recorded; a new `INTENT` attempt (fresh ids, `previous` = it), budget permitting | cleared: the new attempt is an ordinary intent, sent by the next pass |
-//! | `resend` | `UNCERTAIN` → `INTENT` (through [`transition`]), decision recorded | `resend`: the approval of one send without a look |
+//! | `resend` | `UNCERTAIN` → `INTENT` (through [`transition`](crate::journal::model::transition)), decision recorded | `resend`: the approval of one send without a look |
 //!
 //! `retry` and `resend` send, so a workflow that is not `ACTIVE` refuses them. `retry` needs the
 //! attempt settled (finished, or `UNCERTAIN`): a new attempt beside a running one could run the
