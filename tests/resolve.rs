@@ -7,6 +7,7 @@
 //! own branch.)
 
 use std::os::unix::process::ExitStatusExt;
+use std::process::Output;
 use std::time::Duration;
 
 use a2a_recover::journal::{Journal, WorkflowState};
@@ -577,6 +578,156 @@ async fn unknown_steps_and_bad_input_are_usage_errors() {
             attempts(&env, "trip/hotel").await[0]["resolution"],
             Value::Null
         );
+    })
+    .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What each decision does to the next `reconcile` (DESIGN.md §3 exit codes, §4)
+// ---------------------------------------------------------------------------------------------
+
+/// Runs `reconcile` until it stops answering 3 (work remains); returns that last output.
+async fn reconcile_settled(env: &TestEnv) -> Output {
+    for _ in 0..20 {
+        let o = run(env, &["reconcile"]).await;
+        if crate::common::code(&o) != 3 {
+            return o;
+        }
+    }
+    panic!("reconcile still answers 3 after 20 passes");
+}
+
+/// Resolves `step` as `decision`, asserting success.
+async fn resolve(env: &TestEnv, step: &str, decision: &str, reason: &str) {
+    let o = run(
+        env,
+        &["resolve", step, "--as", decision, "--reason", reason],
+    )
+    .await;
+    assert_code(&o, 0);
+}
+
+#[tokio::test]
+async fn done_ends_exit_4_and_the_pass_leaves_the_step_alone() {
+    guard(async {
+        let env = TestEnv::new();
+        let agent = uncertain_step(&env, "w/s").await;
+        let o = run(&env, &["reconcile"]).await;
+        assert_code(&o, 4);
+        resolve(&env, "w/s", "done", "confirmed on the agent's dashboard").await;
+        let seen = agent.stats();
+        let o = run(&env, &["reconcile"]).await;
+        assert_code(&o, 0);
+        let now = agent.stats();
+        assert_eq!(
+            now.requests, seen.requests,
+            "the pass did not touch the agent"
+        );
+        assert_eq!(attempts(&env, "w/s").await[0]["state"], "UNCERTAIN");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn abandoned_ends_exit_4_without_sending() {
+    guard(async {
+        let env = TestEnv::new();
+        let server = CardServer::start(|base| refusing_card(base, &["car"])).await;
+        let o = run(&env, &["delegate", "w/car", "--agent", &server.url, "rent"]).await;
+        assert_code(&o, 4);
+        assert_code(&run(&env, &["reconcile"]).await, 4);
+        resolve(&env, "w/car", "abandoned", "no car needed").await;
+        let o = run(&env, &["reconcile", "--format", "json"]).await;
+        assert_code(&o, 0);
+        let lines = json_lines(&o, "reconcile");
+        assert_eq!(lines.last().unwrap()["exitCode"], 0);
+        assert_eq!(
+            attempts(&env, "w/car").await.len(),
+            1,
+            "nothing was retried"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn retry_is_sent_by_the_next_pass_to_an_untried_agent() {
+    guard(async {
+        let env = TestEnv::new();
+        let refusing = CardServer::start(|base| refusing_card(base, &["car"])).await;
+        let cars = scripted("Cars", &["car"]).await;
+        assert_code(&run(&env, &["agents", "add", &refusing.url]).await, 0);
+        assert_code(&run(&env, &["agents", "add", &cars.url()]).await, 0);
+        let o = run(&env, &["delegate", "w/car", "--skill", "car", "rent a car"]).await;
+        assert_code(&o, 4);
+        assert_code(&run(&env, &["reconcile"]).await, 4);
+        assert!(cars.stats().tasks.is_empty());
+
+        resolve(&env, "w/car", "retry", "the first agent refuses us").await;
+        let o = reconcile_settled(&env).await;
+        assert_code(&o, 0);
+        let chain = attempts(&env, "w/car").await;
+        assert_eq!(chain.len(), 2, "the pass added no attempt of its own");
+        assert_eq!(chain[1]["agent"], cars.card_url());
+        assert_eq!(chain[1]["state"], "COMPLETED");
+        assert_eq!(chain[1]["previousAttempt"], 1);
+        let stats = cars.stats();
+        assert_eq!(stats.tasks.len(), 1);
+        assert_eq!(
+            Some(stats.tasks[0].message_id.as_str()),
+            chain[1]["messageId"].as_str()
+        );
+        assert_eq!(
+            stats.messages[0].text.lines().last(),
+            Some("rent a car"),
+            "the original request follows the note about the previous attempt"
+        );
+        // Settled: another pass changes nothing and exits 0.
+        assert_code(&run(&env, &["reconcile"]).await, 0);
+        assert_eq!(cars.stats().tasks.len(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn resend_is_sent_once_by_the_next_pass_without_a_look() {
+    guard(async {
+        let env = TestEnv::new();
+        let agent = uncertain_step(&env, "w/s").await;
+        let mid = attempts(&env, "w/s").await[0]["messageId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        // Never resent on its own.
+        assert_code(&run(&env, &["reconcile"]).await, 4);
+        assert_code(&run(&env, &["reconcile"]).await, 4);
+        assert_eq!(agent.stats().tasks_per_message_id.get(&mid), Some(&1));
+
+        resolve(
+            &env,
+            "w/s",
+            "resend",
+            "the agent's log shows nothing arrived",
+        )
+        .await;
+        let looks = agent.stats().requests.get("ListTasks").copied();
+        let o = reconcile_settled(&env).await;
+        assert_code(&o, 0);
+        let stats = agent.stats();
+        assert_eq!(
+            stats.tasks_per_message_id.get(&mid),
+            Some(&2),
+            "sent again with the same messageId (the risk the operator accepted)"
+        );
+        assert_eq!(stats.requests.get("ListTasks").copied(), looks, "no look");
+        let row = attempts(&env, "w/s").await.remove(0);
+        assert_eq!(row["messageId"], mid.as_str());
+        assert_eq!(row["state"], "COMPLETED");
+        assert_eq!(row["resolution"]["as"], "resend");
+        assert_eq!(row["resolution"]["resendPending"], false);
+        // One approval, one send.
+        assert_code(&run(&env, &["reconcile"]).await, 0);
+        assert_eq!(agent.stats().tasks_per_message_id.get(&mid), Some(&2));
     })
     .await;
 }

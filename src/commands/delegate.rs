@@ -255,6 +255,18 @@ fn skill_arg(skill: &str) -> Result<String, CliError> {
     Ok(id.to_owned())
 }
 
+/// The usage error of a `--skill` no registered agent advertises.
+fn no_agent_with(skill: &str) -> CliError {
+    CliError::usage(format!(
+        "no registered agent advertises the skill `{}`",
+        inert(skill)
+    ))
+    .hint(
+        "register one with `a2a-recover agents add URL`; `a2a-recover agents list` shows each \
+         agent's skills",
+    )
+}
+
 /// Chooses the agent of a `--skill` step, and the credential of a step sent without
 /// `--token-env` to an agent registered with a variable of its own; nothing is journaled here.
 ///
@@ -273,17 +285,8 @@ fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
             // A different binding is refused by `check_same` with the journaled step's words.
             req.card_url = url;
         } else {
-            let agent =
-                crate::recovery::registry::pick_agent(journal, skill, &[])?.ok_or_else(|| {
-                    CliError::usage(format!(
-                        "no registered agent advertises the skill `{}`",
-                        inert(skill)
-                    ))
-                    .hint(
-                        "register one with `a2a-recover agents add URL`; `a2a-recover agents \
-                         list` shows each agent's skills",
-                    )
-                })?;
+            let agent = crate::recovery::registry::pick_agent(journal, skill, &[])?
+                .ok_or_else(|| no_agent_with(skill))?;
             req.card_url.clone_from(&agent.card_url);
             registered = Some(agent);
         }
@@ -328,6 +331,12 @@ fn agent_shown(card_url: &str) -> String {
 /// Runs `delegate`.
 pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8> {
     let mut req = validate(args)?;
+    if let Binding::Skill(skill) = &req.spec.binding
+        && !ctx.journal_path.exists()
+    {
+        // No journal, no registry: refused before a journal is created.
+        return Err(no_agent_with(skill).into());
+    }
     let journal = journal::open_for_command(ctx)?;
     bind_agent(&journal, &mut req)?;
     let client = A2aClient::new(ClientConfig::from_context(ctx))
@@ -397,13 +406,12 @@ impl Delegation<'_> {
             target: Some(Target::Step(self.step().clone())),
             ..InspectFilter::default()
         })?;
+        let target = Target::Step(self.step().clone());
+        let chain = crate::commands::inspect::Chain::of(self.journal, Some(&target), &page.rows)?;
         if let Some(latest) = page.rows.iter().find(|r| r.is_latest) {
             self.ctx
                 .out
-                .record(&crate::commands::inspect::attempt_record_in(
-                    self.journal,
-                    latest,
-                )?)?;
+                .record(&crate::commands::inspect::attempt_record(latest, &chain))?;
         }
         Ok(())
     }
@@ -560,9 +568,15 @@ impl Delegation<'_> {
             lease_ttl: send::lease_ttl_for(self.ctx.timeout),
         };
         let step = self.step().to_string();
-        let sent = sender
-            .deliver(attempt.id, &out, Mode::LookFirst, &step)
-            .await?;
+        // `resolve --as resend`: the operator accepted ONE send of this attempt without a look;
+        // the approval is consumed (committed) before the send (journal/operator.rs).
+        let mode = if resume && self.journal.take_resend_approval(attempt.id)? {
+            self.action(&attempt, "look", "resend-approved", &json!({}))?;
+            Mode::Force
+        } else {
+            Mode::LookFirst
+        };
+        let sent = sender.deliver(attempt.id, &out, mode, &step).await?;
         self.sent(sent).await
     }
 

@@ -317,7 +317,7 @@ fn events_table(ctx: &Context, events: &[Event], now: DateTime<Utc>) -> String {
 
 /// What links the attempts shown: each one's previous attempt number, and the decisions.
 #[derive(Debug, Default)]
-struct Chain {
+pub(crate) struct Chain {
     /// Attempt numbers by id (the previous attempts of the rows shown).
     numbers: HashMap<AttemptId, u32>,
     /// The operator's last decision on each attempt.
@@ -325,7 +325,8 @@ struct Chain {
 }
 
 impl Chain {
-    fn of(
+    /// Links `rows` (found with `target`): their previous attempts' numbers, and the decisions.
+    pub(crate) fn of(
         journal: &journal::Journal,
         target: Option<&Target>,
         rows: &[AttemptRow],
@@ -414,7 +415,7 @@ impl Chain {
 }
 
 /// The `attempt` record (DESIGN.md §3), camelCase; remote text kept as data.
-fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
+pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
     let a = &row.attempt;
     let remedy = row
         .remedy()
@@ -449,16 +450,6 @@ fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "resolution": chain.resolution_record(row),
         "remedy": remedy,
     })
-}
-
-/// The `attempt` record of one row, with its chain read from the journal (a `delegate` re-run).
-pub(crate) fn attempt_record_in(
-    journal: &journal::Journal,
-    row: &AttemptRow,
-) -> Result<Value, journal::JournalError> {
-    let target = Target::Step(row.step.clone());
-    let chain = Chain::of(journal, Some(&target), std::slice::from_ref(row))?;
-    Ok(attempt_record(row, &chain))
 }
 
 /// The `event` record.

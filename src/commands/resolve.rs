@@ -8,12 +8,12 @@
 //! - `abandoned`: give it up; it leaves every pass, no longer counts toward exit 4, and counts
 //!   as failed for compensation.
 //! - `retry`: a new `INTENT` attempt with fresh ids, linked to the decided one, budget
-//!   permitting; the next `reconcile` sends it (after a look that proves it absent). A step bound
-//!   to `--agent` retries that agent; a `--skill` step the first registered agent with the skill
-//!   not yet tried for it, else the first with the skill, else the same agent.
+//!   permitting (else exit 2); the next `reconcile` sends it (it was never sent, so nothing needs
+//!   looking for). A step bound to `--agent` retries that agent; a `--skill` step the first
+//!   registered agent with the skill not yet tried for it, else the same agent (as a pass does).
 //! - `resend`: only for `UNCERTAIN`: the attempt goes back to `INTENT` with its own messageId and
 //!   one approved send without a look (the look could not prove anything); the next
-//!   `reconcile` (or `delegate` re-run) sends it.
+//!   `reconcile` (or `delegate` re-run) sends it once.
 //!
 //! Nothing is sent here. A decision the journal's state does not allow (unknown step, `resend`
 //! of an attempt that is not `UNCERTAIN`, `retry` of a running attempt or past the budget, a
@@ -68,7 +68,6 @@ fn retry_agent(
     Ok(match &record.step.spec.binding {
         Binding::Agent(url) => Some(url.clone()),
         Binding::Skill(skill) => pick_agent(journal, skill, &tried_agents(record))?
-            .or(pick_agent(journal, skill, &[])?)
             .map(|a| a.card_url)
             .or_else(|| latest.agent_url.clone()),
         Binding::Command(_) => None,

@@ -4,30 +4,32 @@
 //! # Decisions
 //!
 //! [`Journal::decide`] applies one decision to a step's **latest** attempt in ONE transaction,
-//! with a `resolved` event holding the reason:
+//! records it on that attempt (with its reason: the chain `inspect STEP` shows) and appends a
+//! `resolved` event:
 //!
-//! | decision | the step | the attempt |
+//! | decision | the attempt | the step's `resolution` (what the passes read) |
 //! |---|---|---|
-//! | `done`, `abandoned` | `resolution` set: out of every pass, of exit 4 and of `--pending` | decision recorded |
-//! | `retry` | `resolution` cleared | decision recorded; a new `INTENT` attempt (fresh ids, `previous` = it), budget permitting |
-//! | `resend` | `resolution` cleared | `UNCERTAIN` → `INTENT` (through [`transition`]), decision recorded, resend approved |
+//! | `done`, `abandoned` | decision recorded | set: out of every pass, of exit 4 and of `--pending` |
+//! | `retry` | decision recorded; a new `INTENT` attempt (fresh ids, `previous` = it), budget permitting | cleared: the new attempt is an ordinary intent, sent by the next pass |
+//! | `resend` | `UNCERTAIN` → `INTENT` (through [`transition`](crate::journal::model::transition)), decision recorded | `resend`: the approval of one send without a look |
 //!
 //! `retry` and `resend` send, so a workflow that is not `ACTIVE` refuses them. `retry` needs the
 //! attempt settled (finished, or `UNCERTAIN`): a new attempt beside a running one could run the
-//! work twice. The step's `resolution` column only ever holds `done` or `abandoned` this way,
-//! which is what the passes read ("a resolved step no longer counts").
+//! work twice. Refused decisions write nothing.
 //!
-//! # The resend contract (for every pass that sends an `INTENT` attempt)
+//! # The resend contract (for every path that sends an `INTENT` attempt)
 //!
 //! `resolve --as resend` is the operator accepting the risk of ONE send of the same `messageId`
-//! without a look (the look could not prove anything; looking again would only say `UNCERTAIN`
-//! again). A pass that would look for an `INTENT` attempt first calls
-//! [`Journal::take_resend_approval`]: `true` means "send it now, without a look, same
-//! `messageId`". The approval is consumed in a transaction committed BEFORE that send, so it is
-//! used at most once: if the process dies around that send, or its outcome is unknown, the
-//! attempt is an ordinary `INTENT` again — looked for on the next pass, and `UNCERTAIN` again
-//! (a new decision) if the look is still inconclusive. It is never resent twice on one approval.
-//! [`Journal::resend_approval`] reads it without consuming it (`--dry-run`).
+//! without a look: the look could not prove anything, and looking again would only say
+//! `UNCERTAIN` again. The approval is the step's `resolution = resend` on an `INTENT` latest
+//! attempt ([`Journal::resend_approval`] reads it, e.g. for `--dry-run`). A path about to send
+//! such an attempt calls [`Journal::take_resend_approval`] instead of looking: `true` means
+//! "send it now, same messageId, no look" (`recovery::send::Mode::Force`). It clears the
+//! approval in a transaction committed BEFORE the send, so one approval gives at most one send:
+//! if the process dies around that send, or its outcome is unknown, the attempt is an ordinary
+//! `INTENT` again — looked for on the next pass, and `UNCERTAIN` again (a new decision) when the
+//! look is still inconclusive. Clearing the resolution only after the send (as
+//! `Journal::clear_resolution` does) would resend again after a crash between the two.
 
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -35,7 +37,7 @@ use serde_json::json;
 use super::queries::{self, NewEvent};
 use super::{Journal, JournalError, NewAttempt};
 use crate::journal::model::{
-    Attempt, AttemptId, AttemptState, Observation, Resolution, Target, WorkflowState,
+    Attempt, AttemptId, AttemptState, Observation, Resolution, StepId, Target, WorkflowState,
 };
 
 /// An operator's decision on a step's latest attempt (`resolve --as`).
@@ -179,15 +181,15 @@ impl Journal {
                     next.error = None;
                     next.updated_at = now_time;
                     queries::update_attempt(tx, &next).map_err(&e)?;
-                    queries::set_resend_approval(tx, held.id, Some(now)).map_err(&e)?;
+                    // The approval of one send without a look (module docs).
+                    queries::set_resolution(tx, step.id, Some(resolution), Some(reason), now)
+                        .map_err(&e)?;
                     to = state;
                 }
             }
-            if retry.is_some() || matches!(decision, Decision::Resend) {
-                // The step keeps going: an earlier done/abandoned no longer holds.
-                if step.resolution.is_some() {
-                    queries::set_resolution(tx, step.id, None, None, now).map_err(&e)?;
-                }
+            // A retry's new attempt is an ordinary intent: an earlier decision no longer holds.
+            if retry.is_some() && step.resolution.is_some() {
+                queries::set_resolution(tx, step.id, None, None, now).map_err(&e)?;
             }
             queries::set_attempt_resolution(tx, held.id, resolution, reason, now).map_err(&e)?;
             let detail = json!({
@@ -224,13 +226,13 @@ impl Journal {
         })
     }
 
-    /// Consumes the operator's approval to resend an `INTENT` attempt without a look; returns
-    /// whether there was one (then: send it now, same messageId, no look).
+    /// Consumes the operator's approval to send `INTENT` attempt `id` once without a look;
+    /// returns whether there was one (then: send it now, same messageId, no look).
     ///
-    /// Call it where a look would otherwise start. The approval is cleared, with a
-    /// `resend-approval-used` event, in a transaction committed before this returns, hence
-    /// before the send: one approval, at most one send (module docs). Without an approval it
-    /// writes nothing.
+    /// Call it where a look would otherwise start. The approval (the step resolved `resend`, `id`
+    /// its latest attempt, still `INTENT`) is cleared with a `resend-approval-used` event in a
+    /// transaction committed before this returns, hence before the send: one approval, at most
+    /// one send (module docs). Without an approval it writes nothing.
     pub fn take_resend_approval(&self, id: AttemptId) -> Result<bool, JournalError> {
         if self.resend_approval(id)?.is_none() {
             return Ok(false);
@@ -238,18 +240,16 @@ impl Journal {
         let now = self.now_ms();
         self.write("use the resend approval", |tx| {
             let e = self.err("use the resend approval");
-            let held = queries::attempt_by_id(tx, id)
-                .map_err(&e)?
-                .ok_or(JournalError::UnknownAttempt(id.0))?;
-            if !queries::take_resend_approval(tx, id, now).map_err(&e)? {
+            let Some((held, step)) = Self::approved(tx, id).map_err(&e)? else {
                 return Ok(false);
-            }
+            };
+            queries::set_resolution(tx, step, None, None, now).map_err(&e)?;
             queries::insert_event(
                 tx,
                 &NewEvent {
                     at: now,
                     workflow: None,
-                    step: Some(held.step_id),
+                    step: Some(step),
                     attempt: Some(id),
                     kind: "resend-approval-used",
                     from: Some(held.state.as_str()),
@@ -262,11 +262,31 @@ impl Journal {
         })
     }
 
-    /// Returns when a resend of this `INTENT` attempt was approved and not yet used (reads only).
+    /// Returns when a send of `INTENT` attempt `id` without a look was approved, if it still is
+    /// (reads only).
     pub fn resend_approval(&self, id: AttemptId) -> Result<Option<DateTime<Utc>>, JournalError> {
         self.read("read the resend approval", |c| {
-            queries::resend_approval(c, id)
+            Ok(Self::approved(c, id)?
+                .and_then(|(_, step)| queries::resolved_at(c, step).ok().flatten()))
         })
+    }
+
+    /// Returns the attempt and its step when a send without a look is approved for it.
+    fn approved(
+        conn: &rusqlite::Connection,
+        id: AttemptId,
+    ) -> rusqlite::Result<Option<(Attempt, StepId)>> {
+        let Some(held) = queries::attempt_by_id(conn, id)? else {
+            return Ok(None);
+        };
+        if held.state != AttemptState::Intent {
+            return Ok(None);
+        }
+        let Some(step) = queries::step_by_id(conn, held.step_id)? else {
+            return Ok(None);
+        };
+        let latest = queries::max_attempt_number(conn, step.id)? == held.number;
+        Ok((latest && step.resolution == Some(Resolution::Resend)).then_some((held, step.id)))
     }
 
     /// Returns the decisions recorded on attempts (of one workflow or step, if given), in
@@ -411,6 +431,10 @@ mod tests {
         assert_eq!(unfinished.len(), 1);
         assert_eq!(unfinished[0].attempt.id, new.id);
         assert_eq!(unfinished[0].previous_task_id, None);
+        // A pass sees an ordinary intent, not a standing `retry` to act on again.
+        let rows = j.pass_rows(&[]).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].attempt.id, rows[0].resolution), (new.id, None));
         // The old attempt is no longer the latest.
         let err = j.decide(a.id, &Decision::Done, "late").unwrap_err();
         assert!(
@@ -486,6 +510,11 @@ mod tests {
         assert!(j.resend_approval(a.id).unwrap().is_some());
         let pending = j.resolutions(None).unwrap();
         assert!(pending[0].resend_pending);
+        // What a pass reads: the step resolved `resend` on its INTENT latest attempt.
+        let rows = j.pass_rows(&[]).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].resolution, Some(Resolution::Resend));
+        assert_eq!(rows[0].attempt.state, AttemptState::Intent);
         // One approval, one send.
         let events = j.event_count().unwrap();
         assert!(j.take_resend_approval(a.id).unwrap());

@@ -876,12 +876,116 @@ pub(crate) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result
     )
 }
 
+// ---------------------------------------------------------------------------------------------
+// Operator decisions and registry times (schema v2, `journal/operator.rs`)
+// ---------------------------------------------------------------------------------------------
+
+/// Records the operator's decision on one attempt.
+pub(crate) fn set_attempt_resolution(
+    conn: &Connection,
+    id: AttemptId,
+    resolution: Resolution,
+    reason: &str,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE attempts SET resolution = ?2, resolution_reason = ?3, resolved_at = ?4,
+             updated_at = ?4
+         WHERE id = ?1",
+        params![id.0, resolution.as_str(), reason, now],
+    )?;
+    Ok(())
+}
+
+/// Returns when a step was resolved (its standing decision's time), if it is.
+pub(crate) fn resolved_at(
+    conn: &Connection,
+    step: StepId,
+) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    Ok(conn
+        .query_row(
+            "SELECT resolved_at FROM steps WHERE id = ?1 AND resolution IS NOT NULL",
+            params![step.0],
+            |r| r.get::<_, Option<i64>>(0),
+        )
+        .optional()?
+        .flatten()
+        .map(time))
+}
+
+/// Returns whether `table` has `column`: a journal opened read-only may predate schema v2 (or be
+/// an artificial "newer" one), and reads of v2 columns then find nothing rather than fail.
+fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+        params![table, column],
+        |r| r.get(0),
+    )
+}
+
+/// Returns the decisions recorded on attempts, optionally of one workflow or step, in
+/// delegation order.
+pub(crate) fn attempt_resolutions(
+    conn: &Connection,
+    target: Option<&Target>,
+) -> rusqlite::Result<Vec<AttemptResolution>> {
+    if !has_column(conn, "attempts", "resolution")? {
+        return Ok(Vec::new());
+    }
+    let (workflow, step) = match target {
+        None => (None, None),
+        Some(Target::Workflow(w)) => (Some(w.as_str()), None),
+        Some(Target::Step(s)) => (Some(s.workflow.as_str()), Some(s.step.as_str())),
+    };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT a.id, a.resolution, a.resolution_reason, a.resolved_at,
+             a.resolution = 'resend' AND a.state = 'INTENT' AND s.resolution IS 'resend'
+                 AND {IS_LATEST}
+         FROM attempts a
+         JOIN steps s ON s.id = a.step_id
+         JOIN workflows w ON w.id = s.workflow_id
+         WHERE a.resolution IS NOT NULL
+           AND (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
+         ORDER BY w.id, s.seq, a.number"
+    ))?;
+    stmt.query_map(params![workflow, step], |r| {
+        Ok(AttemptResolution {
+            attempt: AttemptId(r.get(0)?),
+            resolution: parse_col::<Resolution>(r, 1)?,
+            reason: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            resolved_at: time(r.get(3)?),
+            resend_pending: r.get(4)?,
+        })
+    })?
+    .collect()
+}
+
+/// Returns when a registered agent was put in the registry.
+pub(crate) fn registered_at(
+    conn: &Connection,
+    card_url: &str,
+) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    if !has_column(conn, "agents", "registered_at")? {
+        return Ok(None);
+    }
+    Ok(conn
+        .query_row(
+            "SELECT registered_at FROM agents WHERE card_url = ?1 AND registered IS NOT NULL",
+            params![card_url],
+            |r| r.get::<_, Option<i64>>(0),
+        )
+        .optional()?
+        .flatten()
+        .map(time))
+}
+
 /// Returns the latest attempt of every step a reconcile pass visits, in delegation order.
 ///
 /// That is every delegated step (not a compensation or command step) outside a COMPENSATED
 /// workflow, not resolved `done`/`abandoned`, whose latest attempt is unfinished, terminal but
 /// not yet decided (FAILED, REJECTED, CANCELED, LOST, REFUSED), completed with a declared effect
-/// not yet claimed, or has an effect a human must look at.
+/// not yet claimed, or has an effect a human must look at. A step resolved `resend` is visited:
+/// its `INTENT` attempt is sent once without a look (`Journal::take_resend_approval`).
 pub(crate) fn pass_rows(
     conn: &Connection,
     workflows: &[String],
@@ -891,7 +995,7 @@ pub(crate) fn pass_rows(
     let mut stmt = conn.prepare(&format!(
         "{} WHERE {IS_LATEST} AND w.state <> 'COMPENSATED'
            AND s.compensates_step_id IS NULL AND s.command IS NULL
-           AND s.resolution IS NULL
+           AND (s.resolution IS NULL OR s.resolution = 'resend')
            AND (a.state NOT IN ('COMPLETED', 'REPLIED')
                 OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL AND a.effect IS NULL)
                 OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
@@ -1004,116 +1108,4 @@ pub(crate) fn set_reply_state(
         params![id.0, state.as_str(), error, now],
     )?;
     Ok(())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Operator decisions and registry times (schema v2, `journal/operator.rs`)
-// ---------------------------------------------------------------------------------------------
-
-/// Records the operator's decision on one attempt.
-pub(crate) fn set_attempt_resolution(
-    conn: &Connection,
-    id: AttemptId,
-    resolution: Resolution,
-    reason: &str,
-    now: i64,
-) -> rusqlite::Result<()> {
-    conn.execute(
-        "UPDATE attempts SET resolution = ?2, resolution_reason = ?3, resolved_at = ?4,
-             updated_at = ?4
-         WHERE id = ?1",
-        params![id.0, resolution.as_str(), reason, now],
-    )?;
-    Ok(())
-}
-
-/// Sets (or clears) the approval of one resend without a look.
-pub(crate) fn set_resend_approval(
-    conn: &Connection,
-    id: AttemptId,
-    approved_at: Option<i64>,
-) -> rusqlite::Result<()> {
-    conn.execute(
-        "UPDATE attempts SET resend_approved_at = ?2 WHERE id = ?1",
-        params![id.0, approved_at],
-    )?;
-    Ok(())
-}
-
-/// Clears the resend approval of an `INTENT` attempt; returns whether there was one.
-pub(crate) fn take_resend_approval(
-    conn: &Connection,
-    id: AttemptId,
-    now: i64,
-) -> rusqlite::Result<bool> {
-    Ok(conn.execute(
-        "UPDATE attempts SET resend_approved_at = NULL, updated_at = ?2
-         WHERE id = ?1 AND state = 'INTENT' AND resend_approved_at IS NOT NULL",
-        params![id.0, now],
-    )? > 0)
-}
-
-/// Returns when a resend of an `INTENT` attempt was approved, if it still is.
-pub(crate) fn resend_approval(
-    conn: &Connection,
-    id: AttemptId,
-) -> rusqlite::Result<Option<DateTime<Utc>>> {
-    Ok(conn
-        .query_row(
-            "SELECT resend_approved_at FROM attempts WHERE id = ?1 AND state = 'INTENT'",
-            params![id.0],
-            |r| r.get::<_, Option<i64>>(0),
-        )
-        .optional()?
-        .flatten()
-        .map(time))
-}
-
-/// Returns the decisions recorded on attempts, optionally of one workflow or step, in
-/// delegation order.
-pub(crate) fn attempt_resolutions(
-    conn: &Connection,
-    target: Option<&Target>,
-) -> rusqlite::Result<Vec<AttemptResolution>> {
-    let (workflow, step) = match target {
-        None => (None, None),
-        Some(Target::Workflow(w)) => (Some(w.as_str()), None),
-        Some(Target::Step(s)) => (Some(s.workflow.as_str()), Some(s.step.as_str())),
-    };
-    let mut stmt = conn.prepare(
-        "SELECT a.id, a.resolution, a.resolution_reason, a.resolved_at,
-             a.resend_approved_at IS NOT NULL AND a.state = 'INTENT'
-         FROM attempts a
-         JOIN steps s ON s.id = a.step_id
-         JOIN workflows w ON w.id = s.workflow_id
-         WHERE a.resolution IS NOT NULL
-           AND (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
-         ORDER BY w.id, s.seq, a.number",
-    )?;
-    stmt.query_map(params![workflow, step], |r| {
-        Ok(AttemptResolution {
-            attempt: AttemptId(r.get(0)?),
-            resolution: parse_col::<Resolution>(r, 1)?,
-            reason: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-            resolved_at: time(r.get(3)?),
-            resend_pending: r.get(4)?,
-        })
-    })?
-    .collect()
-}
-
-/// Returns when a registered agent was put in the registry.
-pub(crate) fn registered_at(
-    conn: &Connection,
-    card_url: &str,
-) -> rusqlite::Result<Option<DateTime<Utc>>> {
-    Ok(conn
-        .query_row(
-            "SELECT registered_at FROM agents WHERE card_url = ?1 AND registered IS NOT NULL",
-            params![card_url],
-            |r| r.get::<_, Option<i64>>(0),
-        )
-        .optional()?
-        .flatten()
-        .map(time))
 }
