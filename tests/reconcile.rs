@@ -604,11 +604,13 @@ fn exit_codes_0_3_and_4() {
     assert_eq!(action["action"], "read");
     assert_eq!(action["outcome"], "INPUT_REQUIRED");
     assert_eq!(action["detail"]["question"], "two rooms or one?");
-    assert!(
-        action["remedy"]
-            .as_str()
-            .unwrap()
-            .contains("a2a-recover reply asking/s")
+    assert_eq!(
+        action["remedy"]["command"],
+        "a2a-recover reply asking/s \"…\""
+    );
+    assert_eq!(
+        action["remedy"]["what"],
+        "answer the agent's question: \"two rooms or one?\""
     );
     assert_eq!(lines.last().unwrap()["exitCode"], 4);
     // All together: 4 wins over 3 over 0, and the human output names the answer.

@@ -87,7 +87,25 @@ pub struct Action {
     /// The exit code it contributes (0, 3 or 4; 2 for a missing credential variable).
     pub code: u8,
     /// For a human: what is wrong and the command that answers it.
-    pub remedy: Option<String>,
+    pub remedy: Option<ActionRemedy>,
+}
+
+/// What a human must do about an action's attempt (as `inspect --pending` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionRemedy {
+    /// What is wrong, with the question or the reason.
+    pub what: String,
+    /// The command that answers it, if there is one.
+    pub command: Option<String>,
+}
+
+impl std::fmt::Display for ActionRemedy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.command {
+            Some(c) => write!(f, "{}; run `{c}`", self.what),
+            None => f.write_str(&self.what),
+        }
+    }
 }
 
 /// What a whole pass came to.
@@ -420,7 +438,10 @@ impl<'a> Pass<'a> {
             json!({"error": e.summary()}),
             exit::USAGE,
         );
-        a.remedy = e.hint();
+        a.remedy = e.hint().map(|what| ActionRemedy {
+            what,
+            command: None,
+        });
         a
     }
 
@@ -1006,8 +1027,9 @@ fn failure_code(e: &A2aError) -> u8 {
     }
 }
 
-/// Returns `what is wrong: command`, for a row a human must act on.
-fn remedy_line(row: &AttemptRow) -> Option<String> {
+/// Returns what is wrong (with the question or reason) and the command that answers it, for a
+/// row a human must act on.
+fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
     let remedy = row.remedy()?;
     let mut what = remedy.what().to_owned();
     if let Some(q) = row.attempt.question_text() {
@@ -1019,5 +1041,8 @@ fn remedy_line(row: &AttemptRow) -> Option<String> {
     {
         what = format!("{what}: {}", inert(why));
     }
-    Some(format!("{what}; run `{}`", remedy.command()))
+    Some(ActionRemedy {
+        what,
+        command: Some(remedy.command()),
+    })
 }
