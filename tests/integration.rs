@@ -9,6 +9,7 @@ mod inspect;
 mod interop;
 mod interop_recovery;
 mod journal;
+mod readme;
 mod reconcile;
 mod reply;
 mod resolve;
