@@ -1,3 +1,4 @@
 //! The reconcile pass and its pure decision table (placeholder until it lands).
 
+pub mod follow;
 pub mod lookup;
