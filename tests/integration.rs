@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod follow;
 mod generated;
 mod interop;
 mod scripted_agent;

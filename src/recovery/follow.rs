@@ -162,31 +162,41 @@ impl FollowTarget {
                 number: attempt.number,
                 state: attempt.state,
             })?;
-        let no_endpoint = || TargetError::NoEndpoint {
-            step: step.to_string(),
-            number: attempt.number,
-        };
-        let url = attempt.interface_url.clone().ok_or_else(no_endpoint)?;
-        let card = attempt.agent_url.as_deref().ok_or_else(no_endpoint)?;
-        let credential = attempt
-            .token_env
-            .as_deref()
-            .map(Credential::from_env)
-            .transpose()?;
         Ok(Self {
             step: step.clone(),
             attempt: attempt.id,
             number: attempt.number,
             task_id,
-            endpoint: Endpoint {
-                url,
-                tenant: attempt.tenant.clone(),
-                card_origin: origin_of(card)?,
-                credential,
-                allow_cross_origin,
-            },
+            endpoint: endpoint_of(step, attempt, allow_cross_origin)?,
         })
     }
+}
+
+/// Returns the endpoint a journaled attempt was sent to (always where it was first sent), with
+/// the credential read from the variable named by its `token_env`.
+pub fn endpoint_of(
+    step: &StepName,
+    attempt: &Attempt,
+    allow_cross_origin: bool,
+) -> Result<Endpoint, TargetError> {
+    let no_endpoint = || TargetError::NoEndpoint {
+        step: step.to_string(),
+        number: attempt.number,
+    };
+    let url = attempt.interface_url.clone().ok_or_else(no_endpoint)?;
+    let card = attempt.agent_url.as_deref().ok_or_else(no_endpoint)?;
+    let credential = attempt
+        .token_env
+        .as_deref()
+        .map(Credential::from_env)
+        .transpose()?;
+    Ok(Endpoint {
+        url,
+        tenant: attempt.tenant.clone(),
+        card_origin: origin_of(card)?,
+        credential,
+        allow_cross_origin,
+    })
 }
 
 /// How a follow ended.
