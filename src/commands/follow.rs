@@ -96,6 +96,7 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
         attempt: None,
         state: attempt.state,
         reconnects: 0,
+        artifacts: None,
         broken: None,
     };
     let opts = FollowOptions {
@@ -413,7 +414,7 @@ impl Step<'_> {
             "changes": o.changes,
             "artifacts": artifacts,
             "pendingQuestion": a.question_text(),
-            "error": o.last_error,
+            "lastError": o.last_error,
             "agent": a.agent_url.as_deref().map(redact_url),
         });
         (o.exit_code(), self.summary(a, end, line, &extra))
@@ -451,6 +452,8 @@ struct Show<'a> {
     state: AttemptState,
     /// Reconnects so far.
     reconnects: u32,
+    /// The artifact count shown, and when it was read (re-read at most every 250 ms).
+    artifacts: Option<(usize, std::time::Instant)>,
     /// A broken stdout seen inside the observer (reported at the end).
     broken: Option<BrokenPipe>,
 }
@@ -492,11 +495,19 @@ impl Show<'_> {
         }
     }
 
-    fn update_spinner(&self) {
+    fn update_spinner(&mut self) {
         let (Some(bar), Some(id)) = (&self.spinner, self.attempt) else {
             return;
         };
-        let artifacts = self.journal.artifacts(id).map_or(0, |v| v.len());
+        // Artifacts can be large: count them a few times a second, not on every event.
+        let artifacts = match self.artifacts {
+            Some((n, at)) if at.elapsed() < Duration::from_millis(250) => n,
+            _ => {
+                let n = self.journal.artifacts(id).map_or(0, |v| v.len());
+                self.artifacts = Some((n, std::time::Instant::now()));
+                n
+            }
+        };
         bar.set_message(format!(
             "{} {} · {artifacts} artifact{} · {} reconnect{}",
             self.name,

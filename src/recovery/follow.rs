@@ -1349,7 +1349,12 @@ mod tests {
                 vec![],
             );
             let start = Instant::now();
-            let (out, _) = run(&s, &fake, &opts(1)).await;
+            // Were it to wait for the stream to end, the deadline would end it instead.
+            let o = FollowOptions {
+                deadline: Some(start + Duration::from_secs(600)),
+                ..opts(1)
+            };
+            let (out, _) = run(&s, &fake, &o).await;
             assert_eq!(out.end, FollowEnd::Interrupted(want));
             assert_eq!(out.exit_code(), crate::exit::NEEDS_HUMAN);
             assert_eq!(
