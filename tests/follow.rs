@@ -241,7 +241,7 @@ async fn a_crash_after_event_2_then_follow_again_duplicates_and_regresses_nothin
         );
         let (mid, texts) = journaled(&env.journal(), "w/s");
         assert_eq!(mid.state, AttemptState::Working, "{}", explain(&crashed));
-        assert!(texts.is_empty());
+        assert!(texts.len() <= 1, "{texts:?}");
 
         let o = run(&env, &["follow", "w/s", "--format", "json"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));

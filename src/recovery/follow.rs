@@ -11,7 +11,9 @@
 //!   [`transition`](crate::journal::transition) enforces both).
 //! - Every event is journaled (one short transaction, committed) **before** it is shown: the
 //!   observer is called after the commit, and the `after-event:N` crash point fires between the
-//!   two.
+//!   two. N counts the observations journaled by this follow (stream events and GetTask
+//!   answers; the first snapshot is 1), per attempt, so `after-event:N:STEP` means that step's
+//!   Nth event also inside [`follow_many`].
 //! - It stops by itself at a terminal state (then reads the task once with `GetTask`, the
 //!   authoritative artifacts) and at INPUT_REQUIRED / AUTH_REQUIRED, even when the server keeps
 //!   the stream open.
@@ -20,7 +22,8 @@
 //!   `streak` counts reconnects since the last event that brought something: it is reset by
 //!   every stream event, except a snapshot that changed nothing in the journal (the JS server
 //!   answers a task it cannot stream with a bare snapshot and closes; resetting on that would
-//!   spin forever). At most `max_reconnects` reconnects in a row, then [`FollowEnd::ReconnectsSpent`].
+//!   spin forever). At most `max_reconnects` reconnects in a row, then
+//!   [`FollowEnd::ReconnectsSpent`]. A `Retry-After` (429, 503) is the least wait, up to the cap.
 //! - `UnsupportedOperationError` (-32004), `TaskNotFoundError` (-32001) or `MethodNotFound`
 //!   (-32601) on subscribe → `GetTask`: terminal → recorded, stop; not terminal (the agent cannot
 //!   stream) → poll `GetTask` with the same backoff, each poll counting as a reconnect (and a
@@ -34,7 +37,11 @@
 //! Waits use `tokio::time` and the jitter comes from a seedable RNG
 //! ([`FollowOptions::seed`]), so `#[tokio::test(start_paused = true)]` drives the backoff.
 //! [`follow_many`] runs many follows concurrently inside one task (no spawning): 1,000 streams
-//! cost 1,000 futures and their sockets.
+//! cost 1,000 futures and their sockets (about 40 KB each, measured).
+//!
+//! Cost: each event is one `synchronous=FULL` commit on the calling thread, so a process
+//! journals a few hundred events per second however many streams it follows (the wire decodes
+//! over 100 000/s); `examples/follow_bench.rs` measures both.
 
 use std::time::Duration;
 
@@ -467,6 +474,8 @@ enum Round {
         cause: String,
         /// Whether the agent cannot stream (poll GetTask from now on).
         poll: bool,
+        /// The server's `Retry-After`, the least wait (at most the backoff cap).
+        retry_after: Option<Duration>,
     },
 }
 
@@ -521,22 +530,28 @@ impl<R: Remote> Follower<'_, R> {
             } else {
                 self.subscribe().await?
             };
-            let cause = match round {
+            let (cause, retry_after) = match round {
                 Round::Stop(end) => return Ok(end),
-                Round::Again { cause, poll: p } => {
+                Round::Again {
+                    cause,
+                    poll: p,
+                    retry_after,
+                } => {
                     poll = p;
-                    cause
+                    (cause, retry_after)
                 }
             };
             if self.streak >= self.opts.max_reconnects {
                 return Ok(FollowEnd::ReconnectsSpent);
             }
-            let delay = full_jitter(
+            let jitter = full_jitter(
                 self.streak,
                 self.opts.backoff_base,
                 self.opts.backoff_cap,
                 &mut self.rng,
             );
+            // A `Retry-After` (429, 503) is honoured as the least wait, up to the cap.
+            let delay = retry_after.map_or(jitter, |r| jitter.max(r.min(self.opts.backoff_cap)));
             let waiting = Progress::Waiting {
                 reconnect: self.reconnects + 1,
                 streak: self.streak,
@@ -602,6 +617,7 @@ impl<R: Remote> Follower<'_, R> {
         Ok(Round::Again {
             cause: summary,
             poll: false,
+            retry_after: e.retry_after(),
         })
     }
 
@@ -618,6 +634,7 @@ impl<R: Remote> Follower<'_, R> {
                     return Ok(Round::Again {
                         cause: "the stream ended".to_owned(),
                         poll: false,
+                        retry_after: None,
                     });
                 }
                 Some(Err(e)) => return self.on_error(e).await,
@@ -651,6 +668,7 @@ impl<R: Remote> Follower<'_, R> {
                 Ok(Round::Again {
                     cause: "the agent cannot stream this task; polling GetTask".to_owned(),
                     poll: true,
+                    retry_after: None,
                 })
             }
             Err(e) if e.rpc_code() == Some(-32001) => {
@@ -666,6 +684,7 @@ impl<R: Remote> Follower<'_, R> {
                     Ok(Round::Again {
                         cause: summary,
                         poll: true,
+                        retry_after: e.retry_after(),
                     })
                 } else {
                     Ok(Round::Stop(FollowEnd::Failed {
@@ -1388,6 +1407,36 @@ mod tests {
             out.attempt.status_timestamp.as_deref(),
             Some(ts(6).as_str())
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_after_is_the_least_wait_up_to_the_cap() {
+        let s = setup();
+        let busy = |secs| A2aError::Http {
+            url: "http://127.0.0.1:9/".to_owned(),
+            method: "SubscribeToTask",
+            status: 503,
+            retry_after: Some(Duration::from_secs(secs)),
+            snippet: String::new(),
+            rpc: None,
+        };
+        let fake = script(
+            vec![
+                Err(busy(20)),
+                Err(busy(3600)),
+                ends(vec![snapshot("TASK_STATE_COMPLETED", 4, None)]),
+            ],
+            vec![Ok(task("TASK_STATE_COMPLETED", 4, None))],
+        );
+        let (out, seen) = run(&s, &fake, &opts(1)).await;
+        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        let d: Vec<Duration> = delays(&seen).into_iter().map(|(_, d)| d).collect();
+        assert_eq!(d.len(), 2);
+        assert!(
+            d[0] >= Duration::from_secs(20) && d[0] <= BACKOFF_CAP,
+            "{d:?}"
+        );
+        assert_eq!(d[1], BACKOFF_CAP, "an hour is capped");
     }
 
     #[tokio::test(start_paused = true)]
