@@ -2,7 +2,10 @@
 
 mod cli;
 mod common;
+mod delegate;
 mod follow;
 mod generated;
+mod inspect;
 mod interop;
+mod journal;
 mod scripted_agent;

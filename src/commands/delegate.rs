@@ -29,13 +29,14 @@ use crate::a2a::{
     redact_url,
 };
 use crate::cli::parse_duration;
+use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, AgentCard, Attempt, AttemptState, Binding, FailureKind, IntentOutcome, Journal,
-    NewIntent, Source, Step, StepName, StepSpec, TaskView,
+    self, AgentCard, Attempt, AttemptState, Binding, Claim, FailureKind, InspectFilter,
+    IntentOutcome, Journal, NewIntent, Source, Step, StepName, StepSpec, Target, TaskView,
 };
 use crate::output::{BrokenPipe, inert};
 use crate::recovery::lookup::{self, LookFor, Lookup};
@@ -104,6 +105,10 @@ pub struct DelegateArgs {
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
 }
+
+/// How long a delegation holds its lease on the attempt at least (it is released at the end,
+/// and broken at once if this process dies).
+const LEASE_TTL: Duration = Duration::from_mins(10);
 
 /// A validated request.
 #[derive(Debug)]
@@ -294,6 +299,23 @@ impl Delegation<'_> {
         Ok(())
     }
 
+    /// Prints the step's latest `attempt` record (JSON Lines only), as `inspect` shows it.
+    fn row(&self) -> anyhow::Result<()> {
+        if !self.ctx.out.is_json() {
+            return Ok(());
+        }
+        let page = self.journal.inspect(&InspectFilter {
+            target: Some(Target::Step(self.step().clone())),
+            ..InspectFilter::default()
+        })?;
+        if let Some(latest) = page.rows.iter().find(|r| r.is_latest) {
+            self.ctx
+                .out
+                .record(&crate::commands::inspect::attempt_record(latest))?;
+        }
+        Ok(())
+    }
+
     /// Prints the human result line and counts the final outcome.
     fn finish(&mut self, outcome: &str, line: &str, code: u8) -> anyhow::Result<u8> {
         *self.outcomes.entry(outcome.to_owned()).or_default() += 1;
@@ -333,7 +355,7 @@ impl Delegation<'_> {
                     &json!({"messageId": attempt.message_id, "contextId": attempt.context_id}),
                 )?;
                 crash::at(Point::AfterIntent, &self.step().to_string());
-                self.send(attempt).await
+                self.leased(attempt, false).await
             }
             IntentOutcome::Existing(record) => {
                 check_same(&record.step, &self.req.spec)?;
@@ -351,7 +373,7 @@ impl Delegation<'_> {
         let step = self.step().to_string();
         let agent = agent_shown(attempt.agent_url.as_deref().unwrap_or_default());
         match attempt.state {
-            AttemptState::Intent => self.resume_intent(attempt).await,
+            AttemptState::Intent => self.leased(attempt, true).await,
             AttemptState::Uncertain => {
                 self.action(
                     &attempt,
@@ -359,6 +381,7 @@ impl Delegation<'_> {
                     "UNCERTAIN",
                     &json!({"error": attempt.error}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} is UNCERTAIN: its send's outcome is unknown and the agent cannot be \
                      searched conclusively; nothing was resent. Decide with `a2a-recover \
@@ -373,6 +396,7 @@ impl Delegation<'_> {
                     "REFUSED",
                     &json!({"error": attempt.error}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} was refused by {agent} (REFUSED): {}.",
                     inert(attempt.error.as_deref().unwrap_or("no detail"))
@@ -381,6 +405,7 @@ impl Delegation<'_> {
             }
             AttemptState::Replied => {
                 self.action(&attempt, "existing", "REPLIED", &json!({}))?;
+                self.row()?;
                 let line = format!(
                     "{step} is already delegated to {agent}: it answered directly (REPLIED)."
                 );
@@ -394,6 +419,7 @@ impl Delegation<'_> {
                     state.as_str(),
                     &json!({"taskId": task}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} is already delegated to {agent} as task {} ({state}).",
                     inert(&task)
@@ -401,6 +427,36 @@ impl Delegation<'_> {
                 self.finish(state.as_str(), &line, exit::OK)
             }
         }
+    }
+
+    /// Claims the attempt for this process, then sends it (or, on a re-run, resumes it), then
+    /// releases it: two runs of the same step at once never both send.
+    async fn leased(&mut self, attempt: Attempt, resume: bool) -> anyhow::Result<u8> {
+        let ttl = LEASE_TTL.max(self.ctx.timeout * 4);
+        if let Claim::HeldBy(lease) = self.journal.claim(attempt.id, ttl)? {
+            self.action(
+                &attempt,
+                "claim",
+                "held",
+                &json!({"pid": lease.pid, "host": lease.host, "expiresAt": rfc3339(lease.expires_at)}),
+            )?;
+            let line = format!(
+                "{} is being delegated by another a2a-recover (pid {} on {}); nothing was \
+                 sent. Run the same command again later.",
+                self.step(),
+                lease.pid,
+                inert(&lease.host)
+            );
+            return self.finish("INTENT", &line, exit::WORK_REMAINS);
+        }
+        let id = attempt.id;
+        let code = if resume {
+            self.resume_intent(attempt).await
+        } else {
+            self.send(attempt).await
+        };
+        self.journal.release(id)?;
+        code
     }
 
     /// An `INTENT` found on a re-run: send it if it was never sent, else look first.

@@ -144,6 +144,12 @@ pub struct Journal {
     clock: Arc<dyn Clock>,
 }
 
+// A pass shares one `&Journal` between concurrent tasks.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Journal>();
+};
+
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Journal")
@@ -1155,6 +1161,28 @@ pub fn open_for_command(ctx: &crate::context::Context) -> anyhow::Result<Journal
         ctx.out.warn(w);
     }
     Ok(journal)
+}
+
+/// Opens an existing journal for a command that only reads (`inspect`): read-only when its
+/// schema is current or newer (nothing is written, no write permission needed), else through
+/// [`Journal::open`] so that an older journal is migrated first. Prints its warnings.
+pub fn open_for_reading(ctx: &crate::context::Context) -> anyhow::Result<Journal> {
+    use anyhow::Context as _;
+    match Journal::open_read_only(&ctx.journal_path, ctx.timeout) {
+        Ok(journal) => {
+            for w in journal.warnings() {
+                ctx.out.warn(w);
+            }
+            Ok(journal)
+        }
+        Err(JournalError::ReadOnly { .. }) => open_for_command(ctx),
+        Err(e) => Err(e).with_context(|| {
+            format!(
+                "failed to open the journal at `{}`",
+                ctx.journal_path.display()
+            )
+        }),
+    }
 }
 
 /// Returns this host's name (for leases).

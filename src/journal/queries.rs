@@ -69,11 +69,16 @@ pub(crate) struct Probe {
     pub(crate) objects: i64,
 }
 
+/// Returns the schema version (`PRAGMA user_version`).
+pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
 /// Reads `user_version`, `application_id` and the schema size; parsing the schema catches a
 /// damaged first page.
 pub(crate) fn probe(conn: &Connection) -> rusqlite::Result<Probe> {
     Ok(Probe {
-        user_version: conn.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+        user_version: user_version(conn)?,
         application_id: conn.query_row("PRAGMA application_id", [], |r| r.get(0))?,
         objects: conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?,
     })
