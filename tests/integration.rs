@@ -4,6 +4,7 @@ mod agents;
 mod cli;
 mod common;
 mod delegate;
+mod follow;
 mod generated;
 mod inspect;
 mod interop;
