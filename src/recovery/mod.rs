@@ -20,6 +20,7 @@
 //! - Workflows that are COMPENSATING get no sends and no re-delegation; COMPENSATED ones are not
 //!   visited.
 
+pub mod follow;
 pub mod lock;
 pub mod lookup;
 pub mod plan;
