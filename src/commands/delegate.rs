@@ -1,12 +1,44 @@
 //! `delegate`: commit the intent, then send (DESIGN.md §3 `delegate`).
+//!
+//! Order, which is what makes a crash anywhere recoverable:
+//! 1. Validate everything (step name, URL, metadata, the token variable): a usage error leaves
+//!    nothing journaled.
+//! 2. Commit the intent (fresh UUIDv4 messageId and contextId) — crash point `after-intent`.
+//! 3. Fetch the Agent Card, store it in `agents`, journal the chosen endpoint on the attempt.
+//! 4. Send `SendMessage` (`returnImmediately: true`, `role: ROLE_USER`, our ids) — crash point
+//!    `after-send`, before anything of the answer is journaled.
+//! 5. Journal the task (or the direct reply, or the refusal).
+//!
+//! Idempotent per step: a re-run never creates a second intent. An `INTENT` attempt with no
+//! endpoint journaled was never sent and is sent now; one with an endpoint is looked for first
+//! (`recovery::lookup`) and resent with the SAME messageId only when the look proves nothing was
+//! created, else it becomes `UNCERTAIN` (exit 4). A step with a known task is printed, exit 0.
+//! Remote text is made inert before it reaches a terminal.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::Args;
+use serde_json::{Map, Value, json};
 
+use crate::a2a::types;
+use crate::a2a::{
+    A2aClient, A2aError, ClientConfig, Credential, Endpoint, ErrorClass, card_url_for, origin_of,
+    redact_url,
+};
 use crate::cli::parse_duration;
 use crate::context::Context;
+use crate::crash::{self, Point};
+use crate::error::CliError;
+use crate::exit;
+use crate::journal::{
+    self, AgentCard, Attempt, AttemptState, Binding, FailureKind, IntentOutcome, Journal,
+    NewIntent, Source, Step, StepName, StepSpec, TaskView,
+};
+use crate::output::{BrokenPipe, inert};
+use crate::recovery::lookup::{self, LookFor, Lookup};
 
 /// Delegates a step to an agent: the intent is journaled first, then sent.
 ///
@@ -73,7 +105,611 @@ pub struct DelegateArgs {
     pub command_timeout: Duration,
 }
 
+/// A validated request.
+#[derive(Debug)]
+struct Request {
+    spec: StepSpec,
+    card_url: String,
+    credential: Option<Credential>,
+    clock_skew: Duration,
+}
+
+fn not_yet(flag: &str) -> CliError {
+    CliError::usage(format!("`{flag}` is not supported yet"))
+        .hint("delegate one step with --agent URL for now; see the roadmap in DESIGN.md")
+}
+
+/// Validates the flags; nothing is journaled when this fails.
+fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
+    let unsupported = [
+        ("--plan", args.plan.is_some()),
+        ("--skill", args.skill.is_some()),
+        ("--effect", args.effect),
+        ("--compensate", args.compensate.is_some()),
+        ("--compensate-cmd", args.compensate_cmd.is_some()),
+        ("--verify-cmd", args.verify_cmd.is_some()),
+        ("--verify-url", args.verify_url.is_some()),
+        ("--follow", args.follow),
+    ];
+    if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
+        return Err(not_yet(flag));
+    }
+    let (Some(step), Some(text)) = (&args.step, &args.text) else {
+        return Err(CliError::usage("a STEP and a TEXT are required"));
+    };
+    let name = StepName::parse(step).map_err(|e| {
+        CliError::usage(e.to_string())
+            .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
+    })?;
+    if text.trim().is_empty() {
+        return Err(CliError::usage("the message TEXT is empty")
+            .hint("give the request to send, e.g. \"book a room for two nights\""));
+    }
+    let Some(agent) = &args.agent else {
+        return Err(CliError::usage("`--agent URL` is required")
+            .hint("pass the agent's base URL or Agent Card URL"));
+    };
+    let card_url = card_url_for(agent).map_err(|e| {
+        let hint = e.hint().unwrap_or_default();
+        CliError::usage(format!("bad --agent: {e}")).hint(hint)
+    })?;
+    let metadata = match &args.metadata {
+        None => None,
+        Some(s) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Some(m),
+            Ok(_) => {
+                return Err(CliError::usage("--metadata must be a JSON object")
+                    .hint(r#"e.g. --metadata '{"trip": 42}'"#));
+            }
+            Err(e) => {
+                return Err(
+                    CliError::usage(format!("--metadata is not valid JSON: {e}"))
+                        .hint(r#"e.g. --metadata '{"trip": 42}'"#),
+                );
+            }
+        },
+    };
+    let credential = match &args.token_env {
+        None => None,
+        Some(var) => Some(Credential::from_env(var).map_err(|e| {
+            let hint = e.hint().unwrap_or_default();
+            CliError::usage(format!("--token-env: {e}")).hint(hint)
+        })?),
+    };
+    Ok(Request {
+        spec: StepSpec {
+            name,
+            text: text.clone(),
+            binding: Binding::Agent(card_url.clone()),
+            token_env: args.token_env.clone(),
+            metadata,
+            max_attempts: args.max_attempts,
+            allow_cross_origin: args.allow_cross_origin,
+            effect: None,
+            compensate: None,
+            verify: None,
+            cwd: None,
+        },
+        card_url,
+        credential,
+        clock_skew: args.clock_skew,
+    })
+}
+
+/// Refuses a re-run whose definition differs from the journaled step.
+fn check_same(journaled: &Step, req: &StepSpec) -> Result<(), CliError> {
+    let j = &journaled.spec;
+    let differs = if j.text != req.text {
+        Some("text")
+    } else if j.binding != req.binding {
+        Some("agent")
+    } else if j.token_env != req.token_env {
+        Some("--token-env")
+    } else if j.metadata != req.metadata {
+        Some("--metadata")
+    } else {
+        None
+    };
+    match differs {
+        None => Ok(()),
+        Some(what) => Err(CliError::usage(format!(
+            "step `{}` is already journaled with a different {what}",
+            j.name
+        ))
+        .hint(format!(
+            "a journaled step keeps its definition; use a new step name, or see it with \
+             `a2a-recover inspect {}`",
+            j.name
+        ))),
+    }
+}
+
+/// Returns an agent's card URL shortened to its base URL for messages (redacted).
+fn agent_shown(card_url: &str) -> String {
+    let base = card_url
+        .strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
+        .map_or_else(|| card_url.to_owned(), |b| format!("{b}/"));
+    redact_url(&base)
+}
+
 /// Runs `delegate`.
-pub(crate) async fn run(_ctx: &Context, _args: &DelegateArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`delegate` is not built yet")
+pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8> {
+    let req = validate(args)?;
+    let journal = journal::open_for_command(ctx)?;
+    let client = A2aClient::new(ClientConfig::from_context(ctx))
+        .context("failed to set up the HTTP client")?;
+    ctx.out.begin("delegate")?;
+    let mut d = Delegation {
+        ctx,
+        journal: &journal,
+        client: &client,
+        req: &req,
+        outcomes: BTreeMap::new(),
+    };
+    let code = d.delegate().await?;
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "type": "summary",
+            "command": "delegate",
+            "outcomes": d.outcomes,
+            "exitCode": code,
+        }))?;
+    }
+    Ok(code)
+}
+
+/// One delegation in progress.
+struct Delegation<'a> {
+    ctx: &'a Context,
+    journal: &'a Journal,
+    client: &'a A2aClient,
+    req: &'a Request,
+    outcomes: BTreeMap<String, u32>,
+}
+
+impl Delegation<'_> {
+    fn step(&self) -> &StepName {
+        &self.req.spec.name
+    }
+
+    /// Prints an `action` record (JSON Lines only).
+    fn action(
+        &self,
+        attempt: &Attempt,
+        action: &str,
+        outcome: &str,
+        detail: &Value,
+    ) -> Result<(), BrokenPipe> {
+        if self.ctx.out.is_json() {
+            self.ctx.out.record(&json!({
+                "type": "action",
+                "workflow": self.step().workflow,
+                "step": self.step().step,
+                "attempt": attempt.number,
+                "action": action,
+                "outcome": outcome,
+                "detail": detail,
+            }))?;
+        }
+        Ok(())
+    }
+
+    /// Prints the human result line and counts the final outcome.
+    fn finish(&mut self, outcome: &str, line: &str, code: u8) -> anyhow::Result<u8> {
+        *self.outcomes.entry(outcome.to_owned()).or_default() += 1;
+        if !self.ctx.out.is_json() {
+            self.ctx.out.line(line)?;
+        }
+        Ok(code)
+    }
+
+    /// Reports a remote failure on stderr with its hint.
+    fn report(&self, err: A2aError) {
+        let err = anyhow::Error::new(err);
+        let classified = crate::error::classify(&err);
+        self.ctx
+            .out
+            .error_report(&crate::error::render(&err, &classified.hints));
+    }
+
+    async fn delegate(&mut self) -> anyhow::Result<u8> {
+        let intent = NewIntent {
+            spec: self.req.spec.clone(),
+            agent_url: Some(self.req.card_url.clone()),
+            message_id: uuid::Uuid::new_v4().to_string(),
+            context_id: Some(uuid::Uuid::new_v4().to_string()),
+        };
+        let outcome = self
+            .journal
+            .create_intents(std::slice::from_ref(&intent))
+            .context("failed to commit the intent")?
+            .remove(0);
+        match outcome {
+            IntentOutcome::Created(attempt) => {
+                self.action(
+                    &attempt,
+                    "intent",
+                    AttemptState::Intent.as_str(),
+                    &json!({"messageId": attempt.message_id, "contextId": attempt.context_id}),
+                )?;
+                crash::at(Point::AfterIntent, &self.step().to_string());
+                self.send(attempt).await
+            }
+            IntentOutcome::Existing(record) => {
+                check_same(&record.step, &self.req.spec)?;
+                let latest = record
+                    .latest()
+                    .cloned()
+                    .with_context(|| format!("step `{}` has no attempt", self.step()))?;
+                self.resume(latest).await
+            }
+        }
+    }
+
+    /// Continues a journaled step.
+    async fn resume(&mut self, attempt: Attempt) -> anyhow::Result<u8> {
+        let step = self.step().to_string();
+        let agent = agent_shown(attempt.agent_url.as_deref().unwrap_or_default());
+        match attempt.state {
+            AttemptState::Intent => self.resume_intent(attempt).await,
+            AttemptState::Uncertain => {
+                self.action(
+                    &attempt,
+                    "existing",
+                    "UNCERTAIN",
+                    &json!({"error": attempt.error}),
+                )?;
+                let line = format!(
+                    "{step} is UNCERTAIN: its send's outcome is unknown and the agent cannot be \
+                     searched conclusively; nothing was resent. Decide with `a2a-recover \
+                     resolve {step} --as resend|abandoned|done --reason \"…\"`."
+                );
+                self.finish("UNCERTAIN", &line, exit::NEEDS_HUMAN)
+            }
+            AttemptState::Refused => {
+                self.action(
+                    &attempt,
+                    "existing",
+                    "REFUSED",
+                    &json!({"error": attempt.error}),
+                )?;
+                let line = format!(
+                    "{step} was refused by {agent} (REFUSED): {}.",
+                    inert(attempt.error.as_deref().unwrap_or("no detail"))
+                );
+                self.finish("REFUSED", &line, exit::NEEDS_HUMAN)
+            }
+            AttemptState::Replied => {
+                self.action(&attempt, "existing", "REPLIED", &json!({}))?;
+                let line = format!(
+                    "{step} is already delegated to {agent}: it answered directly (REPLIED)."
+                );
+                self.finish("REPLIED", &line, exit::OK)
+            }
+            state => {
+                let task = attempt.task_id.clone().unwrap_or_default();
+                self.action(
+                    &attempt,
+                    "existing",
+                    state.as_str(),
+                    &json!({"taskId": task}),
+                )?;
+                let line = format!(
+                    "{step} is already delegated to {agent} as task {} ({state}).",
+                    inert(&task)
+                );
+                self.finish(state.as_str(), &line, exit::OK)
+            }
+        }
+    }
+
+    /// An `INTENT` found on a re-run: send it if it was never sent, else look first.
+    async fn resume_intent(&mut self, attempt: Attempt) -> anyhow::Result<u8> {
+        if lookup::never_sent(&attempt) {
+            self.action(&attempt, "look", "never-sent", &json!({}))?;
+            return self.send(attempt).await;
+        }
+        let endpoint = self.endpoint_of(&attempt)?;
+        let accepts = self
+            .journal
+            .agent(&self.req.card_url)?
+            .and_then(|a| a.accepts_context_id);
+        let look = LookFor::for_attempt(&attempt, accepts);
+        let found = lookup::look_for_send(
+            self.client,
+            &endpoint,
+            &look,
+            self.req.clock_skew,
+            self.ctx.clock.now(),
+        )
+        .await;
+        let step = self.step().to_string();
+        let agent = agent_shown(&self.req.card_url);
+        match found {
+            Err(e) => {
+                let summary = e.summary();
+                self.journal
+                    .record_failure(attempt.id, FailureKind::Lookup, &summary)?;
+                self.action(&attempt, "look", "error", &json!({"error": summary}))?;
+                let code = e.exit_code();
+                self.report(e);
+                let line = format!(
+                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. \
+                     Run the same command again later."
+                );
+                self.finish("INTENT", &line, code)
+            }
+            Ok(Lookup::Found(task)) => {
+                let view = TaskView::from_value(&task.raw, task.raw.to_string())
+                    .context("the found task has no id")?;
+                self.journal
+                    .apply_task(attempt.id, &view, Source::ListTasks)?;
+                let now = self.journal.attempt(attempt.id)?;
+                self.action(
+                    &now,
+                    "look",
+                    "found",
+                    &json!({"taskId": view.task_id, "state": now.state.as_str()}),
+                )?;
+                let line = format!(
+                    "found {step} on {agent} as task {} ({}); nothing was resent.",
+                    inert(&view.task_id),
+                    now.state
+                );
+                self.finish(now.state.as_str(), &line, exit::OK)
+            }
+            Ok(Lookup::ProvenAbsent) => {
+                self.action(&attempt, "look", "absent", &json!({}))?;
+                self.send_to(attempt, endpoint).await
+            }
+            Ok(Lookup::Unprovable(reason)) => {
+                self.journal.mark_uncertain(attempt.id, &reason)?;
+                self.action(&attempt, "look", "unprovable", &json!({"reason": reason}))?;
+                let line = format!(
+                    "{step} is UNCERTAIN: {}; nothing was resent. Decide with `a2a-recover \
+                     resolve {step} --as resend|abandoned|done --reason \"…\"`.",
+                    inert(&reason)
+                );
+                self.finish("UNCERTAIN", &line, exit::NEEDS_HUMAN)
+            }
+        }
+    }
+
+    /// Fetches the card if no endpoint is journaled yet, journals it, then sends.
+    async fn send(&mut self, attempt: Attempt) -> anyhow::Result<u8> {
+        let attempt = if attempt.interface_url.is_some() {
+            attempt
+        } else {
+            match self
+                .client
+                .fetch_card(&self.req.card_url, self.req.credential.as_ref())
+                .await
+            {
+                Ok(info) => {
+                    let protocol_version = info
+                        .card
+                        .supported_interfaces
+                        .iter()
+                        .find(|i| {
+                            i.protocol_binding
+                                .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
+                        })
+                        .map(|i| i.protocol_version.clone());
+                    self.journal.record_agent_card(&AgentCard {
+                        card_url: self.req.card_url.clone(),
+                        interface_url: info.interface_url.clone(),
+                        protocol_version,
+                        tenant: info.tenant.clone(),
+                        card_json: info.raw.to_string(),
+                        skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
+                    })?;
+                    self.journal.set_endpoint(
+                        attempt.id,
+                        &journal::Endpoint {
+                            interface_url: info.interface_url,
+                            tenant: info.tenant,
+                        },
+                    )?
+                }
+                Err(e) => {
+                    let summary = e.summary();
+                    self.journal
+                        .record_failure(attempt.id, FailureKind::Card, &summary)?;
+                    self.action(&attempt, "card", "error", &json!({"error": summary}))?;
+                    let code = e.exit_code();
+                    self.report(e);
+                    let line = format!(
+                        "{} stays INTENT: the agent card could not be read; nothing was sent. \
+                         Run the same command again later.",
+                        self.step()
+                    );
+                    return self.finish("INTENT", &line, code);
+                }
+            }
+        };
+        let endpoint = self.endpoint_of(&attempt)?;
+        self.send_to(attempt, endpoint).await
+    }
+
+    /// The wire endpoint of a journaled attempt: always where it was first sent.
+    fn endpoint_of(&self, attempt: &Attempt) -> anyhow::Result<Endpoint> {
+        let url = attempt
+            .interface_url
+            .clone()
+            .context("the attempt has no journaled endpoint")?;
+        Ok(Endpoint {
+            url,
+            tenant: attempt.tenant.clone(),
+            card_origin: origin_of(&self.req.card_url)?,
+            credential: self.req.credential.clone(),
+            allow_cross_origin: self.req.spec.allow_cross_origin,
+        })
+    }
+
+    fn message(&self, attempt: &Attempt, with_context: bool) -> types::SendMessageRequest {
+        let metadata = self
+            .req
+            .spec
+            .metadata
+            .clone()
+            .map(|m: Map<String, Value>| m.into_iter().collect());
+        types::SendMessageRequest {
+            message: types::Message {
+                message_id: attempt.message_id.clone(),
+                context_id: attempt.context_id.clone().filter(|_| with_context),
+                task_id: None,
+                // Role::default() is UNSPECIFIED, which servers refuse: always set it.
+                role: types::Role::User,
+                parts: vec![types::Part::text(self.req.spec.text.clone())],
+                metadata,
+                extensions: None,
+                reference_task_ids: None,
+            },
+            configuration: Some(types::SendMessageConfiguration {
+                accepted_output_modes: None,
+                task_push_notification_config: None,
+                history_length: None,
+                return_immediately: Some(true),
+            }),
+            metadata: None,
+            tenant: None,
+        }
+    }
+
+    /// Sends (or resends, same messageId) and journals the answer.
+    async fn send_to(&mut self, attempt: Attempt, endpoint: Endpoint) -> anyhow::Result<u8> {
+        let accepts = self
+            .journal
+            .agent(&self.req.card_url)?
+            .and_then(|a| a.accepts_context_id);
+        let mut with_context =
+            attempt.context_id_ours && attempt.context_id.is_some() && accepts != Some(false);
+        let step = self.step().to_string();
+        loop {
+            let request = self.message(&attempt, with_context);
+            let result = self.client.send_message(&endpoint, &request).await;
+            crash::at(Point::AfterSend, &step);
+            match result {
+                Ok(answer) => return self.record_answer(&attempt, &answer, with_context),
+                Err(e) if with_context && e.is_context_id_refusal() => {
+                    // The refusal created nothing: remember it, send again without a contextId.
+                    self.journal
+                        .set_accepts_context_id(&self.req.card_url, false)?;
+                    let note = "the agent refuses client-chosen context ids; sending again \
+                                without one (same messageId)";
+                    self.journal
+                        .record_failure(attempt.id, FailureKind::Send, note)?;
+                    self.action(
+                        &attempt,
+                        "send",
+                        "context-refused",
+                        &json!({"error": e.summary()}),
+                    )?;
+                    with_context = false;
+                }
+                Err(e) => return self.send_failed(&attempt, e),
+            }
+        }
+    }
+
+    fn record_answer(
+        &mut self,
+        attempt: &Attempt,
+        answer: &crate::a2a::Raw<types::SendMessageResponse>,
+        with_context: bool,
+    ) -> anyhow::Result<u8> {
+        let step = self.step().to_string();
+        let agent = agent_shown(&self.req.card_url);
+        let (answered_context, task_id) = match &answer.value {
+            types::SendMessageResponse::Task(task) => {
+                let raw = answer.raw.get("task").cloned().unwrap_or(Value::Null);
+                let view = TaskView::from_value(&raw, raw.to_string())
+                    .context("the agent's task has no id")?;
+                self.journal.apply_task(attempt.id, &view, Source::Send)?;
+                (Some(task.context_id.clone()), Some(view.task_id))
+            }
+            types::SendMessageResponse::Message(message) => {
+                let raw = answer.raw.get("message").cloned().unwrap_or(Value::Null);
+                self.journal.record_direct_reply(
+                    attempt.id,
+                    &raw.to_string(),
+                    message.context_id.as_deref(),
+                )?;
+                (message.context_id.clone(), None)
+            }
+        };
+        if with_context && answered_context.is_some() && answered_context == attempt.context_id {
+            self.journal
+                .set_accepts_context_id(&self.req.card_url, true)?;
+        }
+        let now = self.journal.attempt(attempt.id)?;
+        if let Some(task_id) = task_id {
+            self.action(
+                &now,
+                "send",
+                now.state.as_str(),
+                &json!({"taskId": task_id, "contextId": now.context_id}),
+            )?;
+            let line = format!(
+                "delegated {step} to {agent} as task {} ({}).",
+                inert(&task_id),
+                now.state
+            );
+            self.finish(now.state.as_str(), &line, exit::OK)
+        } else {
+            self.action(
+                &now,
+                "send",
+                "REPLIED",
+                &json!({"contextId": now.context_id}),
+            )?;
+            let line = format!("delegated {step} to {agent}: it answered directly (REPLIED).");
+            self.finish("REPLIED", &line, exit::OK)
+        }
+    }
+
+    fn send_failed(&mut self, attempt: &Attempt, e: A2aError) -> anyhow::Result<u8> {
+        let step = self.step().to_string();
+        let agent = agent_shown(&self.req.card_url);
+        let summary = e.summary();
+        if e.class() == ErrorClass::Refused {
+            self.journal.record_refusal(attempt.id, &summary)?;
+            self.action(attempt, "send", "REFUSED", &json!({"error": summary}))?;
+            self.report(e);
+            let line = format!("{step} was refused by {agent} (REFUSED); nothing was created.");
+            return self.finish("REFUSED", &line, exit::NEEDS_HUMAN);
+        }
+        self.journal
+            .record_failure(attempt.id, FailureKind::Send, &summary)?;
+        let (outcome, what) = if e.class() == ErrorClass::NotSent {
+            ("not-sent", "nothing was sent")
+        } else {
+            (
+                "unknown",
+                "the send's outcome is unknown; it will be looked for before any resend",
+            )
+        };
+        self.action(attempt, "send", outcome, &json!({"error": summary}))?;
+        let code = e.exit_code();
+        self.report(e);
+        let line = format!("{step} stays INTENT: {what}. Run the same command again later.");
+        self.finish("INTENT", &line, code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agents_are_shown_by_base_url() {
+        assert_eq!(
+            agent_shown("http://127.0.0.1:8001/.well-known/agent-card.json"),
+            "http://127.0.0.1:8001/"
+        );
+        assert_eq!(
+            agent_shown("http://h/agents/card.json?key=s3cret"),
+            "http://h/agents/card.json?key=REDACTED"
+        );
+    }
 }

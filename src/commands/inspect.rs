@@ -1,8 +1,30 @@
-//! `inspect`: the journal as a table or JSON Lines.
+//! `inspect`: the journal as a table or JSON Lines (DESIGN.md §3 `inspect`).
+//!
+//! Filtering and the row limit run in SQL (`Journal::inspect`): a large journal is never loaded
+//! whole. Tables are comfy-table on a terminal and a plain, borderless layout when piped; remote
+//! text is made inert there, and kept as data in JSON. Ages are measured against the display
+//! clock (pinned in tests). A missing journal, or an unknown workflow or step, prints nothing and
+//! exits 0.
 
+use chrono::{DateTime, Utc};
 use clap::Args;
+use comfy_table::{ContentArrangement, Table, presets};
+use serde_json::{Value, json};
 
+use crate::clock::rfc3339;
 use crate::context::Context;
+use crate::error::CliError;
+use crate::exit;
+use crate::journal::{
+    self, AttemptRow, AttemptState, EffectState, Event, InspectFilter, Resolution, Target,
+    message_text,
+};
+use crate::output::inert;
+
+/// Rows shown in a table when `--limit` is not given.
+const DEFAULT_TABLE_LIMIT: u64 = 200;
+/// Longest question/outcome shown in a table cell, in characters.
+const OUTCOME_CHARS: usize = 80;
 
 /// Shows the journal as a table (or JSON Lines with --format json).
 #[derive(Debug, Args)]
@@ -23,7 +45,324 @@ pub struct InspectArgs {
     pub limit: Option<usize>,
 }
 
+fn parse_states(given: &[String]) -> Result<Vec<AttemptState>, CliError> {
+    given
+        .iter()
+        .flat_map(|s| s.split(','))
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            AttemptState::parse_loose(s).ok_or_else(|| {
+                let valid: Vec<&str> = AttemptState::ALL.iter().map(|s| s.as_str()).collect();
+                CliError::usage(format!("unknown state `{}`", inert(s)))
+                    .hint(format!("valid states: {}", valid.join(", ")))
+            })
+        })
+        .collect()
+}
+
 /// Runs `inspect`.
-pub(crate) async fn run(_ctx: &Context, _args: &InspectArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`inspect` is not built yet")
+pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8> {
+    let target = args
+        .target
+        .as_deref()
+        .map(Target::parse)
+        .transpose()
+        .map_err(|e| CliError::usage(e.to_string()).hint("give a WORKFLOW, or a WORKFLOW/STEP"))?;
+    let states = parse_states(&args.state)?;
+    let events_of = match (&target, args.events) {
+        (Some(Target::Step(s)), true) => Some(s.clone()),
+        (_, true) => {
+            return Err(CliError::usage("--events needs a step")
+                .hint("name one: `a2a-recover inspect WORKFLOW/STEP --events`")
+                .into());
+        }
+        (_, false) => None,
+    };
+    let limit = match args.limit {
+        Some(n) => Some(n as u64),
+        None if ctx.out.is_json() => None,
+        None => Some(DEFAULT_TABLE_LIMIT),
+    };
+    ctx.out.begin("inspect")?;
+    if !ctx.journal_path.exists() {
+        return Ok(exit::OK);
+    }
+    let journal = journal::open_for_command(ctx)?;
+    let page = journal.inspect(&InspectFilter {
+        target,
+        states,
+        pending: args.pending,
+        limit,
+    })?;
+    let events = match &events_of {
+        Some(step) => journal.events_of_step(step)?,
+        None => Vec::new(),
+    };
+    if ctx.out.is_json() {
+        for row in &page.rows {
+            ctx.out.record(&attempt_record(row))?;
+        }
+        for e in &events {
+            ctx.out.record(&event_record(e))?;
+        }
+        return Ok(exit::OK);
+    }
+    let now = ctx.display_clock.now();
+    if !page.rows.is_empty() {
+        let table = attempts_table(ctx, &page.rows, now, args.pending);
+        ctx.out.line(&table)?;
+    }
+    let shown = page.rows.len() as u64;
+    if page.total > shown {
+        ctx.out.line(&format!(
+            "… {} more row(s) not shown; raise --limit, or narrow with a WORKFLOW, STEP or \
+             --state.",
+            page.total - shown
+        ))?;
+    }
+    if let Some(step) = &events_of
+        && !events.is_empty()
+    {
+        ctx.out.line("")?;
+        ctx.out.line(&format!("events of {step}:"))?;
+        ctx.out.line(&events_table(ctx, &events, now))?;
+    }
+    Ok(exit::OK)
+}
+
+/// Returns the text of a row's question, or what it ended with.
+fn outcome(row: &AttemptRow) -> String {
+    let a = &row.attempt;
+    if let Some(q) = a.question_text() {
+        return q;
+    }
+    if a.state == AttemptState::Replied
+        && let Some(m) = a
+            .outcome_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+    {
+        return message_text(&m);
+    }
+    if let Some(e) = &a.error {
+        return e.clone();
+    }
+    let status_text = a
+        .last_task_json
+        .as_deref()
+        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+        .and_then(|t| t.pointer("/status/message").map(message_text))
+        .filter(|t| !t.is_empty());
+    if let Some(t) = status_text {
+        return t;
+    }
+    match row.artifact_count {
+        0 => String::new(),
+        1 => "1 artifact".to_owned(),
+        n => format!("{n} artifacts"),
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+/// Returns a short age: `42s`, `5m`, `3h`, `2d`.
+fn age(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
+    let secs = (now - then).num_seconds().max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+/// Shows an agent's card URL as its base URL.
+fn agent_cell(card_url: Option<&str>) -> String {
+    let Some(url) = card_url else {
+        return "-".to_owned();
+    };
+    let base = url
+        .strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
+        .map_or_else(|| url.to_owned(), |b| format!("{b}/"));
+    inert(&crate::a2a::redact_url(&base))
+}
+
+fn new_table(ctx: &Context, header: Vec<&str>) -> Table {
+    let mut table = Table::new();
+    if ctx.out.stdout_is_tty() {
+        table
+            .load_style(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic);
+    } else {
+        table
+            .load_style(presets::NOTHING)
+            .set_content_arrangement(ContentArrangement::Disabled);
+    }
+    table.set_header(header);
+    if !ctx.out.stdout_is_tty() {
+        // Plain layout: no leading space, two spaces between columns.
+        for column in table.column_iter_mut() {
+            column.set_padding((0, 2));
+        }
+    }
+    table
+}
+
+/// Trims the trailing spaces the borderless layout leaves on each line.
+fn render(ctx: &Context, table: &Table) -> String {
+    let text = table.to_string();
+    if ctx.out.stdout_is_tty() {
+        text
+    } else {
+        text.lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn attempts_table(ctx: &Context, rows: &[AttemptRow], now: DateTime<Utc>, pending: bool) -> String {
+    let mut header = vec![
+        "WORKFLOW",
+        "STEP",
+        "ATTEMPT",
+        "AGENT",
+        "STATE",
+        "TASK ID",
+        "AGE",
+        "EFFECT",
+        "QUESTION/OUTCOME",
+    ];
+    if pending {
+        header.push("TO ANSWER");
+    }
+    let mut table = new_table(ctx, header);
+    for row in rows {
+        let a = &row.attempt;
+        let mut cells = vec![
+            row.step.workflow.clone(),
+            row.step.step.clone(),
+            a.number.to_string(),
+            agent_cell(a.agent_url.as_deref()),
+            a.state.as_str().to_owned(),
+            a.task_id.as_deref().map_or_else(|| "-".to_owned(), inert),
+            age(now, a.updated_at),
+            a.effect.map_or("-", |e| e.as_str()).to_owned(),
+            inert(&truncate(&outcome(row), OUTCOME_CHARS)),
+        ];
+        if pending {
+            cells.push(row.remedy().map(|r| r.command()).unwrap_or_default());
+        }
+        table.add_row(cells);
+    }
+    render(ctx, &table)
+}
+
+fn events_table(ctx: &Context, events: &[Event], now: DateTime<Utc>) -> String {
+    let mut table = new_table(ctx, vec!["AGE", "ATTEMPT", "EVENT", "FROM", "TO", "DETAIL"]);
+    for e in events {
+        let detail = e
+            .detail
+            .as_ref()
+            .map(|d| truncate(&d.to_string(), OUTCOME_CHARS))
+            .unwrap_or_default();
+        table.add_row(vec![
+            age(now, e.at),
+            e.attempt.map_or_else(|| "-".to_owned(), |n| n.to_string()),
+            e.kind.clone(),
+            e.from.clone().unwrap_or_default(),
+            e.to.clone().unwrap_or_default(),
+            inert(&detail),
+        ]);
+    }
+    render(ctx, &table)
+}
+
+/// The `attempt` record (DESIGN.md §3), camelCase; remote text kept as data.
+fn attempt_record(row: &AttemptRow) -> Value {
+    let a = &row.attempt;
+    let remedy = row
+        .remedy()
+        .map(|r| json!({"what": r.what(), "command": r.command()}));
+    json!({
+        "type": "attempt",
+        "workflow": row.step.workflow,
+        "step": row.step.step,
+        "attempt": a.number,
+        "agent": a.agent_url,
+        "state": a.state.as_str(),
+        "messageId": a.message_id,
+        "contextId": a.context_id,
+        "taskId": a.task_id,
+        "pendingQuestion": a.question_text(),
+        "pendingQuestionMessage": a.pending_question,
+        "previousTaskId": row.previous_task_id,
+        "effect": a.effect.map(EffectState::as_str),
+        "workflowState": row.workflow_state.as_str(),
+        "createdAt": rfc3339(a.created_at),
+        "updatedAt": rfc3339(a.updated_at),
+        "interfaceUrl": a.interface_url,
+        "tenant": a.tenant,
+        "tokenEnv": a.token_env,
+        "remoteState": a.remote_state,
+        "statusTimestamp": a.status_timestamp,
+        "outcome": Some(outcome(row)).filter(|o| !o.is_empty()),
+        "error": a.error,
+        "artifacts": row.artifact_count,
+        "latest": row.is_latest,
+        "resolution": row.resolution.map(Resolution::as_str),
+        "remedy": remedy,
+    })
+}
+
+/// The `event` record.
+fn event_record(e: &Event) -> Value {
+    json!({
+        "type": "event",
+        "id": e.id,
+        "at": rfc3339(e.at),
+        "workflow": e.workflow,
+        "step": e.step,
+        "attempt": e.attempt,
+        "kind": e.kind,
+        "from": e.from,
+        "to": e.to,
+        "detail": e.detail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_parse_loosely_and_list_valid_ones() {
+        let got = parse_states(&["input-required".into(), "Working,completed".into()]).unwrap();
+        assert_eq!(
+            got,
+            [
+                AttemptState::InputRequired,
+                AttemptState::Working,
+                AttemptState::Completed
+            ]
+        );
+        let err = parse_states(&["done".into()]).unwrap_err();
+        assert_eq!(err.code, exit::USAGE);
+        assert!(err.hint.unwrap().contains("INPUT_REQUIRED"));
+    }
+
+    #[test]
+    fn ages_are_short() {
+        let t: DateTime<Utc> = "2026-11-30T01:00:00Z".parse().unwrap();
+        assert_eq!(age(t + chrono::Duration::seconds(42), t), "42s");
+        assert_eq!(age(t + chrono::Duration::minutes(5), t), "5m");
+        assert_eq!(age(t + chrono::Duration::hours(3), t), "3h");
+        assert_eq!(age(t + chrono::Duration::days(2), t), "2d");
+        assert_eq!(age(t, t + chrono::Duration::days(2)), "0s");
+    }
 }

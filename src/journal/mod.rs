@@ -1,13 +1,1236 @@
-//! The journal (placeholder until the journal lands).
+//! The journal: a durable SQLite record of every delegation, behind one narrow interface.
+//!
+//! # Invariants
+//!
+//! - **Intent is committed before any network call.** `delegate` commits an `INTENT` attempt
+//!   holding its `messageId` and `contextId` ([`Journal::create_intents`]) before fetching a
+//!   card or sending; the endpoint is journaled ([`Journal::set_endpoint`]) before the send, so
+//!   an attempt without an endpoint was provably never sent.
+//! - **Every change goes through [`model::transition`] and appends an event in the same
+//!   transaction.** An observation that changes nothing writes nothing: no row, no event, no
+//!   WAL frame (a cron pass over unchanged work costs no disk).
+//! - Every write is one short `BEGIN IMMEDIATE` transaction, never held across an `.await`;
+//!   `synchronous=FULL` makes each commit durable before the method returns.
+//! - Credentials never enter the journal: only the *name* of the variable that holds one.
+//! - Nothing from rusqlite leaves this module: methods speak in [`model`] types, so another
+//!   backend (PostgreSQL, for several hosts) can implement the same interface.
+//!
+//! # Opening
+//!
+//! [`Journal::open`] creates missing directories 0700 and the file 0600, refuses a file that
+//! is not SQLite or is truncated *before* any write (the file stays byte-for-byte as it was),
+//! sets `journal_mode=WAL`, `synchronous=FULL`, `foreign_keys=ON` and `busy_timeout`, and
+//! migrates. A journal whose schema is newer than this binary opens read-only: reads work,
+//! writes fail with [`JournalError::NewerVersion`].
 
-/// A journal error.
-#[derive(Debug, thiserror::Error)]
-#[error("journal error")]
-pub struct JournalError;
+mod error;
+mod file;
+pub mod migrate;
+pub mod model;
+mod queries;
 
-impl JournalError {
-    /// Returns a hint for the operator.
-    pub fn hint(&self) -> Option<String> {
-        None
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use serde_json::{Value, json};
+
+pub use error::JournalError;
+pub use model::*;
+
+use crate::clock::{Clock, SystemClock};
+use queries::NewEvent;
+
+/// Why writes are refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    ReadWrite,
+    /// Opened with [`Journal::open_read_only`].
+    ReadOnly,
+    /// The schema is newer than this binary.
+    Newer(i64),
+}
+
+/// A first attempt to journal: the step's definition and the attempt's fresh ids.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewIntent {
+    /// The step (created if the journal has no step of that name).
+    pub spec: StepSpec,
+    /// The card URL of the agent attempt 1 goes to (`None` for a command step).
+    pub agent_url: Option<String>,
+    /// A fresh messageId (UUIDv4).
+    pub message_id: String,
+    /// A fresh contextId (UUIDv4); dropped if the agent is known to refuse client context ids.
+    pub context_id: Option<String>,
+}
+
+/// What [`Journal::create_intents`] did for one step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IntentOutcome {
+    /// A new step and its `INTENT` attempt 1 were committed.
+    Created(Attempt),
+    /// The step already existed; nothing was written for it. The caller compares definitions.
+    Existing(StepRecord),
+}
+
+/// A further attempt of an existing step (re-delegation, `resolve --as retry`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAttempt {
+    /// The agent's card URL (`None` for a command step).
+    pub agent_url: Option<String>,
+    /// The credential variable's name (defaults to the step's).
+    pub token_env: Option<String>,
+    /// A fresh messageId.
+    pub message_id: String,
+    /// A fresh contextId (dropped if the agent is known to refuse client context ids).
+    pub context_id: Option<String>,
+    /// The attempt this one follows.
+    pub previous: Option<AttemptId>,
+}
+
+/// The endpoint an attempt is sent to (journaled before the send).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The JSON-RPC interface URL.
+    pub interface_url: String,
+    /// The interface's tenant.
+    pub tenant: Option<String>,
+}
+
+/// A failure that changes no state but is recorded (an event and the attempt's `error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// A send whose outcome is unknown, or that was not sent (the attempt stays `INTENT`).
+    Send,
+    /// A read (GetTask, ListTasks, a stream) failed.
+    Read,
+    /// A look before a resend failed transiently.
+    Lookup,
+    /// The Agent Card could not be fetched.
+    Card,
+}
+
+impl FailureKind {
+    /// Returns its event kind.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Send => "send-failed",
+            Self::Read => "read-failed",
+            Self::Lookup => "lookup-failed",
+            Self::Card => "card-failed",
+        }
     }
 }
+
+/// The outcome of [`Journal::claim`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// This process holds the lease until the given time.
+    Claimed(Lease),
+    /// Another live process holds an unexpired lease.
+    HeldBy(Lease),
+}
+
+/// An open journal. Cheap to share (`&Journal` is `Sync`); each method is one short
+/// transaction.
+pub struct Journal {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    busy_timeout: Duration,
+    access: Access,
+    version: i64,
+    warnings: Vec<String>,
+    clock: Arc<dyn Clock>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal")
+            .field("path", &self.path)
+            .field("access", &self.access)
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A pending change to one attempt, built by a closure in [`Journal::change`].
+struct Change {
+    /// The attempt after the change.
+    next: Attempt,
+    /// Artifacts to write.
+    artifacts: Vec<Artifact>,
+    /// The event's kind when the state does not change but data does.
+    kind: &'static str,
+    /// The event's details.
+    detail: Value,
+    /// Force an event even if no column changes (failures).
+    force_event: bool,
+}
+
+impl Journal {
+    /// Opens (creating if needed) the journal at `path` for reading and writing.
+    ///
+    /// `busy_timeout` is the longest wait for another process's lock (`--timeout`). A journal
+    /// from a newer a2a-recover opens read-only (see [`Journal::is_writable`]).
+    pub fn open(path: &Path, busy_timeout: Duration) -> Result<Self, JournalError> {
+        let warnings = file::prepare(path, true)?;
+        file::check_header(path)?;
+        let mut conn = Self::connect(path, busy_timeout, false)?;
+        let probe = Self::probe(&conn, path, busy_timeout)?;
+        let sql = |action| move |e| JournalError::sqlite(action, path, busy_timeout, e);
+        let access = if probe.user_version > migrate::LATEST {
+            queries::configure_read_only(&conn).map_err(sql("open the journal read-only"))?;
+            Access::Newer(probe.user_version)
+        } else {
+            queries::configure_writable(&conn).map_err(sql("configure the journal"))?;
+            migrate::migrate(&mut conn).map_err(sql("migrate the journal"))?;
+            Access::ReadWrite
+        };
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+            busy_timeout,
+            access,
+            version: probe.user_version.max(migrate::LATEST),
+            warnings,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// Opens an existing journal for reading only; never creates, migrates or writes.
+    ///
+    /// A journal older than this binary is refused ([`JournalError::ReadOnly`]): it would need
+    /// a migration, which is a write; open it with [`Journal::open`].
+    pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Self, JournalError> {
+        let warnings = file::prepare(path, false)?;
+        if file::check_header(path)? == file::Header::Empty {
+            return Err(JournalError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
+        let conn = Self::connect(path, busy_timeout, true)?;
+        let probe = Self::probe(&conn, path, busy_timeout)?;
+        if probe.user_version < migrate::LATEST {
+            return Err(JournalError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+            busy_timeout,
+            access: Access::ReadOnly,
+            version: probe.user_version,
+            warnings,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    fn connect(
+        path: &Path,
+        busy_timeout: Duration,
+        read_only: bool,
+    ) -> Result<Connection, JournalError> {
+        let flags = if read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let sql = |action| move |e| JournalError::sqlite(action, path, busy_timeout, e);
+        let conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
+        conn.busy_timeout(busy_timeout)
+            .map_err(sql("set the busy timeout"))?;
+        Ok(conn)
+    }
+
+    /// Reads before any write: a damaged or foreign database is refused here, untouched.
+    fn probe(
+        conn: &Connection,
+        path: &Path,
+        busy_timeout: Duration,
+    ) -> Result<queries::Probe, JournalError> {
+        let probe = queries::probe(conn).map_err(|e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => JournalError::NotSqlite {
+                path: path.to_path_buf(),
+            },
+            _ => JournalError::sqlite("read the journal", path, busy_timeout, e),
+        })?;
+        let ours = probe.application_id == migrate::APPLICATION_ID;
+        let blank = probe.application_id == 0 && probe.user_version == 0 && probe.objects == 0;
+        if !ours && !blank {
+            return Err(JournalError::NotAJournal {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(probe)
+    }
+
+    /// Replaces the clock used for journal times and leases (tests).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Returns the journal's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Returns warnings found while opening (an unsafe directory mode), for the caller to print.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Returns whether writes are allowed (false for a newer journal or a read-only open).
+    pub fn is_writable(&self) -> bool {
+        self.access == Access::ReadWrite
+    }
+
+    /// Returns the journal's schema version.
+    pub fn schema_version(&self) -> i64 {
+        self.version
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn writable(&self) -> Result<(), JournalError> {
+        match self.access {
+            Access::ReadWrite => Ok(()),
+            Access::ReadOnly => Err(JournalError::ReadOnly {
+                path: self.path.clone(),
+            }),
+            Access::Newer(found) => Err(JournalError::NewerVersion {
+                path: self.path.clone(),
+                found,
+                known: migrate::LATEST,
+            }),
+        }
+    }
+
+    fn err(&self, action: &'static str) -> impl Fn(rusqlite::Error) -> JournalError + '_ {
+        move |e| JournalError::sqlite(action, &self.path, self.busy_timeout, e)
+    }
+
+    fn now_ms(&self) -> i64 {
+        queries::ms(self.clock.now())
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits.
+    fn write<T>(
+        &self,
+        action: &'static str,
+        f: impl FnOnce(&Connection) -> Result<T, JournalError>,
+    ) -> Result<T, JournalError> {
+        self.writable()?;
+        let mut conn = self.lock();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(self.err(action))?;
+        let out = f(&tx)?;
+        tx.commit().map_err(self.err(action))?;
+        Ok(out)
+    }
+
+    /// Runs `f` on the connection (reads).
+    fn read<T>(
+        &self,
+        action: &'static str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, JournalError> {
+        let conn = self.lock();
+        f(&conn).map_err(self.err(action))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Intents and attempts
+    // -----------------------------------------------------------------------------------------
+
+    /// Commits new steps and their `INTENT` attempts 1, all in ONE transaction.
+    ///
+    /// A step that already exists is left untouched and returned as
+    /// [`IntentOutcome::Existing`] (the caller compares its definition: same text means a
+    /// re-run, different text is a usage error). Each new attempt appends an `intent` event.
+    /// If the agent is known to refuse client context ids, the contextId is not stored.
+    pub fn create_intents(
+        &self,
+        intents: &[NewIntent],
+    ) -> Result<Vec<IntentOutcome>, JournalError> {
+        let now = self.now_ms();
+        self.write("commit the intent", |tx| {
+            let mut out = Vec::with_capacity(intents.len());
+            for intent in intents {
+                let e = self.err("commit the intent");
+                if let Some(step) = queries::step_by_name(tx, &intent.spec.name).map_err(&e)? {
+                    let attempts = queries::attempts_of_step(tx, step.id).map_err(&e)?;
+                    out.push(IntentOutcome::Existing(StepRecord { step, attempts }));
+                    continue;
+                }
+                let wf = queries::workflow_id_or_insert(tx, &intent.spec.name.workflow, now)
+                    .map_err(&e)?;
+                let step = queries::insert_step(tx, wf, &intent.spec, None, now).map_err(&e)?;
+                let new = NewAttempt {
+                    agent_url: intent.agent_url.clone(),
+                    token_env: intent.spec.token_env.clone(),
+                    message_id: intent.message_id.clone(),
+                    context_id: intent.context_id.clone(),
+                    previous: None,
+                };
+                out.push(IntentOutcome::Created(
+                    self.insert_attempt(tx, step, 1, &new, now)?,
+                ));
+            }
+            Ok(out)
+        })
+    }
+
+    fn insert_attempt(
+        &self,
+        tx: &Connection,
+        step: StepId,
+        number: u32,
+        new: &NewAttempt,
+        now: i64,
+    ) -> Result<Attempt, JournalError> {
+        let e = self.err("commit the intent");
+        let (agent, context_id) = match &new.agent_url {
+            Some(url) => {
+                let id = queries::agent_id_or_insert(tx, url, now).map_err(&e)?;
+                let refuses = queries::agent_by_url(tx, url)
+                    .map_err(&e)?
+                    .is_some_and(|a| a.accepts_context_id == Some(false));
+                (
+                    Some(id),
+                    if refuses {
+                        None
+                    } else {
+                        new.context_id.clone()
+                    },
+                )
+            }
+            None => (None, new.context_id.clone()),
+        };
+        let id = queries::insert_attempt(
+            tx,
+            &queries::NewAttemptRow {
+                step,
+                number,
+                agent,
+                token_env: new.token_env.as_deref(),
+                message_id: &new.message_id,
+                context_id: context_id.as_deref(),
+                previous: new.previous,
+                now,
+            },
+        )
+        .map_err(&e)?;
+        let detail = json!({
+            "messageId": new.message_id,
+            "contextId": context_id,
+            "agent": new.agent_url,
+            "previousAttempt": new.previous.map(|p| p.0),
+        });
+        queries::insert_event(
+            tx,
+            &NewEvent {
+                at: now,
+                workflow: None,
+                step: Some(step),
+                attempt: Some(id),
+                kind: "intent",
+                from: None,
+                to: Some(AttemptState::Intent.as_str()),
+                detail: Some(&detail),
+            },
+        )
+        .map_err(&e)?;
+        queries::attempt_by_id(tx, id)
+            .map_err(&e)?
+            .ok_or(JournalError::UnknownAttempt(id.0))
+    }
+
+    /// Commits a further `INTENT` attempt of a step (numbered after the last one).
+    ///
+    /// Fails with [`JournalError::BudgetSpent`] when the step has used its `max_attempts`.
+    pub fn add_attempt(&self, step: StepId, new: &NewAttempt) -> Result<Attempt, JournalError> {
+        let now = self.now_ms();
+        self.write("commit the intent", |tx| {
+            let e = self.err("commit the intent");
+            let s = queries::step_by_id(tx, step)
+                .map_err(&e)?
+                .ok_or_else(|| JournalError::UnknownStep(format!("#{}", step.0)))?;
+            let number = queries::max_attempt_number(tx, step).map_err(&e)? + 1;
+            if number > s.spec.max_attempts {
+                return Err(JournalError::BudgetSpent {
+                    step: s.spec.name.to_string(),
+                    max: s.spec.max_attempts,
+                });
+            }
+            let mut new = new.clone();
+            if new.token_env.is_none() {
+                new.token_env.clone_from(&s.spec.token_env);
+            }
+            self.insert_attempt(tx, step, number, &new, now)
+        })
+    }
+
+    /// Returns a step and all its attempts, or `None` if the journal has no such step.
+    pub fn step(&self, name: &StepName) -> Result<Option<StepRecord>, JournalError> {
+        self.read("read the step", |c| {
+            let Some(step) = queries::step_by_name(c, name)? else {
+                return Ok(None);
+            };
+            let attempts = queries::attempts_of_step(c, step.id)?;
+            Ok(Some(StepRecord { step, attempts }))
+        })
+    }
+
+    /// Returns one attempt.
+    pub fn attempt(&self, id: AttemptId) -> Result<Attempt, JournalError> {
+        self.read("read the attempt", |c| queries::attempt_by_id(c, id))?
+            .ok_or(JournalError::UnknownAttempt(id.0))
+    }
+
+    /// Returns an attempt's journaled artifacts.
+    pub fn artifacts(&self, id: AttemptId) -> Result<Vec<Artifact>, JournalError> {
+        self.read("read the artifacts", |c| queries::artifacts_of(c, id))
+    }
+
+    /// Returns the events of a step and its attempts, oldest first (empty for an unknown step).
+    pub fn events_of_step(&self, name: &StepName) -> Result<Vec<Event>, JournalError> {
+        self.read("read the events", |c| {
+            match queries::step_by_name(c, name)? {
+                Some(step) => queries::events_of_step(c, step.id),
+                None => Ok(Vec::new()),
+            }
+        })
+    }
+
+    /// Returns the rows `inspect` shows, filtered and limited in SQL, with the total count.
+    pub fn inspect(&self, filter: &InspectFilter) -> Result<InspectPage, JournalError> {
+        self.read("read the journal", |c| {
+            let (rows, total) = queries::inspect(c, filter)?;
+            Ok(InspectPage { rows, total })
+        })
+    }
+
+    /// Returns the latest attempt of every unresolved step that is not finished
+    /// ([`AttemptState::is_finished`]), in delegation order; only in `workflows` if not empty.
+    ///
+    /// This is what a reconcile pass visits: `INTENT` (look, then send), task known and not
+    /// terminal (read it), `UNCERTAIN` (report). Terminal attempts needing a decision
+    /// (re-delegation, verification) are found with [`Journal::inspect`].
+    pub fn unfinished_attempts(
+        &self,
+        workflows: &[String],
+    ) -> Result<Vec<AttemptRow>, JournalError> {
+        self.read("read the unfinished attempts", |c| {
+            queries::unfinished(c, workflows)
+        })
+    }
+
+    /// Returns a workflow's state, or `None` if it does not exist.
+    pub fn workflow_state(&self, name: &str) -> Result<Option<WorkflowState>, JournalError> {
+        self.read("read the workflow", |c| queries::workflow_state(c, name))
+    }
+
+    /// Returns whether a workflow exists.
+    pub fn workflow_exists(&self, name: &str) -> Result<bool, JournalError> {
+        self.read("read the workflow", |c| queries::workflow_exists(c, name))
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Changes to an attempt
+    // -----------------------------------------------------------------------------------------
+
+    /// Applies a change to one attempt in one transaction: `f` builds the next row from the
+    /// held one; if nothing differs, nothing is written (the transaction is rolled back).
+    fn change(
+        &self,
+        id: AttemptId,
+        action: &'static str,
+        f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
+    ) -> Result<Applied, JournalError> {
+        self.writable()?;
+        let now = self.clock.now();
+        let mut conn = self.lock();
+        let e = self.err(action);
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let held = queries::attempt_by_id(&tx, id)
+            .map_err(&e)?
+            .ok_or(JournalError::UnknownAttempt(id.0))?;
+        let held_artifacts = queries::artifacts_of(&tx, id).map_err(&e)?;
+        let Some(change) = f(&held, &held_artifacts)? else {
+            return Ok(Applied::Unchanged);
+        };
+        let row_changed = change.next != held;
+        if !row_changed && change.artifacts.is_empty() && !change.force_event {
+            // Dropping the transaction rolls it back; nothing reaches the disk.
+            return Ok(Applied::Unchanged);
+        }
+        let mut next = change.next;
+        next.updated_at = now;
+        queries::update_attempt(&tx, &next).map_err(&e)?;
+        for artifact in &change.artifacts {
+            queries::upsert_artifact(&tx, id, artifact, queries::ms(now)).map_err(&e)?;
+        }
+        let state_changed = next.state != held.state;
+        queries::insert_event(
+            &tx,
+            &NewEvent {
+                at: queries::ms(now),
+                workflow: None,
+                step: Some(held.step_id),
+                attempt: Some(id),
+                kind: if state_changed { "state" } else { change.kind },
+                from: Some(held.state.as_str()),
+                to: Some(next.state.as_str()),
+                detail: Some(&change.detail),
+            },
+        )
+        .map_err(&e)?;
+        tx.commit().map_err(&e)?;
+        Ok(Applied::Changed {
+            from: held.state,
+            to: next.state,
+        })
+    }
+
+    fn transition_of(
+        held: &Attempt,
+        obs: Observation,
+    ) -> Result<Option<AttemptState>, JournalError> {
+        transition(held.state, &obs).map_err(|source| JournalError::Transition {
+            attempt: held.id.0,
+            source,
+        })
+    }
+
+    /// Journals the endpoint an attempt is about to be sent to; call it before every send.
+    ///
+    /// The first endpoint journaled wins: an attempt is always resent (and looked for) where it
+    /// was first sent, so the returned attempt's `interface_url`/`tenant` are the ones to use.
+    pub fn set_endpoint(
+        &self,
+        id: AttemptId,
+        endpoint: &Endpoint,
+    ) -> Result<Attempt, JournalError> {
+        self.change(id, "journal the endpoint", |held, _| {
+            if held.interface_url.is_some() {
+                return Ok(None);
+            }
+            let mut next = held.clone();
+            next.interface_url = Some(endpoint.interface_url.clone());
+            next.tenant.clone_from(&endpoint.tenant);
+            Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: "endpoint",
+                detail: json!({"interfaceUrl": endpoint.interface_url, "tenant": endpoint.tenant}),
+                force_event: false,
+            }))
+        })?;
+        self.attempt(id)
+    }
+
+    /// Applies a remote Task (a send's answer, GetTask, ListTasks, a stream snapshot or status
+    /// update) as an observation; writes only what changed.
+    ///
+    /// Records the task id (the first time), the agent's contextId, the state (through
+    /// [`transition`]), the status timestamp at full precision, the pending question (the full
+    /// status message of INPUT_REQUIRED / AUTH_REQUIRED), artifacts by `artifactId`, and the
+    /// raw JSON. A status strictly older than the one held is ignored entirely; a terminal
+    /// attempt only takes artifacts it did not have yet.
+    pub fn apply_task(
+        &self,
+        id: AttemptId,
+        view: &TaskView,
+        source: Source,
+    ) -> Result<Applied, JournalError> {
+        self.change(id, "journal the task", |held, held_artifacts| {
+            if let Some(t) = &held.task_id
+                && *t != view.task_id
+            {
+                return Err(JournalError::TaskMismatch {
+                    attempt: held.id.0,
+                    held: t.clone(),
+                    seen: view.task_id.clone(),
+                });
+            }
+            let freshness =
+                Freshness::of(held.status_time(), view.timestamp.as_ref().map(|t| t.at));
+            let obs = Observation::Remote {
+                state: view.state,
+                freshness,
+            };
+            let to = Self::transition_of(held, obs)?;
+            let mut next = held.clone();
+            let artifacts = merge_snapshot_artifacts(held_artifacts, view.artifacts.as_deref());
+            if held.state.is_terminal() {
+                if artifacts.is_empty() {
+                    return Ok(None);
+                }
+            } else if freshness == Freshness::Older && held.state.has_task() {
+                return Ok(None);
+            } else {
+                next.task_id = Some(view.task_id.clone());
+                if let Some(ctx) = &view.context_id
+                    && held.context_id.as_ref() != Some(ctx)
+                {
+                    next.context_id = Some(ctx.clone());
+                    next.context_id_ours = false;
+                }
+                if let Some(state) = to {
+                    next.state = state;
+                    next.error = None;
+                }
+                next.remote_state = Some(view.remote_state.clone());
+                if let Some(ts) = &view.timestamp {
+                    next.status_timestamp = Some(ts.text.clone());
+                }
+                next.pending_question = if view.state.is_interrupted() {
+                    if to.is_some() {
+                        view.status_message.clone()
+                    } else {
+                        view.status_message
+                            .clone()
+                            .or_else(|| held.pending_question.clone())
+                    }
+                } else {
+                    None
+                };
+            }
+            let data_changed = next != *held || !artifacts.is_empty();
+            if data_changed && let Some(raw) = &view.raw_json {
+                next.last_task_json = Some(raw.clone());
+            }
+            Ok(Some(Change {
+                detail: json!({
+                    "source": source.as_str(),
+                    "taskId": view.task_id,
+                    "remoteState": view.remote_state,
+                    "statusTimestamp": view.timestamp.as_ref().map(|t| &t.text),
+                    "question": next.pending_question.as_ref().map(message_text),
+                    "artifacts": artifacts.iter().map(|a| &a.artifact_id).collect::<Vec<_>>(),
+                }),
+                next,
+                artifacts,
+                kind: "observed",
+                force_event: false,
+            }))
+        })
+    }
+
+    /// Applies a stream artifact update: `append` adds parts to the held artifact, otherwise it
+    /// replaces it; `lastChunk` marks it complete. An append after the last chunk is ignored.
+    pub fn apply_artifact_update(
+        &self,
+        id: AttemptId,
+        update: &ArtifactUpdate,
+    ) -> Result<Applied, JournalError> {
+        self.change(id, "journal the artifact", |held, held_artifacts| {
+            if held.task_id.as_deref() != Some(update.task_id.as_str()) {
+                return Err(JournalError::TaskMismatch {
+                    attempt: held.id.0,
+                    held: held.task_id.clone().unwrap_or_default(),
+                    seen: update.task_id.clone(),
+                });
+            }
+            let existing = held_artifacts
+                .iter()
+                .find(|a| a.artifact_id == update.artifact.artifact_id);
+            let merged = merge_artifact_update(existing, update);
+            if merged.as_ref() == existing || merged.is_none() {
+                return Ok(None);
+            }
+            let merged = merged.into_iter().collect::<Vec<_>>();
+            Ok(Some(Change {
+                next: held.clone(),
+                detail: json!({
+                    "source": Source::Stream.as_str(),
+                    "artifactId": update.artifact.artifact_id,
+                    "append": update.append,
+                    "lastChunk": update.last_chunk,
+                }),
+                artifacts: merged,
+                kind: "artifact",
+                force_event: false,
+            }))
+        })
+    }
+
+    fn settle(
+        &self,
+        id: AttemptId,
+        action: &'static str,
+        obs: Observation,
+        edit: impl FnOnce(&mut Attempt),
+        detail: Value,
+    ) -> Result<Applied, JournalError> {
+        self.change(id, action, |held, _| {
+            let Some(to) = Self::transition_of(held, obs)? else {
+                return Ok(None);
+            };
+            let mut next = held.clone();
+            next.state = to;
+            next.error = None;
+            edit(&mut next);
+            Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: "state",
+                detail,
+                force_event: false,
+            }))
+        })
+    }
+
+    /// Records that the send was answered by a direct Message (`REPLIED`; no task exists).
+    pub fn record_direct_reply(
+        &self,
+        id: AttemptId,
+        message_json: &str,
+        context_id: Option<&str>,
+    ) -> Result<Applied, JournalError> {
+        let text = serde_json::from_str::<Value>(message_json)
+            .map(|m| message_text(&m))
+            .unwrap_or_default();
+        self.settle(
+            id,
+            "journal the reply",
+            Observation::DirectReply,
+            |next| {
+                next.outcome_json = Some(message_json.to_owned());
+                if let Some(ctx) = context_id.filter(|c| !c.is_empty())
+                    && next.context_id.as_deref() != Some(ctx)
+                {
+                    next.context_id = Some(ctx.to_owned());
+                    next.context_id_ours = false;
+                }
+            },
+            json!({"source": Source::Send.as_str(), "reply": text}),
+        )
+    }
+
+    /// Records a definitive refusal (`REFUSED`): nothing was created remotely.
+    pub fn record_refusal(&self, id: AttemptId, summary: &str) -> Result<Applied, JournalError> {
+        self.settle(
+            id,
+            "journal the refusal",
+            Observation::Refused,
+            |next| next.error = Some(summary.to_owned()),
+            json!({"error": summary}),
+        )
+    }
+
+    /// Marks an attempt `UNCERTAIN`: the look could not prove whether the send created anything.
+    pub fn mark_uncertain(&self, id: AttemptId, reason: &str) -> Result<Applied, JournalError> {
+        self.settle(
+            id,
+            "journal the uncertainty",
+            Observation::Unprovable,
+            |next| next.error = Some(reason.to_owned()),
+            json!({"reason": reason}),
+        )
+    }
+
+    /// Marks a recorded task `LOST`: the agent answered TaskNotFound.
+    pub fn mark_lost(&self, id: AttemptId, detail: &str) -> Result<Applied, JournalError> {
+        self.settle(
+            id,
+            "journal the lost task",
+            Observation::NotFound,
+            |next| {
+                next.error = Some(detail.to_owned());
+                next.pending_question = None;
+            },
+            json!({"error": detail}),
+        )
+    }
+
+    /// Puts an `UNCERTAIN` attempt back to `INTENT` on the operator's `resolve --as resend`.
+    pub fn reopen_for_resend(&self, id: AttemptId, reason: &str) -> Result<Applied, JournalError> {
+        self.settle(
+            id,
+            "journal the resend",
+            Observation::Resend,
+            |_| {},
+            json!({"reason": reason}),
+        )
+    }
+
+    /// Records a failure that changes no state (an unknown send outcome, a failed read): an
+    /// event, and the attempt's `error`. Always writes.
+    pub fn record_failure(
+        &self,
+        id: AttemptId,
+        kind: FailureKind,
+        summary: &str,
+    ) -> Result<(), JournalError> {
+        self.change(id, "journal the failure", |held, _| {
+            let mut next = held.clone();
+            next.error = Some(summary.to_owned());
+            Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: kind.as_str(),
+                detail: json!({"error": summary}),
+                force_event: true,
+            }))
+        })
+        .map(|_| ())
+    }
+
+    /// Sets an attempt's effect state (verification, compensation); no-op if unchanged.
+    pub fn set_effect(
+        &self,
+        id: AttemptId,
+        effect: Option<EffectState>,
+        detail: &Value,
+    ) -> Result<Applied, JournalError> {
+        self.change(id, "journal the effect", |held, _| {
+            let mut next = held.clone();
+            next.effect = effect;
+            Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: "effect",
+                detail: json!({"effect": effect.map(EffectState::as_str), "detail": detail}),
+                force_event: false,
+            }))
+        })
+    }
+
+    /// Records that `compensate` asked the agent to cancel this attempt's task.
+    pub fn mark_cancel_requested(&self, id: AttemptId) -> Result<Applied, JournalError> {
+        let now = self.clock.now();
+        self.change(id, "journal the cancel", |held, _| {
+            if held.cancel_requested_at.is_some() {
+                return Ok(None);
+            }
+            let mut next = held.clone();
+            next.cancel_requested_at = Some(now);
+            Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: "cancel-requested",
+                detail: json!({}),
+                force_event: false,
+            }))
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Workflows and steps
+    // -----------------------------------------------------------------------------------------
+
+    /// Sets a workflow's state; returns whether it changed (an event records it).
+    pub fn set_workflow_state(
+        &self,
+        workflow: &str,
+        state: WorkflowState,
+    ) -> Result<bool, JournalError> {
+        let now = self.now_ms();
+        self.write("journal the workflow state", |tx| {
+            let e = self.err("journal the workflow state");
+            match queries::set_workflow_state(tx, workflow, state, now).map_err(&e)? {
+                None => {
+                    if queries::workflow_exists(tx, workflow).map_err(&e)? {
+                        Ok(false)
+                    } else {
+                        Err(JournalError::UnknownWorkflow(workflow.to_owned()))
+                    }
+                }
+                Some((wf, old)) => {
+                    queries::insert_event(
+                        tx,
+                        &NewEvent {
+                            at: now,
+                            workflow: Some(wf),
+                            step: None,
+                            attempt: None,
+                            kind: "workflow-state",
+                            from: Some(old.as_str()),
+                            to: Some(state.as_str()),
+                            detail: None,
+                        },
+                    )
+                    .map_err(&e)?;
+                    Ok(true)
+                }
+            }
+        })
+    }
+
+    /// Records an operator's decision on a step, with the reason (an event records it).
+    pub fn resolve_step(
+        &self,
+        name: &StepName,
+        resolution: Resolution,
+        reason: &str,
+    ) -> Result<(), JournalError> {
+        let now = self.now_ms();
+        self.write("journal the resolution", |tx| {
+            let e = self.err("journal the resolution");
+            let step = queries::step_by_name(tx, name)
+                .map_err(&e)?
+                .ok_or_else(|| JournalError::UnknownStep(name.to_string()))?;
+            queries::set_resolution(tx, step.id, Some(resolution), Some(reason), now)
+                .map_err(&e)?;
+            let detail = json!({"resolution": resolution.as_str(), "reason": reason});
+            queries::insert_event(
+                tx,
+                &NewEvent {
+                    at: now,
+                    workflow: None,
+                    step: Some(step.id),
+                    attempt: None,
+                    kind: "resolved",
+                    from: None,
+                    to: None,
+                    detail: Some(&detail),
+                },
+            )
+            .map_err(&e)
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Agents
+    // -----------------------------------------------------------------------------------------
+
+    /// Returns an agent by card URL.
+    pub fn agent(&self, card_url: &str) -> Result<Option<Agent>, JournalError> {
+        self.read("read the agent", |c| queries::agent_by_url(c, card_url))
+    }
+
+    /// Stores a fetched card (interface, tenant, skills, raw JSON) on the agent's row.
+    pub fn record_agent_card(&self, card: &AgentCard) -> Result<Agent, JournalError> {
+        let now = self.now_ms();
+        self.write("journal the agent card", |tx| {
+            let e = self.err("journal the agent card");
+            queries::store_card(tx, card, now).map_err(&e)?;
+            queries::agent_by_url(tx, &card.card_url)
+                .map_err(&e)?
+                .ok_or_else(|| JournalError::BadValue {
+                    column: "agents.card_url",
+                    detail: card.card_url.clone(),
+                })
+        })
+    }
+
+    /// Stores a card and puts the agent in the registry (`agents add`), after the others.
+    pub fn register_agent(
+        &self,
+        card: &AgentCard,
+        token_env: Option<&str>,
+    ) -> Result<Agent, JournalError> {
+        let now = self.now_ms();
+        self.write("register the agent", |tx| {
+            let e = self.err("register the agent");
+            queries::store_card(tx, card, now).map_err(&e)?;
+            queries::register_agent(tx, &card.card_url, token_env, now).map_err(&e)?;
+            queries::agent_by_url(tx, &card.card_url)
+                .map_err(&e)?
+                .ok_or_else(|| JournalError::BadValue {
+                    column: "agents.card_url",
+                    detail: card.card_url.clone(),
+                })
+        })
+    }
+
+    /// Takes an agent out of the registry; returns whether it was registered.
+    pub fn unregister_agent(&self, card_url: &str) -> Result<bool, JournalError> {
+        let now = self.now_ms();
+        self.write("unregister the agent", |tx| {
+            queries::unregister_agent(tx, card_url, now).map_err(self.err("unregister the agent"))
+        })
+    }
+
+    /// Returns the registry in registration order (first added, first tried).
+    pub fn registered_agents(&self) -> Result<Vec<Agent>, JournalError> {
+        self.read("read the registry", |c| queries::registered_agents(c, None))
+    }
+
+    /// Returns the registered agents whose card advertises `skill`, in registration order.
+    pub fn agents_with_skill(&self, skill: &str) -> Result<Vec<Agent>, JournalError> {
+        self.read("read the registry", |c| {
+            queries::registered_agents(c, Some(skill))
+        })
+    }
+
+    /// Records whether an agent accepts client-chosen context ids; returns whether it changed.
+    pub fn set_accepts_context_id(
+        &self,
+        card_url: &str,
+        accepts: bool,
+    ) -> Result<bool, JournalError> {
+        let now = self.now_ms();
+        self.write("journal the agent", |tx| {
+            queries::set_accepts_context_id(tx, card_url, accepts, now)
+                .map_err(self.err("journal the agent"))
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Leases
+    // -----------------------------------------------------------------------------------------
+
+    /// Claims an attempt for this process for `ttl`, in one short transaction.
+    ///
+    /// Succeeds when the attempt has no lease, when its lease expired, when its owner is this
+    /// process (a renewal), or when the owner's pid is dead on this host; otherwise returns the
+    /// holder. Leases are coordination, not history: they append no event.
+    pub fn claim(&self, id: AttemptId, ttl: Duration) -> Result<Claim, JournalError> {
+        let now = self.clock.now();
+        let me = Lease {
+            pid: std::process::id(),
+            host: host_name(),
+            expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
+        };
+        self.write("claim the attempt", |tx| {
+            let e = self.err("claim the attempt");
+            let held = queries::attempt_by_id(tx, id)
+                .map_err(&e)?
+                .ok_or(JournalError::UnknownAttempt(id.0))?;
+            if let Some(lease) = held.lease {
+                let mine = lease.pid == me.pid && lease.host == me.host;
+                let broken =
+                    lease.expires_at <= now || (lease.host == me.host && !process_alive(lease.pid));
+                if !mine && !broken {
+                    return Ok(Claim::HeldBy(lease));
+                }
+            }
+            queries::set_lease(tx, id, Some(&me)).map_err(&e)?;
+            Ok(Claim::Claimed(me.clone()))
+        })
+    }
+
+    /// Releases this process's lease on an attempt (a lease held by another is left alone).
+    pub fn release(&self, id: AttemptId) -> Result<(), JournalError> {
+        let (pid, host) = (std::process::id(), host_name());
+        self.write("release the attempt", |tx| {
+            let e = self.err("release the attempt");
+            let held = queries::attempt_by_id(tx, id)
+                .map_err(&e)?
+                .ok_or(JournalError::UnknownAttempt(id.0))?;
+            if held.lease.is_some_and(|l| l.pid == pid && l.host == host) {
+                queries::set_lease(tx, id, None).map_err(&e)?;
+            }
+            Ok(())
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Measurement hooks
+    // -----------------------------------------------------------------------------------------
+
+    /// Returns SQLite's `data_version` for this connection (changes when another connection
+    /// commits); tests use it to prove a no-op wrote nothing.
+    pub fn data_version(&self) -> Result<i64, JournalError> {
+        self.read("read the data version", queries::data_version)
+    }
+
+    /// Returns the number of events in the journal.
+    pub fn event_count(&self) -> Result<i64, JournalError> {
+        self.read("count the events", queries::event_count)
+    }
+}
+
+/// Opens the journal of a command (`--journal`, busy timeout `--timeout`) and prints its
+/// warnings; errors name the path.
+pub fn open_for_command(ctx: &crate::context::Context) -> anyhow::Result<Journal> {
+    use anyhow::Context as _;
+    let journal = Journal::open(&ctx.journal_path, ctx.timeout).with_context(|| {
+        format!(
+            "failed to open the journal at `{}`",
+            ctx.journal_path.display()
+        )
+    })?;
+    for w in journal.warnings() {
+        ctx.out.warn(w);
+    }
+    Ok(journal)
+}
+
+/// Returns this host's name (for leases).
+pub fn host_name() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Returns whether a process with this pid exists on this host.
+fn process_alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    let Some(pid) = rustix::process::Pid::from_raw(raw) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        // It exists but belongs to someone else.
+        Err(e) => e == rustix::io::Errno::PERM,
+    }
+}
+
+/// Returns the artifacts of a snapshot that differ from the held ones (a snapshot holds the
+/// accumulated artifacts: it replaces; artifacts it lacks are kept).
+fn merge_snapshot_artifacts(held: &[Artifact], seen: Option<&[ArtifactView]>) -> Vec<Artifact> {
+    let Some(seen) = seen else {
+        return Vec::new();
+    };
+    seen.iter()
+        .filter_map(|v| {
+            let old = held.iter().find(|a| a.artifact_id == v.artifact_id);
+            let new = Artifact {
+                artifact_id: v.artifact_id.clone(),
+                name: v.name.clone(),
+                description: v.description.clone(),
+                parts: v.parts.clone(),
+                metadata: v.metadata.clone(),
+                last_chunk: old.is_some_and(|a| a.last_chunk),
+            };
+            (old != Some(&new)).then_some(new)
+        })
+        .collect()
+}
+
+/// Returns the artifact after a stream update, or `None` when the update is ignored.
+fn merge_artifact_update(existing: Option<&Artifact>, u: &ArtifactUpdate) -> Option<Artifact> {
+    let v = &u.artifact;
+    match existing {
+        Some(old) if u.append => {
+            if old.last_chunk {
+                return None;
+            }
+            let mut parts = old.parts.as_array().cloned().unwrap_or_default();
+            parts.extend(v.parts.as_array().cloned().unwrap_or_default());
+            Some(Artifact {
+                artifact_id: old.artifact_id.clone(),
+                name: v.name.clone().or_else(|| old.name.clone()),
+                description: v.description.clone().or_else(|| old.description.clone()),
+                parts: Value::Array(parts),
+                metadata: v.metadata.clone().or_else(|| old.metadata.clone()),
+                last_chunk: u.last_chunk,
+            })
+        }
+        _ => Some(Artifact {
+            artifact_id: v.artifact_id.clone(),
+            name: v.name.clone(),
+            description: v.description.clone(),
+            parts: v.parts.clone(),
+            metadata: v.metadata.clone(),
+            last_chunk: u.last_chunk,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

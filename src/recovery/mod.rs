@@ -1,1 +1,3 @@
 //! The reconcile pass and its pure decision table (placeholder until it lands).
+
+pub mod lookup;

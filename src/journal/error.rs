@@ -1,0 +1,216 @@
+//! `JournalError`: everything that can go wrong below the journal's interface.
+//!
+//! Every variant names the journal file (or the row) it concerns; [`JournalError::hint`] says
+//! what the operator can do. `src/error.rs` maps every variant to exit 1.
+
+use std::path::PathBuf;
+
+use crate::journal::model::TransitionError;
+
+/// An error of the journal.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// A file-system operation on the journal or its directory failed.
+    #[error("failed to {action} `{}`", path.display())]
+    Io {
+        /// What was being done, a lowercase fragment ("create the journal directory").
+        action: &'static str,
+        /// The path concerned.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The journal path is a symbolic link whose target does not exist.
+    #[error("the journal `{}` is a broken symbolic link", path.display())]
+    BrokenSymlink {
+        /// The link.
+        path: PathBuf,
+    },
+    /// The file exists but is not an SQLite database.
+    #[error("`{}` is not an SQLite database", path.display())]
+    NotSqlite {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file is an SQLite database of another application.
+    #[error("`{}` is an SQLite database, but not an a2a-recover journal", path.display())]
+    NotAJournal {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file is an SQLite database, but damaged (truncated, malformed).
+    #[error("the journal `{}` is corrupt: {detail}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A write was attempted on a journal written by a newer a2a-recover.
+    #[error(
+        "the journal `{}` has schema version {found}; this a2a-recover knows up to {known}",
+        path.display()
+    )]
+    NewerVersion {
+        /// The file.
+        path: PathBuf,
+        /// The journal's `user_version`.
+        found: i64,
+        /// The newest version this binary knows.
+        known: i64,
+    },
+    /// A write was attempted on a journal opened with [`crate::journal::Journal::open_read_only`].
+    #[error("the journal `{}` is open read-only", path.display())]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Another process held the journal longer than the busy timeout.
+    #[error("the journal `{}` stayed busy for {}", path.display(), humantime(*waited))]
+    Busy {
+        /// The file.
+        path: PathBuf,
+        /// How long we waited.
+        waited: std::time::Duration,
+    },
+    /// SQLite failed while doing `action`.
+    #[error("failed to {action} in the journal")]
+    Sqlite {
+        /// What was being done, a lowercase fragment.
+        action: &'static str,
+        /// The underlying error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A row holds a value this version cannot read (a state name, a JSON column).
+    #[error("the journal holds an unreadable value in `{column}`: {detail}")]
+    BadValue {
+        /// The column.
+        column: &'static str,
+        /// What was found.
+        detail: String,
+    },
+    /// No attempt with this id exists.
+    #[error("no attempt {0} in the journal")]
+    UnknownAttempt(i64),
+    /// No step with this name exists.
+    #[error("no step `{0}` in the journal")]
+    UnknownStep(String),
+    /// No workflow with this name exists.
+    #[error("no workflow `{0}` in the journal")]
+    UnknownWorkflow(String),
+    /// An observation does not apply to the attempt's state (a bug in the caller).
+    #[error("attempt {attempt} cannot take this observation")]
+    Transition {
+        /// The attempt.
+        attempt: i64,
+        /// Why.
+        #[source]
+        source: TransitionError,
+    },
+    /// A task observation names another task than the one journaled for the attempt.
+    #[error("attempt {attempt} is journaled with task `{held}`, not `{seen}`")]
+    TaskMismatch {
+        /// The attempt.
+        attempt: i64,
+        /// The journaled task id.
+        held: String,
+        /// The observed task id.
+        seen: String,
+    },
+    /// A new attempt would exceed the step's attempt budget.
+    #[error("step `{step}` has used its {max} attempts")]
+    BudgetSpent {
+        /// The step.
+        step: String,
+        /// Its budget.
+        max: u32,
+    },
+}
+
+fn humantime(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+impl JournalError {
+    /// Returns what the operator can do about this error, if anything useful can be said.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::Io { .. } => Some(
+                "check the permissions of the journal and its directory, or pass --journal PATH"
+                    .to_owned(),
+            ),
+            Self::BrokenSymlink { .. } => {
+                Some("restore the link's target, or pass --journal with another path".to_owned())
+            }
+            Self::NotSqlite { path } | Self::NotAJournal { path } => Some(format!(
+                "the file was left untouched; pass --journal with another path, or move `{}` away",
+                path.display()
+            )),
+            Self::Corrupt { path, .. } => Some(format!(
+                "the file was left untouched; restore it from a backup, or salvage it with \
+                 `sqlite3 {} .recover`",
+                path.display()
+            )),
+            Self::NewerVersion { .. } => {
+                Some("this journal was written by a newer a2a-recover; upgrade to write it (reading works)".to_owned())
+            }
+            Self::ReadOnly { .. } => None,
+            Self::Busy { .. } => Some(
+                "another a2a-recover holds the journal; wait for it, or raise --timeout"
+                    .to_owned(),
+            ),
+            Self::Sqlite { source, .. } => match source.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::DiskFull) => {
+                    Some("the disk is full; free some space and run again".to_owned())
+                }
+                Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
+                    Some("check the permissions of the journal and its directory".to_owned())
+                }
+                _ => None,
+            },
+            Self::BadValue { .. } => {
+                Some("the journal may have been edited by hand or by a newer version".to_owned())
+            }
+            Self::UnknownAttempt(_) | Self::UnknownStep(_) | Self::UnknownWorkflow(_) => {
+                Some("`a2a-recover inspect` lists what the journal holds".to_owned())
+            }
+            Self::Transition { .. } | Self::TaskMismatch { .. } => {
+                Some("this is a bug in a2a-recover; please report it with `inspect --events`".to_owned())
+            }
+            Self::BudgetSpent { step, .. } => Some(format!(
+                "decide with `a2a-recover resolve {step} --as abandoned --reason \"…\"`"
+            )),
+        }
+    }
+
+    /// Wraps an SQLite error, turning "busy" and "corrupt" into their own variants.
+    pub(crate) fn sqlite(
+        action: &'static str,
+        path: &std::path::Path,
+        busy_timeout: std::time::Duration,
+        source: rusqlite::Error,
+    ) -> Self {
+        match source.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+                Self::Busy {
+                    path: path.to_path_buf(),
+                    waited: busy_timeout,
+                }
+            }
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+                Self::Corrupt {
+                    path: path.to_path_buf(),
+                    detail: source.to_string(),
+                }
+            }
+            _ => Self::Sqlite { action, source },
+        }
+    }
+}

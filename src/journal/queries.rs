@@ -1,0 +1,864 @@
+//! All SQL of the journal, and the mapping between rows and model types.
+//!
+//! Functions here take a `rusqlite::Connection` (a transaction derefs to one) and return
+//! `rusqlite::Result`; `journal/mod.rs` wraps them in transactions and maps errors. Nothing
+//! from rusqlite leaves the `journal` module. Times are unix milliseconds.
+
+use chrono::{DateTime, Utc};
+use rusqlite::types::Type;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde_json::Value;
+
+use crate::journal::model::{
+    Agent, AgentCard, AgentId, Artifact, Attempt, AttemptId, AttemptRow, AttemptState, Binding,
+    EffectState, Event, InspectFilter, Lease, Resolution, Step, StepId, StepName, StepSpec, Target,
+    WorkflowState,
+};
+
+/// Converts a time to stored unix milliseconds.
+pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+fn time(ms: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+fn conversion(idx: usize, e: impl std::error::Error + Send + Sync + 'static) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e))
+}
+
+fn parse_col<T>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    let s: String = row.get(idx)?;
+    s.parse().map_err(|e| conversion(idx, e))
+}
+
+fn parse_opt<T>(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<T>>
+where
+    T: std::str::FromStr,
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
+    let s: Option<String> = row.get(idx)?;
+    s.map(|s| s.parse().map_err(|e| conversion(idx, e)))
+        .transpose()
+}
+
+fn json_opt(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<Value>> {
+    let s: Option<String> = row.get(idx)?;
+    s.map(|s| serde_json::from_str(&s).map_err(|e| conversion(idx, e)))
+        .transpose()
+}
+
+fn to_json(v: Option<&Value>) -> Option<String> {
+    v.map(Value::to_string)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Open-time probes
+// ---------------------------------------------------------------------------------------------
+
+/// What the first reads of a file say (none of them writes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Probe {
+    pub(crate) user_version: i64,
+    pub(crate) application_id: i64,
+    pub(crate) objects: i64,
+}
+
+/// Reads `user_version`, `application_id` and the schema size; parsing the schema catches a
+/// damaged first page.
+pub(crate) fn probe(conn: &Connection) -> rusqlite::Result<Probe> {
+    Ok(Probe {
+        user_version: conn.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+        application_id: conn.query_row("PRAGMA application_id", [], |r| r.get(0))?,
+        objects: conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?,
+    })
+}
+
+/// Sets the per-connection pragmas of a writable journal; returns the journal mode in force.
+pub(crate) fn configure_writable(conn: &Connection) -> rusqlite::Result<String> {
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(mode)
+}
+
+/// Makes a connection refuse writes (for a journal from a newer version).
+pub(crate) fn configure_read_only(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "query_only", "ON")
+}
+
+/// Returns SQLite's `data_version` (changes when another connection commits).
+pub(crate) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workflows and steps
+// ---------------------------------------------------------------------------------------------
+
+/// Returns the workflow's id, creating it `ACTIVE` if needed.
+pub(crate) fn workflow_id_or_insert(
+    conn: &Connection,
+    name: &str,
+    now: i64,
+) -> rusqlite::Result<i64> {
+    conn.execute(
+        "INSERT INTO workflows (name, created_at, updated_at) VALUES (?1, ?2, ?2)
+         ON CONFLICT (name) DO NOTHING",
+        params![name, now],
+    )?;
+    conn.query_row(
+        "SELECT id FROM workflows WHERE name = ?1",
+        params![name],
+        |r| r.get(0),
+    )
+}
+
+/// Returns a workflow's state.
+pub(crate) fn workflow_state(
+    conn: &Connection,
+    name: &str,
+) -> rusqlite::Result<Option<WorkflowState>> {
+    conn.query_row(
+        "SELECT state FROM workflows WHERE name = ?1",
+        params![name],
+        |r| parse_col(r, 0),
+    )
+    .optional()
+}
+
+/// Sets a workflow's state; returns (id, previous state) when it changed.
+pub(crate) fn set_workflow_state(
+    conn: &Connection,
+    name: &str,
+    state: WorkflowState,
+    now: i64,
+) -> rusqlite::Result<Option<(i64, WorkflowState)>> {
+    let Some((id, old)) = conn
+        .query_row(
+            "SELECT id, state FROM workflows WHERE name = ?1",
+            params![name],
+            |r| Ok((r.get::<_, i64>(0)?, parse_col::<WorkflowState>(r, 1)?)),
+        )
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    if old == state {
+        return Ok(None);
+    }
+    conn.execute(
+        "UPDATE workflows SET state = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id, state.as_str(), now],
+    )?;
+    Ok(Some((id, old)))
+}
+
+const STEP_COLUMNS: &str = "s.id, w.name, s.name, s.seq, s.text, s.agent_url, s.skill, s.command, \
+     s.token_env, s.metadata_json, s.max_attempts, s.allow_cross_origin, s.effect_json, \
+     s.compensate_json, s.verify_json, s.cwd, s.compensates_step_id, s.resolution, \
+     s.resolution_reason, w.state, s.created_at, s.updated_at";
+
+fn binding_from(
+    agent: Option<String>,
+    skill: Option<String>,
+    command: Option<String>,
+) -> rusqlite::Result<Binding> {
+    match (agent, skill, command) {
+        (Some(a), None, None) => Ok(Binding::Agent(a)),
+        (None, Some(s), None) => Ok(Binding::Skill(s)),
+        (None, None, Some(c)) => Ok(Binding::Command(c)),
+        _ => Err(rusqlite::Error::InvalidColumnType(
+            5,
+            "agent_url/skill/command".to_owned(),
+            Type::Null,
+        )),
+    }
+}
+
+fn step_from_row(r: &Row<'_>) -> rusqlite::Result<Step> {
+    let metadata = match json_opt(r, 9)? {
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => {
+            return Err(conversion(
+                9,
+                std::io::Error::other("metadata is not a JSON object"),
+            ));
+        }
+        None => None,
+    };
+    Ok(Step {
+        id: StepId(r.get(0)?),
+        spec: StepSpec {
+            name: StepName::from_parts(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
+            text: r.get(4)?,
+            binding: binding_from(r.get(5)?, r.get(6)?, r.get(7)?)?,
+            token_env: r.get(8)?,
+            metadata,
+            max_attempts: r.get(10)?,
+            allow_cross_origin: r.get(11)?,
+            effect: json_opt(r, 12)?,
+            compensate: json_opt(r, 13)?,
+            verify: json_opt(r, 14)?,
+            cwd: r.get(15)?,
+        },
+        seq: r.get(3)?,
+        compensates: r.get::<_, Option<i64>>(16)?.map(StepId),
+        resolution: parse_opt::<Resolution>(r, 17)?,
+        resolution_reason: r.get(18)?,
+        workflow_state: parse_col(r, 19)?,
+        created_at: time(r.get(20)?),
+        updated_at: time(r.get(21)?),
+    })
+}
+
+/// Returns a step by name.
+pub(crate) fn step_by_name(conn: &Connection, name: &StepName) -> rusqlite::Result<Option<Step>> {
+    conn.query_row(
+        &format!(
+            "SELECT {STEP_COLUMNS} FROM steps s JOIN workflows w ON w.id = s.workflow_id
+             WHERE w.name = ?1 AND s.name = ?2"
+        ),
+        params![name.workflow, name.step],
+        step_from_row,
+    )
+    .optional()
+}
+
+/// Returns a step by id.
+pub(crate) fn step_by_id(conn: &Connection, id: StepId) -> rusqlite::Result<Option<Step>> {
+    conn.query_row(
+        &format!(
+            "SELECT {STEP_COLUMNS} FROM steps s JOIN workflows w ON w.id = s.workflow_id
+             WHERE s.id = ?1"
+        ),
+        params![id.0],
+        step_from_row,
+    )
+    .optional()
+}
+
+/// Inserts a step at the end of the journal's delegation order; returns its id.
+pub(crate) fn insert_step(
+    conn: &Connection,
+    workflow_id: i64,
+    spec: &StepSpec,
+    compensates: Option<StepId>,
+    now: i64,
+) -> rusqlite::Result<StepId> {
+    let (agent, skill, command) = match &spec.binding {
+        Binding::Agent(a) => (Some(a.as_str()), None, None),
+        Binding::Skill(s) => (None, Some(s.as_str()), None),
+        Binding::Command(c) => (None, None, Some(c.as_str())),
+    };
+    let metadata = spec
+        .metadata
+        .as_ref()
+        .map(|m| Value::Object(m.clone()).to_string());
+    conn.execute(
+        "INSERT INTO steps (workflow_id, name, seq, text, agent_url, skill, command, token_env,
+             metadata_json, max_attempts, allow_cross_origin, effect_json, compensate_json,
+             verify_json, cwd, compensates_step_id, created_at, updated_at)
+         VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps), ?3, ?4, ?5, ?6, ?7, ?8,
+             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16)",
+        params![
+            workflow_id,
+            spec.name.step,
+            spec.text,
+            agent,
+            skill,
+            command,
+            spec.token_env,
+            metadata,
+            spec.max_attempts,
+            spec.allow_cross_origin,
+            to_json(spec.effect.as_ref()),
+            to_json(spec.compensate.as_ref()),
+            to_json(spec.verify.as_ref()),
+            spec.cwd,
+            compensates.map(|s| s.0),
+            now,
+        ],
+    )?;
+    Ok(StepId(conn.last_insert_rowid()))
+}
+
+/// Records an operator's decision on a step.
+pub(crate) fn set_resolution(
+    conn: &Connection,
+    step: StepId,
+    resolution: Option<Resolution>,
+    reason: Option<&str>,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE steps SET resolution = ?2, resolution_reason = ?3, resolved_at = ?4,
+             updated_at = ?4 WHERE id = ?1",
+        params![step.0, resolution.map(Resolution::as_str), reason, now],
+    )?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents
+// ---------------------------------------------------------------------------------------------
+
+const AGENT_COLUMNS: &str = "id, card_url, interface_url, protocol_version, tenant, token_env, \
+     card_json, skills_json, accepts_context_id, registered, fetched_at";
+
+fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
+    let skills_json: String = r.get(7)?;
+    let skills: Vec<String> = serde_json::from_str(&skills_json).map_err(|e| conversion(7, e))?;
+    Ok(Agent {
+        id: AgentId(r.get(0)?),
+        card_url: r.get(1)?,
+        interface_url: r.get(2)?,
+        protocol_version: r.get(3)?,
+        tenant: r.get(4)?,
+        token_env: r.get(5)?,
+        card_json: r.get(6)?,
+        skills,
+        accepts_context_id: r.get(8)?,
+        registered: r.get(9)?,
+        fetched_at: r.get::<_, Option<i64>>(10)?.map(time),
+    })
+}
+
+/// Returns an agent by card URL.
+pub(crate) fn agent_by_url(conn: &Connection, card_url: &str) -> rusqlite::Result<Option<Agent>> {
+    conn.query_row(
+        &format!("SELECT {AGENT_COLUMNS} FROM agents WHERE card_url = ?1"),
+        params![card_url],
+        agent_from_row,
+    )
+    .optional()
+}
+
+/// Returns the agent's id, inserting a bare row (no card yet) if needed.
+pub(crate) fn agent_id_or_insert(
+    conn: &Connection,
+    card_url: &str,
+    now: i64,
+) -> rusqlite::Result<AgentId> {
+    conn.execute(
+        "INSERT INTO agents (card_url, created_at, updated_at) VALUES (?1, ?2, ?2)
+         ON CONFLICT (card_url) DO NOTHING",
+        params![card_url, now],
+    )?;
+    conn.query_row(
+        "SELECT id FROM agents WHERE card_url = ?1",
+        params![card_url],
+        |r| Ok(AgentId(r.get(0)?)),
+    )
+}
+
+/// Stores a fetched card on the agent's row (inserting it if needed); returns its id.
+pub(crate) fn store_card(
+    conn: &Connection,
+    card: &AgentCard,
+    now: i64,
+) -> rusqlite::Result<AgentId> {
+    let skills = serde_json::to_string(&card.skills).unwrap_or_else(|_| "[]".to_owned());
+    conn.execute(
+        "INSERT INTO agents (card_url, interface_url, protocol_version, tenant, card_json,
+             skills_json, fetched_at, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7)
+         ON CONFLICT (card_url) DO UPDATE SET interface_url = excluded.interface_url,
+             protocol_version = excluded.protocol_version, tenant = excluded.tenant,
+             card_json = excluded.card_json, skills_json = excluded.skills_json,
+             fetched_at = excluded.fetched_at, updated_at = excluded.updated_at",
+        params![
+            card.card_url,
+            card.interface_url,
+            card.protocol_version,
+            card.tenant,
+            card.card_json,
+            skills,
+            now
+        ],
+    )?;
+    conn.query_row(
+        "SELECT id FROM agents WHERE card_url = ?1",
+        params![card.card_url],
+        |r| Ok(AgentId(r.get(0)?)),
+    )
+}
+
+/// Puts an agent in the registry (after the last one) with its credential variable name.
+pub(crate) fn register_agent(
+    conn: &Connection,
+    card_url: &str,
+    token_env: Option<&str>,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE agents SET token_env = ?2, updated_at = ?3,
+             registered = COALESCE(registered,
+                 (SELECT COALESCE(MAX(registered), 0) + 1 FROM agents))
+         WHERE card_url = ?1",
+        params![card_url, token_env, now],
+    )?;
+    Ok(())
+}
+
+/// Takes an agent out of the registry (its row stays: attempts refer to it).
+pub(crate) fn unregister_agent(
+    conn: &Connection,
+    card_url: &str,
+    now: i64,
+) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE agents SET registered = NULL, updated_at = ?2
+         WHERE card_url = ?1 AND registered IS NOT NULL",
+        params![card_url, now],
+    )? > 0)
+}
+
+/// Returns registered agents in registration order, optionally only those with a skill.
+pub(crate) fn registered_agents(
+    conn: &Connection,
+    skill: Option<&str>,
+) -> rusqlite::Result<Vec<Agent>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE registered IS NOT NULL
+           AND (?1 IS NULL OR EXISTS (SELECT 1 FROM json_each(skills_json) WHERE value = ?1))
+         ORDER BY registered"
+    ))?;
+    stmt.query_map(params![skill], agent_from_row)?.collect()
+}
+
+/// Records whether an agent accepts client-chosen context ids; returns whether it changed.
+pub(crate) fn set_accepts_context_id(
+    conn: &Connection,
+    card_url: &str,
+    accepts: bool,
+    now: i64,
+) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "UPDATE agents SET accepts_context_id = ?2, updated_at = ?3
+         WHERE card_url = ?1 AND accepts_context_id IS NOT ?2",
+        params![card_url, accepts, now],
+    )? > 0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attempts
+// ---------------------------------------------------------------------------------------------
+
+const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interface_url, a.tenant, \
+     a.token_env, a.message_id, a.context_id, a.context_id_ours, a.task_id, a.state, \
+     a.remote_state, a.status_timestamp, a.pending_question, a.last_task_json, a.outcome_json, \
+     a.error, a.effect, a.cancel_requested_at, a.previous_attempt_id, a.lease_owner_pid, \
+     a.lease_owner_host, a.lease_expires_at, a.created_at, a.updated_at";
+
+/// How many columns [`ATTEMPT_COLUMNS`] has.
+const ATTEMPT_WIDTH: usize = 26;
+
+fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
+    let lease = match (
+        r.get::<_, Option<u32>>(21)?,
+        r.get::<_, Option<String>>(22)?,
+        r.get::<_, Option<i64>>(23)?,
+    ) {
+        (Some(pid), Some(host), Some(exp)) => Some(Lease {
+            pid,
+            host,
+            expires_at: time(exp),
+        }),
+        _ => None,
+    };
+    Ok(Attempt {
+        id: AttemptId(r.get(0)?),
+        step_id: StepId(r.get(1)?),
+        number: r.get(2)?,
+        agent_url: r.get(3)?,
+        interface_url: r.get(4)?,
+        tenant: r.get(5)?,
+        token_env: r.get(6)?,
+        message_id: r.get(7)?,
+        context_id: r.get(8)?,
+        context_id_ours: r.get(9)?,
+        task_id: r.get(10)?,
+        state: parse_col::<AttemptState>(r, 11)?,
+        remote_state: r.get(12)?,
+        status_timestamp: r.get(13)?,
+        pending_question: json_opt(r, 14)?,
+        last_task_json: r.get(15)?,
+        outcome_json: r.get(16)?,
+        error: r.get(17)?,
+        effect: parse_opt::<EffectState>(r, 18)?,
+        cancel_requested_at: r.get::<_, Option<i64>>(19)?.map(time),
+        previous_attempt: r.get::<_, Option<i64>>(20)?.map(AttemptId),
+        lease,
+        created_at: time(r.get(24)?),
+        updated_at: time(r.get(25)?),
+    })
+}
+
+/// The columns of a new attempt.
+pub(crate) struct NewAttemptRow<'a> {
+    pub(crate) step: StepId,
+    pub(crate) number: u32,
+    pub(crate) agent: Option<AgentId>,
+    pub(crate) token_env: Option<&'a str>,
+    pub(crate) message_id: &'a str,
+    pub(crate) context_id: Option<&'a str>,
+    pub(crate) previous: Option<AttemptId>,
+    pub(crate) now: i64,
+}
+
+/// Inserts an `INTENT` attempt; returns its id.
+pub(crate) fn insert_attempt(
+    conn: &Connection,
+    a: &NewAttemptRow<'_>,
+) -> rusqlite::Result<AttemptId> {
+    conn.execute(
+        "INSERT INTO attempts (step_id, number, agent_id, token_env, message_id, context_id,
+             context_id_ours, state, previous_attempt_id, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8)",
+        params![
+            a.step.0,
+            a.number,
+            a.agent.map(|x| x.0),
+            a.token_env,
+            a.message_id,
+            a.context_id,
+            a.previous.map(|x| x.0),
+            a.now
+        ],
+    )?;
+    Ok(AttemptId(conn.last_insert_rowid()))
+}
+
+/// Returns an attempt by id.
+pub(crate) fn attempt_by_id(conn: &Connection, id: AttemptId) -> rusqlite::Result<Option<Attempt>> {
+    conn.query_row(
+        &format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
+             WHERE a.id = ?1"
+        ),
+        params![id.0],
+        attempt_from_row,
+    )
+    .optional()
+}
+
+/// Returns a step's attempts by number.
+pub(crate) fn attempts_of_step(conn: &Connection, step: StepId) -> rusqlite::Result<Vec<Attempt>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
+         WHERE a.step_id = ?1 ORDER BY a.number"
+    ))?;
+    stmt.query_map(params![step.0], attempt_from_row)?.collect()
+}
+
+/// Returns the highest attempt number of a step (0 if none).
+pub(crate) fn max_attempt_number(conn: &Connection, step: StepId) -> rusqlite::Result<u32> {
+    conn.query_row(
+        "SELECT COALESCE(MAX(number), 0) FROM attempts WHERE step_id = ?1",
+        params![step.0],
+        |r| r.get(0),
+    )
+}
+
+/// Writes every mutable column of an attempt (the lease has its own statement).
+pub(crate) fn update_attempt(conn: &Connection, a: &Attempt) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE attempts SET interface_url = ?2, tenant = ?3, context_id = ?4,
+             context_id_ours = ?5, task_id = ?6, state = ?7, remote_state = ?8,
+             status_timestamp = ?9, pending_question = ?10, last_task_json = ?11,
+             outcome_json = ?12, error = ?13, effect = ?14, cancel_requested_at = ?15,
+             updated_at = ?16
+         WHERE id = ?1",
+        params![
+            a.id.0,
+            a.interface_url,
+            a.tenant,
+            a.context_id,
+            a.context_id_ours,
+            a.task_id,
+            a.state.as_str(),
+            a.remote_state,
+            a.status_timestamp,
+            to_json(a.pending_question.as_ref()),
+            a.last_task_json,
+            a.outcome_json,
+            a.error,
+            a.effect.map(EffectState::as_str),
+            a.cancel_requested_at.map(ms),
+            ms(a.updated_at),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Sets or clears an attempt's lease.
+pub(crate) fn set_lease(
+    conn: &Connection,
+    id: AttemptId,
+    lease: Option<&Lease>,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE attempts SET lease_owner_pid = ?2, lease_owner_host = ?3, lease_expires_at = ?4
+         WHERE id = ?1",
+        params![
+            id.0,
+            lease.map(|l| l.pid),
+            lease.map(|l| l.host.as_str()),
+            lease.map(|l| ms(l.expires_at)),
+        ],
+    )?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Artifacts
+// ---------------------------------------------------------------------------------------------
+
+/// Returns an attempt's artifacts, in the order they were first seen.
+pub(crate) fn artifacts_of(
+    conn: &Connection,
+    attempt: AttemptId,
+) -> rusqlite::Result<Vec<Artifact>> {
+    let mut stmt = conn.prepare(
+        "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
+         FROM artifacts WHERE attempt_id = ?1 ORDER BY created_at, rowid",
+    )?;
+    stmt.query_map(params![attempt.0], |r| {
+        Ok(Artifact {
+            artifact_id: r.get(0)?,
+            name: r.get(1)?,
+            description: r.get(2)?,
+            parts: json_opt(r, 3)?.unwrap_or(Value::Null),
+            metadata: json_opt(r, 4)?,
+            last_chunk: r.get(5)?,
+        })
+    })?
+    .collect()
+}
+
+/// Inserts or replaces one artifact.
+pub(crate) fn upsert_artifact(
+    conn: &Connection,
+    attempt: AttemptId,
+    a: &Artifact,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO artifacts (attempt_id, artifact_id, name, description, parts_json,
+             metadata_json, last_chunk, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
+         ON CONFLICT (attempt_id, artifact_id) DO UPDATE SET name = excluded.name,
+             description = excluded.description, parts_json = excluded.parts_json,
+             metadata_json = excluded.metadata_json, last_chunk = excluded.last_chunk,
+             updated_at = excluded.updated_at",
+        params![
+            attempt.0,
+            a.artifact_id,
+            a.name,
+            a.description,
+            a.parts.to_string(),
+            to_json(a.metadata.as_ref()),
+            a.last_chunk,
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------
+
+/// An event to append.
+pub(crate) struct NewEvent<'a> {
+    pub(crate) at: i64,
+    pub(crate) workflow: Option<i64>,
+    pub(crate) step: Option<StepId>,
+    pub(crate) attempt: Option<AttemptId>,
+    pub(crate) kind: &'a str,
+    pub(crate) from: Option<&'a str>,
+    pub(crate) to: Option<&'a str>,
+    pub(crate) detail: Option<&'a Value>,
+}
+
+/// Appends an event; the workflow defaults to the step's.
+pub(crate) fn insert_event(conn: &Connection, e: &NewEvent<'_>) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
+             detail_json)
+         VALUES (?1, COALESCE(?2, (SELECT workflow_id FROM steps WHERE id = ?3)), ?3, ?4, ?5,
+             ?6, ?7, ?8)",
+        params![
+            e.at,
+            e.workflow,
+            e.step.map(|s| s.0),
+            e.attempt.map(|a| a.0),
+            e.kind,
+            e.from,
+            e.to,
+            to_json(e.detail),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Returns a step's events (its attempts' too), oldest first.
+pub(crate) fn events_of_step(conn: &Connection, step: StepId) -> rusqlite::Result<Vec<Event>> {
+    let mut stmt = conn.prepare(
+        "SELECT e.id, e.at, w.name, s.name, a.number, e.kind, e.from_state, e.to_state,
+             e.detail_json
+         FROM events e
+         LEFT JOIN workflows w ON w.id = e.workflow_id
+         LEFT JOIN steps s ON s.id = e.step_id
+         LEFT JOIN attempts a ON a.id = e.attempt_id
+         WHERE e.step_id = ?1
+         ORDER BY e.id",
+    )?;
+    stmt.query_map(params![step.0], |r| {
+        Ok(Event {
+            id: r.get(0)?,
+            at: time(r.get(1)?),
+            workflow: r.get(2)?,
+            step: r.get(3)?,
+            attempt: r.get(4)?,
+            kind: r.get(5)?,
+            from: r.get(6)?,
+            to: r.get(7)?,
+            detail: json_opt(r, 8)?,
+        })
+    })?
+    .collect()
+}
+
+/// Returns the number of events (for tests and measurements).
+pub(crate) fn event_count(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attempt rows: inspect and the passes
+// ---------------------------------------------------------------------------------------------
+
+const ROW_FROM: &str = "FROM attempts a
+     JOIN steps s ON s.id = a.step_id
+     JOIN workflows w ON w.id = s.workflow_id
+     LEFT JOIN agents ag ON ag.id = a.agent_id
+     LEFT JOIN attempts prev ON prev.id = a.previous_attempt_id";
+
+const IS_LATEST: &str =
+    "(a.number = (SELECT MAX(x.number) FROM attempts x WHERE x.step_id = a.step_id))";
+
+/// The SQL twin of `AttemptRow::remedy`: the latest attempt of an unresolved step, outside a
+/// COMPENSATED workflow, that needs a human. Keep the two in step (a test compares them).
+pub(crate) const PENDING_SQL: &str = "(s.resolution IS NULL AND w.state <> 'COMPENSATED'
+     AND (a.state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED', 'UNCERTAIN', 'REFUSED', 'LOST')
+          OR (a.state IN ('FAILED', 'REJECTED')
+              AND (s.agent_url IS NOT NULL OR a.number >= s.max_attempts))
+          OR (a.state = 'CANCELED' AND a.cancel_requested_at IS NULL)
+          OR a.effect IN ('absent', 'unknown', 'compensation-failed')))";
+
+fn row_from(r: &Row<'_>) -> rusqlite::Result<AttemptRow> {
+    let attempt = attempt_from_row(r)?;
+    let o = ATTEMPT_WIDTH;
+    Ok(AttemptRow {
+        attempt,
+        step: StepName::from_parts(r.get::<_, String>(o)?, r.get::<_, String>(o + 1)?),
+        binding: binding_from(r.get(o + 2)?, r.get(o + 3)?, r.get(o + 4)?)?,
+        max_attempts: r.get(o + 5)?,
+        resolution: parse_opt::<Resolution>(r, o + 6)?,
+        workflow_state: parse_col(r, o + 7)?,
+        previous_task_id: r.get(o + 8)?,
+        is_latest: r.get(o + 9)?,
+        artifact_count: r.get(o + 10)?,
+    })
+}
+
+fn row_select() -> String {
+    format!(
+        "SELECT {ATTEMPT_COLUMNS}, w.name, s.name, s.agent_url, s.skill, s.command,
+             s.max_attempts, s.resolution, w.state, prev.task_id, {IS_LATEST},
+             (SELECT count(*) FROM artifacts ar WHERE ar.attempt_id = a.id)
+         {ROW_FROM}"
+    )
+}
+
+/// The WHERE clause of inspect with its three parameters (?1 workflow, ?2 step, ?3 states as a
+/// JSON array or NULL).
+const INSPECT_WHERE: &str = "WHERE (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
+       AND (?3 IS NULL OR a.state IN (SELECT value FROM json_each(?3)))";
+
+/// Returns inspect rows (ordered by workflow, delegation order, attempt) and the total count.
+pub(crate) fn inspect(
+    conn: &Connection,
+    f: &InspectFilter,
+) -> rusqlite::Result<(Vec<AttemptRow>, u64)> {
+    let (workflow, step) = match &f.target {
+        None => (None, None),
+        Some(Target::Workflow(w)) => (Some(w.as_str()), None),
+        Some(Target::Step(s)) => (Some(s.workflow.as_str()), Some(s.step.as_str())),
+    };
+    let states = (!f.states.is_empty()).then(|| {
+        Value::Array(
+            f.states
+                .iter()
+                .map(|s| Value::String(s.as_str().to_owned()))
+                .collect(),
+        )
+        .to_string()
+    });
+    let pending = if f.pending {
+        format!(" AND {IS_LATEST} AND {PENDING_SQL}")
+    } else {
+        String::new()
+    };
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) {ROW_FROM} {INSPECT_WHERE}{pending}"),
+        params![workflow, step, states],
+        |r| r.get(0),
+    )?;
+    let total = u64::try_from(total).unwrap_or_default();
+    // SQLite reads a negative LIMIT as "no limit".
+    let limit = f.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+    let mut stmt = conn.prepare(&format!(
+        "{} {INSPECT_WHERE}{pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+        row_select()
+    ))?;
+    let rows = stmt
+        .query_map(params![workflow, step, states, limit], row_from)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((rows, total))
+}
+
+/// Returns the latest attempt of every unresolved step that is not finished, optionally only
+/// in some workflows, in delegation order.
+pub(crate) fn unfinished(
+    conn: &Connection,
+    workflows: &[String],
+) -> rusqlite::Result<Vec<AttemptRow>> {
+    let filter = (!workflows.is_empty())
+        .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string());
+    let mut stmt = conn.prepare(&format!(
+        "{} WHERE a.state IN ('INTENT', 'SENT', 'SUBMITTED', 'WORKING', 'INPUT_REQUIRED',
+                 'AUTH_REQUIRED', 'UNKNOWN', 'UNCERTAIN')
+           AND s.resolution IS NULL AND {IS_LATEST}
+           AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
+         ORDER BY s.seq, a.number",
+        row_select()
+    ))?;
+    stmt.query_map(params![filter], row_from)?.collect()
+}
+
+/// Returns whether a workflow exists.
+pub(crate) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM workflows WHERE name = ?1)",
+        params![name],
+        |r| r.get(0),
+    )
+}

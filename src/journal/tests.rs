@@ -1,0 +1,971 @@
+//! Unit tests of the journal against real SQLite files in temporary directories.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::*;
+use crate::clock::FixedClock;
+
+const T: Duration = Duration::from_secs(10);
+
+fn tmp_journal() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/journal.sqlite3");
+    (dir, path)
+}
+
+fn intent(name: &str, text: &str, agent: &str) -> NewIntent {
+    NewIntent {
+        spec: StepSpec::to_agent(StepName::parse(name).unwrap(), text, agent),
+        agent_url: Some(agent.to_owned()),
+        message_id: uuid::Uuid::new_v4().to_string(),
+        context_id: Some(uuid::Uuid::new_v4().to_string()),
+    }
+}
+
+fn created(j: &Journal, name: &str) -> Attempt {
+    match j
+        .create_intents(&[intent(name, "book a room", "http://127.0.0.1:9/")])
+        .unwrap()
+        .remove(0)
+    {
+        IntentOutcome::Created(a) => a,
+        IntentOutcome::Existing(_) => panic!("{name} existed"),
+    }
+}
+
+fn task_json(id: &str, state: &str, ts: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","contextId":"ctx-1","status":{{"state":"{state}","timestamp":"{ts}"}}}}"#
+    )
+}
+
+fn view(raw: &str) -> TaskView {
+    TaskView::from_raw(raw).unwrap()
+}
+
+fn bytes(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_default()
+}
+
+fn sizes(path: &Path) -> (u64, u64) {
+    let len = |p: &Path| fs::metadata(p).map_or(0, |m| m.len());
+    (len(path), len(&file::sibling(path, "-wal")))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn open_creates_private_files_and_sets_pragmas() {
+    let (dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    assert!(j.is_writable());
+    assert_eq!(j.schema_version(), migrate::LATEST);
+    assert_eq!(
+        fs::metadata(dir.path().join("state"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
+    assert_eq!(
+        fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    {
+        let c = j.lock();
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        let sync: i64 = c.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+        let fk: i64 = c
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        let v: i64 = c
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!((mode.as_str(), sync, fk, v), ("wal", 2, 1, migrate::LATEST));
+    }
+    created(&j, "w/s");
+    // The WAL and shared-memory files inherit the journal's mode.
+    for suffix in ["-wal", "-shm"] {
+        let p = file::sibling(&path, suffix);
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600,
+            "{suffix}"
+        );
+    }
+    drop(j);
+    let again = Journal::open(&path, T).unwrap();
+    assert!(
+        again
+            .step(&StepName::parse("w/s").unwrap())
+            .unwrap()
+            .is_some()
+    );
+}
+
+#[test]
+fn an_existing_directory_keeps_its_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    fs::create_dir(&shared).unwrap();
+    fs::set_permissions(&shared, fs::Permissions::from_mode(0o775)).unwrap();
+    let j = Journal::open(&shared.join("j.sqlite3"), T).unwrap();
+    assert_eq!(
+        fs::metadata(&shared).unwrap().permissions().mode() & 0o777,
+        0o775
+    );
+    assert_eq!(j.warnings().len(), 1, "{:?}", j.warnings());
+}
+
+fn assert_refused_untouched(path: &Path, check: impl Fn(&JournalError) -> bool) {
+    let before = bytes(path);
+    let err = Journal::open(path, T).unwrap_err();
+    assert!(check(&err), "unexpected error: {err:?}");
+    assert!(err.hint().is_some());
+    assert_eq!(bytes(path), before, "the file was modified");
+    assert!(
+        !file::sibling(path, "-wal").exists()
+            || fs::metadata(file::sibling(path, "-wal")).unwrap().len() == 0
+    );
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_untouched() {
+    let (_dir, path) = tmp_journal();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(&path, "name,amount\nhotel,120\n".repeat(300)).unwrap();
+    assert_refused_untouched(&path, |e| matches!(e, JournalError::NotSqlite { .. }));
+    assert!(!file::sibling(&path, "-wal").exists());
+    assert!(!file::sibling(&path, "-shm").exists());
+}
+
+#[test]
+fn a_truncated_journal_is_refused_untouched() {
+    let (_dir, path) = tmp_journal();
+    {
+        let j = Journal::open(&path, T).unwrap();
+        for i in 0..50 {
+            created(&j, &format!("w/s{i}"));
+        }
+    }
+    let full = bytes(&path);
+    assert!(
+        full.len() > 8192,
+        "journal too small to truncate: {}",
+        full.len()
+    );
+    // On a page boundary, and mid-page.
+    for cut in [full.len() / 4096 / 2 * 4096, full.len() / 2 + 123, 60] {
+        fs::write(&path, &full[..cut]).unwrap();
+        assert_refused_untouched(&path, |e| {
+            matches!(
+                e,
+                JournalError::Corrupt { .. } | JournalError::NotSqlite { .. }
+            )
+        });
+    }
+}
+
+#[test]
+fn a_damaged_schema_page_is_refused_untouched() {
+    let (_dir, path) = tmp_journal();
+    drop(Journal::open(&path, T).unwrap());
+    let mut data = bytes(&path);
+    // Scribble over page 1 after the header: the schema b-tree.
+    for b in &mut data[100..4096] {
+        *b = 0xa5;
+    }
+    fs::write(&path, &data).unwrap();
+    assert_refused_untouched(&path, |e| {
+        matches!(
+            e,
+            JournalError::Corrupt { .. } | JournalError::NotSqlite { .. }
+        )
+    });
+}
+
+#[test]
+fn another_applications_database_is_refused_untouched() {
+    let (_dir, path) = tmp_journal();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    {
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+            .unwrap();
+    }
+    assert_refused_untouched(&path, |e| matches!(e, JournalError::NotAJournal { .. }));
+}
+
+#[test]
+fn a_newer_journal_opens_read_only() {
+    let (_dir, path) = tmp_journal();
+    {
+        let j = Journal::open(&path, T).unwrap();
+        created(&j, "trip/hotel");
+        j.lock()
+            .pragma_update(None, "user_version", migrate::LATEST + 1)
+            .unwrap();
+    }
+    let before = bytes(&path);
+    let j = Journal::open(&path, T).unwrap();
+    assert!(!j.is_writable());
+    let page = j.inspect(&InspectFilter::default()).unwrap();
+    assert_eq!(page.rows.len(), 1);
+    let err = j
+        .create_intents(&[intent("trip/car", "x", "http://a/")])
+        .unwrap_err();
+    assert!(matches!(err, JournalError::NewerVersion { .. }), "{err:?}");
+    assert!(
+        err.hint()
+            .unwrap()
+            .contains("written by a newer a2a-recover")
+    );
+    let id = page.rows[0].attempt.id;
+    assert!(matches!(
+        j.record_failure(id, FailureKind::Send, "x"),
+        Err(JournalError::NewerVersion { .. })
+    ));
+    drop(j);
+    assert_eq!(bytes(&path), before);
+}
+
+#[test]
+fn read_only_open_never_creates() {
+    let (_dir, path) = tmp_journal();
+    assert!(Journal::open_read_only(&path, T).is_err());
+    assert!(!path.exists());
+    assert!(!path.parent().unwrap().exists());
+    drop(Journal::open(&path, T).unwrap());
+    let j = Journal::open_read_only(&path, T).unwrap();
+    assert!(!j.is_writable());
+    assert!(matches!(
+        j.create_intents(&[intent("a/b", "x", "http://a/")]),
+        Err(JournalError::ReadOnly { .. })
+    ));
+}
+
+#[test]
+fn a_busy_journal_times_out_with_a_hint() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, Duration::from_millis(50)).unwrap();
+    let mut other = Connection::open(&path).unwrap();
+    let tx = other
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .unwrap();
+    let err = j
+        .create_intents(&[intent("a/b", "x", "http://a/")])
+        .unwrap_err();
+    assert!(matches!(err, JournalError::Busy { .. }), "{err:?}");
+    assert!(err.hint().unwrap().contains("--timeout"));
+    drop(tx);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Intents and observations
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn intents_commit_together_and_re_runs_find_them() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let agent = "http://127.0.0.1:9/";
+    let plan: Vec<NewIntent> = ["flight", "hotel", "car"]
+        .iter()
+        .map(|s| intent(&format!("trip-42/{s}"), s, agent))
+        .collect();
+    let out = j.create_intents(&plan).unwrap();
+    let seqs: Vec<i64> = ["flight", "hotel", "car"]
+        .iter()
+        .map(|s| {
+            j.step(&StepName::parse(&format!("trip-42/{s}")).unwrap())
+                .unwrap()
+                .unwrap()
+                .step
+                .seq
+        })
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    for (o, i) in out.iter().zip(&plan) {
+        let IntentOutcome::Created(a) = o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(a.state, AttemptState::Intent);
+        assert_eq!(a.number, 1);
+        assert_eq!(a.message_id, i.message_id);
+        assert_eq!(a.context_id, i.context_id);
+        assert!(a.context_id_ours);
+        assert_eq!(a.agent_url.as_deref(), Some(agent));
+        assert_eq!(a.interface_url, None);
+    }
+    let again = j.create_intents(&plan[1..2]).unwrap();
+    let IntentOutcome::Existing(rec) = &again[0] else {
+        panic!("{again:?}")
+    };
+    assert_eq!(rec.attempts.len(), 1);
+    assert_eq!(rec.step.spec.text, "hotel");
+    assert_eq!(j.event_count().unwrap(), 3);
+    assert_eq!(
+        j.workflow_state("trip-42").unwrap(),
+        Some(WorkflowState::Active)
+    );
+}
+
+#[test]
+fn a_failed_plan_commits_nothing() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = intent("trip/a", "x", "http://a/");
+    let mut b = intent("trip/b", "y", "http://a/");
+    // The same messageId twice violates UNIQUE in the middle of the transaction.
+    b.message_id.clone_from(&a.message_id);
+    assert!(j.create_intents(&[a, b]).is_err());
+    assert!(!j.workflow_exists("trip").unwrap());
+    assert_eq!(j.event_count().unwrap(), 0);
+}
+
+#[test]
+fn an_agent_refusing_context_ids_gets_none() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let first = created(&j, "w/one");
+    assert!(first.context_id.is_some());
+    assert!(
+        j.set_accepts_context_id("http://127.0.0.1:9/", false)
+            .unwrap()
+    );
+    assert!(
+        !j.set_accepts_context_id("http://127.0.0.1:9/", false)
+            .unwrap()
+    );
+    let second = created(&j, "w/two");
+    assert_eq!(second.context_id, None);
+    assert_eq!(
+        j.agent("http://127.0.0.1:9/")
+            .unwrap()
+            .unwrap()
+            .accepts_context_id,
+        Some(false)
+    );
+}
+
+#[test]
+fn the_first_endpoint_wins() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w/s");
+    let ep = |u: &str| Endpoint {
+        interface_url: u.to_owned(),
+        tenant: Some("t1".to_owned()),
+    };
+    let after = j.set_endpoint(a.id, &ep("http://127.0.0.1:9/rpc")).unwrap();
+    assert_eq!(
+        after.interface_url.as_deref(),
+        Some("http://127.0.0.1:9/rpc")
+    );
+    let events = j.event_count().unwrap();
+    let again = j
+        .set_endpoint(a.id, &ep("http://127.0.0.1:9/other"))
+        .unwrap();
+    assert_eq!(
+        again.interface_url.as_deref(),
+        Some("http://127.0.0.1:9/rpc")
+    );
+    assert_eq!(again.tenant.as_deref(), Some("t1"));
+    assert_eq!(j.event_count().unwrap(), events);
+}
+
+#[test]
+fn a_task_observation_records_everything_and_a_repeat_writes_nothing() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "trip/hotel");
+    let raw = r#"{"id":"t-1","contextId":"ctx-agent","status":{"state":"TASK_STATE_INPUT_REQUIRED",
+        "message":{"messageId":"q","role":"ROLE_AGENT","parts":[{"text":"two rooms or one?"}]},
+        "timestamp":"2026-11-30T01:08:43.415935Z"},
+        "artifacts":[{"artifactId":"a1","name":"quote","parts":[{"text":"120 EUR"}]}]}"#;
+    let applied = j.apply_task(a.id, &view(raw), Source::Send).unwrap();
+    assert_eq!(
+        applied,
+        Applied::Changed {
+            from: AttemptState::Intent,
+            to: AttemptState::InputRequired
+        }
+    );
+    let got = j.attempt(a.id).unwrap();
+    assert_eq!(got.task_id.as_deref(), Some("t-1"));
+    assert_eq!(got.context_id.as_deref(), Some("ctx-agent"));
+    assert!(!got.context_id_ours);
+    assert_eq!(
+        got.status_timestamp.as_deref(),
+        Some("2026-11-30T01:08:43.415935Z")
+    );
+    assert_eq!(got.question_text().as_deref(), Some("two rooms or one?"));
+    assert_eq!(got.last_task_json.as_deref(), Some(raw));
+    assert_eq!(j.artifacts(a.id).unwrap()[0].text(), "120 EUR");
+
+    // The same observation again (from another source, even): nothing at all is written.
+    let events = j.event_count().unwrap();
+    let other = Connection::open(&path).unwrap();
+    let dv = |c: &Connection| -> i64 {
+        c.query_row("PRAGMA data_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = (
+        sizes(&path),
+        dv(&other),
+        bytes(&file::sibling(&path, "-wal")),
+    );
+    for source in [Source::GetTask, Source::ListTasks, Source::Stream] {
+        assert_eq!(
+            j.apply_task(a.id, &view(raw), source).unwrap(),
+            Applied::Unchanged
+        );
+    }
+    // A snapshot without artifacts (ListTasks) changes nothing either.
+    let listed = raw.replace(
+        r#"        "artifacts":[{"artifactId":"a1","name":"quote","parts":[{"text":"120 EUR"}]}]"#,
+        r#"        "history":[]"#,
+    );
+    assert_ne!(listed, raw);
+    assert_eq!(
+        j.apply_task(a.id, &view(&listed), Source::ListTasks)
+            .unwrap(),
+        Applied::Unchanged
+    );
+    let after = (
+        sizes(&path),
+        dv(&other),
+        bytes(&file::sibling(&path, "-wal")),
+    );
+    assert_eq!(before, after);
+    assert_eq!(j.event_count().unwrap(), events);
+    assert_eq!(j.attempt(a.id).unwrap(), got);
+}
+
+#[test]
+fn older_statuses_are_ignored_and_terminal_states_stay() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w/s");
+    let working = task_json("t", "TASK_STATE_WORKING", "2026-11-30T01:00:00.500Z");
+    let older = task_json("t", "TASK_STATE_SUBMITTED", "2026-11-30T01:00:00.499999Z");
+    let done = task_json("t", "TASK_STATE_COMPLETED", "2026-11-30T01:00:01Z");
+    let late = task_json("t", "TASK_STATE_WORKING", "2026-11-30T01:00:02Z");
+    j.apply_task(a.id, &view(&working), Source::Send).unwrap();
+    assert_eq!(
+        j.apply_task(a.id, &view(&older), Source::Stream).unwrap(),
+        Applied::Unchanged
+    );
+    assert_eq!(j.attempt(a.id).unwrap().state, AttemptState::Working);
+    assert!(
+        j.apply_task(a.id, &view(&done), Source::GetTask)
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(
+        j.apply_task(a.id, &view(&late), Source::Stream).unwrap(),
+        Applied::Unchanged
+    );
+    let got = j.attempt(a.id).unwrap();
+    assert_eq!(got.state, AttemptState::Completed);
+    assert_eq!(
+        got.status_timestamp.as_deref(),
+        Some("2026-11-30T01:00:01Z")
+    );
+    // Another task for the same attempt is a bug, refused.
+    let stranger = task_json("other", "TASK_STATE_WORKING", "2026-11-30T01:00:03Z");
+    assert!(matches!(
+        j.apply_task(a.id, &view(&stranger), Source::GetTask),
+        Err(JournalError::TaskMismatch { .. })
+    ));
+    // A completed task still takes artifacts it did not have (ListTasks omitted them).
+    let with_art = r#"{"id":"t","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-11-30T01:00:01Z"},
+        "artifacts":[{"artifactId":"b","parts":[{"text":"booking 77"}]}]}"#;
+    assert!(
+        j.apply_task(a.id, &view(with_art), Source::GetTask)
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(j.artifacts(a.id).unwrap().len(), 1);
+    assert_eq!(j.attempt(a.id).unwrap().state, AttemptState::Completed);
+    let kinds: Vec<String> = j
+        .events_of_step(&StepName::parse("w/s").unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(kinds, ["intent", "state", "state", "observed"]);
+}
+
+#[test]
+fn artifact_updates_append_and_stop_at_the_last_chunk() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w/s");
+    j.apply_task(
+        a.id,
+        &view(&task_json(
+            "t",
+            "TASK_STATE_WORKING",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Stream,
+    )
+    .unwrap();
+    let upd = |text: &str, append: bool, last: bool| {
+        ArtifactUpdate::from_value(&serde_json::json!({
+            "taskId": "t", "contextId": "ctx-1", "append": append, "lastChunk": last,
+            "artifact": {"artifactId": "a1", "name": "report", "parts": [{"text": text}]}
+        }))
+        .unwrap()
+    };
+    assert!(
+        j.apply_artifact_update(a.id, &upd("one ", false, false))
+            .unwrap()
+            .changed()
+    );
+    assert!(
+        j.apply_artifact_update(a.id, &upd("two ", true, false))
+            .unwrap()
+            .changed()
+    );
+    assert!(
+        j.apply_artifact_update(a.id, &upd("three", true, true))
+            .unwrap()
+            .changed()
+    );
+    // A replayed last chunk (or any append after it) changes nothing.
+    assert_eq!(
+        j.apply_artifact_update(a.id, &upd("three", true, true))
+            .unwrap(),
+        Applied::Unchanged
+    );
+    let arts = j.artifacts(a.id).unwrap();
+    assert_eq!(arts.len(), 1);
+    assert_eq!(arts[0].text(), "one two three");
+    assert!(arts[0].last_chunk);
+    // A non-append update replaces it.
+    assert!(
+        j.apply_artifact_update(a.id, &upd("fresh", false, true))
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(j.artifacts(a.id).unwrap()[0].text(), "fresh");
+    assert_eq!(
+        j.apply_artifact_update(a.id, &upd("fresh", false, true))
+            .unwrap(),
+        Applied::Unchanged
+    );
+}
+
+#[test]
+fn send_outcomes_settle_an_intent_once() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let replied = created(&j, "w/replied");
+    let msg =
+        r#"{"messageId":"r","role":"ROLE_AGENT","contextId":"c9","parts":[{"text":"hello"}]}"#;
+    assert!(
+        j.record_direct_reply(replied.id, msg, Some("c9"))
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(
+        j.record_direct_reply(replied.id, msg, Some("c9")).unwrap(),
+        Applied::Unchanged
+    );
+    let got = j.attempt(replied.id).unwrap();
+    assert_eq!(got.state, AttemptState::Replied);
+    assert_eq!(got.outcome_json.as_deref(), Some(msg));
+    assert!(matches!(
+        j.record_refusal(replied.id, "x"),
+        Err(JournalError::Transition { .. })
+    ));
+
+    let refused = created(&j, "w/refused");
+    j.record_failure(refused.id, FailureKind::Send, "connection refused")
+        .unwrap();
+    assert_eq!(j.attempt(refused.id).unwrap().state, AttemptState::Intent);
+    j.record_refusal(refused.id, "HTTP 403").unwrap();
+    let got = j.attempt(refused.id).unwrap();
+    assert_eq!(
+        (got.state, got.error.as_deref()),
+        (AttemptState::Refused, Some("HTTP 403"))
+    );
+
+    let unsure = created(&j, "w/unsure");
+    j.mark_uncertain(unsure.id, "ListTasks unsupported")
+        .unwrap();
+    assert_eq!(
+        j.mark_uncertain(unsure.id, "again").unwrap(),
+        Applied::Unchanged
+    );
+    j.reopen_for_resend(unsure.id, "operator").unwrap();
+    assert_eq!(j.attempt(unsure.id).unwrap().state, AttemptState::Intent);
+
+    let lost = created(&j, "w/lost");
+    assert!(j.mark_lost(lost.id, "x").is_err());
+    j.apply_task(
+        lost.id,
+        &view(&task_json(
+            "t9",
+            "TASK_STATE_WORKING",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Send,
+    )
+    .unwrap();
+    j.mark_lost(lost.id, "TaskNotFound").unwrap();
+    assert_eq!(j.attempt(lost.id).unwrap().state, AttemptState::Lost);
+
+    let kinds: Vec<String> = j
+        .events_of_step(&StepName::parse("w/refused").unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|e| format!("{}:{}", e.kind, e.to.unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["intent:INTENT", "send-failed:INTENT", "state:REFUSED"]
+    );
+}
+
+#[test]
+fn attempts_stay_within_the_budget() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let first = created(&j, "w/s");
+    let next = |prev| NewAttempt {
+        agent_url: Some("http://127.0.0.1:8/".to_owned()),
+        token_env: None,
+        message_id: uuid::Uuid::new_v4().to_string(),
+        context_id: Some(uuid::Uuid::new_v4().to_string()),
+        previous: Some(prev),
+    };
+    let second = j.add_attempt(first.step_id, &next(first.id)).unwrap();
+    assert_eq!(
+        (second.number, second.previous_attempt),
+        (2, Some(first.id))
+    );
+    let third = j.add_attempt(first.step_id, &next(second.id)).unwrap();
+    assert_eq!(third.number, 3);
+    assert!(matches!(
+        j.add_attempt(first.step_id, &next(third.id)),
+        Err(JournalError::BudgetSpent { max: 3, .. })
+    ));
+}
+
+#[test]
+fn unfinished_attempts_are_the_latest_unresolved_ones() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w1/a");
+    let b = created(&j, "w1/b");
+    let c = created(&j, "w2/c");
+    j.apply_task(
+        b.id,
+        &view(&task_json(
+            "tb",
+            "TASK_STATE_COMPLETED",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Send,
+    )
+    .unwrap();
+    j.mark_uncertain(c.id, "no ListTasks").unwrap();
+    let ids = |rows: Vec<AttemptRow>| rows.into_iter().map(|r| r.attempt.id).collect::<Vec<_>>();
+    assert_eq!(ids(j.unfinished_attempts(&[]).unwrap()), vec![a.id, c.id]);
+    assert_eq!(
+        ids(j.unfinished_attempts(&["w2".to_owned()]).unwrap()),
+        vec![c.id]
+    );
+    j.resolve_step(
+        &StepName::parse("w2/c").unwrap(),
+        Resolution::Abandoned,
+        "gave up",
+    )
+    .unwrap();
+    assert_eq!(ids(j.unfinished_attempts(&[]).unwrap()), vec![a.id]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inspect
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn inspect_filters_and_limits_in_sql() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    for i in 0..5 {
+        created(&j, &format!("big/s{i}"));
+    }
+    let hotel = created(&j, "trip/hotel");
+    j.apply_task(
+        hotel.id,
+        &view(&task_json(
+            "th",
+            "TASK_STATE_WORKING",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Send,
+    )
+    .unwrap();
+    let page = j
+        .inspect(&InspectFilter {
+            limit: Some(2),
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!((page.rows.len(), page.total), (2, 6));
+    assert_eq!(page.rows[0].step.to_string(), "big/s0");
+    let trip = j
+        .inspect(&InspectFilter {
+            target: Some(Target::Workflow("trip".into())),
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!(trip.total, 1);
+    let working = j
+        .inspect(&InspectFilter {
+            states: vec![AttemptState::Working, AttemptState::Completed],
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!(working.rows.len(), 1);
+    assert_eq!(working.rows[0].attempt.task_id.as_deref(), Some("th"));
+    let none = j
+        .inspect(&InspectFilter {
+            target: Some(Target::Step(StepName::parse("nope/x").unwrap())),
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!((none.rows.len(), none.total), (0, 0));
+}
+
+#[test]
+fn pending_in_sql_agrees_with_remedy() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let ts = "2026-11-30T01:00:00Z";
+    let cases = [
+        ("p/ask", Some("TASK_STATE_INPUT_REQUIRED"), true),
+        ("p/auth", Some("TASK_STATE_AUTH_REQUIRED"), true),
+        ("p/work", Some("TASK_STATE_WORKING"), false),
+        ("p/done", Some("TASK_STATE_COMPLETED"), false),
+        ("p/fail", Some("TASK_STATE_FAILED"), true),
+        ("p/reject", Some("TASK_STATE_REJECTED"), true),
+        ("p/cancel", Some("TASK_STATE_CANCELED"), true),
+        ("p/intent", None, false),
+    ];
+    for (name, state, _) in cases {
+        let a = created(&j, name);
+        if let Some(state) = state {
+            j.apply_task(a.id, &view(&task_json(name, state, ts)), Source::Send)
+                .unwrap();
+        }
+    }
+    let unsure = created(&j, "p/unsure");
+    j.mark_uncertain(unsure.id, "x").unwrap();
+    let refused = created(&j, "p/refused");
+    j.record_refusal(refused.id, "x").unwrap();
+    let effect = created(&j, "p/effect");
+    j.apply_task(
+        effect.id,
+        &view(&task_json("e", "TASK_STATE_COMPLETED", ts)),
+        Source::Send,
+    )
+    .unwrap();
+    j.set_effect(
+        effect.id,
+        Some(EffectState::Unknown),
+        &serde_json::json!({}),
+    )
+    .unwrap();
+    let verified = created(&j, "p/verified");
+    j.apply_task(
+        verified.id,
+        &view(&task_json("v", "TASK_STATE_COMPLETED", ts)),
+        Source::Send,
+    )
+    .unwrap();
+    j.set_effect(
+        verified.id,
+        Some(EffectState::Verified),
+        &serde_json::json!({}),
+    )
+    .unwrap();
+    let resolved = created(&j, "p/resolved");
+    j.mark_uncertain(resolved.id, "x").unwrap();
+    j.resolve_step(
+        &StepName::parse("p/resolved").unwrap(),
+        Resolution::Done,
+        "ok",
+    )
+    .unwrap();
+
+    let all = j.inspect(&InspectFilter::default()).unwrap().rows;
+    let by_remedy: Vec<String> = all
+        .iter()
+        .filter(|r| r.remedy().is_some())
+        .map(|r| r.step.step.clone())
+        .collect();
+    let pending: Vec<String> = j
+        .inspect(&InspectFilter {
+            pending: true,
+            ..InspectFilter::default()
+        })
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| r.step.step.clone())
+        .collect();
+    assert_eq!(pending, by_remedy);
+    let mut expected: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.2)
+        .map(|c| c.0.trim_start_matches("p/"))
+        .collect();
+    expected.extend(["unsure", "refused", "effect"]);
+    assert_eq!(pending, expected);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Leases
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn leases_are_claimed_renewed_and_broken() {
+    let (_dir, path) = tmp_journal();
+    let now: DateTime<Utc> = "2026-11-30T01:00:00Z".parse().unwrap();
+    let j = Journal::open(&path, T)
+        .unwrap()
+        .with_clock(Arc::new(FixedClock(now)));
+    let a = created(&j, "w/s");
+    let Claim::Claimed(mine) = j.claim(a.id, Duration::from_secs(60)).unwrap() else {
+        panic!("not claimed")
+    };
+    assert_eq!(mine.pid, std::process::id());
+    // Renewing our own lease works.
+    assert!(matches!(
+        j.claim(a.id, Duration::from_secs(60)).unwrap(),
+        Claim::Claimed(_)
+    ));
+    let events = j.event_count().unwrap();
+
+    let set = |pid: u32, host: &str, expires: DateTime<Utc>| {
+        queries::set_lease(
+            &j.lock(),
+            a.id,
+            Some(&Lease {
+                pid,
+                host: host.to_owned(),
+                expires_at: expires,
+            }),
+        )
+        .unwrap();
+    };
+    let later = now + chrono::Duration::minutes(5);
+    // A live process on this host (pid 1 always exists) holds it.
+    set(1, &host_name(), later);
+    assert!(
+        matches!(j.claim(a.id, Duration::from_secs(60)).unwrap(), Claim::HeldBy(l) if l.pid == 1)
+    );
+    // Another host's unexpired lease holds, whatever its pid.
+    set(999_999_999, "elsewhere", later);
+    assert!(matches!(
+        j.claim(a.id, Duration::from_secs(60)).unwrap(),
+        Claim::HeldBy(_)
+    ));
+    // Expired: broken.
+    set(1, "elsewhere", now - chrono::Duration::seconds(1));
+    assert!(matches!(
+        j.claim(a.id, Duration::from_secs(60)).unwrap(),
+        Claim::Claimed(_)
+    ));
+    // A dead owner on this host: broken.
+    let dead = {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    };
+    set(dead, &host_name(), later);
+    assert!(matches!(
+        j.claim(a.id, Duration::from_secs(60)).unwrap(),
+        Claim::Claimed(_)
+    ));
+    j.release(a.id).unwrap();
+    assert_eq!(j.attempt(a.id).unwrap().lease, None);
+    assert_eq!(j.event_count().unwrap(), events, "leases append no events");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compatibility and measurement
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_v1_fixture_opens_with_the_current_code() {
+    let (_dir, path) = tmp_journal();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/journals/v1.sql");
+    {
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(&fs::read_to_string(fixture).unwrap())
+            .unwrap();
+    }
+    let j = Journal::open(&path, T).unwrap();
+    assert!(j.is_writable());
+    let page = j.inspect(&InspectFilter::default()).unwrap();
+    assert!(page.total >= 3, "{}", page.total);
+    let hotel = j
+        .step(&StepName::parse("trip-42/hotel").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(hotel.latest().unwrap().state, AttemptState::InputRequired);
+    assert!(hotel.latest().unwrap().question_text().is_some());
+    assert!(!j.events_of_step(&hotel.step.spec.name).unwrap().is_empty());
+    // And it still takes writes.
+    created(&j, "trip-42/later");
+}
+
+/// Measures durable intent commits per second (printed; not asserted: the machine is shared).
+///
+/// Run: `cargo test --release --lib journal::tests::durable_intent_commit_rate -- --nocapture`
+#[test]
+fn durable_intent_commit_rate() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let n = 200;
+    let start = std::time::Instant::now();
+    for i in 0..n {
+        created(&j, &format!("bench/s{i}"));
+    }
+    let single = start.elapsed();
+    let plan: Vec<NewIntent> = (0..n)
+        .map(|i| intent(&format!("plan/s{i}"), "x", "http://127.0.0.1:9/"))
+        .collect();
+    let start = std::time::Instant::now();
+    j.create_intents(&plan).unwrap();
+    let batched = start.elapsed();
+    drop(j);
+    let j = Journal::open(&path, T).unwrap();
+    assert_eq!(j.inspect(&InspectFilter::default()).unwrap().total, 2 * n);
+    #[expect(clippy::print_stderr, reason = "the measurement is the output")]
+    {
+        eprintln!(
+            "durable intent commits: {:.0}/s one per transaction ({n} in {single:?}); \
+             {n} in one transaction in {batched:?}",
+            f64::from(n as u32) / single.as_secs_f64()
+        );
+    }
+}

@@ -1,0 +1,388 @@
+//! The look before a resend: bucket 1 of DESIGN.md §4 ("intent written, no task id").
+//!
+//! A process that died around a send leaves an `INTENT` attempt whose outcome is unknown. Duplicate
+//! detection by `messageId` is optional in A2A, so recovery searches the agent *before* it
+//! resends, and resends (with the same `messageId`) only when the search proves nothing was
+//! created:
+//!
+//! - If the agent accepted our client-chosen `contextId`, `ListTasks` filtered by that contextId
+//!   alone, every page: any task there is ours (the one whose history holds our `messageId` is
+//!   preferred).
+//! - If the agent refuses client context ids, `ListTasks` with `statusTimestampAfter` = the
+//!   intent's creation minus the clock skew, every page; each candidate's history is searched
+//!   for our `messageId` (`GetTask` when the listed history does not show it). A candidate whose
+//!   history lacks the task's first user message (truncated), or that cannot be read, makes the
+//!   search inconclusive unless our message is found elsewhere.
+//! - `ListTasks` unsupported (-32601 / -32004) or refused as invalid (-32602): inconclusive.
+//!
+//! Inconclusive is [`Lookup::Unprovable`]: the caller marks the attempt `UNCERTAIN` and never
+//! resends on its own. Transient failures are returned as errors: the attempt stays `INTENT` and
+//! the next pass looks again. [`decide`] is the pure decision, tested as a table.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::a2a::types;
+use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, retry_read};
+use crate::journal::model::{Attempt, history_holds};
+
+/// How many times a transient read failure is retried within one look.
+const READ_ATTEMPTS: u32 = 3;
+/// The most `ListTasks` pages one look reads before giving up as inconclusive.
+const MAX_PAGES: usize = 1000;
+/// The page size asked for (the protocol's maximum).
+const PAGE_SIZE: i32 = 100;
+
+/// What a look found.
+#[derive(Debug, Clone)]
+pub enum Lookup {
+    /// The send created this task: record it, resend nothing.
+    Found(Raw<types::Task>),
+    /// The search proves nothing was created: resending with the same messageId is safe.
+    ProvenAbsent,
+    /// The search cannot tell: mark `UNCERTAIN`, resend nothing; the reason says why.
+    Unprovable(String),
+}
+
+/// What the look needs to know about the attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookFor {
+    /// Our messageId.
+    pub message_id: String,
+    /// The contextId we chose and the agent accepted (search by it); `None` searches by time.
+    pub context_id: Option<String>,
+    /// When the intent was committed.
+    pub created_at: DateTime<Utc>,
+}
+
+impl LookFor {
+    /// Builds the look for an attempt; `agent_accepts_context_id` is the agent's journaled
+    /// answer (`None`: not known yet, so a contextId we chose is assumed accepted).
+    pub fn for_attempt(attempt: &Attempt, agent_accepts_context_id: Option<bool>) -> Self {
+        let by_context = attempt.context_id_ours && agent_accepts_context_id != Some(false);
+        Self {
+            message_id: attempt.message_id.clone(),
+            context_id: attempt.context_id.clone().filter(|_| by_context),
+            created_at: attempt.created_at,
+        }
+    }
+}
+
+/// Returns whether an attempt was provably never sent: no endpoint was journaled, and the
+/// endpoint is always journaled before a send.
+pub fn never_sent(attempt: &Attempt) -> bool {
+    attempt.interface_url.is_none()
+}
+
+/// How the agent is searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// By our client contextId: any task there is ours.
+    ByContext,
+    /// By status time: only a task whose history holds our messageId is ours.
+    ByTime,
+}
+
+/// One task seen by the search, reduced to what the decision needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Candidate {
+    /// Its history holds our messageId.
+    pub holds_message: bool,
+    /// Its history starts with a user message (not truncated at the front).
+    pub history_complete: bool,
+}
+
+/// The decision of a look.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// The candidate at this index is ours.
+    Found(usize),
+    /// Nothing was created.
+    ProvenAbsent,
+    /// Cannot tell, and why.
+    Unprovable(String),
+}
+
+/// Decides from what a complete search saw: the readable candidates in listing order, and how
+/// many listed tasks could not be read.
+pub fn decide(mode: Mode, candidates: &[Candidate], unreadable: usize) -> Decision {
+    if let Some(i) = candidates.iter().position(|c| c.holds_message) {
+        return Decision::Found(i);
+    }
+    match mode {
+        Mode::ByContext => {
+            if unreadable > 0 {
+                Decision::Unprovable(format!(
+                    "{unreadable} task(s) in our context could not be read"
+                ))
+            } else if candidates.is_empty() {
+                Decision::ProvenAbsent
+            } else {
+                // Any task in the context we chose for this attempt is ours.
+                Decision::Found(0)
+            }
+        }
+        Mode::ByTime => {
+            let truncated = candidates.iter().filter(|c| !c.history_complete).count();
+            if unreadable > 0 {
+                Decision::Unprovable(format!("{unreadable} candidate task(s) could not be read"))
+            } else if truncated > 0 {
+                Decision::Unprovable(format!(
+                    "{truncated} candidate task(s) have a truncated history, so our message \
+                     may be among them"
+                ))
+            } else {
+                Decision::ProvenAbsent
+            }
+        }
+    }
+}
+
+/// Returns whether a Task JSON value's history starts with a user message.
+fn history_complete(task: &Value) -> bool {
+    task.get("history")
+        .and_then(Value::as_array)
+        .and_then(|h| h.first())
+        .and_then(|m| m.get("role"))
+        .and_then(Value::as_str)
+        == Some("ROLE_USER")
+}
+
+fn candidate(task: &Value, message_id: &str) -> Candidate {
+    Candidate {
+        holds_message: history_holds(task, message_id),
+        history_complete: history_complete(task),
+    }
+}
+
+/// Returns whether an error means the agent cannot run this search at all.
+fn cannot_search(e: &A2aError) -> bool {
+    matches!(e.rpc_code(), Some(-32601 | -32004 | -32602))
+}
+
+/// Searches the agent for what a send of `look.message_id` created (see the module docs).
+///
+/// `now` bounds the time window when the intent's creation time is in the future (a clock that
+/// went backwards). Transient failures that persist are returned as `Err`.
+pub async fn look_for_send(
+    client: &A2aClient,
+    endpoint: &Endpoint,
+    look: &LookFor,
+    clock_skew: Duration,
+    now: DateTime<Utc>,
+) -> Result<Lookup, A2aError> {
+    let (mode, request) = if let Some(ctx) = &look.context_id {
+        (Mode::ByContext, list_request(Some(ctx.clone()), None))
+    } else {
+        let skew = chrono::Duration::from_std(clock_skew).unwrap_or(chrono::Duration::MAX);
+        let after = look.created_at.min(now) - skew;
+        (Mode::ByTime, list_request(None, Some(after)))
+    };
+    let mut tasks: Vec<Raw<types::Task>> = Vec::new();
+    let mut candidates = Vec::new();
+    let mut unreadable = 0;
+    let mut page_token = String::new();
+    let mut seen_tokens = std::collections::HashSet::new();
+    for _ in 0..MAX_PAGES {
+        let mut req = request.clone();
+        req.page_token = (!page_token.is_empty()).then(|| page_token.clone());
+        let page = match retry_read(READ_ATTEMPTS, || client.list_tasks(endpoint, &req)).await {
+            Ok(page) => page,
+            Err(e) if cannot_search(&e) => {
+                return Ok(Lookup::Unprovable(format!(
+                    "the agent cannot list its tasks: {}",
+                    e.summary()
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        for entry in page.tasks {
+            let Ok(task) = entry else {
+                unreadable += 1;
+                continue;
+            };
+            let mut seen = candidate(&task.raw, &look.message_id);
+            let mut task = task;
+            if mode == Mode::ByTime && !seen.holds_message {
+                // The listed history may be capped by the server: read the whole task.
+                match retry_read(READ_ATTEMPTS, || {
+                    client.get_task(endpoint, &task.value.id, None)
+                })
+                .await
+                {
+                    Ok(full) => {
+                        seen = candidate(&full.raw, &look.message_id);
+                        task = full;
+                    }
+                    Err(e) if e.is_transient() => return Err(e),
+                    Err(_) => {
+                        unreadable += 1;
+                        continue;
+                    }
+                }
+            }
+            if seen.holds_message {
+                return Ok(Lookup::Found(task));
+            }
+            candidates.push(seen);
+            tasks.push(task);
+        }
+        if page.next_page_token.is_empty() {
+            return Ok(match decide(mode, &candidates, unreadable) {
+                Decision::Found(i) => Lookup::Found(tasks.swap_remove(i)),
+                Decision::ProvenAbsent => Lookup::ProvenAbsent,
+                Decision::Unprovable(reason) => Lookup::Unprovable(reason),
+            });
+        }
+        if !seen_tokens.insert(page.next_page_token.clone()) {
+            return Ok(Lookup::Unprovable(
+                "the agent's ListTasks paging repeats itself".to_owned(),
+            ));
+        }
+        page_token = page.next_page_token;
+    }
+    Ok(Lookup::Unprovable(format!(
+        "the agent's ListTasks did not end within {MAX_PAGES} pages"
+    )))
+}
+
+fn list_request(
+    context_id: Option<String>,
+    after: Option<DateTime<Utc>>,
+) -> types::ListTasksRequest {
+    types::ListTasksRequest {
+        context_id,
+        status: None,
+        page_size: Some(PAGE_SIZE),
+        page_token: None,
+        history_length: None,
+        status_timestamp_after: after,
+        include_artifacts: Some(true),
+        tenant: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    const HOLDS: Candidate = Candidate {
+        holds_message: true,
+        history_complete: true,
+    };
+    const OTHER: Candidate = Candidate {
+        holds_message: false,
+        history_complete: true,
+    };
+    const TRUNCATED: Candidate = Candidate {
+        holds_message: false,
+        history_complete: false,
+    };
+
+    #[rstest]
+    // By context: any task in our context is ours; the one holding our message is preferred.
+    #[case::context_empty(Mode::ByContext, &[], 0, "absent")]
+    #[case::context_one(Mode::ByContext, &[OTHER], 0, "found:0")]
+    #[case::context_prefers_holder(Mode::ByContext, &[OTHER, HOLDS], 0, "found:1")]
+    #[case::context_truncated_is_still_ours(Mode::ByContext, &[TRUNCATED], 0, "found:0")]
+    #[case::context_unreadable(Mode::ByContext, &[], 1, "unprovable")]
+    #[case::context_unreadable_beside_other(Mode::ByContext, &[OTHER], 1, "unprovable")]
+    #[case::context_holder_beats_unreadable(Mode::ByContext, &[HOLDS], 2, "found:0")]
+    // By time: only a task whose history holds our messageId is ours.
+    #[case::time_empty(Mode::ByTime, &[], 0, "absent")]
+    #[case::time_others_complete(Mode::ByTime, &[OTHER, OTHER], 0, "absent")]
+    #[case::time_found(Mode::ByTime, &[OTHER, HOLDS], 0, "found:1")]
+    #[case::time_truncated(Mode::ByTime, &[OTHER, TRUNCATED], 0, "unprovable")]
+    #[case::time_found_despite_truncated(Mode::ByTime, &[TRUNCATED, HOLDS], 0, "found:1")]
+    #[case::time_unreadable(Mode::ByTime, &[OTHER], 1, "unprovable")]
+    #[case::time_found_despite_unreadable(Mode::ByTime, &[HOLDS], 3, "found:0")]
+    fn decision_table(
+        #[case] mode: Mode,
+        #[case] candidates: &[Candidate],
+        #[case] unreadable: usize,
+        #[case] expected: &str,
+    ) {
+        let got = match decide(mode, candidates, unreadable) {
+            Decision::Found(i) => format!("found:{i}"),
+            Decision::ProvenAbsent => "absent".to_owned(),
+            Decision::Unprovable(reason) => {
+                assert!(!reason.is_empty());
+                "unprovable".to_owned()
+            }
+        };
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn history_shape_decides_completeness() {
+        let t = |v: Value| candidate(&v, "m-1");
+        assert_eq!(
+            t(
+                serde_json::json!({"history":[{"messageId":"m-0","role":"ROLE_USER"},
+                                             {"messageId":"m-1","role":"ROLE_AGENT"}]})
+            ),
+            HOLDS
+        );
+        assert_eq!(
+            t(serde_json::json!({"history":[{"messageId":"x","role":"ROLE_USER"}]})),
+            OTHER
+        );
+        assert_eq!(
+            t(serde_json::json!({"history":[{"messageId":"x","role":"ROLE_AGENT"}]})),
+            TRUNCATED
+        );
+        assert_eq!(t(serde_json::json!({"id":"t"})), TRUNCATED);
+    }
+
+    #[test]
+    fn the_look_follows_the_agents_answer_about_context_ids() {
+        let now = crate::clock::system_now();
+        let attempt = Attempt {
+            id: crate::journal::model::AttemptId(1),
+            step_id: crate::journal::model::StepId(1),
+            number: 1,
+            agent_url: None,
+            interface_url: None,
+            tenant: None,
+            token_env: None,
+            message_id: "m".into(),
+            context_id: Some("c".into()),
+            context_id_ours: true,
+            task_id: None,
+            state: crate::journal::model::AttemptState::Intent,
+            remote_state: None,
+            status_timestamp: None,
+            pending_question: None,
+            last_task_json: None,
+            outcome_json: None,
+            error: None,
+            effect: None,
+            cancel_requested_at: None,
+            previous_attempt: None,
+            lease: None,
+            created_at: now,
+            updated_at: now,
+        };
+        assert!(never_sent(&attempt));
+        assert_eq!(
+            LookFor::for_attempt(&attempt, None).context_id.as_deref(),
+            Some("c")
+        );
+        assert_eq!(
+            LookFor::for_attempt(&attempt, Some(true))
+                .context_id
+                .as_deref(),
+            Some("c")
+        );
+        assert_eq!(LookFor::for_attempt(&attempt, Some(false)).context_id, None);
+        let agents = Attempt {
+            context_id_ours: false,
+            ..attempt
+        };
+        assert_eq!(LookFor::for_attempt(&agents, None).context_id, None);
+    }
+}
