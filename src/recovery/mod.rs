@@ -1,3 +1,5 @@
 //! The reconcile pass and its pure decision table (placeholder until it lands).
 
 pub mod lookup;
+pub mod placeholders;
+pub mod verify;
