@@ -703,6 +703,9 @@ fn shown_binding(b: &Binding) -> String {
 }
 
 /// Lists how a step's journaled definition differs from the plan's, one line per field.
+///
+/// The directory commands run in is not compared: the journaled one stays in force, so the
+/// same plan run from another place changes nothing.
 fn step_changes(journaled: &StepSpec, planned: &StepSpec) -> Vec<String> {
     let (j, p) = (journaled, planned);
     let opt = |v: Option<&String>| v.map_or_else(|| "(none)".to_owned(), |v| shown(v));
@@ -755,12 +758,6 @@ fn step_changes(journaled: &StepSpec, planned: &StepSpec) -> Vec<String> {
             j.verify != p.verify,
             shown_json(j.verify.as_ref()),
             shown_json(p.verify.as_ref()),
-        ),
-        (
-            "directory",
-            j.cwd != p.cwd,
-            opt(j.cwd.as_ref()),
-            opt(p.cwd.as_ref()),
         ),
     ];
     fields

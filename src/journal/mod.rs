@@ -28,6 +28,7 @@ mod file;
 pub mod migrate;
 pub mod model;
 mod queries;
+mod saga;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
