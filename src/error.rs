@@ -111,6 +111,11 @@ fn is_busy(e: &rusqlite::Error) -> bool {
     )
 }
 
+/// Makes each line inert on its own, so a multi-line message keeps its line breaks.
+fn inert_lines(text: &str) -> String {
+    text.lines().map(inert).collect::<Vec<_>>().join("\n")
+}
+
 /// Renders `error: …`, `  Caused by: …` lines, then `hint: …` lines.
 ///
 /// Messages may quote remote text, so every line is made inert.
@@ -118,11 +123,11 @@ pub fn render(err: &anyhow::Error, hints: &[String]) -> String {
     let mut out = String::new();
     let mut chain = err.chain();
     if let Some(top) = chain.next() {
-        let _ = writeln!(out, "error: {}", inert(&top.to_string()));
+        let _ = writeln!(out, "error: {}", inert_lines(&top.to_string()));
     }
     let mut last = String::new();
     for cause in chain {
-        let text = inert(&cause.to_string());
+        let text = inert_lines(&cause.to_string());
         // thiserror `#[error(transparent)]`-style wrappers repeat their source; skip echoes.
         if text != last {
             let _ = writeln!(out, "  Caused by: {text}");

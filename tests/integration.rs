@@ -2,6 +2,12 @@
 
 mod cli;
 mod common;
+mod delegate;
 mod generated;
+mod inspect;
 mod interop;
+mod interop_recovery;
+mod journal;
+mod reconcile;
+mod reply;
 mod scripted_agent;

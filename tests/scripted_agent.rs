@@ -1274,3 +1274,41 @@ async fn every_answer_parses_as_a2a_lf_types() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn completed_tasks_make_bookings_that_cancel_removes() {
+    guard(async {
+        let agent = ScriptedAgent::start(fast(), 0).await.unwrap();
+        let c = Client::new(&agent);
+        let booking_url = |id: &str| format!("{}_scripted/bookings/{id}", agent.url());
+        let http = reqwest::Client::new();
+        let status = |url: String| {
+            let http = http.clone();
+            async move { http.get(url).send().await.unwrap().status().as_u16() }
+        };
+        let t = c.send(user("m1", "book a hotel"), false).await;
+        let id = t["task"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(status(booking_url(&id)).await, 200);
+        // A task that did not complete books nothing.
+        let r = c.send(user("m2", "reject"), false).await;
+        let rejected = r["task"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(status(booking_url(&rejected)).await, 404);
+        // `cancel <id>` removes the booking, and makes none itself.
+        let k = c.send(user("m3", &format!("cancel {id}")), false).await;
+        let cancel_id = k["task"]["id"].as_str().unwrap().to_owned();
+        assert_eq!(
+            artifact_texts(&k["task"], "cancellation"),
+            [format!("canceled: {id}")]
+        );
+        assert_eq!(status(booking_url(&id)).await, 404);
+        assert_eq!(status(booking_url(&cancel_id)).await, 404);
+        // A second cancel finds nothing to cancel.
+        let k2 = c.send(user("m4", &format!("cancel {id}")), false).await;
+        assert_eq!(
+            artifact_texts(&k2["task"], "cancellation"),
+            ["nothing to cancel"]
+        );
+        agent.shutdown().await;
+    })
+    .await;
+}

@@ -12,11 +12,14 @@ use serde_json::json;
 
 use crate::a2a::{A2aClient, ClientConfig};
 use crate::cli::parse_duration;
+use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
+use crate::exit;
 use crate::journal::{self, Journal, check_name_part};
 use crate::output::inert;
 use crate::recovery::compensate::{self, Options};
+use crate::recovery::lock::{self, LockError};
 
 /// Undoes a workflow's effects in reverse order of delegation and verifies them gone.
 ///
@@ -72,7 +75,22 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         })?;
         (j, None)
     } else {
-        let lock = compensate::lock_journal(&ctx.journal_path, "compensate", ctx.clock.now())?;
+        let started = rfc3339(ctx.clock.now());
+        let lock = match lock::acquire(&ctx.journal_path, std::process::id(), &started) {
+            Ok(lock) => lock,
+            Err(LockError::Held { path, owner }) => {
+                return Err(CliError::with_code(
+                    exit::WORK_REMAINS,
+                    format!("another pass ({owner}) holds the journal lock"),
+                )
+                .hint(format!(
+                    "nothing was touched; run again when it is done (lock file `{}`)",
+                    path.display()
+                ))
+                .into());
+            }
+            Err(e) => return Err(e.into()),
+        };
         (journal::open_for_command(ctx)?, Some(lock))
     };
     if !journal.workflow_exists(&args.workflow)? {

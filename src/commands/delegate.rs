@@ -13,7 +13,9 @@
 //! endpoint journaled was never sent and is sent now; one with an endpoint is looked for first
 //! (`recovery::lookup`) and resent with the SAME messageId only when the look proves nothing was
 //! created, else it becomes `UNCERTAIN` (exit 4). A step with a known task is printed, exit 0.
-//! Remote text is made inert before it reaches a terminal.
+//! Remote text is made inert before it reaches a terminal. Steps 3 to 5 are the shared send path
+//! (`recovery::send`), which claims the attempt's lease first, so a `reconcile` or another
+//! `delegate` working on the same step at once never sends it twice.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,24 +23,25 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::a2a::types;
 use crate::a2a::{
-    A2aClient, A2aError, ClientConfig, Credential, Endpoint, ErrorClass, card_url_for, origin_of,
-    redact_url,
+    A2aClient, A2aError, ClientConfig, Credential, ErrorClass, card_url_for, redact_url,
 };
 use crate::cli::parse_duration;
+use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, AgentCard, Attempt, AttemptState, Binding, FailureKind, IntentOutcome, Journal,
-    NewIntent, Source, Step, StepName, StepSpec, TaskView,
+    self, Attempt, AttemptState, Binding, InspectFilter, IntentOutcome, Journal, NewIntent, Step,
+    StepName, StepSpec, Target,
 };
 use crate::output::{BrokenPipe, inert};
-use crate::recovery::lookup::{self, LookFor, Lookup};
+use crate::recovery::lookup;
+use crate::recovery::plan;
+use crate::recovery::send::{self, Mode, Outgoing, Sender, Sent, Stage};
 
 /// Delegates a step to an agent: the intent is journaled first, then sent.
 ///
@@ -291,6 +294,23 @@ impl Delegation<'_> {
         Ok(())
     }
 
+    /// Prints the step's latest `attempt` record (JSON Lines only), as `inspect` shows it.
+    fn row(&self) -> anyhow::Result<()> {
+        if !self.ctx.out.is_json() {
+            return Ok(());
+        }
+        let page = self.journal.inspect(&InspectFilter {
+            target: Some(Target::Step(self.step().clone())),
+            ..InspectFilter::default()
+        })?;
+        if let Some(latest) = page.rows.iter().find(|r| r.is_latest) {
+            self.ctx
+                .out
+                .record(&crate::commands::inspect::attempt_record(latest))?;
+        }
+        Ok(())
+    }
+
     /// Prints the human result line and counts the final outcome.
     fn finish(&mut self, outcome: &str, line: &str, code: u8) -> anyhow::Result<u8> {
         *self.outcomes.entry(outcome.to_owned()).or_default() += 1;
@@ -336,7 +356,7 @@ impl Delegation<'_> {
                     &json!({"messageId": attempt.message_id, "contextId": attempt.context_id}),
                 )?;
                 crash::at(Point::AfterIntent, &self.step().to_string());
-                self.send(attempt).await
+                self.leased(attempt, false).await
             }
             IntentOutcome::Existing(record) => {
                 check_same(&record.step, &self.req.spec)?;
@@ -355,7 +375,7 @@ impl Delegation<'_> {
         let step = self.step().to_string();
         let agent = agent_shown(attempt.agent_url.as_deref().unwrap_or_default());
         match attempt.state {
-            AttemptState::Intent => self.resume_intent(attempt).await,
+            AttemptState::Intent => self.leased(attempt, true).await,
             AttemptState::Uncertain => {
                 self.action(
                     &attempt,
@@ -363,6 +383,7 @@ impl Delegation<'_> {
                     "UNCERTAIN",
                     &json!({"error": attempt.error}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} is UNCERTAIN: its send's outcome is unknown and the agent cannot be \
                      searched conclusively; nothing was resent. Decide with `a2a-recover \
@@ -377,6 +398,7 @@ impl Delegation<'_> {
                     "REFUSED",
                     &json!({"error": attempt.error}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} was refused by {agent} (REFUSED): {}.",
                     inert(attempt.error.as_deref().unwrap_or("no detail"))
@@ -385,6 +407,7 @@ impl Delegation<'_> {
             }
             AttemptState::Replied => {
                 self.action(&attempt, "existing", "REPLIED", &json!({}))?;
+                self.row()?;
                 let line = format!(
                     "{step} is already delegated to {agent}: it answered directly (REPLIED)."
                 );
@@ -398,6 +421,7 @@ impl Delegation<'_> {
                     state.as_str(),
                     &json!({"taskId": task}),
                 )?;
+                self.row()?;
                 let line = format!(
                     "{step} is already delegated to {agent} as task {} ({state}).",
                     inert(&task)
@@ -407,68 +431,90 @@ impl Delegation<'_> {
         }
     }
 
-    /// An `INTENT` found on a re-run: send it if it was never sent, else look first.
-    async fn resume_intent(&mut self, attempt: Attempt) -> anyhow::Result<u8> {
-        if lookup::never_sent(&attempt) {
+    /// Sends the attempt (or, on a re-run, resumes it) through the shared send path
+    /// (`recovery::send`): under the attempt's lease, re-read after the claim, looked for first
+    /// when it may have been sent. Two runs of the same step at once, or a run beside a
+    /// `reconcile`, never both send.
+    async fn leased(&mut self, attempt: Attempt, resume: bool) -> anyhow::Result<u8> {
+        if resume && lookup::never_sent(&attempt) {
             self.action(&attempt, "look", "never-sent", &json!({}))?;
-            return self.send(attempt).await;
         }
-        let endpoint = self.endpoint_of(&attempt)?;
-        let accepts = self
-            .journal
-            .agent(&self.req.card_url)?
-            .and_then(|a| a.accepts_context_id);
-        let look = LookFor::for_attempt(&attempt, accepts);
-        let found = lookup::look_for_send(
-            self.client,
-            &endpoint,
-            &look,
-            self.req.clock_skew,
-            self.ctx.clock.now(),
-        )
-        .await;
+        let previous = match attempt.previous_attempt {
+            Some(p) => Some(self.journal.attempt(p)?),
+            None => None,
+        };
+        let out = Outgoing {
+            text: plan::previous_attempt_text(&self.req.spec.text, previous.as_ref()),
+            metadata: plan::previous_attempt_metadata(
+                self.req.spec.metadata.as_ref(),
+                previous.as_ref(),
+            ),
+            credential: self.req.credential.clone(),
+            allow_cross_origin: self.req.spec.allow_cross_origin,
+        };
+        let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
+            let detail = if detail.is_null() {
+                json!({})
+            } else {
+                detail.clone()
+            };
+            // A broken pipe here shows again at the final line, which reports it.
+            let _ = self.action(a, action, outcome, &detail);
+        };
+        let sender = Sender {
+            note: Some(&note),
+            journal: self.journal,
+            client: self.client,
+            clock: self.ctx.clock.as_ref(),
+            clock_skew: self.req.clock_skew,
+            lease_ttl: send::lease_ttl_for(self.ctx.timeout),
+        };
+        let step = self.step().to_string();
+        let sent = sender
+            .deliver(attempt.id, &out, Mode::LookFirst, &step)
+            .await?;
+        self.sent(sent).await
+    }
+
+    /// Reports what the send path did.
+    async fn sent(&mut self, sent: Sent) -> anyhow::Result<u8> {
         let step = self.step().to_string();
         let agent = agent_shown(&self.req.card_url);
-        match found {
-            Err(e) => {
-                let summary = e.summary();
-                self.journal
-                    .record_failure(attempt.id, FailureKind::Lookup, &summary)?;
-                self.action(&attempt, "look", "error", &json!({"error": summary}))?;
-                let code = e.exit_code();
-                self.report(e);
+        match sent {
+            Sent::Busy(attempt, lease) => {
+                self.action(
+                    &attempt,
+                    "claim",
+                    "held",
+                    &json!({"pid": lease.pid, "host": lease.host, "expiresAt": rfc3339(lease.expires_at)}),
+                )?;
                 let line = format!(
-                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. \
-                     Run the same command again later."
+                    "{step} is being delegated by another a2a-recover (pid {} on {}); nothing \
+                     was sent. Run the same command again later.",
+                    lease.pid,
+                    inert(&lease.host)
                 );
-                self.finish("INTENT", &line, code)
+                self.finish("INTENT", &line, exit::WORK_REMAINS)
             }
-            Ok(Lookup::Found(task)) => {
-                let view = TaskView::from_value(&task.raw, task.raw.to_string())
-                    .context("the found task has no id")?;
-                self.journal
-                    .apply_task(attempt.id, &view, Source::ListTasks)?;
-                let now = self.journal.attempt(attempt.id)?;
+            // Another process settled it between our read and our claim: show it as it is.
+            Sent::Settled(attempt) => Box::pin(self.resume(attempt)).await,
+            Sent::Found(now) => {
+                let task = now.task_id.clone().unwrap_or_default();
                 self.action(
                     &now,
                     "look",
                     "found",
-                    &json!({"taskId": view.task_id, "state": now.state.as_str()}),
+                    &json!({"taskId": task, "state": now.state.as_str()}),
                 )?;
                 let line = format!(
                     "found {step} on {agent} as task {} ({}); nothing was resent.",
-                    inert(&view.task_id),
+                    inert(&task),
                     now.state
                 );
                 self.finish(now.state.as_str(), &line, exit::OK)
             }
-            Ok(Lookup::ProvenAbsent) => {
-                self.action(&attempt, "look", "absent", &json!({}))?;
-                self.send_to(attempt, endpoint).await
-            }
-            Ok(Lookup::Unprovable(reason)) => {
-                self.journal.mark_uncertain(attempt.id, &reason)?;
-                self.action(&attempt, "look", "unprovable", &json!({"reason": reason}))?;
+            Sent::Uncertain(now, reason) => {
+                self.action(&now, "look", "unprovable", &json!({"reason": reason}))?;
                 let line = format!(
                     "{step} is UNCERTAIN: {}; nothing was resent. Decide with `a2a-recover \
                      resolve {step} --as resend|abandoned|done --reason \"…\"`.",
@@ -476,228 +522,106 @@ impl Delegation<'_> {
                 );
                 self.finish("UNCERTAIN", &line, exit::NEEDS_HUMAN)
             }
-        }
-    }
-
-    /// Fetches the card if no endpoint is journaled yet, journals it, then sends.
-    async fn send(&mut self, attempt: Attempt) -> anyhow::Result<u8> {
-        let attempt = if attempt.interface_url.is_some() {
-            attempt
-        } else {
-            match self
-                .client
-                .fetch_card(&self.req.card_url, self.req.credential.as_ref())
-                .await
-            {
-                Ok(info) => {
-                    let protocol_version = info
-                        .card
-                        .supported_interfaces
-                        .iter()
-                        .find(|i| {
-                            i.protocol_binding
-                                .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-                        })
-                        .map(|i| i.protocol_version.clone());
-                    self.journal.record_agent_card(&AgentCard {
-                        card_url: self.req.card_url.clone(),
-                        interface_url: info.interface_url.clone(),
-                        protocol_version,
-                        tenant: info.tenant.clone(),
-                        card_json: info.raw.to_string(),
-                        skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
-                    })?;
-                    self.journal.set_endpoint(
-                        attempt.id,
-                        &journal::Endpoint {
-                            interface_url: info.interface_url,
-                            tenant: info.tenant,
-                        },
-                    )?
-                }
-                Err(e) => {
-                    let summary = e.summary();
-                    self.journal
-                        .record_failure(attempt.id, FailureKind::Card, &summary)?;
-                    self.action(&attempt, "card", "error", &json!({"error": summary}))?;
-                    let code = e.exit_code();
-                    self.report(e);
-                    let line = format!(
-                        "{} stays INTENT: the agent card could not be read; nothing was sent. \
-                         Run the same command again later.",
-                        self.step()
-                    );
-                    return self.finish("INTENT", &line, code);
-                }
-            }
-        };
-        let endpoint = self.endpoint_of(&attempt)?;
-        self.send_to(attempt, endpoint).await
-    }
-
-    /// The wire endpoint of a journaled attempt: always where it was first sent.
-    fn endpoint_of(&self, attempt: &Attempt) -> anyhow::Result<Endpoint> {
-        let url = attempt
-            .interface_url
-            .clone()
-            .context("the attempt has no journaled endpoint")?;
-        Ok(Endpoint {
-            url,
-            tenant: attempt.tenant.clone(),
-            card_origin: origin_of(&self.req.card_url)?,
-            credential: self.req.credential.clone(),
-            allow_cross_origin: self.req.spec.allow_cross_origin,
-        })
-    }
-
-    fn message(&self, attempt: &Attempt, with_context: bool) -> types::SendMessageRequest {
-        let metadata = self
-            .req
-            .spec
-            .metadata
-            .clone()
-            .map(|m: Map<String, Value>| m.into_iter().collect());
-        types::SendMessageRequest {
-            message: types::Message {
-                message_id: attempt.message_id.clone(),
-                context_id: attempt.context_id.clone().filter(|_| with_context),
-                task_id: None,
-                // Role::default() is UNSPECIFIED, which servers refuse: always set it.
-                role: types::Role::User,
-                parts: vec![types::Part::text(self.req.spec.text.clone())],
-                metadata,
-                extensions: None,
-                reference_task_ids: None,
-            },
-            configuration: Some(types::SendMessageConfiguration {
-                accepted_output_modes: None,
-                task_push_notification_config: None,
-                history_length: None,
-                return_immediately: Some(true),
-            }),
-            metadata: None,
-            tenant: None,
-        }
-    }
-
-    /// Sends (or resends, same messageId) and journals the answer.
-    async fn send_to(&mut self, attempt: Attempt, endpoint: Endpoint) -> anyhow::Result<u8> {
-        let accepts = self
-            .journal
-            .agent(&self.req.card_url)?
-            .and_then(|a| a.accepts_context_id);
-        let mut with_context =
-            attempt.context_id_ours && attempt.context_id.is_some() && accepts != Some(false);
-        let step = self.step().to_string();
-        loop {
-            let request = self.message(&attempt, with_context);
-            let result = self.client.send_message(&endpoint, &request).await;
-            crash::at(Point::AfterSend, &step);
-            match result {
-                Ok(answer) => return self.record_answer(&attempt, &answer, with_context),
-                Err(e) if with_context && e.is_context_id_refusal() => {
-                    // The refusal created nothing: remember it, send again without a contextId.
-                    self.journal
-                        .set_accepts_context_id(&self.req.card_url, false)?;
-                    let note = "the agent refuses client-chosen context ids; sending again \
-                                without one (same messageId)";
-                    self.journal
-                        .record_failure(attempt.id, FailureKind::Send, note)?;
-                    self.action(
-                        &attempt,
-                        "send",
-                        "context-refused",
-                        &json!({"error": e.summary()}),
-                    )?;
-                    with_context = false;
-                }
-                Err(e) => return self.send_failed(&attempt, e),
-            }
-        }
-    }
-
-    fn record_answer(
-        &mut self,
-        attempt: &Attempt,
-        answer: &crate::a2a::Raw<types::SendMessageResponse>,
-        with_context: bool,
-    ) -> anyhow::Result<u8> {
-        let step = self.step().to_string();
-        let agent = agent_shown(&self.req.card_url);
-        let (answered_context, task_id) = match &answer.value {
-            types::SendMessageResponse::Task(task) => {
-                let raw = answer.raw.get("task").cloned().unwrap_or(Value::Null);
-                let view = TaskView::from_value(&raw, raw.to_string())
-                    .context("the agent's task has no id")?;
-                self.journal.apply_task(attempt.id, &view, Source::Send)?;
-                (Some(task.context_id.clone()), Some(view.task_id))
-            }
-            types::SendMessageResponse::Message(message) => {
-                let raw = answer.raw.get("message").cloned().unwrap_or(Value::Null);
-                self.journal.record_direct_reply(
-                    attempt.id,
-                    &raw.to_string(),
-                    message.context_id.as_deref(),
+            Sent::Failed {
+                attempt,
+                stage: Stage::Card,
+                error,
+            } => {
+                self.action(
+                    &attempt,
+                    "card",
+                    "error",
+                    &json!({"error": error.summary()}),
                 )?;
-                (message.context_id.clone(), None)
+                let code = error.exit_code();
+                self.report(error);
+                let line = format!(
+                    "{step} stays INTENT: the agent card could not be read; nothing was sent. \
+                     Run the same command again later."
+                );
+                self.finish("INTENT", &line, code)
             }
-        };
-        if with_context && answered_context.is_some() && answered_context == attempt.context_id {
-            self.journal
-                .set_accepts_context_id(&self.req.card_url, true)?;
+            Sent::Failed {
+                attempt,
+                stage: Stage::Look,
+                error,
+            } => {
+                self.action(
+                    &attempt,
+                    "look",
+                    "error",
+                    &json!({"error": error.summary()}),
+                )?;
+                let code = error.exit_code();
+                self.report(error);
+                let line = format!(
+                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. \
+                     Run the same command again later."
+                );
+                self.finish("INTENT", &line, code)
+            }
+            Sent::Failed {
+                attempt,
+                stage: Stage::Send,
+                error,
+            } => {
+                let (outcome, what) = if error.class() == ErrorClass::NotSent {
+                    ("not-sent", "nothing was sent")
+                } else {
+                    (
+                        "unknown",
+                        "the send's outcome is unknown; it will be looked for before any resend",
+                    )
+                };
+                self.action(
+                    &attempt,
+                    "send",
+                    outcome,
+                    &json!({"error": error.summary()}),
+                )?;
+                let code = error.exit_code();
+                self.report(error);
+                let line =
+                    format!("{step} stays INTENT: {what}. Run the same command again later.");
+                self.finish("INTENT", &line, code)
+            }
+            Sent::Refused(attempt, error) => {
+                self.action(
+                    &attempt,
+                    "send",
+                    "REFUSED",
+                    &json!({"error": error.summary()}),
+                )?;
+                self.report(error);
+                let line = format!("{step} was refused by {agent} (REFUSED); nothing was created.");
+                self.finish("REFUSED", &line, exit::NEEDS_HUMAN)
+            }
+            Sent::Task(now) => {
+                let task_id = now.task_id.clone().unwrap_or_default();
+                self.action(
+                    &now,
+                    "send",
+                    now.state.as_str(),
+                    &json!({"taskId": task_id, "contextId": now.context_id}),
+                )?;
+                let line = format!(
+                    "delegated {step} to {agent} as task {} ({}).",
+                    inert(&task_id),
+                    now.state
+                );
+                self.finish(now.state.as_str(), &line, exit::OK)
+            }
+            Sent::Replied(now) => {
+                self.action(
+                    &now,
+                    "send",
+                    "REPLIED",
+                    &json!({"contextId": now.context_id}),
+                )?;
+                let line = format!("delegated {step} to {agent}: it answered directly (REPLIED).");
+                self.finish("REPLIED", &line, exit::OK)
+            }
         }
-        let now = self.journal.attempt(attempt.id)?;
-        if let Some(task_id) = task_id {
-            self.action(
-                &now,
-                "send",
-                now.state.as_str(),
-                &json!({"taskId": task_id, "contextId": now.context_id}),
-            )?;
-            let line = format!(
-                "delegated {step} to {agent} as task {} ({}).",
-                inert(&task_id),
-                now.state
-            );
-            self.finish(now.state.as_str(), &line, exit::OK)
-        } else {
-            self.action(
-                &now,
-                "send",
-                "REPLIED",
-                &json!({"contextId": now.context_id}),
-            )?;
-            let line = format!("delegated {step} to {agent}: it answered directly (REPLIED).");
-            self.finish("REPLIED", &line, exit::OK)
-        }
-    }
-
-    fn send_failed(&mut self, attempt: &Attempt, e: A2aError) -> anyhow::Result<u8> {
-        let step = self.step().to_string();
-        let agent = agent_shown(&self.req.card_url);
-        let summary = e.summary();
-        if e.class() == ErrorClass::Refused {
-            self.journal.record_refusal(attempt.id, &summary)?;
-            self.action(attempt, "send", "REFUSED", &json!({"error": summary}))?;
-            self.report(e);
-            let line = format!("{step} was refused by {agent} (REFUSED); nothing was created.");
-            return self.finish("REFUSED", &line, exit::NEEDS_HUMAN);
-        }
-        self.journal
-            .record_failure(attempt.id, FailureKind::Send, &summary)?;
-        let (outcome, what) = if e.class() == ErrorClass::NotSent {
-            ("not-sent", "nothing was sent")
-        } else {
-            (
-                "unknown",
-                "the send's outcome is unknown; it will be looked for before any resend",
-            )
-        };
-        self.action(attempt, "send", outcome, &json!({"error": summary}))?;
-        let code = e.exit_code();
-        self.report(e);
-        let line = format!("{step} stays INTENT: {what}. Run the same command again later.");
-        self.finish("INTENT", &line, code)
     }
 }
 

@@ -87,7 +87,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
     if !ctx.journal_path.exists() {
         return Ok(exit::OK);
     }
-    let journal = journal::open_for_command(ctx)?;
+    let journal = journal::open_for_reading(ctx)?;
     let page = journal.inspect(&InspectFilter {
         target,
         states,
@@ -284,7 +284,7 @@ fn events_table(ctx: &Context, events: &[Event], now: DateTime<Utc>) -> String {
 }
 
 /// The `attempt` record (DESIGN.md §3), camelCase; remote text kept as data.
-fn attempt_record(row: &AttemptRow) -> Value {
+pub(crate) fn attempt_record(row: &AttemptRow) -> Value {
     let a = &row.attempt;
     let remedy = row
         .remedy()

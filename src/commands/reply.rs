@@ -1,8 +1,28 @@
-//! `reply`: answer a pending question on the same task id.
+//! `reply`: answer a pending question on the same task id (DESIGN.md §3 `reply`).
+//!
+//! Order: the step's latest attempt must be INPUT_REQUIRED or AUTH_REQUIRED (else exit 2 naming
+//! its state); the reply's messageId is committed first (`replies`, state `INTENT`); then it is
+//! sent with the task's `taskId` and `contextId` under the attempt's lease (`recovery::send`),
+//! with the crash points `after-intent` and `after-send`. Exit 0 once the reply is journaled as
+//! delivered (and the task's new state applied), 3 when its outcome is unknown — the next
+//! `reconcile` looks for its messageId in the task's history before sending it again, with the
+//! same messageId — and 4 when the agent refuses it.
+//!
+//! Running `reply` again with the same text while a reply is undelivered resends nothing
+//! blindly: it leaves the decision to `reconcile`, which looks first.
 
+use anyhow::Context as _;
 use clap::Args;
+use serde_json::json;
 
+use crate::a2a::{A2aClient, ClientConfig, Credential};
 use crate::context::Context;
+use crate::crash::{self, Point};
+use crate::error::CliError;
+use crate::exit;
+use crate::journal::{self, AttemptState, NewReply, ReplyState, StepName, WorkflowState};
+use crate::output::inert;
+use crate::recovery::send::{self, Outgoing, ReplySent, Sender};
 
 /// Answers the pending question of an INPUT_REQUIRED (or resumes an AUTH_REQUIRED) step.
 ///
@@ -16,6 +36,260 @@ pub struct ReplyArgs {
 }
 
 /// Runs `reply`.
-pub(crate) async fn run(_ctx: &Context, _args: &ReplyArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`reply` is not built yet")
+pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
+    let name = StepName::parse(&args.step).map_err(|e| {
+        CliError::usage(e.to_string())
+            .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
+    })?;
+    if args.text.trim().is_empty() {
+        return Err(CliError::usage("the reply TEXT is empty")
+            .hint("give the answer to send, e.g. \"two rooms\"")
+            .into());
+    }
+    let unknown = || {
+        CliError::usage(format!("unknown step `{name}`"))
+            .hint("list the journaled steps with `a2a-recover inspect --pending`")
+    };
+    if !ctx.journal_path.exists() {
+        return Err(unknown().into());
+    }
+    let journal = journal::open_for_command(ctx)?;
+    let rec = journal.step(&name)?.ok_or_else(unknown)?;
+    let attempt = rec
+        .latest()
+        .cloned()
+        .with_context(|| format!("step `{name}` has no attempt"))?;
+    if !matches!(
+        attempt.state,
+        AttemptState::InputRequired | AttemptState::AuthRequired
+    ) {
+        return Err(CliError::usage(format!(
+            "step `{name}` has no pending question: it is {}",
+            attempt.state
+        ))
+        .hint(format!(
+            "only an INPUT_REQUIRED or AUTH_REQUIRED step takes a reply; see it with \
+             `a2a-recover inspect {name}`"
+        ))
+        .into());
+    }
+    if rec.step.workflow_state != WorkflowState::Active {
+        return Err(CliError::usage(format!(
+            "workflow `{}` is {}: nothing is sent to its agents any more",
+            name.workflow, rec.step.workflow_state
+        ))
+        .hint("a workflow being compensated takes no replies")
+        .into());
+    }
+    let spec = &rec.step.spec;
+    let credential = attempt
+        .token_env
+        .as_deref()
+        .map(Credential::from_env)
+        .transpose()
+        .map_err(|e| {
+            let hint = e.hint().unwrap_or_default();
+            CliError::usage(format!("the step's credential: {e}")).hint(hint)
+        })?;
+    let out = Outgoing {
+        text: args.text.clone(),
+        metadata: None,
+        credential,
+        allow_cross_origin: spec.allow_cross_origin,
+    };
+    ctx.out.begin("reply")?;
+    // An undelivered reply is never resent blindly: the same text is the same reply, and
+    // `reconcile` looks for it first; another text must wait for that.
+    if let Some(pending) = journal
+        .replies(attempt.id)?
+        .into_iter()
+        .find(|r| r.state == ReplyState::Intent)
+    {
+        if pending.text != args.text {
+            return Err(CliError::usage(format!(
+                "step `{name}` already has a reply whose delivery is unknown"
+            ))
+            .hint(format!(
+                "run `a2a-recover reconcile {}` first: it finds out whether that reply \
+                 arrived, and sends it again (same messageId) only if it did not",
+                name.workflow
+            ))
+            .into());
+        }
+        return report(
+            ctx,
+            &name,
+            attempt.number,
+            "pending",
+            "unknown",
+            &json!({"messageId": pending.message_id}),
+            &format!(
+                "{name}: this reply was journaled before and its delivery is unknown; \
+                 `a2a-recover reconcile {}` looks for it and resends it only if it is missing.",
+                name.workflow
+            ),
+            exit::WORK_REMAINS,
+        );
+    }
+    let reply = journal.create_reply(
+        attempt.id,
+        &NewReply {
+            message_id: uuid::Uuid::new_v4().to_string(),
+            text: args.text.clone(),
+            answers: attempt.status_timestamp.clone(),
+        },
+    )?;
+    let step = name.to_string();
+    crash::at(Point::AfterIntent, &step);
+    let client = A2aClient::new(ClientConfig::from_context(ctx))
+        .context("failed to set up the HTTP client")?;
+    let sender = Sender {
+        note: None,
+        journal: &journal,
+        client: &client,
+        clock: ctx.clock.as_ref(),
+        clock_skew: std::time::Duration::ZERO,
+        lease_ttl: send::lease_ttl_for(ctx.timeout),
+    };
+    let sent = sender.deliver_reply(&reply, &out, &step).await?;
+    let id = json!({"messageId": reply.message_id});
+    match sent {
+        ReplySent::Delivered(now) => {
+            let mut detail = id;
+            detail["state"] = json!(now.state.as_str());
+            detail["taskId"] = json!(now.task_id);
+            let line = format!(
+                "replied to {name} on task {} ({}).",
+                inert(now.task_id.as_deref().unwrap_or_default()),
+                now.state
+            );
+            report(
+                ctx,
+                &name,
+                now.number,
+                "DELIVERED",
+                now.state.as_str(),
+                &detail,
+                &line,
+                exit::OK,
+            )
+        }
+        ReplySent::Refused(e) => {
+            let mut detail = id;
+            detail["error"] = json!(e.summary());
+            let line = format!(
+                "{name}: the agent refused the reply: {}. Nothing was delivered.",
+                e.summary()
+            );
+            report(
+                ctx,
+                &name,
+                attempt.number,
+                "REFUSED",
+                "REFUSED",
+                &detail,
+                &line,
+                exit::NEEDS_HUMAN,
+            )
+        }
+        ReplySent::Failed(e) => {
+            let mut detail = id;
+            detail["error"] = json!(e.summary());
+            let line = format!(
+                "{name}: the reply's delivery is unknown ({}); `a2a-recover reconcile {}` looks \
+                 for it in the task's history and resends it (same messageId) only if missing.",
+                e.summary(),
+                name.workflow
+            );
+            let code = if e.exit_code() == exit::USAGE {
+                exit::USAGE
+            } else {
+                exit::WORK_REMAINS
+            };
+            report(
+                ctx,
+                &name,
+                attempt.number,
+                "INTENT",
+                "unknown",
+                &detail,
+                &line,
+                code,
+            )
+        }
+        ReplySent::Busy(lease) => {
+            let line = format!(
+                "{name}: another a2a-recover (pid {} on {}) is sending on this task right now; \
+                 the reply is journaled and `a2a-recover reconcile {}` will deliver it.",
+                lease.pid,
+                inert(&lease.host),
+                name.workflow
+            );
+            report(
+                ctx,
+                &name,
+                attempt.number,
+                "INTENT",
+                "busy",
+                &id,
+                &line,
+                exit::WORK_REMAINS,
+            )
+        }
+        ReplySent::Settled(r) => {
+            let line = format!("{name}: the reply is already {}.", r.state.as_str());
+            let code = if r.state == ReplyState::Delivered {
+                exit::OK
+            } else {
+                exit::NEEDS_HUMAN
+            };
+            report(
+                ctx,
+                &name,
+                attempt.number,
+                r.state.as_str(),
+                "settled",
+                &id,
+                &line,
+                code,
+            )
+        }
+    }
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one record, spelled out at each call"
+)]
+fn report(
+    ctx: &Context,
+    name: &StepName,
+    attempt: u32,
+    reply_state: &str,
+    outcome: &str,
+    detail: &serde_json::Value,
+    line: &str,
+    code: u8,
+) -> anyhow::Result<u8> {
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "type": "action",
+            "workflow": name.workflow,
+            "step": name.step,
+            "attempt": attempt,
+            "action": "reply",
+            "outcome": outcome,
+            "detail": detail,
+            "replyState": reply_state,
+        }))?;
+        ctx.out.record(&json!({
+            "type": "summary",
+            "command": "reply",
+            "outcomes": {outcome: 1},
+            "exitCode": code,
+        }))?;
+    } else {
+        ctx.out.line(line)?;
+    }
+    Ok(code)
 }

@@ -74,14 +74,16 @@ pub enum JournalError {
         /// How long we waited.
         waited: std::time::Duration,
     },
-    /// SQLite failed while doing `action`.
+    /// The storage engine failed while doing `action`.
     #[error("failed to {action} in the journal")]
-    Sqlite {
+    Storage {
         /// What was being done, a lowercase fragment.
         action: &'static str,
-        /// The underlying error.
+        /// What the operator can do, when the engine's error says (disk full, permissions).
+        hint: Option<&'static str>,
+        /// The engine's error (kept opaque: no storage type leaks out of the journal).
         #[source]
-        source: rusqlite::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A row holds a value this version cannot read (a state name, a JSON column).
     #[error("the journal holds an unreadable value in `{column}`: {detail}")]
@@ -166,15 +168,7 @@ impl JournalError {
                 "another a2a-recover holds the journal; wait for it, or raise --timeout"
                     .to_owned(),
             ),
-            Self::Sqlite { source, .. } => match source.sqlite_error_code() {
-                Some(rusqlite::ErrorCode::DiskFull) => {
-                    Some("the disk is full; free some space and run again".to_owned())
-                }
-                Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
-                    Some("check the permissions of the journal and its directory".to_owned())
-                }
-                _ => None,
-            },
+            Self::Storage { hint, .. } => hint.map(str::to_owned),
             Self::BadValue { .. } => {
                 Some("the journal may have been edited by hand or by a newer version".to_owned())
             }
@@ -190,7 +184,8 @@ impl JournalError {
         }
     }
 
-    /// Wraps an SQLite error, turning "busy" and "corrupt" into their own variants.
+    /// Wraps an SQLite error, turning "busy" and "corrupt" into their own variants; the rest
+    /// becomes an opaque [`JournalError::Storage`].
     pub(crate) fn sqlite(
         action: &'static str,
         path: &std::path::Path,
@@ -210,7 +205,19 @@ impl JournalError {
                     detail: source.to_string(),
                 }
             }
-            _ => Self::Sqlite { action, source },
+            code => Self::Storage {
+                action,
+                hint: match code {
+                    Some(rusqlite::ErrorCode::DiskFull) => {
+                        Some("the disk is full; free some space and run again")
+                    }
+                    Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
+                        Some("check the permissions of the journal and its directory")
+                    }
+                    _ => None,
+                },
+                source: Box::new(source),
+            },
         }
     }
 }

@@ -38,7 +38,7 @@ pub const APPLICATION_ID: i64 = 0x4132_4152;
 /// journal at once migrate it once.
 pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let from: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let from = super::queries::user_version(&tx)?;
     if from >= LATEST {
         return Ok(from);
     }

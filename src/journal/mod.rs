@@ -145,6 +145,12 @@ pub struct Journal {
     clock: Arc<dyn Clock>,
 }
 
+// A pass shares one `&Journal` between concurrent tasks.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Journal>();
+};
+
 impl std::fmt::Debug for Journal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Journal")
@@ -1127,6 +1133,231 @@ impl Journal {
     }
 
     // -----------------------------------------------------------------------------------------
+    // Recovery passes
+    // -----------------------------------------------------------------------------------------
+
+    /// Returns a step and all its attempts by row id, or `None` if there is no such step.
+    pub fn step_by_id(&self, id: StepId) -> Result<Option<StepRecord>, JournalError> {
+        self.read("read the step", |c| {
+            let Some(step) = queries::step_by_id(c, id)? else {
+                return Ok(None);
+            };
+            let attempts = queries::attempts_of_step(c, step.id)?;
+            Ok(Some(StepRecord { step, attempts }))
+        })
+    }
+
+    /// Returns the latest attempt of every step a reconcile pass visits, in delegation order;
+    /// only in `workflows` if not empty.
+    ///
+    /// Beside [`Journal::unfinished_attempts`], these are terminal attempts still to decide
+    /// (FAILED/REJECTED to re-delegate, CANCELED, LOST, REFUSED), completed attempts whose
+    /// declared effect is not claimed yet, effects a human must look at, and steps resolved
+    /// `retry` or `resend` (the pass acts on them). Compensation and command steps, steps
+    /// resolved `done`/`abandoned` and COMPENSATED workflows are left out.
+    pub fn pass_rows(&self, workflows: &[String]) -> Result<Vec<AttemptRow>, JournalError> {
+        self.read("read the attempts to reconcile", |c| {
+            queries::pass_rows(c, workflows)
+        })
+    }
+
+    /// Records that a step failed for good at this attempt, and why (a `failed-for-good`
+    /// event, and the attempt's `error`); returns false, writing nothing, if already recorded.
+    pub fn mark_failed_for_good(&self, id: AttemptId, reason: &str) -> Result<bool, JournalError> {
+        let now = self.now_ms();
+        self.write("journal the failure", |tx| {
+            let e = self.err("journal the failure");
+            if queries::failed_for_good(tx, id).map_err(&e)?.is_some() {
+                return Ok(false);
+            }
+            let mut held = queries::attempt_by_id(tx, id)
+                .map_err(&e)?
+                .ok_or(JournalError::UnknownAttempt(id.0))?;
+            held.error = Some(reason.to_owned());
+            held.updated_at = self.clock.now();
+            queries::update_attempt(tx, &held).map_err(&e)?;
+            let detail = json!({"reason": reason});
+            queries::insert_event(
+                tx,
+                &NewEvent {
+                    at: now,
+                    workflow: None,
+                    step: Some(held.step_id),
+                    attempt: Some(id),
+                    kind: "failed-for-good",
+                    from: Some(held.state.as_str()),
+                    to: Some(held.state.as_str()),
+                    detail: Some(&detail),
+                },
+            )
+            .map_err(&e)?;
+            Ok(true)
+        })
+    }
+
+    /// Returns why a pass decided the step failed for good at this attempt, if it did.
+    pub fn failed_for_good(&self, id: AttemptId) -> Result<Option<String>, JournalError> {
+        self.read("read the attempt", |c| queries::failed_for_good(c, id))
+    }
+
+    /// Acts on `resolve --as retry`: commits a further `INTENT` attempt and clears the
+    /// resolution in ONE transaction (a crash cannot add the attempt twice).
+    ///
+    /// Fails with [`JournalError::BudgetSpent`] (writing nothing) when the budget is spent.
+    pub fn retry_step(&self, step: StepId, new: &NewAttempt) -> Result<Attempt, JournalError> {
+        let now = self.now_ms();
+        self.write("commit the retry", |tx| {
+            let e = self.err("commit the retry");
+            let s = queries::step_by_id(tx, step)
+                .map_err(&e)?
+                .ok_or_else(|| JournalError::UnknownStep(format!("#{}", step.0)))?;
+            let number = queries::max_attempt_number(tx, step).map_err(&e)? + 1;
+            if number > s.spec.max_attempts {
+                return Err(JournalError::BudgetSpent {
+                    step: s.spec.name.to_string(),
+                    max: s.spec.max_attempts,
+                });
+            }
+            let mut new = new.clone();
+            if new.token_env.is_none() {
+                new.token_env.clone_from(&s.spec.token_env);
+            }
+            let attempt = self.insert_attempt(tx, step, number, &new, now)?;
+            Self::clear_resolution_in(tx, &e, step, s.resolution, now)?;
+            Ok(attempt)
+        })
+    }
+
+    /// Clears a step's resolution once a pass has acted on it (an event records it); returns
+    /// false if the step had none.
+    pub fn clear_resolution(&self, step: StepId) -> Result<bool, JournalError> {
+        let now = self.now_ms();
+        self.write("journal the resolution", |tx| {
+            let e = self.err("journal the resolution");
+            let s = queries::step_by_id(tx, step)
+                .map_err(&e)?
+                .ok_or_else(|| JournalError::UnknownStep(format!("#{}", step.0)))?;
+            Self::clear_resolution_in(tx, &e, step, s.resolution, now)
+        })
+    }
+
+    fn clear_resolution_in(
+        tx: &Connection,
+        e: &impl Fn(rusqlite::Error) -> JournalError,
+        step: StepId,
+        held: Option<Resolution>,
+        now: i64,
+    ) -> Result<bool, JournalError> {
+        let Some(held) = held else {
+            return Ok(false);
+        };
+        queries::set_resolution(tx, step, None, None, now).map_err(e)?;
+        let detail = json!({"resolution": held.as_str()});
+        queries::insert_event(
+            tx,
+            &NewEvent {
+                at: now,
+                workflow: None,
+                step: Some(step),
+                attempt: None,
+                kind: "resolution-acted",
+                from: None,
+                to: None,
+                detail: Some(&detail),
+            },
+        )
+        .map_err(e)?;
+        Ok(true)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Replies
+    // -----------------------------------------------------------------------------------------
+
+    /// Commits a reply's messageId (state `INTENT`) before it is sent; a `reply-intent` event
+    /// records it.
+    pub fn create_reply(&self, attempt: AttemptId, new: &NewReply) -> Result<Reply, JournalError> {
+        let now = self.now_ms();
+        self.write("commit the reply", |tx| {
+            let e = self.err("commit the reply");
+            let held = queries::attempt_by_id(tx, attempt)
+                .map_err(&e)?
+                .ok_or(JournalError::UnknownAttempt(attempt.0))?;
+            let id = queries::insert_reply(tx, attempt, new, now).map_err(&e)?;
+            let detail = json!({"messageId": new.message_id, "answers": new.answers});
+            queries::insert_event(
+                tx,
+                &NewEvent {
+                    at: now,
+                    workflow: None,
+                    step: Some(held.step_id),
+                    attempt: Some(attempt),
+                    kind: "reply-intent",
+                    from: None,
+                    to: Some(ReplyState::Intent.as_str()),
+                    detail: Some(&detail),
+                },
+            )
+            .map_err(&e)?;
+            queries::reply_by_id(tx, id)
+                .map_err(&e)?
+                .ok_or(JournalError::UnknownAttempt(attempt.0))
+        })
+    }
+
+    /// Returns an attempt's replies, oldest first.
+    pub fn replies(&self, attempt: AttemptId) -> Result<Vec<Reply>, JournalError> {
+        self.read("read the replies", |c| queries::replies_of(c, attempt))
+    }
+
+    /// Returns every reply not known to be delivered (`INTENT`) on the latest attempt of a
+    /// step outside COMPENSATED workflows; only in `workflows` if not empty.
+    pub fn undelivered_replies(&self, workflows: &[String]) -> Result<Vec<Reply>, JournalError> {
+        self.read("read the replies", |c| {
+            queries::undelivered_replies(c, workflows)
+        })
+    }
+
+    /// Sets a reply's state and error; writes (with a `reply` event) only if either changed.
+    pub fn set_reply_state(
+        &self,
+        id: ReplyId,
+        state: ReplyState,
+        error: Option<&str>,
+    ) -> Result<bool, JournalError> {
+        let now = self.now_ms();
+        self.write("journal the reply", |tx| {
+            let e = self.err("journal the reply");
+            let held = queries::reply_by_id(tx, id)
+                .map_err(&e)?
+                .ok_or(JournalError::UnknownAttempt(id.0))?;
+            if held.state == state && held.error.as_deref() == error {
+                return Ok(false);
+            }
+            queries::set_reply_state(tx, id, state, error, now).map_err(&e)?;
+            let step = queries::attempt_by_id(tx, held.attempt_id)
+                .map_err(&e)?
+                .map(|a| a.step_id);
+            let detail = json!({"messageId": held.message_id, "error": error});
+            queries::insert_event(
+                tx,
+                &NewEvent {
+                    at: now,
+                    workflow: None,
+                    step,
+                    attempt: Some(held.attempt_id),
+                    kind: "reply",
+                    from: Some(held.state.as_str()),
+                    to: Some(state.as_str()),
+                    detail: Some(&detail),
+                },
+            )
+            .map_err(&e)?;
+            Ok(true)
+        })
+    }
+
+    // -----------------------------------------------------------------------------------------
     // Measurement hooks
     // -----------------------------------------------------------------------------------------
 
@@ -1156,6 +1387,28 @@ pub fn open_for_command(ctx: &crate::context::Context) -> anyhow::Result<Journal
         ctx.out.warn(w);
     }
     Ok(journal)
+}
+
+/// Opens an existing journal for a command that only reads (`inspect`): read-only when its
+/// schema is current or newer (nothing is written, no write permission needed), else through
+/// [`Journal::open`] so that an older journal is migrated first. Prints its warnings.
+pub fn open_for_reading(ctx: &crate::context::Context) -> anyhow::Result<Journal> {
+    use anyhow::Context as _;
+    match Journal::open_read_only(&ctx.journal_path, ctx.timeout) {
+        Ok(journal) => {
+            for w in journal.warnings() {
+                ctx.out.warn(w);
+            }
+            Ok(journal)
+        }
+        Err(JournalError::ReadOnly { .. }) => open_for_command(ctx),
+        Err(e) => Err(e).with_context(|| {
+            format!(
+                "failed to open the journal at `{}`",
+                ctx.journal_path.display()
+            )
+        }),
+    }
 }
 
 /// Returns this host's name (for leases).

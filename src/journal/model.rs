@@ -436,6 +436,44 @@ impl FromStr for ReplyState {
     }
 }
 
+/// The row id of a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReplyId(pub i64);
+
+/// A reply to journal before it is sent (`reply`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewReply {
+    /// A fresh messageId (UUIDv4), reused on every resend.
+    pub message_id: String,
+    /// The answer's text.
+    pub text: String,
+    /// The status timestamp of the question it answers, as the agent sent it.
+    pub answers: Option<String>,
+}
+
+/// A further message on an attempt's task, as journaled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// Its row id.
+    pub id: ReplyId,
+    /// The attempt whose task it goes to.
+    pub attempt_id: AttemptId,
+    /// Its messageId.
+    pub message_id: String,
+    /// Its text.
+    pub text: String,
+    /// The status timestamp of the question it answers.
+    pub answers: Option<String>,
+    /// Its state.
+    pub state: ReplyState,
+    /// The last failure, one line.
+    pub error: Option<String>,
+    /// When it was committed.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
 // ---------------------------------------------------------------------------------------------
 // Names
 // ---------------------------------------------------------------------------------------------
@@ -1023,6 +1061,8 @@ pub struct AttemptRow {
     pub is_latest: bool,
     /// How many artifacts are journaled for it.
     pub artifact_count: u32,
+    /// Why a pass decided the step failed for good (a `failed-for-good` event), if it did.
+    pub failed_for_good: Option<String>,
 }
 
 impl AttemptRow {
@@ -1039,7 +1079,8 @@ impl AttemptRow {
         let a = &self.attempt;
         let failed_for_good = matches!(a.state, AttemptState::Failed | AttemptState::Rejected)
             && (matches!(self.binding, Binding::Agent(_)) || a.number >= self.max_attempts)
-            || (a.state == AttemptState::Canceled && a.cancel_requested_at.is_none());
+            || (a.state == AttemptState::Canceled && a.cancel_requested_at.is_none())
+            || self.failed_for_good.is_some();
         let reason = match a.state {
             AttemptState::InputRequired => RemedyKind::Answer,
             AttemptState::AuthRequired => RemedyKind::Authenticate,

@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use crate::journal::model::{
     Agent, AgentCard, AgentId, Artifact, Attempt, AttemptId, AttemptRow, AttemptState, Binding,
-    EffectState, Event, InspectFilter, Lease, Resolution, Step, StepId, StepName, StepSpec, Target,
-    WorkflowState,
+    EffectState, Event, InspectFilter, Lease, NewReply, Reply, ReplyId, ReplyState, Resolution,
+    Step, StepId, StepName, StepSpec, Target, WorkflowState,
 };
 
 /// Converts a time to stored unix milliseconds.
@@ -69,11 +69,16 @@ pub(crate) struct Probe {
     pub(crate) objects: i64,
 }
 
+/// Returns the schema version (`PRAGMA user_version`).
+pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
 /// Reads `user_version`, `application_id` and the schema size; parsing the schema catches a
 /// damaged first page.
 pub(crate) fn probe(conn: &Connection) -> rusqlite::Result<Probe> {
     Ok(Probe {
-        user_version: conn.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+        user_version: user_version(conn)?,
         application_id: conn.query_row("PRAGMA application_id", [], |r| r.get(0))?,
         objects: conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?,
     })
@@ -761,7 +766,9 @@ pub(crate) const PENDING_SQL: &str = "(s.resolution IS NULL AND w.state <> 'COMP
           OR (a.state IN ('FAILED', 'REJECTED')
               AND (s.agent_url IS NOT NULL OR a.number >= s.max_attempts))
           OR (a.state = 'CANCELED' AND a.cancel_requested_at IS NULL)
-          OR a.effect IN ('absent', 'unknown', 'compensation-failed')))";
+          OR a.effect IN ('absent', 'unknown', 'compensation-failed')
+          OR EXISTS (SELECT 1 FROM events fe
+                     WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good')))";
 
 fn row_from(r: &Row<'_>) -> rusqlite::Result<AttemptRow> {
     let attempt = attempt_from_row(r)?;
@@ -776,6 +783,7 @@ fn row_from(r: &Row<'_>) -> rusqlite::Result<AttemptRow> {
         previous_task_id: r.get(o + 8)?,
         is_latest: r.get(o + 9)?,
         artifact_count: r.get(o + 10)?,
+        failed_for_good: r.get(o + 11)?,
     })
 }
 
@@ -783,7 +791,10 @@ fn row_select() -> String {
     format!(
         "SELECT {ATTEMPT_COLUMNS}, w.name, s.name, s.agent_url, s.skill, s.command,
              s.max_attempts, s.resolution, w.state, prev.task_id, {IS_LATEST},
-             (SELECT count(*) FROM artifacts ar WHERE ar.attempt_id = a.id)
+             (SELECT count(*) FROM artifacts ar WHERE ar.attempt_id = a.id),
+             (SELECT COALESCE(json_extract(fe.detail_json, '$.reason'), '')
+                FROM events fe WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'
+                ORDER BY fe.id DESC LIMIT 1)
          {ROW_FROM}"
     )
 }
@@ -861,4 +872,136 @@ pub(crate) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result
         params![name],
         |r| r.get(0),
     )
+}
+
+/// Returns the latest attempt of every step a reconcile pass visits, in delegation order.
+///
+/// That is every delegated step (not a compensation or command step) outside a COMPENSATED
+/// workflow, not resolved `done`/`abandoned`, whose latest attempt is unfinished, terminal but
+/// not yet decided (FAILED, REJECTED, CANCELED, LOST, REFUSED), completed with a declared effect
+/// not yet claimed, or has an effect a human must look at. Steps resolved `retry`/`resend` are
+/// included: the pass acts on those decisions.
+pub(crate) fn pass_rows(
+    conn: &Connection,
+    workflows: &[String],
+) -> rusqlite::Result<Vec<AttemptRow>> {
+    let filter = (!workflows.is_empty())
+        .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string());
+    let mut stmt = conn.prepare(&format!(
+        "{} WHERE {IS_LATEST} AND w.state <> 'COMPENSATED'
+           AND s.compensates_step_id IS NULL AND s.command IS NULL
+           AND (s.resolution IS NULL OR s.resolution IN ('retry', 'resend'))
+           AND (a.state NOT IN ('COMPLETED', 'REPLIED')
+                OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL
+                    AND (a.effect IS NULL OR a.effect = 'claimed'))
+                OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
+           AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
+         ORDER BY s.seq, a.number",
+        row_select()
+    ))?;
+    stmt.query_map(params![filter], row_from)?.collect()
+}
+
+/// Returns the reason of an attempt's `failed-for-good` event, if it has one.
+pub(crate) fn failed_for_good(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT COALESCE(json_extract(detail_json, '$.reason'), '') FROM events
+         WHERE attempt_id = ?1 AND kind = 'failed-for-good' ORDER BY id DESC LIMIT 1",
+        params![id.0],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replies
+// ---------------------------------------------------------------------------------------------
+
+const REPLY_COLUMNS: &str = "r.id, r.attempt_id, r.message_id, r.text, r.answers, r.state, r.error, r.created_at, \
+     r.updated_at";
+
+fn reply_from_row(r: &Row<'_>) -> rusqlite::Result<Reply> {
+    Ok(Reply {
+        id: ReplyId(r.get(0)?),
+        attempt_id: AttemptId(r.get(1)?),
+        message_id: r.get(2)?,
+        text: r.get(3)?,
+        answers: r.get(4)?,
+        state: parse_col::<ReplyState>(r, 5)?,
+        error: r.get(6)?,
+        created_at: time(r.get(7)?),
+        updated_at: time(r.get(8)?),
+    })
+}
+
+/// Inserts an `INTENT` reply; returns its id.
+pub(crate) fn insert_reply(
+    conn: &Connection,
+    attempt: AttemptId,
+    new: &NewReply,
+    now: i64,
+) -> rusqlite::Result<ReplyId> {
+    conn.execute(
+        "INSERT INTO replies (attempt_id, message_id, text, answers, state, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, 'INTENT', ?5, ?5)",
+        params![attempt.0, new.message_id, new.text, new.answers, now],
+    )?;
+    Ok(ReplyId(conn.last_insert_rowid()))
+}
+
+/// Returns a reply by id.
+pub(crate) fn reply_by_id(conn: &Connection, id: ReplyId) -> rusqlite::Result<Option<Reply>> {
+    conn.query_row(
+        &format!("SELECT {REPLY_COLUMNS} FROM replies r WHERE r.id = ?1"),
+        params![id.0],
+        reply_from_row,
+    )
+    .optional()
+}
+
+/// Returns an attempt's replies, oldest first.
+pub(crate) fn replies_of(conn: &Connection, attempt: AttemptId) -> rusqlite::Result<Vec<Reply>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {REPLY_COLUMNS} FROM replies r WHERE r.attempt_id = ?1 ORDER BY r.id"
+    ))?;
+    stmt.query_map(params![attempt.0], reply_from_row)?
+        .collect()
+}
+
+/// Returns every reply still `INTENT` whose attempt is its step's latest, outside COMPENSATED
+/// workflows, optionally only in some workflows, oldest first.
+pub(crate) fn undelivered_replies(
+    conn: &Connection,
+    workflows: &[String],
+) -> rusqlite::Result<Vec<Reply>> {
+    let filter = (!workflows.is_empty())
+        .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string());
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {REPLY_COLUMNS} FROM replies r
+         JOIN attempts a ON a.id = r.attempt_id
+         JOIN steps s ON s.id = a.step_id
+         JOIN workflows w ON w.id = s.workflow_id
+         WHERE r.state = 'INTENT' AND {IS_LATEST} AND w.state <> 'COMPENSATED'
+           AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
+         ORDER BY r.id"
+    ))?;
+    stmt.query_map(params![filter], reply_from_row)?.collect()
+}
+
+/// Sets a reply's state and error.
+pub(crate) fn set_reply_state(
+    conn: &Connection,
+    id: ReplyId,
+    state: ReplyState,
+    error: Option<&str>,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE replies SET state = ?2, error = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id.0, state.as_str(), error, now],
+    )?;
+    Ok(())
 }

@@ -28,35 +28,32 @@
 //!
 //! The decisions are pure functions ([`first_move`], [`after_verify`],
 //! [`after_compensation`], [`after_recheck`], [`workflow_outcome`]) tested as tables; the pass
-//! around them does the I/O. [`JournalLock`] is the advisory `flock` on `JOURNAL.lock`, written
-//! minimally here until the shared one lands.
+//! around them does the I/O. The caller holds the pass lock (`recovery::lock`); messages go
+//! through the shared send path (`recovery::send`), under each attempt's lease.
 
 use std::collections::BTreeMap;
-use std::io::{Read as _, Seek as _, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
-use crate::a2a::types;
 use crate::a2a::{
-    A2aClient, A2aError, Credential, Endpoint, ErrorClass, WELL_KNOWN_CARD_PATH, origin_of,
-    redact_url, retry_read,
+    A2aClient, Credential, Endpoint, WELL_KNOWN_CARD_PATH, origin_of, redact_url, retry_read,
 };
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, AgentCard, Attempt, AttemptState, Binding, EffectState, FailureKind, IntentOutcome,
-    Journal, JournalError, NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec,
-    TaskView, WorkflowState,
+    Attempt, AttemptState, Binding, EffectState, FailureKind, IntentOutcome, Journal, JournalError,
+    NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec, TaskView, WorkflowState,
 };
 use crate::output::{BrokenPipe, inert};
 use crate::plan::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
 use crate::recovery::lookup::{self, LookFor, Lookup};
 use crate::recovery::placeholders::{self, Mode, Values};
+use crate::recovery::send::{self, Mode as SendMode, Outgoing, Sender, Sent};
 use crate::recovery::verify::{self, Check, Found};
 
 /// How many times a transient read failure is retried.
@@ -173,87 +170,6 @@ pub fn workflow_outcome(effects: &[Option<EffectState>], running: usize) -> (Wor
         WorkflowState::Compensating
     };
     (state, code)
-}
-
-// ---------------------------------------------------------------------------------------------
-// The journal lock (minimal; to be replaced by the shared `recovery::lock`)
-// ---------------------------------------------------------------------------------------------
-
-/// The advisory `flock` on `JOURNAL.lock`; released when dropped (or when the process dies).
-#[derive(Debug)]
-pub struct JournalLock {
-    _file: std::fs::File,
-    path: PathBuf,
-}
-
-impl JournalLock {
-    /// Returns the lock file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-/// Returns the lock file of a journal: its path plus `.lock`.
-pub fn lock_path(journal: &Path) -> PathBuf {
-    let mut s = journal.as_os_str().to_owned();
-    s.push(".lock");
-    PathBuf::from(s)
-}
-
-/// Takes the journal lock without waiting; another holder is a [`CliError`] with exit 3 naming
-/// it (pid and start time, as it wrote them).
-pub fn lock_journal(
-    journal: &Path,
-    command: &str,
-    now: chrono::DateTime<chrono::Utc>,
-) -> anyhow::Result<JournalLock> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let path = lock_path(journal);
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&path)
-        .with_context(|| format!("failed to open the lock file `{}`", path.display()))?;
-    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let holder = inert(holder.trim());
-            return Err(CliError::with_code(
-                exit::WORK_REMAINS,
-                format!(
-                    "another a2a-recover pass holds the journal lock `{}` ({})",
-                    path.display(),
-                    if holder.is_empty() {
-                        "holder unknown"
-                    } else {
-                        &holder
-                    }
-                ),
-            )
-            .hint("nothing was touched; run again once it has finished")
-            .into());
-        }
-        Err(e) => {
-            return Err(anyhow::Error::new(std::io::Error::from(e)))
-                .with_context(|| format!("failed to lock `{}`", path.display()));
-        }
-    }
-    let note = format!(
-        "pid {} started {} ({command})\n",
-        std::process::id(),
-        crate::clock::rfc3339(now)
-    );
-    file.set_len(0)
-        .and_then(|()| file.rewind())
-        .and_then(|()| file.write_all(note.as_bytes()))
-        .and_then(|()| file.sync_data())
-        .with_context(|| format!("failed to write the lock file `{}`", path.display()))?;
-    Ok(JournalLock { _file: file, path })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -449,16 +365,6 @@ fn agent_shown(card_url: &str) -> String {
         .strip_suffix(WELL_KNOWN_CARD_PATH)
         .map_or_else(|| card_url.to_owned(), |b| format!("{b}/"));
     inert(&redact_url(&base))
-}
-
-/// What a compensation send or run came to.
-enum Sent {
-    /// The attempt is settled or has a task (read its state from the journal).
-    Recorded,
-    /// Its outcome is unknown or it was not sent; it stays `INTENT` (run again later).
-    Pending,
-    /// The look could not tell; it is `UNCERTAIN` (a human decides).
-    Uncertain,
 }
 
 /// Builds the endpoint of a journaled attempt (where it was sent) with its credential.
@@ -965,7 +871,6 @@ impl Pass<'_> {
             card_url: comp_attempt.agent_url.clone(),
             credential: None,
             allow_cross_origin: record.step.spec.allow_cross_origin,
-            reference_task: attempt.task_id.clone(),
         };
         self.say_step(
             Some(&record.step.spec.name),
@@ -1151,7 +1056,6 @@ impl Pass<'_> {
                 card_url: None,
                 credential: None,
                 allow_cross_origin: false,
-                reference_task: attempt.task_id.clone(),
             }),
             Compensation::Message { text, target } => {
                 let (card_url, token_env, cross) = match target {
@@ -1218,94 +1122,26 @@ impl Pass<'_> {
                     card_url: Some(card_url),
                     credential,
                     allow_cross_origin: cross,
-                    reference_task: attempt.task_id.clone(),
                 })
             }
         }
     }
 
-    /// Sends a compensation message attempt: an `INTENT` possibly sent before is looked for
-    /// first and resent (same messageId) only when the look proves nothing was created.
+    /// Sends a compensation message attempt through the shared send path
+    /// (`recovery::send`): under the attempt's lease; an `INTENT` that may have been sent is
+    /// looked for first and resent (same messageId) only when the look proves nothing was
+    /// created. Crash points: `after-intent`, `after-send` (the `~compensate` step's name) and
+    /// `after-compensate-send` (either name).
     async fn send_compensation(
         &self,
         name: &StepName,
         comp_step: &Step,
         a: &Attempt,
         plan: &Planned,
-    ) -> anyhow::Result<Sent> {
+    ) -> anyhow::Result<()> {
         if a.state != AttemptState::Intent {
-            return Ok(Sent::Recorded);
+            return Ok(());
         }
-        let card_url = a
-            .agent_url
-            .clone()
-            .context("the compensation attempt has no agent")?;
-        let a = if lookup::never_sent(a) {
-            match self.endpoint_for_new_send(a, &card_url).await? {
-                Some(a) => a,
-                None => return Ok(Sent::Pending),
-            }
-        } else {
-            let Some(looked) = self.look(a, plan.allow_cross_origin).await? else {
-                self.say_step(
-                    Some(name),
-                    Some(a),
-                    "look",
-                    "error",
-                    &json!({}),
-                    &format!(
-                        "{name}: could not search the agent for the compensation sent before; \
-                         nothing resent."
-                    ),
-                )?;
-                return Ok(Sent::Pending);
-            };
-            match looked.state {
-                AttemptState::Intent => {
-                    self.say_step(
-                        Some(name),
-                        Some(&looked),
-                        "look",
-                        "absent",
-                        &json!({}),
-                        &format!(
-                            "{name}: the compensation sent before created nothing; resending it \
-                             (same messageId)."
-                        ),
-                    )?;
-                    looked
-                }
-                AttemptState::Uncertain => {
-                    self.say_step(
-                        Some(name),
-                        Some(&looked),
-                        "look",
-                        "UNCERTAIN",
-                        &json!({"reason": looked.error}),
-                        &format!(
-                            "{name}: cannot tell whether the compensation sent before arrived; \
-                             nothing resent."
-                        ),
-                    )?;
-                    return Ok(Sent::Uncertain);
-                }
-                state => {
-                    self.say_step(
-                        Some(name),
-                        Some(&looked),
-                        "look",
-                        "found",
-                        &json!({"taskId": looked.task_id, "state": state.as_str()}),
-                        &format!(
-                            "{name}: found the compensation sent before as task {} ({state}); \
-                             nothing resent.",
-                            inert(looked.task_id.as_deref().unwrap_or("-"))
-                        ),
-                    )?;
-                    return Ok(Sent::Recorded);
-                }
-            }
-        };
         let credential = match &plan.credential {
             Some(c) => Some(c.clone()),
             None => match &a.token_env {
@@ -1313,158 +1149,95 @@ impl Pass<'_> {
                 None => None,
             },
         };
-        let ep = Endpoint {
-            url: a.interface_url.clone().context("no endpoint")?,
-            tenant: a.tenant.clone(),
-            card_origin: origin_of(&card_url)?,
+        let out = Outgoing {
+            text: comp_step.spec.text.clone(),
+            metadata: comp_step.spec.metadata.clone(),
             credential,
             allow_cross_origin: plan.allow_cross_origin,
         };
-        let accepts = self
-            .journal
-            .agent(&card_url)?
-            .and_then(|g| g.accepts_context_id);
-        let mut with_context =
-            a.context_id_ours && a.context_id.is_some() && accepts != Some(false);
+        let sender = Sender {
+            note: None,
+            journal: self.journal,
+            client: self.client,
+            clock: self.ctx.clock.as_ref(),
+            clock_skew: self.opts.clock_skew,
+            lease_ttl: send::lease_ttl_for(self.ctx.timeout),
+        };
         let comp_full = comp_step.spec.name.to_string();
-        loop {
-            let request = compensation_message(comp_step, &a, with_context, plan);
-            let result = self.client.send_message(&ep, &request).await;
-            crash::at(Point::AfterSend, &comp_full);
-            crash::at(Point::AfterCompensateSend, &comp_full);
-            crash::at(Point::AfterCompensateSend, &name.to_string());
-            match result {
-                Ok(answer) => {
-                    match &answer.value {
-                        types::SendMessageResponse::Task(_) => {
-                            let raw = answer.raw.get("task").cloned().unwrap_or(Value::Null);
-                            self.apply(&a, &raw, Source::Send)?;
-                        }
-                        types::SendMessageResponse::Message(m) => {
-                            let raw = answer.raw.get("message").cloned().unwrap_or(Value::Null);
-                            self.journal.record_direct_reply(
-                                a.id,
-                                &raw.to_string(),
-                                m.context_id.as_deref(),
-                            )?;
-                        }
-                    }
-                    let now = self.journal.attempt(a.id)?;
-                    self.say_step(
-                        Some(name),
-                        Some(&now),
-                        "compensate",
-                        now.state.as_str(),
-                        &json!({"compensation": comp_full, "taskId": now.task_id,
-                                "agent": card_url}),
-                        &format!(
-                            "{name}: compensation sent to {} ({}).",
-                            agent_shown(&card_url),
-                            now.state
-                        ),
-                    )?;
-                    return Ok(Sent::Recorded);
-                }
-                Err(e) if with_context && e.is_context_id_refusal() => {
-                    self.journal.set_accepts_context_id(&card_url, false)?;
-                    self.journal.record_failure(
-                        a.id,
-                        FailureKind::Send,
-                        "the agent refuses client-chosen context ids; sending again without one \
-                         (same messageId)",
-                    )?;
-                    with_context = false;
-                }
-                Err(e) => return self.send_failed(name, &a, &e),
-            }
-        }
-    }
-
-    fn send_failed(&self, name: &StepName, a: &Attempt, e: &A2aError) -> anyhow::Result<Sent> {
-        let summary = e.summary();
-        if e.class() == ErrorClass::Refused {
-            self.journal.record_refusal(a.id, &summary)?;
-            self.say_step(
-                Some(name),
-                Some(a),
+        let agent = agent_shown(a.agent_url.as_deref().unwrap_or("-"));
+        let sent = sender
+            .deliver(a.id, &out, SendMode::LookFirst, &comp_full)
+            .await?;
+        let now = sent.attempt().clone();
+        let task = inert(now.task_id.as_deref().unwrap_or("-"));
+        let (action, outcome, line) = match &sent {
+            Sent::Task(_) | Sent::Replied(_) => (
                 "compensate",
-                "REFUSED",
-                &json!({"error": summary}),
-                &format!("{name}: the compensation was refused: {summary}."),
-            )?;
-            return Ok(Sent::Recorded);
-        }
-        self.journal
-            .record_failure(a.id, FailureKind::Send, &summary)?;
+                now.state.as_str().to_owned(),
+                format!("{name}: compensation sent to {agent} ({}).", now.state),
+            ),
+            Sent::Found(_) => (
+                "look",
+                "found".to_owned(),
+                format!(
+                    "{name}: found the compensation sent before as task {task} ({}); nothing \
+                     resent.",
+                    now.state
+                ),
+            ),
+            Sent::Settled(_) => (
+                "compensate",
+                now.state.as_str().to_owned(),
+                format!(
+                    "{name}: its compensation was settled meanwhile ({}).",
+                    now.state
+                ),
+            ),
+            Sent::Refused(_, e) => (
+                "compensate",
+                "REFUSED".to_owned(),
+                format!("{name}: the compensation was refused: {}.", e.summary()),
+            ),
+            Sent::Uncertain(_, reason) => (
+                "look",
+                "UNCERTAIN".to_owned(),
+                format!(
+                    "{name}: cannot tell whether the compensation sent before arrived ({}); \
+                     nothing resent.",
+                    inert(reason)
+                ),
+            ),
+            Sent::Failed { stage, error, .. } => (
+                "compensate",
+                format!("{}-failed", stage.as_str()),
+                format!(
+                    "{name}: the compensation's {} failed ({}); it is looked for before any \
+                     resend.",
+                    stage.as_str(),
+                    error.summary()
+                ),
+            ),
+            Sent::Busy(_, lease) => (
+                "compensate",
+                "busy".to_owned(),
+                format!(
+                    "{name}: another process (pid {} on {}) is sending its compensation; run \
+                     again later.",
+                    lease.pid,
+                    inert(&lease.host)
+                ),
+            ),
+        };
         self.say_step(
             Some(name),
-            Some(a),
-            "compensate",
-            "unknown",
-            &json!({"error": summary}),
-            &format!(
-                "{name}: the compensation's send failed ({summary}); it will be looked for \
-                 before any resend."
-            ),
+            Some(&now),
+            action,
+            &outcome,
+            &json!({"compensation": comp_full, "taskId": now.task_id, "agent": now.agent_url,
+                    "error": now.error}),
+            &line,
         )?;
-        Ok(Sent::Pending)
-    }
-
-    /// Journals the endpoint of a never-sent compensation attempt: the agent's known interface,
-    /// else its card fetched now. `None` when the card cannot be read (nothing was sent).
-    async fn endpoint_for_new_send(
-        &self,
-        a: &Attempt,
-        card_url: &str,
-    ) -> anyhow::Result<Option<Attempt>> {
-        if let Some(agent) = self.journal.agent(card_url)?
-            && let Some(url) = agent.interface_url
-        {
-            return Ok(Some(self.journal.set_endpoint(
-                a.id,
-                &journal::Endpoint {
-                    interface_url: url,
-                    tenant: agent.tenant,
-                },
-            )?));
-        }
-        let credential = match &a.token_env {
-            Some(var) => Some(Credential::from_env(var)?),
-            None => None,
-        };
-        match self.client.fetch_card(card_url, credential.as_ref()).await {
-            Ok(info) => {
-                let protocol_version = info
-                    .card
-                    .supported_interfaces
-                    .iter()
-                    .find(|i| {
-                        i.protocol_binding
-                            .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-                    })
-                    .map(|i| i.protocol_version.clone());
-                self.journal.record_agent_card(&AgentCard {
-                    card_url: card_url.to_owned(),
-                    interface_url: info.interface_url.clone(),
-                    protocol_version,
-                    tenant: info.tenant.clone(),
-                    card_json: info.raw.to_string(),
-                    skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
-                })?;
-                Ok(Some(self.journal.set_endpoint(
-                    a.id,
-                    &journal::Endpoint {
-                        interface_url: info.interface_url,
-                        tenant: info.tenant,
-                    },
-                )?))
-            }
-            Err(e) => {
-                self.journal
-                    .record_failure(a.id, FailureKind::Card, &e.summary())?;
-                Ok(None)
-            }
-        }
+        Ok(())
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1604,42 +1377,6 @@ struct Planned {
     card_url: Option<String>,
     credential: Option<Credential>,
     allow_cross_origin: bool,
-    /// The task whose effect is undone (sent as `referenceTaskIds`).
-    reference_task: Option<String>,
-}
-
-/// Builds the compensation's SendMessage: our ids, the journaled text and metadata, and the
-/// undone task in `referenceTaskIds`.
-fn compensation_message(
-    comp_step: &Step,
-    a: &Attempt,
-    with_context: bool,
-    plan: &Planned,
-) -> types::SendMessageRequest {
-    types::SendMessageRequest {
-        message: types::Message {
-            message_id: a.message_id.clone(),
-            context_id: a.context_id.clone().filter(|_| with_context),
-            task_id: None,
-            role: types::Role::User,
-            parts: vec![types::Part::text(comp_step.spec.text.clone())],
-            metadata: comp_step
-                .spec
-                .metadata
-                .clone()
-                .map(|m| m.into_iter().collect()),
-            extensions: None,
-            reference_task_ids: plan.reference_task.clone().map(|t| vec![t]),
-        },
-        configuration: Some(types::SendMessageConfiguration {
-            accepted_output_modes: None,
-            task_push_notification_config: None,
-            history_length: None,
-            return_immediately: Some(true),
-        }),
-        metadata: None,
-        tenant: None,
-    }
 }
 
 #[cfg(test)]
@@ -1734,8 +1471,8 @@ mod tests {
     #[test]
     fn the_effect_attempt_is_the_one_that_completed() {
         let a = |n: u32, state, effect| Attempt {
-            id: journal::AttemptId(i64::from(n)),
-            step_id: journal::StepId(1),
+            id: crate::journal::AttemptId(i64::from(n)),
+            step_id: crate::journal::StepId(1),
             number: n,
             agent_url: None,
             interface_url: None,
@@ -1778,10 +1515,6 @@ mod tests {
         assert_eq!(
             compensation_name(&StepName::from_parts("trip-42", "hotel")).to_string(),
             "trip-42/hotel~compensate"
-        );
-        assert_eq!(
-            lock_path(Path::new("/x/journal.sqlite3")),
-            PathBuf::from("/x/journal.sqlite3.lock")
         );
     }
 }

@@ -1,6 +1,1085 @@
-//! The reconcile pass and its pure decision table (placeholder until it lands).
+//! The reconcile pass (DESIGN.md §4): one visit of every attempt that may need work, bounded in
+//! concurrency and time, deciding with `plan` and sending with `send`.
+//!
+//! Each pass row (`Journal::pass_rows`: the latest attempt of each step still to settle) is one
+//! item, handled on its own: undelivered replies first (looked for in the task's history before
+//! any resend), then the attempt's bucket — an intent is looked for and resent only when proven
+//! absent, a known task is re-read with `GetTask` (transient failures retried with full jitter,
+//! honouring `Retry-After`), a terminal one is decided (effect claimed, re-delegated, or failed
+//! for good). Items run concurrently on the current-thread runtime, at most `concurrency` at once
+//! and at most `concurrency` per agent interface; one unreachable agent only costs its own items.
+//!
+//! Invariants:
+//! - Journal writes are short synchronous transactions between awaits, never across one; a pass
+//!   cut anywhere (deadline, signal, SIGKILL) leaves every observation it made committed.
+//! - Intents, resends and re-delegations keep commit-before-send (`send.rs`), under a lease.
+//! - Reading unchanged remote work writes nothing (`Journal::apply_task` skips no-ops): a cron
+//!   pass over running tasks costs no disk.
+//! - A dry run opens the journal read-only and sends nothing: it reads (GetTask, ListTasks) and
+//!   says what it would do.
+//! - Workflows that are COMPENSATING get no sends and no re-delegation; COMPENSATED ones are not
+//!   visited.
 
 pub mod compensate;
+pub mod lock;
 pub mod lookup;
 pub mod placeholders;
+pub mod plan;
+pub mod send;
 pub mod verify;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use crate::a2a::{A2aClient, A2aError, Credential, ErrorClass, retry_read};
+use crate::clock::Clock;
+use crate::exit;
+use crate::journal::{
+    Attempt, AttemptRow, AttemptState, FailureKind, Journal, JournalError, NewAttempt, Reply,
+    ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
+};
+use crate::output::inert;
+use crate::recovery::plan::{Decision, ReplyCheck, Triage};
+use crate::recovery::send::{Mode, Outgoing, ReplySent, Sender, Sent};
+
+/// How many times a read is tried before the attempt is left as it was this pass.
+const READ_ATTEMPTS: u32 = 4;
+
+/// What a pass is asked to do.
+#[derive(Debug, Clone)]
+pub struct PassConfig {
+    /// Only these workflows (empty: all).
+    pub workflows: Vec<String>,
+    /// Items in flight at once, overall and per agent interface.
+    pub concurrency: usize,
+    /// When the pass ends cleanly (exit 3 if items remain).
+    pub deadline: Duration,
+    /// Say what would be done; write and send nothing.
+    pub dry_run: bool,
+    /// How far an agent's clock may be behind ours (the look by time).
+    pub clock_skew: Duration,
+    /// How long a lease on an attempt is held before another host may break it.
+    pub lease_ttl: Duration,
+    /// Timeout of effect verification commands (`--command-timeout`).
+    pub command_timeout: Duration,
+}
+
+/// One thing a pass did (or, in a dry run, would do) about one attempt: an `action` record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    /// The workflow.
+    pub workflow: String,
+    /// The step (the part after `/`).
+    pub step: String,
+    /// The attempt number.
+    pub attempt: u32,
+    /// What was done: `send`, `look`, `read`, `redelegate`, `reply`, `resend`, `retry`, ….
+    pub action: &'static str,
+    /// How it came out: an attempt state, or a word such as `busy`, `read-failed`.
+    pub outcome: String,
+    /// Details (task id, error, reason, question).
+    pub detail: Value,
+    /// The exit code it contributes (0, 3 or 4; 2 for a missing credential variable).
+    pub code: u8,
+    /// For a human: what is wrong and the command that answers it.
+    pub remedy: Option<String>,
+}
+
+/// What a whole pass came to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// How many actions ended in each outcome.
+    pub outcomes: BTreeMap<String, u32>,
+    /// The pass's exit code (0, 3 or 4; worst of all actions).
+    pub code: u8,
+    /// How many items were visited.
+    pub visited: usize,
+    /// How many items the deadline left unvisited.
+    pub unvisited: usize,
+    /// Workflows with a step failed for good (print the `compensate` command).
+    pub compensate: BTreeSet<String>,
+}
+
+/// A pass over one journal.
+pub struct Pass<'a> {
+    journal: &'a Journal,
+    client: &'a A2aClient,
+    clock: &'a dyn Clock,
+    cfg: PassConfig,
+}
+
+/// One item: a pass row and the undelivered replies on its attempt.
+struct Item {
+    row: AttemptRow,
+    replies: Vec<Reply>,
+}
+
+impl<'a> Pass<'a> {
+    /// Prepares a pass.
+    pub fn new(
+        journal: &'a Journal,
+        client: &'a A2aClient,
+        clock: &'a dyn Clock,
+        cfg: PassConfig,
+    ) -> Self {
+        Self {
+            journal,
+            client,
+            clock,
+            cfg,
+        }
+    }
+
+    fn sender(&self) -> Sender<'_> {
+        Sender {
+            note: None,
+            journal: self.journal,
+            client: self.client,
+            clock: self.clock,
+            clock_skew: self.cfg.clock_skew,
+            lease_ttl: self.cfg.lease_ttl,
+        }
+    }
+
+    fn collect(&self) -> anyhow::Result<Vec<Item>> {
+        let rows = self.journal.pass_rows(&self.cfg.workflows)?;
+        let mut replies: HashMap<i64, Vec<Reply>> = HashMap::new();
+        for r in self.journal.undelivered_replies(&self.cfg.workflows)? {
+            replies.entry(r.attempt_id.0).or_default().push(r);
+        }
+        let mut items: Vec<Item> = rows
+            .into_iter()
+            .map(|row| Item {
+                replies: replies.remove(&row.attempt.id.0).unwrap_or_default(),
+                row,
+            })
+            .collect();
+        // A reply on an attempt that is no longer a pass row (it completed meanwhile) is
+        // still looked for.
+        for (_, rs) in replies {
+            let Some(first) = rs.first() else { continue };
+            if let Some(row) = self.row_of(self.journal.attempt(first.attempt_id)?)? {
+                items.push(Item { row, replies: rs });
+            }
+        }
+        Ok(items)
+    }
+
+    /// Builds the pass row of an attempt from its step (for attempts outside `pass_rows`).
+    fn row_of(&self, attempt: Attempt) -> anyhow::Result<Option<AttemptRow>> {
+        let Some(rec) = self.journal.step_by_id(attempt.step_id)? else {
+            return Ok(None);
+        };
+        let previous_task_id = attempt
+            .previous_attempt
+            .and_then(|p| rec.attempts.iter().find(|a| a.id == p))
+            .and_then(|p| p.task_id.clone());
+        Ok(Some(AttemptRow {
+            is_latest: rec.latest().is_some_and(|l| l.id == attempt.id),
+            step: rec.step.spec.name.clone(),
+            binding: rec.step.spec.binding.clone(),
+            max_attempts: rec.step.spec.max_attempts,
+            resolution: rec.step.resolution,
+            workflow_state: rec.step.workflow_state,
+            previous_task_id,
+            artifact_count: 0,
+            failed_for_good: self.journal.failed_for_good(attempt.id)?,
+            attempt,
+        }))
+    }
+
+    /// Runs the pass; `on_start` learns how many items it will visit, `on_action` sees each
+    /// action as it happens, `on_item` each finished item.
+    pub async fn run(
+        &self,
+        on_start: impl FnOnce(usize),
+        mut on_action: impl FnMut(&Action) -> anyhow::Result<()>,
+        mut on_item: impl FnMut(),
+    ) -> anyhow::Result<Summary> {
+        let items = self.collect()?;
+        let total = items.len();
+        on_start(total);
+        let per_agent: HashMap<String, Rc<Semaphore>> = items
+            .iter()
+            .map(|i| {
+                (
+                    agent_key(&i.row.attempt),
+                    Rc::new(Semaphore::new(self.cfg.concurrency)),
+                )
+            })
+            .collect();
+        let mut summary = Summary::default();
+        let deadline = tokio::time::Instant::now() + self.cfg.deadline;
+        let mut stream = futures_util::stream::iter(items)
+            .map(|item| {
+                let sem = per_agent.get(&agent_key(&item.row.attempt)).map(Rc::clone);
+                async move {
+                    let _permit = match &sem {
+                        Some(s) => Some(s.acquire().await),
+                        None => None,
+                    };
+                    if self.cfg.dry_run {
+                        self.preview(item).await
+                    } else {
+                        self.handle(item).await
+                    }
+                }
+            })
+            .buffer_unordered(self.cfg.concurrency.max(1));
+        loop {
+            let next = tokio::time::timeout_at(deadline, stream.next()).await;
+            let Ok(next) = next else {
+                summary.unvisited = total - summary.visited;
+                *summary.outcomes.entry("deadline".to_owned()).or_default() +=
+                    u32::try_from(summary.unvisited).unwrap_or(u32::MAX);
+                summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
+                break;
+            };
+            let Some(actions) = next else { break };
+            summary.visited += 1;
+            for a in actions? {
+                *summary.outcomes.entry(a.outcome.clone()).or_default() += 1;
+                summary.code = exit::worst(summary.code, a.code);
+                if a.action == "failed-for-good" || a.outcome == "failed-for-good" {
+                    summary.compensate.insert(a.workflow.clone());
+                }
+                on_action(&a)?;
+            }
+            on_item();
+        }
+        Ok(summary)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // One item
+    // -----------------------------------------------------------------------------------------
+
+    fn action(
+        row: &AttemptRow,
+        attempt: u32,
+        action: &'static str,
+        outcome: impl Into<String>,
+        detail: Value,
+        code: u8,
+    ) -> Action {
+        Action {
+            workflow: row.step.workflow.clone(),
+            step: row.step.step.clone(),
+            attempt,
+            action,
+            outcome: outcome.into(),
+            detail,
+            code,
+            remedy: None,
+        }
+    }
+
+    /// Bucket 3, COMPLETED with a declared effect: claims it, runs its `verify` recipe and
+    /// journals `verified`, `absent` or `unknown` (`verify::verify_effect`); the action's code
+    /// follows (only `verified` is done).
+    async fn verify_effect(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {
+        let attempt = self.journal.attempt(row.attempt.id)?;
+        let verified = verify::verify_effect(
+            self.journal,
+            self.client,
+            &rec.step,
+            &attempt,
+            self.cfg.command_timeout,
+        )
+        .await?;
+        self.standing(
+            row,
+            "verify-effect",
+            json!({"effect": verified.effect.as_str(), "detail": verified.detail}),
+        )
+    }
+
+    /// An action describing where the attempt now stands, with its remedy if a human must act.
+    fn standing(
+        &self,
+        row: &AttemptRow,
+        action: &'static str,
+        detail: Value,
+    ) -> anyhow::Result<Action> {
+        let row = self.refresh(row)?;
+        let mut a = Self::action(
+            &row,
+            row.attempt.number,
+            action,
+            row.attempt.state.as_str(),
+            detail,
+            plan::code_of(&row),
+        );
+        a.remedy = remedy_line(&row);
+        if row.failed_for_good.is_some() {
+            "failed-for-good".clone_into(&mut a.outcome);
+        }
+        Ok(a)
+    }
+
+    /// Re-reads a row's attempt (and whether it failed for good) after a change.
+    fn refresh(&self, row: &AttemptRow) -> anyhow::Result<AttemptRow> {
+        let attempt = self.journal.attempt(row.attempt.id)?;
+        let failed_for_good = self.journal.failed_for_good(attempt.id)?;
+        Ok(AttemptRow {
+            attempt,
+            failed_for_good,
+            ..row.clone()
+        })
+    }
+
+    async fn handle(&self, item: Item) -> anyhow::Result<Vec<Action>> {
+        let Item { row, replies } = item;
+        let rec = self
+            .journal
+            .step_by_id(row.attempt.step_id)?
+            .with_context(|| format!("step `{}` vanished from the journal", row.step))?;
+        let mut actions = Vec::new();
+        for reply in &replies {
+            actions.push(self.reconcile_reply(&row, &rec, reply).await?);
+        }
+        let row = if replies.is_empty() {
+            row
+        } else {
+            self.refresh(&row)?
+        };
+        if !row.is_latest {
+            return Ok(actions);
+        }
+        actions.extend(self.handle_attempt(&row, &rec).await?);
+        Ok(actions)
+    }
+
+    async fn handle_attempt(
+        &self,
+        row: &AttemptRow,
+        rec: &StepRecord,
+    ) -> anyhow::Result<Vec<Action>> {
+        let step = row.step.to_string();
+        let spec = &rec.step.spec;
+        let allowed = plan::sends_allowed(row.workflow_state);
+        match plan::triage(row) {
+            Triage::Send | Triage::Look if !allowed => Ok(vec![Self::action(
+                row,
+                row.attempt.number,
+                "hold",
+                row.attempt.state.as_str(),
+                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
+                exit::WORK_REMAINS,
+            )]),
+            Triage::Send | Triage::Look => {
+                let out = match Self::outgoing(spec, &row.attempt, rec) {
+                    Ok(out) => out,
+                    Err(a) => return Ok(vec![Self::credential_action(row, &a)]),
+                };
+                let sent = self
+                    .sender()
+                    .deliver(row.attempt.id, &out, Mode::LookFirst, &step)
+                    .await?;
+                Ok(vec![self.sent_action(row, "send", &sent)?])
+            }
+            Triage::Resend => self.resend(row, rec).await,
+            Triage::Retry => self.retry(row, rec).await,
+            Triage::Uncertain => Ok(vec![self.standing(
+                row,
+                "report",
+                json!({"reason": row.attempt.error}),
+            )?]),
+            Triage::Read => self.read(row, rec).await,
+            Triage::Settled => self.settle(row, rec).await,
+        }
+    }
+
+    /// The message for an attempt: the step's text and metadata, with the predecessor's task
+    /// id and failure when there is one; the credential from the journaled variable name.
+    fn outgoing(
+        spec: &StepSpec,
+        attempt: &Attempt,
+        rec: &StepRecord,
+    ) -> Result<Outgoing, A2aError> {
+        let previous = attempt
+            .previous_attempt
+            .and_then(|p| rec.attempts.iter().find(|a| a.id == p));
+        let credential = attempt
+            .token_env
+            .as_deref()
+            .map(Credential::from_env)
+            .transpose()?;
+        Ok(Outgoing {
+            text: plan::previous_attempt_text(&spec.text, previous),
+            metadata: plan::previous_attempt_metadata(spec.metadata.as_ref(), previous),
+            credential,
+            allow_cross_origin: spec.allow_cross_origin,
+        })
+    }
+
+    fn credential_action(row: &AttemptRow, e: &A2aError) -> Action {
+        let mut a = Self::action(
+            row,
+            row.attempt.number,
+            "credential",
+            "credential-missing",
+            json!({"error": e.summary()}),
+            exit::USAGE,
+        );
+        a.remedy = e.hint();
+        a
+    }
+
+    /// The action for what a send did.
+    fn sent_action(
+        &self,
+        row: &AttemptRow,
+        what: &'static str,
+        sent: &Sent,
+    ) -> anyhow::Result<Action> {
+        let attempt = sent.attempt();
+        let row = AttemptRow {
+            attempt: attempt.clone(),
+            ..row.clone()
+        };
+        Ok(match sent {
+            Sent::Task(a) => self.standing(
+                &row,
+                what,
+                json!({"taskId": a.task_id, "contextId": a.context_id, "messageId": a.message_id}),
+            )?,
+            Sent::Found(a) => self.standing(
+                &row,
+                "look",
+                json!({"found": true, "taskId": a.task_id, "messageId": a.message_id}),
+            )?,
+            Sent::Replied(_) => self.standing(&row, what, json!({"reply": "direct"}))?,
+            Sent::Refused(_, e) => self.standing(&row, what, json!({"error": e.summary()}))?,
+            Sent::Uncertain(_, reason) => self.standing(&row, "look", json!({"reason": reason}))?,
+            Sent::Failed {
+                stage,
+                error,
+                attempt,
+            } => Self::action(
+                &row,
+                attempt.number,
+                stage.as_str(),
+                format!("{}-failed", stage.as_str()),
+                json!({"error": error.summary(), "state": attempt.state.as_str()}),
+                failure_code(error),
+            ),
+            Sent::Busy(a, lease) => Self::action(
+                &row,
+                a.number,
+                what,
+                "busy",
+                json!({"holder": {"pid": lease.pid, "host": lease.host}}),
+                exit::WORK_REMAINS,
+            ),
+            Sent::Settled(_) => self.standing(&row, what, json!({"settledElsewhere": true}))?,
+        })
+    }
+
+    /// Bucket 2: reads the task, records it, and decides if it became terminal.
+    async fn read(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+        let a = &row.attempt;
+        let out = match Self::outgoing(&rec.step.spec, a, rec) {
+            Ok(out) => out,
+            Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
+        };
+        let endpoint = send::endpoint_of(a, &out)?;
+        let task_id = a
+            .task_id
+            .clone()
+            .context("a task-known attempt without task id")?;
+        let read = retry_read(READ_ATTEMPTS, || {
+            self.client.get_task(&endpoint, &task_id, Some(0))
+        })
+        .await;
+        match read {
+            Ok(task) => {
+                let view = TaskView::from_value(&task.raw, task.raw.to_string())
+                    .context("the agent's task has no id")?;
+                match self.journal.apply_task(a.id, &view, Source::GetTask) {
+                    Ok(_) => {}
+                    Err(JournalError::TaskMismatch { seen, .. }) => {
+                        let summary = format!("GetTask answered with another task `{seen}`");
+                        self.journal
+                            .record_failure(a.id, FailureKind::Read, &summary)?;
+                        return Ok(vec![Self::action(
+                            row,
+                            a.number,
+                            "read",
+                            "read-failed",
+                            json!({"error": summary}),
+                            exit::WORK_REMAINS,
+                        )]);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+                let now = self.refresh(row)?;
+                if now.attempt.state.is_terminal() {
+                    let mut actions = vec![Self::action(
+                        &now,
+                        a.number,
+                        "read",
+                        now.attempt.state.as_str(),
+                        json!({"taskId": task_id}),
+                        exit::OK,
+                    )];
+                    actions.extend(self.settle(&now, rec).await?);
+                    Ok(actions)
+                } else {
+                    let question = now.attempt.question_text();
+                    Ok(vec![self.standing(
+                        &now,
+                        "read",
+                        json!({"taskId": task_id, "question": question}),
+                    )?])
+                }
+            }
+            Err(e) if e.rpc_code() == Some(-32001) => {
+                self.journal.mark_lost(a.id, &e.summary())?;
+                Ok(vec![self.standing(
+                    row,
+                    "read",
+                    json!({"taskId": task_id, "error": e.summary()}),
+                )?])
+            }
+            Err(e) => {
+                self.journal
+                    .record_failure(a.id, FailureKind::Read, &e.summary())?;
+                Ok(vec![Self::action(
+                    row,
+                    a.number,
+                    "read",
+                    "read-failed",
+                    json!({"taskId": task_id, "error": e.summary()}),
+                    failure_code(&e),
+                )])
+            }
+        }
+    }
+
+    /// Bucket 3: decides a settled attempt.
+    async fn settle(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+        let spec = &rec.step.spec;
+        let tried: Vec<String> = rec
+            .attempts
+            .iter()
+            .filter_map(|a| a.agent_url.clone())
+            .collect();
+        let candidates = match &spec.binding {
+            crate::journal::Binding::Skill(skill) => self.journal.agents_with_skill(skill)?,
+            _ => Vec::new(),
+        };
+        match plan::decide_settled(row, spec, &tried, &candidates) {
+            Decision::Nothing | Decision::NeedsHuman => Ok(vec![self.standing(
+                row,
+                "record",
+                json!({"taskId": row.attempt.task_id}),
+            )?]),
+            Decision::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
+            Decision::FailedForGood(reason) => {
+                self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
+                Ok(vec![self.standing(
+                    row,
+                    "failed-for-good",
+                    json!({"reason": reason}),
+                )?])
+            }
+            Decision::Redelegate(agent) => {
+                let new = NewAttempt {
+                    agent_url: Some(agent.card_url.clone()),
+                    token_env: agent.token_env.clone(),
+                    message_id: uuid::Uuid::new_v4().to_string(),
+                    context_id: Some(uuid::Uuid::new_v4().to_string()),
+                    previous: Some(row.attempt.id),
+                };
+                match self.journal.add_attempt(rec.step.id, &new) {
+                    Ok(attempt) => self.send_new(row, attempt, "redelegate").await,
+                    Err(JournalError::BudgetSpent { max, .. }) => {
+                        let reason = format!(
+                            "{} by the agent, and the attempt budget ({max}) is spent",
+                            row.attempt.state
+                        );
+                        self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
+                        Ok(vec![self.standing(
+                            row,
+                            "failed-for-good",
+                            json!({"reason": reason}),
+                        )?])
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+        }
+    }
+
+    /// Sends a freshly committed attempt (re-delegation, retry) and reports both.
+    async fn send_new(
+        &self,
+        row: &AttemptRow,
+        attempt: Attempt,
+        what: &'static str,
+    ) -> anyhow::Result<Vec<Action>> {
+        let rec = self
+            .journal
+            .step_by_id(attempt.step_id)?
+            .context("the step vanished from the journal")?;
+        let new_row = AttemptRow {
+            attempt: attempt.clone(),
+            previous_task_id: row.attempt.task_id.clone(),
+            failed_for_good: None,
+            resolution: None,
+            ..row.clone()
+        };
+        let mut actions = vec![Self::action(
+            &new_row,
+            attempt.number,
+            what,
+            AttemptState::Intent.as_str(),
+            json!({
+                "agent": attempt.agent_url,
+                "messageId": attempt.message_id,
+                "contextId": attempt.context_id,
+                "previousTaskId": row.attempt.task_id,
+            }),
+            exit::WORK_REMAINS,
+        )];
+        let out = match Self::outgoing(&rec.step.spec, &attempt, &rec) {
+            Ok(out) => out,
+            Err(e) => {
+                actions.push(Self::credential_action(&new_row, &e));
+                return Ok(actions);
+            }
+        };
+        let sent = self
+            .sender()
+            .deliver(attempt.id, &out, Mode::LookFirst, &new_row.step.to_string())
+            .await?;
+        actions.push(self.sent_action(&new_row, "send", &sent)?);
+        Ok(actions)
+    }
+
+    /// `resolve --as resend`: the UNCERTAIN attempt goes back to INTENT and is sent again
+    /// with the same messageId, without looking; the resolution is cleared once sent.
+    async fn resend(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+        if !plan::sends_allowed(row.workflow_state) {
+            return Ok(vec![Self::action(
+                row,
+                row.attempt.number,
+                "hold",
+                row.attempt.state.as_str(),
+                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
+                exit::WORK_REMAINS,
+            )]);
+        }
+        let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
+            Ok(out) => out,
+            Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
+        };
+        if row.attempt.state == AttemptState::Uncertain {
+            self.journal
+                .reopen_for_resend(row.attempt.id, "resolve --as resend")?;
+        }
+        let sent = self
+            .sender()
+            .deliver(row.attempt.id, &out, Mode::Force, &row.step.to_string())
+            .await?;
+        if !matches!(sent, Sent::Busy(..)) {
+            self.journal.clear_resolution(rec.step.id)?;
+        }
+        let row = AttemptRow {
+            resolution: None,
+            ..row.clone()
+        };
+        Ok(vec![self.sent_action(&row, "resend", &sent)?])
+    }
+
+    /// `resolve --as retry`: a new attempt with fresh ids (budget permitting), to an agent not
+    /// tried yet when the step is bound to a skill, else to the same agent.
+    async fn retry(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+        if !plan::sends_allowed(row.workflow_state) {
+            return Ok(vec![Self::action(
+                row,
+                row.attempt.number,
+                "hold",
+                row.attempt.state.as_str(),
+                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
+                exit::WORK_REMAINS,
+            )]);
+        }
+        let spec = &rec.step.spec;
+        let tried: Vec<String> = rec
+            .attempts
+            .iter()
+            .filter_map(|a| a.agent_url.clone())
+            .collect();
+        let (agent_url, token_env) = match &spec.binding {
+            crate::journal::Binding::Skill(skill) => {
+                let agents = self.journal.agents_with_skill(skill)?;
+                match agents.iter().find(|a| !tried.contains(&a.card_url)) {
+                    Some(a) => (Some(a.card_url.clone()), a.token_env.clone()),
+                    None => (row.attempt.agent_url.clone(), row.attempt.token_env.clone()),
+                }
+            }
+            _ => (row.attempt.agent_url.clone(), row.attempt.token_env.clone()),
+        };
+        let new = NewAttempt {
+            agent_url,
+            token_env,
+            message_id: uuid::Uuid::new_v4().to_string(),
+            context_id: Some(uuid::Uuid::new_v4().to_string()),
+            previous: Some(row.attempt.id),
+        };
+        match self.journal.retry_step(rec.step.id, &new) {
+            Ok(attempt) => self.send_new(row, attempt, "retry").await,
+            Err(JournalError::BudgetSpent { max, .. }) => {
+                self.journal.clear_resolution(rec.step.id)?;
+                let reason = format!(
+                    "`resolve --as retry` found the attempt budget ({max}) spent; no attempt added"
+                );
+                self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
+                let row = AttemptRow {
+                    resolution: None,
+                    ..row.clone()
+                };
+                let mut action = self.standing(&row, "retry", json!({"reason": reason}))?;
+                // Say why this retry added nothing, whatever failed the step before.
+                action.remedy = remedy_line(&AttemptRow {
+                    failed_for_good: Some(reason),
+                    ..self.refresh(&row)?
+                });
+                Ok(vec![action])
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Replies
+    // -----------------------------------------------------------------------------------------
+
+    /// A reply whose outcome is unknown: looks for its messageId in the task's history, then
+    /// records it delivered, resends it (same messageId), or marks it uncertain.
+    async fn reconcile_reply(
+        &self,
+        row: &AttemptRow,
+        rec: &StepRecord,
+        reply: &Reply,
+    ) -> anyhow::Result<Action> {
+        let attempt = self.journal.attempt(reply.attempt_id)?;
+        let out = match Self::outgoing(&rec.step.spec, &attempt, rec) {
+            Ok(out) => out,
+            Err(e) => return Ok(Self::credential_action(row, &e)),
+        };
+        let action = |outcome: &str, detail: Value, code: u8| {
+            Self::action(row, attempt.number, "reply", outcome, detail, code)
+        };
+        let (Some(task_id), Ok(endpoint)) =
+            (attempt.task_id.clone(), send::endpoint_of(&attempt, &out))
+        else {
+            return Ok(action(
+                "reply-failed",
+                json!({"messageId": reply.message_id, "error": "no task to look in"}),
+                exit::NEEDS_HUMAN,
+            ));
+        };
+        let read = retry_read(READ_ATTEMPTS, || {
+            self.client.get_task(&endpoint, &task_id, None)
+        })
+        .await;
+        let task = match read {
+            Ok(task) => task,
+            Err(e) => {
+                self.journal.record_failure(
+                    attempt.id,
+                    FailureKind::Read,
+                    &format!("looking for reply {}: {}", reply.message_id, e.summary()),
+                )?;
+                return Ok(action(
+                    "read-failed",
+                    json!({"messageId": reply.message_id, "error": e.summary()}),
+                    failure_code(&e),
+                ));
+            }
+        };
+        let view = TaskView::from_value(&task.raw, task.raw.to_string())
+            .context("the agent's task has no id")?;
+        let check = plan::check_reply(
+            history_holds(&task.raw, &reply.message_id),
+            history_holds(&task.raw, &attempt.message_id),
+            view.state,
+        );
+        self.journal
+            .apply_task(attempt.id, &view, Source::GetTask)?;
+        match check {
+            ReplyCheck::Delivered => {
+                self.journal
+                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                Ok(action(
+                    "DELIVERED",
+                    json!({"messageId": reply.message_id, "found": true}),
+                    exit::OK,
+                ))
+            }
+            ReplyCheck::Uncertain(reason) => {
+                self.journal
+                    .set_reply_state(reply.id, ReplyState::Uncertain, Some(&reason))?;
+                Ok(action(
+                    "UNCERTAIN",
+                    json!({"messageId": reply.message_id, "reason": reason}),
+                    exit::NEEDS_HUMAN,
+                ))
+            }
+            ReplyCheck::Resend => {
+                if !plan::sends_allowed(row.workflow_state) {
+                    return Ok(action(
+                        "INTENT",
+                        json!({"messageId": reply.message_id,
+                               "reason": format!("the workflow is {}: no sends", row.workflow_state)}),
+                        exit::WORK_REMAINS,
+                    ));
+                }
+                let sent = self
+                    .sender()
+                    .deliver_reply(reply, &out, &row.step.to_string())
+                    .await?;
+                Ok(match sent {
+                    ReplySent::Delivered(a) => action(
+                        "DELIVERED",
+                        json!({"messageId": reply.message_id, "resent": true,
+                               "state": a.state.as_str()}),
+                        exit::OK,
+                    ),
+                    ReplySent::Refused(e) => action(
+                        "REFUSED",
+                        json!({"messageId": reply.message_id, "error": e.summary()}),
+                        exit::NEEDS_HUMAN,
+                    ),
+                    ReplySent::Failed(e) => action(
+                        "reply-failed",
+                        json!({"messageId": reply.message_id, "error": e.summary()}),
+                        failure_code(&e),
+                    ),
+                    ReplySent::Busy(_) => action(
+                        "busy",
+                        json!({"messageId": reply.message_id}),
+                        exit::WORK_REMAINS,
+                    ),
+                    ReplySent::Settled(r) => action(
+                        r.state.as_str(),
+                        json!({"messageId": reply.message_id, "settledElsewhere": true}),
+                        exit::OK,
+                    ),
+                })
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Dry run
+    // -----------------------------------------------------------------------------------------
+
+    /// Says what [`Pass::handle`] would do, reading but never writing or sending.
+    async fn preview(&self, item: Item) -> anyhow::Result<Vec<Action>> {
+        let Item { row, replies } = item;
+        let rec = self
+            .journal
+            .step_by_id(row.attempt.step_id)?
+            .with_context(|| format!("step `{}` vanished from the journal", row.step))?;
+        let spec = &rec.step.spec;
+        let a = &row.attempt;
+        let would = |what: &'static str, outcome: &str, detail: Value| {
+            Self::action(&row, a.number, what, outcome, detail, plan::code_of(&row))
+        };
+        let mut actions: Vec<Action> = replies
+            .iter()
+            .map(|r| {
+                Self::action(
+                    &row,
+                    a.number,
+                    "reply",
+                    "would-look",
+                    json!({"messageId": r.message_id}),
+                    exit::WORK_REMAINS,
+                )
+            })
+            .collect();
+        let allowed = plan::sends_allowed(row.workflow_state);
+        let act = match plan::triage(&row) {
+            Triage::Send | Triage::Look | Triage::Resend | Triage::Retry if !allowed => would(
+                "hold",
+                a.state.as_str(),
+                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
+            ),
+            Triage::Send => would("send", "would-send", json!({"messageId": a.message_id})),
+            Triage::Look => would(
+                "look",
+                "would-look",
+                json!({"messageId": a.message_id, "then": "resend only if proven absent"}),
+            ),
+            Triage::Resend => would("resend", "would-resend", json!({"messageId": a.message_id})),
+            Triage::Retry => would("retry", "would-retry", json!({})),
+            Triage::Uncertain => {
+                let mut x = would("report", a.state.as_str(), json!({"reason": a.error}));
+                x.remedy = remedy_line(&row);
+                x
+            }
+            Triage::Read => self.preview_read(&row, &rec).await?,
+            Triage::Settled => self.preview_settle(&row, spec, &rec)?,
+        };
+        actions.push(act);
+        Ok(actions)
+    }
+
+    async fn preview_read(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {
+        let a = &row.attempt;
+        let out = match Self::outgoing(&rec.step.spec, a, rec) {
+            Ok(out) => out,
+            Err(e) => return Ok(Self::credential_action(row, &e)),
+        };
+        let endpoint = send::endpoint_of(a, &out)?;
+        let task_id = a.task_id.clone().unwrap_or_default();
+        let read = retry_read(READ_ATTEMPTS, || {
+            self.client.get_task(&endpoint, &task_id, Some(0))
+        })
+        .await;
+        Ok(match read {
+            Ok(task) => {
+                let view = TaskView::from_value(&task.raw, task.raw.to_string())
+                    .context("the agent's task has no id")?;
+                let seen = view.state.attempt_state();
+                let mut seen_row = row.clone();
+                seen_row.attempt.state = seen;
+                let mut x = Self::action(
+                    row,
+                    a.number,
+                    "read",
+                    format!("would-record-{seen}"),
+                    json!({"taskId": task_id, "journaled": a.state.as_str(), "seen": seen.as_str()}),
+                    plan::code_of(&seen_row),
+                );
+                if seen.is_terminal() {
+                    let then = self.preview_settle(&seen_row, &rec.step.spec, rec)?;
+                    x.detail["then"] = json!({"action": then.action, "outcome": then.outcome});
+                    x.code = exit::worst(x.code, then.code);
+                }
+                x
+            }
+            Err(e) if e.rpc_code() == Some(-32001) => Self::action(
+                row,
+                a.number,
+                "read",
+                "would-record-LOST",
+                json!({"taskId": task_id}),
+                exit::NEEDS_HUMAN,
+            ),
+            Err(e) => Self::action(
+                row,
+                a.number,
+                "read",
+                "read-failed",
+                json!({"taskId": task_id, "error": e.summary()}),
+                failure_code(&e),
+            ),
+        })
+    }
+
+    fn preview_settle(
+        &self,
+        row: &AttemptRow,
+        spec: &StepSpec,
+        rec: &StepRecord,
+    ) -> anyhow::Result<Action> {
+        let tried: Vec<String> = rec
+            .attempts
+            .iter()
+            .filter_map(|a| a.agent_url.clone())
+            .collect();
+        let candidates = match &spec.binding {
+            crate::journal::Binding::Skill(skill) => self.journal.agents_with_skill(skill)?,
+            _ => Vec::new(),
+        };
+        let a = &row.attempt;
+        Ok(match plan::decide_settled(row, spec, &tried, &candidates) {
+            Decision::Nothing | Decision::NeedsHuman => {
+                let mut x = Self::action(
+                    row,
+                    a.number,
+                    "record",
+                    a.state.as_str(),
+                    json!({}),
+                    plan::code_of(row),
+                );
+                x.remedy = remedy_line(row);
+                x
+            }
+            Decision::ClaimEffect => Self::action(
+                row,
+                a.number,
+                "verify-effect",
+                "would-verify",
+                json!({}),
+                exit::OK,
+            ),
+            Decision::Redelegate(agent) => Self::action(
+                row,
+                a.number,
+                "redelegate",
+                "would-redelegate",
+                json!({"agent": agent.card_url}),
+                exit::WORK_REMAINS,
+            ),
+            Decision::FailedForGood(reason) => Self::action(
+                row,
+                a.number,
+                "failed-for-good",
+                "would-fail-for-good",
+                json!({"reason": reason}),
+                exit::NEEDS_HUMAN,
+            ),
+        })
+    }
+}
+
+/// The per-agent concurrency key: the interface URL, else the card URL.
+fn agent_key(a: &Attempt) -> String {
+    a.interface_url
+        .clone()
+        .or_else(|| a.agent_url.clone())
+        .unwrap_or_default()
+}
+
+/// The exit code of a failed read or send: unreachable or garbage → 3 (the attempt is left as
+/// it was); over the size cap, a refusal or another JSON-RPC error → 4.
+fn failure_code(e: &A2aError) -> u8 {
+    if e.is_transient() || matches!(e.class(), ErrorClass::NotSent | ErrorClass::Ambiguous) {
+        if e.is_too_large() {
+            exit::NEEDS_HUMAN
+        } else {
+            exit::WORK_REMAINS
+        }
+    } else {
+        e.exit_code()
+    }
+}
+
+/// Returns `what is wrong: command`, for a row a human must act on.
+fn remedy_line(row: &AttemptRow) -> Option<String> {
+    let remedy = row.remedy()?;
+    let mut what = remedy.what().to_owned();
+    if let Some(q) = row.attempt.question_text() {
+        what = format!("{what}: \"{}\"", inert(&q));
+    } else if let Some(why) = row
+        .failed_for_good
+        .as_deref()
+        .or(row.attempt.error.as_deref())
+    {
+        what = format!("{what}: {}", inert(why));
+    }
+    Some(format!("{what}; run `{}`", remedy.command()))
+}

@@ -372,6 +372,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/_scripted/complete/{task_id}", post(complete))
         .route("/_scripted/forget/{task_id}", post(forget))
         .route("/_scripted/fail-next/{n}", post(fail_next))
+        .route("/_scripted/bookings/{task_id}", get(booking))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(shared)
 }
@@ -443,6 +444,20 @@ async fn forget(State(shared): State<Arc<Shared>>, Path(task_id): Path<String>) 
         StatusCode::NO_CONTENT.into_response()
     } else {
         (StatusCode::NOT_FOUND, "unknown task\n").into_response()
+    }
+}
+
+async fn booking(State(shared): State<Arc<Shared>>, Path(task_id): Path<String>) -> Response {
+    match shared.lock().booking(&task_id) {
+        Some(context_id) => (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            serde_json::json!({"taskId": task_id, "contextId": context_id}).to_string(),
+        )
+            .into_response(),
+        None => (StatusCode::NOT_FOUND, "no such booking\n").into_response(),
     }
 }
 

@@ -10,7 +10,13 @@
 //!   `result` = `authorized: <text>`.
 //! - `fail`: FAILED (`failed: scripted failure`). `reject`: REJECTED (`rejected: no availability`).
 //! - `direct`: a direct Message (`direct: <text>`), no task.
+//! - `cancel <task id>`: cancels the booking that task made (see below), COMPLETED with artifact
+//!   `cancellation` = `canceled: <id>` (or `nothing to cancel`).
 //! - anything else: COMPLETED with artifact `echo` holding the message text.
+//!
+//! Every task that COMPLETES (but `cancel` tasks) makes a booking in the agent's "booking
+//! system", readable at `GET /_scripted/bookings/{taskId}` (200 or 404): an independent read
+//! path for `--verify-url`, as a real booking system would be.
 //!
 //! Everything but the ticks of `work:N` happens synchronously under the store's lock, right after
 //! the task is created, so a GetTask after the send already sees the scripted state.
@@ -40,6 +46,8 @@ pub(crate) enum Scenario {
     Reject,
     /// `direct`: a direct Message, no task.
     Direct,
+    /// `cancel <task id>`: removes that task's booking.
+    Cancel,
     /// Anything else: COMPLETED with the text echoed.
     Echo,
 }
@@ -55,6 +63,7 @@ impl Scenario {
             "fail" => Self::Fail,
             "reject" => Self::Reject,
             "direct" => Self::Direct,
+            "cancel" => Self::Cancel,
             other => match other.strip_prefix("work:").map(str::parse::<u64>) {
                 Some(Ok(n)) => Self::Work(u32::try_from(n).unwrap_or(MAX_STEPS).min(MAX_STEPS)),
                 _ => Self::Echo,
@@ -106,6 +115,16 @@ pub(crate) fn start(inner: &mut Inner, id: &str, scenario: Scenario, text: &str)
         }
         Scenario::Reject => {
             inner.set_status(id, TaskState::Rejected, Some("rejected: no availability"));
+            0
+        }
+        Scenario::Cancel => {
+            inner.set_status(id, TaskState::Working, None);
+            let text = match inner.cancel_booking(text) {
+                Some(booking) => format!("canceled: {booking}"),
+                None => "nothing to cancel".to_owned(),
+            };
+            inner.add_artifact(id, "cancellation", text, false, true);
+            inner.set_status(id, TaskState::Completed, None);
             0
         }
         Scenario::Echo | Scenario::Direct => {
@@ -168,6 +187,7 @@ mod tests {
         assert_eq!(Scenario::choose(None, "reject"), Scenario::Reject);
         assert_eq!(Scenario::choose(None, "direct hi"), Scenario::Direct);
         assert_eq!(Scenario::choose(None, "book a hotel"), Scenario::Echo);
+        assert_eq!(Scenario::choose(None, "cancel t-1"), Scenario::Cancel);
         assert_eq!(Scenario::choose(None, "work:abc"), Scenario::Echo);
         assert_eq!(Scenario::choose(None, ""), Scenario::Echo);
         assert_eq!(

@@ -129,6 +129,10 @@ pub(crate) struct Inner {
     messages_dropped: u64,
     cancels: Vec<String>,
     forgotten: Vec<(u64, TaskSummary)>,
+    /// The agent's "booking system": one entry per task that COMPLETED (except `cancel`
+    /// tasks), removed by a `cancel <task id>` message. Served at `/_scripted/bookings/{id}`,
+    /// a read path independent of the A2A task state, for effect verification.
+    bookings: BTreeMap<String, String>,
 }
 
 impl Inner {
@@ -147,6 +151,7 @@ impl Inner {
             messages_dropped: 0,
             cancels: Vec::new(),
             forgotten: Vec::new(),
+            bookings: BTreeMap::new(),
         }
     }
 
@@ -346,6 +351,21 @@ impl Inner {
 
     /// Sets the task's status (the old status message moves into history), publishes a
     /// `statusUpdate`, and schedules retention when the state is terminal; false if unknown.
+    /// Returns the booking made by a completed task, if it still exists.
+    pub(crate) fn booking(&self, task_id: &str) -> Option<&str> {
+        self.bookings.get(task_id).map(String::as_str)
+    }
+
+    /// Cancels the booking of the first word of `text` that names one; returns its task id.
+    pub(crate) fn cancel_booking(&mut self, text: &str) -> Option<String> {
+        let id = text
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+            .find(|w| self.bookings.contains_key(*w))?
+            .to_owned();
+        self.bookings.remove(&id);
+        Some(id)
+    }
+
     pub(crate) fn set_status(&mut self, id: &str, state: TaskState, text: Option<&str>) -> bool {
         let (ts, micros) = self.now();
         let Some(e) = self.ids.get(id).and_then(|seq| self.tasks.get_mut(seq)) else {
@@ -357,6 +377,10 @@ impl Inner {
         }
         let terminal = state.is_terminal();
         let stops = stops_at(&state);
+        if state == TaskState::Completed && e.scenario != Scenario::Cancel {
+            self.bookings
+                .insert(e.task.id.clone(), e.task.context_id.clone());
+        }
         e.task.status = TaskStatus {
             state,
             message,

@@ -1,0 +1,161 @@
+//! The pass lock: an advisory `flock` on `JOURNAL.lock` (the journal path plus `.lock`).
+//!
+//! `reconcile` and `compensate` take it non-blocking and exclusive, so an overlapping cron run
+//! learns at once who holds it and leaves everything untouched (DESIGN.md §2, exit 3). The file
+//! holds the owner's pid and start time, written only once the lock is ours; a process that finds
+//! it held only reads it.
+//!
+//! Invariants: the lock is released when [`PassLock`] is dropped, or by the kernel when the process
+//! dies (a crashed pass never leaves a stale lock behind); the file is created 0600 and never
+//! removed (removing it would let two processes lock two different inodes). The lock file guards
+//! whole passes only: row leases (`Journal::claim`) guard each send, also against processes that
+//! never take this lock (`delegate`, `reply`).
+
+use std::fs::File;
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FlockOperation, flock};
+
+/// Why the lock could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    /// Another process holds it.
+    #[error("another pass ({owner}) holds the journal lock `{}`", path.display())]
+    Held {
+        /// The lock file.
+        path: PathBuf,
+        /// What the file says about its owner (`pid 123, started …`).
+        owner: String,
+    },
+    /// The lock file could not be opened, locked or written.
+    #[error("failed to use the journal lock `{}`", path.display())]
+    Io {
+        /// The lock file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The exclusive pass lock; released on drop.
+#[derive(Debug)]
+pub struct PassLock {
+    // Holding the open file holds the flock; closing it (drop) releases it.
+    _file: File,
+    path: PathBuf,
+}
+
+impl PassLock {
+    /// Returns the lock file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Returns the lock file of a journal: the journal path plus `.lock`.
+pub fn lock_path(journal: &Path) -> PathBuf {
+    let mut s = journal.as_os_str().to_owned();
+    s.push(".lock");
+    PathBuf::from(s)
+}
+
+/// Takes the lock of `journal` without waiting, and writes `pid` and `started` (RFC 3339) into it.
+///
+/// When another process holds it, returns [`LockError::Held`] with what its file says, having
+/// written nothing.
+pub fn acquire(journal: &Path, pid: u32, started: &str) -> Result<PassLock, LockError> {
+    let path = lock_path(journal);
+    let io = |source| LockError::Io {
+        path: path.clone(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&path)
+        .map_err(io)?;
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => {}
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            return Err(LockError::Held {
+                owner: describe_owner(&text),
+                path,
+            });
+        }
+        Err(e) => return Err(io(e.into())),
+    }
+    file.set_len(0).map_err(io)?;
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    file.write_all(format!("pid {pid}\nstarted {started}\n").as_bytes())
+        .map_err(io)?;
+    file.sync_data().map_err(io)?;
+    Ok(PassLock { _file: file, path })
+}
+
+/// Reads `pid N` and `started T` lines into `pid N, started T` (bounded, inert).
+fn describe_owner(text: &str) -> String {
+    let field = |key: &str| {
+        text.lines().find_map(|l| l.strip_prefix(key)).map(|v| {
+            crate::output::inert(v.trim())
+                .chars()
+                .take(64)
+                .collect::<String>()
+        })
+    };
+    match (field("pid "), field("started ")) {
+        (Some(pid), Some(started)) => format!("pid {pid}, started {started}"),
+        (Some(pid), None) => format!("pid {pid}"),
+        _ => "owner unknown".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_lock_is_refused_with_the_owner_and_released_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("j.sqlite3");
+        let first = acquire(&journal, 4242, "2026-11-30T01:00:00.000Z").unwrap();
+        assert_eq!(first.path(), dir.path().join("j.sqlite3.lock"));
+        // flock locks belong to the open file description: a second open in this process
+        // conflicts just as another process would.
+        match acquire(&journal, 1, "later") {
+            Err(LockError::Held { owner, .. }) => {
+                assert_eq!(owner, "pid 4242, started 2026-11-30T01:00:00.000Z");
+            }
+            other => panic!("expected Held, got {other:?}"),
+        }
+        let text = std::fs::read_to_string(first.path()).unwrap();
+        assert_eq!(text, "pid 4242\nstarted 2026-11-30T01:00:00.000Z\n");
+        drop(first);
+        let again = acquire(&journal, 7, "now").unwrap();
+        let text = std::fs::read_to_string(again.path()).unwrap();
+        assert_eq!(text, "pid 7\nstarted now\n");
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(again.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn the_owner_text_is_bounded_and_inert() {
+        assert_eq!(describe_owner(""), "owner unknown");
+        assert_eq!(describe_owner("pid 12\n"), "pid 12");
+        assert_eq!(
+            describe_owner("pid 1\u{1b}[31m2\nstarted x\n"),
+            "pid 12, started x"
+        );
+    }
+}

@@ -1,0 +1,564 @@
+//! Sending one message with its crash points, and recording the outcome: the one send path of
+//! `delegate`, reconcile's resends and re-delegations, and `reply`.
+//!
+//! Order, for an attempt already committed `INTENT` (its messageId and contextId journaled):
+//! 1. Claim the attempt's lease (`Journal::claim`); held by another live process → nothing is
+//!    sent ([`Sent::Busy`]). Every sender claims, whether or not it holds the pass lock, so a
+//!    `delegate` racing a `reconcile` on one step never sends twice.
+//! 2. Re-read the attempt under the lease: if another process settled it meanwhile, stop.
+//! 3. No endpoint journaled: take the agent's card (cached in `agents`, else fetched and
+//!    stored), journal the endpoint — from here on the attempt counts as possibly sent.
+//!    An endpoint journaled: the send may have happened, so look first (`lookup`, bucket 1)
+//!    unless the operator forced a resend.
+//! 4. Crash point `after-intent`; send `SendMessage` (`returnImmediately: true`, our ids);
+//!    crash point `after-send`, before anything of the answer is journaled.
+//! 5. Journal the task, the direct reply, the refusal, or the failure (the attempt stays
+//!    `INTENT` when the outcome is unknown); release the lease.
+//!
+//! A reply ([`Sender::deliver_reply`]) follows the same order on the attempt's lease, with its
+//! own messageId committed first by the caller.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::{Map, Value};
+
+use crate::a2a::types;
+use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, origin_of};
+use crate::clock::Clock;
+use crate::crash::{self, Point};
+use crate::journal::{
+    self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, Lease, Reply,
+    ReplyState, Source, TaskView,
+};
+use crate::recovery::lookup::{self, LookFor, Lookup};
+
+/// The message to send for an attempt, and how to reach its agent.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The message text.
+    pub text: String,
+    /// The message's `metadata`.
+    pub metadata: Option<Map<String, Value>>,
+    /// The bearer credential (read from the journaled variable name).
+    pub credential: Option<Credential>,
+    /// Whether the credential may go to an interface on another origin than the card's.
+    pub allow_cross_origin: bool,
+}
+
+/// How a send goes about an attempt whose endpoint is journaled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Look on the agent first; send only if the look proves nothing was created.
+    LookFirst,
+    /// Send again with the same messageId without looking (the operator's `resend`).
+    Force,
+}
+
+/// Which stage a failure happened at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Fetching the Agent Card (nothing was sent).
+    Card,
+    /// The look before a resend (nothing was sent).
+    Look,
+    /// The send itself.
+    Send,
+}
+
+impl Stage {
+    /// Returns its name in action records.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Card => "card",
+            Self::Look => "look",
+            Self::Send => "send",
+        }
+    }
+}
+
+/// What a send did; every variant carries the attempt as journaled afterwards.
+#[derive(Debug)]
+pub enum Sent {
+    /// The agent answered with a task (sent now), journaled.
+    Task(Attempt),
+    /// The look found the task a previous send created; nothing was resent.
+    Found(Attempt),
+    /// The agent answered with a direct Message (`REPLIED`).
+    Replied(Attempt),
+    /// The agent definitively refused (`REFUSED`); nothing was created.
+    Refused(Attempt, A2aError),
+    /// The look could not tell whether a previous send created anything (`UNCERTAIN`).
+    Uncertain(Attempt, String),
+    /// Not delivered, or the outcome is unknown: the attempt stays `INTENT` (failure journaled).
+    Failed {
+        /// The attempt.
+        attempt: Attempt,
+        /// Where it failed.
+        stage: Stage,
+        /// The error.
+        error: A2aError,
+    },
+    /// Another live process holds the attempt's lease; nothing was done.
+    Busy(Attempt, Lease),
+    /// Another process settled the attempt meanwhile; nothing was sent.
+    Settled(Attempt),
+}
+
+impl Sent {
+    /// Returns the attempt as journaled after the send.
+    pub fn attempt(&self) -> &Attempt {
+        match self {
+            Self::Task(a)
+            | Self::Found(a)
+            | Self::Replied(a)
+            | Self::Refused(a, _)
+            | Self::Uncertain(a, _)
+            | Self::Failed { attempt: a, .. }
+            | Self::Busy(a, _)
+            | Self::Settled(a) => a,
+        }
+    }
+}
+
+/// What a reply send did.
+#[derive(Debug)]
+pub enum ReplySent {
+    /// The agent accepted it; the reply is `DELIVERED` and the task's new state journaled.
+    Delivered(Attempt),
+    /// The agent refused it (`REFUSED`).
+    Refused(A2aError),
+    /// Not delivered, or the outcome is unknown: the reply stays `INTENT` (error journaled).
+    Failed(A2aError),
+    /// Another live process holds the attempt's lease; nothing was sent.
+    Busy(Lease),
+    /// The reply was settled meanwhile by another process.
+    Settled(Reply),
+}
+
+/// Releases a lease when dropped (also when a pass is cut by its deadline or a signal).
+struct LeaseGuard<'a> {
+    journal: &'a Journal,
+    id: AttemptId,
+}
+
+impl Drop for LeaseGuard<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.journal.release(self.id) {
+            tracing::warn!("failed to release the lease on attempt {}: {e}", self.id);
+        }
+    }
+}
+
+/// A step of a send worth reporting before its outcome (`look`/`absent`,
+/// `send`/`context-refused`): the attempt, the action, the outcome and details.
+pub type Note<'a> = &'a dyn Fn(&Attempt, &'static str, &'static str, &Value);
+
+/// Everything a send needs: the journal, the wire client, the clock and the limits.
+pub struct Sender<'a> {
+    /// Told about intermediate steps (delegate prints them as `action` records).
+    pub note: Option<Note<'a>>,
+    /// The journal.
+    pub journal: &'a Journal,
+    /// The wire client.
+    pub client: &'a A2aClient,
+    /// The real clock (time windows of the look).
+    pub clock: &'a dyn Clock,
+    /// How far the agent's clock may be behind ours (the look by time).
+    pub clock_skew: Duration,
+    /// How long a lease is held before another host may break it.
+    pub lease_ttl: Duration,
+}
+
+/// Returns the lease time for sends bounded by a per-request `timeout`: enough for a card fetch,
+/// a look of several pages and the send, and at least two minutes.
+pub fn lease_ttl_for(timeout: Duration) -> Duration {
+    (timeout * 8).max(Duration::from_mins(2))
+}
+
+/// Returns the wire endpoint of a journaled attempt: always where it was first sent.
+pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint> {
+    let url = attempt
+        .interface_url
+        .clone()
+        .context("the attempt has no journaled endpoint")?;
+    let card = attempt
+        .agent_url
+        .as_deref()
+        .context("the attempt has no agent")?;
+    Ok(Endpoint {
+        url,
+        tenant: attempt.tenant.clone(),
+        card_origin: origin_of(card)?,
+        credential: out.credential.clone(),
+        allow_cross_origin: out.allow_cross_origin,
+    })
+}
+
+/// Crash point `after-compensate-send` for a compensation step (`STEP~compensate`), armed by
+/// either its own name or the name of the step it undoes.
+fn compensate_crash_point(step: &str) {
+    if let Some(undone) = step.strip_suffix(crate::plan::COMPENSATE_SUFFIX) {
+        crash::at(Point::AfterCompensateSend, step);
+        crash::at(Point::AfterCompensateSend, undone);
+    }
+}
+
+fn to_hash(m: Option<&Map<String, Value>>) -> Option<HashMap<String, Value>> {
+    m.map(|m| m.clone().into_iter().collect())
+}
+
+/// Builds a `SendMessage` request (`returnImmediately: true`, `role: ROLE_USER`).
+fn request(
+    message_id: &str,
+    context_id: Option<&str>,
+    task_id: Option<&str>,
+    text: &str,
+    metadata: Option<&Map<String, Value>>,
+) -> types::SendMessageRequest {
+    types::SendMessageRequest {
+        message: types::Message {
+            message_id: message_id.to_owned(),
+            context_id: context_id.map(str::to_owned),
+            task_id: task_id.map(str::to_owned),
+            // Role::default() is UNSPECIFIED, which servers refuse: always set it.
+            role: types::Role::User,
+            parts: vec![types::Part::text(text.to_owned())],
+            metadata: to_hash(metadata),
+            extensions: None,
+            reference_task_ids: None,
+        },
+        configuration: Some(types::SendMessageConfiguration {
+            accepted_output_modes: None,
+            task_push_notification_config: None,
+            history_length: None,
+            return_immediately: Some(true),
+        }),
+        metadata: None,
+        tenant: None,
+    }
+}
+
+impl Sender<'_> {
+    fn note(&self, attempt: &Attempt, action: &'static str, outcome: &'static str, detail: &Value) {
+        if let Some(note) = self.note {
+            note(attempt, action, outcome, detail);
+        }
+    }
+
+    fn claim(&self, id: AttemptId) -> anyhow::Result<Result<LeaseGuard<'_>, Lease>> {
+        match self.journal.claim(id, self.lease_ttl)? {
+            Claim::Claimed(_) => Ok(Ok(LeaseGuard {
+                journal: self.journal,
+                id,
+            })),
+            Claim::HeldBy(lease) => Ok(Err(lease)),
+        }
+    }
+
+    /// Sends an `INTENT` attempt (see the module docs for the order); `step` names it for the
+    /// crash points.
+    pub async fn deliver(
+        &self,
+        id: AttemptId,
+        out: &Outgoing,
+        mode: Mode,
+        step: &str,
+    ) -> anyhow::Result<Sent> {
+        let guard = match self.claim(id)? {
+            Ok(guard) => guard,
+            Err(lease) => return Ok(Sent::Busy(self.journal.attempt(id)?, lease)),
+        };
+        let attempt = self.journal.attempt(id)?;
+        if attempt.state != AttemptState::Intent {
+            return Ok(Sent::Settled(attempt));
+        }
+        let attempt = if lookup::never_sent(&attempt) {
+            match self.endpoint_from_card(attempt, out).await? {
+                Ok(a) => a,
+                Err(sent) => return Ok(sent),
+            }
+        } else {
+            if mode == Mode::LookFirst {
+                match self.look(&attempt, out).await? {
+                    None => {}
+                    Some(sent) => return Ok(sent),
+                }
+            }
+            attempt
+        };
+        let sent = self.send(attempt, out, step).await;
+        drop(guard);
+        sent
+    }
+
+    /// Journals the endpoint of a never-sent attempt, from the cached card or a fetched one.
+    async fn endpoint_from_card(
+        &self,
+        attempt: Attempt,
+        out: &Outgoing,
+    ) -> anyhow::Result<Result<Attempt, Sent>> {
+        let card_url = attempt
+            .agent_url
+            .clone()
+            .context("the attempt has no agent")?;
+        // A registered agent's card was fetched by `agents add`; any other is fetched now.
+        let cached = self
+            .journal
+            .agent(&card_url)?
+            .filter(|a| a.registered.is_some())
+            .and_then(|a| a.interface_url.map(|url| (url, a.tenant)));
+        let (interface_url, tenant) = match cached {
+            Some(found) => found,
+            None => match self
+                .client
+                .fetch_card(&card_url, out.credential.as_ref())
+                .await
+            {
+                Ok(info) => {
+                    let protocol_version = info
+                        .card
+                        .supported_interfaces
+                        .iter()
+                        .find(|i| {
+                            i.protocol_binding
+                                .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
+                        })
+                        .map(|i| i.protocol_version.clone());
+                    self.journal.record_agent_card(&AgentCard {
+                        card_url: card_url.clone(),
+                        interface_url: info.interface_url.clone(),
+                        protocol_version,
+                        tenant: info.tenant.clone(),
+                        card_json: info.raw.to_string(),
+                        skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
+                    })?;
+                    (info.interface_url, info.tenant)
+                }
+                Err(error) => {
+                    self.journal
+                        .record_failure(attempt.id, FailureKind::Card, &error.summary())?;
+                    return Ok(Err(Sent::Failed {
+                        attempt: self.journal.attempt(attempt.id)?,
+                        stage: Stage::Card,
+                        error,
+                    }));
+                }
+            },
+        };
+        let attempt = self.journal.set_endpoint(
+            attempt.id,
+            &journal::Endpoint {
+                interface_url,
+                tenant,
+            },
+        )?;
+        Ok(Ok(attempt))
+    }
+
+    /// The look before a resend; `None` means proven absent (send now).
+    async fn look(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Option<Sent>> {
+        let endpoint = endpoint_of(attempt, out)?;
+        let accepts = match &attempt.agent_url {
+            Some(url) => self.journal.agent(url)?.and_then(|a| a.accepts_context_id),
+            None => None,
+        };
+        let look = LookFor::for_attempt(attempt, accepts);
+        let found = lookup::look_for_send(
+            self.client,
+            &endpoint,
+            &look,
+            self.clock_skew,
+            self.clock.now(),
+        )
+        .await;
+        Ok(match found {
+            Ok(Lookup::ProvenAbsent) => {
+                self.note(attempt, "look", "absent", &Value::Null);
+                None
+            }
+            Ok(Lookup::Found(task)) => {
+                let view = TaskView::from_value(&task.raw, task.raw.to_string())
+                    .context("the found task has no id")?;
+                self.journal
+                    .apply_task(attempt.id, &view, Source::ListTasks)?;
+                Some(Sent::Found(self.journal.attempt(attempt.id)?))
+            }
+            Ok(Lookup::Unprovable(reason)) => {
+                self.journal.mark_uncertain(attempt.id, &reason)?;
+                Some(Sent::Uncertain(self.journal.attempt(attempt.id)?, reason))
+            }
+            Err(error) => {
+                self.journal
+                    .record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
+                Some(Sent::Failed {
+                    attempt: self.journal.attempt(attempt.id)?,
+                    stage: Stage::Look,
+                    error,
+                })
+            }
+        })
+    }
+
+    /// Sends (or resends, same messageId) and journals the answer.
+    async fn send(&self, attempt: Attempt, out: &Outgoing, step: &str) -> anyhow::Result<Sent> {
+        let endpoint = endpoint_of(&attempt, out)?;
+        let card_url = attempt.agent_url.clone().unwrap_or_default();
+        let accepts = self
+            .journal
+            .agent(&card_url)?
+            .and_then(|a| a.accepts_context_id);
+        let mut with_context =
+            attempt.context_id_ours && attempt.context_id.is_some() && accepts != Some(false);
+        crash::at(Point::AfterIntent, step);
+        loop {
+            let req = request(
+                &attempt.message_id,
+                attempt.context_id.as_deref().filter(|_| with_context),
+                None,
+                &out.text,
+                out.metadata.as_ref(),
+            );
+            let result = self.client.send_message(&endpoint, &req).await;
+            crash::at(Point::AfterSend, step);
+            compensate_crash_point(step);
+            match result {
+                Ok(answer) => {
+                    return self.record_answer(&attempt, &card_url, &answer, with_context);
+                }
+                Err(e) if with_context && e.is_context_id_refusal() => {
+                    // The refusal created nothing: remember it, send again without a contextId.
+                    self.journal.set_accepts_context_id(&card_url, false)?;
+                    let note = "the agent refuses client-chosen context ids; sending again \
+                                without one (same messageId)";
+                    self.journal
+                        .record_failure(attempt.id, FailureKind::Send, note)?;
+                    let detail = serde_json::json!({"error": e.summary()});
+                    self.note(&attempt, "send", "context-refused", &detail);
+                    with_context = false;
+                }
+                Err(error) => {
+                    let summary = error.summary();
+                    if error.class() == ErrorClass::Refused {
+                        self.journal.record_refusal(attempt.id, &summary)?;
+                        return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
+                    }
+                    self.journal
+                        .record_failure(attempt.id, FailureKind::Send, &summary)?;
+                    return Ok(Sent::Failed {
+                        attempt: self.journal.attempt(attempt.id)?,
+                        stage: Stage::Send,
+                        error,
+                    });
+                }
+            }
+        }
+    }
+
+    fn record_answer(
+        &self,
+        attempt: &Attempt,
+        card_url: &str,
+        answer: &crate::a2a::Raw<types::SendMessageResponse>,
+        with_context: bool,
+    ) -> anyhow::Result<Sent> {
+        let (answered_context, is_task) = match &answer.value {
+            types::SendMessageResponse::Task(task) => {
+                let raw = answer.raw.get("task").cloned().unwrap_or(Value::Null);
+                let view = TaskView::from_value(&raw, raw.to_string())
+                    .context("the agent's task has no id")?;
+                self.journal.apply_task(attempt.id, &view, Source::Send)?;
+                (Some(task.context_id.clone()), true)
+            }
+            types::SendMessageResponse::Message(message) => {
+                let raw = answer.raw.get("message").cloned().unwrap_or(Value::Null);
+                self.journal.record_direct_reply(
+                    attempt.id,
+                    &raw.to_string(),
+                    message.context_id.as_deref(),
+                )?;
+                (message.context_id.clone(), false)
+            }
+        };
+        if with_context && answered_context.is_some() && answered_context == attempt.context_id {
+            self.journal.set_accepts_context_id(card_url, true)?;
+        }
+        let now = self.journal.attempt(attempt.id)?;
+        Ok(if is_task {
+            Sent::Task(now)
+        } else {
+            Sent::Replied(now)
+        })
+    }
+
+    /// Sends a journaled `INTENT` reply on its attempt's task (same order as [`Sender::deliver`],
+    /// under the attempt's lease); `step` names it for the crash points.
+    pub async fn deliver_reply(
+        &self,
+        reply: &Reply,
+        out: &Outgoing,
+        step: &str,
+    ) -> anyhow::Result<ReplySent> {
+        let guard = match self.claim(reply.attempt_id)? {
+            Ok(guard) => guard,
+            Err(lease) => return Ok(ReplySent::Busy(lease)),
+        };
+        let held = self
+            .journal
+            .replies(reply.attempt_id)?
+            .into_iter()
+            .find(|r| r.id == reply.id)
+            .context("the reply vanished from the journal")?;
+        if held.state != ReplyState::Intent {
+            return Ok(ReplySent::Settled(held));
+        }
+        let attempt = self.journal.attempt(reply.attempt_id)?;
+        let endpoint = endpoint_of(&attempt, out)?;
+        let task_id = attempt
+            .task_id
+            .clone()
+            .context("the attempt has no task to reply on")?;
+        let req = request(
+            &reply.message_id,
+            attempt.context_id.as_deref(),
+            Some(&task_id),
+            &reply.text,
+            None,
+        );
+        crash::at(Point::AfterIntent, step);
+        let result = self.client.send_message(&endpoint, &req).await;
+        crash::at(Point::AfterSend, step);
+        let sent = match result {
+            Ok(answer) => {
+                if let types::SendMessageResponse::Task(_) = &answer.value {
+                    let raw = answer.raw.get("task").cloned().unwrap_or(Value::Null);
+                    let view = TaskView::from_value(&raw, raw.to_string())
+                        .context("the agent's task has no id")?;
+                    self.journal.apply_task(attempt.id, &view, Source::Send)?;
+                }
+                self.journal
+                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                ReplySent::Delivered(self.journal.attempt(attempt.id)?)
+            }
+            Err(error) if error.class() == ErrorClass::Refused => {
+                self.journal.set_reply_state(
+                    reply.id,
+                    ReplyState::Refused,
+                    Some(&error.summary()),
+                )?;
+                ReplySent::Refused(error)
+            }
+            Err(error) => {
+                self.journal.set_reply_state(
+                    reply.id,
+                    ReplyState::Intent,
+                    Some(&error.summary()),
+                )?;
+                ReplySent::Failed(error)
+            }
+        };
+        drop(guard);
+        Ok(sent)
+    }
+}

@@ -1,0 +1,349 @@
+//! `inspect`: tables, JSON Lines, filters, `--pending`, `--events`, `--limit`, inert text.
+//!
+//! Journal rows are set up through the library (`a2a_recover::journal`), so each state can be
+//! reached without a remote agent; `inspect` itself runs as the binary.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use a2a_recover::clock::FixedClock;
+use a2a_recover::journal::{
+    Attempt, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec, TaskView,
+};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::common::{TestEnv, code, stderr, stdout};
+
+const AGENT: &str = "http://127.0.0.1:8001/.well-known/agent-card.json";
+
+fn t0() -> DateTime<Utc> {
+    "2026-11-30T01:00:00Z".parse().unwrap()
+}
+
+fn open(env: &TestEnv) -> Journal {
+    Journal::open(&env.journal(), Duration::from_secs(10))
+        .unwrap()
+        .with_clock(Arc::new(FixedClock(t0())))
+}
+
+fn intent(name: &str) -> NewIntent {
+    NewIntent {
+        spec: StepSpec::to_agent(StepName::parse(name).unwrap(), format!("do {name}"), AGENT),
+        agent_url: Some(AGENT.to_owned()),
+        message_id: uuid::Uuid::new_v4().to_string(),
+        context_id: Some(uuid::Uuid::new_v4().to_string()),
+    }
+}
+
+fn add(j: &Journal, name: &str) -> Attempt {
+    match j.create_intents(&[intent(name)]).unwrap().remove(0) {
+        IntentOutcome::Created(a) => a,
+        IntentOutcome::Existing(_) => panic!("{name} exists"),
+    }
+}
+
+fn observe(j: &Journal, a: &Attempt, task_id: &str, state: &str, question: Option<&str>) {
+    let message = question.map_or(String::new(), |q| {
+        format!(
+            r#","message":{{"messageId":"q","role":"ROLE_AGENT","parts":[{{"text":{}}}]}}"#,
+            serde_json::to_string(q).unwrap()
+        )
+    });
+    let raw = format!(
+        r#"{{"id":{},"contextId":"c","status":{{"state":"TASK_STATE_{state}","timestamp":"2026-11-30T01:00:01.123456Z"{message}}}}}"#,
+        serde_json::to_string(task_id).unwrap()
+    );
+    j.apply_task(a.id, &TaskView::from_raw(&raw).unwrap(), Source::GetTask)
+        .unwrap();
+}
+
+/// A journal with one step in each interesting state.
+fn trip(env: &TestEnv) {
+    let j = open(env);
+    let flight = add(&j, "trip-42/flight");
+    observe(&j, &flight, "task-flight", "COMPLETED", None);
+    let hotel = add(&j, "trip-42/hotel");
+    observe(
+        &j,
+        &hotel,
+        "task-hotel",
+        "INPUT_REQUIRED",
+        Some("two rooms or one?"),
+    );
+    let car = add(&j, "trip-42/car");
+    j.mark_uncertain(car.id, "the agent cannot list its tasks")
+        .unwrap();
+    let _ = add(&j, "trip-42/taxi");
+    let other = add(&j, "errands/mail");
+    observe(&j, &other, "task-mail", "WORKING", None);
+}
+
+fn json_lines(out: &std::process::Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn pinned(env: &TestEnv, args: &[&str]) -> std::process::Output {
+    env.cmd()
+        .env("A2A_RECOVER_TEST_NOW", "2026-11-30T01:05:00Z")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_table_lists_every_attempt_with_its_age_and_outcome() {
+    let env = TestEnv::new();
+    trip(&env);
+    let out = pinned(&env, &["inspect"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(lines[0].starts_with("WORKFLOW  STEP"), "{text}");
+    for header in [
+        "ATTEMPT",
+        "AGENT",
+        "STATE",
+        "TASK ID",
+        "AGE",
+        "EFFECT",
+        "QUESTION/OUTCOME",
+    ] {
+        assert!(lines[0].contains(header), "{header}: {text}");
+    }
+    let hotel = lines.iter().find(|l| l.contains("hotel")).unwrap();
+    for cell in [
+        "trip-42",
+        "http://127.0.0.1:8001/",
+        "INPUT_REQUIRED",
+        "task-hotel",
+        "5m",
+        "two rooms or one?",
+    ] {
+        assert!(hotel.contains(cell), "{cell} missing: {hotel}");
+    }
+    let car = lines.iter().find(|l| l.contains(" car ")).unwrap();
+    assert!(
+        car.contains("UNCERTAIN") && car.contains("cannot list its tasks"),
+        "{car}"
+    );
+    // Delegation order within a workflow: flight, hotel, car, taxi; then the next workflow.
+    let order: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(order, ["flight", "hotel", "car", "taxi", "mail"]);
+    assert!(!text.contains("more row"));
+}
+
+#[test]
+fn json_records_carry_the_contract_fields() {
+    let env = TestEnv::new();
+    trip(&env);
+    let out = env.run(["inspect", "trip-42/hotel", "--format", "json"]);
+    assert_eq!(code(&out), 0);
+    let lines = json_lines(&out);
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"type": "begin", "formatVersion": 1, "command": "inspect"})
+    );
+    assert_eq!(lines.len(), 2);
+    let a = &lines[1];
+    for field in [
+        "type",
+        "workflow",
+        "step",
+        "attempt",
+        "agent",
+        "state",
+        "messageId",
+        "contextId",
+        "taskId",
+        "pendingQuestion",
+        "previousTaskId",
+        "effect",
+        "workflowState",
+        "createdAt",
+        "updatedAt",
+    ] {
+        assert!(a.get(field).is_some(), "{field} missing: {a}");
+    }
+    assert_eq!(a["type"], "attempt");
+    assert_eq!(a["workflow"], "trip-42");
+    assert_eq!(a["step"], "hotel");
+    assert_eq!(a["attempt"], 1);
+    assert_eq!(a["agent"], AGENT);
+    assert_eq!(a["state"], "INPUT_REQUIRED");
+    assert_eq!(a["taskId"], "task-hotel");
+    assert_eq!(a["pendingQuestion"], "two rooms or one?");
+    assert!(a["previousTaskId"].is_null());
+    assert!(a["effect"].is_null());
+    assert_eq!(a["workflowState"], "ACTIVE");
+    assert_eq!(a["createdAt"], "2026-11-30T01:00:00.000Z");
+    assert_eq!(a["statusTimestamp"], "2026-11-30T01:00:01.123456Z");
+    assert_eq!(
+        a["remedy"]["command"],
+        "a2a-recover reply trip-42/hotel \"…\""
+    );
+}
+
+#[test]
+fn states_filter_case_insensitively_and_bad_ones_list_the_valid_ones() {
+    let env = TestEnv::new();
+    trip(&env);
+    let out = env.run([
+        "inspect",
+        "--state",
+        "input-required",
+        "Uncertain",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let steps: Vec<String> = json_lines(&out)[1..]
+        .iter()
+        .map(|a| a["step"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(steps, ["hotel", "car"]);
+    let bad = env.run(["inspect", "--state", "finished"]);
+    assert_eq!(code(&bad), 2);
+    assert!(
+        stderr(&bad).contains("unknown state `finished`"),
+        "{}",
+        stderr(&bad)
+    );
+    assert!(stderr(&bad).contains("INPUT_REQUIRED"), "{}", stderr(&bad));
+}
+
+#[test]
+fn pending_lists_what_needs_a_human_with_its_command() {
+    let env = TestEnv::new();
+    trip(&env);
+    let out = env.run(["inspect", "--pending"]);
+    assert_eq!(code(&out), 0);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].contains("TO ANSWER"));
+    assert!(lines[1].contains("hotel") && lines[1].contains("a2a-recover reply trip-42/hotel"));
+    assert!(
+        lines[2].contains("car")
+            && lines[2].contains("a2a-recover resolve trip-42/car --as resend"),
+        "{text}"
+    );
+    let json = env.run(["inspect", "--pending", "--format", "json"]);
+    let records = json_lines(&json);
+    assert_eq!(records.len(), 3);
+    assert!(
+        records[1..]
+            .iter()
+            .all(|r| r["remedy"]["command"].is_string())
+    );
+}
+
+#[test]
+fn the_table_limit_says_how_many_were_left_out() {
+    let env = TestEnv::new();
+    {
+        let j = open(&env);
+        let many: Vec<NewIntent> = (0..205).map(|i| intent(&format!("bulk/s{i:03}"))).collect();
+        j.create_intents(&many).unwrap();
+    }
+    let table = env.run(["inspect"]);
+    let text = stdout(&table);
+    assert_eq!(text.lines().count(), 1 + 200 + 1, "{text}");
+    assert!(
+        text.lines()
+            .last()
+            .unwrap()
+            .contains("5 more row(s) not shown"),
+        "{text}"
+    );
+    let json = env.run(["inspect", "--format", "json"]);
+    assert_eq!(json_lines(&json).len(), 1 + 205);
+    let limited = env.run(["inspect", "--format", "json", "--limit", "3"]);
+    assert_eq!(json_lines(&limited).len(), 1 + 3);
+    let small = env.run(["inspect", "--limit", "2"]);
+    assert!(stdout(&small).contains("203 more row(s)"));
+}
+
+#[test]
+fn unknown_targets_and_missing_journals_print_nothing() {
+    let env = TestEnv::new();
+    let out = env.run(["inspect"]);
+    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""));
+    assert!(!env.journal().exists(), "inspect created a journal");
+    trip(&env);
+    for target in ["nope", "nope/step", "trip-42/nope"] {
+        let out = env.run(["inspect", target]);
+        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{target}");
+        let json = env.run(["inspect", target, "--format", "json"]);
+        assert_eq!(
+            json_lines(&json).len(),
+            1,
+            "{target}: only the begin record"
+        );
+    }
+    let bad = env.run(["inspect", "a/b/c"]);
+    assert_eq!(code(&bad), 2);
+}
+
+#[test]
+fn remote_text_is_inert_in_tables_and_data_in_json() {
+    let env = TestEnv::new();
+    let evil = "\u{1b}]0;pwned\u{7}rooms?\u{1b}[2J\r\u{202e}evil";
+    {
+        let j = open(&env);
+        let a = add(&j, "w/evil");
+        observe(&j, &a, "task\u{1b}[31m-red", "INPUT_REQUIRED", Some(evil));
+    }
+    let out = env.run(["inspect"]);
+    let text = stdout(&out);
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert!(!text.contains('\u{202e}'));
+    assert!(!text.contains('\r'));
+    assert!(text.contains("rooms?"));
+    assert!(text.contains("\\u{202e}evil"), "{text}");
+    assert!(text.contains("task-red"), "{text}");
+    let json = env.run(["inspect", "--format", "json"]);
+    let rec = &json_lines(&json)[1];
+    assert_eq!(rec["pendingQuestion"], evil);
+    assert_eq!(rec["taskId"], "task\u{1b}[31m-red");
+}
+
+#[test]
+fn events_show_the_history_of_a_step() {
+    let env = TestEnv::new();
+    trip(&env);
+    let out = env.run(["inspect", "trip-42/hotel", "--events", "--format", "json"]);
+    assert_eq!(code(&out), 0);
+    let events: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .filter(|v| v["type"] == "event")
+        .collect();
+    let kinds: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| (e["kind"].as_str().unwrap(), e["to"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("intent", "INTENT"), ("state", "INPUT_REQUIRED")]);
+    assert_eq!(events[1]["from"], "INTENT");
+    assert_eq!(events[1]["detail"]["question"], "two rooms or one?");
+    assert_eq!(events[1]["workflow"], "trip-42");
+    assert_eq!(events[1]["step"], "hotel");
+    assert_eq!(events[1]["attempt"], 1);
+    let table = pinned(&env, &["inspect", "trip-42/hotel", "--events"]);
+    let text = stdout(&table);
+    assert!(text.contains("events of trip-42/hotel:"), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("5m") && l.contains("INPUT_REQUIRED")),
+        "{text}"
+    );
+    let no_step = env.run(["inspect", "trip-42", "--events"]);
+    assert_eq!(code(&no_step), 2);
+    assert!(stderr(&no_step).contains("--events needs a step"));
+}

@@ -1,0 +1,98 @@
+//! The journal as the binary sees it: old journals keep opening, newer ones are read-only, and
+//! passes that change nothing write nothing.
+
+use std::path::Path;
+
+use a2a_recover::scripted_agent::AgentConfig;
+use serde_json::Value;
+
+use crate::common::{TestEnv, code, stderr, stdout};
+use crate::delegate::{agent, attempts, delegate};
+
+/// Loads a text dump into a new journal file at the environment's journal path.
+fn load_dump(env: &TestEnv, dump: &str) {
+    std::fs::create_dir_all(env.journal().parent().unwrap()).unwrap();
+    let conn = rusqlite::Connection::open(env.journal()).unwrap();
+    conn.execute_batch(dump).unwrap();
+}
+
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/journals")
+        .join(name);
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The journal file and its WAL, for byte comparisons.
+fn snapshot(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
+    let wal = env.journal().with_file_name("journal.sqlite3-wal");
+    (
+        std::fs::read(env.journal()).unwrap(),
+        std::fs::read(wal).unwrap_or_default(),
+    )
+}
+
+#[test]
+fn a_v1_journal_opens_with_the_current_binary() {
+    let env = TestEnv::new();
+    load_dump(&env, &fixture("v1.sql"));
+    let rows = attempts(&env, None);
+    let states: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["step"].as_str().unwrap(), r["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("flight", "COMPLETED"),
+            ("hotel", "INPUT_REQUIRED"),
+            ("car", "INTENT")
+        ]
+    );
+    assert_eq!(rows[0]["effect"], "claimed");
+    assert_eq!(rows[1]["pendingQuestion"], "two rooms or one?");
+    assert_eq!(rows[1]["statusTimestamp"], "2026-11-30T01:00:06.5Z");
+    assert_eq!(rows[2]["tokenEnv"], "TRAVEL_TOKEN");
+    // It still takes new work.
+    let a = agent(AgentConfig::default());
+    let out = delegate(&env, "trip-42/train", &a.url(), "book a train", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(attempts(&env, Some("trip-42")).len(), 4);
+}
+
+#[test]
+fn a_journal_from_a_newer_version_is_read_only() {
+    let env = TestEnv::new();
+    let dump = fixture("v1.sql").replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
+    load_dump(&env, &dump);
+    let before = snapshot(&env);
+    let rows = attempts(&env, None);
+    assert_eq!(rows.len(), 3, "reads work");
+    let out = delegate(&env, "trip-42/train", "http://127.0.0.1:9/", "book", &[]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("hint: this journal was written by a newer a2a-recover"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(snapshot(&env), before);
+}
+
+#[test]
+fn inspect_and_a_re_run_on_recorded_work_write_nothing() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig::default());
+    assert_eq!(code(&delegate(&env, "w/s", &a.url(), "hello", &[])), 0);
+    let before = snapshot(&env);
+    let out = env.run(["inspect", "--events", "w/s"]);
+    assert_eq!(code(&out), 0);
+    let again = delegate(&env, "w/s", &a.url(), "hello", &[]);
+    assert_eq!(code(&again), 0);
+    assert_eq!(snapshot(&env), before, "the journal changed");
+    let events: Vec<Value> = stdout(&env.run(["inspect", "w/s", "--events", "--format", "json"]))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v["type"] == "event")
+        .collect();
+    assert_eq!(events.len(), 3, "intent, endpoint, state: {events:?}");
+}

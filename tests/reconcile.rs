@@ -1,0 +1,831 @@
+//! `reconcile` end to end: the binary against scripted agents on loopback and real journals —
+//! crashes at every crash point, retention gaps, 503 after processing, concurrent passes and
+//! delegates, re-delegation, exit codes, dry runs and the pass lock.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Output;
+use std::time::Duration;
+
+use a2a_recover::a2a::card_url_for;
+use a2a_recover::journal::{
+    AgentCard, Binding, IntentOutcome, Journal, NewIntent, StepName, StepSpec,
+};
+use a2a_recover::scripted_agent::{AgentConfig, FailMode, ScriptedAgent, Stats};
+use serde_json::Value;
+
+use crate::common::{TestEnv, code, stderr, stdout};
+use crate::delegate::{Background, agent, attempts, delegate, the_attempt};
+
+/// Runs `reconcile [extra…]`.
+pub(crate) fn reconcile(env: &TestEnv, extra: &[&str]) -> Output {
+    let mut args = vec!["reconcile"];
+    args.extend_from_slice(extra);
+    env.run(args)
+}
+
+/// Runs the binary with a crash point armed; asserts it aborted (SIGABRT).
+pub(crate) fn crashing(env: &TestEnv, point: &str, args: &[&str]) {
+    let out = env
+        .cmd()
+        .env("A2A_RECOVER_CRASH_AT", point)
+        .args(args)
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.signal(),
+        Some(6),
+        "expected SIGABRT at {point} for {args:?}: {out:?}"
+    );
+}
+
+/// Runs `reconcile` until it stops answering 3 (work remains), at most `max` times.
+pub(crate) fn reconcile_until_settled(env: &TestEnv, max: usize) -> Output {
+    for _ in 0..max {
+        let out = reconcile(env, &[]);
+        if code(&out) != 3 {
+            return out;
+        }
+    }
+    panic!("reconcile still answers 3 after {max} passes");
+}
+
+/// Starts the binary in the test's environment without waiting for it (output piped).
+pub(crate) fn spawn(env: &TestEnv, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"))
+        .env_clear()
+        .env("HOME", env.path().join("home"))
+        .env("XDG_STATE_HOME", env.path().join("xdg-state"))
+        .env("A2A_RECOVER_JOURNAL", env.journal())
+        .env("COLUMNS", "100")
+        .env("NO_COLOR", "1")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn a2a-recover")
+}
+
+/// Parses JSON Lines.
+pub(crate) fn json_lines(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn fast() -> AgentConfig {
+    AgentConfig {
+        tick: Duration::from_millis(20),
+        ..AgentConfig::default()
+    }
+}
+
+/// The agent's state of the task created by `message_id`, as `TASK_STATE_…` without the prefix.
+fn agent_state(stats: &Stats, message_id: &str) -> Option<String> {
+    stats
+        .tasks
+        .iter()
+        .find(|t| t.message_id == message_id)
+        .map(|t| {
+            serde_json::to_value(&t.state)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .trim_start_matches("TASK_STATE_")
+                .to_owned()
+        })
+}
+
+fn messages_with_id(stats: &Stats, message_id: &str) -> usize {
+    stats
+        .messages
+        .iter()
+        .filter(|m| m.message_id == message_id)
+        .count()
+}
+
+fn open(env: &TestEnv) -> Journal {
+    Journal::open(&env.journal(), Duration::from_secs(10)).expect("open journal")
+}
+
+fn journal_bytes(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
+    let wal = std::fs::read(env.journal().with_extension("sqlite3-wal")).unwrap_or_default();
+    (std::fs::read(env.journal()).expect("journal"), wal)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The crash matrix
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn every_scenario_recovers_from_every_crash_point() {
+    let scenarios = [
+        ("work:2", "COMPLETED", 0),
+        ("ask", "INPUT_REQUIRED", 4),
+        ("auth", "AUTH_REQUIRED", 4),
+        ("fail", "FAILED", 4),
+        ("reject", "REJECTED", 4),
+        ("direct", "REPLIED", 0),
+    ];
+    for (scenario, settled, exit) in scenarios {
+        for point in ["after-intent", "after-send"] {
+            let env = TestEnv::new();
+            let a = agent(fast());
+            let step = "trip/x";
+            crashing(
+                &env,
+                point,
+                &["delegate", step, "--agent", &a.url(), scenario],
+            );
+            let out = reconcile_until_settled(&env, 200);
+            let why = format!("{scenario} × {point}: {}{}", stdout(&out), stderr(&out));
+            assert_eq!(code(&out), exit, "{why}");
+            let row = the_attempt(&env, step);
+            let mid = row["messageId"].as_str().unwrap();
+            let stats = a.stats();
+            assert_eq!(row["state"], settled, "{why}");
+            if scenario == "direct" {
+                // A direct Message creates no task, so a crash after it cannot be detected
+                // remotely: the resend may run the agent again (documented).
+                let runs = messages_with_id(&stats, mid);
+                let expected = if point == "after-send" { 2 } else { 1 };
+                assert_eq!(runs, expected, "{why}");
+                assert_eq!(stats.tasks_per_message_id.get(mid).copied().unwrap_or(0), 0);
+            } else {
+                assert_eq!(
+                    stats.tasks_per_message_id.get(mid),
+                    Some(&1),
+                    "{why}: {stats:?}"
+                );
+                assert_eq!(stats.tasks.len(), 1, "{why}");
+                assert_eq!(agent_state(&stats, mid).as_deref(), Some(settled), "{why}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads: running work, retention, 503 after processing
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_pass_over_unchanged_running_work_writes_nothing_and_exits_3() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        tick: Duration::from_secs(3600),
+        ..AgentConfig::default()
+    });
+    let out = delegate(&env, "w/long", &a.url(), "work:5", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The first pass records WORKING (the send answered SUBMITTED).
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(the_attempt(&env, "w/long")["state"], "WORKING");
+    let events = open(&env).event_count().unwrap();
+    let before = journal_bytes(&env);
+    for _ in 0..2 {
+        let out = reconcile(&env, &["--format", "json"]);
+        assert_eq!(code(&out), 3, "{}", stderr(&out));
+        let lines = json_lines(&out);
+        let summary = lines.last().unwrap();
+        assert_eq!(summary["type"], "summary");
+        assert_eq!(summary["outcomes"]["WORKING"], 1, "{summary}");
+        assert_eq!(summary["exitCode"], 3);
+    }
+    assert_eq!(
+        journal_bytes(&env),
+        before,
+        "an unchanged pass wrote to the journal"
+    );
+    assert_eq!(open(&env).event_count().unwrap(), events);
+}
+
+#[test]
+fn a_task_forgotten_before_we_saw_it_end_is_lost_and_never_resent() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/echo", &a.url(), "hello", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let row = the_attempt(&env, "w/echo");
+    // The send answered SUBMITTED; the agent completed it at once, and now forgets it.
+    assert_eq!(row["state"], "SUBMITTED");
+    let task = row["taskId"].as_str().unwrap();
+    assert!(a.get().forget_task(task));
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("the agent forgot the task"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("a2a-recover resolve w/echo"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(the_attempt(&env, "w/echo")["state"], "LOST");
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4);
+    let stats = a.stats();
+    assert_eq!(stats.messages.len(), 1, "resent after a retention gap");
+    assert_eq!(stats.tasks.len(), 1);
+}
+
+#[test]
+fn a_503_after_processing_is_found_and_not_resent() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        fail_mode: FailMode::After,
+        ..fast()
+    });
+    a.get().fail_next(1);
+    let out = delegate(&env, "w/s", &a.url(), "hello", &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(&env, "w/s");
+    assert_eq!(row["state"], "INTENT");
+    let mid = row["messageId"].as_str().unwrap().to_owned();
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let actions: Vec<(String, String)> = json_lines(&out)
+        .iter()
+        .filter(|v| v["type"] == "action")
+        .map(|v| {
+            (
+                v["action"].as_str().unwrap().into(),
+                v["outcome"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(actions, [("look".to_owned(), "COMPLETED".to_owned())]);
+    let stats = a.stats();
+    assert_eq!(messages_with_id(&stats, &mid), 1);
+    assert_eq!(stats.tasks_per_message_id.get(&mid), Some(&1));
+    assert_eq!(the_attempt(&env, "w/s")["state"], "COMPLETED");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrency: the pass lock and the leases
+// ---------------------------------------------------------------------------------------------
+
+/// Commits `n` INTENT attempts `w/s0…` for one agent directly through the journal API.
+fn intents(env: &TestEnv, agent_url: &str, n: usize) -> Vec<String> {
+    let card = card_url_for(agent_url).unwrap();
+    let journal = open(env);
+    let new: Vec<NewIntent> = (0..n)
+        .map(|i| NewIntent {
+            spec: StepSpec::to_agent(
+                StepName::parse(&format!("w/s{i}")).unwrap(),
+                format!("step {i}"),
+                card.clone(),
+            ),
+            agent_url: Some(card.clone()),
+            message_id: uuid::Uuid::new_v4().to_string(),
+            context_id: Some(uuid::Uuid::new_v4().to_string()),
+        })
+        .collect();
+    let created = journal.create_intents(&new).unwrap();
+    assert!(
+        created
+            .iter()
+            .all(|c| matches!(c, IntentOutcome::Created(_)))
+    );
+    new.into_iter().map(|n| n.message_id).collect()
+}
+
+#[test]
+fn two_passes_and_racing_delegates_send_every_intent_exactly_once() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig::default());
+    let n = 200;
+    let ids = intents(&env, &a.url(), n);
+    let url = a.url();
+    // Two reconcile passes at once (one may find the lock held), and delegates of the same steps,
+    // which take no pass lock: only the row leases stand between them and a double send.
+    let passes: Vec<_> = (0..2)
+        .map(|_| spawn(&env, &["reconcile", "--concurrency", "16"]))
+        .collect();
+    std::thread::scope(|s| {
+        for chunk in 0..4 {
+            let env = &env;
+            let url = &url;
+            s.spawn(move || {
+                for i in (chunk..n).step_by(4) {
+                    let out = delegate(env, &format!("w/s{i}"), url, &format!("step {i}"), &[]);
+                    assert!(
+                        matches!(code(&out), 0 | 3),
+                        "delegate w/s{i}: {}{}",
+                        stdout(&out),
+                        stderr(&out)
+                    );
+                }
+            });
+        }
+    });
+    for p in passes {
+        let out = p.wait_with_output().unwrap();
+        assert!(
+            matches!(code(&out), 0 | 3),
+            "{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    }
+    // Whatever a lease made someone skip, a last pass finishes.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let stats = a.stats();
+    for mid in &ids {
+        assert_eq!(
+            stats.tasks_per_message_id.get(mid),
+            Some(&1),
+            "message {mid} was not sent exactly once"
+        );
+    }
+    assert_eq!(stats.tasks.len(), n);
+    assert!(
+        attempts(&env, None)
+            .iter()
+            .all(|a| a["state"] == "COMPLETED")
+    );
+}
+
+#[test]
+fn a_held_lock_exits_3_naming_its_owner_and_touching_nothing() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/s", &a.url(), "work:3", &[]);
+    assert_eq!(code(&out), 0);
+    let lock =
+        a2a_recover::recovery::lock::acquire(&env.journal(), 4242, "2026-11-30T01:00:00.000Z")
+            .unwrap();
+    let before = journal_bytes(&env);
+    let requests = a.stats().requests;
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "another pass (pid 4242, started 2026-11-30T01:00:00.000Z) holds the journal lock"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(journal_bytes(&env), before);
+    assert_eq!(a.stats().requests, requests);
+    drop(lock);
+    let out = reconcile_until_settled(&env, 200);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Re-delegation
+// ---------------------------------------------------------------------------------------------
+
+/// Registers scripted agents through the journal API, in order, each advertising `book`.
+fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>]) {
+    let journal = open(env);
+    for a in agents {
+        let url = a.url();
+        journal
+            .register_agent(
+                &AgentCard {
+                    card_url: card_url_for(&url).unwrap(),
+                    interface_url: url.clone(),
+                    protocol_version: Some("1.0".into()),
+                    tenant: None,
+                    card_json: "{}".into(),
+                    skills: vec!["book".into()],
+                },
+                None,
+            )
+            .unwrap();
+    }
+}
+
+/// Commits `w/car` bound to skill `book`, attempt 1 to `first`.
+fn skill_step(env: &TestEnv, first: &Background<ScriptedAgent>, max_attempts: u32) -> String {
+    let card = card_url_for(&first.url()).unwrap();
+    let spec = StepSpec {
+        binding: Binding::Skill("book".into()),
+        max_attempts,
+        ..StepSpec::to_agent(
+            StepName::parse("w/car").unwrap(),
+            "book a car",
+            card.clone(),
+        )
+    };
+    let mid = uuid::Uuid::new_v4().to_string();
+    open(env)
+        .create_intents(&[NewIntent {
+            spec,
+            agent_url: Some(card),
+            message_id: mid.clone(),
+            context_id: Some(uuid::Uuid::new_v4().to_string()),
+        }])
+        .unwrap();
+    mid
+}
+
+fn scripted(scenario: &str) -> Background<ScriptedAgent> {
+    agent(AgentConfig {
+        scenario: Some(scenario.into()),
+        skills: vec!["book".into()],
+        ..fast()
+    })
+}
+
+#[test]
+fn a_failed_step_is_redelegated_along_the_registry_until_it_completes() {
+    let env = TestEnv::new();
+    let (a, b, c) = (scripted("reject"), scripted("fail"), scripted("echo"));
+    register(&env, &[&a, &b, &c]);
+    skill_step(&env, &a, 3);
+    let out = reconcile_until_settled(&env, 20);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let rows = attempts(&env, Some("w/car"));
+    let states: Vec<&str> = rows.iter().map(|r| r["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["REJECTED", "FAILED", "COMPLETED"]);
+    let task = |i: usize| rows[i]["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(rows[0]["previousTaskId"], Value::Null);
+    assert_eq!(rows[1]["previousTaskId"], task(0));
+    assert_eq!(rows[2]["previousTaskId"], task(1));
+    for (agent, prev, state, why) in [
+        (&b, task(0), "REJECTED", "rejected: no availability"),
+        (&c, task(1), "FAILED", "failed: scripted failure"),
+    ] {
+        let stats = agent.stats();
+        assert_eq!(stats.messages.len(), 1, "{stats:?}");
+        let m = &stats.messages[0];
+        assert_eq!(
+            m.text,
+            format!("[previous attempt: task {prev} {state}: {why}]\nbook a car")
+        );
+        let meta = m.metadata.as_ref().expect("metadata");
+        assert_eq!(meta["previousTaskId"], prev.as_str());
+        assert_eq!(meta["previousFailure"], format!("{state}: {why}"));
+    }
+    assert_eq!(a.stats().messages.len(), 1);
+    assert_eq!(a.stats().messages[0].text, "book a car");
+}
+
+#[test]
+fn the_budget_is_per_step_across_agents() {
+    let env = TestEnv::new();
+    let (a, b, c) = (scripted("reject"), scripted("reject"), scripted("reject"));
+    register(&env, &[&a, &b, &c]);
+    skill_step(&env, &a, 2);
+    let out = reconcile_until_settled(&env, 20);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("the attempt budget (2) is spent"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("a2a-recover compensate w"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(attempts(&env, Some("w/car")).len(), 2);
+    assert_eq!(c.stats().messages.len(), 0);
+    // inspect --pending says why, with the command that answers it.
+    let out = env.run(["inspect", "--pending", "--format", "json"]);
+    let pending: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .filter(|v| v["type"] == "attempt")
+        .collect();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert_eq!(pending[0]["attempt"], 2);
+}
+
+#[test]
+fn one_rejecting_agent_fails_the_step_for_good_without_a_loop() {
+    let env = TestEnv::new();
+    let a = scripted("reject");
+    register(&env, &[&a]);
+    skill_step(&env, &a, 3);
+    let out = reconcile_until_settled(&env, 20);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("no other registered agent advertises skill `book`"),
+        "{}",
+        stdout(&out)
+    );
+    let events = open(&env).event_count().unwrap();
+    let before = journal_bytes(&env);
+    for _ in 0..3 {
+        let out = reconcile(&env, &[]);
+        assert_eq!(code(&out), 4);
+    }
+    assert_eq!(attempts(&env, Some("w/car")).len(), 1);
+    assert_eq!(a.stats().messages.len(), 1);
+    assert_eq!(open(&env).event_count().unwrap(), events);
+    assert_eq!(journal_bytes(&env), before);
+}
+
+#[test]
+fn a_crash_after_the_redelegation_intent_ends_with_one_task_on_the_second_agent() {
+    let env = TestEnv::new();
+    let (a, b) = (scripted("reject"), scripted("echo"));
+    register(&env, &[&a, &b]);
+    skill_step(&env, &a, 3);
+    // Pass 1 sends attempt 1; pass 2 sees it REJECTED and dies right before re-delegating.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    crashing(&env, "after-intent", &["reconcile"]);
+    assert_eq!(b.stats().messages.len(), 0);
+    let rows = attempts(&env, Some("w/car"));
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["state"], "INTENT");
+    let out = reconcile_until_settled(&env, 20);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let stats = b.stats();
+    assert_eq!(stats.tasks.len(), 1, "{stats:?}");
+    assert_eq!(stats.messages.len(), 1);
+    assert_eq!(attempts(&env, Some("w/car"))[1]["state"], "COMPLETED");
+}
+
+#[test]
+fn the_same_crash_after_the_send_of_a_redelegation_is_found_not_resent() {
+    let env = TestEnv::new();
+    let (a, b) = (scripted("reject"), scripted("echo"));
+    register(&env, &[&a, &b]);
+    skill_step(&env, &a, 3);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3);
+    crashing(&env, "after-send", &["reconcile"]);
+    let out = reconcile_until_settled(&env, 20);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let stats = b.stats();
+    assert_eq!(stats.tasks.len(), 1, "{stats:?}");
+    assert_eq!(stats.messages.len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exit codes, dry runs, usage
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn exit_codes_0_3_and_4() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        tick: Duration::from_secs(3600),
+        ..AgentConfig::default()
+    });
+    // Nothing journaled: nothing to do.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!env.journal().exists(), "reconcile created a journal");
+    let out = delegate(&env, "done/s", &a.url(), "hello", &[]);
+    assert_eq!(code(&out), 0);
+    let out = reconcile(&env, &["done"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = delegate(&env, "running/s", &a.url(), "work:5", &[]);
+    assert_eq!(code(&out), 0);
+    let out = reconcile(&env, &["running"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let out = delegate(&env, "asking/s", &a.url(), "ask", &[]);
+    assert_eq!(code(&out), 0);
+    let out = reconcile(&env, &["asking", "--format", "json"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["type"], "begin");
+    assert_eq!(lines[0]["command"], "reconcile");
+    let action = &lines[1];
+    assert_eq!(action["type"], "action");
+    assert_eq!(
+        (
+            action["workflow"].as_str(),
+            action["step"].as_str(),
+            action["attempt"].as_i64()
+        ),
+        (Some("asking"), Some("s"), Some(1))
+    );
+    assert_eq!(action["action"], "read");
+    assert_eq!(action["outcome"], "INPUT_REQUIRED");
+    assert_eq!(action["detail"]["question"], "two rooms or one?");
+    assert!(
+        action["remedy"]
+            .as_str()
+            .unwrap()
+            .contains("a2a-recover reply asking/s")
+    );
+    assert_eq!(lines.last().unwrap()["exitCode"], 4);
+    // All together: 4 wins over 3 over 0, and the human output names the answer.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4);
+    assert!(
+        stdout(&out).contains(
+            "asking/s (attempt 1): answer the agent's question: \"two rooms or one?\"; run \
+             `a2a-recover reply asking/s \"…\"`"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    // An unknown workflow is a usage error.
+    let out = reconcile(&env, &["nope"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unknown workflow `nope`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = reconcile(&env, &["--follow-for", "1m"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("--follow-for is not supported yet"));
+    // A resolved step no longer counts.
+    open(&env)
+        .resolve_step(
+            &StepName::parse("asking/s").unwrap(),
+            a2a_recover::journal::Resolution::Abandoned,
+            "test",
+        )
+        .unwrap();
+    let out = reconcile(&env, &["asking"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn a_dry_run_changes_nothing_locally_or_remotely() {
+    let env = TestEnv::new();
+    let (a, b) = (scripted("reject"), scripted("echo"));
+    register(&env, &[&a, &b]);
+    skill_step(&env, &a, 3);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3);
+    // An intent crashed after its commit, and the rejected car to re-delegate.
+    let c = agent(fast());
+    crashing(
+        &env,
+        "after-intent",
+        &["delegate", "w/hotel", "--agent", &c.url(), "ask"],
+    );
+    let before = journal_bytes(&env);
+    let lock_file = a2a_recover::recovery::lock::lock_path(&env.journal());
+    let lock_before = std::fs::read(&lock_file).unwrap();
+    let (sa, sb, sc) = (a.stats(), b.stats(), c.stats());
+    let out = reconcile(&env, &["--dry-run", "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let outcomes: Vec<String> = json_lines(&out)
+        .iter()
+        .filter(|v| v["type"] == "action")
+        .map(|v| v["outcome"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(outcomes.contains(&"would-send".to_owned()), "{outcomes:?}");
+    assert!(
+        outcomes.contains(&"would-record-REJECTED".to_owned()),
+        "{outcomes:?}"
+    );
+    assert_eq!(json_lines(&out).last().unwrap()["dryRun"], true);
+    assert_eq!(journal_bytes(&env), before);
+    assert_eq!(std::fs::read(&lock_file).unwrap(), lock_before);
+    for (agent, seen) in [(&a, sa), (&b, sb), (&c, sc)] {
+        let now = agent.stats();
+        assert_eq!(now.messages.len(), seen.messages.len());
+        assert_eq!(now.tasks.len(), seen.tasks.len());
+        assert_eq!(now.cancels.len(), seen.cancels.len());
+    }
+    assert_eq!(b.stats().messages.len(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operator decisions, deadlines, unreachable agents
+// ---------------------------------------------------------------------------------------------
+
+fn resolve(env: &TestEnv, step: &str, resolution: a2a_recover::journal::Resolution) {
+    open(env)
+        .resolve_step(&StepName::parse(step).unwrap(), resolution, "operator test")
+        .unwrap();
+}
+
+#[test]
+fn an_uncertain_step_is_resent_only_on_the_operators_resend() {
+    use a2a_recover::journal::Resolution;
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        no_list_tasks: true,
+        ..fast()
+    });
+    crashing(
+        &env,
+        "after-send",
+        &["delegate", "w/s", "--agent", &a.url(), "hello"],
+    );
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("--as resend"), "{}", stdout(&out));
+    let row = the_attempt(&env, "w/s");
+    assert_eq!(row["state"], "UNCERTAIN");
+    let mid = row["messageId"].as_str().unwrap().to_owned();
+    // Never resent on its own.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4);
+    assert_eq!(a.stats().tasks_per_message_id.get(&mid), Some(&1));
+    resolve(&env, "w/s", Resolution::Resend);
+    let out = reconcile_until_settled(&env, 50);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // Same messageId, the risk accepted: the agent without dedup ran it twice.
+    assert_eq!(a.stats().tasks_per_message_id.get(&mid), Some(&2));
+    let row = the_attempt(&env, "w/s");
+    assert_eq!(row["messageId"], mid.as_str());
+    assert_eq!(row["state"], "COMPLETED");
+    let rec = open(&env)
+        .step(&StepName::parse("w/s").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        rec.step.resolution, None,
+        "the resolution was not cleared once acted on"
+    );
+}
+
+#[test]
+fn a_retry_adds_a_linked_attempt_within_the_budget() {
+    use a2a_recover::journal::Resolution;
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        scenario: Some("fail".into()),
+        ..fast()
+    });
+    let out = delegate(&env, "w/s", &a.url(), "book", &[]);
+    assert_eq!(code(&out), 0);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("bound to one agent"),
+        "{}",
+        stdout(&out)
+    );
+    for n in 2..=3 {
+        resolve(&env, "w/s", Resolution::Retry);
+        let out = reconcile_until_settled(&env, 20);
+        assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+        let rows = attempts(&env, Some("w/s"));
+        assert_eq!(rows.len(), n);
+        assert_eq!(rows[n - 1]["previousTaskId"], rows[n - 2]["taskId"]);
+        assert_eq!(rows[n - 1]["state"], "FAILED");
+    }
+    let texts: Vec<String> = a.stats().messages.iter().map(|m| m.text.clone()).collect();
+    assert_eq!(texts[0], "book");
+    assert!(
+        texts[1].starts_with("[previous attempt: task "),
+        "{texts:?}"
+    );
+    assert!(
+        texts[1].ends_with(" FAILED: failed: scripted failure]\nbook"),
+        "{texts:?}"
+    );
+    // The budget (3) is spent: a fourth retry adds nothing and says why.
+    resolve(&env, "w/s", Resolution::Retry);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("budget (3) spent"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(attempts(&env, Some("w/s")).len(), 3);
+    assert_eq!(a.stats().messages.len(), 3);
+}
+
+#[test]
+fn the_deadline_ends_a_pass_cleanly_with_exit_3() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        tick: Duration::from_secs(3600),
+        ..AgentConfig::default()
+    });
+    let out = delegate(&env, "w/s", &a.url(), "work:5", &[]);
+    assert_eq!(code(&out), 0);
+    let out = reconcile(&env, &["--deadline", "0s", "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let summary = json_lines(&out).pop().unwrap();
+    assert_eq!(summary["unvisited"], 1, "{summary}");
+    assert_eq!(summary["outcomes"]["deadline"], 1, "{summary}");
+}
+
+#[test]
+fn an_unreachable_agent_does_not_stop_the_pass_for_the_others() {
+    let env = TestEnv::new();
+    let up = agent(fast());
+    let down = agent(fast());
+    for (step, a) in [("w/up", &up), ("w/down", &down)] {
+        let out = delegate(&env, step, &a.url(), "hello", &[]);
+        assert_eq!(code(&out), 0);
+    }
+    drop(down);
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let lines = json_lines(&out);
+    let failed = lines
+        .iter()
+        .find(|v| v["type"] == "action" && v["step"] == "down")
+        .unwrap();
+    assert_eq!(failed["outcome"], "read-failed", "{failed}");
+    assert_eq!(the_attempt(&env, "w/up")["state"], "COMPLETED");
+    assert_eq!(the_attempt(&env, "w/down")["state"], "SUBMITTED");
+    let events = open(&env)
+        .events_of_step(&StepName::parse("w/down").unwrap())
+        .unwrap();
+    assert_eq!(events.last().unwrap().kind, "read-failed");
+}

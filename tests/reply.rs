@@ -1,0 +1,163 @@
+//! `reply` end to end: answers on the same task id, the state checks, and the crash points, with
+//! `reconcile` finding an undelivered reply in the task's history before it sends it again.
+
+use std::time::Duration;
+
+use a2a_recover::scripted_agent::{AgentConfig, Stats};
+
+use crate::common::{TestEnv, code, stderr, stdout};
+use crate::delegate::{agent, delegate, the_attempt};
+use crate::reconcile::{crashing, json_lines, reconcile};
+
+fn fast() -> AgentConfig {
+    AgentConfig {
+        tick: Duration::from_millis(20),
+        ..AgentConfig::default()
+    }
+}
+
+/// The messages the agent received with this text.
+fn received(stats: &Stats, text: &str) -> Vec<(String, Option<String>)> {
+    stats
+        .messages
+        .iter()
+        .filter(|m| m.text == text)
+        .map(|m| (m.message_id.clone(), m.task_id.clone()))
+        .collect()
+}
+
+/// Delegates `ask` and runs a pass, so the question is journaled; returns the task id.
+fn asked(env: &TestEnv, url: &str, step: &str) -> String {
+    let out = delegate(env, step, url, "ask about rooms", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = reconcile(env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(env, step);
+    assert_eq!(row["state"], "INPUT_REQUIRED");
+    assert_eq!(row["pendingQuestion"], "two rooms or one?");
+    row["taskId"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_reply_answers_on_the_same_task_and_exits_0() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let task = asked(&env, &a.url(), "trip/hotel");
+    let out = env.run(["reply", "trip/hotel", "two rooms", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let lines = json_lines(&out);
+    assert_eq!(lines[0]["command"], "reply");
+    assert_eq!(lines[1]["replyState"], "DELIVERED");
+    assert_eq!(lines[1]["detail"]["taskId"], task.as_str());
+    let row = the_attempt(&env, "trip/hotel");
+    assert_eq!(row["taskId"], task.as_str());
+    assert_eq!(row["state"], "COMPLETED");
+    let got = received(&a.stats(), "two rooms");
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1.as_deref(), Some(task.as_str()));
+    // The step has no question any more.
+    let out = env.run(["reply", "trip/hotel", "again"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("step `trip/hotel` has no pending question: it is COMPLETED"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_reply_needs_a_pending_question() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        tick: Duration::from_secs(3600),
+        ..AgentConfig::default()
+    });
+    let out = env.run(["reply", "nope/x", "hi"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("unknown step `nope/x`"),
+        "{}",
+        stderr(&out)
+    );
+    let out = delegate(&env, "w/s", &a.url(), "work:3", &[]);
+    assert_eq!(code(&out), 0);
+    let out = env.run(["reply", "w/s", "hi"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("has no pending question: it is SUBMITTED"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(received(&a.stats(), "hi").is_empty());
+}
+
+#[test]
+fn a_crash_after_the_reply_is_sent_is_found_in_the_history_not_resent() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let task = asked(&env, &a.url(), "trip/hotel");
+    crashing(&env, "after-send", &["reply", "trip/hotel", "two rooms"]);
+    // The agent has the answer; the journal does not know it yet.
+    assert_eq!(received(&a.stats(), "two rooms").len(), 1);
+    // Replying again with the same text resends nothing blindly.
+    let out = env.run(["reply", "trip/hotel", "two rooms"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let out = env.run(["reply", "trip/hotel", "one room"]);
+    assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let reply = json_lines(&out)
+        .into_iter()
+        .find(|v| v["action"] == "reply")
+        .expect("a reply action");
+    assert_eq!(reply["outcome"], "DELIVERED");
+    assert_eq!(reply["detail"]["found"], true);
+    let got = received(&a.stats(), "two rooms");
+    assert_eq!(got.len(), 1, "the reply was sent twice");
+    assert_eq!(got[0].1.as_deref(), Some(task.as_str()));
+    let row = the_attempt(&env, "trip/hotel");
+    assert_eq!(row["state"], "COMPLETED");
+    assert_eq!(row["taskId"], task.as_str());
+}
+
+#[test]
+fn a_crash_before_the_reply_is_sent_is_resent_with_the_same_message_id() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let task = asked(&env, &a.url(), "trip/hotel");
+    crashing(&env, "after-intent", &["reply", "trip/hotel", "one room"]);
+    assert!(received(&a.stats(), "one room").is_empty());
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let reply = json_lines(&out)
+        .into_iter()
+        .find(|v| v["action"] == "reply")
+        .expect("a reply action");
+    assert_eq!(reply["outcome"], "DELIVERED");
+    assert_eq!(reply["detail"]["resent"], true);
+    let got = received(&a.stats(), "one room");
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, reply["detail"]["messageId"].as_str().unwrap());
+    assert_eq!(got[0].1.as_deref(), Some(task.as_str()));
+    assert_eq!(the_attempt(&env, "trip/hotel")["state"], "COMPLETED");
+}
+
+#[test]
+fn auth_required_is_resumed_by_a_reply() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/secure", &a.url(), "auth", &[]);
+    assert_eq!(code(&out), 0);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4);
+    assert!(
+        stdout(&out).contains("the agent needs authentication"),
+        "{}",
+        stdout(&out)
+    );
+    let out = env.run(["reply", "w/secure", "granted"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(the_attempt(&env, "w/secure")["state"], "COMPLETED");
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
