@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod compensate;
 mod delegate;
 mod generated;
 mod inspect;

@@ -60,12 +60,25 @@ fn parse_states(given: &[String]) -> Result<Vec<AttemptState>, CliError> {
         .collect()
 }
 
+/// Parses a WORKFLOW or WORKFLOW/STEP; a compensation step (`WORKFLOW/STEP~compensate`, named
+/// by `compensate`) is accepted too.
+fn parse_target(s: &str) -> Result<Target, crate::journal::NameError> {
+    if let Some(base) = s.strip_suffix(crate::plan::COMPENSATE_SUFFIX)
+        && base.contains('/')
+        && let Ok(Target::Step(mut name)) = Target::parse(base)
+    {
+        name.step.push_str(crate::plan::COMPENSATE_SUFFIX);
+        return Ok(Target::Step(name));
+    }
+    Target::parse(s)
+}
+
 /// Runs `inspect`.
 pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8> {
     let target = args
         .target
         .as_deref()
-        .map(Target::parse)
+        .map(parse_target)
         .transpose()
         .map_err(|e| CliError::usage(e.to_string()).hint("give a WORKFLOW, or a WORKFLOW/STEP"))?;
     let states = parse_states(&args.state)?;
