@@ -375,7 +375,7 @@ fn a_task_that_completed_before_its_cancel_is_found_and_compensated() {
     assert_eq!(c, 0, "{records:#?}");
     // The cancel reached the agent, which refused it (-32002: already terminal); the task was
     // read again, found COMPLETED, and its effect undone.
-    assert_eq!(flights.stats().cancels, [task.clone()]);
+    assert_eq!(flights.stats().cancels, std::slice::from_ref(&task));
     let cancel = records
         .iter()
         .find(|r| r["action"] == "cancel")
