@@ -554,3 +554,42 @@ fn an_unknown_workflow_and_a_held_lock_touch_nothing() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(latest(&env, "w/s")["workflowState"], "COMPENSATED");
 }
+
+#[test]
+fn an_unreachable_agent_leaves_the_effect_undecided_and_exits_3() {
+    let env = TestEnv::new();
+    let books = bookings();
+    let flights = agent(fast(&["flights"]));
+    let (delete, verify) = (books.delete_cmd(), books.verify_url());
+    let out = env.run([
+        "delegate",
+        "trip-5/flight",
+        "--agent",
+        &flights.url(),
+        "--effect",
+        "--compensate-cmd",
+        &delete,
+        "--verify-url",
+        &verify,
+        "work:100000",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let task = task_of(&env, "trip-5/flight");
+    books.book(&task);
+    // The agent goes away while its task runs: the cancel cannot be sent, the task not read.
+    drop(flights);
+    let out = env.run(["--format", "json", "compensate", "trip-5"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let records = json_lines(&out);
+    assert!(
+        records
+            .iter()
+            .any(|r| r["action"] == "wait" && r["step"] == "flight"),
+        "{records:#?}"
+    );
+    // Nothing was decided or undone while the task may still book something.
+    let a = latest(&env, "trip-5/flight");
+    assert_eq!(a["effect"], Value::Null, "{a}");
+    assert_eq!(a["workflowState"], "COMPENSATING");
+    assert!(books.deleted().is_empty());
+}

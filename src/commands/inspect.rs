@@ -155,6 +155,12 @@ fn outcome(row: &AttemptRow) -> String {
             .as_deref()
             .and_then(|s| serde_json::from_str::<Value>(s).ok())
     {
+        // A compensation command's result (`compensate`) has a status, not a message.
+        if let Some(status) = m.get("status").and_then(Value::as_str)
+            && m.get("command").is_some()
+        {
+            return format!("command: {status}");
+        }
         return message_text(&m);
     }
     if let Some(e) = &a.error {

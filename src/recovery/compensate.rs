@@ -274,10 +274,12 @@ pub async fn run(
             .iter()
             .find(|c| c.step.compensates == Some(fresh.step.id))
             .map(|c| c.step.spec.name.clone());
-        let effect = if undecided.contains(&fresh.step.id) {
-            let a = effect_attempt(&fresh.attempts);
-            pass.say(
-                a,
+        if undecided.contains(&fresh.step.id) {
+            // Still running (or unreadable): its effect may yet appear. `running` makes the
+            // exit 3 and keeps the workflow COMPENSATING.
+            pass.say_step(
+                Some(&fresh.step.spec.name),
+                effect_attempt(&fresh.attempts),
                 "wait",
                 "running",
                 &json!({}),
@@ -286,11 +288,9 @@ pub async fn run(
                     fresh.step.spec.name
                 ),
             )?;
-            a.and_then(|a| a.effect)
-        } else {
-            pass.compensate_step(&fresh, comp.as_ref()).await?
-        };
-        effects.push(effect);
+            continue;
+        }
+        effects.push(pass.compensate_step(&fresh, comp.as_ref()).await?);
     }
     let (new_state, code) = workflow_outcome(&effects, pass.running);
     if new_state == WorkflowState::Compensated {
