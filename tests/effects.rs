@@ -75,6 +75,29 @@ fn verifications_that_cannot_run_or_hang_are_unknown_never_absent() {
         assert_eq!(latest(&env, step)["effect"], "unknown");
         assert_eq!(step_attempts(&env, &format!("{step}~compensate")).len(), 1);
     }
+    // An operator settles both by hand (`resolve --as done`): compensate skips them, and the
+    // workflow is COMPENSATED.
+    let journal =
+        a2a_recover::journal::Journal::open(&env.journal(), std::time::Duration::from_secs(10))
+            .unwrap();
+    for step in ["w/missing", "w/hangs"] {
+        journal
+            .resolve_step(
+                &a2a_recover::journal::StepName::parse(step).unwrap(),
+                a2a_recover::journal::Resolution::Done,
+                "cancelled by phone",
+            )
+            .unwrap();
+    }
+    drop(journal);
+    let out = env.run(["compensate", "w", "--command-timeout", "1s"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("resolved by an operator"), "{}", stdout(&out));
+    for step in ["w/missing", "w/hangs"] {
+        assert_eq!(latest(&env, step)["effect"], "unknown");
+        assert_eq!(latest(&env, step)["workflowState"], "COMPENSATED");
+        assert_eq!(step_attempts(&env, &format!("{step}~compensate")).len(), 1);
+    }
     // No event ever said absent or compensated.
     let out = env.run(["inspect", "w/hangs", "--events", "--format", "json"]);
     let events = stdout(&out);

@@ -2,7 +2,7 @@
 //! command results and a workflow's steps in delegation order.
 //!
 //! Same invariants as the rest of the journal: each method is one short transaction, every
-//! change goes through [`transition`] and appends an event in the same transaction.
+//! change goes through [`super::transition`] and appends an event in the same transaction.
 
 use serde_json::{Value, json};
 

@@ -45,6 +45,7 @@ use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
+use crate::journal::Resolution;
 use crate::journal::{
     Attempt, AttemptState, Binding, EffectState, FailureKind, IntentOutcome, Journal, JournalError,
     NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec, TaskView, WorkflowState,
@@ -290,6 +291,27 @@ pub async fn run(
             )?;
             continue;
         }
+        if settled_by_operator(&fresh) {
+            let a = effect_attempt(&fresh.attempts);
+            let e = a.and_then(|a| a.effect).map_or("null", EffectState::as_str);
+            pass.say_step(
+                Some(&fresh.step.spec.name),
+                a,
+                "skip",
+                "resolved",
+                &json!({"effect": e, "reason": fresh.step.resolution_reason}),
+                &format!(
+                    "{}: {e}, resolved by an operator ({}); not compensated again.",
+                    fresh.step.spec.name,
+                    fresh
+                        .step
+                        .resolution_reason
+                        .as_deref()
+                        .unwrap_or("no reason")
+                ),
+            )?;
+            continue;
+        }
         effects.push(pass.compensate_step(&fresh, comp.as_ref()).await?);
     }
     let (new_state, code) = workflow_outcome(&effects, pass.running);
@@ -345,6 +367,19 @@ pub fn effect_attempt(attempts: &[Attempt]) -> Option<&Attempt> {
                 .find(|a| a.state == AttemptState::Completed)
         })
         .or_else(|| attempts.last())
+}
+
+/// Returns whether an operator settled a step whose effect compensate could not undo or read
+/// (`resolve --as done|abandoned` after `compensation-failed` or `unknown`): it is skipped and
+/// does not count toward the exit code. Any other effect of a resolved step is still undone.
+pub fn settled_by_operator(record: &StepRecord) -> bool {
+    matches!(
+        record.step.resolution,
+        Some(Resolution::Done | Resolution::Abandoned)
+    ) && matches!(
+        effect_attempt(&record.attempts).and_then(|a| a.effect),
+        Some(EffectState::CompensationFailed | EffectState::Unknown)
+    )
 }
 
 /// Returns whether an attempt provably created nothing remotely: never sent, or refused.
