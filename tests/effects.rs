@@ -92,7 +92,11 @@ fn verifications_that_cannot_run_or_hang_are_unknown_never_absent() {
     drop(journal);
     let out = env.run(["compensate", "w", "--command-timeout", "1s"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    assert!(stdout(&out).contains("resolved by an operator"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("resolved by an operator"),
+        "{}",
+        stdout(&out)
+    );
     for step in ["w/missing", "w/hangs"] {
         assert_eq!(latest(&env, step)["effect"], "unknown");
         assert_eq!(latest(&env, step)["workflowState"], "COMPENSATED");

@@ -108,6 +108,7 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
             "workflowState": outcome.workflow_state.as_str(),
             "effects": outcome.effects,
             "running": outcome.running,
+            "outcomes": outcome.outcomes,
             "dryRun": args.dry_run,
             "exitCode": outcome.exit_code,
         }))?;

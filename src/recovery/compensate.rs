@@ -200,6 +200,8 @@ pub struct Outcome {
     pub effects: BTreeMap<String, u32>,
     /// How many attempts were still running, or could not be read or cancelled.
     pub running: usize,
+    /// How many `action` records had each outcome.
+    pub outcomes: BTreeMap<String, u32>,
 }
 
 /// Runs one compensation pass over `workflow` (the caller holds the journal lock).
@@ -224,6 +226,7 @@ pub async fn run(
         workflow,
         opts,
         running: 0,
+        outcomes: std::cell::RefCell::default(),
     };
     if opts.dry_run {
         return pass.dry_run(state);
@@ -241,6 +244,7 @@ pub async fn run(
             exit_code: exit::OK,
             effects: BTreeMap::new(),
             running: 0,
+            outcomes: pass.outcomes.take(),
         });
     }
     if journal.set_workflow_state(workflow, WorkflowState::Compensating)? {
@@ -350,6 +354,7 @@ pub async fn run(
         exit_code: code,
         effects: counts,
         running: pass.running,
+        outcomes: pass.outcomes.take(),
     })
 }
 
@@ -433,6 +438,8 @@ struct Pass<'a> {
     opts: &'a Options,
     /// Attempts still running, unreadable, or not cancellable this pass.
     running: usize,
+    /// Actions per outcome, for the summary.
+    outcomes: std::cell::RefCell<BTreeMap<String, u32>>,
 }
 
 impl Pass<'_> {
@@ -457,6 +464,11 @@ impl Pass<'_> {
         detail: &Value,
         line: &str,
     ) -> Result<(), BrokenPipe> {
+        *self
+            .outcomes
+            .borrow_mut()
+            .entry(outcome.to_owned())
+            .or_default() += 1;
         if self.ctx.out.is_json() {
             self.ctx.out.record(&json!({
                 "type": "action",
@@ -1402,6 +1414,7 @@ impl Pass<'_> {
             },
             effects: BTreeMap::new(),
             running: 0,
+            outcomes: self.outcomes.take(),
         })
     }
 }
