@@ -569,7 +569,7 @@ fn usage_errors_journal_nothing() {
         (vec!["delegate", "w/s", "hi"], "--agent URL"),
         (
             vec!["delegate", "w/s", "--skill", "book", "hi"],
-            "not supported yet",
+            "no registered agent advertises the skill `book`",
         ),
         (
             vec!["delegate", "--plan", "trip.toml"],

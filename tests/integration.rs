@@ -1,5 +1,6 @@
 //! The single integration test binary: every test module is listed here.
 
+mod agents;
 mod cli;
 mod common;
 mod compensate;
@@ -11,6 +12,8 @@ mod interop;
 mod interop_recovery;
 mod journal;
 mod plan;
+mod readme;
 mod reconcile;
 mod reply;
+mod resolve;
 mod scripted_agent;

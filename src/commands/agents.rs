@@ -1,8 +1,35 @@
-//! `agents`: the registry of Agent Cards used by `--skill` and re-delegation.
+//! `agents`: the registry of Agent Cards used by `--skill` and re-delegation (DESIGN.md §3
+//! `agents`).
+//!
+//! - `agents add URL [--token-env VAR]` fetches the card, validates it (a JSON-RPC interface
+//!   for A2A 1.x, and skills with ids), and stores it: the card as received (name, interfaces,
+//!   capabilities, skills with ids and tags), the chosen interface, the skill ids, the NAME of
+//!   the credential variable (never its value) and the fetch time. Adding a registered agent
+//!   again refreshes its card and keeps its place in the order (and its variable, unless a new
+//!   one is given). An unreachable agent or an invalid card exits 1 and stores nothing: the card
+//!   is fetched and checked before the journal is written (or even created).
+//! - `agents list` shows the registry in the order agents are tried: first added, first tried.
+//! - `agents remove URL` takes an agent out of the registry; attempts already journaled keep it.
+//!
+//! Agents are keyed by their Agent Card URL (`card_url_for`): the base URL and the card URL name
+//! the same agent. Card text is remote text: inert in tables, data in JSON.
 
+use anyhow::Context as _;
+use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
+use comfy_table::{ContentArrangement, Table, presets};
+use serde_json::{Value, json};
 
+use crate::a2a::{
+    A2aClient, AgentCardInfo, ClientConfig, Credential, WELL_KNOWN_CARD_PATH, card_url_for,
+    redact_url, types,
+};
+use crate::clock::rfc3339;
 use crate::context::Context;
+use crate::error::CliError;
+use crate::exit;
+use crate::journal::{self, Agent, AgentCard, Journal};
+use crate::output::inert;
 
 /// Manages the registry of agents used by --skill and re-delegation.
 #[derive(Debug, Args)]
@@ -32,6 +59,451 @@ pub enum AgentsCommand {
 }
 
 /// Runs `agents`.
-pub(crate) async fn run(_ctx: &Context, _args: &AgentsArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`agents` is not built yet")
+pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> {
+    match &args.command {
+        AgentsCommand::Add { url, token_env } => add(ctx, url, token_env.as_deref()).await,
+        AgentsCommand::List => list(ctx),
+        AgentsCommand::Remove { url } => remove(ctx, url),
+    }
+}
+
+/// Returns the card URL for a URL given on the command line (a usage error if unusable).
+fn card_url_arg(url: &str) -> Result<String, CliError> {
+    card_url_for(url).map_err(|e| {
+        let hint = e.hint().unwrap_or_default();
+        CliError::usage(e.to_string()).hint(hint)
+    })
+}
+
+/// Shows a card URL as the agent's base URL, redacted and inert.
+fn shown(card_url: &str) -> String {
+    let base = card_url
+        .strip_suffix(WELL_KNOWN_CARD_PATH)
+        .map_or_else(|| card_url.to_owned(), |b| format!("{b}/"));
+    inert(&redact_url(&base))
+}
+
+/// Opens the journal only if it exists (reads must not create one).
+fn existing_journal(ctx: &Context) -> anyhow::Result<Option<Journal>> {
+    if ctx.journal_path.exists() {
+        journal::open_for_command(ctx).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// Returns the skill ids of a fetched card, or why the registry cannot use it.
+fn skill_ids(info: &AgentCardInfo) -> Result<Vec<String>, String> {
+    if info.card.skills.is_empty() {
+        return Err("the card lists no skills, and the registry chooses agents by skill".into());
+    }
+    let mut ids: Vec<String> = Vec::with_capacity(info.card.skills.len());
+    for (i, skill) in info.card.skills.iter().enumerate() {
+        let id = skill.id.trim();
+        if id.is_empty() {
+            return Err(format!("skill {} of the card has an empty `id`", i + 1));
+        }
+        if !ids.iter().any(|known| known == id) {
+            ids.push(id.to_owned());
+        }
+    }
+    Ok(ids)
+}
+
+/// Returns the protocol version of the card's first JSON-RPC interface for A2A 1.x (the one
+/// the client chose).
+fn protocol_version(card: &types::AgentCard) -> Option<String> {
+    card.supported_interfaces
+        .iter()
+        .find(|i| {
+            i.protocol_binding
+                .trim()
+                .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
+                && i.protocol_version.trim().split('.').next() == Some("1")
+        })
+        .map(|i| i.protocol_version.trim().to_owned())
+}
+
+async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Result<u8> {
+    let card_url = card_url_arg(url)?;
+    let given = match token_env {
+        None => None,
+        Some(var) => Some(Credential::from_env(var).map_err(|e| {
+            let hint = e.hint().unwrap_or_default();
+            CliError::usage(format!("--token-env: {e}")).hint(hint)
+        })?),
+    };
+    let journal = existing_journal(ctx)?;
+    let known = match &journal {
+        Some(j) => j.agent(&card_url)?.filter(|a| a.registered.is_some()),
+        None => None,
+    };
+    // A refresh without --token-env keeps the variable the agent was registered with.
+    let credential = match (given, known.as_ref().and_then(|a| a.token_env.as_deref())) {
+        (Some(c), _) => Some(c),
+        (None, Some(var)) => Some(Credential::from_env(var).map_err(|e| {
+            CliError::usage(format!(
+                "{e}: `{}` was registered with --token-env {var}",
+                shown(&card_url)
+            ))
+            .hint(format!(
+                "export `{var}`, or give another variable with --token-env"
+            ))
+        })?),
+        (None, None) => None,
+    };
+    ctx.out.begin("agents add")?;
+    let client = A2aClient::new(ClientConfig::from_context(ctx))
+        .context("failed to set up the HTTP client")?;
+    // Exit 1 whatever the wire error (DESIGN.md §3: an unreachable agent too), with its hint.
+    let not_stored = |e: CliError| {
+        anyhow::Error::new(e).context(format!(
+            "`{}` was not registered; nothing was stored",
+            shown(&card_url)
+        ))
+    };
+    let info = client
+        .fetch_card(&card_url, credential.as_ref())
+        .await
+        .map_err(|e| {
+            let hint = e.hint();
+            let mut failure = CliError::failure(e.to_string());
+            failure.hint = hint;
+            not_stored(failure)
+        })?;
+    let skills = skill_ids(&info).map_err(|why| {
+        not_stored(
+            CliError::failure(format!(
+                "the agent card at `{}` is not usable: {why}",
+                inert(&redact_url(&card_url))
+            ))
+            .hint("the agent must list its skills, each with an `id`, for --skill to find it"),
+        )
+    })?;
+    let journal = match journal {
+        Some(j) => j,
+        None => journal::open_for_command(ctx)?,
+    };
+    let token_var = credential.as_ref().map(|c| c.env_var().to_owned());
+    let agent = journal
+        .register_agent(
+            &AgentCard {
+                card_url: card_url.clone(),
+                interface_url: info.interface_url.clone(),
+                protocol_version: protocol_version(&info.card),
+                tenant: info.tenant.clone(),
+                card_json: info.raw.to_string(),
+                skills,
+            },
+            token_var.as_deref(),
+        )
+        .context("failed to store the agent card")?;
+    let registered_at = journal.registered_at(&card_url)?;
+    if ctx.out.is_json() {
+        ctx.out.record(&agent_record(&agent, registered_at))?;
+        return Ok(exit::OK);
+    }
+    let registry = journal.registered_agents()?;
+    let position = registry
+        .iter()
+        .position(|a| a.card_url == agent.card_url)
+        .map_or(0, |i| i + 1);
+    let verb = if known.is_some() {
+        "refreshed"
+    } else {
+        "registered"
+    };
+    let view = CardView::of(&agent);
+    let skills: Vec<&str> = view.skills.iter().map(|s| s.id.as_str()).collect();
+    ctx.out.line(&format!(
+        "{verb} {} ({}) with skills {}; {} of {} in the registry (first added, first tried).",
+        inert(&view.name),
+        shown(&agent.card_url),
+        inert(&skills.join(", ")),
+        ordinal(position),
+        registry.len(),
+    ))?;
+    Ok(exit::OK)
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+fn list(ctx: &Context) -> anyhow::Result<u8> {
+    ctx.out.begin("agents list")?;
+    let agents = match existing_journal(ctx)? {
+        Some(j) => j
+            .registered_agents()?
+            .into_iter()
+            .map(|a| {
+                let at = j.registered_at(&a.card_url)?;
+                Ok((a, at))
+            })
+            .collect::<Result<Vec<_>, journal::JournalError>>()?,
+        None => Vec::new(),
+    };
+    if ctx.out.is_json() {
+        for (agent, at) in &agents {
+            ctx.out.record(&agent_record(agent, *at))?;
+        }
+        return Ok(exit::OK);
+    }
+    if agents.is_empty() {
+        ctx.out
+            .status("no agents are registered; add one with `a2a-recover agents add URL`.");
+        return Ok(exit::OK);
+    }
+    let now = ctx.display_clock.now();
+    let mut table = new_table(
+        ctx,
+        vec![
+            "#",
+            "NAME",
+            "AGENT",
+            "SKILLS",
+            "TOKEN ENV",
+            "CONTEXT IDS",
+            "FETCHED",
+        ],
+    );
+    for (i, (agent, _)) in agents.iter().enumerate() {
+        let view = CardView::of(agent);
+        let skills: Vec<&str> = view.skills.iter().map(|s| s.id.as_str()).collect();
+        table.add_row(vec![
+            (i + 1).to_string(),
+            inert(&view.name),
+            shown(&agent.card_url),
+            inert(&skills.join(", ")),
+            agent.token_env.clone().unwrap_or_else(|| "-".to_owned()),
+            match agent.accepts_context_id {
+                None => "unknown",
+                Some(true) => "accepted",
+                Some(false) => "refused",
+            }
+            .to_owned(),
+            agent
+                .fetched_at
+                .map_or_else(|| "-".to_owned(), |t| format!("{} ago", age(now, t))),
+        ]);
+    }
+    ctx.out.line(&render(ctx, &table))?;
+    Ok(exit::OK)
+}
+
+fn remove(ctx: &Context, url: &str) -> anyhow::Result<u8> {
+    let card_url = card_url_arg(url)?;
+    let unknown = || {
+        CliError::usage(format!("`{}` is not in the registry", shown(&card_url)))
+            .hint("`a2a-recover agents list` shows the registered agents")
+    };
+    let Some(journal) = existing_journal(ctx)? else {
+        return Err(unknown().into());
+    };
+    ctx.out.begin("agents remove")?;
+    if !journal.unregister_agent(&card_url)? {
+        return Err(unknown().into());
+    }
+    if !ctx.out.is_json() {
+        ctx.out.line(&format!(
+            "removed {} from the registry; steps already delegated to it keep it.",
+            shown(&card_url)
+        ))?;
+    }
+    Ok(exit::OK)
+}
+
+/// One skill of a stored card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SkillView {
+    id: String,
+    name: Option<String>,
+    tags: Vec<String>,
+}
+
+/// What a stored card says, read from the raw JSON as received.
+#[derive(Debug, Clone, PartialEq)]
+struct CardView {
+    name: String,
+    skills: Vec<SkillView>,
+    capabilities: Value,
+}
+
+impl CardView {
+    fn of(agent: &Agent) -> Self {
+        let card = agent
+            .card_json
+            .as_deref()
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+            .unwrap_or(Value::Null);
+        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+        let skills = card
+            .get("skills")
+            .and_then(Value::as_array)
+            .map(|skills| {
+                skills
+                    .iter()
+                    .filter_map(|s| {
+                        Some(SkillView {
+                            id: text(s, "id").filter(|id| !id.trim().is_empty())?,
+                            name: text(s, "name"),
+                            tags: s
+                                .get("tags")
+                                .and_then(Value::as_array)
+                                .map(|t| t.iter().filter_map(Value::as_str).map(str::to_owned))
+                                .into_iter()
+                                .flatten()
+                                .collect(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            name: text(&card, "name").unwrap_or_default(),
+            skills,
+            capabilities: card
+                .get("capabilities")
+                .filter(|c| c.is_object())
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        }
+    }
+}
+
+/// The `agent` record (DESIGN.md §3), camelCase; card text kept as data.
+fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
+    let view = CardView::of(agent);
+    json!({
+        "type": "agent",
+        "url": agent.card_url,
+        "name": view.name,
+        "interfaceUrl": agent.interface_url,
+        "protocolVersion": agent.protocol_version,
+        "tenant": agent.tenant,
+        "skills": view.skills.iter().map(|s| json!({
+            "id": s.id,
+            "name": s.name,
+            "tags": s.tags,
+        })).collect::<Vec<_>>(),
+        "capabilities": view.capabilities,
+        "tokenEnv": agent.token_env,
+        "acceptsContextId": agent.accepts_context_id,
+        "order": agent.registered,
+        "registeredAt": registered_at.map(rfc3339),
+        "fetchedAt": agent.fetched_at.map(rfc3339),
+    })
+}
+
+/// Returns a short age: `42s`, `5m`, `3h`, `2d`.
+fn age(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
+    let secs = (now - then).num_seconds().max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+/// A table: comfy-table borders on a terminal, a plain two-space layout when piped.
+fn new_table(ctx: &Context, header: Vec<&str>) -> Table {
+    let mut table = Table::new();
+    if ctx.out.stdout_is_tty() {
+        table
+            .load_style(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic);
+    } else {
+        table
+            .load_style(presets::NOTHING)
+            .set_content_arrangement(ContentArrangement::Disabled);
+    }
+    table.set_header(header);
+    if !ctx.out.stdout_is_tty() {
+        for column in table.column_iter_mut() {
+            column.set_padding((0, 2));
+        }
+    }
+    table
+}
+
+/// Renders a table, trimming the trailing spaces of the plain layout.
+fn render(ctx: &Context, table: &Table) -> String {
+    let text = table.to_string();
+    if ctx.out.stdout_is_tty() {
+        text
+    } else {
+        text.lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinals_read_as_english() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111]
+            .into_iter()
+            .map(ordinal)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st",
+                "111th"
+            ]
+        );
+    }
+
+    #[test]
+    fn stored_cards_are_read_leniently() {
+        let agent = |card: &str| Agent {
+            id: journal::AgentId(1),
+            card_url: "http://a.example/.well-known/agent-card.json".to_owned(),
+            interface_url: None,
+            protocol_version: None,
+            tenant: None,
+            token_env: None,
+            card_json: Some(card.to_owned()),
+            skills: Vec::new(),
+            accepts_context_id: None,
+            registered: Some(1),
+            fetched_at: None,
+        };
+        let view = CardView::of(&agent(
+            r#"{"name":"Hotel","capabilities":{"streaming":true},
+                "skills":[{"id":"hotel","name":"Hotel booking"},{"id":"","name":"x"},
+                          {"id":"car","tags":["cars",1]}]}"#,
+        ));
+        assert_eq!(view.name, "Hotel");
+        assert_eq!(view.capabilities, json!({"streaming": true}));
+        assert_eq!(
+            view.skills,
+            [
+                SkillView {
+                    id: "hotel".into(),
+                    name: Some("Hotel booking".into()),
+                    tags: vec![]
+                },
+                SkillView {
+                    id: "car".into(),
+                    name: None,
+                    tags: vec!["cars".into()]
+                },
+            ]
+        );
+        let broken = CardView::of(&agent("not json"));
+        assert_eq!((broken.name.as_str(), broken.skills.len()), ("", 0));
+    }
 }

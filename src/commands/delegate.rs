@@ -9,10 +9,15 @@
 //!    `after-send`, before anything of the answer is journaled.
 //! 5. Journal the task (or the direct reply, or the refusal).
 //!
+//! `--skill ID` picks the first registered agent advertising the skill (`bind_agent`, before
+//! anything is committed); the step stays bound to the skill, so re-delegation can pick another.
+//! Without `--token-env`, a registered agent's own credential variable is used.
+//!
 //! Idempotent per step: a re-run never creates a second intent. An `INTENT` attempt with no
 //! endpoint journaled was never sent and is sent now; one with an endpoint is looked for first
 //! (`recovery::lookup`) and resent with the SAME messageId only when the look proves nothing was
-//! created, else it becomes `UNCERTAIN` (exit 4). A step with a known task is printed, exit 0.
+//! created, else it becomes `UNCERTAIN` (exit 4); after `resolve --as resend` it is sent once
+//! without a look. A step with a known task is printed, exit 0.
 //! Remote text is made inert before it reaches a terminal. Steps 3 to 5 are the shared send path
 //! (`recovery::send`), which claims the attempt's lease first, so a `reconcile` or another
 //! `delegate` working on the same step at once never sends it twice.
@@ -124,7 +129,7 @@ fn not_yet(flag: &str) -> CliError {
 
 /// Validates the flags; nothing is journaled when this fails.
 fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
-    let unsupported = [("--skill", args.skill.is_some()), ("--follow", args.follow)];
+    let unsupported = [("--follow", args.follow)];
     if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
         return Err(not_yet(flag));
     }
@@ -139,14 +144,24 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
         return Err(CliError::usage("the message TEXT is empty")
             .hint("give the request to send, e.g. \"book a room for two nights\""));
     }
-    let Some(agent) = &args.agent else {
-        return Err(CliError::usage("`--agent URL` is required")
-            .hint("pass the agent's base URL or Agent Card URL"));
-    };
-    let card_url = card_url_for(agent).map_err(|e| {
-        let hint = e.hint().unwrap_or_default();
-        CliError::usage(format!("bad --agent: {e}")).hint(hint)
-    })?;
+    let (binding, card_url) =
+        match (&args.agent, &args.skill) {
+            (Some(agent), _) => {
+                let card_url = card_url_for(agent).map_err(|e| {
+                    let hint = e.hint().unwrap_or_default();
+                    CliError::usage(format!("bad --agent: {e}")).hint(hint)
+                })?;
+                (Binding::Agent(card_url.clone()), card_url)
+            }
+            // The agent is chosen from the registry once the journal is open (`bind_agent`).
+            (None, Some(skill)) => (Binding::Skill(skill_arg(skill)?), String::new()),
+            (None, None) => {
+                return Err(CliError::usage("`--agent URL` or `--skill ID` is required").hint(
+                "pass the agent's base URL or Agent Card URL, or a skill of a registered agent \
+                 (`a2a-recover agents list`)",
+            ));
+            }
+        };
     let metadata = match &args.metadata {
         None => None,
         Some(s) => match serde_json::from_str::<Value>(s) {
@@ -173,7 +188,7 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
     let mut spec = StepSpec {
         name,
         text: text.clone(),
-        binding: Binding::Agent(card_url.clone()),
+        binding,
         token_env: args.token_env.clone(),
         metadata,
         max_attempts: args.max_attempts,
@@ -220,6 +235,85 @@ fn check_same(journaled: &Step, req: &StepSpec) -> Result<(), CliError> {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// --skill and the registry (`agents`)
+// ---------------------------------------------------------------------------------------------
+
+/// Checks a `--skill` id: non-empty, one line.
+fn skill_arg(skill: &str) -> Result<String, CliError> {
+    let id = skill.trim();
+    if id.is_empty() || id.chars().any(char::is_control) {
+        return Err(CliError::usage(format!("bad --skill `{}`", inert(skill)))
+            .hint("give a skill id as registered agents list it (`a2a-recover agents list`)"));
+    }
+    Ok(id.to_owned())
+}
+
+/// The usage error of a `--skill` no registered agent advertises.
+fn no_agent_with(skill: &str) -> CliError {
+    CliError::usage(format!(
+        "no registered agent advertises the skill `{}`",
+        inert(skill)
+    ))
+    .hint(
+        "register one with `a2a-recover agents add URL`; `a2a-recover agents list` shows each \
+         agent's skills",
+    )
+}
+
+/// Chooses the agent of a `--skill` step, and the credential of a step sent without
+/// `--token-env` to an agent registered with a variable of its own; nothing is journaled here.
+///
+/// A new `--skill` step goes to the first registered agent advertising the skill
+/// (`recovery::registry::pick_agent`); a re-run continues with the agent of the step's latest
+/// attempt, wherever re-delegation took it. Without `--token-env` the credential is the one
+/// the latest attempt is journaled with, else the registered agent's (`agents add
+/// --token-env`); an unset variable is a usage error before anything is committed.
+fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
+    let latest = journal
+        .step(&req.spec.name)?
+        .and_then(|record| record.latest().cloned());
+    let mut registered = None;
+    if let Binding::Skill(skill) = &req.spec.binding {
+        if let Some(url) = latest.as_ref().and_then(|a| a.agent_url.clone()) {
+            // A different binding is refused by `check_same` with the journaled step's words.
+            req.card_url = url;
+        } else {
+            let agent = crate::recovery::registry::pick_agent(journal, skill, &[])?
+                .ok_or_else(|| no_agent_with(skill))?;
+            req.card_url.clone_from(&agent.card_url);
+            registered = Some(agent);
+        }
+    }
+    if req.credential.is_some() {
+        return Ok(());
+    }
+    let var = if let Some(attempt) = &latest {
+        attempt.token_env.clone()
+    } else {
+        let agent = match registered {
+            Some(agent) => Some(agent),
+            None => journal.agent(&req.card_url)?,
+        };
+        agent
+            .as_ref()
+            .and_then(|a| crate::recovery::registry::credential_var(&req.spec, a))
+            .map(str::to_owned)
+    };
+    if let Some(var) = var {
+        req.credential = Some(Credential::from_env(&var).map_err(|e| {
+            CliError::usage(format!(
+                "{e}: the agent `{}` takes its token from it",
+                agent_shown(&req.card_url)
+            ))
+            .hint(format!(
+                "export `{var}` with the agent's bearer token, or pass --token-env VAR"
+            ))
+        })?);
+    }
+    Ok(())
+}
+
 /// Returns an agent's card URL shortened to its base URL for messages (redacted).
 fn agent_shown(card_url: &str) -> String {
     let base = card_url
@@ -233,9 +327,16 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
     if let Some(plan) = &args.plan {
         return saga::run_plan(ctx, args, plan).await;
     }
-    let req = validate(args)?;
+    let mut req = validate(args)?;
+    if let Binding::Skill(skill) = &req.spec.binding
+        && !ctx.journal_path.exists()
+    {
+        // No journal, no registry: refused before a journal is created.
+        return Err(no_agent_with(skill).into());
+    }
     let journal = journal::open_for_command(ctx)?;
     saga::refuse_if_not_active(&journal, &req.spec.name.workflow)?;
+    bind_agent(&journal, &mut req)?;
     let client = A2aClient::new(ClientConfig::from_context(ctx))
         .context("failed to set up the HTTP client")?;
     ctx.out.begin("delegate")?;
@@ -303,10 +404,12 @@ impl Delegation<'_> {
             target: Some(Target::Step(self.step().clone())),
             ..InspectFilter::default()
         })?;
+        let target = Target::Step(self.step().clone());
+        let chain = crate::commands::inspect::Chain::of(self.journal, Some(&target), &page.rows)?;
         if let Some(latest) = page.rows.iter().find(|r| r.is_latest) {
             self.ctx
                 .out
-                .record(&crate::commands::inspect::attempt_record(latest))?;
+                .record(&crate::commands::inspect::attempt_record(latest, &chain))?;
         }
         Ok(())
     }
@@ -470,9 +573,15 @@ impl Delegation<'_> {
             lease_ttl: send::lease_ttl_for(self.ctx.timeout),
         };
         let step = self.step().to_string();
-        let sent = sender
-            .deliver(attempt.id, &out, Mode::LookFirst, &step)
-            .await?;
+        // `resolve --as resend`: the operator accepted ONE send of this attempt without a look;
+        // the approval is consumed (committed) before the send (journal/operator.rs).
+        let mode = if resume && self.journal.take_resend_approval(attempt.id)? {
+            self.action(&attempt, "look", "resend-approved", &json!({}))?;
+            Mode::Force
+        } else {
+            Mode::LookFirst
+        };
+        let sent = sender.deliver(attempt.id, &out, mode, &step).await?;
         self.sent(sent).await
     }
 

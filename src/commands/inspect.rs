@@ -5,6 +5,13 @@
 //! text is made inert there, and kept as data in JSON. Ages are measured against the display
 //! clock (pinned in tests). A missing journal, or an unknown workflow or step, prints nothing and
 //! exits 0.
+//!
+//! `inspect STEP` shows the step's chain of attempts: beside each attempt its previous one (and
+//! that one's task id) and the operator's decision on it (`resolve`, with the reason). In JSON
+//! every `attempt` record carries `previousTaskId`, `previousAttempt` and a `resolution` object
+//! (`as`, `reason`, `resolvedAt`, `resendPending`) or null.
+
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use clap::Args;
@@ -16,8 +23,8 @@ use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, AttemptRow, AttemptState, EffectState, Event, InspectFilter, Resolution, Target,
-    message_text,
+    self, AttemptId, AttemptResolution, AttemptRow, AttemptState, EffectState, Event,
+    InspectFilter, Target, message_text,
 };
 use crate::output::inert;
 
@@ -101,19 +108,21 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         return Ok(exit::OK);
     }
     let journal = journal::open_for_reading(ctx)?;
+    let step_target = matches!(target, Some(Target::Step(_)));
     let page = journal.inspect(&InspectFilter {
-        target,
+        target: target.clone(),
         states,
         pending: args.pending,
         limit,
     })?;
+    let chain = Chain::of(&journal, target.as_ref(), &page.rows)?;
     let events = match &events_of {
         Some(step) => journal.events_of_step(step)?,
         None => Vec::new(),
     };
     if ctx.out.is_json() {
         for row in &page.rows {
-            ctx.out.record(&attempt_record(row))?;
+            ctx.out.record(&attempt_record(row, &chain))?;
         }
         for e in &events {
             ctx.out.record(&event_record(e))?;
@@ -122,7 +131,13 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
     }
     let now = ctx.display_clock.now();
     if !page.rows.is_empty() {
-        let table = attempts_table(ctx, &page.rows, now, args.pending);
+        let table = attempts_table(
+            ctx,
+            &page.rows,
+            now,
+            args.pending,
+            step_target.then_some(&chain),
+        );
         ctx.out.line(&table)?;
     }
     let shown = page.rows.len() as u64;
@@ -245,7 +260,13 @@ fn render(ctx: &Context, table: &Table) -> String {
     }
 }
 
-fn attempts_table(ctx: &Context, rows: &[AttemptRow], now: DateTime<Utc>, pending: bool) -> String {
+fn attempts_table(
+    ctx: &Context,
+    rows: &[AttemptRow],
+    now: DateTime<Utc>,
+    pending: bool,
+    chain: Option<&Chain>,
+) -> String {
     let mut header = vec![
         "WORKFLOW",
         "STEP",
@@ -257,6 +278,9 @@ fn attempts_table(ctx: &Context, rows: &[AttemptRow], now: DateTime<Utc>, pendin
         "EFFECT",
         "QUESTION/OUTCOME",
     ];
+    if chain.is_some() {
+        header.extend(["PREVIOUS", "RESOLUTION"]);
+    }
     if pending {
         header.push("TO ANSWER");
     }
@@ -274,6 +298,10 @@ fn attempts_table(ctx: &Context, rows: &[AttemptRow], now: DateTime<Utc>, pendin
             a.effect.map_or("-", |e| e.as_str()).to_owned(),
             inert(&truncate(&outcome(row), OUTCOME_CHARS)),
         ];
+        if let Some(chain) = chain {
+            cells.push(chain.previous_cell(row));
+            cells.push(chain.resolution_cell(row));
+        }
         if pending {
             cells.push(row.remedy().map(|r| r.command()).unwrap_or_default());
         }
@@ -302,8 +330,111 @@ fn events_table(ctx: &Context, events: &[Event], now: DateTime<Utc>) -> String {
     render(ctx, &table)
 }
 
+// ---------------------------------------------------------------------------------------------
+// The chain of attempts: previous attempt and operator decisions (`resolve`)
+// ---------------------------------------------------------------------------------------------
+
+/// What links the attempts shown: each one's previous attempt number, and the decisions.
+#[derive(Debug, Default)]
+pub(crate) struct Chain {
+    /// Attempt numbers by id (the previous attempts of the rows shown).
+    numbers: HashMap<AttemptId, u32>,
+    /// The operator's last decision on each attempt.
+    resolutions: HashMap<AttemptId, AttemptResolution>,
+}
+
+impl Chain {
+    /// Links `rows` (found with `target`): their previous attempts' numbers, and the decisions.
+    pub(crate) fn of(
+        journal: &journal::Journal,
+        target: Option<&Target>,
+        rows: &[AttemptRow],
+    ) -> Result<Self, journal::JournalError> {
+        let mut numbers: HashMap<AttemptId, u32> = rows
+            .iter()
+            .map(|r| (r.attempt.id, r.attempt.number))
+            .collect();
+        for prev in rows.iter().filter_map(|r| r.attempt.previous_attempt) {
+            if let std::collections::hash_map::Entry::Vacant(e) = numbers.entry(prev) {
+                e.insert(journal.attempt(prev)?.number);
+            }
+        }
+        let resolutions = if rows.is_empty() {
+            HashMap::new()
+        } else {
+            journal
+                .resolutions(target)?
+                .into_iter()
+                .map(|r| (r.attempt, r))
+                .collect()
+        };
+        Ok(Self {
+            numbers,
+            resolutions,
+        })
+    }
+
+    fn previous_attempt(&self, row: &AttemptRow) -> Option<u32> {
+        row.attempt
+            .previous_attempt
+            .and_then(|p| self.numbers.get(&p).copied())
+    }
+
+    /// `#1 (task t-1)`, or `-`.
+    fn previous_cell(&self, row: &AttemptRow) -> String {
+        match (self.previous_attempt(row), &row.previous_task_id) {
+            (Some(n), Some(task)) => format!("#{n} (task {})", inert(task)),
+            (Some(n), None) => format!("#{n}"),
+            (None, _) => "-".to_owned(),
+        }
+    }
+
+    /// `retry: the reason`, or `-`.
+    fn resolution_cell(&self, row: &AttemptRow) -> String {
+        match self.resolutions.get(&row.attempt.id) {
+            Some(r) => {
+                let pending = if r.resend_pending {
+                    " (resend pending)"
+                } else {
+                    ""
+                };
+                inert(&truncate(
+                    &format!("{}{pending}: {}", r.resolution.as_str(), r.reason),
+                    OUTCOME_CHARS,
+                ))
+            }
+            None => match row.resolution.filter(|_| row.is_latest) {
+                Some(step) => step.as_str().to_owned(),
+                None => "-".to_owned(),
+            },
+        }
+    }
+
+    /// The `resolution` object of an `attempt` record: the decision on this attempt (or, for
+    /// the latest attempt, the step's when no attempt carries one), else null.
+    fn resolution_record(&self, row: &AttemptRow) -> Value {
+        match self.resolutions.get(&row.attempt.id) {
+            Some(r) => json!({
+                "as": r.resolution.as_str(),
+                "reason": r.reason,
+                "resolvedAt": rfc3339(r.resolved_at),
+                "resendPending": r.resend_pending,
+            }),
+            None => match row.resolution.filter(|_| row.is_latest) {
+                Some(step) => json!({
+                    "as": step.as_str(),
+                    "reason": null,
+                    "resolvedAt": null,
+                    "resendPending": false,
+                }),
+                None => Value::Null,
+            },
+        }
+    }
+}
+
 /// The `attempt` record (DESIGN.md §3), camelCase; remote text kept as data.
-pub(crate) fn attempt_record(row: &AttemptRow) -> Value {
+pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
     let a = &row.attempt;
     let remedy = row
         .remedy()
@@ -321,6 +452,7 @@ pub(crate) fn attempt_record(row: &AttemptRow) -> Value {
         "pendingQuestion": a.question_text(),
         "pendingQuestionMessage": a.pending_question,
         "previousTaskId": row.previous_task_id,
+        "previousAttempt": chain.previous_attempt(row),
         "effect": a.effect.map(EffectState::as_str),
         "workflowState": row.workflow_state.as_str(),
         "createdAt": rfc3339(a.created_at),
@@ -334,7 +466,7 @@ pub(crate) fn attempt_record(row: &AttemptRow) -> Value {
         "error": a.error,
         "artifacts": row.artifact_count,
         "latest": row.is_latest,
-        "resolution": row.resolution.map(Resolution::as_str),
+        "resolution": chain.resolution_record(row),
         "remedy": remedy,
     })
 }

@@ -1,8 +1,37 @@
-//! `resolve`: the operator's decision on a step that needs a human.
+//! `resolve`: the operator's decision on a step that needs a human (DESIGN.md §3 `resolve`).
+//!
+//! The decision applies to the step's latest attempt and is journaled with its reason in one
+//! transaction (`Journal::decide`, see `journal/operator.rs` for what each decision writes):
+//!
+//! - `done`: accept the step as finished; it leaves every pass and no longer counts toward
+//!   exit 4.
+//! - `abandoned`: give it up; it leaves every pass, no longer counts toward exit 4, and counts
+//!   as failed for compensation.
+//! - `retry`: a new `INTENT` attempt with fresh ids, linked to the decided one, budget
+//!   permitting (else exit 2); the next `reconcile` sends it (it was never sent, so nothing needs
+//!   looking for). A step bound to `--agent` retries that agent; a `--skill` step the first
+//!   registered agent with the skill not yet tried for it, else the same agent (as a pass does).
+//! - `resend`: only for `UNCERTAIN`: the attempt goes back to `INTENT` with its own messageId and
+//!   one approved send without a look (the look could not prove anything); the next
+//!   `reconcile` (or `delegate` re-run) sends it once.
+//!
+//! Nothing is sent here. A decision the journal's state does not allow (unknown step, `resend`
+//! of an attempt that is not `UNCERTAIN`, `retry` of a running attempt or past the budget, a
+//! send in a compensating workflow) is a usage error (exit 2) that names the state and writes
+//! nothing.
 
 use clap::{Args, ValueEnum};
+use serde_json::json;
 
 use crate::context::Context;
+use crate::error::CliError;
+use crate::exit;
+use crate::journal::{
+    self, Attempt, Binding, Decision as JournalDecision, Journal, JournalError, NewAttempt,
+    Resolution, StepName, StepRecord,
+};
+use crate::output::inert;
+use crate::recovery::registry::{pick_agent, tried_agents};
 
 /// Records an operator's decision on a step that needs a human.
 #[derive(Debug, Args)]
@@ -30,7 +59,147 @@ pub enum Decision {
     Resend,
 }
 
+/// Returns the agent a `retry` goes to (`None` for a command step).
+fn retry_agent(
+    journal: &Journal,
+    record: &StepRecord,
+    latest: &Attempt,
+) -> Result<Option<String>, JournalError> {
+    Ok(match &record.step.spec.binding {
+        Binding::Agent(url) => Some(url.clone()),
+        Binding::Skill(skill) => pick_agent(journal, skill, &tried_agents(record))?
+            .map(|a| a.card_url)
+            .or_else(|| latest.agent_url.clone()),
+        Binding::Command(_) => None,
+    })
+}
+
+/// Shows a card URL as the agent's base URL, redacted and inert.
+fn shown(card_url: &str) -> String {
+    let base = card_url
+        .strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
+        .map_or_else(|| card_url.to_owned(), |b| format!("{b}/"));
+    inert(&crate::a2a::redact_url(&base))
+}
+
 /// Runs `resolve`.
-pub(crate) async fn run(_ctx: &Context, _args: &ResolveArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`resolve` is not built yet")
+pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8> {
+    let name = StepName::parse(&args.step).map_err(|e| {
+        CliError::usage(e.to_string())
+            .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
+    })?;
+    let reason = args.reason.trim();
+    if reason.is_empty() {
+        return Err(CliError::usage("the --reason is empty")
+            .hint("say why, e.g. --reason \"booked by phone\"; it is journaled with the decision")
+            .into());
+    }
+    let unknown = || {
+        CliError::usage(format!("no step `{name}` in the journal"))
+            .hint("`a2a-recover inspect` lists the journaled steps")
+    };
+    if !ctx.journal_path.exists() {
+        return Err(unknown().into());
+    }
+    let journal = journal::open_for_command(ctx)?;
+    let record = journal.step(&name)?.ok_or_else(unknown)?;
+    let latest = record
+        .latest()
+        .cloned()
+        .ok_or_else(|| CliError::failure(format!("step `{name}` has no attempt")))?;
+    let decision = match args.decision {
+        Decision::Done => JournalDecision::Done,
+        Decision::Abandoned => JournalDecision::Abandoned,
+        Decision::Resend => JournalDecision::Resend,
+        Decision::Retry => JournalDecision::Retry(NewAttempt {
+            agent_url: retry_agent(&journal, &record, &latest)?,
+            token_env: None,
+            message_id: uuid::Uuid::new_v4().to_string(),
+            context_id: Some(uuid::Uuid::new_v4().to_string()),
+            previous: Some(latest.id),
+        }),
+    };
+    ctx.out.begin("resolve")?;
+    let decided = journal
+        .decide(latest.id, &decision, reason)
+        .map_err(|e| -> anyhow::Error {
+            if e.is_refused_decision() {
+                let hint = e.hint().unwrap_or_default();
+                CliError::usage(format!("cannot resolve `{name}` as {}: {e}", as_str(args)))
+                    .hint(hint)
+                    .into()
+            } else {
+                anyhow::Error::new(e).context("failed to journal the decision")
+            }
+        })?;
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "type": "action",
+            "workflow": name.workflow,
+            "step": name.step,
+            "attempt": latest.number,
+            "action": "resolve",
+            "outcome": as_str(args),
+            "detail": {
+                "reason": reason,
+                "from": latest.state.as_str(),
+                "state": decided.attempt.state.as_str(),
+                "newAttempt": decided.new_attempt.as_ref().map(|a| a.number),
+                "agent": decided.new_attempt.as_ref().and_then(|a| a.agent_url.clone()),
+            },
+        }))?;
+        return Ok(exit::OK);
+    }
+    let line = match args.decision {
+        Decision::Done => format!(
+            "resolved {name} as done: attempt {} ({}) is accepted as finished; it no longer \
+             counts toward exit 4.",
+            latest.number, latest.state
+        ),
+        Decision::Abandoned => format!(
+            "resolved {name} as abandoned: it counts as failed for compensation \
+             (`a2a-recover compensate {}`); it no longer counts toward exit 4.",
+            name.workflow
+        ),
+        Decision::Retry => {
+            let new = decided.new_attempt.as_ref().unwrap_or(&decided.attempt);
+            format!(
+                "resolved {name} as retry: attempt {} to {} is journaled (INTENT, fresh ids, \
+                 after attempt {}); `a2a-recover reconcile` sends it.",
+                new.number,
+                new.agent_url
+                    .as_deref()
+                    .map_or_else(|| "-".to_owned(), shown),
+                latest.number
+            )
+        }
+        Decision::Resend => format!(
+            "resolved {name} as resend: attempt {} is INTENT again with its own messageId; the \
+             next `a2a-recover reconcile` sends it once, without looking.",
+            latest.number
+        ),
+    };
+    ctx.out.line(&line)?;
+    if matches!(args.decision, Decision::Done | Decision::Abandoned)
+        && !latest.state.is_finished()
+        && latest.state.has_task()
+    {
+        ctx.out.warn(&format!(
+            "attempt {} is still {} on the agent; nothing was cancelled there \
+             (`a2a-recover compensate {}` cancels running tasks).",
+            latest.number, latest.state, name.workflow
+        ));
+    }
+    Ok(exit::OK)
+}
+
+/// Returns the decision's name as journaled (`done`).
+fn as_str(args: &ResolveArgs) -> &'static str {
+    match args.decision {
+        Decision::Done => Resolution::Done,
+        Decision::Abandoned => Resolution::Abandoned,
+        Decision::Retry => Resolution::Retry,
+        Decision::Resend => Resolution::Resend,
+    }
+    .as_str()
 }

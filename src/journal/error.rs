@@ -129,6 +129,40 @@ pub enum JournalError {
         /// Its budget.
         max: u32,
     },
+    /// A decision names an attempt that is no longer the step's latest (another process
+    /// moved on meanwhile).
+    #[error("attempt {attempt} of step `{step}` is no longer its latest (attempt {latest} is)")]
+    NotLatest {
+        /// The step.
+        step: String,
+        /// The attempt decided on.
+        attempt: u32,
+        /// The step's latest attempt now.
+        latest: u32,
+    },
+    /// A decision that does not apply to the attempt's state (`resend` of an attempt that is
+    /// not `UNCERTAIN`, `retry` of an attempt still running).
+    #[error("attempt {attempt} of step `{step}` is {state}: {why}")]
+    Undecidable {
+        /// The step.
+        step: String,
+        /// The attempt.
+        attempt: u32,
+        /// Its state.
+        state: crate::journal::model::AttemptState,
+        /// The decision.
+        resolution: crate::journal::model::Resolution,
+        /// Why it does not apply, a lowercase fragment.
+        why: &'static str,
+    },
+    /// A decision that would send, in a workflow that gets no sends.
+    #[error("workflow `{workflow}` is {state}: it gets no sends")]
+    WorkflowClosed {
+        /// The workflow.
+        workflow: String,
+        /// Its state.
+        state: crate::journal::model::WorkflowState,
+    },
 }
 
 fn humantime(d: std::time::Duration) -> String {
@@ -181,7 +215,33 @@ impl JournalError {
             Self::BudgetSpent { step, .. } => Some(format!(
                 "decide with `a2a-recover resolve {step} --as abandoned --reason \"…\"`"
             )),
+            Self::NotLatest { step, .. } => Some(format!(
+                "see where it is now with `a2a-recover inspect {step}`, then decide again"
+            )),
+            Self::Undecidable {
+                step,
+                state,
+                resolution,
+                ..
+            } => Some(undecidable_hint(step, *state, *resolution)),
+            Self::WorkflowClosed { workflow, .. } => Some(format!(
+                "`a2a-recover compensate {workflow}` is undoing it; accept or give up its steps \
+                 with `resolve STEP --as done|abandoned` instead"
+            )),
         }
+    }
+
+    /// Returns whether the operator asked for something the journal's state does not allow
+    /// (a usage error, exit 2, rather than a failure of a2a-recover).
+    pub fn is_refused_decision(&self) -> bool {
+        matches!(
+            self,
+            Self::UnknownStep(_)
+                | Self::BudgetSpent { .. }
+                | Self::NotLatest { .. }
+                | Self::Undecidable { .. }
+                | Self::WorkflowClosed { .. }
+        )
     }
 
     /// Wraps an SQLite error, turning "busy" and "corrupt" into their own variants; the rest
@@ -219,5 +279,32 @@ impl JournalError {
                 source: Box::new(source),
             },
         }
+    }
+}
+
+/// What to do instead of a decision that does not apply.
+fn undecidable_hint(
+    step: &str,
+    state: crate::journal::model::AttemptState,
+    resolution: crate::journal::model::Resolution,
+) -> String {
+    use crate::journal::model::{AttemptState as S, Resolution as R};
+    match (resolution, state) {
+        (R::Resend, S::Intent) => format!(
+            "its send is not settled yet: `a2a-recover reconcile` looks for it first; resend is \
+             for UNCERTAIN attempts (`a2a-recover inspect {step}`)"
+        ),
+        (R::Resend, _) => format!(
+            "resend reuses the messageId of an UNCERTAIN attempt; for a new attempt use \
+             `a2a-recover resolve {step} --as retry --reason \"…\"`"
+        ),
+        (R::Retry, S::Intent) => {
+            "its send is not settled yet: `a2a-recover reconcile` looks for it and sends it"
+                .to_owned()
+        }
+        _ => format!(
+            "wait for it with `a2a-recover reconcile` (or `a2a-recover follow {step}`), or give \
+             it up with `a2a-recover resolve {step} --as abandoned --reason \"…\"`"
+        ),
     }
 }

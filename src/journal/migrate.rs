@@ -20,11 +20,18 @@ pub(crate) struct Migration {
 }
 
 /// Every migration, in order; entry `i` has version `i + 1`.
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "0001_init",
-    sql: include_str!("migrations/0001_init.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_init",
+        sql: include_str!("migrations/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_decisions",
+        sql: include_str!("migrations/0002_decisions.sql"),
+    },
+];
 
 /// The newest schema version this binary knows.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -27,6 +27,7 @@ mod error;
 mod file;
 pub mod migrate;
 pub mod model;
+pub mod operator;
 mod queries;
 mod saga;
 
@@ -39,6 +40,7 @@ use serde_json::{Value, json};
 
 pub use error::JournalError;
 pub use model::*;
+pub use operator::{AttemptResolution, Decided, Decision};
 
 use crate::clock::{Clock, SystemClock};
 use queries::NewEvent;
@@ -80,7 +82,7 @@ pub enum IntentOutcome {
 pub struct NewAttempt {
     /// The agent's card URL (`None` for a command step).
     pub agent_url: Option<String>,
-    /// The credential variable's name (defaults to the step's).
+    /// The credential variable's name (defaults to the step's, then to the registered agent's).
     pub token_env: Option<String>,
     /// A fresh messageId.
     pub message_id: String,
@@ -402,12 +404,21 @@ impl Journal {
         now: i64,
     ) -> Result<Attempt, JournalError> {
         let e = self.err("commit the intent");
+        let mut token_env = new.token_env.clone();
         let (agent, context_id) = match &new.agent_url {
             Some(url) => {
                 let id = queries::agent_id_or_insert(tx, url, now).map_err(&e)?;
-                let refuses = queries::agent_by_url(tx, url)
-                    .map_err(&e)?
+                let known = queries::agent_by_url(tx, url).map_err(&e)?;
+                let refuses = known
+                    .as_ref()
                     .is_some_and(|a| a.accepts_context_id == Some(false));
+                // No variable named for the step: a registered agent's own one (`agents add
+                // --token-env`) is what every send and look of this attempt uses.
+                if token_env.is_none() {
+                    token_env = known
+                        .filter(|a| a.registered.is_some())
+                        .and_then(|a| a.token_env);
+                }
                 (
                     Some(id),
                     if refuses {
@@ -425,7 +436,7 @@ impl Journal {
                 step,
                 number,
                 agent,
-                token_env: new.token_env.as_deref(),
+                token_env: token_env.as_deref(),
                 message_id: &new.message_id,
                 context_id: context_id.as_deref(),
                 previous: new.previous,

@@ -14,6 +14,7 @@ use crate::journal::model::{
     EffectState, Event, InspectFilter, Lease, NewReply, Reply, ReplyId, ReplyState, Resolution,
     Step, StepId, StepName, StepSpec, Target, WorkflowState,
 };
+use crate::journal::operator::AttemptResolution;
 
 /// Converts a time to stored unix milliseconds.
 pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
@@ -403,6 +404,7 @@ pub(crate) fn register_agent(
 ) -> rusqlite::Result<()> {
     conn.execute(
         "UPDATE agents SET token_env = ?2, updated_at = ?3,
+             registered_at = CASE WHEN registered IS NULL THEN ?3 ELSE registered_at END,
              registered = COALESCE(registered,
                  (SELECT COALESCE(MAX(registered), 0) + 1 FROM agents))
          WHERE card_url = ?1",
@@ -418,7 +420,7 @@ pub(crate) fn unregister_agent(
     now: i64,
 ) -> rusqlite::Result<bool> {
     Ok(conn.execute(
-        "UPDATE agents SET registered = NULL, updated_at = ?2
+        "UPDATE agents SET registered = NULL, registered_at = NULL, updated_at = ?2
          WHERE card_url = ?1 AND registered IS NOT NULL",
         params![card_url, now],
     )? > 0)
@@ -872,6 +874,109 @@ pub(crate) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result
         params![name],
         |r| r.get(0),
     )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operator decisions and registry times (schema v2, `journal/operator.rs`)
+// ---------------------------------------------------------------------------------------------
+
+/// Records the operator's decision on one attempt.
+pub(crate) fn set_attempt_resolution(
+    conn: &Connection,
+    id: AttemptId,
+    resolution: Resolution,
+    reason: &str,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE attempts SET resolution = ?2, resolution_reason = ?3, resolved_at = ?4,
+             updated_at = ?4
+         WHERE id = ?1",
+        params![id.0, resolution.as_str(), reason, now],
+    )?;
+    Ok(())
+}
+
+/// Returns when a step was resolved (its standing decision's time), if it is.
+pub(crate) fn resolved_at(
+    conn: &Connection,
+    step: StepId,
+) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    Ok(conn
+        .query_row(
+            "SELECT resolved_at FROM steps WHERE id = ?1 AND resolution IS NOT NULL",
+            params![step.0],
+            |r| r.get::<_, Option<i64>>(0),
+        )
+        .optional()?
+        .flatten()
+        .map(time))
+}
+
+/// Returns whether `table` has `column`: a journal opened read-only may predate schema v2 (or be
+/// an artificial "newer" one), and reads of v2 columns then find nothing rather than fail.
+fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
+        params![table, column],
+        |r| r.get(0),
+    )
+}
+
+/// Returns the decisions recorded on attempts, optionally of one workflow or step, in
+/// delegation order.
+pub(crate) fn attempt_resolutions(
+    conn: &Connection,
+    target: Option<&Target>,
+) -> rusqlite::Result<Vec<AttemptResolution>> {
+    if !has_column(conn, "attempts", "resolution")? {
+        return Ok(Vec::new());
+    }
+    let (workflow, step) = match target {
+        None => (None, None),
+        Some(Target::Workflow(w)) => (Some(w.as_str()), None),
+        Some(Target::Step(s)) => (Some(s.workflow.as_str()), Some(s.step.as_str())),
+    };
+    let mut stmt = conn.prepare(&format!(
+        "SELECT a.id, a.resolution, a.resolution_reason, a.resolved_at,
+             a.resolution = 'resend' AND a.state = 'INTENT' AND s.resolution IS 'resend'
+                 AND {IS_LATEST}
+         FROM attempts a
+         JOIN steps s ON s.id = a.step_id
+         JOIN workflows w ON w.id = s.workflow_id
+         WHERE a.resolution IS NOT NULL
+           AND (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
+         ORDER BY w.id, s.seq, a.number"
+    ))?;
+    stmt.query_map(params![workflow, step], |r| {
+        Ok(AttemptResolution {
+            attempt: AttemptId(r.get(0)?),
+            resolution: parse_col::<Resolution>(r, 1)?,
+            reason: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            resolved_at: time(r.get(3)?),
+            resend_pending: r.get(4)?,
+        })
+    })?
+    .collect()
+}
+
+/// Returns when a registered agent was put in the registry.
+pub(crate) fn registered_at(
+    conn: &Connection,
+    card_url: &str,
+) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    if !has_column(conn, "agents", "registered_at")? {
+        return Ok(None);
+    }
+    Ok(conn
+        .query_row(
+            "SELECT registered_at FROM agents WHERE card_url = ?1 AND registered IS NOT NULL",
+            params![card_url],
+            |r| r.get::<_, Option<i64>>(0),
+        )
+        .optional()?
+        .flatten()
+        .map(time))
 }
 
 /// Returns the latest attempt of every step a reconcile pass visits, in delegation order.

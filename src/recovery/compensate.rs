@@ -54,6 +54,7 @@ use crate::output::{BrokenPipe, inert};
 use crate::plan::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
 use crate::recovery::lookup::{self, LookFor, Lookup};
 use crate::recovery::placeholders::{self, Mode, Values};
+use crate::recovery::registry::pick_agent;
 use crate::recovery::send::{self, Mode as SendMode, Outgoing, Sender, Sent};
 use crate::recovery::verify::{self, Check, Found};
 
@@ -1124,11 +1125,9 @@ impl Pass<'_> {
                         (url, token, same && step.spec.allow_cross_origin)
                     }
                     Some(CompensationTarget::Skill(skill)) => {
-                        let agents = self
-                            .journal
-                            .agents_with_skill(&skill)
-                            .map_err(|e| e.to_string())?;
-                        let agent = agents.first().ok_or_else(|| {
+                        let agent = pick_agent(self.journal, &skill, &[])
+                            .map_err(|e| e.to_string())?
+                            .ok_or_else(|| {
                             format!(
                                 "no registered agent advertises skill `{}` for the compensation; \
                                  add one with `a2a-recover agents add URL`",

@@ -25,6 +25,7 @@ pub mod lock;
 pub mod lookup;
 pub mod placeholders;
 pub mod plan;
+pub mod registry;
 pub mod send;
 pub mod verify;
 

@@ -29,6 +29,7 @@ use crate::journal::{
 };
 use crate::output::inert;
 use crate::plan::{self, Compensation, Verification};
+use crate::recovery::registry::{credential_var, pick_agent};
 
 /// How many plan steps are sent at the same time.
 pub(super) const PLAN_CONCURRENCY: usize = 8;
@@ -340,8 +341,7 @@ fn resolve_step(
             {
                 return Ok((spec.clone(), url, None));
             }
-            let agents = journal.agents_with_skill(skill)?;
-            let Some(agent) = agents.first() else {
+            let Some(agent) = pick_agent(journal, skill, &[])? else {
                 return Err(CliError::usage(format!(
                     "{}: step `{}`: no registered agent advertises skill `{}`",
                     inert(plan_file),
@@ -351,8 +351,7 @@ fn resolve_step(
                 .hint("register one with `a2a-recover agents add URL`; nothing was journaled")
                 .into());
             };
-            let var = spec.token_env.as_deref().or(agent.token_env.as_deref());
-            let credential = credential_of(var, spec)?;
+            let credential = credential_of(credential_var(spec, &agent), spec)?;
             Ok((spec.clone(), agent.card_url.clone(), credential))
         }
         Binding::Command(_) => Err(CliError::usage("a plan step cannot be a command").into()),
