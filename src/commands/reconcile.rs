@@ -180,7 +180,7 @@ fn print_action(
             "action": a.action,
             "outcome": a.outcome,
             "detail": a.detail,
-            "remedy": a.remedy,
+            "remedy": a.remedy.as_ref().map(|r| json!({"what": r.what, "command": r.command})),
         }))?;
         return Ok(());
     }

@@ -9,7 +9,8 @@
 //! 3. No endpoint journaled: take the agent's card (cached in `agents`, else fetched and
 //!    stored), journal the endpoint — from here on the attempt counts as possibly sent.
 //!    An endpoint journaled: the send may have happened, so look first (`lookup`, bucket 1)
-//!    unless the operator forced a resend.
+//!    unless the operator approved one resend without a look (`resolve --as resend`, consumed
+//!    before the send) or the caller forces it.
 //! 4. Crash point `after-intent`; send `SendMessage` (`returnImmediately: true`, our ids);
 //!    crash point `after-send`, before anything of the answer is journaled.
 //! 5. Journal the task, the direct reply, the refusal, or the failure (the attempt stays
@@ -280,11 +281,14 @@ impl Sender<'_> {
                 Err(sent) => return Ok(sent),
             }
         } else {
-            if mode == Mode::LookFirst {
-                match self.look(&attempt, out).await? {
-                    None => {}
-                    Some(sent) => return Ok(sent),
-                }
+            // `resolve --as resend`: the operator accepted ONE send without a look; the approval
+            // is consumed (committed) before the send (journal/operator.rs).
+            if mode == Mode::LookFirst && self.journal.take_resend_approval(attempt.id)? {
+                self.note(&attempt, "look", "resend-approved", &Value::Null);
+            } else if mode == Mode::LookFirst
+                && let Some(sent) = self.look(&attempt, out).await?
+            {
+                return Ok(sent);
             }
             attempt
         };
