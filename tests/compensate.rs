@@ -320,6 +320,22 @@ max_attempts = 2
         assert_eq!(latest(&env, step)["state"], "REPLIED", "{step}");
     }
 
+    // The table shows each effect, each compensation, and the workflow's state.
+    let out = env.run(["inspect", "trip-42"]);
+    let table = stdout(&out);
+    assert!(
+        table.contains("workflow trip-42 is COMPENSATED."),
+        "{table}"
+    );
+    for needle in [
+        "hotel~compensate",
+        "flight~compensate",
+        "compensated",
+        "command: exit 0",
+    ] {
+        assert!(table.contains(needle), "{needle} missing in:\n{table}");
+    }
+
     // Nothing is sent for a compensated workflow: not by reconcile, not by the plan again.
     let agents = [&flights, &hotels, &car1, &car2];
     let before = messages(&agents);

@@ -140,6 +140,9 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         );
         ctx.out.line(&table)?;
     }
+    for line in workflow_states(&page.rows) {
+        ctx.out.line(&line)?;
+    }
     let shown = page.rows.len() as u64;
     if page.total > shown {
         ctx.out.line(&format!(
@@ -156,6 +159,21 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         ctx.out.line(&events_table(ctx, &events, now))?;
     }
     Ok(exit::OK)
+}
+
+/// Returns one line per workflow shown that is no longer ACTIVE (`compensate` started or
+/// finished), in the order they appear.
+fn workflow_states(rows: &[AttemptRow]) -> Vec<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut lines = Vec::new();
+    for row in rows {
+        let w = row.step.workflow.as_str();
+        if row.workflow_state != crate::journal::WorkflowState::Active && !seen.contains(&w) {
+            seen.push(w);
+            lines.push(format!("workflow {w} is {}.", row.workflow_state));
+        }
+    }
+    lines
 }
 
 /// Returns the text of a row's question, or what it ended with.
