@@ -609,3 +609,112 @@ fn an_unreachable_agent_leaves_the_effect_undecided_and_exits_3() {
     assert_eq!(a["workflowState"], "COMPENSATING");
     assert!(books.deleted().is_empty());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Compensation messages against the agent's own booking system
+// ---------------------------------------------------------------------------------------------
+
+/// Delegates `step` to `a` with a message compensation, verified through the agent's booking
+/// system (`GET /_scripted/bookings/{task_id}`).
+fn delegate_booking(
+    env: &TestEnv,
+    a: &Background<ScriptedAgent>,
+    step: &str,
+    compensate: &str,
+    extra: &[&str],
+) {
+    let url = a.url();
+    let verify = format!("{url}_scripted/bookings/{{task_id}}");
+    let mut args = vec![
+        "delegate",
+        step,
+        "--agent",
+        &url,
+        "--effect",
+        "--compensate",
+        compensate,
+        "--verify-url",
+        &verify,
+    ];
+    args.extend_from_slice(extra);
+    args.push("book a room");
+    let out = env.run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn a_compensation_message_undoes_the_booking_and_is_verified_gone() {
+    let env = TestEnv::new();
+    let hotels = agent(fast(&["hotels"]));
+    delegate_booking(&env, &hotels, "trip-3/hotel", "cancel {task_id}", &[]);
+    let task = task_of(&env, "trip-3/hotel");
+    let out = env.run(["compensate", "trip-3"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let last = hotels.stats().messages.last().cloned().unwrap();
+    assert_eq!(last.text, format!("cancel {task}"));
+    assert_eq!(
+        last.metadata.as_ref().unwrap()["compensates"]["taskId"],
+        task.as_str()
+    );
+    assert_eq!(latest(&env, "trip-3/hotel")["effect"], "compensated");
+    assert_eq!(
+        latest(&env, "trip-3/hotel~compensate")["state"],
+        "COMPLETED"
+    );
+}
+
+#[test]
+fn a_failed_compensation_is_retried_within_its_budget_then_left_to_a_human() {
+    let env = TestEnv::new();
+    let hotels = agent(fast(&["hotels"]));
+    // This agent does not understand the request: the booking stays.
+    delegate_booking(
+        &env,
+        &hotels,
+        "trip-4/hotel",
+        "please undo {task_id}",
+        &["--max-attempts", "2"],
+    );
+    let undo_messages = || {
+        hotels
+            .stats()
+            .messages
+            .iter()
+            .filter(|m| m.text.starts_with("please undo"))
+            .count()
+    };
+    for (run, sent) in [(1, 1), (2, 2), (3, 2)] {
+        let out = env.run(["compensate", "trip-4"]);
+        assert_eq!(code(&out), 4, "run {run}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(undo_messages(), sent, "run {run}");
+        assert_eq!(
+            latest(&env, "trip-4/hotel")["effect"],
+            "compensation-failed",
+            "run {run}"
+        );
+        if run == 3 {
+            assert!(
+                stdout(&out).contains("budget of 2 attempts"),
+                "{}",
+                stdout(&out)
+            );
+        }
+    }
+    assert_eq!(step_attempts(&env, "trip-4/hotel~compensate").len(), 2);
+    let out = env.run(["inspect", "--pending"]);
+    assert!(stdout(&out).contains("trip-4"), "{}", stdout(&out));
+    // The operator cancels it by phone and says so; compensate then finishes the workflow.
+    let out = env.run([
+        "resolve",
+        "trip-4/hotel",
+        "--as",
+        "done",
+        "--reason",
+        "cancelled by phone",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = env.run(["compensate", "trip-4"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(undo_messages(), 2);
+    assert_eq!(latest(&env, "trip-4/hotel")["workflowState"], "COMPENSATED");
+}

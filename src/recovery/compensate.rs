@@ -998,7 +998,9 @@ impl Pass<'_> {
             }
         }
         let comp_attempt = self.journal.attempt(comp_attempt.id)?;
-        let finished = comp_attempt.state.is_finished();
+        // An UNCERTAIN compensation is never resent on its own: decide now (a human acts).
+        let finished =
+            comp_attempt.state.is_finished() || comp_attempt.state == AttemptState::Uncertain;
         let check = self.verify(&record.step, attempt).await?;
         let state = after_compensation(check.found, finished);
         let detail = format!(
