@@ -3,13 +3,16 @@
 mod agents;
 mod cli;
 mod common;
+mod compensate;
 mod delegate;
+mod effects;
 mod follow;
 mod generated;
 mod inspect;
 mod interop;
 mod interop_recovery;
 mod journal;
+mod plan;
 mod readme;
 mod reconcile;
 mod reply;

@@ -132,6 +132,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
             dry_run: args.dry_run,
             clock_skew: args.clock_skew,
             lease_ttl: send::lease_ttl_for(ctx.timeout),
+            command_timeout: args.command_timeout,
         },
     );
     let bar = ctx.out.progress_allowed().then(|| {

@@ -29,6 +29,7 @@ pub mod migrate;
 pub mod model;
 pub mod operator;
 mod queries;
+mod saga;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

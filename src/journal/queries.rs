@@ -997,7 +997,8 @@ pub(crate) fn pass_rows(
            AND s.compensates_step_id IS NULL AND s.command IS NULL
            AND (s.resolution IS NULL OR s.resolution = 'resend')
            AND (a.state NOT IN ('COMPLETED', 'REPLIED')
-                OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL AND a.effect IS NULL)
+                OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL
+                    AND (a.effect IS NULL OR a.effect = 'claimed'))
                 OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
            AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
          ORDER BY s.seq, a.number",

@@ -20,12 +20,15 @@
 //! - Workflows that are COMPENSATING get no sends and no re-delegation; COMPENSATED ones are not
 //!   visited.
 
+pub mod compensate;
 pub mod follow;
 pub mod lock;
 pub mod lookup;
+pub mod placeholders;
 pub mod plan;
 pub mod registry;
 pub mod send;
+pub mod verify;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -41,8 +44,8 @@ use crate::a2a::{A2aClient, A2aError, Credential, ErrorClass, retry_read};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptId, AttemptRow, AttemptState, EffectState, FailureKind, Journal, JournalError,
-    NewAttempt, Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
+    Attempt, AttemptId, AttemptRow, AttemptState, FailureKind, Journal, JournalError, NewAttempt,
+    Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
 };
 use crate::output::inert;
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
@@ -68,6 +71,8 @@ pub struct PassConfig {
     pub clock_skew: Duration,
     /// How long a lease on an attempt is held before another host may break it.
     pub lease_ttl: Duration,
+    /// Timeout of effect verification commands (`--command-timeout`).
+    pub command_timeout: Duration,
 }
 
 /// One thing a pass did (or, in a dry run, would do) about one attempt: an `action` record.
@@ -311,6 +316,26 @@ impl<'a> Pass<'a> {
             code,
             remedy: None,
         }
+    }
+
+    /// Bucket 3, COMPLETED with a declared effect: claims it, runs its `verify` recipe and
+    /// journals `verified`, `absent` or `unknown` (`verify::verify_effect`); the action's code
+    /// follows (only `verified` is done).
+    async fn verify_effect(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {
+        let attempt = self.journal.attempt(row.attempt.id)?;
+        let verified = verify::verify_effect(
+            self.journal,
+            self.client,
+            &rec.step,
+            &attempt,
+            self.cfg.command_timeout,
+        )
+        .await?;
+        self.standing(
+            row,
+            "verify-effect",
+            json!({"effect": verified.effect.as_str(), "detail": verified.detail}),
+        )
     }
 
     /// An action describing where the attempt now stands, with its remedy if a human must act.
@@ -615,18 +640,7 @@ impl<'a> Pass<'a> {
                 "record",
                 json!({"taskId": row.attempt.task_id}),
             )?]),
-            Decision::ClaimEffect => {
-                self.journal.set_effect(
-                    row.attempt.id,
-                    Some(EffectState::Claimed),
-                    &json!({"by": "reconcile", "why": "the step completed"}),
-                )?;
-                Ok(vec![self.standing(
-                    row,
-                    "claim-effect",
-                    json!({"effect": "claimed"}),
-                )?])
-            }
+            Decision::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
             Decision::FailedForGood(reason) => {
                 self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
                 Ok(vec![self.standing(
@@ -981,8 +995,8 @@ impl<'a> Pass<'a> {
             Decision::ClaimEffect => Self::action(
                 row,
                 a.number,
-                "claim-effect",
-                "would-claim",
+                "verify-effect",
+                "would-verify",
                 json!({}),
                 exit::OK,
             ),

@@ -58,8 +58,8 @@ pub const fn sends_allowed(state: WorkflowState) -> bool {
 pub enum Decision {
     /// Nothing: done, or waiting for someone else (a cancel requested by `compensate`).
     Nothing,
-    /// COMPLETED with a declared effect not claimed yet: mark it `claimed` (verification,
-    /// another pass, decides `verified`, `absent` or `unknown`).
+    /// COMPLETED with a declared effect not verified yet (none, or `claimed`): claim it and run
+    /// its verification (`verify::verify_effect`: `verified`, `absent` or `unknown`).
     ClaimEffect,
     /// Re-delegate to this agent (its card URL), with a fresh messageId and contextId.
     Redelegate(Agent),
@@ -83,7 +83,7 @@ pub fn decide_settled(
     let a = &row.attempt;
     match a.state {
         AttemptState::Completed => {
-            if spec.effect.is_some() && a.effect.is_none() {
+            if spec.effect.is_some() && matches!(a.effect, None | Some(EffectState::Claimed)) {
                 Decision::ClaimEffect
             } else if matches!(
                 a.effect,

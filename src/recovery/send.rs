@@ -197,6 +197,15 @@ pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint
     })
 }
 
+/// Crash point `after-compensate-send` for a compensation step (`STEP~compensate`), armed by
+/// either its own name or the name of the step it undoes.
+fn compensate_crash_point(step: &str) {
+    if let Some(undone) = step.strip_suffix(crate::plan::COMPENSATE_SUFFIX) {
+        crash::at(Point::AfterCompensateSend, step);
+        crash::at(Point::AfterCompensateSend, undone);
+    }
+}
+
 fn to_hash(m: Option<&Map<String, Value>>) -> Option<HashMap<String, Value>> {
     m.map(|m| m.clone().into_iter().collect())
 }
@@ -417,6 +426,7 @@ impl Sender<'_> {
             );
             let result = self.client.send_message(&endpoint, &req).await;
             crash::at(Point::AfterSend, step);
+            compensate_crash_point(step);
             match result {
                 Ok(answer) => {
                     return self.record_answer(&attempt, &card_url, &answer, with_context);
