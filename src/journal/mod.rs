@@ -250,6 +250,15 @@ impl Journal {
         let conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
         conn.busy_timeout(busy_timeout)
             .map_err(sql("set the busy timeout"))?;
+        conn.set_prepared_statement_cache_capacity(queries::STATEMENT_CACHE);
+        // Plans that never depend on bound values: otherwise SQLite (STAT4 is compiled in) marks
+        // a statement whose parameter it looked at as expiring on every rebind, and each use of
+        // a cached statement parses it again (docs/performance.md).
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )
+        .map_err(sql("configure the journal connection"))?;
         Ok(conn)
     }
 
