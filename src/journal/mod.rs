@@ -543,6 +543,17 @@ impl Journal {
         })
     }
 
+    /// Returns each statement [`Journal::inspect`] runs for `filter` (`count`, `page`) with
+    /// SQLite's plan for it (`EXPLAIN QUERY PLAN`), for `docs/performance.md` and the benchmarks.
+    pub fn explain_inspect(
+        &self,
+        filter: &InspectFilter,
+    ) -> Result<Vec<(String, Vec<String>)>, JournalError> {
+        self.read("explain the inspect query", |c| {
+            queries::explain_inspect(c, filter)
+        })
+    }
+
     /// Returns the latest attempt of every unresolved step that is not finished
     /// ([`AttemptState::is_finished`]), in delegation order; only in `workflows` if not empty.
     ///

@@ -4,6 +4,8 @@
 //! `rusqlite::Result`; `journal/mod.rs` wraps them in transactions and maps errors. Nothing
 //! from rusqlite leaves the `journal` module. Times are unix milliseconds.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -841,15 +843,21 @@ fn row_select() -> String {
 const INSPECT_WHERE: &str = "WHERE (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
        AND (?3 IS NULL OR a.state IN (SELECT value FROM json_each(?3)))";
 
-/// Returns inspect rows (ordered by workflow, delegation order, attempt) and the total count.
-pub(crate) fn inspect(
-    conn: &Connection,
-    f: &InspectFilter,
-) -> rusqlite::Result<(Vec<AttemptRow>, u64)> {
+/// The two statements of `inspect` (the total count, then the page) and their parameters.
+struct InspectSql {
+    count: String,
+    page: String,
+    workflow: Option<String>,
+    step: Option<String>,
+    states: Option<String>,
+    limit: i64,
+}
+
+fn inspect_sql(f: &InspectFilter) -> InspectSql {
     let (workflow, step) = match &f.target {
         None => (None, None),
-        Some(Target::Workflow(w)) => (Some(w.as_str()), None),
-        Some(Target::Step(s)) => (Some(s.workflow.as_str()), Some(s.step.as_str())),
+        Some(Target::Workflow(w)) => (Some(w.clone()), None),
+        Some(Target::Step(s)) => (Some(s.workflow.clone()), Some(s.step.clone())),
     };
     let states = (!f.states.is_empty()).then(|| {
         Value::Array(
@@ -865,22 +873,70 @@ pub(crate) fn inspect(
     } else {
         String::new()
     };
-    let total: i64 = conn.row(
-        &format!("SELECT count(*) {ROW_FROM} {INSPECT_WHERE}{pending}"),
-        params![workflow, step, states],
-        |r| r.get(0),
-    )?;
+    InspectSql {
+        count: format!("SELECT count(*) {ROW_FROM} {INSPECT_WHERE}{pending}"),
+        page: format!(
+            "{} {INSPECT_WHERE}{pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+            row_select()
+        ),
+        workflow,
+        step,
+        states,
+        // SQLite reads a negative LIMIT as "no limit".
+        limit: f.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX)),
+    }
+}
+
+/// Returns inspect rows (ordered by workflow, delegation order, attempt) and the total count.
+pub(crate) fn inspect(
+    conn: &Connection,
+    f: &InspectFilter,
+) -> rusqlite::Result<(Vec<AttemptRow>, u64)> {
+    let q = inspect_sql(f);
+    let total: i64 = conn.row(&q.count, params![q.workflow, q.step, q.states], |r| {
+        r.get(0)
+    })?;
     let total = u64::try_from(total).unwrap_or_default();
-    // SQLite reads a negative LIMIT as "no limit".
-    let limit = f.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
-    let mut stmt = conn.prepare_cached(&format!(
-        "{} {INSPECT_WHERE}{pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
-        row_select()
-    ))?;
+    let mut stmt = conn.prepare_cached(&q.page)?;
     let rows = stmt
-        .query_map(params![workflow, step, states, limit], row_from)?
+        .query_map(params![q.workflow, q.step, q.states, q.limit], row_from)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok((rows, total))
+}
+
+/// Returns each statement `inspect` runs for `f` with SQLite's plan for it (`EXPLAIN QUERY
+/// PLAN`, one line per step, indented by depth), for `docs/performance.md` and the benchmarks.
+pub(crate) fn explain_inspect(
+    conn: &Connection,
+    f: &InspectFilter,
+) -> rusqlite::Result<Vec<(String, Vec<String>)>> {
+    let q = inspect_sql(f);
+    let mut out = Vec::new();
+    for (name, sql, with_limit) in [("count", &q.count, false), ("page", &q.page, true)] {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
+        let rows: Vec<(i64, i64, String)> = if with_limit {
+            stmt.query_map(params![q.workflow, q.step, q.states, q.limit], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(3)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?
+        } else {
+            stmt.query_map(params![q.workflow, q.step, q.states], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(3)?))
+            })?
+            .collect::<rusqlite::Result<_>>()?
+        };
+        let mut depth: HashMap<i64, usize> = HashMap::new();
+        let lines = rows
+            .into_iter()
+            .map(|(id, parent, detail)| {
+                let d = depth.get(&parent).map_or(0, |d| d + 1);
+                depth.insert(id, d);
+                format!("{}{detail}", "  ".repeat(d))
+            })
+            .collect();
+        out.push((name.to_owned(), lines));
+    }
+    Ok(out)
 }
 
 /// Returns the latest attempt of every unresolved step that is not finished, optionally only
