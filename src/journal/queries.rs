@@ -827,13 +827,18 @@ fn row_from(r: &Row<'_>) -> rusqlite::Result<AttemptRow> {
 }
 
 fn row_select() -> String {
+    row_select_with("")
+}
+
+/// [`row_select`] with `extra` columns after the row's own (`", s.seq"`).
+fn row_select_with(extra: &str) -> String {
     format!(
         "SELECT {ATTEMPT_COLUMNS}, w.name, s.name, s.agent_url, s.skill, s.command,
              s.max_attempts, s.resolution, w.state, prev.task_id, {IS_LATEST},
              (SELECT count(*) FROM artifacts ar WHERE ar.attempt_id = a.id),
              (SELECT COALESCE(json_extract(fe.detail_json, '$.reason'), '')
                 FROM events fe WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'
-                ORDER BY fe.id DESC LIMIT 1)
+                ORDER BY fe.id DESC LIMIT 1){extra}
          {ROW_FROM}"
     )
 }
@@ -1081,21 +1086,85 @@ pub(crate) fn pass_rows(
     conn: &Connection,
     workflows: &[String],
 ) -> rusqlite::Result<Vec<AttemptRow>> {
-    let filter = (!workflows.is_empty())
-        .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string());
+    let all = PassWindow {
+        workflows: workflows_filter(workflows),
+        skip: None,
+        after: i64::MIN,
+        through: i64::MAX,
+    };
+    Ok(pass_page(conn, &all, -1)?
+        .into_iter()
+        .map(|(_, row)| row)
+        .collect())
+}
+
+/// What a pass visits (see [`pass_rows`]), with the parameters ?1 (workflows as a JSON array or
+/// NULL), ?2 (attempt ids visited otherwise, a JSON array or NULL) and ?3, ?4 (the steps' `seq`
+/// window, `?3 < seq <= ?4`).
+const PASS_WHERE: &str = "WHERE s.seq > ?3 AND s.seq <= ?4 AND {IS_LATEST}
+       AND w.state <> 'COMPENSATED'
+       AND s.compensates_step_id IS NULL AND s.command IS NULL
+       AND (s.resolution IS NULL OR s.resolution = 'resend')
+       AND (a.state NOT IN ('COMPLETED', 'REPLIED')
+            OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL
+                AND (a.effect IS NULL OR a.effect = 'claimed'))
+            OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
+       AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
+       AND (?2 IS NULL OR a.id NOT IN (SELECT value FROM json_each(?2)))";
+
+/// A window of a pass's rows: the workflows and attempts it covers and its `seq` bounds.
+pub(crate) struct PassWindow {
+    /// The workflows (a JSON array), or all.
+    pub(crate) workflows: Option<String>,
+    /// Attempt ids left out (a JSON array), or none.
+    pub(crate) skip: Option<String>,
+    /// Rows of steps after this delegation position…
+    pub(crate) after: i64,
+    /// …up to and including this one.
+    pub(crate) through: i64,
+}
+
+/// Returns a workflow filter as the JSON array the pass queries take (NULL for all).
+pub(crate) fn workflows_filter(workflows: &[String]) -> Option<String> {
+    (!workflows.is_empty())
+        .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string())
+}
+
+/// Returns the last delegation position of the journal (0 when it has no step).
+pub(crate) fn max_seq(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.row("SELECT COALESCE(max(seq), 0) FROM steps", [], |r| r.get(0))
+}
+
+/// Counts the pass rows in a window.
+pub(crate) fn pass_count(conn: &Connection, w: &PassWindow) -> rusqlite::Result<u64> {
+    let n: i64 = conn.row(
+        &format!(
+            "SELECT count(*) {ROW_FROM} {}",
+            PASS_WHERE.replace("{IS_LATEST}", IS_LATEST)
+        ),
+        params![w.workflows, w.skip, w.after, w.through],
+        |r| r.get(0),
+    )?;
+    Ok(u64::try_from(n).unwrap_or_default())
+}
+
+/// Returns at most `limit` pass rows of a window (all for a negative limit) in delegation order,
+/// each with its step's `seq`.
+pub(crate) fn pass_page(
+    conn: &Connection,
+    w: &PassWindow,
+    limit: i64,
+) -> rusqlite::Result<Vec<(i64, AttemptRow)>> {
     let mut stmt = conn.prepare_cached(&format!(
-        "{} WHERE {IS_LATEST} AND w.state <> 'COMPENSATED'
-           AND s.compensates_step_id IS NULL AND s.command IS NULL
-           AND (s.resolution IS NULL OR s.resolution = 'resend')
-           AND (a.state NOT IN ('COMPLETED', 'REPLIED')
-                OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL
-                    AND (a.effect IS NULL OR a.effect = 'claimed'))
-                OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
-           AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
-         ORDER BY s.seq, a.number",
-        row_select()
+        "{} {} ORDER BY s.seq, a.number LIMIT ?5",
+        row_select_with(", s.seq"),
+        PASS_WHERE.replace("{IS_LATEST}", IS_LATEST)
     ))?;
-    stmt.query_map(params![filter], row_from)?.collect()
+    stmt.query_map(
+        params![w.workflows, w.skip, w.after, w.through, limit],
+        |r| Ok((r.get(ATTEMPT_WIDTH + 12)?, row_from(r)?)),
+    )?
+    .collect()
 }
 
 /// Returns the reason of an attempt's `failed-for-good` event, if it has one.

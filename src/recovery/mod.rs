@@ -1,7 +1,8 @@
 //! The reconcile pass (DESIGN.md §4): one visit of every attempt that may need work, bounded in
 //! concurrency and time, deciding with `plan` and sending with `send`.
 //!
-//! Each pass row (`Journal::pass_rows`: the latest attempt of each step still to settle) is one
+//! Each pass row (`Journal::pass_rows`: the latest attempt of each step still to settle, read a
+//! page at a time as the pass reaches it, so memory stays flat in the number of rows) is one
 //! item, handled on its own: undelivered replies first (looked for in the task's history before
 //! any resend), then the attempt's bucket — an intent is looked for and resent only when proven
 //! absent, a known task is re-read with `GetTask` (transient failures retried with full jitter,
@@ -31,7 +32,7 @@ pub mod send;
 pub mod verify;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
     Attempt, AttemptId, AttemptRow, AttemptState, FailureKind, Journal, JournalError, NewAttempt,
-    Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
+    PassCursor, Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
 };
 use crate::output::inert;
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
@@ -145,6 +146,38 @@ struct Item {
     replies: Vec<Reply>,
 }
 
+/// How many pass rows are read from the journal at a time.
+const PAGE: usize = 256;
+
+/// The pass rows, read a page at a time as the pass reaches them: a pass over 100,000 rows holds
+/// a page and the items in flight, not every row (docs/performance.md).
+struct Rows<'j> {
+    journal: &'j Journal,
+    cursor: PassCursor,
+    page: VecDeque<AttemptRow>,
+    done: bool,
+}
+
+impl Iterator for Rows<'_> {
+    type Item = anyhow::Result<AttemptRow>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.page.is_empty() && !self.done {
+            match self.journal.next_pass_rows(&mut self.cursor, PAGE) {
+                Ok(rows) => {
+                    self.done = rows.len() < PAGE;
+                    self.page.extend(rows);
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e.into()));
+                }
+            }
+        }
+        self.page.pop_front().map(Ok)
+    }
+}
+
 impl<'a> Pass<'a> {
     /// Prepares a pass.
     pub fn new(
@@ -180,28 +213,25 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn collect(&self) -> anyhow::Result<Vec<Item>> {
-        let rows = self.journal.pass_rows(&self.cfg.workflows)?;
-        let mut replies: HashMap<i64, Vec<Reply>> = HashMap::new();
+    /// Returns the items of the attempts with undelivered replies (visited first, each with its
+    /// replies) and a walk over every other pass row.
+    fn collect(&self) -> anyhow::Result<(Vec<Item>, PassCursor)> {
+        let mut replies: BTreeMap<i64, Vec<Reply>> = BTreeMap::new();
         for r in self.journal.undelivered_replies(&self.cfg.workflows)? {
             replies.entry(r.attempt_id.0).or_default().push(r);
         }
-        let mut items: Vec<Item> = rows
-            .into_iter()
-            .map(|row| Item {
-                replies: replies.remove(&row.attempt.id.0).unwrap_or_default(),
-                row,
-            })
-            .collect();
-        // A reply on an attempt that is no longer a pass row (it completed meanwhile) is
-        // still looked for.
-        for (_, rs) in replies {
-            let Some(first) = rs.first() else { continue };
-            if let Some(row) = self.row_of(self.journal.attempt(first.attempt_id)?)? {
+        let mut items = Vec::with_capacity(replies.len());
+        let mut skip = Vec::with_capacity(replies.len());
+        // A reply is looked for whether or not its attempt is still a pass row (it may have
+        // completed meanwhile).
+        for (id, rs) in replies {
+            skip.push(AttemptId(id));
+            if let Some(row) = self.row_of(self.journal.attempt(AttemptId(id))?)? {
                 items.push(Item { row, replies: rs });
             }
         }
-        Ok(items)
+        let cursor = self.journal.pass_cursor(&self.cfg.workflows, &skip)?;
+        Ok((items, cursor))
     }
 
     /// Builds the pass row of an attempt from its step (for attempts outside `pass_rows`).
@@ -235,24 +265,36 @@ impl<'a> Pass<'a> {
         mut on_action: impl FnMut(&Action) -> anyhow::Result<()>,
         mut on_item: impl FnMut(),
     ) -> anyhow::Result<Summary> {
-        let items = self.collect()?;
-        let total = items.len();
+        let (first, cursor) = self.collect()?;
+        let total = first.len() + cursor.total;
         on_start(total);
-        let per_agent: HashMap<String, Rc<Semaphore>> = items
-            .iter()
-            .map(|i| {
-                (
-                    agent_key(&i.row.attempt),
-                    Rc::new(Semaphore::new(self.cfg.concurrency)),
-                )
+        let rows = Rows {
+            journal: self.journal,
+            cursor,
+            page: VecDeque::new(),
+            done: false,
+        };
+        let items = first.into_iter().map(Ok).chain(rows.map(|row| {
+            row.map(|row| Item {
+                row,
+                replies: Vec::new(),
             })
-            .collect();
+        }));
+        let per_agent: RefCell<HashMap<String, Rc<Semaphore>>> = RefCell::new(HashMap::new());
         let mut summary = Summary::default();
         let deadline = tokio::time::Instant::now() + self.cfg.deadline;
         let mut stream = futures_util::stream::iter(items)
             .map(|item| {
-                let sem = per_agent.get(&agent_key(&item.row.attempt)).map(Rc::clone);
+                let sem = item.as_ref().ok().map(|i| {
+                    Rc::clone(
+                        per_agent
+                            .borrow_mut()
+                            .entry(agent_key(&i.row.attempt))
+                            .or_insert_with(|| Rc::new(Semaphore::new(self.cfg.concurrency))),
+                    )
+                });
                 async move {
+                    let item = item?;
                     let _permit = match &sem {
                         Some(s) => Some(s.acquire().await),
                         None => None,
@@ -268,7 +310,7 @@ impl<'a> Pass<'a> {
         loop {
             let next = tokio::time::timeout_at(deadline, stream.next()).await;
             let Ok(next) = next else {
-                summary.unvisited = total - summary.visited;
+                summary.unvisited = total.saturating_sub(summary.visited);
                 *summary.outcomes.entry("deadline".to_owned()).or_default() +=
                     u32::try_from(summary.unvisited).unwrap_or(u32::MAX);
                 summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
