@@ -644,7 +644,7 @@ impl Journal {
         }
         let mut next = change.next;
         next.updated_at = now;
-        queries::update_attempt(tx, &next).map_err(e)?;
+        queries::update_attempt_changes(tx, &held, &next).map_err(e)?;
         for artifact in &change.artifacts {
             queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
         }

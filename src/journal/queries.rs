@@ -641,6 +641,117 @@ pub(crate) fn update_attempt(conn: &Connection, a: &Attempt) -> rusqlite::Result
     Ok(())
 }
 
+/// Writes the columns of `next` that differ from `held` (the same columns as
+/// [`update_attempt`]), and `updated_at`.
+///
+/// SQLite checks a CHECK constraint or a partial index's predicate only when the UPDATE sets a
+/// column it names, and it evaluates each `IN (…)` list there with a temporary b-tree, allocated
+/// and freed per statement: an UPDATE of every column paid four of them even for a running task
+/// whose status only got newer (docs/performance.md).
+pub(crate) fn update_attempt_changes(
+    conn: &Connection,
+    held: &Attempt,
+    next: &Attempt,
+) -> rusqlite::Result<()> {
+    use rusqlite::types::Value as Sql;
+    fn text(v: Option<&str>) -> Sql {
+        v.map_or(Sql::Null, |s| Sql::Text(s.to_owned()))
+    }
+    let mut sets: Vec<&str> = Vec::new();
+    let mut values: Vec<Sql> = vec![Sql::Integer(next.id.0)];
+    let mut set = |column: &'static str, changed: bool, value: Sql| {
+        if changed {
+            sets.push(column);
+            values.push(value);
+        }
+    };
+    set(
+        "interface_url",
+        held.interface_url != next.interface_url,
+        text(next.interface_url.as_deref()),
+    );
+    set(
+        "tenant",
+        held.tenant != next.tenant,
+        text(next.tenant.as_deref()),
+    );
+    set(
+        "context_id",
+        held.context_id != next.context_id,
+        text(next.context_id.as_deref()),
+    );
+    set(
+        "context_id_ours",
+        held.context_id_ours != next.context_id_ours,
+        Sql::Integer(i64::from(next.context_id_ours)),
+    );
+    set(
+        "task_id",
+        held.task_id != next.task_id,
+        text(next.task_id.as_deref()),
+    );
+    set(
+        "state",
+        held.state != next.state,
+        Sql::Text(next.state.as_str().to_owned()),
+    );
+    set(
+        "remote_state",
+        held.remote_state != next.remote_state,
+        text(next.remote_state.as_deref()),
+    );
+    set(
+        "status_timestamp",
+        held.status_timestamp != next.status_timestamp,
+        text(next.status_timestamp.as_deref()),
+    );
+    set(
+        "pending_question",
+        held.pending_question != next.pending_question,
+        text(to_json(next.pending_question.as_ref()).as_deref()),
+    );
+    set(
+        "last_task_json",
+        held.last_task_json != next.last_task_json,
+        text(next.last_task_json.as_deref()),
+    );
+    set(
+        "outcome_json",
+        held.outcome_json != next.outcome_json,
+        text(next.outcome_json.as_deref()),
+    );
+    set(
+        "error",
+        held.error != next.error,
+        text(next.error.as_deref()),
+    );
+    set(
+        "effect",
+        held.effect != next.effect,
+        text(next.effect.map(EffectState::as_str)),
+    );
+    set(
+        "cancel_requested_at",
+        held.cancel_requested_at != next.cancel_requested_at,
+        next.cancel_requested_at
+            .map_or(Sql::Null, |t| Sql::Integer(ms(t))),
+    );
+    set("updated_at", true, Sql::Integer(ms(next.updated_at)));
+    let assignments: Vec<String> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, column)| format!("{column} = ?{}", i + 2))
+        .collect();
+    conn.exec(
+        &format!(
+            "UPDATE attempts SET {} WHERE id = ?1",
+            assignments.join(", ")
+        ),
+        rusqlite::params_from_iter(values),
+    )?;
+    Ok(())
+}
+
 /// Sets or clears an attempt's lease.
 pub(crate) fn set_lease(
     conn: &Connection,
