@@ -934,6 +934,7 @@ fn row_from(r: &Row<'_>) -> rusqlite::Result<AttemptRow> {
         is_latest: r.get(o + 9)?,
         artifact_count: r.get(o + 10)?,
         failed_for_good: r.get(o + 11)?,
+        allow_cross_origin: r.get(o + 12)?,
     })
 }
 
@@ -949,7 +950,8 @@ fn row_select_with(extra: &str) -> String {
              (SELECT count(*) FROM artifacts ar WHERE ar.attempt_id = a.id),
              (SELECT COALESCE(json_extract(fe.detail_json, '$.reason'), '')
                 FROM events fe WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'
-                ORDER BY fe.id DESC LIMIT 1){extra}
+                ORDER BY fe.id DESC LIMIT 1),
+             s.allow_cross_origin{extra}
          {ROW_FROM}"
     )
 }
@@ -1273,7 +1275,7 @@ pub(crate) fn pass_page(
     ))?;
     stmt.query_map(
         params![w.workflows, w.skip, w.after, w.through, limit],
-        |r| Ok((r.get(ATTEMPT_WIDTH + 12)?, row_from(r)?)),
+        |r| Ok((r.get(ATTEMPT_WIDTH + 13)?, row_from(r)?)),
     )?
     .collect()
 }

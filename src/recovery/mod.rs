@@ -178,6 +178,37 @@ impl Iterator for Rows<'_> {
     }
 }
 
+/// An item's step and all its attempts, read from the journal the first time a decision needs
+/// them: reading a running task does not (a pass over running work reads no step).
+struct StepOf<'j> {
+    journal: &'j Journal,
+    id: crate::journal::StepId,
+    name: String,
+    rec: std::cell::OnceCell<StepRecord>,
+}
+
+impl<'j> StepOf<'j> {
+    fn new(journal: &'j Journal, row: &AttemptRow) -> Self {
+        Self {
+            journal,
+            id: row.attempt.step_id,
+            name: row.step.to_string(),
+            rec: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> anyhow::Result<&StepRecord> {
+        if let Some(rec) = self.rec.get() {
+            return Ok(rec);
+        }
+        let rec = self
+            .journal
+            .step_by_id(self.id)?
+            .with_context(|| format!("step `{}` vanished from the journal", self.name))?;
+        Ok(self.rec.get_or_init(|| rec))
+    }
+}
+
 impl<'a> Pass<'a> {
     /// Prepares a pass.
     pub fn new(
@@ -253,6 +284,7 @@ impl<'a> Pass<'a> {
             previous_task_id,
             artifact_count: 0,
             failed_for_good: self.journal.failed_for_good(attempt.id)?,
+            allow_cross_origin: rec.step.spec.allow_cross_origin,
             attempt,
         }))
     }
@@ -416,13 +448,10 @@ impl<'a> Pass<'a> {
 
     async fn handle(&self, item: Item) -> anyhow::Result<Vec<Action>> {
         let Item { row, replies } = item;
-        let rec = self
-            .journal
-            .step_by_id(row.attempt.step_id)?
-            .with_context(|| format!("step `{}` vanished from the journal", row.step))?;
+        let rec = StepOf::new(self.journal, &row);
         let mut actions = Vec::new();
         for reply in &replies {
-            actions.push(self.reconcile_reply(&row, &rec, reply).await?);
+            actions.push(self.reconcile_reply(&row, rec.get()?, reply).await?);
         }
         let row = if replies.is_empty() {
             row
@@ -439,10 +468,9 @@ impl<'a> Pass<'a> {
     async fn handle_attempt(
         &self,
         row: &AttemptRow,
-        rec: &StepRecord,
+        rec: &StepOf<'_>,
     ) -> anyhow::Result<Vec<Action>> {
         let step = row.step.to_string();
-        let spec = &rec.step.spec;
         let allowed = plan::sends_allowed(row.workflow_state);
         match plan::triage(row) {
             Triage::Send | Triage::Look if !allowed => Ok(vec![Self::action(
@@ -454,7 +482,8 @@ impl<'a> Pass<'a> {
                 exit::WORK_REMAINS,
             )]),
             Triage::Send | Triage::Look => {
-                let out = match Self::outgoing(spec, &row.attempt, rec) {
+                let rec = rec.get()?;
+                let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
                     Ok(out) => out,
                     Err(a) => return Ok(vec![Self::credential_action(row, &a)]),
                 };
@@ -470,7 +499,7 @@ impl<'a> Pass<'a> {
                 json!({"reason": row.attempt.error}),
             )?]),
             Triage::Read => self.read(row, rec).await,
-            Triage::Settled => self.settle(row, rec).await,
+            Triage::Settled => self.settle(row, rec.get()?).await,
         }
     }
 
@@ -564,11 +593,20 @@ impl<'a> Pass<'a> {
     }
 
     /// Bucket 2: reads the task, records it, and decides if it became terminal.
-    async fn read(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+    ///
+    /// A read needs only the row (credential variable, endpoint, cross-origin permission): the
+    /// step and its other attempts are read from the journal only if the task turned terminal.
+    async fn read(&self, row: &AttemptRow, rec: &StepOf<'_>) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
-        let out = match Self::outgoing(&rec.step.spec, a, rec) {
-            Ok(out) => out,
+        let credential = match a.token_env.as_deref().map(Credential::from_env).transpose() {
+            Ok(credential) => credential,
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
+        };
+        let out = Outgoing {
+            text: String::new(),
+            metadata: None,
+            credential,
+            allow_cross_origin: row.allow_cross_origin,
         };
         let endpoint = send::endpoint_of(a, &out)?;
         let task_id = a
@@ -630,7 +668,7 @@ impl<'a> Pass<'a> {
                         json!({"taskId": task_id}),
                         exit::OK,
                     )];
-                    actions.extend(self.settle(&now, rec).await?);
+                    actions.extend(self.settle(&now, rec.get()?).await?);
                     Ok(actions)
                 } else {
                     let question = now.attempt.question_text();
