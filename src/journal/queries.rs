@@ -964,6 +964,8 @@ const INSPECT_WHERE: &str = "WHERE (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL O
 /// The two statements of `inspect` (the total count, then the page) and their parameters.
 struct InspectSql {
     count: String,
+    /// Whether `count` takes the filter's parameters (an unfiltered count takes none).
+    count_filtered: bool,
     page: String,
     workflow: Option<String>,
     step: Option<String>,
@@ -991,8 +993,16 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
     } else {
         String::new()
     };
+    // Unfiltered, every attempt is a row (each has its step and workflow): SQLite counts the
+    // smallest index of `attempts` instead of joining every row to its step and workflow.
+    let count_filtered = f.target.is_some() || states.is_some() || f.pending;
     InspectSql {
-        count: format!("SELECT count(*) {ROW_FROM} {INSPECT_WHERE}{pending}"),
+        count: if count_filtered {
+            format!("SELECT count(*) {ROW_FROM} {INSPECT_WHERE}{pending}")
+        } else {
+            "SELECT count(*) FROM attempts".to_owned()
+        },
+        count_filtered,
         page: format!(
             "{} {INSPECT_WHERE}{pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
             row_select()
@@ -1011,9 +1021,13 @@ pub(crate) fn inspect(
     f: &InspectFilter,
 ) -> rusqlite::Result<(Vec<AttemptRow>, u64)> {
     let q = inspect_sql(f);
-    let total: i64 = conn.row(&q.count, params![q.workflow, q.step, q.states], |r| {
-        r.get(0)
-    })?;
+    let total: i64 = if q.count_filtered {
+        conn.row(&q.count, params![q.workflow, q.step, q.states], |r| {
+            r.get(0)
+        })?
+    } else {
+        conn.row(&q.count, [], |r| r.get(0))?
+    };
     let total = u64::try_from(total).unwrap_or_default();
     let mut stmt = conn.prepare_cached(&q.page)?;
     let rows = stmt
@@ -1037,11 +1051,14 @@ pub(crate) fn explain_inspect(
                 Ok((r.get(0)?, r.get(1)?, r.get(3)?))
             })?
             .collect::<rusqlite::Result<_>>()?
-        } else {
+        } else if q.count_filtered {
             stmt.query_map(params![q.workflow, q.step, q.states], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(3)?))
             })?
             .collect::<rusqlite::Result<_>>()?
+        } else {
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(3)?)))?
+                .collect::<rusqlite::Result<_>>()?
         };
         let mut depth: HashMap<i64, usize> = HashMap::new();
         let lines = rows
@@ -1158,6 +1175,38 @@ pub(crate) fn attempt_resolutions(
          ORDER BY w.id, s.seq, a.number"
     ))?;
     stmt.query_map(params![workflow, step], |r| {
+        Ok(AttemptResolution {
+            attempt: AttemptId(r.get(0)?),
+            resolution: parse_col::<Resolution>(r, 1)?,
+            reason: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+            resolved_at: time(r.get(3)?),
+            resend_pending: r.get(4)?,
+        })
+    })?
+    .collect()
+}
+
+/// Returns the decisions recorded on the given attempts, in delegation order: an index lookup
+/// per attempt, where [`attempt_resolutions`] of a whole journal reads every attempt.
+pub(crate) fn resolutions_of(
+    conn: &Connection,
+    attempts: &[AttemptId],
+) -> rusqlite::Result<Vec<AttemptResolution>> {
+    if attempts.is_empty() || !has_column(conn, "attempts", "resolution")? {
+        return Ok(Vec::new());
+    }
+    let ids = Value::Array(attempts.iter().map(|a| Value::from(a.0)).collect()).to_string();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT a.id, a.resolution, a.resolution_reason, a.resolved_at,
+             a.resolution = 'resend' AND a.state = 'INTENT' AND s.resolution IS 'resend'
+                 AND {IS_LATEST}
+         FROM attempts a
+         JOIN steps s ON s.id = a.step_id
+         JOIN workflows w ON w.id = s.workflow_id
+         WHERE a.id IN (SELECT value FROM json_each(?1)) AND a.resolution IS NOT NULL
+         ORDER BY w.id, s.seq, a.number"
+    ))?;
+    stmt.query_map(params![ids], |r| {
         Ok(AttemptResolution {
             attempt: AttemptId(r.get(0)?),
             resolution: parse_col::<Resolution>(r, 1)?,
