@@ -7,6 +7,7 @@ mod compensate;
 mod delegate;
 mod effects;
 mod follow;
+mod follow_wiring;
 mod generated;
 mod inspect;
 mod interop;
