@@ -18,7 +18,7 @@
 //! line goes to stdout. Remote text (task ids, questions, errors) is made inert.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -133,7 +133,7 @@ pub(crate) async fn follow_step(
         ctx,
         journal,
         name,
-        last_event,
+        events: EventTail::after(last_event),
         spinner: None,
         attempt: None,
         state: attempt.state,
@@ -477,8 +477,8 @@ struct Show<'a> {
     ctx: &'a Context,
     journal: &'a Journal,
     name: StepName,
-    /// The id of the last event printed (or present before the command started).
-    last_event: i64,
+    /// The step's events printed so far, and those read but not yet shown.
+    events: EventTail,
     spinner: Option<ProgressBar>,
     /// The attempt followed, once known.
     attempt: Option<AttemptId>,
@@ -608,14 +608,56 @@ impl Show<'_> {
         if !self.ctx.out.is_json() {
             return Ok(());
         }
-        let Ok(events) = self.journal.events_of_step(&self.name) else {
-            return Ok(());
-        };
-        let after = self.last_event;
-        let upto = upto.unwrap_or(i64::MAX);
-        for e in events.iter().filter(|e| e.id > after && e.id <= upto) {
-            self.ctx.out.record(&event_record(e))?;
-            self.last_event = e.id;
+        self.events
+            .print(self.ctx, self.journal, &self.name, upto.unwrap_or(i64::MAX))
+    }
+}
+
+/// A step's journal events as they are printed: how far they were read, and those read from
+/// the journal but not shown yet.
+///
+/// Observations committed together are shown one by one: the first reads the step's events
+/// once, and the others print from what it read, so a long stream costs one read per commit,
+/// not one per event.
+#[derive(Debug, Default)]
+struct EventTail {
+    /// The highest id read so far (or present before the command started).
+    read: i64,
+    /// Read, not yet printed, oldest first.
+    waiting: VecDeque<Event>,
+}
+
+impl EventTail {
+    fn after(id: i64) -> Self {
+        Self {
+            read: id,
+            waiting: VecDeque::new(),
+        }
+    }
+
+    /// Prints the events with ids up to `upto`, reading the journal only when they are not
+    /// already read (`i64::MAX`: read again and print all).
+    fn print(
+        &mut self,
+        ctx: &Context,
+        journal: &Journal,
+        step: &StepName,
+        upto: i64,
+    ) -> Result<(), BrokenPipe> {
+        if upto > self.read
+            && let Ok(events) = journal.events_of_step(step)
+        {
+            let after = self.read;
+            for e in events.into_iter().filter(|e| e.id > after) {
+                self.read = e.id;
+                self.waiting.push_back(e);
+            }
+        }
+        while let Some(e) = self.waiting.front()
+            && e.id <= upto
+        {
+            ctx.out.record(&event_record(e))?;
+            self.waiting.pop_front();
         }
         Ok(())
     }
@@ -643,8 +685,8 @@ fn event_record(e: &Event) -> Value {
 pub(crate) struct ShowMany<'a> {
     ctx: &'a Context,
     journal: &'a Journal,
-    /// The last event id printed, per step (JSON only).
-    last: RefCell<HashMap<String, i64>>,
+    /// The events printed and waiting, per step (JSON only).
+    tails: RefCell<HashMap<String, EventTail>>,
     bar: Option<ProgressBar>,
     /// A broken stdout seen inside the observer (reported by [`ShowMany::finish`]).
     broken: RefCell<Option<BrokenPipe>>,
@@ -657,11 +699,11 @@ impl<'a> ShowMany<'a> {
         journal: &'a Journal,
         targets: &[FollowTarget],
     ) -> anyhow::Result<Self> {
-        let mut last = HashMap::new();
+        let mut tails = HashMap::new();
         if ctx.out.is_json() {
             for t in targets {
                 let id = journal.events_of_step(&t.step)?.last().map_or(0, |e| e.id);
-                last.insert(t.step.to_string(), id);
+                tails.insert(t.step.to_string(), EventTail::after(id));
             }
         }
         let bar = ctx.out.progress_allowed().then(|| {
@@ -679,7 +721,7 @@ impl<'a> ShowMany<'a> {
         Ok(Self {
             ctx,
             journal,
-            last: RefCell::new(last),
+            tails: RefCell::new(tails),
             bar,
             broken: RefCell::new(None),
         })
@@ -726,16 +768,10 @@ impl<'a> ShowMany<'a> {
         if !self.ctx.out.is_json() {
             return Ok(());
         }
-        let Ok(events) = self.journal.events_of_step(step) else {
-            return Ok(());
-        };
-        let mut last = self.last.borrow_mut();
-        let seen = last.entry(step.to_string()).or_default();
-        let after = *seen;
-        for e in events.iter().filter(|e| e.id > after && e.id <= upto) {
-            self.ctx.out.record(&event_record(e))?;
-            *seen = e.id;
-        }
-        Ok(())
+        self.tails
+            .borrow_mut()
+            .entry(step.to_string())
+            .or_default()
+            .print(self.ctx, self.journal, step, upto)
     }
 }
