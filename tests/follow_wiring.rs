@@ -557,3 +557,28 @@ async fn reconcile_dry_run_with_follow_for_is_a_usage_error() {
     assert!(err.contains("hint:"), "{err}");
     assert!(!env.journal().exists(), "nothing was created");
 }
+
+#[tokio::test]
+async fn reconcile_follow_for_says_a_question_once() {
+    guard(async {
+        let agent = agent(Duration::from_millis(100)).await;
+        let env = TestEnv::new();
+        let o = run(
+            &env,
+            &["delegate", "trip/hotel", "--agent", &agent.url(), "ask"],
+            &[],
+        )
+        .await;
+        assert_eq!(code(&o), 0, "{}", explain(&o));
+        // Read by the first pass, or followed until it asks: either way said once, exit 4.
+        let o = run(&env, &["reconcile", "--follow-for", "20s"], &[]).await;
+        assert_eq!(code(&o), 4, "{}", explain(&o));
+        let out = stdout(&o);
+        let line = "trip/hotel (attempt 1): answer the agent's question: \"two rooms or one?\"";
+        assert_eq!(out.matches(line).count(), 1, "{}", explain(&o));
+        let (a, _) = journaled(&env.journal(), "trip/hotel");
+        assert_eq!(a.state, AttemptState::InputRequired);
+        agent.shutdown().await;
+    })
+    .await;
+}

@@ -16,7 +16,8 @@
 //! command's, with a `followed` object; anything the first pass found for a human keeps exit
 //! 4. `--dry-run --follow-for` is a usage error: following journals every event.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -146,7 +147,9 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
         lease_ttl: send::lease_ttl_for(ctx.timeout),
         command_timeout: args.command_timeout,
     };
-    let first = run_pass(ctx, &journal, &client, &cfg).await?;
+    // The human lines printed so far (a second pass repeats what still stands).
+    let shown = RefCell::new(HashSet::new());
+    let first = run_pass(ctx, &journal, &client, &cfg, &shown).await?;
     let Some(follow_for) = args.follow_for else {
         return finish(ctx, args, &first.summary, None);
     };
@@ -160,7 +163,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
     // A second ordinary pass decides from what following recorded: a COMPLETED step with an
     // effect is verified, a FAILED one re-delegated, a question reported, and a task still
     // running is read once more (exit 3).
-    let second = run_pass(ctx, &journal, &client, &cfg).await?;
+    let second = run_pass(ctx, &journal, &client, &cfg, &shown).await?;
     let mut summary = second.summary;
     // What needed a human in the first pass still does (a reply found UNCERTAIN is not
     // visited again), whatever the second pass saw.
@@ -188,6 +191,7 @@ async fn run_pass(
     journal: &Journal,
     client: &A2aClient,
     cfg: &PassConfig,
+    shown: &RefCell<HashSet<String>>,
 ) -> anyhow::Result<PassResult> {
     let pass = Pass::new(journal, client, ctx.clock.as_ref(), cfg.clone());
     let bar = ctx.out.progress_allowed().then(|| {
@@ -212,7 +216,7 @@ async fn run_pass(
                 if matches!(action.code, exit::NEEDS_HUMAN | exit::USAGE) {
                     human = exit::worst(human, action.code);
                 }
-                print_action(ctx, bar.as_ref(), action)
+                print_action(ctx, bar.as_ref(), shown, action)
             },
             || {
                 if let Some(b) = &bar {
@@ -315,6 +319,7 @@ fn humantime(d: Duration) -> String {
 fn print_action(
     ctx: &Context,
     bar: Option<&indicatif::ProgressBar>,
+    shown: &RefCell<HashSet<String>>,
     a: &Action,
 ) -> anyhow::Result<()> {
     if ctx.out.is_json() {
@@ -354,6 +359,10 @@ fn print_action(
             return Ok(());
         }
     };
+    // With --follow-for, the second pass says again what the first said: say it once.
+    if !shown.borrow_mut().insert(line.clone()) {
+        return Ok(());
+    }
     match bar {
         Some(b) => b.suspend(|| ctx.out.line(&line))?,
         None => ctx.out.line(&line)?,
