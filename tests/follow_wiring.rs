@@ -582,3 +582,72 @@ async fn reconcile_follow_for_says_a_question_once() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_task_followed_to_completed_has_its_effect_verified_by_the_second_pass() {
+    guard(async {
+        let agent = agent(Duration::from_secs(3600)).await;
+        let env = TestEnv::new();
+        // The verification looks for a file the test creates: the effect exists.
+        std::fs::write(env.path().join("booked"), "yes").unwrap();
+        let verify = format!("test -e '{}'", env.path().join("booked").display());
+        let o = run(
+            &env,
+            &[
+                "delegate",
+                "trip/hotel",
+                "--agent",
+                &agent.url(),
+                "--effect",
+                "--compensate",
+                "cancel it",
+                "--verify-cmd",
+                &verify,
+                "work:3",
+            ],
+            &[],
+        )
+        .await;
+        assert_eq!(code(&o), 0, "{}", explain(&o));
+        let handle = spawn(
+            &env,
+            &["reconcile", "--follow-for", "60s", "--format", "json"],
+        );
+        let mut waited = 0u32;
+        while agent
+            .stats()
+            .requests
+            .get("SubscribeToTask")
+            .copied()
+            .unwrap_or(0)
+            < 1
+        {
+            assert!(!handle.is_finished(), "reconcile ended before following");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            waited += 1;
+            assert!(waited < 6000, "never followed");
+        }
+        let (a, _) = journaled(&env.journal(), "trip/hotel");
+        assert!(agent.complete_task(a.task_id.as_deref().unwrap()));
+        let o = handle.await.unwrap();
+        assert_eq!(code(&o), 0, "{}", explain(&o));
+        let all = lines(&o);
+        let completed = all
+            .iter()
+            .position(|l| l["type"] == "event" && l["to"] == "COMPLETED")
+            .unwrap_or_else(|| panic!("{all:?}"));
+        let verified = all
+            .iter()
+            .position(|l| l["type"] == "action" && l["action"] == "verify-effect")
+            .unwrap_or_else(|| panic!("{all:?}"));
+        assert!(completed < verified, "followed, then decided: {all:?}");
+        assert_eq!(all[verified]["detail"]["effect"], "verified", "{all:?}");
+        let s = summary(&o, "reconcile");
+        assert_eq!(s["followed"]["ends"]["terminal"], 1, "{s}");
+        let (a, _) = journaled(&env.journal(), "trip/hotel");
+        assert_eq!(a.state, AttemptState::Completed);
+        assert_eq!(a.effect, Some(journal::EffectState::Verified));
+        agent.shutdown().await;
+    })
+    .await;
+}
