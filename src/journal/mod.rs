@@ -404,6 +404,9 @@ impl Journal {
         let conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
         conn.busy_timeout(busy_timeout)
             .map_err(sql("set the busy timeout"))?;
+        // The hot statements (one stream event: read the attempt, update the columns that
+        // changed, append the event) stay prepared.
+        conn.set_prepared_statement_cache_capacity(64);
         Ok(conn)
     }
 

@@ -544,14 +544,12 @@ pub(crate) fn insert_attempt(
 
 /// Returns an attempt by id.
 pub(crate) fn attempt_by_id(conn: &Connection, id: AttemptId) -> rusqlite::Result<Option<Attempt>> {
-    conn.query_row(
-        &format!(
-            "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
-             WHERE a.id = ?1"
-        ),
-        params![id.0],
-        attempt_from_row,
-    )
+    // Cached: every journaled stream event reads its attempt.
+    conn.prepare_cached(&format!(
+        "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
+         WHERE a.id = ?1"
+    ))?
+    .query_row(params![id.0], attempt_from_row)
     .optional()
 }
 
@@ -754,7 +752,7 @@ pub(crate) fn upsert_artifact(
     a: &Artifact,
     now: i64,
 ) -> rusqlite::Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO artifacts (attempt_id, artifact_id, name, description, parts_json,
              metadata_json, last_chunk, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
@@ -762,17 +760,17 @@ pub(crate) fn upsert_artifact(
              description = excluded.description, parts_json = excluded.parts_json,
              metadata_json = excluded.metadata_json, last_chunk = excluded.last_chunk,
              updated_at = excluded.updated_at",
-        params![
-            attempt.0,
-            a.artifact_id,
-            a.name,
-            a.description,
-            a.parts.to_string(),
-            to_json(a.metadata.as_ref()),
-            a.last_chunk,
-            now
-        ],
-    )?;
+    )?
+    .execute(params![
+        attempt.0,
+        a.artifact_id,
+        a.name,
+        a.description,
+        a.parts.to_string(),
+        to_json(a.metadata.as_ref()),
+        a.last_chunk,
+        now
+    ])?;
     Ok(())
 }
 
@@ -794,22 +792,22 @@ pub(crate) struct NewEvent<'a> {
 
 /// Appends an event; the workflow defaults to the step's.
 pub(crate) fn insert_event(conn: &Connection, e: &NewEvent<'_>) -> rusqlite::Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
              detail_json)
          VALUES (?1, COALESCE(?2, (SELECT workflow_id FROM steps WHERE id = ?3)), ?3, ?4, ?5,
              ?6, ?7, ?8)",
-        params![
-            e.at,
-            e.workflow,
-            e.step.map(|s| s.0),
-            e.attempt.map(|a| a.0),
-            e.kind,
-            e.from,
-            e.to,
-            to_json(e.detail),
-        ],
-    )?;
+    )?
+    .execute(params![
+        e.at,
+        e.workflow,
+        e.step.map(|s| s.0),
+        e.attempt.map(|a| a.0),
+        e.kind,
+        e.from,
+        e.to,
+        to_json(e.detail),
+    ])?;
     Ok(())
 }
 

@@ -580,6 +580,7 @@ async fn follow_in<R: Remote>(
         last_error: None,
         leased_at: Instant::now(),
         pending: VecDeque::new(),
+        step: target.step.to_string(),
     };
     if attempt.state.is_terminal() {
         return f.outcome(FollowEnd::Terminal(attempt.state));
@@ -684,6 +685,8 @@ struct Follower<'a, R> {
     leased_at: Instant,
     /// Observations read and queued, oldest first, not yet settled.
     pending: VecDeque<Pending>,
+    /// `WORKFLOW/STEP`, for the crash point.
+    step: String,
 }
 
 impl<R: Remote> Follower<'_, R> {
@@ -1022,7 +1025,7 @@ impl<R: Remote> Follower<'_, R> {
         // A crash point armed for this event's number ends the read-ahead here: the crash
         // then finds exactly that many of this follow's events journaled.
         let number = self.events + self.pending.len() as u64;
-        let crash_here = crash::armed(Point::AfterEvent(number), &self.target.step.to_string());
+        let crash_here = crash::armed(Point::AfterEvent(number), &self.step);
         Read::Queued {
             settle: may_stop || crash_here || self.pending.len() >= MAX_PENDING,
         }
@@ -1071,10 +1074,7 @@ impl<R: Remote> Follower<'_, R> {
         if kind == Kind::StreamUpdate || applied.changed() {
             self.streak = 0;
         }
-        crash::at(
-            Point::AfterEvent(self.events),
-            &self.target.step.to_string(),
-        );
+        crash::at(Point::AfterEvent(self.events), &self.step);
         let progress = Progress::Observed {
             source,
             applied,
