@@ -9,8 +9,8 @@
 //! reader takes them, from a fast emitter on its own thread, and reads it three ways in the same
 //! run: a bare reqwest SSE reader (bytes, counting blank-line-terminated events), our
 //! `EventStream` (SSE decoding, JSON-RPC envelope, normalizer, typed parse) without a journal,
-//! and `follow_attempt` (all of that, plus one committed `synchronous=FULL` journal transaction
-//! per event). `status` events are statusUpdates with increasing timestamps; `work` events
+//! and `follow_attempt` (all of that, plus every event journaled in a `synchronous=FULL` journal
+//! before it is shown; the events read together share one transaction). `status` events are statusUpdates with increasing timestamps; `work` events
 //! alternate a statusUpdate and an artifact chunk appended to one artifact, as `work:N` does.
 //!
 //! `many` starts `a2a-recover scripted-agent` (the release binary, as a child process, so the
@@ -255,7 +255,7 @@ async fn rate(events: usize, work: bool) -> Result<(), BoxError> {
     }
     report("EventStream (no journal)", seen, started.elapsed());
 
-    // 3. follow_attempt: everything, each event committed to a synchronous=FULL journal.
+    // 3. follow_attempt: everything, every event committed to a synchronous=FULL journal.
     let dir = tempfile::tempdir()?;
     let j = Journal::open(&dir.path().join("journal.sqlite3"), Duration::from_secs(30))?;
     let card = format!("{url}.well-known/agent-card.json");
