@@ -123,8 +123,9 @@ struct Request {
 }
 
 fn not_yet(flag: &str) -> CliError {
-    CliError::usage(format!("`{flag}` is not supported yet"))
-        .hint("delegate one step with --agent URL for now; see the roadmap in DESIGN.md")
+    CliError::usage(format!("`{flag}` is not supported yet")).hint(
+        "delegate without --follow, then follow the step with `a2a-recover follow WORKFLOW/STEP`",
+    )
 }
 
 /// Validates the flags; nothing is journaled when this fails.
