@@ -65,7 +65,8 @@ impl Context {
             .hint("use at least 1024 bytes; the default is 16 MiB"));
         }
         if global.timeout.is_zero() {
-            return Err(CliError::usage("--timeout must be more than zero"));
+            return Err(CliError::usage("--timeout must be more than zero")
+                .hint("give a duration such as `--timeout 30s` (the default)"));
         }
         Ok(Self {
             journal_path,
