@@ -356,9 +356,10 @@ impl A2aError {
             Self::InvalidUrl { .. } => "give an http:// or https:// URL without user:password@; \
                 pass credentials through --token-env VAR instead"
                 .to_owned(),
-            Self::Credential { var, .. } => {
-                format!("export `{var}` with the agent's bearer token, or drop --token-env")
-            }
+            Self::Credential { var, .. } => format!(
+                "export `{var}` with the agent's bearer token: the journal keeps only this \
+                 variable's name, and every command that talks to the agent reads it"
+            ),
             Self::Client { .. } => return None,
             Self::Connect { .. } => "check that the agent is running and reachable at that \
                 address; nothing was sent, so running again later is safe"

@@ -182,8 +182,9 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
     let credential = match &args.token_env {
         None => None,
         Some(var) => Some(Credential::from_env(var).map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::usage(format!("--token-env: {e}")).hint(hint)
+            CliError::usage(format!("--token-env: {e}")).hint(format!(
+                "export `{var}` with the agent's bearer token, or drop --token-env"
+            ))
         })?),
     };
     let mut spec = StepSpec {
