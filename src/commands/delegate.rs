@@ -647,8 +647,8 @@ impl Delegation<'_> {
                 let code = error.exit_code();
                 self.report(error);
                 let line = format!(
-                    "{step} stays INTENT: the agent card could not be read; nothing was sent. \
-                     Run the same command again later."
+                    "{step} stays INTENT: the agent card could not be read; nothing was sent. {}",
+                    again(code)
                 );
                 self.finish("INTENT", &line, code)
             }
@@ -666,8 +666,8 @@ impl Delegation<'_> {
                 let code = error.exit_code();
                 self.report(error);
                 let line = format!(
-                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. \
-                     Run the same command again later."
+                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. {}",
+                    again(code)
                 );
                 self.finish("INTENT", &line, code)
             }
@@ -692,8 +692,7 @@ impl Delegation<'_> {
                 )?;
                 let code = error.exit_code();
                 self.report(error);
-                let line =
-                    format!("{step} stays INTENT: {what}. Run the same command again later.");
+                let line = format!("{step} stays INTENT: {what}. {}", again(code));
                 self.finish("INTENT", &line, code)
             }
             Sent::Refused(attempt, error) => {
@@ -733,6 +732,16 @@ impl Delegation<'_> {
                 self.finish("REPLIED", &line, exit::OK)
             }
         }
+    }
+}
+
+/// What to do after a failed card fetch, look or send: wait for a transient problem (exit 3),
+/// fix any other first (the error and its hint are on stderr).
+fn again(code: u8) -> &'static str {
+    if code == exit::WORK_REMAINS {
+        "Run the same command again later."
+    } else {
+        "Fix what the error says, then run the same command again."
     }
 }
 
