@@ -5,6 +5,8 @@ mod cli;
 mod common;
 mod compensate;
 mod delegate;
+mod demo;
+mod docs;
 mod effects;
 mod follow;
 mod generated;

@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::card::{AgentCardInfo, card_url_for, parse_card, parse_http_url, redact_url};
-use super::error::{A2aError, DecodeKind, RpcError, truncate_chars};
+use super::error::{A2aError, CARD_FETCH, DecodeKind, RpcError, truncate_chars};
 use super::normalize;
 use super::sse::{SseDecoder, SseError, SseEvent, push_capped};
 use super::types;
@@ -353,7 +353,7 @@ impl A2aClient {
     ) -> Result<AgentCardInfo, A2aError> {
         let card_url = card_url_for(url)?;
         let parsed = parse_http_url(&card_url)?;
-        let op = Op::new(&card_url, "agent card fetch");
+        let op = Op::new(&card_url, CARD_FETCH);
         let mut req = self
             .inner
             .get

@@ -128,8 +128,9 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
     let given = match token_env {
         None => None,
         Some(var) => Some(Credential::from_env(var).map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::usage(format!("--token-env: {e}")).hint(hint)
+            CliError::usage(format!("--token-env: {e}")).hint(format!(
+                "export `{var}` with the agent's bearer token, or drop --token-env"
+            ))
         })?),
     };
     let journal = existing_journal(ctx)?;

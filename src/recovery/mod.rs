@@ -464,8 +464,12 @@ impl<'a> Pass<'a> {
             json!({"error": e.summary()}),
             exit::USAGE,
         );
-        a.remedy = e.hint().map(|what| ActionRemedy {
-            what,
+        // What is wrong, then what to do: there is no command that answers it.
+        a.remedy = Some(ActionRemedy {
+            what: match e.hint() {
+                Some(hint) => format!("{}; {hint}", e.summary()),
+                None => e.summary(),
+            },
             command: None,
         });
         a
