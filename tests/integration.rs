@@ -13,3 +13,4 @@ mod reconcile;
 mod reply;
 mod resolve;
 mod scripted_agent;
+mod terminal;

@@ -1,0 +1,227 @@
+//! Terminal safety: an agent whose card name, task ids, questions, artifact names and error
+//! messages carry ANSI escapes, OSC titles and OSC 8 links, carriage returns, C1 controls and
+//! bidi overrides. Every human output path of the real binary must show that text inert
+//! (escape sequences dropped, other controls and bidi as visible `\u{…}`), on stdout and on
+//! stderr at every verbosity; `--format json` must keep the exact text as data.
+
+use serde_json::Value;
+
+use crate::common::hostile::{Hostile, Mode, Script};
+use crate::common::{TestEnv, code, stderr, stdout};
+
+/// Remote text built to attack a terminal: SGR colors, an OSC window title (BEL-terminated), an
+/// OSC 8 hyperlink (ST-terminated), a carriage return that would overwrite the line, a bidi
+/// override that would reverse it, and a C1 CSI that clears the screen.
+const EVIL: &str = "\u{1b}[31mRED\u{1b}[0m \u{1b}]0;pwned-title\u{7} \
+                    \u{1b}]8;;http://evil.example/\u{1b}\\click\u{1b}]8;;\u{1b}\\ \
+                    over\rwrite \u{202e}drowssap\u{202c} \u{9b}2J end";
+
+/// Asserts that text shown to a human carries nothing a terminal would act on.
+fn assert_inert(what: &str, text: &str) {
+    for c in text.chars() {
+        assert!(
+            c == '\n' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+            "{what}: {c:?} reached the terminal in:\n{text}"
+        );
+    }
+    for hidden in ["pwned-title", "evil.example"] {
+        assert!(
+            !text.contains(hidden),
+            "{what}: the payload of an escape sequence `{hidden}` was shown:\n{text}"
+        );
+    }
+}
+
+/// Runs the binary and checks both of its streams; returns (code, stdout, stderr).
+fn run(env: &TestEnv, args: &[&str]) -> (i32, String, String) {
+    let out = env.run(args);
+    let (o, e) = (stdout(&out), stderr(&out));
+    let what = args.join(" ");
+    assert_inert(&format!("stdout of `{what}`"), &o);
+    assert_inert(&format!("stderr of `{what}`"), &e);
+    (code(&out), o, e)
+}
+
+fn json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn question() -> String {
+    format!("two rooms or one? {EVIL}")
+}
+
+fn evil_agent() -> Hostile {
+    let h = Hostile::start();
+    h.set_card_name(&format!("Hotel {EVIL}"));
+    h.set_script(Script {
+        state: "TASK_STATE_INPUT_REQUIRED".to_owned(),
+        status_text: Some(question()),
+        artifact_names: vec![format!("receipt {EVIL}")],
+        task_prefix: "t\u{1b}[2J\u{202e}-".to_owned(),
+        ..Script::default()
+    });
+    h
+}
+
+#[test]
+fn questions_task_ids_and_card_text_are_inert_on_every_human_path() {
+    let env = TestEnv::new();
+    let h = evil_agent();
+
+    let (c, o, _) = run(&env, &["agents", "add", h.url()]);
+    assert_eq!(c, 0);
+    assert!(o.contains("RED") && o.contains("\\u{202e}drowssap"), "{o}");
+    let (c, o, _) = run(&env, &["agents", "list"]);
+    assert_eq!(c, 0);
+    assert!(o.contains("Hotel RED"), "{o}");
+
+    let (c, o, _) = run(
+        &env,
+        &["delegate", "trip/hotel", "--agent", h.url(), "a room"],
+    );
+    assert_eq!(c, 0);
+    assert!(o.contains("as task t\\u{202e}-1 (INPUT_REQUIRED)"), "{o}");
+
+    // reconcile: the question is the remedy line, at every verbosity.
+    for flags in [&[][..], &["-v"], &["-vvv"]] {
+        let mut args = vec!["reconcile"];
+        args.extend_from_slice(flags);
+        let (c, o, _) = run(&env, &args);
+        assert_eq!(c, 4, "a pending question");
+        assert!(o.contains("two rooms or one? RED"), "{o}");
+        assert!(
+            o.contains("over\\u{d}write"),
+            "a carriage return is shown, not obeyed: {o}"
+        );
+        assert!(
+            o.contains("\\u{202e}drowssap\\u{202c}"),
+            "bidi is shown: {o}"
+        );
+    }
+
+    for args in [
+        &["inspect"][..],
+        &["inspect", "--pending"],
+        &["inspect", "trip/hotel"],
+        &["inspect", "trip/hotel", "--events"],
+        &["inspect", "trip"],
+    ] {
+        let (c, o, _) = run(&env, args);
+        assert_eq!(c, 0);
+        assert!(o.contains("t\\u{202e}-1"), "{args:?}: {o}");
+    }
+    let (_, o, _) = run(&env, &["inspect", "--pending"]);
+    assert!(o.contains("two rooms or one? RED"), "{o}");
+    assert!(o.contains("a2a-recover reply trip/hotel"), "{o}");
+
+    // The reply goes to the same task; its line names it inert.
+    h.set_script(Script {
+        state: "TASK_STATE_COMPLETED".to_owned(),
+        status_text: Some(format!("done {EVIL}")),
+        artifact_names: vec![format!("receipt {EVIL}")],
+        ..Script::default()
+    });
+    let (c, o, _) = run(&env, &["reply", "trip/hotel", "one room"]);
+    assert_eq!(c, 0, "{o}");
+    let (c, _, _) = run(&env, &["reconcile", "-vvv"]);
+    assert_eq!(c, 0);
+    let (_, o, _) = run(&env, &["inspect", "trip/hotel", "--events"]);
+    assert!(o.contains("COMPLETED"), "{o}");
+}
+
+#[test]
+fn json_keeps_the_exact_remote_text_as_data() {
+    let env = TestEnv::new();
+    let h = evil_agent();
+    let out = env.run(["agents", "add", h.url(), "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let agent = &json_lines(&stdout(&out))[1];
+    assert_eq!(agent["name"], format!("Hotel {EVIL}"));
+
+    let out = env.run([
+        "delegate",
+        "trip/hotel",
+        "--agent",
+        h.url(),
+        "a room",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // JSON escapes control characters: the stream itself is safe for a terminal.
+    assert!(!stdout(&out).contains('\u{1b}'));
+
+    let out = env.run(["reconcile", "--format", "json"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let lines = json_lines(&stdout(&out));
+    let action = lines
+        .iter()
+        .find(|l| l["type"] == "action")
+        .expect("an action");
+    assert_eq!(action["detail"]["question"], question(), "{action}");
+
+    let out = env.run(["inspect", "trip/hotel", "--events", "--format", "json"]);
+    let lines = json_lines(&stdout(&out));
+    let attempt = lines
+        .iter()
+        .find(|l| l["type"] == "attempt")
+        .expect("attempt");
+    assert_eq!(attempt["pendingQuestion"], question());
+    assert_eq!(attempt["taskId"], "t\u{1b}[2J\u{202e}-1");
+    let text = lines
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .map(Value::to_string)
+        .collect::<String>();
+    assert!(
+        text.contains(&serde_json::to_string(&question()).unwrap()[1..20]),
+        "events keep the question as data: {text}"
+    );
+}
+
+#[test]
+fn remote_error_messages_are_inert_in_errors_and_pass_lines() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+
+    // An internal error whose message attacks the terminal: ambiguous, exit 3.
+    h.set_mode(Mode::RpcError(-32603, format!("boom {EVIL}")));
+    let (c, o, e) = run(&env, &["delegate", "w/internal", "--agent", h.url(), "go"]);
+    assert_eq!(c, 3, "{e}");
+    assert!(e.contains("boom RED"), "{e}");
+    assert!(o.contains("stays INTENT"), "{o}");
+    for flags in [&[][..], &["-vvv"]] {
+        let mut args = vec!["reconcile"];
+        args.extend_from_slice(flags);
+        let (c, _, e) = run(&env, &args);
+        assert_eq!(c, 3, "{e}");
+        assert!(e.contains("boom RED"), "{e}");
+    }
+
+    // A refusal whose message attacks the terminal: REFUSED, exit 4, shown again on a re-run.
+    h.set_mode(Mode::RpcError(-32602, format!("no {EVIL}")));
+    let (c, _, e) = run(&env, &["delegate", "w/refused", "--agent", h.url(), "go"]);
+    assert_eq!(c, 4, "{e}");
+    assert!(e.contains("no RED"), "{e}");
+    let (c, o, _) = run(&env, &["delegate", "w/refused", "--agent", h.url(), "go"]);
+    assert_eq!(c, 4);
+    assert!(o.contains("(REFUSED): ") && o.contains("no RED"), "{o}");
+    let (_, o, _) = run(&env, &["inspect", "--pending"]);
+    assert!(o.contains("JSON-RPC error -"), "{o}");
+    let (_, o, _) = run(&env, &["inspect", "w/refused", "--events"]);
+    assert!(o.contains("REFUSED"), "{o}");
+
+    // An HTML error page whose body attacks the terminal.
+    h.set_mode(Mode::Html(503));
+    let (c, _, e) = run(&env, &["delegate", "w/html", "--agent", h.url(), "go"]);
+    assert_eq!(c, 3, "{e}");
+    assert!(e.contains("HTTP 503"), "{e}");
+
+    // Exact text in JSON.
+    let out = env.run(["inspect", "w/refused", "--format", "json"]);
+    let lines = json_lines(&stdout(&out));
+    let error = lines[1]["error"].as_str().expect("an error");
+    assert!(error.contains("no "), "{error}");
+}
