@@ -3,6 +3,7 @@
 mod agents;
 mod cli;
 mod common;
+mod credentials;
 mod delegate;
 mod generated;
 mod inspect;
