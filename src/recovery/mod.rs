@@ -506,7 +506,7 @@ impl<'a> Pass<'a> {
                 attempt.number,
                 stage.as_str(),
                 format!("{}-failed", stage.as_str()),
-                json!({"error": error.summary(), "state": attempt.state.as_str()}),
+                json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
                 failure_code(error),
             ),
             Sent::Busy(a, lease) => Self::action(
@@ -615,7 +615,7 @@ impl<'a> Pass<'a> {
                     a.number,
                     "read",
                     "read-failed",
-                    json!({"taskId": task_id, "error": e.summary()}),
+                    json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 )])
             }
@@ -767,7 +767,7 @@ impl<'a> Pass<'a> {
                 )?;
                 return Ok(action(
                     "read-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary()}),
+                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 ));
             }
@@ -827,7 +827,7 @@ impl<'a> Pass<'a> {
                     ),
                     ReplySent::Failed(e) => action(
                         "reply-failed",
-                        json!({"messageId": reply.message_id, "error": e.summary()}),
+                        json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                         failure_code(&e),
                     ),
                     ReplySent::Busy(_) => action(
@@ -957,7 +957,7 @@ impl<'a> Pass<'a> {
                 a.number,
                 "read",
                 "read-failed",
-                json!({"taskId": task_id, "error": e.summary()}),
+                json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                 failure_code(&e),
             ),
         })
