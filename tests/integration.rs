@@ -9,6 +9,7 @@ mod delegate;
 mod effects;
 mod follow;
 mod generated;
+mod hostile;
 mod inspect;
 mod interop;
 mod interop_recovery;
