@@ -207,7 +207,50 @@ fn drill(mode: &Mode, expect: &Expect) {
         assert_eq!(after_a, before_a, "an UNCERTAIN attempt is only reported");
     }
 
-    // 4. The agent heals: the task the hostile send created is found, not sent again.
+    // 4. follow: the known task's stream meets the mode; so does the look for the intent.
+    let known = attempt(&env, "w/known");
+    let before = events(&env, "w/known");
+    let m = run(&env, &["follow", "w/known", "--max-reconnects", "1"]);
+    assert_eq!(
+        code(&m.out),
+        expect.code,
+        "follow {mode:?}: {}\n{}",
+        stdout(&m.out),
+        stderr(&m.out)
+    );
+    check_error(&m, "w/known", expect.words);
+    assert_eq!(
+        settled_part(&attempt(&env, "w/known")),
+        settled_part(&known)
+    );
+    let after = events(&env, "w/known");
+    assert_eq!(&after[..before.len()], &before[..]);
+    let new = &after[before.len()..];
+    assert!(
+        !new.is_empty() && new.len() <= 2 && new.iter().all(|k| k == "read-failed"),
+        "one failure event per read (the first and one reconnect): {new:?}"
+    );
+    let before_a = events(&env, "w/a");
+    let m = run(&env, &["follow", "w/a"]);
+    let want = if expect.look_state == "UNCERTAIN" {
+        4
+    } else {
+        expect.code
+    };
+    assert_eq!(code(&m.out), want, "follow {mode:?}: {}", stderr(&m.out));
+    if expect.look_state == "INTENT" {
+        check_error(&m, "error: ", expect.words);
+        let after_a = events(&env, "w/a");
+        assert_eq!(
+            after_a.len(),
+            before_a.len() + 1,
+            "{before_a:?} → {after_a:?}"
+        );
+        assert_eq!(after_a.last().map(String::as_str), Some("lookup-failed"));
+    }
+    assert_eq!(h.count("SendMessage"), 2, "an ambiguous send was repeated");
+
+    // 5. The agent heals: the task the hostile send created is found, not sent again.
     h.set_mode(Mode::Honest);
     let m = run(&env, &["reconcile"]);
     let a = attempt(&env, "w/a");
@@ -233,7 +276,7 @@ fn an_html_page_with_200_is_garbage_exit_3() {
     drill(
         &Mode::Html(200),
         &Expect {
-            words: "invalid JSON",
+            words: "invalid answer",
             ..GARBAGE
         },
     );
