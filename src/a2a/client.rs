@@ -9,7 +9,8 @@
 //! - The bearer credential is sent only when the request URL's origin is the card's origin,
 //!   unless the endpoint allows cross-origin; it is marked sensitive and never logged.
 //! - Unary calls are bounded by `timeout` as a whole (connect and full body). Streams get
-//!   `timeout` to connect, then `stream_idle_timeout` for the headers and between chunks, and
+//!   `timeout` to connect, then `stream_idle_timeout` for the headers and between complete
+//!   lines (bytes that never complete a line do not count: a trickle is silence), and
 //!   no overall limit.
 //! - Bodies are read chunk by chunk and refused at `max_response_size` (early from
 //!   `Content-Length`); for streams the cap is per event. Nothing past the cap is buffered.
@@ -633,6 +634,8 @@ impl A2aClient {
                 op,
                 id,
                 idle,
+                heard: tokio::time::Instant::now(),
+                lines: 0,
                 limit: cfg.max_response_size,
                 done: false,
             }),
@@ -646,6 +649,8 @@ impl A2aClient {
                     op,
                     id,
                     idle,
+                    heard: tokio::time::Instant::now(),
+                    lines: 0,
                     limit: cfg.max_response_size,
                     done: false,
                 })
@@ -713,6 +718,11 @@ pub struct EventStream {
     op: Op,
     id: String,
     idle: Duration,
+    /// When the stream opened or last completed a line: the idle timeout counts from here, so
+    /// a stream trickling bytes that never complete a line is as silent as one sending nothing.
+    heard: tokio::time::Instant,
+    /// Lines the decoder had completed at `heard`.
+    lines: u64,
     limit: u64,
     resp: Option<Response>,
     decoder: SseDecoder,
@@ -755,7 +765,7 @@ impl EventStream {
                 self.done = true;
                 return None;
             };
-            match tokio::time::timeout(self.idle, resp.chunk()).await {
+            match tokio::time::timeout_at(self.heard + self.idle, resp.chunk()).await {
                 Err(_) => {
                     let e = A2aError::StreamIdle {
                         url: self.op.url.clone(),
@@ -780,7 +790,13 @@ impl EventStream {
                     self.resp = None;
                     return None;
                 }
-                Ok(Ok(Some(bytes))) => self.decoder.feed(&bytes),
+                Ok(Ok(Some(bytes))) => {
+                    self.decoder.feed(&bytes);
+                    if self.decoder.lines() != self.lines {
+                        self.lines = self.decoder.lines();
+                        self.heard = tokio::time::Instant::now();
+                    }
+                }
             }
         }
     }
