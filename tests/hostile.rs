@@ -483,3 +483,29 @@ fn an_invalid_card_is_refused_by_agents_add_exit_1_storing_nothing() {
         stderr(&m.out)
     );
 }
+
+#[test]
+fn an_event_stream_trickling_one_byte_a_second_is_cut_like_silence() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let m = delegate(&env, &h, "w/drip");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    let known = attempt(&env, "w/drip");
+    h.set_mode(Mode::SseTrickle);
+    // Every byte arrives within the idle timeout (60 s at least), but no line ever completes:
+    // without a cut, this follow would never end.
+    let m = run(&env, &["follow", "w/drip", "--max-reconnects", "0"]);
+    assert_eq!(code(&m.out), 3, "{}\n{}", stdout(&m.out), stderr(&m.out));
+    assert!(
+        stdout(&m.out).contains("still WORKING"),
+        "{}",
+        stdout(&m.out)
+    );
+    check_error(&m, "hint: ", "run again later");
+    assert_eq!(settled_part(&attempt(&env, "w/drip")), settled_part(&known));
+    assert_eq!(
+        events(&env, "w/drip").last().map(String::as_str),
+        Some("read-failed")
+    );
+    assert_eq!(h.count("SendMessage"), 1);
+}

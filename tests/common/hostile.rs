@@ -48,6 +48,9 @@ pub enum Mode {
     SseGarbage,
     /// `200 text/event-stream` whose first event is 100 MB long.
     SseHuge,
+    /// `200 text/event-stream`: the task's snapshot, then an event one byte a second that
+    /// never ends (never silent, never complete).
+    SseTrickle,
     /// A JSON-RPC error with this code and message.
     RpcError(i64, String),
     /// HTTP 401 whose body quotes the `Authorization` header the agent received.
@@ -311,6 +314,15 @@ fn answer(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Respo
             );
             plain(StatusCode::OK, "text/event-stream", lazy_body(head, b'y'))
         }
+        Mode::SseTrickle => {
+            let task = result_for(shared, "GetTask", &params, None);
+            let first = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
+            plain(
+                StatusCode::OK,
+                "text/event-stream",
+                trickle_after(format!("data: {first}\n\n").into_bytes()),
+            )
+        }
         Mode::RpcError(code, message) => {
             rpc(&id, "error", &json!({"code": code, "message": message}))
         }
@@ -544,14 +556,23 @@ fn lazy_body(head: String, fill: u8) -> Body {
 
 /// A JSON answer one byte a second, never finished.
 fn trickle() -> Body {
-    let stream = futures_util::stream::unfold(0_usize, |n| async move {
+    trickle_after(Vec::new())
+}
+
+/// `first` at once, then `data: {"jsonrpc": "2.0"` and spaces one byte a second, forever.
+fn trickle_after(first: Vec<u8>) -> Body {
+    let head = futures_util::stream::iter(
+        (!first.is_empty()).then(|| Ok::<_, Infallible>(Bytes::from(first))),
+    );
+    let tail = futures_util::stream::unfold(0_usize, |n| async move {
         if n > 0 {
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
-        let byte = b"{\"jsonrpc\": \"2.0\"      "[n % 24];
+        const DRIP: &[u8] = b"data: {\"jsonrpc\": \"2.0\"      ";
+        let byte = DRIP[n % DRIP.len()];
         Some((Ok::<_, Infallible>(Bytes::copy_from_slice(&[byte])), n + 1))
     });
-    Body::from_stream(stream)
+    Body::from_stream(futures_util::StreamExt::chain(head, tail))
 }
 
 // ---------------------------------------------------------------------------------------------
