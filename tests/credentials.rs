@@ -136,6 +136,12 @@ fn the_token_is_in_no_journal_byte_log_line_error_or_json() {
         4,
     );
     step("reply", &["reply", "w/a", "these", "-vvv"], 0);
+    step("follow", &["follow", "w/a", "-vvv"], 4);
+    step(
+        "follow (json)",
+        &["follow", "w/b", "--format", "json", "-vvv"],
+        4,
+    );
     step("inspect", &["inspect", "w/a", "--events", "-vvv"], 0);
     step(
         "inspect (json)",
@@ -167,6 +173,24 @@ fn the_token_is_in_no_journal_byte_log_line_error_or_json() {
     step(
         "reconcile against an echoing agent",
         &["reconcile", "-vvv"],
+        4,
+    );
+    step(
+        "follow against an echoing agent",
+        &["follow", "w/a", "--max-reconnects", "0", "-vvv"],
+        4,
+    );
+    step(
+        "follow (json) against an echoing agent",
+        &[
+            "follow",
+            "w/b",
+            "--max-reconnects",
+            "0",
+            "--format",
+            "json",
+            "-vvv",
+        ],
         4,
     );
     step(

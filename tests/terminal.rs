@@ -225,3 +225,46 @@ fn remote_error_messages_are_inert_in_errors_and_pass_lines() {
     let error = lines[1]["error"].as_str().expect("an error");
     assert!(error.contains("no "), "{error}");
 }
+
+#[test]
+fn follow_shows_state_changes_and_the_question_inert_and_keeps_them_exact_in_json() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_script(Script {
+        task_prefix: "t\u{1b}[2J\u{202e}-".to_owned(),
+        ..Script::default()
+    });
+    for step in ["trip/hotel", "trip/car"] {
+        let (c, _, e) = run(&env, &["delegate", step, "--agent", h.url(), "a room"]);
+        assert_eq!(c, 0, "{e}");
+    }
+    h.set_script(Script {
+        state: "TASK_STATE_INPUT_REQUIRED".to_owned(),
+        status_text: Some(question()),
+        artifact_names: vec![format!("receipt {EVIL}")],
+        ..Script::default()
+    });
+    h.restyle_tasks();
+
+    for flags in [&[][..], &["-vvv"]] {
+        let mut args = vec!["follow", "trip/hotel"];
+        args.extend_from_slice(flags);
+        let (c, o, e) = run(&env, &args);
+        assert_eq!(c, 4, "{o}{e}");
+        assert!(o.contains("two rooms or one? RED"), "{o}");
+        assert!(o.contains("t\\u{202e}-1"), "{o}");
+    }
+    let (_, _, e) = run(&env, &["follow", "trip/car"]);
+    assert!(
+        e.contains("WORKING → INPUT_REQUIRED"),
+        "a status line per change: {e}"
+    );
+
+    let out = env.run(["follow", "trip/car", "--format", "json"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let lines = json_lines(&stdout(&out));
+    let summary = lines.last().expect("a summary");
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["pendingQuestion"], question(), "{summary}");
+    assert_eq!(summary["taskId"], "t\u{1b}[2J\u{202e}-2", "{summary}");
+}
