@@ -509,3 +509,34 @@ fn an_event_stream_trickling_one_byte_a_second_is_cut_like_silence() {
     );
     assert_eq!(h.count("SendMessage"), 1);
 }
+
+/// With the default cap (16 MiB), a 100 MB answer or stream event costs the cap, not 100 MB:
+/// the peak over a plain `delegate` stays under the cap plus 8 MiB.
+#[test]
+fn under_the_default_cap_a_100_mb_answer_costs_at_most_the_cap() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let m = run_measured(&env, ["delegate", "w/known", "--agent", h.url(), "go"], &[]);
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    let baseline = m.peak_rss_kib;
+    for (mode, args) in [
+        (Mode::Huge, &["reconcile"][..]),
+        (Mode::SseHuge, &["follow", "w/known"]),
+    ] {
+        h.set_mode(mode);
+        let m = run_measured(&env, args, &[]);
+        assert_eq!(code(&m.out), 4, "{}", stderr(&m.out));
+        assert!(
+            stderr(&m.out).contains("16777216-byte limit"),
+            "{}",
+            stderr(&m.out)
+        );
+        // The cap is 16 MiB; what is read up to it is the only growth (measured: 16.1 MiB).
+        let over = m.peak_rss_kib.saturating_sub(baseline);
+        assert!(
+            over < 24 * 1024,
+            "{args:?}: peak {} KiB is {over} KiB over a delegate's {baseline} KiB",
+            m.peak_rss_kib
+        );
+    }
+}
