@@ -268,3 +268,102 @@ fn follow_shows_state_changes_and_the_question_inert_and_keeps_them_exact_in_jso
     assert_eq!(summary["pendingQuestion"], question(), "{summary}");
     assert_eq!(summary["taskId"], "t\u{1b}[2J\u{202e}-2", "{summary}");
 }
+
+/// Runs the binary on a pseudo-terminal (util-linux `script`), so tables get borders and
+/// `reconcile` and `follow` draw their progress bar and spinner; returns the exit code and
+/// everything the terminal received.
+fn on_a_terminal(env: &TestEnv, args: &[&str]) -> (i32, String) {
+    let script = std::path::Path::new("/usr/bin/script");
+    assert!(
+        script.exists(),
+        "this test needs util-linux `script` to run the binary on a pseudo-terminal"
+    );
+    // Only local values (the binary's path, our flags, a loopback URL) go into this line.
+    let line = std::iter::once(env!("CARGO_BIN_EXE_a2a-recover"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = std::process::Command::new(script)
+        .args(["-q", "-e", "-c", &line, "/dev/null"])
+        .env_clear()
+        .env("HOME", env.path().join("home"))
+        .env("XDG_STATE_HOME", env.path().join("xdg-state"))
+        .env("A2A_RECOVER_JOURNAL", env.journal())
+        .env("COLUMNS", "100")
+        .env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run script");
+    (code(&out), stdout(&out))
+}
+
+/// On a terminal the tool itself draws (spinner, bars, cursor moves), so instead of "no
+/// escape at all", check that none of the remote text's sequences or payloads got through.
+fn assert_no_remote_sequences(what: &str, text: &str) {
+    for bad in [
+        "\u{1b}]",
+        "\u{1b}[31m",
+        "\u{1b}[2J",
+        "\u{9b}",
+        "\u{202e}",
+        "\u{202c}",
+        "pwned-title",
+        "evil.example",
+    ] {
+        assert!(
+            !text.contains(bad),
+            "{what}: {bad:?} reached the terminal:\n{text:?}"
+        );
+    }
+}
+
+#[test]
+fn tables_progress_bars_and_spinners_on_a_real_terminal_stay_inert() {
+    let env = TestEnv::new();
+    let h = evil_agent();
+    h.set_script(Script {
+        task_prefix: "t\u{1b}[2J\u{202e}-".to_owned(),
+        ..Script::default()
+    });
+    let (c, _) = on_a_terminal(&env, &["agents", "add", h.url()]);
+    assert_eq!(c, 0);
+    for step in ["trip/hotel", "trip/car"] {
+        let (c, text) = on_a_terminal(&env, &["delegate", step, "--agent", h.url(), "go"]);
+        assert_eq!(c, 0, "{text}");
+    }
+    h.set_script(Script {
+        state: "TASK_STATE_INPUT_REQUIRED".to_owned(),
+        status_text: Some(question()),
+        artifact_names: vec![format!("receipt {EVIL}")],
+        ..Script::default()
+    });
+    h.restyle_tasks();
+    let (c, text) = on_a_terminal(&env, &["follow", "trip/hotel"]);
+    assert_eq!(c, 4, "{text}");
+    assert_no_remote_sequences("follow", &text);
+    assert!(text.contains("two rooms or one? RED"), "{text:?}");
+    let (c, text) = on_a_terminal(&env, &["reconcile"]);
+    assert_eq!(c, 4, "{text}");
+    assert_no_remote_sequences("reconcile", &text);
+    assert!(
+        text.contains("reconcile 2/2"),
+        "the progress bar was drawn: {text:?}"
+    );
+    for args in [
+        &["inspect"][..],
+        &["inspect", "--pending"],
+        &["inspect", "trip/car", "--events"],
+        &["agents", "list"],
+    ] {
+        let (c, text) = on_a_terminal(&env, args);
+        assert_eq!(c, 0, "{text}");
+        assert_no_remote_sequences(&args.join(" "), &text);
+        assert!(
+            text.contains('─') || text.contains('│'),
+            "a bordered table: {text}"
+        );
+    }
+}
