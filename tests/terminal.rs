@@ -367,3 +367,22 @@ fn tables_progress_bars_and_spinners_on_a_real_terminal_stay_inert() {
         );
     }
 }
+
+#[test]
+fn compensate_shows_remote_errors_and_task_ids_inert() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_script(Script {
+        task_prefix: "t\u{1b}[2J\u{202e}-".to_owned(),
+        status_text: Some(format!("working {EVIL}")),
+        ..Script::default()
+    });
+    let (c, _, e) = run(&env, &["delegate", "trip/a", "--agent", h.url(), "go"]);
+    assert_eq!(c, 0, "{e}");
+    h.set_mode(Mode::RpcError(-32603, format!("cannot cancel {EVIL}")));
+    let (c, o, e) = run(&env, &["compensate", "trip"]);
+    assert_eq!(c, 3, "the task could not be read, so work remains: {o}{e}");
+    assert!(o.contains("task t\\u{202e}-1"), "{o}");
+    let (c, o, e) = run(&env, &["compensate", "trip", "-vvv"]);
+    assert_eq!(c, 3, "{o}{e}");
+}
