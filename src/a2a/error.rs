@@ -186,8 +186,12 @@ pub enum A2aError {
         /// The limit in bytes.
         limit: u64,
     },
-    /// A stream stayed silent longer than the idle timeout.
-    #[error("the {method} stream from `{url}` was silent for {}", fmt_duration(*after))]
+    /// A stream stayed silent longer than the idle timeout (bytes that never complete a line
+    /// count as silence).
+    #[error(
+        "the {method} stream from `{url}` was silent (no complete line) for {}",
+        fmt_duration(*after)
+    )]
     StreamIdle {
         /// The redacted URL.
         url: String,

@@ -644,7 +644,13 @@ impl Delegation<'_> {
                     "error",
                     &json!({"error": error.summary()}),
                 )?;
-                let code = error.exit_code();
+                // An unusable card is the agent answering garbage this pass: nothing was sent
+                // and the attempt stays INTENT, so "run again later" (exit 3), as `reconcile`
+                // says of the same card. (Only `agents add` exits 1 on an invalid card.)
+                let code = match error.exit_code() {
+                    exit::FAILURE => exit::WORK_REMAINS,
+                    code => code,
+                };
                 self.report(error);
                 let line = format!(
                     "{step} stays INTENT: the agent card could not be read; nothing was sent. {}",

@@ -510,7 +510,7 @@ impl<'a> Pass<'a> {
                 attempt.number,
                 stage.as_str(),
                 format!("{}-failed", stage.as_str()),
-                json!({"error": error.summary(), "state": attempt.state.as_str()}),
+                json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
                 failure_code(error),
             ),
             Sent::Busy(a, lease) => Self::action(
@@ -619,7 +619,7 @@ impl<'a> Pass<'a> {
                     a.number,
                     "read",
                     "read-failed",
-                    json!({"taskId": task_id, "error": e.summary()}),
+                    json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 )])
             }
@@ -771,7 +771,7 @@ impl<'a> Pass<'a> {
                 )?;
                 return Ok(action(
                     "read-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary()}),
+                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 ));
             }
@@ -831,7 +831,7 @@ impl<'a> Pass<'a> {
                     ),
                     ReplySent::Failed(e) => action(
                         "reply-failed",
-                        json!({"messageId": reply.message_id, "error": e.summary()}),
+                        json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                         failure_code(&e),
                     ),
                     ReplySent::Busy(_) => action(
@@ -961,7 +961,7 @@ impl<'a> Pass<'a> {
                 a.number,
                 "read",
                 "read-failed",
-                json!({"taskId": task_id, "error": e.summary()}),
+                json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                 failure_code(&e),
             ),
         })
