@@ -84,7 +84,7 @@ fn shown(card_url: &str) -> String {
 
 /// Opens the journal only if it exists (reads must not create one).
 fn existing_journal(ctx: &Context) -> anyhow::Result<Option<Journal>> {
-    if ctx.journal_path.exists() {
+    if journal::exists(&ctx.journal_path) {
         journal::open_for_command(ctx).map(Some)
     } else {
         Ok(None)

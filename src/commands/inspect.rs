@@ -103,7 +103,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         None => Some(DEFAULT_TABLE_LIMIT),
     };
     ctx.out.begin("inspect")?;
-    if !ctx.journal_path.exists() {
+    if !journal::exists(&ctx.journal_path) {
         return Ok(exit::OK);
     }
     let journal = journal::open_for_reading(ctx)?;

@@ -78,7 +78,7 @@ fn unknown_workflow(name: &str) -> CliError {
 /// Runs `reconcile`.
 pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u8> {
     validate(args)?;
-    if !ctx.journal_path.exists() {
+    if !journal::exists(&ctx.journal_path) {
         // No journal: nothing was ever delegated. Create nothing.
         if let Some(w) = args.workflows.first() {
             return Err(unknown_workflow(w).into());
