@@ -10,6 +10,7 @@ mod demo;
 mod docs;
 mod effects;
 mod follow;
+mod follow_wiring;
 mod generated;
 mod hostile;
 mod inspect;
