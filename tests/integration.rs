@@ -1,6 +1,7 @@
 //! The single integration test binary: every test module is listed here.
 
 mod agents;
+mod broken_journal;
 mod cli;
 mod common;
 mod delegate;
