@@ -378,13 +378,17 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__compensate)
-            opts="-q -v -h --dry-run --command-timeout --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --dry-run --command-timeout --clock-skew --journal --format --color --timeout --max-response-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --command-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clock-skew)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

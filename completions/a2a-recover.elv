@@ -121,7 +121,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;compensate'= {
-            cand --command-timeout 'Timeout for compensation and verification commands'
+            cand --command-timeout 'Timeout for compensation and verification commands (also the longest wait for a compensation task to finish before it is verified)'
+            cand --clock-skew 'How far an agent''s clock may be behind ours when searching for a send by time'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'

@@ -116,7 +116,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-re
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l command-timeout -d 'Timeout for compensation and verification commands' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l command-timeout -d 'Timeout for compensation and verification commands (also the longest wait for a compensation task to finish before it is verified)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l clock-skew -d 'How far an agent\'s clock may be behind ours when searching for a send by time' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"

@@ -29,6 +29,7 @@ pub mod exit;
 pub mod journal;
 pub mod output;
 pub mod paths;
+pub mod plan;
 pub mod recovery;
 pub mod scripted_agent;
 

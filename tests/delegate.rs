@@ -571,7 +571,10 @@ fn usage_errors_journal_nothing() {
             vec!["delegate", "w/s", "--skill", "book", "hi"],
             "no registered agent advertises the skill `book`",
         ),
-        (vec!["delegate", "--plan", "trip.toml"], "not supported yet"),
+        (
+            vec!["delegate", "--plan", "trip.toml"],
+            "cannot read the plan",
+        ),
         (
             vec![
                 "delegate",

@@ -63,7 +63,13 @@ fn a_v1_journal_opens_with_the_current_binary() {
 #[test]
 fn a_journal_from_a_newer_version_is_read_only() {
     let env = TestEnv::new();
-    let dump = fixture("v1.sql").replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
+    // A newer journal holds every released migration (they are append-only), then more.
+    let dump = format!(
+        "{}\n{}",
+        fixture("v1.sql"),
+        include_str!("../src/journal/migrations/0002_decisions.sql")
+    )
+    .replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
     load_dump(&env, &dump);
     let before = snapshot(&env);
     let rows = attempts(&env, None);

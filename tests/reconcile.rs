@@ -604,11 +604,13 @@ fn exit_codes_0_3_and_4() {
     assert_eq!(action["action"], "read");
     assert_eq!(action["outcome"], "INPUT_REQUIRED");
     assert_eq!(action["detail"]["question"], "two rooms or one?");
-    assert!(
-        action["remedy"]
-            .as_str()
-            .unwrap()
-            .contains("a2a-recover reply asking/s")
+    assert_eq!(
+        action["remedy"]["command"],
+        "a2a-recover reply asking/s \"…\""
+    );
+    assert_eq!(
+        action["remedy"]["what"],
+        "answer the agent's question: \"two rooms or one?\""
     );
     assert_eq!(lines.last().unwrap()["exitCode"], 4);
     // All together: 4 wins over 3 over 0, and the human output names the answer.
@@ -634,13 +636,8 @@ fn exit_codes_0_3_and_4() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("--follow-for is not supported yet"));
     // A resolved step no longer counts.
-    open(&env)
-        .resolve_step(
-            &StepName::parse("asking/s").unwrap(),
-            a2a_recover::journal::Resolution::Abandoned,
-            "test",
-        )
-        .unwrap();
+    let out = resolve(&env, "asking/s", "abandoned");
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let out = reconcile(&env, &["asking"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
@@ -692,15 +689,20 @@ fn a_dry_run_changes_nothing_locally_or_remotely() {
 // Operator decisions, deadlines, unreachable agents
 // ---------------------------------------------------------------------------------------------
 
-fn resolve(env: &TestEnv, step: &str, resolution: a2a_recover::journal::Resolution) {
-    open(env)
-        .resolve_step(&StepName::parse(step).unwrap(), resolution, "operator test")
-        .unwrap();
+/// Runs `resolve STEP --as DECISION --reason …`.
+fn resolve(env: &TestEnv, step: &str, decision: &str) -> Output {
+    env.run([
+        "resolve",
+        step,
+        "--as",
+        decision,
+        "--reason",
+        "operator test",
+    ])
 }
 
 #[test]
 fn an_uncertain_step_is_resent_only_on_the_operators_resend() {
-    use a2a_recover::journal::Resolution;
     let env = TestEnv::new();
     let a = agent(AgentConfig {
         no_list_tasks: true,
@@ -721,7 +723,8 @@ fn an_uncertain_step_is_resent_only_on_the_operators_resend() {
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 4);
     assert_eq!(a.stats().tasks_per_message_id.get(&mid), Some(&1));
-    resolve(&env, "w/s", Resolution::Resend);
+    let out = resolve(&env, "w/s", "resend");
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let out = reconcile_until_settled(&env, 50);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     // Same messageId, the risk accepted: the agent without dedup ran it twice.
@@ -741,7 +744,6 @@ fn an_uncertain_step_is_resent_only_on_the_operators_resend() {
 
 #[test]
 fn a_retry_adds_a_linked_attempt_within_the_budget() {
-    use a2a_recover::journal::Resolution;
     let env = TestEnv::new();
     let a = agent(AgentConfig {
         scenario: Some("fail".into()),
@@ -757,7 +759,8 @@ fn a_retry_adds_a_linked_attempt_within_the_budget() {
         stdout(&out)
     );
     for n in 2..=3 {
-        resolve(&env, "w/s", Resolution::Retry);
+        let out = resolve(&env, "w/s", "retry");
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
         let out = reconcile_until_settled(&env, 20);
         assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
         let rows = attempts(&env, Some("w/s"));
@@ -775,15 +778,11 @@ fn a_retry_adds_a_linked_attempt_within_the_budget() {
         texts[1].ends_with(" FAILED: failed: scripted failure]\nbook"),
         "{texts:?}"
     );
-    // The budget (3) is spent: a fourth retry adds nothing and says why.
-    resolve(&env, "w/s", Resolution::Retry);
+    // The budget (3) is spent: a fourth retry is refused and adds nothing.
+    let out = resolve(&env, "w/s", "retry");
+    assert_eq!(code(&out), 2, "{}{}", stdout(&out), stderr(&out));
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
-    assert!(
-        stdout(&out).contains("budget (3) spent"),
-        "{}",
-        stdout(&out)
-    );
     assert_eq!(attempts(&env, Some("w/s")).len(), 3);
     assert_eq!(a.stats().messages.len(), 3);
 }
@@ -828,4 +827,55 @@ fn an_unreachable_agent_does_not_stop_the_pass_for_the_others() {
         .events_of_step(&StepName::parse("w/down").unwrap())
         .unwrap();
     assert_eq!(events.last().unwrap().kind, "read-failed");
+}
+
+#[test]
+fn a_task_canceled_by_the_agent_fails_the_step_for_good_without_redelegation() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        scenario: Some("work:100".into()),
+        skills: vec!["book".into()],
+        tick: Duration::from_secs(3600),
+        ..AgentConfig::default()
+    });
+    let b = scripted("echo");
+    register(&env, &[&a, &b]);
+    skill_step(&env, &a, 3);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let task = attempts(&env, Some("w/car"))[0]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Someone else cancels it on the agent: not a2a-recover's `compensate`.
+    let url = a.url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = a2a_recover::a2a::A2aClient::new(a2a_recover::a2a::ClientConfig {
+            timeout: Duration::from_secs(30),
+            max_response_size: 1 << 20,
+            stream_idle_timeout: Duration::from_secs(60),
+        })
+        .unwrap();
+        let ep = a2a_recover::a2a::Endpoint {
+            url: url.clone(),
+            tenant: None,
+            card_origin: a2a_recover::a2a::origin_of(&url).unwrap(),
+            credential: None,
+            allow_cross_origin: false,
+        };
+        client.cancel_task(&ep, &task).await.unwrap();
+    });
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("the agent canceled the task"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(attempts(&env, Some("w/car")).len(), 1);
+    assert!(b.stats().messages.is_empty());
 }

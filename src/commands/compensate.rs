@@ -1,11 +1,25 @@
-//! `compensate`: the saga's undo, in reverse order of delegation.
+//! `compensate`: the saga's undo, in reverse order of delegation (DESIGN.md §3 `compensate`).
+//!
+//! This file parses the flags, takes the journal lock, and prints the `begin` and `summary`
+//! records; the pass itself is `recovery::compensate`. `--dry-run` opens the journal read-only,
+//! takes no lock, sends and runs nothing, and prints what a real run would do.
 
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::Args;
+use serde_json::json;
 
+use crate::a2a::{A2aClient, ClientConfig};
 use crate::cli::parse_duration;
+use crate::clock::rfc3339;
 use crate::context::Context;
+use crate::error::CliError;
+use crate::exit;
+use crate::journal::{self, Journal, check_name_part};
+use crate::output::inert;
+use crate::recovery::compensate::{self, Options};
+use crate::recovery::lock::{self, LockError};
 
 /// Undoes a workflow's effects in reverse order of delegation and verifies them gone.
 ///
@@ -18,12 +32,86 @@ pub struct CompensateArgs {
     /// Prints the actions it would take and changes nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Timeout for compensation and verification commands.
+    /// Timeout for compensation and verification commands (also the longest wait for a
+    /// compensation task to finish before it is verified).
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
+    /// How far an agent's clock may be behind ours when searching for a send by time.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub clock_skew: Duration,
 }
 
 /// Runs `compensate`.
-pub(crate) async fn run(_ctx: &Context, _args: &CompensateArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`compensate` is not built yet")
+pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<u8> {
+    check_name_part(&args.workflow).map_err(|reason| {
+        CliError::usage(format!(
+            "bad workflow name `{}`: {reason}",
+            inert(&args.workflow)
+        ))
+        .hint("give a workflow name such as `trip-42` (no `/`)")
+    })?;
+    if args.command_timeout.is_zero() {
+        return Err(CliError::usage("--command-timeout must be more than zero").into());
+    }
+    let unknown = || {
+        CliError::usage(format!("unknown workflow `{}`", inert(&args.workflow)))
+            .hint("list workflows with `a2a-recover inspect`")
+    };
+    if !ctx.journal_path.exists() {
+        return Err(unknown().into());
+    }
+    let opts = Options {
+        dry_run: args.dry_run,
+        command_timeout: args.command_timeout,
+        clock_skew: args.clock_skew,
+    };
+    // A dry run writes nothing: no lock file, no migration.
+    let (journal, _lock) = if args.dry_run {
+        let j = Journal::open_read_only(&ctx.journal_path, ctx.timeout).with_context(|| {
+            format!(
+                "failed to open the journal at `{}`",
+                ctx.journal_path.display()
+            )
+        })?;
+        (j, None)
+    } else {
+        let started = rfc3339(ctx.clock.now());
+        let lock = match lock::acquire(&ctx.journal_path, std::process::id(), &started) {
+            Ok(lock) => lock,
+            Err(LockError::Held { path, owner }) => {
+                return Err(CliError::with_code(
+                    exit::WORK_REMAINS,
+                    format!("another pass ({owner}) holds the journal lock"),
+                )
+                .hint(format!(
+                    "nothing was touched; run again when it is done (lock file `{}`)",
+                    path.display()
+                ))
+                .into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        (journal::open_for_command(ctx)?, Some(lock))
+    };
+    if !journal.workflow_exists(&args.workflow)? {
+        return Err(unknown().into());
+    }
+    let client = A2aClient::new(ClientConfig::from_context(ctx))
+        .context("failed to set up the HTTP client")?;
+    ctx.out.begin("compensate")?;
+    let outcome = compensate::run(ctx, &journal, &client, &args.workflow, &opts).await?;
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "type": "summary",
+            "command": "compensate",
+            "workflow": args.workflow,
+            "workflowState": outcome.workflow_state.as_str(),
+            "effects": outcome.effects,
+            "running": outcome.running,
+            "outcomes": outcome.outcomes,
+            "dryRun": args.dry_run,
+            "exitCode": outcome.exit_code,
+        }))?;
+    }
+    Ok(outcome.exit_code)
 }

@@ -129,15 +129,7 @@ fn not_yet(flag: &str) -> CliError {
 
 /// Validates the flags; nothing is journaled when this fails.
 fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
-    let unsupported = [
-        ("--plan", args.plan.is_some()),
-        ("--effect", args.effect),
-        ("--compensate", args.compensate.is_some()),
-        ("--compensate-cmd", args.compensate_cmd.is_some()),
-        ("--verify-cmd", args.verify_cmd.is_some()),
-        ("--verify-url", args.verify_url.is_some()),
-        ("--follow", args.follow),
-    ];
+    let unsupported = [("--follow", args.follow)];
     if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
         return Err(not_yet(flag));
     }
@@ -193,20 +185,22 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
             CliError::usage(format!("--token-env: {e}")).hint(hint)
         })?),
     };
+    let mut spec = StepSpec {
+        name,
+        text: text.clone(),
+        binding,
+        token_env: args.token_env.clone(),
+        metadata,
+        max_attempts: args.max_attempts,
+        allow_cross_origin: args.allow_cross_origin,
+        effect: None,
+        compensate: None,
+        verify: None,
+        cwd: None,
+    };
+    saga::apply_effect_flags(args, &mut spec)?;
     Ok(Request {
-        spec: StepSpec {
-            name,
-            text: text.clone(),
-            binding,
-            token_env: args.token_env.clone(),
-            metadata,
-            max_attempts: args.max_attempts,
-            allow_cross_origin: args.allow_cross_origin,
-            effect: None,
-            compensate: None,
-            verify: None,
-            cwd: None,
-        },
+        spec,
         card_url,
         credential,
         clock_skew: args.clock_skew,
@@ -330,6 +324,9 @@ fn agent_shown(card_url: &str) -> String {
 
 /// Runs `delegate`.
 pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8> {
+    if let Some(plan) = &args.plan {
+        return saga::run_plan(ctx, args, plan).await;
+    }
     let mut req = validate(args)?;
     if let Binding::Skill(skill) = &req.spec.binding
         && !ctx.journal_path.exists()
@@ -338,6 +335,7 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         return Err(no_agent_with(skill).into());
     }
     let journal = journal::open_for_command(ctx)?;
+    saga::refuse_if_not_active(&journal, &req.spec.name.workflow)?;
     bind_agent(&journal, &mut req)?;
     let client = A2aClient::new(ClientConfig::from_context(ctx))
         .context("failed to set up the HTTP client")?;
@@ -446,6 +444,12 @@ impl Delegation<'_> {
             .create_intents(std::slice::from_ref(&intent))
             .context("failed to commit the intent")?
             .remove(0);
+        self.continue_with(outcome).await
+    }
+
+    /// Continues from what committing the intent did: sends a new intent, resumes an existing
+    /// step (the plan path commits every intent first, then calls this per step).
+    async fn continue_with(&mut self, outcome: IntentOutcome) -> anyhow::Result<u8> {
         match outcome {
             IntentOutcome::Created(attempt) => {
                 self.action(
@@ -459,6 +463,7 @@ impl Delegation<'_> {
             }
             IntentOutcome::Existing(record) => {
                 check_same(&record.step, &self.req.spec)?;
+                saga::check_same_effect(&record.step, &self.req.spec)?;
                 let latest = record
                     .latest()
                     .cloned()
@@ -728,6 +733,8 @@ impl Delegation<'_> {
         }
     }
 }
+
+mod saga;
 
 #[cfg(test)]
 mod tests {

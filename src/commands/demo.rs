@@ -209,6 +209,14 @@ pub(crate) async fn run(ctx: &Context, _args: &DemoArgs) -> anyhow::Result<u8> {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        if !parent.exists() {
+            use std::os::unix::fs::DirBuilderExt as _;
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .recursive(true)
+                .create(&parent)
+                .with_context(|| format!("failed to create `{}`", parent.display()))?;
+        }
         (parent, true)
     } else {
         (temp_dir()?, false)

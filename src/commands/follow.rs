@@ -1,11 +1,51 @@
-//! `follow`: a task's stream that survives drops (DESIGN.md §5).
+//! `follow`: a task's stream that survives drops (DESIGN.md §3 `follow`, §5).
+//!
+//! The step's latest attempt decides what happens first:
+//! - a task is known (SENT … AUTH_REQUIRED, UNKNOWN, LOST): follow it with
+//!   [`recovery::follow`](crate::recovery::follow), holding the attempt's lease;
+//! - `INTENT`: look for the send first (DESIGN.md §4 bucket 1, `recovery::lookup`). Found:
+//!   record the task and follow it. Proven absent: nothing was created, and resending is
+//!   `reconcile`'s job (exit 3). Not provable: `UNCERTAIN` (exit 4). Never sent: exit 3;
+//! - `REPLIED`, or already terminal: nothing to follow, exit 0; `UNCERTAIN`, `REFUSED`: exit 4.
+//!
+//! Exit: 0 terminal (recorded), 4 INPUT_REQUIRED / AUTH_REQUIRED (question journaled) or LOST
+//! or a refusal, 3 still running at `--until` or reconnects spent (or another process follows).
+//!
+//! Output: every change is journaled before it is shown. With `--format json`, `begin`, then
+//! one `event` record per journaled event (the shape of `inspect --events`), then a `summary`
+//! with `exitCode`. On a terminal, a spinner on stderr shows the state, the artifact count and
+//! the reconnects; otherwise state changes and reconnects are status lines on stderr. The final
+//! line goes to stdout. Remote text (task ids, questions, errors) is made inert.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::{Value, json};
+use tokio::time::Instant;
 
+use crate::a2a::{A2aClient, A2aError, ClientConfig, redact_url};
 use crate::cli::parse_duration;
+use crate::clock::rfc3339;
 use crate::context::Context;
+use crate::error::CliError;
+use crate::exit;
+use crate::journal::{
+    self, Applied, Attempt, AttemptId, AttemptState, Event, FailureKind, Journal, Source, StepName,
+    StepRecord, TaskView,
+};
+use crate::output::{BrokenPipe, inert};
+use crate::recovery::follow::{
+    FollowEnd, FollowOptions, FollowOutcome, FollowTarget, Progress, TargetError, endpoint_of,
+    follow_attempt,
+};
+use crate::recovery::lookup::{self, LookFor, Lookup};
+
+/// How far the agent's clock may be behind ours when an `INTENT` is looked for by time
+/// (the default of `--clock-skew` elsewhere).
+const CLOCK_SKEW: Duration = Duration::from_mins(10);
 
 /// Follows a step's latest task, journaling every event.
 ///
@@ -24,6 +64,531 @@ pub struct FollowArgs {
 }
 
 /// Runs `follow`.
-pub(crate) async fn run(_ctx: &Context, _args: &FollowArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("`follow` is not built yet")
+pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> {
+    let started = Instant::now();
+    let name = StepName::parse(&args.step).map_err(|e| {
+        CliError::usage(e.to_string())
+            .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
+    })?;
+    let unknown = || {
+        CliError::usage(format!("unknown step `{name}`"))
+            .hint("list the journaled steps with `a2a-recover inspect`")
+    };
+    if !ctx.journal_path.exists() {
+        return Err(unknown().into());
+    }
+    let journal = journal::open_for_command(ctx)?;
+    let record = journal.step(&name)?.ok_or_else(unknown)?;
+    let attempt = record
+        .latest()
+        .cloned()
+        .with_context(|| format!("step `{name}` has no attempt"))?;
+    let client = A2aClient::new(ClientConfig::from_context(ctx))
+        .context("failed to set up the HTTP client")?;
+    ctx.out.begin("follow")?;
+    let last_event = journal.events_of_step(&name)?.last().map_or(0, |e| e.id);
+    let mut show = Show {
+        ctx,
+        journal: &journal,
+        name: name.clone(),
+        last_event,
+        spinner: None,
+        attempt: None,
+        state: attempt.state,
+        reconnects: 0,
+        artifacts: None,
+        broken: None,
+    };
+    let opts = FollowOptions {
+        max_reconnects: args.max_reconnects,
+        deadline: args.until.map(|d| started + d),
+        ..FollowOptions::for_idle_timeout(ctx.stream_idle_timeout())
+    };
+    let step = Step {
+        record: &record,
+        client: &client,
+        opts: &opts,
+    };
+    let result = step.follow(&mut show, attempt).await;
+    show.finish_spinner();
+    let (code, summary) = result?;
+    show.flush_events()?;
+    if let Some(e) = show.broken {
+        return Err(e.into());
+    }
+    if ctx.out.is_json() {
+        let mut record = summary.record;
+        record["exitCode"] = json!(code);
+        ctx.out.record(&record)?;
+    } else {
+        ctx.out.line(&summary.line)?;
+    }
+    Ok(code)
+}
+
+/// What the command says at the end.
+struct Summary {
+    /// The human line (stdout).
+    line: String,
+    /// The JSON `summary` record (without `exitCode`).
+    record: Value,
+}
+
+/// The step being followed and the tools to follow it.
+struct Step<'a> {
+    record: &'a StepRecord,
+    client: &'a A2aClient,
+    opts: &'a FollowOptions,
+}
+
+impl Step<'_> {
+    fn name(&self) -> &StepName {
+        &self.record.step.spec.name
+    }
+
+    fn summary(&self, attempt: &Attempt, end: &str, line: String, extra: &Value) -> Summary {
+        let name = self.name();
+        let mut record = json!({
+            "type": "summary",
+            "command": "follow",
+            "workflow": name.workflow,
+            "step": name.step,
+            "attempt": attempt.number,
+            "state": attempt.state.as_str(),
+            "taskId": attempt.task_id,
+            "end": end,
+            "outcomes": BTreeMap::from([(attempt.state.as_str(), 1)]),
+        });
+        if let (Value::Object(r), Value::Object(x)) = (&mut record, extra) {
+            r.extend(x.clone());
+        }
+        Summary { line, record }
+    }
+
+    /// Decides from the latest attempt's state, then follows.
+    async fn follow(&self, show: &mut Show<'_>, attempt: Attempt) -> anyhow::Result<(u8, Summary)> {
+        let step = self.name().to_string();
+        let task = || inert(attempt.task_id.as_deref().unwrap_or_default());
+        match attempt.state {
+            AttemptState::Replied => {
+                let line =
+                    format!("{step} was answered directly (REPLIED): there is no task to follow.");
+                Ok((
+                    exit::OK,
+                    self.summary(&attempt, "replied", line, &json!({})),
+                ))
+            }
+            s if s.is_terminal() && s != AttemptState::Refused => {
+                let line = format!("{step} is already {s} (task {}).", task());
+                Ok((
+                    exit::OK,
+                    self.summary(&attempt, "terminal", line, &json!({})),
+                ))
+            }
+            AttemptState::Refused => {
+                let line = format!(
+                    "{step} was refused by its agent (REFUSED): {}. Nothing to follow.",
+                    inert(attempt.error.as_deref().unwrap_or("no detail"))
+                );
+                Ok((
+                    exit::NEEDS_HUMAN,
+                    self.summary(&attempt, "refused", line, &json!({})),
+                ))
+            }
+            AttemptState::Uncertain => {
+                let line = format!(
+                    "{step} is UNCERTAIN: its send's outcome is unknown and the agent cannot be \
+                     searched conclusively. Decide with `a2a-recover resolve {step} --as \
+                     resend|abandoned|done --reason \"…\"`."
+                );
+                Ok((
+                    exit::NEEDS_HUMAN,
+                    self.summary(&attempt, "uncertain", line, &json!({})),
+                ))
+            }
+            AttemptState::Intent => self.look_first(show, attempt).await,
+            _ => self.follow_task(show, &attempt).await,
+        }
+    }
+
+    /// An `INTENT`: look for what its send created before following anything.
+    async fn look_first(
+        &self,
+        show: &mut Show<'_>,
+        attempt: Attempt,
+    ) -> anyhow::Result<(u8, Summary)> {
+        let step = self.name().to_string();
+        if lookup::never_sent(&attempt) {
+            let line = format!(
+                "{step} was never sent (INTENT): there is nothing to follow; `a2a-recover \
+                 reconcile` sends it."
+            );
+            return Ok((
+                exit::WORK_REMAINS,
+                self.summary(&attempt, "intent", line, &json!({"look": "never-sent"})),
+            ));
+        }
+        let endpoint = endpoint_of(
+            self.name(),
+            &attempt,
+            self.record.step.spec.allow_cross_origin,
+        )
+        .map_err(target_error)?;
+        let accepts = match attempt.agent_url.as_deref() {
+            Some(url) => show.journal.agent(url)?.and_then(|a| a.accepts_context_id),
+            None => None,
+        };
+        let look = LookFor::for_attempt(&attempt, accepts);
+        let found = lookup::look_for_send(
+            self.client,
+            &endpoint,
+            &look,
+            CLOCK_SKEW,
+            show.ctx.clock.now(),
+        )
+        .await;
+        match found {
+            Ok(Lookup::Found(task)) => {
+                let view = TaskView::from_value(&task.raw, task.raw.to_string())
+                    .context("the found task has no id")?;
+                show.journal
+                    .apply_task(attempt.id, &view, Source::ListTasks)?;
+                show.flush_events()?;
+                let now = show.journal.attempt(attempt.id)?;
+                show.status(&format!(
+                    "found {step} on its agent as task {} ({}); following it.",
+                    inert(&view.task_id),
+                    now.state
+                ));
+                Box::pin(self.follow(show, now)).await
+            }
+            Ok(Lookup::ProvenAbsent) => {
+                let line = format!(
+                    "{step} is INTENT: its agent holds no task for it, so nothing was created; \
+                     `a2a-recover reconcile` resends it with the same messageId."
+                );
+                Ok((
+                    exit::WORK_REMAINS,
+                    self.summary(&attempt, "intent", line, &json!({"look": "absent"})),
+                ))
+            }
+            Ok(Lookup::Unprovable(reason)) => {
+                show.journal.mark_uncertain(attempt.id, &reason)?;
+                let now = show.journal.attempt(attempt.id)?;
+                let line = format!(
+                    "{step} is UNCERTAIN: {}; nothing was resent. Decide with `a2a-recover \
+                     resolve {step} --as resend|abandoned|done --reason \"…\"`.",
+                    inert(&reason)
+                );
+                Ok((
+                    exit::NEEDS_HUMAN,
+                    self.summary(&now, "uncertain", line, &json!({"look": "unprovable"})),
+                ))
+            }
+            Err(e) => {
+                let summary = e.summary();
+                show.journal
+                    .record_failure(attempt.id, FailureKind::Lookup, &summary)?;
+                let code = e.exit_code();
+                show.report(e);
+                let line = format!(
+                    "{step} stays INTENT: its agent could not be searched for it; run again later."
+                );
+                Ok((
+                    code,
+                    self.summary(
+                        &attempt,
+                        "intent",
+                        line,
+                        &json!({"look": "error", "error": summary}),
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// Follows a known task until it stops by itself, `--until` passes, or reconnects run out.
+    async fn follow_task(
+        &self,
+        show: &mut Show<'_>,
+        attempt: &Attempt,
+    ) -> anyhow::Result<(u8, Summary)> {
+        let target = FollowTarget::new(
+            self.name(),
+            attempt,
+            self.record.step.spec.allow_cross_origin,
+        )
+        .map_err(target_error)?;
+        show.start(attempt);
+        let journal = show.journal;
+        let mut observer = |_: &FollowTarget, p: &Progress| show.progress(p);
+        let outcome =
+            follow_attempt(journal, self.client, &target, self.opts, &mut observer).await?;
+        show.finish_spinner();
+        Ok(self.ended(show, &outcome))
+    }
+
+    fn ended(&self, show: &Show<'_>, o: &FollowOutcome) -> (u8, Summary) {
+        let step = self.name().to_string();
+        let a = &o.attempt;
+        let task = inert(a.task_id.as_deref().unwrap_or_default());
+        let artifacts = show.journal.artifacts(a.id).map_or(0, |v| v.len());
+        let counts = format!(
+            "{artifacts} artifact{}, {} reconnect{}",
+            plural(artifacts),
+            o.reconnects,
+            plural(o.reconnects as usize)
+        );
+        let last_error = o.last_error.as_deref().map(inert);
+        let (end, line) = match &o.end {
+            FollowEnd::Terminal(s) => (
+                "terminal",
+                format!("{step} is {s} (task {task}; {counts})."),
+            ),
+            FollowEnd::Interrupted(s) => {
+                let question = a.question_text().map(|q| inert(&q)).unwrap_or_default();
+                let what = if *s == AttemptState::AuthRequired {
+                    "the agent needs authentication"
+                } else {
+                    "the agent asks"
+                };
+                (
+                    "interrupted",
+                    format!(
+                        "{step} is {s} (task {task}): {what}: \"{question}\". Answer with \
+                         `a2a-recover reply {step} \"…\"`."
+                    ),
+                )
+            }
+            FollowEnd::Lost => (
+                "lost",
+                format!(
+                    "{step} is LOST: its agent no longer knows task {task}. Decide with \
+                     `a2a-recover resolve {step} --as done|retry|abandoned --reason \"…\"`."
+                ),
+            ),
+            FollowEnd::Deadline => (
+                "deadline",
+                format!(
+                    "{step} is still {} (task {task}; {counts}) at --until; run `a2a-recover \
+                     follow {step}` again later.",
+                    a.state
+                ),
+            ),
+            FollowEnd::ReconnectsSpent => (
+                "reconnects-spent",
+                format!(
+                    "{step} is still {} (task {task}; {counts}): {} reconnects in a row brought \
+                     nothing{}; run again later.",
+                    a.state,
+                    self.opts.max_reconnects,
+                    last_error
+                        .as_ref()
+                        .map(|e| format!(" (last: {e})"))
+                        .unwrap_or_default()
+                ),
+            ),
+            FollowEnd::HeldElsewhere(lease) => (
+                "held-elsewhere",
+                format!(
+                    "{step} is being followed by another a2a-recover (pid {} on {}, lease until \
+                     {}); run again later.",
+                    lease.pid,
+                    inert(&lease.host),
+                    rfc3339(lease.expires_at)
+                ),
+            ),
+            FollowEnd::Failed { error, .. } => (
+                "failed",
+                format!(
+                    "{step} stays {} (task {task}): could not read it: {}.",
+                    a.state,
+                    inert(error)
+                ),
+            ),
+        };
+        let extra = json!({
+            "reconnects": o.reconnects,
+            "polls": o.polls,
+            "events": o.events,
+            "changes": o.changes,
+            "artifacts": artifacts,
+            "pendingQuestion": a.question_text(),
+            "lastError": o.last_error,
+            "agent": a.agent_url.as_deref().map(redact_url),
+        });
+        (o.exit_code(), self.summary(a, end, line, &extra))
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Maps a target that cannot be followed to the command's error.
+fn target_error(e: TargetError) -> anyhow::Error {
+    match e {
+        TargetError::Wire(e @ A2aError::Credential { .. }) => {
+            let hint = e.hint().unwrap_or_default();
+            CliError::usage(format!("the step's credential: {e}"))
+                .hint(hint)
+                .into()
+        }
+        other => anyhow::Error::new(other),
+    }
+}
+
+/// Everything that prints while following.
+struct Show<'a> {
+    ctx: &'a Context,
+    journal: &'a Journal,
+    name: StepName,
+    /// The id of the last event printed (or present before the command started).
+    last_event: i64,
+    spinner: Option<ProgressBar>,
+    /// The attempt followed, once known.
+    attempt: Option<AttemptId>,
+    /// Its state as last journaled.
+    state: AttemptState,
+    /// Reconnects so far.
+    reconnects: u32,
+    /// The artifact count shown, and when it was read (re-read at most every 250 ms).
+    artifacts: Option<(usize, std::time::Instant)>,
+    /// A broken stdout seen inside the observer (reported at the end).
+    broken: Option<BrokenPipe>,
+}
+
+impl Show<'_> {
+    fn status(&self, msg: &str) {
+        match &self.spinner {
+            Some(bar) => bar.suspend(|| self.ctx.out.status(msg)),
+            None => self.ctx.out.status(msg),
+        }
+    }
+
+    fn report(&self, err: A2aError) {
+        let err = anyhow::Error::new(err);
+        let classified = crate::error::classify(&err);
+        self.ctx
+            .out
+            .error_report(&crate::error::render(&err, &classified.hints));
+    }
+
+    /// Starts showing the follow of `attempt` (a spinner on a terminal).
+    fn start(&mut self, attempt: &Attempt) {
+        self.attempt = Some(attempt.id);
+        self.state = attempt.state;
+        if self.ctx.out.progress_allowed() {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(120));
+            self.spinner = Some(bar);
+            self.update_spinner();
+        }
+    }
+
+    fn finish_spinner(&mut self) {
+        if let Some(bar) = self.spinner.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    fn update_spinner(&mut self) {
+        let (Some(bar), Some(id)) = (&self.spinner, self.attempt) else {
+            return;
+        };
+        // Artifacts can be large: count them a few times a second, not on every event.
+        let artifacts = match self.artifacts {
+            Some((n, at)) if at.elapsed() < Duration::from_millis(250) => n,
+            _ => {
+                let n = self.journal.artifacts(id).map_or(0, |v| v.len());
+                self.artifacts = Some((n, std::time::Instant::now()));
+                n
+            }
+        };
+        bar.set_message(format!(
+            "{} {} · {artifacts} artifact{} · {} reconnect{}",
+            self.name,
+            self.state,
+            plural(artifacts),
+            self.reconnects,
+            plural(self.reconnects as usize)
+        ));
+    }
+
+    /// Called by the engine after each commit.
+    fn progress(&mut self, p: &Progress) {
+        if let Err(e) = self.flush_events() {
+            self.broken.get_or_insert(e);
+        }
+        match p {
+            Progress::Observed { applied, state, .. } => {
+                let Applied::Changed { from, to } = *applied else {
+                    return;
+                };
+                self.state = *state;
+                if from != to && self.spinner.is_none() {
+                    self.status(&format!("{}: {from} → {to}", self.name));
+                }
+            }
+            Progress::Waiting {
+                reconnect,
+                streak,
+                delay,
+                polling,
+                cause,
+            } => {
+                self.reconnects = *reconnect;
+                if self.spinner.is_none() {
+                    let what = if *polling {
+                        "polling GetTask"
+                    } else {
+                        "resubscribing"
+                    };
+                    self.status(&format!(
+                        "{}: {}; {what} in {:.1}s (reconnect {reconnect}, {} in a row)",
+                        self.name,
+                        inert(cause),
+                        delay.as_secs_f64(),
+                        streak + 1
+                    ));
+                }
+            }
+        }
+        self.update_spinner();
+    }
+
+    /// Prints the step's events journaled since the last call (JSON Lines only).
+    fn flush_events(&mut self) -> Result<(), BrokenPipe> {
+        if !self.ctx.out.is_json() {
+            return Ok(());
+        }
+        let Ok(events) = self.journal.events_of_step(&self.name) else {
+            return Ok(());
+        };
+        let after = self.last_event;
+        for e in events.iter().filter(|e| e.id > after) {
+            self.ctx.out.record(&event_record(e))?;
+            self.last_event = e.id;
+        }
+        Ok(())
+    }
+}
+
+/// The `event` record, the shape of `inspect --events`.
+fn event_record(e: &Event) -> Value {
+    json!({
+        "type": "event",
+        "id": e.id,
+        "at": rfc3339(e.at),
+        "workflow": e.workflow,
+        "step": e.step,
+        "attempt": e.attempt,
+        "kind": e.kind,
+        "from": e.from,
+        "to": e.to,
+        "detail": e.detail,
+    })
 }

@@ -67,12 +67,25 @@ fn parse_states(given: &[String]) -> Result<Vec<AttemptState>, CliError> {
         .collect()
 }
 
+/// Parses a WORKFLOW or WORKFLOW/STEP; a compensation step (`WORKFLOW/STEP~compensate`, named
+/// by `compensate`) is accepted too.
+fn parse_target(s: &str) -> Result<Target, crate::journal::NameError> {
+    if let Some(base) = s.strip_suffix(crate::plan::COMPENSATE_SUFFIX)
+        && base.contains('/')
+        && let Ok(Target::Step(mut name)) = Target::parse(base)
+    {
+        name.step.push_str(crate::plan::COMPENSATE_SUFFIX);
+        return Ok(Target::Step(name));
+    }
+    Target::parse(s)
+}
+
 /// Runs `inspect`.
 pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8> {
     let target = args
         .target
         .as_deref()
-        .map(Target::parse)
+        .map(parse_target)
         .transpose()
         .map_err(|e| CliError::usage(e.to_string()).hint("give a WORKFLOW, or a WORKFLOW/STEP"))?;
     let states = parse_states(&args.state)?;
@@ -127,6 +140,9 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         );
         ctx.out.line(&table)?;
     }
+    for line in workflow_states(&page.rows) {
+        ctx.out.line(&line)?;
+    }
     let shown = page.rows.len() as u64;
     if page.total > shown {
         ctx.out.line(&format!(
@@ -145,6 +161,21 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
     Ok(exit::OK)
 }
 
+/// Returns one line per workflow shown that is no longer ACTIVE (`compensate` started or
+/// finished), in the order they appear.
+fn workflow_states(rows: &[AttemptRow]) -> Vec<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut lines = Vec::new();
+    for row in rows {
+        let w = row.step.workflow.as_str();
+        if row.workflow_state != crate::journal::WorkflowState::Active && !seen.contains(&w) {
+            seen.push(w);
+            lines.push(format!("workflow {w} is {}.", row.workflow_state));
+        }
+    }
+    lines
+}
+
 /// Returns the text of a row's question, or what it ended with.
 fn outcome(row: &AttemptRow) -> String {
     let a = &row.attempt;
@@ -157,6 +188,12 @@ fn outcome(row: &AttemptRow) -> String {
             .as_deref()
             .and_then(|s| serde_json::from_str::<Value>(s).ok())
     {
+        // A compensation command's result (`compensate`) has a status, not a message.
+        if let Some(status) = m.get("status").and_then(Value::as_str)
+            && m.get("command").is_some()
+        {
+            return format!("command: {status}");
+        }
         return message_text(&m);
     }
     if let Some(e) = &a.error {

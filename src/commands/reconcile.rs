@@ -132,6 +132,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
             dry_run: args.dry_run,
             clock_skew: args.clock_skew,
             lease_ttl: send::lease_ttl_for(ctx.timeout),
+            command_timeout: args.command_timeout,
         },
     );
     let bar = ctx.out.progress_allowed().then(|| {
@@ -179,7 +180,7 @@ fn print_action(
             "action": a.action,
             "outcome": a.outcome,
             "detail": a.detail,
-            "remedy": a.remedy,
+            "remedy": a.remedy.as_ref().map(|r| json!({"what": r.what, "command": r.command})),
         }))?;
         return Ok(());
     }

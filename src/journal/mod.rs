@@ -29,6 +29,7 @@ pub mod migrate;
 pub mod model;
 pub mod operator;
 mod queries;
+mod saga;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -582,27 +583,42 @@ impl Journal {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(&e)?;
-        let held = queries::attempt_by_id(&tx, id)
-            .map_err(&e)?
+        let applied = Self::change_in(&tx, &e, now, id, f)?;
+        if applied.changed() {
+            tx.commit().map_err(&e)?;
+        }
+        // Otherwise dropping the transaction rolls it back; nothing reaches the disk.
+        Ok(applied)
+    }
+
+    /// The body of [`Journal::change`], inside a transaction the caller commits.
+    fn change_in(
+        tx: &Connection,
+        e: &impl Fn(rusqlite::Error) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        id: AttemptId,
+        f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
+    ) -> Result<Applied, JournalError> {
+        let held = queries::attempt_by_id(tx, id)
+            .map_err(e)?
             .ok_or(JournalError::UnknownAttempt(id.0))?;
-        let held_artifacts = queries::artifacts_of(&tx, id).map_err(&e)?;
+        let held_artifacts = queries::artifacts_of(tx, id).map_err(e)?;
         let Some(change) = f(&held, &held_artifacts)? else {
             return Ok(Applied::Unchanged);
         };
         let row_changed = change.next != held;
         if !row_changed && change.artifacts.is_empty() && !change.force_event {
-            // Dropping the transaction rolls it back; nothing reaches the disk.
             return Ok(Applied::Unchanged);
         }
         let mut next = change.next;
         next.updated_at = now;
-        queries::update_attempt(&tx, &next).map_err(&e)?;
+        queries::update_attempt(tx, &next).map_err(e)?;
         for artifact in &change.artifacts {
-            queries::upsert_artifact(&tx, id, artifact, queries::ms(now)).map_err(&e)?;
+            queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
         }
         let state_changed = next.state != held.state;
         queries::insert_event(
-            &tx,
+            tx,
             &NewEvent {
                 at: queries::ms(now),
                 workflow: None,
@@ -614,8 +630,7 @@ impl Journal {
                 detail: Some(&change.detail),
             },
         )
-        .map_err(&e)?;
-        tx.commit().map_err(&e)?;
+        .map_err(e)?;
         Ok(Applied::Changed {
             from: held.state,
             to: next.state,
@@ -674,77 +689,122 @@ impl Journal {
         source: Source,
     ) -> Result<Applied, JournalError> {
         self.change(id, "journal the task", |held, held_artifacts| {
-            if let Some(t) = &held.task_id
-                && *t != view.task_id
-            {
-                return Err(JournalError::TaskMismatch {
-                    attempt: held.id.0,
-                    held: t.clone(),
-                    seen: view.task_id.clone(),
-                });
-            }
-            let freshness =
-                Freshness::of(held.status_time(), view.timestamp.as_ref().map(|t| t.at));
-            let obs = Observation::Remote {
-                state: view.state,
-                freshness,
-            };
-            let to = Self::transition_of(held, obs)?;
-            let mut next = held.clone();
-            let artifacts = merge_snapshot_artifacts(held_artifacts, view.artifacts.as_deref());
-            if held.state.is_terminal() {
-                if artifacts.is_empty() {
-                    return Ok(None);
-                }
-            } else if freshness == Freshness::Older && held.state.has_task() {
-                return Ok(None);
-            } else {
-                next.task_id = Some(view.task_id.clone());
-                if let Some(ctx) = &view.context_id
-                    && held.context_id.as_ref() != Some(ctx)
-                {
-                    next.context_id = Some(ctx.clone());
-                    next.context_id_ours = false;
-                }
-                if let Some(state) = to {
-                    next.state = state;
-                    next.error = None;
-                }
-                next.remote_state = Some(view.remote_state.clone());
-                if let Some(ts) = &view.timestamp {
-                    next.status_timestamp = Some(ts.text.clone());
-                }
-                next.pending_question = if view.state.is_interrupted() {
-                    if to.is_some() {
-                        view.status_message.clone()
-                    } else {
-                        view.status_message
-                            .clone()
-                            .or_else(|| held.pending_question.clone())
-                    }
-                } else {
-                    None
-                };
-            }
-            let data_changed = next != *held || !artifacts.is_empty();
-            if data_changed && let Some(raw) = &view.raw_json {
-                next.last_task_json = Some(raw.clone());
-            }
-            Ok(Some(Change {
-                detail: json!({
-                    "source": source.as_str(),
-                    "taskId": view.task_id,
-                    "remoteState": view.remote_state,
-                    "statusTimestamp": view.timestamp.as_ref().map(|t| &t.text),
-                    "question": next.pending_question.as_ref().map(message_text),
-                    "artifacts": artifacts.iter().map(|a| &a.artifact_id).collect::<Vec<_>>(),
-                }),
-                next,
-                artifacts,
-                kind: "observed",
-                force_event: false,
-            }))
+            Self::task_change(held, held_artifacts, view, source)
         })
+    }
+
+    /// Applies many remote Tasks as [`Journal::apply_task`] does, in ONE transaction (a
+    /// reconcile pass group-commits its routine observations: one durable write for many).
+    ///
+    /// Only for observations that may be lost in a crash: they are re-read on the next pass.
+    /// Returns what each did, in order.
+    pub fn apply_tasks(
+        &self,
+        batch: &[(AttemptId, TaskView)],
+        source: Source,
+    ) -> Result<Vec<Applied>, JournalError> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.writable()?;
+        let now = self.clock.now();
+        let mut conn = self.lock();
+        let e = self.err("journal the tasks");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let mut out = Vec::with_capacity(batch.len());
+        for (id, view) in batch {
+            out.push(Self::change_in(
+                &tx,
+                &e,
+                now,
+                *id,
+                |held, held_artifacts| Self::task_change(held, held_artifacts, view, source),
+            )?);
+        }
+        if out.iter().any(|a| a.changed()) {
+            tx.commit().map_err(&e)?;
+        }
+        Ok(out)
+    }
+
+    /// What applying a remote Task to an attempt changes (see [`Journal::apply_task`]).
+    fn task_change(
+        held: &Attempt,
+        held_artifacts: &[Artifact],
+        view: &TaskView,
+        source: Source,
+    ) -> Result<Option<Change>, JournalError> {
+        if let Some(t) = &held.task_id
+            && *t != view.task_id
+        {
+            return Err(JournalError::TaskMismatch {
+                attempt: held.id.0,
+                held: t.clone(),
+                seen: view.task_id.clone(),
+            });
+        }
+        let freshness = Freshness::of(held.status_time(), view.timestamp.as_ref().map(|t| t.at));
+        let obs = Observation::Remote {
+            state: view.state,
+            freshness,
+        };
+        let to = Self::transition_of(held, obs)?;
+        let mut next = held.clone();
+        let artifacts = merge_snapshot_artifacts(held_artifacts, view.artifacts.as_deref());
+        if held.state.is_terminal() {
+            if artifacts.is_empty() {
+                return Ok(None);
+            }
+        } else if freshness == Freshness::Older && held.state.has_task() {
+            return Ok(None);
+        } else {
+            next.task_id = Some(view.task_id.clone());
+            if let Some(ctx) = &view.context_id
+                && held.context_id.as_ref() != Some(ctx)
+            {
+                next.context_id = Some(ctx.clone());
+                next.context_id_ours = false;
+            }
+            if let Some(state) = to {
+                next.state = state;
+                next.error = None;
+            }
+            next.remote_state = Some(view.remote_state.clone());
+            if let Some(ts) = &view.timestamp {
+                next.status_timestamp = Some(ts.text.clone());
+            }
+            next.pending_question = if view.state.is_interrupted() {
+                if to.is_some() {
+                    view.status_message.clone()
+                } else {
+                    view.status_message
+                        .clone()
+                        .or_else(|| held.pending_question.clone())
+                }
+            } else {
+                None
+            };
+        }
+        let data_changed = next != *held || !artifacts.is_empty();
+        if data_changed && let Some(raw) = &view.raw_json {
+            next.last_task_json = Some(raw.clone());
+        }
+        Ok(Some(Change {
+            detail: json!({
+                "source": source.as_str(),
+                "taskId": view.task_id,
+                "remoteState": view.remote_state,
+                "statusTimestamp": view.timestamp.as_ref().map(|t| &t.text),
+                "question": next.pending_question.as_ref().map(message_text),
+                "artifacts": artifacts.iter().map(|a| &a.artifact_id).collect::<Vec<_>>(),
+            }),
+            next,
+            artifacts,
+            kind: "observed",
+            force_event: false,
+        }))
     }
 
     /// Applies a stream artifact update: `append` adds parts to the held artifact, otherwise it
@@ -1167,9 +1227,9 @@ impl Journal {
     ///
     /// Beside [`Journal::unfinished_attempts`], these are terminal attempts still to decide
     /// (FAILED/REJECTED to re-delegate, CANCELED, LOST, REFUSED), completed attempts whose
-    /// declared effect is not claimed yet, effects a human must look at, and steps resolved
-    /// `retry` or `resend` (the pass acts on them). Compensation and command steps, steps
-    /// resolved `done`/`abandoned` and COMPENSATED workflows are left out.
+    /// declared effect is not claimed yet, and effects a human must look at. Compensation and
+    /// command steps, steps resolved `done`/`abandoned` and COMPENSATED workflows are left out;
+    /// `resolve --as retry|resend` act through new or reopened `INTENT` attempts.
     pub fn pass_rows(&self, workflows: &[String]) -> Result<Vec<AttemptRow>, JournalError> {
         self.read("read the attempts to reconcile", |c| {
             queries::pass_rows(c, workflows)
@@ -1213,76 +1273,6 @@ impl Journal {
     /// Returns why a pass decided the step failed for good at this attempt, if it did.
     pub fn failed_for_good(&self, id: AttemptId) -> Result<Option<String>, JournalError> {
         self.read("read the attempt", |c| queries::failed_for_good(c, id))
-    }
-
-    /// Acts on `resolve --as retry`: commits a further `INTENT` attempt and clears the
-    /// resolution in ONE transaction (a crash cannot add the attempt twice).
-    ///
-    /// Fails with [`JournalError::BudgetSpent`] (writing nothing) when the budget is spent.
-    pub fn retry_step(&self, step: StepId, new: &NewAttempt) -> Result<Attempt, JournalError> {
-        let now = self.now_ms();
-        self.write("commit the retry", |tx| {
-            let e = self.err("commit the retry");
-            let s = queries::step_by_id(tx, step)
-                .map_err(&e)?
-                .ok_or_else(|| JournalError::UnknownStep(format!("#{}", step.0)))?;
-            let number = queries::max_attempt_number(tx, step).map_err(&e)? + 1;
-            if number > s.spec.max_attempts {
-                return Err(JournalError::BudgetSpent {
-                    step: s.spec.name.to_string(),
-                    max: s.spec.max_attempts,
-                });
-            }
-            let mut new = new.clone();
-            if new.token_env.is_none() {
-                new.token_env.clone_from(&s.spec.token_env);
-            }
-            let attempt = self.insert_attempt(tx, step, number, &new, now)?;
-            Self::clear_resolution_in(tx, &e, step, s.resolution, now)?;
-            Ok(attempt)
-        })
-    }
-
-    /// Clears a step's resolution once a pass has acted on it (an event records it); returns
-    /// false if the step had none.
-    pub fn clear_resolution(&self, step: StepId) -> Result<bool, JournalError> {
-        let now = self.now_ms();
-        self.write("journal the resolution", |tx| {
-            let e = self.err("journal the resolution");
-            let s = queries::step_by_id(tx, step)
-                .map_err(&e)?
-                .ok_or_else(|| JournalError::UnknownStep(format!("#{}", step.0)))?;
-            Self::clear_resolution_in(tx, &e, step, s.resolution, now)
-        })
-    }
-
-    fn clear_resolution_in(
-        tx: &Connection,
-        e: &impl Fn(rusqlite::Error) -> JournalError,
-        step: StepId,
-        held: Option<Resolution>,
-        now: i64,
-    ) -> Result<bool, JournalError> {
-        let Some(held) = held else {
-            return Ok(false);
-        };
-        queries::set_resolution(tx, step, None, None, now).map_err(e)?;
-        let detail = json!({"resolution": held.as_str()});
-        queries::insert_event(
-            tx,
-            &NewEvent {
-                at: now,
-                workflow: None,
-                step: Some(step),
-                attempt: None,
-                kind: "resolution-acted",
-                from: None,
-                to: None,
-                detail: Some(&detail),
-            },
-        )
-        .map_err(e)?;
-        Ok(true)
     }
 
     // -----------------------------------------------------------------------------------------

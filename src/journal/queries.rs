@@ -993,8 +993,8 @@ pub(crate) fn registered_at(
 /// That is every delegated step (not a compensation or command step) outside a COMPENSATED
 /// workflow, not resolved `done`/`abandoned`, whose latest attempt is unfinished, terminal but
 /// not yet decided (FAILED, REJECTED, CANCELED, LOST, REFUSED), completed with a declared effect
-/// not yet claimed, or has an effect a human must look at. Steps resolved `retry`/`resend` are
-/// included: the pass acts on those decisions.
+/// not yet claimed, or has an effect a human must look at. A step resolved `resend` is visited:
+/// its `INTENT` attempt is sent once without a look (`Journal::take_resend_approval`).
 pub(crate) fn pass_rows(
     conn: &Connection,
     workflows: &[String],
@@ -1004,9 +1004,10 @@ pub(crate) fn pass_rows(
     let mut stmt = conn.prepare(&format!(
         "{} WHERE {IS_LATEST} AND w.state <> 'COMPENSATED'
            AND s.compensates_step_id IS NULL AND s.command IS NULL
-           AND (s.resolution IS NULL OR s.resolution IN ('retry', 'resend'))
+           AND (s.resolution IS NULL OR s.resolution = 'resend')
            AND (a.state NOT IN ('COMPLETED', 'REPLIED')
-                OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL AND a.effect IS NULL)
+                OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL
+                    AND (a.effect IS NULL OR a.effect = 'claimed'))
                 OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
            AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
          ORDER BY s.seq, a.number",

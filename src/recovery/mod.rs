@@ -20,12 +20,17 @@
 //! - Workflows that are COMPENSATING get no sends and no re-delegation; COMPENSATED ones are not
 //!   visited.
 
+pub mod compensate;
+pub mod follow;
 pub mod lock;
 pub mod lookup;
+pub mod placeholders;
 pub mod plan;
 pub mod registry;
 pub mod send;
+pub mod verify;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 use std::time::Duration;
@@ -39,7 +44,7 @@ use crate::a2a::{A2aClient, A2aError, Credential, ErrorClass, retry_read};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptRow, AttemptState, EffectState, FailureKind, Journal, JournalError, NewAttempt,
+    Attempt, AttemptId, AttemptRow, AttemptState, FailureKind, Journal, JournalError, NewAttempt,
     Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
 };
 use crate::output::inert;
@@ -48,6 +53,8 @@ use crate::recovery::send::{Mode, Outgoing, ReplySent, Sender, Sent};
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;
+/// How many routine observations (a running task still running) are group-committed at once.
+const BATCH: usize = 512;
 
 /// What a pass is asked to do.
 #[derive(Debug, Clone)]
@@ -64,6 +71,8 @@ pub struct PassConfig {
     pub clock_skew: Duration,
     /// How long a lease on an attempt is held before another host may break it.
     pub lease_ttl: Duration,
+    /// Timeout of effect verification commands (`--command-timeout`).
+    pub command_timeout: Duration,
 }
 
 /// One thing a pass did (or, in a dry run, would do) about one attempt: an `action` record.
@@ -84,7 +93,25 @@ pub struct Action {
     /// The exit code it contributes (0, 3 or 4; 2 for a missing credential variable).
     pub code: u8,
     /// For a human: what is wrong and the command that answers it.
-    pub remedy: Option<String>,
+    pub remedy: Option<ActionRemedy>,
+}
+
+/// What a human must do about an action's attempt (as `inspect --pending` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionRemedy {
+    /// What is wrong, with the question or the reason.
+    pub what: String,
+    /// The command that answers it, if there is one.
+    pub command: Option<String>,
+}
+
+impl std::fmt::Display for ActionRemedy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.command {
+            Some(c) => write!(f, "{}; run `{c}`", self.what),
+            None => f.write_str(&self.what),
+        }
+    }
 }
 
 /// What a whole pass came to.
@@ -108,6 +135,8 @@ pub struct Pass<'a> {
     client: &'a A2aClient,
     clock: &'a dyn Clock,
     cfg: PassConfig,
+    /// Routine observations waiting for their group commit (never borrowed across an await).
+    batch: RefCell<Vec<(AttemptId, TaskView)>>,
 }
 
 /// One item: a pass row and the undelivered replies on its attempt.
@@ -129,7 +158,15 @@ impl<'a> Pass<'a> {
             client,
             clock,
             cfg,
+            batch: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Commits the routine observations gathered so far, in one transaction.
+    fn flush(&self) -> anyhow::Result<()> {
+        let batch = std::mem::take(&mut *self.batch.borrow_mut());
+        self.journal.apply_tasks(&batch, Source::GetTask)?;
+        Ok(())
     }
 
     fn sender(&self) -> Sender<'_> {
@@ -237,6 +274,9 @@ impl<'a> Pass<'a> {
                 summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
                 break;
             };
+            if self.batch.borrow().len() >= BATCH {
+                self.flush()?;
+            }
             let Some(actions) = next else { break };
             summary.visited += 1;
             for a in actions? {
@@ -249,6 +289,8 @@ impl<'a> Pass<'a> {
             }
             on_item();
         }
+        drop(stream);
+        self.flush()?;
         Ok(summary)
     }
 
@@ -274,6 +316,26 @@ impl<'a> Pass<'a> {
             code,
             remedy: None,
         }
+    }
+
+    /// Bucket 3, COMPLETED with a declared effect: claims it, runs its `verify` recipe and
+    /// journals `verified`, `absent` or `unknown` (`verify::verify_effect`); the action's code
+    /// follows (only `verified` is done).
+    async fn verify_effect(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {
+        let attempt = self.journal.attempt(row.attempt.id)?;
+        let verified = verify::verify_effect(
+            self.journal,
+            self.client,
+            &rec.step,
+            &attempt,
+            self.cfg.command_timeout,
+        )
+        .await?;
+        self.standing(
+            row,
+            "verify-effect",
+            json!({"effect": verified.effect.as_str(), "detail": verified.detail}),
+        )
     }
 
     /// An action describing where the attempt now stands, with its remedy if a human must act.
@@ -360,8 +422,6 @@ impl<'a> Pass<'a> {
                     .await?;
                 Ok(vec![self.sent_action(row, "send", &sent)?])
             }
-            Triage::Resend => self.resend(row, rec).await,
-            Triage::Retry => self.retry(row, rec).await,
             Triage::Uncertain => Ok(vec![self.standing(
                 row,
                 "report",
@@ -404,7 +464,10 @@ impl<'a> Pass<'a> {
             json!({"error": e.summary()}),
             exit::USAGE,
         );
-        a.remedy = e.hint();
+        a.remedy = e.hint().map(|what| ActionRemedy {
+            what,
+            command: None,
+        });
         a
     }
 
@@ -478,6 +541,26 @@ impl<'a> Pass<'a> {
             Ok(task) => {
                 let view = TaskView::from_value(&task.raw, task.raw.to_string())
                     .context("the agent's task has no id")?;
+                let routine = view.task_id == task_id
+                    && !view.state.is_terminal()
+                    && !view.state.is_interrupted()
+                    && !matches!(
+                        a.state,
+                        AttemptState::InputRequired | AttemptState::AuthRequired
+                    );
+                if routine {
+                    // Still running: group-committed with others (re-read next pass anyway).
+                    let seen = view.state.attempt_state();
+                    self.batch.borrow_mut().push((a.id, view));
+                    return Ok(vec![Self::action(
+                        row,
+                        a.number,
+                        "read",
+                        seen.as_str(),
+                        json!({"taskId": task_id, "question": null}),
+                        exit::WORK_REMAINS,
+                    )]);
+                }
                 match self.journal.apply_task(a.id, &view, Source::GetTask) {
                     Ok(_) => {}
                     Err(JournalError::TaskMismatch { seen, .. }) => {
@@ -557,18 +640,7 @@ impl<'a> Pass<'a> {
                 "record",
                 json!({"taskId": row.attempt.task_id}),
             )?]),
-            Decision::ClaimEffect => {
-                self.journal.set_effect(
-                    row.attempt.id,
-                    Some(EffectState::Claimed),
-                    &json!({"by": "reconcile", "why": "the step completed"}),
-                )?;
-                Ok(vec![self.standing(
-                    row,
-                    "claim-effect",
-                    json!({"effect": "claimed"}),
-                )?])
-            }
+            Decision::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
             Decision::FailedForGood(reason) => {
                 self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
                 Ok(vec![self.standing(
@@ -580,7 +652,8 @@ impl<'a> Pass<'a> {
             Decision::Redelegate(agent) => {
                 let new = NewAttempt {
                     agent_url: Some(agent.card_url.clone()),
-                    token_env: agent.token_env.clone(),
+                    // The step's --token-env, else the registered agent's own variable.
+                    token_env: registry::credential_var(spec, &agent).map(str::to_owned),
                     message_id: uuid::Uuid::new_v4().to_string(),
                     context_id: Some(uuid::Uuid::new_v4().to_string()),
                     previous: Some(row.attempt.id),
@@ -649,101 +722,6 @@ impl<'a> Pass<'a> {
             .await?;
         actions.push(self.sent_action(&new_row, "send", &sent)?);
         Ok(actions)
-    }
-
-    /// `resolve --as resend`: the UNCERTAIN attempt goes back to INTENT and is sent again
-    /// with the same messageId, without looking; the resolution is cleared once sent.
-    async fn resend(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
-        if !plan::sends_allowed(row.workflow_state) {
-            return Ok(vec![Self::action(
-                row,
-                row.attempt.number,
-                "hold",
-                row.attempt.state.as_str(),
-                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
-                exit::WORK_REMAINS,
-            )]);
-        }
-        let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
-            Ok(out) => out,
-            Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
-        };
-        if row.attempt.state == AttemptState::Uncertain {
-            self.journal
-                .reopen_for_resend(row.attempt.id, "resolve --as resend")?;
-        }
-        let sent = self
-            .sender()
-            .deliver(row.attempt.id, &out, Mode::Force, &row.step.to_string())
-            .await?;
-        if !matches!(sent, Sent::Busy(..)) {
-            self.journal.clear_resolution(rec.step.id)?;
-        }
-        let row = AttemptRow {
-            resolution: None,
-            ..row.clone()
-        };
-        Ok(vec![self.sent_action(&row, "resend", &sent)?])
-    }
-
-    /// `resolve --as retry`: a new attempt with fresh ids (budget permitting), to an agent not
-    /// tried yet when the step is bound to a skill, else to the same agent.
-    async fn retry(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
-        if !plan::sends_allowed(row.workflow_state) {
-            return Ok(vec![Self::action(
-                row,
-                row.attempt.number,
-                "hold",
-                row.attempt.state.as_str(),
-                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
-                exit::WORK_REMAINS,
-            )]);
-        }
-        let spec = &rec.step.spec;
-        let tried: Vec<String> = rec
-            .attempts
-            .iter()
-            .filter_map(|a| a.agent_url.clone())
-            .collect();
-        let (agent_url, token_env) = match &spec.binding {
-            crate::journal::Binding::Skill(skill) => {
-                let agents = self.journal.agents_with_skill(skill)?;
-                match agents.iter().find(|a| !tried.contains(&a.card_url)) {
-                    Some(a) => (Some(a.card_url.clone()), a.token_env.clone()),
-                    None => (row.attempt.agent_url.clone(), row.attempt.token_env.clone()),
-                }
-            }
-            _ => (row.attempt.agent_url.clone(), row.attempt.token_env.clone()),
-        };
-        let new = NewAttempt {
-            agent_url,
-            token_env,
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(uuid::Uuid::new_v4().to_string()),
-            previous: Some(row.attempt.id),
-        };
-        match self.journal.retry_step(rec.step.id, &new) {
-            Ok(attempt) => self.send_new(row, attempt, "retry").await,
-            Err(JournalError::BudgetSpent { max, .. }) => {
-                self.journal.clear_resolution(rec.step.id)?;
-                let reason = format!(
-                    "`resolve --as retry` found the attempt budget ({max}) spent; no attempt added"
-                );
-                self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
-                let row = AttemptRow {
-                    resolution: None,
-                    ..row.clone()
-                };
-                let mut action = self.standing(&row, "retry", json!({"reason": reason}))?;
-                // Say why this retry added nothing, whatever failed the step before.
-                action.remedy = remedy_line(&AttemptRow {
-                    failed_for_good: Some(reason),
-                    ..self.refresh(&row)?
-                });
-                Ok(vec![action])
-            }
-            Err(e) => Err(e.into()),
-        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -898,19 +876,28 @@ impl<'a> Pass<'a> {
             .collect();
         let allowed = plan::sends_allowed(row.workflow_state);
         let act = match plan::triage(&row) {
-            Triage::Send | Triage::Look | Triage::Resend | Triage::Retry if !allowed => would(
+            Triage::Send | Triage::Look if !allowed => would(
                 "hold",
                 a.state.as_str(),
                 json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
             ),
             Triage::Send => would("send", "would-send", json!({"messageId": a.message_id})),
-            Triage::Look => would(
-                "look",
-                "would-look",
-                json!({"messageId": a.message_id, "then": "resend only if proven absent"}),
-            ),
-            Triage::Resend => would("resend", "would-resend", json!({"messageId": a.message_id})),
-            Triage::Retry => would("retry", "would-retry", json!({})),
+            Triage::Look => {
+                let approved = self.journal.resend_approval(a.id)?.is_some();
+                if approved {
+                    would(
+                        "send",
+                        "would-resend",
+                        json!({"messageId": a.message_id, "resendApproved": true}),
+                    )
+                } else {
+                    would(
+                        "look",
+                        "would-look",
+                        json!({"messageId": a.message_id, "then": "resend only if proven absent"}),
+                    )
+                }
+            }
             Triage::Uncertain => {
                 let mut x = would("report", a.state.as_str(), json!({"reason": a.error}));
                 x.remedy = remedy_line(&row);
@@ -1008,8 +995,8 @@ impl<'a> Pass<'a> {
             Decision::ClaimEffect => Self::action(
                 row,
                 a.number,
-                "claim-effect",
-                "would-claim",
+                "verify-effect",
+                "would-verify",
                 json!({}),
                 exit::OK,
             ),
@@ -1055,8 +1042,9 @@ fn failure_code(e: &A2aError) -> u8 {
     }
 }
 
-/// Returns `what is wrong: command`, for a row a human must act on.
-fn remedy_line(row: &AttemptRow) -> Option<String> {
+/// Returns what is wrong (with the question or reason) and the command that answers it, for a
+/// row a human must act on.
+fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
     let remedy = row.remedy()?;
     let mut what = remedy.what().to_owned();
     if let Some(q) = row.attempt.question_text() {
@@ -1068,5 +1056,8 @@ fn remedy_line(row: &AttemptRow) -> Option<String> {
     {
         what = format!("{what}: {}", inert(why));
     }
-    Some(format!("{what}; run `{}`", remedy.command()))
+    Some(ActionRemedy {
+        what,
+        command: Some(remedy.command()),
+    })
 }

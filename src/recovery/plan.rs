@@ -30,26 +30,19 @@ pub enum Triage {
     Read,
     /// Terminal, or otherwise settled: decide without the network (bucket 3).
     Settled,
-    /// `UNCERTAIN`: reported; only an operator's `resend` sends it again.
+    /// `UNCERTAIN`: reported; only an operator's `resolve --as resend` (which puts it back to
+    /// `INTENT` with a one-shot approval) sends it again.
     Uncertain,
-    /// The operator resolved the step `retry`: a new attempt with fresh ids.
-    Retry,
-    /// The operator resolved an `UNCERTAIN` step `resend`: send it again, same messageId.
-    Resend,
 }
 
 /// Returns the bucket of a pass row.
 pub fn triage(row: &AttemptRow) -> Triage {
     let a = &row.attempt;
-    match (row.resolution, a.state) {
-        (Some(Resolution::Retry), _) => Triage::Retry,
-        (Some(Resolution::Resend), AttemptState::Uncertain | AttemptState::Intent) => {
-            Triage::Resend
-        }
-        (_, AttemptState::Intent) if a.interface_url.is_none() => Triage::Send,
-        (_, AttemptState::Intent) => Triage::Look,
-        (_, AttemptState::Uncertain) => Triage::Uncertain,
-        (_, s) if s.has_task() && !s.is_finished() => Triage::Read,
+    match a.state {
+        AttemptState::Intent if a.interface_url.is_none() => Triage::Send,
+        AttemptState::Intent => Triage::Look,
+        AttemptState::Uncertain => Triage::Uncertain,
+        s if s.has_task() && !s.is_finished() => Triage::Read,
         _ => Triage::Settled,
     }
 }
@@ -65,8 +58,8 @@ pub const fn sends_allowed(state: WorkflowState) -> bool {
 pub enum Decision {
     /// Nothing: done, or waiting for someone else (a cancel requested by `compensate`).
     Nothing,
-    /// COMPLETED with a declared effect not claimed yet: mark it `claimed` (verification,
-    /// another pass, decides `verified`, `absent` or `unknown`).
+    /// COMPLETED with a declared effect not verified yet (none, or `claimed`): claim it and run
+    /// its verification (`verify::verify_effect`: `verified`, `absent` or `unknown`).
     ClaimEffect,
     /// Re-delegate to this agent (its card URL), with a fresh messageId and contextId.
     Redelegate(Agent),
@@ -90,7 +83,7 @@ pub fn decide_settled(
     let a = &row.attempt;
     match a.state {
         AttemptState::Completed => {
-            if spec.effect.is_some() && a.effect.is_none() {
+            if spec.effect.is_some() && matches!(a.effect, None | Some(EffectState::Claimed)) {
                 Decision::ClaimEffect
             } else if matches!(
                 a.effect,
@@ -356,39 +349,24 @@ mod tests {
     }
 
     #[rstest]
-    #[case::never_sent(AttemptState::Intent, false, None, Triage::Send)]
-    #[case::maybe_sent(AttemptState::Intent, true, None, Triage::Look)]
-    #[case::sent(AttemptState::Sent, true, None, Triage::Read)]
-    #[case::working(AttemptState::Working, true, None, Triage::Read)]
-    #[case::question(AttemptState::InputRequired, true, None, Triage::Read)]
-    #[case::auth(AttemptState::AuthRequired, true, None, Triage::Read)]
-    #[case::unknown(AttemptState::Unknown, true, None, Triage::Read)]
-    #[case::uncertain(AttemptState::Uncertain, true, None, Triage::Uncertain)]
-    #[case::lost(AttemptState::Lost, true, None, Triage::Settled)]
-    #[case::failed(AttemptState::Failed, true, None, Triage::Settled)]
-    #[case::completed(AttemptState::Completed, true, None, Triage::Settled)]
-    #[case::refused(AttemptState::Refused, true, None, Triage::Settled)]
-    #[case::resend(
-        AttemptState::Uncertain,
-        true,
-        Some(Resolution::Resend),
-        Triage::Resend
-    )]
-    #[case::resend_reopened(AttemptState::Intent, true, Some(Resolution::Resend), Triage::Resend)]
-    #[case::retry(AttemptState::Failed, true, Some(Resolution::Retry), Triage::Retry)]
-    #[case::retry_lost(AttemptState::Lost, true, Some(Resolution::Retry), Triage::Retry)]
-    fn triage_table(
-        #[case] state: AttemptState,
-        #[case] endpoint: bool,
-        #[case] resolution: Option<Resolution>,
-        #[case] expected: Triage,
-    ) {
+    #[case::never_sent(AttemptState::Intent, false, Triage::Send)]
+    #[case::maybe_sent(AttemptState::Intent, true, Triage::Look)]
+    #[case::sent(AttemptState::Sent, true, Triage::Read)]
+    #[case::working(AttemptState::Working, true, Triage::Read)]
+    #[case::question(AttemptState::InputRequired, true, Triage::Read)]
+    #[case::auth(AttemptState::AuthRequired, true, Triage::Read)]
+    #[case::unknown(AttemptState::Unknown, true, Triage::Read)]
+    #[case::uncertain(AttemptState::Uncertain, true, Triage::Uncertain)]
+    #[case::lost(AttemptState::Lost, true, Triage::Settled)]
+    #[case::failed(AttemptState::Failed, true, Triage::Settled)]
+    #[case::completed(AttemptState::Completed, true, Triage::Settled)]
+    #[case::refused(AttemptState::Refused, true, Triage::Settled)]
+    fn triage_table(#[case] state: AttemptState, #[case] endpoint: bool, #[case] expected: Triage) {
         let mut a = attempt(state, 1);
         if !endpoint {
             a.interface_url = None;
         }
-        let mut r = row(a, Binding::Skill("book".into()), 3);
-        r.resolution = resolution;
+        let r = row(a, Binding::Skill("book".into()), 3);
         assert_eq!(triage(&r), expected);
     }
 

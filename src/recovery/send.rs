@@ -9,7 +9,8 @@
 //! 3. No endpoint journaled: take the agent's card (cached in `agents`, else fetched and
 //!    stored), journal the endpoint — from here on the attempt counts as possibly sent.
 //!    An endpoint journaled: the send may have happened, so look first (`lookup`, bucket 1)
-//!    unless the operator forced a resend.
+//!    unless the operator approved one resend without a look (`resolve --as resend`, consumed
+//!    before the send) or the caller forces it.
 //! 4. Crash point `after-intent`; send `SendMessage` (`returnImmediately: true`, our ids);
 //!    crash point `after-send`, before anything of the answer is journaled.
 //! 5. Journal the task, the direct reply, the refusal, or the failure (the attempt stays
@@ -196,6 +197,15 @@ pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint
     })
 }
 
+/// Crash point `after-compensate-send` for a compensation step (`STEP~compensate`), armed by
+/// either its own name or the name of the step it undoes.
+fn compensate_crash_point(step: &str) {
+    if let Some(undone) = step.strip_suffix(crate::plan::COMPENSATE_SUFFIX) {
+        crash::at(Point::AfterCompensateSend, step);
+        crash::at(Point::AfterCompensateSend, undone);
+    }
+}
+
 fn to_hash(m: Option<&Map<String, Value>>) -> Option<HashMap<String, Value>> {
     m.map(|m| m.clone().into_iter().collect())
 }
@@ -271,11 +281,14 @@ impl Sender<'_> {
                 Err(sent) => return Ok(sent),
             }
         } else {
-            if mode == Mode::LookFirst {
-                match self.look(&attempt, out).await? {
-                    None => {}
-                    Some(sent) => return Ok(sent),
-                }
+            // `resolve --as resend`: the operator accepted ONE send without a look; the approval
+            // is consumed (committed) before the send (journal/operator.rs).
+            if mode == Mode::LookFirst && self.journal.take_resend_approval(attempt.id)? {
+                self.note(&attempt, "look", "resend-approved", &Value::Null);
+            } else if mode == Mode::LookFirst
+                && let Some(sent) = self.look(&attempt, out).await?
+            {
+                return Ok(sent);
             }
             attempt
         };
@@ -413,6 +426,7 @@ impl Sender<'_> {
             );
             let result = self.client.send_message(&endpoint, &req).await;
             crash::at(Point::AfterSend, step);
+            compensate_crash_point(step);
             match result {
                 Ok(answer) => {
                     return self.record_answer(&attempt, &card_url, &answer, with_context);

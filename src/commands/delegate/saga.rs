@@ -1,0 +1,359 @@
+//! The saga's part of `delegate`: `--plan FILE` and the effect flags of a single step.
+//!
+//! Kept apart from the single-step flow so both evolve without stepping on each other; it
+//! reuses that flow (`Delegation::continue_with`) for every send.
+//!
+//! `--plan` order: read and validate the WHOLE file (every problem printed as
+//! `FILE:LINE:COLUMN: …`, exit 2, nothing journaled); refuse a workflow that is no longer
+//! `ACTIVE`; diff the plan against what is journaled for the workflow (a difference is refused
+//! with the diff, exit 2); resolve skills to registered agents; commit ALL intents in ONE
+//! transaction (`Journal::create_intents`); then send concurrently, at most
+//! [`PLAN_CONCURRENCY`] at a time. Running the same plan again commits nothing new and resends
+//! only what is still `INTENT`, after the look.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use futures_util::StreamExt as _;
+use serde_json::json;
+
+use super::{DelegateArgs, Delegation, Request};
+use crate::a2a::{A2aClient, ClientConfig, Credential};
+use crate::context::Context;
+use crate::crash::{self, Point};
+use crate::error::CliError;
+use crate::exit;
+use crate::journal::{
+    self, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec, WorkflowState,
+};
+use crate::output::inert;
+use crate::plan::{self, Compensation, Verification};
+use crate::recovery::registry::{credential_var, pick_agent};
+
+/// How many plan steps are sent at the same time.
+pub(super) const PLAN_CONCURRENCY: usize = 8;
+
+/// Fills a single step's effect, compensation and verification from the flags; commands run
+/// in the current directory, journaled as an absolute path.
+pub(super) fn apply_effect_flags(args: &DelegateArgs, spec: &mut StepSpec) -> Result<(), CliError> {
+    if !args.effect {
+        return Ok(());
+    }
+    let compensate = match (&args.compensate, &args.compensate_cmd) {
+        (Some(text), None) if !text.trim().is_empty() => Compensation::Message {
+            text: text.clone(),
+            target: None,
+        },
+        (None, Some(cmd)) => {
+            plan::check_command_text(cmd).map_err(|why| {
+                CliError::usage(format!("--compensate-cmd: {why}"))
+                    .hint("commands get the step's values as environment variables only")
+            })?;
+            Compensation::Command(cmd.clone())
+        }
+        _ => {
+            return Err(CliError::usage("--effect needs one non-empty compensation")
+                .hint("add --compensate TEXT (a message to the agent) or --compensate-cmd CMD"));
+        }
+    };
+    let verify = match (&args.verify_cmd, &args.verify_url) {
+        (Some(cmd), None) => {
+            plan::check_command_text(cmd).map_err(|why| {
+                CliError::usage(format!("--verify-cmd: {why}"))
+                    .hint("commands get the step's values as environment variables only")
+            })?;
+            Verification::Command(cmd.clone())
+        }
+        (None, Some(url)) => {
+            plan::check_url(url).map_err(|why| {
+                CliError::usage(format!("--verify-url: {why}"))
+                    .hint("give an http(s) URL; placeholders such as {task_id} are filled")
+            })?;
+            Verification::Url(url.clone())
+        }
+        _ => {
+            return Err(CliError::usage("--effect needs one verification")
+                .hint("add --verify-cmd CMD or --verify-url URL"));
+        }
+    };
+    let has_command = matches!(compensate, Compensation::Command(_))
+        || matches!(verify, Verification::Command(_));
+    if has_command {
+        let dir = std::env::current_dir()
+            .and_then(|d| d.canonicalize())
+            .map_err(|e| {
+                CliError::usage(format!("cannot read the current directory: {e}"))
+                    .hint("commands run in the directory delegate was started in")
+            })?;
+        spec.cwd = Some(dir.display().to_string());
+    }
+    spec.effect = Some(plan::effect_json());
+    spec.compensate = Some(compensate.to_json());
+    spec.verify = Some(verify.to_json());
+    Ok(())
+}
+
+/// Refuses a re-run whose effect, compensation or verification differs from the journaled one
+/// (the directory commands run in is the journaled one and is not compared).
+pub(super) fn check_same_effect(journaled: &Step, req: &StepSpec) -> Result<(), CliError> {
+    let j = &journaled.spec;
+    let differs = if j.effect.is_some() != req.effect.is_some() {
+        Some("--effect")
+    } else if j.compensate != req.compensate {
+        Some("compensation")
+    } else if j.verify != req.verify {
+        Some("verification")
+    } else {
+        None
+    };
+    match differs {
+        None => Ok(()),
+        Some(what) => Err(CliError::usage(format!(
+            "step `{}` is already journaled with a different {what}",
+            j.name
+        ))
+        .hint(format!(
+            "a journaled step keeps its definition; use a new step name, or see it with \
+             `a2a-recover inspect {}`",
+            j.name
+        ))),
+    }
+}
+
+/// Refuses to send anything for a workflow that is `COMPENSATING` or `COMPENSATED`.
+pub(super) fn refuse_if_not_active(journal: &Journal, workflow: &str) -> anyhow::Result<()> {
+    match journal.workflow_state(workflow)? {
+        None | Some(WorkflowState::Active) => Ok(()),
+        Some(state) => Err(CliError::usage(format!(
+            "workflow `{workflow}` is {state}: nothing is sent for it any more"
+        ))
+        .hint("a compensated workflow stays undone; delegate under a new workflow name")
+        .into()),
+    }
+}
+
+/// Runs `delegate --plan FILE`.
+pub(super) async fn run_plan(
+    ctx: &Context,
+    args: &DelegateArgs,
+    file: &Path,
+) -> anyhow::Result<u8> {
+    if args.follow {
+        return Err(CliError::usage("--follow cannot be combined with --plan")
+            .hint("follow each step afterwards with `a2a-recover follow WORKFLOW/STEP`")
+            .into());
+    }
+    if args.allow_cross_origin {
+        return Err(
+            CliError::usage("--allow-cross-origin cannot be combined with --plan")
+                .hint("delegate that step on its own with --agent and --allow-cross-origin")
+                .into(),
+        );
+    }
+    let shown = file.display().to_string();
+    let source = fs_err::read_to_string(file).map_err(|e| {
+        CliError::usage(format!("cannot read the plan: {e}")).hint("give the path of a TOML plan")
+    })?;
+    let dir = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .canonicalize()
+        .map_err(|e| CliError::usage(format!("cannot resolve the plan's directory: {e}")))?;
+    let plan = match plan::parse(&source, &dir, &|var| std::env::var(var).ok()) {
+        Ok(plan) => plan,
+        Err(issues) => {
+            for issue in &issues {
+                ctx.out.error_report(&format!(
+                    "{}:{}\n",
+                    inert(&shown),
+                    inert(&issue.to_string())
+                ));
+            }
+            return Err(CliError::usage(format!(
+                "invalid plan `{shown}`: {} problem(s); nothing was journaled",
+                issues.len()
+            ))
+            .hint("fix each problem at the line and column shown, then run again")
+            .into());
+        }
+    };
+    let journal = journal::open_for_command(ctx)?;
+    refuse_if_not_active(&journal, &plan.workflow)?;
+    let journaled: Vec<StepSpec> = journal
+        .workflow_steps(&plan.workflow)?
+        .into_iter()
+        .map(|r| r.step.spec)
+        .collect();
+    let has_steps = journaled
+        .iter()
+        .any(|s| !plan::is_compensation_step(&s.name));
+    if has_steps {
+        let lines = plan::diff(&plan, &journaled);
+        if !lines.is_empty() {
+            for line in &lines {
+                ctx.out.error_report(&format!("  {}\n", inert(line)));
+            }
+            return Err(CliError::usage(format!(
+                "the plan `{shown}` differs from what is journaled for workflow `{}` ({} \
+                 difference(s) above); nothing was changed",
+                plan.workflow,
+                lines.len()
+            ))
+            .hint(
+                "a journaled workflow keeps its definition: run the plan as journaled, or use a \
+                 new workflow name",
+            )
+            .into());
+        }
+    }
+    // Everything that can be refused is refused before the one commit.
+    let mut planned = Vec::with_capacity(plan.steps.len());
+    for spec in &plan.steps {
+        planned.push(resolve_step(&journal, spec, &shown)?);
+    }
+    let intents: Vec<NewIntent> = planned
+        .iter()
+        .map(|(spec, card_url, _)| NewIntent {
+            spec: spec.clone(),
+            agent_url: Some(card_url.clone()),
+            message_id: uuid::Uuid::new_v4().to_string(),
+            context_id: Some(uuid::Uuid::new_v4().to_string()),
+        })
+        .collect();
+    let outcomes = journal
+        .create_intents(&intents)
+        .context("failed to commit the plan's intents")?;
+    let client = A2aClient::new(ClientConfig::from_context(ctx))
+        .context("failed to set up the HTTP client")?;
+    ctx.out.begin("delegate")?;
+    // Every intent is committed and nothing is sent yet.
+    for (intent, outcome) in intents.iter().zip(&outcomes) {
+        if matches!(outcome, IntentOutcome::Created(_)) {
+            crash::at(Point::AfterIntent, &intent.spec.name.to_string());
+        }
+    }
+    let mut requests = Vec::with_capacity(outcomes.len());
+    for ((spec, card_url, credential), outcome) in planned.into_iter().zip(outcomes) {
+        // An existing step goes on with the agent of its latest attempt (re-delegation may
+        // have moved it) and that attempt's credential variable.
+        let (card_url, credential) = match &outcome {
+            IntentOutcome::Created(_) => (card_url, credential),
+            IntentOutcome::Existing(record) => match record.latest() {
+                Some(latest) => {
+                    let url = latest.agent_url.clone().unwrap_or(card_url);
+                    let registered = journal.agent(&url)?.and_then(|a| a.token_env);
+                    let var = latest.token_env.clone().or(registered);
+                    let credential = credential_of(var.as_deref(), &spec)?;
+                    (url, credential)
+                }
+                None => (card_url, credential),
+            },
+        };
+        requests.push((
+            Request {
+                spec,
+                card_url,
+                credential,
+                clock_skew: args.clock_skew,
+            },
+            outcome,
+        ));
+    }
+    let journal = &journal;
+    let client = &client;
+    let results: Vec<anyhow::Result<(u8, BTreeMap<String, u32>)>> =
+        futures_util::stream::iter(requests.iter().map(|(req, outcome)| async move {
+            let mut d = Delegation {
+                ctx,
+                journal,
+                client,
+                req,
+                outcomes: BTreeMap::new(),
+            };
+            let code = d.continue_with(outcome.clone()).await?;
+            Ok((code, d.outcomes))
+        }))
+        .buffer_unordered(PLAN_CONCURRENCY)
+        .collect()
+        .await;
+    let mut code = exit::OK;
+    let mut totals: BTreeMap<String, u32> = BTreeMap::new();
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok((c, outcomes)) => {
+                code = exit::worst(code, c);
+                for (k, v) in outcomes {
+                    *totals.entry(k).or_default() += v;
+                }
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "type": "summary",
+            "command": "delegate",
+            "workflow": plan.workflow,
+            "plan": PathBuf::from(file).display().to_string(),
+            "outcomes": totals,
+            "exitCode": code,
+        }))?;
+    }
+    Ok(code)
+}
+
+/// Returns the credential named by a step's `token_env` (or the agent's), read now.
+fn credential_of(var: Option<&str>, spec: &StepSpec) -> Result<Option<Credential>, CliError> {
+    match var {
+        None => Ok(None),
+        Some(var) => Credential::from_env(var).map(Some).map_err(|e| {
+            let hint = e.hint().unwrap_or_default();
+            CliError::usage(format!("step `{}`: {e}", spec.name)).hint(hint)
+        }),
+    }
+}
+
+/// Resolves a plan step's agent: its `agent`, or the first registered agent with its `skill`
+/// (whose registered credential variable is used unless the step names one).
+fn resolve_step(
+    journal: &Journal,
+    spec: &StepSpec,
+    plan_file: &str,
+) -> anyhow::Result<(StepSpec, String, Option<Credential>)> {
+    match &spec.binding {
+        Binding::Agent(url) => Ok((
+            spec.clone(),
+            url.clone(),
+            credential_of(spec.token_env.as_deref(), spec)?,
+        )),
+        Binding::Skill(skill) => {
+            // A journaled step keeps the agent it was given; only new steps pick one.
+            if let Some(record) = journal.step(&spec.name)?
+                && let Some(url) = record.latest().and_then(|a| a.agent_url.clone())
+            {
+                return Ok((spec.clone(), url, None));
+            }
+            let Some(agent) = pick_agent(journal, skill, &[])? else {
+                return Err(CliError::usage(format!(
+                    "{}: step `{}`: no registered agent advertises skill `{}`",
+                    inert(plan_file),
+                    spec.name.step,
+                    inert(skill)
+                ))
+                .hint("register one with `a2a-recover agents add URL`; nothing was journaled")
+                .into());
+            };
+            let credential = credential_of(credential_var(spec, &agent), spec)?;
+            Ok((spec.clone(), agent.card_url.clone(), credential))
+        }
+        Binding::Command(_) => Err(CliError::usage("a plan step cannot be a command").into()),
+    }
+}

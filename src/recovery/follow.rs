@@ -1,0 +1,1521 @@
+//! Following a task's stream so that it survives drops, restarts and the task finishing while
+//! we were away (DESIGN.md §5).
+//!
+//! One follow is one attempt's task: `SubscribeToTask`, journal every event, stop by itself.
+//!
+//! - The first event of each stream is the current Task: it is applied as a snapshot
+//!   ([`Journal::apply_task`]: it replaces state, status, question and the artifacts it holds),
+//!   not merged. Later `statusUpdate` / `artifactUpdate` events are applied idempotently:
+//!   artifacts by `artifactId` honouring `append` and `lastChunk`, a status strictly older than
+//!   the one held is ignored, and a terminal state never goes back (the journal's
+//!   [`transition`](crate::journal::transition) enforces both).
+//! - Every event is journaled (one short transaction, committed) **before** it is shown: the
+//!   observer is called after the commit, and the `after-event:N` crash point fires between the
+//!   two. N counts the observations journaled by this follow (stream events and GetTask
+//!   answers; the first snapshot is 1), per attempt, so `after-event:N:STEP` means that step's
+//!   Nth event also inside [`follow_many`].
+//! - It stops by itself at a terminal state (then reads the task once with `GetTask`, the
+//!   authoritative artifacts) and at INPUT_REQUIRED / AUTH_REQUIRED, even when the server keeps
+//!   the stream open.
+//! - Any other end — a clean EOF, a reset, silence past the idle timeout, garbage — is followed
+//!   by a resubscribe after a full-jitter backoff drawn from `[0, min(2^streak s, 30 s)]`.
+//!   `streak` counts reconnects since the last event that brought something: it is reset by
+//!   every stream event, except a snapshot that changed nothing in the journal (the JS server
+//!   answers a task it cannot stream with a bare snapshot and closes; resetting on that would
+//!   spin forever). At most `max_reconnects` reconnects in a row, then
+//!   [`FollowEnd::ReconnectsSpent`]. A `Retry-After` (429, 503) is the least wait, up to the cap.
+//! - `UnsupportedOperationError` (-32004), `TaskNotFoundError` (-32001) or `MethodNotFound`
+//!   (-32601) on subscribe → `GetTask`: terminal → recorded, stop; not terminal (the agent cannot
+//!   stream) → poll `GetTask` with the same backoff, each poll counting as a reconnect (and a
+//!   poll that changed something resetting the streak). -32001 from `GetTask` too → `LOST`.
+//! - A definitive refusal (HTTP 401/403/404, -32600/-32602/-32009, any other A2A error code) or
+//!   an answer over the size cap stops the follow with [`FollowEnd::Failed`]: retrying cannot
+//!   help. Every failure is journaled ([`Journal::record_failure`]); a clean EOF is not a failure.
+//! - The attempt's lease ([`Journal::claim`]) is held while following and renewed as events and
+//!   reconnects go by; another live holder means [`FollowEnd::HeldElsewhere`] and nothing is read.
+//!
+//! Waits use `tokio::time` and the jitter comes from a seedable RNG
+//! ([`FollowOptions::seed`]), so `#[tokio::test(start_paused = true)]` drives the backoff.
+//! [`follow_many`] runs many follows concurrently inside one task (no spawning): 1,000 streams
+//! cost 1,000 futures and their sockets (about 40 KB each, measured).
+//!
+//! Cost: each event is one `synchronous=FULL` commit on the calling thread, so a process
+//! journals a few hundred events per second however many streams it follows (the wire decodes
+//! over 100 000/s); `examples/follow_bench.rs` measures both.
+
+use std::time::Duration;
+
+use futures_util::StreamExt as _;
+use rand::SeedableRng as _;
+use rand::rngs::StdRng;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::a2a::types;
+use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, full_jitter, origin_of};
+use crate::crash::{self, Point};
+use crate::journal::{
+    Applied, ArtifactUpdate, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal,
+    JournalError, Lease, Source, StepName, TaskView,
+};
+
+/// Reconnects allowed in a row without an event in between (`--max-reconnects`).
+pub const DEFAULT_MAX_RECONNECTS: u32 = 8;
+/// The first backoff ceiling: a reconnect right after an event waits at most this long.
+pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// The largest backoff ceiling.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(30);
+/// The shortest lease a follow takes on its attempt.
+pub const MIN_LEASE_TTL: Duration = Duration::from_secs(600);
+
+/// How a follow behaves.
+#[derive(Debug, Clone)]
+pub struct FollowOptions {
+    /// Reconnects (and polls) allowed in a row without an event that brought something.
+    pub max_reconnects: u32,
+    /// When to stop following a task that is still running ([`FollowEnd::Deadline`]).
+    pub deadline: Option<Instant>,
+    /// The backoff ceiling of the first reconnect after an event (doubles per reconnect).
+    pub backoff_base: Duration,
+    /// The largest backoff ceiling.
+    pub backoff_cap: Duration,
+    /// How long the attempt's lease lasts; renewed after a third of it. Keep it well above the
+    /// stream idle timeout, so a silent stream never outlives the lease.
+    pub lease_ttl: Duration,
+    /// Seeds the jitter (each attempt gets its own generator derived from it); `None` draws a
+    /// seed from the operating system.
+    pub seed: Option<u64>,
+}
+
+impl Default for FollowOptions {
+    fn default() -> Self {
+        Self {
+            max_reconnects: DEFAULT_MAX_RECONNECTS,
+            deadline: None,
+            backoff_base: BACKOFF_BASE,
+            backoff_cap: BACKOFF_CAP,
+            lease_ttl: MIN_LEASE_TTL,
+            seed: None,
+        }
+    }
+}
+
+impl FollowOptions {
+    /// Returns the options for a client whose streams may stay silent for `idle`
+    /// (`ClientConfig::stream_idle_timeout`): the lease outlives three idle timeouts.
+    pub fn for_idle_timeout(idle: Duration) -> Self {
+        Self {
+            lease_ttl: MIN_LEASE_TTL.max(idle.saturating_mul(3)),
+            ..Self::default()
+        }
+    }
+}
+
+/// What one follow follows: a step's attempt, its task and where to read it.
+#[derive(Debug, Clone)]
+pub struct FollowTarget {
+    /// The step (for messages and the `after-event:N:STEP` crash point).
+    pub step: StepName,
+    /// The attempt.
+    pub attempt: AttemptId,
+    /// The attempt's number within the step.
+    pub number: u32,
+    /// The remote task id.
+    pub task_id: String,
+    /// The agent's JSON-RPC endpoint, with the credential.
+    pub endpoint: Endpoint,
+}
+
+/// Why an attempt cannot be followed.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The attempt has no task (INTENT, UNCERTAIN, REPLIED, REFUSED).
+    #[error("attempt {number} of `{step}` has no task to follow (it is {state})")]
+    NoTask {
+        /// The step.
+        step: String,
+        /// The attempt number.
+        number: u32,
+        /// Its state.
+        state: AttemptState,
+    },
+    /// The attempt has a task but no journaled endpoint or agent (a damaged row).
+    #[error("attempt {number} of `{step}` has no journaled agent endpoint")]
+    NoEndpoint {
+        /// The step.
+        step: String,
+        /// The attempt number.
+        number: u32,
+    },
+    /// The agent URL or the credential variable cannot be used.
+    #[error(transparent)]
+    Wire(#[from] A2aError),
+}
+
+impl FollowTarget {
+    /// Builds the target of a journaled attempt: its task id, the endpoint it was sent to, and
+    /// the credential from the variable named by its `token_env`.
+    pub fn new(
+        step: &StepName,
+        attempt: &Attempt,
+        allow_cross_origin: bool,
+    ) -> Result<Self, TargetError> {
+        let task_id = attempt
+            .task_id
+            .clone()
+            .filter(|_| attempt.state.has_task())
+            .ok_or_else(|| TargetError::NoTask {
+                step: step.to_string(),
+                number: attempt.number,
+                state: attempt.state,
+            })?;
+        Ok(Self {
+            step: step.clone(),
+            attempt: attempt.id,
+            number: attempt.number,
+            task_id,
+            endpoint: endpoint_of(step, attempt, allow_cross_origin)?,
+        })
+    }
+}
+
+/// Returns the endpoint a journaled attempt was sent to (always where it was first sent), with
+/// the credential read from the variable named by its `token_env`.
+pub fn endpoint_of(
+    step: &StepName,
+    attempt: &Attempt,
+    allow_cross_origin: bool,
+) -> Result<Endpoint, TargetError> {
+    let no_endpoint = || TargetError::NoEndpoint {
+        step: step.to_string(),
+        number: attempt.number,
+    };
+    let url = attempt.interface_url.clone().ok_or_else(no_endpoint)?;
+    let card = attempt.agent_url.as_deref().ok_or_else(no_endpoint)?;
+    let credential = attempt
+        .token_env
+        .as_deref()
+        .map(Credential::from_env)
+        .transpose()?;
+    Ok(Endpoint {
+        url,
+        tenant: attempt.tenant.clone(),
+        card_origin: origin_of(card)?,
+        credential,
+        allow_cross_origin,
+    })
+}
+
+/// How a follow ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowEnd {
+    /// The task is terminal (COMPLETED, FAILED, CANCELED, REJECTED), recorded.
+    Terminal(AttemptState),
+    /// The task waits for us (INPUT_REQUIRED, AUTH_REQUIRED); the question is journaled.
+    Interrupted(AttemptState),
+    /// The agent no longer knows the task (`LOST`).
+    Lost,
+    /// The deadline passed while the task was still running.
+    Deadline,
+    /// `max_reconnects` reconnects in a row brought nothing.
+    ReconnectsSpent,
+    /// Another live process holds the attempt's lease; nothing was read.
+    HeldElsewhere(Lease),
+    /// The agent refused to be read, or answered over the size cap; retrying cannot help.
+    Failed {
+        /// The error, one inert line.
+        error: String,
+        /// The exit code it maps to ([`A2aError::exit_code`]).
+        code: u8,
+    },
+}
+
+/// What a follow did.
+#[derive(Debug, Clone)]
+pub struct FollowOutcome {
+    /// How it ended.
+    pub end: FollowEnd,
+    /// The attempt as journaled at the end.
+    pub attempt: Attempt,
+    /// Observations received and journaled (stream events and GetTask answers).
+    pub events: u64,
+    /// Observations that changed the journal.
+    pub changes: u64,
+    /// Reconnects, polls included.
+    pub reconnects: u32,
+    /// GetTask polls made because the agent could not stream.
+    pub polls: u32,
+    /// The last error seen, if any (one inert line).
+    pub last_error: Option<String>,
+}
+
+impl FollowOutcome {
+    /// Returns the exit code of DESIGN.md §3 `follow`: 0 terminal, 4 interrupted / LOST / a
+    /// refusal, 3 still running (deadline, reconnects spent, lease held elsewhere).
+    pub fn exit_code(&self) -> u8 {
+        use crate::exit;
+        match &self.end {
+            FollowEnd::Terminal(_) => exit::OK,
+            FollowEnd::Interrupted(_) | FollowEnd::Lost => exit::NEEDS_HUMAN,
+            FollowEnd::Deadline | FollowEnd::ReconnectsSpent | FollowEnd::HeldElsewhere(_) => {
+                exit::WORK_REMAINS
+            }
+            FollowEnd::Failed { code, .. } => *code,
+        }
+    }
+}
+
+/// What a follow reports as it goes (after the journal commit).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// An observation was journaled; `applied` says whether it changed anything.
+    Observed {
+        /// Where it came from (a stream event or GetTask).
+        source: Source,
+        /// What it did.
+        applied: Applied,
+        /// The attempt's state after it.
+        state: AttemptState,
+        /// Observations so far in this follow.
+        events: u64,
+    },
+    /// The follow waits before the next subscribe (or poll).
+    Waiting {
+        /// This reconnect's number in the whole follow (1 = the first).
+        reconnect: u32,
+        /// Reconnects in a row so far, before this one.
+        streak: u32,
+        /// The jittered delay.
+        delay: Duration,
+        /// Whether the next read is a GetTask poll (the agent cannot stream).
+        polling: bool,
+        /// Why (one inert line).
+        cause: String,
+    },
+}
+
+/// Follows one attempt's task until it stops by itself, the deadline passes, or reconnects are
+/// spent; journals every observation and calls `observer` after each commit.
+///
+/// Only a journal failure is an `Err`; everything the agent does is a [`FollowEnd`]. The
+/// attempt's lease is taken first and released at the end.
+pub async fn follow_attempt(
+    journal: &Journal,
+    client: &A2aClient,
+    target: &FollowTarget,
+    opts: &FollowOptions,
+    observer: &mut dyn FnMut(&FollowTarget, &Progress),
+) -> Result<FollowOutcome, JournalError> {
+    let wire = Wire {
+        client,
+        endpoint: &target.endpoint,
+    };
+    follow_with(journal, &wire, target, opts, observer).await
+}
+
+/// Follows many attempts at once in this task, at most `concurrency` at a time, and returns
+/// each target with its outcome, in the order given.
+///
+/// The observer is shared by all of them (called after each commit, from this task only).
+pub async fn follow_many(
+    journal: &Journal,
+    client: &A2aClient,
+    targets: Vec<FollowTarget>,
+    opts: &FollowOptions,
+    concurrency: usize,
+    observer: &dyn Fn(&FollowTarget, &Progress),
+) -> Vec<(FollowTarget, Result<FollowOutcome, JournalError>)> {
+    let mut done: Vec<(usize, FollowTarget, Result<FollowOutcome, JournalError>)> =
+        futures_util::stream::iter(targets.into_iter().enumerate())
+            .map(|(i, target)| async move {
+                let mut obs = |t: &FollowTarget, p: &Progress| observer(t, p);
+                let outcome = follow_attempt(journal, client, &target, opts, &mut obs).await;
+                (i, target, outcome)
+            })
+            .buffer_unordered(concurrency.max(1))
+            .collect()
+            .await;
+    done.sort_unstable_by_key(|(i, _, _)| *i);
+    done.into_iter().map(|(_, t, o)| (t, o)).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The remote side, abstracted so that the loop can be driven without a network in tests
+// ---------------------------------------------------------------------------------------------
+
+/// One stream item: a `StreamResponse` member and its raw JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Item {
+    /// `task`: a snapshot.
+    Task(Value),
+    /// `statusUpdate`.
+    Status(Value),
+    /// `artifactUpdate`.
+    Artifact(Value),
+    /// `message` (not expected on a task stream; ignored).
+    Message,
+}
+
+/// Where a follow reads a task.
+pub(crate) trait Remote {
+    /// The event stream of one subscription.
+    type Stream: RemoteStream;
+    /// Sends `SubscribeToTask`.
+    async fn subscribe(&self, task_id: &str) -> Result<Self::Stream, A2aError>;
+    /// Sends `GetTask` and returns the task's raw JSON.
+    async fn get_task(&self, task_id: &str) -> Result<Value, A2aError>;
+}
+
+/// The events of one subscription.
+pub(crate) trait RemoteStream {
+    /// Returns the next item; `None` is a clean end; the stream ends after its first error.
+    async fn next(&mut self) -> Option<Result<Item, A2aError>>;
+}
+
+/// The wire: an [`A2aClient`] and one endpoint.
+struct Wire<'a> {
+    client: &'a A2aClient,
+    endpoint: &'a Endpoint,
+}
+
+impl Remote for Wire<'_> {
+    type Stream = crate::a2a::EventStream;
+
+    async fn subscribe(&self, task_id: &str) -> Result<Self::Stream, A2aError> {
+        self.client.subscribe(self.endpoint, task_id).await
+    }
+
+    async fn get_task(&self, task_id: &str) -> Result<Value, A2aError> {
+        // No history: the status message (a question) is in `status`, and history can be long.
+        self.client
+            .get_task(self.endpoint, task_id, Some(0))
+            .await
+            .map(|t| t.raw)
+    }
+}
+
+impl RemoteStream for crate::a2a::EventStream {
+    async fn next(&mut self) -> Option<Result<Item, A2aError>> {
+        let event = match crate::a2a::EventStream::next(self).await? {
+            Ok(event) => event,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut raw = event.raw;
+        let mut take = |key: &str| raw.get_mut(key).map_or(Value::Null, Value::take);
+        Some(Ok(match event.value {
+            types::StreamResponse::Task(_) => Item::Task(take("task")),
+            types::StreamResponse::StatusUpdate(_) => Item::Status(take("statusUpdate")),
+            types::StreamResponse::ArtifactUpdate(_) => Item::Artifact(take("artifactUpdate")),
+            types::StreamResponse::Message(_) => Item::Message,
+        }))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+// ---------------------------------------------------------------------------------------------
+
+/// Runs one follow against any [`Remote`].
+pub(crate) async fn follow_with<R: Remote>(
+    journal: &Journal,
+    remote: &R,
+    target: &FollowTarget,
+    opts: &FollowOptions,
+    observer: &mut dyn FnMut(&FollowTarget, &Progress),
+) -> Result<FollowOutcome, JournalError> {
+    let attempt = journal.attempt(target.attempt)?;
+    let mut f = Follower {
+        journal,
+        remote,
+        target,
+        opts,
+        observer,
+        rng: match opts.seed {
+            Some(seed) => StdRng::seed_from_u64(seed ^ (target.attempt.0 as u64).rotate_left(32)),
+            None => rand::make_rng(),
+        },
+        state: attempt.state,
+        events: 0,
+        changes: 0,
+        reconnects: 0,
+        streak: 0,
+        polls: 0,
+        last_error: None,
+        leased_at: Instant::now(),
+    };
+    if attempt.state.is_terminal() {
+        return f.outcome(FollowEnd::Terminal(attempt.state));
+    }
+    match journal.claim(target.attempt, opts.lease_ttl)? {
+        Claim::Claimed(_) => {}
+        Claim::HeldBy(lease) => return f.outcome(FollowEnd::HeldElsewhere(lease)),
+    }
+    let result = match opts.deadline {
+        Some(deadline) => match tokio::time::timeout_at(deadline, f.run()).await {
+            Ok(result) => result,
+            // Dropped at an await point: every observation so far is committed.
+            Err(_) => Ok(FollowEnd::Deadline),
+        },
+        None => f.run().await,
+    };
+    let released = journal.release(target.attempt);
+    let end = result?;
+    released?;
+    f.outcome(end)
+}
+
+/// What one subscription or poll came to.
+enum Round {
+    /// Stop following.
+    Stop(FollowEnd),
+    /// Read again after a backoff; the next read is a poll when `poll` is set.
+    Again {
+        /// Why (one line).
+        cause: String,
+        /// Whether the agent cannot stream (poll GetTask from now on).
+        poll: bool,
+        /// The server's `Retry-After`, the least wait (at most the backoff cap).
+        retry_after: Option<Duration>,
+    },
+}
+
+/// Where an observation came from, and whether it is a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A stream's `task` event.
+    StreamSnapshot,
+    /// A stream's `statusUpdate` or `artifactUpdate`.
+    StreamUpdate,
+    /// A GetTask answer.
+    Polled,
+}
+
+struct Follower<'a, R> {
+    journal: &'a Journal,
+    remote: &'a R,
+    target: &'a FollowTarget,
+    opts: &'a FollowOptions,
+    observer: &'a mut dyn FnMut(&FollowTarget, &Progress),
+    rng: StdRng,
+    /// The attempt's state as journaled (after the last observation).
+    state: AttemptState,
+    events: u64,
+    changes: u64,
+    reconnects: u32,
+    /// Reconnects since the last event that brought something.
+    streak: u32,
+    polls: u32,
+    last_error: Option<String>,
+    leased_at: Instant,
+}
+
+impl<R: Remote> Follower<'_, R> {
+    fn outcome(&self, end: FollowEnd) -> Result<FollowOutcome, JournalError> {
+        Ok(FollowOutcome {
+            end,
+            attempt: self.journal.attempt(self.target.attempt)?,
+            events: self.events,
+            changes: self.changes,
+            reconnects: self.reconnects,
+            polls: self.polls,
+            last_error: self.last_error.clone(),
+        })
+    }
+
+    async fn run(&mut self) -> Result<FollowEnd, JournalError> {
+        let mut poll = false;
+        loop {
+            let round = if poll {
+                self.poll().await?
+            } else {
+                self.subscribe().await?
+            };
+            let (cause, retry_after) = match round {
+                Round::Stop(end) => return Ok(end),
+                Round::Again {
+                    cause,
+                    poll: p,
+                    retry_after,
+                } => {
+                    poll = p;
+                    (cause, retry_after)
+                }
+            };
+            if self.streak >= self.opts.max_reconnects {
+                return Ok(FollowEnd::ReconnectsSpent);
+            }
+            let jitter = full_jitter(
+                self.streak,
+                self.opts.backoff_base,
+                self.opts.backoff_cap,
+                &mut self.rng,
+            );
+            // A `Retry-After` (429, 503) is honoured as the least wait, up to the cap.
+            let delay = retry_after.map_or(jitter, |r| jitter.max(r.min(self.opts.backoff_cap)));
+            let waiting = Progress::Waiting {
+                reconnect: self.reconnects + 1,
+                streak: self.streak,
+                delay,
+                polling: poll,
+                cause,
+            };
+            (self.observer)(self.target, &waiting);
+            tokio::time::sleep(delay).await;
+            self.streak += 1;
+            self.reconnects += 1;
+            if poll {
+                self.polls += 1;
+            }
+            if let Some(end) = self.renew_lease()? {
+                return Ok(end);
+            }
+        }
+    }
+
+    /// Renews the lease once a third of it has passed; another holder ends the follow.
+    fn renew_lease(&mut self) -> Result<Option<FollowEnd>, JournalError> {
+        if self.leased_at.elapsed() < self.opts.lease_ttl / 3 {
+            return Ok(None);
+        }
+        self.leased_at = Instant::now();
+        Ok(
+            match self
+                .journal
+                .claim(self.target.attempt, self.opts.lease_ttl)?
+            {
+                Claim::Claimed(_) => None,
+                Claim::HeldBy(lease) => Some(FollowEnd::HeldElsewhere(lease)),
+            },
+        )
+    }
+
+    /// Journals a failure (the attempt's `error` and a `read-failed` event).
+    fn failed(&mut self, e: &A2aError) -> Result<String, JournalError> {
+        let summary = e.summary();
+        self.journal
+            .record_failure(self.target.attempt, FailureKind::Read, &summary)?;
+        self.last_error = Some(summary.clone());
+        Ok(summary)
+    }
+
+    /// Decides what an error means: stop (refusal, size cap), read GetTask (the agent cannot
+    /// stream this task, or does not know it), or try again.
+    async fn on_error(&mut self, e: A2aError) -> Result<Round, JournalError> {
+        if matches!(e.rpc_code(), Some(-32004 | -32001 | -32601)) {
+            // An expected answer (a terminal task, or an agent that cannot stream), not a
+            // failure: GetTask decides.
+            self.last_error = Some(e.summary());
+            return self.poll().await;
+        }
+        let summary = self.failed(&e)?;
+        if e.is_too_large() || matches!(e.class(), ErrorClass::Refused | ErrorClass::Remote) {
+            return Ok(Round::Stop(FollowEnd::Failed {
+                error: summary,
+                code: e.exit_code(),
+            }));
+        }
+        Ok(Round::Again {
+            cause: summary,
+            poll: false,
+            retry_after: e.retry_after(),
+        })
+    }
+
+    /// One subscription, read until it stops, ends or fails.
+    async fn subscribe(&mut self) -> Result<Round, JournalError> {
+        let mut stream = match self.remote.subscribe(&self.target.task_id).await {
+            Ok(stream) => stream,
+            Err(e) => return self.on_error(e).await,
+        };
+        let mut first = true;
+        loop {
+            let item = match stream.next().await {
+                None => {
+                    return Ok(Round::Again {
+                        cause: "the stream ended".to_owned(),
+                        poll: false,
+                        retry_after: None,
+                    });
+                }
+                Some(Err(e)) => return self.on_error(e).await,
+                Some(Ok(item)) => item,
+            };
+            let kind = if first && matches!(item, Item::Task(_)) {
+                Kind::StreamSnapshot
+            } else {
+                Kind::StreamUpdate
+            };
+            first = false;
+            if let Some(end) = self.observe(&item, kind)? {
+                if matches!(end, FollowEnd::Terminal(_)) {
+                    self.final_read().await?;
+                }
+                return Ok(Round::Stop(end));
+            }
+            if let Some(end) = self.renew_lease()? {
+                return Ok(Round::Stop(end));
+            }
+        }
+    }
+
+    /// Reads the task with GetTask (after -32004 / -32001 on subscribe, and each poll).
+    async fn poll(&mut self) -> Result<Round, JournalError> {
+        match self.remote.get_task(&self.target.task_id).await {
+            Ok(task) => {
+                if let Some(end) = self.observe(&Item::Task(task), Kind::Polled)? {
+                    return Ok(Round::Stop(end));
+                }
+                Ok(Round::Again {
+                    cause: "the agent cannot stream this task; polling GetTask".to_owned(),
+                    poll: true,
+                    retry_after: None,
+                })
+            }
+            Err(e) if e.rpc_code() == Some(-32001) => {
+                let summary = e.summary();
+                self.journal.mark_lost(self.target.attempt, &summary)?;
+                self.last_error = Some(summary);
+                self.state = AttemptState::Lost;
+                Ok(Round::Stop(FollowEnd::Lost))
+            }
+            Err(e) => {
+                let summary = self.failed(&e)?;
+                if e.is_transient() {
+                    Ok(Round::Again {
+                        cause: summary,
+                        poll: true,
+                        retry_after: e.retry_after(),
+                    })
+                } else {
+                    Ok(Round::Stop(FollowEnd::Failed {
+                        error: summary,
+                        code: e.exit_code(),
+                    }))
+                }
+            }
+        }
+    }
+
+    /// Reads the task once more after a stream reported it terminal: GetTask holds the
+    /// authoritative artifacts. A failure here changes nothing (the terminal state is recorded).
+    async fn final_read(&mut self) -> Result<(), JournalError> {
+        match self.remote.get_task(&self.target.task_id).await {
+            Ok(task) => {
+                self.observe(&Item::Task(task), Kind::Polled)?;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e.summary(), "the final GetTask after a terminal event failed");
+            }
+        }
+        Ok(())
+    }
+
+    /// Journals one observation, fires the crash point, tells the observer, and says whether
+    /// to stop.
+    fn observe(&mut self, item: &Item, kind: Kind) -> Result<Option<FollowEnd>, JournalError> {
+        let id = self.target.attempt;
+        let source = if kind == Kind::Polled {
+            Source::GetTask
+        } else {
+            Source::Stream
+        };
+        let applied = match item {
+            Item::Task(raw) | Item::Status(raw) => {
+                let view = match item {
+                    Item::Task(_) => TaskView::from_value(raw, raw.to_string()),
+                    _ => TaskView::from_status_update(raw),
+                };
+                match view {
+                    Ok(view) if view.task_id == self.target.task_id => {
+                        self.journal.apply_task(id, &view, source)?
+                    }
+                    Ok(view) => {
+                        return self
+                            .ignore(&format!("an event for another task `{}`", view.task_id));
+                    }
+                    Err(e) => return self.ignore(&e.to_string()),
+                }
+            }
+            Item::Artifact(raw) => match ArtifactUpdate::from_value(raw) {
+                Ok(update) if update.task_id == self.target.task_id => {
+                    self.journal.apply_artifact_update(id, &update)?
+                }
+                Ok(update) => {
+                    return self.ignore(&format!("an event for another task `{}`", update.task_id));
+                }
+                Err(e) => return self.ignore(&e.to_string()),
+            },
+            Item::Message => Applied::Unchanged,
+        };
+        self.events += 1;
+        if let Applied::Changed { to, .. } = applied {
+            self.changes += 1;
+            self.state = to;
+        }
+        // An unchanged snapshot (or poll) brought nothing new: it does not reset the streak.
+        if kind == Kind::StreamUpdate || applied.changed() {
+            self.streak = 0;
+        }
+        crash::at(
+            Point::AfterEvent(self.events),
+            &self.target.step.to_string(),
+        );
+        let progress = Progress::Observed {
+            source,
+            applied,
+            state: self.state,
+            events: self.events,
+        };
+        (self.observer)(self.target, &progress);
+        Ok(match self.state {
+            s if s.is_terminal() => Some(FollowEnd::Terminal(s)),
+            s @ (AttemptState::InputRequired | AttemptState::AuthRequired) => {
+                Some(FollowEnd::Interrupted(s))
+            }
+            AttemptState::Lost => Some(FollowEnd::Lost),
+            _ => None,
+        })
+    }
+
+    /// Skips an event that cannot apply to this task (logged and journaled as a read failure).
+    fn ignore(&mut self, why: &str) -> Result<Option<FollowEnd>, JournalError> {
+        let summary = crate::a2a::error::one_line(&format!("ignored a stream event: {why}"));
+        tracing::warn!("{summary}");
+        self.journal
+            .record_failure(self.target.attempt, FailureKind::Read, &summary)?;
+        self.last_error = Some(summary);
+        Ok(None)
+    }
+}
+
+/// A scripted [`Remote`] for tests: each subscribe takes the next scripted answer.
+#[cfg(test)]
+pub(crate) mod fake {
+    use std::cell::RefCell;
+    use std::collections::VecDeque;
+
+    use super::*;
+
+    /// What one subscribe answers: an error, or a stream of items then a clean end (or, with
+    /// `open`, a stream that stays open and silent, as a server may keep it).
+    pub(crate) type Subscription = Result<Scripted, A2aError>;
+
+    /// One scripted stream's items.
+    pub(crate) struct Scripted {
+        pub(crate) items: Vec<Result<Item, A2aError>>,
+        pub(crate) open: bool,
+    }
+
+    /// A stream of these items that then ends cleanly.
+    #[expect(clippy::unnecessary_wraps, reason = "scripted answers are Results")]
+    pub(crate) fn ends(items: Vec<Result<Item, A2aError>>) -> Subscription {
+        Ok(Scripted { items, open: false })
+    }
+
+    /// A stream of these items that then stays open.
+    #[expect(clippy::unnecessary_wraps, reason = "scripted answers are Results")]
+    pub(crate) fn stays_open(items: Vec<Result<Item, A2aError>>) -> Subscription {
+        Ok(Scripted { items, open: true })
+    }
+
+    /// A remote whose answers are scripted in order; when a script runs out, the last answer of
+    /// that kind repeats.
+    #[derive(Default)]
+    pub(crate) struct Fake {
+        pub(crate) subscribes: RefCell<VecDeque<Subscription>>,
+        pub(crate) gets: RefCell<VecDeque<Result<Value, A2aError>>>,
+        pub(crate) last_subscribe: RefCell<Option<Subscription>>,
+        pub(crate) last_get: RefCell<Option<Result<Value, A2aError>>>,
+        pub(crate) calls: RefCell<Vec<&'static str>>,
+    }
+
+    /// Clones an error by its parts (A2aError is not Clone).
+    pub(crate) fn copy(e: &A2aError) -> A2aError {
+        match e {
+            A2aError::Rpc { url, method, error } => A2aError::Rpc {
+                url: url.clone(),
+                method,
+                error: error.clone(),
+            },
+            A2aError::Connect {
+                url,
+                method,
+                detail,
+            } => A2aError::Connect {
+                url: url.clone(),
+                method,
+                detail: detail.clone(),
+            },
+            A2aError::Http {
+                url,
+                method,
+                status,
+                ..
+            } => A2aError::Http {
+                url: url.clone(),
+                method,
+                status: *status,
+                retry_after: None,
+                snippet: String::new(),
+                rpc: None,
+            },
+            other => A2aError::Transport {
+                url: "http://127.0.0.1/".to_owned(),
+                method: "SubscribeToTask",
+                detail: other.to_string(),
+                transient: true,
+            },
+        }
+    }
+
+    fn copy_sub(s: &Subscription) -> Subscription {
+        match s {
+            Ok(scripted) => Ok(Scripted {
+                items: scripted
+                    .items
+                    .iter()
+                    .map(|i| match i {
+                        Ok(v) => Ok(v.clone()),
+                        Err(e) => Err(copy(e)),
+                    })
+                    .collect(),
+                open: scripted.open,
+            }),
+            Err(e) => Err(copy(e)),
+        }
+    }
+
+    /// One scripted stream.
+    pub(crate) struct FakeStream(VecDeque<Result<Item, A2aError>>, bool);
+
+    impl RemoteStream for FakeStream {
+        async fn next(&mut self) -> Option<Result<Item, A2aError>> {
+            match self.0.pop_front() {
+                Some(item) => Some(item),
+                None if self.1 => std::future::pending().await,
+                None => None,
+            }
+        }
+    }
+
+    impl Remote for Fake {
+        type Stream = FakeStream;
+
+        async fn subscribe(&self, _task_id: &str) -> Result<FakeStream, A2aError> {
+            self.calls.borrow_mut().push("subscribe");
+            let next = self.subscribes.borrow_mut().pop_front();
+            let answer = match next {
+                Some(s) => {
+                    *self.last_subscribe.borrow_mut() = Some(copy_sub(&s));
+                    s
+                }
+                None => copy_sub(
+                    self.last_subscribe
+                        .borrow()
+                        .as_ref()
+                        .expect("no subscribe scripted"),
+                ),
+            };
+            answer.map(|s| FakeStream(s.items.into(), s.open))
+        }
+
+        async fn get_task(&self, _task_id: &str) -> Result<Value, A2aError> {
+            self.calls.borrow_mut().push("get");
+            let next = self.gets.borrow_mut().pop_front();
+            match next {
+                Some(g) => {
+                    *self.last_get.borrow_mut() = Some(match &g {
+                        Ok(v) => Ok(v.clone()),
+                        Err(e) => Err(copy(e)),
+                    });
+                    g
+                }
+                None => match self.last_get.borrow().as_ref().expect("no get scripted") {
+                    Ok(v) => Ok(v.clone()),
+                    Err(e) => Err(copy(e)),
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use serde_json::json;
+
+    use super::fake::{Fake, ends, stays_open};
+    use super::*;
+    use crate::a2a::RpcError;
+    use crate::journal::{IntentOutcome, NewIntent, StepSpec};
+
+    const TASK: &str = "t-1";
+    const AGENT: &str = "http://127.0.0.1:9/.well-known/agent-card.json";
+
+    struct Setup {
+        _dir: tempfile::TempDir,
+        journal: Journal,
+        target: FollowTarget,
+    }
+
+    /// A journal holding `w/s` attempt 1, sent, with task `t-1` SUBMITTED.
+    fn setup() -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let journal =
+            Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
+        let step = StepName::parse("w/s").unwrap();
+        let IntentOutcome::Created(attempt) = journal
+            .create_intents(&[NewIntent {
+                spec: StepSpec::to_agent(step.clone(), "work:3", AGENT),
+                agent_url: Some(AGENT.to_owned()),
+                message_id: "m-1".to_owned(),
+                context_id: Some("c-1".to_owned()),
+            }])
+            .unwrap()
+            .remove(0)
+        else {
+            panic!("step existed");
+        };
+        journal
+            .set_endpoint(
+                attempt.id,
+                &crate::journal::Endpoint {
+                    interface_url: "http://127.0.0.1:9/".to_owned(),
+                    tenant: None,
+                },
+            )
+            .unwrap();
+        let sent = task("TASK_STATE_SUBMITTED", 0, None);
+        journal
+            .apply_task(
+                attempt.id,
+                &TaskView::from_value(&sent, sent.to_string()).unwrap(),
+                Source::Send,
+            )
+            .unwrap();
+        let attempt = journal.attempt(attempt.id).unwrap();
+        let target = FollowTarget::new(&step, &attempt, false).unwrap();
+        Setup {
+            _dir: dir,
+            journal,
+            target,
+        }
+    }
+
+    fn ts(n: u32) -> String {
+        format!("2026-11-30T01:00:{n:02}.000000Z")
+    }
+
+    fn task(state: &str, t: u32, artifact: Option<&str>) -> Value {
+        let mut v = json!({"id": TASK, "contextId": "c-1",
+                           "status": {"state": state, "timestamp": ts(t)}});
+        if let Some(text) = artifact {
+            v["artifacts"] = json!([{"artifactId": "result", "name": "result",
+                                     "parts": [{"text": text}]}]);
+        }
+        v
+    }
+
+    #[expect(clippy::unnecessary_wraps, reason = "scripted answers are Results")]
+    fn snapshot(state: &str, t: u32, artifact: Option<&str>) -> Result<Item, A2aError> {
+        Ok(Item::Task(task(state, t, artifact)))
+    }
+
+    #[expect(clippy::unnecessary_wraps, reason = "scripted answers are Results")]
+    fn status(state: &str, t: u32, question: Option<&str>) -> Result<Item, A2aError> {
+        let mut v = json!({"taskId": TASK, "contextId": "c-1",
+                           "status": {"state": state, "timestamp": ts(t)}});
+        if let Some(q) = question {
+            v["status"]["message"] = json!({"messageId": "q", "role": "ROLE_AGENT",
+                                            "parts": [{"text": q}]});
+        }
+        Ok(Item::Status(v))
+    }
+
+    #[expect(clippy::unnecessary_wraps, reason = "scripted answers are Results")]
+    fn chunk(text: &str, append: bool, last: bool) -> Result<Item, A2aError> {
+        Ok(Item::Artifact(json!({"taskId": TASK, "contextId": "c-1",
+            "artifact": {"artifactId": "result", "parts": [{"text": text}]},
+            "append": append, "lastChunk": last})))
+    }
+
+    fn rpc(code: i64) -> A2aError {
+        A2aError::Rpc {
+            url: "http://127.0.0.1:9/".to_owned(),
+            method: "SubscribeToTask",
+            error: RpcError {
+                code,
+                message: "scripted".to_owned(),
+                data: None,
+            },
+        }
+    }
+
+    fn refused_connection() -> A2aError {
+        A2aError::Connect {
+            url: "http://127.0.0.1:9/".to_owned(),
+            method: "SubscribeToTask",
+            detail: "connection refused".to_owned(),
+        }
+    }
+
+    fn reset() -> A2aError {
+        A2aError::Transport {
+            url: "http://127.0.0.1:9/".to_owned(),
+            method: "SubscribeToTask",
+            detail: "connection reset".to_owned(),
+            transient: true,
+        }
+    }
+
+    fn opts(seed: u64) -> FollowOptions {
+        FollowOptions {
+            seed: Some(seed),
+            ..FollowOptions::default()
+        }
+    }
+
+    /// Runs a follow, collecting what the observer saw.
+    async fn run(s: &Setup, fake: &Fake, opts: &FollowOptions) -> (FollowOutcome, Vec<Progress>) {
+        let seen = RefCell::new(Vec::new());
+        let mut obs = |_: &FollowTarget, p: &Progress| seen.borrow_mut().push(p.clone());
+        let out = follow_with(&s.journal, fake, &s.target, opts, &mut obs)
+            .await
+            .unwrap();
+        (out, seen.into_inner())
+    }
+
+    fn delays(seen: &[Progress]) -> Vec<(u32, Duration)> {
+        seen.iter()
+            .filter_map(|p| match p {
+                Progress::Waiting { streak, delay, .. } => Some((*streak, *delay)),
+                Progress::Observed { .. } => None,
+            })
+            .collect()
+    }
+
+    fn artifact_text(s: &Setup) -> Vec<String> {
+        s.journal
+            .artifacts(s.target.attempt)
+            .unwrap()
+            .iter()
+            .map(crate::journal::Artifact::text)
+            .collect()
+    }
+
+    fn script(subs: Vec<fake::Subscription>, gets: Vec<Result<Value, A2aError>>) -> Fake {
+        let f = Fake::default();
+        f.subscribes.borrow_mut().extend(subs);
+        f.gets.borrow_mut().extend(gets);
+        f
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn drops_are_resubscribed_and_the_snapshot_replaces_state() {
+        let s = setup();
+        let fake = script(
+            vec![
+                // EOF after two events.
+                ends(vec![
+                    snapshot("TASK_STATE_WORKING", 1, None),
+                    chunk("chunk 1;", false, false),
+                ]),
+                // A reset after the snapshot, which already holds chunk 2 we never saw.
+                ends(vec![
+                    snapshot("TASK_STATE_WORKING", 3, Some("chunk 1;chunk 2;")),
+                    Err(reset()),
+                ]),
+                ends(vec![
+                    snapshot("TASK_STATE_WORKING", 4, Some("chunk 1;chunk 2;")),
+                    status("TASK_STATE_WORKING", 5, Some("step 3/3")),
+                    chunk("chunk 3;", true, true),
+                    status("TASK_STATE_COMPLETED", 6, None),
+                ]),
+            ],
+            vec![Ok(task(
+                "TASK_STATE_COMPLETED",
+                6,
+                Some("chunk 1;chunk 2;chunk 3;"),
+            ))],
+        );
+        let (out, seen) = run(&s, &fake, &opts(1)).await;
+        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        assert_eq!(out.exit_code(), crate::exit::OK);
+        assert_eq!(out.reconnects, 2);
+        assert_eq!(artifact_text(&s), ["chunk 1;chunk 2;chunk 3;"]);
+        // Two drops, each followed by a wait of at most the first ceiling (an event came).
+        assert_eq!(delays(&seen).len(), 2);
+        assert!(
+            delays(&seen)
+                .iter()
+                .all(|(streak, d)| *streak == 0 && *d <= BACKOFF_BASE)
+        );
+        // The final GetTask after the terminal event changed nothing: the stream had it all.
+        assert_eq!(
+            *fake.calls.borrow(),
+            ["subscribe", "subscribe", "subscribe", "get"]
+        );
+        assert_eq!(out.events, 8);
+        assert!(out.attempt.lease.is_none(), "the lease is released");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn backoff_is_full_jitter_capped_at_thirty_seconds_on_tokio_time() {
+        let s = setup();
+        let fake = script(vec![Err(refused_connection())], vec![]);
+        let o = FollowOptions {
+            max_reconnects: 40,
+            ..opts(7)
+        };
+        let start = Instant::now();
+        let (out, seen) = run(&s, &fake, &o).await;
+        assert_eq!(out.end, FollowEnd::ReconnectsSpent);
+        assert_eq!(out.exit_code(), crate::exit::WORK_REMAINS);
+        assert_eq!(out.reconnects, 40);
+        let d = delays(&seen);
+        assert_eq!(d.len(), 40);
+        for (i, (streak, delay)) in d.iter().enumerate() {
+            assert_eq!(*streak as usize, i);
+            let ceiling = BACKOFF_BASE
+                .saturating_mul(1 << (*streak).min(20))
+                .min(BACKOFF_CAP);
+            assert!(
+                *delay <= ceiling,
+                "reconnect {i}: {delay:?} over {ceiling:?}"
+            );
+        }
+        // The waits are tokio sleeps: the paused clock moved by their sum (tokio's timer wheel
+        // rounds each sleep up to the next millisecond).
+        let total: Duration = d.iter().map(|(_, d)| *d).sum();
+        let elapsed = start.elapsed();
+        assert!(
+            elapsed
+                .checked_sub(total)
+                .is_some_and(|extra| extra <= Duration::from_millis(40)),
+            "{elapsed:?} for {total:?} of waits"
+        );
+        // Spread over [0, 30 s] once capped (35 draws at the cap).
+        let capped: Vec<f64> = d[5..].iter().map(|(_, d)| d.as_secs_f64()).collect();
+        let (lo, hi) = capped
+            .iter()
+            .fold((f64::MAX, 0.0_f64), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+        assert!(lo < 6.0 && hi > 24.0, "capped delays span {lo}..{hi}");
+        // Same seed, same delays; another seed, others.
+        let again = setup();
+        let (_, seen2) = run(&again, &script(vec![Err(refused_connection())], vec![]), &o).await;
+        assert_eq!(delays(&seen2), d);
+        let other = setup();
+        let (_, seen3) = run(
+            &other,
+            &script(vec![Err(refused_connection())], vec![]),
+            &FollowOptions {
+                seed: Some(8),
+                ..o.clone()
+            },
+        )
+        .await;
+        assert_ne!(delays(&seen3), d);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn first_delays_spread_over_the_first_ceiling_across_seeds() {
+        let s = setup();
+        let mut firsts = Vec::new();
+        for seed in 0..40 {
+            let fake = script(vec![Err(refused_connection())], vec![]);
+            let (_, seen) = run(
+                &s,
+                &fake,
+                &FollowOptions {
+                    max_reconnects: 1,
+                    ..opts(seed)
+                },
+            )
+            .await;
+            firsts.push(delays(&seen)[0].1.as_secs_f64());
+        }
+        assert!(firsts.iter().all(|d| (0.0..=1.0).contains(d)));
+        let below = firsts.iter().filter(|d| **d < 0.5).count();
+        assert!(
+            (8..=32).contains(&below),
+            "{below} of 40 below half: {firsts:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_event_resets_the_backoff() {
+        let s = setup();
+        let fake = script(
+            vec![
+                Err(refused_connection()),
+                Err(refused_connection()),
+                Err(refused_connection()),
+                ends(vec![
+                    snapshot("TASK_STATE_WORKING", 2, None),
+                    status("TASK_STATE_WORKING", 3, None),
+                ]),
+                Err(refused_connection()),
+                ends(vec![snapshot("TASK_STATE_COMPLETED", 4, Some("done"))]),
+            ],
+            vec![Ok(task("TASK_STATE_COMPLETED", 4, Some("done")))],
+        );
+        let (out, seen) = run(&s, &fake, &opts(3)).await;
+        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        let streaks: Vec<u32> = delays(&seen).iter().map(|(s, _)| *s).collect();
+        assert_eq!(streaks, [0, 1, 2, 0, 1]);
+        assert!(delays(&seen)[3].1 <= BACKOFF_BASE);
+        assert_eq!(out.reconnects, 5);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_snapshot_that_brings_nothing_does_not_reset_the_streak() {
+        let s = setup();
+        // Like the JS server with no live executor: the same snapshot, then the end, each time.
+        let fake = script(
+            vec![ends(vec![snapshot("TASK_STATE_WORKING", 2, None)])],
+            vec![],
+        );
+        let (out, seen) = run(
+            &s,
+            &fake,
+            &FollowOptions {
+                max_reconnects: 4,
+                ..opts(5)
+            },
+        )
+        .await;
+        assert_eq!(out.end, FollowEnd::ReconnectsSpent);
+        let streaks: Vec<u32> = delays(&seen).iter().map(|(s, _)| *s).collect();
+        // The first snapshot changed SUBMITTED to WORKING; the repeats changed nothing.
+        assert_eq!(streaks, [0, 1, 2, 3]);
+        assert_eq!(out.changes, 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn finished_while_away_is_read_with_get_task() {
+        let s = setup();
+        let fake = script(
+            vec![Err(rpc(-32004))],
+            vec![Ok(task("TASK_STATE_COMPLETED", 9, Some("booked")))],
+        );
+        let (out, seen) = run(&s, &fake, &opts(1)).await;
+        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        assert_eq!(out.reconnects, 0);
+        assert_eq!(artifact_text(&s), ["booked"]);
+        assert!(delays(&seen).is_empty());
+        assert_eq!(*fake.calls.borrow(), ["subscribe", "get"]);
+        // -32004 is an answer, not a failure: no read-failed event.
+        let step = StepName::parse("w/s").unwrap();
+        let kinds: Vec<String> = s
+            .journal
+            .events_of_step(&step)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        assert!(!kinds.iter().any(|k| k == "read-failed"), "{kinds:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_agent_that_cannot_stream_is_polled() {
+        let s = setup();
+        let fake = script(
+            vec![Err(rpc(-32004))],
+            vec![
+                Ok(task("TASK_STATE_WORKING", 1, None)),
+                Ok(task("TASK_STATE_WORKING", 1, None)),
+                Ok(task("TASK_STATE_WORKING", 2, Some("chunk 1;"))),
+                Ok(task("TASK_STATE_COMPLETED", 3, Some("chunk 1;chunk 2;"))),
+            ],
+        );
+        let (out, seen) = run(&s, &fake, &opts(2)).await;
+        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        assert_eq!(out.polls, 3);
+        assert_eq!(out.reconnects, 3);
+        assert_eq!(artifact_text(&s), ["chunk 1;chunk 2;"]);
+        // The unchanged poll did not reset the streak; the changed one did.
+        let streaks: Vec<u32> = delays(&seen).iter().map(|(s, _)| *s).collect();
+        assert_eq!(streaks, [0, 1, 0]);
+        assert_eq!(
+            *fake.calls.borrow(),
+            ["subscribe", "get", "get", "get", "get"]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unknown_on_subscribe_and_get_is_lost() {
+        let s = setup();
+        let fake = script(vec![Err(rpc(-32001))], vec![Err(rpc(-32001))]);
+        let (out, _) = run(&s, &fake, &opts(1)).await;
+        assert_eq!(out.end, FollowEnd::Lost);
+        assert_eq!(out.exit_code(), crate::exit::NEEDS_HUMAN);
+        assert_eq!(out.attempt.state, AttemptState::Lost);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_left_open_at_an_interruption_stops_by_itself() {
+        for (state, want) in [
+            ("TASK_STATE_INPUT_REQUIRED", AttemptState::InputRequired),
+            ("TASK_STATE_AUTH_REQUIRED", AttemptState::AuthRequired),
+        ] {
+            let s = setup();
+            let fake = script(
+                vec![stays_open(vec![
+                    snapshot("TASK_STATE_WORKING", 1, None),
+                    status(state, 2, Some("two rooms or one?")),
+                ])],
+                vec![],
+            );
+            let start = Instant::now();
+            // Were it to wait for the stream to end, the deadline would end it instead.
+            let o = FollowOptions {
+                deadline: Some(start + Duration::from_secs(600)),
+                ..opts(1)
+            };
+            let (out, _) = run(&s, &fake, &o).await;
+            assert_eq!(out.end, FollowEnd::Interrupted(want));
+            assert_eq!(out.exit_code(), crate::exit::NEEDS_HUMAN);
+            assert_eq!(
+                out.attempt.question_text().as_deref(),
+                Some("two rooms or one?")
+            );
+            assert_eq!(
+                start.elapsed(),
+                Duration::ZERO,
+                "it did not wait for the stream to end"
+            );
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn terminal_never_regresses_and_older_statuses_are_ignored() {
+        let s = setup();
+        let fake = script(
+            vec![ends(vec![
+                snapshot("TASK_STATE_WORKING", 5, None),
+                status("TASK_STATE_WORKING", 3, Some("stale")),
+                status("TASK_STATE_COMPLETED", 6, None),
+            ])],
+            // A misbehaving agent reports WORKING after COMPLETED.
+            vec![Ok(task("TASK_STATE_WORKING", 7, None))],
+        );
+        let (out, _) = run(&s, &fake, &opts(1)).await;
+        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        assert_eq!(out.attempt.state, AttemptState::Completed);
+        assert_eq!(
+            out.attempt.status_timestamp.as_deref(),
+            Some(ts(6).as_str())
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_after_is_the_least_wait_up_to_the_cap() {
+        let s = setup();
+        let busy = |secs| A2aError::Http {
+            url: "http://127.0.0.1:9/".to_owned(),
+            method: "SubscribeToTask",
+            status: 503,
+            retry_after: Some(Duration::from_secs(secs)),
+            snippet: String::new(),
+            rpc: None,
+        };
+        let fake = script(
+            vec![
+                Err(busy(20)),
+                Err(busy(3600)),
+                ends(vec![snapshot("TASK_STATE_COMPLETED", 4, None)]),
+            ],
+            vec![Ok(task("TASK_STATE_COMPLETED", 4, None))],
+        );
+        let (out, seen) = run(&s, &fake, &opts(1)).await;
+        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        let d: Vec<Duration> = delays(&seen).into_iter().map(|(_, d)| d).collect();
+        assert_eq!(d.len(), 2);
+        assert!(
+            d[0] >= Duration::from_secs(20) && d[0] <= BACKOFF_CAP,
+            "{d:?}"
+        );
+        assert_eq!(d[1], BACKOFF_CAP, "an hour is capped");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_stops_without_retrying() {
+        let s = setup();
+        let fake = script(
+            vec![Err(A2aError::Http {
+                url: "http://127.0.0.1:9/".to_owned(),
+                method: "SubscribeToTask",
+                status: 401,
+                retry_after: None,
+                snippet: String::new(),
+                rpc: None,
+            })],
+            vec![],
+        );
+        let (out, _) = run(&s, &fake, &opts(1)).await;
+        assert!(
+            matches!(out.end, FollowEnd::Failed { code: 4, .. }),
+            "{:?}",
+            out.end
+        );
+        assert_eq!(out.reconnects, 0);
+        assert!(out.attempt.error.as_deref().unwrap().contains("401"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_deadline_ends_a_running_follow_and_releases_the_lease() {
+        let s = setup();
+        let fake = script(
+            vec![stays_open(vec![snapshot("TASK_STATE_WORKING", 1, None)])],
+            vec![],
+        );
+        let o = FollowOptions {
+            deadline: Some(Instant::now() + Duration::from_secs(5)),
+            ..opts(1)
+        };
+        let (out, _) = run(&s, &fake, &o).await;
+        assert_eq!(out.end, FollowEnd::Deadline);
+        assert_eq!(out.exit_code(), crate::exit::WORK_REMAINS);
+        assert_eq!(out.attempt.state, AttemptState::Working);
+        assert!(out.attempt.lease.is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn events_for_another_task_are_ignored() {
+        let s = setup();
+        let mut stranger = task("TASK_STATE_COMPLETED", 2, None);
+        stranger["id"] = json!("t-other");
+        let fake = script(
+            vec![ends(vec![
+                Ok(Item::Task(stranger)),
+                status("TASK_STATE_COMPLETED", 3, None),
+            ])],
+            vec![Ok(task("TASK_STATE_COMPLETED", 3, None))],
+        );
+        let (out, _) = run(&s, &fake, &opts(1)).await;
+        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        assert_eq!(out.attempt.task_id.as_deref(), Some(TASK));
+        assert_eq!(out.events, 2, "the stranger is not counted");
+    }
+
+    #[test]
+    fn a_target_needs_a_task_and_an_endpoint() {
+        let s = setup();
+        let mut a = s.journal.attempt(s.target.attempt).unwrap();
+        assert_eq!(s.target.task_id, TASK);
+        assert_eq!(s.target.endpoint.card_origin, "http://127.0.0.1:9");
+        a.state = AttemptState::Intent;
+        a.task_id = None;
+        assert!(matches!(
+            FollowTarget::new(&s.target.step, &a, false),
+            Err(TargetError::NoTask { .. })
+        ));
+        let mut b = s.journal.attempt(s.target.attempt).unwrap();
+        b.token_env = Some("A2A_RECOVER_TEST_SURELY_UNSET_VARIABLE".to_owned());
+        assert!(matches!(
+            FollowTarget::new(&s.target.step, &b, false),
+            Err(TargetError::Wire(A2aError::Credential { .. }))
+        ));
+    }
+}

@@ -1,0 +1,464 @@
+//! Effect verification: the independent read that decides whether a step's effect exists.
+//!
+//! A COMPLETED status is the agent's claim, not proof. A step declared with an effect carries a
+//! `verify` recipe the operator wrote ([`Verification`]):
+//!
+//! - a command, run with `sh -c` ([`run_command`]): exit 0 = the effect exists, 1 = absent,
+//!   anything else — another code, a signal, a timeout (`--command-timeout`), a spawn failure —
+//!   = unknown;
+//! - a URL, placeholders percent-encoded: 2xx = exists, 404 = absent, anything else (another
+//!   status, a connection error, a timeout) = unknown.
+//!
+//! # Invariants
+//!
+//! - Unknown is never read as "gone": only exit 1 or HTTP 404 give [`Found::Absent`].
+//! - Commands get remote values only through environment variables (`recovery::placeholders`);
+//!   stdin is null; stdout and stderr are captured and bounded ([`OUTPUT_LIMIT`] each, the rest
+//!   read and dropped); the command runs in its own process group, which is killed (SIGKILL) on
+//!   timeout, so a `sleep` under `sh` cannot outlive it.
+//! - [`verify_effect`] is what the reconcile pass calls for a COMPLETED step with a declared
+//!   effect: it records `claimed`, then `verified`, `absent` or `unknown`, and never touches an
+//!   effect that `compensate` owns (`compensating`, `compensated`, `compensation-failed`).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::a2a::A2aClient;
+use crate::a2a::error::one_line;
+use crate::journal::{Attempt, EffectState, Journal, JournalError, Step};
+use crate::plan::Verification;
+use crate::recovery::placeholders::{self, Mode, Values};
+
+/// The most bytes kept of a command's stdout, and of its stderr.
+pub const OUTPUT_LIMIT: usize = 64 * 1024;
+/// The exit status reported when the command could not be started (as a shell would).
+pub const SPAWN_FAILED: i32 = 127;
+
+/// What an independent read found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// The effect exists (exit 0, 2xx).
+    Exists,
+    /// The effect does not exist (exit 1, 404).
+    Absent,
+    /// The read could not tell.
+    Unknown,
+}
+
+impl Found {
+    /// Returns the effect state a verification of a claimed effect records.
+    pub const fn as_effect(self) -> EffectState {
+        match self {
+            Self::Exists => EffectState::Verified,
+            Self::Absent => EffectState::Absent,
+            Self::Unknown => EffectState::Unknown,
+        }
+    }
+
+    /// Returns `exists`, `absent` or `unknown`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Exists => "exists",
+            Self::Absent => "absent",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// The result of one verification, with a one-line inert detail (exit code, status, error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// What was found.
+    pub found: Found,
+    /// How it was found, one line.
+    pub detail: String,
+}
+
+/// How a command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandStatus {
+    /// It exited with this code.
+    Exited(i32),
+    /// It was killed by this signal.
+    Signaled(i32),
+    /// It ran past the timeout and was killed with its process group.
+    TimedOut(Duration),
+    /// It could not be started.
+    SpawnFailed(String),
+}
+
+/// A finished command: how it ended and its bounded output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRun {
+    /// How it ended.
+    pub status: CommandStatus,
+    /// The first [`OUTPUT_LIMIT`] bytes of stdout (lossy UTF-8).
+    pub stdout: String,
+    /// The first [`OUTPUT_LIMIT`] bytes of stderr (lossy UTF-8).
+    pub stderr: String,
+}
+
+impl CommandRun {
+    /// Returns the exit code, with [`SPAWN_FAILED`] for a command that could not start.
+    pub fn code(&self) -> Option<i32> {
+        match self.status {
+            CommandStatus::Exited(c) => Some(c),
+            CommandStatus::SpawnFailed(_) => Some(SPAWN_FAILED),
+            CommandStatus::Signaled(_) | CommandStatus::TimedOut(_) => None,
+        }
+    }
+
+    /// Returns one inert line saying how it ended (and the start of stderr, if any).
+    pub fn summary(&self) -> String {
+        let head = match &self.status {
+            CommandStatus::Exited(c) => format!("exit {c}"),
+            CommandStatus::Signaled(s) => format!("killed by signal {s}"),
+            CommandStatus::TimedOut(d) => {
+                format!("timed out after {}", crate::a2a::error::fmt_duration(*d))
+            }
+            CommandStatus::SpawnFailed(e) => format!("could not start `sh`: {e}"),
+        };
+        let err = self.stderr.trim();
+        if err.is_empty() {
+            head
+        } else {
+            one_line(&format!("{head}: {err}"))
+        }
+    }
+}
+
+/// Reads a pipe to its end, keeping the first `limit` bytes.
+async fn read_bounded(pipe: Option<impl AsyncRead + Unpin>, limit: usize) -> Vec<u8> {
+    let Some(mut pipe) = pipe else {
+        return Vec::new();
+    };
+    let mut kept = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        match pipe.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = limit.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    kept
+}
+
+/// Runs `command` with `sh -c` in `cwd`, with `env` added to (and the `A2A_*` value variables
+/// cleared from) the inherited environment; kills its process group at `timeout`.
+pub async fn run_command(
+    command: &str,
+    cwd: Option<&Path>,
+    env: &[(String, String)],
+    timeout: Duration,
+) -> CommandRun {
+    let failed = |e: String| CommandRun {
+        status: CommandStatus::SpawnFailed(e),
+        stdout: String::new(),
+        stderr: String::new(),
+    };
+    if let Some((name, _)) = env.iter().find(|(_, v)| v.contains('\0')) {
+        return failed(format!(
+            "`{name}` holds a NUL byte, which an environment variable cannot carry"
+        ));
+    }
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    // Values of another step must not leak in from our own environment.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with(placeholders::ARTIFACT_ENV_PREFIX)
+            || [
+                placeholders::STEP_ENV,
+                placeholders::TASK_ID_ENV,
+                placeholders::CONTEXT_ID_ENV,
+            ]
+            .contains(&name.as_ref())
+        {
+            cmd.env_remove(name.as_ref());
+        }
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => return failed(e.to_string()),
+    };
+    let pid = child.id();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let run = async {
+        let (status, out, err) = tokio::join!(
+            child.wait(),
+            read_bounded(stdout, OUTPUT_LIMIT),
+            read_bounded(stderr, OUTPUT_LIMIT)
+        );
+        (status, out, err)
+    };
+    let Ok((status, out, err)) = tokio::time::timeout(timeout, run).await else {
+        kill_group(pid);
+        let _ = child.kill().await;
+        return CommandRun {
+            status: CommandStatus::TimedOut(timeout),
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+    };
+    let status = match status {
+        Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
+            (Some(c), _) => CommandStatus::Exited(c),
+            (None, Some(sig)) => CommandStatus::Signaled(sig),
+            (None, None) => CommandStatus::SpawnFailed("no exit status".to_owned()),
+        },
+        Err(e) => CommandStatus::SpawnFailed(e.to_string()),
+    };
+    CommandRun {
+        status,
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
+/// Kills a command's whole process group (it leads its own, `process_group(0)`).
+fn kill_group(pid: Option<u32>) {
+    let Some(pid) = pid
+        .and_then(|p| i32::try_from(p).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return;
+    };
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+}
+
+/// Maps a verification command's run to what it found: 0 exists, 1 absent, else unknown.
+pub fn found_by_command(run: &CommandRun) -> Found {
+    match run.status {
+        CommandStatus::Exited(0) => Found::Exists,
+        CommandStatus::Exited(1) => Found::Absent,
+        _ => Found::Unknown,
+    }
+}
+
+/// Maps an HTTP status to what it says: 2xx exists, 404 absent, else unknown.
+pub fn found_by_status(status: u16) -> Found {
+    match status {
+        200..=299 => Found::Exists,
+        404 => Found::Absent,
+        _ => Found::Unknown,
+    }
+}
+
+/// Runs a verification recipe with the values of one attempt.
+///
+/// A placeholder the journal holds no value for makes the result unknown (never absent).
+pub async fn check(
+    client: &A2aClient,
+    recipe: &Verification,
+    values: &Values,
+    cwd: Option<&Path>,
+    command_timeout: Duration,
+) -> Check {
+    match recipe {
+        Verification::Command(command) => {
+            let run = run_command(command, cwd, &values.env(), command_timeout).await;
+            Check {
+                found: found_by_command(&run),
+                detail: format!("verify command: {}", run.summary()),
+            }
+        }
+        Verification::Url(template) => {
+            let url = match placeholders::fill(template, values, Mode::Url) {
+                Ok(url) => url,
+                Err(e) => {
+                    return Check {
+                        found: Found::Unknown,
+                        detail: one_line(&format!("verify URL: {e}")),
+                    };
+                }
+            };
+            match client.get_url_status(&url).await {
+                Ok(status) => Check {
+                    found: found_by_status(status),
+                    detail: format!("verify URL: HTTP {status}"),
+                },
+                Err(e) => Check {
+                    found: Found::Unknown,
+                    detail: format!("verify URL: {}", e.summary()),
+                },
+            }
+        }
+    }
+}
+
+/// The verification of a step's effect as recorded on its attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    /// The effect state now journaled.
+    pub effect: EffectState,
+    /// How it was found, one line (empty when nothing was run).
+    pub detail: String,
+}
+
+/// Verifies the declared effect of a step's attempt and journals it: `claimed` first (when the
+/// attempt has no effect state yet), then `verified`, `absent` or `unknown`.
+///
+/// For the reconcile pass (DESIGN.md §4 bucket 3, COMPLETED). A step without a `verify` recipe,
+/// or with one the journal cannot read back, records `unknown`. An effect owned by `compensate`
+/// (`compensating`, `compensated`, `compensation-failed`) is returned unchanged, nothing run.
+pub async fn verify_effect(
+    journal: &Journal,
+    client: &A2aClient,
+    step: &Step,
+    attempt: &Attempt,
+    command_timeout: Duration,
+) -> Result<Verified, JournalError> {
+    if let Some(
+        held @ (EffectState::Compensating
+        | EffectState::Compensated
+        | EffectState::CompensationFailed),
+    ) = attempt.effect
+    {
+        return Ok(Verified {
+            effect: held,
+            detail: String::new(),
+        });
+    }
+    if attempt.effect.is_none() {
+        journal.set_effect(
+            attempt.id,
+            Some(EffectState::Claimed),
+            &json!({"reason": "the step completed"}),
+        )?;
+    }
+    let check = match step.spec.verify.as_ref().map(Verification::from_json) {
+        Some(Ok(recipe)) => {
+            let artifacts = journal.artifacts(attempt.id)?;
+            let values = Values::of_attempt(&step.spec.name, attempt, &artifacts);
+            let cwd = step.spec.cwd.as_deref().map(Path::new);
+            check(client, &recipe, &values, cwd, command_timeout).await
+        }
+        Some(Err(e)) => Check {
+            found: Found::Unknown,
+            detail: e.to_string(),
+        },
+        None => Check {
+            found: Found::Unknown,
+            detail: "the step declares an effect but no verify recipe".to_owned(),
+        },
+    };
+    let effect = check.found.as_effect();
+    journal.set_effect(
+        attempt.id,
+        Some(effect),
+        &json!({"found": check.found.as_str(), "detail": check.detail}),
+    )?;
+    Ok(Verified {
+        effect,
+        detail: check.detail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t() -> Duration {
+        Duration::from_secs(20)
+    }
+
+    #[tokio::test]
+    async fn exit_codes_map_to_found() {
+        for (cmd, found) in [
+            ("exit 0", Found::Exists),
+            ("exit 1", Found::Absent),
+            ("exit 2", Found::Unknown),
+            ("kill -9 $$", Found::Unknown),
+            ("no-such-command-a2a-recover", Found::Unknown),
+        ] {
+            let run = run_command(cmd, None, &[], t()).await;
+            assert_eq!(found_by_command(&run), found, "{cmd}: {run:?}");
+        }
+        let run = run_command("no-such-command-a2a-recover", None, &[], t()).await;
+        assert_eq!(run.code(), Some(127));
+        assert!(run.summary().starts_with("exit 127: "), "{}", run.summary());
+    }
+
+    #[tokio::test]
+    async fn a_hanging_command_is_killed_with_its_group() {
+        let run = run_command(
+            "sleep 30 & sleep 30; echo never",
+            None,
+            &[],
+            Duration::from_millis(300),
+        )
+        .await;
+        assert_eq!(
+            run.status,
+            CommandStatus::TimedOut(Duration::from_millis(300))
+        );
+        assert_eq!(found_by_command(&run), Found::Unknown);
+    }
+
+    #[tokio::test]
+    async fn values_arrive_as_exact_environment_bytes() {
+        let evil = "$(touch pwned); rm -rf x `id` \"'\n";
+        let env = vec![("A2A_ARTIFACT_X".to_owned(), evil.to_owned())];
+        let run = run_command("printf '%s' \"$A2A_ARTIFACT_X\"", None, &env, t()).await;
+        assert_eq!(run.status, CommandStatus::Exited(0));
+        assert_eq!(run.stdout, evil);
+    }
+
+    #[tokio::test]
+    async fn output_is_bounded_and_the_command_still_finishes() {
+        let run = run_command(
+            "head -c 300000 /dev/zero | tr '\\0' a; echo done >&2",
+            None,
+            &[],
+            t(),
+        )
+        .await;
+        assert_eq!(run.status, CommandStatus::Exited(0));
+        assert_eq!(run.stdout.len(), OUTPUT_LIMIT);
+        assert_eq!(run.stderr, "done\n");
+    }
+
+    #[tokio::test]
+    async fn cwd_is_honoured_and_nul_bytes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_command("pwd", Some(dir.path()), &[], t()).await;
+        assert_eq!(
+            std::path::PathBuf::from(run.stdout.trim())
+                .canonicalize()
+                .unwrap(),
+            dir.path().canonicalize().unwrap()
+        );
+        let env = vec![("A2A_TASK_ID".to_owned(), "a\0b".to_owned())];
+        let run = run_command("exit 0", None, &env, t()).await;
+        assert!(matches!(run.status, CommandStatus::SpawnFailed(_)));
+        assert_eq!(found_by_command(&run), Found::Unknown);
+    }
+
+    #[test]
+    fn statuses_map_to_found() {
+        assert_eq!(found_by_status(200), Found::Exists);
+        assert_eq!(found_by_status(204), Found::Exists);
+        assert_eq!(found_by_status(404), Found::Absent);
+        for s in [301, 401, 403, 410, 429, 500, 503] {
+            assert_eq!(found_by_status(s), Found::Unknown, "{s}");
+        }
+    }
+}

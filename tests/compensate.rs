@@ -1,0 +1,720 @@
+//! `compensate` end to end: the binary against scripted agents and a tiny booking system on
+//! loopback (the independent read path the verify recipes use), with real journals.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use a2a_recover::a2a::card_url_for;
+use a2a_recover::journal::{AgentCard, Journal};
+use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
+use axum::extract::{OriginalUri, Path as UrlPath, State};
+use axum::http::StatusCode;
+use axum::routing::get;
+use serde_json::Value;
+
+use crate::common::{TestEnv, code, stderr, stdout};
+use crate::delegate::{Background, agent, attempts};
+use crate::reconcile::{crashing, json_lines, reconcile};
+
+// ---------------------------------------------------------------------------------------------
+// The booking system: GET /bookings/{id} → 200 or 404, DELETE removes (and logs the order)
+// ---------------------------------------------------------------------------------------------
+
+/// What the booking system holds and has seen.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    /// Live bookings.
+    pub live: BTreeSet<String>,
+    /// Deleted bookings, in the order they were deleted.
+    pub deleted: Vec<String>,
+    /// The raw paths of every GET, in order.
+    pub reads: Vec<String>,
+}
+
+/// A running booking system.
+pub(crate) struct Bookings {
+    url: String,
+    ledger: Arc<Mutex<Ledger>>,
+}
+
+type Shared = Arc<Mutex<Ledger>>;
+
+fn lock(l: &Shared) -> std::sync::MutexGuard<'_, Ledger> {
+    l.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+async fn read_booking(
+    State(l): State<Shared>,
+    UrlPath(id): UrlPath<String>,
+    OriginalUri(uri): OriginalUri,
+) -> StatusCode {
+    let mut l = lock(&l);
+    l.reads.push(uri.path().to_owned());
+    if l.live.contains(&id) {
+        StatusCode::OK
+    } else {
+        StatusCode::NOT_FOUND
+    }
+}
+
+async fn delete_booking(State(l): State<Shared>, UrlPath(id): UrlPath<String>) -> StatusCode {
+    let mut l = lock(&l);
+    if l.live.remove(&id) {
+        l.deleted.push(id);
+        StatusCode::NO_CONTENT
+    } else {
+        StatusCode::NOT_FOUND
+    }
+}
+
+/// Starts the booking system on `127.0.0.1:0` (bound before it serves).
+pub(crate) fn bookings() -> Background<Bookings> {
+    Background::start(|| async {
+        let ledger: Shared = Arc::default();
+        let app = axum::Router::new()
+            .route("/bookings/{id}", get(read_booking).delete(delete_booking))
+            .with_state(Arc::clone(&ledger));
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Bookings {
+            url: format!("http://127.0.0.1:{port}"),
+            ledger,
+        }
+    })
+}
+
+impl Background<Bookings> {
+    /// The base URL, without a trailing slash.
+    pub(crate) fn url(&self) -> String {
+        self.get().url.clone()
+    }
+
+    /// Books `id` (what the agent's side effect looks like to the independent read).
+    pub(crate) fn book(&self, id: &str) {
+        lock(&self.get().ledger).live.insert(id.to_owned());
+    }
+
+    /// Removes `id` as if its owner had cancelled it.
+    pub(crate) fn cancel(&self, id: &str) {
+        lock(&self.get().ledger).live.remove(id);
+    }
+
+    pub(crate) fn is_booked(&self, id: &str) -> bool {
+        lock(&self.get().ledger).live.contains(id)
+    }
+
+    pub(crate) fn deleted(&self) -> Vec<String> {
+        lock(&self.get().ledger).deleted.clone()
+    }
+
+    pub(crate) fn reads(&self) -> Vec<String> {
+        lock(&self.get().ledger).reads.clone()
+    }
+
+    /// The verify recipe of a booking keyed by the step's task id.
+    pub(crate) fn verify_url(&self) -> String {
+        format!("{}/bookings/{{task_id}}", self.url())
+    }
+
+    /// The compensation command that deletes the step's booking (values from the environment).
+    pub(crate) fn delete_cmd(&self) -> String {
+        format!(
+            "curl -fsS -o /dev/null -X DELETE {}/bookings/\"$A2A_TASK_ID\"",
+            self.url()
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+pub(crate) fn fast(skills: &[&str]) -> AgentConfig {
+    AgentConfig {
+        tick: Duration::from_millis(20),
+        skills: skills.iter().map(|s| (*s).to_owned()).collect(),
+        ..AgentConfig::default()
+    }
+}
+
+/// Registers scripted agents in the registry through the journal API, in order.
+pub(crate) fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &str) {
+    let journal = Journal::open(&env.journal(), Duration::from_secs(10)).expect("journal");
+    for a in agents {
+        let url = a.url();
+        journal
+            .register_agent(
+                &AgentCard {
+                    card_url: card_url_for(&url).unwrap(),
+                    interface_url: url.clone(),
+                    protocol_version: Some("1.0".into()),
+                    tenant: None,
+                    card_json: "{}".into(),
+                    skills: vec![skill.to_owned()],
+                },
+                None,
+            )
+            .unwrap();
+    }
+}
+
+/// Returns the attempts of one step (`WORKFLOW/STEP`), oldest first.
+pub(crate) fn step_attempts(env: &TestEnv, step: &str) -> Vec<Value> {
+    attempts(env, Some(step))
+}
+
+/// Returns the latest attempt of a step.
+pub(crate) fn latest(env: &TestEnv, step: &str) -> Value {
+    step_attempts(env, step)
+        .pop()
+        .unwrap_or_else(|| panic!("no attempt of {step}"))
+}
+
+/// Returns a step's task id.
+pub(crate) fn task_of(env: &TestEnv, step: &str) -> String {
+    latest(env, step)["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{step} has no task id"))
+        .to_owned()
+}
+
+/// Counts every user message all these agents received.
+fn messages(agents: &[&Background<ScriptedAgent>]) -> usize {
+    agents.iter().map(|a| a.stats().messages.len()).sum()
+}
+
+fn compensation_messages(stats: &Stats) -> Vec<String> {
+    stats
+        .messages
+        .iter()
+        .filter(|m| m.text.starts_with("cancel"))
+        .map(|m| m.message_id.clone())
+        .collect()
+}
+
+pub(crate) fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+fn compensate_json(env: &TestEnv, workflow: &str) -> (i32, Vec<Value>) {
+    let out = env.run(["--format", "json", "compensate", workflow]);
+    let c = code(&out);
+    assert!(matches!(c, 0 | 3 | 4), "{}", stderr(&out));
+    (c, json_lines(&out))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The travel story (DESIGN.md §6)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_travel_story_is_undone_in_reverse_order_and_verified() {
+    let env = TestEnv::new();
+    let books = bookings();
+    let flights = agent(fast(&["flights"]));
+    let hotels = agent(fast(&["hotels"]));
+    let car1 = agent(fast(&["cars"]));
+    let car2 = agent(fast(&["cars"]));
+    register(&env, &[&car1, &car2], "cars");
+    let plan = format!(
+        r#"workflow = "trip-42"
+
+[[step]]
+name = "flight"
+agent = "{flights}"
+text = "book flight FL-42"
+effect = true
+compensate = {{ command = '{delete}' }}
+verify = {{ url = "{verify}" }}
+
+[[step]]
+name = "hotel"
+agent = "{hotels}"
+text = "book hotel for two nights"
+effect = true
+compensate = {{ command = '{delete}' }}
+verify = {{ url = "{verify}" }}
+
+[[step]]
+name = "car"
+skill = "cars"
+text = "reject rent a car"
+max_attempts = 2
+"#,
+        flights = flights.url(),
+        hotels = hotels.url(),
+        delete = books.delete_cmd(),
+        verify = books.verify_url(),
+    );
+    let plan = write(env.path(), "trip.toml", &plan);
+    let plan = plan.to_str().unwrap();
+    let out = env.run(["delegate", "--plan", plan]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (flight, hotel) = (
+        task_of(&env, "trip-42/flight"),
+        task_of(&env, "trip-42/hotel"),
+    );
+    // The agents' side effects, as the booking system sees them.
+    books.book(&flight);
+    books.book(&hotel);
+
+    // Pass 1: flight and hotel completed and verified by the independent read; the car is
+    // rejected and re-delegated to the second car agent. Pass 2: rejected again, budget spent.
+    let out = reconcile(&env, &[]);
+    assert!(
+        matches!(code(&out), 3 | 4),
+        "{}: {}{}",
+        code(&out),
+        stdout(&out),
+        stderr(&out)
+    );
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(latest(&env, "trip-42/flight")["effect"], "verified");
+    assert_eq!(latest(&env, "trip-42/hotel")["effect"], "verified");
+    let car = step_attempts(&env, "trip-42/car");
+    assert_eq!(car.len(), 2, "{car:?}");
+    assert!(car.iter().all(|a| a["state"] == "REJECTED"), "{car:?}");
+    assert_eq!(car1.stats().messages.len(), 1);
+    assert_eq!(car2.stats().messages.len(), 1);
+    assert_eq!(
+        car2.stats().messages[0].metadata.as_ref().unwrap()["previousTaskId"],
+        car[0]["taskId"]
+    );
+
+    // The user cancels the trip.
+    let (c, records) = compensate_json(&env, "trip-42");
+    assert_eq!(c, 0, "{records:#?}");
+    assert_eq!(
+        books.deleted(),
+        [hotel.clone(), flight.clone()],
+        "hotel first, then flight"
+    );
+    assert!(!books.is_booked(&flight) && !books.is_booked(&hotel));
+    let compensated: Vec<&str> = records
+        .iter()
+        .filter(|r| r["type"] == "action" && r["outcome"] == "compensated")
+        .map(|r| r["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(compensated, ["hotel", "flight"]);
+    let summary = records.last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["workflowState"], "COMPENSATED");
+    assert_eq!(summary["exitCode"], 0);
+    for step in ["trip-42/flight", "trip-42/hotel"] {
+        let a = latest(&env, step);
+        assert_eq!(a["effect"], "compensated", "{a}");
+        assert_eq!(a["workflowState"], "COMPENSATED");
+    }
+    // Each compensation is a journaled step of its own.
+    for step in ["trip-42/flight~compensate", "trip-42/hotel~compensate"] {
+        assert_eq!(latest(&env, step)["state"], "REPLIED", "{step}");
+    }
+
+    // The table shows each effect, each compensation, and the workflow's state.
+    let out = env.run(["inspect", "trip-42"]);
+    let table = stdout(&out);
+    assert!(
+        table.contains("workflow trip-42 is COMPENSATED."),
+        "{table}"
+    );
+    for needle in [
+        "hotel~compensate",
+        "flight~compensate",
+        "compensated",
+        "command: exit 0",
+    ] {
+        assert!(table.contains(needle), "{needle} missing in:\n{table}");
+    }
+
+    // Nothing is sent for a compensated workflow: not by reconcile, not by the plan again.
+    let agents = [&flights, &hotels, &car1, &car2];
+    let before = messages(&agents);
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = env.run(["delegate", "--plan", plan]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("COMPENSATED"), "{}", stderr(&out));
+    let out = env.run(["delegate", "trip-42/boat", "--agent", &car1.url(), "sail"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(messages(&agents), before);
+    // A second compensate changes nothing.
+    let out = env.run(["compensate", "trip-42"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("already COMPENSATED"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(books.deleted().len(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A task that completes while its cancel is in flight
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_task_that_completed_before_its_cancel_is_found_and_compensated() {
+    let env = TestEnv::new();
+    let books = bookings();
+    let flights = agent(fast(&["flights"]));
+    let (delete, verify) = (books.delete_cmd(), books.verify_url());
+    let out = env.run([
+        "delegate",
+        "trip-7/flight",
+        "--agent",
+        &flights.url(),
+        "--effect",
+        "--compensate-cmd",
+        &delete,
+        "--verify-url",
+        &verify,
+        "work:100000",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let task = task_of(&env, "trip-7/flight");
+    // The journal still says it runs; meanwhile the agent finishes it and books the flight.
+    assert_ne!(latest(&env, "trip-7/flight")["state"], "COMPLETED");
+    assert!(flights.get().complete_task(&task));
+    books.book(&task);
+
+    let (c, records) = compensate_json(&env, "trip-7");
+    assert_eq!(c, 0, "{records:#?}");
+    // The cancel reached the agent, which refused it (-32002: already terminal); the task was
+    // read again, found COMPLETED, and its effect undone.
+    assert_eq!(flights.stats().cancels, std::slice::from_ref(&task));
+    let cancel = records
+        .iter()
+        .find(|r| r["action"] == "cancel")
+        .expect("a cancel action");
+    assert_eq!(cancel["outcome"], "COMPLETED", "{cancel}");
+    assert_eq!(cancel["detail"]["cancel"]["code"], -32002, "{cancel}");
+    assert_eq!(books.deleted(), [task]);
+    let a = latest(&env, "trip-7/flight");
+    assert_eq!(a["state"], "COMPLETED");
+    assert_eq!(a["effect"], "compensated");
+    assert_eq!(a["workflowState"], "COMPENSATED");
+}
+
+#[test]
+fn a_running_task_is_cancelled_and_its_effect_verified_absent() {
+    let env = TestEnv::new();
+    let books = bookings();
+    let hotels = agent(fast(&["hotels"]));
+    let (delete, verify) = (books.delete_cmd(), books.verify_url());
+    let out = env.run([
+        "delegate",
+        "trip-8/hotel",
+        "--agent",
+        &hotels.url(),
+        "--effect",
+        "--compensate-cmd",
+        &delete,
+        "--verify-url",
+        &verify,
+        "work:100000",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let task = task_of(&env, "trip-8/hotel");
+    let out = env.run(["compensate", "trip-8"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(hotels.stats().cancels, [task]);
+    let a = latest(&env, "trip-8/hotel");
+    assert_eq!(a["state"], "CANCELED");
+    assert_eq!(a["effect"], "absent");
+    assert!(books.deleted().is_empty(), "nothing to delete");
+    // A second run sends no second cancel.
+    let out = env.run(["compensate", "trip-8"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(hotels.stats().cancels.len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A crash during compensation
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_crash_after_the_compensation_send_sends_exactly_one_compensation_message() {
+    let env = TestEnv::new();
+    let books = bookings();
+    let flights = agent(fast(&["flights"]));
+    let hotels = agent(fast(&["hotels"]));
+    let (delete, verify) = (books.delete_cmd(), books.verify_url());
+    // The flight is undone by a command, the hotel by a message to its agent.
+    for (step, a, how, undo, text) in [
+        (
+            "trip-9/flight",
+            &flights,
+            "--compensate-cmd",
+            delete.as_str(),
+            "book flight",
+        ),
+        (
+            "trip-9/hotel",
+            &hotels,
+            "--compensate",
+            "cancel {artifact:echo} (task {task_id})",
+            "book hotel",
+        ),
+    ] {
+        let out = env.run([
+            "delegate",
+            step,
+            "--agent",
+            &a.url(),
+            "--effect",
+            how,
+            undo,
+            "--verify-url",
+            &verify,
+            text,
+        ]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let (flight, hotel) = (
+        task_of(&env, "trip-9/flight"),
+        task_of(&env, "trip-9/hotel"),
+    );
+    books.book(&flight);
+    books.book(&hotel);
+
+    // The dry run says what it would do and changes nothing.
+    let journal_before = journal_bytes(&env);
+    let out = env.run(["compensate", "trip-9", "--dry-run"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("would verify trip-9/hotel"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(journal_bytes(&env), journal_before);
+    assert!(compensation_messages(&hotels.stats()).is_empty());
+
+    // Hotel first (reverse order): the process dies right after its compensation is sent.
+    crashing(
+        &env,
+        "after-compensate-send:trip-9/hotel",
+        &["compensate", "trip-9"],
+    );
+    let sent = compensation_messages(&hotels.stats());
+    assert_eq!(sent.len(), 1);
+    let text = hotels.stats().messages.last().unwrap().text.clone();
+    assert_eq!(text, format!("cancel book hotel (task {hotel})"));
+    assert_eq!(latest(&env, "trip-9/hotel")["effect"], "compensating");
+    assert_eq!(latest(&env, "trip-9/hotel~compensate")["state"], "INTENT");
+    // The flight was not touched yet, and the workflow blocks sends already.
+    assert_eq!(latest(&env, "trip-9/flight")["effect"], Value::Null);
+    assert_eq!(
+        latest(&env, "trip-9/flight")["workflowState"],
+        "COMPENSATING"
+    );
+    // The hotel agent undoes the booking on that message.
+    books.cancel(&hotel);
+
+    let (c, records) = compensate_json(&env, "trip-9");
+    assert_eq!(c, 0, "{records:#?}");
+    // The journaled compensation intent was looked for and found: nothing resent.
+    assert_eq!(compensation_messages(&hotels.stats()), sent);
+    assert!(
+        records
+            .iter()
+            .any(|r| r["step"] == "hotel" && r["action"] == "look" && r["outcome"] == "found"),
+        "{records:#?}"
+    );
+    assert_eq!(latest(&env, "trip-9/hotel")["effect"], "compensated");
+    assert_eq!(latest(&env, "trip-9/flight")["effect"], "compensated");
+    assert_eq!(books.deleted(), [flight]);
+    assert!(compensation_messages(&flights.stats()).is_empty());
+    assert_eq!(
+        latest(&env, "trip-9/flight")["workflowState"],
+        "COMPENSATED"
+    );
+}
+
+/// Returns the journal's bytes and its WAL's.
+pub(crate) fn journal_bytes(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
+    let wal = std::fs::read(env.journal().with_extension("sqlite3-wal")).unwrap_or_default();
+    (std::fs::read(env.journal()).expect("journal"), wal)
+}
+
+#[test]
+fn an_unknown_workflow_and_a_held_lock_touch_nothing() {
+    let env = TestEnv::new();
+    let out = env.run(["compensate", "nope"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(!env.journal().exists());
+    let a = agent(fast(&["x"]));
+    let out = env.run(["delegate", "w/s", "--agent", &a.url(), "hi"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = env.run(["compensate", "nope"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    // Another pass holds the lock: exit 3, nothing touched.
+    let lock = a2a_recover::recovery::lock::acquire(&env.journal(), 4242, "2026-11-30T01:00:00Z")
+        .expect("lock");
+    let before = journal_bytes(&env);
+    let out = env.run(["compensate", "w"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("pid 4242"), "{}", stderr(&out));
+    assert_eq!(journal_bytes(&env), before);
+    drop(lock);
+    let out = env.run(["compensate", "w"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(latest(&env, "w/s")["workflowState"], "COMPENSATED");
+}
+
+#[test]
+fn an_unreachable_agent_leaves_the_effect_undecided_and_exits_3() {
+    let env = TestEnv::new();
+    let books = bookings();
+    let flights = agent(fast(&["flights"]));
+    let (delete, verify) = (books.delete_cmd(), books.verify_url());
+    let out = env.run([
+        "delegate",
+        "trip-5/flight",
+        "--agent",
+        &flights.url(),
+        "--effect",
+        "--compensate-cmd",
+        &delete,
+        "--verify-url",
+        &verify,
+        "work:100000",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let task = task_of(&env, "trip-5/flight");
+    books.book(&task);
+    // The agent goes away while its task runs: the cancel cannot be sent, the task not read.
+    drop(flights);
+    let out = env.run(["--format", "json", "compensate", "trip-5"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let records = json_lines(&out);
+    assert!(
+        records
+            .iter()
+            .any(|r| r["action"] == "wait" && r["step"] == "flight"),
+        "{records:#?}"
+    );
+    // Nothing was decided or undone while the task may still book something.
+    let a = latest(&env, "trip-5/flight");
+    assert_eq!(a["effect"], Value::Null, "{a}");
+    assert_eq!(a["workflowState"], "COMPENSATING");
+    assert!(books.deleted().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compensation messages against the agent's own booking system
+// ---------------------------------------------------------------------------------------------
+
+/// Delegates `step` to `a` with a message compensation, verified through the agent's booking
+/// system (`GET /_scripted/bookings/{task_id}`).
+fn delegate_booking(
+    env: &TestEnv,
+    a: &Background<ScriptedAgent>,
+    step: &str,
+    compensate: &str,
+    extra: &[&str],
+) {
+    let url = a.url();
+    let verify = format!("{url}_scripted/bookings/{{task_id}}");
+    let mut args = vec![
+        "delegate",
+        step,
+        "--agent",
+        &url,
+        "--effect",
+        "--compensate",
+        compensate,
+        "--verify-url",
+        &verify,
+    ];
+    args.extend_from_slice(extra);
+    args.push("book a room");
+    let out = env.run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn a_compensation_message_undoes_the_booking_and_is_verified_gone() {
+    let env = TestEnv::new();
+    let hotels = agent(fast(&["hotels"]));
+    delegate_booking(&env, &hotels, "trip-3/hotel", "cancel {task_id}", &[]);
+    let task = task_of(&env, "trip-3/hotel");
+    let out = env.run(["compensate", "trip-3"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let last = hotels.stats().messages.last().cloned().unwrap();
+    assert_eq!(last.text, format!("cancel {task}"));
+    assert_eq!(
+        last.metadata.as_ref().unwrap()["compensates"]["taskId"],
+        task.as_str()
+    );
+    assert_eq!(latest(&env, "trip-3/hotel")["effect"], "compensated");
+    assert_eq!(
+        latest(&env, "trip-3/hotel~compensate")["state"],
+        "COMPLETED"
+    );
+}
+
+#[test]
+fn a_failed_compensation_is_retried_within_its_budget_then_left_to_a_human() {
+    let env = TestEnv::new();
+    let hotels = agent(fast(&["hotels"]));
+    // This agent does not understand the request: the booking stays.
+    delegate_booking(
+        &env,
+        &hotels,
+        "trip-4/hotel",
+        "please undo {task_id}",
+        &["--max-attempts", "2"],
+    );
+    let undo_messages = || {
+        hotels
+            .stats()
+            .messages
+            .iter()
+            .filter(|m| m.text.starts_with("please undo"))
+            .count()
+    };
+    for (run, sent) in [(1, 1), (2, 2), (3, 2)] {
+        let out = env.run(["compensate", "trip-4"]);
+        assert_eq!(code(&out), 4, "run {run}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(undo_messages(), sent, "run {run}");
+        assert_eq!(
+            latest(&env, "trip-4/hotel")["effect"],
+            "compensation-failed",
+            "run {run}"
+        );
+        if run == 3 {
+            assert!(
+                stdout(&out).contains("budget of 2 attempts"),
+                "{}",
+                stdout(&out)
+            );
+        }
+    }
+    assert_eq!(step_attempts(&env, "trip-4/hotel~compensate").len(), 2);
+    let out = env.run(["inspect", "--pending"]);
+    assert!(stdout(&out).contains("trip-4"), "{}", stdout(&out));
+    // The operator cancels it by phone and says so; compensate then finishes the workflow.
+    let out = env.run([
+        "resolve",
+        "trip-4/hotel",
+        "--as",
+        "done",
+        "--reason",
+        "cancelled by phone",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = env.run(["compensate", "trip-4"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(undo_messages(), 2);
+    assert_eq!(latest(&env, "trip-4/hotel")["workflowState"], "COMPENSATED");
+}

@@ -1,0 +1,307 @@
+//! `delegate --plan` end to end: bad plans (line and column, nothing journaled), one commit for
+//! all intents, re-runs that change nothing, a changed plan refused with a diff, and the effect
+//! flags of a single step.
+
+use crate::common::{TestEnv, code, stderr, stdout};
+use crate::compensate::{fast, journal_bytes, latest, write};
+use crate::delegate::{agent, attempts};
+use crate::reconcile::crashing;
+
+fn plan_text(url: &str, hotel_text: &str) -> String {
+    format!(
+        r#"workflow = "trip"
+
+[[step]]
+name = "flight"
+agent = "{url}"
+text = "book flight"
+metadata = {{ trip = 42 }}
+
+[[step]]
+name = "hotel"
+agent = "{url}"
+text = "{hotel_text}"
+effect = true
+compensate = {{ text = "cancel {{artifact:echo}}" }}
+verify = {{ command = "test -e booked" }}
+
+[[step]]
+name = "car"
+agent = "{url}"
+text = "rent a car"
+"#
+    )
+}
+
+#[test]
+fn each_bad_plan_names_its_line_and_column_and_journals_nothing() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    // A journal with something in it, to prove bad plans leave it byte for byte.
+    let out = env.run(["delegate", "w/s", "--agent", &a.url(), "hi"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let before = journal_bytes(&env);
+    let url = a.url();
+    let head = "workflow = \"trip\"\n\n[[step]]\nname = \"a\"\n";
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("{head}agent = \"{url}\"\ntext = \"t\"\ncolour = \"red\"\n"),
+            "bad.toml:7:1: unknown field `colour`",
+        ),
+        (
+            format!("{head}agent = \"{url}\"\n"),
+            "bad.toml:3:1: step `a` has no `text`",
+        ),
+        (
+            format!("{head}agent = \"{url}\"\nskill = \"s\"\ntext = \"t\"\n"),
+            "bad.toml:6:9: step `a` has both `agent` and `skill`",
+        ),
+        (
+            format!("{head}text = \"t\"\n"),
+            "bad.toml:3:1: step `a` has neither `agent` nor `skill`",
+        ),
+        (
+            format!("{head}agent = \"{url}\"\ntext = \"t\"\neffect = true\n"),
+            "bad.toml:7:10: step `a` has `effect = true` but no `compensate`",
+        ),
+        (
+            format!(
+                "{head}agent = \"{url}\"\ntext = \"t\"\neffect = true\n\
+                 compensate = {{ command = \"true\" }}\n"
+            ),
+            "bad.toml:7:10: step `a` has `effect = true` but no `verify`",
+        ),
+        (
+            format!(
+                "{head}agent = \"{url}\"\ntext = \"t\"\n\n[[step]]\nname = \"a\"\n\
+                 agent = \"{url}\"\ntext = \"u\"\n"
+            ),
+            "bad.toml:9:8: step `a` appears twice (first at 4:8)",
+        ),
+        (
+            format!(
+                "workflow = \"trip\"\n\n[[step]]\nname = \"a/b\"\nagent = \"{url}\"\ntext = \"t\"\n"
+            ),
+            "bad.toml:4:8: bad step name `a/b`",
+        ),
+        (
+            format!(
+                "workflow = \"trip\"\n\n[[step]]\nname = \"a~b\"\nagent = \"{url}\"\ntext = \"t\"\n"
+            ),
+            "bad.toml:4:8: bad step name `a~b`",
+        ),
+        (
+            format!("{head}agent = \"{url}\"\ntext = \"t\"\ntoken_env = \"A2A_TEST_PLAN_UNSET\"\n"),
+            "bad.toml:7:13: environment variable `A2A_TEST_PLAN_UNSET`",
+        ),
+        (
+            format!(
+                "{head}agent = \"{url}\"\ntext = \"t\"\neffect = true\n\
+                 compensate = {{ command = \"rm {{task_id}}\" }}\nverify = {{ url = \"http://h/\" }}\n"
+            ),
+            "bad.toml:8:26: `compensate` command of step `a`: placeholders are never substituted",
+        ),
+        (
+            format!("{head}agent = \"{url}\"\ntext = \"t\n"),
+            "bad.toml:6:",
+        ),
+        (
+            "[[step]]\nname = \"a\"\n".to_owned(),
+            "bad.toml:1:1: the plan has no `workflow`",
+        ),
+    ];
+    for (text, want) in cases {
+        let path = write(env.path(), "bad.toml", &text);
+        let out = env.run(["delegate", "--plan", path.to_str().unwrap()]);
+        assert_eq!(code(&out), 2, "{want}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(want), "want {want:?} in:\n{err}");
+        assert!(err.contains("nothing was journaled"), "{err}");
+        assert!(err.contains("hint:"), "{err}");
+        assert_eq!(journal_bytes(&env), before, "{want}: the journal changed");
+    }
+    assert_eq!(a.stats().messages.len(), 1);
+}
+
+#[test]
+fn all_intents_are_committed_before_the_first_send_and_reruns_change_nothing() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let path = write(env.path(), "trip.toml", &plan_text(&a.url(), "book hotel"));
+    let plan = path.to_str().unwrap();
+    // Abort right after the commit: all three intents are there, nothing was sent.
+    crashing(&env, "after-intent", &["delegate", "--plan", plan]);
+    let rows = attempts(&env, Some("trip"));
+    assert_eq!(rows.len(), 3, "{rows:#?}");
+    assert!(rows.iter().all(|r| r["state"] == "INTENT"), "{rows:#?}");
+    let names: Vec<&str> = rows.iter().map(|r| r["step"].as_str().unwrap()).collect();
+    assert_eq!(names, ["flight", "hotel", "car"], "plan order");
+    assert!(a.stats().messages.is_empty());
+
+    // The same plan again sends what is still INTENT (never sent, so no look needed).
+    let out = env.run(["delegate", "--plan", plan]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(a.stats().messages.len(), 3);
+    let ids: Vec<String> = rows
+        .iter()
+        .map(|r| r["messageId"].as_str().unwrap().to_owned())
+        .collect();
+    for id in &ids {
+        assert_eq!(a.stats().tasks_per_message_id.get(id), Some(&1), "{id}");
+    }
+    assert_eq!(
+        a.stats().messages[0].metadata.as_ref().unwrap()["trip"],
+        42,
+        "metadata from the plan's table"
+    );
+    // Commands run in the plan's directory, journaled absolute; the hotel's effect is declared.
+    let journal =
+        a2a_recover::journal::Journal::open(&env.journal(), std::time::Duration::from_secs(10))
+            .unwrap();
+    let hotel = journal
+        .step(&a2a_recover::journal::StepName::parse("trip/hotel").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        hotel.step.spec.cwd.as_deref(),
+        Some(env.path().canonicalize().unwrap().to_str().unwrap())
+    );
+    assert!(hotel.step.spec.effect.is_some());
+    drop(journal);
+
+    // And again: nothing new is journaled or sent.
+    let before = a.stats().messages.len();
+    let out = env.run(["delegate", "--plan", plan]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("already delegated"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(a.stats().messages.len(), before);
+    assert_eq!(attempts(&env, Some("trip")).len(), 3);
+}
+
+#[test]
+fn a_crash_after_one_send_of_a_plan_is_found_not_resent() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let path = write(env.path(), "trip.toml", &plan_text(&a.url(), "book hotel"));
+    let plan = path.to_str().unwrap();
+    crashing(&env, "after-send:trip/hotel", &["delegate", "--plan", plan]);
+    let hotel_id = latest(&env, "trip/hotel")["messageId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(a.stats().tasks_per_message_id.get(&hotel_id), Some(&1));
+    let out = env.run(["delegate", "--plan", plan]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Looked for and found: still one task for the hotel's messageId.
+    assert_eq!(a.stats().tasks_per_message_id.get(&hotel_id), Some(&1));
+    for step in ["trip/flight", "trip/hotel", "trip/car"] {
+        assert!(latest(&env, step)["taskId"].is_string(), "{step}");
+    }
+}
+
+#[test]
+fn a_plan_that_differs_from_the_journal_is_refused_with_a_diff() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let path = write(env.path(), "trip.toml", &plan_text(&a.url(), "book hotel"));
+    let out = env.run(["delegate", "--plan", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let before = journal_bytes(&env);
+    let sent = a.stats().messages.len();
+    let changed = plan_text(&a.url(), "book two rooms").replace(
+        "[[step]]\nname = \"car\"",
+        "[[step]]\nname = \"boat\"\nagent = \"http://127.0.0.1:9/\"\ntext = \"sail\"\n\n[[step]]\nname = \"car\"",
+    );
+    let path = write(env.path(), "changed.toml", &changed);
+    let out = env.run(["delegate", "--plan", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("step `hotel`: text: \"book hotel\" → \"book two rooms\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("step `boat`: added (in the plan, not journaled)"),
+        "{err}"
+    );
+    assert!(err.contains("differs from what is journaled"), "{err}");
+    let dropped = plan_text(&a.url(), "book hotel").replace("name = \"car\"", "name = \"bike\"");
+    let path = write(env.path(), "dropped.toml", &dropped);
+    let out = env.run(["delegate", "--plan", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("step `car`: removed (journaled, not in the plan)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(journal_bytes(&env), before);
+    assert_eq!(a.stats().messages.len(), sent);
+}
+
+#[test]
+fn effect_flags_are_journaled_and_checked() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let url = a.url();
+    // Placeholders in commands are refused before anything is journaled.
+    for (flag, cmd, var) in [
+        ("--verify-cmd", "test -e {task_id}", "$A2A_TASK_ID"),
+        (
+            "--compensate-cmd",
+            "rm {artifact:booking}",
+            "$A2A_ARTIFACT_BOOKING",
+        ),
+    ] {
+        let mut args = vec!["delegate", "w/s", "--agent", &url, "--effect"];
+        if flag == "--verify-cmd" {
+            args.extend(["--compensate", "cancel", flag, cmd, "hi"]);
+        } else {
+            args.extend([flag, cmd, "--verify-url", "http://h/{task_id}", "hi"]);
+        }
+        let out = env.run(&args);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(stderr(&out).contains(var), "{}", stderr(&out));
+        assert!(!env.journal().exists());
+    }
+    // --effect needs both recipes (clap).
+    let out = env.run(["delegate", "w/s", "--agent", &url, "--effect", "hi"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(!env.journal().exists());
+    let out = env.run([
+        "delegate",
+        "w/s",
+        "--agent",
+        &url,
+        "--effect",
+        "--compensate",
+        "cancel {task_id}",
+        "--verify-url",
+        "http://127.0.0.1:9/b/{task_id}",
+        "hi",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The same step with another verification is a usage error.
+    let out = env.run([
+        "delegate",
+        "w/s",
+        "--agent",
+        &url,
+        "--effect",
+        "--compensate",
+        "cancel {task_id}",
+        "--verify-url",
+        "http://127.0.0.1:9/other/{task_id}",
+        "hi",
+    ]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("different verification"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(a.stats().messages.len(), 1);
+}
