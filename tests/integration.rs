@@ -19,3 +19,4 @@ mod reconcile;
 mod reply;
 mod resolve;
 mod scripted_agent;
+mod signals;
