@@ -985,13 +985,25 @@ impl Pass<'_> {
                 }
             }
             Binding::Agent(_) | Binding::Skill(_) => {
-                if let Err(e) = self
-                    .send_compensation(name, comp_step, &comp_attempt, plan)
-                    .await
-                {
-                    self.problem(&comp_step.spec.name, &comp_attempt, e)?;
+                // A send whose outcome is unknown (a 503 or a timeout after the request left)
+                // is looked for once more before deciding: found, its task is journaled (the
+                // effect may well be gone because of it); proven absent, it is resent with the
+                // same messageId. Otherwise a COMPENSATED workflow would keep an INTENT that
+                // the agent ran, and no later pass reads a COMPENSATED workflow.
+                for _ in 0..2 {
+                    if let Err(e) = self
+                        .send_compensation(name, comp_step, &comp_attempt, plan)
+                        .await
+                    {
+                        self.problem(&comp_step.spec.name, &comp_attempt, e)?;
+                    }
+                    comp_attempt = self.journal.attempt(comp_attempt.id)?;
+                    if comp_attempt.state != AttemptState::Intent
+                        || lookup::never_sent(&comp_attempt)
+                    {
+                        break;
+                    }
                 }
-                comp_attempt = self.journal.attempt(comp_attempt.id)?;
                 if comp_attempt.state.has_task() && !comp_attempt.state.is_finished() {
                     comp_attempt = self.wait_finished(&comp_attempt, plan).await?;
                 }
