@@ -20,3 +20,4 @@ mod reply;
 mod resolve;
 mod scripted_agent;
 mod signals;
+mod soak;
