@@ -106,6 +106,8 @@ struct Soak {
     forgotten: BTreeSet<String>,
     /// Plan steps queued or being delegated: their workflow is not compensated meanwhile.
     pending: BTreeSet<usize>,
+    /// The share of the plan journaled so far (1 while settling).
+    progress: f64,
 }
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -189,6 +191,7 @@ impl Soak {
             serial: 0,
             forgotten: BTreeSet::new(),
             pending: BTreeSet::new(),
+            progress: 0.0,
         };
         soak.make_plan(steps);
         soak
@@ -305,8 +308,8 @@ impl Soak {
             .spawn()
             .expect("spawn a2a-recover");
         *self.figures.processes.entry(kind).or_default() += 1;
-        let left = self.kill_target.saturating_sub(self.figures.total_kills());
-        let kill_at = (may_kill && left > 0 && self.rng.random_bool(0.3)).then(|| {
+        let p = self.kill_chance(kind);
+        let kill_at = (may_kill && p > 0.0 && self.rng.random_bool(p)).then(|| {
             let typical = self.typical.get(&kind).copied().unwrap_or(40.0);
             let ms = self.rng.random_range(0.0..=typical * 1.2);
             Instant::now() + Duration::from_secs_f64(ms / 1000.0)
@@ -320,6 +323,29 @@ impl Soak {
             killed: false,
             log,
         }
+    }
+
+    /// The chance that a child of this kind gets a SIGKILL: high while its kind has fewer kills
+    /// than its share of the target (half for delegates, a fifth for passes, a tenth for each
+    /// other kind), low once it has its share, nil once the target is met (or, for delegates,
+    /// while the kills are ahead of the progress).
+    fn kill_chance(&self, kind: Kind) -> f64 {
+        let share = match kind {
+            Kind::Delegate => self.kill_target / 2,
+            Kind::Reconcile => self.kill_target / 5,
+            Kind::Follow | Kind::Reply | Kind::Compensate => (self.kill_target / 10).max(1),
+        };
+        let had = self.figures.kills.get(&kind).copied().unwrap_or(0);
+        // The rarer kinds get their share whenever they run (the target is a minimum).
+        if had < share && kind != Kind::Delegate {
+            return 0.6;
+        }
+        // The rest is spread over the run: at most the target's share of the progress so far.
+        let allowed = (self.kill_target as f64 * (self.progress + 0.1)).ceil() as usize;
+        if self.figures.total_kills() >= self.kill_target.min(allowed) {
+            return 0.0;
+        }
+        if had < share { 0.3 } else { 0.1 }
     }
 
     /// Waits for every run (SIGKILLing those whose moment came), checks the exit codes, and
@@ -554,6 +580,7 @@ impl Soak {
         let mut queue: Vec<usize> = (0..self.plan.len()).collect();
         self.pending = queue.iter().copied().collect();
         while !queue.is_empty() {
+            self.progress = 1.0 - self.pending.len() as f64 / self.plan.len() as f64;
             self.figures.rounds += 1;
             let batch: Vec<usize> = queue.drain(..queue.len().min(5)).collect();
             let rows = self.rows();
@@ -594,6 +621,7 @@ impl Soak {
     /// Phase 2: passes (killed until the kill target is met) until the journal is quiet: a
     /// pass exits 0, or 4 with nothing changed since the previous quiet pass.
     fn settle(&mut self) {
+        self.progress = 1.0;
         let mut last: Option<String> = None;
         for _ in 0..400 {
             self.figures.rounds += 1;
