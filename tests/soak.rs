@@ -508,6 +508,8 @@ impl Soak {
         let running: Vec<&Row> = rows
             .iter()
             .filter(|r| matches!(r.state.as_str(), "SUBMITTED" | "WORKING" | "SENT"))
+            // `follow` takes the steps an operator named (`~compensate` steps are compensate's).
+            .filter(|r| !r.step.contains('~'))
             .collect();
         if !running.is_empty() && self.rng.random_bool(0.4) {
             let r = running[self.rng.random_range(0..running.len())];
