@@ -1416,6 +1416,16 @@ pub fn open_for_reading(ctx: &crate::context::Context) -> anyhow::Result<Journal
     }
 }
 
+/// Returns whether anything is at the journal path — a file, or a symbolic link even if broken.
+///
+/// Commands that must not create a journal (`inspect`, `reconcile`, `agents list`) treat "nothing
+/// there" as "nothing was ever delegated". A broken link is *not* nothing: it is usually an
+/// unmounted volume, and opening it gives a clear error (exit 1) instead of a quiet exit 0 that
+/// would look healthy to cron.
+pub fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
 /// Returns this host's name (for leases).
 pub fn host_name() -> String {
     rustix::system::uname()

@@ -333,10 +333,12 @@ pub async fn run(
         )?;
     } else {
         let what = if code == exit::NEEDS_HUMAN {
-            "an effect is unverified or a compensation failed; see `a2a-recover inspect \
-             --pending`"
+            format!(
+                "an effect is unverified or a compensation failed; see `a2a-recover inspect \
+                 {workflow} --pending`"
+            )
         } else {
-            "work is in flight; run `a2a-recover compensate` again later"
+            format!("work is in flight; run `a2a-recover compensate {workflow}` again later")
         };
         pass.say(
             None,
@@ -626,10 +628,15 @@ impl Pass<'_> {
         };
         let finished = now.state.is_finished();
         let note = match now.state {
-            AttemptState::Completed => "; it completed first, so its effect is undone below",
-            AttemptState::Canceled => "",
-            _ if finished => "",
-            _ => "; it still runs, run compensate again later",
+            AttemptState::Completed => {
+                "; it completed first, so its effect is undone below".to_owned()
+            }
+            AttemptState::Canceled => String::new(),
+            _ if finished => String::new(),
+            _ => format!(
+                "; it still runs, run `a2a-recover compensate {}` again later",
+                name.workflow
+            ),
         };
         self.say_step(
             Some(name),

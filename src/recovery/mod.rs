@@ -477,8 +477,12 @@ impl<'a> Pass<'a> {
             json!({"error": e.summary()}),
             exit::USAGE,
         );
-        a.remedy = e.hint().map(|what| ActionRemedy {
-            what,
+        // What is wrong, then what to do: there is no command that answers it.
+        a.remedy = Some(ActionRemedy {
+            what: match e.hint() {
+                Some(hint) => format!("{}; {hint}", e.summary()),
+                None => e.summary(),
+            },
             command: None,
         });
         a
@@ -519,7 +523,7 @@ impl<'a> Pass<'a> {
                 attempt.number,
                 stage.as_str(),
                 format!("{}-failed", stage.as_str()),
-                json!({"error": error.summary(), "state": attempt.state.as_str()}),
+                json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
                 failure_code(error),
             ),
             Sent::Busy(a, lease) => Self::action(
@@ -628,7 +632,7 @@ impl<'a> Pass<'a> {
                     a.number,
                     "read",
                     "read-failed",
-                    json!({"taskId": task_id, "error": e.summary()}),
+                    json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 )])
             }
@@ -780,7 +784,7 @@ impl<'a> Pass<'a> {
                 )?;
                 return Ok(action(
                     "read-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary()}),
+                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 ));
             }
@@ -840,7 +844,7 @@ impl<'a> Pass<'a> {
                     ),
                     ReplySent::Failed(e) => action(
                         "reply-failed",
-                        json!({"messageId": reply.message_id, "error": e.summary()}),
+                        json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                         failure_code(&e),
                     ),
                     ReplySent::Busy(_) => action(
@@ -970,7 +974,7 @@ impl<'a> Pass<'a> {
                 a.number,
                 "read",
                 "read-failed",
-                json!({"taskId": task_id, "error": e.summary()}),
+                json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                 failure_code(&e),
             ),
         })
