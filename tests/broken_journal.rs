@@ -760,3 +760,28 @@ fn a_commit_past_the_file_size_limit_fails_cleanly_and_the_next_pass_succeeds() 
     // Every file the child writes is capped: the WAL index and a small commit fit, 64 KiB not.
     commit_fails_cleanly(&env, &a, &Squeeze::FileSize(48 << 10));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The pass lock
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_lock_file_that_cannot_be_opened_fails_cleanly_with_a_hint() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    three_steps(&env, &a);
+    // Something that is not a file sits where the lock file goes.
+    let lock = a2a_recover::recovery::lock::lock_path(&env.journal());
+    let _ = std::fs::remove_file(&lock);
+    std::fs::create_dir(&lock).unwrap();
+    let before = durable_files(&env.journal());
+    for args in [vec!["reconcile"], vec!["compensate", "w"]] {
+        let out = env.run(&args);
+        assert_fails(&out, &["failed to use the journal lock", "lock file"]);
+        assert_eq!(durable_files(&env.journal()), before, "{args:?} wrote");
+    }
+    std::fs::remove_dir(&lock).unwrap();
+    let out = env.run(["reconcile"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert_eq!(assert_consistent(&env.journal()), 3);
+}
