@@ -120,8 +120,9 @@ fn journal_flag_given(matches: &ArgMatches) -> bool {
 
 /// Runs the command; SIGINT and SIGTERM drop it at its next await point.
 ///
-/// Dropping is safe: no journal transaction is ever held across an await, so every
-/// observation made so far is committed and nothing is half-written (DESIGN.md §3, 130/143).
+/// Dropping is safe: no journal transaction is ever held across an await, and a reconcile pass
+/// commits its group-committed observations when it is dropped, so every observation made so
+/// far is committed and nothing is half-written (DESIGN.md §3, 130/143).
 async fn run_until_signal(ctx: &Context, cli: &Cli) -> anyhow::Result<u8> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut int = signal(SignalKind::interrupt())?;

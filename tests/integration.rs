@@ -1,6 +1,7 @@
 //! The single integration test binary: every test module is listed here.
 
 mod agents;
+mod broken_journal;
 mod cli;
 mod common;
 mod compensate;
@@ -23,4 +24,6 @@ mod reconcile;
 mod reply;
 mod resolve;
 mod scripted_agent;
+mod signals;
+mod soak;
 mod terminal;

@@ -283,6 +283,12 @@ impl JournalError {
                     Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
                         Some("check the permissions of the journal and its directory")
                     }
+                    Some(rusqlite::ErrorCode::SystemIoFailure) => Some(
+                        "the journal's file system failed a read or write: check that it has \
+                         space (`df`), is mounted writable and healthy (`dmesg`), and that no \
+                         file-size limit applies (`ulimit -f`); nothing half-written was kept, \
+                         so run again once it is fixed",
+                    ),
                     _ => None,
                 },
                 source: Box::new(source),

@@ -145,6 +145,19 @@ struct Item {
     replies: Vec<Reply>,
 }
 
+/// A pass dropped before its end (SIGINT or SIGTERM drop the command's future at an await
+/// point, DESIGN.md §3 exit 130 / 143) still commits the routine observations it reported.
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() || self.batch.get_mut().is_empty() {
+            return;
+        }
+        if let Err(e) = self.flush() {
+            tracing::warn!("failed to journal the pass's last observations: {e:#}");
+        }
+    }
+}
+
 impl<'a> Pass<'a> {
     /// Prepares a pass.
     pub fn new(
