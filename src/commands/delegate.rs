@@ -181,8 +181,9 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
     let credential = match &args.token_env {
         None => None,
         Some(var) => Some(Credential::from_env(var).map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::usage(format!("--token-env: {e}")).hint(hint)
+            CliError::usage(format!("--token-env: {e}")).hint(format!(
+                "export `{var}` with the agent's bearer token, or drop --token-env"
+            ))
         })?),
     };
     let mut spec = StepSpec {
@@ -678,11 +679,17 @@ impl Delegation<'_> {
                     "error",
                     &json!({"error": error.summary()}),
                 )?;
-                let code = error.exit_code();
+                // An unusable card is the agent answering garbage this pass: nothing was sent
+                // and the attempt stays INTENT, so "run again later" (exit 3), as `reconcile`
+                // says of the same card. (Only `agents add` exits 1 on an invalid card.)
+                let code = match error.exit_code() {
+                    exit::FAILURE => exit::WORK_REMAINS,
+                    code => code,
+                };
                 self.report(error);
                 let line = format!(
-                    "{step} stays INTENT: the agent card could not be read; nothing was sent. \
-                     Run the same command again later."
+                    "{step} stays INTENT: the agent card could not be read; nothing was sent. {}",
+                    again(code)
                 );
                 self.finish("INTENT", &line, code)
             }
@@ -700,8 +707,8 @@ impl Delegation<'_> {
                 let code = error.exit_code();
                 self.report(error);
                 let line = format!(
-                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. \
-                     Run the same command again later."
+                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. {}",
+                    again(code)
                 );
                 self.finish("INTENT", &line, code)
             }
@@ -726,8 +733,7 @@ impl Delegation<'_> {
                 )?;
                 let code = error.exit_code();
                 self.report(error);
-                let line =
-                    format!("{step} stays INTENT: {what}. Run the same command again later.");
+                let line = format!("{step} stays INTENT: {what}. {}", again(code));
                 self.finish("INTENT", &line, code)
             }
             Sent::Refused(attempt, error) => {
@@ -767,6 +773,16 @@ impl Delegation<'_> {
                 self.finish("REPLIED", &line, exit::OK)
             }
         }
+    }
+}
+
+/// What to do after a failed card fetch, look or send: wait for a transient problem (exit 3),
+/// fix any other first (the error and its hint are on stderr).
+fn again(code: u8) -> &'static str {
+    if code == exit::WORK_REMAINS {
+        "Run the same command again later."
+    } else {
+        "Fix what the error says, then run the same command again."
     }
 }
 

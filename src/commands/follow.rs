@@ -441,6 +441,18 @@ impl Step<'_> {
                 ),
             ),
         };
+        // A failure ended it (over the size cap, a refusal) or kept it from reading (reconnects
+        // spent on errors): say what went wrong and what to do on stderr, as other commands do.
+        if let (FollowEnd::Failed { .. } | FollowEnd::ReconnectsSpent, Some(error)) =
+            (&o.end, &last_error)
+        {
+            if matches!(o.end, FollowEnd::Failed { .. }) {
+                show.status(&format!("{step}: could not read it: {error}"));
+            }
+            if let Some(hint) = &o.last_hint {
+                show.status(&format!("hint: {}", inert(hint)));
+            }
+        }
         let extra = json!({
             "reconnects": o.reconnects,
             "polls": o.polls,
@@ -449,6 +461,7 @@ impl Step<'_> {
             "artifacts": artifacts,
             "pendingQuestion": a.question_text(),
             "lastError": o.last_error,
+            "hint": o.last_hint,
             "agent": a.agent_url.as_deref().map(redact_url),
         });
         (o.exit_code(), self.summary(a, end, line, &extra))

@@ -95,7 +95,7 @@ fn unknown_workflow(name: &str) -> CliError {
 /// Runs `reconcile`.
 pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u8> {
     validate(args)?;
-    if !ctx.journal_path.exists() {
+    if !journal::exists(&ctx.journal_path) {
         // No journal: nothing was ever delegated. Create nothing.
         if let Some(w) = args.workflows.first() {
             return Err(unknown_workflow(w).into());
@@ -343,10 +343,12 @@ fn print_action(
             )
         }
         _ => {
-            if a.code == exit::WORK_REMAINS
+            // A failure this pass (unreachable, garbage: 3; over the size cap: 4) is one line
+            // naming the step and the error, then what to do about it.
+            if matches!(a.code, exit::WORK_REMAINS | exit::NEEDS_HUMAN)
                 && let Some(err) = a.detail.get("error").and_then(|e| e.as_str())
             {
-                ctx.out.status(&format!(
+                let mut text = format!(
                     "{}/{} (attempt {}): {} {}: {}",
                     a.workflow,
                     a.step,
@@ -354,7 +356,15 @@ fn print_action(
                     a.action,
                     a.outcome,
                     inert(err)
-                ));
+                );
+                if let Some(hint) = a.detail.get("hint").and_then(|h| h.as_str()) {
+                    text.push_str("\n  hint: ");
+                    text.push_str(&inert(hint));
+                }
+                match bar {
+                    Some(b) => b.suspend(|| ctx.out.status(&text)),
+                    None => ctx.out.status(&text),
+                }
             }
             return Ok(());
         }

@@ -350,6 +350,7 @@ impl Journal {
             migrate::migrate(&mut conn).map_err(sql("migrate the journal"))?;
             Access::ReadWrite
         };
+        queries::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
         Ok(Self {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
@@ -402,6 +403,10 @@ impl Journal {
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let sql = |action| move |e| JournalError::sqlite(action, path, busy_timeout, e);
         let conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
+        // Until the probe has read the journal, closing must not checkpoint: the last
+        // connection to close copies the WAL into the file, and a damaged file must stay as it
+        // was (with its WAL) for `.recover`. `open` turns checkpoints back on once it is sound.
+        queries::set_checkpoint_on_close(&conn, false).map_err(sql("configure the journal"))?;
         conn.busy_timeout(busy_timeout)
             .map_err(sql("set the busy timeout"))?;
         // The hot statements (one stream event: read the attempt, update the columns that
@@ -420,7 +425,7 @@ impl Journal {
             Some(rusqlite::ErrorCode::NotADatabase) => JournalError::NotSqlite {
                 path: path.to_path_buf(),
             },
-            _ => JournalError::sqlite("read the journal", path, busy_timeout, e),
+            _ => JournalError::sqlite("read the schema", path, busy_timeout, e),
         })?;
         let ours = probe.application_id == migrate::APPLICATION_ID;
         let blank = probe.application_id == 0 && probe.user_version == 0 && probe.objects == 0;
@@ -1754,6 +1759,16 @@ pub fn open_for_reading(ctx: &crate::context::Context) -> anyhow::Result<Journal
             )
         }),
     }
+}
+
+/// Returns whether anything is at the journal path — a file, or a symbolic link even if broken.
+///
+/// Commands that must not create a journal (`inspect`, `reconcile`, `agents list`) treat "nothing
+/// there" as "nothing was ever delegated". A broken link is *not* nothing: it is usually an
+/// unmounted volume, and opening it gives a clear error (exit 1) instead of a quiet exit 0 that
+/// would look healthy to cron.
+pub fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
 }
 
 /// Returns this host's name (for leases).

@@ -93,6 +93,15 @@ pub(crate) fn configure_writable(conn: &Connection) -> rusqlite::Result<String> 
     Ok(mode)
 }
 
+/// Sets whether closing the last connection checkpoints the WAL into the journal file.
+pub(crate) fn set_checkpoint_on_close(conn: &Connection, on: bool) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        !on,
+    )
+    .map(drop)
+}
+
 /// Makes a connection refuse writes (for a journal from a newer version).
 pub(crate) fn configure_read_only(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "query_only", "ON")

@@ -260,6 +260,8 @@ pub struct FollowOutcome {
     pub polls: u32,
     /// The last error seen, if any (one inert line).
     pub last_error: Option<String>,
+    /// What to do about the last failure ([`A2aError::hint`]), if it had a hint.
+    pub last_hint: Option<String>,
 }
 
 impl FollowOutcome {
@@ -578,6 +580,7 @@ async fn follow_in<R: Remote>(
         streak: 0,
         polls: 0,
         last_error: None,
+        last_hint: None,
         leased_at: Instant::now(),
         pending: VecDeque::new(),
         step: target.step.to_string(),
@@ -682,6 +685,7 @@ struct Follower<'a, R> {
     streak: u32,
     polls: u32,
     last_error: Option<String>,
+    last_hint: Option<String>,
     leased_at: Instant,
     /// Observations read and queued, oldest first, not yet settled.
     pending: VecDeque<Pending>,
@@ -699,6 +703,7 @@ impl<R: Remote> Follower<'_, R> {
             reconnects: self.reconnects,
             polls: self.polls,
             last_error: self.last_error.clone(),
+            last_hint: self.last_hint.clone(),
         })
     }
 
@@ -775,6 +780,7 @@ impl<R: Remote> Follower<'_, R> {
         self.journal
             .record_failure(self.target.attempt, FailureKind::Read, &summary)?;
         self.last_error = Some(summary.clone());
+        self.last_hint = e.hint();
         Ok(summary)
     }
 

@@ -145,6 +145,19 @@ struct Item {
     replies: Vec<Reply>,
 }
 
+/// A pass dropped before its end (SIGINT or SIGTERM drop the command's future at an await
+/// point, DESIGN.md §3 exit 130 / 143) still commits the routine observations it reported.
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() || self.batch.get_mut().is_empty() {
+            return;
+        }
+        if let Err(e) = self.flush() {
+            tracing::warn!("failed to journal the pass's last observations: {e:#}");
+        }
+    }
+}
+
 impl<'a> Pass<'a> {
     /// Prepares a pass.
     pub fn new(
@@ -498,8 +511,12 @@ impl<'a> Pass<'a> {
             json!({"error": e.summary()}),
             exit::USAGE,
         );
-        a.remedy = e.hint().map(|what| ActionRemedy {
-            what,
+        // What is wrong, then what to do: there is no command that answers it.
+        a.remedy = Some(ActionRemedy {
+            what: match e.hint() {
+                Some(hint) => format!("{}; {hint}", e.summary()),
+                None => e.summary(),
+            },
             command: None,
         });
         a
@@ -540,7 +557,7 @@ impl<'a> Pass<'a> {
                 attempt.number,
                 stage.as_str(),
                 format!("{}-failed", stage.as_str()),
-                json!({"error": error.summary(), "state": attempt.state.as_str()}),
+                json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
                 failure_code(error),
             ),
             Sent::Busy(a, lease) => Self::action(
@@ -649,7 +666,7 @@ impl<'a> Pass<'a> {
                     a.number,
                     "read",
                     "read-failed",
-                    json!({"taskId": task_id, "error": e.summary()}),
+                    json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 )])
             }
@@ -801,7 +818,7 @@ impl<'a> Pass<'a> {
                 )?;
                 return Ok(action(
                     "read-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary()}),
+                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 ));
             }
@@ -861,7 +878,7 @@ impl<'a> Pass<'a> {
                     ),
                     ReplySent::Failed(e) => action(
                         "reply-failed",
-                        json!({"messageId": reply.message_id, "error": e.summary()}),
+                        json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                         failure_code(&e),
                     ),
                     ReplySent::Busy(_) => action(
@@ -991,7 +1008,7 @@ impl<'a> Pass<'a> {
                 a.number,
                 "read",
                 "read-failed",
-                json!({"taskId": task_id, "error": e.summary()}),
+                json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                 failure_code(&e),
             ),
         })
