@@ -14,6 +14,12 @@
 //! 6. no reply sent twice: at most one user message per task after its first;
 //! 7. the journal is consistent (integrity, foreign keys, event chains, per-state data).
 //!
+//! Finished tasks are forgotten through the agents' forget control rather than a
+//! `forget_after` timer: the soak forgets a task only once its end is journaled (a timer could
+//! fire while every pass that would journal it is being killed, and a forgotten task cannot be
+//! found by the look before a resend). A few running tasks are forgotten too: they must end
+//! `LOST`, never resent.
+//!
 //! Seeded (`rand::rngs::StdRng`): the seed is printed first and in every failure, and
 //! `SOAK_SEED=N` replays the same choices (the kill moments and the agents' timing still vary).
 //! Size: `SOAK_STEPS` (default 300) and `SOAK_KILLS` (default 30, kills that landed on a running
