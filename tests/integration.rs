@@ -11,6 +11,7 @@ mod demo;
 mod docs;
 mod effects;
 mod follow;
+mod follow_wiring;
 mod generated;
 mod hostile;
 mod inspect;

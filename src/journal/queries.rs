@@ -613,6 +613,104 @@ pub(crate) fn update_attempt(conn: &Connection, a: &Attempt) -> rusqlite::Result
     Ok(())
 }
 
+/// Writes the mutable columns of an attempt that differ between `held` and `next`, and
+/// `updated_at`: an index whose columns are not set is not touched, and a large unchanged
+/// column (the last task's raw JSON) is not copied again.
+pub(crate) fn update_attempt_from(
+    conn: &Connection,
+    held: &Attempt,
+    next: &Attempt,
+) -> rusqlite::Result<()> {
+    use rusqlite::types::ToSql;
+    let pending_question = to_json(next.pending_question.as_ref());
+    let context_id_ours = next.context_id_ours;
+    let state = next.state.as_str();
+    let effect = next.effect.map(EffectState::as_str);
+    let cancel_requested_at = next.cancel_requested_at.map(ms);
+    let updated_at = ms(next.updated_at);
+    let mut sets: Vec<(&str, &dyn ToSql)> = Vec::new();
+    if next.interface_url != held.interface_url {
+        sets.push(("interface_url", &next.interface_url));
+    }
+    if next.tenant != held.tenant {
+        sets.push(("tenant", &next.tenant));
+    }
+    if next.context_id != held.context_id {
+        sets.push(("context_id", &next.context_id));
+    }
+    if next.context_id_ours != held.context_id_ours {
+        sets.push(("context_id_ours", &context_id_ours));
+    }
+    if next.task_id != held.task_id {
+        sets.push(("task_id", &next.task_id));
+    }
+    if next.state != held.state {
+        sets.push(("state", &state));
+    }
+    if next.remote_state != held.remote_state {
+        sets.push(("remote_state", &next.remote_state));
+    }
+    if next.status_timestamp != held.status_timestamp {
+        sets.push(("status_timestamp", &next.status_timestamp));
+    }
+    if next.pending_question != held.pending_question {
+        sets.push(("pending_question", &pending_question));
+    }
+    if next.last_task_json != held.last_task_json {
+        sets.push(("last_task_json", &next.last_task_json));
+    }
+    if next.outcome_json != held.outcome_json {
+        sets.push(("outcome_json", &next.outcome_json));
+    }
+    if next.error != held.error {
+        sets.push(("error", &next.error));
+    }
+    if next.effect != held.effect {
+        sets.push(("effect", &effect));
+    }
+    if next.cancel_requested_at != held.cancel_requested_at {
+        sets.push(("cancel_requested_at", &cancel_requested_at));
+    }
+    sets.push(("updated_at", &updated_at));
+    let assignments: Vec<String> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, (column, _))| format!("{column} = ?{}", i + 2))
+        .collect();
+    let sql = format!(
+        "UPDATE attempts SET {} WHERE id = ?1",
+        assignments.join(", ")
+    );
+    let mut values: Vec<&dyn ToSql> = Vec::with_capacity(sets.len() + 1);
+    values.push(&next.id.0);
+    values.extend(sets.iter().map(|(_, v)| *v));
+    conn.prepare_cached(&sql)?.execute(values.as_slice())?;
+    Ok(())
+}
+
+/// Returns one artifact of an attempt, if it is held.
+pub(crate) fn artifact_of(
+    conn: &Connection,
+    attempt: AttemptId,
+    artifact_id: &str,
+) -> rusqlite::Result<Option<Artifact>> {
+    conn.prepare_cached(
+        "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
+         FROM artifacts WHERE attempt_id = ?1 AND artifact_id = ?2",
+    )?
+    .query_row(params![attempt.0, artifact_id], |r| {
+        Ok(Artifact {
+            artifact_id: r.get(0)?,
+            name: r.get(1)?,
+            description: r.get(2)?,
+            parts: json_opt(r, 3)?.unwrap_or(Value::Null),
+            metadata: json_opt(r, 4)?,
+            last_chunk: r.get(5)?,
+        })
+    })
+    .optional()
+}
+
 /// Sets or clears an attempt's lease.
 pub(crate) fn set_lease(
     conn: &Connection,

@@ -307,6 +307,40 @@ impl<'a> Pass<'a> {
         Ok(summary)
     }
 
+    /// Returns a follow target for every attempt still running now (`--follow-for`, DESIGN.md
+    /// §4 bucket 2: reattach): the latest attempt of each step the pass covers whose task is
+    /// known and neither finished nor waiting for a human, in plan order.
+    ///
+    /// An attempt whose credential variable is unset is left out: the pass reports it.
+    pub fn running_targets(&self) -> anyhow::Result<Vec<follow::FollowTarget>> {
+        let mut targets = Vec::new();
+        for row in self.journal.pass_rows(&self.cfg.workflows)? {
+            let state = row.attempt.state;
+            let running = row.is_latest
+                && state.has_task()
+                && !state.is_finished()
+                && !matches!(
+                    state,
+                    AttemptState::InputRequired | AttemptState::AuthRequired
+                );
+            if !running {
+                continue;
+            }
+            let Some(rec) = self.journal.step_by_id(row.attempt.step_id)? else {
+                continue;
+            };
+            match follow::FollowTarget::new(
+                &row.step,
+                &row.attempt,
+                rec.step.spec.allow_cross_origin,
+            ) {
+                Ok(target) => targets.push(target),
+                Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
+            }
+        }
+        Ok(targets)
+    }
+
     // -----------------------------------------------------------------------------------------
     // One item
     // -----------------------------------------------------------------------------------------
