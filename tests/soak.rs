@@ -1,7 +1,8 @@
 //! The crash soak: many steps across every scenario, delegated to four scripted agents that do
 //! not deduplicate, answer 503 before or after processing, drop streams and forget finished
-//! tasks, while `delegate`, `reconcile`, `follow`, `reply` and `compensate` child processes are
-//! SIGKILLed at random moments and run again until the journal is quiet. Then the invariants:
+//! tasks, while `delegate` (some with `--follow`), `reconcile` (some with `--follow-for`),
+//! `follow`, `reply` and `compensate` child processes are SIGKILLed at random moments and run
+//! again until the journal is quiet. Then the invariants:
 //!
 //! 1. exactly one remote task per journaled `messageId` (attempts and compensations; a `direct`
 //!    answer creates none and may be sent twice, as documented), none for a message never
@@ -272,7 +273,12 @@ impl Soak {
                     }
                     30..55 => {
                         let n = self.rng.random_range(1..=8);
-                        (format!("work:{n} step {i}"), by_agent, false)
+                        let mut args = by_agent;
+                        // Some are followed by the delegate itself.
+                        if self.rng.random_bool(0.3) {
+                            args.push("--follow".to_owned());
+                        }
+                        (format!("work:{n} step {i}"), args, false)
                     }
                     55..67 => ("ask".to_owned(), by_agent, i % 2 == 0),
                     67..75 => (format!("fail {i}"), by_skill, false),
@@ -509,7 +515,11 @@ impl Soak {
     /// The extra processes of a round: a pass, a follower, a reply, a compensation.
     fn extras(&mut self, rows: &[Row], may_kill: bool, runs: &mut Vec<Run>) {
         if self.rng.random_bool(0.6) {
-            let args = Self::args(&["reconcile", "--concurrency", "4", "--deadline", "30s"]);
+            let mut args = Self::args(&["reconcile", "--concurrency", "4", "--deadline", "30s"]);
+            // Some passes also follow what still runs.
+            if self.rng.random_bool(0.3) {
+                args.extend(Self::args(&["--follow-for", "1s"]));
+            }
             runs.push(self.start(Kind::Reconcile, &args, may_kill));
         }
         let running: Vec<&Row> = rows
