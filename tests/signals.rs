@@ -430,6 +430,56 @@ fn a_signal_during_follow_commits_every_event_and_frees_the_lease() {
     }
 }
 
+#[test]
+fn a_signal_during_reconcile_follow_for_commits_every_event_and_frees_the_lock() {
+    for case in SIGNALS {
+        let env = TestEnv::new();
+        let a = agent(fast());
+        let steps = ["w/a", "w/b", "w/c"];
+        for step in steps {
+            let out = env.run(["delegate", step, "--agent", &a.url(), "work:10000"]);
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+        }
+        // Following for two minutes: the signal comes long before.
+        let mut pass = Running::new(spawn(
+            &env,
+            &case.args(&["reconcile", "--follow-for", "2m"]),
+        ));
+        let chunks = || -> usize { steps.iter().map(|s| artifact_chunks(&env, s)).sum() };
+        if case.json {
+            pass.wait_for("ten events", |lines| {
+                lines.iter().filter(|v| v["type"] == "event").count() >= 10
+            });
+        } else {
+            wait_until("ten chunks", || chunks() >= 10);
+        }
+        pass.signal(case.sig);
+        let (status, err, lines) = pass.finish();
+        case.assert_signalled(status, &err);
+        // Every event shown was journaled first.
+        let journaled: Vec<Value> = steps
+            .iter()
+            .flat_map(|s| journaled_events(&env, s))
+            .collect();
+        for event in lines.iter().filter(|v| v["type"] == "event") {
+            assert!(
+                journaled.iter().any(|j| j["id"] == event["id"]),
+                "shown but not journaled: {event}"
+            );
+        }
+        assert_eq!(assert_consistent(&env.journal()), steps.len());
+        assert_lock_free(&env);
+        let seen = chunks();
+        // The next pass takes the lock at once; the tasks still run (exit 3).
+        let out = env.run(["reconcile", "--follow-for", "1s"]);
+        assert_eq!(code(&out), 3, "{}", stderr(&out));
+        assert!(chunks() >= seen);
+        let stats = a.stats();
+        assert_eq!(stats.tasks.len(), steps.len());
+        assert_eq!(stats.messages.len(), steps.len(), "following sends nothing");
+    }
+}
+
 /// The journaled events of a step (`inspect --events`).
 fn journaled_events(env: &TestEnv, step: &str) -> Vec<Value> {
     let out = env.run(["inspect", step, "--events", "--format", "json"]);
