@@ -15,7 +15,8 @@ use crate::paths;
 pub struct Context {
     /// The journal file (may not exist yet).
     pub journal_path: PathBuf,
-    /// Whether `--journal`/`A2A_RECOVER_JOURNAL` named it explicitly (`demo` cares).
+    /// Whether the `--journal` flag named it (`demo` keeps its journal only then, ignoring
+    /// `A2A_RECOVER_JOURNAL`); `lib::main` sets it from where the value came from.
     pub journal_explicit: bool,
     /// Where output goes.
     pub out: Printer,
@@ -64,7 +65,8 @@ impl Context {
             .hint("use at least 1024 bytes; the default is 16 MiB"));
         }
         if global.timeout.is_zero() {
-            return Err(CliError::usage("--timeout must be more than zero"));
+            return Err(CliError::usage("--timeout must be more than zero")
+                .hint("give a duration such as `--timeout 30s` (the default)"));
         }
         Ok(Self {
             journal_path,

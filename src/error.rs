@@ -87,6 +87,9 @@ pub fn classify(err: &anyhow::Error) -> Classified {
         } else if let Some(e) = cause.downcast_ref::<crate::a2a::A2aError>() {
             code.get_or_insert(e.exit_code());
             hints.extend(e.hint());
+        } else if let Some(e) = cause.downcast_ref::<crate::recovery::lock::LockError>() {
+            code.get_or_insert(exit::FAILURE);
+            hints.push(e.hint());
         } else if let Some(e) = cause.downcast_ref::<rusqlite::Error>() {
             code.get_or_insert(exit::FAILURE);
             if is_busy(e) {

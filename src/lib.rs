@@ -36,15 +36,23 @@ pub mod scripted_agent;
 use std::ffi::OsString;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory as _, FromArgMatches as _};
 
 use crate::cli::Cli;
 use crate::context::Context;
 
 /// Runs a2a-recover with these arguments and returns the process exit code.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches_from(args)
+        .and_then(|matches| {
+            Cli::from_arg_matches(&matches)
+                .map(|cli| (cli, matches))
+                .map_err(|e| e.format(&mut Cli::command()))
+        });
+    let (cli, matches) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() {
@@ -56,7 +64,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     };
     init_tracing(cli.global.verbose, cli.global.quiet);
     raise_malloc_trim_threshold();
-    let ctx = match Context::from_global(&cli.global) {
+    let mut ctx = match Context::from_global(&cli.global) {
         Ok(ctx) => ctx,
         Err(e) => {
             let err = anyhow::Error::new(e);
@@ -68,6 +76,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             return c.code;
         }
     };
+    // Only the flag names the demo's journal: it ignores A2A_RECOVER_JOURNAL (DESIGN.md §3).
+    ctx.journal_explicit = journal_flag_given(&matches);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -94,10 +104,26 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     }
 }
 
+/// Returns whether `--journal` was given on the command line (not taken from the environment),
+/// before or after the subcommand.
+fn journal_flag_given(matches: &ArgMatches) -> bool {
+    let mut m = matches;
+    loop {
+        if m.value_source("journal") == Some(ValueSource::CommandLine) {
+            return true;
+        }
+        match m.subcommand() {
+            Some((_, sub)) => m = sub,
+            None => return false,
+        }
+    }
+}
+
 /// Runs the command; SIGINT and SIGTERM drop it at its next await point.
 ///
-/// Dropping is safe: no journal transaction is ever held across an await, so every
-/// observation made so far is committed and nothing is half-written (DESIGN.md §3, 130/143).
+/// Dropping is safe: no journal transaction is ever held across an await, and a reconcile pass
+/// commits its group-committed observations when it is dropped, so every observation made so
+/// far is committed and nothing is half-written (DESIGN.md §3, 130/143).
 async fn run_until_signal(ctx: &Context, cli: &Cli) -> anyhow::Result<u8> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut int = signal(SignalKind::interrupt())?;

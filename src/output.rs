@@ -128,6 +128,54 @@ impl Printer {
     }
 }
 
+/// Starts a table: comfy-table borders on a terminal, a plain two-space layout when piped
+/// (which scripts and `grep` read more easily than box drawing).
+pub fn table(out: &Printer, header: Vec<&str>) -> comfy_table::Table {
+    use comfy_table::{ContentArrangement, Table, presets};
+    let mut table = Table::new();
+    if out.stdout_is_tty() {
+        table
+            .load_style(presets::UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic);
+    } else {
+        table
+            .load_style(presets::NOTHING)
+            .set_content_arrangement(ContentArrangement::Disabled);
+    }
+    table.set_header(header);
+    if !out.stdout_is_tty() {
+        // Plain layout: no leading space, two spaces between columns.
+        for column in table.column_iter_mut() {
+            column.set_padding((0, 2));
+        }
+    }
+    table
+}
+
+/// Renders a table, trimming the trailing spaces the plain layout leaves on each line.
+pub fn render_table(out: &Printer, table: &comfy_table::Table) -> String {
+    let text = table.to_string();
+    if out.stdout_is_tty() {
+        text
+    } else {
+        text.lines()
+            .map(str::trim_end)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Returns a short age for tables: `42s`, `5m`, `3h`, `2d`.
+pub fn age(now: chrono::DateTime<chrono::Utc>, then: chrono::DateTime<chrono::Utc>) -> String {
+    let secs = (now - then).num_seconds().max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
 /// Makes remote text inert for a terminal: escape sequences (CSI, OSC, …) are dropped, other
 /// control characters and bidi overrides are shown as visible `\u{…}` escapes.
 ///

@@ -576,15 +576,8 @@ fn usage_errors_journal_nothing() {
             "cannot read the plan",
         ),
         (
-            vec![
-                "delegate",
-                "w/s",
-                "--agent",
-                "http://127.0.0.1:9/",
-                "--follow",
-                "hi",
-            ],
-            "not supported yet",
+            vec!["delegate", "--plan", "trip.toml", "--follow"],
+            "--follow cannot be combined with --plan",
         ),
     ];
     for (args, needle) in cases {

@@ -102,3 +102,22 @@ fn inspect_and_a_re_run_on_recorded_work_write_nothing() {
         .collect();
     assert_eq!(events.len(), 3, "intent, endpoint, state: {events:?}");
 }
+
+#[test]
+fn a_broken_symlink_is_an_error_not_an_empty_journal() {
+    // An unmounted volume behind a link must not look like "nothing to do" to cron.
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.journal().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(env.path().join("unmounted/journal.sqlite3"), env.journal())
+        .unwrap();
+    for args in [vec!["inspect"], vec!["reconcile"], vec!["agents", "list"]] {
+        let out = env.run(&args);
+        assert_eq!(code(&out), 1, "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("broken symbolic link"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        assert!(stdout(&out).lines().all(|l| !l.contains("nothing to do")));
+    }
+}

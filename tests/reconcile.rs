@@ -632,9 +632,9 @@ fn exit_codes_0_3_and_4() {
         "{}",
         stderr(&out)
     );
-    let out = reconcile(&env, &["--follow-for", "1m"]);
+    let out = reconcile(&env, &["--dry-run", "--follow-for", "1m"]);
     assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("--follow-for is not supported yet"));
+    assert!(stderr(&out).contains("--dry-run cannot be combined with --follow-for"));
     // A resolved step no longer counts.
     let out = resolve(&env, "asking/s", "abandoned");
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));

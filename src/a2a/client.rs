@@ -9,7 +9,8 @@
 //! - The bearer credential is sent only when the request URL's origin is the card's origin,
 //!   unless the endpoint allows cross-origin; it is marked sensitive and never logged.
 //! - Unary calls are bounded by `timeout` as a whole (connect and full body). Streams get
-//!   `timeout` to connect, then `stream_idle_timeout` for the headers and between chunks, and
+//!   `timeout` to connect, then `stream_idle_timeout` for the headers and between complete
+//!   lines (bytes that never complete a line do not count: a trickle is silence), and
 //!   no overall limit.
 //! - Bodies are read chunk by chunk and refused at `max_response_size` (early from
 //!   `Content-Length`); for streams the cap is per event. Nothing past the cap is buffered.
@@ -27,7 +28,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::card::{AgentCardInfo, card_url_for, parse_card, parse_http_url, redact_url};
-use super::error::{A2aError, DecodeKind, RpcError, truncate_chars};
+use super::error::{A2aError, CARD_FETCH, DecodeKind, RpcError, truncate_chars};
 use super::normalize;
 use super::sse::{SseDecoder, SseError, SseEvent, push_capped};
 use super::types;
@@ -72,6 +73,8 @@ impl ClientConfig {
 pub struct Credential {
     var: String,
     header: HeaderValue,
+    /// The token itself, only to scrub it from what an agent echoes back.
+    token: Arc<str>,
 }
 
 impl Credential {
@@ -109,6 +112,7 @@ impl Credential {
         Ok(Self {
             var: var.to_owned(),
             header,
+            token: Arc::from(token),
         })
     }
 
@@ -215,10 +219,23 @@ struct Inner {
 }
 
 /// The operation being performed, for errors and logs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct Op {
     url: String,
     method: &'static str,
+    /// The token sent with the request: an agent that echoes it back (an error page quoting
+    /// the request headers, a task quoting them) must not get it into an error, a log line or
+    /// the journal, so every answer is scrubbed of it before it is read.
+    secret: Option<Arc<str>>,
+}
+
+impl fmt::Debug for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Op")
+            .field("url", &self.url)
+            .field("method", &self.method)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Op {
@@ -226,7 +243,49 @@ impl Op {
         Self {
             url: redact_url(url),
             method,
+            secret: None,
         }
+    }
+
+    /// An operation on an endpoint, scrubbing answers of the endpoint's credential.
+    fn on(ep: &Endpoint, method: &'static str) -> Self {
+        Self::new(&ep.url, method).with_secret(ep.credential.as_ref())
+    }
+
+    fn with_secret(mut self, credential: Option<&Credential>) -> Self {
+        self.secret = credential.map(|c| Arc::clone(&c.token));
+        self
+    }
+
+    /// Returns a body with every occurrence of the token replaced by `REDACTED`.
+    fn scrub<'b>(&self, body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
+        let Some(secret) = self.secret.as_deref().map(str::as_bytes) else {
+            return std::borrow::Cow::Borrowed(body);
+        };
+        if secret.is_empty() || !body.windows(secret.len()).any(|w| w == secret) {
+            return std::borrow::Cow::Borrowed(body);
+        }
+        let mut out = Vec::with_capacity(body.len());
+        let mut rest = body;
+        while !rest.is_empty() {
+            if rest.starts_with(secret) {
+                out.extend_from_slice(REDACTED.as_bytes());
+                rest = &rest[secret.len()..];
+            } else {
+                out.push(rest[0]);
+                rest = &rest[1..];
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
+    /// Replaces the token in every string and key of a parsed answer (it may have been
+    /// written with JSON escapes, which the byte scrub cannot see).
+    fn scrub_value(&self, value: &mut Value) {
+        let Some(secret) = self.secret.as_deref().filter(|s| !s.is_empty()) else {
+            return;
+        };
+        scrub_json(value, secret);
     }
 
     fn decode(&self, kind: DecodeKind, detail: impl Into<String>) -> A2aError {
@@ -353,7 +412,7 @@ impl A2aClient {
     ) -> Result<AgentCardInfo, A2aError> {
         let card_url = card_url_for(url)?;
         let parsed = parse_http_url(&card_url)?;
-        let op = Op::new(&card_url, "agent card fetch");
+        let op = Op::new(&card_url, CARD_FETCH).with_secret(credential);
         let mut req = self
             .inner
             .get
@@ -376,7 +435,7 @@ impl A2aClient {
         ep: &Endpoint,
         req: &types::SendMessageRequest,
     ) -> Result<Raw<types::SendMessageResponse>, A2aError> {
-        let op = Op::new(&ep.url, types::methods::SEND_MESSAGE);
+        let op = Op::on(ep, types::methods::SEND_MESSAGE);
         let result = self.call(ep, &op, to_params(req)?).await?;
         typed(&op, result, normalize::send_message_response)
     }
@@ -388,7 +447,7 @@ impl A2aClient {
         id: &str,
         history_length: Option<i32>,
     ) -> Result<Raw<types::Task>, A2aError> {
-        let op = Op::new(&ep.url, types::methods::GET_TASK);
+        let op = Op::on(ep, types::methods::GET_TASK);
         let params = to_params(&types::GetTaskRequest {
             id: id.to_owned(),
             history_length,
@@ -404,14 +463,14 @@ impl A2aClient {
         ep: &Endpoint,
         req: &types::ListTasksRequest,
     ) -> Result<ListTasksPage, A2aError> {
-        let op = Op::new(&ep.url, types::methods::LIST_TASKS);
+        let op = Op::on(ep, types::methods::LIST_TASKS);
         let result = self.call(ep, &op, to_params(req)?).await?;
         list_page(&op, result)
     }
 
     /// Sends `CancelTask`.
     pub async fn cancel_task(&self, ep: &Endpoint, id: &str) -> Result<Raw<types::Task>, A2aError> {
-        let op = Op::new(&ep.url, types::methods::CANCEL_TASK);
+        let op = Op::on(ep, types::methods::CANCEL_TASK);
         let result = self.call(ep, &op, json!({ "id": id })).await?;
         typed(&op, result, normalize::task)
     }
@@ -419,7 +478,7 @@ impl A2aClient {
     /// Sends `SubscribeToTask`; a plain JSON error answer (e.g. -32004 for a terminal task) is
     /// returned as `Err`.
     pub async fn subscribe(&self, ep: &Endpoint, id: &str) -> Result<EventStream, A2aError> {
-        let op = Op::new(&ep.url, types::methods::SUBSCRIBE_TO_TASK);
+        let op = Op::on(ep, types::methods::SUBSCRIBE_TO_TASK);
         self.stream(ep, op, json!({ "id": id })).await
     }
 
@@ -429,7 +488,7 @@ impl A2aClient {
         ep: &Endpoint,
         req: &types::SendMessageRequest,
     ) -> Result<EventStream, A2aError> {
-        let op = Op::new(&ep.url, types::methods::SEND_STREAMING_MESSAGE);
+        let op = Op::on(ep, types::methods::SEND_STREAMING_MESSAGE);
         self.stream(ep, op, to_params(req)?).await
     }
 
@@ -575,6 +634,8 @@ impl A2aClient {
                 op,
                 id,
                 idle,
+                heard: tokio::time::Instant::now(),
+                lines: 0,
                 limit: cfg.max_response_size,
                 done: false,
             }),
@@ -588,6 +649,8 @@ impl A2aClient {
                     op,
                     id,
                     idle,
+                    heard: tokio::time::Instant::now(),
+                    lines: 0,
                     limit: cfg.max_response_size,
                     done: false,
                 })
@@ -655,6 +718,11 @@ pub struct EventStream {
     op: Op,
     id: String,
     idle: Duration,
+    /// When the stream opened or last completed a line: the idle timeout counts from here, so
+    /// a stream trickling bytes that never complete a line is as silent as one sending nothing.
+    heard: tokio::time::Instant,
+    /// Lines the decoder had completed at `heard`.
+    lines: u64,
     limit: u64,
     resp: Option<Response>,
     decoder: SseDecoder,
@@ -697,7 +765,7 @@ impl EventStream {
                 self.done = true;
                 return None;
             };
-            match tokio::time::timeout(self.idle, resp.chunk()).await {
+            match tokio::time::timeout_at(self.heard + self.idle, resp.chunk()).await {
                 Err(_) => {
                     let e = A2aError::StreamIdle {
                         url: self.op.url.clone(),
@@ -722,7 +790,13 @@ impl EventStream {
                     self.resp = None;
                     return None;
                 }
-                Ok(Ok(Some(bytes))) => self.decoder.feed(&bytes),
+                Ok(Ok(Some(bytes))) => {
+                    self.decoder.feed(&bytes);
+                    if self.decoder.lines() != self.lines {
+                        self.lines = self.decoder.lines();
+                        self.heard = tokio::time::Instant::now();
+                    }
+                }
             }
         }
     }
@@ -761,18 +835,13 @@ fn stream_item(
     id: &str,
     event: &SseEvent,
 ) -> Result<Raw<types::StreamResponse>, A2aError> {
-    let value: Value = serde_json::from_str(&event.data).map_err(|e| {
-        op.decode(
-            DecodeKind::InvalidJson,
-            format!("{e}: {}", snippet(event.data.as_bytes())),
-        )
-    })?;
+    let value = decode_json(op, event.data.as_bytes())?;
     if event.event.as_deref() == Some("error") && value.get("error").is_none() {
         return Err(op.decode(
             DecodeKind::WrongShape,
             format!(
                 "an `error` event without a JSON-RPC error: {}",
-                snippet(event.data.as_bytes())
+                snippet(&op.scrub(event.data.as_bytes()))
             ),
         ));
     }
@@ -815,16 +884,41 @@ async fn read_body(
     Ok(buf)
 }
 
-/// Parses a body as JSON, telling invalid UTF-8 from invalid JSON.
+/// Parses a body as JSON, telling invalid UTF-8 from invalid JSON; the token sent is
+/// scrubbed from it first.
 fn decode_json(op: &Op, body: &[u8]) -> Result<Value, A2aError> {
-    if let Err(e) = std::str::from_utf8(body) {
+    let body = op.scrub(body);
+    if let Err(e) = std::str::from_utf8(&body) {
         return Err(op.decode(
             DecodeKind::InvalidUtf8,
             format!("invalid byte at offset {}", e.valid_up_to()),
         ));
     }
-    serde_json::from_slice(body)
-        .map_err(|e| op.decode(DecodeKind::InvalidJson, format!("{e}: {}", snippet(body))))
+    let mut value: Value = serde_json::from_slice(&body)
+        .map_err(|e| op.decode(DecodeKind::InvalidJson, format!("{e}: {}", snippet(&body))))?;
+    op.scrub_value(&mut value);
+    Ok(value)
+}
+
+/// What replaces a credential echoed back by an agent.
+const REDACTED: &str = "REDACTED";
+
+/// Replaces `secret` in every string and object key of a JSON value.
+fn scrub_json(value: &mut Value, secret: &str) {
+    match value {
+        Value::String(s) if s.contains(secret) => *s = s.replace(secret, REDACTED),
+        Value::Array(items) => items.iter_mut().for_each(|v| scrub_json(v, secret)),
+        Value::Object(map) => {
+            if map.keys().any(|k| k.contains(secret)) {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(k, v)| (k.replace(secret, REDACTED), v))
+                    .collect();
+            }
+            map.values_mut().for_each(|v| scrub_json(v, secret));
+        }
+        _ => {}
+    }
 }
 
 /// Checks a JSON-RPC response envelope and returns its `result`, or its error as `Err`.
@@ -886,8 +980,13 @@ fn parse_rpc_error(error: &Value) -> Option<RpcError> {
 
 /// Builds the error for a non-success HTTP status.
 fn http_error(op: &Op, status: StatusCode, headers: &HeaderMap, body: &[u8]) -> A2aError {
+    let body = &*op.scrub(body);
     let rpc = serde_json::from_slice::<Value>(body)
         .ok()
+        .map(|mut v| {
+            op.scrub_value(&mut v);
+            v
+        })
         .and_then(|v| v.get("error").and_then(parse_rpc_error))
         .map(Box::new);
     A2aError::Http {

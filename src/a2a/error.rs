@@ -16,6 +16,9 @@ use serde_json::Value;
 use crate::exit;
 use crate::output::inert;
 
+/// The operation name of fetching an Agent Card (the `method` of its errors).
+pub(crate) const CARD_FETCH: &str = "agent card fetch";
+
 /// What an error means for a request that might have changed remote state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
@@ -183,8 +186,12 @@ pub enum A2aError {
         /// The limit in bytes.
         limit: u64,
     },
-    /// A stream stayed silent longer than the idle timeout.
-    #[error("the {method} stream from `{url}` was silent for {}", fmt_duration(*after))]
+    /// A stream stayed silent longer than the idle timeout (bytes that never complete a line
+    /// count as silence).
+    #[error(
+        "the {method} stream from `{url}` was silent (no complete line) for {}",
+        fmt_duration(*after)
+    )]
     StreamIdle {
         /// The redacted URL.
         url: String,
@@ -356,9 +363,10 @@ impl A2aError {
             Self::InvalidUrl { .. } => "give an http:// or https:// URL without user:password@; \
                 pass credentials through --token-env VAR instead"
                 .to_owned(),
-            Self::Credential { var, .. } => {
-                format!("export `{var}` with the agent's bearer token, or drop --token-env")
-            }
+            Self::Credential { var, .. } => format!(
+                "export `{var}` with the agent's bearer token: the journal keeps only this \
+                 variable's name, and every command that talks to the agent reads it"
+            ),
             Self::Client { .. } => return None,
             Self::Connect { .. } => "check that the agent is running and reachable at that \
                 address; nothing was sent, so running again later is safe"
@@ -370,6 +378,18 @@ impl A2aError {
                 "the connection broke; run again later (recovery looks before it resends)"
                     .to_owned()
             }
+            Self::Http {
+                status: 404 | 405,
+                method: CARD_FETCH,
+                ..
+            } => "no Agent Card at that address: check the agent URL (give its base URL, whose \
+                card is at /.well-known/agent-card.json, or the card's own URL)"
+                .to_owned(),
+            Self::Decode {
+                method: CARD_FETCH, ..
+            } => "what that address serves is not an A2A v1.0 Agent Card; check that the URL \
+                points at an A2A v1.0 agent (its card is at /.well-known/agent-card.json)"
+                .to_owned(),
             Self::Http { status, .. } => match status {
                 401 | 403 => "the agent refused the credentials; check the token in the \
                     variable named by --token-env (sent only to the card's origin unless \

@@ -43,6 +43,8 @@ pub(crate) struct SseDecoder {
     after_cr: bool,
     first_line: bool,
     failed: bool,
+    /// Lines completed so far (comments included): the stream's progress.
+    lines: u64,
     ready: VecDeque<Result<SseEvent, SseError>>,
 }
 
@@ -58,6 +60,7 @@ impl SseDecoder {
             after_cr: false,
             first_line: true,
             failed: false,
+            lines: 0,
             ready: VecDeque::new(),
         }
     }
@@ -94,6 +97,11 @@ impl SseDecoder {
         self.ready.pop_front()
     }
 
+    /// Returns how many lines were completed so far, comments and blank lines included.
+    pub(crate) fn lines(&self) -> u64 {
+        self.lines
+    }
+
     /// Returns whether an event was started but not finished (a cut stream at EOF).
     pub(crate) fn is_mid_event(&self) -> bool {
         !self.failed && (!self.line.is_empty() || self.has_data)
@@ -118,6 +126,7 @@ impl SseDecoder {
     }
 
     fn end_line(&mut self) {
+        self.lines += 1;
         let mut line = std::mem::take(&mut self.line);
         let mut body: &[u8] = &line;
         if self.first_line {
@@ -231,6 +240,22 @@ mod tests {
     fn events_without_data_are_not_dispatched_and_reset_the_name() {
         let input = b"event: error\n\ndata: x\n\n";
         assert_eq!(decode_all(&[input], 1024), vec![ev(None, "x")]);
+    }
+
+    #[test]
+    fn only_complete_lines_count_as_progress() {
+        let mut d = SseDecoder::new(1024);
+        for byte in b"data: {\"json" {
+            d.feed(&[*byte]);
+        }
+        assert_eq!(
+            d.lines(),
+            0,
+            "a trickle that never ends a line is no progress"
+        );
+        d.feed(b"rpc\"}\r");
+        d.feed(b"\n: ping\n\n");
+        assert_eq!(d.lines(), 3);
     }
 
     #[test]

@@ -17,7 +17,6 @@
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use clap::{Args, Subcommand};
-use comfy_table::{ContentArrangement, Table, presets};
 use serde_json::{Value, json};
 
 use crate::a2a::{
@@ -85,7 +84,7 @@ fn shown(card_url: &str) -> String {
 
 /// Opens the journal only if it exists (reads must not create one).
 fn existing_journal(ctx: &Context) -> anyhow::Result<Option<Journal>> {
-    if ctx.journal_path.exists() {
+    if journal::exists(&ctx.journal_path) {
         journal::open_for_command(ctx).map(Some)
     } else {
         Ok(None)
@@ -129,8 +128,9 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
     let given = match token_env {
         None => None,
         Some(var) => Some(Credential::from_env(var).map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::usage(format!("--token-env: {e}")).hint(hint)
+            CliError::usage(format!("--token-env: {e}")).hint(format!(
+                "export `{var}` with the agent's bearer token, or drop --token-env"
+            ))
         })?),
     };
     let journal = existing_journal(ctx)?;
@@ -262,8 +262,8 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
         return Ok(exit::OK);
     }
     let now = ctx.display_clock.now();
-    let mut table = new_table(
-        ctx,
+    let mut table = crate::output::table(
+        &ctx.out,
         vec![
             "#",
             "NAME",
@@ -289,12 +289,14 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
                 Some(false) => "refused",
             }
             .to_owned(),
-            agent
-                .fetched_at
-                .map_or_else(|| "-".to_owned(), |t| format!("{} ago", age(now, t))),
+            agent.fetched_at.map_or_else(
+                || "-".to_owned(),
+                |t| format!("{} ago", crate::output::age(now, t)),
+            ),
         ]);
     }
-    ctx.out.line(&render(ctx, &table))?;
+    ctx.out
+        .line(&crate::output::render_table(&ctx.out, &table))?;
     Ok(exit::OK)
 }
 
@@ -400,51 +402,6 @@ fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
         "registeredAt": registered_at.map(rfc3339),
         "fetchedAt": agent.fetched_at.map(rfc3339),
     })
-}
-
-/// Returns a short age: `42s`, `5m`, `3h`, `2d`.
-fn age(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
-    let secs = (now - then).num_seconds().max(0);
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86_400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    }
-}
-
-/// A table: comfy-table borders on a terminal, a plain two-space layout when piped.
-fn new_table(ctx: &Context, header: Vec<&str>) -> Table {
-    let mut table = Table::new();
-    if ctx.out.stdout_is_tty() {
-        table
-            .load_style(presets::UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic);
-    } else {
-        table
-            .load_style(presets::NOTHING)
-            .set_content_arrangement(ContentArrangement::Disabled);
-    }
-    table.set_header(header);
-    if !ctx.out.stdout_is_tty() {
-        for column in table.column_iter_mut() {
-            column.set_padding((0, 2));
-        }
-    }
-    table
-}
-
-/// Renders a table, trimming the trailing spaces of the plain layout.
-fn render(ctx: &Context, table: &Table) -> String {
-    let text = table.to_string();
-    if ctx.out.stdout_is_tty() {
-        text
-    } else {
-        text.lines()
-            .map(str::trim_end)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
 }
 
 #[cfg(test)]

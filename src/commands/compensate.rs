@@ -51,7 +51,9 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         .hint("give a workflow name such as `trip-42` (no `/`)")
     })?;
     if args.command_timeout.is_zero() {
-        return Err(CliError::usage("--command-timeout must be more than zero").into());
+        return Err(CliError::usage("--command-timeout must be more than zero")
+            .hint("give a duration such as `--command-timeout 60s` (the default)")
+            .into());
     }
     let unknown = || {
         CliError::usage(format!("unknown workflow `{}`", inert(&args.workflow)))

@@ -21,6 +21,13 @@
 //! Remote text is made inert before it reaches a terminal. Steps 3 to 5 are the shared send path
 //! (`recovery::send`), which claims the attempt's lease first, so a `reconcile` or another
 //! `delegate` working on the same step at once never sends it twice.
+//!
+//! `--follow`: once the send is journaled and the step has a task, it is followed as `follow`
+//! does (`commands::follow::follow_step`: events journaled before shown, the same output), and
+//! the exit code is then `follow`'s: 0 terminal, 4 a question or LOST, 3 still running or
+//! reconnects spent. A step without a task (REPLIED, REFUSED, UNCERTAIN, a send whose outcome is
+//! unknown) is not followed and keeps the delegation's exit code. `--plan` with `--follow` is a
+//! usage error (follow each step with `follow`, or let `reconcile --follow-for` follow them all).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,6 +42,7 @@ use crate::a2a::{
 };
 use crate::cli::parse_duration;
 use crate::clock::rfc3339;
+use crate::commands::follow::{Followed, follow_step};
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -44,6 +52,7 @@ use crate::journal::{
     StepName, StepSpec, Target,
 };
 use crate::output::{BrokenPipe, inert};
+use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
 use crate::recovery::plan;
 use crate::recovery::send::{self, Mode, Outgoing, Sender, Sent, Stage};
@@ -122,17 +131,8 @@ struct Request {
     clock_skew: Duration,
 }
 
-fn not_yet(flag: &str) -> CliError {
-    CliError::usage(format!("`{flag}` is not supported yet"))
-        .hint("delegate one step with --agent URL for now; see the roadmap in DESIGN.md")
-}
-
 /// Validates the flags; nothing is journaled when this fails.
 fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
-    let unsupported = [("--follow", args.follow)];
-    if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
-        return Err(not_yet(flag));
-    }
     let (Some(step), Some(text)) = (&args.step, &args.text) else {
         return Err(CliError::usage("a STEP and a TEXT are required"));
     };
@@ -181,8 +181,9 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
     let credential = match &args.token_env {
         None => None,
         Some(var) => Some(Credential::from_env(var).map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::usage(format!("--token-env: {e}")).hint(hint)
+            CliError::usage(format!("--token-env: {e}")).hint(format!(
+                "export `{var}` with the agent's bearer token, or drop --token-env"
+            ))
         })?),
     };
     let mut spec = StepSpec {
@@ -348,15 +349,51 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         outcomes: BTreeMap::new(),
     };
     let code = d.delegate().await?;
+    let followed = if args.follow {
+        follow_after(ctx, &journal, &client, &req.spec.name).await?
+    } else {
+        None
+    };
+    let code = followed.as_ref().map_or(code, |f| f.code);
     if ctx.out.is_json() {
-        ctx.out.record(&json!({
+        let mut record = json!({
             "type": "summary",
             "command": "delegate",
             "outcomes": d.outcomes,
             "exitCode": code,
-        }))?;
+        });
+        if let Some(Value::Object(mut f)) = followed.map(|f| f.record) {
+            f.remove("type");
+            f.remove("command");
+            record["follow"] = Value::Object(f);
+        }
+        ctx.out.record(&record)?;
+    } else if let Some(f) = followed {
+        ctx.out.line(&f.line)?;
     }
     Ok(code)
+}
+
+/// `--follow`: once the send is journaled, follows the step's task as `follow` does (its
+/// events shown as they are journaled) and returns what that came to; `None` when the step
+/// has no task to follow (a direct reply, a refusal, a send whose outcome is unknown), whose
+/// exit code stays the delegation's.
+async fn follow_after(
+    ctx: &Context,
+    journal: &Journal,
+    client: &A2aClient,
+    name: &StepName,
+) -> anyhow::Result<Option<Followed>> {
+    let Some(record) = journal.step(name)? else {
+        return Ok(None);
+    };
+    if !record.latest().is_some_and(|a| a.state.has_task()) {
+        return Ok(None);
+    }
+    let opts = FollowOptions::for_idle_timeout(ctx.stream_idle_timeout());
+    Ok(Some(
+        follow_step(ctx, journal, client, &record, &opts).await?,
+    ))
 }
 
 /// One delegation in progress.
@@ -641,11 +678,17 @@ impl Delegation<'_> {
                     "error",
                     &json!({"error": error.summary()}),
                 )?;
-                let code = error.exit_code();
+                // An unusable card is the agent answering garbage this pass: nothing was sent
+                // and the attempt stays INTENT, so "run again later" (exit 3), as `reconcile`
+                // says of the same card. (Only `agents add` exits 1 on an invalid card.)
+                let code = match error.exit_code() {
+                    exit::FAILURE => exit::WORK_REMAINS,
+                    code => code,
+                };
                 self.report(error);
                 let line = format!(
-                    "{step} stays INTENT: the agent card could not be read; nothing was sent. \
-                     Run the same command again later."
+                    "{step} stays INTENT: the agent card could not be read; nothing was sent. {}",
+                    again(code)
                 );
                 self.finish("INTENT", &line, code)
             }
@@ -663,8 +706,8 @@ impl Delegation<'_> {
                 let code = error.exit_code();
                 self.report(error);
                 let line = format!(
-                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. \
-                     Run the same command again later."
+                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. {}",
+                    again(code)
                 );
                 self.finish("INTENT", &line, code)
             }
@@ -689,8 +732,7 @@ impl Delegation<'_> {
                 )?;
                 let code = error.exit_code();
                 self.report(error);
-                let line =
-                    format!("{step} stays INTENT: {what}. Run the same command again later.");
+                let line = format!("{step} stays INTENT: {what}. {}", again(code));
                 self.finish("INTENT", &line, code)
             }
             Sent::Refused(attempt, error) => {
@@ -730,6 +772,16 @@ impl Delegation<'_> {
                 self.finish("REPLIED", &line, exit::OK)
             }
         }
+    }
+}
+
+/// What to do after a failed card fetch, look or send: wait for a transient problem (exit 3),
+/// fix any other first (the error and its hint are on stderr).
+fn again(code: u8) -> &'static str {
+    if code == exit::WORK_REMAINS {
+        "Run the same command again later."
+    } else {
+        "Fix what the error says, then run the same command again."
     }
 }
 

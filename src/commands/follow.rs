@@ -17,7 +17,8 @@
 //! the reconnects; otherwise state changes and reconnects are status lines on stderr. The final
 //! line goes to stdout. Remote text (task ids, questions, errors) is made inert.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -79,19 +80,60 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
     }
     let journal = journal::open_for_command(ctx)?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
+    let client = A2aClient::new(ClientConfig::from_context(ctx))
+        .context("failed to set up the HTTP client")?;
+    ctx.out.begin("follow")?;
+    let opts = FollowOptions {
+        max_reconnects: args.max_reconnects,
+        deadline: args.until.map(|d| started + d),
+        ..FollowOptions::for_idle_timeout(ctx.stream_idle_timeout())
+    };
+    let followed = follow_step(ctx, &journal, &client, &record, &opts).await?;
+    if ctx.out.is_json() {
+        let mut record = followed.record;
+        record["exitCode"] = json!(followed.code);
+        ctx.out.record(&record)?;
+    } else {
+        ctx.out.line(&followed.line)?;
+    }
+    Ok(followed.code)
+}
+
+/// What following one step came to.
+#[derive(Debug)]
+pub(crate) struct Followed {
+    /// The exit code of DESIGN.md §3 `follow`.
+    pub(crate) code: u8,
+    /// The final human line (for stdout).
+    pub(crate) line: String,
+    /// The JSON `summary` record of `follow`, without `exitCode`.
+    pub(crate) record: Value,
+}
+
+/// Follows a step's latest attempt as `follow` does (an `INTENT` is looked for first), showing
+/// its events as they are journaled: `event` records with `--format json`, a spinner or status
+/// lines otherwise.
+///
+/// The caller prints `begin` before and the result ([`Followed`]) after; `delegate --follow`
+/// calls it once the send is journaled.
+pub(crate) async fn follow_step(
+    ctx: &Context,
+    journal: &Journal,
+    client: &A2aClient,
+    record: &StepRecord,
+    opts: &FollowOptions,
+) -> anyhow::Result<Followed> {
+    let name = record.step.spec.name.clone();
     let attempt = record
         .latest()
         .cloned()
         .with_context(|| format!("step `{name}` has no attempt"))?;
-    let client = A2aClient::new(ClientConfig::from_context(ctx))
-        .context("failed to set up the HTTP client")?;
-    ctx.out.begin("follow")?;
     let last_event = journal.events_of_step(&name)?.last().map_or(0, |e| e.id);
     let mut show = Show {
         ctx,
-        journal: &journal,
-        name: name.clone(),
-        last_event,
+        journal,
+        name,
+        events: EventTail::after(last_event),
         spinner: None,
         attempt: None,
         state: attempt.state,
@@ -99,31 +141,23 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
         artifacts: None,
         broken: None,
     };
-    let opts = FollowOptions {
-        max_reconnects: args.max_reconnects,
-        deadline: args.until.map(|d| started + d),
-        ..FollowOptions::for_idle_timeout(ctx.stream_idle_timeout())
-    };
     let step = Step {
-        record: &record,
-        client: &client,
-        opts: &opts,
+        record,
+        client,
+        opts,
     };
     let result = step.follow(&mut show, attempt).await;
     show.finish_spinner();
     let (code, summary) = result?;
-    show.flush_events()?;
+    show.flush_events(None)?;
     if let Some(e) = show.broken {
         return Err(e.into());
     }
-    if ctx.out.is_json() {
-        let mut record = summary.record;
-        record["exitCode"] = json!(code);
-        ctx.out.record(&record)?;
-    } else {
-        ctx.out.line(&summary.line)?;
-    }
-    Ok(code)
+    Ok(Followed {
+        code,
+        line: summary.line,
+        record: summary.record,
+    })
 }
 
 /// What the command says at the end.
@@ -253,7 +287,7 @@ impl Step<'_> {
                     .context("the found task has no id")?;
                 show.journal
                     .apply_task(attempt.id, &view, Source::ListTasks)?;
-                show.flush_events()?;
+                show.flush_events(None)?;
                 let now = show.journal.attempt(attempt.id)?;
                 show.status(&format!(
                     "found {step} on its agent as task {} ({}); following it.",
@@ -407,6 +441,18 @@ impl Step<'_> {
                 ),
             ),
         };
+        // A failure ended it (over the size cap, a refusal) or kept it from reading (reconnects
+        // spent on errors): say what went wrong and what to do on stderr, as other commands do.
+        if let (FollowEnd::Failed { .. } | FollowEnd::ReconnectsSpent, Some(error)) =
+            (&o.end, &last_error)
+        {
+            if matches!(o.end, FollowEnd::Failed { .. }) {
+                show.status(&format!("{step}: could not read it: {error}"));
+            }
+            if let Some(hint) = &o.last_hint {
+                show.status(&format!("hint: {}", inert(hint)));
+            }
+        }
         let extra = json!({
             "reconnects": o.reconnects,
             "polls": o.polls,
@@ -415,6 +461,7 @@ impl Step<'_> {
             "artifacts": artifacts,
             "pendingQuestion": a.question_text(),
             "lastError": o.last_error,
+            "hint": o.last_hint,
             "agent": a.agent_url.as_deref().map(redact_url),
         });
         (o.exit_code(), self.summary(a, end, line, &extra))
@@ -443,8 +490,8 @@ struct Show<'a> {
     ctx: &'a Context,
     journal: &'a Journal,
     name: StepName,
-    /// The id of the last event printed (or present before the command started).
-    last_event: i64,
+    /// The step's events printed so far, and those read but not yet shown.
+    events: EventTail,
     spinner: Option<ProgressBar>,
     /// The attempt followed, once known.
     attempt: Option<AttemptId>,
@@ -520,7 +567,15 @@ impl Show<'_> {
 
     /// Called by the engine after each commit.
     fn progress(&mut self, p: &Progress) {
-        if let Err(e) = self.flush_events() {
+        // Events are shown up to the one this observation appended: later ones of the same
+        // group commit are shown with their own observation. A wait shows every failure.
+        let upto = match p {
+            Progress::Observed { event, .. } => *event,
+            Progress::Waiting { .. } => Some(i64::MAX),
+        };
+        if let Some(upto) = upto
+            && let Err(e) = self.flush_events(Some(upto))
+        {
             self.broken.get_or_insert(e);
         }
         match p {
@@ -560,18 +615,62 @@ impl Show<'_> {
         self.update_spinner();
     }
 
-    /// Prints the step's events journaled since the last call (JSON Lines only).
-    fn flush_events(&mut self) -> Result<(), BrokenPipe> {
+    /// Prints the step's events journaled since the last call, up to the event id `upto`
+    /// (all of them for `None`), as JSON Lines.
+    fn flush_events(&mut self, upto: Option<i64>) -> Result<(), BrokenPipe> {
         if !self.ctx.out.is_json() {
             return Ok(());
         }
-        let Ok(events) = self.journal.events_of_step(&self.name) else {
-            return Ok(());
-        };
-        let after = self.last_event;
-        for e in events.iter().filter(|e| e.id > after) {
-            self.ctx.out.record(&event_record(e))?;
-            self.last_event = e.id;
+        self.events
+            .print(self.ctx, self.journal, &self.name, upto.unwrap_or(i64::MAX))
+    }
+}
+
+/// A step's journal events as they are printed: how far they were read, and those read from
+/// the journal but not shown yet.
+///
+/// Observations committed together are shown one by one: the first reads the step's events
+/// once, and the others print from what it read, so a long stream costs one read per commit,
+/// not one per event.
+#[derive(Debug, Default)]
+struct EventTail {
+    /// The highest id read so far (or present before the command started).
+    read: i64,
+    /// Read, not yet printed, oldest first.
+    waiting: VecDeque<Event>,
+}
+
+impl EventTail {
+    fn after(id: i64) -> Self {
+        Self {
+            read: id,
+            waiting: VecDeque::new(),
+        }
+    }
+
+    /// Prints the events with ids up to `upto`, reading the journal only when they are not
+    /// already read (`i64::MAX`: read again and print all).
+    fn print(
+        &mut self,
+        ctx: &Context,
+        journal: &Journal,
+        step: &StepName,
+        upto: i64,
+    ) -> Result<(), BrokenPipe> {
+        if upto > self.read
+            && let Ok(events) = journal.events_of_step(step)
+        {
+            let after = self.read;
+            for e in events.into_iter().filter(|e| e.id > after) {
+                self.read = e.id;
+                self.waiting.push_back(e);
+            }
+        }
+        while let Some(e) = self.waiting.front()
+            && e.id <= upto
+        {
+            ctx.out.record(&event_record(e))?;
+            self.waiting.pop_front();
         }
         Ok(())
     }
@@ -591,4 +690,101 @@ fn event_record(e: &Event) -> Value {
         "to": e.to,
         "detail": e.detail,
     })
+}
+
+/// Shows what many follows at once journal (`reconcile --follow-for`): with `--format json`,
+/// each journaled change as an `event` record, as `follow` prints them, once it is committed;
+/// on a terminal, a bar counting the tasks that stopped.
+pub(crate) struct ShowMany<'a> {
+    ctx: &'a Context,
+    journal: &'a Journal,
+    /// The events printed and waiting, per step (JSON only).
+    tails: RefCell<HashMap<String, EventTail>>,
+    bar: Option<ProgressBar>,
+    /// A broken stdout seen inside the observer (reported by [`ShowMany::finish`]).
+    broken: RefCell<Option<BrokenPipe>>,
+}
+
+impl<'a> ShowMany<'a> {
+    /// Prepares to show the follows of `targets` (only events journaled from now on).
+    pub(crate) fn new(
+        ctx: &'a Context,
+        journal: &'a Journal,
+        targets: &[FollowTarget],
+    ) -> anyhow::Result<Self> {
+        let mut tails = HashMap::new();
+        if ctx.out.is_json() {
+            for t in targets {
+                let id = journal.events_of_step(&t.step)?.last().map_or(0, |e| e.id);
+                tails.insert(t.step.to_string(), EventTail::after(id));
+            }
+        }
+        let bar = ctx.out.progress_allowed().then(|| {
+            let bar = ProgressBar::with_draw_target(
+                Some(targets.len() as u64),
+                ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) =
+                ProgressStyle::with_template("{spinner} following {pos}/{len} stopped {wide_bar}")
+            {
+                bar.set_style(style);
+            }
+            bar
+        });
+        Ok(Self {
+            ctx,
+            journal,
+            tails: RefCell::new(tails),
+            bar,
+            broken: RefCell::new(None),
+        })
+    }
+
+    /// The observer of `follow_many`: prints the events committed for the target's step.
+    pub(crate) fn observe(&self, target: &FollowTarget, p: &Progress) {
+        let upto = match p {
+            Progress::Observed { event, state, .. } => {
+                let stops = state.is_finished()
+                    || matches!(
+                        state,
+                        AttemptState::InputRequired | AttemptState::AuthRequired
+                    );
+                if stops && let Some(bar) = &self.bar {
+                    bar.inc(1);
+                }
+                *event
+            }
+            Progress::Waiting { .. } => Some(i64::MAX),
+        };
+        if let Some(upto) = upto
+            && let Err(e) = self.print(&target.step, upto)
+        {
+            self.broken.borrow_mut().get_or_insert(e);
+        }
+    }
+
+    /// Prints the rest of every step's events, clears the bar, and reports a broken stdout.
+    pub(crate) fn finish(self, targets: &[FollowTarget]) -> Result<(), BrokenPipe> {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        if let Some(e) = self.broken.take() {
+            return Err(e);
+        }
+        for t in targets {
+            self.print(&t.step, i64::MAX)?;
+        }
+        Ok(())
+    }
+
+    fn print(&self, step: &StepName, upto: i64) -> Result<(), BrokenPipe> {
+        if !self.ctx.out.is_json() {
+            return Ok(());
+        }
+        self.tails
+            .borrow_mut()
+            .entry(step.to_string())
+            .or_default()
+            .print(self.ctx, self.journal, step, upto)
+    }
 }

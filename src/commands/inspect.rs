@@ -15,7 +15,6 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use clap::Args;
-use comfy_table::{ContentArrangement, Table, presets};
 use serde_json::{Value, json};
 
 use crate::clock::rfc3339;
@@ -104,7 +103,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         None => Some(DEFAULT_TABLE_LIMIT),
     };
     ctx.out.begin("inspect")?;
-    if !ctx.journal_path.exists() {
+    if !journal::exists(&ctx.journal_path) {
         return Ok(exit::OK);
     }
     let journal = journal::open_for_reading(ctx)?;
@@ -222,17 +221,6 @@ fn truncate(s: &str, max: usize) -> String {
     }
 }
 
-/// Returns a short age: `42s`, `5m`, `3h`, `2d`.
-fn age(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
-    let secs = (now - then).num_seconds().max(0);
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86_400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    }
-}
-
 /// Shows an agent's card URL as its base URL.
 fn agent_cell(card_url: Option<&str>) -> String {
     let Some(url) = card_url else {
@@ -242,40 +230,6 @@ fn agent_cell(card_url: Option<&str>) -> String {
         .strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
         .map_or_else(|| url.to_owned(), |b| format!("{b}/"));
     inert(&crate::a2a::redact_url(&base))
-}
-
-fn new_table(ctx: &Context, header: Vec<&str>) -> Table {
-    let mut table = Table::new();
-    if ctx.out.stdout_is_tty() {
-        table
-            .load_style(presets::UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic);
-    } else {
-        table
-            .load_style(presets::NOTHING)
-            .set_content_arrangement(ContentArrangement::Disabled);
-    }
-    table.set_header(header);
-    if !ctx.out.stdout_is_tty() {
-        // Plain layout: no leading space, two spaces between columns.
-        for column in table.column_iter_mut() {
-            column.set_padding((0, 2));
-        }
-    }
-    table
-}
-
-/// Trims the trailing spaces the borderless layout leaves on each line.
-fn render(ctx: &Context, table: &Table) -> String {
-    let text = table.to_string();
-    if ctx.out.stdout_is_tty() {
-        text
-    } else {
-        text.lines()
-            .map(str::trim_end)
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
 }
 
 fn attempts_table(
@@ -302,7 +256,7 @@ fn attempts_table(
     if pending {
         header.push("TO ANSWER");
     }
-    let mut table = new_table(ctx, header);
+    let mut table = crate::output::table(&ctx.out, header);
     for row in rows {
         let a = &row.attempt;
         let mut cells = vec![
@@ -312,7 +266,7 @@ fn attempts_table(
             agent_cell(a.agent_url.as_deref()),
             a.state.as_str().to_owned(),
             a.task_id.as_deref().map_or_else(|| "-".to_owned(), inert),
-            age(now, a.updated_at),
+            crate::output::age(now, a.updated_at),
             a.effect.map_or("-", |e| e.as_str()).to_owned(),
             inert(&truncate(&outcome(row), OUTCOME_CHARS)),
         ];
@@ -325,11 +279,14 @@ fn attempts_table(
         }
         table.add_row(cells);
     }
-    render(ctx, &table)
+    crate::output::render_table(&ctx.out, &table)
 }
 
 fn events_table(ctx: &Context, events: &[Event], now: DateTime<Utc>) -> String {
-    let mut table = new_table(ctx, vec!["AGE", "ATTEMPT", "EVENT", "FROM", "TO", "DETAIL"]);
+    let mut table = crate::output::table(
+        &ctx.out,
+        vec!["AGE", "ATTEMPT", "EVENT", "FROM", "TO", "DETAIL"],
+    );
     for e in events {
         let detail = e
             .detail
@@ -337,7 +294,7 @@ fn events_table(ctx: &Context, events: &[Event], now: DateTime<Utc>) -> String {
             .map(|d| truncate(&d.to_string(), OUTCOME_CHARS))
             .unwrap_or_default();
         table.add_row(vec![
-            age(now, e.at),
+            crate::output::age(now, e.at),
             e.attempt.map_or_else(|| "-".to_owned(), |n| n.to_string()),
             e.kind.clone(),
             e.from.clone().unwrap_or_default(),
@@ -345,7 +302,7 @@ fn events_table(ctx: &Context, events: &[Event], now: DateTime<Utc>) -> String {
             inert(&detail),
         ]);
     }
-    render(ctx, &table)
+    crate::output::render_table(&ctx.out, &table)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -525,10 +482,16 @@ mod tests {
     #[test]
     fn ages_are_short() {
         let t: DateTime<Utc> = "2026-11-30T01:00:00Z".parse().unwrap();
-        assert_eq!(age(t + chrono::Duration::seconds(42), t), "42s");
-        assert_eq!(age(t + chrono::Duration::minutes(5), t), "5m");
-        assert_eq!(age(t + chrono::Duration::hours(3), t), "3h");
-        assert_eq!(age(t + chrono::Duration::days(2), t), "2d");
-        assert_eq!(age(t, t + chrono::Duration::days(2)), "0s");
+        assert_eq!(
+            crate::output::age(t + chrono::Duration::seconds(42), t),
+            "42s"
+        );
+        assert_eq!(
+            crate::output::age(t + chrono::Duration::minutes(5), t),
+            "5m"
+        );
+        assert_eq!(crate::output::age(t + chrono::Duration::hours(3), t), "3h");
+        assert_eq!(crate::output::age(t + chrono::Duration::days(2), t), "2d");
+        assert_eq!(crate::output::age(t, t + chrono::Duration::days(2)), "0s");
     }
 }

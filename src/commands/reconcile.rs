@@ -5,7 +5,19 @@
 //! (exit 2); run the pass (`recovery::Pass`), printing `action` records (JSON) or the lines a
 //! human must act on, then a `summary`. A `--dry-run` takes no lock and opens the journal
 //! read-only: it reads agents but writes and sends nothing.
+//!
+//! `--follow-for DURATION` (DESIGN.md §4 bucket 2, "reattach"): after the pass, every attempt
+//! still running is followed, all at once in this process (`follow_many`, up to
+//! `FOLLOW_STREAMS` streams; one group commit for all of them), until each stops by itself or
+//! the duration passes, printing each journaled change as an `event` record (JSON). Then a
+//! second ordinary pass runs, under the same lock: rather than a second copy of the decisions,
+//! it is the pass itself that verifies a COMPLETED step's effect, re-delegates a FAILED one,
+//! reports a question, and reads a task still running once more (exit 3). Its summary is the
+//! command's, with a `followed` object; anything the first pass found for a human keeps exit
+//! 4. `--dry-run --follow-for` is a usage error: following journals every event.
 
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -15,11 +27,13 @@ use serde_json::json;
 use crate::a2a::{A2aClient, ClientConfig};
 use crate::cli::parse_duration;
 use crate::clock::rfc3339;
+use crate::commands::follow::ShowMany;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{self, Journal, check_name_part};
 use crate::output::inert;
+use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
 use crate::recovery::lock::{self, LockError};
 use crate::recovery::{Action, Pass, PassConfig, Summary, send};
 
@@ -53,11 +67,14 @@ pub struct ReconcileArgs {
 }
 
 fn validate(args: &ReconcileArgs) -> Result<(), CliError> {
-    if args.follow_for.is_some() {
-        return Err(CliError::usage("--follow-for is not supported yet").hint(
-            "run `a2a-recover follow STEP` for a task you want to watch; reconcile reads each \
-             task once per pass",
-        ));
+    if args.dry_run && args.follow_for.is_some() {
+        return Err(
+            CliError::usage("--dry-run cannot be combined with --follow-for").hint(
+                "a dry run changes nothing, and following journals every event: preview with \
+                 `a2a-recover reconcile --dry-run`, then follow with `a2a-recover reconcile \
+                 --follow-for DURATION`",
+            ),
+        );
     }
     for w in &args.workflows {
         if let Err(reason) = check_name_part(w) {
@@ -78,13 +95,13 @@ fn unknown_workflow(name: &str) -> CliError {
 /// Runs `reconcile`.
 pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u8> {
     validate(args)?;
-    if !ctx.journal_path.exists() {
+    if !journal::exists(&ctx.journal_path) {
         // No journal: nothing was ever delegated. Create nothing.
         if let Some(w) = args.workflows.first() {
             return Err(unknown_workflow(w).into());
         }
         ctx.out.begin("reconcile")?;
-        return finish(ctx, args, &Summary::default());
+        return finish(ctx, args, &Summary::default(), None);
     }
     let (_lock, journal) = if args.dry_run {
         let j = Journal::open_read_only(&ctx.journal_path, ctx.timeout).with_context(|| {
@@ -121,20 +138,62 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
     let client = A2aClient::new(ClientConfig::from_context(ctx))
         .context("failed to set up the HTTP client")?;
     ctx.out.begin("reconcile")?;
-    let pass = Pass::new(
-        &journal,
-        &client,
-        ctx.clock.as_ref(),
-        PassConfig {
-            workflows: args.workflows.clone(),
-            concurrency: args.concurrency as usize,
-            deadline: args.deadline,
-            dry_run: args.dry_run,
-            clock_skew: args.clock_skew,
-            lease_ttl: send::lease_ttl_for(ctx.timeout),
-            command_timeout: args.command_timeout,
-        },
-    );
+    let cfg = PassConfig {
+        workflows: args.workflows.clone(),
+        concurrency: args.concurrency as usize,
+        deadline: args.deadline,
+        dry_run: args.dry_run,
+        clock_skew: args.clock_skew,
+        lease_ttl: send::lease_ttl_for(ctx.timeout),
+        command_timeout: args.command_timeout,
+    };
+    // The human lines printed so far (a second pass repeats what still stands).
+    let shown = RefCell::new(HashSet::new());
+    let first = run_pass(ctx, &journal, &client, &cfg, &shown).await?;
+    let Some(follow_for) = args.follow_for else {
+        return finish(ctx, args, &first.summary, None);
+    };
+    let pass = Pass::new(&journal, &client, ctx.clock.as_ref(), cfg.clone());
+    let targets = pass.running_targets()?;
+    if targets.is_empty() {
+        let followed = Followed::default();
+        return finish(ctx, args, &first.summary, Some(&followed));
+    }
+    let followed = follow_running(ctx, &journal, &client, targets, args, follow_for).await?;
+    // A second ordinary pass decides from what following recorded: a COMPLETED step with an
+    // effect is verified, a FAILED one re-delegated, a question reported, and a task still
+    // running is read once more (exit 3).
+    let second = run_pass(ctx, &journal, &client, &cfg, &shown).await?;
+    let mut summary = second.summary;
+    // What needed a human in the first pass still does (a reply found UNCERTAIN is not
+    // visited again), whatever the second pass saw.
+    summary.code = exit::worst(summary.code, first.human);
+    for w in first.summary.compensate {
+        summary.compensate.insert(w);
+    }
+    finish(ctx, args, &summary, Some(&followed))
+}
+
+/// How many streams `--follow-for` keeps open at once (at least `--concurrency`): a stream
+/// costs a socket and about 40 KB, and a process commonly may open 1,024 files.
+const FOLLOW_STREAMS: usize = 1000;
+
+/// What one pass came to.
+struct PassResult {
+    summary: Summary,
+    /// The worst code of the actions a human must act on (4, or 2 for a missing credential).
+    human: u8,
+}
+
+/// Runs one pass, printing its actions and a progress bar.
+async fn run_pass(
+    ctx: &Context,
+    journal: &Journal,
+    client: &A2aClient,
+    cfg: &PassConfig,
+    shown: &RefCell<HashSet<String>>,
+) -> anyhow::Result<PassResult> {
+    let pass = Pass::new(journal, client, ctx.clock.as_ref(), cfg.clone());
     let bar = ctx.out.progress_allowed().then(|| {
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
@@ -145,6 +204,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
         }
         bar
     });
+    let mut human = exit::OK;
     let summary = pass
         .run(
             |total| {
@@ -152,7 +212,12 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
                     b.set_length(total as u64);
                 }
             },
-            |action| print_action(ctx, bar.as_ref(), action),
+            |action| {
+                if matches!(action.code, exit::NEEDS_HUMAN | exit::USAGE) {
+                    human = exit::worst(human, action.code);
+                }
+                print_action(ctx, bar.as_ref(), shown, action)
+            },
             || {
                 if let Some(b) = &bar {
                     b.inc(1);
@@ -163,12 +228,98 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    finish(ctx, args, &summary)
+    Ok(PassResult { summary, human })
+}
+
+/// What `--follow-for` did: how each follow ended.
+#[derive(Debug, Default)]
+struct Followed {
+    /// Tasks followed.
+    streams: usize,
+    /// How many follows ended each way (`terminal`, `interrupted`, `lost`, `deadline`, …).
+    ends: BTreeMap<&'static str, u32>,
+    /// Observations journaled while following.
+    events: u64,
+    /// The duration asked for.
+    duration: Duration,
+}
+
+/// Follows every running task at once until each stops by itself or `follow_for` passes,
+/// journaling (and, with `--format json`, printing) every event.
+async fn follow_running(
+    ctx: &Context,
+    journal: &Journal,
+    client: &A2aClient,
+    targets: Vec<FollowTarget>,
+    args: &ReconcileArgs,
+    follow_for: Duration,
+) -> anyhow::Result<Followed> {
+    let streams = targets.len();
+    ctx.out.status(&format!(
+        "following {streams} running task(s) for up to {}.",
+        humantime(follow_for)
+    ));
+    let opts = FollowOptions {
+        deadline: Some(tokio::time::Instant::now() + follow_for),
+        ..FollowOptions::for_idle_timeout(ctx.stream_idle_timeout())
+    };
+    let show = ShowMany::new(ctx, journal, &targets)?;
+    let limit = FOLLOW_STREAMS.max(args.concurrency as usize);
+    let results = follow_many(journal, client, targets, &opts, limit, &|t, p| {
+        show.observe(t, p);
+    })
+    .await;
+    let mut followed = Followed {
+        streams,
+        duration: follow_for,
+        ..Followed::default()
+    };
+    let mut first_error = None;
+    let followed_targets: Vec<FollowTarget> = results.iter().map(|(t, _)| t.clone()).collect();
+    for (_, outcome) in results {
+        match outcome {
+            Ok(o) => {
+                followed.events += o.events;
+                *followed.ends.entry(end_name(&o.end)).or_default() += 1;
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    show.finish(&followed_targets)?;
+    if let Some(e) = first_error {
+        return Err(anyhow::Error::new(e).context("failed to journal a followed task"));
+    }
+    Ok(followed)
+}
+
+/// Names how a follow ended, as `follow`'s summary does (`end`).
+fn end_name(end: &FollowEnd) -> &'static str {
+    match end {
+        FollowEnd::Terminal(_) => "terminal",
+        FollowEnd::Interrupted(_) => "interrupted",
+        FollowEnd::Lost => "lost",
+        FollowEnd::Deadline => "deadline",
+        FollowEnd::ReconnectsSpent => "reconnects-spent",
+        FollowEnd::HeldElsewhere(_) => "held-elsewhere",
+        FollowEnd::Failed { .. } => "failed",
+    }
+}
+
+/// Shows a duration as it is typed (`90s`, `500ms`).
+fn humantime(d: Duration) -> String {
+    if d.subsec_millis() != 0 || d.as_secs() == 0 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs())
+    }
 }
 
 fn print_action(
     ctx: &Context,
     bar: Option<&indicatif::ProgressBar>,
+    shown: &RefCell<HashSet<String>>,
     a: &Action,
 ) -> anyhow::Result<()> {
     if ctx.out.is_json() {
@@ -192,10 +343,12 @@ fn print_action(
             )
         }
         _ => {
-            if a.code == exit::WORK_REMAINS
+            // A failure this pass (unreachable, garbage: 3; over the size cap: 4) is one line
+            // naming the step and the error, then what to do about it.
+            if matches!(a.code, exit::WORK_REMAINS | exit::NEEDS_HUMAN)
                 && let Some(err) = a.detail.get("error").and_then(|e| e.as_str())
             {
-                ctx.out.status(&format!(
+                let mut text = format!(
                     "{}/{} (attempt {}): {} {}: {}",
                     a.workflow,
                     a.step,
@@ -203,11 +356,23 @@ fn print_action(
                     a.action,
                     a.outcome,
                     inert(err)
-                ));
+                );
+                if let Some(hint) = a.detail.get("hint").and_then(|h| h.as_str()) {
+                    text.push_str("\n  hint: ");
+                    text.push_str(&inert(hint));
+                }
+                match bar {
+                    Some(b) => b.suspend(|| ctx.out.status(&text)),
+                    None => ctx.out.status(&text),
+                }
             }
             return Ok(());
         }
     };
+    // With --follow-for, the second pass says again what the first said: say it once.
+    if !shown.borrow_mut().insert(line.clone()) {
+        return Ok(());
+    }
     match bar {
         Some(b) => b.suspend(|| ctx.out.line(&line))?,
         None => ctx.out.line(&line)?,
@@ -215,10 +380,15 @@ fn print_action(
     Ok(())
 }
 
-fn finish(ctx: &Context, args: &ReconcileArgs, summary: &Summary) -> anyhow::Result<u8> {
+fn finish(
+    ctx: &Context,
+    args: &ReconcileArgs,
+    summary: &Summary,
+    followed: Option<&Followed>,
+) -> anyhow::Result<u8> {
     let code = summary.code;
     if ctx.out.is_json() {
-        ctx.out.record(&json!({
+        let mut record = json!({
             "type": "summary",
             "command": "reconcile",
             "outcomes": summary.outcomes,
@@ -227,8 +397,34 @@ fn finish(ctx: &Context, args: &ReconcileArgs, summary: &Summary) -> anyhow::Res
             "dryRun": args.dry_run,
             "compensate": summary.compensate,
             "exitCode": code,
-        }))?;
+        });
+        if let Some(f) = followed {
+            record["followed"] = json!({
+                "streams": f.streams,
+                "ends": f.ends,
+                "events": f.events,
+                "forMs": u64::try_from(f.duration.as_millis()).unwrap_or(u64::MAX),
+            });
+        }
+        ctx.out.record(&record)?;
         return Ok(code);
+    }
+    if let Some(f) = followed {
+        let ends = if f.ends.is_empty() {
+            "nothing was running".to_owned()
+        } else {
+            f.ends
+                .iter()
+                .map(|(k, v)| format!("{v} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        ctx.out.line(&format!(
+            "followed {} running task(s) for up to {}: {ends}; {} event(s) journaled.",
+            f.streams,
+            humantime(f.duration),
+            f.events
+        ))?;
     }
     for w in &summary.compensate {
         ctx.out.line(&format!(

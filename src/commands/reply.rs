@@ -78,7 +78,12 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             "workflow `{}` is {}: nothing is sent to its agents any more",
             name.workflow, rec.step.workflow_state
         ))
-        .hint("a workflow being compensated takes no replies")
+        .hint(format!(
+            "a workflow being compensated takes no replies; `a2a-recover compensate {}` cancels \
+             the task, or settle the question with `a2a-recover resolve {name} --as \
+             done|abandoned --reason \"…\"`",
+            name.workflow
+        ))
         .into());
     }
     let spec = &rec.step.spec;

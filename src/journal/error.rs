@@ -61,7 +61,11 @@ pub enum JournalError {
         known: i64,
     },
     /// A write was attempted on a journal opened with [`crate::journal::Journal::open_read_only`].
-    #[error("the journal `{}` is open read-only", path.display())]
+    #[error(
+        "the journal `{}` was opened read-only, and this needs a write (to create, migrate or \
+         change it)",
+        path.display()
+    )]
     ReadOnly {
         /// The file.
         path: PathBuf,
@@ -197,7 +201,12 @@ impl JournalError {
             Self::NewerVersion { .. } => {
                 Some("this journal was written by a newer a2a-recover; upgrade to write it (reading works)".to_owned())
             }
-            Self::ReadOnly { .. } => None,
+            Self::ReadOnly { .. } => Some(
+                "the journal is empty or from an older a2a-recover, and a dry run writes \
+                 nothing: run `a2a-recover inspect` once (it creates or migrates the journal \
+                 and contacts no agent), then run this again"
+                    .to_owned(),
+            ),
             Self::Busy { .. } => Some(
                 "another a2a-recover holds the journal; wait for it, or raise --timeout"
                     .to_owned(),
@@ -274,6 +283,12 @@ impl JournalError {
                     Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
                         Some("check the permissions of the journal and its directory")
                     }
+                    Some(rusqlite::ErrorCode::SystemIoFailure) => Some(
+                        "the journal's file system failed a read or write: check that it has \
+                         space (`df`), is mounted writable and healthy (`dmesg`), and that no \
+                         file-size limit applies (`ulimit -f`); nothing half-written was kept, \
+                         so run again once it is fixed",
+                    ),
                     _ => None,
                 },
                 source: Box::new(source),

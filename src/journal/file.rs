@@ -115,7 +115,8 @@ fn check_parent(path: &Path, warnings: &mut Vec<String>) {
     {
         warnings.push(format!(
             "the journal's directory `{}` is writable by other users (mode {:04o}); \
-             anyone who can write there can tamper with the journal",
+             anyone who can write there can tamper with the journal: `chmod go-w` it, or \
+             keep the journal elsewhere with --journal",
             parent.display(),
             meta.mode() & 0o7777
         ));

@@ -180,6 +180,160 @@ impl std::fmt::Debug for Journal {
     }
 }
 
+/// One stream observation for [`Journal::apply_observations`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamObservation {
+    /// A Task (a stream snapshot, a GetTask answer) or a stream status update.
+    Task {
+        /// The attempt observed.
+        attempt: AttemptId,
+        /// What was seen.
+        view: TaskView,
+        /// Where it came from.
+        source: Source,
+    },
+    /// A stream artifact update.
+    Artifact {
+        /// The attempt observed.
+        attempt: AttemptId,
+        /// The update.
+        update: ArtifactUpdate,
+    },
+}
+
+/// What one observation of a batch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recorded {
+    /// What changed.
+    pub applied: Applied,
+    /// The id of the event it appended (`None` when nothing changed).
+    pub event: Option<i64>,
+}
+
+/// Which held artifacts a change reads.
+#[derive(Debug, Clone, Copy)]
+enum Wanted<'a> {
+    /// Every artifact of the attempt.
+    All,
+    /// Only these artifact ids (none: no read at all).
+    Only(&'a [&'a str]),
+}
+
+/// Returns the artifact ids a task view names (a snapshot replaces only those).
+fn view_artifact_ids(view: &TaskView) -> Vec<&str> {
+    view.artifacts
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|a| a.artifact_id.as_str())
+        .collect()
+}
+
+/// The artifacts a batch of stream updates touched, in the order first touched, each as it
+/// stands after the updates so far (`None`: not held) and whether it must be written.
+#[derive(Debug, Default)]
+struct ArtifactCache {
+    slots: Vec<(AttemptId, String, Option<Artifact>, bool)>,
+}
+
+impl ArtifactCache {
+    fn position(&self, id: AttemptId, artifact_id: &str) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|(a, art, _, _)| *a == id && art == artifact_id)
+    }
+
+    fn insert(&mut self, id: AttemptId, artifact_id: &str, held: Option<Artifact>) -> usize {
+        self.slots.push((id, artifact_id.to_owned(), held, false));
+        self.slots.len() - 1
+    }
+
+    /// Applies a stream update to a slot as [`merge_artifact_update`] does, appending in
+    /// place; returns whether it changed anything.
+    fn update(&mut self, slot: usize, u: &ArtifactUpdate) -> bool {
+        let (_, _, held, dirty) = &mut self.slots[slot];
+        let v = &u.artifact;
+        let changed = match held {
+            Some(old) if u.append => {
+                if old.last_chunk {
+                    return false;
+                }
+                let name = v.name.clone().or_else(|| old.name.clone());
+                let description = v.description.clone().or_else(|| old.description.clone());
+                let metadata = v.metadata.clone().or_else(|| old.metadata.clone());
+                let added = v.parts.as_array().map_or(&[][..], Vec::as_slice);
+                let changed = !added.is_empty()
+                    || !old.parts.is_array()
+                    || name != old.name
+                    || description != old.description
+                    || metadata != old.metadata
+                    || u.last_chunk != old.last_chunk;
+                if changed {
+                    if let Value::Array(parts) = &mut old.parts {
+                        parts.extend(added.iter().cloned());
+                    } else {
+                        old.parts = Value::Array(added.to_vec());
+                    }
+                    old.name = name;
+                    old.description = description;
+                    old.metadata = metadata;
+                    old.last_chunk = u.last_chunk;
+                }
+                changed
+            }
+            _ => {
+                let new = Artifact {
+                    artifact_id: v.artifact_id.clone(),
+                    name: v.name.clone(),
+                    description: v.description.clone(),
+                    parts: v.parts.clone(),
+                    metadata: v.metadata.clone(),
+                    last_chunk: u.last_chunk,
+                };
+                let changed = held.as_ref() != Some(&new);
+                if changed {
+                    *held = Some(new);
+                }
+                changed
+            }
+        };
+        *dirty |= changed;
+        changed
+    }
+
+    /// Writes the changed artifacts of one attempt and forgets that attempt's slots (a
+    /// snapshot is about to read and replace them).
+    fn write(
+        &mut self,
+        conn: &Connection,
+        id: AttemptId,
+        now: DateTimeUtc,
+    ) -> rusqlite::Result<()> {
+        for (a, _, held, dirty) in &self.slots {
+            if *a == id
+                && *dirty
+                && let Some(artifact) = held
+            {
+                queries::upsert_artifact(conn, id, artifact, queries::ms(now))?;
+            }
+        }
+        self.slots.retain(|(a, _, _, _)| *a != id);
+        Ok(())
+    }
+
+    /// Writes every changed artifact, in the order first touched.
+    fn write_all(&mut self, conn: &Connection, now: DateTimeUtc) -> rusqlite::Result<()> {
+        for (id, _, held, dirty) in self.slots.drain(..) {
+            if dirty && let Some(artifact) = held {
+                queries::upsert_artifact(conn, id, &artifact, queries::ms(now))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+type DateTimeUtc = chrono::DateTime<chrono::Utc>;
+
 /// A pending change to one attempt, built by a closure in [`Journal::change`].
 struct Change {
     /// The attempt after the change.
@@ -213,6 +367,7 @@ impl Journal {
             migrate::migrate(&mut conn).map_err(sql("migrate the journal"))?;
             Access::ReadWrite
         };
+        queries::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
         Ok(Self {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
@@ -265,6 +420,10 @@ impl Journal {
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let sql = |action| move |e| JournalError::sqlite(action, path, busy_timeout, e);
         let conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
+        // Until the probe has read the journal, closing must not checkpoint: the last
+        // connection to close copies the WAL into the file, and a damaged file must stay as it
+        // was (with its WAL) for `.recover`. `open` turns checkpoints back on once it is sound.
+        queries::set_checkpoint_on_close(&conn, false).map_err(sql("configure the journal"))?;
         conn.busy_timeout(busy_timeout)
             .map_err(sql("set the busy timeout"))?;
         conn.set_prepared_statement_cache_capacity(queries::STATEMENT_CACHE);
@@ -289,7 +448,7 @@ impl Journal {
             Some(rusqlite::ErrorCode::NotADatabase) => JournalError::NotSqlite {
                 path: path.to_path_buf(),
             },
-            _ => JournalError::sqlite("read the journal", path, busy_timeout, e),
+            _ => JournalError::sqlite("read the schema", path, busy_timeout, e),
         })?;
         let ours = probe.application_id == migrate::APPLICATION_ID;
         let blank = probe.application_id == 0 && probe.user_version == 0 && probe.objects == 0;
@@ -615,7 +774,7 @@ impl Journal {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(&e)?;
-        let applied = Self::change_in(&tx, &e, now, id, f)?;
+        let (applied, _) = Self::change_in(&tx, &e, now, id, Wanted::All, f)?;
         if applied.changed() {
             tx.commit().map_err(&e)?;
         }
@@ -623,28 +782,42 @@ impl Journal {
         Ok(applied)
     }
 
-    /// The body of [`Journal::change`], inside a transaction the caller commits.
+    /// The body of [`Journal::change`], inside a transaction the caller commits; returns what
+    /// it did and the id of the event it appended.
+    ///
+    /// `wanted` says which held artifacts `f` needs: reading (and parsing) every artifact of an
+    /// attempt for each stream event would cost a long stream time quadratic in its length.
     fn change_in(
         tx: &Connection,
         e: &impl Fn(rusqlite::Error) -> JournalError,
         now: chrono::DateTime<chrono::Utc>,
         id: AttemptId,
+        wanted: Wanted<'_>,
         f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
-    ) -> Result<Applied, JournalError> {
+    ) -> Result<(Applied, Option<i64>), JournalError> {
         let held = queries::attempt_by_id(tx, id)
             .map_err(e)?
             .ok_or(JournalError::UnknownAttempt(id.0))?;
-        let held_artifacts = queries::artifacts_of(tx, id).map_err(e)?;
+        let held_artifacts = match wanted {
+            Wanted::All => queries::artifacts_of(tx, id).map_err(e)?,
+            Wanted::Only(ids) => {
+                let mut found = Vec::with_capacity(ids.len());
+                for artifact_id in ids {
+                    found.extend(queries::artifact_of(tx, id, artifact_id).map_err(e)?);
+                }
+                found
+            }
+        };
         let Some(change) = f(&held, &held_artifacts)? else {
-            return Ok(Applied::Unchanged);
+            return Ok((Applied::Unchanged, None));
         };
         let row_changed = change.next != held;
         if !row_changed && change.artifacts.is_empty() && !change.force_event {
-            return Ok(Applied::Unchanged);
+            return Ok((Applied::Unchanged, None));
         }
         let mut next = change.next;
         next.updated_at = now;
-        queries::update_attempt_changes(tx, &held, &next).map_err(e)?;
+        queries::update_attempt_from(tx, &held, &next).map_err(e)?;
         for artifact in &change.artifacts {
             queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
         }
@@ -663,10 +836,13 @@ impl Journal {
             },
         )
         .map_err(e)?;
-        Ok(Applied::Changed {
-            from: held.state,
-            to: next.state,
-        })
+        Ok((
+            Applied::Changed {
+                from: held.state,
+                to: next.state,
+            },
+            Some(tx.last_insert_rowid()),
+        ))
     }
 
     fn transition_of(
@@ -720,9 +896,22 @@ impl Journal {
         view: &TaskView,
         source: Source,
     ) -> Result<Applied, JournalError> {
-        self.change(id, "journal the task", |held, held_artifacts| {
-            Self::task_change(held, held_artifacts, view, source)
-        })
+        self.writable()?;
+        let now = self.clock.now();
+        let mut conn = self.lock();
+        let e = self.err("journal the task");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let ids = view_artifact_ids(view);
+        let (applied, _) =
+            Self::change_in(&tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
+                Self::task_change(held, artifacts, view, source)
+            })?;
+        if applied.changed() {
+            tx.commit().map_err(&e)?;
+        }
+        Ok(applied)
     }
 
     /// Applies many remote Tasks as [`Journal::apply_task`] does, in ONE transaction (a
@@ -747,13 +936,12 @@ impl Journal {
             .map_err(&e)?;
         let mut out = Vec::with_capacity(batch.len());
         for (id, view) in batch {
-            out.push(Self::change_in(
-                &tx,
-                &e,
-                now,
-                *id,
-                |held, held_artifacts| Self::task_change(held, held_artifacts, view, source),
-            )?);
+            let ids = view_artifact_ids(view);
+            let (applied, _) =
+                Self::change_in(&tx, &e, now, *id, Wanted::Only(&ids), |held, artifacts| {
+                    Self::task_change(held, artifacts, view, source)
+                })?;
+            out.push(applied);
         }
         if out.iter().any(|a| a.changed()) {
             tx.commit().map_err(&e)?;
@@ -846,35 +1034,194 @@ impl Journal {
         id: AttemptId,
         update: &ArtifactUpdate,
     ) -> Result<Applied, JournalError> {
-        self.change(id, "journal the artifact", |held, held_artifacts| {
-            if held.task_id.as_deref() != Some(update.task_id.as_str()) {
-                return Err(JournalError::TaskMismatch {
-                    attempt: held.id.0,
-                    held: held.task_id.clone().unwrap_or_default(),
-                    seen: update.task_id.clone(),
-                });
+        self.writable()?;
+        let now = self.clock.now();
+        let mut conn = self.lock();
+        let e = self.err("journal the artifact");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let (applied, _) = Self::artifact_change_in(&tx, &e, now, id, update)?;
+        if applied.changed() {
+            tx.commit().map_err(&e)?;
+        }
+        Ok(applied)
+    }
+
+    /// The body of [`Journal::apply_artifact_update`], inside a transaction the caller commits.
+    fn artifact_change_in(
+        tx: &Connection,
+        e: &impl Fn(rusqlite::Error) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        id: AttemptId,
+        update: &ArtifactUpdate,
+    ) -> Result<(Applied, Option<i64>), JournalError> {
+        let wanted = [update.artifact.artifact_id.as_str()];
+        Self::change_in(
+            tx,
+            e,
+            now,
+            id,
+            Wanted::Only(&wanted),
+            |held, held_artifacts| {
+                if held.task_id.as_deref() != Some(update.task_id.as_str()) {
+                    return Err(JournalError::TaskMismatch {
+                        attempt: held.id.0,
+                        held: held.task_id.clone().unwrap_or_default(),
+                        seen: update.task_id.clone(),
+                    });
+                }
+                let existing = held_artifacts
+                    .iter()
+                    .find(|a| a.artifact_id == update.artifact.artifact_id);
+                let merged = merge_artifact_update(existing, update);
+                if merged.as_ref() == existing || merged.is_none() {
+                    return Ok(None);
+                }
+                let merged = merged.into_iter().collect::<Vec<_>>();
+                Ok(Some(Change {
+                    next: held.clone(),
+                    detail: json!({
+                        "source": Source::Stream.as_str(),
+                        "artifactId": update.artifact.artifact_id,
+                        "append": update.append,
+                        "lastChunk": update.last_chunk,
+                    }),
+                    artifacts: merged,
+                    kind: "artifact",
+                    force_event: false,
+                }))
+            },
+        )
+    }
+
+    /// Applies a batch of stream observations (task snapshots, status and artifact updates,
+    /// GetTask answers), in order, in ONE transaction: one durable commit for many events.
+    ///
+    /// The follow engine group-commits with it and shows an observation only once this has
+    /// returned, so "journaled before shown" holds per event. An observation that does not
+    /// apply (a task mismatch, an impossible transition) gets its own `Err` and writes nothing;
+    /// the others still commit. A storage failure rolls the whole batch back (the outer `Err`).
+    pub fn apply_observations(
+        &self,
+        batch: &[StreamObservation],
+    ) -> Result<Vec<Result<Recorded, JournalError>>, JournalError> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.writable()?;
+        let now = self.clock.now();
+        let mut conn = self.lock();
+        let e = self.err("journal the stream events");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let mut out = Vec::with_capacity(batch.len());
+        // The artifacts that stream updates of this batch touched, as they stand, written once
+        // at the end: appending chunk after chunk would otherwise read, parse and rewrite the
+        // whole artifact for each chunk.
+        let mut touched = ArtifactCache::default();
+        for obs in batch {
+            let done = match obs {
+                StreamObservation::Task {
+                    attempt,
+                    view,
+                    source,
+                } => {
+                    let ids = view_artifact_ids(view);
+                    // A snapshot with artifacts reads them: write what the batch holds first.
+                    if !ids.is_empty() {
+                        touched.write(&tx, *attempt, now).map_err(&e)?;
+                    }
+                    Self::change_in(&tx, &e, now, *attempt, Wanted::Only(&ids), |held, arts| {
+                        Self::task_change(held, arts, view, *source)
+                    })
+                }
+                StreamObservation::Artifact { attempt, update } => {
+                    Self::cached_artifact_change(&tx, &e, now, *attempt, update, &mut touched)
+                }
+            };
+            match done {
+                Ok((applied, event)) => out.push(Ok(Recorded { applied, event })),
+                // Refused before anything of it was written: the rest of the batch goes on.
+                Err(
+                    err @ (JournalError::TaskMismatch { .. }
+                    | JournalError::Transition { .. }
+                    | JournalError::UnknownAttempt(_)),
+                ) => out.push(Err(err)),
+                Err(err) => return Err(err),
             }
-            let existing = held_artifacts
-                .iter()
-                .find(|a| a.artifact_id == update.artifact.artifact_id);
-            let merged = merge_artifact_update(existing, update);
-            if merged.as_ref() == existing || merged.is_none() {
-                return Ok(None);
-            }
-            let merged = merged.into_iter().collect::<Vec<_>>();
-            Ok(Some(Change {
-                next: held.clone(),
-                detail: json!({
+        }
+        touched.write_all(&tx, now).map_err(&e)?;
+        if out
+            .iter()
+            .any(|r| r.as_ref().is_ok_and(|r| r.applied.changed()))
+        {
+            tx.commit().map_err(&e)?;
+        }
+        Ok(out)
+    }
+
+    /// [`Journal::apply_artifact_update`] inside a batch: the artifact is read once into
+    /// `touched`, updated there in place, and written by the caller at the end of the batch;
+    /// the attempt's `updated_at` and the event are written now, as for a single update.
+    fn cached_artifact_change(
+        tx: &Connection,
+        e: &impl Fn(rusqlite::Error) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        id: AttemptId,
+        update: &ArtifactUpdate,
+        touched: &mut ArtifactCache,
+    ) -> Result<(Applied, Option<i64>), JournalError> {
+        let held = queries::attempt_by_id(tx, id)
+            .map_err(e)?
+            .ok_or(JournalError::UnknownAttempt(id.0))?;
+        if held.task_id.as_deref() != Some(update.task_id.as_str()) {
+            return Err(JournalError::TaskMismatch {
+                attempt: held.id.0,
+                held: held.task_id.clone().unwrap_or_default(),
+                seen: update.task_id.clone(),
+            });
+        }
+        let artifact_id = update.artifact.artifact_id.as_str();
+        let slot = if let Some(i) = touched.position(id, artifact_id) {
+            i
+        } else {
+            let held_artifact = queries::artifact_of(tx, id, artifact_id).map_err(e)?;
+            touched.insert(id, artifact_id, held_artifact)
+        };
+        if !touched.update(slot, update) {
+            return Ok((Applied::Unchanged, None));
+        }
+        let mut next = held.clone();
+        next.updated_at = now;
+        queries::update_attempt_from(tx, &held, &next).map_err(e)?;
+        queries::insert_event(
+            tx,
+            &NewEvent {
+                at: queries::ms(now),
+                workflow: None,
+                step: Some(held.step_id),
+                attempt: Some(id),
+                kind: "artifact",
+                from: Some(held.state.as_str()),
+                to: Some(held.state.as_str()),
+                detail: Some(&json!({
                     "source": Source::Stream.as_str(),
                     "artifactId": update.artifact.artifact_id,
                     "append": update.append,
                     "lastChunk": update.last_chunk,
-                }),
-                artifacts: merged,
-                kind: "artifact",
-                force_event: false,
-            }))
-        })
+                })),
+            },
+        )
+        .map_err(e)?;
+        Ok((
+            Applied::Changed {
+                from: held.state,
+                to: held.state,
+            },
+            Some(tx.last_insert_rowid()),
+        ))
     }
 
     fn settle(
@@ -1487,6 +1834,16 @@ pub fn open_for_reading(ctx: &crate::context::Context) -> anyhow::Result<Journal
             )
         }),
     }
+}
+
+/// Returns whether anything is at the journal path — a file, or a symbolic link even if broken.
+///
+/// Commands that must not create a journal (`inspect`, `reconcile`, `agents list`) treat "nothing
+/// there" as "nothing was ever delegated". A broken link is *not* nothing: it is usually an
+/// unmounted volume, and opening it gives a clear error (exit 1) instead of a quiet exit 0 that
+/// would look healthy to cron.
+pub fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
 }
 
 /// Returns this host's name (for leases).

@@ -130,6 +130,15 @@ pub(crate) fn configure_writable(conn: &Connection) -> rusqlite::Result<String> 
     Ok(mode)
 }
 
+/// Sets whether closing the last connection checkpoints the WAL into the journal file.
+pub(crate) fn set_checkpoint_on_close(conn: &Connection, on: bool) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        !on,
+    )
+    .map(drop)
+}
+
 /// Makes a connection refuse writes (for a journal from a newer version).
 pub(crate) fn configure_read_only(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "query_only", "ON")
@@ -581,14 +590,12 @@ pub(crate) fn insert_attempt(
 
 /// Returns an attempt by id.
 pub(crate) fn attempt_by_id(conn: &Connection, id: AttemptId) -> rusqlite::Result<Option<Attempt>> {
-    conn.row(
-        &format!(
-            "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
-             WHERE a.id = ?1"
-        ),
-        params![id.0],
-        attempt_from_row,
-    )
+    // Cached: every journaled stream event reads its attempt.
+    conn.prepare_cached(&format!(
+        "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
+         WHERE a.id = ?1"
+    ))?
+    .query_row(params![id.0], attempt_from_row)
     .optional()
 }
 
@@ -641,115 +648,102 @@ pub(crate) fn update_attempt(conn: &Connection, a: &Attempt) -> rusqlite::Result
     Ok(())
 }
 
-/// Writes the columns of `next` that differ from `held` (the same columns as
-/// [`update_attempt`]), and `updated_at`.
-///
-/// SQLite checks a CHECK constraint or a partial index's predicate only when the UPDATE sets a
-/// column it names, and it evaluates each `IN (…)` list there with a temporary b-tree, allocated
-/// and freed per statement: an UPDATE of every column paid four of them even for a running task
-/// whose status only got newer (docs/performance.md).
-pub(crate) fn update_attempt_changes(
+/// Writes the mutable columns of an attempt that differ between `held` and `next`, and
+/// `updated_at`: an index whose columns are not set is not touched, and a large unchanged
+/// column (the last task's raw JSON) is not copied again.
+pub(crate) fn update_attempt_from(
     conn: &Connection,
     held: &Attempt,
     next: &Attempt,
 ) -> rusqlite::Result<()> {
-    use rusqlite::types::Value as Sql;
-    fn text(v: Option<&str>) -> Sql {
-        v.map_or(Sql::Null, |s| Sql::Text(s.to_owned()))
+    use rusqlite::types::ToSql;
+    let pending_question = to_json(next.pending_question.as_ref());
+    let context_id_ours = next.context_id_ours;
+    let state = next.state.as_str();
+    let effect = next.effect.map(EffectState::as_str);
+    let cancel_requested_at = next.cancel_requested_at.map(ms);
+    let updated_at = ms(next.updated_at);
+    let mut sets: Vec<(&str, &dyn ToSql)> = Vec::new();
+    if next.interface_url != held.interface_url {
+        sets.push(("interface_url", &next.interface_url));
     }
-    let mut sets: Vec<&str> = Vec::new();
-    let mut values: Vec<Sql> = vec![Sql::Integer(next.id.0)];
-    let mut set = |column: &'static str, changed: bool, value: Sql| {
-        if changed {
-            sets.push(column);
-            values.push(value);
-        }
-    };
-    set(
-        "interface_url",
-        held.interface_url != next.interface_url,
-        text(next.interface_url.as_deref()),
-    );
-    set(
-        "tenant",
-        held.tenant != next.tenant,
-        text(next.tenant.as_deref()),
-    );
-    set(
-        "context_id",
-        held.context_id != next.context_id,
-        text(next.context_id.as_deref()),
-    );
-    set(
-        "context_id_ours",
-        held.context_id_ours != next.context_id_ours,
-        Sql::Integer(i64::from(next.context_id_ours)),
-    );
-    set(
-        "task_id",
-        held.task_id != next.task_id,
-        text(next.task_id.as_deref()),
-    );
-    set(
-        "state",
-        held.state != next.state,
-        Sql::Text(next.state.as_str().to_owned()),
-    );
-    set(
-        "remote_state",
-        held.remote_state != next.remote_state,
-        text(next.remote_state.as_deref()),
-    );
-    set(
-        "status_timestamp",
-        held.status_timestamp != next.status_timestamp,
-        text(next.status_timestamp.as_deref()),
-    );
-    set(
-        "pending_question",
-        held.pending_question != next.pending_question,
-        text(to_json(next.pending_question.as_ref()).as_deref()),
-    );
-    set(
-        "last_task_json",
-        held.last_task_json != next.last_task_json,
-        text(next.last_task_json.as_deref()),
-    );
-    set(
-        "outcome_json",
-        held.outcome_json != next.outcome_json,
-        text(next.outcome_json.as_deref()),
-    );
-    set(
-        "error",
-        held.error != next.error,
-        text(next.error.as_deref()),
-    );
-    set(
-        "effect",
-        held.effect != next.effect,
-        text(next.effect.map(EffectState::as_str)),
-    );
-    set(
-        "cancel_requested_at",
-        held.cancel_requested_at != next.cancel_requested_at,
-        next.cancel_requested_at
-            .map_or(Sql::Null, |t| Sql::Integer(ms(t))),
-    );
-    set("updated_at", true, Sql::Integer(ms(next.updated_at)));
+    if next.tenant != held.tenant {
+        sets.push(("tenant", &next.tenant));
+    }
+    if next.context_id != held.context_id {
+        sets.push(("context_id", &next.context_id));
+    }
+    if next.context_id_ours != held.context_id_ours {
+        sets.push(("context_id_ours", &context_id_ours));
+    }
+    if next.task_id != held.task_id {
+        sets.push(("task_id", &next.task_id));
+    }
+    if next.state != held.state {
+        sets.push(("state", &state));
+    }
+    if next.remote_state != held.remote_state {
+        sets.push(("remote_state", &next.remote_state));
+    }
+    if next.status_timestamp != held.status_timestamp {
+        sets.push(("status_timestamp", &next.status_timestamp));
+    }
+    if next.pending_question != held.pending_question {
+        sets.push(("pending_question", &pending_question));
+    }
+    if next.last_task_json != held.last_task_json {
+        sets.push(("last_task_json", &next.last_task_json));
+    }
+    if next.outcome_json != held.outcome_json {
+        sets.push(("outcome_json", &next.outcome_json));
+    }
+    if next.error != held.error {
+        sets.push(("error", &next.error));
+    }
+    if next.effect != held.effect {
+        sets.push(("effect", &effect));
+    }
+    if next.cancel_requested_at != held.cancel_requested_at {
+        sets.push(("cancel_requested_at", &cancel_requested_at));
+    }
+    sets.push(("updated_at", &updated_at));
     let assignments: Vec<String> = sets
         .iter()
         .enumerate()
-        .map(|(i, column)| format!("{column} = ?{}", i + 2))
+        .map(|(i, (column, _))| format!("{column} = ?{}", i + 2))
         .collect();
-    conn.exec(
-        &format!(
-            "UPDATE attempts SET {} WHERE id = ?1",
-            assignments.join(", ")
-        ),
-        rusqlite::params_from_iter(values),
-    )?;
+    let sql = format!(
+        "UPDATE attempts SET {} WHERE id = ?1",
+        assignments.join(", ")
+    );
+    let mut values: Vec<&dyn ToSql> = Vec::with_capacity(sets.len() + 1);
+    values.push(&next.id.0);
+    values.extend(sets.iter().map(|(_, v)| *v));
+    conn.prepare_cached(&sql)?.execute(values.as_slice())?;
     Ok(())
+}
+
+/// Returns one artifact of an attempt, if it is held.
+pub(crate) fn artifact_of(
+    conn: &Connection,
+    attempt: AttemptId,
+    artifact_id: &str,
+) -> rusqlite::Result<Option<Artifact>> {
+    conn.prepare_cached(
+        "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
+         FROM artifacts WHERE attempt_id = ?1 AND artifact_id = ?2",
+    )?
+    .query_row(params![attempt.0, artifact_id], |r| {
+        Ok(Artifact {
+            artifact_id: r.get(0)?,
+            name: r.get(1)?,
+            description: r.get(2)?,
+            parts: json_opt(r, 3)?.unwrap_or(Value::Null),
+            metadata: json_opt(r, 4)?,
+            last_chunk: r.get(5)?,
+        })
+    })
+    .optional()
 }
 
 /// Sets or clears an attempt's lease.
@@ -804,7 +798,7 @@ pub(crate) fn upsert_artifact(
     a: &Artifact,
     now: i64,
 ) -> rusqlite::Result<()> {
-    conn.exec(
+    conn.prepare_cached(
         "INSERT INTO artifacts (attempt_id, artifact_id, name, description, parts_json,
              metadata_json, last_chunk, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
@@ -812,17 +806,17 @@ pub(crate) fn upsert_artifact(
              description = excluded.description, parts_json = excluded.parts_json,
              metadata_json = excluded.metadata_json, last_chunk = excluded.last_chunk,
              updated_at = excluded.updated_at",
-        params![
-            attempt.0,
-            a.artifact_id,
-            a.name,
-            a.description,
-            a.parts.to_string(),
-            to_json(a.metadata.as_ref()),
-            a.last_chunk,
-            now
-        ],
-    )?;
+    )?
+    .execute(params![
+        attempt.0,
+        a.artifact_id,
+        a.name,
+        a.description,
+        a.parts.to_string(),
+        to_json(a.metadata.as_ref()),
+        a.last_chunk,
+        now
+    ])?;
     Ok(())
 }
 
@@ -844,22 +838,22 @@ pub(crate) struct NewEvent<'a> {
 
 /// Appends an event; the workflow defaults to the step's.
 pub(crate) fn insert_event(conn: &Connection, e: &NewEvent<'_>) -> rusqlite::Result<()> {
-    conn.exec(
+    conn.prepare_cached(
         "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
              detail_json)
          VALUES (?1, COALESCE(?2, (SELECT workflow_id FROM steps WHERE id = ?3)), ?3, ?4, ?5,
              ?6, ?7, ?8)",
-        params![
-            e.at,
-            e.workflow,
-            e.step.map(|s| s.0),
-            e.attempt.map(|a| a.0),
-            e.kind,
-            e.from,
-            e.to,
-            to_json(e.detail),
-        ],
-    )?;
+    )?
+    .execute(params![
+        e.at,
+        e.workflow,
+        e.step.map(|s| s.0),
+        e.attempt.map(|a| a.0),
+        e.kind,
+        e.from,
+        e.to,
+        to_json(e.detail),
+    ])?;
     Ok(())
 }
 

@@ -568,6 +568,142 @@ fn artifact_updates_append_and_stop_at_the_last_chunk() {
     );
 }
 
+/// Two attempts with tasks `t1` and `t2`, WORKING.
+fn two_working(path: &Path) -> (Journal, AttemptId, AttemptId) {
+    let j = Journal::open(path, T).unwrap();
+    let a = created(&j, "w/s1");
+    let b = created(&j, "w/s2");
+    for (id, task) in [(a.id, "t1"), (b.id, "t2")] {
+        j.apply_task(
+            id,
+            &view(&task_json(
+                task,
+                "TASK_STATE_WORKING",
+                "2026-11-30T01:00:00Z",
+            )),
+            Source::Send,
+        )
+        .unwrap();
+    }
+    (j, a.id, b.id)
+}
+
+#[test]
+fn a_batch_of_observations_does_what_they_do_one_by_one_in_fewer_pages() {
+    let status = |task: &str, state: &str, second: u32| {
+        view(&format!(
+            r#"{{"id":"{task}","contextId":"ctx-1","status":{{"state":"{state}","timestamp":"2026-11-30T01:00:{second:02}Z"}}}}"#
+        ))
+    };
+    let chunk = |task: &str, text: &str, append: bool, last: bool| {
+        ArtifactUpdate::from_value(&serde_json::json!({
+            "taskId": task, "append": append, "lastChunk": last,
+            "artifact": {"artifactId": "a1", "parts": [{"text": text}]}
+        }))
+        .unwrap()
+    };
+    let snapshot = |task: &str, text: &str| {
+        view(&format!(
+            r#"{{"id":"{task}","contextId":"ctx-1","status":{{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T01:00:30Z"}},"artifacts":[{{"artifactId":"a1","parts":[{{"text":"{text}"}}]}}]}}"#
+        ))
+    };
+    let (_dir_one, one_path) = tmp_journal();
+    let (_dir_batch, batch_path) = tmp_journal();
+    let (one, a1, b1) = two_working(&one_path);
+    let (batch, a2, b2) = two_working(&batch_path);
+    assert_eq!((a1, b1), (a2, b2));
+    let (a, b) = (a1, b1);
+    let task = |attempt, view| StreamObservation::Task {
+        attempt,
+        view,
+        source: Source::Stream,
+    };
+    let art = |attempt, update| StreamObservation::Artifact { attempt, update };
+    let observations = vec![
+        art(a, chunk("t1", "one ", false, false)),
+        art(a, chunk("t1", "two ", true, false)),
+        task(a, status("t1", "TASK_STATE_WORKING", 5)),
+        art(b, chunk("t2", "b-one ", false, false)),
+        // Another task's event is refused alone; the rest of the batch goes on.
+        art(a, chunk("t-other", "x", true, false)),
+        art(a, chunk("t1", "three ", true, false)),
+        // A snapshot reads what the batch appended so far, and replaces it.
+        task(a, snapshot("t1", "one two three four ")),
+        art(a, chunk("t1", "five", true, true)),
+        // After the last chunk an append changes nothing.
+        art(a, chunk("t1", "six", true, false)),
+        art(b, chunk("t2", "b-two", true, true)),
+        task(b, status("t2", "TASK_STATE_COMPLETED", 9)),
+    ];
+    let wal_before = (sizes(&one_path).1, sizes(&batch_path).1);
+    let single: Vec<Result<Applied, String>> = observations
+        .iter()
+        .map(|o| {
+            match o {
+                StreamObservation::Task {
+                    attempt,
+                    view,
+                    source,
+                } => one.apply_task(*attempt, view, *source),
+                StreamObservation::Artifact { attempt, update } => {
+                    one.apply_artifact_update(*attempt, update)
+                }
+            }
+            .map_err(|e| e.to_string())
+        })
+        .collect();
+    let batched: Vec<Result<Applied, String>> = batch
+        .apply_observations(&observations)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.map(|r| r.applied).map_err(|e| e.to_string()))
+        .collect();
+    assert_eq!(batched, single);
+    assert!(single[4].as_ref().unwrap_err().contains("t-other"));
+    assert_eq!(single[8], Ok(Applied::Unchanged));
+    for j in [&one, &batch] {
+        let texts: Vec<(String, bool)> = [a, b]
+            .iter()
+            .flat_map(|id| j.artifacts(*id).unwrap())
+            .map(|x| (x.text(), x.last_chunk))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("one two three four five".to_owned(), true),
+                ("b-one b-two".to_owned(), true)
+            ]
+        );
+        assert_eq!(j.attempt(b).unwrap().state, AttemptState::Completed);
+    }
+    let kinds = |j: &Journal, step: &str| -> Vec<(String, Option<String>)> {
+        j.events_of_step(&StepName::parse(step).unwrap())
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.kind, e.to))
+            .collect()
+    };
+    assert_eq!(kinds(&batch, "w/s1"), kinds(&one, "w/s1"));
+    assert_eq!(kinds(&batch, "w/s2"), kinds(&one, "w/s2"));
+    // Each event appended its row; the batch wrote each page once.
+    let grown = (
+        sizes(&one_path).1 - wal_before.0,
+        sizes(&batch_path).1 - wal_before.1,
+    );
+    assert!(
+        grown.1 * 3 < grown.0,
+        "WAL bytes one by one vs batched: {grown:?}"
+    );
+    // Replayed, the batch changes nothing and writes nothing.
+    let wal = sizes(&batch_path).1;
+    let again = batch.apply_observations(&observations[8..]).unwrap();
+    assert!(again.iter().all(|r| {
+        r.as_ref()
+            .is_ok_and(|r| r.applied == Applied::Unchanged && r.event.is_none())
+    }));
+    assert_eq!(sizes(&batch_path).1, wal);
+}
+
 #[test]
 fn send_outcomes_settle_an_intent_once() {
     let (_dir, path) = tmp_journal();

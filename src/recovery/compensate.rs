@@ -47,8 +47,9 @@ use crate::error::CliError;
 use crate::exit;
 use crate::journal::Resolution;
 use crate::journal::{
-    Attempt, AttemptState, Binding, EffectState, FailureKind, IntentOutcome, Journal, JournalError,
-    NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec, TaskView, WorkflowState,
+    Attempt, AttemptId, AttemptState, Binding, EffectState, FailureKind, IntentOutcome, Journal,
+    JournalError, NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec, TaskView,
+    WorkflowState,
 };
 use crate::output::{BrokenPipe, inert};
 use crate::plan::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
@@ -228,6 +229,7 @@ pub async fn run(
         opts,
         running: 0,
         outcomes: std::cell::RefCell::default(),
+        proven_absent: std::cell::RefCell::default(),
     };
     if opts.dry_run {
         return pass.dry_run(state);
@@ -331,10 +333,12 @@ pub async fn run(
         )?;
     } else {
         let what = if code == exit::NEEDS_HUMAN {
-            "an effect is unverified or a compensation failed; see `a2a-recover inspect \
-             --pending`"
+            format!(
+                "an effect is unverified or a compensation failed; see `a2a-recover inspect \
+                 {workflow} --pending`"
+            )
         } else {
-            "work is in flight; run `a2a-recover compensate` again later"
+            format!("work is in flight; run `a2a-recover compensate {workflow}` again later")
         };
         pass.say(
             None,
@@ -441,6 +445,9 @@ struct Pass<'a> {
     running: usize,
     /// Actions per outcome, for the summary.
     outcomes: std::cell::RefCell<BTreeMap<String, u32>>,
+    /// `INTENT` attempts that may have been sent, proven absent on their agent this pass: they
+    /// created nothing, and the workflow sends nothing any more.
+    proven_absent: std::cell::RefCell<std::collections::HashSet<AttemptId>>,
 }
 
 impl Pass<'_> {
@@ -564,6 +571,9 @@ impl Pass<'_> {
                 return Ok(false);
             };
             a = found;
+            if a.state == AttemptState::Intent {
+                self.proven_absent.borrow_mut().insert(a.id);
+            }
             if a.state.is_finished() || a.state == AttemptState::Intent {
                 return Ok(true);
             }
@@ -618,10 +628,15 @@ impl Pass<'_> {
         };
         let finished = now.state.is_finished();
         let note = match now.state {
-            AttemptState::Completed => "; it completed first, so its effect is undone below",
-            AttemptState::Canceled => "",
-            _ if finished => "",
-            _ => "; it still runs, run compensate again later",
+            AttemptState::Completed => {
+                "; it completed first, so its effect is undone below".to_owned()
+            }
+            AttemptState::Canceled => String::new(),
+            _ if finished => String::new(),
+            _ => format!(
+                "; it still runs, run `a2a-recover compensate {}` again later",
+                name.workflow
+            ),
         };
         self.say_step(
             Some(name),
@@ -726,6 +741,22 @@ impl Pass<'_> {
                         EffectState::Absent,
                         "verify",
                         "never sent (or refused): nothing was created",
+                    );
+                }
+                // A send whose outcome was unknown, proven absent above: nothing to undo (and
+                // no task id for the verification or the compensation to name).
+                let absent = self.proven_absent.borrow().clone();
+                if record
+                    .attempts
+                    .iter()
+                    .all(|a| created_nothing(a) || absent.contains(&a.id))
+                {
+                    return self.set(
+                        name,
+                        &attempt,
+                        EffectState::Absent,
+                        "verify",
+                        "its send was looked for and proven absent: nothing was created",
                     );
                 }
                 let check = self.verify(&record.step, &attempt).await?;
@@ -985,13 +1016,25 @@ impl Pass<'_> {
                 }
             }
             Binding::Agent(_) | Binding::Skill(_) => {
-                if let Err(e) = self
-                    .send_compensation(name, comp_step, &comp_attempt, plan)
-                    .await
-                {
-                    self.problem(&comp_step.spec.name, &comp_attempt, e)?;
+                // A send whose outcome is unknown (a 503 or a timeout after the request left)
+                // is looked for once more before deciding: found, its task is journaled (the
+                // effect may well be gone because of it); proven absent, it is resent with the
+                // same messageId. Otherwise a COMPENSATED workflow would keep an INTENT that
+                // the agent ran, and no later pass reads a COMPENSATED workflow.
+                for _ in 0..2 {
+                    if let Err(e) = self
+                        .send_compensation(name, comp_step, &comp_attempt, plan)
+                        .await
+                    {
+                        self.problem(&comp_step.spec.name, &comp_attempt, e)?;
+                    }
+                    comp_attempt = self.journal.attempt(comp_attempt.id)?;
+                    if comp_attempt.state != AttemptState::Intent
+                        || lookup::never_sent(&comp_attempt)
+                    {
+                        break;
+                    }
                 }
-                comp_attempt = self.journal.attempt(comp_attempt.id)?;
                 if comp_attempt.state.has_task() && !comp_attempt.state.is_finished() {
                     comp_attempt = self.wait_finished(&comp_attempt, plan).await?;
                 }

@@ -9,11 +9,16 @@
 //!   artifacts by `artifactId` honouring `append` and `lastChunk`, a status strictly older than
 //!   the one held is ignored, and a terminal state never goes back (the journal's
 //!   [`transition`](crate::journal::transition) enforces both).
-//! - Every event is journaled (one short transaction, committed) **before** it is shown: the
-//!   observer is called after the commit, and the `after-event:N` crash point fires between the
-//!   two. N counts the observations journaled by this follow (stream events and GetTask
-//!   answers; the first snapshot is 1), per attempt, so `after-event:N:STEP` means that step's
-//!   Nth event also inside [`follow_many`].
+//! - Every event is journaled **before** it is shown, but not one commit per event: events are
+//!   group-committed (`GroupCommit`). A follow reads ahead what its connection has already
+//!   received and queues it; when its stream is quiet (or after an event that may stop it), it
+//!   waits for the commit, and only then counts each event, fires the `after-event:N` crash
+//!   point and calls the observer, in arrival order. All the follows of [`follow_many`] share
+//!   one group commit, so the events that arrive together on many streams share one
+//!   transaction. N counts the observations journaled by this follow (stream events and
+//!   GetTask answers; the first snapshot is 1), per attempt, so `after-event:N:STEP` means that
+//!   step's Nth event also inside [`follow_many`]; an armed crash point ends the read-ahead at
+//!   its event, so the crash finds exactly N of the follow's events journaled and N−1 shown.
 //! - It stops by itself at a terminal state (then reads the task once with `GetTask`, the
 //!   authoritative artifacts) and at INPUT_REQUIRED / AUTH_REQUIRED, even when the server keeps
 //!   the stream open.
@@ -39,16 +44,24 @@
 //! [`follow_many`] runs many follows concurrently inside one task (no spawning): 1,000 streams
 //! cost 1,000 futures and their sockets (about 40 KB each, measured).
 //!
-//! Cost: each event is one `synchronous=FULL` commit on the calling thread, so a process
-//! journals a few hundred events per second however many streams it follows (the wire decodes
-//! over 100 000/s); `examples/follow_bench.rs` measures both.
+//! Cost: a `synchronous=FULL` commit costs one fsync, whatever it holds. With the group commit a
+//! fast stream or many busy streams pay one fsync per batch (at most `MAX_PENDING` events of
+//! one follow), not per event; a quiet stream still pays one per event, as it must to show it
+//! promptly. `examples/follow_bench.rs` measures events per second beside the bare wire.
+//!
+//! A signal drops the command at an await point: the group commit is only ever non-empty
+//! within one poll, or while a follow yields to let its connection deliver the next event, and
+//! dropping it commits what it holds, so everything read is journaled (if not shown).
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use rand::SeedableRng as _;
 use rand::rngs::StdRng;
 use serde_json::Value;
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::a2a::types;
@@ -56,7 +69,7 @@ use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, full_jit
 use crate::crash::{self, Point};
 use crate::journal::{
     Applied, ArtifactUpdate, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal,
-    JournalError, Lease, Source, StepName, TaskView,
+    JournalError, Lease, Recorded, Source, StepName, StreamObservation, TaskView,
 };
 
 /// Reconnects allowed in a row without an event in between (`--max-reconnects`).
@@ -247,6 +260,8 @@ pub struct FollowOutcome {
     pub polls: u32,
     /// The last error seen, if any (one inert line).
     pub last_error: Option<String>,
+    /// What to do about the last failure ([`A2aError::hint`]), if it had a hint.
+    pub last_hint: Option<String>,
 }
 
 impl FollowOutcome {
@@ -278,6 +293,9 @@ pub enum Progress {
         state: AttemptState,
         /// Observations so far in this follow.
         events: u64,
+        /// The journal event it appended (`None` when nothing changed): everything up to it
+        /// is committed.
+        event: Option<i64>,
     },
     /// The follow waits before the next subscribe (or poll).
     Waiting {
@@ -317,6 +335,8 @@ pub async fn follow_attempt(
 /// each target with its outcome, in the order given.
 ///
 /// The observer is shared by all of them (called after each commit, from this task only).
+/// The follows share one group commit: the events that arrive together on any of the streams
+/// are journaled in one transaction.
 pub async fn follow_many(
     journal: &Journal,
     client: &A2aClient,
@@ -325,18 +345,113 @@ pub async fn follow_many(
     concurrency: usize,
     observer: &dyn Fn(&FollowTarget, &Progress),
 ) -> Vec<(FollowTarget, Result<FollowOutcome, JournalError>)> {
-    let mut done: Vec<(usize, FollowTarget, Result<FollowOutcome, JournalError>)> =
-        futures_util::stream::iter(targets.into_iter().enumerate())
-            .map(|(i, target)| async move {
-                let mut obs = |t: &FollowTarget, p: &Progress| observer(t, p);
-                let outcome = follow_attempt(journal, client, &target, opts, &mut obs).await;
-                (i, target, outcome)
-            })
-            .buffer_unordered(concurrency.max(1))
-            .collect()
-            .await;
+    let commit = GroupCommit::new(journal);
+    let commit = &commit;
+    let work = futures_util::stream::iter(targets.into_iter().enumerate())
+        .map(|(i, target)| async move {
+            let mut obs = |t: &FollowTarget, p: &Progress| observer(t, p);
+            let wire = Wire {
+                client,
+                endpoint: &target.endpoint,
+            };
+            let outcome = follow_in(commit, &wire, &target, opts, &mut obs).await;
+            (i, target, outcome)
+        })
+        .buffer_unordered(concurrency.max(1))
+        .collect::<Vec<_>>();
+    let mut done = commit.beside(work).await;
     done.sort_unstable_by_key(|(i, _, _)| *i);
     done.into_iter().map(|(_, t, o)| (t, o)).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The group commit
+// ---------------------------------------------------------------------------------------------
+
+/// What the group commit hands back for one observation.
+type CommitResult = Result<Recorded, JournalError>;
+
+/// The observations the follows of one task have read and not yet journaled, and the commit
+/// that journals them together.
+///
+/// A follow queues what it reads ([`GroupCommit::submit`]) and, before it waits for anything
+/// else, waits for their results. [`GroupCommit::beside`] polls the follows first and then
+/// commits whatever they queued, in ONE transaction (`Journal::apply_observations`), every
+/// time the task is polled: so the events that arrive together — a burst of one fast stream,
+/// or one event on each of many streams — share one durable commit, and nothing stays queued
+/// while the task sleeps (a signal that drops the command finds the queue empty).
+pub(crate) struct GroupCommit<'j> {
+    journal: &'j Journal,
+    queue: RefCell<Vec<(StreamObservation, oneshot::Sender<CommitResult>)>>,
+    /// A follow waits for its results: commit at the end of this poll.
+    requested: Cell<bool>,
+}
+
+impl<'j> GroupCommit<'j> {
+    /// Returns an empty group commit on `journal`.
+    pub(crate) fn new(journal: &'j Journal) -> Self {
+        Self {
+            journal,
+            queue: RefCell::new(Vec::new()),
+            requested: Cell::new(false),
+        }
+    }
+
+    /// Asks for a commit once the follows polled with this one have queued what they read.
+    fn request(&self) {
+        self.requested.set(true);
+    }
+
+    /// Queues one observation; its result arrives after the commit that journals it.
+    fn submit(&self, obs: StreamObservation) -> oneshot::Receiver<CommitResult> {
+        let (tx, rx) = oneshot::channel();
+        self.queue.borrow_mut().push((obs, tx));
+        rx
+    }
+
+    /// Journals everything queued in one transaction and hands each observation its result.
+    pub(crate) fn commit_now(&self) {
+        let queued = std::mem::take(&mut *self.queue.borrow_mut());
+        if queued.is_empty() {
+            return;
+        }
+        let (batch, replies): (Vec<_>, Vec<_>) = queued.into_iter().unzip();
+        match self.journal.apply_observations(&batch) {
+            Ok(results) => {
+                for (reply, result) in replies.into_iter().zip(results) {
+                    // A follow cut at its deadline no longer listens: its result is journaled.
+                    let _ = reply.send(result);
+                }
+            }
+            Err(e) => {
+                let text = e.to_string();
+                let mut first = Some(e);
+                for reply in replies {
+                    let err = first.take().unwrap_or_else(|| JournalError::Storage {
+                        action: "journal the stream events",
+                        hint: None,
+                        source: Box::new(std::io::Error::other(text.clone())),
+                    });
+                    let _ = reply.send(Err(err));
+                }
+            }
+        }
+    }
+
+    /// Runs `work` (the follows) and commits what it queued each time it has been polled.
+    pub(crate) async fn beside<T>(&self, work: impl Future<Output = T>) -> T {
+        let committer = std::future::poll_fn(|_| {
+            if self.requested.replace(false) {
+                self.commit_now();
+            }
+            std::task::Poll::<std::convert::Infallible>::Pending
+        });
+        tokio::select! {
+            biased;
+            out = work => out,
+            never = committer => match never {},
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,7 +530,15 @@ impl RemoteStream for crate::a2a::EventStream {
 // The loop
 // ---------------------------------------------------------------------------------------------
 
-/// Runs one follow against any [`Remote`].
+impl Drop for GroupCommit<'_> {
+    /// Journals what is still queued when the follows are dropped (a signal, a deadline):
+    /// everything read is committed, though no longer shown.
+    fn drop(&mut self) {
+        self.commit_now();
+    }
+}
+
+/// Runs one follow against any [`Remote`], with its own group commit.
 pub(crate) async fn follow_with<R: Remote>(
     journal: &Journal,
     remote: &R,
@@ -423,9 +546,25 @@ pub(crate) async fn follow_with<R: Remote>(
     opts: &FollowOptions,
     observer: &mut dyn FnMut(&FollowTarget, &Progress),
 ) -> Result<FollowOutcome, JournalError> {
+    let commit = GroupCommit::new(journal);
+    commit
+        .beside(follow_in(&commit, remote, target, opts, observer))
+        .await
+}
+
+/// Runs one follow whose observations go through `commit` (shared with other follows).
+async fn follow_in<R: Remote>(
+    commit: &GroupCommit<'_>,
+    remote: &R,
+    target: &FollowTarget,
+    opts: &FollowOptions,
+    observer: &mut dyn FnMut(&FollowTarget, &Progress),
+) -> Result<FollowOutcome, JournalError> {
+    let journal = commit.journal;
     let attempt = journal.attempt(target.attempt)?;
     let mut f = Follower {
         journal,
+        commit,
         remote,
         target,
         opts,
@@ -441,7 +580,10 @@ pub(crate) async fn follow_with<R: Remote>(
         streak: 0,
         polls: 0,
         last_error: None,
+        last_hint: None,
         leased_at: Instant::now(),
+        pending: VecDeque::new(),
+        step: target.step.to_string(),
     };
     if attempt.state.is_terminal() {
         return f.outcome(FollowEnd::Terminal(attempt.state));
@@ -453,10 +595,17 @@ pub(crate) async fn follow_with<R: Remote>(
     let result = match opts.deadline {
         Some(deadline) => match tokio::time::timeout_at(deadline, f.run()).await {
             Ok(result) => result,
-            // Dropped at an await point: every observation so far is committed.
+            // Dropped at an await point: what it read is queued, committed just below.
             Err(_) => Ok(FollowEnd::Deadline),
         },
         None => f.run().await,
+    };
+    // Whatever the follow read and had not settled is journaled (and shown) before it ends.
+    commit.commit_now();
+    let result = match (result, f.settle().await) {
+        // Cut at the deadline while its last reads stopped it: it stopped.
+        (Ok(FollowEnd::Deadline), Ok(Some(end))) | (Ok(end), Ok(_)) => Ok(end),
+        (Err(e), _) | (Ok(_), Err(e)) => Err(e),
     };
     let released = journal.release(target.attempt);
     let end = result?;
@@ -490,14 +639,44 @@ enum Kind {
     Polled,
 }
 
+/// How many observations one follow reads ahead of their commit, at most.
+const MAX_PENDING: usize = 1024;
+
+/// An observation read and queued, waiting for its commit before it is counted and shown.
+struct Pending {
+    kind: Kind,
+    source: Source,
+    result: PendingResult,
+}
+
+enum PendingResult {
+    /// In the group commit's queue.
+    Queued(oneshot::Receiver<CommitResult>),
+    /// Nothing to journal (a `message` on a task stream): counted as an event all the same.
+    Nothing,
+}
+
+/// What reading one item did.
+enum Read {
+    /// Queued; `settle` says whether to wait for its commit before reading on (it may stop
+    /// the follow, a crash point is armed for it, or enough is queued).
+    Queued {
+        /// Wait for the commit now.
+        settle: bool,
+    },
+    /// It cannot apply to this task: journaled as a read failure, after what came before it.
+    Ignore(String),
+}
+
 struct Follower<'a, R> {
     journal: &'a Journal,
+    commit: &'a GroupCommit<'a>,
     remote: &'a R,
     target: &'a FollowTarget,
     opts: &'a FollowOptions,
     observer: &'a mut dyn FnMut(&FollowTarget, &Progress),
     rng: StdRng,
-    /// The attempt's state as journaled (after the last observation).
+    /// The attempt's state as journaled (after the last observation settled).
     state: AttemptState,
     events: u64,
     changes: u64,
@@ -506,7 +685,12 @@ struct Follower<'a, R> {
     streak: u32,
     polls: u32,
     last_error: Option<String>,
+    last_hint: Option<String>,
     leased_at: Instant,
+    /// Observations read and queued, oldest first, not yet settled.
+    pending: VecDeque<Pending>,
+    /// `WORKFLOW/STEP`, for the crash point.
+    step: String,
 }
 
 impl<R: Remote> Follower<'_, R> {
@@ -519,6 +703,7 @@ impl<R: Remote> Follower<'_, R> {
             reconnects: self.reconnects,
             polls: self.polls,
             last_error: self.last_error.clone(),
+            last_hint: self.last_hint.clone(),
         })
     }
 
@@ -595,6 +780,7 @@ impl<R: Remote> Follower<'_, R> {
         self.journal
             .record_failure(self.target.attempt, FailureKind::Read, &summary)?;
         self.last_error = Some(summary.clone());
+        self.last_hint = e.hint();
         Ok(summary)
     }
 
@@ -621,7 +807,19 @@ impl<R: Remote> Follower<'_, R> {
         })
     }
 
+    /// Stops the follow: a terminal task is read once more with GetTask first.
+    async fn stop(&mut self, end: FollowEnd) -> Result<Round, JournalError> {
+        if matches!(end, FollowEnd::Terminal(_)) {
+            self.final_read().await?;
+        }
+        Ok(Round::Stop(end))
+    }
+
     /// One subscription, read until it stops, ends or fails.
+    ///
+    /// Items already buffered are read ahead and queued without waiting; the follow waits for
+    /// their group commit (and shows them) before it waits for the stream again, and at once
+    /// after an item that may stop it.
     async fn subscribe(&mut self) -> Result<Round, JournalError> {
         let mut stream = match self.remote.subscribe(&self.target.task_id).await {
             Ok(stream) => stream,
@@ -629,15 +827,55 @@ impl<R: Remote> Follower<'_, R> {
         };
         let mut first = true;
         loop {
-            let item = match stream.next().await {
+            let item = {
+                let next = stream.next();
+                let mut next = std::pin::pin!(next);
+                match futures_util::poll!(next.as_mut()) {
+                    std::task::Poll::Ready(item) => item,
+                    std::task::Poll::Pending => {
+                        // The HTTP connection hands over the next event already received only
+                        // once this task lets it run: yield (twice at most) before deciding
+                        // the stream is quiet, then journal and show what was read, and wait.
+                        let mut ready = None;
+                        if !self.pending.is_empty() {
+                            for _ in 0..2 {
+                                tokio::task::yield_now().await;
+                                if let std::task::Poll::Ready(item) =
+                                    futures_util::poll!(next.as_mut())
+                                {
+                                    ready = Some(item);
+                                    break;
+                                }
+                            }
+                        }
+                        if let Some(item) = ready {
+                            item
+                        } else {
+                            if let Some(end) = self.settle().await? {
+                                return self.stop(end).await;
+                            }
+                            next.await
+                        }
+                    }
+                }
+            };
+            let item = match item {
                 None => {
+                    if let Some(end) = self.settle().await? {
+                        return self.stop(end).await;
+                    }
                     return Ok(Round::Again {
                         cause: "the stream ended".to_owned(),
                         poll: false,
                         retry_after: None,
                     });
                 }
-                Some(Err(e)) => return self.on_error(e).await,
+                Some(Err(e)) => {
+                    if let Some(end) = self.settle().await? {
+                        return self.stop(end).await;
+                    }
+                    return self.on_error(e).await;
+                }
                 Some(Ok(item)) => item,
             };
             let kind = if first && matches!(item, Item::Task(_)) {
@@ -646,13 +884,22 @@ impl<R: Remote> Follower<'_, R> {
                 Kind::StreamUpdate
             };
             first = false;
-            if let Some(end) = self.observe(&item, kind)? {
-                if matches!(end, FollowEnd::Terminal(_)) {
-                    self.final_read().await?;
+            match self.read(&item, kind) {
+                Read::Queued { settle: false } => {}
+                Read::Queued { settle: true } => {
+                    if let Some(end) = self.settle().await? {
+                        return self.stop(end).await;
+                    }
                 }
-                return Ok(Round::Stop(end));
+                Read::Ignore(why) => {
+                    if let Some(end) = self.settle().await? {
+                        return self.stop(end).await;
+                    }
+                    self.ignore(&why)?;
+                }
             }
             if let Some(end) = self.renew_lease()? {
+                self.settle().await?;
                 return Ok(Round::Stop(end));
             }
         }
@@ -662,7 +909,7 @@ impl<R: Remote> Follower<'_, R> {
     async fn poll(&mut self) -> Result<Round, JournalError> {
         match self.remote.get_task(&self.target.task_id).await {
             Ok(task) => {
-                if let Some(end) = self.observe(&Item::Task(task), Kind::Polled)? {
+                if let Some(end) = self.observe_now(&Item::Task(task), Kind::Polled).await? {
                     return Ok(Round::Stop(end));
                 }
                 Ok(Round::Again {
@@ -701,7 +948,7 @@ impl<R: Remote> Follower<'_, R> {
     async fn final_read(&mut self) -> Result<(), JournalError> {
         match self.remote.get_task(&self.target.task_id).await {
             Ok(task) => {
-                self.observe(&Item::Task(task), Kind::Polled)?;
+                self.observe_now(&Item::Task(task), Kind::Polled).await?;
             }
             Err(e) => {
                 tracing::debug!(error = %e.summary(), "the final GetTask after a terminal event failed");
@@ -710,16 +957,33 @@ impl<R: Remote> Follower<'_, R> {
         Ok(())
     }
 
-    /// Journals one observation, fires the crash point, tells the observer, and says whether
-    /// to stop.
-    fn observe(&mut self, item: &Item, kind: Kind) -> Result<Option<FollowEnd>, JournalError> {
-        let id = self.target.attempt;
+    /// Journals one observation (waiting for its commit), shows it, and says whether to stop.
+    async fn observe_now(
+        &mut self,
+        item: &Item,
+        kind: Kind,
+    ) -> Result<Option<FollowEnd>, JournalError> {
+        match self.read(item, kind) {
+            Read::Queued { .. } => self.settle().await,
+            Read::Ignore(why) => {
+                if let Some(end) = self.settle().await? {
+                    return Ok(Some(end));
+                }
+                self.ignore(&why)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Queues one observation for the group commit; says whether to wait for it now.
+    fn read(&mut self, item: &Item, kind: Kind) -> Read {
+        let attempt = self.target.attempt;
         let source = if kind == Kind::Polled {
             Source::GetTask
         } else {
             Source::Stream
         };
-        let applied = match item {
+        let (obs, may_stop) = match item {
             Item::Task(raw) | Item::Status(raw) => {
                 let view = match item {
                     Item::Task(_) => TaskView::from_value(raw, raw.to_string()),
@@ -727,26 +991,86 @@ impl<R: Remote> Follower<'_, R> {
                 };
                 match view {
                     Ok(view) if view.task_id == self.target.task_id => {
-                        self.journal.apply_task(id, &view, source)?
+                        let may_stop = view.state.is_terminal() || view.state.is_interrupted();
+                        let obs = StreamObservation::Task {
+                            attempt,
+                            view,
+                            source,
+                        };
+                        (Some(obs), may_stop)
                     }
                     Ok(view) => {
-                        return self
-                            .ignore(&format!("an event for another task `{}`", view.task_id));
+                        return Read::Ignore(format!(
+                            "an event for another task `{}`",
+                            view.task_id
+                        ));
                     }
-                    Err(e) => return self.ignore(&e.to_string()),
+                    Err(e) => return Read::Ignore(e.to_string()),
                 }
             }
             Item::Artifact(raw) => match ArtifactUpdate::from_value(raw) {
                 Ok(update) if update.task_id == self.target.task_id => {
-                    self.journal.apply_artifact_update(id, &update)?
+                    (Some(StreamObservation::Artifact { attempt, update }), false)
                 }
                 Ok(update) => {
-                    return self.ignore(&format!("an event for another task `{}`", update.task_id));
+                    return Read::Ignore(format!("an event for another task `{}`", update.task_id));
                 }
-                Err(e) => return self.ignore(&e.to_string()),
+                Err(e) => return Read::Ignore(e.to_string()),
             },
-            Item::Message => Applied::Unchanged,
+            Item::Message => (None, false),
         };
+        let result = match obs {
+            Some(obs) => PendingResult::Queued(self.commit.submit(obs)),
+            None => PendingResult::Nothing,
+        };
+        self.pending.push_back(Pending {
+            kind,
+            source,
+            result,
+        });
+        // A crash point armed for this event's number ends the read-ahead here: the crash
+        // then finds exactly that many of this follow's events journaled.
+        let number = self.events + self.pending.len() as u64;
+        let crash_here = crash::armed(Point::AfterEvent(number), &self.step);
+        Read::Queued {
+            settle: may_stop || crash_here || self.pending.len() >= MAX_PENDING,
+        }
+    }
+
+    /// Waits for the group commit of every queued observation, then, in order: counts it,
+    /// fires the `after-event:N` crash point (journaled, not yet shown), tells the observer,
+    /// and says whether to stop. Observations after one that stops the follow are journaled
+    /// but not shown.
+    async fn settle(&mut self) -> Result<Option<FollowEnd>, JournalError> {
+        if self
+            .pending
+            .iter()
+            .any(|p| matches!(p.result, PendingResult::Queued(_)))
+        {
+            self.commit.request();
+        }
+        let mut end = None;
+        while let Some(p) = self.pending.pop_front() {
+            let recorded = match p.result {
+                PendingResult::Nothing => Recorded {
+                    applied: Applied::Unchanged,
+                    event: None,
+                },
+                PendingResult::Queued(rx) => match rx.await {
+                    Ok(result) => result?,
+                    Err(_) => return Err(commit_dropped()),
+                },
+            };
+            if end.is_none() {
+                end = self.settled(p.kind, p.source, recorded);
+            }
+        }
+        Ok(end)
+    }
+
+    /// Counts, shows and judges one committed observation.
+    fn settled(&mut self, kind: Kind, source: Source, recorded: Recorded) -> Option<FollowEnd> {
+        let applied = recorded.applied;
         self.events += 1;
         if let Applied::Changed { to, .. } = applied {
             self.changes += 1;
@@ -756,35 +1080,44 @@ impl<R: Remote> Follower<'_, R> {
         if kind == Kind::StreamUpdate || applied.changed() {
             self.streak = 0;
         }
-        crash::at(
-            Point::AfterEvent(self.events),
-            &self.target.step.to_string(),
-        );
+        crash::at(Point::AfterEvent(self.events), &self.step);
         let progress = Progress::Observed {
             source,
             applied,
             state: self.state,
             events: self.events,
+            event: recorded.event,
         };
         (self.observer)(self.target, &progress);
-        Ok(match self.state {
+        match self.state {
             s if s.is_terminal() => Some(FollowEnd::Terminal(s)),
             s @ (AttemptState::InputRequired | AttemptState::AuthRequired) => {
                 Some(FollowEnd::Interrupted(s))
             }
             AttemptState::Lost => Some(FollowEnd::Lost),
             _ => None,
-        })
+        }
     }
 
     /// Skips an event that cannot apply to this task (logged and journaled as a read failure).
-    fn ignore(&mut self, why: &str) -> Result<Option<FollowEnd>, JournalError> {
+    fn ignore(&mut self, why: &str) -> Result<(), JournalError> {
         let summary = crate::a2a::error::one_line(&format!("ignored a stream event: {why}"));
         tracing::warn!("{summary}");
         self.journal
             .record_failure(self.target.attempt, FailureKind::Read, &summary)?;
         self.last_error = Some(summary);
-        Ok(None)
+        Ok(())
+    }
+}
+
+/// The error of a group commit that went away without answering (a bug).
+fn commit_dropped() -> JournalError {
+    JournalError::Storage {
+        action: "journal the stream events",
+        hint: None,
+        source: Box::new(std::io::Error::other(
+            "the group commit ended before journaling a queued event",
+        )),
     }
 }
 

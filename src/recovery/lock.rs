@@ -40,6 +40,23 @@ pub enum LockError {
     },
 }
 
+impl LockError {
+    /// Returns what the operator can do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            Self::Held { path, .. } => format!(
+                "nothing was touched; run again when it is done (lock file `{}`)",
+                path.display()
+            ),
+            Self::Io { path, .. } => format!(
+                "nothing was touched; the lock file `{}` sits beside the journal: check that \
+                 its directory is writable and that it is a regular file you may open",
+                path.display()
+            ),
+        }
+    }
+}
+
 /// The exclusive pass lock; released on drop.
 #[derive(Debug)]
 pub struct PassLock {

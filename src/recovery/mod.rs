@@ -209,6 +209,19 @@ impl<'j> StepOf<'j> {
     }
 }
 
+/// A pass dropped before its end (SIGINT or SIGTERM drop the command's future at an await
+/// point, DESIGN.md §3 exit 130 / 143) still commits the routine observations it reported.
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() || self.batch.get_mut().is_empty() {
+            return;
+        }
+        if let Err(e) = self.flush() {
+            tracing::warn!("failed to journal the pass's last observations: {e:#}");
+        }
+    }
+}
+
 impl<'a> Pass<'a> {
     /// Prepares a pass.
     pub fn new(
@@ -366,6 +379,33 @@ impl<'a> Pass<'a> {
         drop(stream);
         self.flush()?;
         Ok(summary)
+    }
+
+    /// Returns a follow target for every attempt still running now (`--follow-for`, DESIGN.md
+    /// §4 bucket 2: reattach): the latest attempt of each step the pass covers whose task is
+    /// known and neither finished nor waiting for a human, in plan order.
+    ///
+    /// An attempt whose credential variable is unset is left out: the pass reports it.
+    pub fn running_targets(&self) -> anyhow::Result<Vec<follow::FollowTarget>> {
+        let mut targets = Vec::new();
+        for row in self.journal.pass_rows(&self.cfg.workflows)? {
+            let state = row.attempt.state;
+            let running = row.is_latest
+                && state.has_task()
+                && !state.is_finished()
+                && !matches!(
+                    state,
+                    AttemptState::InputRequired | AttemptState::AuthRequired
+                );
+            if !running {
+                continue;
+            }
+            match follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin) {
+                Ok(target) => targets.push(target),
+                Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
+            }
+        }
+        Ok(targets)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -535,8 +575,12 @@ impl<'a> Pass<'a> {
             json!({"error": e.summary()}),
             exit::USAGE,
         );
-        a.remedy = e.hint().map(|what| ActionRemedy {
-            what,
+        // What is wrong, then what to do: there is no command that answers it.
+        a.remedy = Some(ActionRemedy {
+            what: match e.hint() {
+                Some(hint) => format!("{}; {hint}", e.summary()),
+                None => e.summary(),
+            },
             command: None,
         });
         a
@@ -577,7 +621,7 @@ impl<'a> Pass<'a> {
                 attempt.number,
                 stage.as_str(),
                 format!("{}-failed", stage.as_str()),
-                json!({"error": error.summary(), "state": attempt.state.as_str()}),
+                json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
                 failure_code(error),
             ),
             Sent::Busy(a, lease) => Self::action(
@@ -695,7 +739,7 @@ impl<'a> Pass<'a> {
                     a.number,
                     "read",
                     "read-failed",
-                    json!({"taskId": task_id, "error": e.summary()}),
+                    json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 )])
             }
@@ -847,7 +891,7 @@ impl<'a> Pass<'a> {
                 )?;
                 return Ok(action(
                     "read-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary()}),
+                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
                 ));
             }
@@ -907,7 +951,7 @@ impl<'a> Pass<'a> {
                     ),
                     ReplySent::Failed(e) => action(
                         "reply-failed",
-                        json!({"messageId": reply.message_id, "error": e.summary()}),
+                        json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                         failure_code(&e),
                     ),
                     ReplySent::Busy(_) => action(
@@ -1037,7 +1081,7 @@ impl<'a> Pass<'a> {
                 a.number,
                 "read",
                 "read-failed",
-                json!({"taskId": task_id, "error": e.summary()}),
+                json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
                 failure_code(&e),
             ),
         })

@@ -141,7 +141,10 @@ pub(super) async fn run_plan(
 ) -> anyhow::Result<u8> {
     if args.follow {
         return Err(CliError::usage("--follow cannot be combined with --plan")
-            .hint("follow each step afterwards with `a2a-recover follow WORKFLOW/STEP`")
+            .hint(
+                "follow the whole workflow afterwards with `a2a-recover reconcile WORKFLOW \
+                 --follow-for DURATION`, or one step with `a2a-recover follow WORKFLOW/STEP`",
+            )
             .into());
     }
     if args.allow_cross_origin {

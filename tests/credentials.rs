@@ -1,0 +1,440 @@
+//! Credentials: the bearer token named by `--token-env` reaches the agent's own origin and
+//! nothing else — no byte of the journal (database, WAL, lock file), no event, no log line at
+//! `-vvv`, no error message, no JSON output, no other origin (unless `--allow-cross-origin`),
+//! even when a hostile agent echoes it back. URLs with userinfo are refused (exit 2); URLs shown
+//! in logs and errors have their query secrets redacted.
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::Output;
+
+use crate::common::hostile::{CardMode, Hostile, Mode, Script};
+use crate::common::{TestEnv, code, stderr, stdout};
+
+const VAR: &str = "A2A_TEST_TOKEN";
+
+fn token() -> String {
+    format!("s3cr3t-{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Runs the binary with the token in its environment.
+fn run(env: &TestEnv, token: &str, args: &[&str]) -> Output {
+    env.cmd()
+        .env(VAR, token)
+        .args(args)
+        .output()
+        .expect("run the binary")
+}
+
+/// Every file next to the journal: the database, its WAL and shared memory, the lock file.
+fn journal_files(env: &TestEnv) -> Vec<(String, Vec<u8>)> {
+    let dir = env.journal().parent().expect("a directory").to_owned();
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .expect("the journal directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.is_file())
+        .map(|p| (name(&p), std::fs::read(&p).expect("read")))
+        .collect();
+    files.sort();
+    files
+}
+
+fn name(p: &Path) -> String {
+    p.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+/// Collects every byte the binary wrote, and checks none of it holds the token.
+#[derive(Default)]
+struct Transcript {
+    bytes: Vec<(String, Vec<u8>)>,
+}
+
+impl Transcript {
+    fn keep(&mut self, what: &str, out: &Output) {
+        self.bytes
+            .push((format!("stdout of {what}"), out.stdout.clone()));
+        self.bytes
+            .push((format!("stderr of {what}"), out.stderr.clone()));
+    }
+
+    fn assert_free_of(&self, token: &str) {
+        for (what, bytes) in &self.bytes {
+            assert!(
+                !contains(bytes, token),
+                "the token is in {what}:\n{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_token_is_in_no_journal_byte_log_line_error_or_json() {
+    let env = TestEnv::new();
+    let token = token();
+    let h = Hostile::start();
+    h.set_script(Script {
+        state: "TASK_STATE_INPUT_REQUIRED".to_owned(),
+        status_text: Some("which dates?".to_owned()),
+        ..Script::default()
+    });
+    let mut seen = Transcript::default();
+    let mut step = |what: &str, args: &[&str], want: i32| {
+        let out = run(&env, &token, args);
+        assert_eq!(code(&out), want, "{what}: {}", stderr(&out));
+        seen.keep(what, &out);
+    };
+    let url = h.url().to_owned();
+    step(
+        "agents add",
+        &["agents", "add", &url, "--token-env", VAR, "-vvv"],
+        0,
+    );
+    step(
+        "delegate",
+        &[
+            "delegate",
+            "w/a",
+            "--agent",
+            &url,
+            "--token-env",
+            VAR,
+            "go",
+            "-vvv",
+        ],
+        0,
+    );
+    step(
+        "delegate (json)",
+        &[
+            "delegate",
+            "w/b",
+            "--agent",
+            &url,
+            "--token-env",
+            VAR,
+            "go",
+            "--format",
+            "json",
+            "-vvv",
+        ],
+        0,
+    );
+    step("reconcile", &["reconcile", "-vvv"], 4);
+    step(
+        "reconcile (json)",
+        &["reconcile", "--format", "json", "-vvv"],
+        4,
+    );
+    step("reply", &["reply", "w/a", "these", "-vvv"], 0);
+    step("follow", &["follow", "w/a", "-vvv"], 4);
+    step(
+        "follow (json)",
+        &["follow", "w/b", "--format", "json", "-vvv"],
+        4,
+    );
+    step("inspect", &["inspect", "w/a", "--events", "-vvv"], 0);
+    step(
+        "inspect (json)",
+        &["inspect", "w/a", "--events", "--format", "json", "-vvv"],
+        0,
+    );
+    step(
+        "agents list",
+        &["agents", "list", "--format", "json", "-vvv"],
+        0,
+    );
+
+    // A hostile agent that echoes the Authorization header back in its error answers.
+    h.set_mode(Mode::EchoAuth);
+    step(
+        "delegate to an echoing agent",
+        &[
+            "delegate",
+            "w/c",
+            "--agent",
+            &url,
+            "--token-env",
+            VAR,
+            "go",
+            "-vvv",
+        ],
+        4,
+    );
+    step(
+        "reconcile against an echoing agent",
+        &["reconcile", "-vvv"],
+        4,
+    );
+    step(
+        "follow against an echoing agent",
+        &["follow", "w/a", "--max-reconnects", "0", "-vvv"],
+        4,
+    );
+    step(
+        "follow (json) against an echoing agent",
+        &[
+            "follow",
+            "w/b",
+            "--max-reconnects",
+            "0",
+            "--format",
+            "json",
+            "-vvv",
+        ],
+        4,
+    );
+    step(
+        "reconcile (json) against an echoing agent",
+        &["reconcile", "--format", "json", "-vvv"],
+        4,
+    );
+    step("inspect --pending", &["inspect", "--pending", "-vvv"], 0);
+    step(
+        "inspect (json) after the echo",
+        &["inspect", "--format", "json", "-vvv"],
+        0,
+    );
+
+    // A crash right after a send leaves the journal's WAL as it was at that instant.
+    h.set_mode(Mode::Honest);
+    let out = env
+        .cmd()
+        .env(VAR, &token)
+        .env("A2A_RECOVER_CRASH_AT", "after-send:w/d")
+        .args([
+            "delegate",
+            "w/d",
+            "--agent",
+            &url,
+            "--token-env",
+            VAR,
+            "go",
+            "-vvv",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.signal(), Some(6), "{}", stderr(&out));
+    seen.keep("a crashed delegate", &out);
+    let files = journal_files(&env);
+    assert!(
+        files
+            .iter()
+            .any(|(n, b)| n.ends_with("-wal") && !b.is_empty()),
+        "a WAL to search: {:?}",
+        files.iter().map(|(n, b)| (n, b.len())).collect::<Vec<_>>()
+    );
+    for (n, bytes) in &files {
+        assert!(
+            !contains(bytes, &token),
+            "the token is in the journal file `{n}`"
+        );
+    }
+    seen.assert_free_of(&token);
+
+    // The token was really used: the agent received it on every call.
+    let calls: Vec<_> = h
+        .seen()
+        .into_iter()
+        .filter(|s| !s.method.is_empty())
+        .collect();
+    assert!(calls.len() >= 6, "{calls:?}");
+    let bearer = format!("Bearer {token}");
+    for call in &calls {
+        assert_eq!(
+            call.authorization.as_deref(),
+            Some(bearer.as_str()),
+            "{call:?}"
+        );
+    }
+    // And only its name was journaled.
+    let out = env.run(["inspect", "w/a", "--format", "json"]);
+    assert!(stdout(&out).contains(&format!("\"tokenEnv\":\"{VAR}\"")));
+}
+
+#[test]
+fn the_token_never_goes_to_another_origin_unless_allowed() {
+    let env = TestEnv::new();
+    let token = token();
+    let bearer = format!("Bearer {token}");
+    let card = Hostile::start();
+    let other = Hostile::start();
+    card.set_interface_url(&format!("{}/rpc", other.url()));
+
+    let out = run(
+        &env,
+        &token,
+        &[
+            "delegate",
+            "w/x",
+            "--agent",
+            card.url(),
+            "--token-env",
+            VAR,
+            "go",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = run(&env, &token, &["reconcile"]);
+    assert_eq!(code(&out), 3, "a running task: {}", stderr(&out));
+    let card_fetch = card.seen();
+    assert_eq!(card_fetch.len(), 1, "{card_fetch:?}");
+    assert_eq!(
+        card_fetch[0].authorization.as_deref(),
+        Some(bearer.as_str()),
+        "the card's own origin gets the token"
+    );
+    let calls = other.seen();
+    assert_eq!(
+        calls.iter().map(|s| s.method.as_str()).collect::<Vec<_>>(),
+        ["SendMessage", "GetTask"]
+    );
+    for call in &calls {
+        assert_eq!(
+            call.authorization, None,
+            "the token went to another origin: {call:?}"
+        );
+    }
+
+    let out = run(
+        &env,
+        &token,
+        &[
+            "delegate",
+            "w/y",
+            "--agent",
+            card.url(),
+            "--token-env",
+            VAR,
+            "--allow-cross-origin",
+            "go",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let last = other.seen().pop().expect("a send");
+    assert_eq!(last.method, "SendMessage");
+    assert_eq!(
+        last.authorization.as_deref(),
+        Some(bearer.as_str()),
+        "allowed"
+    );
+
+    // A card that redirects to another origin: the token is dropped at the redirect.
+    let redirecting = Hostile::start();
+    redirecting.set_card(CardMode::RedirectTo(format!(
+        "{}/.well-known/agent-card.json",
+        other.url()
+    )));
+    let before = other.seen().len();
+    let out = run(
+        &env,
+        &token,
+        &[
+            "delegate",
+            "w/z",
+            "--agent",
+            redirecting.url(),
+            "--token-env",
+            VAR,
+            "go",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let after = other.seen();
+    let fetched = &after[before];
+    assert!(
+        fetched.method.is_empty(),
+        "the card fetch first: {fetched:?}"
+    );
+    assert_eq!(fetched.authorization, None, "the token followed a redirect");
+    for call in &after[before..] {
+        assert_eq!(call.authorization, None, "{call:?}");
+    }
+}
+
+#[test]
+fn urls_with_userinfo_are_refused_with_exit_2() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let port = h.url().rsplit(':').next().expect("a port").to_owned();
+    let with_userinfo = format!("http://operator:pa55-w0rd@127.0.0.1:{port}/");
+    for args in [
+        vec!["delegate", "w/u", "--agent", &with_userinfo, "go"],
+        vec!["agents", "add", &with_userinfo],
+        vec![
+            "delegate",
+            "w/u",
+            "--agent",
+            &with_userinfo,
+            "go",
+            "-vvv",
+            "--format",
+            "json",
+        ],
+    ] {
+        let out = env.run(&args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!all.contains("pa55-w0rd"), "{all}");
+        assert!(stderr(&out).contains("hint: "), "{}", stderr(&out));
+    }
+    assert!(h.seen().is_empty(), "nothing was fetched or sent");
+    assert!(!env.journal().exists(), "nothing was journaled");
+
+    // A card whose interface URL carries userinfo is unusable; the password is never shown.
+    h.set_interface_url(&format!("http://operator:pa55-w0rd@127.0.0.1:{port}/rpc"));
+    let out = env.run(["delegate", "w/v", "--agent", h.url(), "go", "-vvv"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!all.contains("pa55-w0rd"), "{all}");
+    assert!(stderr(&out).contains("user:password@"), "{}", stderr(&out));
+    assert_eq!(h.count("SendMessage"), 0);
+    let out = env.run(["agents", "add", h.url()]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("pa55-w0rd"), "{}", stderr(&out));
+}
+
+#[test]
+fn query_secrets_are_redacted_in_logs_and_errors() {
+    let env = TestEnv::new();
+    // A closed port: the connection is refused.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let agent = format!("http://127.0.0.1:{closed}/?api_key=QS3CR3T-1");
+    let out = env.run(["delegate", "w/q", "--agent", &agent, "go", "-vvv"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("QS3CR3T"), "{err}");
+    assert!(err.contains("api_key=REDACTED"), "{err}");
+    assert!(!stdout(&out).contains("QS3CR3T"), "{}", stdout(&out));
+
+    let out = env.run(["reconcile", "-vvv"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("QS3CR3T"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("REDACTED"), "{}", stderr(&out));
+    let out = env.run(["inspect", "-vvv"]);
+    assert!(!stdout(&out).contains("QS3CR3T"), "{}", stdout(&out));
+
+    // An interface URL with a query secret, answering 502: redacted in the error and the logs.
+    let h = Hostile::start();
+    h.set_interface_url(&format!("{}/rpc?key=QS3CR3T-2&x", h.url()));
+    h.set_mode(Mode::Html(502));
+    let out = env.run(["delegate", "w/r", "--agent", h.url(), "go", "-vvv"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(!err.contains("QS3CR3T"), "{err}");
+    assert!(err.contains("/rpc?key=REDACTED&x"), "{err}");
+    let out = env.run(["reconcile", "-vvv"]);
+    assert!(!stderr(&out).contains("QS3CR3T"), "{}", stderr(&out));
+}

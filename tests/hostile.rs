@@ -1,0 +1,542 @@
+//! Hostile agents: garbage, oversized and trickling answers, wrong ids, unknown enums, missing
+//! fields, invalid UTF-8, SSE garbage, redirect loops. Each mode is driven through the real
+//! binary (`delegate`, a re-run, `reconcile`) against a [`Hostile`] agent on loopback, and
+//! each must give a one-line error with a hint, the exit code of DESIGN.md §3, bounded memory
+//! in the child, a journal unchanged except for an event recording the failure, and no
+//! repeated send (the hostile agent processed the first one: it counts every `SendMessage`).
+
+use serde_json::Value;
+
+use crate::common::hostile::{CardMode, Hostile, Measured, Mode, Script, run_measured};
+use crate::common::{TestEnv, code, stderr, stdout};
+
+/// Peak resident memory any run of the binary may reach, in KiB (the 100 MB answers are
+/// refused at the cap of 1 MiB given below).
+const RSS_BOUND_KIB: u64 = 64 * 1024;
+/// The size cap given to every run: 1 MiB.
+const CAP: &str = "1048576";
+/// The per-request timeout given to every run (cuts a trickle).
+const TIMEOUT: &str = "2s";
+
+fn run(env: &TestEnv, args: &[&str]) -> Measured {
+    let mut all = vec!["--timeout", TIMEOUT, "--max-response-size", CAP];
+    all.extend_from_slice(args);
+    let m = run_measured(env, &all, &[]);
+    assert!(
+        m.peak_rss_kib < RSS_BOUND_KIB,
+        "`{}` peaked at {} KiB (bound {RSS_BOUND_KIB} KiB)\nstderr: {}",
+        args.join(" "),
+        m.peak_rss_kib,
+        stderr(&m.out)
+    );
+    m
+}
+
+fn delegate(env: &TestEnv, h: &Hostile, step: &str) -> Measured {
+    run(env, &["delegate", step, "--agent", h.url(), "book a room"])
+}
+
+/// Returns the `attempt` records of `inspect --format json [target]`.
+fn attempts(env: &TestEnv, target: &str) -> Vec<Value> {
+    let out = env.run(["inspect", target, "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+        .filter(|v| v["type"] == "attempt")
+        .collect()
+}
+
+fn attempt(env: &TestEnv, step: &str) -> Value {
+    let mut all = attempts(env, step);
+    assert_eq!(all.len(), 1, "{all:?}");
+    all.remove(0)
+}
+
+/// Returns the event kinds of a step, oldest first.
+fn events(env: &TestEnv, step: &str) -> Vec<String> {
+    let out = env.run(["inspect", step, "--events", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+        .filter(|v| v["type"] == "event")
+        .map(|v| v["kind"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// An attempt record without what a recorded failure may change (`error`, `outcome` shown
+/// from it, `updatedAt`).
+fn settled_part(a: &Value) -> Value {
+    let mut a = a.clone();
+    for key in ["error", "outcome", "updatedAt"] {
+        a.as_object_mut().expect("an object").remove(key);
+    }
+    a
+}
+
+/// Checks stderr: every line free of control characters, one `error:` line (or, for a pass,
+/// one line naming the step), a `hint:`, and the words expected.
+fn check_error(m: &Measured, marker: &str, words: &str) {
+    let err = stderr(&m.out);
+    for line in err.lines() {
+        assert!(
+            !line.chars().any(char::is_control),
+            "a control character on stderr: {line:?}"
+        );
+        assert!(line.chars().count() <= 600, "an overlong line: {line:?}");
+    }
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains(marker)).collect();
+    assert_eq!(errors.len(), 1, "one `{marker}` line expected:\n{err}");
+    assert!(
+        errors[0].to_lowercase().contains(&words.to_lowercase()),
+        "`{words}` expected in {:?}",
+        errors[0]
+    );
+    assert!(
+        err.lines().any(|l| l.trim_start().starts_with("hint: ")),
+        "a hint expected:\n{err}"
+    );
+}
+
+/// What a hostile mode must come to.
+struct Expect {
+    /// Exit code of a send, a look and a read that meet the mode.
+    code: i32,
+    /// Words of the error line.
+    words: &'static str,
+    /// The state a look leaves an `INTENT` in (`INTENT`; `UNCERTAIN` when the agent lists a
+    /// task in our context that cannot be read: something is there, so never resend).
+    look_state: &'static str,
+}
+
+const GARBAGE: Expect = Expect {
+    code: 3,
+    words: "invalid answer",
+    look_state: "INTENT",
+};
+
+/// Drives one mode through `delegate`, a `delegate` re-run, and `reconcile` (an intent and a
+/// known task), then lets the agent heal and checks the first send was found, never repeated.
+fn drill(mode: &Mode, expect: &Expect) {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+
+    // A known task, delegated while the agent was honest.
+    let m = delegate(&env, &h, "w/known");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    let known = attempt(&env, "w/known");
+    assert_eq!(known["state"], "WORKING");
+    let known_events = events(&env, "w/known");
+
+    h.set_mode(mode.clone());
+
+    // 1. delegate: the intent is committed, the send meets the mode.
+    let m = delegate(&env, &h, "w/a");
+    assert_eq!(
+        code(&m.out),
+        expect.code,
+        "delegate {mode:?}: {}",
+        stderr(&m.out)
+    );
+    check_error(&m, "error: ", expect.words);
+    assert!(
+        stdout(&m.out).contains("stays INTENT"),
+        "{}",
+        stdout(&m.out)
+    );
+    let a = attempt(&env, "w/a");
+    assert_eq!(a["state"], "INTENT", "{a}");
+    assert!(a["taskId"].is_null(), "{a}");
+    assert!(a["error"].as_str().is_some_and(|e| !e.is_empty()), "{a}");
+    assert_eq!(
+        events(&env, "w/a").last().map(String::as_str),
+        Some("send-failed")
+    );
+    assert_eq!(h.count("SendMessage"), 2, "one honest send, one hostile");
+
+    // 2. delegate again: it looks first (the agent answers the look the same way), never
+    //    resends.
+    let before = events(&env, "w/a");
+    let m = delegate(&env, &h, "w/a");
+    assert_eq!(
+        code(&m.out),
+        if expect.look_state == "UNCERTAIN" {
+            4
+        } else {
+            expect.code
+        }
+    );
+    assert_eq!(h.count("SendMessage"), 2, "an ambiguous send was repeated");
+    let a = attempt(&env, "w/a");
+    assert_eq!(a["state"], expect.look_state, "{a}");
+    let after = events(&env, "w/a");
+    assert_eq!(after.len(), before.len() + 1, "{before:?} → {after:?}");
+    if expect.look_state == "INTENT" {
+        check_error(&m, "error: ", expect.words);
+        assert_eq!(after.last().map(String::as_str), Some("lookup-failed"));
+    }
+
+    // 3. reconcile: the intent is looked for again, the known task is read; both fail.
+    let before_a = events(&env, "w/a");
+    let m = run(&env, &["reconcile"]);
+    let want = if expect.look_state == "UNCERTAIN" {
+        4
+    } else {
+        expect.code
+    };
+    assert_eq!(code(&m.out), want, "reconcile {mode:?}: {}", stderr(&m.out));
+    check_error(&m, "w/known", expect.words);
+    assert_eq!(h.count("SendMessage"), 2, "an ambiguous send was repeated");
+    let now_known = attempt(&env, "w/known");
+    assert_eq!(settled_part(&now_known), settled_part(&known));
+    let mut want_events = known_events.clone();
+    want_events.push("read-failed".to_owned());
+    assert_eq!(events(&env, "w/known"), want_events);
+    let a = attempt(&env, "w/a");
+    assert_eq!(a["state"], expect.look_state, "{a}");
+    let after_a = events(&env, "w/a");
+    if expect.look_state == "INTENT" {
+        assert_eq!(
+            after_a.len(),
+            before_a.len() + 1,
+            "{before_a:?} → {after_a:?}"
+        );
+        assert_eq!(after_a.last().map(String::as_str), Some("lookup-failed"));
+    } else {
+        assert_eq!(after_a, before_a, "an UNCERTAIN attempt is only reported");
+    }
+
+    // 4. follow: the known task's stream meets the mode; so does the look for the intent.
+    let known = attempt(&env, "w/known");
+    let before = events(&env, "w/known");
+    let m = run(&env, &["follow", "w/known", "--max-reconnects", "1"]);
+    assert_eq!(
+        code(&m.out),
+        expect.code,
+        "follow {mode:?}: {}\n{}",
+        stdout(&m.out),
+        stderr(&m.out)
+    );
+    check_error(&m, "w/known", expect.words);
+    assert_eq!(
+        settled_part(&attempt(&env, "w/known")),
+        settled_part(&known)
+    );
+    let after = events(&env, "w/known");
+    assert_eq!(&after[..before.len()], &before[..]);
+    let new = &after[before.len()..];
+    assert!(
+        !new.is_empty() && new.len() <= 2 && new.iter().all(|k| k == "read-failed"),
+        "one failure event per read (the first and one reconnect): {new:?}"
+    );
+    let before_a = events(&env, "w/a");
+    let m = run(&env, &["follow", "w/a"]);
+    let want = if expect.look_state == "UNCERTAIN" {
+        4
+    } else {
+        expect.code
+    };
+    assert_eq!(code(&m.out), want, "follow {mode:?}: {}", stderr(&m.out));
+    if expect.look_state == "INTENT" {
+        check_error(&m, "error: ", expect.words);
+        let after_a = events(&env, "w/a");
+        assert_eq!(
+            after_a.len(),
+            before_a.len() + 1,
+            "{before_a:?} → {after_a:?}"
+        );
+        assert_eq!(after_a.last().map(String::as_str), Some("lookup-failed"));
+    }
+    assert_eq!(h.count("SendMessage"), 2, "an ambiguous send was repeated");
+
+    // 5. The agent heals: the task the hostile send created is found, not sent again.
+    h.set_mode(Mode::Honest);
+    let m = run(&env, &["reconcile"]);
+    let a = attempt(&env, "w/a");
+    if expect.look_state == "INTENT" {
+        assert_eq!(code(&m.out), 3, "running tasks remain: {}", stderr(&m.out));
+        assert_eq!(a["state"], "WORKING", "{a}");
+        assert_eq!(a["taskId"], "task-2", "{a}");
+    } else {
+        assert_eq!(code(&m.out), 4, "{}", stderr(&m.out));
+        assert_eq!(a["state"], "UNCERTAIN", "{a}");
+    }
+    assert_eq!(h.count("SendMessage"), 2, "an ambiguous send was repeated");
+    assert_eq!(h.tasks_created(), 2);
+}
+
+#[test]
+fn malformed_json_is_garbage_exit_3() {
+    drill(&Mode::MalformedJson, &GARBAGE);
+}
+
+#[test]
+fn an_html_page_with_200_is_garbage_exit_3() {
+    drill(
+        &Mode::Html(200),
+        &Expect {
+            words: "invalid answer",
+            ..GARBAGE
+        },
+    );
+}
+
+#[test]
+fn an_html_page_with_502_is_unreachable_this_pass_exit_3() {
+    drill(
+        &Mode::Html(502),
+        &Expect {
+            words: "HTTP 502",
+            ..GARBAGE
+        },
+    );
+}
+
+#[test]
+fn a_100_mb_answer_is_cut_at_the_cap_exit_4() {
+    drill(
+        &Mode::Huge,
+        &Expect {
+            code: 4,
+            words: "larger than the 1048576-byte limit",
+            look_state: "INTENT",
+        },
+    );
+}
+
+#[test]
+fn a_trickle_is_cut_by_the_timeout_exit_3() {
+    drill(
+        &Mode::Trickle,
+        &Expect {
+            words: "timed out after 2s",
+            ..GARBAGE
+        },
+    );
+}
+
+#[test]
+fn a_wrong_json_rpc_id_is_garbage_exit_3() {
+    drill(
+        &Mode::WrongId,
+        &Expect {
+            words: "wrong JSON-RPC id",
+            ..GARBAGE
+        },
+    );
+}
+
+#[test]
+fn missing_required_fields_are_garbage_and_an_unreadable_listed_task_is_uncertain() {
+    drill(
+        &Mode::MissingFields,
+        &Expect {
+            words: "unexpected shape",
+            look_state: "UNCERTAIN",
+            ..GARBAGE
+        },
+    );
+}
+
+#[test]
+fn invalid_utf8_is_garbage_exit_3() {
+    drill(
+        &Mode::InvalidUtf8,
+        &Expect {
+            words: "invalid UTF-8",
+            ..GARBAGE
+        },
+    );
+}
+
+#[test]
+fn an_event_stream_of_garbage_in_place_of_json_is_garbage_exit_3() {
+    drill(
+        &Mode::SseGarbage,
+        &Expect {
+            words: "invalid JSON",
+            ..GARBAGE
+        },
+    );
+}
+
+#[test]
+fn a_100_mb_event_in_place_of_json_is_cut_at_the_cap_exit_4() {
+    drill(
+        &Mode::SseHuge,
+        &Expect {
+            code: 4,
+            words: "larger than the 1048576-byte limit",
+            look_state: "INTENT",
+        },
+    );
+}
+
+#[test]
+fn unknown_enum_values_are_kept_as_unknown_and_not_finished() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_script(Script {
+        state: "UNRECOGNIZED".to_owned(),
+        status_text: Some("still thinking".to_owned()),
+        status_role: "UNRECOGNIZED".to_owned(),
+        ..Script::default()
+    });
+    let m = delegate(&env, &h, "w/odd");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    let a = attempt(&env, "w/odd");
+    assert_eq!(a["state"], "UNKNOWN", "{a}");
+    assert_eq!(a["remoteState"], "UNRECOGNIZED", "{a}");
+
+    for spelling in ["TASK_STATE_FOO", "UNRECOGNIZED"] {
+        h.set_script(Script {
+            state: spelling.to_owned(),
+            ..Script::default()
+        });
+        h.restyle_tasks();
+        let m = run(&env, &["reconcile"]);
+        assert_eq!(
+            code(&m.out),
+            3,
+            "UNKNOWN is not finished: {}",
+            stderr(&m.out)
+        );
+        let a = attempt(&env, "w/odd");
+        assert_eq!(a["state"], "UNKNOWN", "{a}");
+        assert_eq!(a["remoteState"], spelling, "{a}");
+    }
+
+    h.set_script(Script {
+        state: "TASK_STATE_COMPLETED".to_owned(),
+        ..Script::default()
+    });
+    h.restyle_tasks();
+    let m = run(&env, &["reconcile"]);
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    assert_eq!(attempt(&env, "w/odd")["state"], "COMPLETED");
+    assert_eq!(h.count("SendMessage"), 1);
+}
+
+#[test]
+fn a_card_redirect_loop_is_bounded_and_nothing_is_sent() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_card(CardMode::RedirectLoop);
+
+    let m = delegate(&env, &h, "w/loop");
+    assert_eq!(code(&m.out), 3, "{}", stderr(&m.out));
+    check_error(&m, "error: ", "redirect");
+    let card_requests = h.seen().len();
+    assert!(
+        (2..=8).contains(&card_requests),
+        "{card_requests} card requests: the loop must be cut after a few redirects"
+    );
+    let a = attempt(&env, "w/loop");
+    assert_eq!(a["state"], "INTENT", "{a}");
+    assert!(a["interfaceUrl"].is_null(), "never sent: {a}");
+    assert_eq!(
+        events(&env, "w/loop").last().map(String::as_str),
+        Some("card-failed")
+    );
+
+    let m = run(&env, &["reconcile"]);
+    assert_eq!(code(&m.out), 3, "{}", stderr(&m.out));
+    check_error(&m, "w/loop", "redirect");
+    assert_eq!(h.count("SendMessage"), 0);
+
+    let m = run(&env, &["agents", "add", h.url()]);
+    assert_eq!(code(&m.out), 1, "{}", stderr(&m.out));
+    check_error(&m, "error: ", "was not registered");
+    let list = env.run(["agents", "list", "--format", "json"]);
+    assert!(
+        !stdout(&list).contains("\"type\":\"agent\""),
+        "{}",
+        stdout(&list)
+    );
+    assert!(
+        h.seen().len() <= 2 * card_requests + 8,
+        "every fetch is bounded"
+    );
+}
+
+#[test]
+fn an_invalid_card_is_refused_by_agents_add_exit_1_storing_nothing() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_card(CardMode::Invalid);
+    let m = run(&env, &["agents", "add", h.url()]);
+    assert_eq!(code(&m.out), 1, "{}", stderr(&m.out));
+    check_error(&m, "error: ", "was not registered");
+    assert!(
+        !env.journal().exists(),
+        "nothing stored, not even a journal"
+    );
+
+    h.set_card(CardMode::Valid);
+    h.set_mode(Mode::MalformedJson);
+    let m = run(&env, &["agents", "add", h.url()]);
+    assert_eq!(
+        code(&m.out),
+        0,
+        "the card alone decides: {}",
+        stderr(&m.out)
+    );
+}
+
+#[test]
+fn an_event_stream_trickling_one_byte_a_second_is_cut_like_silence() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let m = delegate(&env, &h, "w/drip");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    let known = attempt(&env, "w/drip");
+    h.set_mode(Mode::SseTrickle);
+    // Every byte arrives within the idle timeout (60 s at least), but no line ever completes:
+    // without a cut, this follow would never end.
+    let m = run(&env, &["follow", "w/drip", "--max-reconnects", "0"]);
+    assert_eq!(code(&m.out), 3, "{}\n{}", stdout(&m.out), stderr(&m.out));
+    assert!(
+        stdout(&m.out).contains("still WORKING"),
+        "{}",
+        stdout(&m.out)
+    );
+    check_error(&m, "hint: ", "run again later");
+    assert_eq!(settled_part(&attempt(&env, "w/drip")), settled_part(&known));
+    assert_eq!(
+        events(&env, "w/drip").last().map(String::as_str),
+        Some("read-failed")
+    );
+    assert_eq!(h.count("SendMessage"), 1);
+}
+
+/// With the default cap (16 MiB), a 100 MB answer or stream event costs the cap, not 100 MB:
+/// the peak over a plain `delegate` stays under the cap plus 8 MiB.
+#[test]
+fn under_the_default_cap_a_100_mb_answer_costs_at_most_the_cap() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let m = run_measured(&env, ["delegate", "w/known", "--agent", h.url(), "go"], &[]);
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    let baseline = m.peak_rss_kib;
+    for (mode, args) in [
+        (Mode::Huge, &["reconcile"][..]),
+        (Mode::SseHuge, &["follow", "w/known"]),
+    ] {
+        h.set_mode(mode);
+        let m = run_measured(&env, args, &[]);
+        assert_eq!(code(&m.out), 4, "{}", stderr(&m.out));
+        assert!(
+            stderr(&m.out).contains("16777216-byte limit"),
+            "{}",
+            stderr(&m.out)
+        );
+        // The cap is 16 MiB; what is read up to it is the only growth (measured: 16.1 MiB).
+        let over = m.peak_rss_kib.saturating_sub(baseline);
+        assert!(
+            over < 24 * 1024,
+            "{args:?}: peak {} KiB is {over} KiB over a delegate's {baseline} KiB",
+            m.peak_rss_kib
+        );
+    }
+}

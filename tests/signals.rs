@@ -1,0 +1,573 @@
+//! SIGINT and SIGTERM during `reconcile` (a pass over many tasks of a slow agent), `follow` (a
+//! long `work:N`) and `compensate` (a slow agent's cancellations): the process ends promptly with
+//! exit 130 / 143 and says so, every observation it reported is committed, no attempt is
+//! half-written (the journal's rows and event chains agree), and the pass lock or the row lease
+//! is free at once for the next process, which finishes the work without sending anything twice.
+//!
+//! "Promptly" is checked without timing the process: the work left when the signal arrives
+//! would take far longer than the hang guard.
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, ExitStatus};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use a2a_recover::scripted_agent::AgentConfig;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use rustix::process::{Pid, Signal};
+use serde_json::Value;
+
+use crate::broken_journal::assert_consistent;
+use crate::common::{TestEnv, code, stderr, stdout};
+use crate::delegate::{Background, agent, attempts};
+use crate::reconcile::spawn;
+
+/// The longest a signalled process may take to exit before the test calls it hung.
+const HANG_GUARD: Duration = Duration::from_secs(15);
+
+fn fast() -> AgentConfig {
+    AgentConfig {
+        tick: Duration::from_millis(20),
+        ..AgentConfig::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A slow agent: a delaying proxy in front of a scripted agent
+// ---------------------------------------------------------------------------------------------
+
+/// A proxy that forwards every request to a scripted agent after `delay`, rewriting the agent
+/// card so that its interfaces point at the proxy.
+pub(crate) struct SlowProxy {
+    url: String,
+    delay_ms: Arc<AtomicU64>,
+}
+
+#[derive(Clone)]
+struct ProxyState {
+    upstream: String,
+    own: String,
+    delay_ms: Arc<AtomicU64>,
+    http: reqwest::Client,
+}
+
+impl SlowProxy {
+    /// Starts a proxy to `upstream` (`http://127.0.0.1:PORT/`), with no delay yet.
+    pub(crate) fn start(upstream: String) -> Background<Self> {
+        Background::start(move || async move {
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+                .await
+                .expect("bind");
+            let url = format!(
+                "http://127.0.0.1:{}/",
+                listener.local_addr().unwrap().port()
+            );
+            let delay_ms = Arc::new(AtomicU64::new(0));
+            let state = ProxyState {
+                upstream,
+                own: url.clone(),
+                delay_ms: Arc::clone(&delay_ms),
+                http: reqwest::Client::new(),
+            };
+            let app = axum::Router::new().fallback(forward).with_state(state);
+            tokio::spawn(async move {
+                let _ = axum::serve(listener, app).await;
+            });
+            Self { url, delay_ms }
+        })
+    }
+}
+
+impl Background<SlowProxy> {
+    pub(crate) fn url(&self) -> String {
+        self.get().url.clone()
+    }
+
+    /// Delays every later request by `ms` milliseconds.
+    pub(crate) fn set_delay(&self, ms: u64) {
+        self.get().delay_ms.store(ms, Ordering::SeqCst);
+    }
+}
+
+async fn forward(
+    State(s): State<ProxyState>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let delay = s.delay_ms.load(Ordering::SeqCst);
+    if delay > 0 {
+        tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let target = format!("{}{}", s.upstream.trim_end_matches('/'), path);
+    let mut req = s.http.request(method, target).body(body);
+    for (name, value) in &headers {
+        if name != "host" && name != "content-length" {
+            req = req.header(name, value);
+        }
+    }
+    let Ok(resp) = req.send().await else {
+        return StatusCode::BAD_GATEWAY.into_response();
+    };
+    let status = resp.status();
+    let content_type = resp.headers().get("content-type").cloned();
+    let Ok(bytes) = resp.bytes().await else {
+        return StatusCode::BAD_GATEWAY.into_response();
+    };
+    let mut body = bytes.to_vec();
+    if path.starts_with("/.well-known/") {
+        body = String::from_utf8_lossy(&body)
+            .replace(&s.upstream, &s.own)
+            .into_bytes();
+    }
+    let mut out = (status, body).into_response();
+    if let Some(ct) = content_type {
+        out.headers_mut().insert("content-type", ct);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// A child process read line by line
+// ---------------------------------------------------------------------------------------------
+
+/// A running child whose stdout is read line by line on a thread.
+pub(crate) struct Running {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Running {
+    pub(crate) fn new(mut child: Child) -> Self {
+        let out = child.stdout.take().expect("piped stdout");
+        let err = child.stderr.take().expect("piped stderr");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::thread::spawn(move || std::io::read_to_string(err).unwrap_or_default());
+        Self {
+            child,
+            lines,
+            seen: Vec::new(),
+            stderr: Some(stderr),
+        }
+    }
+
+    /// Waits until `enough` holds for the JSON lines seen so far (hang guard: 60 s).
+    pub(crate) fn wait_for(&mut self, what: &str, enough: impl Fn(&[Value]) -> bool) {
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            if enough(&self.json()) {
+                return;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(e) => panic!(
+                    "no {what} within 60 s ({e}); seen:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// The JSON lines seen so far (other lines are skipped).
+    pub(crate) fn json(&self) -> Vec<Value> {
+        self.seen
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// Sends `sig`.
+    pub(crate) fn signal(&self, sig: Signal) {
+        let pid = Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
+        rustix::process::kill_process(pid, sig).expect("kill");
+    }
+
+    /// Waits for the exit (at most [`HANG_GUARD`]), then reads the rest of stdout; returns the
+    /// status and stderr.
+    pub(crate) fn finish(mut self) -> (ExitStatus, String, Vec<Value>) {
+        let until = Instant::now() + HANG_GUARD;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                break status;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "still running {HANG_GUARD:?} after the signal; stdout:\n{}",
+                    self.seen.join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(10)) {
+            self.seen.push(line);
+        }
+        let err = self.stderr.take().unwrap().join().unwrap();
+        let json = self.json();
+        (status, err, json)
+    }
+}
+
+/// A signal, its exit code, and the status line a human sees (JSON output has none: its
+/// consumers read the exit code).
+struct Case {
+    sig: Signal,
+    code: i32,
+    message: &'static str,
+    json: bool,
+}
+
+/// SIGINT with JSON output (every reported observation is checked), SIGTERM with human output
+/// (the status line is checked).
+const SIGNALS: [Case; 2] = [
+    Case {
+        sig: Signal::INT,
+        code: 130,
+        message: "interrupted; everything seen so far is journaled.",
+        json: true,
+    },
+    Case {
+        sig: Signal::TERM,
+        code: 143,
+        message: "terminated; everything seen so far is journaled.",
+        json: false,
+    },
+];
+
+impl Case {
+    /// `args`, with `--format json` when this case reads JSON.
+    fn args<'a>(&self, args: &[&'a str]) -> Vec<&'a str> {
+        let mut v = args.to_vec();
+        if self.json {
+            v.extend(["--format", "json"]);
+        }
+        v
+    }
+
+    /// Asserts the exit code, and the status line in human output.
+    #[track_caller]
+    fn assert_signalled(&self, status: ExitStatus, err: &str) {
+        assert_eq!(status.code(), Some(self.code), "{status:?}; stderr:\n{err}");
+        if !self.json {
+            assert!(err.contains(self.message), "stderr:\n{err}");
+        }
+    }
+}
+
+/// Counts the journal's rows matching `sql` (a `SELECT count(*) …`), read beside the writer.
+fn count(env: &TestEnv, sql: &str) -> i64 {
+    let conn = rusqlite::Connection::open(env.journal()).expect("open the journal");
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    conn.query_row(sql, [], |r| r.get(0)).expect("count")
+}
+
+/// Waits until `done` (hang guard: 60 s), polling every 20 ms.
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let until = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < until, "no {what} within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn actions(lines: &[Value]) -> Vec<&Value> {
+    lines.iter().filter(|v| v["type"] == "action").collect()
+}
+
+/// Asserts that nobody holds the pass lock: a second pass can take it at once.
+fn assert_lock_free(env: &TestEnv) {
+    let lock = a2a_recover::recovery::lock::acquire(&env.journal(), 1, "test");
+    assert!(lock.is_ok(), "the pass lock is still held: {lock:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// reconcile
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_signal_during_a_reconcile_pass_commits_every_observation_and_frees_the_lock() {
+    for case in SIGNALS {
+        let env = TestEnv::new();
+        let a = agent(fast());
+        let slow = SlowProxy::start(a.url());
+        // Half the tasks complete at once; the other half run for minutes.
+        let steps = 24;
+        for i in 0..steps {
+            let text = if i % 2 == 0 {
+                format!("hello {i}")
+            } else {
+                "work:10000".to_owned()
+            };
+            let out = env.run([
+                "delegate",
+                &format!("w/s{i}"),
+                "--agent",
+                &slow.url(),
+                &text,
+            ]);
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+        }
+        // One read a second: the pass would take about `steps` seconds.
+        slow.set_delay(1000);
+        let mut pass = Running::new(spawn(
+            &env,
+            &case.args(&["reconcile", "--concurrency", "1"]),
+        ));
+        if case.json {
+            pass.wait_for("three actions", |lines| actions(lines).len() >= 3);
+        } else {
+            let seen = "SELECT count(*) FROM attempts WHERE state <> 'SUBMITTED'";
+            wait_until("three observations", || count(&env, seen) >= 3);
+        }
+        pass.signal(case.sig);
+        let (status, err, lines) = pass.finish();
+        case.assert_signalled(status, &err);
+        // Every observation reported was committed, routine ones (still running) included.
+        let reported = actions(&lines);
+        let rows = attempts(&env, Some("w"));
+        for action in &reported {
+            let step = action["step"].as_str().unwrap();
+            let row = rows.iter().find(|r| r["step"] == step).unwrap();
+            assert_eq!(
+                row["state"], action["outcome"],
+                "{step}: reported {action}, journaled {row}"
+            );
+        }
+        let observed = rows.iter().filter(|r| r["state"] != "SUBMITTED").count();
+        assert!(observed < steps, "the pass ran to its end");
+        if case.json {
+            assert!(
+                reported.iter().any(|a| a["outcome"] == "WORKING"),
+                "no routine observation among {reported:?}"
+            );
+        }
+        assert_eq!(assert_consistent(&env.journal()), steps);
+        assert_lock_free(&env);
+        // The next pass takes the lock at once and reads what is left.
+        slow.set_delay(0);
+        let out = env.run(["reconcile"]);
+        assert_eq!(code(&out), 3, "{}", stderr(&out));
+        let rows = attempts(&env, Some("w"));
+        for (i, row) in rows.iter().enumerate() {
+            let want = if i % 2 == 0 { "COMPLETED" } else { "WORKING" };
+            assert_eq!(row["state"], want, "{row}");
+        }
+        let stats = a.stats();
+        assert!(stats.tasks_per_message_id.values().all(|&n| n == 1));
+        assert_eq!(stats.tasks.len(), steps);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// follow
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_signal_during_follow_commits_every_event_and_frees_the_lease() {
+    for case in SIGNALS {
+        let env = TestEnv::new();
+        let a = agent(fast());
+        // 10 000 ticks of 20 ms: more than three minutes of work.
+        let out = env.run(["delegate", "w/long", "--agent", &a.url(), "work:10000"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let mut follow = Running::new(spawn(&env, &case.args(&["follow", "w/long"])));
+        if case.json {
+            follow.wait_for("five events", |lines| {
+                lines.iter().filter(|v| v["type"] == "event").count() >= 5
+            });
+        } else {
+            wait_until("three chunks", || artifact_chunks(&env, "w/long") >= 3);
+        }
+        follow.signal(case.sig);
+        let (status, err, lines) = follow.finish();
+        case.assert_signalled(status, &err);
+        // Every event shown was journaled first.
+        let shown: Vec<&Value> = lines.iter().filter(|v| v["type"] == "event").collect();
+        let journaled = journaled_events(&env, "w/long");
+        for event in &shown {
+            assert!(
+                journaled.iter().any(|j| j["id"] == event["id"]),
+                "shown but not journaled: {event}"
+            );
+        }
+        let chunks = artifact_chunks(&env, "w/long");
+        assert!(
+            chunks >= shown.iter().filter(|e| e["kind"] == "artifact").count(),
+            "artifact chunks shown but not journaled"
+        );
+        assert_eq!(assert_consistent(&env.journal()), 1);
+        // The dead follower's lease is broken at once: the next one follows.
+        let out = env.run(["follow", "w/long", "--until", "1s", "--format", "json"]);
+        assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+        assert!(
+            !stderr(&out).contains("another process"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(artifact_chunks(&env, "w/long") >= chunks);
+        let stats = a.stats();
+        assert_eq!(stats.tasks.len(), 1);
+        assert_eq!(stats.messages.len(), 1, "follow sends nothing");
+    }
+}
+
+#[test]
+fn a_signal_during_reconcile_follow_for_commits_every_event_and_frees_the_lock() {
+    for case in SIGNALS {
+        let env = TestEnv::new();
+        let a = agent(fast());
+        let steps = ["w/a", "w/b", "w/c"];
+        for step in steps {
+            let out = env.run(["delegate", step, "--agent", &a.url(), "work:10000"]);
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+        }
+        // Following for two minutes: the signal comes long before.
+        let mut pass = Running::new(spawn(
+            &env,
+            &case.args(&["reconcile", "--follow-for", "2m"]),
+        ));
+        let chunks = || -> usize { steps.iter().map(|s| artifact_chunks(&env, s)).sum() };
+        if case.json {
+            pass.wait_for("ten events", |lines| {
+                lines.iter().filter(|v| v["type"] == "event").count() >= 10
+            });
+        } else {
+            wait_until("ten chunks", || chunks() >= 10);
+        }
+        pass.signal(case.sig);
+        let (status, err, lines) = pass.finish();
+        case.assert_signalled(status, &err);
+        // Every event shown was journaled first.
+        let journaled: Vec<Value> = steps
+            .iter()
+            .flat_map(|s| journaled_events(&env, s))
+            .collect();
+        for event in lines.iter().filter(|v| v["type"] == "event") {
+            assert!(
+                journaled.iter().any(|j| j["id"] == event["id"]),
+                "shown but not journaled: {event}"
+            );
+        }
+        assert_eq!(assert_consistent(&env.journal()), steps.len());
+        assert_lock_free(&env);
+        let seen = chunks();
+        // The next pass takes the lock at once; the tasks still run (exit 3).
+        let out = env.run(["reconcile", "--follow-for", "1s"]);
+        assert_eq!(code(&out), 3, "{}", stderr(&out));
+        assert!(chunks() >= seen);
+        let stats = a.stats();
+        assert_eq!(stats.tasks.len(), steps.len());
+        assert_eq!(stats.messages.len(), steps.len(), "following sends nothing");
+    }
+}
+
+/// The journaled events of a step (`inspect --events`).
+fn journaled_events(env: &TestEnv, step: &str) -> Vec<Value> {
+    let out = env.run(["inspect", step, "--events", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "event")
+        .collect()
+}
+
+/// How many `chunk i;` pieces the step's `result` artifact holds.
+fn artifact_chunks(env: &TestEnv, step: &str) -> usize {
+    crate::broken_journal::artifacts_of(&env.journal(), step)
+        .iter()
+        .map(|a| a.text().matches("chunk ").count())
+        .sum()
+}
+
+// ---------------------------------------------------------------------------------------------
+// compensate
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_signal_during_compensate_leaves_it_resumable_without_a_second_cancellation() {
+    for case in SIGNALS {
+        let env = TestEnv::new();
+        let a = agent(fast());
+        let slow = SlowProxy::start(a.url());
+        let url = slow.url();
+        let verify = format!("{url}_scripted/bookings/{{task_id}}");
+        let steps = 8;
+        for i in 0..steps {
+            let out = env.run([
+                "delegate",
+                &format!("trip/s{i}"),
+                "--agent",
+                &url,
+                "--effect",
+                "--compensate",
+                "cancel {task_id}",
+                "--verify-url",
+                &verify,
+                &format!("book room {i}"),
+            ]);
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+        }
+        let out = env.run(["reconcile"]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        // Each step costs a verification, a cancellation and a second verification.
+        slow.set_delay(700);
+        let comp = Running::new(spawn(&env, &case.args(&["compensate", "trip"])));
+        let done = "SELECT count(*) FROM attempts WHERE effect = 'compensated'";
+        wait_until("a compensated step", || count(&env, done) >= 1);
+        comp.signal(case.sig);
+        let (status, err, _lines) = comp.finish();
+        case.assert_signalled(status, &err);
+        assert_eq!(
+            attempts(&env, Some("trip"))[0]["workflowState"],
+            "COMPENSATING"
+        );
+        let effects: Vec<Value> = attempts(&env, Some("trip"))
+            .iter()
+            .filter(|r| !r["step"].as_str().unwrap().contains('~'))
+            .map(|r| r["effect"].clone())
+            .collect();
+        assert!(
+            effects.iter().any(|e| e == "compensated") && effects.iter().any(|e| e == "verified"),
+            "stopped mid-way: {effects:?}"
+        );
+        assert_consistent(&env.journal());
+        assert_lock_free(&env);
+        // The next run takes the lock at once and finishes; nothing was cancelled twice.
+        slow.set_delay(0);
+        let out = env.run(["compensate", "trip"]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        let stats = a.stats();
+        let mut cancels: Vec<&str> = stats
+            .messages
+            .iter()
+            .filter_map(|m| m.text.strip_prefix("cancel "))
+            .collect();
+        cancels.sort_unstable();
+        let before = cancels.len();
+        cancels.dedup();
+        assert_eq!(cancels.len(), before, "a booking was cancelled twice");
+        assert_eq!(cancels.len(), steps);
+        assert!(stats.tasks_per_message_id.values().all(|&n| n <= 1));
+        assert_consistent(&env.journal());
+    }
+}
