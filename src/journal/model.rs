@@ -1339,6 +1339,25 @@ pub fn artifact_view(v: &Value) -> Option<ArtifactView> {
 }
 
 impl TaskView {
+    /// Returns whether applying this view to `held` would certainly change nothing (the same
+    /// task, context, state, state spelling and status timestamp, no artifacts, no pending
+    /// question held): a pass need not journal it. `false` when unsure; the journal then decides.
+    pub fn changes_nothing_for(&self, held: &Attempt) -> bool {
+        held.task_id.as_deref() == Some(self.task_id.as_str())
+            && held.state.has_task()
+            && !held.state.is_terminal()
+            && !self.state.is_interrupted()
+            && held.state == self.state.attempt_state()
+            && held.remote_state.as_deref() == Some(self.remote_state.as_str())
+            && held.status_timestamp.as_deref() == self.timestamp.as_ref().map(|t| t.text.as_str())
+            && self
+                .context_id
+                .as_ref()
+                .is_none_or(|c| held.context_id.as_ref() == Some(c))
+            && self.artifacts.as_ref().is_none_or(Vec::is_empty)
+            && held.pending_question.is_none()
+    }
+
     /// Builds a view from a Task's raw JSON (the bytes the agent sent for that task).
     ///
     /// Works from the raw JSON rather than the typed value so that unknown state spellings

@@ -802,6 +802,58 @@ fn attempts_stay_within_the_budget() {
 }
 
 #[test]
+fn a_view_that_changes_nothing_is_one_the_journal_would_not_write() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w/s");
+    let working = view(&task_json(
+        "t1",
+        "TASK_STATE_WORKING",
+        "2026-11-30T01:00:00.000001Z",
+    ));
+    // Before the task is known, and on the first sight of it, there is something to write.
+    assert!(!working.changes_nothing_for(&j.attempt(a.id).unwrap()));
+    j.apply_task(a.id, &working, Source::GetTask).unwrap();
+    let held = j.attempt(a.id).unwrap();
+    let newer = view(&task_json(
+        "t1",
+        "TASK_STATE_WORKING",
+        "2026-11-30T01:00:00.000002Z",
+    ));
+    let done = view(&task_json(
+        "t1",
+        "TASK_STATE_COMPLETED",
+        "2026-11-30T01:00:00.000002Z",
+    ));
+    let mut with_artifact = working.clone();
+    with_artifact.artifacts = Some(vec![ArtifactView {
+        artifact_id: "r".to_owned(),
+        name: None,
+        description: None,
+        parts: serde_json::json!([{"text": "x"}]),
+        metadata: None,
+    }]);
+    for (v, nothing) in [
+        (&working, true),
+        (&newer, false),
+        (&done, false),
+        (&with_artifact, false),
+    ] {
+        assert_eq!(v.changes_nothing_for(&held), nothing, "{v:?}");
+        // Whenever the view says so, the journal agrees (the converse need not hold).
+        if nothing {
+            let events = j.event_count().unwrap();
+            assert_eq!(
+                j.apply_task(a.id, v, Source::GetTask).unwrap(),
+                Applied::Unchanged
+            );
+            assert_eq!(j.event_count().unwrap(), events);
+            assert_eq!(j.attempt(a.id).unwrap(), held);
+        }
+    }
+}
+
+#[test]
 fn a_pass_walks_its_rows_a_page_at_a_time() {
     let (_dir, path) = tmp_journal();
     let j = Journal::open(&path, T).unwrap();

@@ -673,9 +673,13 @@ impl<'a> Pass<'a> {
                         AttemptState::InputRequired | AttemptState::AuthRequired
                     );
                 if routine {
-                    // Still running: group-committed with others (re-read next pass anyway).
+                    // Still running: group-committed with others (re-read next pass anyway);
+                    // nothing at all when it is the row as held (a cron pass over unchanged
+                    // work neither writes nor reads the attempt again).
                     let seen = view.state.attempt_state();
-                    self.batch.borrow_mut().push((a.id, view));
+                    if !view.changes_nothing_for(a) {
+                        self.batch.borrow_mut().push((a.id, view));
+                    }
                     return Ok(vec![Self::action(
                         row,
                         a.number,
