@@ -10,7 +10,9 @@ use anyhow::bail;
 use tokio::runtime::Runtime;
 
 use crate::report::{Row, Table, Target, Value};
-use crate::support::{Agent, Cfg, bare_client, median, rpc_many, run_child, send_params};
+use crate::support::{
+    Agent, Cfg, bare_client, median, median_ratio, rpc_many, run_child, send_params,
+};
 
 /// `delegate --plan` sends at most this many steps at once (`PLAN_CONCURRENCY`).
 const PLAN_CONCURRENCY: usize = 8;
@@ -111,12 +113,12 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
         plain.push(delegate_once(cfg, &agent, steps, false, rep)?);
         registered.push(delegate_once(cfg, &agent, steps, true, rep)?);
     }
-    let floor = median(floors);
-    let floor_rate = steps as f64 / floor;
+    let floor_rate = steps as f64 / median(floors.clone());
     for (what, times) in [
         ("agent named in the plan (card fetched)", plain),
         ("agent registered (card cached)", registered),
     ] {
+        let pairs: Vec<(f64, f64)> = times.iter().copied().zip(floors.iter().copied()).collect();
         let secs = median(times);
         table.add(Row {
             section: "delegate",
@@ -127,6 +129,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
                 Value::Rate(floor_rate, "sends"),
             )),
             target: Some(Target::Ratio(1.5)),
+            paired: Some(median_ratio(&pairs)),
         });
     }
     Ok(())

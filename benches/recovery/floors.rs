@@ -64,6 +64,7 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<Commits> {
         figure: Value::Rate(commits.single, "commits"),
         floor: None,
         target: None,
+        paired: None,
     });
     table.add(Row {
         section: "floor",
@@ -71,6 +72,7 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<Commits> {
         figure: Value::Rate(commits.batched_rows, "rows"),
         floor: None,
         target: None,
+        paired: None,
     });
     Ok(commits)
 }

@@ -24,7 +24,7 @@ use tokio::runtime::Runtime;
 
 use crate::report::{Row, Table, Value as Figure};
 use crate::support::{
-    Agent, Cfg, bare_client, commit_intents, median, proc_status_kib, rpc, run_child,
+    Agent, Cfg, bare_client, commit_intents, median, median_ratio, proc_status_kib, rpc, run_child,
     running_attempts, set_endpoints,
 };
 
@@ -201,8 +201,14 @@ fn rate_section(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()
     let events = if cfg.quick { 5_000 } else { 20_000 };
     let url = start_emitter(events)?;
     let http = bare_client();
-    let mut bare = Vec::new();
-    let mut ours = Vec::new();
+    // A journaled follow commits the events read together: size it to about two seconds from
+    // a short probe (one commit per event, as before group commits, would take minutes).
+    let probe_events = if cfg.quick { 100 } else { 300 };
+    let probe_url = start_emitter(probe_events)?;
+    let probe = rt.block_on(followed_rate(cfg, &probe_url, probe_events))?;
+    let journaled_events = ((probe * 2.0) as usize).clamp(probe_events, events);
+    let journaled_url = start_emitter(journaled_events)?;
+    let (mut bare, mut ours, mut journaled) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..cfg.repeats() {
         let started = Instant::now();
         let seen = rt.block_on(bare_sse(&http, &url, TASK))?;
@@ -211,22 +217,22 @@ fn rate_section(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()
         }
         bare.push(seen as f64 / started.elapsed().as_secs_f64());
         ours.push(rt.block_on(event_stream_rate(&url, events))?);
-    }
-    // A journaled follow commits each event: size it to about two seconds from a short probe.
-    let probe_events = if cfg.quick { 100 } else { 300 };
-    let probe_url = start_emitter(probe_events)?;
-    let probe = rt.block_on(followed_rate(cfg, &probe_url, probe_events))?;
-    let journaled_events = ((probe * 2.0) as usize).clamp(probe_events, events);
-    let journaled_url = start_emitter(journaled_events)?;
-    let mut journaled = Vec::new();
-    for _ in 0..cfg.repeats() {
         journaled.push(rt.block_on(followed_rate(cfg, &journaled_url, journaled_events))?);
     }
-    let bare = median(bare);
+    // Rates: the cost ratio of a run is the floor's rate over its own.
+    let paired = |xs: &[f64]| {
+        median_ratio(
+            &bare
+                .iter()
+                .zip(xs)
+                .map(|(b, x)| (*b, *x))
+                .collect::<Vec<_>>(),
+        )
+    };
     let floor = || {
         Some((
             format!("bare reqwest SSE reader, {events} events"),
-            Figure::Rate(bare, "events"),
+            Figure::Rate(median(bare.clone()), "events"),
         ))
     };
     table.add(Row {
@@ -234,16 +240,18 @@ fn rate_section(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()
         what: format!(
             "one stream, EventStream (decode + typed parse, no journal), {events} events"
         ),
-        figure: Figure::Rate(median(ours), "events"),
+        figure: Figure::Rate(median(ours.clone()), "events"),
         floor: floor(),
         target: None,
+        paired: Some(paired(&ours)),
     });
     table.add(Row {
         section: "follow",
         what: format!("one stream, follow_attempt (journaled), {journaled_events} status events"),
-        figure: Figure::Rate(median(journaled), "events"),
+        figure: Figure::Rate(median(journaled.clone()), "events"),
         floor: floor(),
         target: None,
+        paired: Some(paired(&journaled)),
     });
     Ok(())
 }
@@ -441,6 +449,15 @@ fn many_section(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
         ours.push(many_child(cfg, "follow-many", n, &agent)?);
     }
     let med = |rs: &[ManyReport], f: fn(&ManyReport) -> f64| median(rs.iter().map(f).collect());
+    let paired = |f: fn(&ManyReport) -> f64| {
+        median_ratio(
+            &ours
+                .iter()
+                .zip(&bare)
+                .map(|(o, b)| (f(o), f(b)))
+                .collect::<Vec<_>>(),
+        )
+    };
     let peak = |rs: &[ManyReport]| rs.iter().map(|r| r.hwm_kib).max().unwrap_or(0);
     let before = |rs: &[ManyReport]| rs.iter().map(|r| r.rss_before_kib).max().unwrap_or(0);
     table.add(Row {
@@ -452,6 +469,7 @@ fn many_section(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
             Figure::Secs(med(&bare, |r| r.subscribed)),
         )),
         target: None,
+        paired: Some(paired(|r| r.subscribed)),
     });
     table.add(Row {
         section: "follow",
@@ -462,6 +480,7 @@ fn many_section(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
             Figure::Secs(med(&bare, |r| r.total)),
         )),
         target: None,
+        paired: Some(paired(|r| r.total)),
     });
     table.add(Row {
         section: "follow",
@@ -478,6 +497,7 @@ fn many_section(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
             Figure::Kib(peak(&bare)),
         )),
         target: None,
+        paired: None,
     });
     Ok(())
 }

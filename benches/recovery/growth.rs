@@ -128,6 +128,7 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
             figure: Value::Bytes(bytes),
             floor: None,
             target: None,
+            paired: None,
         });
     }
     Ok(())

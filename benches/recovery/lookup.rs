@@ -12,7 +12,8 @@ use tokio::runtime::Runtime;
 
 use crate::report::{Row, Table, Value};
 use crate::support::{
-    Agent, Cfg, bare_client, commit_intents, median, rpc_many, run_child, send_all, set_endpoints,
+    Agent, Cfg, bare_client, commit_intents, median, median_ratio, rpc_many, run_child, send_all,
+    set_endpoints,
 };
 
 const CONCURRENCY: usize = 8;
@@ -81,6 +82,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
         }
         passes.push(run.wall.as_secs_f64());
     }
+    let pairs: Vec<(f64, f64)> = passes.iter().copied().zip(floors.iter().copied()).collect();
     let per = median(passes) / n as f64;
     table.add(Row {
         section: "lookup",
@@ -93,6 +95,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
             Value::Secs(median(floors) / n as f64),
         )),
         target: None,
+        paired: Some(median_ratio(&pairs)),
     });
     Ok(())
 }

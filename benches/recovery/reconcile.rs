@@ -14,7 +14,8 @@ use tokio::runtime::Runtime;
 
 use crate::report::{Row, Table, Target, Value};
 use crate::support::{
-    Agent, Cfg, Run, bare_client, journal_bytes, median, rpc_many, run_child, running_attempts,
+    Agent, Cfg, Run, bare_client, journal_bytes, median, median_ratio, rpc_many, run_child,
+    running_attempts,
 };
 
 const CONCURRENCY: [usize; 3] = [1, 8, 32];
@@ -84,6 +85,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
             figure: Value::Secs(first.wall.as_secs_f64()),
             floor: Some((format!("{n} bare GetTask, c=8"), Value::Secs(floor8))),
             target: Some(Target::Ratio(1.5)),
+            paired: Some(first.wall.as_secs_f64() / floor8),
         });
 
         let before = journal_bytes(&path);
@@ -115,6 +117,13 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
                     Value::Secs(median(floors[k].clone())),
                 )),
                 target: (c >= 8).then_some(Target::Ratio(1.5)),
+                paired: Some(median_ratio(
+                    &passes[k]
+                        .iter()
+                        .copied()
+                        .zip(floors[k].iter().copied())
+                        .collect::<Vec<_>>(),
+                )),
             });
         }
         table.add(Row {
@@ -123,6 +132,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
             figure: Value::Kib(peak),
             floor: None,
             target: Some(Target::MaxKib(MAX_RSS_KIB)),
+            paired: None,
         });
     }
     Ok(())

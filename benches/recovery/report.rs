@@ -78,14 +78,20 @@ pub(crate) struct Row {
     pub(crate) floor: Option<(String, Value)>,
     /// The target, if the issue sets one.
     pub(crate) target: Option<Target>,
+    /// The median of the ratios of runs measured back to back with their floor, when the
+    /// figure and the floor are medians of such pairs (steadier on a shared machine than the
+    /// ratio of the two medians).
+    pub(crate) paired: Option<f64>,
 }
 
 impl Row {
     /// Returns the cost ratio to the floor.
     pub(crate) fn ratio(&self) -> Option<f64> {
-        self.floor
-            .as_ref()
-            .and_then(|(_, f)| self.figure.cost_ratio(*f))
+        self.paired.or_else(|| {
+            self.floor
+                .as_ref()
+                .and_then(|(_, f)| self.figure.cost_ratio(*f))
+        })
     }
 
     /// Returns whether the target is met (`None`: no target).
@@ -118,7 +124,10 @@ impl Table {
             Some((name, v)) => (name.clone(), v.to_string()),
             None => (String::new(), String::new()),
         };
-        let ratio = r.ratio().map(|x| format!("{x:.2}×")).unwrap_or_default();
+        let ratio = r
+            .ratio()
+            .map(|x| format!("{x:.2}×{}", if r.paired.is_some() { " (p)" } else { "" }))
+            .unwrap_or_default();
         let target = match r.target {
             Some(Target::Ratio(x)) => format!("≤ {x}×"),
             Some(Target::MaxKib(k)) => format!("≤ {} MiB", k / 1024),
@@ -144,6 +153,11 @@ impl Table {
         for r in &self.rows {
             let _ = writeln!(s, "| {} |", Self::line(r));
         }
+        s.push_str(
+            "\nRatios are costs (time over the floor's time, or the floor's rate over the \
+             figure's); (p): the median of the ratios of runs each measured right after its \
+             floor, rather than the ratio of the two medians shown.\n",
+        );
         s
     }
 }

@@ -174,6 +174,7 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
         figure: Value::Secs(version),
         floor: Some(("spawn /bin/true".to_owned(), Value::Secs(true_floor))),
         target: None,
+        paired: None,
     });
     for (label, secs) in rows {
         table.add(Row {
@@ -185,8 +186,25 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
                 Value::Secs(open_floor),
             )),
             target: None,
+            paired: None,
         });
     }
-    print_plans(&path, &InspectFilter::default(), "inspect --limit 20")?;
+    print_plans(
+        &path,
+        &InspectFilter {
+            limit: Some(20),
+            ..InspectFilter::default()
+        },
+        "inspect --limit 20",
+    )?;
+    print_plans(
+        &path,
+        &InspectFilter {
+            pending: true,
+            limit: Some(20),
+            ..InspectFilter::default()
+        },
+        "inspect --pending --limit 20",
+    )?;
     Ok(())
 }

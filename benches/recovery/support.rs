@@ -26,7 +26,7 @@ pub(crate) struct Cfg {
 impl Cfg {
     /// Repeats of a measurement whose median is reported.
     pub(crate) fn repeats(&self) -> usize {
-        if self.quick { 1 } else { 3 }
+        if self.quick { 1 } else { 5 }
     }
 
     /// A fresh temporary directory for one measurement.
@@ -35,6 +35,12 @@ impl Cfg {
             .prefix("a2a-bench-")
             .tempdir_in(&self.tmp)?)
     }
+}
+
+/// Returns the median of `pairs[i].0 / pairs[i].1`: each figure over the floor measured just
+/// before or after it.
+pub(crate) fn median_ratio(pairs: &[(f64, f64)]) -> f64 {
+    median(pairs.iter().map(|(x, floor)| x / floor).collect())
 }
 
 /// Returns the median of `xs` (the mean of the two middle values for an even count).
