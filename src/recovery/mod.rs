@@ -665,8 +665,13 @@ impl<'a> Pass<'a> {
         .await;
         match read {
             Ok(task) => {
-                let view = TaskView::from_value(&task.raw, task.raw.to_string())
+                // The raw JSON is serialized only for a view that will be journaled.
+                let mut view = TaskView::from_value(&task.raw, String::new())
                     .context("the agent's task has no id")?;
+                let unchanged = view.changes_nothing_for(a);
+                if !unchanged {
+                    view.raw_json = Some(task.raw.to_string());
+                }
                 let routine = view.task_id == task_id
                     && !view.state.is_terminal()
                     && !view.state.is_interrupted()
@@ -679,7 +684,7 @@ impl<'a> Pass<'a> {
                     // nothing at all when it is the row as held (a cron pass over unchanged
                     // work neither writes nor reads the attempt again).
                     let seen = view.state.attempt_state();
-                    if !view.changes_nothing_for(a) {
+                    if !unchanged {
                         self.batch.borrow_mut().push((a.id, view));
                     }
                     return Ok(vec![Self::action(
