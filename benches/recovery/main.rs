@@ -5,8 +5,8 @@
 //! start), and their ratio; `docs/performance.md` explains each and records one run.
 //!
 //! ```text
-//! cargo bench                          # everything, about ten minutes on 2 shared cores
-//! BENCH_QUICK=1 cargo bench            # smaller sizes, one repeat: a smoke run
+//! cargo bench                          # everything: minutes (2.5 on 2 idle cores)
+//! BENCH_QUICK=1 cargo bench            # smaller sizes, one repeat: a smoke run of seconds
 //! cargo bench -- reconcile startup     # only these sections
 //! ```
 //!
@@ -88,7 +88,7 @@ fn main() -> anyhow::Result<()> {
             "growth" => growth::run(&cfg, &mut table)?,
             _ => unreachable!("sections are checked above"),
         }
-        println!("  ({section}: {:.0} s)", t.elapsed().as_secs_f64());
+        println!("  ({section}: {:.1} s)", t.elapsed().as_secs_f64());
     }
     println!(
         "\n## table ({} mode, {:.0} s in all; load average now {})\n",
