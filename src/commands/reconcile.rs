@@ -456,7 +456,7 @@ fn finish(
         "reconcile"
     };
     ctx.out.line(&format!(
-        "{prefix}: {} attempt(s): {counts}; {verdict}.",
+        "{prefix}: {} attempt(s) visited; actions: {counts}; {verdict}.",
         summary.visited
     ))?;
     if summary.unvisited > 0 {
