@@ -441,8 +441,7 @@ impl Delegation<'_> {
             target: Some(Target::Step(self.step().clone())),
             ..InspectFilter::default()
         })?;
-        let target = Target::Step(self.step().clone());
-        let chain = crate::commands::inspect::Chain::of(self.journal, Some(&target), &page.rows)?;
+        let chain = crate::commands::inspect::Chain::of(self.journal, &page.rows)?;
         if let Some(latest) = page.rows.iter().find(|r| r.is_latest) {
             self.ctx
                 .out

@@ -114,7 +114,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         pending: args.pending,
         limit,
     })?;
-    let chain = Chain::of(&journal, target.as_ref(), &page.rows)?;
+    let chain = Chain::of(&journal, &page.rows)?;
     let events = match &events_of {
         Some(step) => journal.events_of_step(step)?,
         None => Vec::new(),
@@ -319,10 +319,9 @@ pub(crate) struct Chain {
 }
 
 impl Chain {
-    /// Links `rows` (found with `target`): their previous attempts' numbers, and the decisions.
+    /// Links `rows`: their previous attempts' numbers, and the decisions on them.
     pub(crate) fn of(
         journal: &journal::Journal,
-        target: Option<&Target>,
         rows: &[AttemptRow],
     ) -> Result<Self, journal::JournalError> {
         let mut numbers: HashMap<AttemptId, u32> = rows
@@ -334,15 +333,13 @@ impl Chain {
                 e.insert(journal.attempt(prev)?.number);
             }
         }
-        let resolutions = if rows.is_empty() {
-            HashMap::new()
-        } else {
-            journal
-                .resolutions(target)?
-                .into_iter()
-                .map(|r| (r.attempt, r))
-                .collect()
-        };
+        // Only the rows shown: the decisions of a whole journal would read every attempt.
+        let shown: Vec<AttemptId> = rows.iter().map(|r| r.attempt.id).collect();
+        let resolutions = journal
+            .resolutions_of(&shown)?
+            .into_iter()
+            .map(|r| (r.attempt, r))
+            .collect();
         Ok(Self {
             numbers,
             resolutions,

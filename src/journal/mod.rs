@@ -135,6 +135,23 @@ pub enum Claim {
     HeldBy(Lease),
 }
 
+/// A reconcile pass's walk over its rows in delegation order ([`Journal::pass_cursor`]).
+pub struct PassCursor {
+    window: queries::PassWindow,
+    /// How many rows the walk had when it started.
+    pub total: usize,
+}
+
+impl std::fmt::Debug for PassCursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PassCursor")
+            .field("after", &self.window.after)
+            .field("through", &self.window.through)
+            .field("total", &self.total)
+            .finish_non_exhaustive()
+    }
+}
+
 /// An open journal. Cheap to share (`&Journal` is `Sync`); each method is one short
 /// transaction.
 pub struct Journal {
@@ -409,9 +426,15 @@ impl Journal {
         queries::set_checkpoint_on_close(&conn, false).map_err(sql("configure the journal"))?;
         conn.busy_timeout(busy_timeout)
             .map_err(sql("set the busy timeout"))?;
-        // The hot statements (one stream event: read the attempt, update the columns that
-        // changed, append the event) stay prepared.
-        conn.set_prepared_statement_cache_capacity(64);
+        conn.set_prepared_statement_cache_capacity(queries::STATEMENT_CACHE);
+        // Plans that never depend on bound values: otherwise SQLite (STAT4 is compiled in) marks
+        // a statement whose parameter it looked at as expiring on every rebind, and each use of
+        // a cached statement parses it again (docs/performance.md).
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )
+        .map_err(sql("configure the journal connection"))?;
         Ok(conn)
     }
 
@@ -693,6 +716,17 @@ impl Journal {
         self.read("read the journal", |c| {
             let (rows, total) = queries::inspect(c, filter)?;
             Ok(InspectPage { rows, total })
+        })
+    }
+
+    /// Returns each statement [`Journal::inspect`] runs for `filter` (`count`, `page`) with
+    /// SQLite's plan for it (`EXPLAIN QUERY PLAN`), for `docs/performance.md` and the benchmarks.
+    pub fn explain_inspect(
+        &self,
+        filter: &InspectFilter,
+    ) -> Result<Vec<(String, Vec<String>)>, JournalError> {
+        self.read("explain the inspect query", |c| {
+            queries::explain_inspect(c, filter)
         })
     }
 
@@ -1579,6 +1613,47 @@ impl Journal {
         self.read("read the attempts to reconcile", |c| {
             queries::pass_rows(c, workflows)
         })
+    }
+
+    /// Starts a walk over [`Journal::pass_rows`] a page at a time, so a pass over many rows holds
+    /// one page in memory, not all of them; `skip` leaves out attempts the pass visits otherwise.
+    ///
+    /// The walk covers the steps journaled when it starts (a step delegated meanwhile waits for
+    /// the next pass), each row read as it is when its page is fetched.
+    pub fn pass_cursor(
+        &self,
+        workflows: &[String],
+        skip: &[AttemptId],
+    ) -> Result<PassCursor, JournalError> {
+        self.read("read the attempts to reconcile", |c| {
+            let window = queries::PassWindow {
+                workflows: queries::workflows_filter(workflows),
+                skip: (!skip.is_empty())
+                    .then(|| Value::Array(skip.iter().map(|id| json!(id.0)).collect()).to_string()),
+                after: i64::MIN,
+                through: queries::max_seq(c)?,
+            };
+            let total = queries::pass_count(c, &window)?;
+            Ok(PassCursor {
+                window,
+                total: usize::try_from(total).unwrap_or(usize::MAX),
+            })
+        })
+    }
+
+    /// Returns the next page of at most `limit` rows of a walk (empty at its end).
+    pub fn next_pass_rows(
+        &self,
+        cursor: &mut PassCursor,
+        limit: usize,
+    ) -> Result<Vec<AttemptRow>, JournalError> {
+        let page = self.read("read the attempts to reconcile", |c| {
+            queries::pass_page(c, &cursor.window, i64::try_from(limit).unwrap_or(i64::MAX))
+        })?;
+        if let Some((seq, _)) = page.last() {
+            cursor.window.after = *seq;
+        }
+        Ok(page.into_iter().map(|(_, row)| row).collect())
     }
 
     /// Records that a step failed for good at this attempt, and why (a `failed-for-good`

@@ -1063,6 +1063,8 @@ pub struct AttemptRow {
     pub artifact_count: u32,
     /// Why a pass decided the step failed for good (a `failed-for-good` event), if it did.
     pub failed_for_good: Option<String>,
+    /// Whether its step lets the credential go to an interface on another origin.
+    pub allow_cross_origin: bool,
 }
 
 impl AttemptRow {

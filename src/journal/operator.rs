@@ -300,6 +300,17 @@ impl Journal {
         })
     }
 
+    /// Returns the decisions recorded on these attempts (the rows `inspect` shows), in
+    /// delegation order; reads only those attempts.
+    pub fn resolutions_of(
+        &self,
+        attempts: &[AttemptId],
+    ) -> Result<Vec<AttemptResolution>, JournalError> {
+        self.read("read the decisions", |c| {
+            queries::resolutions_of(c, attempts)
+        })
+    }
+
     /// Returns when a registered agent was put in the registry (`None` if not registered).
     pub fn registered_at(&self, card_url: &str) -> Result<Option<DateTime<Utc>>, JournalError> {
         self.read("read the registry", |c| queries::registered_at(c, card_url))
@@ -396,6 +407,10 @@ mod tests {
             .resolutions(Some(&Target::Step(StepName::parse("w/gone").unwrap())))
             .unwrap();
         assert_eq!(only.len(), 1);
+        // The decisions of the rows shown: the same records, only theirs.
+        assert_eq!(j.resolutions_of(&[b.id]).unwrap(), only);
+        assert_eq!(j.resolutions_of(&[a.id, b.id]).unwrap(), all);
+        assert!(j.resolutions_of(&[]).unwrap().is_empty());
     }
 
     #[test]

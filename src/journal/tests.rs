@@ -802,6 +802,49 @@ fn attempts_stay_within_the_budget() {
 }
 
 #[test]
+fn a_pass_walks_its_rows_a_page_at_a_time() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let steps: Vec<Attempt> = (0..7).map(|i| created(&j, &format!("w/s{i}"))).collect();
+    let done = &steps[2];
+    j.apply_task(
+        done.id,
+        &view(&task_json(
+            "td",
+            "TASK_STATE_COMPLETED",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Send,
+    )
+    .unwrap();
+    let ids = |rows: Vec<AttemptRow>| rows.into_iter().map(|r| r.attempt.id).collect::<Vec<_>>();
+    let all = ids(j.pass_rows(&[]).unwrap());
+    assert_eq!(all.len(), 6, "the completed step is not a pass row");
+    // Pages of 2, one attempt left out: the same rows in the same order, minus that one.
+    let skipped = steps[4].id;
+    let mut cursor = j.pass_cursor(&[], &[skipped]).unwrap();
+    assert_eq!(cursor.total, 5);
+    // A step delegated after the walk began waits for the next pass.
+    let late = created(&j, "w/late");
+    let mut walked = Vec::new();
+    loop {
+        let page = j.next_pass_rows(&mut cursor, 2).unwrap();
+        assert!(page.len() <= 2);
+        if page.is_empty() {
+            break;
+        }
+        walked.extend(ids(page));
+    }
+    let expected: Vec<AttemptId> = all.into_iter().filter(|id| *id != skipped).collect();
+    assert_eq!(walked, expected);
+    assert!(!walked.contains(&late.id));
+    assert_eq!(
+        j.pass_cursor(&["elsewhere".to_owned()], &[]).unwrap().total,
+        0
+    );
+}
+
+#[test]
 fn unfinished_attempts_are_the_latest_unresolved_ones() {
     let (_dir, path) = tmp_journal();
     let j = Journal::open(&path, T).unwrap();

@@ -1,7 +1,8 @@
 //! The reconcile pass (DESIGN.md §4): one visit of every attempt that may need work, bounded in
 //! concurrency and time, deciding with `plan` and sending with `send`.
 //!
-//! Each pass row (`Journal::pass_rows`: the latest attempt of each step still to settle) is one
+//! Each pass row (`Journal::pass_rows`: the latest attempt of each step still to settle, read a
+//! page at a time as the pass reaches it, so memory stays flat in the number of rows) is one
 //! item, handled on its own: undelivered replies first (looked for in the task's history before
 //! any resend), then the attempt's bucket — an intent is looked for and resent only when proven
 //! absent, a known task is re-read with `GetTask` (transient failures retried with full jitter,
@@ -31,7 +32,7 @@ pub mod send;
 pub mod verify;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
     Attempt, AttemptId, AttemptRow, AttemptState, FailureKind, Journal, JournalError, NewAttempt,
-    Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
+    PassCursor, Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
 };
 use crate::output::inert;
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
@@ -145,6 +146,69 @@ struct Item {
     replies: Vec<Reply>,
 }
 
+/// How many pass rows are read from the journal at a time.
+const PAGE: usize = 256;
+
+/// The pass rows, read a page at a time as the pass reaches them: a pass over 100,000 rows holds
+/// a page and the items in flight, not every row (docs/performance.md).
+struct Rows<'j> {
+    journal: &'j Journal,
+    cursor: PassCursor,
+    page: VecDeque<AttemptRow>,
+    done: bool,
+}
+
+impl Iterator for Rows<'_> {
+    type Item = anyhow::Result<AttemptRow>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.page.is_empty() && !self.done {
+            match self.journal.next_pass_rows(&mut self.cursor, PAGE) {
+                Ok(rows) => {
+                    self.done = rows.len() < PAGE;
+                    self.page.extend(rows);
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e.into()));
+                }
+            }
+        }
+        self.page.pop_front().map(Ok)
+    }
+}
+
+/// An item's step and all its attempts, read from the journal the first time a decision needs
+/// them: reading a running task does not (a pass over running work reads no step).
+struct StepOf<'j> {
+    journal: &'j Journal,
+    id: crate::journal::StepId,
+    name: String,
+    rec: std::cell::OnceCell<StepRecord>,
+}
+
+impl<'j> StepOf<'j> {
+    fn new(journal: &'j Journal, row: &AttemptRow) -> Self {
+        Self {
+            journal,
+            id: row.attempt.step_id,
+            name: row.step.to_string(),
+            rec: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> anyhow::Result<&StepRecord> {
+        if let Some(rec) = self.rec.get() {
+            return Ok(rec);
+        }
+        let rec = self
+            .journal
+            .step_by_id(self.id)?
+            .with_context(|| format!("step `{}` vanished from the journal", self.name))?;
+        Ok(self.rec.get_or_init(|| rec))
+    }
+}
+
 /// A pass dropped before its end (SIGINT or SIGTERM drop the command's future at an await
 /// point, DESIGN.md §3 exit 130 / 143) still commits the routine observations it reported.
 impl Drop for Pass<'_> {
@@ -193,28 +257,25 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn collect(&self) -> anyhow::Result<Vec<Item>> {
-        let rows = self.journal.pass_rows(&self.cfg.workflows)?;
-        let mut replies: HashMap<i64, Vec<Reply>> = HashMap::new();
+    /// Returns the items of the attempts with undelivered replies (visited first, each with its
+    /// replies) and a walk over every other pass row.
+    fn collect(&self) -> anyhow::Result<(Vec<Item>, PassCursor)> {
+        let mut replies: BTreeMap<i64, Vec<Reply>> = BTreeMap::new();
         for r in self.journal.undelivered_replies(&self.cfg.workflows)? {
             replies.entry(r.attempt_id.0).or_default().push(r);
         }
-        let mut items: Vec<Item> = rows
-            .into_iter()
-            .map(|row| Item {
-                replies: replies.remove(&row.attempt.id.0).unwrap_or_default(),
-                row,
-            })
-            .collect();
-        // A reply on an attempt that is no longer a pass row (it completed meanwhile) is
-        // still looked for.
-        for (_, rs) in replies {
-            let Some(first) = rs.first() else { continue };
-            if let Some(row) = self.row_of(self.journal.attempt(first.attempt_id)?)? {
+        let mut items = Vec::with_capacity(replies.len());
+        let mut skip = Vec::with_capacity(replies.len());
+        // A reply is looked for whether or not its attempt is still a pass row (it may have
+        // completed meanwhile).
+        for (id, rs) in replies {
+            skip.push(AttemptId(id));
+            if let Some(row) = self.row_of(self.journal.attempt(AttemptId(id))?)? {
                 items.push(Item { row, replies: rs });
             }
         }
-        Ok(items)
+        let cursor = self.journal.pass_cursor(&self.cfg.workflows, &skip)?;
+        Ok((items, cursor))
     }
 
     /// Builds the pass row of an attempt from its step (for attempts outside `pass_rows`).
@@ -236,6 +297,7 @@ impl<'a> Pass<'a> {
             previous_task_id,
             artifact_count: 0,
             failed_for_good: self.journal.failed_for_good(attempt.id)?,
+            allow_cross_origin: rec.step.spec.allow_cross_origin,
             attempt,
         }))
     }
@@ -248,24 +310,36 @@ impl<'a> Pass<'a> {
         mut on_action: impl FnMut(&Action) -> anyhow::Result<()>,
         mut on_item: impl FnMut(),
     ) -> anyhow::Result<Summary> {
-        let items = self.collect()?;
-        let total = items.len();
+        let (first, cursor) = self.collect()?;
+        let total = first.len() + cursor.total;
         on_start(total);
-        let per_agent: HashMap<String, Rc<Semaphore>> = items
-            .iter()
-            .map(|i| {
-                (
-                    agent_key(&i.row.attempt),
-                    Rc::new(Semaphore::new(self.cfg.concurrency)),
-                )
+        let rows = Rows {
+            journal: self.journal,
+            cursor,
+            page: VecDeque::new(),
+            done: false,
+        };
+        let items = first.into_iter().map(Ok).chain(rows.map(|row| {
+            row.map(|row| Item {
+                row,
+                replies: Vec::new(),
             })
-            .collect();
+        }));
+        let per_agent: RefCell<HashMap<String, Rc<Semaphore>>> = RefCell::new(HashMap::new());
         let mut summary = Summary::default();
         let deadline = tokio::time::Instant::now() + self.cfg.deadline;
         let mut stream = futures_util::stream::iter(items)
             .map(|item| {
-                let sem = per_agent.get(&agent_key(&item.row.attempt)).map(Rc::clone);
+                let sem = item.as_ref().ok().map(|i| {
+                    Rc::clone(
+                        per_agent
+                            .borrow_mut()
+                            .entry(agent_key(&i.row.attempt))
+                            .or_insert_with(|| Rc::new(Semaphore::new(self.cfg.concurrency))),
+                    )
+                });
                 async move {
+                    let item = item?;
                     let _permit = match &sem {
                         Some(s) => Some(s.acquire().await),
                         None => None,
@@ -281,7 +355,7 @@ impl<'a> Pass<'a> {
         loop {
             let next = tokio::time::timeout_at(deadline, stream.next()).await;
             let Ok(next) = next else {
-                summary.unvisited = total - summary.visited;
+                summary.unvisited = total.saturating_sub(summary.visited);
                 *summary.outcomes.entry("deadline".to_owned()).or_default() +=
                     u32::try_from(summary.unvisited).unwrap_or(u32::MAX);
                 summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
@@ -326,14 +400,7 @@ impl<'a> Pass<'a> {
             if !running {
                 continue;
             }
-            let Some(rec) = self.journal.step_by_id(row.attempt.step_id)? else {
-                continue;
-            };
-            match follow::FollowTarget::new(
-                &row.step,
-                &row.attempt,
-                rec.step.spec.allow_cross_origin,
-            ) {
+            match follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin) {
                 Ok(target) => targets.push(target),
                 Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
             }
@@ -421,13 +488,10 @@ impl<'a> Pass<'a> {
 
     async fn handle(&self, item: Item) -> anyhow::Result<Vec<Action>> {
         let Item { row, replies } = item;
-        let rec = self
-            .journal
-            .step_by_id(row.attempt.step_id)?
-            .with_context(|| format!("step `{}` vanished from the journal", row.step))?;
+        let rec = StepOf::new(self.journal, &row);
         let mut actions = Vec::new();
         for reply in &replies {
-            actions.push(self.reconcile_reply(&row, &rec, reply).await?);
+            actions.push(self.reconcile_reply(&row, rec.get()?, reply).await?);
         }
         let row = if replies.is_empty() {
             row
@@ -444,10 +508,9 @@ impl<'a> Pass<'a> {
     async fn handle_attempt(
         &self,
         row: &AttemptRow,
-        rec: &StepRecord,
+        rec: &StepOf<'_>,
     ) -> anyhow::Result<Vec<Action>> {
         let step = row.step.to_string();
-        let spec = &rec.step.spec;
         let allowed = plan::sends_allowed(row.workflow_state);
         match plan::triage(row) {
             Triage::Send | Triage::Look if !allowed => Ok(vec![Self::action(
@@ -459,7 +522,8 @@ impl<'a> Pass<'a> {
                 exit::WORK_REMAINS,
             )]),
             Triage::Send | Triage::Look => {
-                let out = match Self::outgoing(spec, &row.attempt, rec) {
+                let rec = rec.get()?;
+                let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
                     Ok(out) => out,
                     Err(a) => return Ok(vec![Self::credential_action(row, &a)]),
                 };
@@ -475,7 +539,7 @@ impl<'a> Pass<'a> {
                 json!({"reason": row.attempt.error}),
             )?]),
             Triage::Read => self.read(row, rec).await,
-            Triage::Settled => self.settle(row, rec).await,
+            Triage::Settled => self.settle(row, rec.get()?).await,
         }
     }
 
@@ -573,11 +637,20 @@ impl<'a> Pass<'a> {
     }
 
     /// Bucket 2: reads the task, records it, and decides if it became terminal.
-    async fn read(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+    ///
+    /// A read needs only the row (credential variable, endpoint, cross-origin permission): the
+    /// step and its other attempts are read from the journal only if the task turned terminal.
+    async fn read(&self, row: &AttemptRow, rec: &StepOf<'_>) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
-        let out = match Self::outgoing(&rec.step.spec, a, rec) {
-            Ok(out) => out,
+        let credential = match a.token_env.as_deref().map(Credential::from_env).transpose() {
+            Ok(credential) => credential,
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
+        };
+        let out = Outgoing {
+            text: String::new(),
+            metadata: None,
+            credential,
+            allow_cross_origin: row.allow_cross_origin,
         };
         let endpoint = send::endpoint_of(a, &out)?;
         let task_id = a
@@ -639,7 +712,7 @@ impl<'a> Pass<'a> {
                         json!({"taskId": task_id}),
                         exit::OK,
                     )];
-                    actions.extend(self.settle(&now, rec).await?);
+                    actions.extend(self.settle(&now, rec.get()?).await?);
                     Ok(actions)
                 } else {
                     let question = now.attempt.question_text();

@@ -321,6 +321,7 @@ mod tests {
             is_latest: true,
             artifact_count: 0,
             failed_for_good: None,
+            allow_cross_origin: false,
         }
     }
 

@@ -1,0 +1,133 @@
+//! Issue 9 §2: `delegate --plan` with 1,000 steps (intents in one transaction, sends
+//! concurrent), as a child process, beside the same number of bare `SendMessage` calls at the
+//! plan's concurrency; once with an agent only named in the plan (its card fetched by the send
+//! path) and once with the agent registered (`agents add`: the card is cached in the journal).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::bail;
+use tokio::runtime::Runtime;
+
+use crate::report::{Row, Table, Target, Value};
+use crate::support::{Agent, Cfg, bare_client, median, rpc_many, run_child, send_params};
+
+/// `delegate --plan` sends at most this many steps at once (`PLAN_CONCURRENCY`).
+const PLAN_CONCURRENCY: usize = 8;
+
+fn write_plan(path: &Path, workflow: &str, agent: &str, steps: usize) -> anyhow::Result<()> {
+    let mut toml = format!("workflow = \"{workflow}\"\n");
+    for i in 0..steps {
+        let _ = write!(
+            toml,
+            "\n[[step]]\nname = \"s{i}\"\nagent = \"{agent}\"\ntext = \"work:100\"\n"
+        );
+    }
+    std::fs::write(path, toml)?;
+    Ok(())
+}
+
+/// Counts the journal's attempts with a task id.
+fn sent_count(journal: &Path) -> anyhow::Result<i64> {
+    let conn = rusqlite::Connection::open(journal)?;
+    Ok(conn.query_row(
+        "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?)
+}
+
+/// Runs `delegate --plan` once in a fresh journal; returns its wall seconds.
+fn delegate_once(
+    cfg: &Cfg,
+    agent: &Agent,
+    steps: usize,
+    registered: bool,
+    rep: usize,
+) -> anyhow::Result<f64> {
+    let dir = cfg.tempdir()?;
+    let journal = dir.path().join("journal.sqlite3");
+    let journal_arg = journal.display().to_string();
+    if registered {
+        let add = run_child(
+            &cfg.bin,
+            &["--journal", &journal_arg, "-q", "agents", "add", &agent.url],
+        )?;
+        if add.code != 0 {
+            bail!("agents add exited {}", add.code);
+        }
+    }
+    let plan = dir.path().join("plan.toml");
+    write_plan(&plan, &format!("plan-{rep}"), &agent.url, steps)?;
+    let run = run_child(
+        &cfg.bin,
+        &[
+            "--journal",
+            &journal_arg,
+            "-q",
+            "delegate",
+            "--plan",
+            &plan.display().to_string(),
+        ],
+    )?;
+    let sent = sent_count(&journal)?;
+    if run.code != 0 || sent != steps as i64 {
+        bail!(
+            "delegate --plan exited {} with {sent} of {steps} tasks journaled",
+            run.code
+        );
+    }
+    Ok(run.wall.as_secs_f64())
+}
+
+/// Measures `delegate --plan` with 1,000 steps (quick: 200).
+pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
+    let steps = if cfg.quick { 200 } else { 1_000 };
+    let agent = Agent::start(cfg, &[])?;
+    let http = bare_client();
+    let mut floors = Vec::new();
+    let mut plain = Vec::new();
+    let mut registered = Vec::new();
+    for rep in 0..cfg.repeats() {
+        let params: Vec<serde_json::Value> = (0..steps)
+            .map(|_| {
+                send_params(
+                    &uuid::Uuid::new_v4().to_string(),
+                    Some(&uuid::Uuid::new_v4().to_string()),
+                    "work:100",
+                )
+            })
+            .collect();
+        floors.push(
+            rt.block_on(rpc_many(
+                &http,
+                &agent.url,
+                "SendMessage",
+                &params,
+                PLAN_CONCURRENCY,
+            ))?
+            .as_secs_f64(),
+        );
+        plain.push(delegate_once(cfg, &agent, steps, false, rep)?);
+        registered.push(delegate_once(cfg, &agent, steps, true, rep)?);
+    }
+    let floor = median(floors);
+    let floor_rate = steps as f64 / floor;
+    for (what, times) in [
+        ("agent named in the plan (card fetched)", plain),
+        ("agent registered (card cached)", registered),
+    ] {
+        let secs = median(times);
+        table.add(Row {
+            section: "delegate",
+            what: format!("delegate --plan, {steps} steps, {what}: delegations/s"),
+            figure: Value::Rate(steps as f64 / secs, "delegations"),
+            floor: Some((
+                format!("{steps} bare SendMessage, c={PLAN_CONCURRENCY}"),
+                Value::Rate(floor_rate, "sends"),
+            )),
+            target: Some(Target::Ratio(1.5)),
+        });
+    }
+    Ok(())
+}

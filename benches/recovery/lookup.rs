@@ -1,0 +1,98 @@
+//! Issue 9 §3: bucket-1 lookups. 1,000 `INTENT` attempts after a crash: each intent and its
+//! endpoint journaled, its message sent straight to the agent (so a task exists) and the answer
+//! never journaled. A `reconcile` child process then finds each one with `ListTasks` by its
+//! contextId; the floor is the same number of bare `ListTasks` calls at the same concurrency.
+
+use std::time::Duration;
+
+use a2a_recover::journal::Journal;
+use anyhow::bail;
+use serde_json::json;
+use tokio::runtime::Runtime;
+
+use crate::report::{Row, Table, Value};
+use crate::support::{
+    Agent, Cfg, bare_client, commit_intents, median, rpc_many, run_child, send_all, set_endpoints,
+};
+
+const CONCURRENCY: usize = 8;
+
+/// Measures the lookups of 1,000 intents (quick: 200).
+pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
+    let n = if cfg.quick { 200 } else { 1_000 };
+    let agent = Agent::start(cfg, &[])?;
+    let dir = cfg.tempdir()?;
+    let pristine = dir.path().join("pristine.sqlite3");
+    let contexts = {
+        let journal = Journal::open(&pristine, Duration::from_secs(30))?;
+        let attempts = commit_intents(&journal, "look", n, &agent.card(), "work:100", true)?;
+        set_endpoints(&pristine, &agent.url)?;
+        // The crash: the agent created every task, the journal learned none of them.
+        rt.block_on(send_all(&agent.url, &attempts, "work:100"))?;
+        attempts
+            .iter()
+            .filter_map(|a| a.context_id.clone())
+            .collect::<Vec<_>>()
+    };
+    let params: Vec<serde_json::Value> = contexts
+        .iter()
+        .map(|c| json!({"contextId": c, "pageSize": 100, "includeArtifacts": true}))
+        .collect();
+    let http = bare_client();
+    let journal = dir.path().join("journal.sqlite3");
+    let mut passes = Vec::new();
+    let mut floors = Vec::new();
+    for _ in 0..cfg.repeats() {
+        floors.push(
+            rt.block_on(rpc_many(
+                &http,
+                &agent.url,
+                "ListTasks",
+                &params,
+                CONCURRENCY,
+            ))?
+            .as_secs_f64(),
+        );
+        let _ = std::fs::remove_file(format!("{}-wal", journal.display()));
+        let _ = std::fs::remove_file(format!("{}-shm", journal.display()));
+        std::fs::copy(&pristine, &journal)?;
+        let run = run_child(
+            &cfg.bin,
+            &[
+                "--journal",
+                &journal.display().to_string(),
+                "-q",
+                "reconcile",
+                "--concurrency",
+                &CONCURRENCY.to_string(),
+            ],
+        )?;
+        let found: i64 = rusqlite::Connection::open(&journal)?.query_row(
+            "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        if found != n as i64 {
+            bail!(
+                "reconcile exited {} and found {found} of {n} tasks: {:?}",
+                run.code,
+                run.stdout
+            );
+        }
+        passes.push(run.wall.as_secs_f64());
+    }
+    let per = median(passes) / n as f64;
+    table.add(Row {
+        section: "lookup",
+        what: format!(
+            "bucket 1: {n} intents found by ListTasks(contextId) in one reconcile, c={CONCURRENCY}: time per lookup"
+        ),
+        figure: Value::Secs(per),
+        floor: Some((
+            format!("bare ListTasks(contextId), c={CONCURRENCY}"),
+            Value::Secs(median(floors) / n as f64),
+        )),
+        target: None,
+    });
+    Ok(())
+}
