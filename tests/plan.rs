@@ -149,8 +149,16 @@ fn all_intents_are_committed_before_the_first_send_and_reruns_change_nothing() {
     for id in &ids {
         assert_eq!(a.stats().tasks_per_message_id.get(id), Some(&1), "{id}");
     }
+    // Plan sends run concurrently: find the flight's message by its journaled messageId.
+    let flight_id = &ids[0];
+    let stats = a.stats();
+    let flight = stats
+        .messages
+        .iter()
+        .find(|m| &m.message_id == flight_id)
+        .expect("the flight's message reached the agent");
     assert_eq!(
-        a.stats().messages[0].metadata.as_ref().unwrap()["trip"],
+        flight.metadata.as_ref().unwrap()["trip"],
         42,
         "metadata from the plan's table"
     );

@@ -1101,3 +1101,50 @@ fn an_effect_whose_send_was_refused_before_processing_is_absent_not_failed() {
     );
     assert_consistent(&env.journal());
 }
+
+#[test]
+fn follow_stops_when_another_process_journaled_the_end_first() {
+    let env = TestEnv::new();
+    // An agent that cannot stream: follow polls GetTask.
+    let a = agent(AgentConfig {
+        no_streaming: true,
+        tick: Duration::from_millis(20),
+        ..AgentConfig::default()
+    });
+    let out = env.run(["delegate", "w/long", "--agent", &a.url(), "work:10000"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let task = crate::delegate::the_attempt(&env, "w/long")["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let follow = crate::reconcile::spawn(
+        &env,
+        &[
+            "follow",
+            "w/long",
+            "--max-reconnects",
+            "3",
+            "--format",
+            "json",
+        ],
+    );
+    // The follower has read the task running; then it ends and another pass journals that.
+    let until = Instant::now() + Duration::from_secs(30);
+    while attempt_rows(&env, "w/long")[0]["state"] != "WORKING" {
+        assert!(Instant::now() < until, "follow never read the task");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(a.get().complete_task(&task));
+    let out = env.run(["reconcile"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(attempt_rows(&env, "w/long")[0]["state"], "COMPLETED");
+    // The follower's next poll finds it terminal: it stops with exit 0, not "reconnects spent".
+    let out = follow.wait_with_output().unwrap();
+    assert_eq!(
+        code(&out),
+        0,
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        stderr(&out)
+    );
+}

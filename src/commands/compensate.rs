@@ -12,14 +12,12 @@ use serde_json::json;
 
 use crate::a2a::{A2aClient, ClientConfig};
 use crate::cli::parse_duration;
-use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
-use crate::exit;
-use crate::journal::{self, Journal, check_name_part};
+use crate::journal::check_name_part;
 use crate::output::inert;
 use crate::recovery::compensate::{self, Options};
-use crate::recovery::lock::{self, LockError};
+use crate::recovery::lock::{self};
 
 /// Undoes a workflow's effects in reverse order of delegation and verifies them gone.
 ///
@@ -68,33 +66,7 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         clock_skew: args.clock_skew,
     };
     // A dry run writes nothing: no lock file, no migration.
-    let (journal, _lock) = if args.dry_run {
-        let j = Journal::open_read_only(&ctx.journal_path, ctx.timeout).with_context(|| {
-            format!(
-                "failed to open the journal at `{}`",
-                ctx.journal_path.display()
-            )
-        })?;
-        (j, None)
-    } else {
-        let started = rfc3339(ctx.clock.now());
-        let lock = match lock::acquire(&ctx.journal_path, std::process::id(), &started) {
-            Ok(lock) => lock,
-            Err(LockError::Held { path, owner }) => {
-                return Err(CliError::with_code(
-                    exit::WORK_REMAINS,
-                    format!("another pass ({owner}) holds the journal lock"),
-                )
-                .hint(format!(
-                    "nothing was touched; run again when it is done (lock file `{}`)",
-                    path.display()
-                ))
-                .into());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        (journal::open_for_command(ctx)?, Some(lock))
-    };
+    let (journal, _lock) = lock::open_for_pass(ctx, args.dry_run)?;
     if !journal.workflow_exists(&args.workflow)? {
         return Err(unknown().into());
     }

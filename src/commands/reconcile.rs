@@ -26,7 +26,6 @@ use serde_json::json;
 
 use crate::a2a::{A2aClient, ClientConfig};
 use crate::cli::parse_duration;
-use crate::clock::rfc3339;
 use crate::commands::follow::ShowMany;
 use crate::context::Context;
 use crate::error::CliError;
@@ -34,7 +33,7 @@ use crate::exit;
 use crate::journal::{self, Journal, check_name_part};
 use crate::output::inert;
 use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
-use crate::recovery::lock::{self, LockError};
+use crate::recovery::lock::{self};
 use crate::recovery::{Action, Pass, PassConfig, Summary, send};
 
 /// Runs one recovery pass over every unfinished attempt.
@@ -103,33 +102,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
         ctx.out.begin("reconcile")?;
         return finish(ctx, args, &Summary::default(), None);
     }
-    let (_lock, journal) = if args.dry_run {
-        let j = Journal::open_read_only(&ctx.journal_path, ctx.timeout).with_context(|| {
-            format!(
-                "failed to open the journal at `{}` read-only",
-                ctx.journal_path.display()
-            )
-        })?;
-        (None, j)
-    } else {
-        let started = rfc3339(ctx.clock.now());
-        let lock = match lock::acquire(&ctx.journal_path, std::process::id(), &started) {
-            Ok(lock) => lock,
-            Err(LockError::Held { path, owner }) => {
-                return Err(CliError::with_code(
-                    exit::WORK_REMAINS,
-                    format!("another pass ({owner}) holds the journal lock"),
-                )
-                .hint(format!(
-                    "nothing was touched; run again when it is done (lock file `{}`)",
-                    path.display()
-                ))
-                .into());
-            }
-            Err(e) => return Err(e.into()),
-        };
-        (Some(lock), journal::open_for_command(ctx)?)
-    };
+    let (journal, _lock) = lock::open_for_pass(ctx, args.dry_run)?;
     for w in &args.workflows {
         if !journal.workflow_exists(w)? {
             return Err(unknown_workflow(w).into());
@@ -456,7 +429,7 @@ fn finish(
         "reconcile"
     };
     ctx.out.line(&format!(
-        "{prefix}: {} attempt(s): {counts}; {verdict}.",
+        "{prefix}: {} attempt(s) visited; actions: {counts}; {verdict}.",
         summary.visited
     ))?;
     if summary.unvisited > 0 {

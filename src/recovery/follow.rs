@@ -1050,6 +1050,7 @@ impl<R: Remote> Follower<'_, R> {
             self.commit.request();
         }
         let mut end = None;
+        let mut unchanged = false;
         while let Some(p) = self.pending.pop_front() {
             let recorded = match p.result {
                 PendingResult::Nothing => Recorded {
@@ -1061,8 +1062,19 @@ impl<R: Remote> Follower<'_, R> {
                     Err(_) => return Err(commit_dropped()),
                 },
             };
+            unchanged |= !recorded.applied.changed();
             if end.is_none() {
                 end = self.settled(p.kind, p.source, recorded);
+            }
+        }
+        // An observation that changed nothing may have found the journal already moved on by
+        // another process (a pass that journaled the task's end first): the journal decides,
+        // else a follow of a finished task would poll until its reconnects are spent.
+        if end.is_none() && unchanged {
+            let now = self.journal.attempt(self.target.attempt)?.state;
+            if now != self.state {
+                self.state = now;
+                end = end_for(now);
             }
         }
         Ok(end)
@@ -1089,14 +1101,7 @@ impl<R: Remote> Follower<'_, R> {
             event: recorded.event,
         };
         (self.observer)(self.target, &progress);
-        match self.state {
-            s if s.is_terminal() => Some(FollowEnd::Terminal(s)),
-            s @ (AttemptState::InputRequired | AttemptState::AuthRequired) => {
-                Some(FollowEnd::Interrupted(s))
-            }
-            AttemptState::Lost => Some(FollowEnd::Lost),
-            _ => None,
-        }
+        end_for(self.state)
     }
 
     /// Skips an event that cannot apply to this task (logged and journaled as a read failure).
@@ -1107,6 +1112,18 @@ impl<R: Remote> Follower<'_, R> {
             .record_failure(self.target.attempt, FailureKind::Read, &summary)?;
         self.last_error = Some(summary);
         Ok(())
+    }
+}
+
+/// Returns how a follow ends at this journaled state, if it does.
+fn end_for(state: AttemptState) -> Option<FollowEnd> {
+    match state {
+        s if s.is_terminal() => Some(FollowEnd::Terminal(s)),
+        s @ (AttemptState::InputRequired | AttemptState::AuthRequired) => {
+            Some(FollowEnd::Interrupted(s))
+        }
+        AttemptState::Lost => Some(FollowEnd::Lost),
+        _ => None,
     }
 }
 
