@@ -35,7 +35,7 @@ fn pass(cfg: &Cfg, journal: &Path, concurrency: usize, n: usize) -> anyhow::Resu
             &concurrency.to_string(),
         ],
     )?;
-    let expected = format!("reconcile: {n} attempt(s): {n} WORKING;");
+    let expected = format!("reconcile: {n} attempt(s) visited; actions: {n} WORKING;");
     if run.code != 3 || !run.stdout.contains(&expected) {
         bail!(
             "reconcile exited {} saying {:?}; expected exit 3 and {expected:?}",
