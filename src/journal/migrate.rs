@@ -31,6 +31,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0002_decisions",
         sql: include_str!("migrations/0002_decisions.sql"),
     },
+    Migration {
+        version: 3,
+        name: "0003_pending_and_prune",
+        sql: include_str!("migrations/0003_pending_and_prune.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

@@ -914,6 +914,35 @@ pub(crate) const PENDING_SQL: &str = "(s.resolution IS NULL AND w.state <> 'COMP
           OR EXISTS (SELECT 1 FROM events fe
                      WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good')))";
 
+/// The part of [`PENDING_SQL`] that reads the attempt row alone, widened to what an index can
+/// hold (any FAILED or REJECTED attempt): word for word the WHERE clause of the partial index
+/// `attempts_needing_human` (migration 0003), since SQLite uses a partial index only for a query
+/// that repeats its WHERE clause. A test holds the two together.
+pub(crate) const PENDING_ATTEMPT_SQL: &str = "state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED', \
+     'UNCERTAIN', 'REFUSED', 'LOST', 'FAILED', 'REJECTED') \
+     OR (state = 'CANCELED' AND cancel_requested_at IS NULL) \
+     OR effect IN ('absent', 'unknown', 'compensation-failed')";
+
+/// The rows `inspect --pending` starts from: every attempt [`PENDING_SQL`] can hold true for,
+/// found through two small partial indexes (migration 0003) rather than by reading every
+/// attempt. [`PENDING_SQL`] then decides on these rows only.
+fn pending_from() -> String {
+    format!(
+        "WITH pending_candidates (id) AS (
+             SELECT id FROM attempts WHERE {PENDING_ATTEMPT_SQL}
+             UNION
+             SELECT attempt_id FROM events WHERE kind = 'failed-for-good')"
+    )
+}
+
+/// [`ROW_FROM`] starting from the pending candidates (`CROSS JOIN` keeps them the outer loop).
+const PENDING_ROW_FROM: &str = "FROM pending_candidates pc
+     CROSS JOIN attempts a ON a.id = pc.id
+     JOIN steps s ON s.id = a.step_id
+     JOIN workflows w ON w.id = s.workflow_id
+     LEFT JOIN agents ag ON ag.id = a.agent_id
+     LEFT JOIN attempts prev ON prev.id = a.previous_attempt_id";
+
 fn row_from(r: &Row<'_>) -> rusqlite::Result<AttemptRow> {
     let attempt = attempt_from_row(r)?;
     let o = ATTEMPT_WIDTH;
@@ -938,6 +967,11 @@ fn row_select() -> String {
 
 /// [`row_select`] with `extra` columns after the row's own (`", s.seq"`).
 fn row_select_with(extra: &str) -> String {
+    row_select_from(extra, ROW_FROM)
+}
+
+/// [`row_select_with`] over `from` ([`ROW_FROM`] or [`PENDING_ROW_FROM`]).
+fn row_select_from(extra: &str, from: &str) -> String {
     format!(
         "SELECT {ATTEMPT_COLUMNS}, w.name, s.name, s.agent_url, s.skill, s.command,
              s.max_attempts, s.resolution, w.state, prev.task_id, {IS_LATEST},
@@ -946,7 +980,7 @@ fn row_select_with(extra: &str) -> String {
                 FROM events fe WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'
                 ORDER BY fe.id DESC LIMIT 1),
              s.allow_cross_origin{extra}
-         {ROW_FROM}"
+         {from}"
     )
 }
 
@@ -982,25 +1016,42 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
         )
         .to_string()
     });
-    let pending = if f.pending {
-        format!(" AND {IS_LATEST} AND {PENDING_SQL}")
-    } else {
-        String::new()
-    };
     // Unfiltered, every attempt is a row (each has its step and workflow): SQLite counts the
     // smallest index of `attempts` instead of joining every row to its step and workflow.
+    // Pending, both statements start from the pending candidates (a few rows of two partial
+    // indexes) and sort what passes the predicate, instead of reading every attempt.
     let count_filtered = f.target.is_some() || states.is_some() || f.pending;
+    let (count, page) = if f.pending {
+        let with = pending_from();
+        let pending = format!("{INSPECT_WHERE} AND {IS_LATEST} AND {PENDING_SQL}");
+        (
+            format!("{with} SELECT count(*) {PENDING_ROW_FROM} {pending}"),
+            format!(
+                "{with} {} {pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+                row_select_from("", PENDING_ROW_FROM)
+            ),
+        )
+    } else if count_filtered {
+        (
+            format!("SELECT count(*) {ROW_FROM} {INSPECT_WHERE}"),
+            format!(
+                "{} {INSPECT_WHERE} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+                row_select()
+            ),
+        )
+    } else {
+        (
+            "SELECT count(*) FROM attempts".to_owned(),
+            format!(
+                "{} {INSPECT_WHERE} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+                row_select()
+            ),
+        )
+    };
     InspectSql {
-        count: if count_filtered {
-            format!("SELECT count(*) {ROW_FROM} {INSPECT_WHERE}{pending}")
-        } else {
-            "SELECT count(*) FROM attempts".to_owned()
-        },
+        count,
         count_filtered,
-        page: format!(
-            "{} {INSPECT_WHERE}{pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
-            row_select()
-        ),
+        page,
         workflow,
         step,
         states,

@@ -1035,6 +1035,15 @@ fn pending_in_sql_agrees_with_remedy() {
         &serde_json::json!({}),
     )
     .unwrap();
+    // Pending through its `failed-for-good` event alone (the attempt row is COMPLETED).
+    let gave_up = created(&j, "p/gaveup");
+    j.apply_task(
+        gave_up.id,
+        &view(&task_json("g", "TASK_STATE_COMPLETED", ts)),
+        Source::Send,
+    )
+    .unwrap();
+    assert!(j.mark_failed_for_good(gave_up.id, "no agent left").unwrap());
     let resolved = created(&j, "p/resolved");
     j.mark_uncertain(resolved.id, "x").unwrap();
     j.resolve_step(
@@ -1066,8 +1075,73 @@ fn pending_in_sql_agrees_with_remedy() {
         .filter(|c| c.2)
         .map(|c| c.0.trim_start_matches("p/"))
         .collect();
-    expected.extend(["unsure", "refused", "effect"]);
+    expected.extend(["unsure", "refused", "effect", "gaveup"]);
     assert_eq!(pending, expected);
+}
+
+/// Normalizes SQL whitespace, to compare an expression across files.
+fn one_line(sql: &str) -> String {
+    sql.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("( ", "(")
+        .replace(" )", ")")
+}
+
+#[test]
+fn the_pending_index_repeats_the_query_word_for_word() {
+    let migration = one_line(
+        migrate::MIGRATIONS
+            .iter()
+            .find(|m| m.name == "0003_pending_and_prune")
+            .unwrap()
+            .sql,
+    );
+    let expected = one_line(&format!(
+        "CREATE INDEX attempts_needing_human ON attempts (id) WHERE {};",
+        queries::PENDING_ATTEMPT_SQL
+    ));
+    assert!(
+        migration.contains(&expected),
+        "migration 0003 and PENDING_ATTEMPT_SQL differ:\n{migration}\n{expected}"
+    );
+}
+
+#[test]
+fn inspect_pending_starts_from_its_partial_indexes() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    for i in 0..50 {
+        created(&j, &format!("w/s{i}"));
+    }
+    let plans = j
+        .explain_inspect(&InspectFilter {
+            pending: true,
+            limit: Some(20),
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!(plans.len(), 2);
+    for (name, plan) in plans {
+        let text = plan.join("\n");
+        assert!(
+            text.contains("USING INDEX attempts_needing_human"),
+            "{name}:\n{text}"
+        );
+        assert!(
+            text.contains("USING COVERING INDEX events_failed_for_good"),
+            "{name}:\n{text}"
+        );
+        // Every other table is reached from a candidate by key, never scanned.
+        let scans: Vec<&str> = plan
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| l.starts_with("SCAN") && !l.starts_with("SCAN pc"))
+            .filter(|l| !l.contains("attempts_needing_human") && !l.contains("json_each"))
+            .filter(|l| !l.contains("events_failed_for_good"))
+            .collect();
+        assert!(scans.is_empty(), "{name}: {scans:?}\n{text}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

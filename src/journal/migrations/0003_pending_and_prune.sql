@@ -1,0 +1,25 @@
+-- a2a-recover journal, schema version 3: indexes for `inspect --pending` and `prune`.
+--
+-- Released migrations are history: never edit this file once released; add 0004_….sql instead
+-- (docs/journal.md). migrate.rs runs it and sets `PRAGMA user_version = 3` in one
+-- BEGIN IMMEDIATE transaction. Indexes only: a binary that knows version 2 reads a version-3
+-- journal exactly as before (read-only, as for any newer journal).
+
+-- The attempts that may need a human by themselves (queries.rs `PENDING_ATTEMPT_SQL`, which
+-- must stay this very expression: SQLite uses a partial index only for a query that repeats its
+-- WHERE clause). `inspect --pending` starts from these rows and from the `failed-for-good`
+-- events below, then applies the whole predicate (`PENDING_SQL`: latest attempt, unresolved
+-- step, workflow not COMPENSATED) to them only, instead of reading every attempt. Keyed by id,
+-- so that the union of the two lookups merges in id order without a sort.
+CREATE INDEX attempts_needing_human ON attempts (id)
+    WHERE state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED', 'UNCERTAIN', 'REFUSED', 'LOST',
+                    'FAILED', 'REJECTED')
+       OR (state = 'CANCELED' AND cancel_requested_at IS NULL)
+       OR effect IN ('absent', 'unknown', 'compensation-failed');
+
+-- A step a pass gave up on (`failed-for-good`): a handful of rows among every event.
+CREATE INDEX events_failed_for_good ON events (attempt_id) WHERE kind = 'failed-for-good';
+
+-- Written with every event and read by no query (events are read by step, by attempt, or by
+-- kind above): about 30 bytes per event for nothing.
+DROP INDEX events_by_workflow;
