@@ -90,6 +90,8 @@ pub enum Command {
     Resolve(commands::resolve::ResolveArgs),
     /// Shows the journal as a table (or JSON Lines).
     Inspect(commands::inspect::InspectArgs),
+    /// Deletes status refreshes older than an age, keeping every state change and decision.
+    Prune(commands::prune::PruneArgs),
     /// Manages the registry of agents used by --skill and re-delegation.
     Agents(commands::agents::AgentsArgs),
     /// Runs a scripted A2A v1.0 agent on loopback, for drills and tests.

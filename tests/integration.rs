@@ -19,6 +19,7 @@ mod interop;
 mod interop_recovery;
 mod journal;
 mod plan;
+mod prune;
 mod readme;
 mod reconcile;
 mod reply;

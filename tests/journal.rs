@@ -23,6 +23,18 @@ fn fixture(name: &str) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
+/// The steps `inspect --pending` lists.
+fn pending_steps(env: &TestEnv) -> Vec<String> {
+    let out = env.run(["inspect", "--pending", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "attempt")
+        .map(|v| v["step"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 /// The journal file and its WAL, for byte comparisons.
 fn snapshot(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
     let wal = env.journal().with_file_name("journal.sqlite3-wal");
@@ -53,6 +65,7 @@ fn a_v1_journal_opens_with_the_current_binary() {
     assert_eq!(rows[1]["pendingQuestion"], "two rooms or one?");
     assert_eq!(rows[1]["statusTimestamp"], "2026-11-30T01:00:06.5Z");
     assert_eq!(rows[2]["tokenEnv"], "TRAVEL_TOKEN");
+    assert_eq!(pending_steps(&env), ["hotel"]);
     // It still takes new work.
     let a = agent(AgentConfig::default());
     let out = delegate(&env, "trip-42/train", &a.url(), "book a train", &[]);
@@ -65,15 +78,17 @@ fn a_journal_from_a_newer_version_is_read_only() {
     let env = TestEnv::new();
     // A newer journal holds every released migration (they are append-only), then more.
     let dump = format!(
-        "{}\n{}",
+        "{}\n{}\n{}",
         fixture("v1.sql"),
-        include_str!("../src/journal/migrations/0002_decisions.sql")
+        include_str!("../src/journal/migrations/0002_decisions.sql"),
+        include_str!("../src/journal/migrations/0003_pending_and_prune.sql")
     )
     .replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
     load_dump(&env, &dump);
     let before = snapshot(&env);
     let rows = attempts(&env, None);
     assert_eq!(rows.len(), 3, "reads work");
+    assert_eq!(pending_steps(&env), ["hotel"], "and so does --pending");
     let out = delegate(&env, "trip-42/train", "http://127.0.0.1:9/", "book", &[]);
     assert_eq!(code(&out), 1, "{}", stderr(&out));
     assert!(

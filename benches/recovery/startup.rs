@@ -6,7 +6,8 @@
 //!
 //! The journal is written with SQL in one transaction (matching the schema the migrations
 //! create: `Journal::open` creates it first): 1,000 workflows of 1,000 steps, one attempt each
-//! (1 % WORKING, the rest COMPLETED with a task snapshot), two events per attempt.
+//! (1 % WORKING, 0.1 % INPUT_REQUIRED, the rest COMPLETED with a task snapshot), two events per
+//! attempt, and a `failed-for-good` event on one attempt in 10,000: 1,100 pending rows.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -52,8 +53,11 @@ fn generate(path: &Path, n: usize) -> anyhow::Result<()> {
                                last_task_json, created_at, updated_at)
          SELECT id, id, 1, 1, 'http://127.0.0.1:9/', printf('m-%08d', id), printf('c-%08d', id),
                 printf('t-%08d', id),
-                CASE WHEN id % 100 = 0 THEN 'WORKING' ELSE 'COMPLETED' END,
-                CASE WHEN id % 100 = 0 THEN 'TASK_STATE_WORKING' ELSE 'TASK_STATE_COMPLETED' END,
+                CASE WHEN id % 100 = 0 THEN 'WORKING'
+                     WHEN id % 1000 = 500 THEN 'INPUT_REQUIRED' ELSE 'COMPLETED' END,
+                CASE WHEN id % 100 = 0 THEN 'TASK_STATE_WORKING'
+                     WHEN id % 1000 = 500 THEN 'TASK_STATE_INPUT_REQUIRED'
+                     ELSE 'TASK_STATE_COMPLETED' END,
                 '2026-06-01T00:00:00.000000Z',
                 json_object('id', printf('t-%08d', id), 'contextId', printf('c-%08d', id),
                     'status', json_object('state', 'TASK_STATE_COMPLETED',
@@ -79,6 +83,14 @@ fn generate(path: &Path, n: usize) -> anyhow::Result<()> {
                             'statusTimestamp', status_timestamp, 'question', NULL,
                             'artifacts', json_array())
          FROM attempts",
+        [],
+    )?;
+    // Steps a pass gave up on: pending through their event alone (the attempt is COMPLETED).
+    tx.execute(
+        "INSERT INTO events (at, step_id, attempt_id, kind, from_state, to_state, detail_json)
+         SELECT updated_at, step_id, id, 'failed-for-good', state, state,
+                json_object('reason', 'no agent left')
+         FROM attempts WHERE id % 10000 = 1",
         [],
     )?;
     tx.commit()?;

@@ -7,6 +7,7 @@ pub mod delegate;
 pub mod demo;
 pub mod follow;
 pub mod inspect;
+pub mod prune;
 pub mod reconcile;
 pub mod reply;
 pub mod resolve;
@@ -25,6 +26,7 @@ pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> 
         Command::Compensate(args) => compensate::run(ctx, args).await,
         Command::Resolve(args) => resolve::run(ctx, args).await,
         Command::Inspect(args) => inspect::run(ctx, args).await,
+        Command::Prune(args) => prune::run(ctx, args).await,
         Command::Agents(args) => agents::run(ctx, args).await,
         Command::ScriptedAgent(args) => scripted_agent::run(ctx, args).await,
         Command::Demo(args) => demo::run(ctx, args).await,

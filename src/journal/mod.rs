@@ -28,6 +28,7 @@ mod file;
 pub mod migrate;
 pub mod model;
 pub mod operator;
+pub mod prune;
 mod queries;
 mod saga;
 
@@ -41,6 +42,7 @@ use serde_json::{Value, json};
 pub use error::JournalError;
 pub use model::*;
 pub use operator::{AttemptResolution, Decided, Decision};
+pub use prune::{PRUNE_BATCH, Storage};
 
 use crate::clock::{Clock, SystemClock};
 use queries::NewEvent;

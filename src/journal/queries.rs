@@ -1148,6 +1148,73 @@ pub(crate) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result
 }
 
 // ---------------------------------------------------------------------------------------------
+// Pruning (`journal/prune.rs`)
+// ---------------------------------------------------------------------------------------------
+
+/// The events of ids `?1 <= id < ?2`, older than `?3` (unix ms), that `prune` deletes: status
+/// refreshes (`observed`) recording no artifact and no question, never the newest event of their
+/// attempt. An event whose details are not JSON is kept.
+const PRUNABLE: &str = "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.at < ?3
+     AND e.attempt_id IS NOT NULL
+     AND CASE WHEN json_valid(e.detail_json)
+              THEN json_array_length(e.detail_json, '$.artifacts') = 0
+                   AND json_type(e.detail_json, '$.question') = 'null'
+              ELSE 0 END
+     AND e.id < (SELECT max(x.id) FROM events x WHERE x.attempt_id = e.attempt_id)";
+
+/// Returns the lowest and highest event id, if there is an event.
+pub(crate) fn event_id_range(conn: &Connection) -> rusqlite::Result<Option<(i64, i64)>> {
+    conn.row("SELECT min(id), max(id) FROM events", [], |r| {
+        Ok(match (r.get(0)?, r.get(1)?) {
+            (Some(lo), Some(hi)) => Some((lo, hi)),
+            _ => None,
+        })
+    })
+}
+
+/// Counts the events [`prune_events`] would delete.
+pub(crate) fn prunable_events(
+    conn: &Connection,
+    from: i64,
+    to: i64,
+    cutoff_ms: i64,
+) -> rusqlite::Result<u64> {
+    conn.row(
+        &format!("SELECT count(*) FROM events e WHERE {PRUNABLE}"),
+        params![from, to, cutoff_ms],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| u64::try_from(n).unwrap_or_default())
+}
+
+/// Deletes the prunable events of ids `from..to` older than `cutoff_ms`; returns how many.
+pub(crate) fn prune_events(
+    conn: &Connection,
+    from: i64,
+    to: i64,
+    cutoff_ms: i64,
+) -> rusqlite::Result<u64> {
+    conn.exec(
+        &format!("DELETE FROM events AS e WHERE {PRUNABLE}"),
+        params![from, to, cutoff_ms],
+    )
+    .map(|n| n as u64)
+}
+
+/// Returns the page size, the page count and the free-list length.
+pub(crate) fn page_counts(conn: &Connection) -> rusqlite::Result<(u64, u64, u64)> {
+    let get = |pragma: &str| {
+        conn.row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
+            .map(|v| u64::try_from(v).unwrap_or_default())
+    };
+    Ok((
+        get("page_size")?,
+        get("page_count")?,
+        get("freelist_count")?,
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
 // Operator decisions and registry times (schema v2, `journal/operator.rs`)
 // ---------------------------------------------------------------------------------------------
 

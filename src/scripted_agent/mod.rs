@@ -275,6 +275,12 @@ impl ScriptedAgent {
         self.shared.lock().complete_by_control(task_id)
     }
 
+    /// Publishes a newer WORKING status of a WORKING task (same state, a new timestamp and
+    /// progress message, no artifact), as agents reporting progress do; false otherwise.
+    pub fn refresh_task(&self, task_id: &str, text: &str) -> bool {
+        self.shared.lock().refresh_by_control(task_id, text)
+    }
+
     /// Forgets a task now, as retention would; returns false if unknown.
     pub fn forget_task(&self, task_id: &str) -> bool {
         self.shared.lock().forget(task_id)

@@ -543,6 +543,15 @@ impl Inner {
         }
     }
 
+    /// Publishes a newer WORKING status (message `text`, no artifact) of a WORKING task, as an
+    /// agent reporting progress does; false if unknown or not WORKING.
+    pub(crate) fn refresh_by_control(&mut self, id: &str, text: &str) -> bool {
+        match self.info(id) {
+            Some((TaskState::Working, _, _)) => self.set_status(id, TaskState::Working, Some(text)),
+            _ => false,
+        }
+    }
+
     /// Forgets a task, as retention would; false if unknown.
     pub(crate) fn forget(&mut self, id: &str) -> bool {
         self.ids
