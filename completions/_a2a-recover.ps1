@@ -41,6 +41,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('compensate', 'compensate', [CompletionResultType]::ParameterValue, 'Undoes a workflow''s effects in reverse order and verifies them gone')
             [CompletionResult]::new('resolve', 'resolve', [CompletionResultType]::ParameterValue, 'Records an operator''s decision on a step that needs a human')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Shows the journal as a table (or JSON Lines)')
+            [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Deletes status refreshes older than an age, keeping every state change and decision')
             [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'Manages the registry of agents used by --skill and re-delegation')
             [CompletionResult]::new('scripted-agent', 'scripted-agent', [CompletionResultType]::ParameterValue, 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Runs the worked example end to end with a real crash, and narrates each recovery')
@@ -171,6 +172,22 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
             [CompletionResult]::new('--pending', '--pending', [CompletionResultType]::ParameterName, 'Only what needs a human, each with the command that answers it')
             [CompletionResult]::new('--events', '--events', [CompletionResultType]::ParameterName, 'Adds the event history of the named step')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;prune' {
+            [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w)')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Counts what would be deleted and changes nothing')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
@@ -339,6 +356,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('compensate', 'compensate', [CompletionResultType]::ParameterValue, 'Undoes a workflow''s effects in reverse order and verifies them gone')
             [CompletionResult]::new('resolve', 'resolve', [CompletionResultType]::ParameterValue, 'Records an operator''s decision on a step that needs a human')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Shows the journal as a table (or JSON Lines)')
+            [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Deletes status refreshes older than an age, keeping every state change and decision')
             [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'Manages the registry of agents used by --skill and re-delegation')
             [CompletionResult]::new('scripted-agent', 'scripted-agent', [CompletionResultType]::ParameterValue, 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Runs the worked example end to end with a real crash, and narrates each recovery')
@@ -366,6 +384,9 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;help;inspect' {
+            break
+        }
+        'a2a-recover;help;prune' {
             break
         }
         'a2a-recover;help;agents' {

@@ -43,6 +43,9 @@ _a2a__recover() {
             a2a__recover,man)
                 cmd="a2a__recover__subcmd__man"
                 ;;
+            a2a__recover,prune)
+                cmd="a2a__recover__subcmd__prune"
+                ;;
             a2a__recover,reconcile)
                 cmd="a2a__recover__subcmd__reconcile"
                 ;;
@@ -106,6 +109,9 @@ _a2a__recover() {
             a2a__recover__subcmd__help,man)
                 cmd="a2a__recover__subcmd__help__subcmd__man"
                 ;;
+            a2a__recover__subcmd__help,prune)
+                cmd="a2a__recover__subcmd__help__subcmd__prune"
+                ;;
             a2a__recover__subcmd__help,reconcile)
                 cmd="a2a__recover__subcmd__help__subcmd__reconcile"
                 ;;
@@ -134,7 +140,7 @@ _a2a__recover() {
 
     case "${cmd}" in
         a2a__recover)
-            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help"
+            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -612,7 +618,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__help)
-            opts="delegate reconcile follow reply compensate resolve inspect agents scripted-agent demo completions man help"
+            opts="delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -793,6 +799,20 @@ _a2a__recover() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__prune)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         a2a__subcmd__recover__subcmd__help__subcmd__reconcile)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -898,6 +918,44 @@ _a2a__recover() {
                 return 0
             fi
             case "${prev}" in
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__prune)
+            opts="-q -v -h --older-than --dry-run --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

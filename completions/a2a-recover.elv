@@ -38,6 +38,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand compensate 'Undoes a workflow''s effects in reverse order and verifies them gone'
             cand resolve 'Records an operator''s decision on a step that needs a human'
             cand inspect 'Shows the journal as a table (or JSON Lines)'
+            cand prune 'Deletes status refreshes older than an age, keeping every state change and decision'
             cand agents 'Manages the registry of agents used by --skill and re-delegation'
             cand scripted-agent 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
             cand demo 'Runs the worked example end to end with a real crash, and narrates each recovery'
@@ -161,6 +162,21 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
             cand --pending 'Only what needs a human, each with the command that answers it'
             cand --events 'Adds the event history of the named step'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;prune'= {
+            cand --older-than 'Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w)'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --dry-run 'Counts what would be deleted and changes nothing'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -315,6 +331,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand compensate 'Undoes a workflow''s effects in reverse order and verifies them gone'
             cand resolve 'Records an operator''s decision on a step that needs a human'
             cand inspect 'Shows the journal as a table (or JSON Lines)'
+            cand prune 'Deletes status refreshes older than an age, keeping every state change and decision'
             cand agents 'Manages the registry of agents used by --skill and re-delegation'
             cand scripted-agent 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
             cand demo 'Runs the worked example end to end with a real crash, and narrates each recovery'
@@ -335,6 +352,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;help;resolve'= {
         }
         &'a2a-recover;help;inspect'= {
+        }
+        &'a2a-recover;help;prune'= {
         }
         &'a2a-recover;help;agents'= {
             cand add 'Fetches, validates and stores an agent''s card (again = refresh)'
