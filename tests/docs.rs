@@ -269,6 +269,11 @@ fn inspect_and_reconcile_write_exactly_the_documented_records_and_fields() {
     );
     records.extend(events);
     check("inspect", &documented_records(&doc, "inspect"), &records);
+
+    // prune: a dry run and a real one (the summary's fields are the same).
+    let mut records = run_json(&env, &["prune", "--older-than", "0s", "--dry-run"], 0);
+    records.extend(run_json(&env, &["prune", "--older-than", "0s"], 0));
+    check("prune", &documented_records(&doc, "prune"), &records);
 }
 
 #[test]

@@ -935,7 +935,14 @@ fn pending_from() -> String {
     )
 }
 
-/// [`ROW_FROM`] starting from the pending candidates (`CROSS JOIN` keeps them the outer loop).
+/// The pending candidates with their step and workflow (`CROSS JOIN` keeps the candidates the
+/// outer loop): what the pending count reads.
+const PENDING_FROM: &str = "FROM pending_candidates pc
+     CROSS JOIN attempts a ON a.id = pc.id
+     JOIN steps s ON s.id = a.step_id
+     JOIN workflows w ON w.id = s.workflow_id";
+
+/// [`ROW_FROM`] starting from the pending candidates: what the pending page reads.
 const PENDING_ROW_FROM: &str = "FROM pending_candidates pc
      CROSS JOIN attempts a ON a.id = pc.id
      JOIN steps s ON s.id = a.step_id
@@ -1025,7 +1032,7 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
         let with = pending_from();
         let pending = format!("{INSPECT_WHERE} AND {IS_LATEST} AND {PENDING_SQL}");
         (
-            format!("{with} SELECT count(*) {PENDING_ROW_FROM} {pending}"),
+            format!("{with} SELECT count(*) {PENDING_FROM} {pending}"),
             format!(
                 "{with} {} {pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
                 row_select_from("", PENDING_ROW_FROM)
