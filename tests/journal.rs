@@ -74,6 +74,40 @@ fn a_v1_journal_opens_with_the_current_binary() {
 }
 
 #[test]
+fn a_v2_journal_opens_with_the_current_binary() {
+    let env = TestEnv::new();
+    load_dump(&env, &fixture("v2.sql"));
+    // Migration 0003 runs on open; --pending then starts from its indexes and finds the same
+    // steps as the rule does: a question, a FAILED step bound to one agent, and a step failed
+    // for good by its event alone. Not the resolved UNCERTAIN step, nor the INTENT.
+    assert_eq!(pending_steps(&env), ["hotel", "taxi", "boat"]);
+    let conn = rusqlite::Connection::open(env.journal()).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 3);
+    let indexes: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE 'events%' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        indexes,
+        [
+            "events_by_attempt",
+            "events_by_step",
+            "events_failed_for_good"
+        ]
+    );
+    drop(conn);
+    let rows = attempts(&env, Some("trip-42"));
+    assert_eq!(rows.len(), 6);
+    assert_eq!(rows[5]["resolution"]["as"], "done");
+}
+
+#[test]
 fn a_journal_from_a_newer_version_is_read_only() {
     let env = TestEnv::new();
     // A newer journal holds every released migration (they are append-only), then more.
