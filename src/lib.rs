@@ -132,10 +132,13 @@ async fn run_until_signal(ctx: &Context, cli: &Cli) -> anyhow::Result<u8> {
         result = commands::run(ctx, &cli.command) => result,
         _ = int.recv() => {
             ctx.out.status("interrupted; everything seen so far is journaled.");
+            // A closed stdout must not turn the signal's exit code into 0.
+            let _ = ctx.out.summary_after_signal("SIGINT", exit::SIGINT);
             Ok(exit::SIGINT)
         }
         _ = term.recv() => {
             ctx.out.status("terminated; everything seen so far is journaled.");
+            let _ = ctx.out.summary_after_signal("SIGTERM", exit::SIGTERM);
             Ok(exit::SIGTERM)
         }
     }

@@ -3,7 +3,9 @@
 //! Only this module prints. A broken pipe on stdout is reported as [`BrokenPipe`], which
 //! `lib::main` turns into a silent exit 0 (`a2a-recover inspect | head` is not an error).
 
+use std::collections::BTreeMap;
 use std::io::{self, IsTerminal, Write};
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
 
@@ -23,6 +25,22 @@ pub struct Printer {
     color: bool,
     stdout_tty: bool,
     stderr_tty: bool,
+    /// What the JSON records written so far add up to, for the summary a signal still owes.
+    tally: Mutex<Tally>,
+}
+
+/// The commands whose JSON output ends with a `summary` record (DESIGN.md §3: every command that
+/// runs a pass); a signal that cuts one of them still writes one.
+const PASS_COMMANDS: [&str; 5] = ["delegate", "reconcile", "follow", "reply", "compensate"];
+
+/// The JSON records written so far: the command, the outcome of every `action` record, the
+/// number of `event` records, and whether the `summary` was written.
+#[derive(Debug, Default)]
+struct Tally {
+    command: Option<String>,
+    outcomes: BTreeMap<String, u64>,
+    events: u64,
+    summary_written: bool,
 }
 
 impl Printer {
@@ -48,6 +66,7 @@ impl Printer {
             color,
             stdout_tty,
             stderr_tty,
+            tally: Mutex::default(),
         }
     }
 
@@ -99,15 +118,56 @@ impl Printer {
 
     /// Writes one JSON Lines record to stdout.
     pub fn record(&self, value: &Value) -> Result<(), BrokenPipe> {
+        {
+            let mut tally = self.tally.lock().unwrap_or_else(PoisonError::into_inner);
+            match value.get("type").and_then(Value::as_str) {
+                Some("action") => {
+                    let outcome = value.get("outcome").and_then(Value::as_str).unwrap_or("");
+                    *tally.outcomes.entry(outcome.to_owned()).or_default() += 1;
+                }
+                Some("event") => tally.events += 1,
+                Some("summary") => tally.summary_written = true,
+                _ => {}
+            }
+        }
         self.line(&value.to_string())
     }
 
     /// Writes the first record of every JSON Lines output.
     pub fn begin(&self, command: &str) -> Result<(), BrokenPipe> {
         if self.is_json() {
+            self.tally
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .command = Some(command.to_owned());
             self.record(&json!({"type": "begin", "formatVersion": 1, "command": command}))?;
         }
         Ok(())
+    }
+
+    /// Writes the `summary` a pass owes when a signal cut it before its own: the counts of the
+    /// `action` outcomes and `event` records written so far, `"interrupted"` naming the signal,
+    /// and the exit code. Writes nothing outside JSON, for a command that runs no pass, or when
+    /// the summary was already written.
+    pub fn summary_after_signal(&self, signal: &str, code: u8) -> Result<(), BrokenPipe> {
+        let record = {
+            let tally = self.tally.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(command) = tally.command.as_deref() else {
+                return Ok(());
+            };
+            if tally.summary_written || !PASS_COMMANDS.contains(&command) {
+                return Ok(());
+            }
+            json!({
+                "type": "summary",
+                "command": command,
+                "outcomes": tally.outcomes,
+                "events": tally.events,
+                "interrupted": signal,
+                "exitCode": code,
+            })
+        };
+        self.record(&record)
     }
 
     /// Writes a status line to stderr (human format only; suppressed by `-q`).

@@ -681,6 +681,20 @@ pub fn is_compensation_step(name: &StepName) -> bool {
     name.step.contains('~')
 }
 
+/// Parses a journaled step as the commands that read one take it: `WORKFLOW/STEP`, a bare
+/// `STEP` (`default/STEP`), or a compensation step `WORKFLOW/STEP~compensate` named by
+/// `compensate` (which a step given by the user can never be called).
+pub fn parse_journaled_step(s: &str) -> Result<StepName, crate::journal::NameError> {
+    if let Some(base) = s.strip_suffix(COMPENSATE_SUFFIX)
+        && base.contains('/')
+        && let Ok(mut name) = StepName::parse(base)
+    {
+        name.step.push_str(COMPENSATE_SUFFIX);
+        return Ok(name);
+    }
+    StepName::parse(s)
+}
+
 fn shown(v: &str) -> String {
     const MAX: usize = 60;
     let s = match v.char_indices().nth(MAX) {

@@ -661,6 +661,17 @@ fn a_compensation_message_undoes_the_booking_and_is_verified_gone() {
         latest(&env, "trip-3/hotel~compensate")["state"],
         "COMPLETED"
     );
+    // The compensation task is followed like any step (inspect names it so; follow takes it).
+    let out = env.run(["follow", "trip-3/hotel~compensate", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["type"], "summary", "{summary}");
+    assert_eq!(summary["state"], "COMPLETED", "{summary}");
+    assert_eq!(hotels.stats().messages.len(), 2, "follow sends nothing");
 }
 
 #[test]

@@ -271,6 +271,35 @@ impl Case {
             assert!(err.contains(self.message), "stderr:\n{err}");
         }
     }
+
+    /// Asserts, in JSON output, that the last record is the `summary` the cut pass still owes:
+    /// the signal, the exit code, and the counts of the records written before it.
+    #[track_caller]
+    fn assert_summary(&self, lines: &[Value], command: &str) {
+        if !self.json {
+            return;
+        }
+        let last = lines.last().expect("no JSON output");
+        assert_eq!(last["type"], "summary", "last record: {last}");
+        assert_eq!(last["command"], command, "{last}");
+        assert_eq!(last["interrupted"], "SIGINT", "{last}");
+        assert_eq!(last["exitCode"], self.code, "{last}");
+        let mut outcomes = serde_json::Map::new();
+        for a in actions(lines) {
+            let n = outcomes
+                .entry(a["outcome"].as_str().unwrap())
+                .or_insert(Value::from(0));
+            *n = Value::from(n.as_u64().unwrap() + 1);
+        }
+        assert_eq!(last["outcomes"], Value::Object(outcomes), "{last}");
+        let events = lines.iter().filter(|v| v["type"] == "event").count();
+        assert_eq!(last["events"], events, "{last}");
+        assert_eq!(
+            lines.iter().filter(|v| v["type"] == "summary").count(),
+            1,
+            "one summary"
+        );
+    }
 }
 
 /// Counts the journal's rows matching `sql` (a `SELECT count(*) …`), read beside the writer.
@@ -341,6 +370,7 @@ fn a_signal_during_a_reconcile_pass_commits_every_observation_and_frees_the_lock
         pass.signal(case.sig);
         let (status, err, lines) = pass.finish();
         case.assert_signalled(status, &err);
+        case.assert_summary(&lines, "reconcile");
         // Every observation reported was committed, routine ones (still running) included.
         let reported = actions(&lines);
         let rows = attempts(&env, Some("w"));
@@ -400,6 +430,7 @@ fn a_signal_during_follow_commits_every_event_and_frees_the_lease() {
         follow.signal(case.sig);
         let (status, err, lines) = follow.finish();
         case.assert_signalled(status, &err);
+        case.assert_summary(&lines, "follow");
         // Every event shown was journaled first.
         let shown: Vec<&Value> = lines.iter().filter(|v| v["type"] == "event").collect();
         let journaled = journaled_events(&env, "w/long");
@@ -456,6 +487,7 @@ fn a_signal_during_reconcile_follow_for_commits_every_event_and_frees_the_lock()
         pass.signal(case.sig);
         let (status, err, lines) = pass.finish();
         case.assert_signalled(status, &err);
+        case.assert_summary(&lines, "reconcile");
         // Every event shown was journaled first.
         let journaled: Vec<Value> = steps
             .iter()
@@ -535,8 +567,9 @@ fn a_signal_during_compensate_leaves_it_resumable_without_a_second_cancellation(
         let done = "SELECT count(*) FROM attempts WHERE effect = 'compensated'";
         wait_until("a compensated step", || count(&env, done) >= 1);
         comp.signal(case.sig);
-        let (status, err, _lines) = comp.finish();
+        let (status, err, lines) = comp.finish();
         case.assert_signalled(status, &err);
+        case.assert_summary(&lines, "compensate");
         assert_eq!(
             attempts(&env, Some("trip"))[0]["workflowState"],
             "COMPENSATING"

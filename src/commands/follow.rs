@@ -54,7 +54,7 @@ const CLOCK_SKEW: Duration = Duration::from_mins(10);
 /// is still running at --until or reconnects are spent.
 #[derive(Debug, Args)]
 pub struct FollowArgs {
-    /// The step, `WORKFLOW/STEP`.
+    /// The step, `WORKFLOW/STEP` (or a compensation step `WORKFLOW/STEP~compensate`).
     pub step: String,
     /// Resubscriptions allowed without an event in between.
     #[arg(long, value_name = "N", default_value_t = 8)]
@@ -67,7 +67,8 @@ pub struct FollowArgs {
 /// Runs `follow`.
 pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
-    let name = StepName::parse(&args.step).map_err(|e| {
+    // A compensation step (`WORKFLOW/STEP~compensate`) is followed like any other.
+    let name = crate::plan::parse_journaled_step(&args.step).map_err(|e| {
         CliError::usage(e.to_string())
             .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
     })?;

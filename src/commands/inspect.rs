@@ -69,11 +69,9 @@ fn parse_states(given: &[String]) -> Result<Vec<AttemptState>, CliError> {
 /// Parses a WORKFLOW or WORKFLOW/STEP; a compensation step (`WORKFLOW/STEP~compensate`, named
 /// by `compensate`) is accepted too.
 fn parse_target(s: &str) -> Result<Target, crate::journal::NameError> {
-    if let Some(base) = s.strip_suffix(crate::plan::COMPENSATE_SUFFIX)
-        && base.contains('/')
-        && let Ok(Target::Step(mut name)) = Target::parse(base)
+    if s.ends_with(crate::plan::COMPENSATE_SUFFIX)
+        && let Ok(name) = crate::plan::parse_journaled_step(s)
     {
-        name.step.push_str(crate::plan::COMPENSATE_SUFFIX);
         return Ok(Target::Step(name));
     }
     Target::parse(s)
