@@ -31,7 +31,14 @@ pub struct Printer {
 
 /// The commands whose JSON output ends with a `summary` record (DESIGN.md §3: every command that
 /// runs a pass); a signal that cuts one of them still writes one.
-const PASS_COMMANDS: [&str; 5] = ["delegate", "reconcile", "follow", "reply", "compensate"];
+const PASS_COMMANDS: [&str; 6] = [
+    "delegate",
+    "reconcile",
+    "follow",
+    "reply",
+    "compensate",
+    "prune",
+];
 
 /// The JSON records written so far: the command, the outcome of every `action` record, the
 /// number of `event` records, and whether the `summary` was written.
@@ -143,6 +150,13 @@ impl Printer {
             self.record(&json!({"type": "begin", "formatVersion": 1, "command": command}))?;
         }
         Ok(())
+    }
+
+    /// Adds `n` to an outcome of the summary a signal may still owe, for a pass that writes no
+    /// `action` record per item (`prune` counts the events each committed batch deleted).
+    pub fn count_outcome(&self, outcome: &str, n: u64) {
+        let mut tally = self.tally.lock().unwrap_or_else(PoisonError::into_inner);
+        *tally.outcomes.entry(outcome.to_owned()).or_default() += n;
     }
 
     /// Writes the `summary` a pass owes when a signal cut it before its own: the counts of the

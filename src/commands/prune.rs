@@ -4,8 +4,8 @@
 //! Order: parse `--older-than` (a bad age exits 2); with no journal, say so and exit 0; take the
 //! pass lock like `reconcile` (held by another pass: exit 3, nothing touched) and open the
 //! journal; walk the events by id, [`PRUNE_BATCH`] ids per short transaction, yielding between
-//! batches so SIGINT/SIGTERM stop it between two commits (every batch done stays done); print a
-//! `summary` (JSON) or two lines. `--dry-run` opens the journal read-only, takes no lock and
+//! batches so SIGINT/SIGTERM stop it between two commits (every batch done stays done, and the
+//! interrupted `summary` counts what they deleted); print a `summary` (JSON) or two lines. `--dry-run` opens the journal read-only, takes no lock and
 //! counts what would go: it changes no byte.
 //!
 //! What goes and what stays is `journal::prune`'s module documentation. Freed pages stay in the
@@ -102,8 +102,13 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
             let mut from = lo;
             while from <= hi {
                 let to = from.saturating_add(PRUNE_BATCH).min(hi.saturating_add(1));
-                pruned.deleted += journal.prune_events(cutoff, from, to, args.dry_run)?;
+                let n = journal.prune_events(cutoff, from, to, args.dry_run)?;
+                pruned.deleted += n;
                 pruned.batches += 1;
+                if n > 0 {
+                    // What a summary cut short by a signal reports (`lib::run_until_signal`).
+                    ctx.out.count_outcome(outcome(args.dry_run), n);
+                }
                 from = to;
                 // Between two commits: where SIGINT/SIGTERM may stop the command.
                 tokio::task::yield_now().await;
@@ -121,14 +126,9 @@ fn report(ctx: &Context, args: &PruneArgs, cutoff: &str, p: &Pruned) -> anyhow::
         (Some(b), Some(a)) if !args.dry_run => Some(a.free_bytes().saturating_sub(b.free_bytes())),
         _ => None,
     };
-    let outcome = if args.dry_run {
-        "would-delete"
-    } else {
-        "deleted"
-    };
     if ctx.out.is_json() {
         let outcomes = if p.deleted > 0 {
-            json!({ outcome: p.deleted })
+            json!({ outcome(args.dry_run): p.deleted })
         } else {
             json!({})
         };
@@ -173,6 +173,11 @@ fn report(ctx: &Context, args: &PruneArgs, cutoff: &str, p: &Pruned) -> anyhow::
         bytes(after.file_bytes())
     ))?;
     Ok(())
+}
+
+/// The summary's outcome: the events deleted, or in a dry run those that would be.
+fn outcome(dry_run: bool) -> &'static str {
+    if dry_run { "would-delete" } else { "deleted" }
 }
 
 /// Renders an age the way it is typed, in its largest whole unit (`30d`, `12h`, `1500ms`).
