@@ -1108,6 +1108,30 @@ fn the_pending_index_repeats_the_query_word_for_word() {
 }
 
 #[test]
+fn the_pending_index_costs_a_state_change_no_temporary_btree() {
+    let (_dir, path) = tmp_journal();
+    drop(Journal::open(&path, T).unwrap());
+    let c = Connection::open(&path).unwrap();
+    // SQLite evaluates a partial index's clause for the old and the new row of an UPDATE of its
+    // columns; an `IN (…)` list there would open a temporary b-tree on every state change.
+    let ephemeral = |c: &Connection| -> usize {
+        c.prepare(
+            "EXPLAIN UPDATE attempts SET state = 'WORKING', effect = 'claimed',
+                 cancel_requested_at = NULL, updated_at = 1 WHERE id = 1",
+        )
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(1))
+        .unwrap()
+        .filter(|op| op.as_deref() == Ok("OpenEphemeral"))
+        .count()
+    };
+    let with_index = ephemeral(&c);
+    c.execute_batch("DROP INDEX attempts_needing_human")
+        .unwrap();
+    assert_eq!(with_index, ephemeral(&c));
+}
+
+#[test]
 fn inspect_pending_starts_from_its_partial_indexes() {
     let (_dir, path) = tmp_journal();
     let j = Journal::open(&path, T).unwrap();

@@ -10,12 +10,14 @@
 -- WHERE clause). `inspect --pending` starts from these rows and from the `failed-for-good`
 -- events below, then applies the whole predicate (`PENDING_SQL`: latest attempt, unresolved
 -- step, workflow not COMPENSATED) to them only, instead of reading every attempt. Keyed by id,
--- so that the union of the two lookups merges in id order without a sort.
+-- so that the union of the two lookups merges in id order without a sort. Written with `=` and
+-- `OR`, not `IN (…)`: SQLite evaluates this clause on every UPDATE of these columns, and an
+-- `IN` list of more than two values builds a temporary b-tree each time.
 CREATE INDEX attempts_needing_human ON attempts (id)
-    WHERE state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED', 'UNCERTAIN', 'REFUSED', 'LOST',
-                    'FAILED', 'REJECTED')
+    WHERE state = 'INPUT_REQUIRED' OR state = 'AUTH_REQUIRED' OR state = 'UNCERTAIN'
+       OR state = 'REFUSED' OR state = 'LOST' OR state = 'FAILED' OR state = 'REJECTED'
        OR (state = 'CANCELED' AND cancel_requested_at IS NULL)
-       OR effect IN ('absent', 'unknown', 'compensation-failed');
+       OR effect = 'absent' OR effect = 'unknown' OR effect = 'compensation-failed';
 
 -- A step a pass gave up on (`failed-for-good`): a handful of rows among every event.
 CREATE INDEX events_failed_for_good ON events (attempt_id) WHERE kind = 'failed-for-good';
