@@ -92,11 +92,15 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
         .now()
         .checked_sub_signed(age)
         .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+    // A dry run writes nothing: no lock file, no migration. A held lock stops it before `begin`.
+    let opened = if journal::exists(&ctx.journal_path) {
+        Some(lock::open_for_pass(ctx, args.dry_run)?)
+    } else {
+        None
+    };
     ctx.out.begin("prune")?;
     let mut pruned = Pruned::default();
-    if journal::exists(&ctx.journal_path) {
-        // A dry run writes nothing: no lock file, no migration.
-        let (journal, _lock) = lock::open_for_pass(ctx, args.dry_run)?;
+    if let Some((journal, _lock)) = opened {
         pruned.before = Some(journal.storage()?);
         if let Some((lo, hi)) = journal.event_id_range()? {
             let mut from = lo;
