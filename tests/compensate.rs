@@ -729,3 +729,54 @@ fn a_failed_compensation_is_retried_within_its_budget_then_left_to_a_human() {
     assert_eq!(undo_messages(), 2);
     assert_eq!(latest(&env, "trip-4/hotel")["workflowState"], "COMPENSATED");
 }
+
+#[test]
+fn a_question_left_in_a_compensating_workflow_points_to_compensate_not_reply() {
+    let env = TestEnv::new();
+    let hotels = agent(fast(&["hotels"]));
+    let out = env.run([
+        "delegate",
+        "trip-8/hotel",
+        "--agent",
+        &hotels.url(),
+        "ask which hotel?",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    // The agent goes away: compensate cannot cancel the waiting task, and stops half-way.
+    drop(hotels);
+    let (c, _) = compensate_json(&env, "trip-8");
+    assert_eq!(c, 3, "the agent is unreachable");
+    let row = latest(&env, "trip-8/hotel");
+    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
+    assert_eq!(row["workflowState"], "COMPENSATING", "{row}");
+    // `reply` refuses a compensating workflow, so the remedy is to finish the compensation.
+    let out = env.run(["--format", "json", "inspect", "--pending"]);
+    let pending: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .filter(|r| r["type"] == "attempt")
+        .collect();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    let remedy = &pending[0]["remedy"];
+    assert_eq!(
+        remedy["command"], "a2a-recover compensate trip-8",
+        "{remedy}"
+    );
+    assert_eq!(
+        remedy["alternatives"][0],
+        "a2a-recover resolve trip-8/hotel --as done|abandoned --reason \"…\"",
+        "{remedy}"
+    );
+    let out = env.run(["reply", "trip-8/hotel", "the Plaza"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let out = env.run(["inspect", "--pending"]);
+    assert!(
+        stdout(&out).contains(
+            "a2a-recover compensate trip-8  (or: a2a-recover resolve trip-8/hotel --as \
+             done|abandoned"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -273,7 +273,7 @@ fn attempts_table(
             cells.push(chain.resolution_cell(row));
         }
         if pending {
-            cells.push(row.remedy().map(|r| r.command()).unwrap_or_default());
+            cells.push(row.remedy().map(|r| r.command_line()).unwrap_or_default());
         }
         table.add_row(cells);
     }
@@ -406,9 +406,9 @@ impl Chain {
 /// The `attempt` record (DESIGN.md §3), camelCase; remote text kept as data.
 pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
     let a = &row.attempt;
-    let remedy = row
-        .remedy()
-        .map(|r| json!({"what": r.what(), "command": r.command()}));
+    let remedy = row.remedy().map(
+        |r| json!({"what": r.what(), "command": r.command(), "alternatives": r.alternatives()}),
+    );
     json!({
         "type": "attempt",
         "workflow": row.step.workflow,

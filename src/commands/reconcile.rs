@@ -304,7 +304,9 @@ fn print_action(
             "action": a.action,
             "outcome": a.outcome,
             "detail": a.detail,
-            "remedy": a.remedy.as_ref().map(|r| json!({"what": r.what, "command": r.command})),
+            "remedy": a.remedy.as_ref().map(|r| {
+                json!({"what": r.what, "command": r.command, "alternatives": r.alternatives})
+            }),
         }))?;
         return Ok(());
     }

@@ -1100,6 +1100,7 @@ impl AttemptRow {
         Some(Remedy {
             kind: reason,
             step: self.step.clone(),
+            compensating: self.workflow_state == WorkflowState::Compensating,
         })
     }
 }
@@ -1130,12 +1131,29 @@ pub struct Remedy {
     pub kind: RemedyKind,
     /// The step.
     pub step: StepName,
+    /// Whether its workflow is being compensated: nothing is sent for it any more, so a
+    /// question or a failure is settled by finishing the compensation.
+    pub compensating: bool,
 }
 
 impl Remedy {
-    /// Returns the command that answers it (placeholders in `…`).
+    /// Returns whether finishing the workflow's compensation is what answers it.
+    fn finishes_compensation(&self) -> bool {
+        self.compensating
+            && matches!(
+                self.kind,
+                RemedyKind::Answer | RemedyKind::Authenticate | RemedyKind::FailedForGood
+            )
+    }
+
+    /// Returns the one command that answers it (placeholders in `…`), ready to run once they
+    /// are filled.
     pub fn command(&self) -> String {
         let s = &self.step;
+        if self.finishes_compensation() {
+            // `compensate` cancels the task that waits; `reply` refuses a compensating workflow.
+            return format!("a2a-recover compensate {}", s.workflow);
+        }
         match self.kind {
             RemedyKind::Answer => format!("a2a-recover reply {s} \"…\""),
             RemedyKind::Authenticate => {
@@ -1150,18 +1168,53 @@ impl Remedy {
             RemedyKind::Lost => {
                 format!("a2a-recover resolve {s} --as done|retry|abandoned --reason \"…\"")
             }
-            RemedyKind::FailedForGood => format!(
-                "a2a-recover compensate {}, or a2a-recover resolve {s} --as retry|abandoned --reason \"…\"",
-                s.workflow
-            ),
+            RemedyKind::FailedForGood => format!("a2a-recover compensate {}", s.workflow),
             RemedyKind::Effect => {
                 format!("a2a-recover resolve {s} --as done|abandoned --reason \"…\"")
             }
         }
     }
 
+    /// Returns the other commands that answer it instead of [`Remedy::command`], if any.
+    pub fn alternatives(&self) -> Vec<String> {
+        let s = &self.step;
+        match self.kind {
+            RemedyKind::Answer | RemedyKind::Authenticate if self.compensating => {
+                vec![format!(
+                    "a2a-recover resolve {s} --as done|abandoned --reason \"…\""
+                )]
+            }
+            RemedyKind::FailedForGood if !self.compensating => vec![format!(
+                "a2a-recover resolve {s} --as retry|abandoned --reason \"…\""
+            )],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Returns [`Remedy::command`] with its alternatives, as a human reads it on one line.
+    pub fn command_line(&self) -> String {
+        let mut line = self.command();
+        for alt in self.alternatives() {
+            line.push_str("  (or: ");
+            line.push_str(&alt);
+            line.push(')');
+        }
+        line
+    }
+
     /// Returns a short description (`answer the question`).
     pub fn what(&self) -> &'static str {
+        if self.compensating {
+            match self.kind {
+                RemedyKind::Answer | RemedyKind::Authenticate => {
+                    return "the task waits for an answer, but its workflow is being compensated";
+                }
+                RemedyKind::FailedForGood => {
+                    return "the step failed for good and its workflow is being compensated";
+                }
+                _ => {}
+            }
+        }
         match self.kind {
             RemedyKind::Answer => "answer the agent's question",
             RemedyKind::Authenticate => "the agent needs authentication",

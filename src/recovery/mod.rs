@@ -104,14 +104,20 @@ pub struct ActionRemedy {
     pub what: String,
     /// The command that answers it, if there is one.
     pub command: Option<String>,
+    /// Other commands that answer it instead.
+    pub alternatives: Vec<String>,
 }
 
 impl std::fmt::Display for ActionRemedy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.command {
-            Some(c) => write!(f, "{}; run `{c}`", self.what),
-            None => f.write_str(&self.what),
+            Some(c) => write!(f, "{}; run `{c}`", self.what)?,
+            None => f.write_str(&self.what)?,
         }
+        for alt in &self.alternatives {
+            write!(f, ", or `{alt}`")?;
+        }
+        Ok(())
     }
 }
 
@@ -584,6 +590,7 @@ impl<'a> Pass<'a> {
                 None => e.summary(),
             },
             command: None,
+            alternatives: Vec::new(),
         });
         a
     }
@@ -1194,5 +1201,6 @@ fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
     Some(ActionRemedy {
         what,
         command: Some(remedy.command()),
+        alternatives: remedy.alternatives(),
     })
 }
