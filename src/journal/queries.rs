@@ -5,6 +5,7 @@
 //! from rusqlite leaves the `journal` module. Times are unix milliseconds.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
 use rusqlite::types::Type;
@@ -707,15 +708,16 @@ pub(crate) fn update_attempt_from(
         sets.push(("cancel_requested_at", &cancel_requested_at));
     }
     sets.push(("updated_at", &updated_at));
-    let assignments: Vec<String> = sets
-        .iter()
-        .enumerate()
-        .map(|(i, (column, _))| format!("{column} = ?{}", i + 2))
-        .collect();
-    let sql = format!(
-        "UPDATE attempts SET {} WHERE id = ?1",
-        assignments.join(", ")
-    );
+    // One string, not one per column: this runs for every change a group commit journals.
+    let mut sql = String::with_capacity(64 + 24 * sets.len());
+    sql.push_str("UPDATE attempts SET ");
+    for (i, (column, _)) in sets.iter().enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let _ = write!(sql, "{column} = ?{}", i + 2);
+    }
+    sql.push_str(" WHERE id = ?1");
     let mut values: Vec<&dyn ToSql> = Vec::with_capacity(sets.len() + 1);
     values.push(&next.id.0);
     values.extend(sets.iter().map(|(_, v)| *v));
