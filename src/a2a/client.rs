@@ -592,7 +592,12 @@ impl A2aClient {
         {
             p.insert("tenant".to_owned(), Value::from(tenant.as_str()));
         }
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": op.method, "params": params});
+        let body = RpcRequest {
+            id,
+            jsonrpc: "2.0",
+            method: op.method,
+            params: &params,
+        };
         let body = serde_json::to_vec(&body).map_err(|e| A2aError::Client {
             detail: format!("could not encode the request: {e}"),
         })?;
@@ -732,6 +737,16 @@ impl A2aClient {
             )),
         }
     }
+}
+
+/// A JSON-RPC request, serialized without building a `Value` for the envelope; the members
+/// are in the order a `json!` object (sorted keys) gave them, so the bytes sent are the same.
+#[derive(Serialize)]
+struct RpcRequest<'a> {
+    id: &'a str,
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: &'a Value,
 }
 
 /// Reads one `ListTasks` result; each task is typed on its own.
