@@ -17,8 +17,9 @@
 //! - An [`EventStream`] ends at its first error: every later `next()` is `None`.
 //! - At `-vvv` (trace) only the method, redacted URL and status are logged.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
@@ -167,19 +168,32 @@ impl Endpoint {
         }
     }
 
-    fn credential_for(&self, url: &Url) -> Option<&Credential> {
+    fn credential_for(&self, target: &Target) -> Option<&Credential> {
         let credential = self.credential.as_ref()?;
-        if self.allow_cross_origin || url.origin().ascii_serialization() == self.card_origin {
+        if self.allow_cross_origin || target.origin == self.card_origin {
             Some(credential)
         } else {
             tracing::debug!(
-                url = %redact_url(url.as_str()),
+                url = %target.redacted,
                 "not sending the credential to an interface on another origin than the card"
             );
             None
         }
     }
 }
+
+/// An interface URL parsed once per client: the parsed URL, its origin (where a credential
+/// may go) and its redacted form (for logs and errors).
+#[derive(Debug)]
+struct Target {
+    url: Url,
+    origin: String,
+    redacted: String,
+}
+
+/// How many parsed interface URLs a client keeps; a process talks to few agents, and a full
+/// cache is emptied rather than grown.
+const TARGETS: usize = 256;
 
 /// A typed value and the JSON it was read from, as received (the journal stores `raw`).
 #[derive(Debug, Clone)]
@@ -216,6 +230,9 @@ struct Inner {
     /// For cards and verification URLs: a few redirects.
     get: reqwest::Client,
     cfg: ClientConfig,
+    /// Interface URLs already parsed, by their text: a pass of 100,000 reads of one agent
+    /// parses its URL once, not per request (docs/performance.md).
+    targets: Mutex<HashMap<String, Arc<Target>>>,
 }
 
 /// The operation being performed, for errors and logs.
@@ -248,8 +265,13 @@ impl Op {
     }
 
     /// An operation on an endpoint, scrubbing answers of the endpoint's credential.
-    fn on(ep: &Endpoint, method: &'static str) -> Self {
-        Self::new(&ep.url, method).with_secret(ep.credential.as_ref())
+    fn on(target: &Target, ep: &Endpoint, method: &'static str) -> Self {
+        Self {
+            url: target.redacted.clone(),
+            method,
+            secret: None,
+        }
+        .with_secret(ep.credential.as_ref())
     }
 
     fn with_secret(mut self, credential: Option<&Credential>) -> Self {
@@ -392,8 +414,39 @@ impl A2aClient {
                 rpc: build(reqwest::redirect::Policy::none())?,
                 get: build(follow)?,
                 cfg,
+                targets: Mutex::new(HashMap::new()),
             }),
         })
+    }
+
+    /// Returns an endpoint's interface URL parsed, from the cache or parsed now.
+    fn target(&self, ep: &Endpoint) -> Result<Arc<Target>, A2aError> {
+        let cached = self
+            .inner
+            .targets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(ep.url.as_str())
+            .cloned();
+        if let Some(target) = cached {
+            return Ok(target);
+        }
+        let url = parse_http_url(&ep.url)?;
+        let target = Arc::new(Target {
+            origin: url.origin().ascii_serialization(),
+            redacted: redact_url(&ep.url),
+            url,
+        });
+        let mut targets = self
+            .inner
+            .targets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if targets.len() >= TARGETS {
+            targets.clear();
+        }
+        targets.insert(ep.url.clone(), Arc::clone(&target));
+        Ok(target)
     }
 
     /// Returns the limits this client obeys.
@@ -435,8 +488,9 @@ impl A2aClient {
         ep: &Endpoint,
         req: &types::SendMessageRequest,
     ) -> Result<Raw<types::SendMessageResponse>, A2aError> {
-        let op = Op::on(ep, types::methods::SEND_MESSAGE);
-        let result = self.call(ep, &op, to_params(req)?).await?;
+        let target = self.target(ep)?;
+        let op = Op::on(&target, ep, types::methods::SEND_MESSAGE);
+        let result = self.call(ep, &target, &op, to_params(req)?).await?;
         typed(&op, result, normalize::send_message_response)
     }
 
@@ -447,13 +501,14 @@ impl A2aClient {
         id: &str,
         history_length: Option<i32>,
     ) -> Result<Raw<types::Task>, A2aError> {
-        let op = Op::on(ep, types::methods::GET_TASK);
+        let target = self.target(ep)?;
+        let op = Op::on(&target, ep, types::methods::GET_TASK);
         let params = to_params(&types::GetTaskRequest {
             id: id.to_owned(),
             history_length,
             tenant: None,
         })?;
-        let result = self.call(ep, &op, params).await?;
+        let result = self.call(ep, &target, &op, params).await?;
         typed(&op, result, normalize::task)
     }
 
@@ -463,23 +518,26 @@ impl A2aClient {
         ep: &Endpoint,
         req: &types::ListTasksRequest,
     ) -> Result<ListTasksPage, A2aError> {
-        let op = Op::on(ep, types::methods::LIST_TASKS);
-        let result = self.call(ep, &op, to_params(req)?).await?;
+        let target = self.target(ep)?;
+        let op = Op::on(&target, ep, types::methods::LIST_TASKS);
+        let result = self.call(ep, &target, &op, to_params(req)?).await?;
         list_page(&op, result)
     }
 
     /// Sends `CancelTask`.
     pub async fn cancel_task(&self, ep: &Endpoint, id: &str) -> Result<Raw<types::Task>, A2aError> {
-        let op = Op::on(ep, types::methods::CANCEL_TASK);
-        let result = self.call(ep, &op, json!({ "id": id })).await?;
+        let target = self.target(ep)?;
+        let op = Op::on(&target, ep, types::methods::CANCEL_TASK);
+        let result = self.call(ep, &target, &op, json!({ "id": id })).await?;
         typed(&op, result, normalize::task)
     }
 
     /// Sends `SubscribeToTask`; a plain JSON error answer (e.g. -32004 for a terminal task) is
     /// returned as `Err`.
     pub async fn subscribe(&self, ep: &Endpoint, id: &str) -> Result<EventStream, A2aError> {
-        let op = Op::on(ep, types::methods::SUBSCRIBE_TO_TASK);
-        self.stream(ep, op, json!({ "id": id })).await
+        let target = self.target(ep)?;
+        let op = Op::on(&target, ep, types::methods::SUBSCRIBE_TO_TASK);
+        self.stream(ep, &target, op, json!({ "id": id })).await
     }
 
     /// Sends `SendStreamingMessage`.
@@ -488,8 +546,9 @@ impl A2aClient {
         ep: &Endpoint,
         req: &types::SendMessageRequest,
     ) -> Result<EventStream, A2aError> {
-        let op = Op::on(ep, types::methods::SEND_STREAMING_MESSAGE);
-        self.stream(ep, op, to_params(req)?).await
+        let target = self.target(ep)?;
+        let op = Op::on(&target, ep, types::methods::SEND_STREAMING_MESSAGE);
+        self.stream(ep, &target, op, to_params(req)?).await
     }
 
     /// Sends a plain `GET` (effect verification) and returns the status; the body is read up
@@ -522,30 +581,35 @@ impl A2aClient {
     fn rpc_request(
         &self,
         ep: &Endpoint,
+        target: &Target,
         op: &Op,
         id: &str,
         mut params: Value,
         accept: &'static str,
     ) -> Result<RequestBuilder, A2aError> {
-        let url = parse_http_url(&ep.url)?;
         if let (Some(tenant), Value::Object(p)) = (ep.tenant.as_ref(), &mut params)
             && !tenant.is_empty()
         {
             p.insert("tenant".to_owned(), Value::from(tenant.as_str()));
         }
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": op.method, "params": params});
+        let body = RpcRequest {
+            id,
+            jsonrpc: "2.0",
+            method: op.method,
+            params: &params,
+        };
         let body = serde_json::to_vec(&body).map_err(|e| A2aError::Client {
             detail: format!("could not encode the request: {e}"),
         })?;
         let mut req = self
             .inner
             .rpc
-            .post(url.clone())
+            .post(target.url.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, accept)
             .header(types::SVC_PARAM_VERSION, A2A_VERSION)
             .body(body);
-        if let Some(c) = ep.credential_for(&url) {
+        if let Some(c) = ep.credential_for(target) {
             req = req.header(AUTHORIZATION, c.header.clone());
         }
         tracing::trace!(method = op.method, url = %op.url, "request");
@@ -553,9 +617,15 @@ impl A2aClient {
     }
 
     /// Sends one unary JSON-RPC call and returns its `result`.
-    async fn call(&self, ep: &Endpoint, op: &Op, params: Value) -> Result<Value, A2aError> {
+    async fn call(
+        &self,
+        ep: &Endpoint,
+        target: &Target,
+        op: &Op,
+        params: Value,
+    ) -> Result<Value, A2aError> {
         let id = uuid::Uuid::new_v4().to_string();
-        let req = self.rpc_request(ep, op, &id, params, "application/json")?;
+        let req = self.rpc_request(ep, target, op, &id, params, "application/json")?;
         let (status, headers, body) = self.unary(req, op).await?;
         if !status.is_success() {
             return Err(http_error(op, status, &headers, &body));
@@ -595,10 +665,16 @@ impl A2aClient {
     }
 
     /// Opens a stream: SSE, or a plain JSON answer (usually an error) in its place.
-    async fn stream(&self, ep: &Endpoint, op: Op, params: Value) -> Result<EventStream, A2aError> {
+    async fn stream(
+        &self,
+        ep: &Endpoint,
+        target: &Target,
+        op: Op,
+        params: Value,
+    ) -> Result<EventStream, A2aError> {
         let cfg = &self.inner.cfg;
         let id = uuid::Uuid::new_v4().to_string();
-        let req = self.rpc_request(ep, &op, &id, params, "text/event-stream")?;
+        let req = self.rpc_request(ep, target, &op, &id, params, "text/event-stream")?;
         let idle = cfg.stream_idle_timeout;
         let mut resp = match tokio::time::timeout(idle.max(cfg.timeout), req.send()).await {
             Err(_) => return Err(op.timeout(idle.max(cfg.timeout))),
@@ -661,6 +737,16 @@ impl A2aClient {
             )),
         }
     }
+}
+
+/// A JSON-RPC request, serialized without building a `Value` for the envelope; the members
+/// are in the order a `json!` object (sorted keys) gave them, so the bytes sent are the same.
+#[derive(Serialize)]
+struct RpcRequest<'a> {
+    id: &'a str,
+    jsonrpc: &'static str,
+    method: &'static str,
+    params: &'a Value,
 }
 
 /// Reads one `ListTasks` result; each task is typed on its own.

@@ -41,7 +41,7 @@ use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use crate::a2a::{A2aClient, A2aError, Credential, ErrorClass, retry_read};
+use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, retry_read};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
@@ -144,6 +144,10 @@ pub struct Pass<'a> {
     cfg: PassConfig,
     /// Routine observations waiting for their group commit (never borrowed across an await).
     batch: RefCell<Vec<(AttemptId, TaskView)>>,
+    /// The endpoints of the reads so far, by interface URL, each with the card URL it was
+    /// built for: the card's origin is parsed and the credential read once per agent, not per
+    /// item (docs/performance.md).
+    endpoints: RefCell<HashMap<String, (String, Rc<Endpoint>)>>,
 }
 
 /// One item: a pass row and the undelivered replies on its attempt.
@@ -242,6 +246,7 @@ impl<'a> Pass<'a> {
             clock,
             cfg,
             batch: RefCell::new(Vec::new()),
+            endpoints: RefCell::new(HashMap::new()),
         }
     }
 
@@ -651,17 +656,10 @@ impl<'a> Pass<'a> {
     /// step and its other attempts are read from the journal only if the task turned terminal.
     async fn read(&self, row: &AttemptRow, rec: &StepOf<'_>) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
-        let credential = match a.token_env.as_deref().map(Credential::from_env).transpose() {
-            Ok(credential) => credential,
+        let endpoint = match self.read_endpoint(row)? {
+            Ok(endpoint) => endpoint,
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
         };
-        let out = Outgoing {
-            text: String::new(),
-            metadata: None,
-            credential,
-            allow_cross_origin: row.allow_cross_origin,
-        };
-        let endpoint = send::endpoint_of(a, &out)?;
         let task_id = a
             .task_id
             .clone()
@@ -762,6 +760,41 @@ impl<'a> Pass<'a> {
                 )])
             }
         }
+    }
+
+    /// Returns the endpoint to read a row's task at (where the attempt was sent), or the error
+    /// of its unset credential variable; built once per interface, card and credential.
+    fn read_endpoint(&self, row: &AttemptRow) -> anyhow::Result<Result<Rc<Endpoint>, A2aError>> {
+        let a = &row.attempt;
+        let same = |card: &str, ep: &Endpoint| {
+            a.agent_url.as_deref() == Some(card)
+                && ep.tenant == a.tenant
+                && ep.allow_cross_origin == row.allow_cross_origin
+                && ep.credential.as_ref().map(Credential::env_var) == a.token_env.as_deref()
+        };
+        if let Some(url) = a.interface_url.as_deref()
+            && let Some((card, ep)) = self.endpoints.borrow().get(url)
+            && same(card, ep)
+        {
+            return Ok(Ok(Rc::clone(ep)));
+        }
+        let credential = match a.token_env.as_deref().map(Credential::from_env).transpose() {
+            Ok(credential) => credential,
+            Err(e) => return Ok(Err(e)),
+        };
+        let out = Outgoing {
+            text: String::new(),
+            metadata: None,
+            credential,
+            allow_cross_origin: row.allow_cross_origin,
+        };
+        let endpoint = Rc::new(send::endpoint_of(a, &out)?);
+        if let (Some(url), Some(card)) = (&a.interface_url, &a.agent_url) {
+            self.endpoints
+                .borrow_mut()
+                .insert(url.clone(), (card.clone(), Rc::clone(&endpoint)));
+        }
+        Ok(Ok(endpoint))
     }
 
     /// Bucket 3: decides a settled attempt.
