@@ -1129,6 +1129,11 @@ fn the_pending_index_costs_a_state_change_no_temporary_btree() {
     c.execute_batch("DROP INDEX attempts_needing_human")
         .unwrap();
     assert_eq!(with_index, ephemeral(&c));
+    // What is left are the CHECKs of `state` and `effect` (schema 1): one each.
+    assert_eq!(
+        with_index, 2,
+        "a state change builds {with_index} temporary b-trees"
+    );
 }
 
 #[test]

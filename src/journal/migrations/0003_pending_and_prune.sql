@@ -25,3 +25,9 @@ CREATE INDEX events_failed_for_good ON events (attempt_id) WHERE kind = 'failed-
 -- Written with every event and read by no query (events are read by step, by attempt, or by
 -- kind above): about 30 bytes per event for nothing.
 DROP INDEX events_by_workflow;
+
+-- Built by schema 1 for a query no command runs (the reconcile pass walks steps by `seq` and
+-- each step's attempts by `(step_id, number)`), and evaluated on every UPDATE of `state`: its
+-- `IN (…)` list built two temporary b-trees per state change, for the old and the new row
+-- (docs/performance.md §1, the first pass).
+DROP INDEX attempts_unfinished;
