@@ -35,6 +35,10 @@ use crate::journal::{
 };
 use crate::recovery::lookup::{self, LookFor, Lookup};
 
+mod batch;
+
+pub use batch::{Answer, Batch, BatchItem, Ready};
+
 /// The message to send for an attempt, and how to reach its agent.
 #[derive(Debug, Clone)]
 pub struct Outgoing {
@@ -136,6 +140,16 @@ pub enum ReplySent {
     Busy(Lease),
     /// The reply was settled meanwhile by another process.
     Settled(Reply),
+}
+
+/// A send's answer as received.
+type Answered = crate::a2a::Raw<types::SendMessageResponse>;
+
+/// What a send needs beyond the attempt: where it goes and whether our contextId goes along.
+struct Prepared {
+    endpoint: Endpoint,
+    card_url: String,
+    with_context: bool,
 }
 
 /// Releases a lease when dropped (also when a pass is cut by its deadline or a signal).
@@ -307,58 +321,69 @@ impl Sender<'_> {
             .agent_url
             .clone()
             .context("the attempt has no agent")?;
-        // A registered agent's card was fetched by `agents add`; any other is fetched now.
+        let endpoint = match self.card_endpoint(&card_url, out).await? {
+            Ok(endpoint) => endpoint,
+            Err(error) => {
+                self.journal
+                    .record_failure(attempt.id, FailureKind::Card, &error.summary())?;
+                return Ok(Err(Sent::Failed {
+                    attempt: self.journal.attempt(attempt.id)?,
+                    stage: Stage::Card,
+                    error,
+                }));
+            }
+        };
+        let attempt = self.journal.set_endpoint(attempt.id, &endpoint)?;
+        Ok(Ok(attempt))
+    }
+
+    /// Returns the endpoint an agent's card names: a registered agent's card was fetched by
+    /// `agents add` and is read from the journal; any other is fetched now and stored.
+    async fn card_endpoint(
+        &self,
+        card_url: &str,
+        out: &Outgoing,
+    ) -> anyhow::Result<Result<journal::Endpoint, A2aError>> {
         let cached = self
             .journal
-            .agent(&card_url)?
+            .agent(card_url)?
             .filter(|a| a.registered.is_some())
             .and_then(|a| a.interface_url.map(|url| (url, a.tenant)));
-        let (interface_url, tenant) = match cached {
-            Some(found) => found,
-            None => match self
-                .client
-                .fetch_card(&card_url, out.credential.as_ref())
-                .await
-            {
-                Ok(info) => {
-                    let protocol_version = info
-                        .card
-                        .supported_interfaces
-                        .iter()
-                        .find(|i| {
-                            i.protocol_binding
-                                .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-                        })
-                        .map(|i| i.protocol_version.clone());
-                    self.journal.record_agent_card(&AgentCard {
-                        card_url: card_url.clone(),
-                        interface_url: info.interface_url.clone(),
-                        protocol_version,
-                        tenant: info.tenant.clone(),
-                        card_json: info.raw.to_string(),
-                        skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
-                    })?;
-                    (info.interface_url, info.tenant)
-                }
-                Err(error) => {
-                    self.journal
-                        .record_failure(attempt.id, FailureKind::Card, &error.summary())?;
-                    return Ok(Err(Sent::Failed {
-                        attempt: self.journal.attempt(attempt.id)?,
-                        stage: Stage::Card,
-                        error,
-                    }));
-                }
-            },
-        };
-        let attempt = self.journal.set_endpoint(
-            attempt.id,
-            &journal::Endpoint {
+        if let Some((interface_url, tenant)) = cached {
+            return Ok(Ok(journal::Endpoint {
                 interface_url,
                 tenant,
-            },
-        )?;
-        Ok(Ok(attempt))
+            }));
+        }
+        let info = match self
+            .client
+            .fetch_card(card_url, out.credential.as_ref())
+            .await
+        {
+            Ok(info) => info,
+            Err(error) => return Ok(Err(error)),
+        };
+        let protocol_version = info
+            .card
+            .supported_interfaces
+            .iter()
+            .find(|i| {
+                i.protocol_binding
+                    .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
+            })
+            .map(|i| i.protocol_version.clone());
+        self.journal.record_agent_card(&AgentCard {
+            card_url: card_url.to_owned(),
+            interface_url: info.interface_url.clone(),
+            protocol_version,
+            tenant: info.tenant.clone(),
+            card_json: info.raw.to_string(),
+            skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
+        })?;
+        Ok(Ok(journal::Endpoint {
+            interface_url: info.interface_url,
+            tenant: info.tenant,
+        }))
     }
 
     /// The look before a resend; `None` means proven absent (send now).
@@ -407,14 +432,56 @@ impl Sender<'_> {
 
     /// Sends (or resends, same messageId) and journals the answer.
     async fn send(&self, attempt: Attempt, out: &Outgoing, step: &str) -> anyhow::Result<Sent> {
-        let endpoint = endpoint_of(&attempt, out)?;
+        let prepared = self.prepare(&attempt, out)?;
+        match self.exchange(&attempt, out, step, &prepared).await? {
+            (Ok(answer), with_context) => {
+                self.record_answer(&attempt, &prepared.card_url, &answer, with_context)
+            }
+            (Err(error), _) => {
+                let summary = error.summary();
+                if error.class() == ErrorClass::Refused {
+                    self.journal.record_refusal(attempt.id, &summary)?;
+                    return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
+                }
+                self.journal
+                    .record_failure(attempt.id, FailureKind::Send, &summary)?;
+                Ok(Sent::Failed {
+                    attempt: self.journal.attempt(attempt.id)?,
+                    stage: Stage::Send,
+                    error,
+                })
+            }
+        }
+    }
+
+    /// The endpoint of an attempt about to be sent, its agent, and whether to send our contextId.
+    fn prepare(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Prepared> {
+        let endpoint = endpoint_of(attempt, out)?;
         let card_url = attempt.agent_url.clone().unwrap_or_default();
         let accepts = self
             .journal
             .agent(&card_url)?
             .and_then(|a| a.accepts_context_id);
-        let mut with_context =
+        let with_context =
             attempt.context_id_ours && attempt.context_id.is_some() && accepts != Some(false);
+        Ok(Prepared {
+            endpoint,
+            card_url,
+            with_context,
+        })
+    }
+
+    /// Sends the message, with the crash points around it; an agent refusing our contextId is
+    /// remembered (journaled) and sent the message again without it. Returns the answer and
+    /// whether the last send carried our contextId; journals nothing of the answer.
+    async fn exchange(
+        &self,
+        attempt: &Attempt,
+        out: &Outgoing,
+        step: &str,
+        prepared: &Prepared,
+    ) -> anyhow::Result<(Result<Answered, A2aError>, bool)> {
+        let mut with_context = prepared.with_context;
         crash::at(Point::AfterIntent, step);
         loop {
             let req = request(
@@ -424,38 +491,23 @@ impl Sender<'_> {
                 &out.text,
                 out.metadata.as_ref(),
             );
-            let result = self.client.send_message(&endpoint, &req).await;
+            let result = self.client.send_message(&prepared.endpoint, &req).await;
             crash::at(Point::AfterSend, step);
             compensate_crash_point(step);
             match result {
-                Ok(answer) => {
-                    return self.record_answer(&attempt, &card_url, &answer, with_context);
-                }
                 Err(e) if with_context && e.is_context_id_refusal() => {
                     // The refusal created nothing: remember it, send again without a contextId.
-                    self.journal.set_accepts_context_id(&card_url, false)?;
+                    self.journal
+                        .set_accepts_context_id(&prepared.card_url, false)?;
                     let note = "the agent refuses client-chosen context ids; sending again \
                                 without one (same messageId)";
                     self.journal
                         .record_failure(attempt.id, FailureKind::Send, note)?;
                     let detail = serde_json::json!({"error": e.summary()});
-                    self.note(&attempt, "send", "context-refused", &detail);
+                    self.note(attempt, "send", "context-refused", &detail);
                     with_context = false;
                 }
-                Err(error) => {
-                    let summary = error.summary();
-                    if error.class() == ErrorClass::Refused {
-                        self.journal.record_refusal(attempt.id, &summary)?;
-                        return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
-                    }
-                    self.journal
-                        .record_failure(attempt.id, FailureKind::Send, &summary)?;
-                    return Ok(Sent::Failed {
-                        attempt: self.journal.attempt(attempt.id)?,
-                        stage: Stage::Send,
-                        error,
-                    });
-                }
+                result => return Ok((result, with_context)),
             }
         }
     }
@@ -464,7 +516,7 @@ impl Sender<'_> {
         &self,
         attempt: &Attempt,
         card_url: &str,
-        answer: &crate::a2a::Raw<types::SendMessageResponse>,
+        answer: &Answered,
         with_context: bool,
     ) -> anyhow::Result<Sent> {
         let (answered_context, is_task) = match &answer.value {
