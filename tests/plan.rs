@@ -469,3 +469,71 @@ fn a_batch_racing_two_reconcile_passes_sends_every_step_exactly_once() {
     assert_eq!(stats.tasks.len(), n);
     assert_eq!(leases_held(&env, "big", n), 0, "no lease left behind");
 }
+
+#[test]
+fn reconcile_finds_a_killed_batchs_lost_answers_with_grouped_commits_and_no_lease_left() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let plan = big_plan(&env, &a.url(), 50);
+    crashing(&env, "after-send:big/s30", &["delegate", "--plan", &plan]);
+    let before: Vec<String> = attempts(&env, Some("big"))
+        .iter()
+        .filter(|r| r["state"] == "INTENT")
+        .map(|r| r["step"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(before.contains(&"s30".to_owned()), "{before:?}");
+    // Bucket 1: every INTENT with a journaled endpoint is looked for under a lease its page
+    // claimed; found ones are journaled in a group commit, absent ones sent once.
+    let out = env.run(["--format", "json", "reconcile"]);
+    assert!(
+        matches!(code(&out), 0 | 3),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let found: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["type"] == "action" && l["action"] == "look")
+        .collect();
+    let s30 = found
+        .iter()
+        .find(|l| l["step"] == "s30")
+        .expect("s30 was looked for");
+    assert_eq!(s30["detail"]["found"], true, "{s30}");
+    assert_ne!(s30["outcome"], "INTENT", "reported as journaled: {s30}");
+    let stats = a.stats();
+    for row in attempts(&env, Some("big")) {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(stats.tasks_per_message_id.get(id), Some(&1), "{row:#?}");
+        assert!(row["taskId"].is_string(), "journaled: {row:#?}");
+    }
+    assert_eq!(stats.tasks.len(), 50);
+    assert_eq!(leases_held(&env, "big", 50), 0, "no lease left behind");
+}
+
+#[test]
+fn a_pass_cut_by_its_deadline_releases_the_leases_its_pages_claimed() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let proxy = crate::signals::SlowProxy::start(a.url());
+    let plan = big_plan(&env, &proxy.url(), 30);
+    crashing(&env, "after-send:big/s0", &["delegate", "--plan", &plan]);
+    // Slow looks, one at a time, and a deadline that leaves most of the page unvisited.
+    proxy.set_delay(100);
+    let out = env.run(["reconcile", "--concurrency", "1", "--deadline", "300ms"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        leases_held(&env, "big", 30),
+        0,
+        "unvisited intents are released"
+    );
+    proxy.set_delay(0);
+    let out = env.run(["reconcile"]);
+    assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
+    let stats = a.stats();
+    for row in attempts(&env, Some("big")) {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(stats.tasks_per_message_id.get(id), Some(&1), "{row:#?}");
+    }
+}

@@ -115,6 +115,20 @@ impl Journal {
         })
     }
 
+    /// Returns the attempt as [`Journal::apply_task`] would leave it after `view` (its
+    /// artifacts aside), without writing anything: what a group-committed observation reports
+    /// before its commit.
+    pub fn preview_task(
+        held: &Attempt,
+        view: &TaskView,
+        source: Source,
+    ) -> Result<Attempt, JournalError> {
+        Ok(match Self::task_change(held, &[], view, source)? {
+            Some(change) => change.next,
+            None => held.clone(),
+        })
+    }
+
     /// Renews this process's leases on many attempts for `ttl` in ONE transaction; returns, in
     /// order, the lease another live process holds instead (`None`: renewed).
     pub fn renew_leases(

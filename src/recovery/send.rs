@@ -31,7 +31,7 @@ use crate::clock::Clock;
 use crate::crash::{self, Point};
 use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, Lease, Reply,
-    ReplyState, Source, TaskView,
+    ReplyState, SendOutcome, SendRecord, Source, TaskView,
 };
 use crate::recovery::lookup::{self, LookFor, Lookup};
 
@@ -152,14 +152,37 @@ struct Prepared {
     with_context: bool,
 }
 
-/// Releases a lease when dropped (also when a pass is cut by its deadline or a signal).
+/// What a look found that is not journaled yet.
+enum Looked {
+    /// Journaled already (uncertain, failed).
+    Done(Sent),
+    /// The task a previous send created.
+    Found(TaskView),
+}
+
+/// What [`Sender::deliver_claimed`] did.
+#[derive(Debug)]
+pub enum Claimed {
+    /// The look found the task a previous send created: the record journals it and releases
+    /// the lease (for a group commit); the attempt as it will be once journaled.
+    Found(SendRecord, Attempt),
+    /// Anything else, journaled and the lease released.
+    Done(Sent),
+}
+
+/// Releases a lease when dropped (also when a pass is cut by its deadline or a signal), unless
+/// disarmed (the release then goes with a group commit).
 struct LeaseGuard<'a> {
     journal: &'a Journal,
     id: AttemptId,
+    armed: bool,
 }
 
 impl Drop for LeaseGuard<'_> {
     fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
         if let Err(e) = self.journal.release(self.id) {
             tracing::warn!("failed to release the lease on attempt {}: {e}", self.id);
         }
@@ -267,6 +290,7 @@ impl Sender<'_> {
             Claim::Claimed(_) => Ok(Ok(LeaseGuard {
                 journal: self.journal,
                 id,
+                armed: true,
             })),
             Claim::HeldBy(lease) => Ok(Err(lease)),
         }
@@ -300,9 +324,16 @@ impl Sender<'_> {
             if mode == Mode::LookFirst && self.journal.take_resend_approval(attempt.id)? {
                 self.note(&attempt, "look", "resend-approved", &Value::Null);
             } else if mode == Mode::LookFirst
-                && let Some(sent) = self.look(&attempt, out).await?
+                && let Some(looked) = self.look(&attempt, out).await?
             {
-                return Ok(sent);
+                return Ok(match looked {
+                    Looked::Done(sent) => sent,
+                    Looked::Found(view) => {
+                        self.journal
+                            .apply_task(attempt.id, &view, Source::ListTasks)?;
+                        Sent::Found(self.journal.attempt(attempt.id)?)
+                    }
+                });
             }
             attempt
         };
@@ -386,8 +417,9 @@ impl Sender<'_> {
         }))
     }
 
-    /// The look before a resend; `None` means proven absent (send now).
-    async fn look(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Option<Sent>> {
+    /// The look before a resend; `None` means proven absent (send now). A found task is
+    /// returned unjournaled; anything else is journaled.
+    async fn look(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Option<Looked>> {
         let endpoint = endpoint_of(attempt, out)?;
         let accepts = match &attempt.agent_url {
             Some(url) => self.journal.agent(url)?.and_then(|a| a.accepts_context_id),
@@ -410,24 +442,65 @@ impl Sender<'_> {
             Ok(Lookup::Found(task)) => {
                 let view = TaskView::from_value(&task.raw, task.raw.to_string())
                     .context("the found task has no id")?;
-                self.journal
-                    .apply_task(attempt.id, &view, Source::ListTasks)?;
-                Some(Sent::Found(self.journal.attempt(attempt.id)?))
+                Some(Looked::Found(view))
             }
             Ok(Lookup::Unprovable(reason)) => {
                 self.journal.mark_uncertain(attempt.id, &reason)?;
-                Some(Sent::Uncertain(self.journal.attempt(attempt.id)?, reason))
+                Some(Looked::Done(Sent::Uncertain(
+                    self.journal.attempt(attempt.id)?,
+                    reason,
+                )))
             }
             Err(error) => {
                 self.journal
                     .record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
-                Some(Sent::Failed {
+                Some(Looked::Done(Sent::Failed {
                     attempt: self.journal.attempt(attempt.id)?,
                     stage: Stage::Look,
                     error,
-                })
+                }))
             }
         })
+    }
+
+    /// Continues [`Sender::deliver`] for an attempt a batch already claimed (and re-read under
+    /// its lease: `INTENT`, endpoint journaled), looking first unless the operator approved one
+    /// resend. A found task is NOT journaled here: it comes back as a record that journals it
+    /// and releases the lease, for the caller's group commit (a found task lost in a crash is
+    /// looked up again). Every other outcome is journaled and the lease released, as
+    /// [`Sender::deliver`] does.
+    pub async fn deliver_claimed(
+        &self,
+        attempt: Attempt,
+        out: &Outgoing,
+        step: &str,
+    ) -> anyhow::Result<Claimed> {
+        let mut guard = LeaseGuard {
+            journal: self.journal,
+            id: attempt.id,
+            armed: true,
+        };
+        if self.journal.take_resend_approval(attempt.id)? {
+            self.note(&attempt, "look", "resend-approved", &Value::Null);
+        } else {
+            match self.look(&attempt, out).await? {
+                None => {}
+                Some(Looked::Done(sent)) => return Ok(Claimed::Done(sent)),
+                Some(Looked::Found(view)) => {
+                    guard.armed = false;
+                    let now = Journal::preview_task(&attempt, &view, Source::ListTasks)?;
+                    let record = SendRecord {
+                        attempt: attempt.id,
+                        outcome: SendOutcome::Task(view, Source::ListTasks),
+                        accepts_context_id: None,
+                    };
+                    return Ok(Claimed::Found(record, now));
+                }
+            }
+        }
+        let sent = self.send(attempt, out, step).await;
+        drop(guard);
+        sent.map(Claimed::Done)
     }
 
     /// Sends (or resends, same messageId) and journals the answer.
