@@ -115,6 +115,13 @@ impl Journal {
         })
     }
 
+    /// Opens a second connection to the same journal file, with the same busy timeout and
+    /// clock (a batch send's group commits run on it, on their own thread).
+    pub fn reopen(&self) -> Result<Self, JournalError> {
+        Ok(Self::open(&self.path, self.busy_timeout)?
+            .with_clock(std::sync::Arc::clone(&self.clock)))
+    }
+
     /// Returns the attempt as [`Journal::apply_task`] would leave it after `view` (its
     /// artifacts aside), without writing anything: what a group-committed observation reports
     /// before its commit.

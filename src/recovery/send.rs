@@ -37,7 +37,7 @@ use crate::recovery::lookup::{self, LookFor, Lookup};
 
 mod batch;
 
-pub use batch::{Answer, Batch, BatchItem, Ready};
+pub use batch::{Answer, Batch, BatchItem, Commit, Ready};
 
 /// The message to send for an attempt, and how to reach its agent.
 #[derive(Debug, Clone)]

@@ -13,9 +13,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::task::Poll;
 
 use anyhow::Context as _;
-use futures_util::{FutureExt as _, StreamExt as _};
+use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 
 use super::{DelegateArgs, Delegation, Request};
@@ -31,7 +32,7 @@ use crate::journal::{
 use crate::output::inert;
 use crate::plan::{self, Compensation, Verification};
 use crate::recovery::registry::{credential_var, pick_agent};
-use crate::recovery::send::{self, Batch, BatchItem, Ready, Sender};
+use crate::recovery::send::{self, Batch, BatchItem, Commit, Ready, Sender};
 
 /// How many plan steps are sent at the same time.
 pub(super) const PLAN_CONCURRENCY: usize = 8;
@@ -433,26 +434,51 @@ async fn send_batch<'r>(
     let mut sends = futures_util::stream::iter(to_send)
         .map(|(i, attempt)| async move { (i, batch.send(attempt, &items[i]).await) })
         .buffer_unordered(PLAN_CONCURRENCY);
-    while let Some(first) = sends.next().await {
-        // Every answer that arrived while the previous group commit ran goes into this one.
-        let mut arrived = vec![first];
-        while let Some(Some(more)) = sends.next().now_or_never() {
-            arrived.push(more);
+    // The group commit in progress (on the writer thread): sends go on while it waits for the
+    // disk, and every answer that arrives meanwhile goes into the next one.
+    let mut commit: Option<Commit> = None;
+    let mut sending = true;
+    loop {
+        if commit.is_none() {
+            commit = batch.start_commit()?;
         }
-        let mut answers = Vec::with_capacity(arrived.len());
-        let mut answered = Vec::with_capacity(arrived.len());
-        let mut done = Vec::new();
-        for (i, r) in arrived {
-            match r {
-                Ok(Ok(answer)) => {
-                    answers.push(answer);
-                    answered.push(i);
-                }
-                Ok(Err(sent)) => done.push((i, Ok(sent))),
-                Err(e) => done.push((i, Err(e))),
+        if commit.is_none() && !sending {
+            break;
+        }
+        let event = std::future::poll_fn(|cx| {
+            if let Some(c) = commit.as_mut()
+                && c.poll_done(cx).is_ready()
+            {
+                return Poll::Ready(None);
             }
-        }
-        done.extend(answered.into_iter().zip(batch.record(answers)?));
+            if sending && let Poll::Ready(next) = sends.poll_next_unpin(cx) {
+                return Poll::Ready(Some(next));
+            }
+            Poll::Pending
+        })
+        .await;
+        let done = match event {
+            Some(Some((i, sent))) => match sent {
+                Ok(Ok(answer)) => {
+                    batch.push(answer);
+                    continue;
+                }
+                Ok(Err(sent)) => vec![(i, Ok(sent))],
+                Err(e) => vec![(i, Err(e))],
+            },
+            Some(None) => {
+                sending = false;
+                continue;
+            }
+            None => {
+                let finished = commit.take().context("a group commit vanished")?;
+                batch
+                    .finish(finished)?
+                    .into_iter()
+                    .filter_map(|(id, sent)| by_id.get(&id).map(|&i| (i, sent)))
+                    .collect()
+            }
+        };
         for (i, sent) in done {
             let mut d = delegation(fresh[i].0);
             let r = match sent {

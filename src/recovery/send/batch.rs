@@ -28,6 +28,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
+use std::future::Future as _;
 
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
@@ -36,8 +37,8 @@ use serde_json::Value;
 use super::{Answered, Outgoing, Sender, Sent, Stage};
 use crate::a2a::{A2aError, ErrorClass, types};
 use crate::journal::{
-    self, Attempt, AttemptId, BatchClaim, FailureKind, Lease, SendOutcome, SendRecord, Source,
-    TaskView,
+    self, Attempt, AttemptId, BatchClaim, FailureKind, JournalError, Lease, SendOutcome,
+    SendRecord, Source, TaskView,
 };
 use crate::recovery::lookup;
 
@@ -83,10 +84,101 @@ pub struct Batch<'s, 'a> {
     lost: RefCell<HashMap<AttemptId, Lease>>,
     /// When the waiting leases are renewed.
     renew_at: Cell<Option<DateTime<Utc>>>,
+    /// Answers received and not yet handed to a group commit.
+    pending: RefCell<Vec<Answer>>,
+    /// The thread running the group commits on its own connection, so that sends go on while
+    /// a commit waits for the disk; `None` until the first commit, or if it could not start.
+    writer: RefCell<Option<Writer>>,
+}
+
+/// What the writer thread answers for one group commit.
+type Committed = Result<Vec<Result<Attempt, JournalError>>, JournalError>;
+
+/// A group commit handed to the writer thread.
+type Job = (Vec<SendRecord>, tokio::sync::oneshot::Sender<Committed>);
+
+/// The group-commit thread and its queue.
+struct Writer {
+    jobs: Option<std::sync::mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writer {
+    /// Starts the thread on a second connection to the journal.
+    fn start(journal: &journal::Journal) -> anyhow::Result<Self> {
+        let own = journal
+            .reopen()
+            .context("failed to open the journal for the group commits")?;
+        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("group-commit".into())
+            .spawn(move || {
+                for (records, reply) in queue {
+                    // The caller may be gone (a signal): the commit is made all the same.
+                    let _ = reply.send(own.record_sends(&records));
+                }
+            })
+            .context("failed to start the group-commit thread")?;
+        Ok(Self {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Writer {
+    /// Waits for the commit in progress: what was handed over is committed before the process
+    /// goes on (or exits on a signal).
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::warn!("the group-commit thread panicked");
+        }
+    }
+}
+
+/// A group commit in progress: await [`Commit::done`], then hand it to [`Batch::finish`].
+pub struct Commit {
+    answers: Vec<Answer>,
+    broken: Vec<Option<anyhow::Error>>,
+    ids: Vec<AttemptId>,
+    reply: tokio::sync::oneshot::Receiver<Committed>,
+    /// What the writer answered, once it did (an error: it ended without answering).
+    result: Option<Result<Committed, tokio::sync::oneshot::error::RecvError>>,
+}
+
+impl Commit {
+    /// Waits for the writer thread to commit.
+    pub fn poll_done(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.result.is_some() {
+            return std::task::Poll::Ready(());
+        }
+        std::pin::Pin::new(&mut self.reply).poll(cx).map(|r| {
+            self.result = Some(r);
+        })
+    }
 }
 
 impl Drop for Batch<'_, '_> {
+    /// A batch dropped early (a signal) first lets the writer finish the commit in progress,
+    /// then commits the answers received since, then releases the leases still held.
     fn drop(&mut self) {
+        drop(self.writer.get_mut().take());
+        let pending = std::mem::take(self.pending.get_mut());
+        if !pending.is_empty() {
+            let records: Vec<SendRecord> = pending.iter().map(|a| Self::record_of(a).0).collect();
+            match self.sender.journal.record_sends(&records) {
+                Ok(_) => {
+                    let held = self.held.get_mut();
+                    for r in &records {
+                        held.remove(&r.attempt);
+                    }
+                }
+                Err(e) => tracing::warn!("failed to journal {} answers: {e}", records.len()),
+            }
+        }
         let held: Vec<AttemptId> = self.held.get_mut().iter().copied().collect();
         if let Err(e) = self.sender.journal.release_many(&held) {
             tracing::warn!(
@@ -106,6 +198,8 @@ impl<'s, 'a> Batch<'s, 'a> {
             waiting: RefCell::new(BTreeSet::new()),
             lost: RefCell::new(HashMap::new()),
             renew_at: Cell::new(None),
+            pending: RefCell::new(Vec::new()),
+            writer: RefCell::new(None),
         }
     }
 
@@ -226,10 +320,19 @@ impl<'s, 'a> Batch<'s, 'a> {
         }))
     }
 
-    /// Journals answers in ONE transaction (a group commit), each with the release of its
-    /// lease; returns what each send did, in order. An answer that cannot be journaled (a task
-    /// without id, a task id other than the one held) is that item's error.
-    pub fn record(&self, answers: Vec<Answer>) -> anyhow::Result<Vec<anyhow::Result<Sent>>> {
+    /// Keeps an answer for the next group commit.
+    pub fn push(&self, answer: Answer) {
+        self.pending.borrow_mut().push(answer);
+    }
+
+    /// Hands every answer received so far to the writer thread as ONE group commit (each with
+    /// the release of its lease); `None` when there is none. Without a writer thread (it could
+    /// not start), the commit is made here and is done at once.
+    pub fn start_commit(&self) -> anyhow::Result<Option<Commit>> {
+        let answers = std::mem::take(&mut *self.pending.borrow_mut());
+        if answers.is_empty() {
+            return Ok(None);
+        }
         let mut records = Vec::with_capacity(answers.len());
         let mut broken = Vec::with_capacity(answers.len());
         for answer in &answers {
@@ -237,41 +340,86 @@ impl<'s, 'a> Batch<'s, 'a> {
             records.push(record);
             broken.push(error);
         }
-        let journaled = self.sender.journal.record_sends(&records)?;
+        let ids = records.iter().map(|r| r.attempt).collect();
+        let (done, reply) = tokio::sync::oneshot::channel();
+        let mut writer = self.writer.borrow_mut();
+        if writer.is_none() {
+            match Writer::start(self.sender.journal) {
+                Ok(w) => *writer = Some(w),
+                Err(e) => tracing::debug!("group commits on the command's thread: {e:#}"),
+            }
+        }
+        let queued = match writer.as_ref().and_then(|w| w.jobs.as_ref()) {
+            Some(jobs) => jobs.send((records, done)).map_err(|e| e.0),
+            None => Err((records, done)),
+        };
+        if let Err((records, done)) = queued {
+            let _ = done.send(self.sender.journal.record_sends(&records));
+        }
+        Ok(Some(Commit {
+            answers,
+            broken,
+            ids,
+            reply,
+            result: None,
+        }))
+    }
+
+    /// Returns what each send of a finished group commit did, by attempt. An answer that
+    /// cannot be journaled (a task without id, a task id other than the one held) is that
+    /// item's error.
+    pub fn finish(&self, commit: Commit) -> anyhow::Result<Vec<(AttemptId, anyhow::Result<Sent>)>> {
+        let Commit {
+            answers,
+            broken,
+            ids,
+            mut reply,
+            result,
+        } = commit;
+        let journaled = match result {
+            Some(answered) => answered.ok(),
+            None => reply.try_recv().ok(),
+        }
+        .context("the group-commit thread ended before its commit")??;
         {
             let mut held = self.held.borrow_mut();
-            for r in &records {
-                held.remove(&r.attempt);
+            for id in &ids {
+                held.remove(id);
             }
         }
         let mut out = Vec::with_capacity(answers.len());
         for ((answer, error), now) in answers.into_iter().zip(broken).zip(journaled) {
+            let id = answer.attempt.id;
             if let Some(error) = error {
-                out.push(Err(error));
+                out.push((id, Err(error)));
                 continue;
             }
             let now = match now {
                 Ok(now) => now,
                 Err(e) => {
-                    out.push(Err(
-                        anyhow::Error::new(e).context("failed to journal the answer")
+                    out.push((
+                        id,
+                        Err(anyhow::Error::new(e).context("failed to journal the answer")),
                     ));
                     continue;
                 }
             };
-            out.push(Ok(match answer.result {
-                Ok(Answered {
-                    value: types::SendMessageResponse::Task(_),
-                    ..
-                }) => Sent::Task(now),
-                Ok(_) => Sent::Replied(now),
-                Err(error) if error.class() == ErrorClass::Refused => Sent::Refused(now, error),
-                Err(error) => Sent::Failed {
-                    attempt: now,
-                    stage: Stage::Send,
-                    error,
-                },
-            }));
+            out.push((
+                id,
+                Ok(match answer.result {
+                    Ok(Answered {
+                        value: types::SendMessageResponse::Task(_),
+                        ..
+                    }) => Sent::Task(now),
+                    Ok(_) => Sent::Replied(now),
+                    Err(error) if error.class() == ErrorClass::Refused => Sent::Refused(now, error),
+                    Err(error) => Sent::Failed {
+                        attempt: now,
+                        stage: Stage::Send,
+                        error,
+                    },
+                }),
+            ));
         }
         Ok(out)
     }
