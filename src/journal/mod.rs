@@ -813,13 +813,26 @@ impl Journal {
         let Some(change) = f(&held, &held_artifacts)? else {
             return Ok((Applied::Unchanged, None));
         };
-        let row_changed = change.next != held;
+        Self::apply_change(tx, e, now, &held, change).map(|(applied, event, _)| (applied, event))
+    }
+
+    /// Writes a change of an attempt read in the same transaction (`held`): the row, its
+    /// artifacts and the event; returns what it did, the event's id and the row as written.
+    fn apply_change(
+        tx: &Connection,
+        e: &impl Fn(rusqlite::Error) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        held: &Attempt,
+        change: Change,
+    ) -> Result<(Applied, Option<i64>, Attempt), JournalError> {
+        let id = held.id;
+        let row_changed = change.next != *held;
         if !row_changed && change.artifacts.is_empty() && !change.force_event {
-            return Ok((Applied::Unchanged, None));
+            return Ok((Applied::Unchanged, None, held.clone()));
         }
         let mut next = change.next;
         next.updated_at = now;
-        queries::update_attempt_from(tx, &held, &next).map_err(e)?;
+        queries::update_attempt_from(tx, held, &next).map_err(e)?;
         for artifact in &change.artifacts {
             queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
         }
@@ -838,12 +851,14 @@ impl Journal {
             },
         )
         .map_err(e)?;
+        let event = tx.last_insert_rowid();
         Ok((
             Applied::Changed {
                 from: held.state,
                 to: next.state,
             },
-            Some(tx.last_insert_rowid()),
+            Some(event),
+            next,
         ))
     }
 

@@ -101,14 +101,14 @@ impl Journal {
                 }
                 queries::set_lease(tx, *id, Some(&me)).map_err(&e)?;
                 let fresh = held.interface_url.is_none() && endpoint.is_some();
-                if let Some(endpoint) = endpoint {
-                    Self::change_in(tx, &e, now, *id, Wanted::Only(&[]), |held, _| {
-                        Ok(Self::endpoint_change(held, endpoint))
-                    })?;
-                }
-                let after = queries::attempt_by_id(tx, *id)
-                    .map_err(&e)?
-                    .ok_or(JournalError::UnknownAttempt(id.0))?;
+                let change = endpoint
+                    .as_ref()
+                    .and_then(|endpoint| Self::endpoint_change(&held, endpoint));
+                let mut after = match change {
+                    Some(change) => Self::apply_change(tx, &e, now, &held, change)?.2,
+                    None => held,
+                };
+                after.lease = Some(me.clone());
                 out.push(BatchClaim::Claimed(after, fresh));
             }
             Ok(out)

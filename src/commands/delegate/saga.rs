@@ -391,7 +391,7 @@ async fn send_batch<'r>(
             &json!({"messageId": attempt.message_id, "contextId": attempt.context_id}),
         )?;
         items.push(BatchItem {
-            id: attempt.id,
+            attempt: attempt.clone(),
             out: d.outgoing(attempt)?,
             step: d.step().to_string(),
         });

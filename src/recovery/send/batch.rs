@@ -45,8 +45,8 @@ use crate::recovery::lookup;
 /// One attempt of a batch: its id, its message and the step name its crash points use.
 #[derive(Debug, Clone)]
 pub struct BatchItem {
-    /// The attempt (`INTENT`).
-    pub id: AttemptId,
+    /// The attempt (`INTENT`) as committed with its intent; it is re-read under its lease.
+    pub attempt: Attempt,
     /// Its message and credential.
     pub out: Outgoing,
     /// `WORKFLOW/STEP`, for the crash points.
@@ -214,12 +214,12 @@ impl<'s, 'a> Batch<'s, 'a> {
         let mut claims = Vec::with_capacity(items.len());
         let mut slots = Vec::with_capacity(items.len());
         for item in items {
-            let attempt = journal.attempt(item.id)?;
+            let attempt = &item.attempt;
             let Some(card_url) = attempt.agent_url.clone() else {
                 slots.push(None);
                 continue;
             };
-            if !lookup::never_sent(&attempt) {
+            if !lookup::never_sent(attempt) {
                 slots.push(None);
                 continue;
             }
@@ -235,7 +235,7 @@ impl<'s, 'a> Batch<'s, 'a> {
             match endpoint {
                 Some(endpoint) => {
                     slots.push(Some(claims.len()));
-                    claims.push((item.id, Some(endpoint)));
+                    claims.push((attempt.id, Some(endpoint)));
                 }
                 None => slots.push(None),
             }
