@@ -20,7 +20,8 @@
 //! without a look. A step with a known task is printed, exit 0.
 //! Remote text is made inert before it reaches a terminal. Steps 3 to 5 are the shared send path
 //! (`recovery::send`), which claims the attempt's lease first, so a `reconcile` or another
-//! `delegate` working on the same step at once never sends it twice.
+//! `delegate` working on the same step at once never sends it twice. `--plan` sends its new
+//! steps through the batch form of that path (`recovery::send::Batch`, in `saga`).
 //!
 //! `--follow`: once the send is journaled and the step has a task, it is followed as `follow`
 //! does (`commands::follow::follow_step`: events journaled before shown, the same output), and

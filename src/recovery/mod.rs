@@ -14,6 +14,10 @@
 //! - Journal writes are short synchronous transactions between awaits, never across one; a pass
 //!   cut anywhere (deadline, signal, SIGKILL) leaves every observation it made committed.
 //! - Intents, resends and re-delegations keep commit-before-send (`send.rs`), under a lease.
+//!   The leases of a page's intents to look for (bucket 1) are claimed in one transaction as the
+//!   page is read; a task the look finds is group-committed with the release of its lease (lost
+//!   in a crash, it is looked up again next pass); leases of rows not reached are released at
+//!   the end, also on a signal.
 //! - Reading unchanged remote work writes nothing (`Journal::apply_task` skips no-ops): a cron
 //!   pass over running tasks costs no disk.
 //! - A dry run opens the journal read-only and sends nothing: it reads (GetTask, ListTasks) and

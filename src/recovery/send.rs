@@ -18,6 +18,12 @@
 //!
 //! A reply ([`Sender::deliver_reply`]) follows the same order on the attempt's lease, with its
 //! own messageId committed first by the caller.
+//!
+//! Batches group the commits of this order without changing it per attempt: `delegate --plan`
+//! sends its new steps through [`Batch`] (leases and endpoints of all steps in one transaction,
+//! answers group-committed, see `send/batch.rs`); `reconcile` claims a page's intents in one
+//! transaction and continues each with [`Sender::deliver_claimed`], whose found task goes into
+//! the pass's group commit with the release of its lease.
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -1,15 +1,18 @@
 //! The saga's part of `delegate`: `--plan FILE` and the effect flags of a single step.
 //!
 //! Kept apart from the single-step flow so both evolve without stepping on each other; it
-//! reuses that flow (`Delegation::continue_with`) for every send.
+//! reuses that flow's reporting (`Delegation::sent`) for every step, and its sends
+//! (`Delegation::continue_with`) for re-runs.
 //!
 //! `--plan` order: read and validate the WHOLE file (every problem printed as
 //! `FILE:LINE:COLUMN: …`, exit 2, nothing journaled); refuse a workflow that is no longer
 //! `ACTIVE`; diff the plan against what is journaled for the workflow (a difference is refused
 //! with the diff, exit 2); resolve skills to registered agents; commit ALL intents in ONE
-//! transaction (`Journal::create_intents`); then send concurrently, at most
-//! [`PLAN_CONCURRENCY`] at a time. Running the same plan again commits nothing new and resends
-//! only what is still `INTENT`, after the look.
+//! transaction (`Journal::create_intents`); then send the new steps as one batch
+//! (`recovery::send::Batch`: every lease and endpoint in one transaction, at most
+//! [`PLAN_CONCURRENCY`] sends at a time, answers group-committed). Running the same plan again
+//! commits nothing new and resends only what is still `INTENT`, one step at a time through the
+//! one-attempt path, after the look.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
