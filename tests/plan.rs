@@ -2,10 +2,12 @@
 //! all intents, re-runs that change nothing, a changed plan refused with a diff, and the effect
 //! flags of a single step.
 
+use std::fmt::Write as _;
+
 use crate::common::{TestEnv, code, stderr, stdout};
 use crate::compensate::{fast, journal_bytes, latest, write};
 use crate::delegate::{agent, attempts};
-use crate::reconcile::crashing;
+use crate::reconcile::{crashing, reconcile, spawn};
 
 fn plan_text(url: &str, hotel_text: &str) -> String {
     format!(
@@ -312,4 +314,226 @@ fn effect_flags_are_journaled_and_checked() {
         stderr(&out)
     );
     assert_eq!(a.stats().messages.len(), 1);
+}
+
+/// Writes a plan of `n` steps `s0`…, all to the agent at `url`.
+fn big_plan(env: &TestEnv, url: &str, n: usize) -> String {
+    let mut text = String::from("workflow = \"big\"\n");
+    for i in 0..n {
+        let _ = write!(
+            text,
+            "\n[[step]]\nname = \"s{i}\"\nagent = \"{url}\"\ntext = \"step {i}\"\n"
+        );
+    }
+    let path = write(env.path(), "big.toml", &text);
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_batch_killed_after_one_answer_is_rerun_with_one_task_per_message_id() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let plan = big_plan(&env, &a.url(), 50);
+    // Killed once the answer of s17 arrived, before anything of it was journaled: the batch
+    // had journaled every endpoint, so every step counts as possibly sent.
+    crashing(&env, "after-send:big/s17", &["delegate", "--plan", &plan]);
+    let rows = attempts(&env, Some("big"));
+    assert_eq!(rows.len(), 50);
+    assert!(
+        rows.iter().all(|r| r["interfaceUrl"].is_string()),
+        "every endpoint is journaled before the first send: {rows:#?}"
+    );
+    let s17 = latest(&env, "big/s17");
+    assert_eq!(s17["state"], "INTENT", "the answer was not journaled");
+    let s17_id = s17["messageId"].as_str().unwrap().to_owned();
+    assert_eq!(a.stats().tasks_per_message_id.get(&s17_id), Some(&1));
+    let sent_before = a.stats().messages.len();
+    assert!(
+        sent_before < 50,
+        "the crash stopped the batch: {sent_before}"
+    );
+
+    let out = env.run(["--format", "json", "delegate", "--plan", &plan]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // s17 (and any other step whose answer was lost) was looked for and found, not resent.
+    assert!(stdout(&out).contains("\"found\""), "{}", stdout(&out));
+    let stats = a.stats();
+    let rows = attempts(&env, Some("big"));
+    for row in &rows {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(
+            stats.tasks_per_message_id.get(id),
+            Some(&1),
+            "{}: not exactly one task",
+            row["step"]
+        );
+        assert!(row["taskId"].is_string(), "{row:#?}");
+    }
+    assert_eq!(stats.tasks.len(), 50);
+    assert_eq!(leases_held(&env, "big", 50), 0, "no lease left behind");
+}
+
+/// Counts the steps `s0`… of a workflow whose attempt still holds a lease.
+fn leases_held(env: &TestEnv, workflow: &str, n: usize) -> usize {
+    let journal =
+        a2a_recover::journal::Journal::open(&env.journal(), std::time::Duration::from_secs(10))
+            .unwrap();
+    (0..n)
+        .filter(|i| {
+            let step = a2a_recover::journal::StepName::parse(&format!("{workflow}/s{i}")).unwrap();
+            let record = journal.step(&step).unwrap().unwrap();
+            record.attempts.iter().any(|a| a.lease.is_some())
+        })
+        .count()
+}
+
+#[test]
+fn a_batch_fetches_an_unregistered_agents_card_once_and_releases_every_lease() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let plan = big_plan(&env, &a.url(), 40);
+    let out = env.run(["--format", "json", "delegate", "--plan", &plan]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let stats = a.stats();
+    assert_eq!(stats.card_fetches, 1, "one card fetch for 40 steps");
+    assert_eq!(stats.messages.len(), 40);
+    // Every step's records: its intent, then its send.
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for i in 0..40 {
+        let step = format!("s{i}");
+        let mine: Vec<&str> = lines
+            .iter()
+            .filter(|l| l["type"] == "action" && l["step"] == step.as_str())
+            .map(|l| l["action"].as_str().unwrap())
+            .collect();
+        assert_eq!(mine, ["intent", "send"], "{step}");
+    }
+    for row in attempts(&env, Some("big")) {
+        assert!(row["taskId"].is_string(), "{row:#?}");
+    }
+    assert_eq!(leases_held(&env, "big", 40), 0, "no lease left behind");
+}
+
+#[test]
+fn a_batch_racing_two_reconcile_passes_sends_every_step_exactly_once() {
+    let env = TestEnv::new();
+    let a = agent(crate::compensate::fast(&["x"]));
+    // A slow agent widens the windows: a pass holds an intent's lease while it fetches the
+    // card, and the batch claims its leases after its own card fetch.
+    let proxy = crate::signals::SlowProxy::start(a.url());
+    proxy.set_delay(15);
+    let n = 200;
+    let plan = big_plan(&env, &proxy.url(), n);
+    let delegating = spawn(&env, &["delegate", "--plan", &plan]);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                // Passes one after another for as long as the plan runs (one may find the
+                // other's lock held: exit 3).
+                while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                    let out = reconcile(&env, &["--concurrency", "16"]);
+                    assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
+                }
+            });
+        }
+        let out = delegating.wait_with_output().unwrap();
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            matches!(code(&out), 0 | 3),
+            "{}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    });
+    proxy.set_delay(0);
+    let out = env.run(["delegate", "--plan", &plan]);
+    assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
+    let out = reconcile(&env, &[]);
+    assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
+    let stats = a.stats();
+    let rows = attempts(&env, Some("big"));
+    assert_eq!(rows.len(), n);
+    for row in &rows {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(
+            stats.tasks_per_message_id.get(id),
+            Some(&1),
+            "{}: not sent exactly once",
+            row["step"]
+        );
+    }
+    assert_eq!(stats.tasks.len(), n);
+    assert_eq!(leases_held(&env, "big", n), 0, "no lease left behind");
+}
+
+#[test]
+fn reconcile_finds_a_killed_batchs_lost_answers_with_grouped_commits_and_no_lease_left() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let plan = big_plan(&env, &a.url(), 50);
+    crashing(&env, "after-send:big/s30", &["delegate", "--plan", &plan]);
+    let before: Vec<String> = attempts(&env, Some("big"))
+        .iter()
+        .filter(|r| r["state"] == "INTENT")
+        .map(|r| r["step"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(before.contains(&"s30".to_owned()), "{before:?}");
+    // Bucket 1: every INTENT with a journaled endpoint is looked for under a lease its page
+    // claimed; found ones are journaled in a group commit, absent ones sent once.
+    let out = env.run(["--format", "json", "reconcile"]);
+    assert!(
+        matches!(code(&out), 0 | 3),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let found: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| l["type"] == "action" && l["action"] == "look")
+        .collect();
+    let s30 = found
+        .iter()
+        .find(|l| l["step"] == "s30")
+        .expect("s30 was looked for");
+    assert_eq!(s30["detail"]["found"], true, "{s30}");
+    assert_ne!(s30["outcome"], "INTENT", "reported as journaled: {s30}");
+    let stats = a.stats();
+    for row in attempts(&env, Some("big")) {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(stats.tasks_per_message_id.get(id), Some(&1), "{row:#?}");
+        assert!(row["taskId"].is_string(), "journaled: {row:#?}");
+    }
+    assert_eq!(stats.tasks.len(), 50);
+    assert_eq!(leases_held(&env, "big", 50), 0, "no lease left behind");
+}
+
+#[test]
+fn a_pass_cut_by_its_deadline_releases_the_leases_its_pages_claimed() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let proxy = crate::signals::SlowProxy::start(a.url());
+    let plan = big_plan(&env, &proxy.url(), 30);
+    crashing(&env, "after-send:big/s0", &["delegate", "--plan", &plan]);
+    // Slow looks, one at a time, and a deadline that leaves most of the page unvisited.
+    proxy.set_delay(100);
+    let out = env.run(["reconcile", "--concurrency", "1", "--deadline", "300ms"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        leases_held(&env, "big", 30),
+        0,
+        "unvisited intents are released"
+    );
+    proxy.set_delay(0);
+    let out = env.run(["reconcile"]);
+    assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
+    let stats = a.stats();
+    for row in attempts(&env, Some("big")) {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(stats.tasks_per_message_id.get(id), Some(&1), "{row:#?}");
+    }
 }

@@ -604,3 +604,87 @@ fn a_signal_during_compensate_leaves_it_resumable_without_a_second_cancellation(
         assert_consistent(&env.journal());
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// delegate --plan
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_signal_during_a_plans_batch_commits_the_answers_received_and_frees_every_lease() {
+    for case in SIGNALS {
+        let env = TestEnv::new();
+        let a = agent(fast());
+        let slow = SlowProxy::start(a.url());
+        let steps = 40;
+        let mut plan = String::from("workflow = \"big\"\n");
+        for i in 0..steps {
+            plan.push_str("\n[[step]]\nname = \"s");
+            plan.push_str(&i.to_string());
+            plan.push_str("\"\nagent = \"");
+            plan.push_str(&slow.url());
+            plan.push_str("\"\ntext = \"work:10000\"\n");
+        }
+        let file = env.path().join("big.toml");
+        std::fs::write(&file, plan).unwrap();
+        // Each send waits 300 ms at the proxy: the batch would take about 1.5 s.
+        slow.set_delay(300);
+        let file = file.to_str().unwrap();
+        let mut run = Running::new(spawn(&env, &case.args(&["delegate", "--plan", file])));
+        if case.json {
+            run.wait_for("three sends", |lines| {
+                actions(lines)
+                    .iter()
+                    .filter(|a| a["action"] == "send")
+                    .count()
+                    >= 3
+            });
+        } else {
+            let seen = "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL";
+            wait_until("three journaled sends", || {
+                env.journal().exists() && count(&env, seen) >= 3
+            });
+        }
+        run.signal(case.sig);
+        let (status, err, lines) = run.finish();
+        case.assert_signalled(status, &err);
+        // Every answer that arrived was journaled: the agent created at most the sends that
+        // were in flight (8) beyond what the journal holds; every reported send is journaled.
+        let journaled = count(
+            &env,
+            "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL",
+        );
+        let created = i64::try_from(a.stats().tasks.len()).unwrap();
+        assert!(
+            created - journaled <= 8,
+            "{created} tasks created, {journaled} journaled"
+        );
+        for sent in actions(&lines).iter().filter(|a| a["action"] == "send") {
+            let row = attempts(
+                &env,
+                Some(&format!("big/{}", sent["step"].as_str().unwrap())),
+            );
+            assert!(
+                row[0]["taskId"].is_string(),
+                "reported, not journaled: {sent}"
+            );
+        }
+        assert_eq!(
+            count(
+                &env,
+                "SELECT count(*) FROM attempts WHERE lease_owner_pid IS NOT NULL"
+            ),
+            0,
+            "leases left behind"
+        );
+        assert_consistent(&env.journal());
+        // The rest is sent (or found) by a re-run: one task per messageId.
+        slow.set_delay(0);
+        let out = env.run(["delegate", "--plan", file]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        let stats = a.stats();
+        for row in attempts(&env, Some("big")) {
+            let id = row["messageId"].as_str().unwrap();
+            assert_eq!(stats.tasks_per_message_id.get(id), Some(&1), "{row:#?}");
+        }
+    }
+}

@@ -20,7 +20,8 @@
 //! without a look. A step with a known task is printed, exit 0.
 //! Remote text is made inert before it reaches a terminal. Steps 3 to 5 are the shared send path
 //! (`recovery::send`), which claims the attempt's lease first, so a `reconcile` or another
-//! `delegate` working on the same step at once never sends it twice.
+//! `delegate` working on the same step at once never sends it twice. `--plan` sends its new
+//! steps through the batch form of that path (`recovery::send::Batch`, in `saga`).
 //!
 //! `--follow`: once the send is journaled and the step has a task, it is followed as `follow`
 //! does (`commands::follow::follow_step`: events journaled before shown, the same output), and
@@ -570,6 +571,24 @@ impl Delegation<'_> {
         }
     }
 
+    /// The message of an attempt: the step's text and metadata, with its predecessor's task
+    /// and failure when it has one; the request's credential.
+    fn outgoing(&self, attempt: &Attempt) -> anyhow::Result<Outgoing> {
+        let previous = match attempt.previous_attempt {
+            Some(p) => Some(self.journal.attempt(p)?),
+            None => None,
+        };
+        Ok(Outgoing {
+            text: plan::previous_attempt_text(&self.req.spec.text, previous.as_ref()),
+            metadata: plan::previous_attempt_metadata(
+                self.req.spec.metadata.as_ref(),
+                previous.as_ref(),
+            ),
+            credential: self.req.credential.clone(),
+            allow_cross_origin: self.req.spec.allow_cross_origin,
+        })
+    }
+
     /// Sends the attempt (or, on a re-run, resumes it) through the shared send path
     /// (`recovery::send`): under the attempt's lease, re-read after the claim, looked for first
     /// when it may have been sent. Two runs of the same step at once, or a run beside a
@@ -578,19 +597,7 @@ impl Delegation<'_> {
         if resume && lookup::never_sent(&attempt) {
             self.action(&attempt, "look", "never-sent", &json!({}))?;
         }
-        let previous = match attempt.previous_attempt {
-            Some(p) => Some(self.journal.attempt(p)?),
-            None => None,
-        };
-        let out = Outgoing {
-            text: plan::previous_attempt_text(&self.req.spec.text, previous.as_ref()),
-            metadata: plan::previous_attempt_metadata(
-                self.req.spec.metadata.as_ref(),
-                previous.as_ref(),
-            ),
-            credential: self.req.credential.clone(),
-            allow_cross_origin: self.req.spec.allow_cross_origin,
-        };
+        let out = self.outgoing(&attempt)?;
         let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
             let detail = if detail.is_null() {
                 json!({})

@@ -31,6 +31,7 @@ pub mod operator;
 pub mod prune;
 mod queries;
 mod saga;
+mod sends;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -43,6 +44,7 @@ pub use error::JournalError;
 pub use model::*;
 pub use operator::{AttemptResolution, Decided, Decision};
 pub use prune::{PRUNE_BATCH, Storage};
+pub use sends::{BatchClaim, SendOutcome, SendRecord};
 
 use crate::clock::{Clock, SystemClock};
 use queries::NewEvent;
@@ -813,13 +815,26 @@ impl Journal {
         let Some(change) = f(&held, &held_artifacts)? else {
             return Ok((Applied::Unchanged, None));
         };
-        let row_changed = change.next != held;
+        Self::apply_change(tx, e, now, &held, change).map(|(applied, event, _)| (applied, event))
+    }
+
+    /// Writes a change of an attempt read in the same transaction (`held`): the row, its
+    /// artifacts and the event; returns what it did, the event's id and the row as written.
+    fn apply_change(
+        tx: &Connection,
+        e: &impl Fn(rusqlite::Error) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        held: &Attempt,
+        change: Change,
+    ) -> Result<(Applied, Option<i64>, Attempt), JournalError> {
+        let id = held.id;
+        let row_changed = change.next != *held;
         if !row_changed && change.artifacts.is_empty() && !change.force_event {
-            return Ok((Applied::Unchanged, None));
+            return Ok((Applied::Unchanged, None, held.clone()));
         }
         let mut next = change.next;
         next.updated_at = now;
-        queries::update_attempt_from(tx, &held, &next).map_err(e)?;
+        queries::update_attempt_from(tx, held, &next).map_err(e)?;
         for artifact in &change.artifacts {
             queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
         }
@@ -838,12 +853,14 @@ impl Journal {
             },
         )
         .map_err(e)?;
+        let event = tx.last_insert_rowid();
         Ok((
             Applied::Changed {
                 from: held.state,
                 to: next.state,
             },
-            Some(tx.last_insert_rowid()),
+            Some(event),
+            next,
         ))
     }
 
@@ -867,21 +884,26 @@ impl Journal {
         endpoint: &Endpoint,
     ) -> Result<Attempt, JournalError> {
         self.change(id, "journal the endpoint", |held, _| {
-            if held.interface_url.is_some() {
-                return Ok(None);
-            }
-            let mut next = held.clone();
-            next.interface_url = Some(endpoint.interface_url.clone());
-            next.tenant.clone_from(&endpoint.tenant);
-            Ok(Some(Change {
-                next,
-                artifacts: Vec::new(),
-                kind: "endpoint",
-                detail: json!({"interfaceUrl": endpoint.interface_url, "tenant": endpoint.tenant}),
-                force_event: false,
-            }))
+            Ok(Self::endpoint_change(held, endpoint))
         })?;
         self.attempt(id)
+    }
+
+    /// What journaling an endpoint changes: nothing once one is journaled.
+    fn endpoint_change(held: &Attempt, endpoint: &Endpoint) -> Option<Change> {
+        if held.interface_url.is_some() {
+            return None;
+        }
+        let mut next = held.clone();
+        next.interface_url = Some(endpoint.interface_url.clone());
+        next.tenant.clone_from(&endpoint.tenant);
+        Some(Change {
+            next,
+            artifacts: Vec::new(),
+            kind: "endpoint",
+            detail: json!({"interfaceUrl": endpoint.interface_url, "tenant": endpoint.tenant}),
+            force_event: false,
+        })
     }
 
     /// Applies a remote Task (a send's answer, GetTask, ListTasks, a stream snapshot or status
@@ -1235,21 +1257,44 @@ impl Journal {
         detail: Value,
     ) -> Result<Applied, JournalError> {
         self.change(id, action, |held, _| {
-            let Some(to) = Self::transition_of(held, obs)? else {
-                return Ok(None);
-            };
-            let mut next = held.clone();
-            next.state = to;
-            next.error = None;
-            edit(&mut next);
-            Ok(Some(Change {
-                next,
-                artifacts: Vec::new(),
-                kind: "state",
-                detail,
-                force_event: false,
-            }))
+            Self::settle_change(held, obs, edit, detail)
         })
+    }
+
+    /// What settling an attempt on an observation changes (see [`Journal::record_refusal`]).
+    fn settle_change(
+        held: &Attempt,
+        obs: Observation,
+        edit: impl FnOnce(&mut Attempt),
+        detail: Value,
+    ) -> Result<Option<Change>, JournalError> {
+        let Some(to) = Self::transition_of(held, obs)? else {
+            return Ok(None);
+        };
+        let mut next = held.clone();
+        next.state = to;
+        next.error = None;
+        edit(&mut next);
+        Ok(Some(Change {
+            next,
+            artifacts: Vec::new(),
+            kind: "state",
+            detail,
+            force_event: false,
+        }))
+    }
+
+    /// What recording a failure that changes no state writes (see [`Journal::record_failure`]).
+    fn failure_change(held: &Attempt, kind: FailureKind, summary: &str) -> Change {
+        let mut next = held.clone();
+        next.error = Some(summary.to_owned());
+        Change {
+            next,
+            artifacts: Vec::new(),
+            kind: kind.as_str(),
+            detail: json!({"error": summary}),
+            force_event: true,
+        }
     }
 
     /// Records that the send was answered by a direct Message (`REPLIED`; no task exists).
@@ -1259,12 +1304,22 @@ impl Journal {
         message_json: &str,
         context_id: Option<&str>,
     ) -> Result<Applied, JournalError> {
+        self.change(id, "journal the reply", |held, _| {
+            Self::direct_reply_change(held, message_json, context_id)
+        })
+    }
+
+    /// What recording a direct reply changes (see [`Journal::record_direct_reply`]).
+    fn direct_reply_change(
+        held: &Attempt,
+        message_json: &str,
+        context_id: Option<&str>,
+    ) -> Result<Option<Change>, JournalError> {
         let text = serde_json::from_str::<Value>(message_json)
             .map(|m| message_text(&m))
             .unwrap_or_default();
-        self.settle(
-            id,
-            "journal the reply",
+        Self::settle_change(
+            held,
             Observation::DirectReply,
             |next| {
                 next.outcome_json = Some(message_json.to_owned());
@@ -1281,9 +1336,15 @@ impl Journal {
 
     /// Records a definitive refusal (`REFUSED`): nothing was created remotely.
     pub fn record_refusal(&self, id: AttemptId, summary: &str) -> Result<Applied, JournalError> {
-        self.settle(
-            id,
-            "journal the refusal",
+        self.change(id, "journal the refusal", |held, _| {
+            Self::refusal_change(held, summary)
+        })
+    }
+
+    /// What recording a refusal changes (see [`Journal::record_refusal`]).
+    fn refusal_change(held: &Attempt, summary: &str) -> Result<Option<Change>, JournalError> {
+        Self::settle_change(
+            held,
             Observation::Refused,
             |next| next.error = Some(summary.to_owned()),
             json!({"error": summary}),
@@ -1335,15 +1396,7 @@ impl Journal {
         summary: &str,
     ) -> Result<(), JournalError> {
         self.change(id, "journal the failure", |held, _| {
-            let mut next = held.clone();
-            next.error = Some(summary.to_owned());
-            Ok(Some(Change {
-                next,
-                artifacts: Vec::new(),
-                kind: kind.as_str(),
-                detail: json!({"error": summary}),
-                force_event: true,
-            }))
+            Ok(Some(Self::failure_change(held, kind, summary)))
         })
         .map(|_| ())
     }
@@ -1560,13 +1613,8 @@ impl Journal {
             let held = queries::attempt_by_id(tx, id)
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(id.0))?;
-            if let Some(lease) = held.lease {
-                let mine = lease.pid == me.pid && lease.host == me.host;
-                let broken =
-                    lease.expires_at <= now || (lease.host == me.host && !process_alive(lease.pid));
-                if !mine && !broken {
-                    return Ok(Claim::HeldBy(lease));
-                }
+            if let Some(lease) = other_holder(&held, &me, now) {
+                return Ok(Claim::HeldBy(lease));
             }
             queries::set_lease(tx, id, Some(&me)).map_err(&e)?;
             Ok(Claim::Claimed(me.clone()))
@@ -1857,6 +1905,15 @@ pub fn host_name() -> String {
 }
 
 /// Returns whether a process with this pid exists on this host.
+/// Returns the lease another live process holds on an attempt, if any: a lease that is this
+/// process's own, lapsed, or held by a dead pid on this host does not count.
+fn other_holder(held: &Attempt, me: &Lease, now: chrono::DateTime<chrono::Utc>) -> Option<Lease> {
+    let lease = held.lease.as_ref()?;
+    let mine = lease.pid == me.pid && lease.host == me.host;
+    let broken = lease.expires_at <= now || (lease.host == me.host && !process_alive(lease.pid));
+    (!mine && !broken).then(|| lease.clone())
+}
+
 fn process_alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else {
         return false;

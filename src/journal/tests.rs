@@ -1243,6 +1243,82 @@ fn leases_are_claimed_renewed_and_broken() {
     assert_eq!(j.event_count().unwrap(), events, "leases append no events");
 }
 
+#[test]
+fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_leases() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let free = created(&j, "w/free");
+    let held = created(&j, "w/held");
+    let settled = created(&j, "w/settled");
+    let other = Lease {
+        pid: 1,
+        host: host_name(),
+        expires_at: j.clock.now() + chrono::Duration::minutes(5),
+    };
+    queries::set_lease(&j.lock(), held.id, Some(&other)).unwrap();
+    j.record_refusal(settled.id, "no").unwrap();
+    let endpoint = Endpoint {
+        interface_url: "http://127.0.0.1:9/".into(),
+        tenant: None,
+    };
+    let items: Vec<_> = [free.id, held.id, settled.id]
+        .into_iter()
+        .map(|id| (id, Some(endpoint.clone())))
+        .collect();
+    let claims = j.claim_for_send(&items, Duration::from_secs(60)).unwrap();
+    let BatchClaim::Claimed(claimed, true) = &claims[0] else {
+        panic!("{claims:?}")
+    };
+    assert_eq!(
+        claimed.interface_url.as_deref(),
+        Some("http://127.0.0.1:9/")
+    );
+    assert_eq!(
+        claimed.lease.as_ref().map(|l| l.pid),
+        Some(std::process::id())
+    );
+    assert!(matches!(&claims[1], BatchClaim::HeldBy(_, l) if l.pid == 1));
+    assert_eq!(
+        j.attempt(held.id).unwrap().interface_url,
+        None,
+        "held: untouched"
+    );
+    assert!(matches!(&claims[2], BatchClaim::Settled(a) if a.state == AttemptState::Refused));
+    // Claimed again (a renewal): the endpoint was there before, so it may have been sent.
+    let again = j
+        .claim_for_send(&items[..1], Duration::from_secs(60))
+        .unwrap();
+    assert!(
+        matches!(&again[0], BatchClaim::Claimed(_, false)),
+        "{again:?}"
+    );
+
+    let raw = task_json("t-1", "TASK_STATE_SUBMITTED", "2026-11-30T01:00:00Z");
+    let done = j
+        .record_sends(&[
+            SendRecord {
+                attempt: free.id,
+                outcome: SendOutcome::Task(view(&raw), Source::Send),
+                accepts_context_id: Some("http://127.0.0.1:9/card".into()),
+            },
+            SendRecord {
+                attempt: held.id,
+                outcome: SendOutcome::Release,
+                accepts_context_id: None,
+            },
+        ])
+        .unwrap();
+    let now = done[0].as_ref().unwrap();
+    assert_eq!(now.state, AttemptState::Submitted);
+    assert_eq!(now.task_id.as_deref(), Some("t-1"));
+    assert_eq!(now.lease, None, "released with its answer");
+    assert_eq!(
+        j.attempt(held.id).unwrap().lease.map(|l| l.pid),
+        Some(1),
+        "another's lease is left alone"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Compatibility and measurement
 // ---------------------------------------------------------------------------------------------

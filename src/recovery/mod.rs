@@ -14,6 +14,10 @@
 //! - Journal writes are short synchronous transactions between awaits, never across one; a pass
 //!   cut anywhere (deadline, signal, SIGKILL) leaves every observation it made committed.
 //! - Intents, resends and re-delegations keep commit-before-send (`send.rs`), under a lease.
+//!   The leases of a page's intents to look for (bucket 1) are claimed in one transaction as the
+//!   page is read; a task the look finds is group-committed with the release of its lease (lost
+//!   in a crash, it is looked up again next pass); leases of rows not reached are released at
+//!   the end, also on a signal.
 //! - Reading unchanged remote work writes nothing (`Journal::apply_task` skips no-ops): a cron
 //!   pass over running tasks costs no disk.
 //! - A dry run opens the journal read-only and sends nothing: it reads (GetTask, ListTasks) and
@@ -45,12 +49,13 @@ use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, retry_re
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptId, AttemptRow, AttemptState, FailureKind, Journal, JournalError, NewAttempt,
-    PassCursor, Reply, ReplyState, Source, StepRecord, StepSpec, TaskView, history_holds,
+    Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind, Journal, JournalError,
+    NewAttempt, PassCursor, Reply, ReplyState, SendOutcome, SendRecord, Source, StepRecord,
+    StepSpec, TaskView, history_holds,
 };
 use crate::output::inert;
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
-use crate::recovery::send::{Mode, Outgoing, ReplySent, Sender, Sent};
+use crate::recovery::send::{Claimed, Mode, Outgoing, ReplySent, Sender, Sent};
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;
@@ -148,6 +153,11 @@ pub struct Pass<'a> {
     /// built for: the card's origin is parsed and the credential read once per agent, not per
     /// item (docs/performance.md).
     endpoints: RefCell<HashMap<String, (String, Rc<Endpoint>)>>,
+    /// Bucket 1: what claiming a page's `INTENT` attempts in one transaction found, taken by
+    /// each item as it is handled.
+    claimed: RefCell<HashMap<AttemptId, BatchClaim>>,
+    /// Bucket 1: found tasks (and lease releases) waiting for their group commit.
+    found: RefCell<Vec<SendRecord>>,
 }
 
 /// One item: a pass row and the undelivered replies on its attempt.
@@ -166,7 +176,13 @@ struct Rows<'j> {
     cursor: PassCursor,
     page: VecDeque<AttemptRow>,
     done: bool,
+    /// Claims the leases of a page's intents to look for (bucket 1), as the page is read; none
+    /// in a dry run.
+    claim: Option<&'j PageClaim<'j>>,
 }
+
+/// What [`Rows`] calls on each page it reads.
+type PageClaim<'j> = dyn Fn(&VecDeque<AttemptRow>) -> anyhow::Result<()> + 'j;
 
 impl Iterator for Rows<'_> {
     type Item = anyhow::Result<AttemptRow>;
@@ -177,6 +193,13 @@ impl Iterator for Rows<'_> {
                 Ok(rows) => {
                     self.done = rows.len() < PAGE;
                     self.page.extend(rows);
+                    if let Some(claim) = self.claim
+                        && let Err(e) = claim(&self.page)
+                    {
+                        self.done = true;
+                        self.page.clear();
+                        return Some(Err(e));
+                    }
                 }
                 Err(e) => {
                     self.done = true;
@@ -223,9 +246,14 @@ impl<'j> StepOf<'j> {
 /// point, DESIGN.md §3 exit 130 / 143) still commits the routine observations it reported.
 impl Drop for Pass<'_> {
     fn drop(&mut self) {
-        if std::thread::panicking() || self.batch.get_mut().is_empty() {
+        if std::thread::panicking()
+            || (self.batch.get_mut().is_empty()
+                && self.found.get_mut().is_empty()
+                && self.claimed.get_mut().is_empty())
+        {
             return;
         }
+        self.release_unvisited();
         if let Err(e) = self.flush() {
             tracing::warn!("failed to journal the pass's last observations: {e:#}");
         }
@@ -247,13 +275,60 @@ impl<'a> Pass<'a> {
             cfg,
             batch: RefCell::new(Vec::new()),
             endpoints: RefCell::new(HashMap::new()),
+            claimed: RefCell::new(HashMap::new()),
+            found: RefCell::new(Vec::new()),
         }
     }
 
-    /// Commits the routine observations gathered so far, in one transaction.
+    /// Commits the routine observations gathered so far, in one transaction, and the found
+    /// tasks with the release of their leases in another.
     fn flush(&self) -> anyhow::Result<()> {
         let batch = std::mem::take(&mut *self.batch.borrow_mut());
         self.journal.apply_tasks(&batch, Source::GetTask)?;
+        let found = std::mem::take(&mut *self.found.borrow_mut());
+        for (record, done) in found.iter().zip(self.journal.record_sends(&found)?) {
+            if let Err(e) = done {
+                // Left INTENT: the next pass looks for it again.
+                tracing::warn!(
+                    "failed to journal the task found for attempt {}: {e}",
+                    record.attempt
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Releases the leases of claimed intents the pass did not reach (its deadline, a signal),
+    /// with the last group commit.
+    fn release_unvisited(&self) {
+        let mut found = self.found.borrow_mut();
+        for (id, claim) in self.claimed.borrow_mut().drain() {
+            if let BatchClaim::Claimed(..) = claim {
+                found.push(SendRecord {
+                    attempt: id,
+                    outcome: SendOutcome::Release,
+                    accepts_context_id: None,
+                });
+            }
+        }
+    }
+
+    /// Bucket 1: claims the leases of a page's intents to look for, in ONE transaction (each
+    /// item then looks under the lease its page claimed).
+    fn claim_page(&self, page: &VecDeque<AttemptRow>) -> anyhow::Result<()> {
+        let ids: Vec<(AttemptId, Option<crate::journal::Endpoint>)> = page
+            .iter()
+            .filter(|row| {
+                row.is_latest
+                    && plan::triage(row) == Triage::Look
+                    && plan::sends_allowed(row.workflow_state)
+            })
+            .map(|row| (row.attempt.id, None))
+            .collect();
+        let claims = self.journal.claim_for_send(&ids, self.cfg.lease_ttl)?;
+        self.claimed
+            .borrow_mut()
+            .extend(ids.into_iter().map(|(id, _)| id).zip(claims));
         Ok(())
     }
 
@@ -324,11 +399,13 @@ impl<'a> Pass<'a> {
         let (first, cursor) = self.collect()?;
         let total = first.len() + cursor.total;
         on_start(total);
+        let claim = |page: &VecDeque<AttemptRow>| self.claim_page(page);
         let rows = Rows {
             journal: self.journal,
             cursor,
             page: VecDeque::new(),
             done: false,
+            claim: if self.cfg.dry_run { None } else { Some(&claim) },
         };
         let items = first.into_iter().map(Ok).chain(rows.map(|row| {
             row.map(|row| Item {
@@ -375,7 +452,7 @@ impl<'a> Pass<'a> {
                 summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
                 break;
             };
-            if self.batch.borrow().len() >= BATCH {
+            if self.batch.borrow().len() + self.found.borrow().len() >= BATCH {
                 self.flush()?;
             }
             let Some(actions) = next else { break };
@@ -391,6 +468,7 @@ impl<'a> Pass<'a> {
             on_item();
         }
         drop(stream);
+        self.release_unvisited();
         self.flush()?;
         Ok(summary)
     }
@@ -535,6 +613,9 @@ impl<'a> Pass<'a> {
                 json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
                 exit::WORK_REMAINS,
             )]),
+            Triage::Look if self.claimed.borrow().contains_key(&row.attempt.id) => {
+                Box::pin(self.look_claimed(row, rec)).await
+            }
             Triage::Send | Triage::Look => {
                 let rec = rec.get()?;
                 let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
@@ -553,6 +634,91 @@ impl<'a> Pass<'a> {
             )?]),
             Triage::Read => self.read(row, rec).await,
             Triage::Settled => Box::pin(self.settle(row, rec.get()?)).await,
+        }
+    }
+
+    /// Bucket 1 under the lease the item's page claimed: looks for the attempt (then resends it
+    /// only if proven absent, as [`Sender::deliver`] does); a found task is group-committed with
+    /// the release of its lease, like a routine observation.
+    async fn look_claimed(
+        &self,
+        row: &AttemptRow,
+        rec: &StepOf<'_>,
+    ) -> anyhow::Result<Vec<Action>> {
+        let claim = self
+            .claimed
+            .borrow_mut()
+            .remove(&row.attempt.id)
+            .context("the attempt's claim vanished")?;
+        let attempt = match claim {
+            BatchClaim::HeldBy(a, lease) => {
+                return Ok(vec![self.sent_action(
+                    row,
+                    "send",
+                    &Sent::Busy(a, lease),
+                )?]);
+            }
+            BatchClaim::Settled(a) => {
+                return Ok(vec![self.sent_action(row, "send", &Sent::Settled(a))?]);
+            }
+            BatchClaim::Claimed(a, _) => a,
+        };
+        let release = |pass: &Self| {
+            pass.found.borrow_mut().push(SendRecord {
+                attempt: attempt.id,
+                outcome: SendOutcome::Release,
+                accepts_context_id: None,
+            });
+        };
+        // A lease whose time is half spent (a long pass) is renewed before the look.
+        let now = self.clock.now();
+        let due = attempt.lease.as_ref().is_none_or(|l| {
+            l.expires_at - now
+                < chrono::Duration::from_std(self.cfg.lease_ttl / 2)
+                    .unwrap_or(chrono::Duration::MAX)
+        });
+        if due
+            && let crate::journal::Claim::HeldBy(lease) =
+                self.journal.claim(attempt.id, self.cfg.lease_ttl)?
+        {
+            return Ok(vec![self.sent_action(
+                row,
+                "send",
+                &Sent::Busy(attempt, lease),
+            )?]);
+        }
+        let rec = rec.get()?;
+        let out = match Self::outgoing(&rec.step.spec, &attempt, rec) {
+            Ok(out) => out,
+            Err(e) => {
+                release(self);
+                return Ok(vec![Self::credential_action(row, &e)]);
+            }
+        };
+        let step = row.step.to_string();
+        let sender = self.sender();
+        match Box::pin(sender.deliver_claimed(attempt.clone(), &out, &step)).await? {
+            Claimed::Done(sent) => Ok(vec![self.sent_action(row, "send", &sent)?]),
+            Claimed::Found(record, now) => {
+                self.found.borrow_mut().push(record);
+                let row = AttemptRow {
+                    attempt: now,
+                    ..row.clone()
+                };
+                let mut a = Self::action(
+                    &row,
+                    row.attempt.number,
+                    "look",
+                    row.attempt.state.as_str(),
+                    json!({"found": true, "taskId": row.attempt.task_id, "messageId": row.attempt.message_id}),
+                    plan::code_of(&row),
+                );
+                a.remedy = remedy_line(&row);
+                if row.failed_for_good.is_some() {
+                    "failed-for-good".clone_into(&mut a.outcome);
+                }
+                Ok(vec![a])
+            }
         }
     }
 

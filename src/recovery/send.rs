@@ -18,6 +18,12 @@
 //!
 //! A reply ([`Sender::deliver_reply`]) follows the same order on the attempt's lease, with its
 //! own messageId committed first by the caller.
+//!
+//! Batches group the commits of this order without changing it per attempt: `delegate --plan`
+//! sends its new steps through [`Batch`] (leases and endpoints of all steps in one transaction,
+//! answers group-committed, see `send/batch.rs`); `reconcile` claims a page's intents in one
+//! transaction and continues each with [`Sender::deliver_claimed`], whose found task goes into
+//! the pass's group commit with the release of its lease.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -31,9 +37,13 @@ use crate::clock::Clock;
 use crate::crash::{self, Point};
 use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, Lease, Reply,
-    ReplyState, Source, TaskView,
+    ReplyState, SendOutcome, SendRecord, Source, TaskView,
 };
 use crate::recovery::lookup::{self, LookFor, Lookup};
+
+mod batch;
+
+pub use batch::{Answer, Batch, BatchItem, Commit, Ready};
 
 /// The message to send for an attempt, and how to reach its agent.
 #[derive(Debug, Clone)]
@@ -138,14 +148,47 @@ pub enum ReplySent {
     Settled(Reply),
 }
 
-/// Releases a lease when dropped (also when a pass is cut by its deadline or a signal).
+/// A send's answer as received.
+type Answered = crate::a2a::Raw<types::SendMessageResponse>;
+
+/// What a send needs beyond the attempt: where it goes and whether our contextId goes along.
+struct Prepared {
+    endpoint: Endpoint,
+    card_url: String,
+    with_context: bool,
+}
+
+/// What a look found that is not journaled yet.
+enum Looked {
+    /// Journaled already (uncertain, failed).
+    Done(Sent),
+    /// The task a previous send created.
+    Found(TaskView),
+}
+
+/// What [`Sender::deliver_claimed`] did.
+#[derive(Debug)]
+pub enum Claimed {
+    /// The look found the task a previous send created: the record journals it and releases
+    /// the lease (for a group commit); the attempt as it will be once journaled.
+    Found(SendRecord, Attempt),
+    /// Anything else, journaled and the lease released.
+    Done(Sent),
+}
+
+/// Releases a lease when dropped (also when a pass is cut by its deadline or a signal), unless
+/// disarmed (the release then goes with a group commit).
 struct LeaseGuard<'a> {
     journal: &'a Journal,
     id: AttemptId,
+    armed: bool,
 }
 
 impl Drop for LeaseGuard<'_> {
     fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
         if let Err(e) = self.journal.release(self.id) {
             tracing::warn!("failed to release the lease on attempt {}: {e}", self.id);
         }
@@ -253,6 +296,7 @@ impl Sender<'_> {
             Claim::Claimed(_) => Ok(Ok(LeaseGuard {
                 journal: self.journal,
                 id,
+                armed: true,
             })),
             Claim::HeldBy(lease) => Ok(Err(lease)),
         }
@@ -286,9 +330,16 @@ impl Sender<'_> {
             if mode == Mode::LookFirst && self.journal.take_resend_approval(attempt.id)? {
                 self.note(&attempt, "look", "resend-approved", &Value::Null);
             } else if mode == Mode::LookFirst
-                && let Some(sent) = self.look(&attempt, out).await?
+                && let Some(looked) = self.look(&attempt, out).await?
             {
-                return Ok(sent);
+                return Ok(match looked {
+                    Looked::Done(sent) => sent,
+                    Looked::Found(view) => {
+                        self.journal
+                            .apply_task(attempt.id, &view, Source::ListTasks)?;
+                        Sent::Found(self.journal.attempt(attempt.id)?)
+                    }
+                });
             }
             attempt
         };
@@ -307,62 +358,74 @@ impl Sender<'_> {
             .agent_url
             .clone()
             .context("the attempt has no agent")?;
-        // A registered agent's card was fetched by `agents add`; any other is fetched now.
-        let cached = self
-            .journal
-            .agent(&card_url)?
-            .filter(|a| a.registered.is_some())
-            .and_then(|a| a.interface_url.map(|url| (url, a.tenant)));
-        let (interface_url, tenant) = match cached {
-            Some(found) => found,
-            None => match self
-                .client
-                .fetch_card(&card_url, out.credential.as_ref())
-                .await
-            {
-                Ok(info) => {
-                    let protocol_version = info
-                        .card
-                        .supported_interfaces
-                        .iter()
-                        .find(|i| {
-                            i.protocol_binding
-                                .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-                        })
-                        .map(|i| i.protocol_version.clone());
-                    self.journal.record_agent_card(&AgentCard {
-                        card_url: card_url.clone(),
-                        interface_url: info.interface_url.clone(),
-                        protocol_version,
-                        tenant: info.tenant.clone(),
-                        card_json: info.raw.to_string(),
-                        skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
-                    })?;
-                    (info.interface_url, info.tenant)
-                }
-                Err(error) => {
-                    self.journal
-                        .record_failure(attempt.id, FailureKind::Card, &error.summary())?;
-                    return Ok(Err(Sent::Failed {
-                        attempt: self.journal.attempt(attempt.id)?,
-                        stage: Stage::Card,
-                        error,
-                    }));
-                }
-            },
+        let endpoint = match self.card_endpoint(&card_url, out).await? {
+            Ok(endpoint) => endpoint,
+            Err(error) => {
+                self.journal
+                    .record_failure(attempt.id, FailureKind::Card, &error.summary())?;
+                return Ok(Err(Sent::Failed {
+                    attempt: self.journal.attempt(attempt.id)?,
+                    stage: Stage::Card,
+                    error,
+                }));
+            }
         };
-        let attempt = self.journal.set_endpoint(
-            attempt.id,
-            &journal::Endpoint {
-                interface_url,
-                tenant,
-            },
-        )?;
+        let attempt = self.journal.set_endpoint(attempt.id, &endpoint)?;
         Ok(Ok(attempt))
     }
 
-    /// The look before a resend; `None` means proven absent (send now).
-    async fn look(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Option<Sent>> {
+    /// Returns the endpoint an agent's card names: a registered agent's card was fetched by
+    /// `agents add` and is read from the journal; any other is fetched now and stored.
+    async fn card_endpoint(
+        &self,
+        card_url: &str,
+        out: &Outgoing,
+    ) -> anyhow::Result<Result<journal::Endpoint, A2aError>> {
+        let cached = self
+            .journal
+            .agent(card_url)?
+            .filter(|a| a.registered.is_some())
+            .and_then(|a| a.interface_url.map(|url| (url, a.tenant)));
+        if let Some((interface_url, tenant)) = cached {
+            return Ok(Ok(journal::Endpoint {
+                interface_url,
+                tenant,
+            }));
+        }
+        let info = match self
+            .client
+            .fetch_card(card_url, out.credential.as_ref())
+            .await
+        {
+            Ok(info) => info,
+            Err(error) => return Ok(Err(error)),
+        };
+        let protocol_version = info
+            .card
+            .supported_interfaces
+            .iter()
+            .find(|i| {
+                i.protocol_binding
+                    .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
+            })
+            .map(|i| i.protocol_version.clone());
+        self.journal.record_agent_card(&AgentCard {
+            card_url: card_url.to_owned(),
+            interface_url: info.interface_url.clone(),
+            protocol_version,
+            tenant: info.tenant.clone(),
+            card_json: info.raw.to_string(),
+            skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
+        })?;
+        Ok(Ok(journal::Endpoint {
+            interface_url: info.interface_url,
+            tenant: info.tenant,
+        }))
+    }
+
+    /// The look before a resend; `None` means proven absent (send now). A found task is
+    /// returned unjournaled; anything else is journaled.
+    async fn look(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Option<Looked>> {
         let endpoint = endpoint_of(attempt, out)?;
         let accepts = match &attempt.agent_url {
             Some(url) => self.journal.agent(url)?.and_then(|a| a.accepts_context_id),
@@ -385,36 +448,119 @@ impl Sender<'_> {
             Ok(Lookup::Found(task)) => {
                 let view = TaskView::from_value(&task.raw, task.raw.to_string())
                     .context("the found task has no id")?;
-                self.journal
-                    .apply_task(attempt.id, &view, Source::ListTasks)?;
-                Some(Sent::Found(self.journal.attempt(attempt.id)?))
+                Some(Looked::Found(view))
             }
             Ok(Lookup::Unprovable(reason)) => {
                 self.journal.mark_uncertain(attempt.id, &reason)?;
-                Some(Sent::Uncertain(self.journal.attempt(attempt.id)?, reason))
+                Some(Looked::Done(Sent::Uncertain(
+                    self.journal.attempt(attempt.id)?,
+                    reason,
+                )))
             }
             Err(error) => {
                 self.journal
                     .record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
-                Some(Sent::Failed {
+                Some(Looked::Done(Sent::Failed {
                     attempt: self.journal.attempt(attempt.id)?,
                     stage: Stage::Look,
                     error,
-                })
+                }))
             }
         })
     }
 
+    /// Continues [`Sender::deliver`] for an attempt a batch already claimed (and re-read under
+    /// its lease: `INTENT`, endpoint journaled), looking first unless the operator approved one
+    /// resend. A found task is NOT journaled here: it comes back as a record that journals it
+    /// and releases the lease, for the caller's group commit (a found task lost in a crash is
+    /// looked up again). Every other outcome is journaled and the lease released, as
+    /// [`Sender::deliver`] does.
+    pub async fn deliver_claimed(
+        &self,
+        attempt: Attempt,
+        out: &Outgoing,
+        step: &str,
+    ) -> anyhow::Result<Claimed> {
+        let mut guard = LeaseGuard {
+            journal: self.journal,
+            id: attempt.id,
+            armed: true,
+        };
+        if self.journal.take_resend_approval(attempt.id)? {
+            self.note(&attempt, "look", "resend-approved", &Value::Null);
+        } else {
+            match self.look(&attempt, out).await? {
+                None => {}
+                Some(Looked::Done(sent)) => return Ok(Claimed::Done(sent)),
+                Some(Looked::Found(view)) => {
+                    guard.armed = false;
+                    let now = Journal::preview_task(&attempt, &view, Source::ListTasks)?;
+                    let record = SendRecord {
+                        attempt: attempt.id,
+                        outcome: SendOutcome::Task(view, Source::ListTasks),
+                        accepts_context_id: None,
+                    };
+                    return Ok(Claimed::Found(record, now));
+                }
+            }
+        }
+        let sent = self.send(attempt, out, step).await;
+        drop(guard);
+        sent.map(Claimed::Done)
+    }
+
     /// Sends (or resends, same messageId) and journals the answer.
     async fn send(&self, attempt: Attempt, out: &Outgoing, step: &str) -> anyhow::Result<Sent> {
-        let endpoint = endpoint_of(&attempt, out)?;
+        let prepared = self.prepare(&attempt, out)?;
+        match self.exchange(&attempt, out, step, &prepared).await? {
+            (Ok(answer), with_context) => {
+                self.record_answer(&attempt, &prepared.card_url, &answer, with_context)
+            }
+            (Err(error), _) => {
+                let summary = error.summary();
+                if error.class() == ErrorClass::Refused {
+                    self.journal.record_refusal(attempt.id, &summary)?;
+                    return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
+                }
+                self.journal
+                    .record_failure(attempt.id, FailureKind::Send, &summary)?;
+                Ok(Sent::Failed {
+                    attempt: self.journal.attempt(attempt.id)?,
+                    stage: Stage::Send,
+                    error,
+                })
+            }
+        }
+    }
+
+    /// The endpoint of an attempt about to be sent, its agent, and whether to send our contextId.
+    fn prepare(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Prepared> {
+        let endpoint = endpoint_of(attempt, out)?;
         let card_url = attempt.agent_url.clone().unwrap_or_default();
         let accepts = self
             .journal
             .agent(&card_url)?
             .and_then(|a| a.accepts_context_id);
-        let mut with_context =
+        let with_context =
             attempt.context_id_ours && attempt.context_id.is_some() && accepts != Some(false);
+        Ok(Prepared {
+            endpoint,
+            card_url,
+            with_context,
+        })
+    }
+
+    /// Sends the message, with the crash points around it; an agent refusing our contextId is
+    /// remembered (journaled) and sent the message again without it. Returns the answer and
+    /// whether the last send carried our contextId; journals nothing of the answer.
+    async fn exchange(
+        &self,
+        attempt: &Attempt,
+        out: &Outgoing,
+        step: &str,
+        prepared: &Prepared,
+    ) -> anyhow::Result<(Result<Answered, A2aError>, bool)> {
+        let mut with_context = prepared.with_context;
         crash::at(Point::AfterIntent, step);
         loop {
             let req = request(
@@ -424,38 +570,23 @@ impl Sender<'_> {
                 &out.text,
                 out.metadata.as_ref(),
             );
-            let result = self.client.send_message(&endpoint, &req).await;
+            let result = self.client.send_message(&prepared.endpoint, &req).await;
             crash::at(Point::AfterSend, step);
             compensate_crash_point(step);
             match result {
-                Ok(answer) => {
-                    return self.record_answer(&attempt, &card_url, &answer, with_context);
-                }
                 Err(e) if with_context && e.is_context_id_refusal() => {
                     // The refusal created nothing: remember it, send again without a contextId.
-                    self.journal.set_accepts_context_id(&card_url, false)?;
+                    self.journal
+                        .set_accepts_context_id(&prepared.card_url, false)?;
                     let note = "the agent refuses client-chosen context ids; sending again \
                                 without one (same messageId)";
                     self.journal
                         .record_failure(attempt.id, FailureKind::Send, note)?;
                     let detail = serde_json::json!({"error": e.summary()});
-                    self.note(&attempt, "send", "context-refused", &detail);
+                    self.note(attempt, "send", "context-refused", &detail);
                     with_context = false;
                 }
-                Err(error) => {
-                    let summary = error.summary();
-                    if error.class() == ErrorClass::Refused {
-                        self.journal.record_refusal(attempt.id, &summary)?;
-                        return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
-                    }
-                    self.journal
-                        .record_failure(attempt.id, FailureKind::Send, &summary)?;
-                    return Ok(Sent::Failed {
-                        attempt: self.journal.attempt(attempt.id)?,
-                        stage: Stage::Send,
-                        error,
-                    });
-                }
+                result => return Ok((result, with_context)),
             }
         }
     }
@@ -464,7 +595,7 @@ impl Sender<'_> {
         &self,
         attempt: &Attempt,
         card_url: &str,
-        answer: &crate::a2a::Raw<types::SendMessageResponse>,
+        answer: &Answered,
         with_context: bool,
     ) -> anyhow::Result<Sent> {
         let (answered_context, is_task) = match &answer.value {

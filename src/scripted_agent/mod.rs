@@ -160,6 +160,9 @@ pub struct Stats {
     pub requests: BTreeMap<String, u64>,
     /// Every task in creation order, forgotten ones included.
     pub tasks: Vec<TaskSummary>,
+    /// How many times the Agent Card was requested (conditional requests included).
+    #[serde(default)]
+    pub card_fetches: u64,
 }
 
 /// One user message as received.
@@ -225,6 +228,7 @@ impl ScriptedAgent {
             rng: AtomicU64::new(cfg.seed),
             fail_budget: AtomicU32::new(cfg.fail_first),
             methods: rpc::MethodCounters::default(),
+            card_fetches: AtomicU64::new(0),
             inner: Mutex::new(Inner::new(cfg.forget_after)),
             cfg,
             card,
@@ -319,6 +323,7 @@ pub(crate) struct Shared {
     rng: AtomicU64,
     fail_budget: AtomicU32,
     methods: rpc::MethodCounters,
+    card_fetches: AtomicU64,
     inner: Mutex<Inner>,
     shutdown: watch::Receiver<bool>,
 }
@@ -366,6 +371,7 @@ impl Shared {
         let requests = self.methods.snapshot();
         let mut stats = self.lock().stats();
         stats.requests = requests;
+        stats.card_fetches = self.card_fetches.load(Ordering::Relaxed);
         stats
     }
 }
@@ -384,6 +390,7 @@ fn router(shared: Arc<Shared>) -> Router {
 }
 
 async fn card(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    shared.card_fetches.fetch_add(1, Ordering::Relaxed);
     let fresh = headers
         .get_all(header::IF_NONE_MATCH)
         .iter()

@@ -680,6 +680,7 @@ impl Inner {
             cancels: self.cancels.clone(),
             requests: BTreeMap::new(),
             tasks: tasks.into_iter().map(|(_, s)| s).collect(),
+            card_fetches: 0,
         }
     }
 }

@@ -1,22 +1,26 @@
 //! The saga's part of `delegate`: `--plan FILE` and the effect flags of a single step.
 //!
 //! Kept apart from the single-step flow so both evolve without stepping on each other; it
-//! reuses that flow (`Delegation::continue_with`) for every send.
+//! reuses that flow's reporting (`Delegation::sent`) for every step, and its sends
+//! (`Delegation::continue_with`) for re-runs.
 //!
 //! `--plan` order: read and validate the WHOLE file (every problem printed as
 //! `FILE:LINE:COLUMN: …`, exit 2, nothing journaled); refuse a workflow that is no longer
 //! `ACTIVE`; diff the plan against what is journaled for the workflow (a difference is refused
 //! with the diff, exit 2); resolve skills to registered agents; commit ALL intents in ONE
-//! transaction (`Journal::create_intents`); then send concurrently, at most
-//! [`PLAN_CONCURRENCY`] at a time. Running the same plan again commits nothing new and resends
-//! only what is still `INTENT`, after the look.
+//! transaction (`Journal::create_intents`); then send the new steps as one batch
+//! (`recovery::send::Batch`: every lease and endpoint in one transaction, at most
+//! [`PLAN_CONCURRENCY`] sends at a time, answers group-committed). Running the same plan again
+//! commits nothing new and resends only what is still `INTENT`, one step at a time through the
+//! one-attempt path, after the look.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::task::Poll;
 
 use anyhow::Context as _;
 use futures_util::StreamExt as _;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{DelegateArgs, Delegation, Request};
 use crate::a2a::{A2aClient, ClientConfig, Credential};
@@ -25,11 +29,13 @@ use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec, WorkflowState,
+    self, Attempt, AttemptState, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec,
+    WorkflowState,
 };
 use crate::output::inert;
 use crate::plan::{self, Compensation, Verification};
 use crate::recovery::registry::{credential_var, pick_agent};
+use crate::recovery::send::{self, Batch, BatchItem, Commit, Ready, Sender};
 
 /// How many plan steps are sent at the same time.
 pub(super) const PLAN_CONCURRENCY: usize = 8;
@@ -266,8 +272,22 @@ pub(super) async fn run_plan(
     }
     let journal = &journal;
     let client = &client;
+    let mut tally = Tally::default();
+    // New steps go through the batch send (grouped commits); re-runs, and the new steps the
+    // batch leaves to the one-attempt path, one by one.
+    let mut fresh = Vec::new();
+    let mut one_by_one = Vec::new();
+    for (req, outcome) in &requests {
+        match outcome {
+            IntentOutcome::Created(attempt) => fresh.push((req, attempt.clone())),
+            IntentOutcome::Existing(_) => one_by_one.push((req, Work::Continue(outcome.clone()))),
+        }
+    }
+    for (req, attempt) in send_batch(ctx, journal, client, args, &fresh, &mut tally).await? {
+        one_by_one.push((req, Work::Send(attempt)));
+    }
     let results: Vec<anyhow::Result<(u8, BTreeMap<String, u32>)>> =
-        futures_util::stream::iter(requests.iter().map(|(req, outcome)| async move {
+        futures_util::stream::iter(one_by_one.into_iter().map(|(req, work)| async move {
             let mut d = Delegation {
                 ctx,
                 journal,
@@ -275,28 +295,23 @@ pub(super) async fn run_plan(
                 req,
                 outcomes: BTreeMap::new(),
             };
-            let code = d.continue_with(outcome.clone()).await?;
+            let code = match work {
+                Work::Continue(outcome) => d.continue_with(outcome).await?,
+                Work::Send(attempt) => d.leased(attempt, false).await?,
+            };
             Ok((code, d.outcomes))
         }))
         .buffer_unordered(PLAN_CONCURRENCY)
         .collect()
         .await;
-    let mut code = exit::OK;
-    let mut totals: BTreeMap<String, u32> = BTreeMap::new();
-    let mut first_error = None;
     for r in results {
-        match r {
-            Ok((c, outcomes)) => {
-                code = exit::worst(code, c);
-                for (k, v) in outcomes {
-                    *totals.entry(k).or_default() += v;
-                }
-            }
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
+        tally.add(r);
     }
+    let Tally {
+        code,
+        totals,
+        first_error,
+    } = tally;
     if let Some(e) = first_error {
         return Err(e);
     }
@@ -311,6 +326,172 @@ pub(super) async fn run_plan(
         }))?;
     }
     Ok(code)
+}
+
+/// What is left to do for a step after the batch: continue from its intent's outcome (a
+/// re-run), or send its new attempt through the one-attempt path.
+enum Work {
+    Continue(IntentOutcome),
+    Send(Attempt),
+}
+
+/// The exit code, the outcome counts and the first error of the steps done so far.
+#[derive(Default)]
+struct Tally {
+    code: u8,
+    totals: BTreeMap<String, u32>,
+    first_error: Option<anyhow::Error>,
+}
+
+impl Tally {
+    fn add(&mut self, r: anyhow::Result<(u8, BTreeMap<String, u32>)>) {
+        match r {
+            Ok((c, outcomes)) => {
+                self.code = exit::worst(self.code, c);
+                for (k, v) in outcomes {
+                    *self.totals.entry(k).or_default() += v;
+                }
+            }
+            Err(e) => {
+                self.first_error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+/// Sends the plan's new steps as one batch (`recovery::send::Batch`): every lease claimed and
+/// every endpoint journaled in one transaction, at most [`PLAN_CONCURRENCY`] sends at a time,
+/// and the answers that arrived while a group commit ran journaled together in the next one.
+/// Each step's records are printed once its outcome is journaled. Returns the steps the batch
+/// leaves to the one-attempt path (an endpoint journaled by another process, an unreadable
+/// card).
+async fn send_batch<'r>(
+    ctx: &Context,
+    journal: &Journal,
+    client: &A2aClient,
+    args: &DelegateArgs,
+    fresh: &[(&'r Request, Attempt)],
+    tally: &mut Tally,
+) -> anyhow::Result<Vec<(&'r Request, Attempt)>> {
+    if fresh.is_empty() {
+        return Ok(Vec::new());
+    }
+    let delegation = |req| Delegation {
+        ctx,
+        journal,
+        client,
+        req,
+        outcomes: BTreeMap::new(),
+    };
+    let mut by_id = HashMap::with_capacity(fresh.len());
+    let mut items = Vec::with_capacity(fresh.len());
+    for (i, (req, attempt)) in fresh.iter().enumerate() {
+        let d = delegation(req);
+        d.action(
+            attempt,
+            "intent",
+            AttemptState::Intent.as_str(),
+            &json!({"messageId": attempt.message_id, "contextId": attempt.context_id}),
+        )?;
+        items.push(BatchItem {
+            attempt: attempt.clone(),
+            out: d.outgoing(attempt)?,
+            step: d.step().to_string(),
+        });
+        by_id.insert(attempt.id, i);
+    }
+    let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
+        if let Some(&i) = by_id.get(&a.id) {
+            let detail = if detail.is_null() {
+                json!({})
+            } else {
+                detail.clone()
+            };
+            // A broken pipe here shows again at the step's final line, which reports it.
+            let _ = delegation(fresh[i].0).action(a, action, outcome, &detail);
+        }
+    };
+    let sender = Sender {
+        note: Some(&note),
+        journal,
+        client,
+        clock: ctx.clock.as_ref(),
+        clock_skew: args.clock_skew,
+        lease_ttl: send::lease_ttl_for(ctx.timeout),
+    };
+    let batch = Batch::new(&sender);
+    let mut left = Vec::new();
+    let mut to_send = Vec::new();
+    for (i, ready) in batch.claim(&items).await?.into_iter().enumerate() {
+        match ready {
+            Ready::Send(attempt) => to_send.push((i, attempt)),
+            Ready::Deliver => left.push((fresh[i].0, fresh[i].1.clone())),
+            Ready::Done(sent) => {
+                let mut d = delegation(fresh[i].0);
+                let r = d.sent(sent).await.map(|code| (code, d.outcomes));
+                tally.add(r);
+            }
+        }
+    }
+    let (batch, items) = (&batch, &items);
+    let mut sends = futures_util::stream::iter(to_send)
+        .map(|(i, attempt)| async move { (i, batch.send(attempt, &items[i]).await) })
+        .buffer_unordered(PLAN_CONCURRENCY);
+    // The group commit in progress (on the writer thread): sends go on while it waits for the
+    // disk, and every answer that arrives meanwhile goes into the next one.
+    let mut commit: Option<Commit> = None;
+    let mut sending = true;
+    loop {
+        if commit.is_none() {
+            commit = batch.start_commit()?;
+        }
+        if commit.is_none() && !sending {
+            break;
+        }
+        let event = std::future::poll_fn(|cx| {
+            if let Some(c) = commit.as_mut()
+                && c.poll_done(cx).is_ready()
+            {
+                return Poll::Ready(None);
+            }
+            if sending && let Poll::Ready(next) = sends.poll_next_unpin(cx) {
+                return Poll::Ready(Some(next));
+            }
+            Poll::Pending
+        })
+        .await;
+        let done = match event {
+            Some(Some((i, sent))) => match sent {
+                Ok(Ok(answer)) => {
+                    batch.push(answer);
+                    continue;
+                }
+                Ok(Err(sent)) => vec![(i, Ok(sent))],
+                Err(e) => vec![(i, Err(e))],
+            },
+            Some(None) => {
+                sending = false;
+                continue;
+            }
+            None => {
+                let finished = commit.take().context("a group commit vanished")?;
+                batch
+                    .finish(finished)?
+                    .into_iter()
+                    .filter_map(|(id, sent)| by_id.get(&id).map(|&i| (i, sent)))
+                    .collect()
+            }
+        };
+        for (i, sent) in done {
+            let mut d = delegation(fresh[i].0);
+            let r = match sent {
+                Ok(sent) => d.sent(sent).await.map(|code| (code, d.outcomes)),
+                Err(e) => Err(e),
+            };
+            tally.add(r);
+        }
+    }
+    Ok(left)
 }
 
 /// Returns the credential named by a step's `token_env` (or the agent's), read now.

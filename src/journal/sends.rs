@@ -1,0 +1,271 @@
+//! The journal's part of a batch send (`delegate --plan`, reconcile's bucket 1): many attempts'
+//! leases claimed and endpoints journaled in ONE transaction, many outcomes journaled with the
+//! release of their leases in ONE transaction.
+//!
+//! Same invariants as the rest of the journal: each method is one short transaction, every
+//! change goes through [`super::transition`] and appends an event in the same transaction. A
+//! batch only groups writes that the one-attempt methods make one by one: what each attempt
+//! ends up with is the same (`claim` + `set_endpoint`, then `apply_task` / `record_refusal` /
+//! … + `release`).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::{
+    Attempt, AttemptId, AttemptState, Endpoint, FailureKind, Journal, JournalError, Lease, Source,
+    TaskView, Wanted, host_name, other_holder, queries, view_artifact_ids,
+};
+
+/// What claiming one attempt of a batch found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchClaim {
+    /// Claimed by this process: the attempt as journaled after the claim, and whether its
+    /// endpoint was journaled by this claim (`false`: it had one, so it may have been sent).
+    Claimed(Attempt, bool),
+    /// Another live process holds the attempt's lease; nothing was written for it.
+    HeldBy(Attempt, Lease),
+    /// The attempt is no longer `INTENT` (another process settled it); nothing was written.
+    Settled(Attempt),
+}
+
+/// What to journal of one attempt's send (or look), with the release of its lease.
+#[derive(Debug, Clone)]
+pub enum SendOutcome {
+    /// The agent answered (or a look found) a task.
+    Task(TaskView, Source),
+    /// The agent answered with a direct Message (`REPLIED`).
+    DirectReply {
+        /// The message's JSON.
+        message_json: String,
+        /// The contextId it carried.
+        context_id: Option<String>,
+    },
+    /// The agent definitively refused (`REFUSED`), with the error's summary.
+    Refused(String),
+    /// A failure that changes no state (an unknown outcome, a failed look), with its summary.
+    Failed(FailureKind, String),
+    /// The look could not tell whether a previous send created anything (`UNCERTAIN`).
+    Uncertain(String),
+    /// Nothing to journal: only the lease is released.
+    Release,
+}
+
+/// One attempt's outcome in [`Journal::record_sends`].
+#[derive(Debug, Clone)]
+pub struct SendRecord {
+    /// The attempt.
+    pub attempt: AttemptId,
+    /// What to journal.
+    pub outcome: SendOutcome,
+    /// The card URL of an agent that just proved it accepts client-chosen context ids.
+    pub accepts_context_id: Option<String>,
+}
+
+impl Journal {
+    /// Claims many `INTENT` attempts for `ttl` and journals the endpoint of each that has none,
+    /// all in ONE transaction; returns what each found, in order.
+    ///
+    /// An attempt leased by another live process, or no longer `INTENT`, is left untouched. An
+    /// attempt that already has an endpoint keeps it (the first one journaled wins, as with
+    /// [`Journal::set_endpoint`]); `None` journals no endpoint.
+    pub fn claim_for_send(
+        &self,
+        items: &[(AttemptId, Option<Endpoint>)],
+        ttl: Duration,
+    ) -> Result<Vec<BatchClaim>, JournalError> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let now = self.clock.now();
+        let me = Lease {
+            pid: std::process::id(),
+            host: host_name(),
+            expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
+        };
+        self.write("claim the attempts", |tx| {
+            let e = self.err("claim the attempts");
+            let mut out = Vec::with_capacity(items.len());
+            for (id, endpoint) in items {
+                let held = queries::attempt_by_id(tx, *id)
+                    .map_err(&e)?
+                    .ok_or(JournalError::UnknownAttempt(id.0))?;
+                if let Some(lease) = other_holder(&held, &me, now) {
+                    out.push(BatchClaim::HeldBy(held, lease));
+                    continue;
+                }
+                if held.state != AttemptState::Intent {
+                    out.push(BatchClaim::Settled(held));
+                    continue;
+                }
+                queries::set_lease(tx, *id, Some(&me)).map_err(&e)?;
+                let fresh = held.interface_url.is_none() && endpoint.is_some();
+                let change = endpoint
+                    .as_ref()
+                    .and_then(|endpoint| Self::endpoint_change(&held, endpoint));
+                let mut after = match change {
+                    Some(change) => Self::apply_change(tx, &e, now, &held, change)?.2,
+                    None => held,
+                };
+                after.lease = Some(me.clone());
+                out.push(BatchClaim::Claimed(after, fresh));
+            }
+            Ok(out)
+        })
+    }
+
+    /// Opens a second connection to the same journal file, with the same busy timeout and
+    /// clock (a batch send's group commits run on it, on their own thread).
+    pub fn reopen(&self) -> Result<Self, JournalError> {
+        Ok(Self::open(&self.path, self.busy_timeout)?
+            .with_clock(std::sync::Arc::clone(&self.clock)))
+    }
+
+    /// Returns the attempt as [`Journal::apply_task`] would leave it after `view` (its
+    /// artifacts aside), without writing anything: what a group-committed observation reports
+    /// before its commit.
+    pub fn preview_task(
+        held: &Attempt,
+        view: &TaskView,
+        source: Source,
+    ) -> Result<Attempt, JournalError> {
+        Ok(match Self::task_change(held, &[], view, source)? {
+            Some(change) => change.next,
+            None => held.clone(),
+        })
+    }
+
+    /// Renews this process's leases on many attempts for `ttl` in ONE transaction; returns, in
+    /// order, the lease another live process holds instead (`None`: renewed).
+    pub fn renew_leases(
+        &self,
+        ids: &[AttemptId],
+        ttl: Duration,
+    ) -> Result<Vec<Option<Lease>>, JournalError> {
+        let claimed =
+            self.claim_for_send(&ids.iter().map(|id| (*id, None)).collect::<Vec<_>>(), ttl)?;
+        Ok(claimed
+            .into_iter()
+            .map(|c| match c {
+                BatchClaim::HeldBy(_, lease) => Some(lease),
+                BatchClaim::Claimed(..) | BatchClaim::Settled(_) => None,
+            })
+            .collect())
+    }
+
+    /// Releases this process's leases on many attempts in ONE transaction (leases held by
+    /// others are left alone).
+    pub fn release_many(&self, ids: &[AttemptId]) -> Result<(), JournalError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.write("release the attempts", |tx| {
+            let e = self.err("release the attempts");
+            for id in ids {
+                Self::release_in(tx, &e, *id)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn release_in(
+        tx: &Connection,
+        e: &impl Fn(rusqlite::Error) -> JournalError,
+        id: AttemptId,
+    ) -> Result<(), JournalError> {
+        let (pid, host) = (std::process::id(), host_name());
+        let Some(held) = queries::attempt_by_id(tx, id).map_err(e)? else {
+            return Ok(());
+        };
+        if held.lease.is_some_and(|l| l.pid == pid && l.host == host) {
+            queries::set_lease(tx, id, None).map_err(e)?;
+        }
+        Ok(())
+    }
+
+    /// Journals many sends' outcomes, each with the release of its lease, in ONE transaction
+    /// (a group commit); returns each attempt as journaled afterwards, in order.
+    ///
+    /// An outcome the attempt's state refuses (a task id other than the one held, a transition
+    /// the state machine forbids) is that record's error, written nothing but its lease
+    /// release; the others are committed. A SQLite failure fails the whole batch.
+    pub fn record_sends(
+        &self,
+        records: &[SendRecord],
+    ) -> Result<Vec<Result<Attempt, JournalError>>, JournalError> {
+        if records.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.writable()?;
+        let now = self.clock.now();
+        let now_ms = queries::ms(now);
+        let mut conn = self.lock();
+        let e = self.err("journal the answers");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(&e)?;
+        let mut accepting = BTreeSet::new();
+        let mut out = Vec::with_capacity(records.len());
+        for record in records {
+            let id = record.attempt;
+            let applied = match &record.outcome {
+                SendOutcome::Task(view, source) => {
+                    let ids = view_artifact_ids(view);
+                    Self::change_in(&tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
+                        Self::task_change(held, arts, view, *source)
+                    })
+                }
+                SendOutcome::DirectReply {
+                    message_json,
+                    context_id,
+                } => Self::change_in(&tx, &e, now, id, Wanted::Only(&[]), |held, _| {
+                    Self::direct_reply_change(held, message_json, context_id.as_deref())
+                }),
+                SendOutcome::Refused(summary) => {
+                    Self::change_in(&tx, &e, now, id, Wanted::Only(&[]), |held, _| {
+                        Self::refusal_change(held, summary)
+                    })
+                }
+                SendOutcome::Uncertain(reason) => {
+                    Self::change_in(&tx, &e, now, id, Wanted::Only(&[]), |held, _| {
+                        Self::settle_change(
+                            held,
+                            super::Observation::Unprovable,
+                            |next| next.error = Some(reason.clone()),
+                            serde_json::json!({"reason": reason}),
+                        )
+                    })
+                }
+                SendOutcome::Failed(kind, summary) => {
+                    Self::change_in(&tx, &e, now, id, Wanted::Only(&[]), |held, _| {
+                        Ok(Some(Self::failure_change(held, *kind, summary)))
+                    })
+                }
+                SendOutcome::Release => Ok((super::Applied::Unchanged, None)),
+            };
+            Self::release_in(&tx, &e, id)?;
+            match applied {
+                Ok(_) => {
+                    if let Some(card) = &record.accepts_context_id {
+                        accepting.insert(card.as_str());
+                    }
+                    out.push(Ok(queries::attempt_by_id(&tx, id)
+                        .map_err(&e)?
+                        .ok_or(JournalError::UnknownAttempt(id.0))?));
+                }
+                Err(
+                    err @ (JournalError::TaskMismatch { .. }
+                    | JournalError::Transition { .. }
+                    | JournalError::UnknownAttempt(_)),
+                ) => out.push(Err(err)),
+                Err(err) => return Err(err),
+            }
+        }
+        for card in accepting {
+            queries::set_accepts_context_id(&tx, card, true, now_ms).map_err(&e)?;
+        }
+        tx.commit().map_err(&e)?;
+        Ok(out)
+    }
+}

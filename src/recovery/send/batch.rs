@@ -1,0 +1,488 @@
+//! A batch send (`delegate --plan`): the send path of [`Sender::deliver`] for many never-sent
+//! attempts at once, with its durable commits grouped instead of made one after another per
+//! attempt.
+//!
+//! Order:
+//! 1. [`Batch::claim`]: each agent's card is taken once (the registry's, else fetched once and
+//!    stored); then ONE transaction claims every attempt's lease, re-reads it under the lease
+//!    and journals its endpoint (`Journal::claim_for_send`). From that commit on, every attempt
+//!    of the batch counts as possibly sent and is looked for before any resend.
+//! 2. [`Batch::send`] per attempt, concurrently: crash point `after-intent`, `SendMessage`,
+//!    crash point `after-send` (the answer arrived, nothing of it journaled), exactly as the
+//!    one-attempt path does; nothing is journaled here (but an agent refusing our contextId,
+//!    which is remembered before the message goes again).
+//! 3. [`Batch::record`]: the caller hands over every answer that arrived while its previous
+//!    group commit ran; they are journaled, each with the release of its lease, in ONE
+//!    transaction (`Journal::record_sends`).
+//!
+//! Invariants: commit-before-send holds per attempt (ids at the intent, endpoint at the claim,
+//! both before the send); answers received but not yet journaled are at most the sends in
+//! flight, found after a crash by the look (bucket 1); a lease is never older than half its
+//! time when its send starts (the waiting leases are renewed together, in one transaction, once
+//! half their time is spent), so another process cannot break it and send too; a batch dropped
+//! early (a signal) releases the leases it still holds, in one transaction.
+//!
+//! An attempt whose endpoint was already journaled (it may have been sent), or whose agent's
+//! card cannot be read, is not sent by the batch: [`Ready::Deliver`] sends it through
+//! [`Sender::deliver`], which looks first or reports the card's failure as it always did.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future as _;
+
+use anyhow::Context as _;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::{Answered, Outgoing, Sender, Sent, Stage};
+use crate::a2a::{A2aError, ErrorClass, types};
+use crate::journal::{
+    self, Attempt, AttemptId, BatchClaim, FailureKind, JournalError, Lease, SendOutcome,
+    SendRecord, Source, TaskView,
+};
+use crate::recovery::lookup;
+
+/// One attempt of a batch: its id, its message and the step name its crash points use.
+#[derive(Debug, Clone)]
+pub struct BatchItem {
+    /// The attempt (`INTENT`) as committed with its intent; it is re-read under its lease.
+    pub attempt: Attempt,
+    /// Its message and credential.
+    pub out: Outgoing,
+    /// `WORKFLOW/STEP`, for the crash points.
+    pub step: String,
+}
+
+/// What claiming one item came to.
+#[derive(Debug)]
+pub enum Ready {
+    /// Claimed, endpoint journaled: send it with [`Batch::send`].
+    Send(Attempt),
+    /// Nothing to send: what the one-attempt path would report (busy, settled meanwhile).
+    Done(Sent),
+    /// Not for the batch: send it with [`Sender::deliver`] (see the module docs).
+    Deliver,
+}
+
+/// An answer (or a failed send) received and not yet journaled.
+#[derive(Debug)]
+pub struct Answer {
+    attempt: Attempt,
+    card_url: String,
+    with_context: bool,
+    result: Result<Answered, A2aError>,
+}
+
+/// A batch send in progress; releases the leases it still holds when dropped.
+pub struct Batch<'s, 'a> {
+    sender: &'s Sender<'a>,
+    /// Leases this batch claimed and has not released yet.
+    held: RefCell<BTreeSet<AttemptId>>,
+    /// Claimed attempts whose send has not started.
+    waiting: RefCell<BTreeSet<AttemptId>>,
+    /// Attempts whose lease another process took while they waited (never sent).
+    lost: RefCell<HashMap<AttemptId, Lease>>,
+    /// When the waiting leases are renewed.
+    renew_at: Cell<Option<DateTime<Utc>>>,
+    /// Answers received and not yet handed to a group commit.
+    pending: RefCell<Vec<Answer>>,
+    /// The thread running the group commits on its own connection, so that sends go on while
+    /// a commit waits for the disk; `None` until the first commit, or if it could not start.
+    writer: RefCell<Option<Writer>>,
+}
+
+/// What the writer thread answers for one group commit.
+type Committed = Result<Vec<Result<Attempt, JournalError>>, JournalError>;
+
+/// A group commit handed to the writer thread.
+type Job = (Vec<SendRecord>, tokio::sync::oneshot::Sender<Committed>);
+
+/// The group-commit thread and its queue.
+struct Writer {
+    jobs: Option<std::sync::mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writer {
+    /// Starts the thread on a second connection to the journal.
+    fn start(journal: &journal::Journal) -> anyhow::Result<Self> {
+        let own = journal
+            .reopen()
+            .context("failed to open the journal for the group commits")?;
+        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name("group-commit".into())
+            .spawn(move || {
+                for (records, reply) in queue {
+                    // The caller may be gone (a signal): the commit is made all the same.
+                    let _ = reply.send(own.record_sends(&records));
+                }
+            })
+            .context("failed to start the group-commit thread")?;
+        Ok(Self {
+            jobs: Some(jobs),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Writer {
+    /// Waits for the commit in progress: what was handed over is committed before the process
+    /// goes on (or exits on a signal).
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::warn!("the group-commit thread panicked");
+        }
+    }
+}
+
+/// A group commit in progress: await [`Commit::done`], then hand it to [`Batch::finish`].
+pub struct Commit {
+    answers: Vec<Answer>,
+    broken: Vec<Option<anyhow::Error>>,
+    ids: Vec<AttemptId>,
+    reply: tokio::sync::oneshot::Receiver<Committed>,
+    /// What the writer answered, once it did (an error: it ended without answering).
+    result: Option<Result<Committed, tokio::sync::oneshot::error::RecvError>>,
+}
+
+impl Commit {
+    /// Waits for the writer thread to commit.
+    pub fn poll_done(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.result.is_some() {
+            return std::task::Poll::Ready(());
+        }
+        std::pin::Pin::new(&mut self.reply).poll(cx).map(|r| {
+            self.result = Some(r);
+        })
+    }
+}
+
+impl Drop for Batch<'_, '_> {
+    /// A batch dropped early (a signal) first lets the writer finish the commit in progress,
+    /// then commits the answers received since, then releases the leases still held.
+    fn drop(&mut self) {
+        drop(self.writer.get_mut().take());
+        let pending = std::mem::take(self.pending.get_mut());
+        if !pending.is_empty() {
+            let records: Vec<SendRecord> = pending.iter().map(|a| Self::record_of(a).0).collect();
+            match self.sender.journal.record_sends(&records) {
+                Ok(_) => {
+                    let held = self.held.get_mut();
+                    for r in &records {
+                        held.remove(&r.attempt);
+                    }
+                }
+                Err(e) => tracing::warn!("failed to journal {} answers: {e}", records.len()),
+            }
+        }
+        let held: Vec<AttemptId> = self.held.get_mut().iter().copied().collect();
+        if let Err(e) = self.sender.journal.release_many(&held) {
+            tracing::warn!(
+                "failed to release the leases of {} attempts: {e}",
+                held.len()
+            );
+        }
+    }
+}
+
+impl<'s, 'a> Batch<'s, 'a> {
+    /// Starts a batch that sends through `sender`.
+    pub fn new(sender: &'s Sender<'a>) -> Self {
+        Self {
+            sender,
+            held: RefCell::new(BTreeSet::new()),
+            waiting: RefCell::new(BTreeSet::new()),
+            lost: RefCell::new(HashMap::new()),
+            renew_at: Cell::new(None),
+            pending: RefCell::new(Vec::new()),
+            writer: RefCell::new(None),
+        }
+    }
+
+    /// Takes each agent's card once, then claims every item's lease and journals its endpoint
+    /// in one transaction; returns what each item came to, in order.
+    pub async fn claim(&self, items: &[BatchItem]) -> anyhow::Result<Vec<Ready>> {
+        let journal = self.sender.journal;
+        // One card per agent and credential variable: (card URL, variable) → endpoint, or
+        // `None` when it could not be read (those items go the one-attempt way).
+        let mut cards: HashMap<(String, Option<String>), Option<journal::Endpoint>> =
+            HashMap::new();
+        let mut claims = Vec::with_capacity(items.len());
+        let mut slots = Vec::with_capacity(items.len());
+        for item in items {
+            let attempt = &item.attempt;
+            let Some(card_url) = attempt.agent_url.clone() else {
+                slots.push(None);
+                continue;
+            };
+            if !lookup::never_sent(attempt) {
+                slots.push(None);
+                continue;
+            }
+            let var = item.out.credential.as_ref().map(|c| c.env_var().to_owned());
+            let key = (card_url, var);
+            let endpoint = if let Some(found) = cards.get(&key) {
+                found.clone()
+            } else {
+                let found = self.sender.card_endpoint(&key.0, &item.out).await?.ok();
+                cards.insert(key, found.clone());
+                found
+            };
+            match endpoint {
+                Some(endpoint) => {
+                    slots.push(Some(claims.len()));
+                    claims.push((attempt.id, Some(endpoint)));
+                }
+                None => slots.push(None),
+            }
+        }
+        let ttl = self.sender.lease_ttl;
+        let mut claimed = journal
+            .claim_for_send(&claims, ttl)?
+            .into_iter()
+            .map(Some)
+            .collect::<Vec<_>>();
+        self.renew_at.set(Some(self.sender.clock.now() + ttl / 2));
+        let mut out = Vec::with_capacity(items.len());
+        for slot in slots {
+            let Some(i) = slot else {
+                out.push(Ready::Deliver);
+                continue;
+            };
+            out.push(match claimed[i].take().context("a claim was read twice")? {
+                BatchClaim::Claimed(attempt, true) => {
+                    self.held.borrow_mut().insert(attempt.id);
+                    self.waiting.borrow_mut().insert(attempt.id);
+                    Ready::Send(attempt)
+                }
+                // Another process journaled its endpoint first: it may have been sent,
+                // so the one-attempt path looks first (under the lease it renews).
+                BatchClaim::Claimed(attempt, false) => {
+                    self.held.borrow_mut().insert(attempt.id);
+                    Ready::Deliver
+                }
+                BatchClaim::HeldBy(attempt, lease) => Ready::Done(Sent::Busy(attempt, lease)),
+                BatchClaim::Settled(attempt) => Ready::Done(Sent::Settled(attempt)),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Renews the waiting leases (one transaction) once half their time is spent.
+    fn renew_if_due(&self) -> anyhow::Result<()> {
+        let now = self.sender.clock.now();
+        if self.renew_at.get().is_some_and(|at| now < at) {
+            return Ok(());
+        }
+        let ids: Vec<AttemptId> = self.waiting.borrow().iter().copied().collect();
+        let held = self
+            .sender
+            .journal
+            .renew_leases(&ids, self.sender.lease_ttl)?;
+        for (id, holder) in ids.into_iter().zip(held) {
+            if let Some(lease) = holder {
+                self.waiting.borrow_mut().remove(&id);
+                self.held.borrow_mut().remove(&id);
+                self.lost.borrow_mut().insert(id, lease);
+            }
+        }
+        self.renew_at.set(Some(now + self.sender.lease_ttl / 2));
+        Ok(())
+    }
+
+    /// Sends one claimed attempt; journals nothing of the answer (hand it to
+    /// [`Batch::record`]). An attempt whose lease was lost while it waited is not sent:
+    /// `Err(Sent::Busy)`.
+    pub async fn send(
+        &self,
+        attempt: Attempt,
+        item: &BatchItem,
+    ) -> anyhow::Result<Result<Answer, Sent>> {
+        self.renew_if_due()?;
+        if let Some(lease) = self.lost.borrow_mut().remove(&attempt.id) {
+            return Ok(Err(Sent::Busy(attempt, lease)));
+        }
+        self.waiting.borrow_mut().remove(&attempt.id);
+        let prepared = self.sender.prepare(&attempt, &item.out)?;
+        let (result, with_context) = self
+            .sender
+            .exchange(&attempt, &item.out, &item.step, &prepared)
+            .await?;
+        Ok(Ok(Answer {
+            attempt,
+            card_url: prepared.card_url,
+            with_context,
+            result,
+        }))
+    }
+
+    /// Keeps an answer for the next group commit.
+    pub fn push(&self, answer: Answer) {
+        self.pending.borrow_mut().push(answer);
+    }
+
+    /// Hands every answer received so far to the writer thread as ONE group commit (each with
+    /// the release of its lease); `None` when there is none. Without a writer thread (it could
+    /// not start), the commit is made here and is done at once.
+    pub fn start_commit(&self) -> anyhow::Result<Option<Commit>> {
+        let answers = std::mem::take(&mut *self.pending.borrow_mut());
+        if answers.is_empty() {
+            return Ok(None);
+        }
+        let mut records = Vec::with_capacity(answers.len());
+        let mut broken = Vec::with_capacity(answers.len());
+        for answer in &answers {
+            let (record, error) = Self::record_of(answer);
+            records.push(record);
+            broken.push(error);
+        }
+        let ids = records.iter().map(|r| r.attempt).collect();
+        let (done, reply) = tokio::sync::oneshot::channel();
+        let mut writer = self.writer.borrow_mut();
+        if writer.is_none() {
+            match Writer::start(self.sender.journal) {
+                Ok(w) => *writer = Some(w),
+                Err(e) => tracing::debug!("group commits on the command's thread: {e:#}"),
+            }
+        }
+        let queued = match writer.as_ref().and_then(|w| w.jobs.as_ref()) {
+            Some(jobs) => jobs.send((records, done)).map_err(|e| e.0),
+            None => Err((records, done)),
+        };
+        if let Err((records, done)) = queued {
+            let _ = done.send(self.sender.journal.record_sends(&records));
+        }
+        Ok(Some(Commit {
+            answers,
+            broken,
+            ids,
+            reply,
+            result: None,
+        }))
+    }
+
+    /// Returns what each send of a finished group commit did, by attempt. An answer that
+    /// cannot be journaled (a task without id, a task id other than the one held) is that
+    /// item's error.
+    pub fn finish(&self, commit: Commit) -> anyhow::Result<Vec<(AttemptId, anyhow::Result<Sent>)>> {
+        let Commit {
+            answers,
+            broken,
+            ids,
+            mut reply,
+            result,
+        } = commit;
+        let journaled = match result {
+            Some(answered) => answered.ok(),
+            None => reply.try_recv().ok(),
+        }
+        .context("the group-commit thread ended before its commit")??;
+        {
+            let mut held = self.held.borrow_mut();
+            for id in &ids {
+                held.remove(id);
+            }
+        }
+        let mut out = Vec::with_capacity(answers.len());
+        for ((answer, error), now) in answers.into_iter().zip(broken).zip(journaled) {
+            let id = answer.attempt.id;
+            if let Some(error) = error {
+                out.push((id, Err(error)));
+                continue;
+            }
+            let now = match now {
+                Ok(now) => now,
+                Err(e) => {
+                    out.push((
+                        id,
+                        Err(anyhow::Error::new(e).context("failed to journal the answer")),
+                    ));
+                    continue;
+                }
+            };
+            out.push((
+                id,
+                Ok(match answer.result {
+                    Ok(Answered {
+                        value: types::SendMessageResponse::Task(_),
+                        ..
+                    }) => Sent::Task(now),
+                    Ok(_) => Sent::Replied(now),
+                    Err(error) if error.class() == ErrorClass::Refused => Sent::Refused(now, error),
+                    Err(error) => Sent::Failed {
+                        attempt: now,
+                        stage: Stage::Send,
+                        error,
+                    },
+                }),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// The journal record of an answer, and the error if it cannot be journaled as such.
+    fn record_of(answer: &Answer) -> (SendRecord, Option<anyhow::Error>) {
+        let id = answer.attempt.id;
+        let release = |e: anyhow::Error| {
+            (
+                SendRecord {
+                    attempt: id,
+                    outcome: SendOutcome::Release,
+                    accepts_context_id: None,
+                },
+                Some(e),
+            )
+        };
+        let (outcome, answered_context) = match &answer.result {
+            Ok(answered) => match &answered.value {
+                types::SendMessageResponse::Task(task) => {
+                    let raw = answered.raw.get("task").cloned().unwrap_or(Value::Null);
+                    let view = match TaskView::from_value(&raw, raw.to_string()) {
+                        Ok(view) => view,
+                        Err(e) => {
+                            return release(
+                                anyhow::Error::new(e).context("the agent's task has no id"),
+                            );
+                        }
+                    };
+                    (
+                        SendOutcome::Task(view, Source::Send),
+                        Some(task.context_id.clone()),
+                    )
+                }
+                types::SendMessageResponse::Message(message) => {
+                    let raw = answered.raw.get("message").cloned().unwrap_or(Value::Null);
+                    (
+                        SendOutcome::DirectReply {
+                            message_json: raw.to_string(),
+                            context_id: message.context_id.clone(),
+                        },
+                        message.context_id.clone(),
+                    )
+                }
+            },
+            Err(error) if error.class() == ErrorClass::Refused => {
+                (SendOutcome::Refused(error.summary()), None)
+            }
+            Err(error) => (
+                SendOutcome::Failed(FailureKind::Send, error.summary()),
+                None,
+            ),
+        };
+        let accepted = answer.with_context
+            && answered_context.is_some()
+            && answered_context == answer.attempt.context_id;
+        (
+            SendRecord {
+                attempt: id,
+                outcome,
+                accepts_context_id: accepted.then(|| answer.card_url.clone()),
+            },
+            None,
+        )
+    }
+}
