@@ -656,6 +656,8 @@ fn a_compensation_message_undoes_the_booking_and_is_verified_gone() {
         last.metadata.as_ref().unwrap()["compensates"]["taskId"],
         task.as_str()
     );
+    // The undone task is named in `referenceTaskIds` too, its own agent being the recipient.
+    assert_eq!(last.reference_task_ids, std::slice::from_ref(&task));
     assert_eq!(latest(&env, "trip-3/hotel")["effect"], "compensated");
     assert_eq!(
         latest(&env, "trip-3/hotel~compensate")["state"],

@@ -537,3 +537,21 @@ fn a_pass_cut_by_its_deadline_releases_the_leases_its_pages_claimed() {
         assert_eq!(stats.tasks_per_message_id.get(id), Some(&1), "{row:#?}");
     }
 }
+
+#[test]
+fn a_reconcile_sending_never_sent_intents_fetches_the_agents_card_once() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let plan = big_plan(&env, &a.url(), 12);
+    // Killed once every intent is committed, before any card is fetched or anything sent.
+    crashing(&env, "after-intent:big/s0", &["delegate", "--plan", &plan]);
+    assert_eq!(a.stats().card_fetches, 0);
+    assert_eq!(a.stats().messages.len(), 0);
+    // The pass sends each step on its own (the one-step path), fetching the card once.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let stats = a.stats();
+    assert_eq!(stats.messages.len(), 12);
+    assert_eq!(stats.card_fetches, 1, "one card fetch for 12 sends");
+    assert!(stats.tasks_per_message_id.values().all(|&n| n == 1));
+}

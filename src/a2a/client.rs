@@ -191,6 +191,12 @@ struct Target {
     redacted: String,
 }
 
+/// A card fetched once per client: concurrent callers wait for the one fetch in flight.
+type CardCell = tokio::sync::OnceCell<Arc<AgentCardInfo>>;
+
+/// A fetched card's key: its URL as given, and the credential variable it was fetched with.
+type CardKey = (String, Option<String>);
+
 /// How many parsed interface URLs a client keeps; a process talks to few agents, and a full
 /// cache is emptied rather than grown.
 const TARGETS: usize = 256;
@@ -233,6 +239,9 @@ struct Inner {
     /// Interface URLs already parsed, by their text: a pass of 100,000 reads of one agent
     /// parses its URL once, not per request (docs/performance.md).
     targets: Mutex<HashMap<String, Arc<Target>>>,
+    /// Cards fetched successfully, by card URL and credential variable: a process fetches an
+    /// agent's card once, however many of its steps it sends ([`A2aClient::fetch_card_once`]).
+    cards: Mutex<HashMap<CardKey, Arc<CardCell>>>,
 }
 
 /// The operation being performed, for errors and logs.
@@ -415,6 +424,7 @@ impl A2aClient {
                 get: build(follow)?,
                 cfg,
                 targets: Mutex::new(HashMap::new()),
+                cards: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -480,6 +490,34 @@ impl A2aClient {
             return Err(http_error(&op, status, &headers, &body));
         }
         parse_card(&card_url, decode_json(&op, &body)?)
+    }
+
+    /// Fetches an agent card as [`A2aClient::fetch_card`] does, once per client: a card this
+    /// client fetched with the same credential variable (or is fetching: the caller waits for
+    /// that fetch) is returned again, with `false` (not fetched by this call). A failed fetch is
+    /// not remembered: the next caller fetches again.
+    pub async fn fetch_card_once(
+        &self,
+        url: &str,
+        credential: Option<&Credential>,
+    ) -> Result<(Arc<AgentCardInfo>, bool), A2aError> {
+        let key = (url.to_owned(), credential.map(|c| c.var.clone()));
+        let cell = Arc::clone(
+            self.inner
+                .cards
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(key)
+                .or_default(),
+        );
+        let fetched = std::cell::Cell::new(false);
+        let info = cell
+            .get_or_try_init(|| async {
+                fetched.set(true);
+                self.fetch_card(url, credential).await.map(Arc::new)
+            })
+            .await?;
+        Ok((Arc::clone(info), fetched.get()))
     }
 
     /// Sends `SendMessage`.

@@ -586,6 +586,7 @@ impl Delegation<'_> {
             ),
             credential: self.req.credential.clone(),
             allow_cross_origin: self.req.spec.allow_cross_origin,
+            reference_task_ids: Vec::new(),
         })
     }
 

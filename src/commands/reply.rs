@@ -101,6 +101,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         metadata: None,
         credential,
         allow_cross_origin: spec.allow_cross_origin,
+        reference_task_ids: Vec::new(),
     };
     ctx.out.begin("reply")?;
     // An undelivered reply is never resent blindly: the same text is the same reply, and

@@ -950,6 +950,7 @@ impl Pass<'_> {
             card_url: comp_attempt.agent_url.clone(),
             credential: None,
             allow_cross_origin: record.step.spec.allow_cross_origin,
+            reference_task_ids: references(attempt, comp_attempt.agent_url.as_deref()),
         };
         self.say_step(
             Some(&record.step.spec.name),
@@ -1149,6 +1150,7 @@ impl Pass<'_> {
                 card_url: None,
                 credential: None,
                 allow_cross_origin: false,
+                reference_task_ids: Vec::new(),
             }),
             Compensation::Message { text, target } => {
                 let (card_url, token_env, cross) = match target {
@@ -1210,6 +1212,7 @@ impl Pass<'_> {
                         verify: None,
                         cwd: None,
                     },
+                    reference_task_ids: references(attempt, Some(&card_url)),
                     card_url: Some(card_url),
                     credential,
                     allow_cross_origin: cross,
@@ -1245,6 +1248,7 @@ impl Pass<'_> {
             metadata: comp_step.spec.metadata.clone(),
             credential,
             allow_cross_origin: plan.allow_cross_origin,
+            reference_task_ids: plan.reference_task_ids.clone(),
         };
         let sender = Sender {
             note: None,
@@ -1464,11 +1468,23 @@ impl Pass<'_> {
 }
 
 /// Where and what a compensation sends, resolved before anything is journaled.
+/// Returns the `referenceTaskIds` of a compensation message sent to `target`: the undone
+/// attempt's task when it goes to that task's own agent, else none.
+fn references(undone: &Attempt, target: Option<&str>) -> Vec<String> {
+    match (&undone.task_id, target) {
+        (Some(task), Some(url)) if undone.agent_url.as_deref() == Some(url) => vec![task.clone()],
+        _ => Vec::new(),
+    }
+}
+
 struct Planned {
     spec: StepSpec,
     card_url: Option<String>,
     credential: Option<Credential>,
     allow_cross_origin: bool,
+    /// The undone task, named in `referenceTaskIds` when the message goes to its own agent
+    /// (another agent does not know that task).
+    reference_task_ids: Vec<String>,
 }
 
 #[cfg(test)]

@@ -742,6 +742,7 @@ impl<'a> Pass<'a> {
             metadata: plan::previous_attempt_metadata(spec.metadata.as_ref(), previous),
             credential,
             allow_cross_origin: spec.allow_cross_origin,
+            reference_task_ids: Vec::new(),
         })
     }
 
@@ -953,6 +954,7 @@ impl<'a> Pass<'a> {
             metadata: None,
             credential,
             allow_cross_origin: row.allow_cross_origin,
+            reference_task_ids: Vec::new(),
         };
         let endpoint = Rc::new(send::endpoint_of(a, &out)?);
         if let (Some(url), Some(card)) = (&a.interface_url, &a.agent_url) {

@@ -56,6 +56,9 @@ pub struct Outgoing {
     pub credential: Option<Credential>,
     /// Whether the credential may go to an interface on another origin than the card's.
     pub allow_cross_origin: bool,
+    /// The tasks the message refers to (`referenceTaskIds`): a compensation names the task it
+    /// undoes when it goes to that task's agent.
+    pub reference_task_ids: Vec<String>,
 }
 
 /// How a send goes about an attempt whose endpoint is journaled.
@@ -260,6 +263,7 @@ fn request(
     task_id: Option<&str>,
     text: &str,
     metadata: Option<&Map<String, Value>>,
+    references: &[String],
 ) -> types::SendMessageRequest {
     types::SendMessageRequest {
         message: types::Message {
@@ -271,7 +275,7 @@ fn request(
             parts: vec![types::Part::text(text.to_owned())],
             metadata: to_hash(metadata),
             extensions: None,
-            reference_task_ids: None,
+            reference_task_ids: (!references.is_empty()).then(|| references.to_vec()),
         },
         configuration: Some(types::SendMessageConfiguration {
             accepted_output_modes: None,
@@ -375,7 +379,8 @@ impl Sender<'_> {
     }
 
     /// Returns the endpoint an agent's card names: a registered agent's card was fetched by
-    /// `agents add` and is read from the journal; any other is fetched now and stored.
+    /// `agents add` and is read from the journal; any other is fetched (once per process) and
+    /// stored.
     async fn card_endpoint(
         &self,
         card_url: &str,
@@ -394,10 +399,17 @@ impl Sender<'_> {
         }
         let info = match self
             .client
-            .fetch_card(card_url, out.credential.as_ref())
+            .fetch_card_once(card_url, out.credential.as_ref())
             .await
         {
-            Ok(info) => info,
+            Ok((info, false)) => {
+                // Fetched and journaled earlier by this process.
+                return Ok(Ok(journal::Endpoint {
+                    interface_url: info.interface_url.clone(),
+                    tenant: info.tenant.clone(),
+                }));
+            }
+            Ok((info, true)) => info,
             Err(error) => return Ok(Err(error)),
         };
         let protocol_version = info
@@ -418,8 +430,8 @@ impl Sender<'_> {
             skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
         })?;
         Ok(Ok(journal::Endpoint {
-            interface_url: info.interface_url,
-            tenant: info.tenant,
+            interface_url: info.interface_url.clone(),
+            tenant: info.tenant.clone(),
         }))
     }
 
@@ -569,6 +581,7 @@ impl Sender<'_> {
                 None,
                 &out.text,
                 out.metadata.as_ref(),
+                &out.reference_task_ids,
             );
             let result = self.client.send_message(&prepared.endpoint, &req).await;
             crash::at(Point::AfterSend, step);
@@ -660,6 +673,7 @@ impl Sender<'_> {
             Some(&task_id),
             &reply.text,
             None,
+            &[],
         );
         crash::at(Point::AfterIntent, step);
         let result = self.client.send_message(&endpoint, &req).await;

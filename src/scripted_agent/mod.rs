@@ -179,6 +179,9 @@ pub struct ReceivedMessage {
     pub text: String,
     /// Its `metadata`, if any.
     pub metadata: Option<serde_json::Value>,
+    /// Its `referenceTaskIds` (empty when absent).
+    #[serde(default)]
+    pub reference_task_ids: Vec<String>,
 }
 
 /// One task the agent created.

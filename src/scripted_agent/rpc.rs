@@ -627,6 +627,7 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         context_id: message.context_id.clone(),
         text: text.clone(),
         metadata,
+        reference_task_ids: message.reference_task_ids.clone().unwrap_or_default(),
     });
     let context_id = message.context_id.clone().filter(|c| !c.is_empty());
     if let Some(task_id) = message.task_id.clone().filter(|t| !t.is_empty()) {
