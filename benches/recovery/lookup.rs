@@ -2,6 +2,11 @@
 //! endpoint journaled, its message sent straight to the agent (so a task exists) and the answer
 //! never journaled. A `reconcile` child process then finds each one with `ListTasks` by its
 //! contextId; the floor is the same number of bare `ListTasks` calls at the same concurrency.
+//!
+//! Then the same crash with intents that carry no contextId of ours (as for an agent that
+//! refuses client context ids): each look lists the agent's tasks since the intent (minus the
+//! clock skew) until it meets its messageId, so N lookups list O(N²) tasks. Measured at growing
+//! N to show that growth; there is no floor (a bare client would list the same pages).
 
 use std::time::Duration;
 
@@ -97,5 +102,55 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
         target: None,
         paired: Some(median_ratio(&pairs)),
     });
+    by_time(cfg, rt, table)
+}
+
+/// Measures lookups by time at growing sizes: time per lookup, which grows with N.
+fn by_time(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
+    let sizes: &[usize] = if cfg.quick { &[50] } else { &[100, 300, 1_000] };
+    for &n in sizes {
+        let agent = Agent::start(cfg, &[])?;
+        let dir = cfg.tempdir()?;
+        let journal = dir.path().join("journal.sqlite3");
+        {
+            let j = Journal::open(&journal, Duration::from_secs(30))?;
+            let attempts = commit_intents(&j, "time", n, &agent.card(), "work:100", false)?;
+            set_endpoints(&journal, &agent.url)?;
+            rt.block_on(send_all(&agent.url, &attempts, "work:100"))?;
+        }
+        let run = run_child(
+            &cfg.bin,
+            &[
+                "--journal",
+                &journal.display().to_string(),
+                "-q",
+                "reconcile",
+                "--concurrency",
+                &CONCURRENCY.to_string(),
+            ],
+        )?;
+        let found: i64 = rusqlite::Connection::open(&journal)?.query_row(
+            "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        if found != n as i64 {
+            bail!(
+                "reconcile exited {} and found {found} of {n} tasks by time: {:?}",
+                run.code,
+                run.stdout
+            );
+        }
+        table.add(Row {
+            section: "lookup",
+            what: format!(
+                "bucket 1 by time (no contextId of ours): {n} intents found by ListTasks(statusTimestampAfter) in one reconcile, c={CONCURRENCY}: time per lookup (once)"
+            ),
+            figure: Value::Secs(run.wall.as_secs_f64() / n as f64),
+            floor: None,
+            target: None,
+            paired: None,
+        });
+    }
     Ok(())
 }
