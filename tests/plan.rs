@@ -555,3 +555,41 @@ fn a_reconcile_sending_never_sent_intents_fetches_the_agents_card_once() {
     assert_eq!(stats.card_fetches, 1, "one card fetch for 12 sends");
     assert!(stats.tasks_per_message_id.values().all(|&n| n == 1));
 }
+
+#[test]
+fn reconcile_finds_a_killed_batch_by_time_with_one_listing_per_page() {
+    let env = TestEnv::new();
+    let a = agent(a2a_recover::scripted_agent::AgentConfig {
+        refuse_context_id: true,
+        ..fast(&["x"])
+    });
+    let plan = big_plan(&env, &a.url(), 40);
+    // The agent refuses our context ids (the batch learns it at the first answer and sends
+    // without one); killed once the answer of s25 arrived, before it was journaled.
+    crashing(&env, "after-send:big/s25", &["delegate", "--plan", &plan]);
+    let sent_before = a.stats().tasks.len();
+    assert!(
+        sent_before < 40,
+        "the crash stopped the batch: {sent_before}"
+    );
+    let lists_before = a.stats().requests.get("ListTasks").copied().unwrap_or(0);
+    // One pass: every unjournaled answer is found by time and every unsent step sent once.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let stats = a.stats();
+    let rows = attempts(&env, Some("big"));
+    for row in &rows {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(
+            stats.tasks_per_message_id.get(id),
+            Some(&1),
+            "{}: not exactly one task",
+            row["step"]
+        );
+        assert!(row["taskId"].is_string(), "{row:#?}");
+    }
+    assert_eq!(stats.tasks.len(), 40);
+    // The 40 intents fit one page: one listing by time (a page of tasks), not one per intent.
+    let lists = stats.requests.get("ListTasks").copied().unwrap_or(0) - lists_before;
+    assert_eq!(lists, 1, "ListTasks calls: {lists}");
+}

@@ -615,6 +615,7 @@ impl Delegation<'_> {
             clock: self.ctx.clock.as_ref(),
             clock_skew: self.req.clock_skew,
             lease_ttl: send::lease_ttl_for(self.ctx.timeout),
+            sweeps: None,
         };
         let step = self.step().to_string();
         // `resolve --as resend`: the operator accepted ONE send of this attempt without a look;

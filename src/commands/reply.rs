@@ -156,6 +156,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         clock: ctx.clock.as_ref(),
         clock_skew: std::time::Duration::ZERO,
         lease_ttl: send::lease_ttl_for(ctx.timeout),
+        sweeps: None,
     };
     let sent = sender.deliver_reply(&reply, &out, &step).await?;
     let id = json!({"messageId": reply.message_id});

@@ -1257,6 +1257,7 @@ impl Pass<'_> {
             clock: self.ctx.clock.as_ref(),
             clock_skew: self.opts.clock_skew,
             lease_ttl: send::lease_ttl_for(self.ctx.timeout),
+            sweeps: None,
         };
         let comp_full = comp_step.spec.name.to_string();
         let agent = agent_shown(a.agent_url.as_deref().unwrap_or("-"));

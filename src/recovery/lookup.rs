@@ -176,29 +176,26 @@ pub async fn look_for_send(
     let (mode, request) = if let Some(ctx) = &look.context_id {
         (Mode::ByContext, list_request(Some(ctx.clone()), None))
     } else {
-        let skew = chrono::Duration::from_std(clock_skew).unwrap_or(chrono::Duration::MAX);
-        let after = look.created_at.min(now) - skew;
+        let after = time_window(look.created_at, now, clock_skew);
         (Mode::ByTime, list_request(None, Some(after)))
     };
     let mut tasks: Vec<Raw<types::Task>> = Vec::new();
     let mut candidates = Vec::new();
     let mut unreadable = 0;
-    let mut page_token = String::new();
-    let mut seen_tokens = std::collections::HashSet::new();
-    for _ in 0..MAX_PAGES {
-        let mut req = request.clone();
-        req.page_token = (!page_token.is_empty()).then(|| page_token.clone());
-        let page = match retry_read(READ_ATTEMPTS, || client.list_tasks(endpoint, &req)).await {
-            Ok(page) => page,
-            Err(e) if cannot_search(&e) => {
-                return Ok(Lookup::Unprovable(format!(
-                    "the agent cannot list its tasks: {}",
-                    e.summary()
-                )));
+    let mut pager = Pager::new(request);
+    loop {
+        let entries = match pager.next(client, endpoint).await? {
+            Paged::Page(entries) => entries,
+            Paged::End => {
+                return Ok(match decide(mode, &candidates, unreadable) {
+                    Decision::Found(i) => Lookup::Found(tasks.swap_remove(i)),
+                    Decision::ProvenAbsent => Lookup::ProvenAbsent,
+                    Decision::Unprovable(reason) => Lookup::Unprovable(reason),
+                });
             }
-            Err(e) => return Err(e),
+            Paged::Unprovable(reason) => return Ok(Lookup::Unprovable(reason)),
         };
-        for entry in page.tasks {
+        for entry in entries {
             let Ok(task) = entry else {
                 unreadable += 1;
                 continue;
@@ -207,21 +204,12 @@ pub async fn look_for_send(
             let mut task = task;
             if mode == Mode::ByTime && !seen.holds_message {
                 // The listed history may be capped by the server: read the whole task.
-                match retry_read(READ_ATTEMPTS, || {
-                    client.get_task(endpoint, &task.value.id, None)
-                })
-                .await
-                {
-                    Ok(full) => {
-                        seen = candidate(&full.raw, &look.message_id);
-                        task = full;
-                    }
-                    Err(e) if e.is_transient() => return Err(e),
-                    Err(_) => {
-                        unreadable += 1;
-                        continue;
-                    }
-                }
+                let Some(full) = read_whole(client, endpoint, &task.value.id).await? else {
+                    unreadable += 1;
+                    continue;
+                };
+                seen = candidate(&full.raw, &look.message_id);
+                task = full;
             }
             if seen.holds_message {
                 return Ok(Lookup::Found(task));
@@ -229,23 +217,201 @@ pub async fn look_for_send(
             candidates.push(seen);
             tasks.push(task);
         }
-        if page.next_page_token.is_empty() {
-            return Ok(match decide(mode, &candidates, unreadable) {
-                Decision::Found(i) => Lookup::Found(tasks.swap_remove(i)),
-                Decision::ProvenAbsent => Lookup::ProvenAbsent,
-                Decision::Unprovable(reason) => Lookup::Unprovable(reason),
-            });
-        }
-        if !seen_tokens.insert(page.next_page_token.clone()) {
-            return Ok(Lookup::Unprovable(
-                "the agent's ListTasks paging repeats itself".to_owned(),
-            ));
-        }
-        page_token = page.next_page_token;
     }
-    Ok(Lookup::Unprovable(format!(
-        "the agent's ListTasks did not end within {MAX_PAGES} pages"
-    )))
+}
+
+/// Reads a listed task whole (`GetTask`); `None` when it cannot be read for good, an error
+/// when the failure is transient.
+async fn read_whole(
+    client: &A2aClient,
+    endpoint: &Endpoint,
+    id: &str,
+) -> Result<Option<Raw<types::Task>>, A2aError> {
+    match retry_read(READ_ATTEMPTS, || client.get_task(endpoint, id, None)).await {
+        Ok(full) => Ok(Some(full)),
+        Err(e) if e.is_transient() => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// What the next `ListTasks` call of a search gave.
+enum Paged {
+    /// A page's entries, each parsed on its own.
+    Page(Vec<Result<Raw<types::Task>, A2aError>>),
+    /// The last page was read.
+    End,
+    /// The agent cannot be searched this way, or its paging does not end.
+    Unprovable(String),
+}
+
+/// Pages through `ListTasks` (every page, at most [`MAX_PAGES`], refusing a paging that
+/// repeats itself), retrying transient failures.
+struct Pager {
+    request: types::ListTasksRequest,
+    next_token: Option<String>,
+    seen_tokens: std::collections::HashSet<String>,
+    pages: usize,
+    /// Why the search stops after the page just returned (its entries are still searched).
+    stop: Option<String>,
+}
+
+impl Pager {
+    fn new(request: types::ListTasksRequest) -> Self {
+        Self {
+            request,
+            next_token: Some(String::new()),
+            seen_tokens: std::collections::HashSet::new(),
+            pages: 0,
+            stop: None,
+        }
+    }
+
+    async fn next(&mut self, client: &A2aClient, endpoint: &Endpoint) -> Result<Paged, A2aError> {
+        if let Some(reason) = self.stop.take() {
+            return Ok(Paged::Unprovable(reason));
+        }
+        let Some(token) = self.next_token.take() else {
+            return Ok(Paged::End);
+        };
+        if self.pages == MAX_PAGES {
+            return Ok(Paged::Unprovable(format!(
+                "the agent's ListTasks did not end within {MAX_PAGES} pages"
+            )));
+        }
+        self.pages += 1;
+        let mut req = self.request.clone();
+        req.page_token = (!token.is_empty()).then_some(token);
+        let page = match retry_read(READ_ATTEMPTS, || client.list_tasks(endpoint, &req)).await {
+            Ok(page) => page,
+            Err(e) if cannot_search(&e) => {
+                return Ok(Paged::Unprovable(format!(
+                    "the agent cannot list its tasks: {}",
+                    e.summary()
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        if !page.next_page_token.is_empty() {
+            if self.seen_tokens.insert(page.next_page_token.clone()) {
+                self.next_token = Some(page.next_page_token);
+            } else {
+                self.stop = Some("the agent's ListTasks paging repeats itself".to_owned());
+            }
+        }
+        Ok(Paged::Page(page.tasks))
+    }
+}
+
+/// The window a look by time starts from: the intent's creation (or now, if that is in the
+/// future: a clock that went backwards) minus the clock skew.
+pub fn time_window(created_at: DateTime<Utc>, now: DateTime<Utc>, skew: Duration) -> DateTime<Utc> {
+    let skew = chrono::Duration::from_std(skew).unwrap_or(chrono::Duration::MAX);
+    created_at.min(now) - skew
+}
+
+/// Which endpoint a sweep lists: the interface URL and the tenant.
+pub type SweepKey = (String, Option<String>);
+
+/// Looks by time shared by the intents of one reconcile page (several looks by time at one
+/// agent, after a crash, would each list every task since their own intent: N looks, O(N²)
+/// listed tasks and `GetTask`s). The first look of an endpoint lists its tasks ONCE since the
+/// page's earliest window and reads each listed task whole; every look of the page then
+/// decides from that list. Sound because the sweep starts after the page claimed the leases of
+/// all its intents (nothing can send them meanwhile), and a wider window only adds candidates:
+/// a task is ours only if its history holds our messageId, as in [`look_for_send`].
+#[derive(Debug, Default)]
+pub struct Sweeps {
+    /// Per endpoint, the earliest window of the page's intents looked for by time.
+    windows: std::collections::HashMap<SweepKey, DateTime<Utc>>,
+    /// Per endpoint, the listing once made (concurrent looks wait for the one in flight).
+    listed: std::cell::RefCell<std::collections::HashMap<SweepKey, std::rc::Rc<SweepCell>>>,
+}
+
+/// One endpoint's listing, made at most once (a failed one is retried by the next look).
+type SweepCell = tokio::sync::OnceCell<Swept>;
+
+/// What listing an endpoint's tasks by time found.
+#[derive(Debug)]
+enum Swept {
+    /// Every task listed in the window, each read whole, and how many could not be read.
+    Listed(Vec<Raw<types::Task>>, usize),
+    /// The agent cannot be searched this way.
+    Unprovable(String),
+}
+
+impl Sweeps {
+    /// Widens an endpoint's window to take in an intent's window.
+    pub fn include(&mut self, key: SweepKey, window: DateTime<Utc>) {
+        self.windows
+            .entry(key)
+            .and_modify(|w| *w = (*w).min(window))
+            .or_insert(window);
+    }
+
+    /// Returns whether no intent of the page is looked for by time.
+    pub fn is_empty(&self) -> bool {
+        self.windows.is_empty()
+    }
+
+    /// Looks for a send by time from the endpoint's shared listing; `None` when the page has no
+    /// window for this endpoint that covers the look's own (the caller then looks on its own).
+    pub async fn look(
+        &self,
+        client: &A2aClient,
+        key: &SweepKey,
+        endpoint: &Endpoint,
+        message_id: &str,
+        window: DateTime<Utc>,
+    ) -> Option<Result<Lookup, A2aError>> {
+        let after = *self.windows.get(key).filter(|w| **w <= window)?;
+        let cell = std::rc::Rc::clone(self.listed.borrow_mut().entry(key.clone()).or_default());
+        let swept = cell
+            .get_or_try_init(|| sweep(client, endpoint, after))
+            .await;
+        Some(swept.map(|swept| match swept {
+            Swept::Unprovable(reason) => Lookup::Unprovable(reason.clone()),
+            Swept::Listed(tasks, unreadable) => {
+                let candidates: Vec<Candidate> = tasks
+                    .iter()
+                    .map(|t| candidate(&t.raw, message_id))
+                    .collect();
+                match decide(Mode::ByTime, &candidates, *unreadable) {
+                    Decision::Found(i) => Lookup::Found(tasks[i].clone()),
+                    Decision::ProvenAbsent => Lookup::ProvenAbsent,
+                    Decision::Unprovable(reason) => Lookup::Unprovable(reason),
+                }
+            }
+        }))
+    }
+}
+
+/// Lists an endpoint's tasks whose status is after `after`, every page, and reads each whole
+/// (`GetTask`: a listed history may be capped by the server).
+async fn sweep(
+    client: &A2aClient,
+    endpoint: &Endpoint,
+    after: DateTime<Utc>,
+) -> Result<Swept, A2aError> {
+    let mut pager = Pager::new(list_request(None, Some(after)));
+    let mut tasks = Vec::new();
+    let mut unreadable = 0;
+    loop {
+        let entries = match pager.next(client, endpoint).await? {
+            Paged::Page(entries) => entries,
+            Paged::End => return Ok(Swept::Listed(tasks, unreadable)),
+            Paged::Unprovable(reason) => return Ok(Swept::Unprovable(reason)),
+        };
+        for entry in entries {
+            let Ok(task) = entry else {
+                unreadable += 1;
+                continue;
+            };
+            match read_whole(client, endpoint, &task.value.id).await? {
+                Some(full) => tasks.push(full),
+                None => unreadable += 1,
+            }
+        }
+    }
 }
 
 fn list_request(

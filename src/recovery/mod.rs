@@ -156,6 +156,8 @@ pub struct Pass<'a> {
     /// Bucket 1: what claiming a page's `INTENT` attempts in one transaction found, taken by
     /// each item as it is handled.
     claimed: RefCell<HashMap<AttemptId, BatchClaim>>,
+    /// Bucket 1: the looks by time an intent's page shares (`lookup::Sweeps`), by attempt.
+    sweep_of: RefCell<HashMap<AttemptId, Rc<lookup::Sweeps>>>,
     /// Bucket 1: found tasks (and lease releases) waiting for their group commit.
     found: RefCell<Vec<SendRecord>>,
 }
@@ -276,6 +278,7 @@ impl<'a> Pass<'a> {
             batch: RefCell::new(Vec::new()),
             endpoints: RefCell::new(HashMap::new()),
             claimed: RefCell::new(HashMap::new()),
+            sweep_of: RefCell::new(HashMap::new()),
             found: RefCell::new(Vec::new()),
         }
     }
@@ -326,6 +329,42 @@ impl<'a> Pass<'a> {
             .map(|row| (row.attempt.id, None))
             .collect();
         let claims = self.journal.claim_for_send(&ids, self.cfg.lease_ttl)?;
+        // The page's looks by time share one listing per agent, made after these claims.
+        let mut sweeps = lookup::Sweeps::default();
+        let mut accepts: HashMap<String, Option<bool>> = HashMap::new();
+        let now = self.clock.now();
+        for claim in &claims {
+            let BatchClaim::Claimed(a, _) = claim else {
+                continue;
+            };
+            let (Some(agent), Some(url)) = (&a.agent_url, &a.interface_url) else {
+                continue;
+            };
+            let agent_accepts = if let Some(known) = accepts.get(agent) {
+                *known
+            } else {
+                let known = self
+                    .journal
+                    .agent(agent)?
+                    .and_then(|a| a.accepts_context_id);
+                accepts.insert(agent.clone(), known);
+                known
+            };
+            if lookup::LookFor::for_attempt(a, agent_accepts)
+                .context_id
+                .is_none()
+            {
+                let window = lookup::time_window(a.created_at, now, self.cfg.clock_skew);
+                sweeps.include((url.clone(), a.tenant.clone()), window);
+            }
+        }
+        let sweeps = (!sweeps.is_empty()).then(|| Rc::new(sweeps));
+        let mut sweep_of = self.sweep_of.borrow_mut();
+        for (id, _) in &ids {
+            if let Some(s) = &sweeps {
+                sweep_of.insert(*id, Rc::clone(s));
+            }
+        }
         self.claimed
             .borrow_mut()
             .extend(ids.into_iter().map(|(id, _)| id).zip(claims));
@@ -340,6 +379,7 @@ impl<'a> Pass<'a> {
             clock: self.clock,
             clock_skew: self.cfg.clock_skew,
             lease_ttl: self.cfg.lease_ttl,
+            sweeps: None,
         }
     }
 
@@ -650,6 +690,7 @@ impl<'a> Pass<'a> {
             .borrow_mut()
             .remove(&row.attempt.id)
             .context("the attempt's claim vanished")?;
+        let sweeps = self.sweep_of.borrow_mut().remove(&row.attempt.id);
         let attempt = match claim {
             BatchClaim::HeldBy(a, lease) => {
                 return Ok(vec![self.sent_action(
@@ -696,7 +737,8 @@ impl<'a> Pass<'a> {
             }
         };
         let step = row.step.to_string();
-        let sender = self.sender();
+        let mut sender = self.sender();
+        sender.sweeps = sweeps.as_deref();
         match Box::pin(sender.deliver_claimed(attempt.clone(), &out, &step)).await? {
             Claimed::Done(sent) => Ok(vec![self.sent_action(row, "send", &sent)?]),
             Claimed::Found(record, now) => {

@@ -39,7 +39,7 @@ use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, Lease, Reply,
     ReplyState, SendOutcome, SendRecord, Source, TaskView,
 };
-use crate::recovery::lookup::{self, LookFor, Lookup};
+use crate::recovery::lookup::{self, LookFor, Lookup, Sweeps};
 
 mod batch;
 
@@ -216,6 +216,8 @@ pub struct Sender<'a> {
     pub clock_skew: Duration,
     /// How long a lease is held before another host may break it.
     pub lease_ttl: Duration,
+    /// Looks by time shared by the intents of one reconcile page, if any.
+    pub sweeps: Option<&'a Sweeps>,
 }
 
 /// Returns the lease time for sends bounded by a per-request `timeout`: enough for a card fetch,
@@ -444,14 +446,23 @@ impl Sender<'_> {
             None => None,
         };
         let look = LookFor::for_attempt(attempt, accepts);
-        let found = lookup::look_for_send(
-            self.client,
-            &endpoint,
-            &look,
-            self.clock_skew,
-            self.clock.now(),
-        )
-        .await;
+        let now = self.clock.now();
+        let shared = match (self.sweeps, &look.context_id, &attempt.interface_url) {
+            (Some(sweeps), None, Some(url)) => {
+                let key = (url.clone(), attempt.tenant.clone());
+                let window = lookup::time_window(look.created_at, now, self.clock_skew);
+                sweeps
+                    .look(self.client, &key, &endpoint, &look.message_id, window)
+                    .await
+            }
+            _ => None,
+        };
+        let found = match shared {
+            Some(found) => found,
+            None => {
+                lookup::look_for_send(self.client, &endpoint, &look, self.clock_skew, now).await
+            }
+        };
         Ok(match found {
             Ok(Lookup::ProvenAbsent) => {
                 self.note(attempt, "look", "absent", &Value::Null);

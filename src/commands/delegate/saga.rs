@@ -418,6 +418,7 @@ async fn send_batch<'r>(
         clock: ctx.clock.as_ref(),
         clock_skew: args.clock_skew,
         lease_ttl: send::lease_ttl_for(ctx.timeout),
+        sweeps: None,
     };
     let batch = Batch::new(&sender);
     let mut left = Vec::new();
