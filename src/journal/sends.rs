@@ -82,7 +82,7 @@ impl Journal {
         }
         let (me, now) = self.lease_for(ttl);
         self.write("claim the attempts", |tx| {
-            self.claim_in(tx, items, &me, now)
+            self.claim_in(tx, items, None, &me, now)
         })
     }
 
@@ -100,17 +100,22 @@ impl Journal {
         self.write("commit the intent", |tx| {
             let outcomes = self.intents_in(tx, intents, queries::ms(now))?;
             let mut items = Vec::new();
+            let mut known = Vec::new();
             let mut slots = Vec::with_capacity(outcomes.len());
             for (i, outcome) in outcomes.iter().enumerate() {
                 match (outcome, endpoints.get(i).cloned().flatten()) {
                     (IntentOutcome::Created(attempt), Some(endpoint)) => {
                         slots.push(Some(items.len()));
                         items.push((attempt.id, Some(endpoint)));
+                        known.push(attempt.clone());
                     }
                     _ => slots.push(None),
                 }
             }
-            let mut claims = self.claim_in(tx, &items, &me, now)?.into_iter();
+            // Just inserted under this transaction's lock: not read back.
+            let mut claims = self
+                .claim_in(tx, &items, Some(known), &me, now)?
+                .into_iter();
             let claims = slots
                 .into_iter()
                 .map(|slot| slot.and_then(|_| claims.next()))
@@ -131,20 +136,26 @@ impl Journal {
     }
 
     /// Claims each attempt's lease and journals its endpoint, inside the caller's transaction
-    /// (see [`Journal::claim_for_send`]).
+    /// (see [`Journal::claim_for_send`]); `known`, when given, holds the attempts as this
+    /// transaction wrote them, in the order of `items` (they are not read again).
     fn claim_in(
         &self,
         tx: &Connection,
         items: &[(AttemptId, Option<Endpoint>)],
+        known: Option<Vec<Attempt>>,
         me: &Lease,
         now: DateTime<Utc>,
     ) -> Result<Vec<BatchClaim>, JournalError> {
         let e = self.err("claim the attempts");
         let mut out = Vec::with_capacity(items.len());
+        let mut known = known.map(Vec::into_iter);
         for (id, endpoint) in items {
-            let held = queries::attempt_by_id(tx, *id)
-                .map_err(&e)?
-                .ok_or(JournalError::UnknownAttempt(id.0))?;
+            let held = match known.as_mut().and_then(Iterator::next) {
+                Some(held) if held.id == *id => held,
+                _ => queries::attempt_by_id(tx, *id)
+                    .map_err(&e)?
+                    .ok_or(JournalError::UnknownAttempt(id.0))?,
+            };
             if let Some(lease) = other_holder(&held, me, now) {
                 out.push(BatchClaim::HeldBy(held, lease));
                 continue;
