@@ -373,6 +373,73 @@ fn a_batch_killed_after_one_answer_is_rerun_with_one_task_per_message_id() {
     assert_eq!(leases_held(&env, "big", 50), 0, "no lease left behind");
 }
 
+#[test]
+fn a_registered_agents_steps_are_claimed_with_their_intents_and_a_crash_there_sends_nothing() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let out = env.run(["agents", "add", &a.url()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let fetched = a.stats().card_fetches;
+    let plan = big_plan(&env, &a.url(), 20);
+    // Aborted at `after-intent`: the intents are committed with their endpoints (the
+    // registered card's) and leases, in one transaction; nothing was sent or fetched.
+    crashing(&env, "after-intent", &["delegate", "--plan", &plan]);
+    let rows = attempts(&env, Some("big"));
+    assert_eq!(rows.len(), 20);
+    for row in &rows {
+        assert_eq!(row["state"], "INTENT", "{row:#?}");
+        assert!(
+            row["interfaceUrl"].is_string(),
+            "endpoint with the intent: {row:#?}"
+        );
+    }
+    assert_eq!(leases_held(&env, "big", 20), 20, "claimed with the intents");
+    assert!(a.stats().messages.is_empty(), "nothing was sent");
+    assert_eq!(
+        a.stats().card_fetches,
+        fetched,
+        "the registered card is not fetched"
+    );
+
+    // The re-run breaks the dead process's leases, looks (each step may have been sent)
+    // and sends each step once.
+    let out = env.run(["delegate", "--plan", &plan]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let stats = a.stats();
+    for row in attempts(&env, Some("big")) {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(stats.tasks_per_message_id.get(id), Some(&1), "{row:#?}");
+        assert!(row["taskId"].is_string(), "{row:#?}");
+    }
+    assert_eq!(leases_held(&env, "big", 20), 0, "no lease left behind");
+
+    // A fresh plan to the registered agent: records as before, one send per step.
+    let text = std::fs::read_to_string(&plan)
+        .unwrap()
+        .replace("workflow = \"big\"", "workflow = \"more\"");
+    let more = write(env.path(), "more.toml", &text);
+    let out = env.run([
+        "--format",
+        "json",
+        "delegate",
+        "--plan",
+        more.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    for line in stdout(&out).lines().filter(|l| l.contains("\"action\"")) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "action" {
+            assert!(v["action"] == "intent" || v["action"] == "send", "{v}");
+        }
+    }
+    assert_eq!(leases_held(&env, "more", 20), 0, "no lease left behind");
+    assert_eq!(
+        a.stats().card_fetches,
+        fetched,
+        "the registered card is never fetched"
+    );
+}
+
 /// Counts the steps `s0`… of a workflow whose attempt still holds a lease.
 fn leases_held(env: &TestEnv, workflow: &str, n: usize) -> usize {
     let journal =

@@ -309,6 +309,17 @@ fn count(env: &TestEnv, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0)).expect("count")
 }
 
+/// Counts like [`count`], but 0 while the journal's schema is not committed yet.
+fn count_if_ready(env: &TestEnv, sql: &str) -> i64 {
+    let conn = rusqlite::Connection::open(env.journal()).expect("open the journal");
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    match conn.query_row(sql, [], |r| r.get(0)) {
+        Ok(n) => n,
+        Err(e) if e.to_string().contains("no such table") => 0,
+        Err(e) => panic!("count: {e}"),
+    }
+}
+
 /// Waits until `done` (hang guard: 60 s), polling every 20 ms.
 fn wait_until(what: &str, done: impl Fn() -> bool) {
     let until = Instant::now() + Duration::from_secs(60);
@@ -641,7 +652,8 @@ fn a_signal_during_a_plans_batch_commits_the_answers_received_and_frees_every_le
         } else {
             let seen = "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL";
             wait_until("three journaled sends", || {
-                env.journal().exists() && count(&env, seen) >= 3
+                // The file exists before its schema is committed: until then, nothing is seen.
+                env.journal().exists() && count_if_ready(&env, seen) >= 3
             });
         }
         run.signal(case.sig);

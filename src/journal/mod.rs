@@ -33,6 +33,7 @@ mod queries;
 mod saga;
 mod sends;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -557,17 +558,62 @@ impl Journal {
         intents: &[NewIntent],
     ) -> Result<Vec<IntentOutcome>, JournalError> {
         let now = self.now_ms();
-        self.write("commit the intent", |tx| {
+        self.write("commit the intent", |tx| self.intents_in(tx, intents, now))
+    }
+
+    /// Inserts the steps and attempts of [`Journal::create_intents`] inside the caller's
+    /// transaction.
+    fn intents_in(
+        &self,
+        tx: &Connection,
+        intents: &[NewIntent],
+        now: i64,
+    ) -> Result<Vec<IntentOutcome>, JournalError> {
+        {
+            let e = self.err("commit the intent");
+            // Per plan, not per step: each workflow's id and each agent's row are read once
+            // (nothing else writes them inside this transaction).
+            let mut workflows: HashMap<&str, Option<i64>> = HashMap::new();
+            let mut agents: HashMap<&str, queries::IntentAgent> = HashMap::new();
             let mut out = Vec::with_capacity(intents.len());
             for intent in intents {
-                let e = self.err("commit the intent");
-                if let Some(step) = queries::step_by_name(tx, &intent.spec.name).map_err(&e)? {
+                let name = &intent.spec.name;
+                let wf = if let Some(&wf) = workflows.get(name.workflow.as_str()) {
+                    wf
+                } else {
+                    let wf = queries::workflow_id(tx, &name.workflow).map_err(&e)?;
+                    workflows.insert(&name.workflow, wf);
+                    wf
+                };
+                let existing = match wf {
+                    Some(wf) => queries::step_id_in(tx, wf, &name.step).map_err(&e)?,
+                    None => None,
+                };
+                if let Some(id) = existing {
+                    let step = queries::step_by_id(tx, id)
+                        .map_err(&e)?
+                        .ok_or_else(|| JournalError::UnknownStep(name.to_string()))?;
                     let attempts = queries::attempts_of_step(tx, step.id).map_err(&e)?;
                     out.push(IntentOutcome::Existing(StepRecord { step, attempts }));
                     continue;
                 }
-                let wf = queries::workflow_id_or_insert(tx, &intent.spec.name.workflow, now)
-                    .map_err(&e)?;
+                let wf = if let Some(wf) = wf {
+                    wf
+                } else {
+                    let wf = queries::workflow_id_or_insert(tx, &name.workflow, now).map_err(&e)?;
+                    workflows.insert(&name.workflow, Some(wf));
+                    wf
+                };
+                let agent = match intent.agent_url.as_deref() {
+                    Some(url) => Some(if let Some(found) = agents.get(url) {
+                        found.clone()
+                    } else {
+                        let found = queries::intent_agent(tx, url, now).map_err(&e)?;
+                        agents.insert(url, found.clone());
+                        found
+                    }),
+                    None => None,
+                };
                 let step = queries::insert_step(tx, wf, &intent.spec, None, now).map_err(&e)?;
                 let new = NewAttempt {
                     agent_url: intent.agent_url.clone(),
@@ -576,12 +622,17 @@ impl Journal {
                     context_id: intent.context_id.clone(),
                     previous: None,
                 };
-                out.push(IntentOutcome::Created(
-                    self.insert_attempt(tx, step, 1, &new, now)?,
-                ));
+                out.push(IntentOutcome::Created(self.insert_attempt_of(
+                    tx,
+                    (step, Some(wf)),
+                    1,
+                    &new,
+                    agent.as_ref(),
+                    now,
+                )?));
             }
             Ok(out)
-        })
+        }
     }
 
     fn insert_attempt(
@@ -592,47 +643,49 @@ impl Journal {
         new: &NewAttempt,
         now: i64,
     ) -> Result<Attempt, JournalError> {
+        let agent = match &new.agent_url {
+            Some(url) => {
+                Some(queries::intent_agent(tx, url, now).map_err(self.err("commit the intent"))?)
+            }
+            None => None,
+        };
+        self.insert_attempt_of(tx, (step, None), number, new, agent.as_ref(), now)
+    }
+
+    /// Inserts an `INTENT` attempt and its `intent` event for a step (and its workflow's id
+    /// when known); `agent` is the row of `new.agent_url`.
+    fn insert_attempt_of(
+        &self,
+        tx: &Connection,
+        (step, workflow): (StepId, Option<i64>),
+        number: u32,
+        new: &NewAttempt,
+        agent: Option<&queries::IntentAgent>,
+        now: i64,
+    ) -> Result<Attempt, JournalError> {
         let e = self.err("commit the intent");
         let mut token_env = new.token_env.clone();
-        let (agent, context_id) = match &new.agent_url {
-            Some(url) => {
-                let id = queries::agent_id_or_insert(tx, url, now).map_err(&e)?;
-                let known = queries::agent_by_url(tx, url).map_err(&e)?;
-                let refuses = known
-                    .as_ref()
-                    .is_some_and(|a| a.accepts_context_id == Some(false));
-                // No variable named for the step: a registered agent's own one (`agents add
-                // --token-env`) is what every send and look of this attempt uses.
-                if token_env.is_none() {
-                    token_env = known
-                        .filter(|a| a.registered.is_some())
-                        .and_then(|a| a.token_env);
-                }
-                (
-                    Some(id),
-                    if refuses {
-                        None
-                    } else {
-                        new.context_id.clone()
-                    },
-                )
-            }
-            None => (None, new.context_id.clone()),
+        // No variable named for the step: a registered agent's own one (`agents add
+        // --token-env`) is what every send and look of this attempt uses.
+        if token_env.is_none() {
+            token_env = agent.and_then(|a| a.registered_token_env.clone());
+        }
+        let context_id = if agent.is_some_and(|a| a.refuses_context_id) {
+            None
+        } else {
+            new.context_id.clone()
         };
-        let id = queries::insert_attempt(
-            tx,
-            &queries::NewAttemptRow {
-                step,
-                number,
-                agent,
-                token_env: token_env.as_deref(),
-                message_id: &new.message_id,
-                context_id: context_id.as_deref(),
-                previous: new.previous,
-                now,
-            },
-        )
-        .map_err(&e)?;
+        let row = queries::NewAttemptRow {
+            step,
+            number,
+            agent: agent.map(|a| a.id),
+            token_env: token_env.as_deref(),
+            message_id: &new.message_id,
+            context_id: context_id.as_deref(),
+            previous: new.previous,
+            now,
+        };
+        let id = queries::insert_attempt(tx, &row).map_err(&e)?;
         let detail = json!({
             "messageId": new.message_id,
             "contextId": context_id,
@@ -643,7 +696,7 @@ impl Journal {
             tx,
             &NewEvent {
                 at: now,
-                workflow: None,
+                workflow,
                 step: Some(step),
                 attempt: Some(id),
                 kind: "intent",
@@ -653,9 +706,7 @@ impl Journal {
             },
         )
         .map_err(&e)?;
-        queries::attempt_by_id(tx, id)
-            .map_err(&e)?
-            .ok_or(JournalError::UnknownAttempt(id.0))
+        Ok(queries::inserted_attempt(id, &row, new.agent_url.clone()))
     }
 
     /// Commits a further `INTENT` attempt of a step (numbered after the last one).

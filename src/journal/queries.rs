@@ -172,6 +172,30 @@ pub(crate) fn workflow_id_or_insert(
     )
 }
 
+/// Returns a workflow's id, if the journal has it.
+pub(crate) fn workflow_id(conn: &Connection, name: &str) -> rusqlite::Result<Option<i64>> {
+    conn.row(
+        "SELECT id FROM workflows WHERE name = ?1",
+        params![name],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Returns the id of a workflow's step of that name, if any.
+pub(crate) fn step_id_in(
+    conn: &Connection,
+    workflow_id: i64,
+    name: &str,
+) -> rusqlite::Result<Option<StepId>> {
+    conn.row(
+        "SELECT id FROM steps WHERE workflow_id = ?1 AND name = ?2",
+        params![workflow_id, name],
+        |r| Ok(StepId(r.get(0)?)),
+    )
+    .optional()
+}
+
 /// Returns a workflow's state.
 pub(crate) fn workflow_state(
     conn: &Connection,
@@ -392,21 +416,42 @@ pub(crate) fn agent_by_url(conn: &Connection, card_url: &str) -> rusqlite::Resul
     .optional()
 }
 
-/// Returns the agent's id, inserting a bare row (no card yet) if needed.
-pub(crate) fn agent_id_or_insert(
+/// What an intent needs of its agent's row: its id, whether it refuses client context ids
+/// and, when registered, its credential variable.
+#[derive(Debug, Clone)]
+pub(crate) struct IntentAgent {
+    pub(crate) id: AgentId,
+    pub(crate) refuses_context_id: bool,
+    pub(crate) registered_token_env: Option<String>,
+}
+
+/// Returns what an intent needs of the agent's row, inserting a bare row (no card yet) if
+/// needed; one read, no card or skills parsed.
+pub(crate) fn intent_agent(
     conn: &Connection,
     card_url: &str,
     now: i64,
-) -> rusqlite::Result<AgentId> {
+) -> rusqlite::Result<IntentAgent> {
     conn.exec(
         "INSERT INTO agents (card_url, created_at, updated_at) VALUES (?1, ?2, ?2)
          ON CONFLICT (card_url) DO NOTHING",
         params![card_url, now],
     )?;
     conn.row(
-        "SELECT id FROM agents WHERE card_url = ?1",
+        "SELECT id, accepts_context_id, registered, token_env FROM agents WHERE card_url = ?1",
         params![card_url],
-        |r| Ok(AgentId(r.get(0)?)),
+        |r| {
+            let registered: Option<i64> = r.get(2)?;
+            Ok(IntentAgent {
+                id: AgentId(r.get(0)?),
+                refuses_context_id: r.get::<_, Option<bool>>(1)? == Some(false),
+                registered_token_env: if registered.is_some() {
+                    r.get(3)?
+                } else {
+                    None
+                },
+            })
+        },
     )
 }
 
@@ -587,6 +632,41 @@ pub(crate) fn insert_attempt(
         ],
     )?;
     Ok(AttemptId(conn.last_insert_rowid()))
+}
+
+/// Returns the attempt [`insert_attempt`] just inserted as `id`, built from its columns
+/// without reading it back (`agent_url` is the card URL of `a.agent`).
+pub(crate) fn inserted_attempt(
+    id: AttemptId,
+    a: &NewAttemptRow<'_>,
+    agent_url: Option<String>,
+) -> Attempt {
+    Attempt {
+        id,
+        step_id: a.step,
+        number: a.number,
+        agent_url,
+        interface_url: None,
+        tenant: None,
+        token_env: a.token_env.map(str::to_owned),
+        message_id: a.message_id.to_owned(),
+        context_id: a.context_id.map(str::to_owned),
+        context_id_ours: true,
+        task_id: None,
+        state: AttemptState::Intent,
+        remote_state: None,
+        status_timestamp: None,
+        pending_question: None,
+        last_task_json: None,
+        outcome_json: None,
+        error: None,
+        effect: None,
+        cancel_requested_at: None,
+        previous_attempt: a.previous,
+        lease: None,
+        created_at: time(a.now),
+        updated_at: time(a.now),
+    }
 }
 
 /// Returns an attempt by id.

@@ -1449,3 +1449,68 @@ fn prune_takes_only_old_bare_refreshes_and_never_an_attempts_last_event() {
         "{s:?}"
     );
 }
+
+#[test]
+fn intents_claimed_with_their_endpoints_match_what_is_journaled() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let old = created(&j, "w/old");
+    let refusing = "http://127.0.0.1:8/";
+    queries::intent_agent(&j.lock(), refusing, 0).unwrap();
+    j.lock()
+        .execute(
+            "UPDATE agents SET accepts_context_id = 0 WHERE card_url = ?1",
+            [refusing],
+        )
+        .unwrap();
+    let endpoint = Endpoint {
+        interface_url: "http://127.0.0.1:9/rpc".into(),
+        tenant: Some("t".into()),
+    };
+    let intents = [
+        intent("w/old", "book a room", "http://127.0.0.1:9/"),
+        intent("w/new", "x", "http://127.0.0.1:9/"),
+        intent("w/unclaimed", "x", "http://127.0.0.1:9/"),
+        intent("w/refused", "x", refusing),
+    ];
+    let endpoints = [
+        Some(endpoint.clone()),
+        Some(endpoint.clone()),
+        None,
+        Some(endpoint),
+    ];
+    let (outcomes, claims) = j
+        .create_intents_claimed(&intents, &endpoints, Duration::from_secs(60))
+        .unwrap();
+    assert!(matches!(&outcomes[0], IntentOutcome::Existing(r) if r.attempts[0].id == old.id));
+    assert_eq!(claims[0], None, "an existing step is not claimed here");
+    assert_eq!(claims[2], None);
+    // The attempt built without reading it back is the journaled one.
+    let IntentOutcome::Created(unclaimed) = &outcomes[2] else {
+        panic!("{outcomes:?}")
+    };
+    assert_eq!(&j.attempt(unclaimed.id).unwrap(), unclaimed);
+    assert!(unclaimed.context_id.is_some());
+    let IntentOutcome::Created(refused) = &outcomes[3] else {
+        panic!()
+    };
+    assert_eq!(
+        refused.context_id, None,
+        "the agent refuses client context ids"
+    );
+    for i in [1, 3] {
+        let Some(BatchClaim::Claimed(claimed, true)) = &claims[i] else {
+            panic!("{claims:?}")
+        };
+        // As claim_for_send returns it: times to the nanosecond, journaled to the millisecond.
+        let mut claimed = claimed.clone();
+        let ms = |t: DateTime<Utc>| DateTime::from_timestamp_millis(t.timestamp_millis()).unwrap();
+        claimed.updated_at = ms(claimed.updated_at);
+        if let Some(lease) = claimed.lease.as_mut() {
+            lease.expires_at = ms(lease.expires_at);
+        }
+        assert_eq!(j.attempt(claimed.id).unwrap(), claimed, "{i}");
+        assert_eq!(claimed.tenant.as_deref(), Some("t"));
+        assert_eq!(claimed.state, AttemptState::Intent);
+    }
+}
