@@ -347,3 +347,35 @@ fn events_show_the_history_of_a_step() {
     assert_eq!(code(&no_step), 2);
     assert!(stderr(&no_step).contains("--events needs a step"));
 }
+
+#[test]
+fn an_empty_pending_list_says_so_on_stderr_and_keeps_stdout_empty() {
+    let env = TestEnv::new();
+    let j = open(&env);
+    let flight = add(&j, "trip-1/flight");
+    observe(&j, &flight, "task-flight", "COMPLETED", None);
+    drop(j);
+    let out = env.run(["inspect", "--pending"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert_eq!(stderr(&out).trim(), "nothing needs a human.");
+    // Quiet, and JSON, say nothing beyond their records.
+    let out = env.run(["-q", "inspect", "--pending"]);
+    assert_eq!(stderr(&out), "");
+    let out = env.run(["--format", "json", "inspect", "--pending"]);
+    assert_eq!(stderr(&out), "");
+    // Something pending: the table, and no such line.
+    let j = open(&env);
+    let hotel = add(&j, "trip-1/hotel");
+    observe(
+        &j,
+        &hotel,
+        "task-hotel",
+        "INPUT_REQUIRED",
+        Some("which floor?"),
+    );
+    drop(j);
+    let out = env.run(["inspect", "--pending"]);
+    assert!(stdout(&out).contains("trip-1"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("nothing needs"), "{}", stderr(&out));
+}

@@ -4,7 +4,7 @@
 //! whole. Tables are comfy-table on a terminal and a plain, borderless layout when piped; remote
 //! text is made inert there, and kept as data in JSON. Ages are measured against the display
 //! clock (pinned in tests). A missing journal, or an unknown workflow or step, prints nothing and
-//! exits 0.
+//! exits 0; an empty `--pending` says `nothing needs a human.` on stderr (human format, not `-q`).
 //!
 //! `inspect STEP` shows the step's chain of attempts: beside each attempt its previous one (and
 //! that one's task id) and the operator's decision on it (`resolve`, with the reason). In JSON
@@ -127,6 +127,10 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         return Ok(exit::OK);
     }
     let now = ctx.display_clock.now();
+    if page.rows.is_empty() && args.pending {
+        // An empty answer to "what needs me?" is said on stderr: stdout stays empty for scripts.
+        ctx.out.status("nothing needs a human.");
+    }
     if !page.rows.is_empty() {
         let table = attempts_table(
             ctx,
