@@ -14,9 +14,10 @@
 //!    crash point `after-send` (the answer arrived, nothing of it journaled), exactly as the
 //!    one-attempt path does; nothing is journaled here (but an agent refusing our contextId,
 //!    which is remembered before the message goes again).
-//! 3. [`Batch::record`]: the caller hands over every answer that arrived while its previous
-//!    group commit ran; they are journaled, each with the release of its lease, in ONE
-//!    transaction (`Journal::record_sends`).
+//! 3. [`Batch::push`] each answer, then [`Batch::start_commit`] and [`Batch::finish`]: the
+//!    caller hands over every answer that arrived while its previous group commit ran; they are
+//!    journaled, each with the release of its lease, in ONE transaction
+//!    (`Journal::record_sends`).
 //!
 //! Invariants: commit-before-send holds per attempt (ids at the intent, endpoint at the claim,
 //! both before the send); answers received but not yet journaled are at most the sends in
@@ -150,7 +151,8 @@ impl Drop for Writer {
     }
 }
 
-/// A group commit in progress: await [`Commit::done`], then hand it to [`Batch::finish`].
+/// A group commit in progress: wait for it ([`Commit::poll_done`]), then hand it to
+/// [`Batch::finish`].
 pub struct Commit {
     answers: Vec<Answer>,
     broken: Vec<Option<anyhow::Error>>,
@@ -331,7 +333,7 @@ impl<'s, 'a> Batch<'s, 'a> {
     }
 
     /// Sends one claimed attempt; journals nothing of the answer (hand it to
-    /// [`Batch::record`]). An attempt whose lease was lost while it waited is not sent:
+    /// [`Batch::push`]). An attempt whose lease was lost while it waited is not sent:
     /// `Err(Sent::Busy)`.
     pub async fn send(
         &self,
