@@ -558,18 +558,7 @@ impl Journal {
         intents: &[NewIntent],
     ) -> Result<Vec<IntentOutcome>, JournalError> {
         let now = self.now_ms();
-        self.write("commit the intent", |tx| self.intents_in(tx, intents, now))
-    }
-
-    /// Inserts the steps and attempts of [`Journal::create_intents`] inside the caller's
-    /// transaction.
-    fn intents_in(
-        &self,
-        tx: &Connection,
-        intents: &[NewIntent],
-        now: i64,
-    ) -> Result<Vec<IntentOutcome>, JournalError> {
-        {
+        self.write("commit the intent", |tx| {
             let e = self.err("commit the intent");
             // Per plan, not per step: each workflow's id and each agent's row are read once
             // (nothing else writes them inside this transaction).
@@ -632,7 +621,7 @@ impl Journal {
                 )?));
             }
             Ok(out)
-        }
+        })
     }
 
     fn insert_attempt(

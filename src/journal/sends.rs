@@ -11,13 +11,11 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::{
-    Attempt, AttemptId, AttemptState, Endpoint, FailureKind, IntentOutcome, Journal, JournalError,
-    Lease, NewIntent, Source, TaskView, Wanted, host_name, other_holder, queries,
-    view_artifact_ids,
+    Attempt, AttemptId, AttemptState, Endpoint, FailureKind, Journal, JournalError, Lease, Source,
+    TaskView, Wanted, host_name, other_holder, queries, view_artifact_ids,
 };
 
 /// What claiming one attempt of a batch found.
@@ -80,103 +78,41 @@ impl Journal {
         if items.is_empty() {
             return Ok(Vec::new());
         }
-        let (me, now) = self.lease_for(ttl);
-        self.write("claim the attempts", |tx| {
-            self.claim_in(tx, items, None, &me, now)
-        })
-    }
-
-    /// Commits new steps and their `INTENT` attempts as [`Journal::create_intents`] does and,
-    /// in the SAME transaction, claims each created attempt whose `endpoints` entry is `Some`
-    /// (a registered agent's endpoint, known without a fetch) as [`Journal::claim_for_send`]
-    /// does; returns the outcomes and, per intent, its claim (`None`: not claimed).
-    pub fn create_intents_claimed(
-        &self,
-        intents: &[NewIntent],
-        endpoints: &[Option<Endpoint>],
-        ttl: Duration,
-    ) -> Result<(Vec<IntentOutcome>, Vec<Option<BatchClaim>>), JournalError> {
-        let (me, now) = self.lease_for(ttl);
-        self.write("commit the intent", |tx| {
-            let outcomes = self.intents_in(tx, intents, queries::ms(now))?;
-            let mut items = Vec::new();
-            let mut known = Vec::new();
-            let mut slots = Vec::with_capacity(outcomes.len());
-            for (i, outcome) in outcomes.iter().enumerate() {
-                match (outcome, endpoints.get(i).cloned().flatten()) {
-                    (IntentOutcome::Created(attempt), Some(endpoint)) => {
-                        slots.push(Some(items.len()));
-                        items.push((attempt.id, Some(endpoint)));
-                        known.push(attempt.clone());
-                    }
-                    _ => slots.push(None),
-                }
-            }
-            // Just inserted under this transaction's lock: not read back.
-            let mut claims = self
-                .claim_in(tx, &items, Some(known), &me, now)?
-                .into_iter();
-            let claims = slots
-                .into_iter()
-                .map(|slot| slot.and_then(|_| claims.next()))
-                .collect();
-            Ok((outcomes, claims))
-        })
-    }
-
-    /// Returns this process's lease for `ttl` from now, and now.
-    fn lease_for(&self, ttl: Duration) -> (Lease, DateTime<Utc>) {
         let now = self.clock.now();
         let me = Lease {
             pid: std::process::id(),
             host: host_name(),
             expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
         };
-        (me, now)
-    }
-
-    /// Claims each attempt's lease and journals its endpoint, inside the caller's transaction
-    /// (see [`Journal::claim_for_send`]); `known`, when given, holds the attempts as this
-    /// transaction wrote them, in the order of `items` (they are not read again).
-    fn claim_in(
-        &self,
-        tx: &Connection,
-        items: &[(AttemptId, Option<Endpoint>)],
-        known: Option<Vec<Attempt>>,
-        me: &Lease,
-        now: DateTime<Utc>,
-    ) -> Result<Vec<BatchClaim>, JournalError> {
-        let e = self.err("claim the attempts");
-        let mut out = Vec::with_capacity(items.len());
-        let mut known = known.map(Vec::into_iter);
-        for (id, endpoint) in items {
-            let held = match known.as_mut().and_then(Iterator::next) {
-                Some(held) if held.id == *id => held,
-                _ => queries::attempt_by_id(tx, *id)
+        self.write("claim the attempts", |tx| {
+            let e = self.err("claim the attempts");
+            let mut out = Vec::with_capacity(items.len());
+            for (id, endpoint) in items {
+                let held = queries::attempt_by_id(tx, *id)
                     .map_err(&e)?
-                    .ok_or(JournalError::UnknownAttempt(id.0))?,
-            };
-            if let Some(lease) = other_holder(&held, me, now) {
-                out.push(BatchClaim::HeldBy(held, lease));
-                continue;
+                    .ok_or(JournalError::UnknownAttempt(id.0))?;
+                if let Some(lease) = other_holder(&held, &me, now) {
+                    out.push(BatchClaim::HeldBy(held, lease));
+                    continue;
+                }
+                if held.state != AttemptState::Intent {
+                    out.push(BatchClaim::Settled(held));
+                    continue;
+                }
+                queries::set_lease(tx, *id, Some(&me)).map_err(&e)?;
+                let fresh = held.interface_url.is_none() && endpoint.is_some();
+                let change = endpoint
+                    .as_ref()
+                    .and_then(|endpoint| Self::endpoint_change(&held, endpoint));
+                let mut after = match change {
+                    Some(change) => Self::apply_change(tx, &e, now, &held, change)?.2,
+                    None => held,
+                };
+                after.lease = Some(me.clone());
+                out.push(BatchClaim::Claimed(after, fresh));
             }
-            if held.state != AttemptState::Intent {
-                out.push(BatchClaim::Settled(held));
-                continue;
-            }
-            queries::set_lease(tx, *id, Some(me)).map_err(&e)?;
-            let fresh = held.interface_url.is_none() && endpoint.is_some();
-            let change = endpoint
-                .as_ref()
-                .and_then(|endpoint| Self::endpoint_change(&held, endpoint));
-            let mut after = match change {
-                Some(change) => Self::apply_change(tx, &e, now, &held, change)?.2,
-                None => held,
-            };
-            after.lease = Some(me.clone());
-            out.push(BatchClaim::Claimed(after, fresh));
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// Opens a second connection to the same journal file, with the same busy timeout and

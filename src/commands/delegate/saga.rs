@@ -8,9 +8,8 @@
 //! `FILE:LINE:COLUMN: …`, exit 2, nothing journaled); refuse a workflow that is no longer
 //! `ACTIVE`; diff the plan against what is journaled for the workflow (a difference is refused
 //! with the diff, exit 2); resolve skills to registered agents; commit ALL intents in ONE
-//! transaction (`Journal::create_intents_claimed`: a registered agent's steps are claimed,
-//! lease and endpoint, in that same transaction); then send the new steps as one batch
-//! (`recovery::send::Batch`: every other lease and endpoint in one transaction, at most
+//! transaction (`Journal::create_intents`); then send the new steps as one batch
+//! (`recovery::send::Batch`: every lease and endpoint in one transaction, at most
 //! [`PLAN_CONCURRENCY`] sends at a time, answers group-committed). Running the same plan again
 //! commits nothing new and resends only what is still `INTENT`, one step at a time through the
 //! one-attempt path, after the look.
@@ -30,8 +29,8 @@ use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, Attempt, AttemptState, BatchClaim, Binding, Endpoint, IntentOutcome, Journal, NewIntent,
-    Step, StepSpec, WorkflowState,
+    self, Attempt, AttemptState, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec,
+    WorkflowState,
 };
 use crate::output::inert;
 use crate::plan::{self, Compensation, Verification};
@@ -232,31 +231,8 @@ pub(super) async fn run_plan(
             context_id: Some(uuid::Uuid::new_v4().to_string()),
         })
         .collect();
-    // A registered agent's endpoint is in the journal: its steps are claimed (lease and
-    // endpoint) in the intent transaction itself. Any other card is fetched only after the
-    // intents are committed (DESIGN's ordering rule), and claimed by the batch.
-    let mut registered: HashMap<&str, Option<Endpoint>> = HashMap::new();
-    let mut endpoints = Vec::with_capacity(planned.len());
-    for (_, card_url, _) in &planned {
-        let endpoint = if let Some(found) = registered.get(card_url.as_str()) {
-            found.clone()
-        } else {
-            let found = journal
-                .agent(card_url)?
-                .filter(|a| a.registered.is_some())
-                .and_then(|a| {
-                    a.interface_url.map(|interface_url| Endpoint {
-                        interface_url,
-                        tenant: a.tenant,
-                    })
-                });
-            registered.insert(card_url, found.clone());
-            found
-        };
-        endpoints.push(endpoint);
-    }
-    let (outcomes, mut claims) = journal
-        .create_intents_claimed(&intents, &endpoints, send::lease_ttl_for(ctx.timeout))
+    let outcomes = journal
+        .create_intents(&intents)
         .context("failed to commit the plan's intents")?;
     let client = A2aClient::new(ClientConfig::from_context(ctx))
         .context("failed to set up the HTTP client")?;
@@ -300,19 +276,14 @@ pub(super) async fn run_plan(
     // New steps go through the batch send (grouped commits); re-runs, and the new steps the
     // batch leaves to the one-attempt path, one by one.
     let mut fresh = Vec::new();
-    let mut made = Vec::new();
     let mut one_by_one = Vec::new();
-    for ((req, outcome), claim) in requests.iter().zip(&mut claims) {
+    for (req, outcome) in &requests {
         match outcome {
-            IntentOutcome::Created(attempt) => {
-                fresh.push((req, attempt.clone()));
-                made.push(claim.take());
-            }
+            IntentOutcome::Created(attempt) => fresh.push((req, attempt.clone())),
             IntentOutcome::Existing(_) => one_by_one.push((req, Work::Continue(outcome.clone()))),
         }
     }
-    for (req, attempt) in send_batch(ctx, journal, client, args, (&fresh, made), &mut tally).await?
-    {
+    for (req, attempt) in send_batch(ctx, journal, client, args, &fresh, &mut tally).await? {
         one_by_one.push((req, Work::Send(attempt)));
     }
     let results: Vec<anyhow::Result<(u8, BTreeMap<String, u32>)>> =
@@ -399,7 +370,7 @@ async fn send_batch<'r>(
     journal: &Journal,
     client: &A2aClient,
     args: &DelegateArgs,
-    (fresh, made): (&[(&'r Request, Attempt)], Vec<Option<BatchClaim>>),
+    fresh: &[(&'r Request, Attempt)],
     tally: &mut Tally,
 ) -> anyhow::Result<Vec<(&'r Request, Attempt)>> {
     if fresh.is_empty() {
@@ -452,7 +423,7 @@ async fn send_batch<'r>(
     let batch = Batch::new(&sender);
     let mut left = Vec::new();
     let mut to_send = Vec::new();
-    for (i, ready) in batch.claim(&items, made).await?.into_iter().enumerate() {
+    for (i, ready) in batch.claim(&items).await?.into_iter().enumerate() {
         match ready {
             Ready::Send(attempt) => to_send.push((i, attempt)),
             Ready::Deliver => left.push((fresh[i].0, fresh[i].1.clone())),

@@ -6,10 +6,7 @@
 //! 1. [`Batch::claim`]: each agent's card is taken once (the registry's, else fetched once and
 //!    stored); then ONE transaction claims every attempt's lease, re-reads it under the lease
 //!    and journals its endpoint (`Journal::claim_for_send`). From that commit on, every attempt
-//!    of the batch counts as possibly sent and is looked for before any resend. The attempts
-//!    of a registered agent (endpoint in the journal, nothing to fetch) come already claimed
-//!    in their intent's transaction (`Journal::create_intents_claimed`); an uncached card is
-//!    fetched only after the intents are committed, so those keep the claim transaction.
+//!    of the batch counts as possibly sent and is looked for before any resend.
 //! 2. [`Batch::send`] per attempt, concurrently: crash point `after-intent`, `SendMessage`,
 //!    crash point `after-send` (the answer arrived, nothing of it journaled), exactly as the
 //!    one-attempt path does; nothing is journaled here (but an agent refusing our contextId,
@@ -66,14 +63,6 @@ pub enum Ready {
     Done(Sent),
     /// Not for the batch: send it with [`Sender::deliver`] (see the module docs).
     Deliver,
-}
-
-/// Where an item's claim comes from in [`Batch::claim`].
-enum Slot {
-    /// Made with its intent.
-    Made,
-    /// The i-th of the claim transaction.
-    Claim(usize),
 }
 
 /// An answer (or a failed send) received and not yet journaled.
@@ -218,28 +207,16 @@ impl<'s, 'a> Batch<'s, 'a> {
 
     /// Takes each agent's card once, then claims every item's lease and journals its endpoint
     /// in one transaction; returns what each item came to, in order.
-    ///
-    /// `made[i]`, when `Some`, is item `i`'s claim already committed with its intent
-    /// (`Journal::create_intents_claimed`, a registered agent's endpoint): it is taken as is.
-    pub async fn claim(
-        &self,
-        items: &[BatchItem],
-        mut made: Vec<Option<BatchClaim>>,
-    ) -> anyhow::Result<Vec<Ready>> {
+    pub async fn claim(&self, items: &[BatchItem]) -> anyhow::Result<Vec<Ready>> {
         let journal = self.sender.journal;
-        made.resize(items.len(), None);
         // One card per agent and credential variable: (card URL, variable) → endpoint, or
         // `None` when it could not be read (those items go the one-attempt way).
         let mut cards: HashMap<(String, Option<String>), Option<journal::Endpoint>> =
             HashMap::new();
         let mut claims = Vec::with_capacity(items.len());
         let mut slots = Vec::with_capacity(items.len());
-        for (item, made) in items.iter().zip(&made) {
+        for item in items {
             let attempt = &item.attempt;
-            if made.is_some() {
-                slots.push(Some(Slot::Made));
-                continue;
-            }
             let Some(card_url) = attempt.agent_url.clone() else {
                 slots.push(None);
                 continue;
@@ -259,7 +236,7 @@ impl<'s, 'a> Batch<'s, 'a> {
             };
             match endpoint {
                 Some(endpoint) => {
-                    slots.push(Some(Slot::Claim(claims.len())));
+                    slots.push(Some(claims.len()));
                     claims.push((attempt.id, Some(endpoint)));
                 }
                 None => slots.push(None),
@@ -271,27 +248,14 @@ impl<'s, 'a> Batch<'s, 'a> {
             .into_iter()
             .map(Some)
             .collect::<Vec<_>>();
-        // The claims made with the intents are older: renew when the oldest is half spent.
-        let mut renew_at = self.sender.clock.now() + ttl / 2;
-        for claim in made.iter().flatten() {
-            if let BatchClaim::Claimed(attempt, _) = claim
-                && let Some(lease) = &attempt.lease
-            {
-                renew_at = renew_at.min(lease.expires_at - ttl / 2);
-            }
-        }
-        self.renew_at.set(Some(renew_at));
+        self.renew_at.set(Some(self.sender.clock.now() + ttl / 2));
         let mut out = Vec::with_capacity(items.len());
-        for (slot, made) in slots.into_iter().zip(made) {
-            let claim = match slot {
-                None => {
-                    out.push(Ready::Deliver);
-                    continue;
-                }
-                Some(Slot::Made) => made.context("a claim made with its intent vanished")?,
-                Some(Slot::Claim(i)) => claimed[i].take().context("a claim was read twice")?,
+        for slot in slots {
+            let Some(i) = slot else {
+                out.push(Ready::Deliver);
+                continue;
             };
-            out.push(match claim {
+            out.push(match claimed[i].take().context("a claim was read twice")? {
                 BatchClaim::Claimed(attempt, true) => {
                     self.held.borrow_mut().insert(attempt.id);
                     self.waiting.borrow_mut().insert(attempt.id);
