@@ -593,3 +593,59 @@ fn reconcile_finds_a_killed_batch_by_time_with_one_listing_per_page() {
     let lists = stats.requests.get("ListTasks").copied().unwrap_or(0) - lists_before;
     assert_eq!(lists, 1, "ListTasks calls: {lists}");
 }
+
+#[test]
+fn looks_by_time_made_with_different_credentials_never_share_a_listing() {
+    let env = TestEnv::new();
+    let a = agent(a2a_recover::scripted_agent::AgentConfig {
+        refuse_context_id: true,
+        ..fast(&["x"])
+    });
+    // Two credentials for one agent: an agent may list to each caller only its own tasks, so
+    // what one credential lists proves nothing about a send made with the other.
+    let mut text = String::from("workflow = \"creds\"\n");
+    for i in 0..20 {
+        let var = if i % 2 == 0 {
+            "A2A_TEST_TOKEN_A"
+        } else {
+            "A2A_TEST_TOKEN_B"
+        };
+        let _ = write!(
+            text,
+            "\n[[step]]\nname = \"s{i}\"\nagent = \"{}\"\ntext = \"step {i}\"\ntoken_env = \"{var}\"\n",
+            a.url()
+        );
+    }
+    let plan = write(env.path(), "creds.toml", &text);
+    let run = |args: &[&str], crash: Option<&str>| {
+        let mut cmd = env.cmd();
+        cmd.env("A2A_TEST_TOKEN_A", "token-a")
+            .env("A2A_TEST_TOKEN_B", "token-b")
+            .args(args);
+        if let Some(point) = crash {
+            cmd.env("A2A_RECOVER_CRASH_AT", point);
+        }
+        cmd.output().expect("run")
+    };
+    let out = run(
+        &["delegate", "--plan", plan.to_str().unwrap()],
+        Some("after-send:creds/s12"),
+    );
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(6),
+        "{}",
+        stderr(&out)
+    );
+    let lists_before = a.stats().requests.get("ListTasks").copied().unwrap_or(0);
+    let out = run(&["reconcile"], None);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let stats = a.stats();
+    for row in attempts(&env, Some("creds")) {
+        let id = row["messageId"].as_str().unwrap();
+        assert_eq!(stats.tasks_per_message_id.get(id), Some(&1), "{row:#?}");
+    }
+    // One listing per credential, not one for both.
+    let lists = stats.requests.get("ListTasks").copied().unwrap_or(0) - lists_before;
+    assert_eq!(lists, 2, "ListTasks calls: {lists}");
+}

@@ -136,24 +136,6 @@ impl Journal {
         })
     }
 
-    /// Renews this process's leases on many attempts for `ttl` in ONE transaction; returns, in
-    /// order, the lease another live process holds instead (`None`: renewed).
-    pub fn renew_leases(
-        &self,
-        ids: &[AttemptId],
-        ttl: Duration,
-    ) -> Result<Vec<Option<Lease>>, JournalError> {
-        let claimed =
-            self.claim_for_send(&ids.iter().map(|id| (*id, None)).collect::<Vec<_>>(), ttl)?;
-        Ok(claimed
-            .into_iter()
-            .map(|c| match c {
-                BatchClaim::HeldBy(_, lease) => Some(lease),
-                BatchClaim::Claimed(..) | BatchClaim::Settled(_) => None,
-            })
-            .collect())
-    }
-
     /// Releases this process's leases on many attempts in ONE transaction (leases held by
     /// others are left alone).
     pub fn release_many(&self, ids: &[AttemptId]) -> Result<(), JournalError> {

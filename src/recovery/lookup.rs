@@ -309,8 +309,10 @@ pub fn time_window(created_at: DateTime<Utc>, now: DateTime<Utc>, skew: Duration
     created_at.min(now) - skew
 }
 
-/// Which endpoint a sweep lists: the interface URL and the tenant.
-pub type SweepKey = (String, Option<String>);
+/// Which listing a sweep is: the interface URL, the tenant, the credential variable and whether
+/// that credential may go to another origin. Looks made with other credentials never share a
+/// listing: an agent may list to each caller only the tasks that caller created.
+pub type SweepKey = (String, Option<String>, Option<String>, bool);
 
 /// Looks by time shared by the intents of one reconcile page (several looks by time at one
 /// agent, after a crash, would each list every task since their own intent: N looks, O(N²)
@@ -371,12 +373,19 @@ impl Sweeps {
         Some(swept.map(|swept| match swept {
             Swept::Unprovable(reason) => Lookup::Unprovable(reason.clone()),
             Swept::Listed(tasks, unreadable) => {
-                let candidates: Vec<Candidate> = tasks
+                if let Some(ours) = tasks.iter().find(|t| history_holds(&t.raw, message_id)) {
+                    return Lookup::Found(ours.clone());
+                }
+                // The listing's window is the page's earliest: decide from the tasks this look
+                // would have listed itself (a task without a status time is kept).
+                let mine: Vec<&Raw<types::Task>> = tasks
                     .iter()
-                    .map(|t| candidate(&t.raw, message_id))
+                    .filter(|t| t.value.status.timestamp.is_none_or(|at| at >= window))
                     .collect();
+                let candidates: Vec<Candidate> =
+                    mine.iter().map(|t| candidate(&t.raw, message_id)).collect();
                 match decide(Mode::ByTime, &candidates, *unreadable) {
-                    Decision::Found(i) => Lookup::Found(tasks[i].clone()),
+                    Decision::Found(i) => Lookup::Found(mine[i].clone()),
                     Decision::ProvenAbsent => Lookup::ProvenAbsent,
                     Decision::Unprovable(reason) => Lookup::Unprovable(reason),
                 }

@@ -333,7 +333,12 @@ impl<'a> Pass<'a> {
         let mut sweeps = lookup::Sweeps::default();
         let mut accepts: HashMap<String, Option<bool>> = HashMap::new();
         let now = self.clock.now();
-        for claim in &claims {
+        let looked = page.iter().filter(|row| {
+            row.is_latest
+                && plan::triage(row) == Triage::Look
+                && plan::sends_allowed(row.workflow_state)
+        });
+        for (claim, row) in claims.iter().zip(looked) {
             let BatchClaim::Claimed(a, _) = claim else {
                 continue;
             };
@@ -355,7 +360,13 @@ impl<'a> Pass<'a> {
                 .is_none()
             {
                 let window = lookup::time_window(a.created_at, now, self.cfg.clock_skew);
-                sweeps.include((url.clone(), a.tenant.clone()), window);
+                let key = (
+                    url.clone(),
+                    a.tenant.clone(),
+                    a.token_env.clone(),
+                    row.allow_cross_origin,
+                );
+                sweeps.include(key, window);
             }
         }
         let sweeps = (!sweeps.is_empty()).then(|| Rc::new(sweeps));
@@ -704,9 +715,10 @@ impl<'a> Pass<'a> {
             }
             BatchClaim::Claimed(a, _) => a,
         };
+        let id = attempt.id;
         let release = |pass: &Self| {
             pass.found.borrow_mut().push(SendRecord {
-                attempt: attempt.id,
+                attempt: id,
                 outcome: SendOutcome::Release,
                 accepts_context_id: None,
             });
@@ -728,6 +740,24 @@ impl<'a> Pass<'a> {
                 &Sent::Busy(attempt, lease),
             )?]);
         }
+        // A lease that lapsed before this item's turn (slow items ahead of it) may have been
+        // taken, used and released by another process meanwhile: re-read the attempt under the
+        // lease just taken, and look on its own, after this claim, not from the page's listing.
+        let lapsed = attempt.lease.as_ref().is_none_or(|l| l.expires_at <= now);
+        let (attempt, sweeps) = if lapsed {
+            let current = self.journal.attempt(attempt.id)?;
+            if current.state != AttemptState::Intent {
+                release(self);
+                return Ok(vec![self.sent_action(
+                    row,
+                    "send",
+                    &Sent::Settled(current),
+                )?]);
+            }
+            (current, None)
+        } else {
+            (attempt, sweeps)
+        };
         let rec = rec.get()?;
         let out = match Self::outgoing(&rec.step.spec, &attempt, rec) {
             Ok(out) => out,

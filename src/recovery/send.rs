@@ -449,7 +449,12 @@ impl Sender<'_> {
         let now = self.clock.now();
         let shared = match (self.sweeps, &look.context_id, &attempt.interface_url) {
             (Some(sweeps), None, Some(url)) => {
-                let key = (url.clone(), attempt.tenant.clone());
+                let key = (
+                    url.clone(),
+                    attempt.tenant.clone(),
+                    attempt.token_env.clone(),
+                    out.allow_cross_origin,
+                );
                 let window = lookup::time_window(look.created_at, now, self.clock_skew);
                 sweeps
                     .look(self.client, &key, &endpoint, &look.message_id, window)

@@ -35,7 +35,7 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Answered, Outgoing, Sender, Sent, Stage};
+use super::{Answered, Mode, Outgoing, Sender, Sent, Stage};
 use crate::a2a::{A2aError, ErrorClass, types};
 use crate::journal::{
     self, Attempt, AttemptId, BatchClaim, FailureKind, JournalError, Lease, SendOutcome,
@@ -85,6 +85,11 @@ pub struct Batch<'s, 'a> {
     lost: RefCell<HashMap<AttemptId, Lease>>,
     /// When the waiting leases are renewed.
     renew_at: Cell<Option<DateTime<Utc>>>,
+    /// When the waiting leases lapse if they are not renewed first.
+    expires_at: Cell<Option<DateTime<Utc>>>,
+    /// Attempts whose lease lapsed (or was settled) before their send: another process may
+    /// have taken them meanwhile, so each goes the one-attempt way (claim, re-read, look first).
+    relook: RefCell<BTreeSet<AttemptId>>,
     /// Answers received and not yet handed to a group commit.
     pending: RefCell<Vec<Answer>>,
     /// The thread running the group commits on its own connection, so that sends go on while
@@ -200,6 +205,8 @@ impl<'s, 'a> Batch<'s, 'a> {
             waiting: RefCell::new(BTreeSet::new()),
             lost: RefCell::new(HashMap::new()),
             renew_at: Cell::new(None),
+            expires_at: Cell::new(None),
+            relook: RefCell::new(BTreeSet::new()),
             pending: RefCell::new(Vec::new()),
             writer: RefCell::new(None),
         }
@@ -243,12 +250,14 @@ impl<'s, 'a> Batch<'s, 'a> {
             }
         }
         let ttl = self.sender.lease_ttl;
+        let claimed_at = self.sender.clock.now();
         let mut claimed = journal
             .claim_for_send(&claims, ttl)?
             .into_iter()
             .map(Some)
             .collect::<Vec<_>>();
-        self.renew_at.set(Some(self.sender.clock.now() + ttl / 2));
+        self.renew_at.set(Some(claimed_at + ttl / 2));
+        self.expires_at.set(Some(claimed_at + ttl));
         let mut out = Vec::with_capacity(items.len());
         for slot in slots {
             let Some(i) = slot else {
@@ -280,25 +289,44 @@ impl<'s, 'a> Batch<'s, 'a> {
         if self.renew_at.get().is_some_and(|at| now < at) {
             return Ok(());
         }
+        if self.waiting.borrow().is_empty() {
+            return Ok(());
+        }
+        if self.expires_at.get().is_some_and(|at| now >= at) {
+            // Renewed too late (a stalled commit or journal): the leases lapsed, and another
+            // process may have taken, sent and released them meanwhile.
+            let lapsed = std::mem::take(&mut *self.waiting.borrow_mut());
+            self.relook.borrow_mut().extend(lapsed);
+            return Ok(());
+        }
         let ids: Vec<AttemptId> = self.waiting.borrow().iter().copied().collect();
-        let held = self
-            .sender
-            .journal
-            .renew_leases(&ids, self.sender.lease_ttl)?;
-        for (id, holder) in ids.into_iter().zip(held) {
-            if let Some(lease) = holder {
-                self.waiting.borrow_mut().remove(&id);
-                self.held.borrow_mut().remove(&id);
-                self.lost.borrow_mut().insert(id, lease);
+        let renewed = self.sender.journal.claim_for_send(
+            &ids.iter().map(|id| (*id, None)).collect::<Vec<_>>(),
+            self.sender.lease_ttl,
+        )?;
+        for (id, claim) in ids.into_iter().zip(renewed) {
+            match claim {
+                BatchClaim::Claimed(..) => {}
+                BatchClaim::HeldBy(_, lease) => {
+                    self.waiting.borrow_mut().remove(&id);
+                    self.held.borrow_mut().remove(&id);
+                    self.lost.borrow_mut().insert(id, lease);
+                }
+                BatchClaim::Settled(_) => {
+                    self.waiting.borrow_mut().remove(&id);
+                    self.relook.borrow_mut().insert(id);
+                }
             }
         }
         self.renew_at.set(Some(now + self.sender.lease_ttl / 2));
+        self.expires_at.set(Some(now + self.sender.lease_ttl));
         Ok(())
     }
 
     /// Sends one claimed attempt; journals nothing of the answer (hand it to
-    /// [`Batch::push`]). An attempt whose lease was lost while it waited is not sent:
-    /// `Err(Sent::Busy)`.
+    /// [`Batch::push`]). An attempt whose lease another process took while it waited is not
+    /// sent (`Err(Sent::Busy)`); one whose lease lapsed goes the one-attempt way, looking
+    /// first, and its outcome (journaled) is `Err(sent)`.
     pub async fn send(
         &self,
         attempt: Attempt,
@@ -307,6 +335,16 @@ impl<'s, 'a> Batch<'s, 'a> {
         self.renew_if_due()?;
         if let Some(lease) = self.lost.borrow_mut().remove(&attempt.id) {
             return Ok(Err(Sent::Busy(attempt, lease)));
+        }
+        if self.relook.borrow_mut().remove(&attempt.id) {
+            self.held.borrow_mut().remove(&attempt.id);
+            let sent =
+                Box::pin(
+                    self.sender
+                        .deliver(attempt.id, &item.out, Mode::LookFirst, &item.step),
+                )
+                .await?;
+            return Ok(Err(sent));
         }
         self.waiting.borrow_mut().remove(&attempt.id);
         let prepared = self.sender.prepare(&attempt, &item.out)?;
