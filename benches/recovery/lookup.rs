@@ -8,6 +8,7 @@
 //! clock skew) until it meets its messageId, so N lookups list O(N²) tasks. Measured at growing
 //! N to show that growth; there is no floor (a bare client would list the same pages).
 
+use std::path::Path;
 use std::time::Duration;
 
 use a2a_recover::journal::Journal;
@@ -62,30 +63,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
         let _ = std::fs::remove_file(format!("{}-wal", journal.display()));
         let _ = std::fs::remove_file(format!("{}-shm", journal.display()));
         std::fs::copy(&pristine, &journal)?;
-        let run = run_child(
-            &cfg.bin,
-            &[
-                "--journal",
-                &journal.display().to_string(),
-                "-q",
-                "reconcile",
-                "--concurrency",
-                &CONCURRENCY.to_string(),
-            ],
-        )?;
-        let found: i64 = rusqlite::Connection::open(&journal)?.query_row(
-            "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL",
-            [],
-            |r| r.get(0),
-        )?;
-        if found != n as i64 {
-            bail!(
-                "reconcile exited {} and found {found} of {n} tasks: {:?}",
-                run.code,
-                run.stdout
-            );
-        }
-        passes.push(run.wall.as_secs_f64());
+        passes.push(reconcile_finding_all(cfg, &journal, n)?.as_secs_f64());
     }
     let pairs: Vec<(f64, f64)> = passes.iter().copied().zip(floors.iter().copied()).collect();
     let per = median(passes) / n as f64;
@@ -118,39 +96,46 @@ fn by_time(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
             set_endpoints(&journal, &agent.url)?;
             rt.block_on(send_all(&agent.url, &attempts, "work:100"))?;
         }
-        let run = run_child(
-            &cfg.bin,
-            &[
-                "--journal",
-                &journal.display().to_string(),
-                "-q",
-                "reconcile",
-                "--concurrency",
-                &CONCURRENCY.to_string(),
-            ],
-        )?;
-        let found: i64 = rusqlite::Connection::open(&journal)?.query_row(
-            "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL",
-            [],
-            |r| r.get(0),
-        )?;
-        if found != n as i64 {
-            bail!(
-                "reconcile exited {} and found {found} of {n} tasks by time: {:?}",
-                run.code,
-                run.stdout
-            );
-        }
+        let wall = reconcile_finding_all(cfg, &journal, n)?;
         table.add(Row {
             section: "lookup",
             what: format!(
                 "bucket 1 by time (no contextId of ours): {n} intents found by ListTasks(statusTimestampAfter) in one reconcile, c={CONCURRENCY}: time per lookup (once)"
             ),
-            figure: Value::Secs(run.wall.as_secs_f64() / n as f64),
+            figure: Value::Secs(wall.as_secs_f64() / n as f64),
             floor: None,
             target: None,
             paired: None,
         });
     }
     Ok(())
+}
+
+/// Runs one `reconcile` child process over `journal`; checks that it found all `n` tasks and
+/// returns its wall time.
+fn reconcile_finding_all(cfg: &Cfg, journal: &Path, n: usize) -> anyhow::Result<Duration> {
+    let run = run_child(
+        &cfg.bin,
+        &[
+            "--journal",
+            &journal.display().to_string(),
+            "-q",
+            "reconcile",
+            "--concurrency",
+            &CONCURRENCY.to_string(),
+        ],
+    )?;
+    let found: i64 = rusqlite::Connection::open(journal)?.query_row(
+        "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    if found != n as i64 {
+        bail!(
+            "reconcile exited {} and found {found} of {n} tasks: {:?}",
+            run.code,
+            run.stdout
+        );
+    }
+    Ok(run.wall)
 }

@@ -523,13 +523,33 @@ impl Journal {
         action: &'static str,
         f: impl FnOnce(&Connection) -> Result<T, JournalError>,
     ) -> Result<T, JournalError> {
+        self.write_if_changed(action, |tx, _, _| Ok((f(tx)?, true)))
+    }
+
+    /// Runs `f` in an IMMEDIATE transaction that is committed only when `f` says it changed
+    /// something: an observation that changes nothing writes nothing, not even a WAL frame
+    /// (DESIGN.md §2). `f` gets the transaction, the error mapper for `action` and the time.
+    fn write_if_changed<T>(
+        &self,
+        action: &'static str,
+        f: impl FnOnce(
+            &Connection,
+            &dyn Fn(rusqlite::Error) -> JournalError,
+            DateTimeUtc,
+        ) -> Result<(T, bool), JournalError>,
+    ) -> Result<T, JournalError> {
         self.writable()?;
+        let now = self.clock.now();
         let mut conn = self.lock();
+        let e = self.err(action);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(self.err(action))?;
-        let out = f(&tx)?;
-        tx.commit().map_err(self.err(action))?;
+            .map_err(&e)?;
+        let (out, changed) = f(&tx, &e, now)?;
+        if changed {
+            tx.commit().map_err(&e)?;
+        }
+        // Otherwise dropping the transaction rolls it back; nothing reaches the disk.
         Ok(out)
     }
 
@@ -811,19 +831,11 @@ impl Journal {
         action: &'static str,
         f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
     ) -> Result<Applied, JournalError> {
-        self.writable()?;
-        let now = self.clock.now();
-        let mut conn = self.lock();
-        let e = self.err(action);
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        let (applied, _) = Self::change_in(&tx, &e, now, id, Wanted::All, f)?;
-        if applied.changed() {
-            tx.commit().map_err(&e)?;
-        }
-        // Otherwise dropping the transaction rolls it back; nothing reaches the disk.
-        Ok(applied)
+        self.write_if_changed(action, |tx, e, now| {
+            let (applied, _) = Self::change_in(tx, &e, now, id, Wanted::All, f)?;
+            let changed = applied.changed();
+            Ok((applied, changed))
+        })
     }
 
     /// The body of [`Journal::change`], inside a transaction the caller commits; returns what
@@ -960,22 +972,15 @@ impl Journal {
         view: &TaskView,
         source: Source,
     ) -> Result<Applied, JournalError> {
-        self.writable()?;
-        let now = self.clock.now();
-        let mut conn = self.lock();
-        let e = self.err("journal the task");
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
         let ids = view_artifact_ids(view);
-        let (applied, _) =
-            Self::change_in(&tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
-                Self::task_change(held, artifacts, view, source)
-            })?;
-        if applied.changed() {
-            tx.commit().map_err(&e)?;
-        }
-        Ok(applied)
+        self.write_if_changed("journal the task", |tx, e, now| {
+            let (applied, _) =
+                Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
+                    Self::task_change(held, artifacts, view, source)
+                })?;
+            let changed = applied.changed();
+            Ok((applied, changed))
+        })
     }
 
     /// Applies many remote Tasks as [`Journal::apply_task`] does, in ONE transaction (a
@@ -991,26 +996,19 @@ impl Journal {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        self.writable()?;
-        let now = self.clock.now();
-        let mut conn = self.lock();
-        let e = self.err("journal the tasks");
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        let mut out = Vec::with_capacity(batch.len());
-        for (id, view) in batch {
-            let ids = view_artifact_ids(view);
-            let (applied, _) =
-                Self::change_in(&tx, &e, now, *id, Wanted::Only(&ids), |held, artifacts| {
-                    Self::task_change(held, artifacts, view, source)
-                })?;
-            out.push(applied);
-        }
-        if out.iter().any(|a| a.changed()) {
-            tx.commit().map_err(&e)?;
-        }
-        Ok(out)
+        self.write_if_changed("journal the tasks", |tx, e, now| {
+            let mut out = Vec::with_capacity(batch.len());
+            for (id, view) in batch {
+                let ids = view_artifact_ids(view);
+                let (applied, _) =
+                    Self::change_in(tx, &e, now, *id, Wanted::Only(&ids), |held, artifacts| {
+                        Self::task_change(held, artifacts, view, source)
+                    })?;
+                out.push(applied);
+            }
+            let changed = out.iter().any(|a| a.changed());
+            Ok((out, changed))
+        })
     }
 
     /// What applying a remote Task to an attempt changes (see [`Journal::apply_task`]).
@@ -1098,18 +1096,11 @@ impl Journal {
         id: AttemptId,
         update: &ArtifactUpdate,
     ) -> Result<Applied, JournalError> {
-        self.writable()?;
-        let now = self.clock.now();
-        let mut conn = self.lock();
-        let e = self.err("journal the artifact");
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        let (applied, _) = Self::artifact_change_in(&tx, &e, now, id, update)?;
-        if applied.changed() {
-            tx.commit().map_err(&e)?;
-        }
-        Ok(applied)
+        self.write_if_changed("journal the artifact", |tx, e, now| {
+            let (applied, _) = Self::artifact_change_in(tx, &e, now, id, update)?;
+            let changed = applied.changed();
+            Ok((applied, changed))
+        })
     }
 
     /// The body of [`Journal::apply_artifact_update`], inside a transaction the caller commits.
@@ -1173,57 +1164,49 @@ impl Journal {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        self.writable()?;
-        let now = self.clock.now();
-        let mut conn = self.lock();
-        let e = self.err("journal the stream events");
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        let mut out = Vec::with_capacity(batch.len());
-        // The artifacts that stream updates of this batch touched, as they stand, written once
-        // at the end: appending chunk after chunk would otherwise read, parse and rewrite the
-        // whole artifact for each chunk.
-        let mut touched = ArtifactCache::default();
-        for obs in batch {
-            let done = match obs {
-                StreamObservation::Task {
-                    attempt,
-                    view,
-                    source,
-                } => {
-                    let ids = view_artifact_ids(view);
-                    // A snapshot with artifacts reads them: write what the batch holds first.
-                    if !ids.is_empty() {
-                        touched.write(&tx, *attempt, now).map_err(&e)?;
+        self.write_if_changed("journal the stream events", |tx, e, now| {
+            let mut out = Vec::with_capacity(batch.len());
+            // The artifacts that stream updates of this batch touched, as they stand, written once
+            // at the end: appending chunk after chunk would otherwise read, parse and rewrite the
+            // whole artifact for each chunk.
+            let mut touched = ArtifactCache::default();
+            for obs in batch {
+                let done = match obs {
+                    StreamObservation::Task {
+                        attempt,
+                        view,
+                        source,
+                    } => {
+                        let ids = view_artifact_ids(view);
+                        // A snapshot with artifacts reads them: write what the batch holds first.
+                        if !ids.is_empty() {
+                            touched.write(tx, *attempt, now).map_err(&e)?;
+                        }
+                        Self::change_in(tx, &e, now, *attempt, Wanted::Only(&ids), |held, arts| {
+                            Self::task_change(held, arts, view, *source)
+                        })
                     }
-                    Self::change_in(&tx, &e, now, *attempt, Wanted::Only(&ids), |held, arts| {
-                        Self::task_change(held, arts, view, *source)
-                    })
+                    StreamObservation::Artifact { attempt, update } => {
+                        Self::cached_artifact_change(tx, &e, now, *attempt, update, &mut touched)
+                    }
+                };
+                match done {
+                    Ok((applied, event)) => out.push(Ok(Recorded { applied, event })),
+                    // Refused before anything of it was written: the rest of the batch goes on.
+                    Err(
+                        err @ (JournalError::TaskMismatch { .. }
+                        | JournalError::Transition { .. }
+                        | JournalError::UnknownAttempt(_)),
+                    ) => out.push(Err(err)),
+                    Err(err) => return Err(err),
                 }
-                StreamObservation::Artifact { attempt, update } => {
-                    Self::cached_artifact_change(&tx, &e, now, *attempt, update, &mut touched)
-                }
-            };
-            match done {
-                Ok((applied, event)) => out.push(Ok(Recorded { applied, event })),
-                // Refused before anything of it was written: the rest of the batch goes on.
-                Err(
-                    err @ (JournalError::TaskMismatch { .. }
-                    | JournalError::Transition { .. }
-                    | JournalError::UnknownAttempt(_)),
-                ) => out.push(Err(err)),
-                Err(err) => return Err(err),
             }
-        }
-        touched.write_all(&tx, now).map_err(&e)?;
-        if out
-            .iter()
-            .any(|r| r.as_ref().is_ok_and(|r| r.applied.changed()))
-        {
-            tx.commit().map_err(&e)?;
-        }
-        Ok(out)
+            touched.write_all(tx, now).map_err(e)?;
+            let changed = out
+                .iter()
+                .any(|r| r.as_ref().is_ok_and(|r| r.applied.changed()));
+            Ok((out, changed))
+        })
     }
 
     /// [`Journal::apply_artifact_update`] inside a batch: the artifact is read once into

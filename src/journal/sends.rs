@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
 use super::{
     Attempt, AttemptId, AttemptState, Endpoint, FailureKind, Journal, JournalError, Lease, Source,
@@ -179,75 +179,69 @@ impl Journal {
         if records.is_empty() {
             return Ok(Vec::new());
         }
-        self.writable()?;
-        let now = self.clock.now();
-        let now_ms = queries::ms(now);
-        let mut conn = self.lock();
-        let e = self.err("journal the answers");
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        let mut accepting = BTreeSet::new();
-        let mut out = Vec::with_capacity(records.len());
-        for record in records {
-            let id = record.attempt;
-            let applied = match &record.outcome {
-                SendOutcome::Task(view, source) => {
-                    let ids = view_artifact_ids(view);
-                    Self::change_in(&tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
-                        Self::task_change(held, arts, view, *source)
-                    })
-                }
-                SendOutcome::DirectReply {
-                    message_json,
-                    context_id,
-                } => Self::change_in(&tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                    Self::direct_reply_change(held, message_json, context_id.as_deref())
-                }),
-                SendOutcome::Refused(summary) => {
-                    Self::change_in(&tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                        Self::refusal_change(held, summary)
-                    })
-                }
-                SendOutcome::Uncertain(reason) => {
-                    Self::change_in(&tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                        Self::settle_change(
-                            held,
-                            super::Observation::Unprovable,
-                            |next| next.error = Some(reason.clone()),
-                            serde_json::json!({"reason": reason}),
-                        )
-                    })
-                }
-                SendOutcome::Failed(kind, summary) => {
-                    Self::change_in(&tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                        Ok(Some(Self::failure_change(held, *kind, summary)))
-                    })
-                }
-                SendOutcome::Release => Ok((super::Applied::Unchanged, None)),
-            };
-            Self::release_in(&tx, &e, id)?;
-            match applied {
-                Ok(_) => {
-                    if let Some(card) = &record.accepts_context_id {
-                        accepting.insert(card.as_str());
+        // Always committed: every record releases its lease.
+        self.write_if_changed("journal the answers", |tx, e, now| {
+            let mut accepting = BTreeSet::new();
+            let mut out = Vec::with_capacity(records.len());
+            for record in records {
+                let id = record.attempt;
+                let applied = match &record.outcome {
+                    SendOutcome::Task(view, source) => {
+                        let ids = view_artifact_ids(view);
+                        Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
+                            Self::task_change(held, arts, view, *source)
+                        })
                     }
-                    out.push(Ok(queries::attempt_by_id(&tx, id)
-                        .map_err(&e)?
-                        .ok_or(JournalError::UnknownAttempt(id.0))?));
+                    SendOutcome::DirectReply {
+                        message_json,
+                        context_id,
+                    } => Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
+                        Self::direct_reply_change(held, message_json, context_id.as_deref())
+                    }),
+                    SendOutcome::Refused(summary) => {
+                        Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
+                            Self::refusal_change(held, summary)
+                        })
+                    }
+                    SendOutcome::Uncertain(reason) => {
+                        Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
+                            Self::settle_change(
+                                held,
+                                super::Observation::Unprovable,
+                                |next| next.error = Some(reason.clone()),
+                                serde_json::json!({"reason": reason}),
+                            )
+                        })
+                    }
+                    SendOutcome::Failed(kind, summary) => {
+                        Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
+                            Ok(Some(Self::failure_change(held, *kind, summary)))
+                        })
+                    }
+                    SendOutcome::Release => Ok((super::Applied::Unchanged, None)),
+                };
+                Self::release_in(tx, &e, id)?;
+                match applied {
+                    Ok(_) => {
+                        if let Some(card) = &record.accepts_context_id {
+                            accepting.insert(card.as_str());
+                        }
+                        out.push(Ok(queries::attempt_by_id(tx, id)
+                            .map_err(&e)?
+                            .ok_or(JournalError::UnknownAttempt(id.0))?));
+                    }
+                    Err(
+                        err @ (JournalError::TaskMismatch { .. }
+                        | JournalError::Transition { .. }
+                        | JournalError::UnknownAttempt(_)),
+                    ) => out.push(Err(err)),
+                    Err(err) => return Err(err),
                 }
-                Err(
-                    err @ (JournalError::TaskMismatch { .. }
-                    | JournalError::Transition { .. }
-                    | JournalError::UnknownAttempt(_)),
-                ) => out.push(Err(err)),
-                Err(err) => return Err(err),
             }
-        }
-        for card in accepting {
-            queries::set_accepts_context_id(&tx, card, true, now_ms).map_err(&e)?;
-        }
-        tx.commit().map_err(&e)?;
-        Ok(out)
+            for card in accepting {
+                queries::set_accepts_context_id(tx, card, true, queries::ms(now)).map_err(&e)?;
+            }
+            Ok((out, true))
+        })
     }
 }
