@@ -353,6 +353,33 @@ struct Change {
     force_event: bool,
 }
 
+/// Runs `open` again while it fails with [`JournalError::Busy`], until `busy_timeout` has
+/// passed; each try starts from a new connection.
+///
+/// SQLite's busy handler does not cover every lock ("the presence of a busy handler does not
+/// guarantee that it will be invoked", `sqlite3_busy_handler`). Measured here: when processes
+/// open a new journal at once, one that read the file before another switched it to WAL gets
+/// `SQLITE_BUSY` from `PRAGMA journal_mode` at once, without waiting. Without this loop, two
+/// cron jobs starting together on a new journal failed one time in about 90, saying the
+/// journal had stayed busy for the whole timeout.
+fn retry_busy<T>(
+    busy_timeout: Duration,
+    mut open: impl FnMut() -> Result<T, JournalError>,
+) -> Result<T, JournalError> {
+    let deadline = std::time::Instant::now() + busy_timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match open() {
+            Err(JournalError::Busy { .. }) if std::time::Instant::now() < deadline => {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(Duration::from_millis(64));
+            }
+            done => return done,
+        }
+    }
+}
+
 impl Journal {
     /// Opens (creating if needed) the journal at `path` for reading and writing.
     ///
@@ -361,18 +388,21 @@ impl Journal {
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<Self, JournalError> {
         let warnings = file::prepare(path, true)?;
         file::check_header(path)?;
-        let mut conn = Self::connect(path, busy_timeout, false)?;
-        let probe = Self::probe(&conn, path, busy_timeout)?;
-        let sql = |action| move |e| JournalError::sqlite(action, path, busy_timeout, e);
-        let access = if probe.user_version > migrate::LATEST {
-            queries::configure_read_only(&conn).map_err(sql("open the journal read-only"))?;
-            Access::Newer(probe.user_version)
-        } else {
-            queries::configure_writable(&conn).map_err(sql("configure the journal"))?;
-            migrate::migrate(&mut conn).map_err(sql("migrate the journal"))?;
-            Access::ReadWrite
-        };
-        queries::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
+        let (conn, probe, access) = retry_busy(busy_timeout, || {
+            let mut conn = Self::connect(path, busy_timeout, false)?;
+            let probe = Self::probe(&conn, path, busy_timeout)?;
+            let sql = |action| move |e| JournalError::sqlite(action, path, busy_timeout, e);
+            let access = if probe.user_version > migrate::LATEST {
+                queries::configure_read_only(&conn).map_err(sql("open the journal read-only"))?;
+                Access::Newer(probe.user_version)
+            } else {
+                queries::configure_writable(&conn).map_err(sql("configure the journal"))?;
+                migrate::migrate(&mut conn).map_err(sql("migrate the journal"))?;
+                Access::ReadWrite
+            };
+            queries::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
+            Ok((conn, probe, access))
+        })?;
         Ok(Self {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
@@ -395,8 +425,11 @@ impl Journal {
                 path: path.to_path_buf(),
             });
         }
-        let conn = Self::connect(path, busy_timeout, true)?;
-        let probe = Self::probe(&conn, path, busy_timeout)?;
+        let (conn, probe) = retry_busy(busy_timeout, || {
+            let conn = Self::connect(path, busy_timeout, true)?;
+            let probe = Self::probe(&conn, path, busy_timeout)?;
+            Ok((conn, probe))
+        })?;
         if probe.user_version < migrate::LATEST {
             return Err(JournalError::ReadOnly {
                 path: path.to_path_buf(),

@@ -115,12 +115,23 @@ pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
 
 /// Reads `user_version`, `application_id` and the schema size; parsing the schema catches a
 /// damaged first page.
+///
+/// One statement, so one read transaction: read one by one, a process migrating a new journal
+/// in between made it look half ours (version 0, but tables) and refused as foreign.
 pub(crate) fn probe(conn: &Connection) -> rusqlite::Result<Probe> {
-    Ok(Probe {
-        user_version: user_version(conn)?,
-        application_id: conn.query_row("PRAGMA application_id", [], |r| r.get(0))?,
-        objects: conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?,
-    })
+    conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version),
+                (SELECT application_id FROM pragma_application_id),
+                (SELECT count(*) FROM sqlite_schema)",
+        [],
+        |r| {
+            Ok(Probe {
+                user_version: r.get(0)?,
+                application_id: r.get(1)?,
+                objects: r.get(2)?,
+            })
+        },
+    )
 }
 
 /// Sets the per-connection pragmas of a writable journal; returns the journal mode in force.
