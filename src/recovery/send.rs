@@ -388,11 +388,11 @@ impl Sender<'_> {
         card_url: &str,
         out: &Outgoing,
     ) -> anyhow::Result<Result<journal::Endpoint, A2aError>> {
-        let cached = self
-            .journal
-            .agent(card_url)?
+        let known = self.journal.agent(card_url)?;
+        let cached = known
+            .as_ref()
             .filter(|a| a.registered.is_some())
-            .and_then(|a| a.interface_url.map(|url| (url, a.tenant)));
+            .and_then(|a| a.interface_url.clone().map(|url| (url, a.tenant.clone())));
         if let Some((interface_url, tenant)) = cached {
             return Ok(Ok(journal::Endpoint {
                 interface_url,
@@ -404,14 +404,15 @@ impl Sender<'_> {
             .fetch_card_once(card_url, out.credential.as_ref())
             .await
         {
-            Ok((info, false)) => {
-                // Fetched and journaled earlier by this process.
+            // Fetched earlier by this process and journaled by that caller; should its write
+            // have failed (no row yet), this caller journals the card.
+            Ok((info, false)) if known.is_some() || self.journal.agent(card_url)?.is_some() => {
                 return Ok(Ok(journal::Endpoint {
                     interface_url: info.interface_url.clone(),
                     tenant: info.tenant.clone(),
                 }));
             }
-            Ok((info, true)) => info,
+            Ok((info, _)) => info,
             Err(error) => return Ok(Err(error)),
         };
         let protocol_version = info
