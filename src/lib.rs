@@ -62,7 +62,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             };
         }
     };
-    init_tracing(cli.global.verbose, cli.global.quiet);
+    init_tracing(&cli.global);
     raise_malloc_trim_threshold();
     let mut ctx = match Context::from_global(&cli.global) {
         Ok(ctx) => ctx,
@@ -157,8 +157,11 @@ fn raise_malloc_trim_threshold() {
     drop(std::hint::black_box(Vec::<u8>::with_capacity(4 << 20)));
 }
 
-fn init_tracing(verbose: u8, quiet: bool) {
-    let level = match (quiet, verbose) {
+/// Logs (`-v`) go to stderr, colored only where `--color` would color it: a terminal, and no
+/// `NO_COLOR`, unless `--color always`; a log piped into a file carries no escape codes.
+fn init_tracing(global: &cli::GlobalArgs) {
+    use std::io::IsTerminal as _;
+    let level = match (global.quiet, global.verbose) {
         (true, _) => "error",
         (false, 0) => "warn",
         (false, 1) => "info",
@@ -170,6 +173,14 @@ fn init_tracing(verbose: u8, quiet: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(match global.color {
+            cli::ColorChoice::Always => true,
+            cli::ColorChoice::Never => false,
+            cli::ColorChoice::Auto => {
+                std::io::stderr().is_terminal()
+                    && std::env::var_os(env::NO_COLOR).is_none_or(|v| v.is_empty())
+            }
+        })
         .with_target(false)
         .without_time()
         .try_init();
