@@ -26,6 +26,9 @@ pub struct Context {
     pub clock: Arc<dyn Clock>,
     /// Per-request timeout, and the longest wait for a busy journal.
     pub timeout: Duration,
+    /// How long a send's lease is held before another process may break it
+    /// ([`crate::recovery::send::lease_ttl_for`] of `timeout`).
+    pub send_lease_ttl: Duration,
     /// Largest response body or single stream event, in bytes.
     pub max_response_size: u64,
     /// The global flags as given (for re-running ourselves, e.g. `demo`).
@@ -68,6 +71,11 @@ impl Context {
             return Err(CliError::usage("--timeout must be more than zero")
                 .hint("give a duration such as `--timeout 30s` (the default)"));
         }
+        let send_lease_ttl = match var(env::TEST_SEND_LEASE_TTL) {
+            Some(s) => crate::cli::parse_duration(&s)
+                .map_err(|e| CliError::usage(format!("bad {}: {e}", env::TEST_SEND_LEASE_TTL)))?,
+            None => crate::recovery::send::lease_ttl_for(global.timeout),
+        };
         Ok(Self {
             journal_path,
             journal_explicit: global.journal.is_some(),
@@ -75,6 +83,7 @@ impl Context {
             display_clock,
             clock: Arc::new(SystemClock),
             timeout: global.timeout,
+            send_lease_ttl,
             max_response_size: global.max_response_size,
             global: global.clone(),
         })

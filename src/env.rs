@@ -21,5 +21,10 @@ pub const CRASH_AT: &str = "A2A_RECOVER_CRASH_AT";
 /// Hidden testing aid: pins the *displayed* "now" (RFC 3339) for ages in tables.
 /// Never used for times sent to agents or for lease expiry.
 pub const TEST_NOW: &str = "A2A_RECOVER_TEST_NOW";
+/// Hidden testing aid: the lease time of sends (`1s`, `500ms`), instead of eight times
+/// `--timeout` and at least two minutes. Lets a test make leases lapse before their item's
+/// turn; an operator has no reason to set it (a lease shorter than a request lets another
+/// process look while the holder's send is still on the wire).
+pub const TEST_SEND_LEASE_TTL: &str = "A2A_RECOVER_TEST_SEND_LEASE_TTL";
 /// Set to `1` to rewrite generated files (completions, CLI reference) instead of checking them.
 pub const UPDATE_GENERATED: &str = "A2A_RECOVER_UPDATE_GENERATED";

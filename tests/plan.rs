@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::common::{TestEnv, code, stderr, stdout};
 use crate::compensate::{fast, journal_bytes, latest, write};
 use crate::delegate::{agent, attempts};
-use crate::reconcile::{crashing, reconcile, spawn};
+use crate::reconcile::{crashing, reconcile, spawn, spawn_with};
 
 fn plan_text(url: &str, hotel_text: &str) -> String {
     format!(
@@ -357,20 +357,33 @@ fn a_batch_killed_after_one_answer_is_rerun_with_one_task_per_message_id() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     // s17 (and any other step whose answer was lost) was looked for and found, not resent.
     assert!(stdout(&out).contains("\"found\""), "{}", stdout(&out));
+    assert_each_step_sent_once(&env, &a, 50);
+    for row in &attempts(&env, Some("big")) {
+        assert!(row["taskId"].is_string(), "{row:#?}");
+    }
+}
+
+/// The `n` steps of the `big` workflow each made exactly one task at the agent, and hold no
+/// lease.
+fn assert_each_step_sent_once(
+    env: &TestEnv,
+    a: &crate::delegate::Background<a2a_recover::scripted_agent::ScriptedAgent>,
+    n: usize,
+) {
     let stats = a.stats();
-    let rows = attempts(&env, Some("big"));
+    let rows = attempts(env, Some("big"));
+    assert_eq!(rows.len(), n);
     for row in &rows {
         let id = row["messageId"].as_str().unwrap();
         assert_eq!(
             stats.tasks_per_message_id.get(id),
             Some(&1),
-            "{}: not exactly one task",
+            "{}: not sent exactly once",
             row["step"]
         );
-        assert!(row["taskId"].is_string(), "{row:#?}");
     }
-    assert_eq!(stats.tasks.len(), 50);
-    assert_eq!(leases_held(&env, "big", 50), 0, "no lease left behind");
+    assert_eq!(stats.tasks.len(), n);
+    assert_eq!(leases_held(env, "big", n), 0, "no lease left behind");
 }
 
 /// Counts the steps `s0`… of a workflow whose attempt still holds a lease.
@@ -417,6 +430,60 @@ fn a_batch_fetches_an_unregistered_agents_card_once_and_releases_every_lease() {
     assert_eq!(leases_held(&env, "big", 40), 0, "no lease left behind");
 }
 
+/// A lease that lapsed before its step's turn may have been broken, used and released by
+/// another process meanwhile: the pass re-reads the attempt under the lease it takes again and
+/// looks for it on its own before any send. Leases of 2 s (a testing aid; in use they are at
+/// least two minutes) over a page of 60 possibly-sent steps sent one at a time through a slow
+/// agent (about 3.3 s in all) lapse for every step after the first 2 s; a `delegate --plan`
+/// re-run races the pass over the same steps from then on. Every step is sent exactly once, and no lease is left.
+#[test]
+fn leases_that_lapse_before_their_turn_are_reread_and_looked_for_never_sent_twice() {
+    const TTL: &str = "A2A_RECOVER_TEST_SEND_LEASE_TTL";
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let proxy = crate::signals::SlowProxy::start(a.url());
+    proxy.set_delay(50);
+    let n = 60;
+    let plan = big_plan(&env, &proxy.url(), n);
+    // Killed once the first answer arrived: every step's endpoint is journaled (possibly sent,
+    // so a resend must look first), and the dead process's leases lapse after 2 s.
+    let out = env
+        .cmd()
+        .env(TTL, "2s")
+        .env("A2A_RECOVER_CRASH_AT", "after-send:big/s0")
+        .args(["delegate", "--plan", &plan])
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&out.status),
+        Some(6),
+        "{out:?}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let started = std::time::Instant::now();
+    let passing = spawn_with(
+        &env,
+        &[(TTL, "2s")],
+        &["-vv", "reconcile", "--concurrency", "1"],
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2500).saturating_sub(started.elapsed()));
+    let rerun = spawn_with(&env, &[(TTL, "2s")], &["delegate", "--plan", &plan]);
+    let pass = passing.wait_with_output().unwrap();
+    let rerun = rerun.wait_with_output().unwrap();
+    assert!(matches!(code(&pass), 0 | 3), "{}", stderr(&pass));
+    assert!(matches!(code(&rerun), 0 | 3), "{}", stderr(&rerun));
+    assert!(
+        stderr(&pass).contains("the lease lapsed before this step's turn"),
+        "no lease lapsed in the pass: {}{}",
+        stdout(&pass),
+        stderr(&pass)
+    );
+    proxy.set_delay(0);
+    let out = reconcile(&env, &[]);
+    assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
+    assert_each_step_sent_once(&env, &a, n);
+}
+
 #[test]
 fn a_batch_racing_two_reconcile_passes_sends_every_step_exactly_once() {
     let env = TestEnv::new();
@@ -454,20 +521,7 @@ fn a_batch_racing_two_reconcile_passes_sends_every_step_exactly_once() {
     assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
     let out = reconcile(&env, &[]);
     assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
-    let stats = a.stats();
-    let rows = attempts(&env, Some("big"));
-    assert_eq!(rows.len(), n);
-    for row in &rows {
-        let id = row["messageId"].as_str().unwrap();
-        assert_eq!(
-            stats.tasks_per_message_id.get(id),
-            Some(&1),
-            "{}: not sent exactly once",
-            row["step"]
-        );
-    }
-    assert_eq!(stats.tasks.len(), n);
-    assert_eq!(leases_held(&env, "big", n), 0, "no lease left behind");
+    assert_each_step_sent_once(&env, &a, n);
 }
 
 #[test]

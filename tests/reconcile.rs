@@ -51,6 +51,15 @@ pub(crate) fn reconcile_until_settled(env: &TestEnv, max: usize) -> Output {
 
 /// Starts the binary in the test's environment without waiting for it (output piped).
 pub(crate) fn spawn(env: &TestEnv, args: &[&str]) -> std::process::Child {
+    spawn_with(env, &[], args)
+}
+
+/// Starts the binary as [`spawn`] does, with more environment variables.
+pub(crate) fn spawn_with(
+    env: &TestEnv,
+    vars: &[(&str, &str)],
+    args: &[&str],
+) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"))
         .env_clear()
         .env("HOME", env.path().join("home"))
@@ -58,6 +67,7 @@ pub(crate) fn spawn(env: &TestEnv, args: &[&str]) -> std::process::Child {
         .env("A2A_RECOVER_JOURNAL", env.journal())
         .env("COLUMNS", "100")
         .env("NO_COLOR", "1")
+        .envs(vars.iter().copied())
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())

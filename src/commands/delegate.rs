@@ -56,7 +56,7 @@ use crate::output::{BrokenPipe, inert};
 use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
 use crate::recovery::plan;
-use crate::recovery::send::{self, Mode, Outgoing, Sender, Sent, Stage};
+use crate::recovery::send::{Mode, Outgoing, Sender, Sent, Stage};
 
 /// Delegates a step to an agent: the intent is journaled first, then sent.
 ///
@@ -614,7 +614,7 @@ impl Delegation<'_> {
             client: self.client,
             clock: self.ctx.clock.as_ref(),
             clock_skew: self.req.clock_skew,
-            lease_ttl: send::lease_ttl_for(self.ctx.timeout),
+            lease_ttl: self.ctx.send_lease_ttl,
             sweeps: None,
         };
         let step = self.step().to_string();

@@ -34,7 +34,7 @@ use crate::journal::{self, Journal, check_name_part};
 use crate::output::inert;
 use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
 use crate::recovery::lock::{self};
-use crate::recovery::{Action, Pass, PassConfig, Summary, send};
+use crate::recovery::{Action, Pass, PassConfig, Summary};
 
 /// Runs one recovery pass over every unfinished attempt.
 ///
@@ -117,7 +117,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
         deadline: args.deadline,
         dry_run: args.dry_run,
         clock_skew: args.clock_skew,
-        lease_ttl: send::lease_ttl_for(ctx.timeout),
+        lease_ttl: ctx.send_lease_ttl,
         command_timeout: args.command_timeout,
     };
     // The human lines printed so far (a second pass repeats what still stands).

@@ -22,7 +22,7 @@ use crate::error::CliError;
 use crate::exit;
 use crate::journal::{self, AttemptState, NewReply, ReplyState, StepName, WorkflowState};
 use crate::output::inert;
-use crate::recovery::send::{self, Outgoing, ReplySent, Sender};
+use crate::recovery::send::{Outgoing, ReplySent, Sender};
 
 /// Answers the pending question of an INPUT_REQUIRED (or resumes an AUTH_REQUIRED) step.
 ///
@@ -155,7 +155,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         client: &client,
         clock: ctx.clock.as_ref(),
         clock_skew: std::time::Duration::ZERO,
-        lease_ttl: send::lease_ttl_for(ctx.timeout),
+        lease_ttl: ctx.send_lease_ttl,
         sweeps: None,
     };
     let sent = sender.deliver_reply(&reply, &out, &step).await?;

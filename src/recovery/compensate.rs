@@ -56,7 +56,7 @@ use crate::plan::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verificat
 use crate::recovery::lookup::{self, LookFor, Lookup};
 use crate::recovery::placeholders::{self, Mode, Values};
 use crate::recovery::registry::pick_agent;
-use crate::recovery::send::{self, Mode as SendMode, Outgoing, Sender, Sent};
+use crate::recovery::send::{Mode as SendMode, Outgoing, Sender, Sent};
 use crate::recovery::verify::{self, Check, Found};
 
 /// How many times a transient read failure is retried.
@@ -1256,7 +1256,7 @@ impl Pass<'_> {
             client: self.client,
             clock: self.ctx.clock.as_ref(),
             clock_skew: self.opts.clock_skew,
-            lease_ttl: send::lease_ttl_for(self.ctx.timeout),
+            lease_ttl: self.ctx.send_lease_ttl,
             sweeps: None,
         };
         let comp_full = comp_step.spec.name.to_string();

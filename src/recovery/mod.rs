@@ -745,6 +745,10 @@ impl<'a> Pass<'a> {
         // lease just taken, and look on its own, after this claim, not from the page's listing.
         let lapsed = attempt.lease.as_ref().is_none_or(|l| l.expires_at <= now);
         let (attempt, sweeps) = if lapsed {
+            tracing::debug!(
+                step = %row.step,
+                "the lease lapsed before this step's turn: re-reading it and looking on its own"
+            );
             let current = self.journal.attempt(attempt.id)?;
             if current.state != AttemptState::Intent {
                 release(self);

@@ -35,7 +35,7 @@ use crate::journal::{
 use crate::output::inert;
 use crate::plan::{self, Compensation, Verification};
 use crate::recovery::registry::{credential_var, pick_agent};
-use crate::recovery::send::{self, Batch, BatchItem, Commit, Ready, Sender};
+use crate::recovery::send::{Batch, BatchItem, Commit, Ready, Sender};
 
 /// How many plan steps are sent at the same time.
 pub(super) const PLAN_CONCURRENCY: usize = 8;
@@ -417,7 +417,7 @@ async fn send_batch<'r>(
         client,
         clock: ctx.clock.as_ref(),
         clock_skew: args.clock_skew,
-        lease_ttl: send::lease_ttl_for(ctx.timeout),
+        lease_ttl: ctx.send_lease_ttl,
         sweeps: None,
     };
     let batch = Batch::new(&sender);

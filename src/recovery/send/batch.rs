@@ -296,6 +296,10 @@ impl<'s, 'a> Batch<'s, 'a> {
             // Renewed too late (a stalled commit or journal): the leases lapsed, and another
             // process may have taken, sent and released them meanwhile.
             let lapsed = std::mem::take(&mut *self.waiting.borrow_mut());
+            tracing::debug!(
+                attempts = lapsed.len(),
+                "the waiting leases lapsed before their renewal: each is re-read and looked for"
+            );
             self.relook.borrow_mut().extend(lapsed);
             return Ok(());
         }
