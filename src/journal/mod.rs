@@ -354,7 +354,8 @@ struct Change {
 }
 
 /// Runs `open` again while it fails with [`JournalError::Busy`], until `busy_timeout` has
-/// passed; each try starts from a new connection.
+/// passed; each try starts from a new connection and gets the time left, so that SQLite's own
+/// waits inside it end by the same deadline.
 ///
 /// SQLite's busy handler does not cover every lock ("the presence of a busy handler does not
 /// guarantee that it will be invoked", `sqlite3_busy_handler`). Measured here: when processes
@@ -364,14 +365,21 @@ struct Change {
 /// journal had stayed busy for the whole timeout.
 fn retry_busy<T>(
     busy_timeout: Duration,
-    mut open: impl FnMut() -> Result<T, JournalError>,
+    mut open: impl FnMut(Duration) -> Result<T, JournalError>,
 ) -> Result<T, JournalError> {
     let deadline = std::time::Instant::now() + busy_timeout;
     let mut pause = Duration::from_millis(1);
     loop {
-        match open() {
-            Err(JournalError::Busy { .. }) if std::time::Instant::now() < deadline => {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match open(left.max(Duration::from_millis(1))) {
+            Err(JournalError::Busy { path, .. }) => {
                 let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Err(JournalError::Busy {
+                        path,
+                        waited: busy_timeout,
+                    });
+                }
                 std::thread::sleep(pause.min(left));
                 pause = (pause * 2).min(Duration::from_millis(64));
             }
@@ -388,8 +396,8 @@ impl Journal {
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<Self, JournalError> {
         let warnings = file::prepare(path, true)?;
         file::check_header(path)?;
-        let (conn, probe, access) = retry_busy(busy_timeout, || {
-            let mut conn = Self::connect(path, busy_timeout, false)?;
+        let (conn, probe, access) = retry_busy(busy_timeout, |left| {
+            let mut conn = Self::connect(path, left, false)?;
             let probe = Self::probe(&conn, path, busy_timeout)?;
             let sql = |action| move |e| JournalError::sqlite(action, path, busy_timeout, e);
             let access = if probe.user_version > migrate::LATEST {
@@ -401,6 +409,8 @@ impl Journal {
                 Access::ReadWrite
             };
             queries::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
+            conn.busy_timeout(busy_timeout)
+                .map_err(sql("set the busy timeout"))?;
             Ok((conn, probe, access))
         })?;
         Ok(Self {
@@ -425,9 +435,11 @@ impl Journal {
                 path: path.to_path_buf(),
             });
         }
-        let (conn, probe) = retry_busy(busy_timeout, || {
-            let conn = Self::connect(path, busy_timeout, true)?;
+        let (conn, probe) = retry_busy(busy_timeout, |left| {
+            let conn = Self::connect(path, left, true)?;
             let probe = Self::probe(&conn, path, busy_timeout)?;
+            conn.busy_timeout(busy_timeout)
+                .map_err(|e| JournalError::sqlite("set the busy timeout", path, busy_timeout, e))?;
             Ok((conn, probe))
         })?;
         if probe.user_version < migrate::LATEST {

@@ -275,6 +275,27 @@ fn concurrent_first_opens_of_a_new_journal_all_succeed() {
     }
 }
 
+/// Opening waits for another process's write lock up to the timeout, then says so.
+#[test]
+fn opening_a_journal_locked_past_the_timeout_waits_it_out_and_names_it() {
+    let (_dir, path) = tmp_journal();
+    drop(Journal::open(&path, Duration::from_secs(5)).unwrap());
+    let mut other = Connection::open(&path).unwrap();
+    let tx = other
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = Journal::open(&path, Duration::from_millis(300)).unwrap_err();
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert!(
+        matches!(err, JournalError::Busy { waited, .. } if waited == Duration::from_millis(300)),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("stayed busy for 300ms"), "{err}");
+    drop(tx);
+    Journal::open(&path, Duration::from_millis(300)).unwrap();
+}
+
 #[test]
 fn a_busy_journal_times_out_with_a_hint() {
     let (_dir, path) = tmp_journal();
