@@ -27,7 +27,8 @@ pub struct Context {
     /// Per-request timeout, and the longest wait for a busy journal.
     pub timeout: Duration,
     /// How long a send's lease is held before another process may break it
-    /// ([`crate::recovery::send::lease_ttl_for`] of `timeout`).
+    /// ([`crate::recovery::send::lease_ttl_for`] of `timeout`, or the test-only
+    /// [`env::TEST_SEND_LEASE_TTL`]).
     pub send_lease_ttl: Duration,
     /// Largest response body or single stream event, in bytes.
     pub max_response_size: u64,
@@ -44,7 +45,7 @@ impl Context {
             var(env::XDG_STATE_HOME).as_deref(),
             var(env::HOME).as_deref(),
         )?;
-        let no_color = var(env::NO_COLOR).is_some_and(|v| !v.is_empty());
+        let no_color = crate::output::no_color_env();
         let out = Printer::new(
             global.format,
             global.color,

@@ -173,14 +173,11 @@ fn init_tracing(global: &cli::GlobalArgs) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(match global.color {
-            cli::ColorChoice::Always => true,
-            cli::ColorChoice::Never => false,
-            cli::ColorChoice::Auto => {
-                std::io::stderr().is_terminal()
-                    && std::env::var_os(env::NO_COLOR).is_none_or(|v| v.is_empty())
-            }
-        })
+        .with_ansi(output::wants_color(
+            global.color,
+            std::io::stderr().is_terminal(),
+            output::no_color_env(),
+        ))
         .with_target(false)
         .without_time()
         .try_init();

@@ -50,6 +50,21 @@ struct Tally {
     summary_written: bool,
 }
 
+/// Whether `--color` asks for colors on a stream: always, never, or (`auto`) when it is a
+/// terminal and `NO_COLOR` is not set.
+pub fn wants_color(choice: ColorChoice, tty: bool, no_color: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => tty && !no_color,
+    }
+}
+
+/// Whether `NO_COLOR` is set to a non-empty value (<https://no-color.org>).
+pub fn no_color_env() -> bool {
+    std::env::var_os(crate::env::NO_COLOR).is_some_and(|v| !v.is_empty())
+}
+
 impl Printer {
     /// Builds a printer from the global flags and the environment.
     pub fn new(
@@ -61,11 +76,7 @@ impl Printer {
     ) -> Self {
         let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
-        let color = match color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => stdout_tty && !no_color,
-        };
+        let color = wants_color(color, stdout_tty, no_color);
         Self {
             format,
             quiet,
