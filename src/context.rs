@@ -4,12 +4,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context as _;
+
+use crate::a2a::ClientConfig;
 use crate::cli::GlobalArgs;
 use crate::clock::{Clock, FixedClock, SystemClock};
 use crate::env;
 use crate::error::CliError;
+use crate::exit;
+use crate::journal::{Journal, JournalError};
 use crate::output::Printer;
 use crate::paths;
+use crate::recovery::lock::{self, LockError, PassLock};
 
 /// Everything a command needs, resolved once from the global flags and the environment.
 pub struct Context {
@@ -73,7 +79,7 @@ impl Context {
                 .hint("give a duration such as `--timeout 30s` (the default)"));
         }
         let send_lease_ttl = match var(env::TEST_SEND_LEASE_TTL) {
-            Some(s) => crate::cli::parse_duration(&s)
+            Some(s) => crate::duration::parse_duration(&s)
                 .map_err(|e| CliError::usage(format!("bad {}: {e}", env::TEST_SEND_LEASE_TTL)))?,
             None => crate::recovery::send::lease_ttl_for(global.timeout),
         };
@@ -93,5 +99,81 @@ impl Context {
     /// The stream idle timeout: `--timeout`, but at least 60 s (DESIGN.md §3).
     pub fn stream_idle_timeout(&self) -> Duration {
         self.timeout.max(Duration::from_mins(1))
+    }
+
+    /// The limits every request obeys, from `--timeout` and `--max-response-size`.
+    pub fn client_config(&self) -> ClientConfig {
+        ClientConfig {
+            timeout: self.timeout,
+            max_response_size: self.max_response_size,
+            stream_idle_timeout: self.stream_idle_timeout(),
+        }
+    }
+
+    /// Opens the journal of a command (`--journal`, busy timeout `--timeout`) and prints its
+    /// warnings; errors name the path.
+    pub fn open_journal(&self) -> anyhow::Result<Journal> {
+        let journal = Journal::open(&self.journal_path, self.timeout)
+            .with_context(|| self.open_failed(""))?;
+        self.print_warnings(&journal);
+        Ok(journal)
+    }
+
+    /// Opens an existing journal for a command that only reads (`inspect`): read-only when its
+    /// schema is current or newer (nothing is written, no write permission needed), else through
+    /// [`Journal::open`] so that an older journal is migrated first. Prints its warnings.
+    pub fn open_journal_for_reading(&self) -> anyhow::Result<Journal> {
+        match Journal::open_read_only(&self.journal_path, self.timeout) {
+            Ok(journal) => {
+                self.print_warnings(&journal);
+                Ok(journal)
+            }
+            Err(JournalError::ReadOnly { .. }) => self.open_journal(),
+            Err(e) => Err(e).with_context(|| self.open_failed("")),
+        }
+    }
+
+    /// Opens the journal for a pass (`reconcile`, `compensate`, `prune`): a dry run opens it
+    /// read-only and takes no lock (it writes nothing, not even the lock file); otherwise the
+    /// lock is taken first, and a lock held by another pass is exit 3 with nothing touched.
+    pub fn open_journal_for_pass(
+        &self,
+        dry_run: bool,
+    ) -> anyhow::Result<(Journal, Option<PassLock>)> {
+        if dry_run {
+            let journal = Journal::open_read_only(&self.journal_path, self.timeout)
+                .with_context(|| self.open_failed(" read-only"))?;
+            return Ok((journal, None));
+        }
+        let started = crate::clock::rfc3339(self.clock.now());
+        let lock = match lock::acquire(&self.journal_path, std::process::id(), &started) {
+            Ok(lock) => lock,
+            Err(LockError::Held { path, owner }) => {
+                return Err(CliError::with_code(
+                    exit::WORK_REMAINS,
+                    format!("another pass ({owner}) holds the journal lock"),
+                )
+                .hint(format!(
+                    "nothing was touched; run again when it is done (lock file `{}`)",
+                    path.display()
+                ))
+                .into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        Ok((self.open_journal()?, Some(lock)))
+    }
+
+    fn open_failed(&self, how: &str) -> String {
+        format!(
+            "failed to open the journal at `{}`{how}",
+            self.journal_path.display()
+        )
+    }
+
+    fn print_warnings(&self, journal: &Journal) {
+        for w in journal.warnings() {
+            self.out.warn(w);
+        }
     }
 }

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::exit;
-use crate::output::inert;
+use crate::sanitize::inert;
 
 /// An error raised by a command with its exit code and an optional hint.
 #[derive(Debug, thiserror::Error)]
@@ -71,7 +71,11 @@ pub fn classify(err: &anyhow::Error) -> Classified {
     let mut code = None;
     let mut hints = Vec::new();
     for cause in err.chain() {
-        if cause.downcast_ref::<crate::output::BrokenPipe>().is_some() {
+        if cause.downcast_ref::<crate::output::BrokenPipe>().is_some()
+            || cause
+                .downcast_ref::<crate::recovery::error::Stopped>()
+                .is_some()
+        {
             return Classified {
                 code: exit::OK,
                 hints,
@@ -87,17 +91,12 @@ pub fn classify(err: &anyhow::Error) -> Classified {
         } else if let Some(e) = cause.downcast_ref::<crate::a2a::A2aError>() {
             code.get_or_insert(e.exit_code());
             hints.extend(e.hint());
+        } else if let Some(e) = cause.downcast_ref::<crate::recovery::error::RecoveryError>() {
+            code.get_or_insert(recovery_exit(e));
+            hints.extend(e.hint());
         } else if let Some(e) = cause.downcast_ref::<crate::recovery::lock::LockError>() {
             code.get_or_insert(exit::FAILURE);
             hints.push(e.hint());
-        } else if let Some(e) = cause.downcast_ref::<rusqlite::Error>() {
-            code.get_or_insert(exit::FAILURE);
-            if is_busy(e) {
-                hints.push(
-                    "another a2a-recover holds the journal; wait for it, or raise --timeout"
-                        .to_owned(),
-                );
-            }
         }
     }
     Classified {
@@ -107,11 +106,13 @@ pub fn classify(err: &anyhow::Error) -> Classified {
     }
 }
 
-fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
+/// The exit code of a recovery error (DESIGN.md §3, exit codes).
+fn recovery_exit(e: &crate::recovery::error::RecoveryError) -> u8 {
+    use crate::recovery::error::RecoveryError;
+    match e {
+        RecoveryError::UnknownWorkflow(_) => exit::USAGE,
+        RecoveryError::CredentialGone(_) => exit::NEEDS_HUMAN,
+    }
 }
 
 /// Makes each line inert on its own, so a multi-line message keeps its line breaks.

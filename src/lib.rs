@@ -23,14 +23,17 @@ pub mod clock;
 pub mod commands;
 pub mod context;
 pub mod crash;
+pub mod duration;
 pub mod env;
 pub mod error;
 pub mod exit;
 pub mod journal;
 pub mod output;
 pub mod paths;
+pub mod placeholders;
 pub mod plan;
 pub mod recovery;
+pub mod sanitize;
 pub mod scripted_agent;
 
 use std::ffi::OsString;
@@ -39,7 +42,7 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory as _, FromArgMatches as _};
 
-use crate::cli::Cli;
+use crate::commands::Cli;
 use crate::context::Context;
 
 /// Runs a2a-recover with these arguments and returns the process exit code.

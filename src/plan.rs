@@ -14,7 +14,7 @@
 //! - Parsing has no side effect; its only input from outside is the environment lookup for
 //!   `token_env` (passed in, so tests control it).
 //! - Commands run in the plan file's directory, journaled as an absolute path (`cwd`), and get
-//!   remote values only through environment variables (see `recovery::placeholders`); a
+//!   remote values only through environment variables (see `placeholders`); a
 //!   command that names a placeholder is refused here.
 //! - The recipes are journaled as JSON in the shape the plan wrote them
 //!   ([`Compensation::to_json`], [`Verification::to_json`]) and read back with `from_json`.
@@ -29,8 +29,8 @@ use toml::Spanned;
 
 use crate::a2a::card_url_for;
 use crate::journal::{Binding, StepName, StepSpec, check_name_part};
-use crate::output::inert;
-use crate::recovery::placeholders;
+use crate::placeholders;
+use crate::sanitize::inert;
 
 /// The attempt budget of a step when the plan does not say.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;

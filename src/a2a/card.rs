@@ -119,7 +119,7 @@ fn redact_unparsed(url: &str) -> String {
     if url.contains('?') {
         s.push_str("?REDACTED");
     }
-    super::error::truncate_chars(&crate::output::inert(&s), 200)
+    super::error::truncate_chars(&crate::sanitize::inert(&s), 200)
 }
 
 /// Normalizes, types and validates a card body, and chooses its JSON-RPC interface.

@@ -56,17 +56,6 @@ pub struct ClientConfig {
     pub stream_idle_timeout: Duration,
 }
 
-impl ClientConfig {
-    /// Takes the limits from the global flags (`--timeout`, `--max-response-size`).
-    pub fn from_context(ctx: &crate::context::Context) -> Self {
-        Self {
-            timeout: ctx.timeout,
-            max_response_size: ctx.max_response_size,
-            stream_idle_timeout: ctx.stream_idle_timeout(),
-        }
-    }
-}
-
 /// A bearer token and the name of the environment variable it came from.
 ///
 /// `Debug` and `Display` show only the variable's name, never the token.
@@ -1147,7 +1136,7 @@ fn snippet(body: &[u8]) -> String {
         text.into_owned()
     };
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    truncate_chars(&crate::output::inert(&collapsed), SNIPPET_CHARS)
+    truncate_chars(&crate::sanitize::inert(&collapsed), SNIPPET_CHARS)
 }
 
 fn strip_tags(html: &str) -> String {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::exit;
-use crate::output::inert;
+use crate::sanitize::inert;
 
 /// The operation name of fetching an Agent Card (the `method` of its errors).
 pub(crate) const CARD_FETCH: &str = "agent card fetch";

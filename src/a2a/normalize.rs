@@ -27,7 +27,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::output::inert;
+use crate::sanitize::inert;
 
 const ROLES: &[&str] = &["ROLE_USER", "ROLE_AGENT", "ROLE_UNSPECIFIED"];
 /// Role names indexed by their proto enum number.

@@ -20,15 +20,14 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::a2a::{
-    A2aClient, AgentCardInfo, ClientConfig, Credential, WELL_KNOWN_CARD_PATH, card_url_for,
-    redact_url, types,
+    A2aClient, AgentCardInfo, Credential, WELL_KNOWN_CARD_PATH, card_url_for, redact_url, types,
 };
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{self, Agent, AgentCard, Journal};
-use crate::output::inert;
+use crate::sanitize::inert;
 
 /// Manages the registry of agents used by --skill and re-delegation.
 #[derive(Debug, Args)]
@@ -85,7 +84,7 @@ fn shown(card_url: &str) -> String {
 /// Opens the journal only if it exists (reads must not create one).
 fn existing_journal(ctx: &Context) -> anyhow::Result<Option<Journal>> {
     if journal::exists(&ctx.journal_path) {
-        journal::open_for_command(ctx).map(Some)
+        ctx.open_journal().map(Some)
     } else {
         Ok(None)
     }
@@ -153,8 +152,7 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
         (None, None) => None,
     };
     ctx.out.begin("agents add")?;
-    let client = A2aClient::new(ClientConfig::from_context(ctx))
-        .context("failed to set up the HTTP client")?;
+    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     // Exit 1 whatever the wire error (DESIGN.md §3: an unreachable agent too), with its hint.
     let not_stored = |e: CliError| {
         anyhow::Error::new(e).context(format!(
@@ -182,7 +180,7 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
     })?;
     let journal = match journal {
         Some(j) => j,
-        None => journal::open_for_command(ctx)?,
+        None => ctx.open_journal()?,
     };
     let token_var = credential.as_ref().map(|c| c.env_var().to_owned());
     let agent = journal

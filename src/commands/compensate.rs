@@ -10,14 +10,15 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::a2a::{A2aClient, ClientConfig};
-use crate::cli::parse_duration;
+use crate::a2a::A2aClient;
 use crate::context::Context;
+use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::journal::check_name_part;
-use crate::output::inert;
+use crate::output::{BrokenPipe, Printer};
 use crate::recovery::compensate::{self, Options};
-use crate::recovery::lock::{self};
+use crate::recovery::error::{Report, Said, Stopped};
+use crate::sanitize::inert;
 
 /// Undoes a workflow's effects in reverse order of delegation and verifies them gone.
 ///
@@ -66,14 +67,18 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         clock_skew: args.clock_skew,
     };
     // A dry run writes nothing: no lock file, no migration.
-    let (journal, _lock) = lock::open_for_pass(ctx, args.dry_run)?;
+    let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
     if !journal.workflow_exists(&args.workflow)? {
         return Err(unknown().into());
     }
-    let client = A2aClient::new(ClientConfig::from_context(ctx))
-        .context("failed to set up the HTTP client")?;
+    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("compensate")?;
-    let outcome = compensate::run(ctx, &journal, &client, &args.workflow, &opts).await?;
+    let io = compensate::Io {
+        clock: ctx.clock.as_ref(),
+        send_lease_ttl: ctx.send_lease_ttl,
+        report: &Printed(&ctx.out),
+    };
+    let outcome = compensate::run(&io, &journal, &client, &args.workflow, &opts).await?;
     if ctx.out.is_json() {
         ctx.out.record(&json!({
             "type": "summary",
@@ -88,4 +93,33 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         }))?;
     }
     Ok(outcome.exit_code)
+}
+
+/// The pass's report, printed: an `action` record (JSON) or its sentence (human), and an error
+/// report for each problem.
+struct Printed<'a>(&'a Printer);
+
+impl Report for Printed<'_> {
+    fn say(&self, said: &Said<'_>) -> Result<(), Stopped> {
+        let out = self.0;
+        let printed = if out.is_json() {
+            out.record(&json!({
+                "type": "action",
+                "workflow": said.workflow,
+                "step": said.step,
+                "attempt": said.attempt,
+                "action": said.action,
+                "outcome": said.outcome,
+                "detail": said.detail,
+            }))
+        } else {
+            out.line(&inert(said.line))
+        };
+        printed.map_err(|BrokenPipe| Stopped)
+    }
+
+    fn problem(&self, error: &anyhow::Error) {
+        let c = crate::error::classify(error);
+        self.0.error_report(&crate::error::render(error, &c.hints));
+    }
 }

@@ -3,7 +3,7 @@
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
-use crate::cli::Cli;
+use super::Cli;
 use crate::context::Context;
 
 /// Prints a shell completion script.

@@ -38,25 +38,24 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::a2a::{
-    A2aClient, A2aError, ClientConfig, Credential, ErrorClass, card_url_for, redact_url,
-};
-use crate::cli::parse_duration;
+use crate::a2a::{A2aClient, A2aError, Credential, ErrorClass, card_url_for, redact_url};
 use crate::clock::rfc3339;
 use crate::commands::follow::{Followed, follow_step};
 use crate::context::Context;
 use crate::crash::{self, Point};
+use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, Attempt, AttemptState, Binding, InspectFilter, IntentOutcome, Journal, NewIntent, Step,
+    Attempt, AttemptState, Binding, InspectFilter, IntentOutcome, Journal, NewIntent, Step,
     StepName, StepSpec, Target,
 };
-use crate::output::{BrokenPipe, inert};
+use crate::output::BrokenPipe;
 use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
 use crate::recovery::plan;
 use crate::recovery::send::{Mode, Outgoing, Sender, Sent, Stage};
+use crate::sanitize::inert;
 
 /// Delegates a step to an agent: the intent is journaled first, then sent.
 ///
@@ -336,11 +335,10 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         // No journal, no registry: refused before a journal is created.
         return Err(no_agent_with(skill).into());
     }
-    let journal = journal::open_for_command(ctx)?;
+    let journal = ctx.open_journal()?;
     saga::refuse_if_not_active(&journal, &req.spec.name.workflow)?;
     bind_agent(&journal, &mut req)?;
-    let client = A2aClient::new(ClientConfig::from_context(ctx))
-        .context("failed to set up the HTTP client")?;
+    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("delegate")?;
     let mut d = Delegation {
         ctx,

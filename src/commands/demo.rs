@@ -22,7 +22,7 @@ use crate::context::Context;
 use crate::env;
 use crate::exit;
 use crate::journal::{AttemptState, EffectState, Journal, StepName, StepRecord, WorkflowState};
-use crate::output::inert;
+use crate::sanitize::inert;
 use crate::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
 
 /// Runs the worked example end to end against scripted agents, with a real crash.

@@ -27,22 +27,23 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::a2a::{A2aClient, A2aError, ClientConfig, redact_url};
-use crate::cli::parse_duration;
+use crate::a2a::{A2aClient, A2aError, redact_url};
 use crate::clock::rfc3339;
 use crate::context::Context;
+use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, Applied, Attempt, AttemptId, AttemptState, Event, FailureKind, Journal, Source, StepName,
+    Applied, Attempt, AttemptId, AttemptState, Event, FailureKind, Journal, Source, StepName,
     StepRecord, TaskView,
 };
-use crate::output::{BrokenPipe, inert};
+use crate::output::BrokenPipe;
 use crate::recovery::follow::{
     FollowEnd, FollowOptions, FollowOutcome, FollowTarget, Progress, TargetError, endpoint_of,
     follow_attempt,
 };
 use crate::recovery::lookup::{self, LookFor, Lookup};
+use crate::sanitize::inert;
 
 /// How far the agent's clock may be behind ours when an `INTENT` is looked for by time
 /// (the default of `--clock-skew` elsewhere).
@@ -79,10 +80,9 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
     if !ctx.journal_path.exists() {
         return Err(unknown().into());
     }
-    let journal = journal::open_for_command(ctx)?;
+    let journal = ctx.open_journal()?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
-    let client = A2aClient::new(ClientConfig::from_context(ctx))
-        .context("failed to set up the HTTP client")?;
+    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("follow")?;
     let opts = FollowOptions {
         max_reconnects: args.max_reconnects,

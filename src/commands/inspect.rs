@@ -25,7 +25,7 @@ use crate::journal::{
     self, AttemptId, AttemptResolution, AttemptRow, AttemptState, EffectState, Event,
     InspectFilter, Target, message_text,
 };
-use crate::output::inert;
+use crate::sanitize::inert;
 
 /// Rows shown in a table when `--limit` is not given.
 const DEFAULT_TABLE_LIMIT: u64 = 200;
@@ -104,7 +104,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
     if !journal::exists(&ctx.journal_path) {
         return Ok(exit::OK);
     }
-    let journal = journal::open_for_reading(ctx)?;
+    let journal = ctx.open_journal_for_reading()?;
     let step_target = matches!(target, Some(Target::Step(_)));
     let page = journal.inspect(&InspectFilter {
         target: target.clone(),

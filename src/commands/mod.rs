@@ -1,4 +1,5 @@
-//! One file per subcommand; this file holds the only dispatch `match`.
+//! One file per subcommand; this file lists them (the clap root [`Cli`] and the [`Command`]
+//! enum) and holds the only dispatch `match`.
 
 pub mod agents;
 pub mod compensate;
@@ -13,8 +14,55 @@ pub mod reply;
 pub mod resolve;
 pub mod scripted_agent;
 
-use crate::cli::Command;
+use clap::{Parser, Subcommand};
+
+use crate::cli::GlobalArgs;
 use crate::context::Context;
+
+/// Crash-safe delegation to remote A2A agents.
+///
+/// Every delegation is written to a local SQLite journal before anything goes on the wire; each
+/// subcommand is one recovery pass over that journal, run by hand after an incident or from cron.
+#[derive(Debug, Parser)]
+#[command(name = "a2a-recover", version, after_help = crate::exit::HELP)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Delegates a step to an agent: the intent is journaled first, then sent.
+    Delegate(delegate::DelegateArgs),
+    /// Runs one recovery pass over every unfinished attempt.
+    Reconcile(reconcile::ReconcileArgs),
+    /// Follows a step's task stream, journaling every event.
+    Follow(follow::FollowArgs),
+    /// Answers the pending question of an INPUT_REQUIRED step on the same task.
+    Reply(reply::ReplyArgs),
+    /// Undoes a workflow's effects in reverse order and verifies them gone.
+    Compensate(compensate::CompensateArgs),
+    /// Records an operator's decision on a step that needs a human.
+    Resolve(resolve::ResolveArgs),
+    /// Shows the journal as a table (or JSON Lines).
+    Inspect(inspect::InspectArgs),
+    /// Deletes status refreshes older than an age, keeping every state change and decision.
+    Prune(prune::PruneArgs),
+    /// Manages the registry of agents used by --skill and re-delegation.
+    Agents(agents::AgentsArgs),
+    /// Runs a scripted A2A v1.0 agent on loopback, for drills and tests.
+    ScriptedAgent(scripted_agent::ScriptedAgentArgs),
+    /// Runs the worked example end to end with a real crash, and narrates each recovery.
+    Demo(demo::DemoArgs),
+    /// Prints a shell completion script.
+    Completions(completions::CompletionsArgs),
+    /// Prints the man page (roff).
+    #[command(hide = true)]
+    Man,
+}
 
 /// Runs one subcommand and returns its exit code (DESIGN.md §3).
 pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> {
@@ -32,5 +80,16 @@ pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> 
         Command::Demo(args) => demo::run(ctx, args).await,
         Command::Completions(args) => completions::run(ctx, args),
         Command::Man => completions::man(ctx),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Cli::command().debug_assert();
     }
 }

@@ -22,7 +22,6 @@ use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::exit;
 use crate::journal::{self, PRUNE_BATCH, Storage};
-use crate::recovery::lock;
 
 /// Deletes status refreshes older than an age; keeps every state change, failure and decision.
 ///
@@ -94,7 +93,7 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
         .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
     // A dry run writes nothing: no lock file, no migration. A held lock stops it before `begin`.
     let opened = if journal::exists(&ctx.journal_path) {
-        Some(lock::open_for_pass(ctx, args.dry_run)?)
+        Some(ctx.open_journal_for_pass(args.dry_run)?)
     } else {
         None
     };

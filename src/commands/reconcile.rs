@@ -24,17 +24,16 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::a2a::{A2aClient, ClientConfig};
-use crate::cli::parse_duration;
+use crate::a2a::A2aClient;
 use crate::commands::follow::ShowMany;
 use crate::context::Context;
+use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{self, Journal, check_name_part};
-use crate::output::inert;
 use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
-use crate::recovery::lock::{self};
 use crate::recovery::{Action, Pass, PassConfig, Summary};
+use crate::sanitize::inert;
 
 /// Runs one recovery pass over every unfinished attempt.
 ///
@@ -102,14 +101,13 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
         ctx.out.begin("reconcile")?;
         return finish(ctx, args, &Summary::default(), None);
     }
-    let (journal, _lock) = lock::open_for_pass(ctx, args.dry_run)?;
+    let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
     for w in &args.workflows {
         if !journal.workflow_exists(w)? {
             return Err(unknown_workflow(w).into());
         }
     }
-    let client = A2aClient::new(ClientConfig::from_context(ctx))
-        .context("failed to set up the HTTP client")?;
+    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("reconcile")?;
     let cfg = PassConfig {
         workflows: args.workflows.clone(),

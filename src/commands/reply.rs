@@ -15,14 +15,14 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::a2a::{A2aClient, ClientConfig, Credential};
+use crate::a2a::{A2aClient, Credential};
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{self, AttemptState, NewReply, ReplyState, StepName, WorkflowState};
-use crate::output::inert;
+use crate::journal::{AttemptState, NewReply, ReplyState, StepName, WorkflowState};
 use crate::recovery::send::{Outgoing, ReplySent, Sender};
+use crate::sanitize::inert;
 
 /// Answers the pending question of an INPUT_REQUIRED (or resumes an AUTH_REQUIRED) step.
 ///
@@ -53,7 +53,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
     if !ctx.journal_path.exists() {
         return Err(unknown().into());
     }
-    let journal = journal::open_for_command(ctx)?;
+    let journal = ctx.open_journal()?;
     let rec = journal.step(&name)?.ok_or_else(unknown)?;
     let attempt = rec
         .latest()
@@ -147,8 +147,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
     )?;
     let step = name.to_string();
     crash::at(Point::AfterIntent, &step);
-    let client = A2aClient::new(ClientConfig::from_context(ctx))
-        .context("failed to set up the HTTP client")?;
+    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     let sender = Sender {
         note: None,
         journal: &journal,

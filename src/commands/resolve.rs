@@ -27,11 +27,11 @@ use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, Attempt, Binding, Decision as JournalDecision, Journal, JournalError, NewAttempt,
-    Resolution, StepName, StepRecord,
+    Attempt, Binding, Decision as JournalDecision, Journal, JournalError, NewAttempt, Resolution,
+    StepName, StepRecord,
 };
-use crate::output::inert;
 use crate::recovery::registry::{pick_agent, tried_agents};
+use crate::sanitize::inert;
 
 /// Records an operator's decision on a step that needs a human.
 #[derive(Debug, Args)]
@@ -101,7 +101,7 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
     if !ctx.journal_path.exists() {
         return Err(unknown().into());
     }
-    let journal = journal::open_for_command(ctx)?;
+    let journal = ctx.open_journal()?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
     let latest = record
         .latest()

@@ -8,8 +8,8 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::parse_duration;
 use crate::context::Context;
+use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent};
 

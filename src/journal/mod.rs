@@ -1916,44 +1916,6 @@ impl Journal {
     }
 }
 
-/// Opens the journal of a command (`--journal`, busy timeout `--timeout`) and prints its
-/// warnings; errors name the path.
-pub fn open_for_command(ctx: &crate::context::Context) -> anyhow::Result<Journal> {
-    use anyhow::Context as _;
-    let journal = Journal::open(&ctx.journal_path, ctx.timeout).with_context(|| {
-        format!(
-            "failed to open the journal at `{}`",
-            ctx.journal_path.display()
-        )
-    })?;
-    for w in journal.warnings() {
-        ctx.out.warn(w);
-    }
-    Ok(journal)
-}
-
-/// Opens an existing journal for a command that only reads (`inspect`): read-only when its
-/// schema is current or newer (nothing is written, no write permission needed), else through
-/// [`Journal::open`] so that an older journal is migrated first. Prints its warnings.
-pub fn open_for_reading(ctx: &crate::context::Context) -> anyhow::Result<Journal> {
-    use anyhow::Context as _;
-    match Journal::open_read_only(&ctx.journal_path, ctx.timeout) {
-        Ok(journal) => {
-            for w in journal.warnings() {
-                ctx.out.warn(w);
-            }
-            Ok(journal)
-        }
-        Err(JournalError::ReadOnly { .. }) => open_for_command(ctx),
-        Err(e) => Err(e).with_context(|| {
-            format!(
-                "failed to open the journal at `{}`",
-                ctx.journal_path.display()
-            )
-        }),
-    }
-}
-
 /// Returns whether anything is at the journal path — a file, or a symbolic link even if broken.
 ///
 /// Commands that must not create a journal (`inspect`, `reconcile`, `agents list`) treat "nothing

@@ -41,9 +41,8 @@ use serde_json::{Value, json};
 use crate::a2a::{
     A2aClient, Credential, Endpoint, WELL_KNOWN_CARD_PATH, origin_of, redact_url, retry_read,
 };
-use crate::context::Context;
+use crate::clock::Clock;
 use crate::crash::{self, Point};
-use crate::error::CliError;
 use crate::exit;
 use crate::journal::Resolution;
 use crate::journal::{
@@ -51,13 +50,14 @@ use crate::journal::{
     JournalError, NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec, TaskView,
     WorkflowState,
 };
-use crate::output::{BrokenPipe, inert};
+use crate::placeholders::{self, Mode, Values};
 use crate::plan::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
+use crate::recovery::error::{RecoveryError, Report, Said, Stopped};
 use crate::recovery::lookup::{self, LookFor, Lookup};
-use crate::recovery::placeholders::{self, Mode, Values};
 use crate::recovery::registry::pick_agent;
 use crate::recovery::send::{Mode as SendMode, Outgoing, Sender, Sent};
 use crate::recovery::verify::{self, Check, Found};
+use crate::sanitize::inert;
 
 /// How many times a transient read failure is retried.
 const READ_ATTEMPTS: u32 = 3;
@@ -206,23 +206,20 @@ pub struct Outcome {
     pub outcomes: BTreeMap<String, u32>,
 }
 
-/// Runs one compensation pass over `workflow` (the caller holds the journal lock).
+/// Runs one compensation pass over `workflow` (the caller holds the journal lock), reporting
+/// each action to `report`.
 pub async fn run(
-    ctx: &Context,
+    io: &Io<'_>,
     journal: &Journal,
     client: &A2aClient,
     workflow: &str,
     opts: &Options,
 ) -> anyhow::Result<Outcome> {
     let Some(state) = journal.workflow_state(workflow)? else {
-        return Err(
-            CliError::usage(format!("unknown workflow `{}`", inert(workflow)))
-                .hint("list workflows with `a2a-recover inspect`")
-                .into(),
-        );
+        return Err(RecoveryError::UnknownWorkflow(workflow.to_owned()).into());
     };
     let mut pass = Pass {
-        ctx,
+        io,
         journal,
         client,
         workflow,
@@ -421,10 +418,7 @@ fn endpoint_of(a: &Attempt, allow_cross_origin: bool) -> anyhow::Result<Endpoint
     let card = a.agent_url.clone().context("the attempt has no agent")?;
     let credential = match &a.token_env {
         None => None,
-        Some(var) => Some(Credential::from_env(var).map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::with_code(exit::NEEDS_HUMAN, e.to_string()).hint(hint)
-        })?),
+        Some(var) => Some(Credential::from_env(var).map_err(RecoveryError::CredentialGone)?),
     };
     Ok(Endpoint {
         url,
@@ -435,8 +429,18 @@ fn endpoint_of(a: &Attempt, allow_cross_origin: bool) -> anyhow::Result<Endpoint
     })
 }
 
+/// What a compensation pass works with besides the journal and the client.
+pub struct Io<'a> {
+    /// The real clock, for journal times and looks by time.
+    pub clock: &'a dyn Clock,
+    /// How long a send's lease is held before another process may break it.
+    pub send_lease_ttl: Duration,
+    /// Where the pass reports what it does.
+    pub report: &'a dyn Report,
+}
+
 struct Pass<'a> {
-    ctx: &'a Context,
+    io: &'a Io<'a>,
     journal: &'a Journal,
     client: &'a A2aClient,
     workflow: &'a str,
@@ -459,7 +463,7 @@ impl Pass<'_> {
         outcome: &str,
         detail: &Value,
         line: &str,
-    ) -> Result<(), BrokenPipe> {
+    ) -> Result<(), Stopped> {
         self.say_step(None, attempt, action, outcome, detail, line)
     }
 
@@ -471,25 +475,21 @@ impl Pass<'_> {
         outcome: &str,
         detail: &Value,
         line: &str,
-    ) -> Result<(), BrokenPipe> {
+    ) -> Result<(), Stopped> {
         *self
             .outcomes
             .borrow_mut()
             .entry(outcome.to_owned())
             .or_default() += 1;
-        if self.ctx.out.is_json() {
-            self.ctx.out.record(&json!({
-                "type": "action",
-                "workflow": self.workflow,
-                "step": step.map(|s| s.step.clone()),
-                "attempt": attempt.map(|a| a.number),
-                "action": action,
-                "outcome": outcome,
-                "detail": detail,
-            }))
-        } else {
-            self.ctx.out.line(&inert(line))
-        }
+        self.io.report.say(&Said {
+            workflow: self.workflow,
+            step: step.map(|s| s.step.as_str()),
+            attempt: attempt.map(|a| a.number),
+            action,
+            outcome,
+            detail,
+            line,
+        })
     }
 
     /// Applies a task the agent returned; returns the attempt as journaled now.
@@ -526,13 +526,10 @@ impl Pass<'_> {
 
     /// Reports an error that stops the work on one attempt (the pass goes on).
     fn problem(&self, step: &StepName, a: &Attempt, e: anyhow::Error) -> anyhow::Result<bool> {
-        if e.downcast_ref::<BrokenPipe>().is_some() || e.downcast_ref::<JournalError>().is_some() {
+        if e.downcast_ref::<Stopped>().is_some() || e.downcast_ref::<JournalError>().is_some() {
             return Err(e);
         }
-        let c = crate::error::classify(&e);
-        self.ctx
-            .out
-            .error_report(&crate::error::render(&e, &c.hints));
+        self.io.report.problem(&e);
         self.say_step(
             Some(step),
             Some(a),
@@ -679,7 +676,7 @@ impl Pass<'_> {
             &ep,
             &look,
             self.opts.clock_skew,
-            self.ctx.clock.now(),
+            self.io.clock.now(),
         )
         .await
         {
@@ -1254,9 +1251,9 @@ impl Pass<'_> {
             note: None,
             journal: self.journal,
             client: self.client,
-            clock: self.ctx.clock.as_ref(),
+            clock: self.io.clock,
             clock_skew: self.opts.clock_skew,
-            lease_ttl: self.ctx.send_lease_ttl,
+            lease_ttl: self.io.send_lease_ttl,
             sweeps: None,
         };
         let comp_full = comp_step.spec.name.to_string();

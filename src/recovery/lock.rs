@@ -121,7 +121,7 @@ pub fn acquire(journal: &Path, pid: u32, started: &str) -> Result<PassLock, Lock
 fn describe_owner(text: &str) -> String {
     let field = |key: &str| {
         text.lines().find_map(|l| l.strip_prefix(key)).map(|v| {
-            crate::output::inert(v.trim())
+            crate::sanitize::inert(v.trim())
                 .chars()
                 .take(64)
                 .collect::<String>()
@@ -132,43 +132,6 @@ fn describe_owner(text: &str) -> String {
         (Some(pid), None) => format!("pid {pid}"),
         _ => "owner unknown".to_owned(),
     }
-}
-
-/// Opens the journal for a pass (`reconcile`, `compensate`): a dry run opens it read-only and
-/// takes no lock (it writes nothing, not even the lock file); otherwise the lock is taken first,
-/// and a lock held by another pass is exit 3 with nothing touched.
-pub fn open_for_pass(
-    ctx: &crate::context::Context,
-    dry_run: bool,
-) -> anyhow::Result<(crate::journal::Journal, Option<PassLock>)> {
-    use anyhow::Context as _;
-    if dry_run {
-        let journal = crate::journal::Journal::open_read_only(&ctx.journal_path, ctx.timeout)
-            .with_context(|| {
-                format!(
-                    "failed to open the journal at `{}` read-only",
-                    ctx.journal_path.display()
-                )
-            })?;
-        return Ok((journal, None));
-    }
-    let started = crate::clock::rfc3339(ctx.clock.now());
-    let lock = match acquire(&ctx.journal_path, std::process::id(), &started) {
-        Ok(lock) => lock,
-        Err(LockError::Held { path, owner }) => {
-            return Err(crate::error::CliError::with_code(
-                crate::exit::WORK_REMAINS,
-                format!("another pass ({owner}) holds the journal lock"),
-            )
-            .hint(format!(
-                "nothing was touched; run again when it is done (lock file `{}`)",
-                path.display()
-            ))
-            .into());
-        }
-        Err(e) => return Err(e.into()),
-    };
-    Ok((crate::journal::open_for_command(ctx)?, Some(lock)))
 }
 
 #[cfg(test)]

@@ -26,10 +26,10 @@
 //!   visited.
 
 pub mod compensate;
+pub mod error;
 pub mod follow;
 pub mod lock;
 pub mod lookup;
-pub mod placeholders;
 pub mod plan;
 pub mod registry;
 pub mod send;
@@ -53,9 +53,9 @@ use crate::journal::{
     NewAttempt, PassCursor, Reply, ReplyState, SendOutcome, SendRecord, Source, StepRecord,
     StepSpec, TaskView, history_holds,
 };
-use crate::output::inert;
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
 use crate::recovery::send::{Claimed, Mode, Outgoing, ReplySent, Sender, Sent};
+use crate::sanitize::inert;
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;

@@ -230,7 +230,7 @@ pub fn failure_summary(a: &Attempt) -> String {
         .or_else(|| a.error.clone())
         .unwrap_or_else(|| a.state.as_str().to_owned());
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let inert = crate::output::inert(&one_line);
+    let inert = crate::sanitize::inert(&one_line);
     match inert.char_indices().nth(SUMMARY_CHARS) {
         Some((i, _)) => format!("{}…", &inert[..i]),
         None => inert,
@@ -244,7 +244,7 @@ pub fn previous_attempt_text(original: &str, previous: Option<&Attempt>) -> Stri
     match previous {
         Some(p) if p.task_id.is_some() => format!(
             "[previous attempt: task {} {}: {}]\n{original}",
-            crate::output::inert(p.task_id.as_deref().unwrap_or_default()),
+            crate::sanitize::inert(p.task_id.as_deref().unwrap_or_default()),
             p.state,
             failure_summary(p)
         ),

@@ -12,7 +12,7 @@
 //! # Invariants
 //!
 //! - Unknown is never read as "gone": only exit 1 or HTTP 404 give [`Found::Absent`].
-//! - Commands get remote values only through environment variables (`recovery::placeholders`);
+//! - Commands get remote values only through environment variables (`placeholders`);
 //!   stdin is null; stdout and stderr are captured and bounded ([`OUTPUT_LIMIT`] each, the rest
 //!   read and dropped); the command runs in its own process group, which is killed (SIGKILL) on
 //!   timeout, so a `sleep` under `sh` cannot outlive it.
@@ -30,8 +30,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use crate::a2a::A2aClient;
 use crate::a2a::error::one_line;
 use crate::journal::{Attempt, EffectState, Journal, JournalError, Step};
+use crate::placeholders::{self, Mode, Values};
 use crate::plan::Verification;
-use crate::recovery::placeholders::{self, Mode, Values};
 
 /// The most bytes kept of a command's stdout, and of its stderr.
 pub const OUTPUT_LIMIT: usize = 64 * 1024;

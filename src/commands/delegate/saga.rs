@@ -23,19 +23,19 @@ use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 
 use super::{DelegateArgs, Delegation, Request};
-use crate::a2a::{A2aClient, ClientConfig, Credential};
+use crate::a2a::{A2aClient, Credential};
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, Attempt, AttemptState, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec,
+    Attempt, AttemptState, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec,
     WorkflowState,
 };
-use crate::output::inert;
 use crate::plan::{self, Compensation, Verification};
 use crate::recovery::registry::{credential_var, pick_agent};
 use crate::recovery::send::{Batch, BatchItem, Commit, Ready, Sender};
+use crate::sanitize::inert;
 
 /// How many plan steps are sent at the same time.
 pub(super) const PLAN_CONCURRENCY: usize = 8;
@@ -188,7 +188,7 @@ pub(super) async fn run_plan(
             .into());
         }
     };
-    let journal = journal::open_for_command(ctx)?;
+    let journal = ctx.open_journal()?;
     refuse_if_not_active(&journal, &plan.workflow)?;
     let journaled: Vec<StepSpec> = journal
         .workflow_steps(&plan.workflow)?
@@ -234,8 +234,7 @@ pub(super) async fn run_plan(
     let outcomes = journal
         .create_intents(&intents)
         .context("failed to commit the plan's intents")?;
-    let client = A2aClient::new(ClientConfig::from_context(ctx))
-        .context("failed to set up the HTTP client")?;
+    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("delegate")?;
     // Every intent is committed and nothing is sent yet.
     for (intent, outcome) in intents.iter().zip(&outcomes) {

@@ -1,0 +1,65 @@
+//! What a recovery pass reports, and the errors it raises; the command layer prints the one and
+//! maps the other to exit codes.
+
+use serde_json::Value;
+
+use crate::a2a::A2aError;
+use crate::sanitize::inert;
+
+/// Errors a recovery pass raises with their meaning (the command layer chooses the exit code).
+#[derive(Debug, thiserror::Error)]
+pub enum RecoveryError {
+    /// The workflow named is not in the journal.
+    #[error("unknown workflow `{}`", inert(.0))]
+    UnknownWorkflow(String),
+    /// The credential a journaled attempt was sent with cannot be read now: a human must
+    /// restore it before that attempt can be read, cancelled or sent again.
+    #[error(transparent)]
+    CredentialGone(A2aError),
+}
+
+impl RecoveryError {
+    /// Returns what the operator can do about it.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Self::UnknownWorkflow(_) => {
+                Some("list workflows with `a2a-recover inspect`".to_owned())
+            }
+            Self::CredentialGone(e) => e.hint(),
+        }
+    }
+}
+
+/// The reader of a pass's report went away (stdout closed): the pass stops, commits what it
+/// saw, and the command exits quietly.
+#[derive(Debug, thiserror::Error)]
+#[error("the reader of the output went away")]
+pub struct Stopped;
+
+/// One thing a pass did, or in a dry run would do, about a workflow, a step or an attempt: an
+/// `action` record for programs, `line` for people.
+#[derive(Debug, Clone, Copy)]
+pub struct Said<'a> {
+    /// The workflow.
+    pub workflow: &'a str,
+    /// The step (the part after `/`), if the action is about one.
+    pub step: Option<&'a str>,
+    /// The attempt number, if the action is about one.
+    pub attempt: Option<u32>,
+    /// What was done: `cancel`, `verify`, `compensate`, `workflow`, ….
+    pub action: &'a str,
+    /// How it came out.
+    pub outcome: &'a str,
+    /// Details for the record.
+    pub detail: &'a Value,
+    /// The sentence for people (may quote remote text; the printer makes it inert).
+    pub line: &'a str,
+}
+
+/// Where a pass reports as it goes; the caller (the command layer) prints.
+pub trait Report {
+    /// Reports one action; [`Stopped`] when the reader went away.
+    fn say(&self, said: &Said<'_>) -> Result<(), Stopped>;
+    /// Reports an error that stopped the work on one attempt (the pass goes on).
+    fn problem(&self, error: &anyhow::Error);
+}
