@@ -18,6 +18,9 @@ pub fn journal_path(
             return Err(CliError::usage("the journal path is empty")
                 .hint("pass --journal PATH or unset A2A_RECOVER_JOURNAL"));
         }
+        if let Some(url) = url_shaped(p) {
+            return Err(url_refused(&url));
+        }
         return Ok(p.clone());
     }
     if let Some(x) = xdg_state_home.filter(|x| !x.is_empty() && x.starts_with('/')) {
@@ -30,6 +33,48 @@ pub fn journal_path(
                 .hint("pass --journal PATH or set A2A_RECOVER_JOURNAL"),
         ),
     }
+}
+
+/// Returns the value when it is shaped like a URL (`scheme://…`), which is never a file path
+/// we should create: `postgres://user:secret@host/db` would otherwise become directories.
+fn url_shaped(p: &std::path::Path) -> Option<String> {
+    let s = p.to_str()?;
+    let (scheme, _) = s.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then(|| s.to_owned())
+}
+
+/// The error for a URL-shaped journal: named without its password, nothing created.
+fn url_refused(url: &str) -> CliError {
+    let shown = match url::Url::parse(url) {
+        Ok(mut u) => {
+            if u.password().is_some() {
+                let _ = u.set_password(Some("***"));
+            }
+            u.to_string()
+        }
+        // Unparseable: show only the scheme, since the rest may hold a password.
+        Err(_) => format!("{}://…", url.split_once("://").map_or("", |(s, _)| s)),
+    };
+    let scheme = url
+        .split_once("://")
+        .map_or("", |(s, _)| s)
+        .to_ascii_lowercase();
+    let hint = if matches!(scheme.as_str(), "postgres" | "postgresql") {
+        "this a2a-recover keeps its journal in a local SQLite file only; pass --journal PATH \
+         (a file path), or unset A2A_RECOVER_JOURNAL"
+    } else {
+        "the journal is a local SQLite file: pass --journal PATH (a file path), or unset \
+         A2A_RECOVER_JOURNAL"
+    };
+    CliError::usage(format!(
+        "the journal `{}` is a URL, not a file path; nothing was created",
+        crate::sanitize::inert(&shown)
+    ))
+    .hint(hint)
 }
 
 #[cfg(test)]
@@ -56,5 +101,22 @@ mod tests {
             PathBuf::from("/h/.local/state/a2a-recover/journal.sqlite3")
         );
         assert!(journal_path(None, None, None).is_err());
+    }
+
+    #[test]
+    fn a_url_shaped_journal_is_refused_without_its_password() {
+        for url in [
+            "postgres://user:secret@127.0.0.1:5432/db",
+            "postgresql://user:secret@127.0.0.1/db?sslmode=require",
+            "sqlite://x",
+        ] {
+            let err = journal_path(Some(&PathBuf::from(url)), None, Some("/h")).unwrap_err();
+            assert_eq!(err.code, crate::exit::USAGE);
+            assert!(err.message.contains("is a URL"), "{}", err.message);
+            assert!(!err.message.contains("secret"), "{}", err.message);
+        }
+        // A path that merely contains `://` later on is still a path.
+        let odd = PathBuf::from("./dir/a://b");
+        assert_eq!(journal_path(Some(&odd), None, Some("/h")).unwrap(), odd);
     }
 }
