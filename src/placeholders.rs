@@ -9,8 +9,11 @@
 //! # Invariant: remote values never reach a shell as code
 //!
 //! The agent controls task ids, context ids and artifact texts. Commands (`sh -c`) therefore
-//! receive them ONLY as environment variables ([`Values::env`]: `A2A_STEP`, `A2A_TASK_ID`,
-//! `A2A_CONTEXT_ID`, `A2A_ARTIFACT_<NAME>`), never spliced into the command string. A command
+//! receive them ONLY through their environment ([`Values::env`]: `A2A_STEP`, `A2A_TASK_ID`,
+//! `A2A_CONTEXT_ID`, and per artifact `A2A_ARTIFACT_<NAME>_FILE`, the path of a private file
+//! holding the value, plus `A2A_ARTIFACT_<NAME>` for values up to [`ENV_VALUE_LIMIT`]), never
+//! spliced into the command string. Large values go only as files because Linux refuses an
+//! environment string over 128 KiB (`E2BIG`): the shell would never start. A command
 //! string that contains a placeholder is refused when the plan or the flags are validated
 //! ([`find`] finds them; the hint names the variable to use, e.g. `"$A2A_TASK_ID"`). Refusing is
 //! deliberate: substituting `"$A2A_…"` references would be wrong inside single quotes and
@@ -29,6 +32,14 @@ pub const STEP_ENV: &str = "A2A_STEP";
 pub const TASK_ID_ENV: &str = "A2A_TASK_ID";
 /// The variable holding the context id.
 pub const CONTEXT_ID_ENV: &str = "A2A_CONTEXT_ID";
+/// The suffix of the variable holding an artifact file's path (`A2A_ARTIFACT_BOOKING_FILE`).
+pub const FILE_ENV_SUFFIX: &str = "_FILE";
+/// The largest artifact value also set as a variable of its own (64 KiB); every value is in
+/// its file.
+pub const ENV_VALUE_LIMIT: usize = 64 * 1024;
+/// The most bytes of artifact values set as variables in all (the kernel bounds a process's
+/// whole environment too); past it, values are passed as files only.
+pub const ENV_VALUES_TOTAL: usize = 512 * 1024;
 
 /// One placeholder found in a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,24 +174,46 @@ impl Values {
     }
 
     /// Returns the environment a command gets: `A2A_STEP`, `A2A_TASK_ID`, `A2A_CONTEXT_ID`
-    /// (when known) and one `A2A_ARTIFACT_<NAME>` per artifact (the first of colliding names
-    /// wins), as exact bytes.
-    pub fn env(&self) -> Vec<(String, String)> {
-        let mut env = vec![(STEP_ENV.to_owned(), self.step.clone())];
+    /// (when known) as variables, and per artifact (the first of colliding names wins) its
+    /// value as a file (`A2A_ARTIFACT_<NAME>_FILE`) and, when it is at most
+    /// [`ENV_VALUE_LIMIT`] bytes, holds no NUL byte and the values so far stay within
+    /// [`ENV_VALUES_TOTAL`], as the variable `A2A_ARTIFACT_<NAME>` too. Values are exact bytes.
+    pub fn env(&self) -> CommandEnv {
+        let mut vars = vec![(STEP_ENV.to_owned(), self.step.clone())];
         if let Some(t) = &self.task_id {
-            env.push((TASK_ID_ENV.to_owned(), t.clone()));
+            vars.push((TASK_ID_ENV.to_owned(), t.clone()));
         }
         if let Some(c) = &self.context_id {
-            env.push((CONTEXT_ID_ENV.to_owned(), c.clone()));
+            vars.push((CONTEXT_ID_ENV.to_owned(), c.clone()));
         }
+        let mut files: Vec<(String, String)> = Vec::new();
+        let mut total = 0;
         for a in &self.artifacts {
             let name = artifact_env_name(a.key());
-            if !env.iter().any(|(n, _)| *n == name) {
-                env.push((name, a.text.clone()));
+            let file_var = format!("{name}{FILE_ENV_SUFFIX}");
+            let taken =
+                |n: &str| vars.iter().any(|(v, _)| v == n) || files.iter().any(|(v, _)| v == n);
+            if taken(&name) || taken(&file_var) {
+                continue;
+            }
+            files.push((file_var, a.text.clone()));
+            let fits = a.text.len() <= ENV_VALUE_LIMIT && total + a.text.len() <= ENV_VALUES_TOTAL;
+            if fits && !a.text.contains('\0') {
+                total += a.text.len();
+                vars.push((name, a.text.clone()));
             }
         }
-        env
+        CommandEnv { vars, files }
     }
+}
+
+/// What a command gets besides the inherited environment.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommandEnv {
+    /// Variables, set as they are.
+    pub vars: Vec<(String, String)>,
+    /// Values each written to a private file; the variable (first) holds the file's path.
+    pub files: Vec<(String, String)>,
 }
 
 /// Returns the variable of an artifact: `A2A_ARTIFACT_` and the name upper-cased, with every
@@ -396,7 +429,7 @@ mod tests {
         );
         let env = values().env();
         assert_eq!(
-            env,
+            env.vars,
             vec![
                 ("A2A_STEP".to_owned(), "trip-42/hotel".to_owned()),
                 ("A2A_TASK_ID".to_owned(), "t-1".to_owned()),
@@ -411,6 +444,54 @@ mod tests {
                 ),
             ]
         );
+        assert_eq!(
+            env.files,
+            vec![
+                (
+                    "A2A_ARTIFACT_BOOKING_FILE".to_owned(),
+                    "H 7/../x?y=1#z".to_owned()
+                ),
+                (
+                    "A2A_ARTIFACT_RECEIPT_2_FILE".to_owned(),
+                    "$(touch pwned); rm -rf x".to_owned()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn large_values_go_as_files_only() {
+        let mut v = values();
+        v.artifacts = vec![
+            NamedArtifact {
+                name: Some("big".into()),
+                artifact_id: "a".into(),
+                text: "x".repeat(ENV_VALUE_LIMIT + 1),
+            },
+            NamedArtifact {
+                name: Some("nul".into()),
+                artifact_id: "b".into(),
+                text: "a\0b".into(),
+            },
+            NamedArtifact {
+                name: Some("small".into()),
+                artifact_id: "c".into(),
+                text: "ok".into(),
+            },
+        ];
+        let env = v.env();
+        let names: Vec<&str> = env.vars.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "A2A_STEP",
+                "A2A_TASK_ID",
+                "A2A_CONTEXT_ID",
+                "A2A_ARTIFACT_SMALL"
+            ]
+        );
+        assert_eq!(env.files.len(), 3);
+        assert_eq!(env.files[0].1.len(), ENV_VALUE_LIMIT + 1);
     }
 
     #[test]

@@ -186,3 +186,93 @@ fn an_artifact_full_of_shell_metacharacters_reaches_commands_as_data_only() {
     }
     assert_eq!(std::fs::read_to_string(work.join("x")).unwrap(), "keep me");
 }
+
+/// Writes a plan of one effect step whose echoed artifact is `size` bytes, compensated and
+/// verified by commands that read the artifact from its file (a marker file is the effect).
+///
+/// Values over 64 KiB must come as the file only: the compensation checks that the variable
+/// is unset for them.
+fn big_artifact_plan(env: &TestEnv, dir: &std::path::Path, agent_url: &str, size: usize) {
+    let var_check = if size > 64 * 1024 {
+        r#" && [ -z "${A2A_ARTIFACT_ECHO+set}" ]"#
+    } else {
+        r#" && [ -n "$A2A_ARTIFACT_ECHO" ]"#
+    };
+    std::fs::create_dir_all(dir).unwrap();
+    let text = format!("{}\n", "x".repeat(size));
+    let plan = format!(
+        r#"workflow = "big"
+
+[[step]]
+name = "booking"
+agent = "{agent_url}"
+text = "{}"
+effect = true
+compensate = {{ command = '[ "$(wc -c < "$A2A_ARTIFACT_ECHO_FILE")" -ge {size} ]{var_check} && touch gone' }}
+verify = {{ command = '[ -s "$A2A_ARTIFACT_ECHO_FILE" ] && [ ! -e gone ] || exit 1' }}
+"#,
+        text.trim_end()
+    );
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let out = env.run([
+        "delegate",
+        "--plan",
+        dir.join("plan.toml").to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+/// An artifact larger than an environment variable may be (Linux refuses one over 128 KiB)
+/// reaches verify and compensate commands as a private file; the commands run.
+#[test]
+fn a_large_artifact_reaches_commands_as_a_file() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let dir = env.path().join("plan");
+    big_artifact_plan(&env, &dir, &a.url(), 200 * 1024);
+    let out = env.run(["reconcile"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(latest(&env, "big/booking")["effect"], "verified");
+    let out = env.run(["compensate", "big"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(dir.join("gone").exists(), "the compensation did not run");
+    assert_eq!(latest(&env, "big/booking")["effect"], "compensated");
+    let comp = step_attempts(&env, "big/booking~compensate");
+    assert_eq!(comp.len(), 1);
+    assert_eq!(comp[0]["state"], "REPLIED", "{comp:#?}");
+}
+
+/// A compensation command that cannot be started is journaled as not run (its attempt stays
+/// INTENT), the effect needs a human, and the next run starts it once it can.
+#[test]
+fn a_compensation_that_could_not_start_is_journaled_as_not_run() {
+    let env = TestEnv::new();
+    let a = agent(fast(&["x"]));
+    let dir = env.path().join("plan");
+    big_artifact_plan(&env, &dir, &a.url(), 10);
+    let out = env.run(["reconcile"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // The plan's directory (where its commands run) is gone: `sh` cannot be started there.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let out = env.run(["--format", "json", "compensate", "big"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let records = json_lines(&out);
+    assert!(
+        records
+            .iter()
+            .any(|r| r["action"] == "compensate" && r["outcome"] == "not-run"),
+        "{records:#?}"
+    );
+    let comp = step_attempts(&env, "big/booking~compensate");
+    assert_eq!(comp.len(), 1);
+    assert_eq!(comp[0]["state"], "INTENT", "{comp:#?}");
+    assert_eq!(latest(&env, "big/booking")["effect"], "compensation-failed");
+    // Restored: the same compensation attempt runs now, and the effect is gone.
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = env.run(["compensate", "big"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let comp = step_attempts(&env, "big/booking~compensate");
+    assert_eq!(comp.len(), 1, "{comp:#?}");
+    assert_eq!(comp[0]["state"], "REPLIED", "{comp:#?}");
+    assert_eq!(latest(&env, "big/booking")["effect"], "compensated");
+}

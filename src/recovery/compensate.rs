@@ -1009,8 +1009,20 @@ impl Pass<'_> {
                             );
                         }
                     }
-                    self.run_compensation_command(name, comp_step, &comp_attempt, command, &values)
+                    let ran = self
+                        .run_compensation_command(name, comp_step, &comp_attempt, command, &values)
                         .await?;
+                    if let Err(why) = ran {
+                        // Nothing ran: the attempt stays INTENT (the next run starts it again),
+                        // and the effect, still there, needs a human now.
+                        return self.set(
+                            name,
+                            attempt,
+                            EffectState::CompensationFailed,
+                            "compensate",
+                            &why,
+                        );
+                    }
                 }
             }
             Binding::Agent(_) | Binding::Skill(_) => {
@@ -1051,7 +1063,9 @@ impl Pass<'_> {
         self.set(name, attempt, state, "compensate", &detail)
     }
 
-    /// Runs a compensation command with the effect attempt's values and journals the result.
+    /// Runs a compensation command with the effect attempt's values and journals the result;
+    /// `Err(why)` when it could not be started: journaled as not run (the attempt stays
+    /// `INTENT`), never as delivered.
     async fn run_compensation_command(
         &self,
         name: &StepName,
@@ -1059,7 +1073,7 @@ impl Pass<'_> {
         comp_attempt: &Attempt,
         command: &str,
         values: &Values,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Result<(), String>> {
         let cwd = comp_step.spec.cwd.as_deref().map(Path::new);
         let run = Box::pin(verify::run_command(
             command,
@@ -1068,6 +1082,22 @@ impl Pass<'_> {
             self.opts.command_timeout,
         ))
         .await;
+        if let verify::CommandStatus::SpawnFailed(e) = &run.status {
+            let why = crate::a2a::error::one_line(&format!(
+                "compensation command could not start: {e}; nothing ran"
+            ));
+            self.journal
+                .record_failure(comp_attempt.id, FailureKind::Send, &why)?;
+            self.say_step(
+                Some(name),
+                Some(comp_attempt),
+                "compensate",
+                "not-run",
+                &json!({"compensation": comp_step.spec.name.to_string(), "status": run.summary()}),
+                &format!("{name}: {why}."),
+            )?;
+            return Ok(Err(why));
+        }
         crash::at(Point::AfterSend, &comp_step.spec.name.to_string());
         crash::at(Point::AfterCompensateSend, &comp_step.spec.name.to_string());
         crash::at(Point::AfterCompensateSend, &name.to_string());
@@ -1088,7 +1118,7 @@ impl Pass<'_> {
             &json!({"compensation": comp_step.spec.name.to_string(), "status": run.summary()}),
             &format!("{name}: compensation command ran ({}).", run.summary()),
         )?;
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// Polls a compensation task until it is finished or `--command-timeout` passes.

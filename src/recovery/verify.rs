@@ -30,7 +30,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use crate::a2a::A2aClient;
 use crate::a2a::error::one_line;
 use crate::journal::{Attempt, EffectState, Journal, JournalError, Step};
-use crate::placeholders::{self, Mode, Values};
+use crate::placeholders::{self, CommandEnv, Mode, Values};
 use crate::plan::Verification;
 
 /// The most bytes kept of a command's stdout, and of its stderr.
@@ -152,10 +152,14 @@ async fn read_bounded(pipe: Option<impl AsyncRead + Unpin>, limit: usize) -> Vec
 
 /// Runs `command` with `sh -c` in `cwd`, with `env` added to (and the `A2A_*` value variables
 /// cleared from) the inherited environment; kills its process group at `timeout`.
+///
+/// `env.files` are written first, each to a file of its own (0600) in a fresh private
+/// directory (0700) under the system temporary directory, named by position (never by a
+/// remote name); the directory is removed when the command has ended.
 pub async fn run_command(
     command: &str,
     cwd: Option<&Path>,
-    env: &[(String, String)],
+    env: &CommandEnv,
     timeout: Duration,
 ) -> CommandRun {
     let failed = |e: String| CommandRun {
@@ -163,11 +167,15 @@ pub async fn run_command(
         stdout: String::new(),
         stderr: String::new(),
     };
-    if let Some((name, _)) = env.iter().find(|(_, v)| v.contains('\0')) {
+    if let Some((name, _)) = env.vars.iter().find(|(_, v)| v.contains('\0')) {
         return failed(format!(
             "`{name}` holds a NUL byte, which an environment variable cannot carry"
         ));
     }
+    let files = match ValueFiles::write(&env.files) {
+        Ok(files) => files,
+        Err(e) => return failed(format!("could not write the artifact files: {e}")),
+    };
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
         .arg(command)
@@ -193,7 +201,8 @@ pub async fn run_command(
             cmd.env_remove(name.as_ref());
         }
     }
-    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    cmd.envs(env.vars.iter().map(|(k, v)| (k, v)));
+    cmd.envs(files.vars());
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(e) => return failed(e.to_string()),
@@ -230,6 +239,54 @@ pub async fn run_command(
         status,
         stdout: String::from_utf8_lossy(&out).into_owned(),
         stderr: String::from_utf8_lossy(&err).into_owned(),
+    }
+}
+
+/// The private files of one command run; removed on drop.
+struct ValueFiles {
+    dir: Option<std::path::PathBuf>,
+    vars: Vec<(String, std::path::PathBuf)>,
+}
+
+impl ValueFiles {
+    fn write(files: &[(String, String)]) -> std::io::Result<Self> {
+        use std::io::Write as _;
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        if files.is_empty() {
+            return Ok(Self {
+                dir: None,
+                vars: Vec::new(),
+            });
+        }
+        let dir = std::env::temp_dir().join(format!("a2a-recover-{}", uuid::Uuid::new_v4()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        let mut made = Self {
+            dir: Some(dir.clone()),
+            vars: Vec::new(),
+        };
+        for (i, (var, value)) in files.iter().enumerate() {
+            let path = dir.join(format!("artifact-{i}"));
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)?;
+            f.write_all(value.as_bytes())?;
+            made.vars.push((var.clone(), path));
+        }
+        Ok(made)
+    }
+
+    fn vars(&self) -> impl Iterator<Item = (&str, &std::path::Path)> {
+        self.vars.iter().map(|(k, p)| (k.as_str(), p.as_path()))
+    }
+}
+
+impl Drop for ValueFiles {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -389,10 +446,16 @@ mod tests {
             ("kill -9 $$", Found::Unknown),
             ("no-such-command-a2a-recover", Found::Unknown),
         ] {
-            let run = run_command(cmd, None, &[], t()).await;
+            let run = run_command(cmd, None, &CommandEnv::default(), t()).await;
             assert_eq!(found_by_command(&run), found, "{cmd}: {run:?}");
         }
-        let run = run_command("no-such-command-a2a-recover", None, &[], t()).await;
+        let run = run_command(
+            "no-such-command-a2a-recover",
+            None,
+            &CommandEnv::default(),
+            t(),
+        )
+        .await;
         assert_eq!(run.code(), Some(127));
         assert!(run.summary().starts_with("exit 127: "), "{}", run.summary());
     }
@@ -402,7 +465,7 @@ mod tests {
         let run = run_command(
             "sleep 30 & sleep 30; echo never",
             None,
-            &[],
+            &CommandEnv::default(),
             Duration::from_millis(300),
         )
         .await;
@@ -416,7 +479,10 @@ mod tests {
     #[tokio::test]
     async fn values_arrive_as_exact_environment_bytes() {
         let evil = "$(touch pwned); rm -rf x `id` \"'\n";
-        let env = vec![("A2A_ARTIFACT_X".to_owned(), evil.to_owned())];
+        let env = CommandEnv {
+            vars: vec![("A2A_ARTIFACT_X".to_owned(), evil.to_owned())],
+            files: Vec::new(),
+        };
         let run = run_command("printf '%s' \"$A2A_ARTIFACT_X\"", None, &env, t()).await;
         assert_eq!(run.status, CommandStatus::Exited(0));
         assert_eq!(run.stdout, evil);
@@ -427,7 +493,7 @@ mod tests {
         let run = run_command(
             "head -c 300000 /dev/zero | tr '\\0' a; echo done >&2",
             None,
-            &[],
+            &CommandEnv::default(),
             t(),
         )
         .await;
@@ -439,17 +505,44 @@ mod tests {
     #[tokio::test]
     async fn cwd_is_honoured_and_nul_bytes_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let run = run_command("pwd", Some(dir.path()), &[], t()).await;
+        let run = run_command("pwd", Some(dir.path()), &CommandEnv::default(), t()).await;
         assert_eq!(
             std::path::PathBuf::from(run.stdout.trim())
                 .canonicalize()
                 .unwrap(),
             dir.path().canonicalize().unwrap()
         );
-        let env = vec![("A2A_TASK_ID".to_owned(), "a\0b".to_owned())];
+        let env = CommandEnv {
+            vars: vec![("A2A_TASK_ID".to_owned(), "a\0b".to_owned())],
+            files: Vec::new(),
+        };
         let run = run_command("exit 0", None, &env, t()).await;
         assert!(matches!(run.status, CommandStatus::SpawnFailed(_)));
         assert_eq!(found_by_command(&run), Found::Unknown);
+    }
+
+    #[tokio::test]
+    async fn large_values_arrive_as_private_files_removed_afterwards() {
+        let big = "x".repeat(1024 * 1024);
+        let env = CommandEnv {
+            vars: Vec::new(),
+            files: vec![("A2A_ARTIFACT_BIG_FILE".to_owned(), big.clone())],
+        };
+        let run = run_command(
+            "f=\"$A2A_ARTIFACT_BIG_FILE\"; stat -c '%a' \"$f\" \"$(dirname \"$f\")\"; \
+             wc -c < \"$f\"; echo \"$f\"",
+            None,
+            &env,
+            t(),
+        )
+        .await;
+        assert_eq!(run.status, CommandStatus::Exited(0), "{run:?}");
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines[..3], ["600", "700", "1048576"], "{}", run.stdout);
+        assert!(
+            !std::path::Path::new(lines[3]).exists(),
+            "the file outlived the command"
+        );
     }
 
     #[test]
