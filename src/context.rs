@@ -67,6 +67,10 @@ impl Context {
             }
             None => Arc::new(SystemClock),
         };
+        crate::crash::check_env().map_err(|e| {
+            CliError::usage(e)
+                .hint("fix or unset the variable; it is a testing aid (docs/journal.md)")
+        })?;
         if global.max_response_size < 1024 {
             return Err(CliError::usage(format!(
                 "--max-response-size {} is too small",

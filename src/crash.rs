@@ -40,6 +40,20 @@ fn parse(spec: &str) -> Option<(Point, Option<&str>)> {
     }
 }
 
+/// Checks `A2A_RECOVER_CRASH_AT` when it is set: a typo must not silently disarm a test's
+/// crash. Returns the problem, naming the points that exist.
+pub fn check_env() -> Result<(), String> {
+    match std::env::var(env::CRASH_AT) {
+        Ok(spec) if parse(&spec).is_none() => Err(format!(
+            "{} is `{}`, which names no crash point; use after-intent, after-send, \
+             after-compensate-send or after-event:N, each optionally followed by `:STEP`",
+            env::CRASH_AT,
+            crate::sanitize::inert(&spec)
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Returns whether the crash point `point` is armed for `step` (`WORKFLOW/STEP`).
 ///
 /// A bare step name in the spec means `default/NAME`, as on the command line.

@@ -38,3 +38,65 @@ fn verbose_logs_carry_no_escape_codes_off_a_terminal() {
         .unwrap();
     assert!(stderr(&out).contains('\x1b'), "{:?}", stderr(&out));
 }
+
+/// Every DURATION flag takes the same units, days and weeks included (`--deadline 1d` as
+/// `prune --older-than 30d`).
+#[test]
+fn every_duration_flag_takes_days_and_weeks() {
+    let env = TestEnv::new();
+    let out = env.run([
+        "--timeout",
+        "1d",
+        "reconcile",
+        "--deadline",
+        "1w",
+        "--dry-run",
+    ]);
+    assert!(!stderr(&out).contains("unknown unit"), "{}", stderr(&out));
+    assert_ne!(code(&out), 2, "{}", stderr(&out));
+}
+
+/// A typo in the crash-point variable is refused before anything runs, instead of silently
+/// disarming the crash a test relies on.
+#[test]
+fn a_misspelled_crash_point_is_a_usage_error() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .env("A2A_RECOVER_CRASH_AT", "after-sned:w/s")
+        .args(["delegate", "w/s", "hi", "--agent", "http://127.0.0.1:1/"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("names no crash point"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!env.journal().exists(), "nothing may be journaled");
+}
+
+/// A journal given as a URL is refused without its password, and nothing is created for it
+/// (it used to become a directory tree named after the URL).
+#[test]
+fn a_url_shaped_journal_is_refused_and_nothing_is_created() {
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .current_dir(env.path())
+        .args([
+            "--journal",
+            "postgres://user:secret@127.0.0.1:5432/db",
+            "delegate",
+            "w/s",
+            "hi",
+            "--agent",
+            "http://127.0.0.1:1/",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("is a URL"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("secret"), "{}", stderr(&out));
+    assert!(!env.path().join("postgres:").exists());
+}

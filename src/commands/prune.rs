@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use chrono::TimeDelta;
 use clap::Args;
+
+use crate::duration::parse_age;
 use serde_json::json;
 
 use crate::clock::rfc3339;
@@ -36,39 +38,6 @@ pub struct PruneArgs {
     /// Counts what would be deleted and changes nothing.
     #[arg(long)]
     pub dry_run: bool,
-}
-
-/// Longest age accepted: a hundred years.
-const MAX_AGE_SECS: f64 = 100.0 * 365.25 * 86_400.0;
-
-/// Parses an age: a DURATION (`500ms`, `2s`, `5m`, `1h`) or days and weeks (`30d`, `2w`).
-pub fn parse_age(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .ok_or_else(|| format!("`{s}` has no unit; write e.g. `30d`, `2w` or `12h`"))?;
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` does not start with a number; write e.g. `30d`"))?;
-    let per_unit = match unit {
-        "ms" => 0.001,
-        "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3_600.0,
-        "d" => 86_400.0,
-        "w" => 604_800.0,
-        _ => {
-            return Err(format!(
-                "unknown unit `{unit}` in `{s}`; use ms, s, m, h, d or w (e.g. `30d`)"
-            ));
-        }
-    };
-    let secs = value * per_unit;
-    if !secs.is_finite() || !(0.0..=MAX_AGE_SECS).contains(&secs) {
-        return Err(format!("`{s}` is out of range (at most 100 years)"));
-    }
-    Ok(Duration::from_secs_f64(secs))
 }
 
 /// What a prune did.
@@ -218,23 +187,6 @@ fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ages_take_days_and_weeks_besides_the_duration_units() {
-        assert_eq!(parse_age("30d").unwrap(), Duration::from_secs(30 * 86_400));
-        assert_eq!(parse_age("2w").unwrap(), Duration::from_secs(14 * 86_400));
-        assert_eq!(parse_age("12h").unwrap(), Duration::from_secs(12 * 3_600));
-        assert_eq!(parse_age("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_age("0s").unwrap(), Duration::ZERO);
-        assert!(parse_age("30").unwrap_err().contains("has no unit"));
-        assert!(
-            parse_age("30y")
-                .unwrap_err()
-                .contains("use ms, s, m, h, d or w")
-        );
-        assert!(parse_age("-1d").is_err());
-        assert!(parse_age("1000000w").unwrap_err().contains("out of range"));
-    }
 
     #[test]
     fn ages_print_in_their_largest_whole_unit() {
