@@ -1084,7 +1084,10 @@ impl Journal {
             if artifacts.is_empty() {
                 return Ok(None);
             }
-        } else if freshness == Freshness::Older && held.state.has_task() {
+        } else if freshness == Freshness::Older
+            && held.state.has_task()
+            && !view.state.is_terminal()
+        {
             return Ok(None);
         } else {
             next.task_id = Some(view.task_id.clone());

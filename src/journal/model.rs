@@ -679,7 +679,8 @@ pub struct TransitionError {
 ///
 /// Pure; the journal calls it for every change. Rules (DESIGN.md §2, §4):
 /// - `INTENT` goes to `SENT`, a remote state, `REPLIED`, `REFUSED` or `UNCERTAIN`.
-/// - A status strictly older than the one held is ignored; a remote terminal state never
+/// - A status strictly older than the one held is ignored, except a terminal one while the
+///   held state is not terminal (agents' clocks step back); a remote terminal state never
 ///   changes again (a later report, even terminal, is ignored: the first terminal wins).
 /// - `TaskNotFound` on a recorded, unfinished task makes it `LOST`; a later status revives it.
 /// - `UNCERTAIN` can still be settled by a conclusive observation, and goes back to `INTENT`
@@ -723,7 +724,9 @@ pub fn transition(
             | S::Lost,
             O::Remote { state, freshness },
         ) => {
-            if freshness == Freshness::Older {
+            // A terminal status is never dropped as older while the held one is not terminal:
+            // agents' clocks step back, and a WORKING stamped ahead must not freeze the step.
+            if freshness == Freshness::Older && !state.is_terminal() {
                 None
             } else {
                 to(state.attempt_state())
@@ -1588,7 +1591,7 @@ mod tests {
                 if matches!(from, S::Intent | S::Uncertain) {
                     Ok(Some(target))
                 } else if remote_live || from == S::Lost {
-                    if freshness == Freshness::Older || target == from {
+                    if (freshness == Freshness::Older && !target.is_terminal()) || target == from {
                         Ok(None)
                     } else {
                         Ok(Some(target))
@@ -1668,14 +1671,18 @@ mod tests {
                         assert_eq!((from, obs), (S::Uncertain, Observation::Resend));
                     }
                 }
-                // Strictly older statuses never change a task we know.
+                // Strictly older statuses never change a task we know, except a terminal one
+                // over a state that is not terminal (which it always ends).
                 if let Observation::Remote {
                     freshness: Freshness::Older,
-                    ..
+                    state,
                 } = obs
                     && from.has_task()
                 {
-                    assert_eq!(result, None, "{from} + {obs:?}");
+                    let expected = (state.is_terminal() && !from.is_terminal())
+                        .then(|| state.attempt_state())
+                        .filter(|to| *to != from);
+                    assert_eq!(result, expected, "{from} + {obs:?}");
                 }
             }
         }
