@@ -373,18 +373,8 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
 
 /// Starts the binary with these arguments, its output collected on a blocking thread.
 fn spawn(env: &TestEnv, args: &[&str]) -> tokio::task::JoinHandle<Output> {
-    // `TestEnv::cmd`'s hermetic environment, on a std Command (assert_cmd's cannot spawn).
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"));
-    cmd.env_clear()
-        .env("HOME", env.path().join("home"))
-        .env("XDG_STATE_HOME", env.path().join("xdg-state"))
-        .env("A2A_RECOVER_JOURNAL", env.journal())
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = env.std_cmd();
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = cmd.spawn().expect("spawn binary");
     tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
 }

@@ -13,7 +13,7 @@ use a2a_recover::journal::{
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::common::{TestEnv, code, stderr, stdout};
+use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
 const AGENT: &str = "http://127.0.0.1:8001/.well-known/agent-card.json";
 
@@ -77,13 +77,6 @@ fn trip(env: &TestEnv) {
     let _ = add(&j, "trip-42/taxi");
     let other = add(&j, "errands/mail");
     observe(&j, &other, "task-mail", "WORKING", None);
-}
-
-fn json_lines(out: &std::process::Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn pinned(env: &TestEnv, args: &[&str]) -> std::process::Output {

@@ -11,9 +11,8 @@ use std::time::Duration;
 use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::{Background, agent, delegate, the_attempt};
-use crate::reconcile::{json_lines, reconcile};
+use crate::common::commands::{delegate, reconcile, the_attempt};
+use crate::common::{Background, TestEnv, agent, code, json_lines, stderr, stdout};
 
 /// Forty days, in milliseconds: how far the first rounds of events are moved into the past.
 const AGED_MS: i64 = 40 * 86_400_000;
