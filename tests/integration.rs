@@ -26,5 +26,6 @@ mod reply;
 mod resolve;
 mod scripted_agent;
 mod signals;
+mod snapshots;
 mod soak;
 mod terminal;

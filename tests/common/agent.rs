@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
 use axum::body::Bytes;
@@ -78,6 +78,26 @@ impl Background<ScriptedAgent> {
 
     pub fn stats(&self) -> Stats {
         self.get().stats()
+    }
+
+    /// Waits until no task of the agent is SUBMITTED or WORKING any more, so what a command
+    /// then reads of it no longer depends on timing (hang guard: 30 s).
+    pub fn settle(&self) {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let running = self.stats().tasks.iter().any(|t| {
+                let state = serde_json::to_value(&t.state).expect("a state");
+                state == "TASK_STATE_SUBMITTED" || state == "TASK_STATE_WORKING"
+            });
+            if !running {
+                return;
+            }
+            assert!(
+                Instant::now() < until,
+                "the agent's tasks are still running"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 

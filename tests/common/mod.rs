@@ -8,6 +8,8 @@
 //! - [`journal`]: reading a journal directly (consistency, artifacts).
 //! - [`in_runtime`]: the same from inside a tokio test, next to agents served in-process.
 //! - [`bookings`]: a tiny booking system, the independent read path of `compensate`.
+//! - [`snapshot`]: a run as an insta snapshot (exit status, stdout, stderr), unstable values
+//!   redacted.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -18,6 +20,7 @@ pub mod hostile;
 pub mod in_runtime;
 pub mod interop;
 pub mod journal;
+pub mod snapshot;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
