@@ -8,10 +8,13 @@ use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint};
 use a2a_recover::journal::{Binding, Journal, StepName};
 use serde_json::{Value, json};
 
+use insta::assert_snapshot;
+
 use crate::common::in_runtime::{
     CardServer, assert_code, attempts, guard, json_lines, run, run_with, scripted,
 };
 use crate::common::interop::start_python_agent;
+use crate::common::snapshot::snapshot_of;
 use crate::common::{TestEnv, code, stderr, stdout};
 
 /// Returns a URL on 127.0.0.1 where nothing listens (a port bound, then released).
@@ -104,22 +107,9 @@ async fn add_stores_the_card_and_list_shows_the_registry_in_order() {
         let raw = std::fs::read(env.journal()).unwrap();
         assert!(!raw.windows(6).any(|w| w == b"s3cret"));
 
-        // Piped: the plain table, in registration order.
+        // Piped: the plain table, in registration order, with names, skills and variables.
         let o = run(&env, &["agents", "list"]).await;
-        assert_code(&o, 0);
-        let out = stdout(&o);
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 3, "{out}");
-        assert!(lines[0].starts_with("#  NAME"), "{out}");
-        assert!(
-            lines[1].starts_with("1  Hotel agent") && lines[1].contains(&hotel.url()),
-            "{out}"
-        );
-        assert!(
-            lines[2].starts_with("2  Car agent") && lines[2].contains("car, hotel"),
-            "{out}"
-        );
-        assert!(lines[2].contains("CAR_TOKEN"), "{out}");
+        assert_snapshot!(snapshot_of(&env, &o));
 
         // Adding again refreshes the card and keeps the order and the variable.
         let o = run_with(
