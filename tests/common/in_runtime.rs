@@ -16,9 +16,9 @@ use super::{TestEnv, code, fast_with_skills, stderr, stdout};
 
 /// Fails a test that hangs (a guard, not a time limit on the behaviour).
 pub async fn guard<F: Future<Output = ()>>(f: F) {
-    tokio::time::timeout(Duration::from_secs(120), f)
+    tokio::time::timeout(Duration::from_secs(180), f)
         .await
-        .expect("test hung for 120 s");
+        .expect("test hung for 180 s");
 }
 
 /// Runs the binary off the runtime's thread, so agents served in-process keep answering.
