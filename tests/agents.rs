@@ -1,150 +1,21 @@
 //! `agents add|list|remove` and `delegate --skill`, through the binary, against real agents on
 //! 127.0.0.1: the in-crate scripted agent, tiny static card servers, and the official Python SDK.
-//!
-//! The helpers here (`run`, `scripted`, `CardServer`, `journal_json`) are shared with
-//! `tests/resolve.rs`.
 
-use std::future::IntoFuture;
 use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 
 use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint};
 use a2a_recover::journal::{Binding, Journal, StepName};
-use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
-use axum::Router;
-use axum::http::{StatusCode, header};
-use axum::routing::get;
 use serde_json::{Value, json};
 
+use insta::assert_snapshot;
+
+use crate::common::in_runtime::{
+    CardServer, assert_code, attempts, guard, json_lines, run, run_with, scripted,
+};
 use crate::common::interop::start_python_agent;
+use crate::common::snapshot::snapshot_of;
 use crate::common::{TestEnv, code, stderr, stdout};
-
-/// Fails a test that hangs (a guard, not a time limit on the behaviour).
-pub(crate) async fn guard<F: Future<Output = ()>>(f: F) {
-    tokio::time::timeout(Duration::from_secs(120), f)
-        .await
-        .expect("test hung for 120 s");
-}
-
-/// Runs the binary off the runtime's thread, so agents served in-process keep answering.
-pub(crate) async fn run(env: &TestEnv, args: &[&str]) -> Output {
-    run_with(env, args, &[]).await
-}
-
-/// As [`run`], with extra environment variables.
-pub(crate) async fn run_with(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = env.cmd();
-    cmd.args(args);
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    tokio::task::spawn_blocking(move || cmd.output().expect("run the binary"))
-        .await
-        .expect("join the binary's thread")
-}
-
-/// Returns the JSON Lines of stdout, asserting the first is `begin` for `command`.
-pub(crate) fn json_lines(o: &Output, command: &str) -> Vec<Value> {
-    let mut lines: Vec<Value> = stdout(o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
-    assert!(!lines.is_empty(), "no output: {}", stderr(o));
-    let begin = lines.remove(0);
-    assert_eq!(
-        begin,
-        json!({"type": "begin", "formatVersion": 1, "command": command})
-    );
-    lines
-}
-
-/// Asserts the exit code, showing the output otherwise.
-#[track_caller]
-pub(crate) fn assert_code(o: &Output, want: i32) {
-    assert_eq!(
-        code(o),
-        want,
-        "stdout:\n{}\nstderr:\n{}",
-        stdout(o),
-        stderr(o)
-    );
-}
-
-/// Starts a scripted agent with these skills (fast ticks).
-pub(crate) async fn scripted(name: &str, skills: &[&str]) -> ScriptedAgent {
-    ScriptedAgent::start(
-        AgentConfig {
-            name: name.to_owned(),
-            skills: skills.iter().map(|s| (*s).to_owned()).collect(),
-            tick: Duration::from_millis(15),
-            ..AgentConfig::default()
-        },
-        0,
-    )
-    .await
-    .expect("start the scripted agent")
-}
-
-/// A static HTTP server on 127.0.0.1 serving one body as its Agent Card; every other path is
-/// 404 (so a card pointing its JSON-RPC interface here gets every send refused).
-pub(crate) struct CardServer {
-    /// `http://127.0.0.1:PORT/`.
-    pub(crate) url: String,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl CardServer {
-    /// Binds `127.0.0.1:0` first, then serves `body` at `/.well-known/agent-card.json`.
-    pub(crate) async fn start(body: impl Fn(&str) -> String) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let url = format!(
-            "http://127.0.0.1:{}/",
-            listener.local_addr().unwrap().port()
-        );
-        let body = body(&url);
-        let app = Router::new()
-            .route(
-                "/.well-known/agent-card.json",
-                get(move || {
-                    let body = body.clone();
-                    async move { ([(header::CONTENT_TYPE, "application/json")], body) }
-                }),
-            )
-            .fallback(|| async { (StatusCode::NOT_FOUND, "no such path\n") });
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).into_future().await;
-        });
-        Self { url, task }
-    }
-}
-
-impl Drop for CardServer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// A valid v1.0 card whose JSON-RPC interface is `{base}rpc` (404 here: sends are REFUSED).
-pub(crate) fn refusing_card(base: &str, skills: &[&str]) -> String {
-    json!({
-        "name": "Refusing agent",
-        "description": "its JSON-RPC endpoint answers 404",
-        "version": "1.0.0",
-        "capabilities": {},
-        "supportedInterfaces": [
-            {"url": format!("{base}rpc"), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-        ],
-        "defaultInputModes": ["text/plain"],
-        "defaultOutputModes": ["text/plain"],
-        "skills": skills.iter().map(|id| json!({
-            "id": id, "name": id, "description": "d", "tags": []
-        })).collect::<Vec<_>>(),
-    })
-    .to_string()
-}
 
 /// Returns a URL on 127.0.0.1 where nothing listens (a port bound, then released).
 fn dead_url() -> String {
@@ -166,13 +37,6 @@ async fn listed(env: &TestEnv) -> Vec<Value> {
     let o = run(env, &["agents", "list", "--format", "json"]).await;
     assert_code(&o, 0);
     json_lines(&o, "agents list")
-}
-
-/// Returns the `attempt` records of `inspect STEP --format json`.
-pub(crate) async fn attempts(env: &TestEnv, step: &str) -> Vec<Value> {
-    let o = run(env, &["inspect", step, "--format", "json"]).await;
-    assert_code(&o, 0);
-    json_lines(&o, "inspect")
 }
 
 #[tokio::test]
@@ -243,22 +107,9 @@ async fn add_stores_the_card_and_list_shows_the_registry_in_order() {
         let raw = std::fs::read(env.journal()).unwrap();
         assert!(!raw.windows(6).any(|w| w == b"s3cret"));
 
-        // Piped: the plain table, in registration order.
+        // Piped: the plain table, in registration order, with names, skills and variables.
         let o = run(&env, &["agents", "list"]).await;
-        assert_code(&o, 0);
-        let out = stdout(&o);
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 3, "{out}");
-        assert!(lines[0].starts_with("#  NAME"), "{out}");
-        assert!(
-            lines[1].starts_with("1  Hotel agent") && lines[1].contains(&hotel.url()),
-            "{out}"
-        );
-        assert!(
-            lines[2].starts_with("2  Car agent") && lines[2].contains("car, hotel"),
-            "{out}"
-        );
-        assert!(lines[2].contains("CAR_TOKEN"), "{out}");
+        assert_snapshot!(snapshot_of(&env, &o));
 
         // Adding again refreshes the card and keeps the order and the variable.
         let o = run_with(

@@ -13,89 +13,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::Duration;
 
-use a2a_recover::scripted_agent::AgentConfig;
-use rusqlite::OpenFlags;
-
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::{Background, agent, attempts, delegate};
 use a2a_recover::scripted_agent::ScriptedAgent;
 
-/// Checks that the journal opens and its rows are consistent: SQLite's integrity and foreign
-/// key checks pass; every attempt's event chain is unbroken and ends in the attempt's state;
-/// and each state has the data it needs (a task id once sent, the question while one is
-/// pending, no task id before the send). Returns the number of attempts.
-pub(crate) fn assert_consistent(journal: &Path) -> usize {
-    // Read-write, though it only reads: a read-only connection leaves an empty `-wal` behind.
-    let conn = rusqlite::Connection::open_with_flags(journal, OpenFlags::SQLITE_OPEN_READ_WRITE)
-        .unwrap_or_else(|e| panic!("open {}: {e}", journal.display()));
-    conn.busy_timeout(Duration::from_secs(10)).unwrap();
-    let integrity: Vec<String> = conn
-        .prepare("PRAGMA integrity_check")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(integrity, ["ok"], "integrity_check");
-    let fk: i64 = conn
-        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(fk, 0, "foreign_key_check");
-    type Row = (i64, String, Option<String>, Option<String>, Option<String>);
-    let rows: Vec<Row> = conn
-        .prepare("SELECT id, state, task_id, pending_question, outcome_json FROM attempts")
-        .unwrap()
-        .query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for (id, state, task, question, outcome) in &rows {
-        let chain: Vec<(Option<String>, String)> = conn
-            .prepare(
-                "SELECT from_state, to_state FROM events \
-                 WHERE attempt_id = ?1 AND to_state IS NOT NULL \
-                 AND kind NOT IN ('reply-intent', 'reply') ORDER BY id",
-            )
-            .unwrap()
-            .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert!(!chain.is_empty(), "attempt {id} has no events");
-        assert_eq!(chain[0].0, None, "attempt {id} starts mid-chain: {chain:?}");
-        for w in chain.windows(2) {
-            assert_eq!(
-                w[1].0.as_deref(),
-                Some(w[0].1.as_str()),
-                "attempt {id}: broken event chain {chain:?}"
-            );
-        }
-        assert_eq!(
-            &chain.last().unwrap().1,
-            state,
-            "attempt {id}: its events end elsewhere than its row"
-        );
-        match state.as_str() {
-            "INTENT" | "UNCERTAIN" | "REFUSED" => {
-                assert!(task.is_none(), "attempt {id} is {state} with a task id");
-            }
-            "REPLIED" => {
-                assert!(task.is_none() && outcome.is_some(), "attempt {id} REPLIED");
-            }
-            _ => assert!(task.is_some(), "attempt {id} is {state} without a task id"),
-        }
-        if matches!(state.as_str(), "INPUT_REQUIRED" | "AUTH_REQUIRED") {
-            assert!(question.is_some(), "attempt {id} lost its pending question");
-        }
-    }
-    rows.len()
-}
+use crate::common::commands::{attempts, delegate};
+use crate::common::journal::{artifacts_of, assert_consistent};
+use crate::common::{Background, TestEnv, agent, code, fast, stderr, stdout};
 
 /// The length and an FNV-1a hash of a file's bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,13 +60,6 @@ fn durable_files(journal: &Path) -> Vec<(String, Option<Fingerprint>)> {
         .filter(|(suffix, _)| suffix != "-shm")
         .map(|(suffix, f)| (suffix, f.filter(|f| f.len > 0)))
         .collect()
-}
-
-fn fast() -> AgentConfig {
-    AgentConfig {
-        tick: Duration::from_millis(20),
-        ..AgentConfig::default()
-    }
 }
 
 /// How many messages the agent received whose text is `text` (the agent keeps the first
@@ -417,12 +333,9 @@ fn as_nobody(env: &TestEnv) -> Command {
         "setpriv (util-linux) is required: scripts/test installs it"
     );
     let mut cmd = Command::new("setpriv");
-    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(assert_cmd::cargo::cargo_bin("a2a-recover"))
-        .env_clear()
-        .env("HOME", env.path().join("home"))
-        .env("A2A_RECOVER_JOURNAL", env.journal())
-        .env("NO_COLOR", "1");
+    env.hermetic(&mut cmd)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("a2a-recover"));
     cmd
 }
 
@@ -641,18 +554,14 @@ impl Squeeze {
     fn run(&self, env: &TestEnv, args: &[&str]) -> Output {
         match self {
             Self::Full { .. } => env.run(args),
-            Self::FileSize(bytes) => Command::new("sh")
+            Self::FileSize(bytes) => env
+                .hermetic(&mut Command::new("sh"))
                 // An ignored signal stays ignored across exec: a write past the limit then
                 // fails with EFBIG instead of killing the process with SIGXFSZ.
                 .args(["-c", "trap '' XFSZ; exec prlimit --fsize=\"$0\" -- \"$@\""])
                 .arg(bytes.to_string())
                 .arg(assert_cmd::cargo::cargo_bin("a2a-recover"))
                 .args(args)
-                .env_clear()
-                .env("HOME", env.path().join("home"))
-                .env("A2A_RECOVER_JOURNAL", env.journal())
-                .env("NO_COLOR", "1")
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
                 .output()
                 .expect("run prlimit"),
         }
@@ -707,17 +616,6 @@ fn commit_fails_cleanly(env: &TestEnv, a: &Background<ScriptedAgent>, squeeze: &
     assert_eq!(arts.len(), 1, "{arts:?}");
     assert_eq!(arts[0].text(), big_text("seen"), "the echo is whole");
     assert_eq!(assert_consistent(&env.journal()), rows_before.len() + 1);
-}
-
-/// Returns the artifacts of a step's latest attempt, read through the library.
-pub(crate) fn artifacts_of(journal: &Path, step: &str) -> Vec<a2a_recover::journal::Artifact> {
-    let journal = a2a_recover::journal::Journal::open_read_only(journal, Duration::from_secs(10))
-        .expect("open the journal");
-    let name = a2a_recover::journal::StepName::parse(step).unwrap();
-    let record = journal.step(&name).unwrap().expect("the step");
-    journal
-        .artifacts(record.latest().expect("an attempt").id)
-        .unwrap()
 }
 
 /// Journals one completed step and one whose completion (a 64 KiB echo) is not yet observed.

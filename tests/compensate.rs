@@ -1,189 +1,23 @@
 //! `compensate` end to end: the binary against scripted agents and a tiny booking system on
 //! loopback (the independent read path the verify recipes use), with real journals.
 
-use std::collections::BTreeSet;
-use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
-
-use a2a_recover::a2a::card_url_for;
-use a2a_recover::journal::{AgentCard, Journal};
-use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
-use axum::extract::{OriginalUri, Path as UrlPath, State};
-use axum::http::StatusCode;
-use axum::routing::get;
+use a2a_recover::scripted_agent::{ScriptedAgent, Stats};
 use serde_json::Value;
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::{Background, agent, attempts};
-use crate::reconcile::{crashing, json_lines, reconcile};
+use insta::assert_snapshot;
 
-// ---------------------------------------------------------------------------------------------
-// The booking system: GET /bookings/{id} → 200 or 404, DELETE removes (and logs the order)
-// ---------------------------------------------------------------------------------------------
-
-/// What the booking system holds and has seen.
-#[derive(Debug, Default)]
-pub(crate) struct Ledger {
-    /// Live bookings.
-    pub live: BTreeSet<String>,
-    /// Deleted bookings, in the order they were deleted.
-    pub deleted: Vec<String>,
-    /// The raw paths of every GET, in order.
-    pub reads: Vec<String>,
-}
-
-/// A running booking system.
-pub(crate) struct Bookings {
-    url: String,
-    ledger: Arc<Mutex<Ledger>>,
-}
-
-type Shared = Arc<Mutex<Ledger>>;
-
-fn lock(l: &Shared) -> std::sync::MutexGuard<'_, Ledger> {
-    l.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-async fn read_booking(
-    State(l): State<Shared>,
-    UrlPath(id): UrlPath<String>,
-    OriginalUri(uri): OriginalUri,
-) -> StatusCode {
-    let mut l = lock(&l);
-    l.reads.push(uri.path().to_owned());
-    if l.live.contains(&id) {
-        StatusCode::OK
-    } else {
-        StatusCode::NOT_FOUND
-    }
-}
-
-async fn delete_booking(State(l): State<Shared>, UrlPath(id): UrlPath<String>) -> StatusCode {
-    let mut l = lock(&l);
-    if l.live.remove(&id) {
-        l.deleted.push(id);
-        StatusCode::NO_CONTENT
-    } else {
-        StatusCode::NOT_FOUND
-    }
-}
-
-/// Starts the booking system on `127.0.0.1:0` (bound before it serves).
-pub(crate) fn bookings() -> Background<Bookings> {
-    Background::start(|| async {
-        let ledger: Shared = Arc::default();
-        let app = axum::Router::new()
-            .route("/bookings/{id}", get(read_booking).delete(delete_booking))
-            .with_state(Arc::clone(&ledger));
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        Bookings {
-            url: format!("http://127.0.0.1:{port}"),
-            ledger,
-        }
-    })
-}
-
-impl Background<Bookings> {
-    /// The base URL, without a trailing slash.
-    pub(crate) fn url(&self) -> String {
-        self.get().url.clone()
-    }
-
-    /// Books `id` (what the agent's side effect looks like to the independent read).
-    pub(crate) fn book(&self, id: &str) {
-        lock(&self.get().ledger).live.insert(id.to_owned());
-    }
-
-    /// Removes `id` as if its owner had cancelled it.
-    pub(crate) fn cancel(&self, id: &str) {
-        lock(&self.get().ledger).live.remove(id);
-    }
-
-    pub(crate) fn is_booked(&self, id: &str) -> bool {
-        lock(&self.get().ledger).live.contains(id)
-    }
-
-    pub(crate) fn deleted(&self) -> Vec<String> {
-        lock(&self.get().ledger).deleted.clone()
-    }
-
-    pub(crate) fn reads(&self) -> Vec<String> {
-        lock(&self.get().ledger).reads.clone()
-    }
-
-    /// The verify recipe of a booking keyed by the step's task id.
-    pub(crate) fn verify_url(&self) -> String {
-        format!("{}/bookings/{{task_id}}", self.url())
-    }
-
-    /// The compensation command that deletes the step's booking (values from the environment).
-    pub(crate) fn delete_cmd(&self) -> String {
-        format!(
-            "curl -fsS -o /dev/null -X DELETE {}/bookings/\"$A2A_TASK_ID\"",
-            self.url()
-        )
-    }
-}
+use crate::common::bookings::bookings;
+use crate::common::commands::{
+    attempts, crashing, journal_bytes, latest, reconcile, register, task_of,
+};
+use crate::common::snapshot::snapshot_of;
+use crate::common::{
+    Background, TestEnv, agent, code, fast_with_skills, json_lines, stderr, stdout, write,
+};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-pub(crate) fn fast(skills: &[&str]) -> AgentConfig {
-    AgentConfig {
-        tick: Duration::from_millis(20),
-        skills: skills.iter().map(|s| (*s).to_owned()).collect(),
-        ..AgentConfig::default()
-    }
-}
-
-/// Registers scripted agents in the registry through the journal API, in order.
-pub(crate) fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &str) {
-    let journal = Journal::open(&env.journal(), Duration::from_secs(10)).expect("journal");
-    for a in agents {
-        let url = a.url();
-        journal
-            .register_agent(
-                &AgentCard {
-                    card_url: card_url_for(&url).unwrap(),
-                    interface_url: url.clone(),
-                    protocol_version: Some("1.0".into()),
-                    tenant: None,
-                    card_json: "{}".into(),
-                    skills: vec![skill.to_owned()],
-                },
-                None,
-            )
-            .unwrap();
-    }
-}
-
-/// Returns the attempts of one step (`WORKFLOW/STEP`), oldest first.
-pub(crate) fn step_attempts(env: &TestEnv, step: &str) -> Vec<Value> {
-    attempts(env, Some(step))
-}
-
-/// Returns the latest attempt of a step.
-pub(crate) fn latest(env: &TestEnv, step: &str) -> Value {
-    step_attempts(env, step)
-        .pop()
-        .unwrap_or_else(|| panic!("no attempt of {step}"))
-}
-
-/// Returns a step's task id.
-pub(crate) fn task_of(env: &TestEnv, step: &str) -> String {
-    latest(env, step)["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{step} has no task id"))
-        .to_owned()
-}
 
 /// Counts every user message all these agents received.
 fn messages(agents: &[&Background<ScriptedAgent>]) -> usize {
@@ -197,12 +31,6 @@ fn compensation_messages(stats: &Stats) -> Vec<String> {
         .filter(|m| m.text.starts_with("cancel"))
         .map(|m| m.message_id.clone())
         .collect()
-}
-
-pub(crate) fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write");
-    path
 }
 
 fn compensate_json(env: &TestEnv, workflow: &str) -> (i32, Vec<Value>) {
@@ -220,10 +48,10 @@ fn compensate_json(env: &TestEnv, workflow: &str) -> (i32, Vec<Value>) {
 fn the_travel_story_is_undone_in_reverse_order_and_verified() {
     let env = TestEnv::new();
     let books = bookings();
-    let flights = agent(fast(&["flights"]));
-    let hotels = agent(fast(&["hotels"]));
-    let car1 = agent(fast(&["cars"]));
-    let car2 = agent(fast(&["cars"]));
+    let flights = agent(fast_with_skills(&["flights"]));
+    let hotels = agent(fast_with_skills(&["hotels"]));
+    let car1 = agent(fast_with_skills(&["cars"]));
+    let car2 = agent(fast_with_skills(&["cars"]));
     register(&env, &[&car1, &car2], "cars");
     let plan = format!(
         r#"workflow = "trip-42"
@@ -281,7 +109,7 @@ max_attempts = 2
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(latest(&env, "trip-42/flight")["effect"], "verified");
     assert_eq!(latest(&env, "trip-42/hotel")["effect"], "verified");
-    let car = step_attempts(&env, "trip-42/car");
+    let car = attempts(&env, Some("trip-42/car"));
     assert_eq!(car.len(), 2, "{car:?}");
     assert!(car.iter().all(|a| a["state"] == "REJECTED"), "{car:?}");
     assert_eq!(car1.stats().messages.len(), 1);
@@ -322,19 +150,7 @@ max_attempts = 2
 
     // The table shows each effect, each compensation, and the workflow's state.
     let out = env.run(["inspect", "trip-42"]);
-    let table = stdout(&out);
-    assert!(
-        table.contains("workflow trip-42 is COMPENSATED."),
-        "{table}"
-    );
-    for needle in [
-        "hotel~compensate",
-        "flight~compensate",
-        "compensated",
-        "command: exit 0",
-    ] {
-        assert!(table.contains(needle), "{needle} missing in:\n{table}");
-    }
+    assert_snapshot!(snapshot_of(&env, &out));
 
     // Nothing is sent for a compensated workflow: not by reconcile, not by the plan again.
     let agents = [&flights, &hotels, &car1, &car2];
@@ -366,7 +182,7 @@ max_attempts = 2
 fn a_task_that_completed_before_its_cancel_is_found_and_compensated() {
     let env = TestEnv::new();
     let books = bookings();
-    let flights = agent(fast(&["flights"]));
+    let flights = agent(fast_with_skills(&["flights"]));
     let (delete, verify) = (books.delete_cmd(), books.verify_url());
     let out = env.run([
         "delegate",
@@ -409,7 +225,7 @@ fn a_task_that_completed_before_its_cancel_is_found_and_compensated() {
 fn a_running_task_is_cancelled_and_its_effect_verified_absent() {
     let env = TestEnv::new();
     let books = bookings();
-    let hotels = agent(fast(&["hotels"]));
+    let hotels = agent(fast_with_skills(&["hotels"]));
     let (delete, verify) = (books.delete_cmd(), books.verify_url());
     let out = env.run([
         "delegate",
@@ -446,8 +262,8 @@ fn a_running_task_is_cancelled_and_its_effect_verified_absent() {
 fn a_crash_after_the_compensation_send_sends_exactly_one_compensation_message() {
     let env = TestEnv::new();
     let books = bookings();
-    let flights = agent(fast(&["flights"]));
-    let hotels = agent(fast(&["hotels"]));
+    let flights = agent(fast_with_skills(&["flights"]));
+    let hotels = agent(fast_with_skills(&["hotels"]));
     let (delete, verify) = (books.delete_cmd(), books.verify_url());
     // The flight is undone by a command, the hotel by a message to its agent.
     for (step, a, how, undo, text) in [
@@ -540,19 +356,13 @@ fn a_crash_after_the_compensation_send_sends_exactly_one_compensation_message() 
     );
 }
 
-/// Returns the journal's bytes and its WAL's.
-pub(crate) fn journal_bytes(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
-    let wal = std::fs::read(env.journal().with_extension("sqlite3-wal")).unwrap_or_default();
-    (std::fs::read(env.journal()).expect("journal"), wal)
-}
-
 #[test]
 fn an_unknown_workflow_and_a_held_lock_touch_nothing() {
     let env = TestEnv::new();
     let out = env.run(["compensate", "nope"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(!env.journal().exists());
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let out = env.run(["delegate", "w/s", "--agent", &a.url(), "hi"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let out = env.run(["compensate", "nope"]);
@@ -575,7 +385,7 @@ fn an_unknown_workflow_and_a_held_lock_touch_nothing() {
 fn an_unreachable_agent_leaves_the_effect_undecided_and_exits_3() {
     let env = TestEnv::new();
     let books = bookings();
-    let flights = agent(fast(&["flights"]));
+    let flights = agent(fast_with_skills(&["flights"]));
     let (delete, verify) = (books.delete_cmd(), books.verify_url());
     let out = env.run([
         "delegate",
@@ -645,7 +455,7 @@ fn delegate_booking(
 #[test]
 fn a_compensation_message_undoes_the_booking_and_is_verified_gone() {
     let env = TestEnv::new();
-    let hotels = agent(fast(&["hotels"]));
+    let hotels = agent(fast_with_skills(&["hotels"]));
     delegate_booking(&env, &hotels, "trip-3/hotel", "cancel {task_id}", &[]);
     let task = task_of(&env, "trip-3/hotel");
     let out = env.run(["compensate", "trip-3"]);
@@ -679,7 +489,7 @@ fn a_compensation_message_undoes_the_booking_and_is_verified_gone() {
 #[test]
 fn a_failed_compensation_is_retried_within_its_budget_then_left_to_a_human() {
     let env = TestEnv::new();
-    let hotels = agent(fast(&["hotels"]));
+    let hotels = agent(fast_with_skills(&["hotels"]));
     // This agent does not understand the request: the booking stays.
     delegate_booking(
         &env,
@@ -713,7 +523,7 @@ fn a_failed_compensation_is_retried_within_its_budget_then_left_to_a_human() {
             );
         }
     }
-    assert_eq!(step_attempts(&env, "trip-4/hotel~compensate").len(), 2);
+    assert_eq!(attempts(&env, Some("trip-4/hotel~compensate")).len(), 2);
     let out = env.run(["inspect", "--pending"]);
     assert!(stdout(&out).contains("trip-4"), "{}", stdout(&out));
     // The operator cancels it by phone and says so; compensate then finishes the workflow.
@@ -735,7 +545,7 @@ fn a_failed_compensation_is_retried_within_its_budget_then_left_to_a_human() {
 #[test]
 fn a_question_left_in_a_compensating_workflow_points_to_compensate_not_reply() {
     let env = TestEnv::new();
-    let hotels = agent(fast(&["hotels"]));
+    let hotels = agent(fast_with_skills(&["hotels"]));
     let out = env.run([
         "delegate",
         "trip-8/hotel",

@@ -1,91 +1,14 @@
 //! `delegate` end to end: the binary against scripted agents on loopback and real journals.
 
-use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
-use std::process::Output;
 use std::time::Duration;
 
-use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
+use a2a_recover::scripted_agent::{AgentConfig, Stats};
 use serde_json::Value;
 
-use crate::common::{TestEnv, code, stderr, stdout};
-
-/// A value served from a tokio runtime on a background thread, stopped on drop.
-pub(crate) struct Background<T> {
-    value: Option<T>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl<T: Send + 'static> Background<T> {
-    /// Runs `start` on a new current-thread runtime and keeps that runtime serving until drop.
-    pub(crate) fn start<F, Fut>(start: F) -> Self
-    where
-        F: FnOnce() -> Fut + Send + 'static,
-        Fut: Future<Output = T>,
-    {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let value = start().await;
-                tx.send(value).expect("send the started value");
-                let _ = stopped.await;
-            });
-        });
-        let value = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("background server started");
-        Self {
-            value: Some(value),
-            stop: Some(stop),
-            thread: Some(thread),
-        }
-    }
-
-    pub(crate) fn get(&self) -> &T {
-        self.value.as_ref().expect("running")
-    }
-}
-
-impl<T> Drop for Background<T> {
-    fn drop(&mut self) {
-        drop(self.value.take());
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-/// Starts a scripted agent on `127.0.0.1:0`.
-pub(crate) fn agent(cfg: AgentConfig) -> Background<ScriptedAgent> {
-    Background::start(move || async move { ScriptedAgent::start(cfg, 0).await.expect("agent") })
-}
-
-impl Background<ScriptedAgent> {
-    pub(crate) fn url(&self) -> String {
-        self.get().url()
-    }
-
-    pub(crate) fn stats(&self) -> Stats {
-        self.get().stats()
-    }
-}
-
-/// Runs `delegate STEP --agent URL TEXT [extra…]`.
-pub(crate) fn delegate(env: &TestEnv, step: &str, url: &str, text: &str, extra: &[&str]) -> Output {
-    let mut args = vec!["delegate", step, "--agent", url, text];
-    args.extend_from_slice(extra);
-    env.run(args)
-}
+use crate::common::commands::{attempts, delegate, the_attempt};
+use crate::common::{Background, TestEnv, agent, code, fast, stderr, stdout};
 
 /// Runs `delegate` with a crash point armed; asserts it aborted.
 fn delegate_crashing(env: &TestEnv, point: &str, step: &str, url: &str, text: &str) {
@@ -100,33 +23,6 @@ fn delegate_crashing(env: &TestEnv, point: &str, step: &str, url: &str, text: &s
         Some(6),
         "expected SIGABRT at {point}: {out:?}"
     );
-}
-
-/// Returns the `attempt` records of `inspect --format json [target]`.
-pub(crate) fn attempts(env: &TestEnv, target: Option<&str>) -> Vec<Value> {
-    let mut args = vec!["inspect", "--format", "json"];
-    args.extend(target);
-    let out = env.run(args);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("JSON line"))
-        .filter(|v| v["type"] == "attempt")
-        .collect()
-}
-
-/// Returns the only attempt of a step.
-pub(crate) fn the_attempt(env: &TestEnv, step: &str) -> Value {
-    let mut all = attempts(env, Some(step));
-    assert_eq!(all.len(), 1, "{all:?}");
-    all.remove(0)
-}
-
-fn fast() -> AgentConfig {
-    AgentConfig {
-        tick: Duration::from_millis(20),
-        ..AgentConfig::default()
-    }
 }
 
 fn messages_with_id(stats: &Stats, message_id: &str) -> usize {

@@ -6,8 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::reconcile::json_lines;
+use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
 /// The recovery ids, in the order the demo must report them.
 const RECOVERIES: [&str; 7] = [

@@ -9,9 +9,7 @@ use std::time::Duration;
 use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::agent;
-use crate::reconcile::json_lines;
+use crate::common::{TestEnv, agent, code, json_lines, stderr, stdout};
 
 fn read(path: &str) -> String {
     let full = format!("{}/{path}", env!("CARGO_MANIFEST_DIR"));

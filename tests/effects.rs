@@ -1,15 +1,14 @@
 //! Effect verification end to end: commands that cannot run or hang are `unknown` (never
 //! `absent`), remote values reach commands as data only, and URL placeholders are encoded.
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::compensate::{bookings, fast, latest, step_attempts};
-use crate::delegate::agent;
-use crate::reconcile::json_lines;
+use crate::common::bookings::bookings;
+use crate::common::commands::{attempts, latest};
+use crate::common::{TestEnv, agent, code, fast_with_skills, json_lines, stderr, stdout};
 
 #[test]
 fn verifications_that_cannot_run_or_hang_are_unknown_never_absent() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     for (step, verify) in [
         ("w/missing", "a2a-recover-no-such-command --check"),
         ("w/hangs", "sleep 30"),
@@ -66,14 +65,14 @@ fn verifications_that_cannot_run_or_hang_are_unknown_never_absent() {
         assert_eq!(a["effect"], "unknown", "{step}");
         assert_eq!(a["workflowState"], "COMPENSATING");
         // The compensation ran once.
-        assert_eq!(step_attempts(&env, &format!("{step}~compensate")).len(), 1);
+        assert_eq!(attempts(&env, Some(&format!("{step}~compensate"))).len(), 1);
     }
     // Again: still unknown, still exit 4, and no compensation is run blind a second time.
     let out = env.run(["compensate", "w", "--command-timeout", "1s"]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     for step in ["w/missing", "w/hangs"] {
         assert_eq!(latest(&env, step)["effect"], "unknown");
-        assert_eq!(step_attempts(&env, &format!("{step}~compensate")).len(), 1);
+        assert_eq!(attempts(&env, Some(&format!("{step}~compensate"))).len(), 1);
     }
     // An operator settles both by hand (`resolve --as done`): compensate skips them, and the
     // workflow is COMPENSATED.
@@ -100,7 +99,7 @@ fn verifications_that_cannot_run_or_hang_are_unknown_never_absent() {
     for step in ["w/missing", "w/hangs"] {
         assert_eq!(latest(&env, step)["effect"], "unknown");
         assert_eq!(latest(&env, step)["workflowState"], "COMPENSATED");
-        assert_eq!(step_attempts(&env, &format!("{step}~compensate")).len(), 1);
+        assert_eq!(attempts(&env, Some(&format!("{step}~compensate"))).len(), 1);
     }
     // No event ever said absent or compensated.
     let out = env.run(["inspect", "w/hangs", "--events", "--format", "json"]);
@@ -114,7 +113,7 @@ fn verifications_that_cannot_run_or_hang_are_unknown_never_absent() {
 fn an_artifact_full_of_shell_metacharacters_reaches_commands_as_data_only() {
     let env = TestEnv::new();
     let books = bookings();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let work = env.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     std::fs::write(work.join("x"), "keep me").unwrap();

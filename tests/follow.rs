@@ -7,7 +7,6 @@
 //! event waits up to 1 s: the drop tests run for a few seconds.
 
 use std::cell::Cell;
-use std::future::Future;
 use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
@@ -23,27 +22,9 @@ use a2a_recover::recovery::follow::{
 use a2a_recover::scripted_agent::{AgentConfig, DropMode, ScriptedAgent};
 use serde_json::Value;
 
+use crate::common::in_runtime::{guard, run_with};
 use crate::common::interop::{InteropAgent, start_js_agent, start_python_agent};
 use crate::common::{TestEnv, code, stderr, stdout};
-
-/// Fails a test that hangs (a guard, not a time limit on the behaviour).
-async fn guard<F: Future<Output = ()>>(f: F) {
-    tokio::time::timeout(Duration::from_secs(120), f)
-        .await
-        .expect("test hung for 120 s");
-}
-
-/// Runs the binary off the async thread, so an in-process agent keeps serving meanwhile.
-async fn run(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = env.cmd();
-    cmd.args(args);
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    tokio::task::spawn_blocking(move || cmd.output().expect("run binary"))
-        .await
-        .expect("join")
-}
 
 fn lines(o: &Output) -> Vec<Value> {
     stdout(o)
@@ -72,7 +53,7 @@ fn explain(o: &Output) -> String {
 }
 
 async fn delegate(env: &TestEnv, step: &str, url: &str, text: &str) {
-    let o = run(env, &["delegate", step, "--agent", url, text], &[]).await;
+    let o = run_with(env, &["delegate", step, "--agent", url, text], &[]).await;
     assert_eq!(code(&o), 0, "{}", explain(&o));
 }
 
@@ -122,7 +103,7 @@ async fn drops_reach_completed(mode: DropMode) {
     .unwrap();
     let env = TestEnv::new();
     delegate(&env, "w/s", &agent.url(), "work:20").await;
-    let o = run(&env, &["follow", "w/s", "--format", "json"], &[]).await;
+    let o = run_with(&env, &["follow", "w/s", "--format", "json"], &[]).await;
     assert_eq!(code(&o), 0, "{}", explain(&o));
     let s = summary(&o);
     assert_eq!(s["state"], "COMPLETED", "{s}");
@@ -178,7 +159,7 @@ async fn a_task_finished_while_away_is_read_with_get_task() {
         delegate(&env, "trip/flight", &agent.url(), "work:5").await;
         let (attempt, _) = journaled(&env.journal(), "trip/flight");
         assert!(agent.complete_task(attempt.task_id.as_deref().unwrap()));
-        let o = run(&env, &["follow", "trip/flight"], &[]).await;
+        let o = run_with(&env, &["follow", "trip/flight"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
         assert!(
             stdout(&o).contains("trip/flight is COMPLETED"),
@@ -192,7 +173,7 @@ async fn a_task_finished_while_away_is_read_with_get_task() {
         assert_eq!(stats.requests["SubscribeToTask"], 1);
         assert_eq!(stats.requests["GetTask"], 1);
         // A terminal step has nothing left to follow: exit 0 at once, nothing sent.
-        let o = run(&env, &["follow", "trip/flight"], &[]).await;
+        let o = run_with(&env, &["follow", "trip/flight"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
         assert_eq!(agent.stats().requests["SubscribeToTask"], 1);
         agent.shutdown().await;
@@ -215,7 +196,7 @@ async fn a_crash_after_event_2_then_follow_again_duplicates_and_regresses_nothin
         let env = TestEnv::new();
         delegate(&env, "w/s", &agent.url(), "work:8").await;
         let before = events(&env.journal(), "w/s").len();
-        let crashed = run(
+        let crashed = run_with(
             &env,
             &["follow", "w/s", "--format", "json"],
             &[("A2A_RECOVER_CRASH_AT", "after-event:2:w/s")],
@@ -243,7 +224,7 @@ async fn a_crash_after_event_2_then_follow_again_duplicates_and_regresses_nothin
         assert_eq!(mid.state, AttemptState::Working, "{}", explain(&crashed));
         assert!(texts.len() <= 1, "{texts:?}");
 
-        let o = run(&env, &["follow", "w/s", "--format", "json"], &[]).await;
+        let o = run_with(&env, &["follow", "w/s", "--format", "json"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
         let (done, texts) = journaled(&env.journal(), "w/s");
         assert_eq!(done.state, AttemptState::Completed);
@@ -293,7 +274,7 @@ async fn an_agent_that_cannot_stream_is_polled_to_completed() {
         .unwrap();
         let env = TestEnv::new();
         delegate(&env, "w/poll", &agent.url(), "work:4").await;
-        let o = run(&env, &["follow", "w/poll", "--format", "json"], &[]).await;
+        let o = run_with(&env, &["follow", "w/poll", "--format", "json"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
         let s = summary(&o);
         assert_eq!(s["state"], "COMPLETED");
@@ -317,7 +298,7 @@ async fn a_stream_ending_at_input_required_exits_4_with_the_question_journaled()
             .unwrap();
         let env = TestEnv::new();
         delegate(&env, "trip/hotel", &agent.url(), "ask").await;
-        let o = run(&env, &["follow", "trip/hotel"], &[]).await;
+        let o = run_with(&env, &["follow", "trip/hotel"], &[]).await;
         assert_eq!(code(&o), 4, "{}", explain(&o));
         assert!(stdout(&o).contains("two rooms or one?"), "{}", explain(&o));
         assert!(stdout(&o).contains("a2a-recover reply trip/hotel"));
@@ -337,14 +318,14 @@ async fn replied_unknown_and_intent_steps() {
             .unwrap();
         let env = TestEnv::new();
         delegate(&env, "d", &agent.url(), "direct hello").await;
-        let o = run(&env, &["follow", "d"], &[]).await;
+        let o = run_with(&env, &["follow", "d"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
         assert!(stdout(&o).contains("REPLIED"));
-        let o = run(&env, &["follow", "nope/never", "--format", "json"], &[]).await;
+        let o = run_with(&env, &["follow", "nope/never", "--format", "json"], &[]).await;
         assert_eq!(code(&o), 2, "{}", explain(&o));
         assert!(stderr(&o).contains("unknown step `nope/never`"));
         // An intent whose send crashed: the look finds the task, records it, follows it.
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "delegate",
@@ -361,21 +342,21 @@ async fn replied_unknown_and_intent_steps() {
             journaled(&env.journal(), "w/lost-reply").0.state,
             AttemptState::Intent
         );
-        let o = run(&env, &["follow", "w/lost-reply"], &[]).await;
+        let o = run_with(&env, &["follow", "w/lost-reply"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
         let (a, texts) = journaled(&env.journal(), "w/lost-reply");
         assert_eq!(a.state, AttemptState::Completed);
         assert_eq!(texts, ["done;"]);
         assert_eq!(agent.stats().tasks.len(), 1, "nothing was resent");
         // An intent that was never sent: nothing to follow, reconcile's job (exit 3).
-        let o = run(
+        let o = run_with(
             &env,
             &["delegate", "w/unsent", "--agent", &agent.url(), "work:0"],
             &[("A2A_RECOVER_CRASH_AT", "after-intent:w/unsent")],
         )
         .await;
         assert_eq!(o.status.code(), None, "{}", explain(&o));
-        let o = run(&env, &["follow", "w/unsent"], &[]).await;
+        let o = run_with(&env, &["follow", "w/unsent"], &[]).await;
         assert_eq!(code(&o), 3, "{}", explain(&o));
         assert!(stdout(&o).contains("never sent"), "{}", explain(&o));
         agent.shutdown().await;
@@ -397,7 +378,7 @@ async fn until_stops_a_running_follow_with_exit_3() {
         .unwrap();
         let env = TestEnv::new();
         delegate(&env, "w/long", &agent.url(), "work:5").await;
-        let o = run(
+        let o = run_with(
             &env,
             &["follow", "w/long", "--until", "300ms", "--format", "json"],
             &[],
@@ -500,7 +481,7 @@ async fn a_stream_left_open_at_auth_required_stops_by_itself() {
             j.apply_task(a.id, &TaskView::from_raw(raw).unwrap(), Source::Send)
                 .unwrap();
         }
-        let o = run(&env, &["follow", "w/auth"], &[]).await;
+        let o = run_with(&env, &["follow", "w/auth"], &[]).await;
         assert_eq!(code(&o), 4, "{}", explain(&o));
         let out = stdout(&o);
         assert!(out.contains("AUTH_REQUIRED"), "{}", explain(&o));

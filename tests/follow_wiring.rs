@@ -20,26 +20,8 @@ use a2a_recover::journal::{
 use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
 use serde_json::Value;
 
+use crate::common::in_runtime::{guard, run_with};
 use crate::common::{TestEnv, code, stderr, stdout};
-
-/// Fails a test that hangs (a guard, not a time limit on the behaviour).
-async fn guard<F: Future<Output = ()>>(f: F) {
-    tokio::time::timeout(Duration::from_secs(180), f)
-        .await
-        .expect("test hung for 180 s");
-}
-
-/// Runs the binary off the async thread, so the in-process agent keeps serving meanwhile.
-async fn run(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = env.cmd();
-    cmd.args(args);
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    tokio::task::spawn_blocking(move || cmd.output().expect("run binary"))
-        .await
-        .expect("join")
-}
 
 fn explain(o: &Output) -> String {
     format!(
@@ -112,7 +94,7 @@ async fn delegate_follow_reaches_completed_with_the_artifact_stored() {
     guard(async {
         let agent = agent(Duration::from_millis(50)).await;
         let env = TestEnv::new();
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "delegate",
@@ -149,7 +131,7 @@ async fn delegate_follow_reaches_completed_with_the_artifact_stored() {
         assert!(attempt.lease.is_none(), "the lease is released");
         assert_eq!(agent.stats().requests["SubscribeToTask"], 1);
         // Human output: the delegation's line, then follow's final line.
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "delegate",
@@ -176,7 +158,7 @@ async fn delegate_follow_stops_at_a_question_with_exit_4() {
     guard(async {
         let agent = agent(Duration::from_millis(50)).await;
         let env = TestEnv::new();
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "delegate",
@@ -198,7 +180,7 @@ async fn delegate_follow_stops_at_a_question_with_exit_4() {
         assert_eq!(a.question_text().as_deref(), Some("two rooms or one?"));
         // A direct reply has no task: nothing is followed, exit 0.
         let subscribes = agent.stats().requests["SubscribeToTask"];
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "delegate",
@@ -219,7 +201,7 @@ async fn delegate_follow_stops_at_a_question_with_exit_4() {
         assert_eq!(s["outcomes"]["REPLIED"], 1, "{s}");
         assert_eq!(agent.stats().requests["SubscribeToTask"], subscribes);
         // A re-run of a step already followed to its end exits 0 at once.
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "delegate",
@@ -243,7 +225,7 @@ async fn delegate_follow_crashed_after_event_2_is_finished_by_follow_without_dup
     guard(async {
         let agent = agent(Duration::from_millis(100)).await;
         let env = TestEnv::new();
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "delegate",
@@ -267,7 +249,7 @@ async fn delegate_follow_crashed_after_event_2_is_finished_by_follow_without_dup
         assert!(!mid.state.is_finished(), "{:?}", mid.state);
         assert!(texts.len() <= 1, "{texts:?}");
 
-        let o = run(&env, &["follow", "w/s"], &[]).await;
+        let o = run_with(&env, &["follow", "w/s"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
         let (done, texts) = journaled(&env.journal(), "w/s");
         assert_eq!(done.state, AttemptState::Completed);
@@ -373,18 +355,8 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
 
 /// Starts the binary with these arguments, its output collected on a blocking thread.
 fn spawn(env: &TestEnv, args: &[&str]) -> tokio::task::JoinHandle<Output> {
-    // `TestEnv::cmd`'s hermetic environment, on a std Command (assert_cmd's cannot spawn).
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"));
-    cmd.env_clear()
-        .env("HOME", env.path().join("home"))
-        .env("XDG_STATE_HOME", env.path().join("xdg-state"))
-        .env("A2A_RECOVER_JOURNAL", env.journal())
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut cmd = env.std_cmd();
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = cmd.spawn().expect("spawn binary");
     tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
 }
@@ -491,7 +463,7 @@ async fn reconcile_follow_for_ends_with_exit_3_while_tasks_still_run() {
         let path = journal_in(&dir);
         running_tasks(&path, &agent, 3, "work:2").await;
         let journal_flag = path.display().to_string();
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "reconcile",
@@ -519,7 +491,7 @@ async fn reconcile_follow_for_ends_with_exit_3_while_tasks_still_run() {
         }
         assert_eq!(agent.stats().requests["SubscribeToTask"], 3);
         // Human output says what was followed, then the pass's verdict.
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "reconcile",
@@ -563,7 +535,7 @@ async fn reconcile_follow_for_says_a_question_once() {
     guard(async {
         let agent = agent(Duration::from_millis(100)).await;
         let env = TestEnv::new();
-        let o = run(
+        let o = run_with(
             &env,
             &["delegate", "trip/hotel", "--agent", &agent.url(), "ask"],
             &[],
@@ -571,7 +543,7 @@ async fn reconcile_follow_for_says_a_question_once() {
         .await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
         // Read by the first pass, or followed until it asks: either way said once, exit 4.
-        let o = run(&env, &["reconcile", "--follow-for", "20s"], &[]).await;
+        let o = run_with(&env, &["reconcile", "--follow-for", "20s"], &[]).await;
         assert_eq!(code(&o), 4, "{}", explain(&o));
         let out = stdout(&o);
         let line = "trip/hotel (attempt 1): answer the agent's question: \"two rooms or one?\"";
@@ -591,7 +563,7 @@ async fn a_task_followed_to_completed_has_its_effect_verified_by_the_second_pass
         // The verification looks for a file the test creates: the effect exists.
         std::fs::write(env.path().join("booked"), "yes").unwrap();
         let verify = format!("test -e '{}'", env.path().join("booked").display());
-        let o = run(
+        let o = run_with(
             &env,
             &[
                 "delegate",

@@ -7,6 +7,7 @@
 
 use serde_json::Value;
 
+use crate::common::commands::attempts;
 use crate::common::hostile::{CardMode, Hostile, Measured, Mode, Script, run_measured};
 use crate::common::{TestEnv, code, stderr, stdout};
 
@@ -36,19 +37,8 @@ fn delegate(env: &TestEnv, h: &Hostile, step: &str) -> Measured {
     run(env, &["delegate", step, "--agent", h.url(), "book a room"])
 }
 
-/// Returns the `attempt` records of `inspect --format json [target]`.
-fn attempts(env: &TestEnv, target: &str) -> Vec<Value> {
-    let out = env.run(["inspect", target, "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
-        .filter(|v| v["type"] == "attempt")
-        .collect()
-}
-
 fn attempt(env: &TestEnv, step: &str) -> Value {
-    let mut all = attempts(env, step);
+    let mut all = attempts(env, Some(step));
     assert_eq!(all.len(), 1, "{all:?}");
     all.remove(0)
 }

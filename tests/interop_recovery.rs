@@ -9,10 +9,9 @@ use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, origin_of};
 use a2a_recover::journal::{Journal, ReplyState, StepName};
 use serde_json::Value;
 
+use crate::common::commands::{crashing, reconcile, spawn, the_attempt};
 use crate::common::interop::{InteropAgent, start_js_agent, start_python_agent};
 use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::the_attempt;
-use crate::reconcile::{crashing, reconcile, spawn};
 
 const STEP: &str = "trip-42/hotel";
 

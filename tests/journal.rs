@@ -6,8 +6,8 @@ use std::path::Path;
 use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::{agent, attempts, delegate};
+use crate::common::commands::{attempts, delegate};
+use crate::common::{TestEnv, agent, code, stderr, stdout};
 
 /// Loads a text dump into a new journal file at the environment's journal path.
 fn load_dump(env: &TestEnv, dump: &str) {

@@ -4,10 +4,11 @@
 
 use std::fmt::Write as _;
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::compensate::{fast, journal_bytes, latest, write};
-use crate::delegate::{agent, attempts};
-use crate::reconcile::{crashing, reconcile, spawn, spawn_with};
+use crate::common::agent::SlowProxy;
+use crate::common::commands::{
+    attempts, crashing, journal_bytes, latest, reconcile, spawn, spawn_with,
+};
+use crate::common::{Background, TestEnv, agent, code, fast_with_skills, stderr, stdout, write};
 
 fn plan_text(url: &str, hotel_text: &str) -> String {
     format!(
@@ -38,7 +39,7 @@ text = "rent a car"
 #[test]
 fn each_bad_plan_names_its_line_and_column_and_journals_nothing() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     // A journal with something in it, to prove bad plans leave it byte for byte.
     let out = env.run(["delegate", "w/s", "--agent", &a.url(), "hi"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -128,7 +129,7 @@ fn each_bad_plan_names_its_line_and_column_and_journals_nothing() {
 #[test]
 fn all_intents_are_committed_before_the_first_send_and_reruns_change_nothing() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let path = write(env.path(), "trip.toml", &plan_text(&a.url(), "book hotel"));
     let plan = path.to_str().unwrap();
     // Abort right after the commit: all three intents are there, nothing was sent.
@@ -195,7 +196,7 @@ fn all_intents_are_committed_before_the_first_send_and_reruns_change_nothing() {
 #[test]
 fn a_crash_after_one_send_of_a_plan_is_found_not_resent() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let path = write(env.path(), "trip.toml", &plan_text(&a.url(), "book hotel"));
     let plan = path.to_str().unwrap();
     crashing(&env, "after-send:trip/hotel", &["delegate", "--plan", plan]);
@@ -216,7 +217,7 @@ fn a_crash_after_one_send_of_a_plan_is_found_not_resent() {
 #[test]
 fn a_plan_that_differs_from_the_journal_is_refused_with_a_diff() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let path = write(env.path(), "trip.toml", &plan_text(&a.url(), "book hotel"));
     let out = env.run(["delegate", "--plan", path.to_str().unwrap()]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -255,7 +256,7 @@ fn a_plan_that_differs_from_the_journal_is_refused_with_a_diff() {
 #[test]
 fn effect_flags_are_journaled_and_checked() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let url = a.url();
     // Placeholders in commands are refused before anything is journaled.
     for (flag, cmd, var) in [
@@ -332,7 +333,7 @@ fn big_plan(env: &TestEnv, url: &str, n: usize) -> String {
 #[test]
 fn a_batch_killed_after_one_answer_is_rerun_with_one_task_per_message_id() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let plan = big_plan(&env, &a.url(), 50);
     // Killed once the answer of s17 arrived, before anything of it was journaled: the batch
     // had journaled every endpoint, so every step counts as possibly sent.
@@ -367,7 +368,7 @@ fn a_batch_killed_after_one_answer_is_rerun_with_one_task_per_message_id() {
 /// lease.
 fn assert_each_step_sent_once(
     env: &TestEnv,
-    a: &crate::delegate::Background<a2a_recover::scripted_agent::ScriptedAgent>,
+    a: &Background<a2a_recover::scripted_agent::ScriptedAgent>,
     n: usize,
 ) {
     let stats = a.stats();
@@ -403,7 +404,7 @@ fn leases_held(env: &TestEnv, workflow: &str, n: usize) -> usize {
 #[test]
 fn a_batch_fetches_an_unregistered_agents_card_once_and_releases_every_lease() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let plan = big_plan(&env, &a.url(), 40);
     let out = env.run(["--format", "json", "delegate", "--plan", &plan]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
@@ -440,8 +441,8 @@ fn a_batch_fetches_an_unregistered_agents_card_once_and_releases_every_lease() {
 fn leases_that_lapse_before_their_turn_are_reread_and_looked_for_never_sent_twice() {
     const TTL: &str = "A2A_RECOVER_TEST_SEND_LEASE_TTL";
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
-    let proxy = crate::signals::SlowProxy::start(a.url());
+    let a = agent(fast_with_skills(&["x"]));
+    let proxy = SlowProxy::start(a.url());
     proxy.set_delay(50);
     let n = 60;
     let plan = big_plan(&env, &proxy.url(), n);
@@ -487,10 +488,10 @@ fn leases_that_lapse_before_their_turn_are_reread_and_looked_for_never_sent_twic
 #[test]
 fn a_batch_racing_two_reconcile_passes_sends_every_step_exactly_once() {
     let env = TestEnv::new();
-    let a = agent(crate::compensate::fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     // A slow agent widens the windows: a pass holds an intent's lease while it fetches the
     // card, and the batch claims its leases after its own card fetch.
-    let proxy = crate::signals::SlowProxy::start(a.url());
+    let proxy = SlowProxy::start(a.url());
     proxy.set_delay(15);
     let n = 200;
     let plan = big_plan(&env, &proxy.url(), n);
@@ -527,7 +528,7 @@ fn a_batch_racing_two_reconcile_passes_sends_every_step_exactly_once() {
 #[test]
 fn reconcile_finds_a_killed_batchs_lost_answers_with_grouped_commits_and_no_lease_left() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let plan = big_plan(&env, &a.url(), 50);
     crashing(&env, "after-send:big/s30", &["delegate", "--plan", &plan]);
     let before: Vec<String> = attempts(&env, Some("big"))
@@ -569,8 +570,8 @@ fn reconcile_finds_a_killed_batchs_lost_answers_with_grouped_commits_and_no_leas
 #[test]
 fn a_pass_cut_by_its_deadline_releases_the_leases_its_pages_claimed() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
-    let proxy = crate::signals::SlowProxy::start(a.url());
+    let a = agent(fast_with_skills(&["x"]));
+    let proxy = SlowProxy::start(a.url());
     let plan = big_plan(&env, &proxy.url(), 30);
     crashing(&env, "after-send:big/s0", &["delegate", "--plan", &plan]);
     // Slow looks, one at a time, and a deadline that leaves most of the page unvisited.
@@ -595,7 +596,7 @@ fn a_pass_cut_by_its_deadline_releases_the_leases_its_pages_claimed() {
 #[test]
 fn a_reconcile_sending_never_sent_intents_fetches_the_agents_card_once() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast_with_skills(&["x"]));
     let plan = big_plan(&env, &a.url(), 12);
     // Killed once every intent is committed, before any card is fetched or anything sent.
     crashing(&env, "after-intent:big/s0", &["delegate", "--plan", &plan]);
@@ -615,7 +616,7 @@ fn reconcile_finds_a_killed_batch_by_time_with_one_listing_per_page() {
     let env = TestEnv::new();
     let a = agent(a2a_recover::scripted_agent::AgentConfig {
         refuse_context_id: true,
-        ..fast(&["x"])
+        ..fast_with_skills(&["x"])
     });
     let plan = big_plan(&env, &a.url(), 40);
     // The agent refuses our context ids (the batch learns it at the first answer and sends
@@ -658,7 +659,7 @@ fn looks_by_time_made_with_different_credentials_never_share_a_listing() {
     let env = TestEnv::new();
     let a = agent(a2a_recover::scripted_agent::AgentConfig {
         refuse_context_id: true,
-        ..fast(&["x"])
+        ..fast_with_skills(&["x"])
     });
     // Two credentials for one agent: an agent may list to each caller only its own tasks, so
     // what one credential lists proves nothing about a send made with the other.

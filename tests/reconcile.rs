@@ -2,44 +2,21 @@
 //! crashes at every crash point, retention gaps, 503 after processing, concurrent passes and
 //! delegates, re-delegation, exit codes, dry runs and the pass lock.
 
-use std::os::unix::process::ExitStatusExt;
 use std::process::Output;
 use std::time::Duration;
 
 use a2a_recover::a2a::card_url_for;
-use a2a_recover::journal::{
-    AgentCard, Binding, IntentOutcome, Journal, NewIntent, StepName, StepSpec,
-};
+use a2a_recover::journal::{Binding, IntentOutcome, Journal, NewIntent, StepName, StepSpec};
 use a2a_recover::scripted_agent::{AgentConfig, FailMode, ScriptedAgent, Stats};
 use serde_json::Value;
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::{Background, agent, attempts, delegate, the_attempt};
-
-/// Runs `reconcile [extra…]`.
-pub(crate) fn reconcile(env: &TestEnv, extra: &[&str]) -> Output {
-    let mut args = vec!["reconcile"];
-    args.extend_from_slice(extra);
-    env.run(args)
-}
-
-/// Runs the binary with a crash point armed; asserts it aborted (SIGABRT).
-pub(crate) fn crashing(env: &TestEnv, point: &str, args: &[&str]) {
-    let out = env
-        .cmd()
-        .env("A2A_RECOVER_CRASH_AT", point)
-        .args(args)
-        .output()
-        .expect("run");
-    assert_eq!(
-        out.status.signal(),
-        Some(6),
-        "expected SIGABRT at {point} for {args:?}: {out:?}"
-    );
-}
+use crate::common::commands::{
+    attempts, crashing, delegate, journal_bytes, reconcile, register, spawn, the_attempt,
+};
+use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
 /// Runs `reconcile` until it stops answering 3 (work remains), at most `max` times.
-pub(crate) fn reconcile_until_settled(env: &TestEnv, max: usize) -> Output {
+fn reconcile_until_settled(env: &TestEnv, max: usize) -> Output {
     for _ in 0..max {
         let out = reconcile(env, &[]);
         if code(&out) != 3 {
@@ -47,48 +24,6 @@ pub(crate) fn reconcile_until_settled(env: &TestEnv, max: usize) -> Output {
         }
     }
     panic!("reconcile still answers 3 after {max} passes");
-}
-
-/// Starts the binary in the test's environment without waiting for it (output piped).
-pub(crate) fn spawn(env: &TestEnv, args: &[&str]) -> std::process::Child {
-    spawn_with(env, &[], args)
-}
-
-/// Starts the binary as [`spawn`] does, with more environment variables.
-pub(crate) fn spawn_with(
-    env: &TestEnv,
-    vars: &[(&str, &str)],
-    args: &[&str],
-) -> std::process::Child {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"))
-        .env_clear()
-        .env("HOME", env.path().join("home"))
-        .env("XDG_STATE_HOME", env.path().join("xdg-state"))
-        .env("A2A_RECOVER_JOURNAL", env.journal())
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .envs(vars.iter().copied())
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn a2a-recover")
-}
-
-/// Parses JSON Lines.
-pub(crate) fn json_lines(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
-fn fast() -> AgentConfig {
-    AgentConfig {
-        tick: Duration::from_millis(20),
-        ..AgentConfig::default()
-    }
 }
 
 /// The agent's state of the task created by `message_id`, as `TASK_STATE_…` without the prefix.
@@ -117,11 +52,6 @@ fn messages_with_id(stats: &Stats, message_id: &str) -> usize {
 
 fn open(env: &TestEnv) -> Journal {
     Journal::open(&env.journal(), Duration::from_secs(10)).expect("open journal")
-}
-
-fn journal_bytes(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
-    let wal = std::fs::read(env.journal().with_extension("sqlite3-wal")).unwrap_or_default();
-    (std::fs::read(env.journal()).expect("journal"), wal)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -391,27 +321,6 @@ fn a_held_lock_exits_3_naming_its_owner_and_touching_nothing() {
 // Re-delegation
 // ---------------------------------------------------------------------------------------------
 
-/// Registers scripted agents through the journal API, in order, each advertising `book`.
-fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>]) {
-    let journal = open(env);
-    for a in agents {
-        let url = a.url();
-        journal
-            .register_agent(
-                &AgentCard {
-                    card_url: card_url_for(&url).unwrap(),
-                    interface_url: url.clone(),
-                    protocol_version: Some("1.0".into()),
-                    tenant: None,
-                    card_json: "{}".into(),
-                    skills: vec!["book".into()],
-                },
-                None,
-            )
-            .unwrap();
-    }
-}
-
 /// Commits `w/car` bound to skill `book`, attempt 1 to `first`.
 fn skill_step(env: &TestEnv, first: &Background<ScriptedAgent>, max_attempts: u32) -> String {
     let card = card_url_for(&first.url()).unwrap();
@@ -448,7 +357,7 @@ fn scripted(scenario: &str) -> Background<ScriptedAgent> {
 fn a_failed_step_is_redelegated_along_the_registry_until_it_completes() {
     let env = TestEnv::new();
     let (a, b, c) = (scripted("reject"), scripted("fail"), scripted("echo"));
-    register(&env, &[&a, &b, &c]);
+    register(&env, &[&a, &b, &c], "book");
     skill_step(&env, &a, 3);
     let out = reconcile_until_settled(&env, 20);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
@@ -482,7 +391,7 @@ fn a_failed_step_is_redelegated_along_the_registry_until_it_completes() {
 fn the_budget_is_per_step_across_agents() {
     let env = TestEnv::new();
     let (a, b, c) = (scripted("reject"), scripted("reject"), scripted("reject"));
-    register(&env, &[&a, &b, &c]);
+    register(&env, &[&a, &b, &c], "book");
     skill_step(&env, &a, 2);
     let out = reconcile_until_settled(&env, 20);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
@@ -512,7 +421,7 @@ fn the_budget_is_per_step_across_agents() {
 fn one_rejecting_agent_fails_the_step_for_good_without_a_loop() {
     let env = TestEnv::new();
     let a = scripted("reject");
-    register(&env, &[&a]);
+    register(&env, &[&a], "book");
     skill_step(&env, &a, 3);
     let out = reconcile_until_settled(&env, 20);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
@@ -537,7 +446,7 @@ fn one_rejecting_agent_fails_the_step_for_good_without_a_loop() {
 fn a_crash_after_the_redelegation_intent_ends_with_one_task_on_the_second_agent() {
     let env = TestEnv::new();
     let (a, b) = (scripted("reject"), scripted("echo"));
-    register(&env, &[&a, &b]);
+    register(&env, &[&a, &b], "book");
     skill_step(&env, &a, 3);
     // Pass 1 sends attempt 1; pass 2 sees it REJECTED and dies right before re-delegating.
     let out = reconcile(&env, &[]);
@@ -559,7 +468,7 @@ fn a_crash_after_the_redelegation_intent_ends_with_one_task_on_the_second_agent(
 fn the_same_crash_after_the_send_of_a_redelegation_is_found_not_resent() {
     let env = TestEnv::new();
     let (a, b) = (scripted("reject"), scripted("echo"));
-    register(&env, &[&a, &b]);
+    register(&env, &[&a, &b], "book");
     skill_step(&env, &a, 3);
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 3);
@@ -656,7 +565,7 @@ fn exit_codes_0_3_and_4() {
 fn a_dry_run_changes_nothing_locally_or_remotely() {
     let env = TestEnv::new();
     let (a, b) = (scripted("reject"), scripted("echo"));
-    register(&env, &[&a, &b]);
+    register(&env, &[&a, &b], "book");
     skill_step(&env, &a, 3);
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 3);
@@ -849,7 +758,7 @@ fn a_task_canceled_by_the_agent_fails_the_step_for_good_without_redelegation() {
         ..AgentConfig::default()
     });
     let b = scripted("echo");
-    register(&env, &[&a, &b]);
+    register(&env, &[&a, &b], "book");
     skill_step(&env, &a, 3);
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));

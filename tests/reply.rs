@@ -5,16 +5,8 @@ use std::time::Duration;
 
 use a2a_recover::scripted_agent::{AgentConfig, Stats};
 
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::{agent, delegate, the_attempt};
-use crate::reconcile::{crashing, json_lines, reconcile};
-
-fn fast() -> AgentConfig {
-    AgentConfig {
-        tick: Duration::from_millis(20),
-        ..AgentConfig::default()
-    }
-}
+use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
+use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
 /// The messages the agent received with this text.
 fn received(stats: &Stats, text: &str) -> Vec<(String, Option<String>)> {

@@ -14,13 +14,10 @@ use a2a_recover::journal::{Journal, WorkflowState};
 use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
 use serde_json::{Value, json};
 
-use crate::agents::{
+use crate::common::in_runtime::{
     CardServer, assert_code, attempts, guard, json_lines, refusing_card, run, run_with, scripted,
 };
-use crate::common::{TestEnv, stderr, stdout};
-
-/// Pins the displayed "now" before every journal time, so every age shows as `0s`.
-const PAST: (&str, &str) = ("A2A_RECOVER_TEST_NOW", "2000-01-01T00:00:00Z");
+use crate::common::{TestEnv, code, stderr, stdout};
 
 /// Returns the `attempt` records of `inspect --pending --format json`.
 async fn pending(env: &TestEnv) -> Vec<Value> {
@@ -200,7 +197,7 @@ async fn retry_after_a_refusal_adds_a_linked_attempt_and_inspect_shows_the_chain
         assert!(pending(&env).await.is_empty());
 
         // The table of `inspect STEP`: the chain, each attempt's previous one and decision.
-        let o = run_with(&env, &["inspect", "trip/car"], &[PAST]).await;
+        let o = run(&env, &["inspect", "trip/car"]).await;
         assert_code(&o, 0);
         // Ephemeral ports have 5 digits: the placeholder keeps the real column widths.
         let table = stdout(&o).replace(&server.url, "http://127.0.0.1:PORT0/");
@@ -264,7 +261,7 @@ async fn resend_reopens_an_uncertain_attempt_and_the_rerun_sends_it_once_unlooke
         assert_eq!(reopened["resolution"]["as"], "resend");
         assert_eq!(reopened["resolution"]["resendPending"], true);
         assert!(pending(&env).await.is_empty());
-        let o = run_with(&env, &["inspect", "trip/hotel"], &[PAST]).await;
+        let o = run(&env, &["inspect", "trip/hotel"]).await;
         assert!(
             stdout(&o).contains("resend (resend pending): the agent's log shows nothing arrived"),
             "{}",
@@ -590,7 +587,7 @@ async fn unknown_steps_and_bad_input_are_usage_errors() {
 async fn reconcile_settled(env: &TestEnv) -> Output {
     for _ in 0..20 {
         let o = run(env, &["reconcile"]).await;
-        if crate::common::code(&o) != 3 {
+        if code(&o) != 3 {
             return o;
         }
     }

@@ -6,6 +6,8 @@ use std::time::Duration;
 use a2a_recover::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent};
 use serde_json::{Value, json};
 
+use crate::common::{TestEnv, code, fast, stderr};
+
 /// Fails a test that hangs (a guard, not a time limit on the behaviour).
 async fn guard<F: Future<Output = ()>>(f: F) {
     tokio::time::timeout(Duration::from_secs(30), f)
@@ -23,13 +25,6 @@ impl JsonBody for reqwest::Response {
         let bytes = self.bytes().await.expect("response body");
         serde_json::from_slice(&bytes)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))
-    }
-}
-
-fn fast() -> AgentConfig {
-    AgentConfig {
-        tick: Duration::from_millis(15),
-        ..AgentConfig::default()
     }
 }
 
@@ -1169,7 +1164,7 @@ async fn streams_are_cut_after_k_events() {
 async fn the_command_prints_its_url_and_serves_the_card() {
     use tokio::io::AsyncBufReadExt;
     guard(async {
-        let env = crate::common::TestEnv::new();
+        let env = TestEnv::new();
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_a2a-recover"))
             .args([
                 "scripted-agent",
@@ -1214,16 +1209,16 @@ async fn the_command_prints_its_url_and_serves_the_card() {
 
 #[test]
 fn bad_flags_are_usage_errors() {
-    let env = crate::common::TestEnv::new();
+    let env = TestEnv::new();
     let out = env.run(["scripted-agent", "--fail-rate", "1.5"]);
-    assert_eq!(crate::common::code(&out), 2);
+    assert_eq!(code(&out), 2);
     assert!(
-        crate::common::stderr(&out).contains("not a probability"),
+        stderr(&out).contains("not a probability"),
         "{}",
-        crate::common::stderr(&out)
+        stderr(&out)
     );
     let out = env.run(["scripted-agent", "--fail-mode", "sometimes"]);
-    assert_eq!(crate::common::code(&out), 2);
+    assert_eq!(code(&out), 2);
 }
 
 #[tokio::test]

@@ -9,130 +9,19 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, ExitStatus};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use a2a_recover::scripted_agent::AgentConfig;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
 use rustix::process::{Pid, Signal};
 use serde_json::Value;
 
-use crate::broken_journal::assert_consistent;
-use crate::common::{TestEnv, code, stderr, stdout};
-use crate::delegate::{Background, agent, attempts};
-use crate::reconcile::spawn;
+use crate::common::agent::SlowProxy;
+use crate::common::commands::{attempts, spawn};
+use crate::common::journal::{artifacts_of, assert_consistent};
+use crate::common::{TestEnv, agent, code, fast, stderr, stdout};
 
 /// The longest a signalled process may take to exit before the test calls it hung.
 const HANG_GUARD: Duration = Duration::from_secs(15);
-
-fn fast() -> AgentConfig {
-    AgentConfig {
-        tick: Duration::from_millis(20),
-        ..AgentConfig::default()
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// A slow agent: a delaying proxy in front of a scripted agent
-// ---------------------------------------------------------------------------------------------
-
-/// A proxy that forwards every request to a scripted agent after `delay`, rewriting the agent
-/// card so that its interfaces point at the proxy.
-pub(crate) struct SlowProxy {
-    url: String,
-    delay_ms: Arc<AtomicU64>,
-}
-
-#[derive(Clone)]
-struct ProxyState {
-    upstream: String,
-    own: String,
-    delay_ms: Arc<AtomicU64>,
-    http: reqwest::Client,
-}
-
-impl SlowProxy {
-    /// Starts a proxy to `upstream` (`http://127.0.0.1:PORT/`), with no delay yet.
-    pub(crate) fn start(upstream: String) -> Background<Self> {
-        Background::start(move || async move {
-            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-                .await
-                .expect("bind");
-            let url = format!(
-                "http://127.0.0.1:{}/",
-                listener.local_addr().unwrap().port()
-            );
-            let delay_ms = Arc::new(AtomicU64::new(0));
-            let state = ProxyState {
-                upstream,
-                own: url.clone(),
-                delay_ms: Arc::clone(&delay_ms),
-                http: reqwest::Client::new(),
-            };
-            let app = axum::Router::new().fallback(forward).with_state(state);
-            tokio::spawn(async move {
-                let _ = axum::serve(listener, app).await;
-            });
-            Self { url, delay_ms }
-        })
-    }
-}
-
-impl Background<SlowProxy> {
-    pub(crate) fn url(&self) -> String {
-        self.get().url.clone()
-    }
-
-    /// Delays every later request by `ms` milliseconds.
-    pub(crate) fn set_delay(&self, ms: u64) {
-        self.get().delay_ms.store(ms, Ordering::SeqCst);
-    }
-}
-
-async fn forward(
-    State(s): State<ProxyState>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let delay = s.delay_ms.load(Ordering::SeqCst);
-    if delay > 0 {
-        tokio::time::sleep(Duration::from_millis(delay)).await;
-    }
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let target = format!("{}{}", s.upstream.trim_end_matches('/'), path);
-    let mut req = s.http.request(method, target).body(body);
-    for (name, value) in &headers {
-        if name != "host" && name != "content-length" {
-            req = req.header(name, value);
-        }
-    }
-    let Ok(resp) = req.send().await else {
-        return StatusCode::BAD_GATEWAY.into_response();
-    };
-    let status = resp.status();
-    let content_type = resp.headers().get("content-type").cloned();
-    let Ok(bytes) = resp.bytes().await else {
-        return StatusCode::BAD_GATEWAY.into_response();
-    };
-    let mut body = bytes.to_vec();
-    if path.starts_with("/.well-known/") {
-        body = String::from_utf8_lossy(&body)
-            .replace(&s.upstream, &s.own)
-            .into_bytes();
-    }
-    let mut out = (status, body).into_response();
-    if let Some(ct) = content_type {
-        out.headers_mut().insert("content-type", ct);
-    }
-    out
-}
 
 // ---------------------------------------------------------------------------------------------
 // A child process read line by line
@@ -536,7 +425,7 @@ fn journaled_events(env: &TestEnv, step: &str) -> Vec<Value> {
 
 /// How many `chunk i;` pieces the step's `result` artifact holds.
 fn artifact_chunks(env: &TestEnv, step: &str) -> usize {
-    crate::broken_journal::artifacts_of(&env.journal(), step)
+    artifacts_of(&env.journal(), step)
         .iter()
         .map(|a| a.text().matches("chunk ").count())
         .sum()

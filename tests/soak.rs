@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use a2a_recover::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent, Stats};
@@ -37,9 +37,9 @@ use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
 use serde_json::Value;
 
-use crate::broken_journal::assert_consistent;
-use crate::common::{TestEnv, code, stderr};
-use crate::delegate::{Background, agent};
+use crate::common::commands::{attempts, spawn, the_attempt};
+use crate::common::journal::assert_consistent;
+use crate::common::{Background, TestEnv, agent, code, stderr};
 
 /// The answer every reply gives to `two rooms or one?`.
 const ANSWER: &str = "two";
@@ -308,12 +308,9 @@ impl Soak {
         self.serial += 1;
         let log = self.env.path().join(format!("logs/{}.err", self.serial));
         std::fs::create_dir_all(log.parent().unwrap()).unwrap();
-        let child = Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"))
-            .env_clear()
-            .env("HOME", self.env.path().join("home"))
-            .env("A2A_RECOVER_JOURNAL", self.env.journal())
-            .env("NO_COLOR", "1")
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        let child = self
+            .env
+            .std_cmd()
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -1047,7 +1044,7 @@ fn booking(env: &TestEnv, a: &Background<ScriptedAgent>, step: &str) -> std::pro
 }
 
 fn attempt_rows(env: &TestEnv, target: &str) -> Vec<Value> {
-    crate::delegate::attempts(env, Some(target))
+    attempts(env, Some(target))
 }
 
 #[test]
@@ -1113,11 +1110,11 @@ fn follow_stops_when_another_process_journaled_the_end_first() {
     });
     let out = env.run(["delegate", "w/long", "--agent", &a.url(), "work:10000"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let task = crate::delegate::the_attempt(&env, "w/long")["taskId"]
+    let task = the_attempt(&env, "w/long")["taskId"]
         .as_str()
         .unwrap()
         .to_owned();
-    let follow = crate::reconcile::spawn(
+    let follow = spawn(
         &env,
         &[
             "follow",

@@ -284,16 +284,10 @@ fn on_a_terminal(env: &TestEnv, args: &[&str]) -> (i32, String) {
         .map(|a| format!("'{a}'"))
         .collect::<Vec<_>>()
         .join(" ");
-    let out = std::process::Command::new(script)
+    let out = env
+        .hermetic(&mut std::process::Command::new(script))
         .args(["-q", "-e", "-c", &line, "/dev/null"])
-        .env_clear()
-        .env("HOME", env.path().join("home"))
-        .env("XDG_STATE_HOME", env.path().join("xdg-state"))
-        .env("A2A_RECOVER_JOURNAL", env.journal())
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
         .env("TERM", "xterm")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .stdin(std::process::Stdio::null())
         .output()
         .expect("run script");

@@ -607,15 +607,8 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_a2a-recover"));
-    cmd.env_clear()
-        .env("HOME", env.path().join("home"))
-        .env("XDG_STATE_HOME", env.path().join("xdg-state"))
-        .env("A2A_RECOVER_JOURNAL", env.journal())
-        .env("COLUMNS", "100")
-        .env("NO_COLOR", "1")
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args(args)
+    let mut cmd = env.std_cmd();
+    cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

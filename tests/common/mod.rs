@@ -1,26 +1,63 @@
-//! Test helpers: a hermetic environment for running the binary.
+//! The test harness: a hermetic environment for running the binary, agents served in the
+//! background, and the helpers every test module shares. No test module imports another's.
+//!
+//! - [`TestEnv`]: the binary with an empty environment, a temporary HOME and journal, and the
+//!   displayed clock pinned ([`PINNED_NOW`]); [`TestEnv::real_clock`] opts out.
+//! - [`agent`]: [`agent::Background`] servers, scripted agents ([`fast`]) and a slow proxy.
+//! - [`commands`]: the commands as tests run them (`delegate`, `reconcile`, `inspect` records).
+//! - [`journal`]: reading a journal directly (consistency, artifacts).
+//! - [`in_runtime`]: the same from inside a tokio test, next to agents served in-process.
+//! - [`bookings`]: a tiny booking system, the independent read path of `compensate`.
+//! - [`snapshot`]: a run as an insta snapshot (exit status, stdout, stderr), unstable values
+//!   redacted.
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod agent;
+pub mod bookings;
+pub mod commands;
 pub mod hostile;
+pub mod in_runtime;
 pub mod interop;
+pub mod journal;
+pub mod snapshot;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::Duration;
 
+use a2a_recover::scripted_agent::AgentConfig;
 use assert_cmd::Command;
+use serde_json::Value;
 use tempfile::TempDir;
 
-/// A hermetic environment: empty env, temporary HOME and state dir, a journal path inside.
+pub use agent::{Background, agent};
+
+/// The displayed "now" of every [`TestEnv`] unless [`TestEnv::real_clock`]: before any journal
+/// time, so every age in a table reads `0s`. Through the binary's hidden `A2A_RECOVER_TEST_NOW`,
+/// which pins only what is *displayed*: leases, deadlines, backoff and every time sent to an
+/// agent or written to the journal keep the real clock.
+pub const PINNED_NOW: &str = "2000-01-01T00:00:00Z";
+
+/// A hermetic environment: empty env, temporary HOME and state dir, a journal path inside, and
+/// the displayed clock pinned to [`PINNED_NOW`].
 pub struct TestEnv {
     pub dir: TempDir,
+    pinned: bool,
 }
 
 impl TestEnv {
     pub fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("tempdir"),
+            pinned: true,
         }
+    }
+
+    /// Opts out of the pinned display clock: ages in tables are measured against real time.
+    pub fn real_clock(mut self) -> Self {
+        self.pinned = false;
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -32,10 +69,14 @@ impl TestEnv {
         self.dir.path().join("state/journal.sqlite3")
     }
 
-    /// The binary with a cleared environment, `HOME` and `XDG_STATE_HOME` inside the temp dir,
-    /// `--journal` pointing at [`TestEnv::journal`], `COLUMNS=100` and `NO_COLOR=1`.
-    pub fn cmd(&self) -> Command {
-        let mut cmd = Command::cargo_bin("a2a-recover").expect("binary");
+    /// Gives `cmd` this environment: a cleared environment, `HOME` and `XDG_STATE_HOME` inside
+    /// the temp dir, `A2A_RECOVER_JOURNAL` = [`TestEnv::journal`], `COLUMNS=100`, `NO_COLOR=1`,
+    /// `PATH`, and (unless [`TestEnv::real_clock`]) `A2A_RECOVER_TEST_NOW` = [`PINNED_NOW`].
+    /// For commands that run the binary through another program (`setpriv`, `script`, …).
+    pub fn hermetic<'c>(
+        &self,
+        cmd: &'c mut std::process::Command,
+    ) -> &'c mut std::process::Command {
         cmd.env_clear()
             .env("HOME", self.dir.path().join("home"))
             .env("XDG_STATE_HOME", self.dir.path().join("xdg-state"))
@@ -43,7 +84,22 @@ impl TestEnv {
             .env("COLUMNS", "100")
             .env("NO_COLOR", "1")
             .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+        if self.pinned {
+            cmd.env("A2A_RECOVER_TEST_NOW", PINNED_NOW);
+        }
         cmd
+    }
+
+    /// The binary as a std [`std::process::Command`] in this environment (one that can spawn).
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"));
+        self.hermetic(&mut cmd);
+        cmd
+    }
+
+    /// The binary in this environment (see [`TestEnv::hermetic`]).
+    pub fn cmd(&self) -> Command {
+        Command::from_std(self.std_cmd())
     }
 
     /// Runs the binary and returns its output (never panics on a non-zero exit).
@@ -72,4 +128,35 @@ pub fn code(o: &Output) -> i32 {
     o.status
         .code()
         .unwrap_or_else(|| panic!("killed by a signal: {o:?}"))
+}
+
+/// Parses stdout as JSON Lines.
+pub fn json_lines(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// A scripted agent that works in 20 ms ticks.
+pub fn fast() -> AgentConfig {
+    AgentConfig {
+        tick: Duration::from_millis(20),
+        ..AgentConfig::default()
+    }
+}
+
+/// [`fast`], advertising these skills on its card.
+pub fn fast_with_skills(skills: &[&str]) -> AgentConfig {
+    AgentConfig {
+        skills: skills.iter().map(|s| (*s).to_owned()).collect(),
+        ..fast()
+    }
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write");
+    path
 }

@@ -1,0 +1,122 @@
+//! The commands as the tests run them: `delegate`, `reconcile`, a crash point armed, a child
+//! left running, and the `attempt` records of `inspect --format json`.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Output, Stdio};
+use std::time::Duration;
+
+use a2a_recover::a2a::card_url_for;
+use a2a_recover::journal::{AgentCard, Journal};
+use a2a_recover::scripted_agent::ScriptedAgent;
+use serde_json::Value;
+
+use super::{Background, TestEnv, code, stderr, stdout};
+
+/// Runs `delegate STEP --agent URL TEXT [extra…]`.
+pub fn delegate(env: &TestEnv, step: &str, url: &str, text: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["delegate", step, "--agent", url, text];
+    args.extend_from_slice(extra);
+    env.run(args)
+}
+
+/// Runs `reconcile [extra…]`.
+pub fn reconcile(env: &TestEnv, extra: &[&str]) -> Output {
+    let mut args = vec!["reconcile"];
+    args.extend_from_slice(extra);
+    env.run(args)
+}
+
+/// Runs the binary with a crash point armed; asserts it aborted (SIGABRT).
+pub fn crashing(env: &TestEnv, point: &str, args: &[&str]) {
+    let out = env
+        .cmd()
+        .env("A2A_RECOVER_CRASH_AT", point)
+        .args(args)
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.signal(),
+        Some(6),
+        "expected SIGABRT at {point} for {args:?}: {out:?}"
+    );
+}
+
+/// Starts the binary in the test's environment without waiting for it (output piped).
+pub fn spawn(env: &TestEnv, args: &[&str]) -> Child {
+    spawn_with(env, &[], args)
+}
+
+/// Starts the binary as [`spawn`] does, with more environment variables.
+pub fn spawn_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Child {
+    env.std_cmd()
+        .envs(vars.iter().copied())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn a2a-recover")
+}
+
+/// Returns the `attempt` records of `inspect --format json [target]`.
+pub fn attempts(env: &TestEnv, target: Option<&str>) -> Vec<Value> {
+    let mut args = vec!["inspect", "--format", "json"];
+    args.extend(target);
+    let out = env.run(args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("JSON line"))
+        .filter(|v| v["type"] == "attempt")
+        .collect()
+}
+
+/// Returns the only attempt of a step.
+pub fn the_attempt(env: &TestEnv, step: &str) -> Value {
+    let mut all = attempts(env, Some(step));
+    assert_eq!(all.len(), 1, "{all:?}");
+    all.remove(0)
+}
+
+/// Returns the latest attempt of a step (`WORKFLOW/STEP`).
+pub fn latest(env: &TestEnv, step: &str) -> Value {
+    attempts(env, Some(step))
+        .pop()
+        .unwrap_or_else(|| panic!("no attempt of {step}"))
+}
+
+/// Returns a step's task id.
+pub fn task_of(env: &TestEnv, step: &str) -> String {
+    latest(env, step)["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{step} has no task id"))
+        .to_owned()
+}
+
+/// Registers scripted agents in the registry through the journal API, in order, each
+/// advertising `skill`.
+pub fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &str) {
+    let journal = Journal::open(&env.journal(), Duration::from_secs(10)).expect("journal");
+    for a in agents {
+        let url = a.url();
+        journal
+            .register_agent(
+                &AgentCard {
+                    card_url: card_url_for(&url).unwrap(),
+                    interface_url: url.clone(),
+                    protocol_version: Some("1.0".into()),
+                    tenant: None,
+                    card_json: "{}".into(),
+                    skills: vec![skill.to_owned()],
+                },
+                None,
+            )
+            .unwrap();
+    }
+}
+
+/// Returns the journal's bytes and its WAL's.
+pub fn journal_bytes(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
+    let wal = std::fs::read(env.journal().with_extension("sqlite3-wal")).unwrap_or_default();
+    (std::fs::read(env.journal()).expect("journal"), wal)
+}
