@@ -3,7 +3,7 @@
 
 use crate::common::bookings::bookings;
 use crate::common::commands::{attempts, latest};
-use crate::common::{TestEnv, agent, code, fast_with_skills, json_lines, stderr, stdout};
+use crate::common::{TestEnv, agent, code, fast, fast_with_skills, json_lines, stderr, stdout};
 
 #[test]
 fn verifications_that_cannot_run_or_hang_are_unknown_never_absent() {
@@ -226,7 +226,7 @@ verify = {{ command = '[ -s "$A2A_ARTIFACT_ECHO_FILE" ] && [ ! -e gone ] || exit
 #[test]
 fn a_large_artifact_reaches_commands_as_a_file() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast());
     let dir = env.path().join("plan");
     big_artifact_plan(&env, &dir, &a.url(), 200 * 1024);
     let out = env.run(["reconcile"]);
@@ -236,7 +236,7 @@ fn a_large_artifact_reaches_commands_as_a_file() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert!(dir.join("gone").exists(), "the compensation did not run");
     assert_eq!(latest(&env, "big/booking")["effect"], "compensated");
-    let comp = step_attempts(&env, "big/booking~compensate");
+    let comp = attempts(&env, Some("big/booking~compensate"));
     assert_eq!(comp.len(), 1);
     assert_eq!(comp[0]["state"], "REPLIED", "{comp:#?}");
 }
@@ -246,7 +246,7 @@ fn a_large_artifact_reaches_commands_as_a_file() {
 #[test]
 fn a_compensation_that_could_not_start_is_journaled_as_not_run() {
     let env = TestEnv::new();
-    let a = agent(fast(&["x"]));
+    let a = agent(fast());
     let dir = env.path().join("plan");
     big_artifact_plan(&env, &dir, &a.url(), 10);
     let out = env.run(["reconcile"]);
@@ -262,7 +262,7 @@ fn a_compensation_that_could_not_start_is_journaled_as_not_run() {
             .any(|r| r["action"] == "compensate" && r["outcome"] == "not-run"),
         "{records:#?}"
     );
-    let comp = step_attempts(&env, "big/booking~compensate");
+    let comp = attempts(&env, Some("big/booking~compensate"));
     assert_eq!(comp.len(), 1);
     assert_eq!(comp[0]["state"], "INTENT", "{comp:#?}");
     assert_eq!(latest(&env, "big/booking")["effect"], "compensation-failed");
@@ -270,7 +270,7 @@ fn a_compensation_that_could_not_start_is_journaled_as_not_run() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = env.run(["compensate", "big"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let comp = step_attempts(&env, "big/booking~compensate");
+    let comp = attempts(&env, Some("big/booking~compensate"));
     assert_eq!(comp.len(), 1, "{comp:#?}");
     assert_eq!(comp[0]["state"], "REPLIED", "{comp:#?}");
     assert_eq!(latest(&env, "big/booking")["effect"], "compensated");
