@@ -22,13 +22,16 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::card::{AgentCardInfo, card_url_for, parse_card, parse_http_url, redact_url};
+use super::card::{AgentCardInfo, card_url_for, parse_card};
+use super::credentials::{
+    Credential, credential_for, parse_http_url, redact_url, scrub_bytes, scrub_json,
+};
 use super::error::{A2aError, CARD_FETCH, DecodeKind, RpcError, truncate_chars};
 use super::normalize;
 use super::sse::{SseDecoder, SseError, SseEvent, push_capped};
@@ -54,76 +57,6 @@ pub struct ClientConfig {
     pub max_response_size: u64,
     /// Longest silence on a stream (headers, and between chunks).
     pub stream_idle_timeout: Duration,
-}
-
-/// A bearer token and the name of the environment variable it came from.
-///
-/// `Debug` and `Display` show only the variable's name, never the token.
-#[derive(Clone)]
-pub struct Credential {
-    var: String,
-    header: HeaderValue,
-    /// The token itself, only to scrub it from what an agent echoes back.
-    token: Arc<str>,
-}
-
-impl Credential {
-    /// Reads the token from an environment variable; unset or empty is an error naming it.
-    pub fn from_env(var: &str) -> Result<Self, A2aError> {
-        match std::env::var(var) {
-            Ok(token) => Self::new(var, &token),
-            Err(std::env::VarError::NotPresent) => Err(A2aError::Credential {
-                var: var.to_owned(),
-                problem: "is not set",
-            }),
-            Err(std::env::VarError::NotUnicode(_)) => Err(A2aError::Credential {
-                var: var.to_owned(),
-                problem: "is not valid UTF-8",
-            }),
-        }
-    }
-
-    /// Builds a credential from a token already read from the variable `var`.
-    pub fn new(var: &str, token: &str) -> Result<Self, A2aError> {
-        let token = token.trim();
-        if token.is_empty() {
-            return Err(A2aError::Credential {
-                var: var.to_owned(),
-                problem: "is empty",
-            });
-        }
-        let mut header = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-            A2aError::Credential {
-                var: var.to_owned(),
-                problem: "holds characters that cannot be sent in an HTTP header",
-            }
-        })?;
-        header.set_sensitive(true);
-        Ok(Self {
-            var: var.to_owned(),
-            header,
-            token: Arc::from(token),
-        })
-    }
-
-    /// Returns the name of the environment variable holding the token.
-    pub fn env_var(&self) -> &str {
-        &self.var
-    }
-}
-
-impl fmt::Debug for Credential {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credential")
-            .field("env_var", &self.var)
-            .finish_non_exhaustive()
-    }
-}
-
-impl fmt::Display for Credential {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.var)
-    }
 }
 
 /// Where and how to call one agent.
@@ -158,16 +91,13 @@ impl Endpoint {
     }
 
     fn credential_for(&self, target: &Target) -> Option<&Credential> {
-        let credential = self.credential.as_ref()?;
-        if self.allow_cross_origin || target.origin == self.card_origin {
-            Some(credential)
-        } else {
-            tracing::debug!(
-                url = %target.redacted,
-                "not sending the credential to an interface on another origin than the card"
-            );
-            None
-        }
+        credential_for(
+            self.credential.as_ref(),
+            &self.card_origin,
+            self.allow_cross_origin,
+            &target.origin,
+            &target.redacted,
+        )
     }
 }
 
@@ -273,30 +203,16 @@ impl Op {
     }
 
     fn with_secret(mut self, credential: Option<&Credential>) -> Self {
-        self.secret = credential.map(|c| Arc::clone(&c.token));
+        self.secret = credential.map(Credential::token);
         self
     }
 
     /// Returns a body with every occurrence of the token replaced by `REDACTED`.
     fn scrub<'b>(&self, body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
-        let Some(secret) = self.secret.as_deref().map(str::as_bytes) else {
-            return std::borrow::Cow::Borrowed(body);
-        };
-        if secret.is_empty() || !body.windows(secret.len()).any(|w| w == secret) {
-            return std::borrow::Cow::Borrowed(body);
+        match self.secret.as_deref() {
+            Some(secret) => scrub_bytes(secret.as_bytes(), body),
+            None => std::borrow::Cow::Borrowed(body),
         }
-        let mut out = Vec::with_capacity(body.len());
-        let mut rest = body;
-        while !rest.is_empty() {
-            if rest.starts_with(secret) {
-                out.extend_from_slice(REDACTED.as_bytes());
-                rest = &rest[secret.len()..];
-            } else {
-                out.push(rest[0]);
-                rest = &rest[1..];
-            }
-        }
-        std::borrow::Cow::Owned(out)
     }
 
     /// Replaces the token in every string and key of a parsed answer (it may have been
@@ -472,7 +388,7 @@ impl A2aClient {
             .header(ACCEPT, "application/json")
             .header(types::SVC_PARAM_VERSION, A2A_VERSION);
         if let Some(c) = credential {
-            req = req.header(AUTHORIZATION, c.header.clone());
+            req = req.header(AUTHORIZATION, c.header());
         }
         let (status, headers, body) = self.unary(req, &op).await?;
         if !status.is_success() {
@@ -490,7 +406,7 @@ impl A2aClient {
         url: &str,
         credential: Option<&Credential>,
     ) -> Result<(Arc<AgentCardInfo>, bool), A2aError> {
-        let key = (url.to_owned(), credential.map(|c| c.var.clone()));
+        let key = (url.to_owned(), credential.map(|c| c.env_var().to_owned()));
         let cell = Arc::clone(
             self.inner
                 .cards
@@ -637,7 +553,7 @@ impl A2aClient {
             .header(types::SVC_PARAM_VERSION, A2A_VERSION)
             .body(body);
         if let Some(c) = ep.credential_for(target) {
-            req = req.header(AUTHORIZATION, c.header.clone());
+            req = req.header(AUTHORIZATION, c.header());
         }
         tracing::trace!(method = op.method, url = %op.url, "request");
         Ok(req)
@@ -1011,27 +927,6 @@ fn decode_json(op: &Op, body: &[u8]) -> Result<Value, A2aError> {
         .map_err(|e| op.decode(DecodeKind::InvalidJson, format!("{e}: {}", snippet(&body))))?;
     op.scrub_value(&mut value);
     Ok(value)
-}
-
-/// What replaces a credential echoed back by an agent.
-const REDACTED: &str = "REDACTED";
-
-/// Replaces `secret` in every string and object key of a JSON value.
-fn scrub_json(value: &mut Value, secret: &str) {
-    match value {
-        Value::String(s) if s.contains(secret) => *s = s.replace(secret, REDACTED),
-        Value::Array(items) => items.iter_mut().for_each(|v| scrub_json(v, secret)),
-        Value::Object(map) => {
-            if map.keys().any(|k| k.contains(secret)) {
-                *map = std::mem::take(map)
-                    .into_iter()
-                    .map(|(k, v)| (k.replace(secret, REDACTED), v))
-                    .collect();
-            }
-            map.values_mut().for_each(|v| scrub_json(v, secret));
-        }
-        _ => {}
-    }
 }
 
 /// Checks a JSON-RPC response envelope and returns its `result`, or its error as `Err`.

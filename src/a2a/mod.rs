@@ -5,8 +5,9 @@
 //! transport, JSON-RPC and decode errors kept apart, the raw JSON, size caps, idle timeouts,
 //! and a clean EOF told from a cut stream (a2a-spec.md §9).
 //!
-//! - [`card`]: the card URL, fetching and validating a card, choosing the JSON-RPC interface.
-//! - [`client`]: [`A2aClient`], one per process; [`Endpoint`], [`Credential`], [`EventStream`].
+//! - [`card`]: the card URL, validating a card, choosing the JSON-RPC interface.
+//! - [`client`]: [`A2aClient`], one per process; [`Endpoint`], [`EventStream`].
+//! - [`credentials`]: [`Credential`], the cross-origin rule, origins and redaction.
 //! - `normalize`: the JSON pass that lets `a2a-lf` read what real servers send.
 //! - `sse`: the pure Server-Sent Events decoder.
 //! - [`error`]: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
@@ -19,6 +20,7 @@
 pub mod backoff;
 pub mod card;
 pub mod client;
+pub mod credentials;
 pub mod error;
 pub(crate) mod normalize;
 pub(crate) mod sse;
@@ -30,9 +32,9 @@ mod tests;
 pub use ::a2a as types;
 
 pub use backoff::{full_jitter, retry_read};
-pub use card::{AgentCardInfo, WELL_KNOWN_CARD_PATH, card_url_for, origin_of, redact_url};
+pub use card::{AgentCardInfo, WELL_KNOWN_CARD_PATH, card_url_for};
 pub use client::{
-    A2A_VERSION, A2aClient, ClientConfig, Credential, Endpoint, EventStream, ListTasksPage, Raw,
-    USER_AGENT,
+    A2A_VERSION, A2aClient, ClientConfig, Endpoint, EventStream, ListTasksPage, Raw, USER_AGENT,
 };
+pub use credentials::{Credential, origin_of, redact_url};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
