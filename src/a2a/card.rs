@@ -11,6 +11,7 @@
 use serde_json::Value;
 use url::Url;
 
+use super::binding::Binding;
 use super::credentials::{parse_http_url, redact_url};
 use super::error::A2aError;
 use super::normalize;
@@ -69,7 +70,11 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     normalize::agent_card(&mut value);
     let card: types::AgentCard =
         serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
-    let Some(chosen) = card.supported_interfaces.iter().find(|i| is_jsonrpc_v1(i)) else {
+    let Some(chosen) = card
+        .supported_interfaces
+        .iter()
+        .find(|i| Binding::of_interface(i).is_some())
+    else {
         let found = if card.supported_interfaces.is_empty() {
             "it lists no supportedInterfaces".to_owned()
         } else {
@@ -106,20 +111,6 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
         card,
         raw,
     })
-}
-
-/// Returns whether an interface is JSON-RPC with protocol version major 1.
-fn is_jsonrpc_v1(i: &types::AgentInterface) -> bool {
-    let major = i
-        .protocol_version
-        .trim()
-        .split('.')
-        .next()
-        .unwrap_or_default();
-    i.protocol_binding
-        .trim()
-        .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-        && major.parse::<u32>() == Ok(1)
 }
 
 #[cfg(test)]

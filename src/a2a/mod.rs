@@ -18,12 +18,16 @@
 //! and stream event is capped while it is read; every request is bounded in time.
 
 pub mod backoff;
+mod binding;
 pub mod card;
 pub mod client;
 pub mod credentials;
 pub mod error;
+mod jsonrpc;
 pub(crate) mod normalize;
 pub(crate) mod sse;
+mod stream;
+mod transport;
 
 #[cfg(test)]
 mod tests;
@@ -32,9 +36,10 @@ mod tests;
 pub use ::a2a as types;
 
 pub use backoff::{full_jitter, retry_read};
+pub use binding::{Binding, ListTasksPage, Raw};
 pub use card::{AgentCardInfo, WELL_KNOWN_CARD_PATH, card_url_for};
-pub use client::{
-    A2A_VERSION, A2aClient, ClientConfig, Endpoint, EventStream, ListTasksPage, Raw, USER_AGENT,
-};
+pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, origin_of, redact_url};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
+pub use stream::EventStream;
+pub use transport::{A2A_VERSION, ClientConfig, USER_AGENT};
