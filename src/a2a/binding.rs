@@ -2,12 +2,12 @@
 //! the wire, and how its answers become the one internal model ([`Raw`] `a2a-lf` v1.0 types).
 //!
 //! A binding is sans-I/O: it builds a [`WireRequest`] and decodes bytes; the transport, size
-//! caps, credentials, card cache and retries are shared and know no binding. [`Binding`] is an
+//! caps, credentials, card cache and retries are shared and know no binding. [`ProtocolBinding`] is an
 //! enum of siblings, each a file (today `jsonrpc.rs`), not a trait: the set is closed and
 //! small, the value is `Copy` and can be journaled with an attempt, a `match` dispatches with
 //! no boxed futures (a2a's async I/O stays outside the binding), and a new variant is a compile
 //! error at every place that must learn it. HTTP+JSON and v0.3 come in as variants beside
-//! [`Binding::JsonRpcV1`]; each turns its answers into v1.0 JSON before [`typed`] reads them
+//! [`ProtocolBinding::JsonRpcV1`]; each turns its answers into v1.0 JSON before [`typed`] reads them
 //! (v1.0 HTTP+JSON carries the same payloads, and shares these readers).
 
 use reqwest::header::HeaderMap;
@@ -25,7 +25,7 @@ use super::types;
 /// The protocol binding an endpoint speaks; the card's chosen interface decides it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
-pub enum Binding {
+pub enum ProtocolBinding {
     /// A2A v1.0 over JSON-RPC 2.0 (a2a-spec.md §1).
     #[default]
     JsonRpcV1,
@@ -63,7 +63,7 @@ pub(crate) struct WireRequest {
     pub(crate) echo: Option<String>,
 }
 
-impl Binding {
+impl ProtocolBinding {
     /// Returns the binding of a card interface, if we speak it.
     pub(crate) fn of_interface(interface: &types::AgentInterface) -> Option<Self> {
         jsonrpc::speaks(interface).then_some(Self::JsonRpcV1)

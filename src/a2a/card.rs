@@ -11,7 +11,7 @@
 use serde_json::Value;
 use url::Url;
 
-use super::binding::Binding;
+use super::binding::ProtocolBinding;
 use super::credentials::{parse_http_url, redact_url};
 use super::error::A2aError;
 use super::normalize;
@@ -31,6 +31,8 @@ pub struct AgentCardInfo {
     pub interface_url: String,
     /// The chosen interface's tenant (`Some("")` is read as `None`).
     pub tenant: Option<String>,
+    /// The binding the chosen interface speaks.
+    pub binding: ProtocolBinding,
     /// The card, normalized and typed.
     pub card: types::AgentCard,
     /// The card as received.
@@ -70,11 +72,11 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     normalize::agent_card(&mut value);
     let card: types::AgentCard =
         serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
-    let Some(chosen) = card
+    let chosen = card
         .supported_interfaces
         .iter()
-        .find(|i| Binding::of_interface(i).is_some())
-    else {
+        .find_map(|i| ProtocolBinding::of_interface(i).map(|b| (i, b)));
+    let Some((chosen, binding)) = chosen else {
         let found = if card.supported_interfaces.is_empty() {
             "it lists no supportedInterfaces".to_owned()
         } else {
@@ -108,6 +110,7 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
         origin: base.origin().ascii_serialization(),
         interface_url,
         tenant,
+        binding,
         card,
         raw,
     })

@@ -1,7 +1,7 @@
 //! The one client callers use: [`A2aClient`] and the [`Endpoint`] it calls.
 //!
 //! Each operation parses the endpoint's interface URL once (cached), asks the endpoint's
-//! [`Binding`] for the request, sends it over the shared transport, and has the binding read
+//! [`ProtocolBinding`] for the request, sends it over the shared transport, and has the binding read
 //! the answer into the internal model. Cards are fetched once per client and credential.
 //!
 //! Invariants: the bearer credential is sent only to the card's origin unless the endpoint
@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::binding::{Binding, Call, ListTasksPage, Raw};
+use super::binding::{Call, ListTasksPage, ProtocolBinding, Raw};
 use super::card::{AgentCardInfo, card_url_for, parse_card};
 use super::credentials::{Credential, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
@@ -23,8 +23,10 @@ use super::types;
 pub struct Endpoint {
     /// The interface URL.
     pub url: String,
-    /// The interface's tenant, put into every request's `params`.
+    /// The interface's tenant, put into every request.
     pub tenant: Option<String>,
+    /// The binding the interface speaks (today's, v1.0 JSON-RPC, by default).
+    pub binding: ProtocolBinding,
     /// The origin of the card URL; the credential goes only there.
     pub card_origin: String,
     /// The bearer credential, if any.
@@ -43,15 +45,11 @@ impl Endpoint {
         Self {
             url: info.interface_url.clone(),
             tenant: info.tenant.clone(),
+            binding: info.binding,
             card_origin: info.origin.clone(),
             credential,
             allow_cross_origin,
         }
-    }
-
-    /// Returns the binding the interface speaks.
-    fn binding(&self) -> Binding {
-        Binding::JsonRpcV1
     }
 
     fn credential_for(&self, target: &Target) -> Option<&Credential> {
@@ -87,7 +85,7 @@ struct Inner {
 
 /// A request a binding built for an endpoint, ready to send.
 struct Prepared {
-    binding: Binding,
+    binding: ProtocolBinding,
     op: Op,
     echo: Option<String>,
     req: reqwest::RequestBuilder,
@@ -127,7 +125,7 @@ impl A2aClient {
         if !status.is_success() {
             // No binding is chosen before the card: its error body is read as the default
             // binding reads one.
-            return Err(Binding::default().http_error(&op, status, &headers, &body));
+            return Err(ProtocolBinding::default().http_error(&op, status, &headers, &body));
         }
         parse_card(&card_url, decode_json(&op, &body)?)
     }
@@ -223,7 +221,7 @@ impl A2aClient {
     fn prepare(&self, ep: &Endpoint, call: &Call<'_>) -> Result<Prepared, A2aError> {
         let transport = &self.inner.transport;
         let target = transport.target(&ep.url)?;
-        let binding = ep.binding();
+        let binding = ep.binding;
         let op = Op::on(&target, ep.credential.as_ref(), binding.method(call));
         let wire = binding.request(call, &target.url, ep.tenant.as_deref())?;
         let echo = wire.echo.clone();
@@ -241,7 +239,7 @@ impl A2aClient {
         &self,
         ep: &Endpoint,
         call: &Call<'_>,
-    ) -> Result<(Binding, Op, serde_json::Value), A2aError> {
+    ) -> Result<(ProtocolBinding, Op, serde_json::Value), A2aError> {
         let Prepared {
             binding,
             op,

@@ -217,7 +217,7 @@ pub(crate) mod test_support {
 
     use serde::de::DeserializeOwned;
 
-    use super::super::binding::{Binding, ListTasksPage};
+    use super::super::binding::{ListTasksPage, ProtocolBinding};
     use super::super::sse::SseDecoder;
     use super::*;
 
@@ -258,7 +258,7 @@ pub(crate) mod test_support {
     /// Decodes a unary `ListTasks` answer body the way `list_tasks` does.
     pub(crate) fn decode_list_page(body: &[u8], id: &str) -> Result<ListTasksPage, A2aError> {
         let op = Op::new("http://127.0.0.1/", "test");
-        Binding::JsonRpcV1.list_page(&op, result(&op, Some(id), body)?)
+        ProtocolBinding::JsonRpcV1.list_page(&op, result(&op, Some(id), body)?)
     }
 
     /// Parses a `Retry-After` value.

@@ -36,7 +36,7 @@ mod tests;
 pub use ::a2a as types;
 
 pub use backoff::{full_jitter, retry_read};
-pub use binding::{Binding, ListTasksPage, Raw};
+pub use binding::{ListTasksPage, ProtocolBinding, Raw};
 pub use card::{AgentCardInfo, WELL_KNOWN_CARD_PATH, card_url_for};
 pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, origin_of, redact_url};

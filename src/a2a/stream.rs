@@ -11,7 +11,7 @@ use std::time::Duration;
 use reqwest::Response;
 use serde_json::Value;
 
-use super::binding::{Binding, Raw};
+use super::binding::{ProtocolBinding, Raw};
 use super::error::{A2aError, DecodeKind};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use super::transport::{Op, Transport, media_type};
@@ -20,7 +20,7 @@ use super::types;
 /// The events of `SubscribeToTask` or `SendStreamingMessage`.
 pub struct EventStream {
     op: Op,
-    binding: Binding,
+    binding: ProtocolBinding,
     echo: Option<String>,
     idle: Duration,
     /// When the stream opened or last completed a line: the idle timeout counts from here, so
@@ -51,7 +51,7 @@ impl EventStream {
     /// error) in its place.
     pub(crate) async fn open(
         transport: &Transport,
-        binding: Binding,
+        binding: ProtocolBinding,
         op: Op,
         echo: Option<String>,
         mut resp: Response,
