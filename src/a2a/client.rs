@@ -240,32 +240,24 @@ impl A2aClient {
         ep: &Endpoint,
         call: &Call<'_>,
     ) -> Result<(ProtocolBinding, Op, serde_json::Value), A2aError> {
-        let Prepared {
-            binding,
-            op,
-            echo,
-            req,
-        } = self.prepare(ep, call)?;
-        let (status, headers, body) = self.inner.transport.unary(req, &op).await?;
+        let p = self.prepare(ep, call)?;
+        let (status, headers, body) = self.inner.transport.unary(p.req, &p.op).await?;
         if !status.is_success() {
-            return Err(binding.http_error(&op, status, &headers, &body));
+            return Err(p.binding.http_error(&p.op, status, &headers, &body));
         }
-        let result = binding.result(&op, echo.as_deref(), &body)?;
-        Ok((binding, op, result))
+        let result = p.binding.result(&p.op, p.echo.as_deref(), &body)?;
+        Ok((p.binding, p.op, result))
     }
 
     /// Opens a stream: SSE, or a plain JSON answer (usually an error) in its place.
     async fn stream(&self, ep: &Endpoint, call: &Call<'_>) -> Result<EventStream, A2aError> {
-        let Prepared {
-            binding,
-            op,
-            echo,
-            req,
-        } = self.prepare(ep, call)?;
+        let p = self.prepare(ep, call)?;
         let transport = &self.inner.transport;
-        match transport.open(req, &op).await? {
-            Ok(resp) => EventStream::open(transport, binding, op, echo, resp).await,
-            Err((status, headers, body)) => Err(binding.http_error(&op, status, &headers, &body)),
+        match transport.open(p.req, &p.op).await? {
+            Ok(resp) => EventStream::open(transport, p.binding, p.op, p.echo, resp).await,
+            Err((status, headers, body)) => {
+                Err(p.binding.http_error(&p.op, status, &headers, &body))
+            }
         }
     }
 }
