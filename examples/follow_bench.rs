@@ -24,7 +24,7 @@ use std::cell::Cell;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::time::{Duration, Instant};
 
-use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, types};
+use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, types};
 use a2a_recover::journal::{
     Attempt, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec, TaskView,
 };
@@ -74,6 +74,7 @@ fn endpoint(url: &str) -> Endpoint {
     Endpoint {
         url: url.to_owned(),
         tenant: None,
+        binding: ProtocolBinding::default(),
         card_origin: url.trim_end_matches('/').to_owned(),
         credential: None,
         allow_cross_origin: false,

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, types};
+use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, types};
 use a2a_recover::journal::{
     self, Attempt, AttemptState, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec,
     TaskView,
@@ -625,6 +625,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
         let endpoint = Endpoint {
             url: agent.url(),
             tenant: None,
+            binding: ProtocolBinding::default(),
             card_origin: agent.url().trim_end_matches('/').to_owned(),
             credential: None,
             allow_cross_origin: false,

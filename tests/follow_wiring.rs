@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, types};
+use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, types};
 use a2a_recover::journal::{
     self, Attempt, AttemptState, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec,
     TaskView,
@@ -323,6 +323,7 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
     let endpoint = Endpoint {
         url: agent.url(),
         tenant: None,
+        binding: ProtocolBinding::default(),
         card_origin: agent.url().trim_end_matches('/').to_owned(),
         credential: None,
         allow_cross_origin: false,

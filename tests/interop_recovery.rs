@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, origin_of};
+use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, origin_of};
 use a2a_recover::journal::{Journal, ReplyState, StepName};
 use serde_json::Value;
 
@@ -31,6 +31,7 @@ fn task_with_history(agent_url: &str, task_id: &str) -> Value {
         let ep = Endpoint {
             url: agent_url.to_owned(),
             tenant: None,
+            binding: ProtocolBinding::default(),
             card_origin: origin_of(agent_url).unwrap(),
             credential: None,
             allow_cross_origin: false,

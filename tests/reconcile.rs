@@ -782,6 +782,7 @@ fn a_task_canceled_by_the_agent_fails_the_step_for_good_without_redelegation() {
         let ep = a2a_recover::a2a::Endpoint {
             url: url.clone(),
             tenant: None,
+            binding: a2a_recover::a2a::ProtocolBinding::default(),
             card_origin: a2a_recover::a2a::origin_of(&url).unwrap(),
             credential: None,
             allow_cross_origin: false,

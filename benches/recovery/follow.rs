@@ -13,7 +13,7 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint};
+use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding};
 use a2a_recover::journal::{Journal, Source, StepName, TaskView};
 use a2a_recover::recovery::follow::{
     FollowOptions, FollowTarget, Progress, follow_attempt, follow_many,
@@ -40,6 +40,7 @@ fn endpoint(url: &str) -> Endpoint {
     Endpoint {
         url: url.to_owned(),
         tenant: None,
+        binding: ProtocolBinding::default(),
         card_origin: url.trim_end_matches('/').to_owned(),
         credential: None,
         allow_cross_origin: false,

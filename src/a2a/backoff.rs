@@ -15,11 +15,11 @@ use rand::RngExt as _;
 use super::error::A2aError;
 
 /// The first backoff ceiling of [`retry_read`].
-pub const READ_RETRY_BASE: Duration = Duration::from_millis(100);
+pub(crate) const READ_RETRY_BASE: Duration = Duration::from_millis(100);
 /// The largest backoff ceiling of [`retry_read`].
-pub const READ_RETRY_CAP: Duration = Duration::from_secs(5);
+pub(crate) const READ_RETRY_CAP: Duration = Duration::from_secs(5);
 /// The longest `Retry-After` that [`retry_read`] honours.
-pub const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
+pub(crate) const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 
 /// Returns a delay drawn uniformly from `[0, min(cap, base·2^attempt)]`.
 pub fn full_jitter(

@@ -11,6 +11,8 @@
 use serde_json::Value;
 use url::Url;
 
+use super::binding::ProtocolBinding;
+use super::credentials::{parse_http_url, redact_url};
 use super::error::A2aError;
 use super::normalize;
 use super::types;
@@ -29,6 +31,8 @@ pub struct AgentCardInfo {
     pub interface_url: String,
     /// The chosen interface's tenant (`Some("")` is read as `None`).
     pub tenant: Option<String>,
+    /// The binding the chosen interface speaks.
+    pub binding: ProtocolBinding,
     /// The card, normalized and typed.
     pub card: types::AgentCard,
     /// The card as received.
@@ -54,74 +58,6 @@ pub fn card_url_for(url: &str) -> Result<String, A2aError> {
     Ok(parsed.into())
 }
 
-/// Returns the origin (`scheme://host:port`, default ports left out) of an http(s) URL.
-pub fn origin_of(url: &str) -> Result<String, A2aError> {
-    Ok(parse_http_url(url)?.origin().ascii_serialization())
-}
-
-/// Parses an http(s) URL without userinfo.
-pub(crate) fn parse_http_url(url: &str) -> Result<Url, A2aError> {
-    let invalid = |reason: &str| A2aError::InvalidUrl {
-        url: redact_url(url),
-        reason: reason.to_owned(),
-    };
-    let parsed = Url::parse(url.trim()).map_err(|e| invalid(&e.to_string()))?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(invalid("only http:// and https:// URLs are supported"));
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(invalid("URLs with user:password@ are refused"));
-    }
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(invalid("the URL has no host"));
-    }
-    Ok(parsed)
-}
-
-/// Returns a URL safe for logs and errors: userinfo dropped, query values replaced by
-/// `REDACTED`, fragment dropped.
-pub fn redact_url(url: &str) -> String {
-    match Url::parse(url.trim()) {
-        Ok(mut parsed) => {
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.set_fragment(None);
-            if let Some(query) = parsed.query().map(redact_query) {
-                parsed.set_query(Some(&query));
-            }
-            parsed.into()
-        }
-        Err(_) => redact_unparsed(url),
-    }
-}
-
-fn redact_query(query: &str) -> String {
-    query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((key, _)) => format!("{key}=REDACTED"),
-            None => pair.to_owned(),
-        })
-        .collect::<Vec<_>>()
-        .join("&")
-}
-
-/// Best effort for strings that do not parse as URLs: drop anything that could be a secret.
-fn redact_unparsed(url: &str) -> String {
-    let mut s = url.split(['?', '#']).next().unwrap_or_default().to_owned();
-    let authority_start = s.find("://").map_or(0, |i| i + 3);
-    let authority_end = s[authority_start..]
-        .find('/')
-        .map_or(s.len(), |i| authority_start + i);
-    if let Some(at) = s[authority_start..authority_end].rfind('@') {
-        s.replace_range(authority_start..=authority_start + at, "");
-    }
-    if url.contains('?') {
-        s.push_str("?REDACTED");
-    }
-    super::error::truncate_chars(&crate::sanitize::inert(&s), 200)
-}
-
 /// Normalizes, types and validates a card body, and chooses its JSON-RPC interface.
 pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2aError> {
     let shown = redact_url(card_url);
@@ -136,7 +72,11 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     normalize::agent_card(&mut value);
     let card: types::AgentCard =
         serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
-    let Some(chosen) = card.supported_interfaces.iter().find(|i| is_jsonrpc_v1(i)) else {
+    let chosen = card
+        .supported_interfaces
+        .iter()
+        .find_map(|i| ProtocolBinding::of_interface(i).map(|b| (i, b)));
+    let Some((chosen, binding)) = chosen else {
         let found = if card.supported_interfaces.is_empty() {
             "it lists no supportedInterfaces".to_owned()
         } else {
@@ -170,23 +110,10 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
         origin: base.origin().ascii_serialization(),
         interface_url,
         tenant,
+        binding,
         card,
         raw,
     })
-}
-
-/// Returns whether an interface is JSON-RPC with protocol version major 1.
-fn is_jsonrpc_v1(i: &types::AgentInterface) -> bool {
-    let major = i
-        .protocol_version
-        .trim()
-        .split('.')
-        .next()
-        .unwrap_or_default();
-    i.protocol_binding
-        .trim()
-        .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-        && major.parse::<u32>() == Ok(1)
 }
 
 #[cfg(test)]
@@ -234,32 +161,6 @@ mod tests {
             assert!(matches!(err, A2aError::InvalidUrl { .. }), "{bad}: {err}");
             assert!(!err.to_string().contains("u:p"), "{err}");
         }
-    }
-
-    #[test]
-    fn redaction_drops_userinfo_and_query_values() {
-        assert_eq!(
-            redact_url("https://user:secret@a.example/p?token=abc&x&y=1#frag"),
-            "https://a.example/p?token=REDACTED&x&y=REDACTED"
-        );
-        assert_eq!(redact_url("http://127.0.0.1:9/"), "http://127.0.0.1:9/");
-        let unparsed = redact_url("not a url://user:pw@host/x?token=abc");
-        assert!(
-            !unparsed.contains("pw") && !unparsed.contains("abc"),
-            "{unparsed}"
-        );
-    }
-
-    #[test]
-    fn origins_normalize_default_ports() {
-        assert_eq!(
-            origin_of("https://a.example:443/x").unwrap(),
-            "https://a.example"
-        );
-        assert_eq!(
-            origin_of("http://127.0.0.1:8001/x").unwrap(),
-            "http://127.0.0.1:8001"
-        );
     }
 
     fn card(interfaces: &Value) -> Value {

@@ -5,7 +5,7 @@
 //! `Retry-After` and a short inert body snippet), JSON-RPC error (code, message, data), decode
 //! error, size cap. [`A2aError::class`] folds them into the four classes recovery decides on.
 //!
-//! Invariants: every URL in a variant is already redacted ([`super::redact_url`]); no variant
+//! Invariants: every URL in a variant is already redacted ([`crate::a2a::redact_url`]); no variant
 //! ever holds a credential; remote text is made inert and one-line before it is displayed.
 
 use std::fmt::{self, Write as _};

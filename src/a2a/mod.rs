@@ -1,27 +1,39 @@
-//! The A2A v1.0 JSON-RPC client ("the wire"): cards, calls, streams, errors, normalizer.
+//! The A2A client ("the wire"): one [`A2aClient`] over a [`ProtocolBinding`] seam; cards,
+//! calls, streams, errors. Today's one binding is v1.0 JSON-RPC.
 //!
 //! A thin reqwest + SSE layer of our own over the `a2a-lf` types (re-exported as
 //! [`types`]), not `a2a-client-lf`: recovery needs the HTTP status and `Retry-After`,
 //! transport, JSON-RPC and decode errors kept apart, the raw JSON, size caps, idle timeouts,
-//! and a clean EOF told from a cut stream (a2a-spec.md §9).
+//! and a clean EOF told from a cut stream (a2a-spec.md §9). This file is the face: what
+//! callers use is re-exported here; the modules are private.
 //!
-//! - [`card`]: the card URL, fetching and validating a card, choosing the JSON-RPC interface.
-//! - [`client`]: [`A2aClient`], one per process; [`Endpoint`], [`Credential`], [`EventStream`].
+//! - `client`: [`A2aClient`], one per process, and the [`Endpoint`] it calls.
+//! - `binding`: [`ProtocolBinding`], the seam: each binding (a sibling file) builds requests
+//!   and reads answers into [`Raw`] v1.0 types; `jsonrpc`: the v1.0 JSON-RPC binding.
+//! - `transport`: reqwest, timeouts, redirects, body caps, the error snippet ([`ClientConfig`]).
+//! - `stream`: [`EventStream`], SSE over the transport; `sse`: the pure SSE decoder.
+//! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction.
+//! - `card`: the card URL, validating a card, choosing its interface ([`AgentCardInfo`]).
 //! - `normalize`: the JSON pass that lets `a2a-lf` read what real servers send.
-//! - `sse`: the pure Server-Sent Events decoder.
-//! - [`error`]: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
-//! - [`backoff`]: full-jitter backoff and the retry loop for reads.
+//! - `error`: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
+//! - `backoff`: full-jitter backoff and the retry loop for reads ([`retry_read`]).
 //!
 //! Invariants: credentials go only to the card's origin (unless allowed cross-origin) and are
 //! never logged or put into an error; every URL in a log line or error is redacted; every body
 //! and stream event is capped while it is read; every request is bounded in time.
 
-pub mod backoff;
-pub mod card;
-pub mod client;
-pub mod error;
-pub(crate) mod normalize;
-pub(crate) mod sse;
+mod backoff;
+mod binding;
+mod card;
+mod client;
+mod credentials;
+/// Also the text helpers (`one_line`, `truncate_chars`, `fmt_duration`) recovery borrows.
+pub(crate) mod error;
+mod jsonrpc;
+mod normalize;
+mod sse;
+mod stream;
+mod transport;
 
 #[cfg(test)]
 mod tests;
@@ -30,9 +42,10 @@ mod tests;
 pub use ::a2a as types;
 
 pub use backoff::{full_jitter, retry_read};
-pub use card::{AgentCardInfo, WELL_KNOWN_CARD_PATH, card_url_for, origin_of, redact_url};
-pub use client::{
-    A2A_VERSION, A2aClient, ClientConfig, Credential, Endpoint, EventStream, ListTasksPage, Raw,
-    USER_AGENT,
-};
+pub use binding::{ListTasksPage, ProtocolBinding, Raw};
+pub use card::{AgentCardInfo, WELL_KNOWN_CARD_PATH, card_url_for};
+pub use client::{A2aClient, Endpoint};
+pub use credentials::{Credential, origin_of, redact_url};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
+pub use stream::EventStream;
+pub use transport::{A2A_VERSION, ClientConfig, USER_AGENT};

@@ -39,7 +39,8 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 
 use crate::a2a::{
-    A2aClient, Credential, Endpoint, WELL_KNOWN_CARD_PATH, origin_of, redact_url, retry_read,
+    A2aClient, Credential, Endpoint, ProtocolBinding, WELL_KNOWN_CARD_PATH, origin_of, redact_url,
+    retry_read,
 };
 use crate::clock::Clock;
 use crate::crash::{self, Point};
@@ -423,6 +424,7 @@ fn endpoint_of(a: &Attempt, allow_cross_origin: bool) -> anyhow::Result<Endpoint
     Ok(Endpoint {
         url,
         tenant: a.tenant.clone(),
+        binding: ProtocolBinding::default(),
         card_origin: origin_of(&card)?,
         credential,
         allow_cross_origin,

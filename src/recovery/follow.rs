@@ -65,7 +65,9 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::a2a::types;
-use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, full_jitter, origin_of};
+use crate::a2a::{
+    A2aClient, A2aError, Credential, Endpoint, ErrorClass, ProtocolBinding, full_jitter, origin_of,
+};
 use crate::crash::{self, Point};
 use crate::journal::{
     Applied, ArtifactUpdate, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal,
@@ -213,6 +215,7 @@ pub fn endpoint_of(
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
+        binding: ProtocolBinding::default(),
         card_origin: origin_of(card)?,
         credential,
         allow_cross_origin,

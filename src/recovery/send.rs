@@ -32,7 +32,9 @@ use anyhow::Context as _;
 use serde_json::{Map, Value};
 
 use crate::a2a::types;
-use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, origin_of};
+use crate::a2a::{
+    A2aClient, A2aError, Credential, Endpoint, ErrorClass, ProtocolBinding, origin_of,
+};
 use crate::clock::Clock;
 use crate::crash::{self, Point};
 use crate::journal::{
@@ -239,6 +241,7 @@ pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
+        binding: ProtocolBinding::default(),
         card_origin: origin_of(card)?,
         credential: out.credential.clone(),
         allow_cross_origin: out.allow_cross_origin,

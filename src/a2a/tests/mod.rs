@@ -9,10 +9,10 @@ mod server;
 use chrono::{TimeZone as _, Utc};
 use serde_json::Value;
 
-use super::client::test_support::{
+use super::error::{A2aError, ErrorClass};
+use super::jsonrpc::test_support::{
     decode_answer, decode_list_page, decode_transcript, retry_after,
 };
-use super::error::{A2aError, ErrorClass};
 use super::normalize;
 use super::types::{PartContent, Role, SendMessageResponse, StreamResponse, Task, TaskState};
 

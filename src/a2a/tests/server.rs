@@ -14,7 +14,9 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::super::types::{self, StreamResponse, TaskState};
-use super::super::{A2aClient, A2aError, ClientConfig, Credential, Endpoint, ErrorClass};
+use super::super::{
+    A2aClient, A2aError, ClientConfig, Credential, Endpoint, ErrorClass, ProtocolBinding,
+};
 use super::fixture_bytes;
 use crate::exit;
 
@@ -74,6 +76,7 @@ impl Server {
         Endpoint {
             url: format!("{}{path}", self.url),
             tenant: None,
+            binding: ProtocolBinding::default(),
             card_origin: self.url.clone(),
             credential: None,
             allow_cross_origin: false,
@@ -321,6 +324,7 @@ fn client_futures_and_streams_are_send() {
     let ep = Endpoint {
         url: "http://127.0.0.1:1/".to_owned(),
         tenant: None,
+        binding: ProtocolBinding::default(),
         card_origin: "http://127.0.0.1:1".to_owned(),
         credential: None,
         allow_cross_origin: false,
@@ -549,6 +553,7 @@ async fn connection_refused_was_never_sent() {
     let ep = Endpoint {
         url: url.clone(),
         tenant: None,
+        binding: ProtocolBinding::default(),
         card_origin: url,
         credential: None,
         allow_cross_origin: false,

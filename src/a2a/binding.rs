@@ -1,0 +1,248 @@
+//! The binding seam: which protocol binding an endpoint speaks, what each operation puts on
+//! the wire, and how its answers become the one internal model ([`Raw`] `a2a-lf` v1.0 types).
+//!
+//! A binding is sans-I/O: it builds a [`WireRequest`] and decodes bytes; the transport, size
+//! caps, credentials, card cache and retries are shared and know no binding. [`ProtocolBinding`] is an
+//! enum of siblings, each a file (today `jsonrpc.rs`), not a trait: the set is closed and
+//! small, the value is `Copy` and can be journaled with an attempt, a `match` dispatches with
+//! no boxed futures (a2a's async I/O stays outside the binding), and a new variant is a compile
+//! error at every place that must learn it. HTTP+JSON and v0.3 come in as variants beside
+//! [`ProtocolBinding::JsonRpcV1`]; each turns its answers into v1.0 JSON before [`typed`] reads them
+//! (v1.0 HTTP+JSON carries the same payloads, and shares these readers).
+
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode, Url};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::error::{A2aError, DecodeKind};
+use super::jsonrpc;
+use super::normalize;
+use super::sse::SseEvent;
+use super::transport::Op;
+use super::types;
+
+/// The protocol binding an endpoint speaks; the card's chosen interface decides it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ProtocolBinding {
+    /// A2A v1.0 over JSON-RPC 2.0 (a2a-spec.md §1).
+    #[default]
+    JsonRpcV1,
+}
+
+/// One operation and its parameters, whatever the binding.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Call<'a> {
+    SendMessage(&'a types::SendMessageRequest),
+    SendStreamingMessage(&'a types::SendMessageRequest),
+    GetTask {
+        id: &'a str,
+        history_length: Option<i32>,
+    },
+    ListTasks(&'a types::ListTasksRequest),
+    CancelTask {
+        id: &'a str,
+    },
+    SubscribeToTask {
+        id: &'a str,
+    },
+}
+
+/// One HTTP request as a binding describes it; the transport adds the credential and sends it.
+#[derive(Debug)]
+pub(crate) struct WireRequest {
+    pub(crate) method: Method,
+    pub(crate) url: Url,
+    /// `Content-Type` and body; `None` for a request without a body.
+    pub(crate) body: Option<(&'static str, Vec<u8>)>,
+    pub(crate) accept: &'static str,
+    /// The `A2A-Version` header, if the binding sends one.
+    pub(crate) version: Option<&'static str>,
+    /// What the answer must echo (the JSON-RPC id); `None` where a binding has no such thing.
+    pub(crate) echo: Option<String>,
+}
+
+impl ProtocolBinding {
+    /// Returns the binding of a card interface, if we speak it.
+    pub(crate) fn of_interface(interface: &types::AgentInterface) -> Option<Self> {
+        jsonrpc::speaks(interface).then_some(Self::JsonRpcV1)
+    }
+
+    /// Returns the operation's name for errors and logs (the method the binding sends).
+    pub(crate) fn method(self, call: &Call<'_>) -> &'static str {
+        match self {
+            Self::JsonRpcV1 => jsonrpc::method(call),
+        }
+    }
+
+    /// Describes the request of one operation on an interface.
+    pub(crate) fn request(
+        self,
+        call: &Call<'_>,
+        url: &Url,
+        tenant: Option<&str>,
+    ) -> Result<WireRequest, A2aError> {
+        match self {
+            Self::JsonRpcV1 => jsonrpc::request(call, url, tenant),
+        }
+    }
+
+    /// Reads a success body into the operation's result, or the error it carries.
+    pub(crate) fn result(
+        self,
+        op: &Op,
+        echo: Option<&str>,
+        body: &[u8],
+    ) -> Result<Value, A2aError> {
+        match self {
+            Self::JsonRpcV1 => jsonrpc::result(op, echo, body),
+        }
+    }
+
+    /// Builds the error for a non-success HTTP status, with the structured error in its body.
+    pub(crate) fn http_error(
+        self,
+        op: &Op,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> A2aError {
+        match self {
+            Self::JsonRpcV1 => jsonrpc::http_error(op, status, headers, body),
+        }
+    }
+
+    /// Decodes one stream event into a stream item.
+    pub(crate) fn stream_item(
+        self,
+        op: &Op,
+        echo: Option<&str>,
+        event: &SseEvent,
+    ) -> Result<Raw<types::StreamResponse>, A2aError> {
+        match self {
+            Self::JsonRpcV1 => jsonrpc::stream_item(op, echo, event),
+        }
+    }
+
+    /// Reads a `SendMessage` result.
+    pub(crate) fn send_message_response(
+        self,
+        op: &Op,
+        result: Value,
+    ) -> Result<Raw<types::SendMessageResponse>, A2aError> {
+        match self {
+            Self::JsonRpcV1 => typed(op, result, normalize::send_message_response),
+        }
+    }
+
+    /// Reads a `GetTask` or `CancelTask` result.
+    pub(crate) fn task(self, op: &Op, result: Value) -> Result<Raw<types::Task>, A2aError> {
+        match self {
+            Self::JsonRpcV1 => typed(op, result, normalize::task),
+        }
+    }
+
+    /// Reads a `ListTasks` result.
+    pub(crate) fn list_page(self, op: &Op, result: Value) -> Result<ListTasksPage, A2aError> {
+        match self {
+            Self::JsonRpcV1 => v1_list_page(op, result),
+        }
+    }
+
+    /// Reads a stream result given as one plain JSON answer in place of a stream.
+    pub(crate) fn stream_response(
+        self,
+        op: &Op,
+        result: Value,
+    ) -> Result<Raw<types::StreamResponse>, A2aError> {
+        match self {
+            Self::JsonRpcV1 => typed(op, result, normalize::stream_response),
+        }
+    }
+}
+
+/// A typed value and the JSON it was read from, as received (the journal stores `raw`).
+#[derive(Debug, Clone)]
+pub struct Raw<T> {
+    /// The normalized, typed value.
+    pub value: T,
+    /// The JSON as received, before normalization.
+    pub raw: Value,
+}
+
+/// One page of `ListTasks`; tasks are parsed one by one, so one bad task costs one entry.
+#[derive(Debug)]
+pub struct ListTasksPage {
+    /// The tasks, each parsed on its own.
+    pub tasks: Vec<Result<Raw<types::Task>, A2aError>>,
+    /// The cursor of the next page; empty on the last page.
+    pub next_page_token: String,
+    /// The page size the server used.
+    pub page_size: i32,
+    /// The number of matching tasks before pagination.
+    pub total_size: i32,
+}
+
+/// Normalizes a copy of `raw` and types it, keeping `raw` as received.
+pub(crate) fn typed<T: DeserializeOwned>(
+    op: &Op,
+    raw: Value,
+    norm: fn(&mut Value),
+) -> Result<Raw<T>, A2aError> {
+    let mut value = raw.clone();
+    norm(&mut value);
+    let value = serde_json::from_value(value)
+        .map_err(|e| op.decode(DecodeKind::WrongShape, e.to_string()))?;
+    Ok(Raw { value, raw })
+}
+
+/// Reads a v1.0 `ListTasksResponse`; each task is typed on its own.
+fn v1_list_page(op: &Op, mut result: Value) -> Result<ListTasksPage, A2aError> {
+    if !result.is_object() {
+        return Err(op.decode(DecodeKind::WrongShape, "the result is not an object"));
+    }
+    normalize::list_tasks_response(&mut result);
+    let Some(Value::Array(tasks)) = result.get_mut("tasks").map(Value::take) else {
+        return Err(op.decode(DecodeKind::WrongShape, "`tasks` is not an array"));
+    };
+    let Some(Value::String(next_page_token)) = result.get_mut("nextPageToken").map(Value::take)
+    else {
+        return Err(op.decode(DecodeKind::WrongShape, "`nextPageToken` is not a string"));
+    };
+    let int = |key: &str| {
+        result
+            .get(key)
+            .and_then(Value::as_i64)
+            .and_then(|n| i32::try_from(n).ok())
+            .ok_or_else(|| op.decode(DecodeKind::WrongShape, format!("`{key}` is not an int32")))
+    };
+    let page_size = int("pageSize")?;
+    let total_size = int("totalSize")?;
+    let tasks = tasks
+        .into_iter()
+        .enumerate()
+        .map(|(i, raw)| {
+            typed(op, raw, normalize::task).map_err(|e| match e {
+                A2aError::Decode {
+                    url,
+                    method,
+                    kind,
+                    detail,
+                } => A2aError::Decode {
+                    url,
+                    method,
+                    kind,
+                    detail: format!("task {i} of the page: {detail}"),
+                },
+                other => other,
+            })
+        })
+        .collect();
+    Ok(ListTasksPage {
+        tasks,
+        next_page_token,
+        page_size,
+        total_size,
+    })
+}

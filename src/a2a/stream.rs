@@ -1,0 +1,181 @@
+//! The event stream of `SendStreamingMessage` and `SubscribeToTask`: SSE over the transport
+//! (framing in `sse.rs`), each event decoded by the endpoint's binding.
+//!
+//! Invariants: the idle timeout counts from the last *complete* line (a trickle is silence);
+//! each event is capped at `max_response_size`; a clean EOF between events is `None`, a cut
+//! mid-event is an error; the stream ends at its first error (every later `next()` is `None`).
+
+use std::fmt;
+use std::time::Duration;
+
+use reqwest::Response;
+use serde_json::Value;
+
+use super::binding::{ProtocolBinding, Raw};
+use super::error::{A2aError, DecodeKind};
+use super::sse::{SseDecoder, SseError, SseEvent};
+use super::transport::{Op, Transport, media_type};
+use super::types;
+
+/// The events of `SubscribeToTask` or `SendStreamingMessage`.
+pub struct EventStream {
+    op: Op,
+    binding: ProtocolBinding,
+    echo: Option<String>,
+    idle: Duration,
+    /// When the stream opened or last completed a line: the idle timeout counts from here, so
+    /// a stream trickling bytes that never complete a line is as silent as one sending nothing.
+    heard: tokio::time::Instant,
+    /// Lines the decoder had completed at `heard`.
+    lines: u64,
+    limit: u64,
+    resp: Option<Response>,
+    decoder: SseDecoder,
+    /// A plain JSON success answer given in place of a stream: one event.
+    single: Option<Value>,
+    done: bool,
+}
+
+impl fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventStream")
+            .field("method", &self.op.method)
+            .field("url", &self.op.url)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventStream {
+    /// Reads a successful answer to a stream request: SSE, or a plain JSON answer (usually an
+    /// error) in its place.
+    pub(crate) async fn open(
+        transport: &Transport,
+        binding: ProtocolBinding,
+        op: Op,
+        echo: Option<String>,
+        mut resp: Response,
+    ) -> Result<Self, A2aError> {
+        let cfg = transport.config();
+        let mut stream = Self {
+            decoder: SseDecoder::new(0),
+            resp: None,
+            single: None,
+            op,
+            binding,
+            echo,
+            idle: cfg.stream_idle_timeout,
+            heard: tokio::time::Instant::now(),
+            lines: 0,
+            limit: cfg.max_response_size,
+            done: false,
+        };
+        match media_type(&resp).as_str() {
+            "text/event-stream" => {
+                let cap = usize::try_from(cfg.max_response_size).unwrap_or(usize::MAX);
+                stream.decoder = SseDecoder::new(cap);
+                stream.resp = Some(resp);
+            }
+            json if json == "application/json" || json.ends_with("+json") => {
+                let body = transport.read_capped(&mut resp, &stream.op).await?;
+                let echo = stream.echo.as_deref();
+                stream.single = Some(binding.result(&stream.op, echo, &body)?);
+            }
+            other => {
+                return Err(stream.op.decode(
+                    DecodeKind::ContentType,
+                    format!("expected text/event-stream, got `{other}`"),
+                ));
+            }
+        }
+        Ok(stream)
+    }
+
+    /// Returns the next event; `None` is a clean end (the server closed between events).
+    ///
+    /// After the first error every later call returns `None`.
+    pub async fn next(&mut self) -> Option<Result<Raw<types::StreamResponse>, A2aError>> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(result) = self.single.take() {
+                self.done = true;
+                return Some(self.binding.stream_response(&self.op, result));
+            }
+            if let Some(event) = self.decoder.next_event() {
+                match self.convert(event) {
+                    None => continue,
+                    Some(Ok(event)) => return Some(Ok(event)),
+                    Some(Err(e)) => return Some(Err(self.fail(e))),
+                }
+            }
+            let Some(resp) = self.resp.as_mut() else {
+                self.done = true;
+                return None;
+            };
+            match tokio::time::timeout_at(self.heard + self.idle, resp.chunk()).await {
+                Err(_) => {
+                    let e = A2aError::StreamIdle {
+                        url: self.op.url.clone(),
+                        method: self.op.method,
+                        after: self.idle,
+                    };
+                    return Some(Err(self.fail(e)));
+                }
+                Ok(Err(e)) => {
+                    let e = self.op.transport(e, self.idle);
+                    return Some(Err(self.fail(e)));
+                }
+                Ok(Ok(None)) if self.decoder.is_mid_event() => {
+                    let e = A2aError::StreamTruncated {
+                        url: self.op.url.clone(),
+                        method: self.op.method,
+                    };
+                    return Some(Err(self.fail(e)));
+                }
+                Ok(Ok(None)) => {
+                    self.done = true;
+                    self.resp = None;
+                    return None;
+                }
+                Ok(Ok(Some(bytes))) => {
+                    self.decoder.feed(&bytes);
+                    if self.decoder.lines() != self.lines {
+                        self.lines = self.decoder.lines();
+                        self.heard = tokio::time::Instant::now();
+                    }
+                }
+            }
+        }
+    }
+
+    fn fail(&mut self, e: A2aError) -> A2aError {
+        self.done = true;
+        self.resp = None;
+        e
+    }
+
+    /// Turns one SSE event into a stream item; `None` skips an event with empty data.
+    fn convert(
+        &self,
+        event: Result<SseEvent, SseError>,
+    ) -> Option<Result<Raw<types::StreamResponse>, A2aError>> {
+        let event = match event {
+            Ok(event) => event,
+            Err(SseError::TooLarge) => return Some(Err(self.op.too_large(self.limit))),
+            Err(SseError::InvalidUtf8) => {
+                return Some(Err(self
+                    .op
+                    .decode(DecodeKind::InvalidUtf8, "an event's data is not UTF-8")));
+            }
+        };
+        if event.data.trim().is_empty() {
+            return None;
+        }
+        Some(
+            self.binding
+                .stream_item(&self.op, self.echo.as_deref(), &event),
+        )
+    }
+}
