@@ -530,3 +530,71 @@ fn under_the_default_cap_a_100_mb_answer_costs_at_most_the_cap() {
         );
     }
 }
+
+/// A status stamped decades ahead (an agent whose clock is wrong, later fixed) must not freeze
+/// the step: the real COMPLETED, stamped "earlier", still ends it and its artifact is kept.
+#[test]
+fn a_status_stamped_in_the_future_does_not_freeze_the_step() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_script(Script {
+        timestamp: Some("2099-01-01T00:00:00Z".to_owned()),
+        ..Script::default()
+    });
+    let m = delegate(&env, &h, "w/future");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    assert_eq!(attempt(&env, "w/future")["state"], "WORKING");
+
+    h.set_script(Script {
+        state: "TASK_STATE_COMPLETED".to_owned(),
+        artifact_names: vec!["result".to_owned()],
+        ..Script::default()
+    });
+    h.restyle_tasks();
+    let m = run(&env, &["reconcile"]);
+    assert_eq!(code(&m.out), 0, "{}{}", stdout(&m.out), stderr(&m.out));
+    let a = attempt(&env, "w/future");
+    assert_eq!(a["state"], "COMPLETED", "{a}");
+    assert_eq!(a["artifacts"], 1, "{a}");
+    assert_eq!(h.count("SendMessage"), 1);
+}
+
+/// A stream that repeats a status the journal ignores (stamped before the one held), then
+/// closes, again and again: ignored events are not progress, so `follow` stops when its
+/// reconnects are spent instead of reconnecting for ever.
+#[test]
+fn ignored_stream_events_do_not_keep_a_follow_reconnecting() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let m = delegate(&env, &h, "w/stale");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    // From now on every status is stamped a day before the one journaled.
+    h.set_script(Script {
+        timestamp: Some("2000-01-01T00:00:00Z".to_owned()),
+        repeat_status: true,
+        ..Script::default()
+    });
+    h.restyle_tasks();
+    let m = run(
+        &env,
+        &[
+            "--format",
+            "json",
+            "follow",
+            "w/stale",
+            "--max-reconnects",
+            "3",
+            "--until",
+            "60s",
+        ],
+    );
+    assert_eq!(code(&m.out), 3, "{}{}", stdout(&m.out), stderr(&m.out));
+    let text = stdout(&m.out);
+    let summary: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["reconnects"], 3, "{summary}");
+    assert!(
+        h.count("SubscribeToTask") <= 4,
+        "{}",
+        h.count("SubscribeToTask")
+    );
+}

@@ -83,6 +83,10 @@ pub struct Script {
     pub artifact_names: Vec<String>,
     /// Task ids are this prefix followed by a number.
     pub task_prefix: String,
+    /// The status timestamp, as sent (`None`: the current time).
+    pub timestamp: Option<String>,
+    /// A stream sends a `statusUpdate` repeating the task's status after its snapshot.
+    pub repeat_status: bool,
 }
 
 impl Default for Script {
@@ -93,6 +97,8 @@ impl Default for Script {
             status_role: "ROLE_AGENT".to_owned(),
             artifact_names: Vec::new(),
             task_prefix: "task-".to_owned(),
+            timestamp: None,
+            repeat_status: false,
         }
     }
 }
@@ -432,7 +438,8 @@ fn create_task(shared: &Shared, params: &Value) -> Value {
 }
 
 fn style_task(task: &mut Value, script: &Script) {
-    let mut status = json!({"state": script.state, "timestamp": now()});
+    let stamp = script.timestamp.clone().unwrap_or_else(now);
+    let mut status = json!({"state": script.state, "timestamp": stamp});
     if let Some(text) = &script.status_text {
         status["message"] = json!({
             "messageId": format!("m-{}", uuid::Uuid::new_v4()),
@@ -509,11 +516,14 @@ fn honest(
             ),
             task => {
                 let event = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
-                plain(
-                    StatusCode::OK,
-                    "text/event-stream",
-                    format!("data: {event}\n\n"),
-                )
+                let mut body = format!("data: {event}\n\n");
+                if shared.script.lock().unwrap().repeat_status {
+                    let update = json!({"jsonrpc": "2.0", "id": id, "result": {"statusUpdate": {
+                        "taskId": task["id"], "contextId": task["contextId"],
+                        "status": task["status"]}}});
+                    body.push_str(&format!("data: {update}\n\n"));
+                }
+                plain(StatusCode::OK, "text/event-stream", body)
             }
         },
         _ => rpc(
