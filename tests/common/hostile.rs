@@ -516,14 +516,14 @@ fn honest(
             ),
             task => {
                 let event = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
-                let mut body = format!("data: {event}\n\n");
+                let mut body = vec![format!("data: {event}\n\n")];
                 if shared.script.lock().unwrap().repeat_status {
                     let update = json!({"jsonrpc": "2.0", "id": id, "result": {"statusUpdate": {
                         "taskId": task["id"], "contextId": task["contextId"],
                         "status": task["status"]}}});
-                    body.push_str(&format!("data: {update}\n\n"));
+                    body.push(format!("data: {update}\n\n"));
                 }
-                plain(StatusCode::OK, "text/event-stream", body)
+                plain(StatusCode::OK, "text/event-stream", body.concat())
             }
         },
         _ => rpc(
