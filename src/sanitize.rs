@@ -29,10 +29,20 @@ pub fn inert(s: &str) -> String {
 }
 
 fn is_dangerous(c: char) -> bool {
-    c.is_control()
-        || matches!(c,
-            '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-            | '\u{061c}' | '\u{2028}' | '\u{2029}' | '\u{feff}')
+    c.is_control() || is_format(c) || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Returns whether `c` is a Unicode format character (general category `Cf`): invisible, and
+/// some reorder what a reader sees (bidi overrides such as U+202E, isolates, zero-width
+/// joiners, tag characters). Remote text shows them as `\u{…}`; names refuse them.
+pub fn is_format(c: char) -> bool {
+    matches!(c,
+        '\u{00ad}' | '\u{0600}'..='\u{0605}' | '\u{061c}' | '\u{06dd}' | '\u{070f}'
+        | '\u{0890}'..='\u{0891}' | '\u{08e2}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
+        | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206f}'
+        | '\u{feff}' | '\u{fff9}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}'
+        | '\u{13430}'..='\u{1343f}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}'
+        | '\u{e0001}' | '\u{e0020}'..='\u{e007f}')
 }
 
 fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
@@ -94,5 +104,10 @@ mod tests {
         assert_eq!(inert("x\u{202e}y"), "x\\u{202e}y");
         assert_eq!(inert("line1\nline2"), "line1\\u{a}line2");
         assert_eq!(inert("title\u{1b}]0;pwned\u{7}"), "title");
+        // Every format character is made visible: isolates, zero-width ones, tags.
+        assert_eq!(
+            inert("a\u{2067}b\u{200b}c\u{e0041}"),
+            "a\\u{2067}b\\u{200b}c\\u{e0041}"
+        );
     }
 }

@@ -100,3 +100,21 @@ fn a_url_shaped_journal_is_refused_and_nothing_is_created() {
     assert!(!stderr(&out).contains("secret"), "{}", stderr(&out));
     assert!(!env.path().join("postgres:").exists());
 }
+
+/// Names with invisible formatting characters (a bidi override reorders what an operator
+/// reads) are refused before anything is journaled.
+#[test]
+fn a_name_with_a_bidi_control_is_refused() {
+    let env = TestEnv::new();
+    for name in ["w/a\u{202e}b", "w\u{2067}x/s", "w/zero\u{200b}width"] {
+        let out = env.run(["delegate", name, "hi", "--agent", "http://127.0.0.1:1/"]);
+        assert_eq!(code(&out), 2, "{name:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("invisible formatting characters"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains('\u{202e}'), "printed raw");
+    }
+    assert!(!env.journal().exists(), "nothing may be journaled");
+}

@@ -521,6 +521,12 @@ pub fn check_name_part(part: &str) -> Result<(), &'static str> {
     if part.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err("a name cannot contain spaces or control characters");
     }
+    if part.chars().any(crate::sanitize::is_format) {
+        return Err(
+            "a name cannot contain invisible formatting characters (bidi controls such as \
+             U+202E, zero-width characters)",
+        );
+    }
     if part.starts_with('-') {
         return Err("a name cannot start with `-`");
     }
