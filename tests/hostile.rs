@@ -598,3 +598,34 @@ fn ignored_stream_events_do_not_keep_a_follow_reconnecting() {
         h.count("SubscribeToTask")
     );
 }
+
+/// An event whose `data:` lines keep coming but never end (no blank line): each line arrives
+/// well within the idle timeout, yet the event takes longer than `--timeout`, so the stream is
+/// cut and `follow` ends instead of hanging for ever.
+#[test]
+fn an_sse_event_that_never_ends_is_cut() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let m = delegate(&env, &h, "w/endless");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    let known = attempt(&env, "w/endless");
+    h.set_mode(Mode::SseEndlessEvent);
+    // `run` gives `--timeout 2s`: the longest one event may take (the idle timeout is 60 s).
+    let m = run(&env, &["follow", "w/endless", "--max-reconnects", "1"]);
+    assert_eq!(code(&m.out), 3, "{}\n{}", stdout(&m.out), stderr(&m.out));
+    assert!(
+        stdout(&m.out).contains("still WORKING"),
+        "{}",
+        stdout(&m.out)
+    );
+    assert_eq!(
+        settled_part(&attempt(&env, "w/endless")),
+        settled_part(&known)
+    );
+    assert_eq!(
+        events(&env, "w/endless").last().map(String::as_str),
+        Some("read-failed")
+    );
+    assert_eq!(h.count("SubscribeToTask"), 2);
+    assert_eq!(h.count("SendMessage"), 1);
+}

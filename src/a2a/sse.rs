@@ -98,6 +98,7 @@ impl SseDecoder {
     }
 
     /// Returns how many lines were completed so far, comments and blank lines included.
+    #[cfg(test)]
     pub(crate) fn lines(&self) -> u64 {
         self.lines
     }

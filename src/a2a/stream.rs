@@ -1,8 +1,9 @@
 //! The event stream of `SendStreamingMessage` and `SubscribeToTask`: SSE over the transport
 //! (framing in `sse.rs`), each event decoded by the endpoint's binding.
 //!
-//! Invariants: the idle timeout counts from the last *complete* line (a trickle is silence);
-//! each event is capped at `max_response_size`; a clean EOF between events is `None`, a cut
+//! Invariants: the idle timeout counts from the last *complete event* (a trickle of bytes, or
+//! of `data:` lines that never end the event, is silence), and one event may take at most the
+//! request timeout from its first byte to its end; each event is capped at `max_response_size`; a clean EOF between events is `None`, a cut
 //! mid-event is an error; the stream ends at its first error (every later `next()` is `None`).
 
 use std::fmt;
@@ -23,11 +24,14 @@ pub struct EventStream {
     binding: ProtocolBinding,
     echo: Option<String>,
     idle: Duration,
-    /// When the stream opened or last completed a line: the idle timeout counts from here, so
-    /// a stream trickling bytes that never complete a line is as silent as one sending nothing.
+    /// The longest one event may take, from its first byte to the blank line that ends it.
+    event_limit: Duration,
+    /// When the stream opened or last completed an event: the idle timeout counts from here,
+    /// so a stream trickling bytes or lines that never end an event is as silent as one
+    /// sending nothing.
     heard: tokio::time::Instant,
-    /// Lines the decoder had completed at `heard`.
-    lines: u64,
+    /// When the event being read began (its first byte), if one is.
+    event_began: Option<tokio::time::Instant>,
     limit: u64,
     resp: Option<Response>,
     decoder: SseDecoder,
@@ -65,8 +69,9 @@ impl EventStream {
             binding,
             echo,
             idle: cfg.stream_idle_timeout,
+            event_limit: cfg.timeout,
             heard: tokio::time::Instant::now(),
-            lines: 0,
+            event_began: None,
             limit: cfg.max_response_size,
             done: false,
         };
@@ -104,6 +109,9 @@ impl EventStream {
                 return Some(self.binding.stream_response(&self.op, result));
             }
             if let Some(event) = self.decoder.next_event() {
+                self.heard = tokio::time::Instant::now();
+                // Bytes already read past this event started the next one.
+                self.event_began = self.decoder.is_mid_event().then_some(self.heard);
                 match self.convert(event) {
                     None => continue,
                     Some(Ok(event)) => return Some(Ok(event)),
@@ -114,12 +122,19 @@ impl EventStream {
                 self.done = true;
                 return None;
             };
-            match tokio::time::timeout_at(self.heard + self.idle, resp.chunk()).await {
+            // Silence since the last event, or one event that takes too long: both are cut.
+            let (deadline, after) = match self.event_began {
+                Some(began) if began + self.event_limit < self.heard + self.idle => {
+                    (began + self.event_limit, self.event_limit)
+                }
+                _ => (self.heard + self.idle, self.idle),
+            };
+            match tokio::time::timeout_at(deadline, resp.chunk()).await {
                 Err(_) => {
                     let e = A2aError::StreamIdle {
                         url: self.op.url.clone(),
                         method: self.op.method,
-                        after: self.idle,
+                        after,
                     };
                     return Some(Err(self.fail(e)));
                 }
@@ -141,9 +156,8 @@ impl EventStream {
                 }
                 Ok(Ok(Some(bytes))) => {
                     self.decoder.feed(&bytes);
-                    if self.decoder.lines() != self.lines {
-                        self.lines = self.decoder.lines();
-                        self.heard = tokio::time::Instant::now();
+                    if self.event_began.is_none() && self.decoder.is_mid_event() {
+                        self.event_began = Some(tokio::time::Instant::now());
                     }
                 }
             }

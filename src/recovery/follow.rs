@@ -647,7 +647,6 @@ const MAX_PENDING: usize = 1024;
 
 /// An observation read and queued, waiting for its commit before it is counted and shown.
 struct Pending {
-    kind: Kind,
     source: Source,
     result: PendingResult,
 }
@@ -1026,11 +1025,7 @@ impl<R: Remote> Follower<'_, R> {
             Some(obs) => PendingResult::Queued(self.commit.submit(obs)),
             None => PendingResult::Nothing,
         };
-        self.pending.push_back(Pending {
-            kind,
-            source,
-            result,
-        });
+        self.pending.push_back(Pending { source, result });
         // A crash point armed for this event's number ends the read-ahead here: the crash
         // then finds exactly that many of this follow's events journaled.
         let number = self.events + self.pending.len() as u64;
@@ -1067,7 +1062,7 @@ impl<R: Remote> Follower<'_, R> {
             };
             unchanged |= !recorded.applied.changed();
             if end.is_none() {
-                end = self.settled(p.kind, p.source, recorded);
+                end = self.settled(p.source, recorded);
             }
         }
         // An observation that changed nothing may have found the journal already moved on by
@@ -1084,7 +1079,7 @@ impl<R: Remote> Follower<'_, R> {
     }
 
     /// Counts, shows and judges one committed observation.
-    fn settled(&mut self, kind: Kind, source: Source, recorded: Recorded) -> Option<FollowEnd> {
+    fn settled(&mut self, source: Source, recorded: Recorded) -> Option<FollowEnd> {
         let applied = recorded.applied;
         self.events += 1;
         if let Applied::Changed { to, .. } = applied {
@@ -1094,14 +1089,7 @@ impl<R: Remote> Follower<'_, R> {
         // Only an event that changed something is progress: one ignored as stale, repeated
         // or already journaled does not reset the streak (else an agent that repeats itself,
         // or stamps its statuses in the future, would keep a follow reconnecting for ever).
-        // A snapshot or a poll counts only when it moves the state: a stream that sends the
-        // snapshot and closes, again and again, is bounded by `--max-reconnects` like any
-        // other end, however fresh its timestamps.
-        let progress = match applied {
-            Applied::Changed { from, to } => kind == Kind::StreamUpdate || from != to,
-            Applied::Unchanged => false,
-        };
-        if progress {
+        if applied.changed() {
             self.streak = 0;
         }
         crash::at(Point::AfterEvent(self.events), &self.step);

@@ -51,6 +51,9 @@ pub enum Mode {
     /// `200 text/event-stream`: the task's snapshot, then an event one byte a second that
     /// never ends (never silent, never complete).
     SseTrickle,
+    /// `200 text/event-stream`: the task's snapshot, then a complete `data:` line every 200 ms
+    /// and never the blank line that would end the event.
+    SseEndlessEvent,
     /// A JSON-RPC error with this code and message.
     RpcError(i64, String),
     /// HTTP 401 whose body quotes the `Authorization` header the agent received.
@@ -327,6 +330,22 @@ fn answer(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Respo
                 StatusCode::OK,
                 "text/event-stream",
                 trickle_after(format!("data: {first}\n\n").into_bytes()),
+            )
+        }
+        Mode::SseEndlessEvent => {
+            let task = result_for(shared, "GetTask", &params, None);
+            let first = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
+            let head = futures_util::stream::iter([Ok::<_, Infallible>(Bytes::from(format!(
+                "data: {first}\n\n"
+            )))]);
+            let tail = futures_util::stream::unfold((), |()| async {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                Some((Ok::<_, Infallible>(Bytes::from_static(b"data: {\n")), ()))
+            });
+            plain(
+                StatusCode::OK,
+                "text/event-stream",
+                Body::from_stream(futures_util::StreamExt::chain(head, tail)),
             )
         }
         Mode::RpcError(code, message) => {
