@@ -30,7 +30,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -68,7 +68,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l effect -d 'The step has a side effect that `compensate` must undo and verify'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l follow -d 'Follows the task after sending, as `follow` does'
@@ -87,7 +87,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l dry-run -d 'Prints the actions it would take and changes nothing, locally or remotely'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s q -l quiet -d 'Print less (errors and data only)'
@@ -101,7 +101,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -112,7 +112,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -125,7 +125,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l dry-run -d 'Prints the actions it would take and changes nothing'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s q -l quiet -d 'Print less (errors and data only)'
@@ -142,7 +142,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -155,7 +155,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l pending -d 'Only what needs a human, each with the command that answers it'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l events -d 'Adds the event history of the named step'
@@ -169,7 +169,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l dry-run -d 'Counts what would be deleted and changes nothing'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s q -l quiet -d 'Print less (errors and data only)'
@@ -181,7 +181,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -197,7 +197,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -208,7 +208,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -219,7 +219,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -248,7 +248,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l dedup -d 'Returns the existing task for a resend with a known messageId (neither SDK does this)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l refuse-context-id -d 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
@@ -263,7 +263,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -274,7 +274,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -285,7 +285,7 @@ json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
 never\t'Never'"
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l timeout -d 'Per-request timeout; for streams the connect time and longest silence (at least 60s); also the longest wait for a busy journal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'

@@ -25,8 +25,9 @@ pub struct GlobalArgs {
     /// When to use colors (`NO_COLOR` also turns them off in `auto`).
     #[arg(long, global = true, env = env::COLOR, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
-    /// Per-request timeout; for streams the connect time and longest silence (at least 60s);
-    /// also the longest wait for a busy journal.
+    /// Per-request timeout; for streams the connect time, the longest wait for the next
+    /// complete event (at least 60s) and the longest one event may take; also the longest
+    /// wait for a busy journal.
     #[arg(long, global = true, env = env::TIMEOUT, value_name = "DURATION", default_value = "30s",
           value_parser = parse_duration)]
     pub timeout: Duration,
