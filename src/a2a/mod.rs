@@ -11,6 +11,7 @@
 //! - `sse`: the pure Server-Sent Events decoder.
 //! - [`error`]: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
 //! - [`backoff`]: full-jitter backoff and the retry loop for reads.
+//! - [`task`]: [`TaskView`], [`ArtifactUpdate`]: a task's state and artifacts read from its raw JSON.
 //!
 //! Invariants: credentials go only to the card's origin (unless allowed cross-origin) and are
 //! never logged or put into an error; every URL in a log line or error is redacted; every body
@@ -22,6 +23,7 @@ pub mod client;
 pub mod error;
 pub(crate) mod normalize;
 pub(crate) mod sse;
+pub mod task;
 
 #[cfg(test)]
 mod tests;
@@ -36,3 +38,7 @@ pub use client::{
     USER_AGENT,
 };
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
+pub use task::{
+    ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,
+    history_holds, message_text, parse_timestamp, parts_text,
+};

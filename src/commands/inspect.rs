@@ -17,13 +17,14 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde_json::{Value, json};
 
+use crate::a2a::message_text;
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
     self, AttemptId, AttemptResolution, AttemptRow, AttemptState, EffectState, Event,
-    InspectFilter, Target, message_text,
+    InspectFilter, Target,
 };
 use crate::sanitize::inert;
 

@@ -47,6 +47,7 @@ pub use operator::{AttemptResolution, Decided, Decision};
 pub use prune::{PRUNE_BATCH, Storage};
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 
+use crate::a2a::{ArtifactUpdate, ArtifactView, TaskView, message_text};
 use crate::clock::{Clock, SystemClock};
 use queries::NewEvent;
 

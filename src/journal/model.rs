@@ -16,6 +16,8 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use crate::a2a::{RemoteState, TaskView, message_text, parse_timestamp, parts_text};
+
 /// The state of one attempt (DESIGN.md §1, "Attempt states").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AttemptState {
@@ -120,6 +122,21 @@ impl AttemptState {
         )
     }
 
+    /// Returns the attempt state a remote state puts an attempt in.
+    pub const fn from_remote(state: RemoteState) -> Self {
+        match state {
+            RemoteState::Submitted => Self::Submitted,
+            RemoteState::Working => Self::Working,
+            RemoteState::InputRequired => Self::InputRequired,
+            RemoteState::AuthRequired => Self::AuthRequired,
+            RemoteState::Completed => Self::Completed,
+            RemoteState::Failed => Self::Failed,
+            RemoteState::Canceled => Self::Canceled,
+            RemoteState::Rejected => Self::Rejected,
+            RemoteState::Unknown => Self::Unknown,
+        }
+    }
+
     /// Parses a state as an operator types it: case-insensitive, `-` and `_` alike, with or
     /// without the `TASK_STATE_` prefix.
     pub fn parse_loose(s: &str) -> Option<Self> {
@@ -156,84 +173,6 @@ impl FromStr for AttemptState {
                 kind: "attempt state",
                 value: s.to_owned(),
             })
-    }
-}
-
-/// A state as a remote agent reports it (the `TaskState` of A2A, without the prefix).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RemoteState {
-    /// `TASK_STATE_SUBMITTED`.
-    Submitted,
-    /// `TASK_STATE_WORKING`.
-    Working,
-    /// `TASK_STATE_INPUT_REQUIRED`.
-    InputRequired,
-    /// `TASK_STATE_AUTH_REQUIRED`.
-    AuthRequired,
-    /// `TASK_STATE_COMPLETED`.
-    Completed,
-    /// `TASK_STATE_FAILED`.
-    Failed,
-    /// `TASK_STATE_CANCELED`.
-    Canceled,
-    /// `TASK_STATE_REJECTED`.
-    Rejected,
-    /// `TASK_STATE_UNSPECIFIED`, a missing state, or any spelling we do not know.
-    Unknown,
-}
-
-impl RemoteState {
-    /// Every remote state.
-    pub const ALL: [Self; 9] = [
-        Self::Submitted,
-        Self::Working,
-        Self::InputRequired,
-        Self::AuthRequired,
-        Self::Completed,
-        Self::Failed,
-        Self::Canceled,
-        Self::Rejected,
-        Self::Unknown,
-    ];
-
-    /// Reads a wire name (`TASK_STATE_WORKING`); anything else is [`RemoteState::Unknown`].
-    pub fn from_wire(s: &str) -> Self {
-        match s {
-            "TASK_STATE_SUBMITTED" => Self::Submitted,
-            "TASK_STATE_WORKING" => Self::Working,
-            "TASK_STATE_INPUT_REQUIRED" => Self::InputRequired,
-            "TASK_STATE_AUTH_REQUIRED" => Self::AuthRequired,
-            "TASK_STATE_COMPLETED" => Self::Completed,
-            "TASK_STATE_FAILED" => Self::Failed,
-            "TASK_STATE_CANCELED" => Self::Canceled,
-            "TASK_STATE_REJECTED" => Self::Rejected,
-            _ => Self::Unknown,
-        }
-    }
-
-    /// Returns the attempt state this remote state puts an attempt in.
-    pub const fn attempt_state(self) -> AttemptState {
-        match self {
-            Self::Submitted => AttemptState::Submitted,
-            Self::Working => AttemptState::Working,
-            Self::InputRequired => AttemptState::InputRequired,
-            Self::AuthRequired => AttemptState::AuthRequired,
-            Self::Completed => AttemptState::Completed,
-            Self::Failed => AttemptState::Failed,
-            Self::Canceled => AttemptState::Canceled,
-            Self::Rejected => AttemptState::Rejected,
-            Self::Unknown => AttemptState::Unknown,
-        }
-    }
-
-    /// Returns whether the task can no longer change (COMPLETED, FAILED, CANCELED, REJECTED).
-    pub const fn is_terminal(self) -> bool {
-        self.attempt_state().is_terminal()
-    }
-
-    /// Returns whether the task waits for us (INPUT_REQUIRED, AUTH_REQUIRED).
-    pub const fn is_interrupted(self) -> bool {
-        matches!(self, Self::InputRequired | Self::AuthRequired)
     }
 }
 
@@ -703,7 +642,9 @@ pub fn transition(
     let to = |s: AttemptState| if s == from { None } else { Some(s) };
     Ok(match (from, *obs) {
         // Nothing sent or nothing known yet: the first conclusive observation decides.
-        (S::Intent | S::Uncertain, O::Remote { state, .. }) => Some(state.attempt_state()),
+        (S::Intent | S::Uncertain, O::Remote { state, .. }) => {
+            Some(AttemptState::from_remote(state))
+        }
         (S::Intent | S::Uncertain, O::TaskCreated) => Some(S::Sent),
         (S::Intent | S::Uncertain, O::DirectReply) => Some(S::Replied),
         (S::Intent | S::Uncertain, O::Refused) => Some(S::Refused),
@@ -726,7 +667,7 @@ pub fn transition(
             if freshness == Freshness::Older {
                 None
             } else {
-                to(state.attempt_state())
+                to(AttemptState::from_remote(state))
             }
         }
         (
@@ -954,6 +895,25 @@ impl Attempt {
     /// Returns the text of the pending question (its text parts joined), if any.
     pub fn question_text(&self) -> Option<String> {
         self.pending_question.as_ref().map(message_text)
+    }
+
+    /// Returns whether applying `view` to this attempt would certainly change nothing (the same
+    /// task, context, state, state spelling and status timestamp, no artifacts, no pending
+    /// question held): a pass need not journal it. `false` when unsure; the journal then decides.
+    pub fn unchanged_by(&self, view: &TaskView) -> bool {
+        self.task_id.as_deref() == Some(view.task_id.as_str())
+            && self.state.has_task()
+            && !self.state.is_terminal()
+            && !view.state.is_interrupted()
+            && self.state == AttemptState::from_remote(view.state)
+            && self.remote_state.as_deref() == Some(view.remote_state.as_str())
+            && self.status_timestamp.as_deref() == view.timestamp.as_ref().map(|t| t.text.as_str())
+            && view
+                .context_id
+                .as_ref()
+                .is_none_or(|c| self.context_id.as_ref() == Some(c))
+            && view.artifacts.as_ref().is_none_or(Vec::is_empty)
+            && self.pending_question.is_none()
     }
 }
 
@@ -1249,34 +1209,6 @@ pub struct InspectPage {
     pub total: u64,
 }
 
-// ---------------------------------------------------------------------------------------------
-// Remote views: what an observation carries, built from the raw JSON an agent sent
-// ---------------------------------------------------------------------------------------------
-
-/// A remote status timestamp: the text as sent and its parsed value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StatusTimestamp {
-    /// As the agent sent it (full precision).
-    pub text: String,
-    /// Parsed.
-    pub at: DateTime<Utc>,
-}
-
-/// An artifact as seen in a task snapshot or an artifact update.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArtifactView {
-    /// Its id (unique within the task).
-    pub artifact_id: String,
-    /// Its name.
-    pub name: Option<String>,
-    /// Its description.
-    pub description: Option<String>,
-    /// Its parts (JSON array, as received).
-    pub parts: Value,
-    /// Its metadata.
-    pub metadata: Option<Value>,
-}
-
 /// Where an observation came from (recorded in events).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
@@ -1305,209 +1237,6 @@ impl Source {
     }
 }
 
-/// A remote task's state at one moment, as an observation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TaskView {
-    /// The task id.
-    pub task_id: String,
-    /// The context id (`None` when absent or empty).
-    pub context_id: Option<String>,
-    /// The state.
-    pub state: RemoteState,
-    /// The state name as sent.
-    pub remote_state: String,
-    /// The status timestamp.
-    pub timestamp: Option<StatusTimestamp>,
-    /// The status message (JSON), e.g. the question of INPUT_REQUIRED.
-    pub status_message: Option<Value>,
-    /// The artifacts; `None` when the snapshot does not include them (ListTasks).
-    pub artifacts: Option<Vec<ArtifactView>>,
-    /// The raw JSON of the task (`None` for a stream status update).
-    pub raw_json: Option<String>,
-}
-
-/// A remote value that is not a usable Task.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not a task: {0}")]
-pub struct ViewError(pub String);
-
-fn non_empty_str(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-}
-
-/// Parses an RFC 3339 timestamp at any precision.
-pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
-}
-
-fn status_parts(
-    status: Option<&Value>,
-) -> (RemoteState, String, Option<StatusTimestamp>, Option<Value>) {
-    let remote_state = status
-        .and_then(|s| s.get("state"))
-        .map(|s| match s {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .unwrap_or_default();
-    let timestamp = status
-        .and_then(|s| s.get("timestamp"))
-        .and_then(Value::as_str)
-        .and_then(|text| {
-            parse_timestamp(text).map(|at| StatusTimestamp {
-                text: text.to_owned(),
-                at,
-            })
-        });
-    let message = status
-        .and_then(|s| s.get("message"))
-        .filter(|m| m.is_object())
-        .cloned();
-    (
-        RemoteState::from_wire(&remote_state),
-        remote_state,
-        timestamp,
-        message,
-    )
-}
-
-/// Reads one artifact object.
-pub fn artifact_view(v: &Value) -> Option<ArtifactView> {
-    let artifact_id = v.get("artifactId")?.as_str()?.to_owned();
-    Some(ArtifactView {
-        artifact_id,
-        name: non_empty_str(v.get("name")),
-        description: non_empty_str(v.get("description")),
-        parts: v
-            .get("parts")
-            .filter(|p| p.is_array())
-            .cloned()
-            .unwrap_or_else(|| Value::Array(Vec::new())),
-        metadata: v.get("metadata").filter(|m| m.is_object()).cloned(),
-    })
-}
-
-impl TaskView {
-    /// Returns whether applying this view to `held` would certainly change nothing (the same
-    /// task, context, state, state spelling and status timestamp, no artifacts, no pending
-    /// question held): a pass need not journal it. `false` when unsure; the journal then decides.
-    pub fn changes_nothing_for(&self, held: &Attempt) -> bool {
-        held.task_id.as_deref() == Some(self.task_id.as_str())
-            && held.state.has_task()
-            && !held.state.is_terminal()
-            && !self.state.is_interrupted()
-            && held.state == self.state.attempt_state()
-            && held.remote_state.as_deref() == Some(self.remote_state.as_str())
-            && held.status_timestamp.as_deref() == self.timestamp.as_ref().map(|t| t.text.as_str())
-            && self
-                .context_id
-                .as_ref()
-                .is_none_or(|c| held.context_id.as_ref() == Some(c))
-            && self.artifacts.as_ref().is_none_or(Vec::is_empty)
-            && held.pending_question.is_none()
-    }
-
-    /// Builds a view from a Task's raw JSON (the bytes the agent sent for that task).
-    ///
-    /// Works from the raw JSON rather than the typed value so that unknown state spellings
-    /// and unknown fields survive into the journal.
-    pub fn from_raw(raw: &str) -> Result<Self, ViewError> {
-        let value: Value = serde_json::from_str(raw).map_err(|e| ViewError(e.to_string()))?;
-        Self::from_value(&value, raw.to_owned())
-    }
-
-    /// Builds a view from a Task's JSON value and its raw text.
-    pub fn from_value(value: &Value, raw: String) -> Result<Self, ViewError> {
-        let task_id = non_empty_str(value.get("id"))
-            .ok_or_else(|| ViewError("the task has no `id`".to_owned()))?;
-        let (state, remote_state, timestamp, status_message) = status_parts(value.get("status"));
-        let artifacts = value
-            .get("artifacts")
-            .and_then(Value::as_array)
-            .map(|list| list.iter().filter_map(artifact_view).collect());
-        Ok(Self {
-            task_id,
-            context_id: non_empty_str(value.get("contextId")),
-            state,
-            remote_state,
-            timestamp,
-            status_message,
-            artifacts,
-            raw_json: Some(raw),
-        })
-    }
-
-    /// Builds a view from a stream `statusUpdate` object (`taskId`, `contextId`, `status`).
-    pub fn from_status_update(value: &Value) -> Result<Self, ViewError> {
-        let task_id = non_empty_str(value.get("taskId"))
-            .ok_or_else(|| ViewError("the status update has no `taskId`".to_owned()))?;
-        let (state, remote_state, timestamp, status_message) = status_parts(value.get("status"));
-        Ok(Self {
-            task_id,
-            context_id: non_empty_str(value.get("contextId")),
-            state,
-            remote_state,
-            timestamp,
-            status_message,
-            artifacts: None,
-            raw_json: None,
-        })
-    }
-
-    /// Returns whether `message_id` appears in the task's `history` (raw JSON).
-    pub fn history_holds(&self, message_id: &str) -> bool {
-        self.raw_json
-            .as_deref()
-            .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
-            .is_some_and(|v| history_holds(&v, message_id))
-    }
-}
-
-/// Returns whether a Task JSON value's `history` holds a message with `message_id`.
-pub fn history_holds(task: &Value, message_id: &str) -> bool {
-    task.get("history")
-        .and_then(Value::as_array)
-        .is_some_and(|h| {
-            h.iter()
-                .any(|m| m.get("messageId").and_then(Value::as_str) == Some(message_id))
-        })
-}
-
-/// An artifact update from a stream (`artifactUpdate`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ArtifactUpdate {
-    /// The task it belongs to.
-    pub task_id: String,
-    /// The artifact (for an append, the parts to add).
-    pub artifact: ArtifactView,
-    /// Add these parts to the artifact held, instead of replacing it.
-    pub append: bool,
-    /// The final chunk of this artifact.
-    pub last_chunk: bool,
-}
-
-impl ArtifactUpdate {
-    /// Reads a stream `artifactUpdate` object.
-    pub fn from_value(value: &Value) -> Result<Self, ViewError> {
-        let task_id = non_empty_str(value.get("taskId"))
-            .ok_or_else(|| ViewError("the artifact update has no `taskId`".to_owned()))?;
-        let artifact = value
-            .get("artifact")
-            .and_then(artifact_view)
-            .ok_or_else(|| ViewError("the artifact update has no artifact".to_owned()))?;
-        Ok(Self {
-            task_id,
-            artifact,
-            append: value.get("append").and_then(Value::as_bool) == Some(true),
-            last_chunk: value.get("lastChunk").and_then(Value::as_bool) == Some(true),
-        })
-    }
-}
-
 /// A journaled artifact.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Artifact {
@@ -1530,24 +1259,6 @@ impl Artifact {
     pub fn text(&self) -> String {
         parts_text(&self.parts)
     }
-}
-
-/// Joins the text parts of a JSON array of parts.
-pub fn parts_text(parts: &Value) -> String {
-    parts
-        .as_array()
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<Vec<_>>()
-                .join("")
-        })
-        .unwrap_or_default()
-}
-
-/// Returns a Message JSON value's text parts joined.
-pub fn message_text(message: &Value) -> String {
-    message.get("parts").map(parts_text).unwrap_or_default()
 }
 
 /// What a change did: the state before and after (equal when only data changed).
@@ -1584,7 +1295,7 @@ mod tests {
         );
         match obs {
             Observation::Remote { state, freshness } => {
-                let target = state.attempt_state();
+                let target = AttemptState::from_remote(state);
                 if matches!(from, S::Intent | S::Uncertain) {
                     Ok(Some(target))
                 } else if remote_live || from == S::Lost {
@@ -1699,7 +1410,10 @@ mod tests {
                 state,
                 freshness: Freshness::Unknown,
             };
-            assert_eq!(transition(i, &obs), Ok(Some(state.attempt_state())));
+            assert_eq!(
+                transition(i, &obs),
+                Ok(Some(AttemptState::from_remote(state)))
+            );
         }
     }
 
@@ -1801,42 +1515,5 @@ mod tests {
             Target::parse("trip-42/car").unwrap(),
             Target::Step(StepName::from_parts("trip-42", "car"))
         );
-    }
-
-    #[test]
-    fn task_view_reads_raw_json_at_full_precision() {
-        let raw = r#"{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_INPUT_REQUIRED",
-            "message":{"messageId":"m-2","role":"ROLE_AGENT","parts":[{"text":"two rooms "},{"text":"or one?"}]},
-            "timestamp":"2026-03-12T10:00:00.123456789Z"},
-            "artifacts":[{"artifactId":"a-1","name":"report","parts":[{"text":"x"}]}],
-            "history":[{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hi"}]}]}"#;
-        let v = TaskView::from_raw(raw).unwrap();
-        assert_eq!(v.task_id, "t-1");
-        assert_eq!(v.context_id.as_deref(), Some("c-1"));
-        assert_eq!(v.state, RemoteState::InputRequired);
-        assert_eq!(
-            v.timestamp.as_ref().unwrap().text,
-            "2026-03-12T10:00:00.123456789Z"
-        );
-        assert_eq!(
-            v.timestamp.as_ref().unwrap().at.timestamp_subsec_nanos(),
-            123_456_789
-        );
-        assert_eq!(
-            message_text(v.status_message.as_ref().unwrap()),
-            "two rooms or one?"
-        );
-        assert_eq!(v.artifacts.as_ref().unwrap().len(), 1);
-        assert!(v.history_holds("m-1"));
-        assert!(!v.history_holds("m-2"));
-
-        let odd =
-            TaskView::from_raw(r#"{"id":"t","contextId":"","status":{"state":"UNRECOGNIZED"}}"#)
-                .unwrap();
-        assert_eq!(odd.state, RemoteState::Unknown);
-        assert_eq!(odd.remote_state, "UNRECOGNIZED");
-        assert_eq!(odd.context_id, None);
-        assert_eq!(odd.artifacts, None);
-        assert!(TaskView::from_raw(r#"{"status":{}}"#).is_err());
     }
 }

@@ -322,7 +322,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::journal::{IntentOutcome, NewIntent, Source, StepName, StepSpec, TaskView};
+    use crate::a2a::TaskView;
+    use crate::journal::{IntentOutcome, NewIntent, Source, StepName, StepSpec};
 
     const AGENT: &str = "http://127.0.0.1:9/.well-known/agent-card.json";
 

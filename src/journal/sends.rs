@@ -15,8 +15,9 @@ use rusqlite::Connection;
 
 use super::{
     Attempt, AttemptId, AttemptState, Endpoint, FailureKind, Journal, JournalError, Lease, Source,
-    TaskView, Wanted, host_name, other_holder, queries, view_artifact_ids,
+    Wanted, host_name, other_holder, queries, view_artifact_ids,
 };
+use crate::a2a::TaskView;
 
 /// What claiming one attempt of a batch found.
 #[derive(Debug, Clone, PartialEq)]

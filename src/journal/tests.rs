@@ -854,7 +854,7 @@ fn a_view_that_changes_nothing_is_one_the_journal_would_not_write() {
         "2026-11-30T01:00:00.000001Z",
     ));
     // Before the task is known, and on the first sight of it, there is something to write.
-    assert!(!working.changes_nothing_for(&j.attempt(a.id).unwrap()));
+    assert!(!j.attempt(a.id).unwrap().unchanged_by(&working));
     j.apply_task(a.id, &working, Source::GetTask).unwrap();
     let held = j.attempt(a.id).unwrap();
     let newer = view(&task_json(
@@ -881,7 +881,7 @@ fn a_view_that_changes_nothing_is_one_the_journal_would_not_write() {
         (&done, false),
         (&with_artifact, false),
     ] {
-        assert_eq!(v.changes_nothing_for(&held), nothing, "{v:?}");
+        assert_eq!(held.unchanged_by(v), nothing, "{v:?}");
         // Whenever the view says so, the journal agrees (the converse need not hold).
         if nothing {
             let events = j.event_count().unwrap();

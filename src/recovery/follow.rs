@@ -66,10 +66,11 @@ use tokio::time::Instant;
 
 use crate::a2a::types;
 use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, full_jitter, origin_of};
+use crate::a2a::{ArtifactUpdate, TaskView};
 use crate::crash::{self, Point};
 use crate::journal::{
-    Applied, ArtifactUpdate, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal,
-    JournalError, Lease, Recorded, Source, StepName, StreamObservation, TaskView,
+    Applied, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError, Lease,
+    Recorded, Source, StepName, StreamObservation,
 };
 
 /// Reconnects allowed in a row without an event in between (`--max-reconnects`).

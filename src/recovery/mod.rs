@@ -46,12 +46,13 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, retry_read};
+use crate::a2a::{TaskView, history_holds};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
     Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind, Journal, JournalError,
     NewAttempt, PassCursor, Reply, ReplyState, SendOutcome, SendRecord, Source, StepRecord,
-    StepSpec, TaskView, history_holds,
+    StepSpec,
 };
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
 use crate::recovery::send::{Claimed, Mode, Outgoing, ReplySent, Sender, Sent};
@@ -916,7 +917,7 @@ impl<'a> Pass<'a> {
                 // The raw JSON is serialized only for a view that will be journaled.
                 let mut view = TaskView::from_value(&task.raw, String::new())
                     .context("the agent's task has no id")?;
-                let unchanged = view.changes_nothing_for(a);
+                let unchanged = a.unchanged_by(&view);
                 if !unchanged {
                     view.raw_json = Some(task.raw.to_string());
                 }
@@ -931,7 +932,7 @@ impl<'a> Pass<'a> {
                     // Still running: group-committed with others (re-read next pass anyway);
                     // nothing at all when it is the row as held (a cron pass over unchanged
                     // work neither writes nor reads the attempt again).
-                    let seen = view.state.attempt_state();
+                    let seen = AttemptState::from_remote(view.state);
                     if !unchanged {
                         self.batch.borrow_mut().push((a.id, view));
                     }
@@ -1345,7 +1346,7 @@ impl<'a> Pass<'a> {
             Ok(task) => {
                 let view = TaskView::from_value(&task.raw, task.raw.to_string())
                     .context("the agent's task has no id")?;
-                let seen = view.state.attempt_state();
+                let seen = AttemptState::from_remote(view.state);
                 let mut seen_row = row.clone();
                 seen_row.attempt.state = seen;
                 let mut x = Self::action(
