@@ -1098,7 +1098,7 @@ fn pending_in_sql_agrees_with_remedy() {
     let all = j.inspect(&InspectFilter::default()).unwrap().rows;
     let by_remedy: Vec<String> = all
         .iter()
-        .filter(|r| r.remedy().is_some())
+        .filter(|r| r.remedy_kind().is_some())
         .map(|r| r.step.step.clone())
         .collect();
     let pending: Vec<String> = j

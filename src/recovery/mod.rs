@@ -32,6 +32,7 @@ pub mod lock;
 pub mod lookup;
 pub mod plan;
 pub mod registry;
+pub mod remedy;
 pub mod send;
 pub mod verify;
 
@@ -57,6 +58,7 @@ use crate::journal::{
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
 use crate::recovery::send::{Claimed, Mode, Outgoing, ReplySent, Sender, Sent};
 use crate::sanitize::inert;
+use remedy::Remedy;
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;
@@ -1465,7 +1467,7 @@ fn failure_code(e: &A2aError) -> u8 {
 /// Returns what is wrong (with the question or reason) and the command that answers it, for a
 /// row a human must act on.
 fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
-    let remedy = row.remedy()?;
+    let remedy = Remedy::of(row)?;
     let mut what = remedy.what().to_owned();
     if let Some(q) = row.attempt.question_text() {
         what = format!("{what}: \"{}\"", inert(&q));

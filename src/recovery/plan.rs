@@ -158,7 +158,7 @@ pub fn code_of(row: &AttemptRow) -> u8 {
     {
         return exit::OK;
     }
-    if row.remedy().is_some() {
+    if row.remedy_kind().is_some() {
         return exit::NEEDS_HUMAN;
     }
     let a = &row.attempt;
