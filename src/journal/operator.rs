@@ -35,6 +35,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use super::queries::{self, NewEvent};
+use super::sqlite::{SqlResult, Tx};
 use super::{Journal, JournalError, NewAttempt};
 use crate::journal::model::{
     Attempt, AttemptId, AttemptState, Observation, Resolution, StepId, Target, WorkflowState,
@@ -272,10 +273,7 @@ impl Journal {
     }
 
     /// Returns the attempt and its step when a send without a look is approved for it.
-    fn approved(
-        conn: &rusqlite::Connection,
-        id: AttemptId,
-    ) -> rusqlite::Result<Option<(Attempt, StepId)>> {
+    fn approved(conn: &Tx, id: AttemptId) -> SqlResult<Option<(Attempt, StepId)>> {
         let Some(held) = queries::attempt_by_id(conn, id)? else {
             return Ok(None);
         };

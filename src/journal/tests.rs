@@ -4,10 +4,13 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use rusqlite::{Connection, TransactionBehavior};
 
 use super::*;
+use crate::a2a::ArtifactView;
 use crate::clock::FixedClock;
 
 const T: Duration = Duration::from_secs(10);
@@ -80,7 +83,7 @@ fn open_creates_private_files_and_sets_pragmas() {
         0o600
     );
     {
-        let c = j.lock();
+        let c = j.store.lock();
         let mode: String = c
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
@@ -212,7 +215,8 @@ fn a_newer_journal_opens_read_only() {
     {
         let j = Journal::open(&path, T).unwrap();
         created(&j, "trip/hotel");
-        j.lock()
+        j.store
+            .lock()
             .pragma_update(None, "user_version", migrate::LATEST + 1)
             .unwrap();
     }
@@ -1240,7 +1244,7 @@ fn leases_are_claimed_renewed_and_broken() {
 
     let set = |pid: u32, host: &str, expires: DateTime<Utc>| {
         queries::set_lease(
-            &j.lock(),
+            &j.store.lock(),
             a.id,
             Some(&Lease {
                 pid,
@@ -1297,7 +1301,7 @@ fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_lea
         host: host_name(),
         expires_at: j.clock.now() + chrono::Duration::minutes(5),
     };
-    queries::set_lease(&j.lock(), held.id, Some(&other)).unwrap();
+    queries::set_lease(&j.store.lock(), held.id, Some(&other)).unwrap();
     j.record_refusal(settled.id, "no").unwrap();
     let endpoint = Endpoint {
         interface_url: "http://127.0.0.1:9/".into(),
