@@ -24,9 +24,10 @@ use std::cell::Cell;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::time::{Duration, Instant};
 
+use a2a_recover::a2a::TaskView;
 use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, types};
 use a2a_recover::journal::{
-    Attempt, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec, TaskView,
+    Attempt, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec,
 };
 use a2a_recover::recovery::follow::{
     FollowOptions, FollowTarget, Progress, follow_attempt, follow_many,

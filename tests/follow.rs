@@ -11,10 +11,10 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
+use a2a_recover::a2a::TaskView;
 use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, types};
 use a2a_recover::journal::{
     self, Attempt, AttemptState, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec,
-    TaskView,
 };
 use a2a_recover::recovery::follow::{
     FollowEnd, FollowOptions, FollowTarget, Progress, follow_many,

@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
+use a2a_recover::a2a::TaskView;
 use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, types};
 use a2a_recover::journal::{
     self, Attempt, AttemptState, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec,
-    TaskView,
 };
 use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
 use serde_json::Value;

@@ -6,9 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use a2a_recover::a2a::TaskView;
 use a2a_recover::clock::FixedClock;
 use a2a_recover::journal::{
-    Attempt, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec, TaskView,
+    Attempt, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec,
 };
 use chrono::{DateTime, Utc};
 use serde_json::Value;

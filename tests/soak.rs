@@ -931,7 +931,7 @@ impl Soak {
             .map(|r| {
                 let (id, parts) = r.unwrap();
                 let parts: Value = serde_json::from_str(&parts).unwrap();
-                (id, a2a_recover::journal::parts_text(&parts))
+                (id, a2a_recover::a2a::parts_text(&parts))
             })
             .collect()
     }

@@ -13,8 +13,9 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
+use a2a_recover::a2a::TaskView;
 use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding};
-use a2a_recover::journal::{Journal, Source, StepName, TaskView};
+use a2a_recover::journal::{Journal, Source, StepName};
 use a2a_recover::recovery::follow::{
     FollowOptions, FollowTarget, Progress, follow_attempt, follow_many,
 };

@@ -14,7 +14,8 @@
 
 use std::time::Duration;
 
-use a2a_recover::journal::{AttemptId, Journal, Source, TaskView};
+use a2a_recover::a2a::TaskView;
+use a2a_recover::journal::{AttemptId, Journal, Source};
 use anyhow::bail;
 use serde_json::json;
 

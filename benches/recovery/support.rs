@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use a2a_recover::a2a::TaskView;
 use a2a_recover::journal::{
-    AttemptId, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec, TaskView,
+    AttemptId, IntentOutcome, Journal, NewIntent, Source, StepName, StepSpec,
 };
 use anyhow::{Context as _, bail};
 use futures_util::StreamExt as _;

@@ -17,6 +17,7 @@
 //! - `normalize`: the JSON pass that lets `a2a-lf` read what real servers send.
 //! - `error`: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
 //! - `backoff`: full-jitter backoff and the retry loop for reads ([`retry_read`]).
+//! - `task`: [`TaskView`], [`ArtifactUpdate`]: a task's state and artifacts read from its raw JSON.
 //!
 //! Invariants: credentials go only to the card's origin (unless allowed cross-origin) and are
 //! never logged or put into an error; every URL in a log line or error is redacted; every body
@@ -33,6 +34,7 @@ mod jsonrpc;
 mod normalize;
 mod sse;
 mod stream;
+mod task;
 mod transport;
 
 #[cfg(test)]
@@ -48,4 +50,8 @@ pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, origin_of, redact_url};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
 pub use stream::EventStream;
+pub use task::{
+    ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,
+    history_holds, message_text, parse_timestamp, parts_text,
+};
 pub use transport::{A2A_VERSION, ClientConfig, USER_AGENT};

@@ -27,6 +27,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use crate::a2a::TaskView;
 use crate::a2a::{A2aClient, A2aError, redact_url};
 use crate::clock::rfc3339;
 use crate::context::Context;
@@ -35,7 +36,7 @@ use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
     Applied, Attempt, AttemptId, AttemptState, Event, FailureKind, Journal, Source, StepName,
-    StepRecord, TaskView,
+    StepRecord,
 };
 use crate::output::BrokenPipe;
 use crate::recovery::follow::{

@@ -17,14 +17,16 @@ use chrono::{DateTime, Utc};
 use clap::Args;
 use serde_json::{Value, json};
 
+use crate::a2a::message_text;
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
     self, AttemptId, AttemptResolution, AttemptRow, AttemptState, EffectState, Event,
-    InspectFilter, Target, message_text,
+    InspectFilter, Target,
 };
+use crate::recovery::remedy::Remedy;
 use crate::sanitize::inert;
 
 /// Rows shown in a table when `--limit` is not given.
@@ -277,7 +279,11 @@ fn attempts_table(
             cells.push(chain.resolution_cell(row));
         }
         if pending {
-            cells.push(row.remedy().map(|r| r.command_line()).unwrap_or_default());
+            cells.push(
+                Remedy::of(row)
+                    .map(|r| r.command_line())
+                    .unwrap_or_default(),
+            );
         }
         table.add_row(cells);
     }
@@ -410,7 +416,7 @@ impl Chain {
 /// The `attempt` record (DESIGN.md §3), camelCase; remote text kept as data.
 pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
     let a = &row.attempt;
-    let remedy = row.remedy().map(
+    let remedy = Remedy::of(row).map(
         |r| json!({"what": r.what(), "command": r.command(), "alternatives": r.alternatives()}),
     );
     json!({

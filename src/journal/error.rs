@@ -252,49 +252,6 @@ impl JournalError {
                 | Self::WorkflowClosed { .. }
         )
     }
-
-    /// Wraps an SQLite error, turning "busy" and "corrupt" into their own variants; the rest
-    /// becomes an opaque [`JournalError::Storage`].
-    pub(crate) fn sqlite(
-        action: &'static str,
-        path: &std::path::Path,
-        busy_timeout: std::time::Duration,
-        source: rusqlite::Error,
-    ) -> Self {
-        match source.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
-                Self::Busy {
-                    path: path.to_path_buf(),
-                    waited: busy_timeout,
-                }
-            }
-            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
-                Self::Corrupt {
-                    path: path.to_path_buf(),
-                    detail: source.to_string(),
-                }
-            }
-            code => Self::Storage {
-                action,
-                hint: match code {
-                    Some(rusqlite::ErrorCode::DiskFull) => {
-                        Some("the disk is full; free some space and run again")
-                    }
-                    Some(rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen) => {
-                        Some("check the permissions of the journal and its directory")
-                    }
-                    Some(rusqlite::ErrorCode::SystemIoFailure) => Some(
-                        "the journal's file system failed a read or write: check that it has \
-                         space (`df`), is mounted writable and healthy (`dmesg`), and that no \
-                         file-size limit applies (`ulimit -f`); nothing half-written was kept, \
-                         so run again once it is fixed",
-                    ),
-                    _ => None,
-                },
-                source: Box::new(source),
-            },
-        }
-    }
 }
 
 /// What to do instead of a decision that does not apply.

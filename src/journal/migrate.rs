@@ -6,8 +6,6 @@
 //! A released migration is history: it is never edited (a checksum test enforces it); a change
 //! is a new file. A journal newer than [`LATEST`] is never migrated: it is opened read-only.
 
-use rusqlite::{Connection, TransactionBehavior};
-
 /// One embedded migration.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Migration {
@@ -43,25 +41,6 @@ pub const LATEST: i64 = MIGRATIONS.len() as i64;
 
 /// The `application_id` of an a2a-recover journal ('A2AR'), set by migration 1.
 pub const APPLICATION_ID: i64 = 0x4132_4152;
-
-/// Brings the journal up to [`LATEST`]; returns the version it had.
-///
-/// Re-reads `user_version` inside the write transaction, so two processes opening a new
-/// journal at once migrate it once.
-pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let from = super::queries::user_version(&tx)?;
-    if from >= LATEST {
-        return Ok(from);
-    }
-    for m in MIGRATIONS.iter().filter(|m| m.version > from) {
-        tracing::info!("applying journal migration {}", m.name);
-        tx.execute_batch(m.sql)?;
-        tx.pragma_update(None, "user_version", m.version)?;
-    }
-    tx.commit()?;
-    Ok(from)
-}
 
 #[cfg(test)]
 mod tests {
@@ -115,20 +94,5 @@ mod tests {
                 "released migration {name} was edited; add a new migration instead"
             );
         }
-    }
-
-    #[test]
-    fn migrating_twice_is_a_no_op() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        assert_eq!(migrate(&mut conn).unwrap(), 0);
-        assert_eq!(migrate(&mut conn).unwrap(), LATEST);
-        let v: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(v, LATEST);
-        let app: i64 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(app, APPLICATION_ID);
     }
 }

@@ -35,6 +35,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use super::queries::{self, NewEvent};
+use super::sqlite::{SqlResult, Tx};
 use super::{Journal, JournalError, NewAttempt};
 use crate::journal::model::{
     Attempt, AttemptId, AttemptState, Observation, Resolution, StepId, Target, WorkflowState,
@@ -272,10 +273,7 @@ impl Journal {
     }
 
     /// Returns the attempt and its step when a send without a look is approved for it.
-    fn approved(
-        conn: &rusqlite::Connection,
-        id: AttemptId,
-    ) -> rusqlite::Result<Option<(Attempt, StepId)>> {
+    fn approved(conn: &Tx, id: AttemptId) -> SqlResult<Option<(Attempt, StepId)>> {
         let Some(held) = queries::attempt_by_id(conn, id)? else {
             return Ok(None);
         };
@@ -322,7 +320,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::journal::{IntentOutcome, NewIntent, Source, StepName, StepSpec, TaskView};
+    use crate::a2a::TaskView;
+    use crate::journal::{IntentOutcome, NewIntent, Source, StepName, StepSpec};
 
     const AGENT: &str = "http://127.0.0.1:9/.well-known/agent-card.json";
 

@@ -11,12 +11,12 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use rusqlite::Connection;
-
+use super::sqlite::{SqlError, Tx};
 use super::{
     Attempt, AttemptId, AttemptState, Endpoint, FailureKind, Journal, JournalError, Lease, Source,
-    TaskView, Wanted, host_name, other_holder, queries, view_artifact_ids,
+    Wanted, host_name, other_holder, queries, view_artifact_ids,
 };
+use crate::a2a::TaskView;
 
 /// What claiming one attempt of a batch found.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,7 +118,7 @@ impl Journal {
     /// Opens a second connection to the same journal file, with the same busy timeout and
     /// clock (a batch send's group commits run on it, on their own thread).
     pub fn reopen(&self) -> Result<Self, JournalError> {
-        Ok(Self::open(&self.path, self.busy_timeout)?
+        Ok(Self::open(self.path(), self.store.busy_timeout())?
             .with_clock(std::sync::Arc::clone(&self.clock)))
     }
 
@@ -152,8 +152,8 @@ impl Journal {
     }
 
     fn release_in(
-        tx: &Connection,
-        e: &impl Fn(rusqlite::Error) -> JournalError,
+        tx: &Tx,
+        e: &impl Fn(SqlError) -> JournalError,
         id: AttemptId,
     ) -> Result<(), JournalError> {
         let (pid, host) = (std::process::id(), host_name());

@@ -38,6 +38,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
+use crate::a2a::TaskView;
 use crate::a2a::{
     A2aClient, Credential, Endpoint, ProtocolBinding, WELL_KNOWN_CARD_PATH, origin_of, redact_url,
     retry_read,
@@ -48,7 +49,7 @@ use crate::exit;
 use crate::journal::Resolution;
 use crate::journal::{
     Attempt, AttemptId, AttemptState, Binding, EffectState, FailureKind, IntentOutcome, Journal,
-    JournalError, NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec, TaskView,
+    JournalError, NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec,
     WorkflowState,
 };
 use crate::placeholders::{self, Mode, Values};

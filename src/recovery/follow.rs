@@ -68,10 +68,11 @@ use crate::a2a::types;
 use crate::a2a::{
     A2aClient, A2aError, Credential, Endpoint, ErrorClass, ProtocolBinding, full_jitter, origin_of,
 };
+use crate::a2a::{ArtifactUpdate, TaskView};
 use crate::crash::{self, Point};
 use crate::journal::{
-    Applied, ArtifactUpdate, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal,
-    JournalError, Lease, Recorded, Source, StepName, StreamObservation, TaskView,
+    Applied, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError, Lease,
+    Recorded, Source, StepName, StreamObservation,
 };
 
 /// Reconnects allowed in a row without an event in between (`--max-reconnects`).

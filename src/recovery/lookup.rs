@@ -24,9 +24,10 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use crate::a2a::history_holds;
 use crate::a2a::types;
 use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, retry_read};
-use crate::journal::model::{Attempt, history_holds};
+use crate::journal::model::Attempt;
 
 /// How many times a transient read failure is retried within one look.
 const READ_ATTEMPTS: u32 = 3;

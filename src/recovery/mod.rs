@@ -32,6 +32,7 @@ pub mod lock;
 pub mod lookup;
 pub mod plan;
 pub mod registry;
+pub mod remedy;
 pub mod send;
 pub mod verify;
 
@@ -46,16 +47,18 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, retry_read};
+use crate::a2a::{TaskView, history_holds};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
     Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind, Journal, JournalError,
     NewAttempt, PassCursor, Reply, ReplyState, SendOutcome, SendRecord, Source, StepRecord,
-    StepSpec, TaskView, history_holds,
+    StepSpec,
 };
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
 use crate::recovery::send::{Claimed, Mode, Outgoing, ReplySent, Sender, Sent};
 use crate::sanitize::inert;
+use remedy::Remedy;
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;
@@ -916,7 +919,7 @@ impl<'a> Pass<'a> {
                 // The raw JSON is serialized only for a view that will be journaled.
                 let mut view = TaskView::from_value(&task.raw, String::new())
                     .context("the agent's task has no id")?;
-                let unchanged = view.changes_nothing_for(a);
+                let unchanged = a.unchanged_by(&view);
                 if !unchanged {
                     view.raw_json = Some(task.raw.to_string());
                 }
@@ -931,7 +934,7 @@ impl<'a> Pass<'a> {
                     // Still running: group-committed with others (re-read next pass anyway);
                     // nothing at all when it is the row as held (a cron pass over unchanged
                     // work neither writes nor reads the attempt again).
-                    let seen = view.state.attempt_state();
+                    let seen = AttemptState::from_remote(view.state);
                     if !unchanged {
                         self.batch.borrow_mut().push((a.id, view));
                     }
@@ -1345,7 +1348,7 @@ impl<'a> Pass<'a> {
             Ok(task) => {
                 let view = TaskView::from_value(&task.raw, task.raw.to_string())
                     .context("the agent's task has no id")?;
-                let seen = view.state.attempt_state();
+                let seen = AttemptState::from_remote(view.state);
                 let mut seen_row = row.clone();
                 seen_row.attempt.state = seen;
                 let mut x = Self::action(
@@ -1464,7 +1467,7 @@ fn failure_code(e: &A2aError) -> u8 {
 /// Returns what is wrong (with the question or reason) and the command that answers it, for a
 /// row a human must act on.
 fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
-    let remedy = row.remedy()?;
+    let remedy = Remedy::of(row)?;
     let mut what = remedy.what().to_owned();
     if let Some(q) = row.attempt.question_text() {
         what = format!("{what}: \"{}\"", inert(&q));

@@ -13,10 +13,11 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::a2a::{RemoteState, message_text};
 use crate::exit;
 use crate::journal::model::{
-    Agent, Attempt, AttemptRow, AttemptState, Binding, EffectState, RemoteState, Resolution,
-    StepSpec, WorkflowState, message_text,
+    Agent, Attempt, AttemptRow, AttemptState, Binding, EffectState, Resolution, StepSpec,
+    WorkflowState,
 };
 
 /// The bucket an attempt falls in, decided from the journal alone.
@@ -157,7 +158,7 @@ pub fn code_of(row: &AttemptRow) -> u8 {
     {
         return exit::OK;
     }
-    if row.remedy().is_some() {
+    if row.remedy_kind().is_some() {
         return exit::NEEDS_HUMAN;
     }
     let a = &row.attempt;
@@ -205,7 +206,7 @@ pub fn check_reply(holds_reply: bool, history_complete: bool, state: RemoteState
     } else {
         ReplyCheck::Uncertain(format!(
             "the task moved on to {} without our reply",
-            state.attempt_state()
+            AttemptState::from_remote(state)
         ))
     }
 }

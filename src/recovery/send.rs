@@ -31,6 +31,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::{Map, Value};
 
+use crate::a2a::TaskView;
 use crate::a2a::types;
 use crate::a2a::{
     A2aClient, A2aError, Credential, Endpoint, ErrorClass, ProtocolBinding, origin_of,
@@ -39,7 +40,7 @@ use crate::clock::Clock;
 use crate::crash::{self, Point};
 use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, Lease, Reply,
-    ReplyState, SendOutcome, SendRecord, Source, TaskView,
+    ReplyState, SendOutcome, SendRecord, Source,
 };
 use crate::recovery::lookup::{self, LookFor, Lookup, Sweeps};
 

@@ -36,10 +36,11 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{Answered, Mode, Outgoing, Sender, Sent, Stage};
+use crate::a2a::TaskView;
 use crate::a2a::{A2aError, ErrorClass, types};
 use crate::journal::{
     self, Attempt, AttemptId, BatchClaim, FailureKind, JournalError, Lease, SendOutcome,
-    SendRecord, Source, TaskView,
+    SendRecord, Source,
 };
 use crate::recovery::lookup;
 

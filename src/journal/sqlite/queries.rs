@@ -1,8 +1,9 @@
 //! All SQL of the journal, and the mapping between rows and model types.
 //!
 //! Functions here take a `rusqlite::Connection` (a transaction derefs to one) and return
-//! `rusqlite::Result`; `journal/mod.rs` wraps them in transactions and maps errors. Nothing
-//! from rusqlite leaves the `journal` module. Times are unix milliseconds.
+//! `rusqlite::Result`; the operation files run them through [`super::Store`], which wraps them
+//! in transactions and maps errors. Nothing from rusqlite leaves `journal/sqlite/`. Times are
+//! unix milliseconds.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -20,7 +21,7 @@ use crate::journal::model::{
 use crate::journal::operator::AttemptResolution;
 
 /// Converts a time to stored unix milliseconds.
-pub(crate) fn ms(t: DateTime<Utc>) -> i64 {
+pub(in crate::journal) fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 
@@ -66,7 +67,7 @@ fn to_json(v: Option<&Value>) -> Option<String> {
 // ---------------------------------------------------------------------------------------------
 
 /// How many prepared statements a connection keeps (every statement of this module fits).
-pub(crate) const STATEMENT_CACHE: usize = 128;
+pub(in crate::journal) const STATEMENT_CACHE: usize = 128;
 
 /// `query_row` and `execute` through the connection's prepared-statement cache.
 ///
@@ -102,14 +103,14 @@ impl Cached for Connection {
 
 /// What the first reads of a file say (none of them writes).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Probe {
-    pub(crate) user_version: i64,
-    pub(crate) application_id: i64,
-    pub(crate) objects: i64,
+pub(in crate::journal) struct Probe {
+    pub(in crate::journal) user_version: i64,
+    pub(in crate::journal) application_id: i64,
+    pub(in crate::journal) objects: i64,
 }
 
 /// Returns the schema version (`PRAGMA user_version`).
-pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+pub(in crate::journal) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
 
@@ -118,7 +119,7 @@ pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
 ///
 /// One statement, so one read transaction: read one by one, a process migrating a new journal
 /// in between made it look half ours (version 0, but tables) and refused as foreign.
-pub(crate) fn probe(conn: &Connection) -> rusqlite::Result<Probe> {
+pub(in crate::journal) fn probe(conn: &Connection) -> rusqlite::Result<Probe> {
     conn.query_row(
         "SELECT (SELECT user_version FROM pragma_user_version),
                 (SELECT application_id FROM pragma_application_id),
@@ -135,7 +136,7 @@ pub(crate) fn probe(conn: &Connection) -> rusqlite::Result<Probe> {
 }
 
 /// Sets the per-connection pragmas of a writable journal; returns the journal mode in force.
-pub(crate) fn configure_writable(conn: &Connection) -> rusqlite::Result<String> {
+pub(in crate::journal) fn configure_writable(conn: &Connection) -> rusqlite::Result<String> {
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -143,7 +144,10 @@ pub(crate) fn configure_writable(conn: &Connection) -> rusqlite::Result<String> 
 }
 
 /// Sets whether closing the last connection checkpoints the WAL into the journal file.
-pub(crate) fn set_checkpoint_on_close(conn: &Connection, on: bool) -> rusqlite::Result<()> {
+pub(in crate::journal) fn set_checkpoint_on_close(
+    conn: &Connection,
+    on: bool,
+) -> rusqlite::Result<()> {
     conn.set_db_config(
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
         !on,
@@ -152,12 +156,12 @@ pub(crate) fn set_checkpoint_on_close(conn: &Connection, on: bool) -> rusqlite::
 }
 
 /// Makes a connection refuse writes (for a journal from a newer version).
-pub(crate) fn configure_read_only(conn: &Connection) -> rusqlite::Result<()> {
+pub(in crate::journal) fn configure_read_only(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "query_only", "ON")
 }
 
 /// Returns SQLite's `data_version` (changes when another connection commits).
-pub(crate) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+pub(in crate::journal) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.row("PRAGMA data_version", [], |r| r.get(0))
 }
 
@@ -166,7 +170,7 @@ pub(crate) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
 // ---------------------------------------------------------------------------------------------
 
 /// Returns the workflow's id, creating it `ACTIVE` if needed.
-pub(crate) fn workflow_id_or_insert(
+pub(in crate::journal) fn workflow_id_or_insert(
     conn: &Connection,
     name: &str,
     now: i64,
@@ -184,7 +188,10 @@ pub(crate) fn workflow_id_or_insert(
 }
 
 /// Returns a workflow's id, if the journal has it.
-pub(crate) fn workflow_id(conn: &Connection, name: &str) -> rusqlite::Result<Option<i64>> {
+pub(in crate::journal) fn workflow_id(
+    conn: &Connection,
+    name: &str,
+) -> rusqlite::Result<Option<i64>> {
     conn.row(
         "SELECT id FROM workflows WHERE name = ?1",
         params![name],
@@ -194,7 +201,7 @@ pub(crate) fn workflow_id(conn: &Connection, name: &str) -> rusqlite::Result<Opt
 }
 
 /// Returns the id of a workflow's step of that name, if any.
-pub(crate) fn step_id_in(
+pub(in crate::journal) fn step_id_in(
     conn: &Connection,
     workflow_id: i64,
     name: &str,
@@ -208,7 +215,7 @@ pub(crate) fn step_id_in(
 }
 
 /// Returns a workflow's state.
-pub(crate) fn workflow_state(
+pub(in crate::journal) fn workflow_state(
     conn: &Connection,
     name: &str,
 ) -> rusqlite::Result<Option<WorkflowState>> {
@@ -221,7 +228,7 @@ pub(crate) fn workflow_state(
 }
 
 /// Sets a workflow's state; returns (id, previous state) when it changed.
-pub(crate) fn set_workflow_state(
+pub(in crate::journal) fn set_workflow_state(
     conn: &Connection,
     name: &str,
     state: WorkflowState,
@@ -306,7 +313,10 @@ fn step_from_row(r: &Row<'_>) -> rusqlite::Result<Step> {
 }
 
 /// Returns a step by name.
-pub(crate) fn step_by_name(conn: &Connection, name: &StepName) -> rusqlite::Result<Option<Step>> {
+pub(in crate::journal) fn step_by_name(
+    conn: &Connection,
+    name: &StepName,
+) -> rusqlite::Result<Option<Step>> {
     conn.row(
         &format!(
             "SELECT {STEP_COLUMNS} FROM steps s JOIN workflows w ON w.id = s.workflow_id
@@ -319,7 +329,10 @@ pub(crate) fn step_by_name(conn: &Connection, name: &StepName) -> rusqlite::Resu
 }
 
 /// Returns a step by id.
-pub(crate) fn step_by_id(conn: &Connection, id: StepId) -> rusqlite::Result<Option<Step>> {
+pub(in crate::journal) fn step_by_id(
+    conn: &Connection,
+    id: StepId,
+) -> rusqlite::Result<Option<Step>> {
     conn.row(
         &format!(
             "SELECT {STEP_COLUMNS} FROM steps s JOIN workflows w ON w.id = s.workflow_id
@@ -332,7 +345,7 @@ pub(crate) fn step_by_id(conn: &Connection, id: StepId) -> rusqlite::Result<Opti
 }
 
 /// Inserts a step at the end of the journal's delegation order; returns its id.
-pub(crate) fn insert_step(
+pub(in crate::journal) fn insert_step(
     conn: &Connection,
     workflow_id: i64,
     spec: &StepSpec,
@@ -377,7 +390,7 @@ pub(crate) fn insert_step(
 }
 
 /// Records an operator's decision on a step.
-pub(crate) fn set_resolution(
+pub(in crate::journal) fn set_resolution(
     conn: &Connection,
     step: StepId,
     resolution: Option<Resolution>,
@@ -418,7 +431,10 @@ fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
 }
 
 /// Returns an agent by card URL.
-pub(crate) fn agent_by_url(conn: &Connection, card_url: &str) -> rusqlite::Result<Option<Agent>> {
+pub(in crate::journal) fn agent_by_url(
+    conn: &Connection,
+    card_url: &str,
+) -> rusqlite::Result<Option<Agent>> {
     conn.row(
         &format!("SELECT {AGENT_COLUMNS} FROM agents WHERE card_url = ?1"),
         params![card_url],
@@ -430,15 +446,15 @@ pub(crate) fn agent_by_url(conn: &Connection, card_url: &str) -> rusqlite::Resul
 /// What an intent needs of its agent's row: its id, whether it refuses client context ids
 /// and, when registered, its credential variable.
 #[derive(Debug, Clone)]
-pub(crate) struct IntentAgent {
-    pub(crate) id: AgentId,
-    pub(crate) refuses_context_id: bool,
-    pub(crate) registered_token_env: Option<String>,
+pub(in crate::journal) struct IntentAgent {
+    pub(in crate::journal) id: AgentId,
+    pub(in crate::journal) refuses_context_id: bool,
+    pub(in crate::journal) registered_token_env: Option<String>,
 }
 
 /// Returns what an intent needs of the agent's row, inserting a bare row (no card yet) if
 /// needed; one read, no card or skills parsed.
-pub(crate) fn intent_agent(
+pub(in crate::journal) fn intent_agent(
     conn: &Connection,
     card_url: &str,
     now: i64,
@@ -467,7 +483,7 @@ pub(crate) fn intent_agent(
 }
 
 /// Stores a fetched card on the agent's row (inserting it if needed); returns its id.
-pub(crate) fn store_card(
+pub(in crate::journal) fn store_card(
     conn: &Connection,
     card: &AgentCard,
     now: i64,
@@ -499,7 +515,7 @@ pub(crate) fn store_card(
 }
 
 /// Puts an agent in the registry (after the last one) with its credential variable name.
-pub(crate) fn register_agent(
+pub(in crate::journal) fn register_agent(
     conn: &Connection,
     card_url: &str,
     token_env: Option<&str>,
@@ -517,7 +533,7 @@ pub(crate) fn register_agent(
 }
 
 /// Takes an agent out of the registry (its row stays: attempts refer to it).
-pub(crate) fn unregister_agent(
+pub(in crate::journal) fn unregister_agent(
     conn: &Connection,
     card_url: &str,
     now: i64,
@@ -530,7 +546,7 @@ pub(crate) fn unregister_agent(
 }
 
 /// Returns registered agents in registration order, optionally only those with a skill.
-pub(crate) fn registered_agents(
+pub(in crate::journal) fn registered_agents(
     conn: &Connection,
     skill: Option<&str>,
 ) -> rusqlite::Result<Vec<Agent>> {
@@ -543,7 +559,7 @@ pub(crate) fn registered_agents(
 }
 
 /// Records whether an agent accepts client-chosen context ids; returns whether it changed.
-pub(crate) fn set_accepts_context_id(
+pub(in crate::journal) fn set_accepts_context_id(
     conn: &Connection,
     card_url: &str,
     accepts: bool,
@@ -611,19 +627,19 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
 }
 
 /// The columns of a new attempt.
-pub(crate) struct NewAttemptRow<'a> {
-    pub(crate) step: StepId,
-    pub(crate) number: u32,
-    pub(crate) agent: Option<AgentId>,
-    pub(crate) token_env: Option<&'a str>,
-    pub(crate) message_id: &'a str,
-    pub(crate) context_id: Option<&'a str>,
-    pub(crate) previous: Option<AttemptId>,
-    pub(crate) now: i64,
+pub(in crate::journal) struct NewAttemptRow<'a> {
+    pub(in crate::journal) step: StepId,
+    pub(in crate::journal) number: u32,
+    pub(in crate::journal) agent: Option<AgentId>,
+    pub(in crate::journal) token_env: Option<&'a str>,
+    pub(in crate::journal) message_id: &'a str,
+    pub(in crate::journal) context_id: Option<&'a str>,
+    pub(in crate::journal) previous: Option<AttemptId>,
+    pub(in crate::journal) now: i64,
 }
 
 /// Inserts an `INTENT` attempt; returns its id.
-pub(crate) fn insert_attempt(
+pub(in crate::journal) fn insert_attempt(
     conn: &Connection,
     a: &NewAttemptRow<'_>,
 ) -> rusqlite::Result<AttemptId> {
@@ -647,7 +663,7 @@ pub(crate) fn insert_attempt(
 
 /// Returns the attempt [`insert_attempt`] just inserted as `id`, built from its columns
 /// without reading it back (`agent_url` is the card URL of `a.agent`).
-pub(crate) fn inserted_attempt(
+pub(in crate::journal) fn inserted_attempt(
     id: AttemptId,
     a: &NewAttemptRow<'_>,
     agent_url: Option<String>,
@@ -681,7 +697,10 @@ pub(crate) fn inserted_attempt(
 }
 
 /// Returns an attempt by id.
-pub(crate) fn attempt_by_id(conn: &Connection, id: AttemptId) -> rusqlite::Result<Option<Attempt>> {
+pub(in crate::journal) fn attempt_by_id(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<Option<Attempt>> {
     // Cached: every journaled stream event reads its attempt.
     conn.prepare_cached(&format!(
         "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
@@ -692,7 +711,10 @@ pub(crate) fn attempt_by_id(conn: &Connection, id: AttemptId) -> rusqlite::Resul
 }
 
 /// Returns a step's attempts by number.
-pub(crate) fn attempts_of_step(conn: &Connection, step: StepId) -> rusqlite::Result<Vec<Attempt>> {
+pub(in crate::journal) fn attempts_of_step(
+    conn: &Connection,
+    step: StepId,
+) -> rusqlite::Result<Vec<Attempt>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
          WHERE a.step_id = ?1 ORDER BY a.number"
@@ -701,7 +723,10 @@ pub(crate) fn attempts_of_step(conn: &Connection, step: StepId) -> rusqlite::Res
 }
 
 /// Returns the highest attempt number of a step (0 if none).
-pub(crate) fn max_attempt_number(conn: &Connection, step: StepId) -> rusqlite::Result<u32> {
+pub(in crate::journal) fn max_attempt_number(
+    conn: &Connection,
+    step: StepId,
+) -> rusqlite::Result<u32> {
     conn.row(
         "SELECT COALESCE(MAX(number), 0) FROM attempts WHERE step_id = ?1",
         params![step.0],
@@ -710,7 +735,7 @@ pub(crate) fn max_attempt_number(conn: &Connection, step: StepId) -> rusqlite::R
 }
 
 /// Writes every mutable column of an attempt (the lease has its own statement).
-pub(crate) fn update_attempt(conn: &Connection, a: &Attempt) -> rusqlite::Result<()> {
+pub(in crate::journal) fn update_attempt(conn: &Connection, a: &Attempt) -> rusqlite::Result<()> {
     conn.exec(
         "UPDATE attempts SET interface_url = ?2, tenant = ?3, context_id = ?4,
              context_id_ours = ?5, task_id = ?6, state = ?7, remote_state = ?8,
@@ -743,7 +768,7 @@ pub(crate) fn update_attempt(conn: &Connection, a: &Attempt) -> rusqlite::Result
 /// Writes the mutable columns of an attempt that differ between `held` and `next`, and
 /// `updated_at`: an index whose columns are not set is not touched, and a large unchanged
 /// column (the last task's raw JSON) is not copied again.
-pub(crate) fn update_attempt_from(
+pub(in crate::journal) fn update_attempt_from(
     conn: &Connection,
     held: &Attempt,
     next: &Attempt,
@@ -817,7 +842,7 @@ pub(crate) fn update_attempt_from(
 }
 
 /// Returns one artifact of an attempt, if it is held.
-pub(crate) fn artifact_of(
+pub(in crate::journal) fn artifact_of(
     conn: &Connection,
     attempt: AttemptId,
     artifact_id: &str,
@@ -840,7 +865,7 @@ pub(crate) fn artifact_of(
 }
 
 /// Sets or clears an attempt's lease.
-pub(crate) fn set_lease(
+pub(in crate::journal) fn set_lease(
     conn: &Connection,
     id: AttemptId,
     lease: Option<&Lease>,
@@ -863,7 +888,7 @@ pub(crate) fn set_lease(
 // ---------------------------------------------------------------------------------------------
 
 /// Returns an attempt's artifacts, in the order they were first seen.
-pub(crate) fn artifacts_of(
+pub(in crate::journal) fn artifacts_of(
     conn: &Connection,
     attempt: AttemptId,
 ) -> rusqlite::Result<Vec<Artifact>> {
@@ -885,7 +910,7 @@ pub(crate) fn artifacts_of(
 }
 
 /// Inserts or replaces one artifact.
-pub(crate) fn upsert_artifact(
+pub(in crate::journal) fn upsert_artifact(
     conn: &Connection,
     attempt: AttemptId,
     a: &Artifact,
@@ -918,19 +943,22 @@ pub(crate) fn upsert_artifact(
 // ---------------------------------------------------------------------------------------------
 
 /// An event to append.
-pub(crate) struct NewEvent<'a> {
-    pub(crate) at: i64,
-    pub(crate) workflow: Option<i64>,
-    pub(crate) step: Option<StepId>,
-    pub(crate) attempt: Option<AttemptId>,
-    pub(crate) kind: &'a str,
-    pub(crate) from: Option<&'a str>,
-    pub(crate) to: Option<&'a str>,
-    pub(crate) detail: Option<&'a Value>,
+pub(in crate::journal) struct NewEvent<'a> {
+    pub(in crate::journal) at: i64,
+    pub(in crate::journal) workflow: Option<i64>,
+    pub(in crate::journal) step: Option<StepId>,
+    pub(in crate::journal) attempt: Option<AttemptId>,
+    pub(in crate::journal) kind: &'a str,
+    pub(in crate::journal) from: Option<&'a str>,
+    pub(in crate::journal) to: Option<&'a str>,
+    pub(in crate::journal) detail: Option<&'a Value>,
 }
 
 /// Appends an event; the workflow defaults to the step's.
-pub(crate) fn insert_event(conn: &Connection, e: &NewEvent<'_>) -> rusqlite::Result<()> {
+pub(in crate::journal) fn insert_event(
+    conn: &Connection,
+    e: &NewEvent<'_>,
+) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
              detail_json)
@@ -950,8 +978,17 @@ pub(crate) fn insert_event(conn: &Connection, e: &NewEvent<'_>) -> rusqlite::Res
     Ok(())
 }
 
+/// Returns the id of the row the last `INSERT` on this connection wrote (an event's, in
+/// the operations that return it).
+pub(in crate::journal) fn last_insert_id(conn: &Connection) -> i64 {
+    conn.last_insert_rowid()
+}
+
 /// Returns a step's events (its attempts' too), oldest first.
-pub(crate) fn events_of_step(conn: &Connection, step: StepId) -> rusqlite::Result<Vec<Event>> {
+pub(in crate::journal) fn events_of_step(
+    conn: &Connection,
+    step: StepId,
+) -> rusqlite::Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
         "SELECT e.id, e.at, w.name, s.name, a.number, e.kind, e.from_state, e.to_state,
              e.detail_json
@@ -979,7 +1016,7 @@ pub(crate) fn events_of_step(conn: &Connection, step: StepId) -> rusqlite::Resul
 }
 
 /// Returns the number of events (for tests and measurements).
-pub(crate) fn event_count(conn: &Connection) -> rusqlite::Result<i64> {
+pub(in crate::journal) fn event_count(conn: &Connection) -> rusqlite::Result<i64> {
     conn.row("SELECT count(*) FROM events", [], |r| r.get(0))
 }
 
@@ -998,7 +1035,8 @@ const IS_LATEST: &str =
 
 /// The SQL twin of `AttemptRow::remedy`: the latest attempt of an unresolved step, outside a
 /// COMPENSATED workflow, that needs a human. Keep the two in step (a test compares them).
-pub(crate) const PENDING_SQL: &str = "(s.resolution IS NULL AND w.state <> 'COMPENSATED'
+pub(in crate::journal) const PENDING_SQL: &str =
+    "(s.resolution IS NULL AND w.state <> 'COMPENSATED'
      AND (a.state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED', 'UNCERTAIN', 'REFUSED', 'LOST')
           OR (a.state IN ('FAILED', 'REJECTED')
               AND (s.agent_url IS NOT NULL OR a.number >= s.max_attempts))
@@ -1013,7 +1051,7 @@ pub(crate) const PENDING_SQL: &str = "(s.resolution IS NULL AND w.state <> 'COMP
 /// that repeats its WHERE clause. A test holds the two together. `=` and `OR` rather than
 /// `IN (…)`: SQLite evaluates the index's clause on every UPDATE of these columns, and an `IN`
 /// list of more than two values builds a temporary b-tree each time.
-pub(crate) const PENDING_ATTEMPT_SQL: &str = "state = 'INPUT_REQUIRED' \
+pub(in crate::journal) const PENDING_ATTEMPT_SQL: &str = "state = 'INPUT_REQUIRED' \
      OR state = 'AUTH_REQUIRED' OR state = 'UNCERTAIN' OR state = 'REFUSED' OR state = 'LOST' \
      OR state = 'FAILED' OR state = 'REJECTED' \
      OR (state = 'CANCELED' AND cancel_requested_at IS NULL) \
@@ -1180,7 +1218,7 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
 }
 
 /// Returns inspect rows (ordered by workflow, delegation order, attempt) and the total count.
-pub(crate) fn inspect(
+pub(in crate::journal) fn inspect(
     conn: &Connection,
     f: &InspectFilter,
 ) -> rusqlite::Result<(Vec<AttemptRow>, u64)> {
@@ -1202,7 +1240,7 @@ pub(crate) fn inspect(
 
 /// Returns each statement `inspect` runs for `f` with SQLite's plan for it (`EXPLAIN QUERY
 /// PLAN`, one line per step, indented by depth), for `docs/performance.md` and the benchmarks.
-pub(crate) fn explain_inspect(
+pub(in crate::journal) fn explain_inspect(
     conn: &Connection,
     f: &InspectFilter,
 ) -> rusqlite::Result<Vec<(String, Vec<String>)>> {
@@ -1240,7 +1278,7 @@ pub(crate) fn explain_inspect(
 
 /// Returns the latest attempt of every unresolved step that is not finished, optionally only
 /// in some workflows, in delegation order.
-pub(crate) fn unfinished(
+pub(in crate::journal) fn unfinished(
     conn: &Connection,
     workflows: &[String],
 ) -> rusqlite::Result<Vec<AttemptRow>> {
@@ -1258,7 +1296,7 @@ pub(crate) fn unfinished(
 }
 
 /// Returns whether a workflow exists.
-pub(crate) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
+pub(in crate::journal) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
     conn.row(
         "SELECT EXISTS (SELECT 1 FROM workflows WHERE name = ?1)",
         params![name],
@@ -1282,7 +1320,9 @@ const PRUNABLE: &str = "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.a
      AND e.id < (SELECT max(x.id) FROM events x WHERE x.attempt_id = e.attempt_id)";
 
 /// Returns the lowest and highest event id, if there is an event.
-pub(crate) fn event_id_range(conn: &Connection) -> rusqlite::Result<Option<(i64, i64)>> {
+pub(in crate::journal) fn event_id_range(
+    conn: &Connection,
+) -> rusqlite::Result<Option<(i64, i64)>> {
     conn.row("SELECT min(id), max(id) FROM events", [], |r| {
         Ok(match (r.get(0)?, r.get(1)?) {
             (Some(lo), Some(hi)) => Some((lo, hi)),
@@ -1292,7 +1332,7 @@ pub(crate) fn event_id_range(conn: &Connection) -> rusqlite::Result<Option<(i64,
 }
 
 /// Counts the events [`prune_events`] would delete.
-pub(crate) fn prunable_events(
+pub(in crate::journal) fn prunable_events(
     conn: &Connection,
     from: i64,
     to: i64,
@@ -1307,7 +1347,7 @@ pub(crate) fn prunable_events(
 }
 
 /// Deletes the prunable events of ids `from..to` older than `cutoff_ms`; returns how many.
-pub(crate) fn prune_events(
+pub(in crate::journal) fn prune_events(
     conn: &Connection,
     from: i64,
     to: i64,
@@ -1321,7 +1361,7 @@ pub(crate) fn prune_events(
 }
 
 /// Returns the page size, the page count and the free-list length.
-pub(crate) fn page_counts(conn: &Connection) -> rusqlite::Result<(u64, u64, u64)> {
+pub(in crate::journal) fn page_counts(conn: &Connection) -> rusqlite::Result<(u64, u64, u64)> {
     let get = |pragma: &str| {
         conn.row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
             .map(|v| u64::try_from(v).unwrap_or_default())
@@ -1338,7 +1378,7 @@ pub(crate) fn page_counts(conn: &Connection) -> rusqlite::Result<(u64, u64, u64)
 // ---------------------------------------------------------------------------------------------
 
 /// Records the operator's decision on one attempt.
-pub(crate) fn set_attempt_resolution(
+pub(in crate::journal) fn set_attempt_resolution(
     conn: &Connection,
     id: AttemptId,
     resolution: Resolution,
@@ -1355,7 +1395,7 @@ pub(crate) fn set_attempt_resolution(
 }
 
 /// Returns when a step was resolved (its standing decision's time), if it is.
-pub(crate) fn resolved_at(
+pub(in crate::journal) fn resolved_at(
     conn: &Connection,
     step: StepId,
 ) -> rusqlite::Result<Option<DateTime<Utc>>> {
@@ -1382,7 +1422,7 @@ fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<
 
 /// Returns the decisions recorded on attempts, optionally of one workflow or step, in
 /// delegation order.
-pub(crate) fn attempt_resolutions(
+pub(in crate::journal) fn attempt_resolutions(
     conn: &Connection,
     target: Option<&Target>,
 ) -> rusqlite::Result<Vec<AttemptResolution>> {
@@ -1419,7 +1459,7 @@ pub(crate) fn attempt_resolutions(
 
 /// Returns the decisions recorded on the given attempts, in delegation order: an index lookup
 /// per attempt, where [`attempt_resolutions`] of a whole journal reads every attempt.
-pub(crate) fn resolutions_of(
+pub(in crate::journal) fn resolutions_of(
     conn: &Connection,
     attempts: &[AttemptId],
 ) -> rusqlite::Result<Vec<AttemptResolution>> {
@@ -1450,7 +1490,7 @@ pub(crate) fn resolutions_of(
 }
 
 /// Returns when a registered agent was put in the registry.
-pub(crate) fn registered_at(
+pub(in crate::journal) fn registered_at(
     conn: &Connection,
     card_url: &str,
 ) -> rusqlite::Result<Option<DateTime<Utc>>> {
@@ -1475,7 +1515,7 @@ pub(crate) fn registered_at(
 /// not yet decided (FAILED, REJECTED, CANCELED, LOST, REFUSED), completed with a declared effect
 /// not yet claimed, or has an effect a human must look at. A step resolved `resend` is visited:
 /// its `INTENT` attempt is sent once without a look (`Journal::take_resend_approval`).
-pub(crate) fn pass_rows(
+pub(in crate::journal) fn pass_rows(
     conn: &Connection,
     workflows: &[String],
 ) -> rusqlite::Result<Vec<AttemptRow>> {
@@ -1506,30 +1546,30 @@ const PASS_WHERE: &str = "WHERE s.seq > ?3 AND s.seq <= ?4 AND {IS_LATEST}
        AND (?2 IS NULL OR a.id NOT IN (SELECT value FROM json_each(?2)))";
 
 /// A window of a pass's rows: the workflows and attempts it covers and its `seq` bounds.
-pub(crate) struct PassWindow {
+pub(in crate::journal) struct PassWindow {
     /// The workflows (a JSON array), or all.
-    pub(crate) workflows: Option<String>,
+    pub(in crate::journal) workflows: Option<String>,
     /// Attempt ids left out (a JSON array), or none.
-    pub(crate) skip: Option<String>,
+    pub(in crate::journal) skip: Option<String>,
     /// Rows of steps after this delegation position…
-    pub(crate) after: i64,
+    pub(in crate::journal) after: i64,
     /// …up to and including this one.
-    pub(crate) through: i64,
+    pub(in crate::journal) through: i64,
 }
 
 /// Returns a workflow filter as the JSON array the pass queries take (NULL for all).
-pub(crate) fn workflows_filter(workflows: &[String]) -> Option<String> {
+pub(in crate::journal) fn workflows_filter(workflows: &[String]) -> Option<String> {
     (!workflows.is_empty())
         .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string())
 }
 
 /// Returns the last delegation position of the journal (0 when it has no step).
-pub(crate) fn max_seq(conn: &Connection) -> rusqlite::Result<i64> {
+pub(in crate::journal) fn max_seq(conn: &Connection) -> rusqlite::Result<i64> {
     conn.row("SELECT COALESCE(max(seq), 0) FROM steps", [], |r| r.get(0))
 }
 
 /// Counts the pass rows in a window.
-pub(crate) fn pass_count(conn: &Connection, w: &PassWindow) -> rusqlite::Result<u64> {
+pub(in crate::journal) fn pass_count(conn: &Connection, w: &PassWindow) -> rusqlite::Result<u64> {
     let n: i64 = conn.row(
         &format!(
             "SELECT count(*) {ROW_FROM} {}",
@@ -1543,7 +1583,7 @@ pub(crate) fn pass_count(conn: &Connection, w: &PassWindow) -> rusqlite::Result<
 
 /// Returns at most `limit` pass rows of a window (all for a negative limit) in delegation order,
 /// each with its step's `seq`.
-pub(crate) fn pass_page(
+pub(in crate::journal) fn pass_page(
     conn: &Connection,
     w: &PassWindow,
     limit: i64,
@@ -1561,7 +1601,7 @@ pub(crate) fn pass_page(
 }
 
 /// Returns the reason of an attempt's `failed-for-good` event, if it has one.
-pub(crate) fn failed_for_good(
+pub(in crate::journal) fn failed_for_good(
     conn: &Connection,
     id: AttemptId,
 ) -> rusqlite::Result<Option<String>> {
@@ -1596,7 +1636,7 @@ fn reply_from_row(r: &Row<'_>) -> rusqlite::Result<Reply> {
 }
 
 /// Inserts an `INTENT` reply; returns its id.
-pub(crate) fn insert_reply(
+pub(in crate::journal) fn insert_reply(
     conn: &Connection,
     attempt: AttemptId,
     new: &NewReply,
@@ -1611,7 +1651,10 @@ pub(crate) fn insert_reply(
 }
 
 /// Returns a reply by id.
-pub(crate) fn reply_by_id(conn: &Connection, id: ReplyId) -> rusqlite::Result<Option<Reply>> {
+pub(in crate::journal) fn reply_by_id(
+    conn: &Connection,
+    id: ReplyId,
+) -> rusqlite::Result<Option<Reply>> {
     conn.row(
         &format!("SELECT {REPLY_COLUMNS} FROM replies r WHERE r.id = ?1"),
         params![id.0],
@@ -1621,7 +1664,10 @@ pub(crate) fn reply_by_id(conn: &Connection, id: ReplyId) -> rusqlite::Result<Op
 }
 
 /// Returns an attempt's replies, oldest first.
-pub(crate) fn replies_of(conn: &Connection, attempt: AttemptId) -> rusqlite::Result<Vec<Reply>> {
+pub(in crate::journal) fn replies_of(
+    conn: &Connection,
+    attempt: AttemptId,
+) -> rusqlite::Result<Vec<Reply>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {REPLY_COLUMNS} FROM replies r WHERE r.attempt_id = ?1 ORDER BY r.id"
     ))?;
@@ -1631,7 +1677,7 @@ pub(crate) fn replies_of(conn: &Connection, attempt: AttemptId) -> rusqlite::Res
 
 /// Returns every reply still `INTENT` whose attempt is its step's latest, outside COMPENSATED
 /// workflows, optionally only in some workflows, oldest first.
-pub(crate) fn undelivered_replies(
+pub(in crate::journal) fn undelivered_replies(
     conn: &Connection,
     workflows: &[String],
 ) -> rusqlite::Result<Vec<Reply>> {
@@ -1650,7 +1696,7 @@ pub(crate) fn undelivered_replies(
 }
 
 /// Sets a reply's state and error.
-pub(crate) fn set_reply_state(
+pub(in crate::journal) fn set_reply_state(
     conn: &Connection,
     id: ReplyId,
     state: ReplyState,

@@ -1,0 +1,342 @@
+//! A2A task parsing: the views an observation carries, read from the raw JSON an agent sent.
+//!
+//! [`TaskView`] and [`ArtifactUpdate`] keep what the journal records (the state as spelled, the
+//! status timestamp at full precision, artifacts by id, the raw text); nothing here knows the
+//! journal, which imports these types to apply them.
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+/// A state as a remote agent reports it (the `TaskState` of A2A, without the prefix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RemoteState {
+    /// `TASK_STATE_SUBMITTED`.
+    Submitted,
+    /// `TASK_STATE_WORKING`.
+    Working,
+    /// `TASK_STATE_INPUT_REQUIRED`.
+    InputRequired,
+    /// `TASK_STATE_AUTH_REQUIRED`.
+    AuthRequired,
+    /// `TASK_STATE_COMPLETED`.
+    Completed,
+    /// `TASK_STATE_FAILED`.
+    Failed,
+    /// `TASK_STATE_CANCELED`.
+    Canceled,
+    /// `TASK_STATE_REJECTED`.
+    Rejected,
+    /// `TASK_STATE_UNSPECIFIED`, a missing state, or any spelling we do not know.
+    Unknown,
+}
+
+impl RemoteState {
+    /// Every remote state.
+    pub const ALL: [Self; 9] = [
+        Self::Submitted,
+        Self::Working,
+        Self::InputRequired,
+        Self::AuthRequired,
+        Self::Completed,
+        Self::Failed,
+        Self::Canceled,
+        Self::Rejected,
+        Self::Unknown,
+    ];
+
+    /// Reads a wire name (`TASK_STATE_WORKING`); anything else is [`RemoteState::Unknown`].
+    pub fn from_wire(s: &str) -> Self {
+        match s {
+            "TASK_STATE_SUBMITTED" => Self::Submitted,
+            "TASK_STATE_WORKING" => Self::Working,
+            "TASK_STATE_INPUT_REQUIRED" => Self::InputRequired,
+            "TASK_STATE_AUTH_REQUIRED" => Self::AuthRequired,
+            "TASK_STATE_COMPLETED" => Self::Completed,
+            "TASK_STATE_FAILED" => Self::Failed,
+            "TASK_STATE_CANCELED" => Self::Canceled,
+            "TASK_STATE_REJECTED" => Self::Rejected,
+            _ => Self::Unknown,
+        }
+    }
+
+    /// Returns whether the task can no longer change (COMPLETED, FAILED, CANCELED, REJECTED).
+    pub const fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
+        )
+    }
+
+    /// Returns whether the task waits for us (INPUT_REQUIRED, AUTH_REQUIRED).
+    pub const fn is_interrupted(self) -> bool {
+        matches!(self, Self::InputRequired | Self::AuthRequired)
+    }
+}
+
+/// A remote status timestamp: the text as sent and its parsed value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusTimestamp {
+    /// As the agent sent it (full precision).
+    pub text: String,
+    /// Parsed.
+    pub at: DateTime<Utc>,
+}
+
+/// An artifact as seen in a task snapshot or an artifact update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtifactView {
+    /// Its id (unique within the task).
+    pub artifact_id: String,
+    /// Its name.
+    pub name: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its parts (JSON array, as received).
+    pub parts: Value,
+    /// Its metadata.
+    pub metadata: Option<Value>,
+}
+
+/// A remote task's state at one moment, as an observation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskView {
+    /// The task id.
+    pub task_id: String,
+    /// The context id (`None` when absent or empty).
+    pub context_id: Option<String>,
+    /// The state.
+    pub state: RemoteState,
+    /// The state name as sent.
+    pub remote_state: String,
+    /// The status timestamp.
+    pub timestamp: Option<StatusTimestamp>,
+    /// The status message (JSON), e.g. the question of INPUT_REQUIRED.
+    pub status_message: Option<Value>,
+    /// The artifacts; `None` when the snapshot does not include them (ListTasks).
+    pub artifacts: Option<Vec<ArtifactView>>,
+    /// The raw JSON of the task (`None` for a stream status update).
+    pub raw_json: Option<String>,
+}
+
+/// A remote value that is not a usable Task.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a task: {0}")]
+pub struct ViewError(pub String);
+
+fn non_empty_str(v: Option<&Value>) -> Option<String> {
+    v.and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// Parses an RFC 3339 timestamp at any precision.
+pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+fn status_parts(
+    status: Option<&Value>,
+) -> (RemoteState, String, Option<StatusTimestamp>, Option<Value>) {
+    let remote_state = status
+        .and_then(|s| s.get("state"))
+        .map(|s| match s {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default();
+    let timestamp = status
+        .and_then(|s| s.get("timestamp"))
+        .and_then(Value::as_str)
+        .and_then(|text| {
+            parse_timestamp(text).map(|at| StatusTimestamp {
+                text: text.to_owned(),
+                at,
+            })
+        });
+    let message = status
+        .and_then(|s| s.get("message"))
+        .filter(|m| m.is_object())
+        .cloned();
+    (
+        RemoteState::from_wire(&remote_state),
+        remote_state,
+        timestamp,
+        message,
+    )
+}
+
+/// Reads one artifact object.
+pub fn artifact_view(v: &Value) -> Option<ArtifactView> {
+    let artifact_id = v.get("artifactId")?.as_str()?.to_owned();
+    Some(ArtifactView {
+        artifact_id,
+        name: non_empty_str(v.get("name")),
+        description: non_empty_str(v.get("description")),
+        parts: v
+            .get("parts")
+            .filter(|p| p.is_array())
+            .cloned()
+            .unwrap_or_else(|| Value::Array(Vec::new())),
+        metadata: v.get("metadata").filter(|m| m.is_object()).cloned(),
+    })
+}
+
+impl TaskView {
+    /// Builds a view from a Task's raw JSON (the bytes the agent sent for that task).
+    ///
+    /// Works from the raw JSON rather than the typed value so that unknown state spellings
+    /// and unknown fields survive into the journal.
+    pub fn from_raw(raw: &str) -> Result<Self, ViewError> {
+        let value: Value = serde_json::from_str(raw).map_err(|e| ViewError(e.to_string()))?;
+        Self::from_value(&value, raw.to_owned())
+    }
+
+    /// Builds a view from a Task's JSON value and its raw text.
+    pub fn from_value(value: &Value, raw: String) -> Result<Self, ViewError> {
+        let task_id = non_empty_str(value.get("id"))
+            .ok_or_else(|| ViewError("the task has no `id`".to_owned()))?;
+        let (state, remote_state, timestamp, status_message) = status_parts(value.get("status"));
+        let artifacts = value
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(artifact_view).collect());
+        Ok(Self {
+            task_id,
+            context_id: non_empty_str(value.get("contextId")),
+            state,
+            remote_state,
+            timestamp,
+            status_message,
+            artifacts,
+            raw_json: Some(raw),
+        })
+    }
+
+    /// Builds a view from a stream `statusUpdate` object (`taskId`, `contextId`, `status`).
+    pub fn from_status_update(value: &Value) -> Result<Self, ViewError> {
+        let task_id = non_empty_str(value.get("taskId"))
+            .ok_or_else(|| ViewError("the status update has no `taskId`".to_owned()))?;
+        let (state, remote_state, timestamp, status_message) = status_parts(value.get("status"));
+        Ok(Self {
+            task_id,
+            context_id: non_empty_str(value.get("contextId")),
+            state,
+            remote_state,
+            timestamp,
+            status_message,
+            artifacts: None,
+            raw_json: None,
+        })
+    }
+
+    /// Returns whether `message_id` appears in the task's `history` (raw JSON).
+    pub fn history_holds(&self, message_id: &str) -> bool {
+        self.raw_json
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
+            .is_some_and(|v| history_holds(&v, message_id))
+    }
+}
+
+/// Returns whether a Task JSON value's `history` holds a message with `message_id`.
+pub fn history_holds(task: &Value, message_id: &str) -> bool {
+    task.get("history")
+        .and_then(Value::as_array)
+        .is_some_and(|h| {
+            h.iter()
+                .any(|m| m.get("messageId").and_then(Value::as_str) == Some(message_id))
+        })
+}
+
+/// An artifact update from a stream (`artifactUpdate`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArtifactUpdate {
+    /// The task it belongs to.
+    pub task_id: String,
+    /// The artifact (for an append, the parts to add).
+    pub artifact: ArtifactView,
+    /// Add these parts to the artifact held, instead of replacing it.
+    pub append: bool,
+    /// The final chunk of this artifact.
+    pub last_chunk: bool,
+}
+
+impl ArtifactUpdate {
+    /// Reads a stream `artifactUpdate` object.
+    pub fn from_value(value: &Value) -> Result<Self, ViewError> {
+        let task_id = non_empty_str(value.get("taskId"))
+            .ok_or_else(|| ViewError("the artifact update has no `taskId`".to_owned()))?;
+        let artifact = value
+            .get("artifact")
+            .and_then(artifact_view)
+            .ok_or_else(|| ViewError("the artifact update has no artifact".to_owned()))?;
+        Ok(Self {
+            task_id,
+            artifact,
+            append: value.get("append").and_then(Value::as_bool) == Some(true),
+            last_chunk: value.get("lastChunk").and_then(Value::as_bool) == Some(true),
+        })
+    }
+}
+
+/// Joins the text parts of a JSON array of parts.
+pub fn parts_text(parts: &Value) -> String {
+    parts
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("")
+        })
+        .unwrap_or_default()
+}
+
+/// Returns a Message JSON value's text parts joined.
+pub fn message_text(message: &Value) -> String {
+    message.get("parts").map(parts_text).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_view_reads_raw_json_at_full_precision() {
+        let raw = r#"{"id":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_INPUT_REQUIRED",
+            "message":{"messageId":"m-2","role":"ROLE_AGENT","parts":[{"text":"two rooms "},{"text":"or one?"}]},
+            "timestamp":"2026-03-12T10:00:00.123456789Z"},
+            "artifacts":[{"artifactId":"a-1","name":"report","parts":[{"text":"x"}]}],
+            "history":[{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hi"}]}]}"#;
+        let v = TaskView::from_raw(raw).unwrap();
+        assert_eq!(v.task_id, "t-1");
+        assert_eq!(v.context_id.as_deref(), Some("c-1"));
+        assert_eq!(v.state, RemoteState::InputRequired);
+        assert_eq!(
+            v.timestamp.as_ref().unwrap().text,
+            "2026-03-12T10:00:00.123456789Z"
+        );
+        assert_eq!(
+            v.timestamp.as_ref().unwrap().at.timestamp_subsec_nanos(),
+            123_456_789
+        );
+        assert_eq!(
+            message_text(v.status_message.as_ref().unwrap()),
+            "two rooms or one?"
+        );
+        assert_eq!(v.artifacts.as_ref().unwrap().len(), 1);
+        assert!(v.history_holds("m-1"));
+        assert!(!v.history_holds("m-2"));
+
+        let odd =
+            TaskView::from_raw(r#"{"id":"t","contextId":"","status":{"state":"UNRECOGNIZED"}}"#)
+                .unwrap();
+        assert_eq!(odd.state, RemoteState::Unknown);
+        assert_eq!(odd.remote_state, "UNRECOGNIZED");
+        assert_eq!(odd.context_id, None);
+        assert_eq!(odd.artifacts, None);
+        assert!(TaskView::from_raw(r#"{"status":{}}"#).is_err());
+    }
+}

@@ -1,0 +1,172 @@
+//! Changes to one attempt: the read-decide-write cycle every observation goes through (the
+//! next row built from the held one, [`super::transition`] checked, an event appended, nothing
+//! written when nothing differs), and the endpoint journaled before a send.
+
+use serde_json::{Value, json};
+
+use super::queries::{self, NewEvent};
+use super::sqlite::{SqlError, Tx};
+use super::{
+    Applied, Artifact, Attempt, AttemptId, AttemptState, Endpoint, Journal, JournalError,
+    Observation, transition,
+};
+
+impl Journal {
+    /// Applies a change to one attempt in one transaction: `f` builds the next row from the
+    /// held one; if nothing differs, nothing is written (the transaction is rolled back).
+    pub(super) fn change(
+        &self,
+        id: AttemptId,
+        action: &'static str,
+        f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
+    ) -> Result<Applied, JournalError> {
+        self.write_if_changed(action, |tx, e, now| {
+            let (applied, _) = Self::change_in(tx, &e, now, id, Wanted::All, f)?;
+            let changed = applied.changed();
+            Ok((applied, changed))
+        })
+    }
+
+    /// The body of [`Journal::change`], inside a transaction the caller commits; returns what
+    /// it did and the id of the event it appended.
+    ///
+    /// `wanted` says which held artifacts `f` needs: reading (and parsing) every artifact of an
+    /// attempt for each stream event would cost a long stream time quadratic in its length.
+    pub(super) fn change_in(
+        tx: &Tx,
+        e: &impl Fn(SqlError) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        id: AttemptId,
+        wanted: Wanted<'_>,
+        f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
+    ) -> Result<(Applied, Option<i64>), JournalError> {
+        let held = queries::attempt_by_id(tx, id)
+            .map_err(e)?
+            .ok_or(JournalError::UnknownAttempt(id.0))?;
+        let held_artifacts = match wanted {
+            Wanted::All => queries::artifacts_of(tx, id).map_err(e)?,
+            Wanted::Only(ids) => {
+                let mut found = Vec::with_capacity(ids.len());
+                for artifact_id in ids {
+                    found.extend(queries::artifact_of(tx, id, artifact_id).map_err(e)?);
+                }
+                found
+            }
+        };
+        let Some(change) = f(&held, &held_artifacts)? else {
+            return Ok((Applied::Unchanged, None));
+        };
+        Self::apply_change(tx, e, now, &held, change).map(|(applied, event, _)| (applied, event))
+    }
+
+    /// Writes a change of an attempt read in the same transaction (`held`): the row, its
+    /// artifacts and the event; returns what it did, the event's id and the row as written.
+    pub(super) fn apply_change(
+        tx: &Tx,
+        e: &impl Fn(SqlError) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        held: &Attempt,
+        change: Change,
+    ) -> Result<(Applied, Option<i64>, Attempt), JournalError> {
+        let id = held.id;
+        let row_changed = change.next != *held;
+        if !row_changed && change.artifacts.is_empty() && !change.force_event {
+            return Ok((Applied::Unchanged, None, held.clone()));
+        }
+        let mut next = change.next;
+        next.updated_at = now;
+        queries::update_attempt_from(tx, held, &next).map_err(e)?;
+        for artifact in &change.artifacts {
+            queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
+        }
+        let state_changed = next.state != held.state;
+        queries::insert_event(
+            tx,
+            &NewEvent {
+                at: queries::ms(now),
+                workflow: None,
+                step: Some(held.step_id),
+                attempt: Some(id),
+                kind: if state_changed { "state" } else { change.kind },
+                from: Some(held.state.as_str()),
+                to: Some(next.state.as_str()),
+                detail: Some(&change.detail),
+            },
+        )
+        .map_err(e)?;
+        let event = queries::last_insert_id(tx);
+        Ok((
+            Applied::Changed {
+                from: held.state,
+                to: next.state,
+            },
+            Some(event),
+            next,
+        ))
+    }
+
+    pub(super) fn transition_of(
+        held: &Attempt,
+        obs: Observation,
+    ) -> Result<Option<AttemptState>, JournalError> {
+        transition(held.state, &obs).map_err(|source| JournalError::Transition {
+            attempt: held.id.0,
+            source,
+        })
+    }
+
+    /// Journals the endpoint an attempt is about to be sent to; call it before every send.
+    ///
+    /// The first endpoint journaled wins: an attempt is always resent (and looked for) where it
+    /// was first sent, so the returned attempt's `interface_url`/`tenant` are the ones to use.
+    pub fn set_endpoint(
+        &self,
+        id: AttemptId,
+        endpoint: &Endpoint,
+    ) -> Result<Attempt, JournalError> {
+        self.change(id, "journal the endpoint", |held, _| {
+            Ok(Self::endpoint_change(held, endpoint))
+        })?;
+        self.attempt(id)
+    }
+
+    /// What journaling an endpoint changes: nothing once one is journaled.
+    pub(super) fn endpoint_change(held: &Attempt, endpoint: &Endpoint) -> Option<Change> {
+        if held.interface_url.is_some() {
+            return None;
+        }
+        let mut next = held.clone();
+        next.interface_url = Some(endpoint.interface_url.clone());
+        next.tenant.clone_from(&endpoint.tenant);
+        Some(Change {
+            next,
+            artifacts: Vec::new(),
+            kind: "endpoint",
+            detail: json!({"interfaceUrl": endpoint.interface_url, "tenant": endpoint.tenant}),
+            force_event: false,
+        })
+    }
+}
+
+/// Which held artifacts a change reads.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Wanted<'a> {
+    /// Every artifact of the attempt.
+    All,
+    /// Only these artifact ids (none: no read at all).
+    Only(&'a [&'a str]),
+}
+
+/// A pending change to one attempt, built by a closure in [`Journal::change`].
+pub(super) struct Change {
+    /// The attempt after the change.
+    pub(super) next: Attempt,
+    /// Artifacts to write.
+    pub(super) artifacts: Vec<Artifact>,
+    /// The event's kind when the state does not change but data does.
+    pub(super) kind: &'static str,
+    /// The event's details.
+    pub(super) detail: Value,
+    /// Force an event even if no column changes (failures).
+    pub(super) force_event: bool,
+}

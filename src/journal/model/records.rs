@@ -1,0 +1,499 @@
+//! The rows the journal holds and returns: steps, attempts, agents, events, replies,
+//! artifacts, the rows `inspect` and the passes see, and what a change did.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::{AttemptState, EffectState, ReplyState, Resolution, StepName, Target, WorkflowState};
+use crate::a2a::{TaskView, message_text, parse_timestamp, parts_text};
+
+/// The row id of a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ReplyId(pub i64);
+
+/// A reply to journal before it is sent (`reply`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewReply {
+    /// A fresh messageId (UUIDv4), reused on every resend.
+    pub message_id: String,
+    /// The answer's text.
+    pub text: String,
+    /// The status timestamp of the question it answers, as the agent sent it.
+    pub answers: Option<String>,
+}
+
+/// A further message on an attempt's task, as journaled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// Its row id.
+    pub id: ReplyId,
+    /// The attempt whose task it goes to.
+    pub attempt_id: AttemptId,
+    /// Its messageId.
+    pub message_id: String,
+    /// Its text.
+    pub text: String,
+    /// The status timestamp of the question it answers.
+    pub answers: Option<String>,
+    /// Its state.
+    pub state: ReplyState,
+    /// The last failure, one line.
+    pub error: Option<String>,
+    /// When it was committed.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The row id of an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AttemptId(pub i64);
+
+/// The row id of a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StepId(pub i64);
+
+/// The row id of an agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(pub i64);
+
+impl fmt::Display for AttemptId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// What a step is delegated to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Binding {
+    /// One agent, by its Agent Card URL (`--agent`); never re-delegated elsewhere.
+    Agent(String),
+    /// A skill of the registry (`--skill`); re-delegation picks another agent with it.
+    Skill(String),
+    /// A command run with `sh -c` (compensation commands).
+    Command(String),
+}
+
+/// A step's definition, as given by the operator (flags or plan).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepSpec {
+    /// The step's full name.
+    pub name: StepName,
+    /// The message text.
+    pub text: String,
+    /// What it is delegated to.
+    pub binding: Binding,
+    /// The NAME of the environment variable holding the credential (never the value).
+    pub token_env: Option<String>,
+    /// The message's `metadata`.
+    pub metadata: Option<Map<String, Value>>,
+    /// The attempt budget across all agents.
+    pub max_attempts: u32,
+    /// Whether credentials may go to an interface on another origin than the card's.
+    pub allow_cross_origin: bool,
+    /// The declared effect (`None` = none).
+    pub effect: Option<Value>,
+    /// The compensation recipe.
+    pub compensate: Option<Value>,
+    /// The verification recipe.
+    pub verify: Option<Value>,
+    /// The absolute directory commands run in.
+    pub cwd: Option<String>,
+}
+
+impl StepSpec {
+    /// A step delegated to one agent with defaults for everything else.
+    pub fn to_agent(name: StepName, text: impl Into<String>, card_url: impl Into<String>) -> Self {
+        Self {
+            name,
+            text: text.into(),
+            binding: Binding::Agent(card_url.into()),
+            token_env: None,
+            metadata: None,
+            max_attempts: 3,
+            allow_cross_origin: false,
+            effect: None,
+            compensate: None,
+            verify: None,
+            cwd: None,
+        }
+    }
+}
+
+/// A step as journaled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Its row id.
+    pub id: StepId,
+    /// Its definition.
+    pub spec: StepSpec,
+    /// Order of first intent across the journal.
+    pub seq: i64,
+    /// The step this one compensates (for `STEP~compensate`).
+    pub compensates: Option<StepId>,
+    /// The operator's decision, if any.
+    pub resolution: Option<Resolution>,
+    /// The operator's reason.
+    pub resolution_reason: Option<String>,
+    /// Its workflow's state.
+    pub workflow_state: WorkflowState,
+    /// When it was first journaled.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A lease on an attempt held by one process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The owner's process id.
+    pub pid: u32,
+    /// The owner's host name.
+    pub host: String,
+    /// When the lease lapses.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// One attempt as journaled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    /// Its row id.
+    pub id: AttemptId,
+    /// Its step's row id.
+    pub step_id: StepId,
+    /// 1, 2, … within the step.
+    pub number: u32,
+    /// The agent's card URL (`None` for command attempts).
+    pub agent_url: Option<String>,
+    /// The endpoint it is (or was) sent to; `None` means it was never sent.
+    pub interface_url: Option<String>,
+    /// The interface's tenant.
+    pub tenant: Option<String>,
+    /// The NAME of the credential's environment variable.
+    pub token_env: Option<String>,
+    /// Our messageId (UUIDv4), reused on every resend.
+    pub message_id: String,
+    /// The contextId: ours while `context_id_ours`, else the agent's.
+    pub context_id: Option<String>,
+    /// Whether `context_id` is the one we chose.
+    pub context_id_ours: bool,
+    /// The remote task id, once known.
+    pub task_id: Option<String>,
+    /// The local state.
+    pub state: AttemptState,
+    /// The remote state name as last reported.
+    pub remote_state: Option<String>,
+    /// The last applied status timestamp, as the agent sent it.
+    pub status_timestamp: Option<String>,
+    /// The full status message of INPUT_REQUIRED / AUTH_REQUIRED, while pending.
+    pub pending_question: Option<Value>,
+    /// The raw JSON of the last task snapshot that changed anything.
+    pub last_task_json: Option<String>,
+    /// The raw JSON of a direct reply, or a command's result.
+    pub outcome_json: Option<String>,
+    /// The last failure, one line.
+    pub error: Option<String>,
+    /// The effect state.
+    pub effect: Option<EffectState>,
+    /// When `compensate` asked for a cancel.
+    pub cancel_requested_at: Option<DateTime<Utc>>,
+    /// The attempt this one follows.
+    pub previous_attempt: Option<AttemptId>,
+    /// The current lease, if any (possibly expired).
+    pub lease: Option<Lease>,
+    /// When the intent was committed.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Attempt {
+    /// Returns the held status timestamp, parsed.
+    pub fn status_time(&self) -> Option<DateTime<Utc>> {
+        self.status_timestamp.as_deref().and_then(parse_timestamp)
+    }
+
+    /// Returns the text of the pending question (its text parts joined), if any.
+    pub fn question_text(&self) -> Option<String> {
+        self.pending_question.as_ref().map(message_text)
+    }
+
+    /// Returns whether applying `view` to this attempt would certainly change nothing (the same
+    /// task, context, state, state spelling and status timestamp, no artifacts, no pending
+    /// question held): a pass need not journal it. `false` when unsure; the journal then decides.
+    pub fn unchanged_by(&self, view: &TaskView) -> bool {
+        self.task_id.as_deref() == Some(view.task_id.as_str())
+            && self.state.has_task()
+            && !self.state.is_terminal()
+            && !view.state.is_interrupted()
+            && self.state == AttemptState::from_remote(view.state)
+            && self.remote_state.as_deref() == Some(view.remote_state.as_str())
+            && self.status_timestamp.as_deref() == view.timestamp.as_ref().map(|t| t.text.as_str())
+            && view
+                .context_id
+                .as_ref()
+                .is_none_or(|c| self.context_id.as_ref() == Some(c))
+            && view.artifacts.as_ref().is_none_or(Vec::is_empty)
+            && self.pending_question.is_none()
+    }
+}
+
+/// A step with all its attempts (oldest first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRecord {
+    /// The step.
+    pub step: Step,
+    /// Its attempts, by number.
+    pub attempts: Vec<Attempt>,
+}
+
+impl StepRecord {
+    /// Returns the latest attempt.
+    pub fn latest(&self) -> Option<&Attempt> {
+        self.attempts.last()
+    }
+}
+
+/// An agent as journaled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agent {
+    /// Its row id.
+    pub id: AgentId,
+    /// Its Agent Card URL (the key).
+    pub card_url: String,
+    /// The chosen JSON-RPC interface.
+    pub interface_url: Option<String>,
+    /// The interface's protocol version.
+    pub protocol_version: Option<String>,
+    /// The interface's tenant.
+    pub tenant: Option<String>,
+    /// The NAME of the credential's environment variable (registry).
+    pub token_env: Option<String>,
+    /// The card as fetched (raw JSON).
+    pub card_json: Option<String>,
+    /// The card's skill ids.
+    pub skills: Vec<String>,
+    /// Whether it accepts a client-chosen contextId (`None`: not known yet).
+    pub accepts_context_id: Option<bool>,
+    /// Its registration order (`agents add`), if registered.
+    pub registered: Option<i64>,
+    /// When the card was fetched.
+    pub fetched_at: Option<DateTime<Utc>>,
+}
+
+/// A fetched Agent Card, to store in `agents`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCard {
+    /// The card URL (the key).
+    pub card_url: String,
+    /// The chosen JSON-RPC interface URL.
+    pub interface_url: String,
+    /// Its protocol version.
+    pub protocol_version: Option<String>,
+    /// Its tenant.
+    pub tenant: Option<String>,
+    /// The card's raw JSON.
+    pub card_json: String,
+    /// The card's skill ids.
+    pub skills: Vec<String>,
+}
+
+/// One journal event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Its id (monotonic).
+    pub id: i64,
+    /// When it was appended.
+    pub at: DateTime<Utc>,
+    /// The workflow.
+    pub workflow: Option<String>,
+    /// The step (the part after `/`).
+    pub step: Option<String>,
+    /// The attempt number.
+    pub attempt: Option<u32>,
+    /// What happened (`intent`, `state`, `send-failed`, …).
+    pub kind: String,
+    /// The state before.
+    pub from: Option<String>,
+    /// The state after.
+    pub to: Option<String>,
+    /// Details (JSON).
+    pub detail: Option<Value>,
+}
+
+/// An attempt with what `inspect` and the passes show beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptRow {
+    /// The attempt.
+    pub attempt: Attempt,
+    /// Its step's name.
+    pub step: StepName,
+    /// Its step's binding.
+    pub binding: Binding,
+    /// Its step's budget.
+    pub max_attempts: u32,
+    /// Its step's resolution.
+    pub resolution: Option<Resolution>,
+    /// Its workflow's state.
+    pub workflow_state: WorkflowState,
+    /// The previous attempt's task id.
+    pub previous_task_id: Option<String>,
+    /// Whether this is the step's latest attempt.
+    pub is_latest: bool,
+    /// How many artifacts are journaled for it.
+    pub artifact_count: u32,
+    /// Why a pass decided the step failed for good (a `failed-for-good` event), if it did.
+    pub failed_for_good: Option<String>,
+    /// Whether its step lets the credential go to an interface on another origin.
+    pub allow_cross_origin: bool,
+}
+
+impl AttemptRow {
+    /// Returns why a human must act on this row, if one must (`inspect --pending`); the
+    /// command that answers it is written by `recovery::remedy`.
+    ///
+    /// Must agree with the SQL filter of `inspect --pending` (`queries::PENDING_SQL`).
+    pub fn remedy_kind(&self) -> Option<RemedyKind> {
+        if !self.is_latest
+            || self.resolution.is_some()
+            || self.workflow_state == WorkflowState::Compensated
+        {
+            return None;
+        }
+        let a = &self.attempt;
+        let failed_for_good = matches!(a.state, AttemptState::Failed | AttemptState::Rejected)
+            && (matches!(self.binding, Binding::Agent(_)) || a.number >= self.max_attempts)
+            || (a.state == AttemptState::Canceled && a.cancel_requested_at.is_none())
+            || self.failed_for_good.is_some();
+        Some(match a.state {
+            AttemptState::InputRequired => RemedyKind::Answer,
+            AttemptState::AuthRequired => RemedyKind::Authenticate,
+            AttemptState::Uncertain => RemedyKind::Uncertain,
+            AttemptState::Refused => RemedyKind::Refused,
+            AttemptState::Lost => RemedyKind::Lost,
+            _ if failed_for_good => RemedyKind::FailedForGood,
+            _ => match a.effect {
+                Some(
+                    EffectState::Absent | EffectState::Unknown | EffectState::CompensationFailed,
+                ) => RemedyKind::Effect,
+                _ => return None,
+            },
+        })
+    }
+}
+
+/// Why a row needs a human.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemedyKind {
+    /// INPUT_REQUIRED: answer the question.
+    Answer,
+    /// AUTH_REQUIRED: authenticate, then resume.
+    Authenticate,
+    /// UNCERTAIN: decide whether to resend.
+    Uncertain,
+    /// REFUSED: retry or abandon.
+    Refused,
+    /// LOST: decide from the verified effects.
+    Lost,
+    /// Failed with no re-delegation left.
+    FailedForGood,
+    /// An effect unverified or a compensation failed.
+    Effect,
+}
+
+/// What `inspect` lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InspectFilter {
+    /// Only this workflow or step.
+    pub target: Option<Target>,
+    /// Only attempts in these states (empty: all).
+    pub states: Vec<AttemptState>,
+    /// Only the latest attempts that need a human.
+    pub pending: bool,
+    /// At most this many rows.
+    pub limit: Option<u64>,
+}
+
+/// A page of `inspect` rows and the total count before the limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InspectPage {
+    /// The rows, by workflow, step order, attempt number.
+    pub rows: Vec<AttemptRow>,
+    /// How many rows matched in all.
+    pub total: u64,
+}
+
+/// Where an observation came from (recorded in events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The answer to SendMessage.
+    Send,
+    /// GetTask.
+    GetTask,
+    /// ListTasks (a look).
+    ListTasks,
+    /// A stream event.
+    Stream,
+    /// CancelTask's answer.
+    Cancel,
+}
+
+impl Source {
+    /// Returns its name in events.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Send => "send",
+            Self::GetTask => "get-task",
+            Self::ListTasks => "list-tasks",
+            Self::Stream => "stream",
+            Self::Cancel => "cancel",
+        }
+    }
+}
+
+/// A journaled artifact.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Artifact {
+    /// Its id.
+    pub artifact_id: String,
+    /// Its name.
+    pub name: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its parts (JSON array).
+    pub parts: Value,
+    /// Its metadata.
+    pub metadata: Option<Value>,
+    /// Whether the last chunk arrived.
+    pub last_chunk: bool,
+}
+
+impl Artifact {
+    /// Returns its text parts joined (the value of `{artifact:NAME}` placeholders).
+    pub fn text(&self) -> String {
+        parts_text(&self.parts)
+    }
+}
+
+/// What a change did: the state before and after (equal when only data changed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    /// Nothing changed; nothing was written.
+    Unchanged,
+    /// The attempt changed (data, state, or both).
+    Changed {
+        /// The state before.
+        from: AttemptState,
+        /// The state after.
+        to: AttemptState,
+    },
+}
+
+impl Applied {
+    /// Returns whether anything was written.
+    pub fn changed(self) -> bool {
+        matches!(self, Self::Changed { .. })
+    }
+}

@@ -1,0 +1,492 @@
+//! Observations of remote work merged into the journal: a Task (send answer, GetTask,
+//! ListTasks, stream snapshot or status update), a stream artifact update, and batches of them
+//! group-committed in one transaction.
+
+use serde_json::{Value, json};
+
+use super::change::{Change, Wanted};
+use super::queries::{self, NewEvent};
+use super::sqlite::{SqlError, SqlResult, Tx};
+use super::{
+    Applied, Artifact, Attempt, AttemptId, DateTimeUtc, Freshness, Journal, JournalError,
+    Observation, Recorded, Source, StreamObservation, message_text,
+};
+use crate::a2a::{ArtifactUpdate, ArtifactView, TaskView};
+
+impl Journal {
+    /// Applies a remote Task (a send's answer, GetTask, ListTasks, a stream snapshot or status
+    /// update) as an observation; writes only what changed.
+    ///
+    /// Records the task id (the first time), the agent's contextId, the state (through
+    /// [`transition`](super::transition)), the status timestamp at full precision, the pending question (the full
+    /// status message of INPUT_REQUIRED / AUTH_REQUIRED), artifacts by `artifactId`, and the
+    /// raw JSON. A status strictly older than the one held is ignored entirely; a terminal
+    /// attempt only takes artifacts it did not have yet.
+    pub fn apply_task(
+        &self,
+        id: AttemptId,
+        view: &TaskView,
+        source: Source,
+    ) -> Result<Applied, JournalError> {
+        let ids = view_artifact_ids(view);
+        self.write_if_changed("journal the task", |tx, e, now| {
+            let (applied, _) =
+                Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
+                    Self::task_change(held, artifacts, view, source)
+                })?;
+            let changed = applied.changed();
+            Ok((applied, changed))
+        })
+    }
+
+    /// Applies many remote Tasks as [`Journal::apply_task`] does, in ONE transaction (a
+    /// reconcile pass group-commits its routine observations: one durable write for many).
+    ///
+    /// Only for observations that may be lost in a crash: they are re-read on the next pass.
+    /// Returns what each did, in order.
+    pub fn apply_tasks(
+        &self,
+        batch: &[(AttemptId, TaskView)],
+        source: Source,
+    ) -> Result<Vec<Applied>, JournalError> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.write_if_changed("journal the tasks", |tx, e, now| {
+            let mut out = Vec::with_capacity(batch.len());
+            for (id, view) in batch {
+                let ids = view_artifact_ids(view);
+                let (applied, _) =
+                    Self::change_in(tx, &e, now, *id, Wanted::Only(&ids), |held, artifacts| {
+                        Self::task_change(held, artifacts, view, source)
+                    })?;
+                out.push(applied);
+            }
+            let changed = out.iter().any(|a| a.changed());
+            Ok((out, changed))
+        })
+    }
+
+    /// What applying a remote Task to an attempt changes (see [`Journal::apply_task`]).
+    pub(super) fn task_change(
+        held: &Attempt,
+        held_artifacts: &[Artifact],
+        view: &TaskView,
+        source: Source,
+    ) -> Result<Option<Change>, JournalError> {
+        if let Some(t) = &held.task_id
+            && *t != view.task_id
+        {
+            return Err(JournalError::TaskMismatch {
+                attempt: held.id.0,
+                held: t.clone(),
+                seen: view.task_id.clone(),
+            });
+        }
+        let freshness = Freshness::of(held.status_time(), view.timestamp.as_ref().map(|t| t.at));
+        let obs = Observation::Remote {
+            state: view.state,
+            freshness,
+        };
+        let to = Self::transition_of(held, obs)?;
+        let mut next = held.clone();
+        let artifacts = merge_snapshot_artifacts(held_artifacts, view.artifacts.as_deref());
+        if held.state.is_terminal() {
+            if artifacts.is_empty() {
+                return Ok(None);
+            }
+        } else if freshness == Freshness::Older
+            && held.state.has_task()
+            && !view.state.is_terminal()
+        {
+            return Ok(None);
+        } else {
+            next.task_id = Some(view.task_id.clone());
+            if let Some(ctx) = &view.context_id
+                && held.context_id.as_ref() != Some(ctx)
+            {
+                next.context_id = Some(ctx.clone());
+                next.context_id_ours = false;
+            }
+            if let Some(state) = to {
+                next.state = state;
+                next.error = None;
+            }
+            next.remote_state = Some(view.remote_state.clone());
+            if let Some(ts) = &view.timestamp {
+                next.status_timestamp = Some(ts.text.clone());
+            }
+            next.pending_question = if view.state.is_interrupted() {
+                if to.is_some() {
+                    view.status_message.clone()
+                } else {
+                    view.status_message
+                        .clone()
+                        .or_else(|| held.pending_question.clone())
+                }
+            } else {
+                None
+            };
+        }
+        let data_changed = next != *held || !artifacts.is_empty();
+        if data_changed && let Some(raw) = &view.raw_json {
+            next.last_task_json = Some(raw.clone());
+        }
+        Ok(Some(Change {
+            detail: json!({
+                "source": source.as_str(),
+                "taskId": view.task_id,
+                "remoteState": view.remote_state,
+                "statusTimestamp": view.timestamp.as_ref().map(|t| &t.text),
+                "question": next.pending_question.as_ref().map(message_text),
+                "artifacts": artifacts.iter().map(|a| &a.artifact_id).collect::<Vec<_>>(),
+            }),
+            next,
+            artifacts,
+            kind: "observed",
+            force_event: false,
+        }))
+    }
+
+    /// Applies a stream artifact update: `append` adds parts to the held artifact, otherwise it
+    /// replaces it; `lastChunk` marks it complete. An append after the last chunk is ignored.
+    pub fn apply_artifact_update(
+        &self,
+        id: AttemptId,
+        update: &ArtifactUpdate,
+    ) -> Result<Applied, JournalError> {
+        self.write_if_changed("journal the artifact", |tx, e, now| {
+            let (applied, _) = Self::artifact_change_in(tx, &e, now, id, update)?;
+            let changed = applied.changed();
+            Ok((applied, changed))
+        })
+    }
+
+    /// The body of [`Journal::apply_artifact_update`], inside a transaction the caller commits.
+    fn artifact_change_in(
+        tx: &Tx,
+        e: &impl Fn(SqlError) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        id: AttemptId,
+        update: &ArtifactUpdate,
+    ) -> Result<(Applied, Option<i64>), JournalError> {
+        let wanted = [update.artifact.artifact_id.as_str()];
+        Self::change_in(
+            tx,
+            e,
+            now,
+            id,
+            Wanted::Only(&wanted),
+            |held, held_artifacts| {
+                if held.task_id.as_deref() != Some(update.task_id.as_str()) {
+                    return Err(JournalError::TaskMismatch {
+                        attempt: held.id.0,
+                        held: held.task_id.clone().unwrap_or_default(),
+                        seen: update.task_id.clone(),
+                    });
+                }
+                let existing = held_artifacts
+                    .iter()
+                    .find(|a| a.artifact_id == update.artifact.artifact_id);
+                let merged = merge_artifact_update(existing, update);
+                if merged.as_ref() == existing || merged.is_none() {
+                    return Ok(None);
+                }
+                let merged = merged.into_iter().collect::<Vec<_>>();
+                Ok(Some(Change {
+                    next: held.clone(),
+                    detail: json!({
+                        "source": Source::Stream.as_str(),
+                        "artifactId": update.artifact.artifact_id,
+                        "append": update.append,
+                        "lastChunk": update.last_chunk,
+                    }),
+                    artifacts: merged,
+                    kind: "artifact",
+                    force_event: false,
+                }))
+            },
+        )
+    }
+
+    /// Applies a batch of stream observations (task snapshots, status and artifact updates,
+    /// GetTask answers), in order, in ONE transaction: one durable commit for many events.
+    ///
+    /// The follow engine group-commits with it and shows an observation only once this has
+    /// returned, so "journaled before shown" holds per event. An observation that does not
+    /// apply (a task mismatch, an impossible transition) gets its own `Err` and writes nothing;
+    /// the others still commit. A storage failure rolls the whole batch back (the outer `Err`).
+    pub fn apply_observations(
+        &self,
+        batch: &[StreamObservation],
+    ) -> Result<Vec<Result<Recorded, JournalError>>, JournalError> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.write_if_changed("journal the stream events", |tx, e, now| {
+            let mut out = Vec::with_capacity(batch.len());
+            // The artifacts that stream updates of this batch touched, as they stand, written once
+            // at the end: appending chunk after chunk would otherwise read, parse and rewrite the
+            // whole artifact for each chunk.
+            let mut touched = ArtifactCache::default();
+            for obs in batch {
+                let done = match obs {
+                    StreamObservation::Task {
+                        attempt,
+                        view,
+                        source,
+                    } => {
+                        let ids = view_artifact_ids(view);
+                        // A snapshot with artifacts reads them: write what the batch holds first.
+                        if !ids.is_empty() {
+                            touched.write(tx, *attempt, now).map_err(&e)?;
+                        }
+                        Self::change_in(tx, &e, now, *attempt, Wanted::Only(&ids), |held, arts| {
+                            Self::task_change(held, arts, view, *source)
+                        })
+                    }
+                    StreamObservation::Artifact { attempt, update } => {
+                        Self::cached_artifact_change(tx, &e, now, *attempt, update, &mut touched)
+                    }
+                };
+                match done {
+                    Ok((applied, event)) => out.push(Ok(Recorded { applied, event })),
+                    // Refused before anything of it was written: the rest of the batch goes on.
+                    Err(
+                        err @ (JournalError::TaskMismatch { .. }
+                        | JournalError::Transition { .. }
+                        | JournalError::UnknownAttempt(_)),
+                    ) => out.push(Err(err)),
+                    Err(err) => return Err(err),
+                }
+            }
+            touched.write_all(tx, now).map_err(e)?;
+            let changed = out
+                .iter()
+                .any(|r| r.as_ref().is_ok_and(|r| r.applied.changed()));
+            Ok((out, changed))
+        })
+    }
+
+    /// [`Journal::apply_artifact_update`] inside a batch: the artifact is read once into
+    /// `touched`, updated there in place, and written by the caller at the end of the batch;
+    /// the attempt's `updated_at` and the event are written now, as for a single update.
+    fn cached_artifact_change(
+        tx: &Tx,
+        e: &impl Fn(SqlError) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        id: AttemptId,
+        update: &ArtifactUpdate,
+        touched: &mut ArtifactCache,
+    ) -> Result<(Applied, Option<i64>), JournalError> {
+        let held = queries::attempt_by_id(tx, id)
+            .map_err(e)?
+            .ok_or(JournalError::UnknownAttempt(id.0))?;
+        if held.task_id.as_deref() != Some(update.task_id.as_str()) {
+            return Err(JournalError::TaskMismatch {
+                attempt: held.id.0,
+                held: held.task_id.clone().unwrap_or_default(),
+                seen: update.task_id.clone(),
+            });
+        }
+        let artifact_id = update.artifact.artifact_id.as_str();
+        let slot = if let Some(i) = touched.position(id, artifact_id) {
+            i
+        } else {
+            let held_artifact = queries::artifact_of(tx, id, artifact_id).map_err(e)?;
+            touched.insert(id, artifact_id, held_artifact)
+        };
+        if !touched.update(slot, update) {
+            return Ok((Applied::Unchanged, None));
+        }
+        let mut next = held.clone();
+        next.updated_at = now;
+        queries::update_attempt_from(tx, &held, &next).map_err(e)?;
+        queries::insert_event(
+            tx,
+            &NewEvent {
+                at: queries::ms(now),
+                workflow: None,
+                step: Some(held.step_id),
+                attempt: Some(id),
+                kind: "artifact",
+                from: Some(held.state.as_str()),
+                to: Some(held.state.as_str()),
+                detail: Some(&json!({
+                    "source": Source::Stream.as_str(),
+                    "artifactId": update.artifact.artifact_id,
+                    "append": update.append,
+                    "lastChunk": update.last_chunk,
+                })),
+            },
+        )
+        .map_err(e)?;
+        Ok((
+            Applied::Changed {
+                from: held.state,
+                to: held.state,
+            },
+            Some(queries::last_insert_id(tx)),
+        ))
+    }
+}
+
+/// Returns the artifact ids a task view names (a snapshot replaces only those).
+pub(super) fn view_artifact_ids(view: &TaskView) -> Vec<&str> {
+    view.artifacts
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|a| a.artifact_id.as_str())
+        .collect()
+}
+
+/// The artifacts a batch of stream updates touched, in the order first touched, each as it
+/// stands after the updates so far (`None`: not held) and whether it must be written.
+#[derive(Debug, Default)]
+struct ArtifactCache {
+    slots: Vec<(AttemptId, String, Option<Artifact>, bool)>,
+}
+
+impl ArtifactCache {
+    fn position(&self, id: AttemptId, artifact_id: &str) -> Option<usize> {
+        self.slots
+            .iter()
+            .position(|(a, art, _, _)| *a == id && art == artifact_id)
+    }
+
+    fn insert(&mut self, id: AttemptId, artifact_id: &str, held: Option<Artifact>) -> usize {
+        self.slots.push((id, artifact_id.to_owned(), held, false));
+        self.slots.len() - 1
+    }
+
+    /// Applies a stream update to a slot as [`merge_artifact_update`] does, appending in
+    /// place; returns whether it changed anything.
+    fn update(&mut self, slot: usize, u: &ArtifactUpdate) -> bool {
+        let (_, _, held, dirty) = &mut self.slots[slot];
+        let v = &u.artifact;
+        let changed = match held {
+            Some(old) if u.append => {
+                if old.last_chunk {
+                    return false;
+                }
+                let name = v.name.clone().or_else(|| old.name.clone());
+                let description = v.description.clone().or_else(|| old.description.clone());
+                let metadata = v.metadata.clone().or_else(|| old.metadata.clone());
+                let added = v.parts.as_array().map_or(&[][..], Vec::as_slice);
+                let changed = !added.is_empty()
+                    || !old.parts.is_array()
+                    || name != old.name
+                    || description != old.description
+                    || metadata != old.metadata
+                    || u.last_chunk != old.last_chunk;
+                if changed {
+                    if let Value::Array(parts) = &mut old.parts {
+                        parts.extend(added.iter().cloned());
+                    } else {
+                        old.parts = Value::Array(added.to_vec());
+                    }
+                    old.name = name;
+                    old.description = description;
+                    old.metadata = metadata;
+                    old.last_chunk = u.last_chunk;
+                }
+                changed
+            }
+            _ => {
+                let new = Artifact {
+                    artifact_id: v.artifact_id.clone(),
+                    name: v.name.clone(),
+                    description: v.description.clone(),
+                    parts: v.parts.clone(),
+                    metadata: v.metadata.clone(),
+                    last_chunk: u.last_chunk,
+                };
+                let changed = held.as_ref() != Some(&new);
+                if changed {
+                    *held = Some(new);
+                }
+                changed
+            }
+        };
+        *dirty |= changed;
+        changed
+    }
+
+    /// Writes the changed artifacts of one attempt and forgets that attempt's slots (a
+    /// snapshot is about to read and replace them).
+    fn write(&mut self, conn: &Tx, id: AttemptId, now: DateTimeUtc) -> SqlResult<()> {
+        for (a, _, held, dirty) in &self.slots {
+            if *a == id
+                && *dirty
+                && let Some(artifact) = held
+            {
+                queries::upsert_artifact(conn, id, artifact, queries::ms(now))?;
+            }
+        }
+        self.slots.retain(|(a, _, _, _)| *a != id);
+        Ok(())
+    }
+
+    /// Writes every changed artifact, in the order first touched.
+    fn write_all(&mut self, conn: &Tx, now: DateTimeUtc) -> SqlResult<()> {
+        for (id, _, held, dirty) in self.slots.drain(..) {
+            if dirty && let Some(artifact) = held {
+                queries::upsert_artifact(conn, id, &artifact, queries::ms(now))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Returns the artifacts of a snapshot that differ from the held ones (a snapshot holds the
+/// accumulated artifacts: it replaces; artifacts it lacks are kept).
+fn merge_snapshot_artifacts(held: &[Artifact], seen: Option<&[ArtifactView]>) -> Vec<Artifact> {
+    let Some(seen) = seen else {
+        return Vec::new();
+    };
+    seen.iter()
+        .filter_map(|v| {
+            let old = held.iter().find(|a| a.artifact_id == v.artifact_id);
+            let new = Artifact {
+                artifact_id: v.artifact_id.clone(),
+                name: v.name.clone(),
+                description: v.description.clone(),
+                parts: v.parts.clone(),
+                metadata: v.metadata.clone(),
+                last_chunk: old.is_some_and(|a| a.last_chunk),
+            };
+            (old != Some(&new)).then_some(new)
+        })
+        .collect()
+}
+
+/// Returns the artifact after a stream update, or `None` when the update is ignored.
+fn merge_artifact_update(existing: Option<&Artifact>, u: &ArtifactUpdate) -> Option<Artifact> {
+    let v = &u.artifact;
+    match existing {
+        Some(old) if u.append => {
+            if old.last_chunk {
+                return None;
+            }
+            let mut parts = old.parts.as_array().cloned().unwrap_or_default();
+            parts.extend(v.parts.as_array().cloned().unwrap_or_default());
+            Some(Artifact {
+                artifact_id: old.artifact_id.clone(),
+                name: v.name.clone().or_else(|| old.name.clone()),
+                description: v.description.clone().or_else(|| old.description.clone()),
+                parts: Value::Array(parts),
+                metadata: v.metadata.clone().or_else(|| old.metadata.clone()),
+                last_chunk: u.last_chunk,
+            })
+        }
+        _ => Some(Artifact {
+            artifact_id: v.artifact_id.clone(),
+            name: v.name.clone(),
+            description: v.description.clone(),
+            parts: v.parts.clone(),
+            metadata: v.metadata.clone(),
+            last_chunk: u.last_chunk,
+        }),
+    }
+}

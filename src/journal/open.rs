@@ -1,0 +1,101 @@
+//! Opening a journal: [`Journal::open`] (create, check, migrate) and
+//! [`Journal::open_read_only`], the file checks before SQLite sees the file, the warnings
+//! found on the way, and what the open allows (writes, the schema version).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::sqlite::Store;
+use super::{Access, Journal, JournalError, file, migrate};
+use crate::clock::{Clock, SystemClock};
+
+impl Journal {
+    /// Opens (creating if needed) the journal at `path` for reading and writing.
+    ///
+    /// `busy_timeout` is the longest wait for another process's lock (`--timeout`). A journal
+    /// from a newer a2a-recover opens read-only (see [`Journal::is_writable`]).
+    pub fn open(path: &Path, busy_timeout: Duration) -> Result<Self, JournalError> {
+        let warnings = file::prepare(path, true)?;
+        file::check_header(path)?;
+        let (store, found) = Store::open(path, busy_timeout)?;
+        Ok(Self {
+            store,
+            access: if found > migrate::LATEST {
+                Access::Newer(found)
+            } else {
+                Access::ReadWrite
+            },
+            version: found.max(migrate::LATEST),
+            warnings,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// Opens an existing journal for reading only; never creates, migrates or writes.
+    ///
+    /// A journal older than this binary is refused ([`JournalError::ReadOnly`]): it would need
+    /// a migration, which is a write; open it with [`Journal::open`].
+    pub fn open_read_only(path: &Path, busy_timeout: Duration) -> Result<Self, JournalError> {
+        let warnings = file::prepare(path, false)?;
+        if file::check_header(path)? == file::Header::Empty {
+            return Err(JournalError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
+        let (store, found) = Store::open_read_only(path, busy_timeout)?;
+        if found < migrate::LATEST {
+            return Err(JournalError::ReadOnly {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(Self {
+            store,
+            access: Access::ReadOnly,
+            version: found,
+            warnings,
+            clock: Arc::new(SystemClock),
+        })
+    }
+
+    /// Replaces the clock used for journal times and leases (tests).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Returns the journal's path.
+    pub fn path(&self) -> &Path {
+        self.store.path()
+    }
+
+    /// Returns warnings found while opening (an unsafe directory mode), for the caller to print.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Returns whether writes are allowed (false for a newer journal or a read-only open).
+    pub fn is_writable(&self) -> bool {
+        self.access == Access::ReadWrite
+    }
+
+    /// Returns the journal's schema version.
+    pub fn schema_version(&self) -> i64 {
+        self.version
+    }
+
+    /// Fails unless writes are allowed: the journal was opened read-only, or is newer.
+    pub(super) fn writable(&self) -> Result<(), JournalError> {
+        match self.access {
+            Access::ReadWrite => Ok(()),
+            Access::ReadOnly => Err(JournalError::ReadOnly {
+                path: self.path().to_path_buf(),
+            }),
+            Access::Newer(found) => Err(JournalError::NewerVersion {
+                path: self.path().to_path_buf(),
+                found,
+                known: migrate::LATEST,
+            }),
+        }
+    }
+}

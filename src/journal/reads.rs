@@ -1,0 +1,109 @@
+//! Reads for `inspect` and the commands: a step and its attempts, artifacts, events, the
+//! `inspect` page (and its query plans), unfinished attempts, workflow states, and the
+//! measurement hooks tests and benchmarks use.
+
+use super::queries;
+use super::{
+    Artifact, Attempt, AttemptId, AttemptRow, Event, InspectFilter, InspectPage, Journal,
+    JournalError, StepId, StepName, StepRecord, WorkflowState,
+};
+
+impl Journal {
+    /// Returns a step and all its attempts, or `None` if the journal has no such step.
+    pub fn step(&self, name: &StepName) -> Result<Option<StepRecord>, JournalError> {
+        self.read("read the step", |c| {
+            let Some(step) = queries::step_by_name(c, name)? else {
+                return Ok(None);
+            };
+            let attempts = queries::attempts_of_step(c, step.id)?;
+            Ok(Some(StepRecord { step, attempts }))
+        })
+    }
+
+    /// Returns one attempt.
+    pub fn attempt(&self, id: AttemptId) -> Result<Attempt, JournalError> {
+        self.read("read the attempt", |c| queries::attempt_by_id(c, id))?
+            .ok_or(JournalError::UnknownAttempt(id.0))
+    }
+
+    /// Returns an attempt's journaled artifacts.
+    pub fn artifacts(&self, id: AttemptId) -> Result<Vec<Artifact>, JournalError> {
+        self.read("read the artifacts", |c| queries::artifacts_of(c, id))
+    }
+
+    /// Returns the events of a step and its attempts, oldest first (empty for an unknown step).
+    pub fn events_of_step(&self, name: &StepName) -> Result<Vec<Event>, JournalError> {
+        self.read("read the events", |c| {
+            match queries::step_by_name(c, name)? {
+                Some(step) => queries::events_of_step(c, step.id),
+                None => Ok(Vec::new()),
+            }
+        })
+    }
+
+    /// Returns the rows `inspect` shows, filtered and limited in SQL, with the total count.
+    pub fn inspect(&self, filter: &InspectFilter) -> Result<InspectPage, JournalError> {
+        self.read("read the journal", |c| {
+            let (rows, total) = queries::inspect(c, filter)?;
+            Ok(InspectPage { rows, total })
+        })
+    }
+
+    /// Returns each statement [`Journal::inspect`] runs for `filter` (`count`, `page`) with
+    /// SQLite's plan for it (`EXPLAIN QUERY PLAN`), for `docs/performance.md` and the benchmarks.
+    pub fn explain_inspect(
+        &self,
+        filter: &InspectFilter,
+    ) -> Result<Vec<(String, Vec<String>)>, JournalError> {
+        self.read("explain the inspect query", |c| {
+            queries::explain_inspect(c, filter)
+        })
+    }
+
+    /// Returns the latest attempt of every unresolved step that is not finished
+    /// ([`AttemptState::is_finished`](super::AttemptState::is_finished)), in delegation order; only in `workflows` if not empty.
+    ///
+    /// This is what a reconcile pass visits: `INTENT` (look, then send), task known and not
+    /// terminal (read it), `UNCERTAIN` (report). Terminal attempts needing a decision
+    /// (re-delegation, verification) are found with [`Journal::inspect`].
+    pub fn unfinished_attempts(
+        &self,
+        workflows: &[String],
+    ) -> Result<Vec<AttemptRow>, JournalError> {
+        self.read("read the unfinished attempts", |c| {
+            queries::unfinished(c, workflows)
+        })
+    }
+
+    /// Returns a workflow's state, or `None` if it does not exist.
+    pub fn workflow_state(&self, name: &str) -> Result<Option<WorkflowState>, JournalError> {
+        self.read("read the workflow", |c| queries::workflow_state(c, name))
+    }
+
+    /// Returns whether a workflow exists.
+    pub fn workflow_exists(&self, name: &str) -> Result<bool, JournalError> {
+        self.read("read the workflow", |c| queries::workflow_exists(c, name))
+    }
+
+    /// Returns a step and all its attempts by row id, or `None` if there is no such step.
+    pub fn step_by_id(&self, id: StepId) -> Result<Option<StepRecord>, JournalError> {
+        self.read("read the step", |c| {
+            let Some(step) = queries::step_by_id(c, id)? else {
+                return Ok(None);
+            };
+            let attempts = queries::attempts_of_step(c, step.id)?;
+            Ok(Some(StepRecord { step, attempts }))
+        })
+    }
+
+    /// Returns SQLite's `data_version` for this connection (changes when another connection
+    /// commits); tests use it to prove a no-op wrote nothing.
+    pub fn data_version(&self) -> Result<i64, JournalError> {
+        self.read("read the data version", queries::data_version)
+    }
+
+    /// Returns the number of events in the journal.
+    pub fn event_count(&self) -> Result<i64, JournalError> {
+        self.read("count the events", queries::event_count)
+    }
+}

@@ -1,0 +1,190 @@
+//! Opening the SQLite file: connect without checkpointing, probe before any write (a damaged
+//! or foreign file stays as it was), configure (WAL, `synchronous=FULL`, foreign keys, the busy
+//! timeout), migrate, and retry what SQLite's busy handler does not wait for.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use super::{Store, error, queries};
+use crate::journal::{JournalError, migrate};
+use migrate::{APPLICATION_ID, LATEST, MIGRATIONS};
+
+impl Store {
+    /// Opens (creating if needed) the file for reading and writing, configured and migrated;
+    /// returns the store and the schema version the file had. A file newer than this binary
+    /// is configured read-only and not migrated.
+    pub(in crate::journal) fn open(
+        path: &Path,
+        busy_timeout: Duration,
+    ) -> Result<(Self, i64), JournalError> {
+        let (conn, user_version) = retry_busy(busy_timeout, |left| {
+            let mut conn = Self::connect(path, left, false)?;
+            let probe = Self::probe(&conn, path, busy_timeout)?;
+            let sql = |action| move |e| error(action, path, busy_timeout, e);
+            if probe.user_version > LATEST {
+                queries::configure_read_only(&conn).map_err(sql("open the journal read-only"))?;
+            } else {
+                queries::configure_writable(&conn).map_err(sql("configure the journal"))?;
+                migrate(&mut conn).map_err(sql("migrate the journal"))?;
+            }
+            queries::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
+            conn.busy_timeout(busy_timeout)
+                .map_err(sql("set the busy timeout"))?;
+            Ok((conn, probe.user_version))
+        })?;
+        Ok((Self::new(conn, path, busy_timeout), user_version))
+    }
+
+    /// Opens an existing file for reading only (never creates, migrates or writes); returns
+    /// the store and the file's schema version.
+    pub(in crate::journal) fn open_read_only(
+        path: &Path,
+        busy_timeout: Duration,
+    ) -> Result<(Self, i64), JournalError> {
+        let (conn, user_version) = retry_busy(busy_timeout, |left| {
+            let conn = Self::connect(path, left, true)?;
+            let probe = Self::probe(&conn, path, busy_timeout)?;
+            conn.busy_timeout(busy_timeout)
+                .map_err(|e| error("set the busy timeout", path, busy_timeout, e))?;
+            Ok((conn, probe.user_version))
+        })?;
+        Ok((Self::new(conn, path, busy_timeout), user_version))
+    }
+
+    fn new(conn: Connection, path: &Path, busy_timeout: Duration) -> Self {
+        Self {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+            busy_timeout,
+        }
+    }
+
+    fn connect(
+        path: &Path,
+        busy_timeout: Duration,
+        read_only: bool,
+    ) -> Result<Connection, JournalError> {
+        let flags = if read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let sql = |action| move |e| error(action, path, busy_timeout, e);
+        let conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
+        // Until the probe has read the journal, closing must not checkpoint: the last
+        // connection to close copies the WAL into the file, and a damaged file must stay as it
+        // was (with its WAL) for `.recover`. `open` turns checkpoints back on once it is sound.
+        queries::set_checkpoint_on_close(&conn, false).map_err(sql("configure the journal"))?;
+        conn.busy_timeout(busy_timeout)
+            .map_err(sql("set the busy timeout"))?;
+        conn.set_prepared_statement_cache_capacity(queries::STATEMENT_CACHE);
+        // Plans that never depend on bound values: otherwise SQLite (STAT4 is compiled in) marks
+        // a statement whose parameter it looked at as expiring on every rebind, and each use of
+        // a cached statement parses it again (docs/performance.md).
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        )
+        .map_err(sql("configure the journal connection"))?;
+        Ok(conn)
+    }
+
+    /// Reads before any write: a damaged or foreign database is refused here, untouched.
+    fn probe(
+        conn: &Connection,
+        path: &Path,
+        busy_timeout: Duration,
+    ) -> Result<queries::Probe, JournalError> {
+        let probe = queries::probe(conn).map_err(|e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => JournalError::NotSqlite {
+                path: path.to_path_buf(),
+            },
+            _ => error("read the schema", path, busy_timeout, e),
+        })?;
+        let ours = probe.application_id == APPLICATION_ID;
+        let blank = probe.application_id == 0 && probe.user_version == 0 && probe.objects == 0;
+        if !ours && !blank {
+            return Err(JournalError::NotAJournal {
+                path: path.to_path_buf(),
+            });
+        }
+        Ok(probe)
+    }
+}
+
+/// Runs `open` again while it fails with [`JournalError::Busy`], until `busy_timeout` has
+/// passed; each try starts from a new connection and gets the time left, so that SQLite's own
+/// waits inside it end by the same deadline.
+///
+/// SQLite's busy handler does not cover every lock ("the presence of a busy handler does not
+/// guarantee that it will be invoked", `sqlite3_busy_handler`). Measured here: when processes
+/// open a new journal at once, one that read the file before another switched it to WAL gets
+/// `SQLITE_BUSY` from `PRAGMA journal_mode` at once, without waiting. Without this loop, four
+/// threads opening new journals together failed about one open in 90, each saying the journal
+/// had stayed busy for the whole timeout (`concurrent_first_opens_of_a_new_journal_all_succeed`).
+fn retry_busy<T>(
+    busy_timeout: Duration,
+    mut open: impl FnMut(Duration) -> Result<T, JournalError>,
+) -> Result<T, JournalError> {
+    let deadline = std::time::Instant::now() + busy_timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match open(left.max(Duration::from_millis(1))) {
+            Err(JournalError::Busy { path, .. }) => {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return Err(JournalError::Busy {
+                        path,
+                        waited: busy_timeout,
+                    });
+                }
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(Duration::from_millis(64));
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Brings the journal up to [`LATEST`]; returns the version it had.
+///
+/// Re-reads `user_version` inside the write transaction, so two processes opening a new
+/// journal at once migrate it once.
+fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let from = queries::user_version(&tx)?;
+    if from >= LATEST {
+        return Ok(from);
+    }
+    for m in MIGRATIONS.iter().filter(|m| m.version > from) {
+        tracing::info!("applying journal migration {}", m.name);
+        tx.execute_batch(m.sql)?;
+        tx.pragma_update(None, "user_version", m.version)?;
+    }
+    tx.commit()?;
+    Ok(from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrating_twice_is_a_no_op() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), 0);
+        assert_eq!(migrate(&mut conn).unwrap(), LATEST);
+        let v: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, LATEST);
+        let app: i64 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(app, APPLICATION_ID);
+    }
+}

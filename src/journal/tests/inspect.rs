@@ -1,0 +1,243 @@
+//! Inspect: filters and limits in SQL, the pending query and its indexes.
+
+use super::*;
+
+#[test]
+fn inspect_filters_and_limits_in_sql() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    for i in 0..5 {
+        created(&j, &format!("big/s{i}"));
+    }
+    let hotel = created(&j, "trip/hotel");
+    j.apply_task(
+        hotel.id,
+        &view(&task_json(
+            "th",
+            "TASK_STATE_WORKING",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Send,
+    )
+    .unwrap();
+    let page = j
+        .inspect(&InspectFilter {
+            limit: Some(2),
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!((page.rows.len(), page.total), (2, 6));
+    assert_eq!(page.rows[0].step.to_string(), "big/s0");
+    let trip = j
+        .inspect(&InspectFilter {
+            target: Some(Target::Workflow("trip".into())),
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!(trip.total, 1);
+    let working = j
+        .inspect(&InspectFilter {
+            states: vec![AttemptState::Working, AttemptState::Completed],
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!(working.rows.len(), 1);
+    assert_eq!(working.rows[0].attempt.task_id.as_deref(), Some("th"));
+    let none = j
+        .inspect(&InspectFilter {
+            target: Some(Target::Step(StepName::parse("nope/x").unwrap())),
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!((none.rows.len(), none.total), (0, 0));
+}
+
+#[test]
+fn pending_in_sql_agrees_with_remedy() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let ts = "2026-11-30T01:00:00Z";
+    let cases = [
+        ("p/ask", Some("TASK_STATE_INPUT_REQUIRED"), true),
+        ("p/auth", Some("TASK_STATE_AUTH_REQUIRED"), true),
+        ("p/work", Some("TASK_STATE_WORKING"), false),
+        ("p/done", Some("TASK_STATE_COMPLETED"), false),
+        ("p/fail", Some("TASK_STATE_FAILED"), true),
+        ("p/reject", Some("TASK_STATE_REJECTED"), true),
+        ("p/cancel", Some("TASK_STATE_CANCELED"), true),
+        ("p/intent", None, false),
+    ];
+    for (name, state, _) in cases {
+        let a = created(&j, name);
+        if let Some(state) = state {
+            j.apply_task(a.id, &view(&task_json(name, state, ts)), Source::Send)
+                .unwrap();
+        }
+    }
+    let unsure = created(&j, "p/unsure");
+    j.mark_uncertain(unsure.id, "x").unwrap();
+    let refused = created(&j, "p/refused");
+    j.record_refusal(refused.id, "x").unwrap();
+    let effect = created(&j, "p/effect");
+    j.apply_task(
+        effect.id,
+        &view(&task_json("e", "TASK_STATE_COMPLETED", ts)),
+        Source::Send,
+    )
+    .unwrap();
+    j.set_effect(
+        effect.id,
+        Some(EffectState::Unknown),
+        &serde_json::json!({}),
+    )
+    .unwrap();
+    let verified = created(&j, "p/verified");
+    j.apply_task(
+        verified.id,
+        &view(&task_json("v", "TASK_STATE_COMPLETED", ts)),
+        Source::Send,
+    )
+    .unwrap();
+    j.set_effect(
+        verified.id,
+        Some(EffectState::Verified),
+        &serde_json::json!({}),
+    )
+    .unwrap();
+    // Pending through its `failed-for-good` event alone (the attempt row is COMPLETED).
+    let gave_up = created(&j, "p/gaveup");
+    j.apply_task(
+        gave_up.id,
+        &view(&task_json("g", "TASK_STATE_COMPLETED", ts)),
+        Source::Send,
+    )
+    .unwrap();
+    assert!(j.mark_failed_for_good(gave_up.id, "no agent left").unwrap());
+    let resolved = created(&j, "p/resolved");
+    j.mark_uncertain(resolved.id, "x").unwrap();
+    j.resolve_step(
+        &StepName::parse("p/resolved").unwrap(),
+        Resolution::Done,
+        "ok",
+    )
+    .unwrap();
+
+    let all = j.inspect(&InspectFilter::default()).unwrap().rows;
+    let by_remedy: Vec<String> = all
+        .iter()
+        .filter(|r| r.remedy_kind().is_some())
+        .map(|r| r.step.step.clone())
+        .collect();
+    let pending: Vec<String> = j
+        .inspect(&InspectFilter {
+            pending: true,
+            ..InspectFilter::default()
+        })
+        .unwrap()
+        .rows
+        .iter()
+        .map(|r| r.step.step.clone())
+        .collect();
+    assert_eq!(pending, by_remedy);
+    let mut expected: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.2)
+        .map(|c| c.0.trim_start_matches("p/"))
+        .collect();
+    expected.extend(["unsure", "refused", "effect", "gaveup"]);
+    assert_eq!(pending, expected);
+}
+
+/// Normalizes SQL whitespace, to compare an expression across files.
+fn one_line(sql: &str) -> String {
+    sql.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("( ", "(")
+        .replace(" )", ")")
+}
+
+#[test]
+fn the_pending_index_repeats_the_query_word_for_word() {
+    let migration = one_line(
+        migrate::MIGRATIONS
+            .iter()
+            .find(|m| m.name == "0003_pending_and_prune")
+            .unwrap()
+            .sql,
+    );
+    let expected = one_line(&format!(
+        "CREATE INDEX attempts_needing_human ON attempts (id) WHERE {};",
+        queries::PENDING_ATTEMPT_SQL
+    ));
+    assert!(
+        migration.contains(&expected),
+        "migration 0003 and PENDING_ATTEMPT_SQL differ:\n{migration}\n{expected}"
+    );
+}
+
+#[test]
+fn the_pending_index_costs_a_state_change_no_temporary_btree() {
+    let (_dir, path) = tmp_journal();
+    drop(Journal::open(&path, T).unwrap());
+    let c = Connection::open(&path).unwrap();
+    // SQLite evaluates a partial index's clause for the old and the new row of an UPDATE of its
+    // columns; an `IN (…)` list there would open a temporary b-tree on every state change.
+    let ephemeral = |c: &Connection| -> usize {
+        c.prepare(
+            "EXPLAIN UPDATE attempts SET state = 'WORKING', effect = 'claimed',
+                 cancel_requested_at = NULL, updated_at = 1 WHERE id = 1",
+        )
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(1))
+        .unwrap()
+        .filter(|op| op.as_deref() == Ok("OpenEphemeral"))
+        .count()
+    };
+    let with_index = ephemeral(&c);
+    c.execute_batch("DROP INDEX attempts_needing_human")
+        .unwrap();
+    assert_eq!(with_index, ephemeral(&c));
+    // What is left are the CHECKs of `state` and `effect` (schema 1): one each.
+    assert_eq!(
+        with_index, 2,
+        "a state change builds {with_index} temporary b-trees"
+    );
+}
+
+#[test]
+fn inspect_pending_starts_from_its_partial_indexes() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    for i in 0..50 {
+        created(&j, &format!("w/s{i}"));
+    }
+    let plans = j
+        .explain_inspect(&InspectFilter {
+            pending: true,
+            limit: Some(20),
+            ..InspectFilter::default()
+        })
+        .unwrap();
+    assert_eq!(plans.len(), 2);
+    for (name, plan) in plans {
+        let text = plan.join("\n");
+        assert!(
+            text.contains("USING INDEX attempts_needing_human"),
+            "{name}:\n{text}"
+        );
+        assert!(
+            text.contains("USING COVERING INDEX events_failed_for_good"),
+            "{name}:\n{text}"
+        );
+        // Every other table is reached from a candidate by key, never scanned.
+        let scans: Vec<&str> = plan
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| l.starts_with("SCAN") && !l.starts_with("SCAN pc"))
+            .filter(|l| !l.contains("attempts_needing_human") && !l.contains("json_each"))
+            .filter(|l| !l.contains("events_failed_for_good"))
+            .collect();
+        assert!(scans.is_empty(), "{name}: {scans:?}\n{text}");
+    }
+}

@@ -1,0 +1,128 @@
+//! Unit tests of the journal against real SQLite files in temporary directories.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::*;
+use crate::a2a::ArtifactView;
+use crate::clock::FixedClock;
+
+mod inspect;
+mod leases;
+mod observe;
+mod open;
+mod prune;
+
+const T: Duration = Duration::from_secs(10);
+
+fn tmp_journal() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/journal.sqlite3");
+    (dir, path)
+}
+
+fn intent(name: &str, text: &str, agent: &str) -> NewIntent {
+    NewIntent {
+        spec: StepSpec::to_agent(StepName::parse(name).unwrap(), text, agent),
+        agent_url: Some(agent.to_owned()),
+        message_id: uuid::Uuid::new_v4().to_string(),
+        context_id: Some(uuid::Uuid::new_v4().to_string()),
+    }
+}
+
+fn created(j: &Journal, name: &str) -> Attempt {
+    match j
+        .create_intents(&[intent(name, "book a room", "http://127.0.0.1:9/")])
+        .unwrap()
+        .remove(0)
+    {
+        IntentOutcome::Created(a) => a,
+        IntentOutcome::Existing(_) => panic!("{name} existed"),
+    }
+}
+
+fn task_json(id: &str, state: &str, ts: &str) -> String {
+    format!(
+        r#"{{"id":"{id}","contextId":"ctx-1","status":{{"state":"{state}","timestamp":"{ts}"}}}}"#
+    )
+}
+
+fn view(raw: &str) -> TaskView {
+    TaskView::from_raw(raw).unwrap()
+}
+
+fn bytes(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_default()
+}
+
+fn sizes(path: &Path) -> (u64, u64) {
+    let len = |p: &Path| fs::metadata(p).map_or(0, |m| m.len());
+    (len(path), len(&file::sibling(path, "-wal")))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compatibility and measurement
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_v1_fixture_opens_with_the_current_code() {
+    let (_dir, path) = tmp_journal();
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/journals/v1.sql");
+    {
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(&fs::read_to_string(fixture).unwrap())
+            .unwrap();
+    }
+    let j = Journal::open(&path, T).unwrap();
+    assert!(j.is_writable());
+    let page = j.inspect(&InspectFilter::default()).unwrap();
+    assert!(page.total >= 3, "{}", page.total);
+    let hotel = j
+        .step(&StepName::parse("trip-42/hotel").unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(hotel.latest().unwrap().state, AttemptState::InputRequired);
+    assert!(hotel.latest().unwrap().question_text().is_some());
+    assert!(!j.events_of_step(&hotel.step.spec.name).unwrap().is_empty());
+    // And it still takes writes.
+    created(&j, "trip-42/later");
+}
+
+/// Measures durable intent commits per second (printed; not asserted: the machine is shared).
+///
+/// Run: `cargo test --release --lib journal::tests::durable_intent_commit_rate -- --nocapture`
+#[test]
+fn durable_intent_commit_rate() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let n = 200;
+    let start = std::time::Instant::now();
+    for i in 0..n {
+        created(&j, &format!("bench/s{i}"));
+    }
+    let single = start.elapsed();
+    let plan: Vec<NewIntent> = (0..n)
+        .map(|i| intent(&format!("plan/s{i}"), "x", "http://127.0.0.1:9/"))
+        .collect();
+    let start = std::time::Instant::now();
+    j.create_intents(&plan).unwrap();
+    let batched = start.elapsed();
+    drop(j);
+    let j = Journal::open(&path, T).unwrap();
+    assert_eq!(j.inspect(&InspectFilter::default()).unwrap().total, 2 * n);
+    #[expect(clippy::print_stderr, reason = "the measurement is the output")]
+    {
+        eprintln!(
+            "durable intent commits: {:.0}/s one per transaction ({n} in {single:?}); \
+             {n} in one transaction in {batched:?}",
+            f64::from(n as u32) / single.as_secs_f64()
+        );
+    }
+}

@@ -1,0 +1,658 @@
+//! Intents and observations: commits before sends, tasks and artifacts merged in, batches, settled outcomes, pass walks.
+
+use super::*;
+
+#[test]
+fn intents_commit_together_and_re_runs_find_them() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let agent = "http://127.0.0.1:9/";
+    let plan: Vec<NewIntent> = ["flight", "hotel", "car"]
+        .iter()
+        .map(|s| intent(&format!("trip-42/{s}"), s, agent))
+        .collect();
+    let out = j.create_intents(&plan).unwrap();
+    let seqs: Vec<i64> = ["flight", "hotel", "car"]
+        .iter()
+        .map(|s| {
+            j.step(&StepName::parse(&format!("trip-42/{s}")).unwrap())
+                .unwrap()
+                .unwrap()
+                .step
+                .seq
+        })
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    for (o, i) in out.iter().zip(&plan) {
+        let IntentOutcome::Created(a) = o else {
+            panic!("{o:?}")
+        };
+        assert_eq!(a.state, AttemptState::Intent);
+        assert_eq!(a.number, 1);
+        assert_eq!(a.message_id, i.message_id);
+        assert_eq!(a.context_id, i.context_id);
+        assert!(a.context_id_ours);
+        assert_eq!(a.agent_url.as_deref(), Some(agent));
+        assert_eq!(a.interface_url, None);
+    }
+    let again = j.create_intents(&plan[1..2]).unwrap();
+    let IntentOutcome::Existing(rec) = &again[0] else {
+        panic!("{again:?}")
+    };
+    assert_eq!(rec.attempts.len(), 1);
+    assert_eq!(rec.step.spec.text, "hotel");
+    assert_eq!(j.event_count().unwrap(), 3);
+    assert_eq!(
+        j.workflow_state("trip-42").unwrap(),
+        Some(WorkflowState::Active)
+    );
+}
+
+#[test]
+fn a_failed_plan_commits_nothing() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = intent("trip/a", "x", "http://a/");
+    let mut b = intent("trip/b", "y", "http://a/");
+    // The same messageId twice violates UNIQUE in the middle of the transaction.
+    b.message_id.clone_from(&a.message_id);
+    assert!(j.create_intents(&[a, b]).is_err());
+    assert!(!j.workflow_exists("trip").unwrap());
+    assert_eq!(j.event_count().unwrap(), 0);
+}
+
+#[test]
+fn an_agent_refusing_context_ids_gets_none() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let first = created(&j, "w/one");
+    assert!(first.context_id.is_some());
+    assert!(
+        j.set_accepts_context_id("http://127.0.0.1:9/", false)
+            .unwrap()
+    );
+    assert!(
+        !j.set_accepts_context_id("http://127.0.0.1:9/", false)
+            .unwrap()
+    );
+    let second = created(&j, "w/two");
+    assert_eq!(second.context_id, None);
+    assert_eq!(
+        j.agent("http://127.0.0.1:9/")
+            .unwrap()
+            .unwrap()
+            .accepts_context_id,
+        Some(false)
+    );
+}
+
+#[test]
+fn the_first_endpoint_wins() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w/s");
+    let ep = |u: &str| Endpoint {
+        interface_url: u.to_owned(),
+        tenant: Some("t1".to_owned()),
+    };
+    let after = j.set_endpoint(a.id, &ep("http://127.0.0.1:9/rpc")).unwrap();
+    assert_eq!(
+        after.interface_url.as_deref(),
+        Some("http://127.0.0.1:9/rpc")
+    );
+    let events = j.event_count().unwrap();
+    let again = j
+        .set_endpoint(a.id, &ep("http://127.0.0.1:9/other"))
+        .unwrap();
+    assert_eq!(
+        again.interface_url.as_deref(),
+        Some("http://127.0.0.1:9/rpc")
+    );
+    assert_eq!(again.tenant.as_deref(), Some("t1"));
+    assert_eq!(j.event_count().unwrap(), events);
+}
+
+#[test]
+fn a_task_observation_records_everything_and_a_repeat_writes_nothing() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "trip/hotel");
+    let raw = r#"{"id":"t-1","contextId":"ctx-agent","status":{"state":"TASK_STATE_INPUT_REQUIRED",
+        "message":{"messageId":"q","role":"ROLE_AGENT","parts":[{"text":"two rooms or one?"}]},
+        "timestamp":"2026-11-30T01:08:43.415935Z"},
+        "artifacts":[{"artifactId":"a1","name":"quote","parts":[{"text":"120 EUR"}]}]}"#;
+    let applied = j.apply_task(a.id, &view(raw), Source::Send).unwrap();
+    assert_eq!(
+        applied,
+        Applied::Changed {
+            from: AttemptState::Intent,
+            to: AttemptState::InputRequired
+        }
+    );
+    let got = j.attempt(a.id).unwrap();
+    assert_eq!(got.task_id.as_deref(), Some("t-1"));
+    assert_eq!(got.context_id.as_deref(), Some("ctx-agent"));
+    assert!(!got.context_id_ours);
+    assert_eq!(
+        got.status_timestamp.as_deref(),
+        Some("2026-11-30T01:08:43.415935Z")
+    );
+    assert_eq!(got.question_text().as_deref(), Some("two rooms or one?"));
+    assert_eq!(got.last_task_json.as_deref(), Some(raw));
+    assert_eq!(j.artifacts(a.id).unwrap()[0].text(), "120 EUR");
+
+    // The same observation again (from another source, even): nothing at all is written.
+    let events = j.event_count().unwrap();
+    let other = Connection::open(&path).unwrap();
+    let dv = |c: &Connection| -> i64 {
+        c.query_row("PRAGMA data_version", [], |r| r.get(0))
+            .unwrap()
+    };
+    let before = (
+        sizes(&path),
+        dv(&other),
+        bytes(&file::sibling(&path, "-wal")),
+    );
+    for source in [Source::GetTask, Source::ListTasks, Source::Stream] {
+        assert_eq!(
+            j.apply_task(a.id, &view(raw), source).unwrap(),
+            Applied::Unchanged
+        );
+    }
+    // A snapshot without artifacts (ListTasks) changes nothing either.
+    let listed = raw.replace(
+        r#"        "artifacts":[{"artifactId":"a1","name":"quote","parts":[{"text":"120 EUR"}]}]"#,
+        r#"        "history":[]"#,
+    );
+    assert_ne!(listed, raw);
+    assert_eq!(
+        j.apply_task(a.id, &view(&listed), Source::ListTasks)
+            .unwrap(),
+        Applied::Unchanged
+    );
+    let after = (
+        sizes(&path),
+        dv(&other),
+        bytes(&file::sibling(&path, "-wal")),
+    );
+    assert_eq!(before, after);
+    assert_eq!(j.event_count().unwrap(), events);
+    assert_eq!(j.attempt(a.id).unwrap(), got);
+}
+
+#[test]
+fn older_statuses_are_ignored_and_terminal_states_stay() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w/s");
+    let working = task_json("t", "TASK_STATE_WORKING", "2026-11-30T01:00:00.500Z");
+    let older = task_json("t", "TASK_STATE_SUBMITTED", "2026-11-30T01:00:00.499999Z");
+    let done = task_json("t", "TASK_STATE_COMPLETED", "2026-11-30T01:00:01Z");
+    let late = task_json("t", "TASK_STATE_WORKING", "2026-11-30T01:00:02Z");
+    j.apply_task(a.id, &view(&working), Source::Send).unwrap();
+    assert_eq!(
+        j.apply_task(a.id, &view(&older), Source::Stream).unwrap(),
+        Applied::Unchanged
+    );
+    assert_eq!(j.attempt(a.id).unwrap().state, AttemptState::Working);
+    assert!(
+        j.apply_task(a.id, &view(&done), Source::GetTask)
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(
+        j.apply_task(a.id, &view(&late), Source::Stream).unwrap(),
+        Applied::Unchanged
+    );
+    let got = j.attempt(a.id).unwrap();
+    assert_eq!(got.state, AttemptState::Completed);
+    assert_eq!(
+        got.status_timestamp.as_deref(),
+        Some("2026-11-30T01:00:01Z")
+    );
+    // Another task for the same attempt is a bug, refused.
+    let stranger = task_json("other", "TASK_STATE_WORKING", "2026-11-30T01:00:03Z");
+    assert!(matches!(
+        j.apply_task(a.id, &view(&stranger), Source::GetTask),
+        Err(JournalError::TaskMismatch { .. })
+    ));
+    // A completed task still takes artifacts it did not have (ListTasks omitted them).
+    let with_art = r#"{"id":"t","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-11-30T01:00:01Z"},
+        "artifacts":[{"artifactId":"b","parts":[{"text":"booking 77"}]}]}"#;
+    assert!(
+        j.apply_task(a.id, &view(with_art), Source::GetTask)
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(j.artifacts(a.id).unwrap().len(), 1);
+    assert_eq!(j.attempt(a.id).unwrap().state, AttemptState::Completed);
+    let kinds: Vec<String> = j
+        .events_of_step(&StepName::parse("w/s").unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|e| e.kind)
+        .collect();
+    assert_eq!(kinds, ["intent", "state", "state", "observed"]);
+}
+
+#[test]
+fn artifact_updates_append_and_stop_at_the_last_chunk() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w/s");
+    j.apply_task(
+        a.id,
+        &view(&task_json(
+            "t",
+            "TASK_STATE_WORKING",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Stream,
+    )
+    .unwrap();
+    let upd = |text: &str, append: bool, last: bool| {
+        ArtifactUpdate::from_value(&serde_json::json!({
+            "taskId": "t", "contextId": "ctx-1", "append": append, "lastChunk": last,
+            "artifact": {"artifactId": "a1", "name": "report", "parts": [{"text": text}]}
+        }))
+        .unwrap()
+    };
+    assert!(
+        j.apply_artifact_update(a.id, &upd("one ", false, false))
+            .unwrap()
+            .changed()
+    );
+    assert!(
+        j.apply_artifact_update(a.id, &upd("two ", true, false))
+            .unwrap()
+            .changed()
+    );
+    assert!(
+        j.apply_artifact_update(a.id, &upd("three", true, true))
+            .unwrap()
+            .changed()
+    );
+    // A replayed last chunk (or any append after it) changes nothing.
+    assert_eq!(
+        j.apply_artifact_update(a.id, &upd("three", true, true))
+            .unwrap(),
+        Applied::Unchanged
+    );
+    let arts = j.artifacts(a.id).unwrap();
+    assert_eq!(arts.len(), 1);
+    assert_eq!(arts[0].text(), "one two three");
+    assert!(arts[0].last_chunk);
+    // A non-append update replaces it.
+    assert!(
+        j.apply_artifact_update(a.id, &upd("fresh", false, true))
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(j.artifacts(a.id).unwrap()[0].text(), "fresh");
+    assert_eq!(
+        j.apply_artifact_update(a.id, &upd("fresh", false, true))
+            .unwrap(),
+        Applied::Unchanged
+    );
+}
+
+/// Two attempts with tasks `t1` and `t2`, WORKING.
+fn two_working(path: &Path) -> (Journal, AttemptId, AttemptId) {
+    let j = Journal::open(path, T).unwrap();
+    let a = created(&j, "w/s1");
+    let b = created(&j, "w/s2");
+    for (id, task) in [(a.id, "t1"), (b.id, "t2")] {
+        j.apply_task(
+            id,
+            &view(&task_json(
+                task,
+                "TASK_STATE_WORKING",
+                "2026-11-30T01:00:00Z",
+            )),
+            Source::Send,
+        )
+        .unwrap();
+    }
+    (j, a.id, b.id)
+}
+
+#[test]
+fn a_batch_of_observations_does_what_they_do_one_by_one_in_fewer_pages() {
+    let status = |task: &str, state: &str, second: u32| {
+        view(&format!(
+            r#"{{"id":"{task}","contextId":"ctx-1","status":{{"state":"{state}","timestamp":"2026-11-30T01:00:{second:02}Z"}}}}"#
+        ))
+    };
+    let chunk = |task: &str, text: &str, append: bool, last: bool| {
+        ArtifactUpdate::from_value(&serde_json::json!({
+            "taskId": task, "append": append, "lastChunk": last,
+            "artifact": {"artifactId": "a1", "parts": [{"text": text}]}
+        }))
+        .unwrap()
+    };
+    let snapshot = |task: &str, text: &str| {
+        view(&format!(
+            r#"{{"id":"{task}","contextId":"ctx-1","status":{{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T01:00:30Z"}},"artifacts":[{{"artifactId":"a1","parts":[{{"text":"{text}"}}]}}]}}"#
+        ))
+    };
+    let (_dir_one, one_path) = tmp_journal();
+    let (_dir_batch, batch_path) = tmp_journal();
+    let (one, a1, b1) = two_working(&one_path);
+    let (batch, a2, b2) = two_working(&batch_path);
+    assert_eq!((a1, b1), (a2, b2));
+    let (a, b) = (a1, b1);
+    let task = |attempt, view| StreamObservation::Task {
+        attempt,
+        view,
+        source: Source::Stream,
+    };
+    let art = |attempt, update| StreamObservation::Artifact { attempt, update };
+    let observations = vec![
+        art(a, chunk("t1", "one ", false, false)),
+        art(a, chunk("t1", "two ", true, false)),
+        task(a, status("t1", "TASK_STATE_WORKING", 5)),
+        art(b, chunk("t2", "b-one ", false, false)),
+        // Another task's event is refused alone; the rest of the batch goes on.
+        art(a, chunk("t-other", "x", true, false)),
+        art(a, chunk("t1", "three ", true, false)),
+        // A snapshot reads what the batch appended so far, and replaces it.
+        task(a, snapshot("t1", "one two three four ")),
+        art(a, chunk("t1", "five", true, true)),
+        // After the last chunk an append changes nothing.
+        art(a, chunk("t1", "six", true, false)),
+        art(b, chunk("t2", "b-two", true, true)),
+        task(b, status("t2", "TASK_STATE_COMPLETED", 9)),
+    ];
+    let wal_before = (sizes(&one_path).1, sizes(&batch_path).1);
+    let single: Vec<Result<Applied, String>> = observations
+        .iter()
+        .map(|o| {
+            match o {
+                StreamObservation::Task {
+                    attempt,
+                    view,
+                    source,
+                } => one.apply_task(*attempt, view, *source),
+                StreamObservation::Artifact { attempt, update } => {
+                    one.apply_artifact_update(*attempt, update)
+                }
+            }
+            .map_err(|e| e.to_string())
+        })
+        .collect();
+    let batched: Vec<Result<Applied, String>> = batch
+        .apply_observations(&observations)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.map(|r| r.applied).map_err(|e| e.to_string()))
+        .collect();
+    assert_eq!(batched, single);
+    assert!(single[4].as_ref().unwrap_err().contains("t-other"));
+    assert_eq!(single[8], Ok(Applied::Unchanged));
+    for j in [&one, &batch] {
+        let texts: Vec<(String, bool)> = [a, b]
+            .iter()
+            .flat_map(|id| j.artifacts(*id).unwrap())
+            .map(|x| (x.text(), x.last_chunk))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("one two three four five".to_owned(), true),
+                ("b-one b-two".to_owned(), true)
+            ]
+        );
+        assert_eq!(j.attempt(b).unwrap().state, AttemptState::Completed);
+    }
+    let kinds = |j: &Journal, step: &str| -> Vec<(String, Option<String>)> {
+        j.events_of_step(&StepName::parse(step).unwrap())
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.kind, e.to))
+            .collect()
+    };
+    assert_eq!(kinds(&batch, "w/s1"), kinds(&one, "w/s1"));
+    assert_eq!(kinds(&batch, "w/s2"), kinds(&one, "w/s2"));
+    // Each event appended its row; the batch wrote each page once.
+    let grown = (
+        sizes(&one_path).1 - wal_before.0,
+        sizes(&batch_path).1 - wal_before.1,
+    );
+    assert!(
+        grown.1 * 3 < grown.0,
+        "WAL bytes one by one vs batched: {grown:?}"
+    );
+    // Replayed, the batch changes nothing and writes nothing.
+    let wal = sizes(&batch_path).1;
+    let again = batch.apply_observations(&observations[8..]).unwrap();
+    assert!(again.iter().all(|r| {
+        r.as_ref()
+            .is_ok_and(|r| r.applied == Applied::Unchanged && r.event.is_none())
+    }));
+    assert_eq!(sizes(&batch_path).1, wal);
+}
+
+#[test]
+fn send_outcomes_settle_an_intent_once() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let replied = created(&j, "w/replied");
+    let msg =
+        r#"{"messageId":"r","role":"ROLE_AGENT","contextId":"c9","parts":[{"text":"hello"}]}"#;
+    assert!(
+        j.record_direct_reply(replied.id, msg, Some("c9"))
+            .unwrap()
+            .changed()
+    );
+    assert_eq!(
+        j.record_direct_reply(replied.id, msg, Some("c9")).unwrap(),
+        Applied::Unchanged
+    );
+    let got = j.attempt(replied.id).unwrap();
+    assert_eq!(got.state, AttemptState::Replied);
+    assert_eq!(got.outcome_json.as_deref(), Some(msg));
+    assert!(matches!(
+        j.record_refusal(replied.id, "x"),
+        Err(JournalError::Transition { .. })
+    ));
+
+    let refused = created(&j, "w/refused");
+    j.record_failure(refused.id, FailureKind::Send, "connection refused")
+        .unwrap();
+    assert_eq!(j.attempt(refused.id).unwrap().state, AttemptState::Intent);
+    j.record_refusal(refused.id, "HTTP 403").unwrap();
+    let got = j.attempt(refused.id).unwrap();
+    assert_eq!(
+        (got.state, got.error.as_deref()),
+        (AttemptState::Refused, Some("HTTP 403"))
+    );
+
+    let unsure = created(&j, "w/unsure");
+    j.mark_uncertain(unsure.id, "ListTasks unsupported")
+        .unwrap();
+    assert_eq!(
+        j.mark_uncertain(unsure.id, "again").unwrap(),
+        Applied::Unchanged
+    );
+    j.reopen_for_resend(unsure.id, "operator").unwrap();
+    assert_eq!(j.attempt(unsure.id).unwrap().state, AttemptState::Intent);
+
+    let lost = created(&j, "w/lost");
+    assert!(j.mark_lost(lost.id, "x").is_err());
+    j.apply_task(
+        lost.id,
+        &view(&task_json(
+            "t9",
+            "TASK_STATE_WORKING",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Send,
+    )
+    .unwrap();
+    j.mark_lost(lost.id, "TaskNotFound").unwrap();
+    assert_eq!(j.attempt(lost.id).unwrap().state, AttemptState::Lost);
+
+    let kinds: Vec<String> = j
+        .events_of_step(&StepName::parse("w/refused").unwrap())
+        .unwrap()
+        .into_iter()
+        .map(|e| format!("{}:{}", e.kind, e.to.unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        kinds,
+        ["intent:INTENT", "send-failed:INTENT", "state:REFUSED"]
+    );
+}
+
+#[test]
+fn attempts_stay_within_the_budget() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let first = created(&j, "w/s");
+    let next = |prev| NewAttempt {
+        agent_url: Some("http://127.0.0.1:8/".to_owned()),
+        token_env: None,
+        message_id: uuid::Uuid::new_v4().to_string(),
+        context_id: Some(uuid::Uuid::new_v4().to_string()),
+        previous: Some(prev),
+    };
+    let second = j.add_attempt(first.step_id, &next(first.id)).unwrap();
+    assert_eq!(
+        (second.number, second.previous_attempt),
+        (2, Some(first.id))
+    );
+    let third = j.add_attempt(first.step_id, &next(second.id)).unwrap();
+    assert_eq!(third.number, 3);
+    assert!(matches!(
+        j.add_attempt(first.step_id, &next(third.id)),
+        Err(JournalError::BudgetSpent { max: 3, .. })
+    ));
+}
+
+#[test]
+fn a_view_that_changes_nothing_is_one_the_journal_would_not_write() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w/s");
+    let working = view(&task_json(
+        "t1",
+        "TASK_STATE_WORKING",
+        "2026-11-30T01:00:00.000001Z",
+    ));
+    // Before the task is known, and on the first sight of it, there is something to write.
+    assert!(!j.attempt(a.id).unwrap().unchanged_by(&working));
+    j.apply_task(a.id, &working, Source::GetTask).unwrap();
+    let held = j.attempt(a.id).unwrap();
+    let newer = view(&task_json(
+        "t1",
+        "TASK_STATE_WORKING",
+        "2026-11-30T01:00:00.000002Z",
+    ));
+    let done = view(&task_json(
+        "t1",
+        "TASK_STATE_COMPLETED",
+        "2026-11-30T01:00:00.000002Z",
+    ));
+    let mut with_artifact = working.clone();
+    with_artifact.artifacts = Some(vec![ArtifactView {
+        artifact_id: "r".to_owned(),
+        name: None,
+        description: None,
+        parts: serde_json::json!([{"text": "x"}]),
+        metadata: None,
+    }]);
+    for (v, nothing) in [
+        (&working, true),
+        (&newer, false),
+        (&done, false),
+        (&with_artifact, false),
+    ] {
+        assert_eq!(held.unchanged_by(v), nothing, "{v:?}");
+        // Whenever the view says so, the journal agrees (the converse need not hold).
+        if nothing {
+            let events = j.event_count().unwrap();
+            assert_eq!(
+                j.apply_task(a.id, v, Source::GetTask).unwrap(),
+                Applied::Unchanged
+            );
+            assert_eq!(j.event_count().unwrap(), events);
+            assert_eq!(j.attempt(a.id).unwrap(), held);
+        }
+    }
+}
+
+#[test]
+fn a_pass_walks_its_rows_a_page_at_a_time() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let steps: Vec<Attempt> = (0..7).map(|i| created(&j, &format!("w/s{i}"))).collect();
+    let done = &steps[2];
+    j.apply_task(
+        done.id,
+        &view(&task_json(
+            "td",
+            "TASK_STATE_COMPLETED",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Send,
+    )
+    .unwrap();
+    let ids = |rows: Vec<AttemptRow>| rows.into_iter().map(|r| r.attempt.id).collect::<Vec<_>>();
+    let all = ids(j.pass_rows(&[]).unwrap());
+    assert_eq!(all.len(), 6, "the completed step is not a pass row");
+    // Pages of 2, one attempt left out: the same rows in the same order, minus that one.
+    let skipped = steps[4].id;
+    let mut cursor = j.pass_cursor(&[], &[skipped]).unwrap();
+    assert_eq!(cursor.total, 5);
+    // A step delegated after the walk began waits for the next pass.
+    let late = created(&j, "w/late");
+    let mut walked = Vec::new();
+    loop {
+        let page = j.next_pass_rows(&mut cursor, 2).unwrap();
+        assert!(page.len() <= 2);
+        if page.is_empty() {
+            break;
+        }
+        walked.extend(ids(page));
+    }
+    let expected: Vec<AttemptId> = all.into_iter().filter(|id| *id != skipped).collect();
+    assert_eq!(walked, expected);
+    assert!(!walked.contains(&late.id));
+    assert_eq!(
+        j.pass_cursor(&["elsewhere".to_owned()], &[]).unwrap().total,
+        0
+    );
+}
+
+#[test]
+fn unfinished_attempts_are_the_latest_unresolved_ones() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "w1/a");
+    let b = created(&j, "w1/b");
+    let c = created(&j, "w2/c");
+    j.apply_task(
+        b.id,
+        &view(&task_json(
+            "tb",
+            "TASK_STATE_COMPLETED",
+            "2026-11-30T01:00:00Z",
+        )),
+        Source::Send,
+    )
+    .unwrap();
+    j.mark_uncertain(c.id, "no ListTasks").unwrap();
+    let ids = |rows: Vec<AttemptRow>| rows.into_iter().map(|r| r.attempt.id).collect::<Vec<_>>();
+    assert_eq!(ids(j.unfinished_attempts(&[]).unwrap()), vec![a.id, c.id]);
+    assert_eq!(
+        ids(j.unfinished_attempts(&["w2".to_owned()]).unwrap()),
+        vec![c.id]
+    );
+    j.resolve_step(
+        &StepName::parse("w2/c").unwrap(),
+        Resolution::Abandoned,
+        "gave up",
+    )
+    .unwrap();
+    assert_eq!(ids(j.unfinished_attempts(&[]).unwrap()), vec![a.id]);
+}

@@ -1,0 +1,119 @@
+//! The command-line remedy for a row a human must act on: the command that answers it and a
+//! short description, as `inspect --pending` and the reconcile pass print them.
+//!
+//! Which rows need a human, and why, is the journal's ([`AttemptRow::remedy_kind`], twin of the
+//! `inspect --pending` SQL); only the text is written here.
+
+use crate::journal::{AttemptRow, RemedyKind, StepName, WorkflowState};
+
+/// What a human must do about a row, and the command that does it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remedy {
+    /// Why.
+    pub kind: RemedyKind,
+    /// The step.
+    pub step: StepName,
+    /// Whether its workflow is being compensated: nothing is sent for it any more, so a
+    /// question or a failure is settled by finishing the compensation.
+    pub compensating: bool,
+}
+
+impl Remedy {
+    /// Returns what a human must do about `row`, if anything (`inspect --pending`).
+    pub fn of(row: &AttemptRow) -> Option<Self> {
+        Some(Self {
+            kind: row.remedy_kind()?,
+            step: row.step.clone(),
+            compensating: row.workflow_state == WorkflowState::Compensating,
+        })
+    }
+
+    /// Returns whether finishing the workflow's compensation is what answers it.
+    fn finishes_compensation(&self) -> bool {
+        self.compensating
+            && matches!(
+                self.kind,
+                RemedyKind::Answer | RemedyKind::Authenticate | RemedyKind::FailedForGood
+            )
+    }
+
+    /// Returns the one command that answers it (placeholders in `…`), ready to run once they
+    /// are filled.
+    pub fn command(&self) -> String {
+        let s = &self.step;
+        if self.finishes_compensation() {
+            // `compensate` cancels the task that waits; `reply` refuses a compensating workflow.
+            return format!("a2a-recover compensate {}", s.workflow);
+        }
+        match self.kind {
+            RemedyKind::Answer => format!("a2a-recover reply {s} \"…\""),
+            RemedyKind::Authenticate => {
+                format!("a2a-recover reply {s} \"…\"  (after granting the access it asks for)")
+            }
+            RemedyKind::Uncertain => {
+                format!("a2a-recover resolve {s} --as resend|abandoned|done --reason \"…\"")
+            }
+            RemedyKind::Refused => {
+                format!("a2a-recover resolve {s} --as retry|abandoned --reason \"…\"")
+            }
+            RemedyKind::Lost => {
+                format!("a2a-recover resolve {s} --as done|retry|abandoned --reason \"…\"")
+            }
+            RemedyKind::FailedForGood => format!("a2a-recover compensate {}", s.workflow),
+            RemedyKind::Effect => {
+                format!("a2a-recover resolve {s} --as done|abandoned --reason \"…\"")
+            }
+        }
+    }
+
+    /// Returns the other commands that answer it instead of [`Remedy::command`], if any.
+    pub fn alternatives(&self) -> Vec<String> {
+        let s = &self.step;
+        match self.kind {
+            RemedyKind::Answer | RemedyKind::Authenticate if self.compensating => {
+                vec![format!(
+                    "a2a-recover resolve {s} --as done|abandoned --reason \"…\""
+                )]
+            }
+            RemedyKind::FailedForGood if !self.compensating => vec![format!(
+                "a2a-recover resolve {s} --as retry|abandoned --reason \"…\""
+            )],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Returns [`Remedy::command`] with its alternatives, as a human reads it on one line.
+    pub fn command_line(&self) -> String {
+        let mut line = self.command();
+        for alt in self.alternatives() {
+            line.push_str("  (or: ");
+            line.push_str(&alt);
+            line.push(')');
+        }
+        line
+    }
+
+    /// Returns a short description (`answer the question`).
+    pub fn what(&self) -> &'static str {
+        if self.compensating {
+            match self.kind {
+                RemedyKind::Answer | RemedyKind::Authenticate => {
+                    return "the task waits for an answer, but its workflow is being compensated";
+                }
+                RemedyKind::FailedForGood => {
+                    return "the step failed for good and its workflow is being compensated";
+                }
+                _ => {}
+            }
+        }
+        match self.kind {
+            RemedyKind::Answer => "answer the agent's question",
+            RemedyKind::Authenticate => "the agent needs authentication",
+            RemedyKind::Uncertain => "the send's outcome is unknown; decide whether to resend",
+            RemedyKind::Refused => "the agent refused the request",
+            RemedyKind::Lost => "the agent forgot the task",
+            RemedyKind::FailedForGood => "the step failed for good",
+            RemedyKind::Effect => "the effect is not verified",
+        }
+    }
+}
