@@ -629,3 +629,28 @@ fn an_sse_event_that_never_ends_is_cut() {
     assert_eq!(h.count("SubscribeToTask"), 2);
     assert_eq!(h.count("SendMessage"), 1);
 }
+
+/// A status stamped far beyond our clock orders nothing: the next report, stamped at the real
+/// time and so "older", still moves a running step (here to a question, which is journaled).
+#[test]
+fn a_stamp_far_in_the_future_does_not_hide_the_next_status() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_script(Script {
+        timestamp: Some("2099-01-01T00:00:00Z".to_owned()),
+        ..Script::default()
+    });
+    let m = delegate(&env, &h, "w/ahead");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    h.set_script(Script {
+        state: "TASK_STATE_INPUT_REQUIRED".to_owned(),
+        status_text: Some("which date?".to_owned()),
+        ..Script::default()
+    });
+    h.restyle_tasks();
+    let m = run(&env, &["reconcile"]);
+    assert_eq!(code(&m.out), 4, "{}{}", stdout(&m.out), stderr(&m.out));
+    let a = attempt(&env, "w/ahead");
+    assert_eq!(a["state"], "INPUT_REQUIRED", "{a}");
+    assert_eq!(a["pendingQuestion"], "which date?", "{a}");
+}

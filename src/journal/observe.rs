@@ -83,7 +83,7 @@ impl Journal {
                 seen: view.task_id.clone(),
             });
         }
-        let freshness = Freshness::of(held.status_time(), view.timestamp.as_ref().map(|t| t.at));
+        let freshness = Freshness::of(held.ordering_time(), view.timestamp.as_ref().map(|t| t.at));
         let obs = Observation::Remote {
             state: view.state,
             freshness,

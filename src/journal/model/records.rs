@@ -209,10 +209,22 @@ pub struct Attempt {
     pub updated_at: DateTime<Utc>,
 }
 
+/// How far ahead of our clock a remote status stamp may be and still order later reports.
+pub const FUTURE_STAMP_TOLERANCE: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
+
 impl Attempt {
     /// Returns the held status timestamp, parsed.
     pub fn status_time(&self) -> Option<DateTime<Utc>> {
         self.status_timestamp.as_deref().and_then(parse_timestamp)
+    }
+
+    /// Returns the held status timestamp for ordering a newer report against it, or `None`
+    /// when it cannot order anything: it was more than [`FUTURE_STAMP_TOLERANCE`] ahead of our
+    /// own clock when it was journaled (an agent's clock far ahead, or a stamp decades off).
+    /// Such a stamp would make every real status look older, and freeze the step.
+    pub fn ordering_time(&self) -> Option<DateTime<Utc>> {
+        self.status_time()
+            .filter(|t| *t <= self.updated_at + FUTURE_STAMP_TOLERANCE)
     }
 
     /// Returns the text of the pending question (its text parts joined), if any.
