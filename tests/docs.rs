@@ -378,3 +378,39 @@ fn the_exit_codes_doc_lists_exactly_the_constants_of_src_exit_rs() {
         "docs/exit-codes.md vs src/exit.rs"
     );
 }
+
+/// The docs stand alone: no page a user reads cites a file that is not in the repository (the
+/// product's design notes live outside it), and every relative link points to a file that
+/// exists.
+#[test]
+fn the_docs_cite_nothing_outside_the_repository() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut pages = vec!["README.md".to_owned(), "CHANGELOG.md".to_owned()];
+    for entry in std::fs::read_dir(format!("{root}/docs")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".md") {
+            pages.push(format!("docs/{name}"));
+        }
+    }
+    let mut problems = Vec::new();
+    for page in &pages {
+        let text = read(page);
+        for outside in ["DESIGN.md", "a2a-spec.md", "STYLE.md", "../shared"] {
+            if text.contains(outside) {
+                problems.push(format!("{page} cites `{outside}`"));
+            }
+        }
+        let dir = std::path::Path::new(root).join(page);
+        let dir = dir.parent().unwrap();
+        for link in text.split("](").skip(1) {
+            let target = link.split([')', '#', ' ']).next().unwrap_or_default();
+            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            if !dir.join(target).exists() {
+                problems.push(format!("{page} links to `{target}`, which does not exist"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
