@@ -388,7 +388,10 @@ fn the_docs_cite_nothing_outside_the_repository() {
     let mut pages = vec!["README.md".to_owned(), "CHANGELOG.md".to_owned()];
     for entry in std::fs::read_dir(format!("{root}/docs")).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        if name.ends_with(".md") {
+        if std::path::Path::new(&name)
+            .extension()
+            .is_some_and(|e| e == "md")
+        {
             pages.push(format!("docs/{name}"));
         }
     }
