@@ -70,7 +70,7 @@ pub struct FollowArgs {
 pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
     // A compensation step (`WORKFLOW/STEP~compensate`) is followed like any other.
-    let name = crate::plan::parse_journaled_step(&args.step).map_err(|e| {
+    let name = crate::plan_file::parse_journaled_step(&args.step).map_err(|e| {
         CliError::usage(e.to_string())
             .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
     })?;

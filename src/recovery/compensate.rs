@@ -52,12 +52,12 @@ use crate::journal::{
     JournalError, NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec,
     WorkflowState,
 };
-use crate::placeholders::{self, Mode, Values};
-use crate::plan::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
+use crate::placeholders::{self, Fill, Values};
+use crate::plan_file::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
 use crate::recovery::error::{RecoveryError, Report, Said, Stopped};
 use crate::recovery::lookup::{self, LookFor, Lookup};
 use crate::recovery::registry::pick_agent;
-use crate::recovery::send::{Mode as SendMode, Outgoing, Sender, Sent};
+use crate::recovery::send::{Outgoing, SendKind, Sender, Sent};
 use crate::recovery::verify::{self, Check, Found};
 use crate::sanitize::inert;
 
@@ -1223,7 +1223,7 @@ impl Pass<'_> {
                     .artifacts(attempt.id)
                     .map_err(|e| e.to_string())?;
                 let values = Values::of_attempt(&step.spec.name, attempt, &artifacts);
-                let filled = placeholders::fill(&text, &values, Mode::Text)
+                let filled = placeholders::fill(&text, &values, Fill::Text)
                     .map_err(|e| format!("compensation text: {e}"))?;
                 let Value::Object(metadata) = metadata else {
                     return Err("metadata is not an object".to_owned());
@@ -1292,7 +1292,7 @@ impl Pass<'_> {
         let comp_full = comp_step.spec.name.to_string();
         let agent = agent_shown(a.agent_url.as_deref().unwrap_or("-"));
         let sent = sender
-            .deliver(a.id, &out, SendMode::LookFirst, &comp_full)
+            .deliver(a.id, &out, SendKind::LookFirst, &comp_full)
             .await?;
         let now = sent.attempt().clone();
         let task = inert(now.task_id.as_deref().unwrap_or("-"));

@@ -1331,7 +1331,7 @@ mod tests {
         journal
             .set_endpoint(
                 attempt.id,
-                &crate::journal::Endpoint {
+                &crate::journal::JournaledEndpoint {
                     interface_url: "http://127.0.0.1:9/".to_owned(),
                     tenant: None,
                 },

@@ -79,7 +79,7 @@ pub fn never_sent(attempt: &Attempt) -> bool {
 
 /// How the agent is searched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum LookMode {
     /// By our client contextId: any task there is ours.
     ByContext,
     /// By status time: only a task whose history holds our messageId is ours.
@@ -97,7 +97,7 @@ pub struct Candidate {
 
 /// The decision of a look.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum Verdict {
     /// The candidate at this index is ours.
     Found(usize),
     /// Nothing was created.
@@ -108,34 +108,34 @@ pub enum Decision {
 
 /// Decides from what a complete search saw: the readable candidates in listing order, and how
 /// many listed tasks could not be read.
-pub fn decide(mode: Mode, candidates: &[Candidate], unreadable: usize) -> Decision {
+pub fn decide(mode: LookMode, candidates: &[Candidate], unreadable: usize) -> Verdict {
     if let Some(i) = candidates.iter().position(|c| c.holds_message) {
-        return Decision::Found(i);
+        return Verdict::Found(i);
     }
     match mode {
-        Mode::ByContext => {
+        LookMode::ByContext => {
             if unreadable > 0 {
-                Decision::Unprovable(format!(
+                Verdict::Unprovable(format!(
                     "{unreadable} task(s) in our context could not be read"
                 ))
             } else if candidates.is_empty() {
-                Decision::ProvenAbsent
+                Verdict::ProvenAbsent
             } else {
                 // Any task in the context we chose for this attempt is ours.
-                Decision::Found(0)
+                Verdict::Found(0)
             }
         }
-        Mode::ByTime => {
+        LookMode::ByTime => {
             let truncated = candidates.iter().filter(|c| !c.history_complete).count();
             if unreadable > 0 {
-                Decision::Unprovable(format!("{unreadable} candidate task(s) could not be read"))
+                Verdict::Unprovable(format!("{unreadable} candidate task(s) could not be read"))
             } else if truncated > 0 {
-                Decision::Unprovable(format!(
+                Verdict::Unprovable(format!(
                     "{truncated} candidate task(s) have a truncated history, so our message \
                      may be among them"
                 ))
             } else {
-                Decision::ProvenAbsent
+                Verdict::ProvenAbsent
             }
         }
     }
@@ -175,10 +175,10 @@ pub async fn look_for_send(
     now: DateTime<Utc>,
 ) -> Result<Lookup, A2aError> {
     let (mode, request) = if let Some(ctx) = &look.context_id {
-        (Mode::ByContext, list_request(Some(ctx.clone()), None))
+        (LookMode::ByContext, list_request(Some(ctx.clone()), None))
     } else {
         let after = time_window(look.created_at, now, clock_skew);
-        (Mode::ByTime, list_request(None, Some(after)))
+        (LookMode::ByTime, list_request(None, Some(after)))
     };
     let mut tasks: Vec<Raw<types::Task>> = Vec::new();
     let mut candidates = Vec::new();
@@ -189,9 +189,9 @@ pub async fn look_for_send(
             Paged::Page(entries) => entries,
             Paged::End => {
                 return Ok(match decide(mode, &candidates, unreadable) {
-                    Decision::Found(i) => Lookup::Found(tasks.swap_remove(i)),
-                    Decision::ProvenAbsent => Lookup::ProvenAbsent,
-                    Decision::Unprovable(reason) => Lookup::Unprovable(reason),
+                    Verdict::Found(i) => Lookup::Found(tasks.swap_remove(i)),
+                    Verdict::ProvenAbsent => Lookup::ProvenAbsent,
+                    Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
                 });
             }
             Paged::Unprovable(reason) => return Ok(Lookup::Unprovable(reason)),
@@ -203,7 +203,7 @@ pub async fn look_for_send(
             };
             let mut seen = candidate(&task.raw, &look.message_id);
             let mut task = task;
-            if mode == Mode::ByTime && !seen.holds_message {
+            if mode == LookMode::ByTime && !seen.holds_message {
                 // The listed history may be capped by the server: read the whole task.
                 let Some(full) = read_whole(client, endpoint, &task.value.id).await? else {
                     unreadable += 1;
@@ -385,10 +385,10 @@ impl Sweeps {
                     .collect();
                 let candidates: Vec<Candidate> =
                     mine.iter().map(|t| candidate(&t.raw, message_id)).collect();
-                match decide(Mode::ByTime, &candidates, *unreadable) {
-                    Decision::Found(i) => Lookup::Found(mine[i].clone()),
-                    Decision::ProvenAbsent => Lookup::ProvenAbsent,
-                    Decision::Unprovable(reason) => Lookup::Unprovable(reason),
+                match decide(LookMode::ByTime, &candidates, *unreadable) {
+                    Verdict::Found(i) => Lookup::Found(mine[i].clone()),
+                    Verdict::ProvenAbsent => Lookup::ProvenAbsent,
+                    Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
                 }
             }
         }))
@@ -461,31 +461,31 @@ mod tests {
 
     #[rstest]
     // By context: any task in our context is ours; the one holding our message is preferred.
-    #[case::context_empty(Mode::ByContext, &[], 0, "absent")]
-    #[case::context_one(Mode::ByContext, &[OTHER], 0, "found:0")]
-    #[case::context_prefers_holder(Mode::ByContext, &[OTHER, HOLDS], 0, "found:1")]
-    #[case::context_truncated_is_still_ours(Mode::ByContext, &[TRUNCATED], 0, "found:0")]
-    #[case::context_unreadable(Mode::ByContext, &[], 1, "unprovable")]
-    #[case::context_unreadable_beside_other(Mode::ByContext, &[OTHER], 1, "unprovable")]
-    #[case::context_holder_beats_unreadable(Mode::ByContext, &[HOLDS], 2, "found:0")]
+    #[case::context_empty(LookMode::ByContext, &[], 0, "absent")]
+    #[case::context_one(LookMode::ByContext, &[OTHER], 0, "found:0")]
+    #[case::context_prefers_holder(LookMode::ByContext, &[OTHER, HOLDS], 0, "found:1")]
+    #[case::context_truncated_is_still_ours(LookMode::ByContext, &[TRUNCATED], 0, "found:0")]
+    #[case::context_unreadable(LookMode::ByContext, &[], 1, "unprovable")]
+    #[case::context_unreadable_beside_other(LookMode::ByContext, &[OTHER], 1, "unprovable")]
+    #[case::context_holder_beats_unreadable(LookMode::ByContext, &[HOLDS], 2, "found:0")]
     // By time: only a task whose history holds our messageId is ours.
-    #[case::time_empty(Mode::ByTime, &[], 0, "absent")]
-    #[case::time_others_complete(Mode::ByTime, &[OTHER, OTHER], 0, "absent")]
-    #[case::time_found(Mode::ByTime, &[OTHER, HOLDS], 0, "found:1")]
-    #[case::time_truncated(Mode::ByTime, &[OTHER, TRUNCATED], 0, "unprovable")]
-    #[case::time_found_despite_truncated(Mode::ByTime, &[TRUNCATED, HOLDS], 0, "found:1")]
-    #[case::time_unreadable(Mode::ByTime, &[OTHER], 1, "unprovable")]
-    #[case::time_found_despite_unreadable(Mode::ByTime, &[HOLDS], 3, "found:0")]
+    #[case::time_empty(LookMode::ByTime, &[], 0, "absent")]
+    #[case::time_others_complete(LookMode::ByTime, &[OTHER, OTHER], 0, "absent")]
+    #[case::time_found(LookMode::ByTime, &[OTHER, HOLDS], 0, "found:1")]
+    #[case::time_truncated(LookMode::ByTime, &[OTHER, TRUNCATED], 0, "unprovable")]
+    #[case::time_found_despite_truncated(LookMode::ByTime, &[TRUNCATED, HOLDS], 0, "found:1")]
+    #[case::time_unreadable(LookMode::ByTime, &[OTHER], 1, "unprovable")]
+    #[case::time_found_despite_unreadable(LookMode::ByTime, &[HOLDS], 3, "found:0")]
     fn decision_table(
-        #[case] mode: Mode,
+        #[case] mode: LookMode,
         #[case] candidates: &[Candidate],
         #[case] unreadable: usize,
         #[case] expected: &str,
     ) {
         let got = match decide(mode, candidates, unreadable) {
-            Decision::Found(i) => format!("found:{i}"),
-            Decision::ProvenAbsent => "absent".to_owned(),
-            Decision::Unprovable(reason) => {
+            Verdict::Found(i) => format!("found:{i}"),
+            Verdict::ProvenAbsent => "absent".to_owned(),
+            Verdict::Unprovable(reason) => {
                 assert!(!reason.is_empty());
                 "unprovable".to_owned()
             }

@@ -1,5 +1,5 @@
 //! The reconcile pass (DESIGN.md §4): one visit of every attempt that may need work, bounded in
-//! concurrency and time, deciding with `plan` and sending with `send`.
+//! concurrency and time, deciding with `decide` and sending with `send`.
 //!
 //! Each pass row (`Journal::pass_rows`: the latest attempt of each step still to settle, read a
 //! page at a time as the pass reaches it, so memory stays flat in the number of rows) is one
@@ -26,11 +26,11 @@
 //!   visited.
 
 pub mod compensate;
+pub mod decide;
 pub mod error;
 pub mod follow;
 pub mod lock;
 pub mod lookup;
-pub mod plan;
 pub mod registry;
 pub mod remedy;
 pub mod send;
@@ -55,8 +55,8 @@ use crate::journal::{
     NewAttempt, PassCursor, Reply, ReplyState, SendOutcome, SendRecord, Source, StepRecord,
     StepSpec,
 };
-use crate::recovery::plan::{Decision, ReplyCheck, Triage};
-use crate::recovery::send::{Claimed, Mode, Outgoing, ReplySent, Sender, Sent};
+use crate::recovery::decide::{ReplyCheck, Settlement, Triage};
+use crate::recovery::send::{Claimed, Outgoing, ReplySent, SendKind, Sender, Sent};
 use crate::sanitize::inert;
 use remedy::Remedy;
 
@@ -322,12 +322,12 @@ impl<'a> Pass<'a> {
     /// Bucket 1: claims the leases of a page's intents to look for, in ONE transaction (each
     /// item then looks under the lease its page claimed).
     fn claim_page(&self, page: &VecDeque<AttemptRow>) -> anyhow::Result<()> {
-        let ids: Vec<(AttemptId, Option<crate::journal::Endpoint>)> = page
+        let ids: Vec<(AttemptId, Option<crate::journal::JournaledEndpoint>)> = page
             .iter()
             .filter(|row| {
                 row.is_latest
-                    && plan::triage(row) == Triage::Look
-                    && plan::sends_allowed(row.workflow_state)
+                    && decide::triage(row) == Triage::Look
+                    && decide::sends_allowed(row.workflow_state)
             })
             .map(|row| (row.attempt.id, None))
             .collect();
@@ -338,8 +338,8 @@ impl<'a> Pass<'a> {
         let now = self.clock.now();
         let looked = page.iter().filter(|row| {
             row.is_latest
-                && plan::triage(row) == Triage::Look
-                && plan::sends_allowed(row.workflow_state)
+                && decide::triage(row) == Triage::Look
+                && decide::sends_allowed(row.workflow_state)
         });
         for (claim, row) in claims.iter().zip(looked) {
             let BatchClaim::Claimed(a, _) = claim else {
@@ -612,7 +612,7 @@ impl<'a> Pass<'a> {
             action,
             row.attempt.state.as_str(),
             detail,
-            plan::code_of(&row),
+            decide::code_of(&row),
         );
         a.remedy = remedy_line(&row);
         if row.failed_for_good.is_some() {
@@ -657,8 +657,8 @@ impl<'a> Pass<'a> {
         rec: &StepOf<'_>,
     ) -> anyhow::Result<Vec<Action>> {
         let step = row.step.to_string();
-        let allowed = plan::sends_allowed(row.workflow_state);
-        match plan::triage(row) {
+        let allowed = decide::sends_allowed(row.workflow_state);
+        match decide::triage(row) {
             Triage::Send | Triage::Look if !allowed => Ok(vec![Self::action(
                 row,
                 row.attempt.number,
@@ -678,7 +678,8 @@ impl<'a> Pass<'a> {
                 };
                 let sender = self.sender();
                 let sent =
-                    Box::pin(sender.deliver(row.attempt.id, &out, Mode::LookFirst, &step)).await?;
+                    Box::pin(sender.deliver(row.attempt.id, &out, SendKind::LookFirst, &step))
+                        .await?;
                 Ok(vec![self.sent_action(row, "send", &sent)?])
             }
             Triage::Uncertain => Ok(vec![self.standing(
@@ -790,7 +791,7 @@ impl<'a> Pass<'a> {
                     "look",
                     row.attempt.state.as_str(),
                     json!({"found": true, "taskId": row.attempt.task_id, "messageId": row.attempt.message_id}),
-                    plan::code_of(&row),
+                    decide::code_of(&row),
                 );
                 a.remedy = remedy_line(&row);
                 if row.failed_for_good.is_some() {
@@ -817,8 +818,8 @@ impl<'a> Pass<'a> {
             .map(Credential::from_env)
             .transpose()?;
         Ok(Outgoing {
-            text: plan::previous_attempt_text(&spec.text, previous),
-            metadata: plan::previous_attempt_metadata(spec.metadata.as_ref(), previous),
+            text: decide::previous_attempt_text(&spec.text, previous),
+            metadata: decide::previous_attempt_metadata(spec.metadata.as_ref(), previous),
             credential,
             allow_cross_origin: spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
@@ -1056,14 +1057,14 @@ impl<'a> Pass<'a> {
             crate::journal::Binding::Skill(skill) => self.journal.agents_with_skill(skill)?,
             _ => Vec::new(),
         };
-        match plan::decide_settled(row, spec, &tried, &candidates) {
-            Decision::Nothing | Decision::NeedsHuman => Ok(vec![self.standing(
+        match decide::decide_settled(row, spec, &tried, &candidates) {
+            Settlement::Nothing | Settlement::NeedsHuman => Ok(vec![self.standing(
                 row,
                 "record",
                 json!({"taskId": row.attempt.task_id}),
             )?]),
-            Decision::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
-            Decision::FailedForGood(reason) => {
+            Settlement::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
+            Settlement::FailedForGood(reason) => {
                 self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
                 Ok(vec![self.standing(
                     row,
@@ -1071,7 +1072,7 @@ impl<'a> Pass<'a> {
                     json!({"reason": reason}),
                 )?])
             }
-            Decision::Redelegate(agent) => {
+            Settlement::Redelegate(agent) => {
                 let new = NewAttempt {
                     agent_url: Some(agent.card_url.clone()),
                     // The step's --token-env, else the registered agent's own variable.
@@ -1140,7 +1141,12 @@ impl<'a> Pass<'a> {
         };
         let sent = self
             .sender()
-            .deliver(attempt.id, &out, Mode::LookFirst, &new_row.step.to_string())
+            .deliver(
+                attempt.id,
+                &out,
+                SendKind::LookFirst,
+                &new_row.step.to_string(),
+            )
             .await?;
         actions.push(self.sent_action(&new_row, "send", &sent)?);
         Ok(actions)
@@ -1196,7 +1202,7 @@ impl<'a> Pass<'a> {
         };
         let view = TaskView::from_value(&task.raw, task.raw.to_string())
             .context("the agent's task has no id")?;
-        let check = plan::check_reply(
+        let check = decide::check_reply(
             history_holds(&task.raw, &reply.message_id),
             history_holds(&task.raw, &attempt.message_id),
             view.state,
@@ -1223,7 +1229,7 @@ impl<'a> Pass<'a> {
                 ))
             }
             ReplyCheck::Resend => {
-                if !plan::sends_allowed(row.workflow_state) {
+                if !decide::sends_allowed(row.workflow_state) {
                     return Ok(action(
                         "INTENT",
                         json!({"messageId": reply.message_id,
@@ -1281,7 +1287,7 @@ impl<'a> Pass<'a> {
         let spec = &rec.step.spec;
         let a = &row.attempt;
         let would = |what: &'static str, outcome: &str, detail: Value| {
-            Self::action(&row, a.number, what, outcome, detail, plan::code_of(&row))
+            Self::action(&row, a.number, what, outcome, detail, decide::code_of(&row))
         };
         let mut actions: Vec<Action> = replies
             .iter()
@@ -1296,8 +1302,8 @@ impl<'a> Pass<'a> {
                 )
             })
             .collect();
-        let allowed = plan::sends_allowed(row.workflow_state);
-        let act = match plan::triage(&row) {
+        let allowed = decide::sends_allowed(row.workflow_state);
+        let act = match decide::triage(&row) {
             Triage::Send | Triage::Look if !allowed => would(
                 "hold",
                 a.state.as_str(),
@@ -1357,7 +1363,7 @@ impl<'a> Pass<'a> {
                     "read",
                     format!("would-record-{seen}"),
                     json!({"taskId": task_id, "journaled": a.state.as_str(), "seen": seen.as_str()}),
-                    plan::code_of(&seen_row),
+                    decide::code_of(&seen_row),
                 );
                 if seen.is_terminal() {
                     let then = self.preview_settle(&seen_row, &rec.step.spec, rec)?;
@@ -1401,44 +1407,46 @@ impl<'a> Pass<'a> {
             _ => Vec::new(),
         };
         let a = &row.attempt;
-        Ok(match plan::decide_settled(row, spec, &tried, &candidates) {
-            Decision::Nothing | Decision::NeedsHuman => {
-                let mut x = Self::action(
+        Ok(
+            match decide::decide_settled(row, spec, &tried, &candidates) {
+                Settlement::Nothing | Settlement::NeedsHuman => {
+                    let mut x = Self::action(
+                        row,
+                        a.number,
+                        "record",
+                        a.state.as_str(),
+                        json!({}),
+                        decide::code_of(row),
+                    );
+                    x.remedy = remedy_line(row);
+                    x
+                }
+                Settlement::ClaimEffect => Self::action(
                     row,
                     a.number,
-                    "record",
-                    a.state.as_str(),
+                    "verify-effect",
+                    "would-verify",
                     json!({}),
-                    plan::code_of(row),
-                );
-                x.remedy = remedy_line(row);
-                x
-            }
-            Decision::ClaimEffect => Self::action(
-                row,
-                a.number,
-                "verify-effect",
-                "would-verify",
-                json!({}),
-                exit::OK,
-            ),
-            Decision::Redelegate(agent) => Self::action(
-                row,
-                a.number,
-                "redelegate",
-                "would-redelegate",
-                json!({"agent": agent.card_url}),
-                exit::WORK_REMAINS,
-            ),
-            Decision::FailedForGood(reason) => Self::action(
-                row,
-                a.number,
-                "failed-for-good",
-                "would-fail-for-good",
-                json!({"reason": reason}),
-                exit::NEEDS_HUMAN,
-            ),
-        })
+                    exit::OK,
+                ),
+                Settlement::Redelegate(agent) => Self::action(
+                    row,
+                    a.number,
+                    "redelegate",
+                    "would-redelegate",
+                    json!({"agent": agent.card_url}),
+                    exit::WORK_REMAINS,
+                ),
+                Settlement::FailedForGood(reason) => Self::action(
+                    row,
+                    a.number,
+                    "failed-for-good",
+                    "would-fail-for-good",
+                    json!({"reason": reason}),
+                    exit::NEEDS_HUMAN,
+                ),
+            },
+        )
     }
 }
 

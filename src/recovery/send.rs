@@ -66,7 +66,7 @@ pub struct Outgoing {
 
 /// How a send goes about an attempt whose endpoint is journaled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum SendKind {
     /// Look on the agent first; send only if the look proves nothing was created.
     LookFirst,
     /// Send again with the same messageId without looking (the operator's `resend`).
@@ -252,7 +252,7 @@ pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint
 /// Crash point `after-compensate-send` for a compensation step (`STEP~compensate`), armed by
 /// either its own name or the name of the step it undoes.
 fn compensate_crash_point(step: &str) {
-    if let Some(undone) = step.strip_suffix(crate::plan::COMPENSATE_SUFFIX) {
+    if let Some(undone) = step.strip_suffix(crate::plan_file::COMPENSATE_SUFFIX) {
         crash::at(Point::AfterCompensateSend, step);
         crash::at(Point::AfterCompensateSend, undone);
     }
@@ -318,7 +318,7 @@ impl Sender<'_> {
         &self,
         id: AttemptId,
         out: &Outgoing,
-        mode: Mode,
+        kind: SendKind,
         step: &str,
     ) -> anyhow::Result<Sent> {
         let guard = match self.claim(id)? {
@@ -337,9 +337,9 @@ impl Sender<'_> {
         } else {
             // `resolve --as resend`: the operator accepted ONE send without a look; the approval
             // is consumed (committed) before the send (journal/operator.rs).
-            if mode == Mode::LookFirst && self.journal.take_resend_approval(attempt.id)? {
+            if kind == SendKind::LookFirst && self.journal.take_resend_approval(attempt.id)? {
                 self.note(&attempt, "look", "resend-approved", &Value::Null);
-            } else if mode == Mode::LookFirst
+            } else if kind == SendKind::LookFirst
                 && let Some(looked) = self.look(&attempt, out).await?
             {
                 return Ok(match looked {
@@ -391,14 +391,14 @@ impl Sender<'_> {
         &self,
         card_url: &str,
         out: &Outgoing,
-    ) -> anyhow::Result<Result<journal::Endpoint, A2aError>> {
+    ) -> anyhow::Result<Result<journal::JournaledEndpoint, A2aError>> {
         let known = self.journal.agent(card_url)?;
         let cached = known
             .as_ref()
             .filter(|a| a.registered.is_some())
             .and_then(|a| a.interface_url.clone().map(|url| (url, a.tenant.clone())));
         if let Some((interface_url, tenant)) = cached {
-            return Ok(Ok(journal::Endpoint {
+            return Ok(Ok(journal::JournaledEndpoint {
                 interface_url,
                 tenant,
             }));
@@ -411,7 +411,7 @@ impl Sender<'_> {
             // Fetched earlier by this process and journaled by that caller; should its write
             // have failed (no row yet), this caller journals the card.
             Ok((info, false)) if known.is_some() || self.journal.agent(card_url)?.is_some() => {
-                return Ok(Ok(journal::Endpoint {
+                return Ok(Ok(journal::JournaledEndpoint {
                     interface_url: info.interface_url.clone(),
                     tenant: info.tenant.clone(),
                 }));
@@ -436,7 +436,7 @@ impl Sender<'_> {
             card_json: info.raw.to_string(),
             skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
         })?;
-        Ok(Ok(journal::Endpoint {
+        Ok(Ok(journal::JournaledEndpoint {
             interface_url: info.interface_url.clone(),
             tenant: info.tenant.clone(),
         }))

@@ -35,7 +35,7 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Answered, Mode, Outgoing, Sender, Sent, Stage};
+use super::{Answered, Outgoing, SendKind, Sender, Sent, Stage};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, ErrorClass, types};
 use crate::journal::{
@@ -219,7 +219,7 @@ impl<'s, 'a> Batch<'s, 'a> {
         let journal = self.sender.journal;
         // One card per agent and credential variable: (card URL, variable) → endpoint, or
         // `None` when it could not be read (those items go the one-attempt way).
-        let mut cards: HashMap<(String, Option<String>), Option<journal::Endpoint>> =
+        let mut cards: HashMap<(String, Option<String>), Option<journal::JournaledEndpoint>> =
             HashMap::new();
         let mut claims = Vec::with_capacity(items.len());
         let mut slots = Vec::with_capacity(items.len());
@@ -343,12 +343,13 @@ impl<'s, 'a> Batch<'s, 'a> {
         }
         if self.relook.borrow_mut().remove(&attempt.id) {
             self.held.borrow_mut().remove(&attempt.id);
-            let sent =
-                Box::pin(
-                    self.sender
-                        .deliver(attempt.id, &item.out, Mode::LookFirst, &item.step),
-                )
-                .await?;
+            let sent = Box::pin(self.sender.deliver(
+                attempt.id,
+                &item.out,
+                SendKind::LookFirst,
+                &item.step,
+            ))
+            .await?;
             return Ok(Err(sent));
         }
         self.waiting.borrow_mut().remove(&attempt.id);
