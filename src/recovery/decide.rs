@@ -1,5 +1,5 @@
 //! The pure decisions of a reconcile pass (DESIGN.md §4): journal state (and what a read
-//! returned) in, what to do out. No I/O here; `recovery/mod.rs` carries the decisions out.
+//! returned) in, what to do out. No I/O here; `recovery/reconcile.rs` carries the decisions out.
 //!
 //! - [`triage`]: which bucket an attempt falls in, before any network call.
 //! - [`decide_settled`]: what a terminal (or otherwise settled) attempt calls for: nothing,
