@@ -24,10 +24,13 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::a2a::history_holds;
+use anyhow::Context as _;
+
 use crate::a2a::types;
-use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, retry_read};
-use crate::journal::model::Attempt;
+use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, TaskView, history_holds, retry_read};
+use crate::clock::Clock;
+use crate::journal::model::{Attempt, AttemptId};
+use crate::journal::{FailureKind, Journal, Source};
 
 /// How many times a transient read failure is retried within one look.
 const READ_ATTEMPTS: u32 = 3;
@@ -421,6 +424,122 @@ async fn sweep(
                 None => unreadable += 1,
             }
         }
+    }
+}
+
+/// Returns the key of the listing a look by time for `attempt` shares ([`Sweeps`]); `None`
+/// when no interface is journaled (nothing was sent).
+pub fn sweep_key(attempt: &Attempt, allow_cross_origin: bool) -> Option<SweepKey> {
+    let url = attempt.interface_url.clone()?;
+    Some((
+        url,
+        attempt.tenant.clone(),
+        attempt.token_env.clone(),
+        allow_cross_origin,
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Look, then journal the outcome
+// ---------------------------------------------------------------------------------------------
+
+/// How one look is made.
+pub struct LookHow<'a> {
+    /// The wire client.
+    pub client: &'a A2aClient,
+    /// Where the attempt was sent, with its credential (each caller builds it its own way).
+    pub endpoint: &'a Endpoint,
+    /// The real clock (the time window of a look by time).
+    pub clock: &'a dyn Clock,
+    /// How far the agent's clock may be behind ours.
+    pub clock_skew: Duration,
+    /// The looks by time of a reconcile page, and whether the attempt's credential may go to
+    /// another origin (part of the listing's key); `None`: the look lists on its own.
+    pub sweeps: Option<(&'a Sweeps, bool)>,
+    /// The error context of a found task without an id: each caller keeps the words it has
+    /// always said (docs/troubleshooting.md lists both).
+    pub no_id: &'static str,
+}
+
+/// What a look came to, its outcome journaled; `T` is what the caller made of a found task.
+#[derive(Debug)]
+pub enum Looked<T> {
+    /// The task a previous send created, as the caller's `found` handled it.
+    Found(T),
+    /// The search proves nothing was created: resending (same messageId) is safe. Nothing is
+    /// journaled.
+    Absent,
+    /// The search cannot tell: the attempt is now `UNCERTAIN` (as journaled), and why.
+    Uncertain(Attempt, String),
+    /// The look failed (transiently, or for good): a `lookup` failure is journaled and the
+    /// attempt stays `INTENT`; the caller re-reads it if it needs it.
+    Failed(A2aError),
+}
+
+/// Looks for what a possibly-sent `INTENT` attempt created ([`look_for_send`], or the page's
+/// shared listing when `how.sweeps` covers it), then journals the outcome: unprovable →
+/// `UNCERTAIN`; a failed look → a `lookup` failure; a found task → what `found` does with its
+/// view. The agent's journaled answer about client context ids decides how it searches.
+///
+/// Where the callers differ, they say so: `found` is [`journal_found`] (`delegate`'s and
+/// reconcile's one-attempt send, `follow`, `compensate`) or keeps the view unjournaled
+/// (reconcile's page, which group-commits it with the release of the lease); `how.sweeps` only
+/// for a reconcile page; `how.no_id` their words for a found task without an id. What an
+/// absent task, or a failure, means for the caller (send now, report, exit code) stays theirs.
+pub async fn look_and_journal<T>(
+    journal: &Journal,
+    attempt: &Attempt,
+    how: LookHow<'_>,
+    found: impl FnOnce(TaskView) -> anyhow::Result<T>,
+) -> anyhow::Result<Looked<T>> {
+    let accepts = match &attempt.agent_url {
+        Some(url) => journal.agent(url)?.and_then(|a| a.accepts_context_id),
+        None => None,
+    };
+    let look = LookFor::for_attempt(attempt, accepts);
+    let now = how.clock.now();
+    let shared = match (how.sweeps, &look.context_id) {
+        (Some((sweeps, cross_origin)), None) => match sweep_key(attempt, cross_origin) {
+            Some(key) => {
+                let window = time_window(look.created_at, now, how.clock_skew);
+                sweeps
+                    .look(how.client, &key, how.endpoint, &look.message_id, window)
+                    .await
+            }
+            None => None,
+        },
+        _ => None,
+    };
+    let result = match shared {
+        Some(result) => result,
+        None => look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
+    };
+    Ok(match result {
+        Ok(Lookup::Found(task)) => {
+            let view = TaskView::from_value(&task.raw, task.raw.to_string()).context(how.no_id)?;
+            Looked::Found(found(view)?)
+        }
+        Ok(Lookup::ProvenAbsent) => Looked::Absent,
+        Ok(Lookup::Unprovable(reason)) => {
+            journal.mark_uncertain(attempt.id, &reason)?;
+            Looked::Uncertain(journal.attempt(attempt.id)?, reason)
+        }
+        Err(error) => {
+            journal.record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
+            Looked::Failed(error)
+        }
+    })
+}
+
+/// The `found` of [`look_and_journal`] that journals the task now (`Journal::apply_task`,
+/// source `ListTasks`) and returns the attempt as journaled with it, and the task's view.
+pub fn journal_found(
+    journal: &Journal,
+    id: AttemptId,
+) -> impl FnOnce(TaskView) -> anyhow::Result<(Attempt, TaskView)> + '_ {
+    move |view| {
+        journal.apply_task(id, &view, Source::ListTasks)?;
+        Ok((journal.attempt(id)?, view))
     }
 }
 

@@ -42,7 +42,7 @@ use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, Lease, Reply,
     ReplyState, SendOutcome, SendRecord, Source,
 };
-use crate::recovery::lookup::{self, LookFor, Lookup, Sweeps};
+use crate::recovery::lookup::{self, LookHow, Sweeps};
 
 mod batch;
 
@@ -164,12 +164,12 @@ struct Prepared {
     with_context: bool,
 }
 
-/// What a look found that is not journaled yet.
-enum Looked {
+/// What the look before a resend came to, when it was not proven absent.
+enum Looked<T> {
     /// Journaled already (uncertain, failed).
     Done(Sent),
-    /// The task a previous send created.
-    Found(TaskView),
+    /// The task a previous send created, as the look's `found` handled it.
+    Found(T),
 }
 
 /// What [`Sender::deliver_claimed`] did.
@@ -340,15 +340,17 @@ impl Sender<'_> {
             if kind == SendKind::LookFirst && self.journal.take_resend_approval(attempt.id)? {
                 self.note(&attempt, "look", "resend-approved", &Value::Null);
             } else if kind == SendKind::LookFirst
-                && let Some(looked) = self.look(&attempt, out).await?
+                && let Some(looked) = self
+                    .look(
+                        &attempt,
+                        out,
+                        lookup::journal_found(self.journal, attempt.id),
+                    )
+                    .await?
             {
                 return Ok(match looked {
                     Looked::Done(sent) => sent,
-                    Looked::Found(view) => {
-                        self.journal
-                            .apply_task(attempt.id, &view, Source::ListTasks)?;
-                        Sent::Found(self.journal.attempt(attempt.id)?)
-                    }
+                    Looked::Found((now, _)) => Sent::Found(now),
                 });
             }
             attempt
@@ -442,64 +444,41 @@ impl Sender<'_> {
         }))
     }
 
-    /// The look before a resend; `None` means proven absent (send now). A found task is
-    /// returned unjournaled; anything else is journaled.
-    async fn look(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Option<Looked>> {
+    /// The look before a resend ([`lookup::look_and_journal`], with the page's sweeps if
+    /// any); `None` means proven absent (send now). A found task is what `found` made of it;
+    /// anything else is journaled.
+    async fn look<T>(
+        &self,
+        attempt: &Attempt,
+        out: &Outgoing,
+        found: impl FnOnce(TaskView) -> anyhow::Result<T>,
+    ) -> anyhow::Result<Option<Looked<T>>> {
         let endpoint = endpoint_of(attempt, out)?;
-        let accepts = match &attempt.agent_url {
-            Some(url) => self.journal.agent(url)?.and_then(|a| a.accepts_context_id),
-            None => None,
+        let how = LookHow {
+            client: self.client,
+            endpoint: &endpoint,
+            clock: self.clock,
+            clock_skew: self.clock_skew,
+            sweeps: self.sweeps.map(|s| (s, out.allow_cross_origin)),
+            no_id: "the found task has no id",
         };
-        let look = LookFor::for_attempt(attempt, accepts);
-        let now = self.clock.now();
-        let shared = match (self.sweeps, &look.context_id, &attempt.interface_url) {
-            (Some(sweeps), None, Some(url)) => {
-                let key = (
-                    url.clone(),
-                    attempt.tenant.clone(),
-                    attempt.token_env.clone(),
-                    out.allow_cross_origin,
-                );
-                let window = lookup::time_window(look.created_at, now, self.clock_skew);
-                sweeps
-                    .look(self.client, &key, &endpoint, &look.message_id, window)
-                    .await
-            }
-            _ => None,
-        };
-        let found = match shared {
-            Some(found) => found,
-            None => {
-                lookup::look_for_send(self.client, &endpoint, &look, self.clock_skew, now).await
-            }
-        };
-        Ok(match found {
-            Ok(Lookup::ProvenAbsent) => {
-                self.note(attempt, "look", "absent", &Value::Null);
-                None
-            }
-            Ok(Lookup::Found(task)) => {
-                let view = TaskView::from_value(&task.raw, task.raw.to_string())
-                    .context("the found task has no id")?;
-                Some(Looked::Found(view))
-            }
-            Ok(Lookup::Unprovable(reason)) => {
-                self.journal.mark_uncertain(attempt.id, &reason)?;
-                Some(Looked::Done(Sent::Uncertain(
-                    self.journal.attempt(attempt.id)?,
-                    reason,
-                )))
-            }
-            Err(error) => {
-                self.journal
-                    .record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
-                Some(Looked::Done(Sent::Failed {
+        Ok(
+            match lookup::look_and_journal(self.journal, attempt, how, found).await? {
+                lookup::Looked::Absent => {
+                    self.note(attempt, "look", "absent", &Value::Null);
+                    None
+                }
+                lookup::Looked::Found(t) => Some(Looked::Found(t)),
+                lookup::Looked::Uncertain(now, reason) => {
+                    Some(Looked::Done(Sent::Uncertain(now, reason)))
+                }
+                lookup::Looked::Failed(error) => Some(Looked::Done(Sent::Failed {
                     attempt: self.journal.attempt(attempt.id)?,
                     stage: Stage::Look,
                     error,
-                }))
-            }
-        })
+                })),
+            },
+        )
     }
 
     /// Continues [`Sender::deliver`] for an attempt a batch already claimed (and re-read under
@@ -522,7 +501,7 @@ impl Sender<'_> {
         if self.journal.take_resend_approval(attempt.id)? {
             self.note(&attempt, "look", "resend-approved", &Value::Null);
         } else {
-            match self.look(&attempt, out).await? {
+            match self.look(&attempt, out, Ok).await? {
                 None => {}
                 Some(Looked::Done(sent)) => return Ok(Claimed::Done(sent)),
                 Some(Looked::Found(view)) => {

@@ -131,7 +131,9 @@ impl Pass<'_> {
             let BatchClaim::Claimed(a, _) = claim else {
                 continue;
             };
-            let (Some(agent), Some(url)) = (&a.agent_url, &a.interface_url) else {
+            let (Some(agent), Some(key)) =
+                (&a.agent_url, lookup::sweep_key(a, row.allow_cross_origin))
+            else {
                 continue;
             };
             let agent_accepts = if let Some(known) = accepts.get(agent) {
@@ -149,12 +151,6 @@ impl Pass<'_> {
                 .is_none()
             {
                 let window = lookup::time_window(a.created_at, now, self.cfg.clock_skew);
-                let key = (
-                    url.clone(),
-                    a.tenant.clone(),
-                    a.token_env.clone(),
-                    row.allow_cross_origin,
-                );
                 sweeps.include(key, window);
             }
         }
