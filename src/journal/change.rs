@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::queries::{self, NewEvent};
 use super::sqlite::{SqlError, Tx};
 use super::{
-    Applied, Artifact, Attempt, AttemptId, AttemptState, JournaledEndpoint, Journal, JournalError,
+    Applied, Artifact, Attempt, AttemptId, AttemptState, Journal, JournalError, JournaledEndpoint,
     Observation, transition,
 };
 

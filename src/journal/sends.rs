@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use super::sqlite::{SqlError, Tx};
 use super::{
-    Attempt, AttemptId, AttemptState, JournaledEndpoint, FailureKind, Journal, JournalError, Lease, Source,
-    Wanted, host_name, other_holder, queries, view_artifact_ids,
+    Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError, JournaledEndpoint, Lease,
+    Source, Wanted, host_name, other_holder, queries, view_artifact_ids,
 };
 use crate::a2a::TaskView;
 

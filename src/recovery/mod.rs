@@ -9,6 +9,7 @@
 //! | [`send`] | the one send path, under a lease (`send/batch.rs`: many attempts at once) |
 //! | [`lookup`] | the look before a resend, and journaling what it found |
 //! | [`follow`] | following task streams, group-committing their events |
+//! | `commit` | the one group-commit mechanism (the pass, the follows, `delegate --plan`) |
 //! | [`compensate`] | undoing a workflow's effects in reverse order |
 //! | [`verify`] | effect verification recipes |
 //! | [`remedy`] | the command a human runs for a row that needs one |
@@ -16,6 +17,7 @@
 //! | [`lock`] | the pass lock |
 //! | [`error`] | recovery's error type and report sink |
 
+pub(crate) mod commit;
 pub mod compensate;
 pub mod decide;
 pub mod error;

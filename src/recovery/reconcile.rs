@@ -51,9 +51,10 @@ use crate::journal::{
     Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind, Journal, JournalError,
     NewAttempt, PassCursor, Reply, SendOutcome, SendRecord, Source, StepRecord, StepSpec,
 };
+use crate::recovery::commit::Queue;
 use crate::recovery::decide::{self, Settlement, Triage};
-use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent};
 use crate::recovery::remedy::Remedy;
+use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent};
 use crate::recovery::{follow, lookup, registry, send, verify};
 use crate::sanitize::inert;
 
@@ -147,8 +148,8 @@ pub struct Pass<'a> {
     client: &'a A2aClient,
     clock: &'a dyn Clock,
     cfg: PassConfig,
-    /// Routine observations waiting for their group commit (never borrowed across an await).
-    batch: RefCell<Vec<(AttemptId, TaskView)>>,
+    /// Routine observations waiting for their group commit.
+    reads: Queue<'a, (AttemptId, TaskView)>,
     /// The endpoints of the reads so far, by interface URL, each with the card URL it was
     /// built for: the card's origin is parsed and the credential read once per agent, not per
     /// item (docs/performance.md).
@@ -159,7 +160,7 @@ pub struct Pass<'a> {
     /// Bucket 1: the looks by time an intent's page shares (`lookup::Sweeps`), by attempt.
     sweep_of: RefCell<HashMap<AttemptId, Rc<lookup::Sweeps>>>,
     /// Bucket 1: found tasks (and lease releases) waiting for their group commit.
-    found: RefCell<Vec<SendRecord>>,
+    found: Queue<'a, SendRecord>,
 }
 
 /// One item: a pass row and the undelivered replies on its attempt.
@@ -173,9 +174,7 @@ struct Item {
 impl Drop for Pass<'_> {
     fn drop(&mut self) {
         if std::thread::panicking()
-            || (self.batch.get_mut().is_empty()
-                && self.found.get_mut().is_empty()
-                && self.claimed.get_mut().is_empty())
+            || (self.reads.is_empty() && self.found.is_empty() && self.claimed.get_mut().is_empty())
         {
             return;
         }
@@ -199,21 +198,19 @@ impl<'a> Pass<'a> {
             client,
             clock,
             cfg,
-            batch: RefCell::new(Vec::new()),
+            reads: Queue::new(journal),
             endpoints: RefCell::new(HashMap::new()),
             claimed: RefCell::new(HashMap::new()),
             sweep_of: RefCell::new(HashMap::new()),
-            found: RefCell::new(Vec::new()),
+            found: Queue::new(journal),
         }
     }
 
     /// Commits the routine observations gathered so far, in one transaction, and the found
     /// tasks with the release of their leases in another.
     fn flush(&self) -> anyhow::Result<()> {
-        let batch = std::mem::take(&mut *self.batch.borrow_mut());
-        self.journal.apply_tasks(&batch, Source::GetTask)?;
-        let found = std::mem::take(&mut *self.found.borrow_mut());
-        for (record, done) in found.iter().zip(self.journal.record_sends(&found)?) {
+        self.reads.commit()?;
+        for (record, done) in self.found.commit()? {
             if let Err(e) = done {
                 // Left INTENT: the next pass looks for it again.
                 tracing::warn!(
@@ -228,10 +225,9 @@ impl<'a> Pass<'a> {
     /// Releases the leases of claimed intents the pass did not reach (its deadline, a signal),
     /// with the last group commit.
     fn release_unvisited(&self) {
-        let mut found = self.found.borrow_mut();
         for (id, claim) in self.claimed.borrow_mut().drain() {
             if let BatchClaim::Claimed(..) = claim {
-                found.push(SendRecord {
+                self.found.push(SendRecord {
                     attempt: id,
                     outcome: SendOutcome::Release,
                     accepts_context_id: None,
@@ -359,7 +355,7 @@ impl<'a> Pass<'a> {
                 summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
                 break;
             };
-            if self.batch.borrow().len() + self.found.borrow().len() >= BATCH {
+            if self.reads.len() + self.found.len() >= BATCH {
                 self.flush()?;
             }
             let Some(actions) = next else { break };
@@ -574,7 +570,7 @@ impl<'a> Pass<'a> {
         };
         let id = attempt.id;
         let release = |pass: &Self| {
-            pass.found.borrow_mut().push(SendRecord {
+            pass.found.push(SendRecord {
                 attempt: id,
                 outcome: SendOutcome::Release,
                 accepts_context_id: None,
@@ -633,7 +629,7 @@ impl<'a> Pass<'a> {
         match Box::pin(sender.deliver_claimed(attempt.clone(), &out, &step)).await? {
             Claimed::Done(sent) => Ok(vec![self.sent_action(row, "send", &sent)?]),
             Claimed::Found(record, now) => {
-                self.found.borrow_mut().push(record);
+                self.found.push(record);
                 let row = AttemptRow {
                     attempt: now,
                     ..row.clone()
@@ -790,7 +786,7 @@ impl<'a> Pass<'a> {
                     // work neither writes nor reads the attempt again).
                     let seen = AttemptState::from_remote(view.state);
                     if !unchanged {
-                        self.batch.borrow_mut().push((a.id, view));
+                        self.reads.push((a.id, view));
                     }
                     return Ok(vec![Self::action(
                         row,

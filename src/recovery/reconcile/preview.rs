@@ -5,9 +5,9 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 
 use super::{Action, Item, Pass, READ_ATTEMPTS, failure_code, remedy_line};
+use crate::a2a::TaskView;
 use crate::a2a::retry_read;
 use crate::exit;
-use crate::a2a::TaskView;
 use crate::journal::{AttemptRow, AttemptState, StepRecord, StepSpec};
 use crate::recovery::decide::{self, Settlement, Triage};
 use crate::recovery::send;

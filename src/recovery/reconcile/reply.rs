@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use super::{Action, Pass, READ_ATTEMPTS, failure_code};
 use crate::a2a::retry_read;
-use crate::exit;
 use crate::a2a::{TaskView, history_holds};
+use crate::exit;
 use crate::journal::{AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
 use crate::recovery::send::{self, ReplySent};
