@@ -675,6 +675,18 @@ impl<'a> Pass<'a> {
         })
     }
 
+    /// The action of a read that failed (the attempt is left as it was).
+    fn read_failed(row: &AttemptRow, task_id: &str, e: &A2aError) -> Action {
+        Self::action(
+            row,
+            row.attempt.number,
+            "read",
+            "read-failed",
+            json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
+            failure_code(e),
+        )
+    }
+
     fn credential_action(row: &AttemptRow, e: &A2aError) -> Action {
         let mut a = Self::action(
             row,
@@ -846,14 +858,7 @@ impl<'a> Pass<'a> {
             Err(e) => {
                 self.journal
                     .record_failure(a.id, FailureKind::Read, &e.summary())?;
-                Ok(vec![Self::action(
-                    row,
-                    a.number,
-                    "read",
-                    "read-failed",
-                    json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
-                    failure_code(&e),
-                )])
+                Ok(vec![Self::read_failed(row, &task_id, &e)])
             }
         }
     }
@@ -894,8 +899,9 @@ impl<'a> Pass<'a> {
         Ok(Ok(endpoint))
     }
 
-    /// Bucket 3: decides a settled attempt.
-    async fn settle(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+    /// What a settled attempt calls for ([`decide::decide_settled`]), given every agent its
+    /// step tried and the registered agents advertising its skill.
+    fn settlement(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Settlement> {
         let spec = &rec.step.spec;
         let tried: Vec<String> = rec
             .attempts
@@ -906,21 +912,30 @@ impl<'a> Pass<'a> {
             crate::journal::Binding::Skill(skill) => self.journal.agents_with_skill(skill)?,
             _ => Vec::new(),
         };
-        match decide::decide_settled(row, spec, &tried, &candidates) {
+        Ok(decide::decide_settled(row, spec, &tried, &candidates))
+    }
+
+    /// Journals that the row's step failed for good, and why.
+    fn fail_for_good(&self, row: &AttemptRow, reason: &str) -> anyhow::Result<Vec<Action>> {
+        self.journal.mark_failed_for_good(row.attempt.id, reason)?;
+        Ok(vec![self.standing(
+            row,
+            "failed-for-good",
+            json!({"reason": reason}),
+        )?])
+    }
+
+    /// Bucket 3: decides a settled attempt.
+    async fn settle(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+        let spec = &rec.step.spec;
+        match self.settlement(row, rec)? {
             Settlement::Nothing | Settlement::NeedsHuman => Ok(vec![self.standing(
                 row,
                 "record",
                 json!({"taskId": row.attempt.task_id}),
             )?]),
             Settlement::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
-            Settlement::FailedForGood(reason) => {
-                self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
-                Ok(vec![self.standing(
-                    row,
-                    "failed-for-good",
-                    json!({"reason": reason}),
-                )?])
-            }
+            Settlement::FailedForGood(reason) => self.fail_for_good(row, &reason),
             Settlement::Redelegate(agent) => {
                 let new = NewAttempt {
                     agent_url: Some(agent.card_url.clone()),
@@ -937,12 +952,7 @@ impl<'a> Pass<'a> {
                             "{} by the agent, and the attempt budget ({max}) is spent",
                             row.attempt.state
                         );
-                        self.journal.mark_failed_for_good(row.attempt.id, &reason)?;
-                        Ok(vec![self.standing(
-                            row,
-                            "failed-for-good",
-                            json!({"reason": reason}),
-                        )?])
+                        self.fail_for_good(row, &reason)
                     }
                     Err(e) => Err(e.into()),
                 }

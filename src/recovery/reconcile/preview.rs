@@ -4,11 +4,11 @@
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
-use super::{Action, Item, Pass, READ_ATTEMPTS, failure_code, remedy_line};
+use super::{Action, Item, Pass, READ_ATTEMPTS, remedy_line};
 use crate::a2a::TaskView;
 use crate::a2a::retry_read;
 use crate::exit;
-use crate::journal::{AttemptRow, AttemptState, StepRecord, StepSpec};
+use crate::journal::{AttemptRow, AttemptState, StepRecord};
 use crate::recovery::decide::{self, Settlement, Triage};
 use crate::recovery::send;
 
@@ -20,7 +20,6 @@ impl Pass<'_> {
             .journal
             .step_by_id(row.attempt.step_id)?
             .with_context(|| format!("step `{}` vanished from the journal", row.step))?;
-        let spec = &rec.step.spec;
         let a = &row.attempt;
         let would = |what: &'static str, outcome: &str, detail: Value| {
             Self::action(&row, a.number, what, outcome, detail, decide::code_of(&row))
@@ -68,7 +67,7 @@ impl Pass<'_> {
                 x
             }
             Triage::Read => self.preview_read(&row, &rec).await?,
-            Triage::Settled => self.preview_settle(&row, spec, &rec)?,
+            Triage::Settled => self.preview_settle(&row, &rec)?,
         };
         actions.push(act);
         Ok(actions)
@@ -102,7 +101,7 @@ impl Pass<'_> {
                     decide::code_of(&seen_row),
                 );
                 if seen.is_terminal() {
-                    let then = self.preview_settle(&seen_row, &rec.step.spec, rec)?;
+                    let then = self.preview_settle(&seen_row, rec)?;
                     x.detail["then"] = json!({"action": then.action, "outcome": then.outcome});
                     x.code = exit::worst(x.code, then.code);
                 }
@@ -116,72 +115,49 @@ impl Pass<'_> {
                 json!({"taskId": task_id}),
                 exit::NEEDS_HUMAN,
             ),
-            Err(e) => Self::action(
-                row,
-                a.number,
-                "read",
-                "read-failed",
-                json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
-                failure_code(&e),
-            ),
+            Err(e) => Self::read_failed(row, &task_id, &e),
         })
     }
 
-    fn preview_settle(
-        &self,
-        row: &AttemptRow,
-        spec: &StepSpec,
-        rec: &StepRecord,
-    ) -> anyhow::Result<Action> {
-        let tried: Vec<String> = rec
-            .attempts
-            .iter()
-            .filter_map(|a| a.agent_url.clone())
-            .collect();
-        let candidates = match &spec.binding {
-            crate::journal::Binding::Skill(skill) => self.journal.agents_with_skill(skill)?,
-            _ => Vec::new(),
-        };
+    fn preview_settle(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {
         let a = &row.attempt;
-        Ok(
-            match decide::decide_settled(row, spec, &tried, &candidates) {
-                Settlement::Nothing | Settlement::NeedsHuman => {
-                    let mut x = Self::action(
-                        row,
-                        a.number,
-                        "record",
-                        a.state.as_str(),
-                        json!({}),
-                        decide::code_of(row),
-                    );
-                    x.remedy = remedy_line(row);
-                    x
-                }
-                Settlement::ClaimEffect => Self::action(
+        Ok(match self.settlement(row, rec)? {
+            Settlement::Nothing | Settlement::NeedsHuman => {
+                let mut x = Self::action(
                     row,
                     a.number,
-                    "verify-effect",
-                    "would-verify",
+                    "record",
+                    a.state.as_str(),
                     json!({}),
-                    exit::OK,
-                ),
-                Settlement::Redelegate(agent) => Self::action(
-                    row,
-                    a.number,
-                    "redelegate",
-                    "would-redelegate",
-                    json!({"agent": agent.card_url}),
-                    exit::WORK_REMAINS,
-                ),
-                Settlement::FailedForGood(reason) => Self::action(
-                    row,
-                    a.number,
-                    "failed-for-good",
-                    "would-fail-for-good",
-                    json!({"reason": reason}),
-                    exit::NEEDS_HUMAN,
-                ),
-            },
-        )
+                    decide::code_of(row),
+                );
+                x.remedy = remedy_line(row);
+                x
+            }
+            Settlement::ClaimEffect => Self::action(
+                row,
+                a.number,
+                "verify-effect",
+                "would-verify",
+                json!({}),
+                exit::OK,
+            ),
+            Settlement::Redelegate(agent) => Self::action(
+                row,
+                a.number,
+                "redelegate",
+                "would-redelegate",
+                json!({"agent": agent.card_url}),
+                exit::WORK_REMAINS,
+            ),
+            Settlement::FailedForGood(reason) => Self::action(
+                row,
+                a.number,
+                "failed-for-good",
+                "would-fail-for-good",
+                json!({"reason": reason}),
+                exit::NEEDS_HUMAN,
+            ),
+        })
     }
 }
