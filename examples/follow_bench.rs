@@ -109,7 +109,7 @@ fn intents(
         };
         out.push(j.set_endpoint(
             a.id,
-            &a2a_recover::journal::Endpoint {
+            &a2a_recover::journal::JournaledEndpoint {
                 interface_url: url.to_owned(),
                 tenant: None,
             },

@@ -31,7 +31,7 @@ pub mod journal;
 pub mod output;
 pub mod paths;
 pub mod placeholders;
-pub mod plan;
+pub mod plan_file;
 pub mod recovery;
 pub mod sanitize;
 pub mod scripted_agent;

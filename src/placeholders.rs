@@ -89,7 +89,7 @@ pub struct MissingValue {
 
 /// How filled values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum Fill {
     /// As they are (message texts).
     Text,
     /// Percent-encoded (URLs).
@@ -293,7 +293,7 @@ pub fn find(template: &str) -> Vec<Placeholder> {
 }
 
 /// Fills a template's placeholders; a value the journal does not hold is an error.
-pub fn fill(template: &str, values: &Values, mode: Mode) -> Result<String, MissingValue> {
+pub fn fill(template: &str, values: &Values, mode: Fill) -> Result<String, MissingValue> {
     let mut out = String::with_capacity(template.len());
     for piece in pieces(template) {
         match piece {
@@ -301,8 +301,8 @@ pub fn fill(template: &str, values: &Values, mode: Mode) -> Result<String, Missi
             Piece::Hole(p) => {
                 let v = values.value(&p)?;
                 match mode {
-                    Mode::Text => out.push_str(v),
-                    Mode::Url => percent_encode_into(v, &mut out),
+                    Fill::Text => out.push_str(v),
+                    Fill::Url => percent_encode_into(v, &mut out),
                 }
             }
         }
@@ -366,18 +366,18 @@ mod tests {
             fill(
                 "cancel {artifact:booking} of {step} (task {task_id}, ctx {context_id})",
                 &v,
-                Mode::Text
+                Fill::Text
             )
             .unwrap(),
             "cancel H 7/../x?y=1#z of trip-42/hotel (task t-1, ctx c/1)"
         );
         assert_eq!(
-            fill("{artifact:receipt-2}", &v, Mode::Text).unwrap(),
+            fill("{artifact:receipt-2}", &v, Fill::Text).unwrap(),
             "$(touch pwned); rm -rf x"
         );
         // Unknown braces are literal.
         assert_eq!(
-            fill("{\"a\": {x}} {artifact:} {", &v, Mode::Text).unwrap(),
+            fill("{\"a\": {x}} {artifact:} {", &v, Fill::Text).unwrap(),
             "{\"a\": {x}} {artifact:} {"
         );
     }
@@ -389,13 +389,13 @@ mod tests {
             fill(
                 "http://h/bookings/{artifact:booking}?step={step}",
                 &v,
-                Mode::Url
+                Fill::Url
             )
             .unwrap(),
             "http://h/bookings/H%207%2F..%2Fx%3Fy%3D1%23z?step=trip-42%2Fhotel"
         );
         assert_eq!(
-            fill("http://h/{context_id}", &v, Mode::Url).unwrap(),
+            fill("http://h/{context_id}", &v, Fill::Url).unwrap(),
             "http://h/c%2F1"
         );
     }
@@ -404,9 +404,9 @@ mod tests {
     fn missing_values_are_errors() {
         let mut v = values();
         v.task_id = None;
-        let e = fill("x {task_id}", &v, Mode::Text).unwrap_err();
+        let e = fill("x {task_id}", &v, Fill::Text).unwrap_err();
         assert_eq!(e.placeholder, "{task_id}");
-        assert!(fill("{artifact:nope}", &v, Mode::Url).is_err());
+        assert!(fill("{artifact:nope}", &v, Fill::Url).is_err());
     }
 
     #[test]
@@ -418,7 +418,7 @@ mod tests {
             text: "by name".into(),
         });
         // `a-1` is an artifact's id and another's name: the name wins.
-        assert_eq!(fill("{artifact:a-1}", &v, Mode::Text).unwrap(), "by name");
+        assert_eq!(fill("{artifact:a-1}", &v, Fill::Text).unwrap(), "by name");
     }
 
     #[test]

@@ -470,7 +470,7 @@ async fn a_stream_left_open_at_auth_required_stops_by_itself() {
             let a = created(&j, "w/auth", &card);
             j.set_endpoint(
                 a.id,
-                &journal::Endpoint {
+                &journal::JournaledEndpoint {
                     interface_url: url.clone(),
                     tenant: None,
                 },
@@ -635,7 +635,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
             let a = j
                 .set_endpoint(
                     a.id,
-                    &journal::Endpoint {
+                    &journal::JournaledEndpoint {
                         interface_url: agent.url(),
                         tenant: None,
                     },

@@ -336,7 +336,7 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
         let a = j
             .set_endpoint(
                 a.id,
-                &journal::Endpoint {
+                &journal::JournaledEndpoint {
                     interface_url: agent.url(),
                     tenant: None,
                 },

@@ -51,10 +51,10 @@ use crate::journal::{
     StepName, StepSpec, Target,
 };
 use crate::output::BrokenPipe;
+use crate::recovery::decide;
 use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
-use crate::recovery::plan;
-use crate::recovery::send::{Mode, Outgoing, Sender, Sent, Stage};
+use crate::recovery::send::{Outgoing, SendKind, Sender, Sent, Stage};
 use crate::sanitize::inert;
 
 /// Delegates a step to an agent: the intent is journaled first, then sent.
@@ -577,8 +577,8 @@ impl Delegation<'_> {
             None => None,
         };
         Ok(Outgoing {
-            text: plan::previous_attempt_text(&self.req.spec.text, previous.as_ref()),
-            metadata: plan::previous_attempt_metadata(
+            text: decide::previous_attempt_text(&self.req.spec.text, previous.as_ref()),
+            metadata: decide::previous_attempt_metadata(
                 self.req.spec.metadata.as_ref(),
                 previous.as_ref(),
             ),
@@ -620,9 +620,9 @@ impl Delegation<'_> {
         // the approval is consumed (committed) before the send (journal/operator.rs).
         let mode = if resume && self.journal.take_resend_approval(attempt.id)? {
             self.action(&attempt, "look", "resend-approved", &json!({}))?;
-            Mode::Force
+            SendKind::Force
         } else {
-            Mode::LookFirst
+            SendKind::LookFirst
         };
         let sent = sender.deliver(attempt.id, &out, mode, &step).await?;
         self.sent(sent).await

@@ -27,7 +27,6 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::a2a::TaskView;
 use crate::a2a::{A2aClient, A2aError, redact_url};
 use crate::clock::rfc3339;
 use crate::context::Context;
@@ -35,15 +34,14 @@ use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    Applied, Attempt, AttemptId, AttemptState, Event, FailureKind, Journal, Source, StepName,
-    StepRecord,
+    Applied, Attempt, AttemptId, AttemptState, Event, Journal, StepName, StepRecord,
 };
 use crate::output::BrokenPipe;
 use crate::recovery::follow::{
     FollowEnd, FollowOptions, FollowOutcome, FollowTarget, Progress, TargetError, endpoint_of,
     follow_attempt,
 };
-use crate::recovery::lookup::{self, LookFor, Lookup};
+use crate::recovery::lookup::{self, LookHow, Looked};
 use crate::sanitize::inert;
 
 /// How far the agent's clock may be behind ours when an `INTENT` is looked for by time
@@ -70,7 +68,7 @@ pub struct FollowArgs {
 pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
     // A compensation step (`WORKFLOW/STEP~compensate`) is followed like any other.
-    let name = crate::plan::parse_journaled_step(&args.step).map_err(|e| {
+    let name = crate::plan_file::parse_journaled_step(&args.step).map_err(|e| {
         CliError::usage(e.to_string())
             .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
     })?;
@@ -270,27 +268,18 @@ impl Step<'_> {
             self.record.step.spec.allow_cross_origin,
         )
         .map_err(target_error)?;
-        let accepts = match attempt.agent_url.as_deref() {
-            Some(url) => show.journal.agent(url)?.and_then(|a| a.accepts_context_id),
-            None => None,
+        let how = LookHow {
+            client: self.client,
+            endpoint: &endpoint,
+            clock: &*show.ctx.clock,
+            clock_skew: CLOCK_SKEW,
+            sweeps: None,
+            no_id: "the found task has no id",
         };
-        let look = LookFor::for_attempt(&attempt, accepts);
-        let found = lookup::look_for_send(
-            self.client,
-            &endpoint,
-            &look,
-            CLOCK_SKEW,
-            show.ctx.clock.now(),
-        )
-        .await;
-        match found {
-            Ok(Lookup::Found(task)) => {
-                let view = TaskView::from_value(&task.raw, task.raw.to_string())
-                    .context("the found task has no id")?;
-                show.journal
-                    .apply_task(attempt.id, &view, Source::ListTasks)?;
+        let found = lookup::journal_found(show.journal, attempt.id);
+        match lookup::look_and_journal(show.journal, &attempt, how, found).await? {
+            Looked::Found((now, view)) => {
                 show.flush_events(None)?;
-                let now = show.journal.attempt(attempt.id)?;
                 show.status(&format!(
                     "found {step} on its agent as task {} ({}); following it.",
                     inert(&view.task_id),
@@ -298,7 +287,7 @@ impl Step<'_> {
                 ));
                 Box::pin(self.follow(show, now)).await
             }
-            Ok(Lookup::ProvenAbsent) => {
+            Looked::Absent => {
                 let line = format!(
                     "{step} is INTENT: its agent holds no task for it, so nothing was created; \
                      `a2a-recover reconcile` resends it with the same messageId."
@@ -308,9 +297,7 @@ impl Step<'_> {
                     self.summary(&attempt, "intent", line, &json!({"look": "absent"})),
                 ))
             }
-            Ok(Lookup::Unprovable(reason)) => {
-                show.journal.mark_uncertain(attempt.id, &reason)?;
-                let now = show.journal.attempt(attempt.id)?;
+            Looked::Uncertain(now, reason) => {
                 let line = format!(
                     "{step} is UNCERTAIN: {}; nothing was resent. Decide with `a2a-recover \
                      resolve {step} --as resend|abandoned|done --reason \"…\"`.",
@@ -321,10 +308,8 @@ impl Step<'_> {
                     self.summary(&now, "uncertain", line, &json!({"look": "unprovable"})),
                 ))
             }
-            Err(e) => {
+            Looked::Failed(e) => {
                 let summary = e.summary();
-                show.journal
-                    .record_failure(attempt.id, FailureKind::Lookup, &summary)?;
                 let code = e.exit_code();
                 show.report(e);
                 let line = format!(

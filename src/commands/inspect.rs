@@ -71,8 +71,8 @@ fn parse_states(given: &[String]) -> Result<Vec<AttemptState>, CliError> {
 /// Parses a WORKFLOW or WORKFLOW/STEP; a compensation step (`WORKFLOW/STEP~compensate`, named
 /// by `compensate`) is accepted too.
 fn parse_target(s: &str) -> Result<Target, crate::journal::NameError> {
-    if s.ends_with(crate::plan::COMPENSATE_SUFFIX)
-        && let Ok(name) = crate::plan::parse_journaled_step(s)
+    if s.ends_with(crate::plan_file::COMPENSATE_SUFFIX)
+        && let Ok(name) = crate::plan_file::parse_journaled_step(s)
     {
         return Ok(Target::Step(name));
     }

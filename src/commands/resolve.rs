@@ -27,8 +27,7 @@ use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    Attempt, Binding, Decision as JournalDecision, Journal, JournalError, NewAttempt, Resolution,
-    StepName, StepRecord,
+    Attempt, Binding, Decision, Journal, JournalError, NewAttempt, Resolution, StepName, StepRecord,
 };
 use crate::recovery::registry::{pick_agent, tried_agents};
 use crate::sanitize::inert;
@@ -40,7 +39,7 @@ pub struct ResolveArgs {
     pub step: String,
     /// The decision.
     #[arg(long = "as", value_enum, value_name = "DECISION")]
-    pub decision: Decision,
+    pub decision: ResolveAs,
     /// Why (journaled with the decision).
     #[arg(long, value_name = "TEXT")]
     pub reason: String,
@@ -48,7 +47,7 @@ pub struct ResolveArgs {
 
 /// An operator's decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Decision {
+pub enum ResolveAs {
     /// Accept the step as finished.
     Done,
     /// Give the step up; it counts as failed for compensation.
@@ -108,10 +107,10 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         .cloned()
         .ok_or_else(|| CliError::failure(format!("step `{name}` has no attempt")))?;
     let decision = match args.decision {
-        Decision::Done => JournalDecision::Done,
-        Decision::Abandoned => JournalDecision::Abandoned,
-        Decision::Resend => JournalDecision::Resend,
-        Decision::Retry => JournalDecision::Retry(NewAttempt {
+        ResolveAs::Done => Decision::Done,
+        ResolveAs::Abandoned => Decision::Abandoned,
+        ResolveAs::Resend => Decision::Resend,
+        ResolveAs::Retry => Decision::Retry(NewAttempt {
             agent_url: retry_agent(&journal, &record, &latest)?,
             token_env: None,
             message_id: uuid::Uuid::new_v4().to_string(),
@@ -151,17 +150,17 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         return Ok(exit::OK);
     }
     let line = match args.decision {
-        Decision::Done => format!(
+        ResolveAs::Done => format!(
             "resolved {name} as done: attempt {} ({}) is accepted as finished; it no longer \
              counts toward exit 4.",
             latest.number, latest.state
         ),
-        Decision::Abandoned => format!(
+        ResolveAs::Abandoned => format!(
             "resolved {name} as abandoned: it counts as failed for compensation \
              (`a2a-recover compensate {}`); it no longer counts toward exit 4.",
             name.workflow
         ),
-        Decision::Retry => {
+        ResolveAs::Retry => {
             let new = decided.new_attempt.as_ref().unwrap_or(&decided.attempt);
             format!(
                 "resolved {name} as retry: attempt {} to {} is journaled (INTENT, fresh ids, \
@@ -173,14 +172,14 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
                 latest.number
             )
         }
-        Decision::Resend => format!(
+        ResolveAs::Resend => format!(
             "resolved {name} as resend: attempt {} is INTENT again with its own messageId; the \
              next `a2a-recover reconcile` sends it once, without looking.",
             latest.number
         ),
     };
     ctx.out.line(&line)?;
-    if matches!(args.decision, Decision::Done | Decision::Abandoned)
+    if matches!(args.decision, ResolveAs::Done | ResolveAs::Abandoned)
         && !latest.state.is_finished()
         && latest.state.has_task()
     {
@@ -196,10 +195,10 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
 /// Returns the decision's name as journaled (`done`).
 fn as_str(args: &ResolveArgs) -> &'static str {
     match args.decision {
-        Decision::Done => Resolution::Done,
-        Decision::Abandoned => Resolution::Abandoned,
-        Decision::Retry => Resolution::Retry,
-        Decision::Resend => Resolution::Resend,
+        ResolveAs::Done => Resolution::Done,
+        ResolveAs::Abandoned => Resolution::Abandoned,
+        ResolveAs::Retry => Resolution::Retry,
+        ResolveAs::Resend => Resolution::Resend,
     }
     .as_str()
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::queries::{self, NewEvent};
 use super::sqlite::{SqlError, Tx};
 use super::{
-    Applied, Artifact, Attempt, AttemptId, AttemptState, Endpoint, Journal, JournalError,
+    Applied, Artifact, Attempt, AttemptId, AttemptState, Journal, JournalError, JournaledEndpoint,
     Observation, transition,
 };
 
@@ -122,7 +122,7 @@ impl Journal {
     pub fn set_endpoint(
         &self,
         id: AttemptId,
-        endpoint: &Endpoint,
+        endpoint: &JournaledEndpoint,
     ) -> Result<Attempt, JournalError> {
         self.change(id, "journal the endpoint", |held, _| {
             Ok(Self::endpoint_change(held, endpoint))
@@ -131,7 +131,7 @@ impl Journal {
     }
 
     /// What journaling an endpoint changes: nothing once one is journaled.
-    pub(super) fn endpoint_change(held: &Attempt, endpoint: &Endpoint) -> Option<Change> {
+    pub(super) fn endpoint_change(held: &Attempt, endpoint: &JournaledEndpoint) -> Option<Change> {
         if held.interface_url.is_some() {
             return None;
         }

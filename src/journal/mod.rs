@@ -133,7 +133,7 @@ pub struct NewAttempt {
 
 /// The endpoint an attempt is sent to (journaled before the send).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Endpoint {
+pub struct JournaledEndpoint {
     /// The JSON-RPC interface URL.
     pub interface_url: String,
     /// The interface's tenant.

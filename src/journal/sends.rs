@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use super::sqlite::{SqlError, Tx};
 use super::{
-    Attempt, AttemptId, AttemptState, Endpoint, FailureKind, Journal, JournalError, Lease, Source,
-    Wanted, host_name, other_holder, queries, view_artifact_ids,
+    Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError, JournaledEndpoint, Lease,
+    Source, Wanted, host_name, other_holder, queries, view_artifact_ids,
 };
 use crate::a2a::TaskView;
 
@@ -72,7 +72,7 @@ impl Journal {
     /// [`Journal::set_endpoint`]); `None` journals no endpoint.
     pub fn claim_for_send(
         &self,
-        items: &[(AttemptId, Option<Endpoint>)],
+        items: &[(AttemptId, Option<JournaledEndpoint>)],
         ttl: Duration,
     ) -> Result<Vec<BatchClaim>, JournalError> {
         if items.is_empty() {

@@ -52,12 +52,12 @@ use crate::journal::{
     JournalError, NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec,
     WorkflowState,
 };
-use crate::placeholders::{self, Mode, Values};
-use crate::plan::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
+use crate::placeholders::{self, Fill, Values};
+use crate::plan_file::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
 use crate::recovery::error::{RecoveryError, Report, Said, Stopped};
-use crate::recovery::lookup::{self, LookFor, Lookup};
+use crate::recovery::lookup::{self, LookHow, Looked};
 use crate::recovery::registry::pick_agent;
-use crate::recovery::send::{Mode as SendMode, Outgoing, Sender, Sent};
+use crate::recovery::send::{Outgoing, SendKind, Sender, Sent};
 use crate::recovery::verify::{self, Check, Found};
 use crate::sanitize::inert;
 
@@ -669,32 +669,22 @@ impl Pass<'_> {
     /// Looks for what a possibly-sent `INTENT` created; `None` when the look could not run.
     async fn look(&self, a: &Attempt, allow_cross_origin: bool) -> anyhow::Result<Option<Attempt>> {
         let ep = endpoint_of(a, allow_cross_origin)?;
-        let accepts = match &a.agent_url {
-            Some(url) => self.journal.agent(url)?.and_then(|g| g.accepts_context_id),
-            None => None,
+        let how = LookHow {
+            client: self.client,
+            endpoint: &ep,
+            clock: self.io.clock,
+            clock_skew: self.opts.clock_skew,
+            sweeps: None,
+            no_id: "the agent's task has no id",
         };
-        let look = LookFor::for_attempt(a, accepts);
-        match lookup::look_for_send(
-            self.client,
-            &ep,
-            &look,
-            self.opts.clock_skew,
-            self.io.clock.now(),
+        let found = lookup::journal_found(self.journal, a.id);
+        Ok(
+            match lookup::look_and_journal(self.journal, a, how, found).await? {
+                Looked::Found((now, _)) | Looked::Uncertain(now, _) => Some(now),
+                Looked::Absent => Some(a.clone()),
+                Looked::Failed(_) => None,
+            },
         )
-        .await
-        {
-            Ok(Lookup::Found(task)) => Ok(Some(self.apply(a, &task.raw, Source::ListTasks)?)),
-            Ok(Lookup::ProvenAbsent) => Ok(Some(a.clone())),
-            Ok(Lookup::Unprovable(reason)) => {
-                self.journal.mark_uncertain(a.id, &reason)?;
-                Ok(Some(self.journal.attempt(a.id)?))
-            }
-            Err(e) => {
-                self.journal
-                    .record_failure(a.id, FailureKind::Lookup, &e.summary())?;
-                Ok(None)
-            }
-        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1223,7 +1213,7 @@ impl Pass<'_> {
                     .artifacts(attempt.id)
                     .map_err(|e| e.to_string())?;
                 let values = Values::of_attempt(&step.spec.name, attempt, &artifacts);
-                let filled = placeholders::fill(&text, &values, Mode::Text)
+                let filled = placeholders::fill(&text, &values, Fill::Text)
                     .map_err(|e| format!("compensation text: {e}"))?;
                 let Value::Object(metadata) = metadata else {
                     return Err("metadata is not an object".to_owned());
@@ -1292,7 +1282,7 @@ impl Pass<'_> {
         let comp_full = comp_step.spec.name.to_string();
         let agent = agent_shown(a.agent_url.as_deref().unwrap_or("-"));
         let sent = sender
-            .deliver(a.id, &out, SendMode::LookFirst, &comp_full)
+            .deliver(a.id, &out, SendKind::LookFirst, &comp_full)
             .await?;
         let now = sent.attempt().clone();
         let task = inert(now.task_id.as_deref().unwrap_or("-"));

@@ -10,7 +10,7 @@
 //!   the one held is ignored, and a terminal state never goes back (the journal's
 //!   [`transition`](crate::journal::transition) enforces both).
 //! - Every event is journaled **before** it is shown, but not one commit per event: events are
-//!   group-committed (`GroupCommit`). A follow reads ahead what its connection has already
+//!   group-committed (`GroupCommit`, a `commit::Queue`). A follow reads ahead what its connection has already
 //!   received and queues it; when its stream is quiet (or after an event that may stop it), it
 //!   waits for the commit, and only then counts each event, fires the `after-event:N` crash
 //!   point and calls the observer, in arrival order. All the follows of [`follow_many`] share
@@ -53,7 +53,6 @@
 //! within one poll, or while a follow yields to let its connection deliver the next event, and
 //! dropping it commits what it holds, so everything read is journaled (if not shown).
 
-use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -74,6 +73,7 @@ use crate::journal::{
     Applied, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError, Lease,
     Recorded, Source, StepName, StreamObservation,
 };
+use crate::recovery::commit::{Done, Queue};
 
 /// Reconnects allowed in a row without an event in between (`--max-reconnects`).
 pub const DEFAULT_MAX_RECONNECTS: u32 = 8;
@@ -373,88 +373,38 @@ pub async fn follow_many(
 // ---------------------------------------------------------------------------------------------
 
 /// What the group commit hands back for one observation.
-type CommitResult = Result<Recorded, JournalError>;
+type CommitResult = Done<StreamObservation>;
 
 /// The observations the follows of one task have read and not yet journaled, and the commit
-/// that journals them together.
+/// that journals them together: a [`Queue`] of stream observations that commits what it holds
+/// when dropped.
 ///
-/// A follow queues what it reads ([`GroupCommit::submit`]) and, before it waits for anything
-/// else, waits for their results. [`GroupCommit::beside`] polls the follows first and then
-/// commits whatever they queued, in ONE transaction (`Journal::apply_observations`), every
-/// time the task is polled: so the events that arrive together — a burst of one fast stream,
-/// or one event on each of many streams — share one durable commit, and nothing stays queued
-/// while the task sleeps (a signal that drops the command finds the queue empty).
-pub(crate) struct GroupCommit<'j> {
-    journal: &'j Journal,
-    queue: RefCell<Vec<(StreamObservation, oneshot::Sender<CommitResult>)>>,
-    /// A follow waits for its results: commit at the end of this poll.
-    requested: Cell<bool>,
-}
+/// A follow queues what it reads ([`Queue::submit`]) and, before it waits for anything else,
+/// waits for their results. [`Queue::beside`] polls the follows first and then commits whatever
+/// they queued, in ONE transaction (`Journal::apply_observations`), every time the task is
+/// polled: so the events that arrive together — a burst of one fast stream, or one event on
+/// each of many streams — share one durable commit, and nothing stays queued while the task
+/// sleeps (a signal that drops the command finds the queue empty).
+pub(crate) struct GroupCommit<'j>(Queue<'j, StreamObservation>);
 
 impl<'j> GroupCommit<'j> {
     /// Returns an empty group commit on `journal`.
     pub(crate) fn new(journal: &'j Journal) -> Self {
-        Self {
-            journal,
-            queue: RefCell::new(Vec::new()),
-            requested: Cell::new(false),
-        }
-    }
-
-    /// Asks for a commit once the follows polled with this one have queued what they read.
-    fn request(&self) {
-        self.requested.set(true);
-    }
-
-    /// Queues one observation; its result arrives after the commit that journals it.
-    fn submit(&self, obs: StreamObservation) -> oneshot::Receiver<CommitResult> {
-        let (tx, rx) = oneshot::channel();
-        self.queue.borrow_mut().push((obs, tx));
-        rx
+        Self(Queue::new(journal))
     }
 
     /// Journals everything queued in one transaction and hands each observation its result.
     pub(crate) fn commit_now(&self) {
-        let queued = std::mem::take(&mut *self.queue.borrow_mut());
-        if queued.is_empty() {
-            return;
-        }
-        let (batch, replies): (Vec<_>, Vec<_>) = queued.into_iter().unzip();
-        match self.journal.apply_observations(&batch) {
-            Ok(results) => {
-                for (reply, result) in replies.into_iter().zip(results) {
-                    // A follow cut at its deadline no longer listens: its result is journaled.
-                    let _ = reply.send(result);
-                }
-            }
-            Err(e) => {
-                let text = e.to_string();
-                let mut first = Some(e);
-                for reply in replies {
-                    let err = first.take().unwrap_or_else(|| JournalError::Storage {
-                        action: "journal the stream events",
-                        hint: None,
-                        source: Box::new(std::io::Error::other(text.clone())),
-                    });
-                    let _ = reply.send(Err(err));
-                }
-            }
-        }
+        // Every observation has a waiter: a failed commit went to them.
+        let _ = self.0.commit();
     }
+}
 
-    /// Runs `work` (the follows) and commits what it queued each time it has been polled.
-    pub(crate) async fn beside<T>(&self, work: impl Future<Output = T>) -> T {
-        let committer = std::future::poll_fn(|_| {
-            if self.requested.replace(false) {
-                self.commit_now();
-            }
-            std::task::Poll::<std::convert::Infallible>::Pending
-        });
-        tokio::select! {
-            biased;
-            out = work => out,
-            never = committer => match never {},
-        }
+impl<'j> std::ops::Deref for GroupCommit<'j> {
+    type Target = Queue<'j, StreamObservation>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
 }
 
@@ -564,7 +514,7 @@ async fn follow_in<R: Remote>(
     opts: &FollowOptions,
     observer: &mut dyn FnMut(&FollowTarget, &Progress),
 ) -> Result<FollowOutcome, JournalError> {
-    let journal = commit.journal;
+    let journal = commit.journal();
     let attempt = journal.attempt(target.attempt)?;
     let mut f = Follower {
         journal,
@@ -1331,7 +1281,7 @@ mod tests {
         journal
             .set_endpoint(
                 attempt.id,
-                &crate::journal::Endpoint {
+                &crate::journal::JournaledEndpoint {
                     interface_url: "http://127.0.0.1:9/".to_owned(),
                     tenant: None,
                 },

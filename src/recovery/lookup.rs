@@ -24,10 +24,13 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::a2a::history_holds;
+use anyhow::Context as _;
+
 use crate::a2a::types;
-use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, retry_read};
-use crate::journal::model::Attempt;
+use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, TaskView, history_holds, retry_read};
+use crate::clock::Clock;
+use crate::journal::model::{Attempt, AttemptId};
+use crate::journal::{FailureKind, Journal, Source};
 
 /// How many times a transient read failure is retried within one look.
 const READ_ATTEMPTS: u32 = 3;
@@ -79,7 +82,7 @@ pub fn never_sent(attempt: &Attempt) -> bool {
 
 /// How the agent is searched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum LookMode {
     /// By our client contextId: any task there is ours.
     ByContext,
     /// By status time: only a task whose history holds our messageId is ours.
@@ -97,7 +100,7 @@ pub struct Candidate {
 
 /// The decision of a look.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Decision {
+pub enum Verdict {
     /// The candidate at this index is ours.
     Found(usize),
     /// Nothing was created.
@@ -108,34 +111,34 @@ pub enum Decision {
 
 /// Decides from what a complete search saw: the readable candidates in listing order, and how
 /// many listed tasks could not be read.
-pub fn decide(mode: Mode, candidates: &[Candidate], unreadable: usize) -> Decision {
+pub fn decide(mode: LookMode, candidates: &[Candidate], unreadable: usize) -> Verdict {
     if let Some(i) = candidates.iter().position(|c| c.holds_message) {
-        return Decision::Found(i);
+        return Verdict::Found(i);
     }
     match mode {
-        Mode::ByContext => {
+        LookMode::ByContext => {
             if unreadable > 0 {
-                Decision::Unprovable(format!(
+                Verdict::Unprovable(format!(
                     "{unreadable} task(s) in our context could not be read"
                 ))
             } else if candidates.is_empty() {
-                Decision::ProvenAbsent
+                Verdict::ProvenAbsent
             } else {
                 // Any task in the context we chose for this attempt is ours.
-                Decision::Found(0)
+                Verdict::Found(0)
             }
         }
-        Mode::ByTime => {
+        LookMode::ByTime => {
             let truncated = candidates.iter().filter(|c| !c.history_complete).count();
             if unreadable > 0 {
-                Decision::Unprovable(format!("{unreadable} candidate task(s) could not be read"))
+                Verdict::Unprovable(format!("{unreadable} candidate task(s) could not be read"))
             } else if truncated > 0 {
-                Decision::Unprovable(format!(
+                Verdict::Unprovable(format!(
                     "{truncated} candidate task(s) have a truncated history, so our message \
                      may be among them"
                 ))
             } else {
-                Decision::ProvenAbsent
+                Verdict::ProvenAbsent
             }
         }
     }
@@ -175,10 +178,10 @@ pub async fn look_for_send(
     now: DateTime<Utc>,
 ) -> Result<Lookup, A2aError> {
     let (mode, request) = if let Some(ctx) = &look.context_id {
-        (Mode::ByContext, list_request(Some(ctx.clone()), None))
+        (LookMode::ByContext, list_request(Some(ctx.clone()), None))
     } else {
         let after = time_window(look.created_at, now, clock_skew);
-        (Mode::ByTime, list_request(None, Some(after)))
+        (LookMode::ByTime, list_request(None, Some(after)))
     };
     let mut tasks: Vec<Raw<types::Task>> = Vec::new();
     let mut candidates = Vec::new();
@@ -189,9 +192,9 @@ pub async fn look_for_send(
             Paged::Page(entries) => entries,
             Paged::End => {
                 return Ok(match decide(mode, &candidates, unreadable) {
-                    Decision::Found(i) => Lookup::Found(tasks.swap_remove(i)),
-                    Decision::ProvenAbsent => Lookup::ProvenAbsent,
-                    Decision::Unprovable(reason) => Lookup::Unprovable(reason),
+                    Verdict::Found(i) => Lookup::Found(tasks.swap_remove(i)),
+                    Verdict::ProvenAbsent => Lookup::ProvenAbsent,
+                    Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
                 });
             }
             Paged::Unprovable(reason) => return Ok(Lookup::Unprovable(reason)),
@@ -203,7 +206,7 @@ pub async fn look_for_send(
             };
             let mut seen = candidate(&task.raw, &look.message_id);
             let mut task = task;
-            if mode == Mode::ByTime && !seen.holds_message {
+            if mode == LookMode::ByTime && !seen.holds_message {
                 // The listed history may be capped by the server: read the whole task.
                 let Some(full) = read_whole(client, endpoint, &task.value.id).await? else {
                     unreadable += 1;
@@ -385,10 +388,10 @@ impl Sweeps {
                     .collect();
                 let candidates: Vec<Candidate> =
                     mine.iter().map(|t| candidate(&t.raw, message_id)).collect();
-                match decide(Mode::ByTime, &candidates, *unreadable) {
-                    Decision::Found(i) => Lookup::Found(mine[i].clone()),
-                    Decision::ProvenAbsent => Lookup::ProvenAbsent,
-                    Decision::Unprovable(reason) => Lookup::Unprovable(reason),
+                match decide(LookMode::ByTime, &candidates, *unreadable) {
+                    Verdict::Found(i) => Lookup::Found(mine[i].clone()),
+                    Verdict::ProvenAbsent => Lookup::ProvenAbsent,
+                    Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
                 }
             }
         }))
@@ -421,6 +424,122 @@ async fn sweep(
                 None => unreadable += 1,
             }
         }
+    }
+}
+
+/// Returns the key of the listing a look by time for `attempt` shares ([`Sweeps`]); `None`
+/// when no interface is journaled (nothing was sent).
+pub fn sweep_key(attempt: &Attempt, allow_cross_origin: bool) -> Option<SweepKey> {
+    let url = attempt.interface_url.clone()?;
+    Some((
+        url,
+        attempt.tenant.clone(),
+        attempt.token_env.clone(),
+        allow_cross_origin,
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Look, then journal the outcome
+// ---------------------------------------------------------------------------------------------
+
+/// How one look is made.
+pub struct LookHow<'a> {
+    /// The wire client.
+    pub client: &'a A2aClient,
+    /// Where the attempt was sent, with its credential (each caller builds it its own way).
+    pub endpoint: &'a Endpoint,
+    /// The real clock (the time window of a look by time).
+    pub clock: &'a dyn Clock,
+    /// How far the agent's clock may be behind ours.
+    pub clock_skew: Duration,
+    /// The looks by time of a reconcile page, and whether the attempt's credential may go to
+    /// another origin (part of the listing's key); `None`: the look lists on its own.
+    pub sweeps: Option<(&'a Sweeps, bool)>,
+    /// The error context of a found task without an id: each caller keeps the words it has
+    /// always said (docs/troubleshooting.md lists both).
+    pub no_id: &'static str,
+}
+
+/// What a look came to, its outcome journaled; `T` is what the caller made of a found task.
+#[derive(Debug)]
+pub enum Looked<T> {
+    /// The task a previous send created, as the caller's `found` handled it.
+    Found(T),
+    /// The search proves nothing was created: resending (same messageId) is safe. Nothing is
+    /// journaled.
+    Absent,
+    /// The search cannot tell: the attempt is now `UNCERTAIN` (as journaled), and why.
+    Uncertain(Attempt, String),
+    /// The look failed (transiently, or for good): a `lookup` failure is journaled and the
+    /// attempt stays `INTENT`; the caller re-reads it if it needs it.
+    Failed(A2aError),
+}
+
+/// Looks for what a possibly-sent `INTENT` attempt created ([`look_for_send`], or the page's
+/// shared listing when `how.sweeps` covers it), then journals the outcome: unprovable →
+/// `UNCERTAIN`; a failed look → a `lookup` failure; a found task → what `found` does with its
+/// view. The agent's journaled answer about client context ids decides how it searches.
+///
+/// Where the callers differ, they say so: `found` is [`journal_found`] (`delegate`'s and
+/// reconcile's one-attempt send, `follow`, `compensate`) or keeps the view unjournaled
+/// (reconcile's page, which group-commits it with the release of the lease); `how.sweeps` only
+/// for a reconcile page; `how.no_id` their words for a found task without an id. What an
+/// absent task, or a failure, means for the caller (send now, report, exit code) stays theirs.
+pub async fn look_and_journal<T>(
+    journal: &Journal,
+    attempt: &Attempt,
+    how: LookHow<'_>,
+    found: impl FnOnce(TaskView) -> anyhow::Result<T>,
+) -> anyhow::Result<Looked<T>> {
+    let accepts = match &attempt.agent_url {
+        Some(url) => journal.agent(url)?.and_then(|a| a.accepts_context_id),
+        None => None,
+    };
+    let look = LookFor::for_attempt(attempt, accepts);
+    let now = how.clock.now();
+    let shared = match (how.sweeps, &look.context_id) {
+        (Some((sweeps, cross_origin)), None) => match sweep_key(attempt, cross_origin) {
+            Some(key) => {
+                let window = time_window(look.created_at, now, how.clock_skew);
+                sweeps
+                    .look(how.client, &key, how.endpoint, &look.message_id, window)
+                    .await
+            }
+            None => None,
+        },
+        _ => None,
+    };
+    let result = match shared {
+        Some(result) => result,
+        None => look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
+    };
+    Ok(match result {
+        Ok(Lookup::Found(task)) => {
+            let view = TaskView::from_value(&task.raw, task.raw.to_string()).context(how.no_id)?;
+            Looked::Found(found(view)?)
+        }
+        Ok(Lookup::ProvenAbsent) => Looked::Absent,
+        Ok(Lookup::Unprovable(reason)) => {
+            journal.mark_uncertain(attempt.id, &reason)?;
+            Looked::Uncertain(journal.attempt(attempt.id)?, reason)
+        }
+        Err(error) => {
+            journal.record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
+            Looked::Failed(error)
+        }
+    })
+}
+
+/// The `found` of [`look_and_journal`] that journals the task now (`Journal::apply_task`,
+/// source `ListTasks`) and returns the attempt as journaled with it, and the task's view.
+pub fn journal_found(
+    journal: &Journal,
+    id: AttemptId,
+) -> impl FnOnce(TaskView) -> anyhow::Result<(Attempt, TaskView)> + '_ {
+    move |view| {
+        journal.apply_task(id, &view, Source::ListTasks)?;
+        Ok((journal.attempt(id)?, view))
     }
 }
 
@@ -461,31 +580,31 @@ mod tests {
 
     #[rstest]
     // By context: any task in our context is ours; the one holding our message is preferred.
-    #[case::context_empty(Mode::ByContext, &[], 0, "absent")]
-    #[case::context_one(Mode::ByContext, &[OTHER], 0, "found:0")]
-    #[case::context_prefers_holder(Mode::ByContext, &[OTHER, HOLDS], 0, "found:1")]
-    #[case::context_truncated_is_still_ours(Mode::ByContext, &[TRUNCATED], 0, "found:0")]
-    #[case::context_unreadable(Mode::ByContext, &[], 1, "unprovable")]
-    #[case::context_unreadable_beside_other(Mode::ByContext, &[OTHER], 1, "unprovable")]
-    #[case::context_holder_beats_unreadable(Mode::ByContext, &[HOLDS], 2, "found:0")]
+    #[case::context_empty(LookMode::ByContext, &[], 0, "absent")]
+    #[case::context_one(LookMode::ByContext, &[OTHER], 0, "found:0")]
+    #[case::context_prefers_holder(LookMode::ByContext, &[OTHER, HOLDS], 0, "found:1")]
+    #[case::context_truncated_is_still_ours(LookMode::ByContext, &[TRUNCATED], 0, "found:0")]
+    #[case::context_unreadable(LookMode::ByContext, &[], 1, "unprovable")]
+    #[case::context_unreadable_beside_other(LookMode::ByContext, &[OTHER], 1, "unprovable")]
+    #[case::context_holder_beats_unreadable(LookMode::ByContext, &[HOLDS], 2, "found:0")]
     // By time: only a task whose history holds our messageId is ours.
-    #[case::time_empty(Mode::ByTime, &[], 0, "absent")]
-    #[case::time_others_complete(Mode::ByTime, &[OTHER, OTHER], 0, "absent")]
-    #[case::time_found(Mode::ByTime, &[OTHER, HOLDS], 0, "found:1")]
-    #[case::time_truncated(Mode::ByTime, &[OTHER, TRUNCATED], 0, "unprovable")]
-    #[case::time_found_despite_truncated(Mode::ByTime, &[TRUNCATED, HOLDS], 0, "found:1")]
-    #[case::time_unreadable(Mode::ByTime, &[OTHER], 1, "unprovable")]
-    #[case::time_found_despite_unreadable(Mode::ByTime, &[HOLDS], 3, "found:0")]
+    #[case::time_empty(LookMode::ByTime, &[], 0, "absent")]
+    #[case::time_others_complete(LookMode::ByTime, &[OTHER, OTHER], 0, "absent")]
+    #[case::time_found(LookMode::ByTime, &[OTHER, HOLDS], 0, "found:1")]
+    #[case::time_truncated(LookMode::ByTime, &[OTHER, TRUNCATED], 0, "unprovable")]
+    #[case::time_found_despite_truncated(LookMode::ByTime, &[TRUNCATED, HOLDS], 0, "found:1")]
+    #[case::time_unreadable(LookMode::ByTime, &[OTHER], 1, "unprovable")]
+    #[case::time_found_despite_unreadable(LookMode::ByTime, &[HOLDS], 3, "found:0")]
     fn decision_table(
-        #[case] mode: Mode,
+        #[case] mode: LookMode,
         #[case] candidates: &[Candidate],
         #[case] unreadable: usize,
         #[case] expected: &str,
     ) {
         let got = match decide(mode, candidates, unreadable) {
-            Decision::Found(i) => format!("found:{i}"),
-            Decision::ProvenAbsent => "absent".to_owned(),
-            Decision::Unprovable(reason) => {
+            Verdict::Found(i) => format!("found:{i}"),
+            Verdict::ProvenAbsent => "absent".to_owned(),
+            Verdict::Unprovable(reason) => {
                 assert!(!reason.is_empty());
                 "unprovable".to_owned()
             }

@@ -42,7 +42,7 @@ use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, Lease, Reply,
     ReplyState, SendOutcome, SendRecord, Source,
 };
-use crate::recovery::lookup::{self, LookFor, Lookup, Sweeps};
+use crate::recovery::lookup::{self, LookHow, Sweeps};
 
 mod batch;
 
@@ -66,7 +66,7 @@ pub struct Outgoing {
 
 /// How a send goes about an attempt whose endpoint is journaled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub enum SendKind {
     /// Look on the agent first; send only if the look proves nothing was created.
     LookFirst,
     /// Send again with the same messageId without looking (the operator's `resend`).
@@ -164,12 +164,12 @@ struct Prepared {
     with_context: bool,
 }
 
-/// What a look found that is not journaled yet.
-enum Looked {
+/// What the look before a resend came to, when it was not proven absent.
+enum Looked<T> {
     /// Journaled already (uncertain, failed).
     Done(Sent),
-    /// The task a previous send created.
-    Found(TaskView),
+    /// The task a previous send created, as the look's `found` handled it.
+    Found(T),
 }
 
 /// What [`Sender::deliver_claimed`] did.
@@ -252,7 +252,7 @@ pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint
 /// Crash point `after-compensate-send` for a compensation step (`STEP~compensate`), armed by
 /// either its own name or the name of the step it undoes.
 fn compensate_crash_point(step: &str) {
-    if let Some(undone) = step.strip_suffix(crate::plan::COMPENSATE_SUFFIX) {
+    if let Some(undone) = step.strip_suffix(crate::plan_file::COMPENSATE_SUFFIX) {
         crash::at(Point::AfterCompensateSend, step);
         crash::at(Point::AfterCompensateSend, undone);
     }
@@ -318,7 +318,7 @@ impl Sender<'_> {
         &self,
         id: AttemptId,
         out: &Outgoing,
-        mode: Mode,
+        kind: SendKind,
         step: &str,
     ) -> anyhow::Result<Sent> {
         let guard = match self.claim(id)? {
@@ -337,18 +337,20 @@ impl Sender<'_> {
         } else {
             // `resolve --as resend`: the operator accepted ONE send without a look; the approval
             // is consumed (committed) before the send (journal/operator.rs).
-            if mode == Mode::LookFirst && self.journal.take_resend_approval(attempt.id)? {
+            if kind == SendKind::LookFirst && self.journal.take_resend_approval(attempt.id)? {
                 self.note(&attempt, "look", "resend-approved", &Value::Null);
-            } else if mode == Mode::LookFirst
-                && let Some(looked) = self.look(&attempt, out).await?
+            } else if kind == SendKind::LookFirst
+                && let Some(looked) = self
+                    .look(
+                        &attempt,
+                        out,
+                        lookup::journal_found(self.journal, attempt.id),
+                    )
+                    .await?
             {
                 return Ok(match looked {
                     Looked::Done(sent) => sent,
-                    Looked::Found(view) => {
-                        self.journal
-                            .apply_task(attempt.id, &view, Source::ListTasks)?;
-                        Sent::Found(self.journal.attempt(attempt.id)?)
-                    }
+                    Looked::Found((now, _)) => Sent::Found(now),
                 });
             }
             attempt
@@ -391,14 +393,14 @@ impl Sender<'_> {
         &self,
         card_url: &str,
         out: &Outgoing,
-    ) -> anyhow::Result<Result<journal::Endpoint, A2aError>> {
+    ) -> anyhow::Result<Result<journal::JournaledEndpoint, A2aError>> {
         let known = self.journal.agent(card_url)?;
         let cached = known
             .as_ref()
             .filter(|a| a.registered.is_some())
             .and_then(|a| a.interface_url.clone().map(|url| (url, a.tenant.clone())));
         if let Some((interface_url, tenant)) = cached {
-            return Ok(Ok(journal::Endpoint {
+            return Ok(Ok(journal::JournaledEndpoint {
                 interface_url,
                 tenant,
             }));
@@ -411,7 +413,7 @@ impl Sender<'_> {
             // Fetched earlier by this process and journaled by that caller; should its write
             // have failed (no row yet), this caller journals the card.
             Ok((info, false)) if known.is_some() || self.journal.agent(card_url)?.is_some() => {
-                return Ok(Ok(journal::Endpoint {
+                return Ok(Ok(journal::JournaledEndpoint {
                     interface_url: info.interface_url.clone(),
                     tenant: info.tenant.clone(),
                 }));
@@ -436,70 +438,47 @@ impl Sender<'_> {
             card_json: info.raw.to_string(),
             skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
         })?;
-        Ok(Ok(journal::Endpoint {
+        Ok(Ok(journal::JournaledEndpoint {
             interface_url: info.interface_url.clone(),
             tenant: info.tenant.clone(),
         }))
     }
 
-    /// The look before a resend; `None` means proven absent (send now). A found task is
-    /// returned unjournaled; anything else is journaled.
-    async fn look(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Option<Looked>> {
+    /// The look before a resend ([`lookup::look_and_journal`], with the page's sweeps if
+    /// any); `None` means proven absent (send now). A found task is what `found` made of it;
+    /// anything else is journaled.
+    async fn look<T>(
+        &self,
+        attempt: &Attempt,
+        out: &Outgoing,
+        found: impl FnOnce(TaskView) -> anyhow::Result<T>,
+    ) -> anyhow::Result<Option<Looked<T>>> {
         let endpoint = endpoint_of(attempt, out)?;
-        let accepts = match &attempt.agent_url {
-            Some(url) => self.journal.agent(url)?.and_then(|a| a.accepts_context_id),
-            None => None,
+        let how = LookHow {
+            client: self.client,
+            endpoint: &endpoint,
+            clock: self.clock,
+            clock_skew: self.clock_skew,
+            sweeps: self.sweeps.map(|s| (s, out.allow_cross_origin)),
+            no_id: "the found task has no id",
         };
-        let look = LookFor::for_attempt(attempt, accepts);
-        let now = self.clock.now();
-        let shared = match (self.sweeps, &look.context_id, &attempt.interface_url) {
-            (Some(sweeps), None, Some(url)) => {
-                let key = (
-                    url.clone(),
-                    attempt.tenant.clone(),
-                    attempt.token_env.clone(),
-                    out.allow_cross_origin,
-                );
-                let window = lookup::time_window(look.created_at, now, self.clock_skew);
-                sweeps
-                    .look(self.client, &key, &endpoint, &look.message_id, window)
-                    .await
-            }
-            _ => None,
-        };
-        let found = match shared {
-            Some(found) => found,
-            None => {
-                lookup::look_for_send(self.client, &endpoint, &look, self.clock_skew, now).await
-            }
-        };
-        Ok(match found {
-            Ok(Lookup::ProvenAbsent) => {
-                self.note(attempt, "look", "absent", &Value::Null);
-                None
-            }
-            Ok(Lookup::Found(task)) => {
-                let view = TaskView::from_value(&task.raw, task.raw.to_string())
-                    .context("the found task has no id")?;
-                Some(Looked::Found(view))
-            }
-            Ok(Lookup::Unprovable(reason)) => {
-                self.journal.mark_uncertain(attempt.id, &reason)?;
-                Some(Looked::Done(Sent::Uncertain(
-                    self.journal.attempt(attempt.id)?,
-                    reason,
-                )))
-            }
-            Err(error) => {
-                self.journal
-                    .record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
-                Some(Looked::Done(Sent::Failed {
+        Ok(
+            match lookup::look_and_journal(self.journal, attempt, how, found).await? {
+                lookup::Looked::Absent => {
+                    self.note(attempt, "look", "absent", &Value::Null);
+                    None
+                }
+                lookup::Looked::Found(t) => Some(Looked::Found(t)),
+                lookup::Looked::Uncertain(now, reason) => {
+                    Some(Looked::Done(Sent::Uncertain(now, reason)))
+                }
+                lookup::Looked::Failed(error) => Some(Looked::Done(Sent::Failed {
                     attempt: self.journal.attempt(attempt.id)?,
                     stage: Stage::Look,
                     error,
-                }))
-            }
-        })
+                })),
+            },
+        )
     }
 
     /// Continues [`Sender::deliver`] for an attempt a batch already claimed (and re-read under
@@ -522,7 +501,7 @@ impl Sender<'_> {
         if self.journal.take_resend_approval(attempt.id)? {
             self.note(&attempt, "look", "resend-approved", &Value::Null);
         } else {
-            match self.look(&attempt, out).await? {
+            match self.look(&attempt, out, Ok).await? {
                 None => {}
                 Some(Looked::Done(sent)) => return Ok(Claimed::Done(sent)),
                 Some(Looked::Found(view)) => {

@@ -30,8 +30,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use crate::a2a::A2aClient;
 use crate::a2a::error::one_line;
 use crate::journal::{Attempt, EffectState, Journal, JournalError, Step};
-use crate::placeholders::{self, CommandEnv, Mode, Values};
-use crate::plan::Verification;
+use crate::placeholders::{self, CommandEnv, Fill, Values};
+use crate::plan_file::Verification;
 
 /// The most bytes kept of a command's stdout, and of its stderr.
 pub const OUTPUT_LIMIT: usize = 64 * 1024;
@@ -338,7 +338,7 @@ pub async fn check(
             }
         }
         Verification::Url(template) => {
-            let url = match placeholders::fill(template, values, Mode::Url) {
+            let url = match placeholders::fill(template, values, Fill::Url) {
                 Ok(url) => url,
                 Err(e) => {
                     return Check {

@@ -32,7 +32,7 @@ use crate::journal::{
     Attempt, AttemptState, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec,
     WorkflowState,
 };
-use crate::plan::{self, Compensation, Verification};
+use crate::plan_file::{self, Compensation, Verification};
 use crate::recovery::registry::{credential_var, pick_agent};
 use crate::recovery::send::{Batch, BatchItem, Commit, Ready, Sender};
 use crate::sanitize::inert;
@@ -52,7 +52,7 @@ pub(super) fn apply_effect_flags(args: &DelegateArgs, spec: &mut StepSpec) -> Re
             target: None,
         },
         (None, Some(cmd)) => {
-            plan::check_command_text(cmd).map_err(|why| {
+            plan_file::check_command_text(cmd).map_err(|why| {
                 CliError::usage(format!("--compensate-cmd: {why}"))
                     .hint("commands get the step's values as environment variables only")
             })?;
@@ -65,14 +65,14 @@ pub(super) fn apply_effect_flags(args: &DelegateArgs, spec: &mut StepSpec) -> Re
     };
     let verify = match (&args.verify_cmd, &args.verify_url) {
         (Some(cmd), None) => {
-            plan::check_command_text(cmd).map_err(|why| {
+            plan_file::check_command_text(cmd).map_err(|why| {
                 CliError::usage(format!("--verify-cmd: {why}"))
                     .hint("commands get the step's values as environment variables only")
             })?;
             Verification::Command(cmd.clone())
         }
         (None, Some(url)) => {
-            plan::check_url(url).map_err(|why| {
+            plan_file::check_url(url).map_err(|why| {
                 CliError::usage(format!("--verify-url: {why}"))
                     .hint("give an http(s) URL; placeholders such as {task_id} are filled")
             })?;
@@ -94,7 +94,7 @@ pub(super) fn apply_effect_flags(args: &DelegateArgs, spec: &mut StepSpec) -> Re
             })?;
         spec.cwd = Some(dir.display().to_string());
     }
-    spec.effect = Some(plan::effect_json());
+    spec.effect = Some(plan_file::effect_json());
     spec.compensate = Some(compensate.to_json());
     spec.verify = Some(verify.to_json());
     Ok(())
@@ -170,7 +170,7 @@ pub(super) async fn run_plan(
         .unwrap_or(Path::new("."))
         .canonicalize()
         .map_err(|e| CliError::usage(format!("cannot resolve the plan's directory: {e}")))?;
-    let plan = match plan::parse(&source, &dir, &|var| std::env::var(var).ok()) {
+    let plan = match plan_file::parse(&source, &dir, &|var| std::env::var(var).ok()) {
         Ok(plan) => plan,
         Err(issues) => {
             for issue in &issues {
@@ -197,9 +197,9 @@ pub(super) async fn run_plan(
         .collect();
     let has_steps = journaled
         .iter()
-        .any(|s| !plan::is_compensation_step(&s.name));
+        .any(|s| !plan_file::is_compensation_step(&s.name));
     if has_steps {
-        let lines = plan::diff(&plan, &journaled);
+        let lines = plan_file::diff(&plan, &journaled);
         if !lines.is_empty() {
             for line in &lines {
                 ctx.out.error_report(&format!("  {}\n", inert(line)));

@@ -91,7 +91,7 @@ fn the_first_endpoint_wins() {
     let (_dir, path) = tmp_journal();
     let j = Journal::open(&path, T).unwrap();
     let a = created(&j, "w/s");
-    let ep = |u: &str| Endpoint {
+    let ep = |u: &str| JournaledEndpoint {
         interface_url: u.to_owned(),
         tenant: Some("t1".to_owned()),
     };

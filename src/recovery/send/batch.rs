@@ -14,7 +14,7 @@
 //! 3. [`Batch::push`] each answer, then [`Batch::start_commit`] and [`Batch::finish`]: the
 //!    caller hands over every answer that arrived while its previous group commit ran; they are
 //!    journaled, each with the release of its lease, in ONE transaction
-//!    (`Journal::record_sends`).
+//!    (`Journal::record_sends`), made by `commit::Writer` on a connection of its own.
 //!
 //! Invariants: commit-before-send holds per attempt (ids at the intent, endpoint at the claim,
 //! both before the send); answers received but not yet journaled are at most the sends in
@@ -35,13 +35,13 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Answered, Mode, Outgoing, Sender, Sent, Stage};
+use super::{Answered, Outgoing, SendKind, Sender, Sent, Stage};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, ErrorClass, types};
 use crate::journal::{
-    self, Attempt, AttemptId, BatchClaim, FailureKind, JournalError, Lease, SendOutcome,
-    SendRecord, Source,
+    self, Attempt, AttemptId, BatchClaim, FailureKind, Lease, SendOutcome, SendRecord, Source,
 };
+use crate::recovery::commit::{Committed, Records as _, Writer};
 use crate::recovery::lookup;
 
 /// One attempt of a batch: its id, its message and the step name its crash points use.
@@ -95,55 +95,7 @@ pub struct Batch<'s, 'a> {
     pending: RefCell<Vec<Answer>>,
     /// The thread running the group commits on its own connection, so that sends go on while
     /// a commit waits for the disk; `None` until the first commit, or if it could not start.
-    writer: RefCell<Option<Writer>>,
-}
-
-/// What the writer thread answers for one group commit.
-type Committed = Result<Vec<Result<Attempt, JournalError>>, JournalError>;
-
-/// A group commit handed to the writer thread.
-type Job = (Vec<SendRecord>, tokio::sync::oneshot::Sender<Committed>);
-
-/// The group-commit thread and its queue.
-struct Writer {
-    jobs: Option<std::sync::mpsc::Sender<Job>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Writer {
-    /// Starts the thread on a second connection to the journal.
-    fn start(journal: &journal::Journal) -> anyhow::Result<Self> {
-        let own = journal
-            .reopen()
-            .context("failed to open the journal for the group commits")?;
-        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
-        let thread = std::thread::Builder::new()
-            .name("group-commit".into())
-            .spawn(move || {
-                for (records, reply) in queue {
-                    // The caller may be gone (a signal): the commit is made all the same.
-                    let _ = reply.send(own.record_sends(&records));
-                }
-            })
-            .context("failed to start the group-commit thread")?;
-        Ok(Self {
-            jobs: Some(jobs),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Writer {
-    /// Waits for the commit in progress: what was handed over is committed before the process
-    /// goes on (or exits on a signal).
-    fn drop(&mut self) {
-        drop(self.jobs.take());
-        if let Some(thread) = self.thread.take()
-            && thread.join().is_err()
-        {
-            tracing::warn!("the group-commit thread panicked");
-        }
-    }
+    writer: RefCell<Option<Writer<SendRecord>>>,
 }
 
 /// A group commit in progress: wait for it ([`Commit::poll_done`]), then hand it to
@@ -152,9 +104,9 @@ pub struct Commit {
     answers: Vec<Answer>,
     broken: Vec<Option<anyhow::Error>>,
     ids: Vec<AttemptId>,
-    reply: tokio::sync::oneshot::Receiver<Committed>,
+    reply: tokio::sync::oneshot::Receiver<Committed<SendRecord>>,
     /// What the writer answered, once it did (an error: it ended without answering).
-    result: Option<Result<Committed, tokio::sync::oneshot::error::RecvError>>,
+    result: Option<Result<Committed<SendRecord>, tokio::sync::oneshot::error::RecvError>>,
 }
 
 impl Commit {
@@ -177,7 +129,7 @@ impl Drop for Batch<'_, '_> {
         let pending = std::mem::take(self.pending.get_mut());
         if !pending.is_empty() {
             let records: Vec<SendRecord> = pending.iter().map(|a| Self::record_of(a).0).collect();
-            match self.sender.journal.record_sends(&records) {
+            match SendRecord::commit(self.sender.journal, &records) {
                 Ok(_) => {
                     let held = self.held.get_mut();
                     for r in &records {
@@ -219,7 +171,7 @@ impl<'s, 'a> Batch<'s, 'a> {
         let journal = self.sender.journal;
         // One card per agent and credential variable: (card URL, variable) → endpoint, or
         // `None` when it could not be read (those items go the one-attempt way).
-        let mut cards: HashMap<(String, Option<String>), Option<journal::Endpoint>> =
+        let mut cards: HashMap<(String, Option<String>), Option<journal::JournaledEndpoint>> =
             HashMap::new();
         let mut claims = Vec::with_capacity(items.len());
         let mut slots = Vec::with_capacity(items.len());
@@ -343,12 +295,13 @@ impl<'s, 'a> Batch<'s, 'a> {
         }
         if self.relook.borrow_mut().remove(&attempt.id) {
             self.held.borrow_mut().remove(&attempt.id);
-            let sent =
-                Box::pin(
-                    self.sender
-                        .deliver(attempt.id, &item.out, Mode::LookFirst, &item.step),
-                )
-                .await?;
+            let sent = Box::pin(self.sender.deliver(
+                attempt.id,
+                &item.out,
+                SendKind::LookFirst,
+                &item.step,
+            ))
+            .await?;
             return Ok(Err(sent));
         }
         self.waiting.borrow_mut().remove(&attempt.id);
@@ -394,12 +347,12 @@ impl<'s, 'a> Batch<'s, 'a> {
                 Err(e) => tracing::debug!("group commits on the command's thread: {e:#}"),
             }
         }
-        let queued = match writer.as_ref().and_then(|w| w.jobs.as_ref()) {
-            Some(jobs) => jobs.send((records, done)).map_err(|e| e.0),
+        let queued = match writer.as_ref() {
+            Some(w) => w.send(records, done),
             None => Err((records, done)),
         };
         if let Err((records, done)) = queued {
-            let _ = done.send(self.sender.journal.record_sends(&records));
+            let _ = done.send(SendRecord::commit(self.sender.journal, &records));
         }
         Ok(Some(Commit {
             answers,

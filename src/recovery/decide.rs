@@ -1,5 +1,5 @@
 //! The pure decisions of a reconcile pass (DESIGN.md §4): journal state (and what a read
-//! returned) in, what to do out. No I/O here; `recovery/mod.rs` carries the decisions out.
+//! returned) in, what to do out. No I/O here; `recovery/reconcile.rs` carries the decisions out.
 //!
 //! - [`triage`]: which bucket an attempt falls in, before any network call.
 //! - [`decide_settled`]: what a terminal (or otherwise settled) attempt calls for: nothing,
@@ -56,7 +56,7 @@ pub const fn sends_allowed(state: WorkflowState) -> bool {
 
 /// What a settled attempt calls for.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub enum Settlement {
     /// Nothing: done, or waiting for someone else (a cancel requested by `compensate`).
     Nothing,
     /// COMPLETED with a declared effect not verified yet (none, or `claimed`): claim it and run
@@ -80,27 +80,27 @@ pub fn decide_settled(
     spec: &StepSpec,
     tried: &[String],
     candidates: &[Agent],
-) -> Decision {
+) -> Settlement {
     let a = &row.attempt;
     match a.state {
         AttemptState::Completed => {
             if spec.effect.is_some() && matches!(a.effect, None | Some(EffectState::Claimed)) {
-                Decision::ClaimEffect
+                Settlement::ClaimEffect
             } else if matches!(
                 a.effect,
                 Some(EffectState::Absent | EffectState::Unknown | EffectState::CompensationFailed)
             ) {
-                Decision::NeedsHuman
+                Settlement::NeedsHuman
             } else {
-                Decision::Nothing
+                Settlement::Nothing
             }
         }
         AttemptState::Failed | AttemptState::Rejected => {
             if row.failed_for_good.is_some() {
-                return Decision::NeedsHuman;
+                return Settlement::NeedsHuman;
             }
             if !sends_allowed(row.workflow_state) {
-                return Decision::FailedForGood(format!(
+                return Settlement::FailedForGood(format!(
                     "{} by the agent while the workflow is {}; no re-delegation",
                     a.state, row.workflow_state
                 ));
@@ -109,37 +109,42 @@ pub fn decide_settled(
         }
         AttemptState::Canceled => {
             if a.cancel_requested_at.is_some() {
-                Decision::Nothing
+                Settlement::Nothing
             } else if row.failed_for_good.is_some() {
-                Decision::NeedsHuman
+                Settlement::NeedsHuman
             } else {
-                Decision::FailedForGood(
+                Settlement::FailedForGood(
                     "the agent canceled the task (not a2a-recover); not re-delegated".to_owned(),
                 )
             }
         }
-        AttemptState::Replied => Decision::Nothing,
-        _ => Decision::NeedsHuman,
+        AttemptState::Replied => Settlement::Nothing,
+        _ => Settlement::NeedsHuman,
     }
 }
 
-fn redelegation(a: &Attempt, spec: &StepSpec, tried: &[String], candidates: &[Agent]) -> Decision {
+fn redelegation(
+    a: &Attempt,
+    spec: &StepSpec,
+    tried: &[String],
+    candidates: &[Agent],
+) -> Settlement {
     let state = a.state;
     match &spec.binding {
-        Binding::Agent(_) => Decision::FailedForGood(format!(
+        Binding::Agent(_) => Settlement::FailedForGood(format!(
             "{state} by the agent, and the step is bound to one agent (--agent); not re-delegated"
         )),
-        Binding::Command(_) => Decision::FailedForGood(format!("{state}; a command step")),
+        Binding::Command(_) => Settlement::FailedForGood(format!("{state}; a command step")),
         Binding::Skill(skill) => {
             if a.number >= spec.max_attempts {
-                return Decision::FailedForGood(format!(
+                return Settlement::FailedForGood(format!(
                     "{state} by the agent, and the attempt budget ({}) is spent",
                     spec.max_attempts
                 ));
             }
             match candidates.iter().find(|c| !tried.contains(&c.card_url)) {
-                Some(agent) => Decision::Redelegate(agent.clone()),
-                None => Decision::FailedForGood(format!(
+                Some(agent) => Settlement::Redelegate(agent.clone()),
+                None => Settlement::FailedForGood(format!(
                     "{state} by the agent, and no other registered agent advertises skill \
                      `{skill}`"
                 )),
@@ -384,12 +389,12 @@ mod tests {
         let tried = [agents[0].card_url.clone()];
         assert_eq!(
             decide_settled(&r, &s, &tried, &agents),
-            Decision::Redelegate(agents[1].clone())
+            Settlement::Redelegate(agents[1].clone())
         );
         let tried = [agents[0].card_url.clone(), agents[1].card_url.clone()];
         assert_eq!(
             decide_settled(&r, &s, &tried, &agents),
-            Decision::Redelegate(agents[2].clone())
+            Settlement::Redelegate(agents[2].clone())
         );
     }
 
@@ -411,7 +416,7 @@ mod tests {
         let agents = [agent(1), agent(2), agent(3)];
         let tried: Vec<String> = agents[..tried].iter().map(|a| a.card_url.clone()).collect();
         match decide_settled(&r, &s, &tried, &agents) {
-            Decision::FailedForGood(why) => assert!(why.contains(reason), "{why}"),
+            Settlement::FailedForGood(why) => assert!(why.contains(reason), "{why}"),
             other => panic!("expected FailedForGood, got {other:?}"),
         }
     }
@@ -427,7 +432,7 @@ mod tests {
         let s = spec(Binding::Skill("book".into()), 3);
         assert!(matches!(
             decide_settled(&r, &s, &[], &[agent(2)]),
-            Decision::FailedForGood(_)
+            Settlement::FailedForGood(_)
         ));
         let done = row(
             attempt(AttemptState::Completed, 1),
@@ -437,19 +442,19 @@ mod tests {
         let mut with_effect = spec(Binding::Agent("x".into()), 3);
         assert_eq!(
             decide_settled(&done, &with_effect, &[], &[]),
-            Decision::Nothing
+            Settlement::Nothing
         );
         with_effect.effect = Some(json!({}));
         assert_eq!(
             decide_settled(&done, &with_effect, &[], &[]),
-            Decision::ClaimEffect
+            Settlement::ClaimEffect
         );
         let mut canceled = attempt(AttemptState::Canceled, 1);
         canceled.cancel_requested_at = Some(crate::clock::system_now());
         let canceled = row(canceled, Binding::Agent("x".into()), 3);
         assert_eq!(
             decide_settled(&canceled, &with_effect, &[], &[]),
-            Decision::Nothing
+            Settlement::Nothing
         );
     }
 

@@ -1,0 +1,1056 @@
+//! The reconcile pass (DESIGN.md §4): one visit of every attempt that may need work, bounded in
+//! concurrency and time, deciding with `decide` and sending with `send`.
+//!
+//! Each pass row (`Journal::pass_rows`: the latest attempt of each step still to settle, read a
+//! page at a time as the pass reaches it, so memory stays flat in the number of rows) is one
+//! item, handled on its own: undelivered replies first (looked for in the task's history before
+//! any resend), then the attempt's bucket — an intent is looked for and resent only when proven
+//! absent, a known task is re-read with `GetTask` (transient failures retried with full jitter,
+//! honouring `Retry-After`), a terminal one is decided (effect claimed, re-delegated, or failed
+//! for good). Items run concurrently on the current-thread runtime, at most `concurrency` at once
+//! and at most `concurrency` per agent interface; one unreachable agent only costs its own items.
+//!
+//! Invariants:
+//! - Journal writes are short synchronous transactions between awaits, never across one; a pass
+//!   cut anywhere (deadline, signal, SIGKILL) leaves every observation it made committed.
+//! - Intents, resends and re-delegations keep commit-before-send (`send.rs`), under a lease.
+//!   The leases of a page's intents to look for (bucket 1) are claimed in one transaction as the
+//!   page is read; a task the look finds is group-committed with the release of its lease (lost
+//!   in a crash, it is looked up again next pass); leases of rows not reached are released at
+//!   the end, also on a signal.
+//! - Reading unchanged remote work writes nothing (`Journal::apply_task` skips no-ops): a cron
+//!   pass over running tasks costs no disk.
+//! - A dry run opens the journal read-only and sends nothing: it reads (GetTask, ListTasks) and
+//!   says what it would do.
+//! - Workflows that are COMPENSATING get no sends and no re-delegation; COMPENSATED ones are not
+//!   visited.
+//!
+//! Beside this file: `reconcile/rows.rs` (the rows read a page at a time, and the page's lease
+//! claims), `reconcile/reply.rs` (undelivered replies), `reconcile/preview.rs` (the dry run).
+
+mod preview;
+mod reply;
+mod rows;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::rc::Rc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use self::rows::{Rows, StepOf};
+use crate::a2a::TaskView;
+use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, retry_read};
+use crate::clock::Clock;
+use crate::exit;
+use crate::journal::{
+    Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind, Journal, JournalError,
+    NewAttempt, PassCursor, Reply, SendOutcome, SendRecord, Source, StepRecord, StepSpec,
+};
+use crate::recovery::commit::Queue;
+use crate::recovery::decide::{self, Settlement, Triage};
+use crate::recovery::remedy::Remedy;
+use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent};
+use crate::recovery::{follow, lookup, registry, send, verify};
+use crate::sanitize::inert;
+
+/// How many times a read is tried before the attempt is left as it was this pass.
+const READ_ATTEMPTS: u32 = 4;
+/// How many routine observations (a running task still running) are group-committed at once.
+const BATCH: usize = 512;
+
+/// What a pass is asked to do.
+#[derive(Debug, Clone)]
+pub struct PassConfig {
+    /// Only these workflows (empty: all).
+    pub workflows: Vec<String>,
+    /// Items in flight at once, overall and per agent interface.
+    pub concurrency: usize,
+    /// When the pass ends cleanly (exit 3 if items remain).
+    pub deadline: Duration,
+    /// Say what would be done; write and send nothing.
+    pub dry_run: bool,
+    /// How far an agent's clock may be behind ours (the look by time).
+    pub clock_skew: Duration,
+    /// How long a lease on an attempt is held before another host may break it.
+    pub lease_ttl: Duration,
+    /// Timeout of effect verification commands (`--command-timeout`).
+    pub command_timeout: Duration,
+}
+
+/// One thing a pass did (or, in a dry run, would do) about one attempt: an `action` record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    /// The workflow.
+    pub workflow: String,
+    /// The step (the part after `/`).
+    pub step: String,
+    /// The attempt number.
+    pub attempt: u32,
+    /// What was done: `send`, `look`, `read`, `redelegate`, `reply`, `resend`, `retry`, ….
+    pub action: &'static str,
+    /// How it came out: an attempt state, or a word such as `busy`, `read-failed`.
+    pub outcome: String,
+    /// Details (task id, error, reason, question).
+    pub detail: Value,
+    /// The exit code it contributes (0, 3 or 4; 2 for a missing credential variable).
+    pub code: u8,
+    /// For a human: what is wrong and the command that answers it.
+    pub remedy: Option<ActionRemedy>,
+}
+
+/// What a human must do about an action's attempt (as `inspect --pending` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionRemedy {
+    /// What is wrong, with the question or the reason.
+    pub what: String,
+    /// The command that answers it, if there is one.
+    pub command: Option<String>,
+    /// Other commands that answer it instead.
+    pub alternatives: Vec<String>,
+}
+
+impl std::fmt::Display for ActionRemedy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.command {
+            Some(c) => write!(f, "{}; run `{c}`", self.what)?,
+            None => f.write_str(&self.what)?,
+        }
+        for alt in &self.alternatives {
+            write!(f, ", or `{alt}`")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a whole pass came to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// How many actions ended in each outcome.
+    pub outcomes: BTreeMap<String, u32>,
+    /// The pass's exit code (0, 3 or 4; worst of all actions).
+    pub code: u8,
+    /// How many items were visited.
+    pub visited: usize,
+    /// How many items the deadline left unvisited.
+    pub unvisited: usize,
+    /// Workflows with a step failed for good (print the `compensate` command).
+    pub compensate: BTreeSet<String>,
+}
+
+/// A pass over one journal.
+pub struct Pass<'a> {
+    journal: &'a Journal,
+    client: &'a A2aClient,
+    clock: &'a dyn Clock,
+    cfg: PassConfig,
+    /// Routine observations waiting for their group commit.
+    reads: Queue<'a, (AttemptId, TaskView)>,
+    /// The endpoints of the reads so far, by interface URL, each with the card URL it was
+    /// built for: the card's origin is parsed and the credential read once per agent, not per
+    /// item (docs/performance.md).
+    endpoints: RefCell<HashMap<String, (String, Rc<Endpoint>)>>,
+    /// Bucket 1: what claiming a page's `INTENT` attempts in one transaction found, taken by
+    /// each item as it is handled.
+    claimed: RefCell<HashMap<AttemptId, BatchClaim>>,
+    /// Bucket 1: the looks by time an intent's page shares (`lookup::Sweeps`), by attempt.
+    sweep_of: RefCell<HashMap<AttemptId, Rc<lookup::Sweeps>>>,
+    /// Bucket 1: found tasks (and lease releases) waiting for their group commit.
+    found: Queue<'a, SendRecord>,
+}
+
+/// One item: a pass row and the undelivered replies on its attempt.
+struct Item {
+    row: AttemptRow,
+    replies: Vec<Reply>,
+}
+
+/// A pass dropped before its end (SIGINT or SIGTERM drop the command's future at an await
+/// point, DESIGN.md §3 exit 130 / 143) still commits the routine observations it reported.
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking()
+            || (self.reads.is_empty() && self.found.is_empty() && self.claimed.get_mut().is_empty())
+        {
+            return;
+        }
+        self.release_unvisited();
+        if let Err(e) = self.flush() {
+            tracing::warn!("failed to journal the pass's last observations: {e:#}");
+        }
+    }
+}
+
+impl<'a> Pass<'a> {
+    /// Prepares a pass.
+    pub fn new(
+        journal: &'a Journal,
+        client: &'a A2aClient,
+        clock: &'a dyn Clock,
+        cfg: PassConfig,
+    ) -> Self {
+        Self {
+            journal,
+            client,
+            clock,
+            cfg,
+            reads: Queue::new(journal),
+            endpoints: RefCell::new(HashMap::new()),
+            claimed: RefCell::new(HashMap::new()),
+            sweep_of: RefCell::new(HashMap::new()),
+            found: Queue::new(journal),
+        }
+    }
+
+    /// Commits the routine observations gathered so far, in one transaction, and the found
+    /// tasks with the release of their leases in another.
+    fn flush(&self) -> anyhow::Result<()> {
+        self.reads.commit()?;
+        for (record, done) in self.found.commit()? {
+            if let Err(e) = done {
+                // Left INTENT: the next pass looks for it again.
+                tracing::warn!(
+                    "failed to journal the task found for attempt {}: {e}",
+                    record.attempt
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Releases the leases of claimed intents the pass did not reach (its deadline, a signal),
+    /// with the last group commit.
+    fn release_unvisited(&self) {
+        for (id, claim) in self.claimed.borrow_mut().drain() {
+            if let BatchClaim::Claimed(..) = claim {
+                self.found.push(SendRecord {
+                    attempt: id,
+                    outcome: SendOutcome::Release,
+                    accepts_context_id: None,
+                });
+            }
+        }
+    }
+
+    fn sender(&self) -> Sender<'_> {
+        Sender {
+            note: None,
+            journal: self.journal,
+            client: self.client,
+            clock: self.clock,
+            clock_skew: self.cfg.clock_skew,
+            lease_ttl: self.cfg.lease_ttl,
+            sweeps: None,
+        }
+    }
+
+    /// Returns the items of the attempts with undelivered replies (visited first, each with its
+    /// replies) and a walk over every other pass row.
+    fn collect(&self) -> anyhow::Result<(Vec<Item>, PassCursor)> {
+        let mut replies: BTreeMap<i64, Vec<Reply>> = BTreeMap::new();
+        for r in self.journal.undelivered_replies(&self.cfg.workflows)? {
+            replies.entry(r.attempt_id.0).or_default().push(r);
+        }
+        let mut items = Vec::with_capacity(replies.len());
+        let mut skip = Vec::with_capacity(replies.len());
+        // A reply is looked for whether or not its attempt is still a pass row (it may have
+        // completed meanwhile).
+        for (id, rs) in replies {
+            skip.push(AttemptId(id));
+            if let Some(row) = self.row_of(self.journal.attempt(AttemptId(id))?)? {
+                items.push(Item { row, replies: rs });
+            }
+        }
+        let cursor = self.journal.pass_cursor(&self.cfg.workflows, &skip)?;
+        Ok((items, cursor))
+    }
+
+    /// Builds the pass row of an attempt from its step (for attempts outside `pass_rows`).
+    fn row_of(&self, attempt: Attempt) -> anyhow::Result<Option<AttemptRow>> {
+        let Some(rec) = self.journal.step_by_id(attempt.step_id)? else {
+            return Ok(None);
+        };
+        let previous_task_id = attempt
+            .previous_attempt
+            .and_then(|p| rec.attempts.iter().find(|a| a.id == p))
+            .and_then(|p| p.task_id.clone());
+        Ok(Some(AttemptRow {
+            is_latest: rec.latest().is_some_and(|l| l.id == attempt.id),
+            step: rec.step.spec.name.clone(),
+            binding: rec.step.spec.binding.clone(),
+            max_attempts: rec.step.spec.max_attempts,
+            resolution: rec.step.resolution,
+            workflow_state: rec.step.workflow_state,
+            previous_task_id,
+            artifact_count: 0,
+            failed_for_good: self.journal.failed_for_good(attempt.id)?,
+            allow_cross_origin: rec.step.spec.allow_cross_origin,
+            attempt,
+        }))
+    }
+
+    /// Runs the pass; `on_start` learns how many items it will visit, `on_action` sees each
+    /// action as it happens, `on_item` each finished item.
+    pub async fn run(
+        &self,
+        on_start: impl FnOnce(usize),
+        mut on_action: impl FnMut(&Action) -> anyhow::Result<()>,
+        mut on_item: impl FnMut(),
+    ) -> anyhow::Result<Summary> {
+        let (first, cursor) = self.collect()?;
+        let total = first.len() + cursor.total;
+        on_start(total);
+        let claim = |page: &VecDeque<AttemptRow>| self.claim_page(page);
+        let rows = Rows::new(
+            self.journal,
+            cursor,
+            if self.cfg.dry_run { None } else { Some(&claim) },
+        );
+        let items = first.into_iter().map(Ok).chain(rows.map(|row| {
+            row.map(|row| Item {
+                row,
+                replies: Vec::new(),
+            })
+        }));
+        let per_agent: RefCell<HashMap<String, Rc<Semaphore>>> = RefCell::new(HashMap::new());
+        let mut summary = Summary::default();
+        let deadline = tokio::time::Instant::now() + self.cfg.deadline;
+        let mut stream = futures_util::stream::iter(items)
+            .map(|item| {
+                let sem = item.as_ref().ok().map(|i| {
+                    Rc::clone(
+                        per_agent
+                            .borrow_mut()
+                            .entry(agent_key(&i.row.attempt))
+                            .or_insert_with(|| Rc::new(Semaphore::new(self.cfg.concurrency))),
+                    )
+                });
+                async move {
+                    let item = item?;
+                    let _permit = match &sem {
+                        Some(s) => Some(s.acquire().await),
+                        None => None,
+                    };
+                    // Boxed, and the rare branches inside boxed too: the future of the common
+                    // read stays small, where moving a whole item's state machine cost 13 KB
+                    // of memcpy per item (docs/performance.md).
+                    if self.cfg.dry_run {
+                        Box::pin(self.preview(item)).await
+                    } else {
+                        Box::pin(self.handle(item)).await
+                    }
+                }
+            })
+            .buffer_unordered(self.cfg.concurrency.max(1));
+        loop {
+            let next = tokio::time::timeout_at(deadline, stream.next()).await;
+            let Ok(next) = next else {
+                summary.unvisited = total.saturating_sub(summary.visited);
+                *summary.outcomes.entry("deadline".to_owned()).or_default() +=
+                    u32::try_from(summary.unvisited).unwrap_or(u32::MAX);
+                summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
+                break;
+            };
+            if self.reads.len() + self.found.len() >= BATCH {
+                self.flush()?;
+            }
+            let Some(actions) = next else { break };
+            summary.visited += 1;
+            for a in actions? {
+                *summary.outcomes.entry(a.outcome.clone()).or_default() += 1;
+                summary.code = exit::worst(summary.code, a.code);
+                if a.action == "failed-for-good" || a.outcome == "failed-for-good" {
+                    summary.compensate.insert(a.workflow.clone());
+                }
+                on_action(&a)?;
+            }
+            on_item();
+        }
+        drop(stream);
+        self.release_unvisited();
+        self.flush()?;
+        Ok(summary)
+    }
+
+    /// Returns a follow target for every attempt still running now (`--follow-for`, DESIGN.md
+    /// §4 bucket 2: reattach): the latest attempt of each step the pass covers whose task is
+    /// known and neither finished nor waiting for a human, in plan order.
+    ///
+    /// An attempt whose credential variable is unset is left out: the pass reports it.
+    pub fn running_targets(&self) -> anyhow::Result<Vec<follow::FollowTarget>> {
+        let mut targets = Vec::new();
+        for row in self.journal.pass_rows(&self.cfg.workflows)? {
+            let state = row.attempt.state;
+            let running = row.is_latest
+                && state.has_task()
+                && !state.is_finished()
+                && !matches!(
+                    state,
+                    AttemptState::InputRequired | AttemptState::AuthRequired
+                );
+            if !running {
+                continue;
+            }
+            match follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin) {
+                Ok(target) => targets.push(target),
+                Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
+            }
+        }
+        Ok(targets)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // One item
+    // -----------------------------------------------------------------------------------------
+
+    fn action(
+        row: &AttemptRow,
+        attempt: u32,
+        action: &'static str,
+        outcome: impl Into<String>,
+        detail: Value,
+        code: u8,
+    ) -> Action {
+        Action {
+            workflow: row.step.workflow.clone(),
+            step: row.step.step.clone(),
+            attempt,
+            action,
+            outcome: outcome.into(),
+            detail,
+            code,
+            remedy: None,
+        }
+    }
+
+    /// Bucket 3, COMPLETED with a declared effect: claims it, runs its `verify` recipe and
+    /// journals `verified`, `absent` or `unknown` (`verify::verify_effect`); the action's code
+    /// follows (only `verified` is done).
+    async fn verify_effect(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {
+        let attempt = self.journal.attempt(row.attempt.id)?;
+        let verified = verify::verify_effect(
+            self.journal,
+            self.client,
+            &rec.step,
+            &attempt,
+            self.cfg.command_timeout,
+        )
+        .await?;
+        self.standing(
+            row,
+            "verify-effect",
+            json!({"effect": verified.effect.as_str(), "detail": verified.detail}),
+        )
+    }
+
+    /// An action describing where the attempt now stands, with its remedy if a human must act.
+    fn standing(
+        &self,
+        row: &AttemptRow,
+        action: &'static str,
+        detail: Value,
+    ) -> anyhow::Result<Action> {
+        let row = self.refresh(row)?;
+        let mut a = Self::action(
+            &row,
+            row.attempt.number,
+            action,
+            row.attempt.state.as_str(),
+            detail,
+            decide::code_of(&row),
+        );
+        a.remedy = remedy_line(&row);
+        if row.failed_for_good.is_some() {
+            "failed-for-good".clone_into(&mut a.outcome);
+        }
+        Ok(a)
+    }
+
+    /// Re-reads a row's attempt (and whether it failed for good) after a change.
+    fn refresh(&self, row: &AttemptRow) -> anyhow::Result<AttemptRow> {
+        let attempt = self.journal.attempt(row.attempt.id)?;
+        let failed_for_good = self.journal.failed_for_good(attempt.id)?;
+        Ok(AttemptRow {
+            attempt,
+            failed_for_good,
+            ..row.clone()
+        })
+    }
+
+    async fn handle(&self, item: Item) -> anyhow::Result<Vec<Action>> {
+        let Item { row, replies } = item;
+        let rec = StepOf::new(self.journal, &row);
+        let mut actions = Vec::new();
+        for reply in &replies {
+            actions.push(Box::pin(self.reconcile_reply(&row, rec.get()?, reply)).await?);
+        }
+        let row = if replies.is_empty() {
+            row
+        } else {
+            self.refresh(&row)?
+        };
+        if !row.is_latest {
+            return Ok(actions);
+        }
+        actions.extend(self.handle_attempt(&row, &rec).await?);
+        Ok(actions)
+    }
+
+    async fn handle_attempt(
+        &self,
+        row: &AttemptRow,
+        rec: &StepOf<'_>,
+    ) -> anyhow::Result<Vec<Action>> {
+        let step = row.step.to_string();
+        let allowed = decide::sends_allowed(row.workflow_state);
+        match decide::triage(row) {
+            Triage::Send | Triage::Look if !allowed => Ok(vec![Self::action(
+                row,
+                row.attempt.number,
+                "hold",
+                row.attempt.state.as_str(),
+                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
+                exit::WORK_REMAINS,
+            )]),
+            Triage::Look if self.claimed.borrow().contains_key(&row.attempt.id) => {
+                Box::pin(self.look_claimed(row, rec)).await
+            }
+            Triage::Send | Triage::Look => {
+                let rec = rec.get()?;
+                let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
+                    Ok(out) => out,
+                    Err(a) => return Ok(vec![Self::credential_action(row, &a)]),
+                };
+                let sender = self.sender();
+                let sent =
+                    Box::pin(sender.deliver(row.attempt.id, &out, SendKind::LookFirst, &step))
+                        .await?;
+                Ok(vec![self.sent_action(row, "send", &sent)?])
+            }
+            Triage::Uncertain => Ok(vec![self.standing(
+                row,
+                "report",
+                json!({"reason": row.attempt.error}),
+            )?]),
+            Triage::Read => self.read(row, rec).await,
+            Triage::Settled => Box::pin(self.settle(row, rec.get()?)).await,
+        }
+    }
+
+    /// Bucket 1 under the lease the item's page claimed: looks for the attempt (then resends it
+    /// only if proven absent, as [`Sender::deliver`] does); a found task is group-committed with
+    /// the release of its lease, like a routine observation.
+    async fn look_claimed(
+        &self,
+        row: &AttemptRow,
+        rec: &StepOf<'_>,
+    ) -> anyhow::Result<Vec<Action>> {
+        let claim = self
+            .claimed
+            .borrow_mut()
+            .remove(&row.attempt.id)
+            .context("the attempt's claim vanished")?;
+        let sweeps = self.sweep_of.borrow_mut().remove(&row.attempt.id);
+        let attempt = match claim {
+            BatchClaim::HeldBy(a, lease) => {
+                return Ok(vec![self.sent_action(
+                    row,
+                    "send",
+                    &Sent::Busy(a, lease),
+                )?]);
+            }
+            BatchClaim::Settled(a) => {
+                return Ok(vec![self.sent_action(row, "send", &Sent::Settled(a))?]);
+            }
+            BatchClaim::Claimed(a, _) => a,
+        };
+        let id = attempt.id;
+        let release = |pass: &Self| {
+            pass.found.push(SendRecord {
+                attempt: id,
+                outcome: SendOutcome::Release,
+                accepts_context_id: None,
+            });
+        };
+        // A lease whose time is half spent (a long pass) is renewed before the look.
+        let now = self.clock.now();
+        let due = attempt.lease.as_ref().is_none_or(|l| {
+            l.expires_at - now
+                < chrono::Duration::from_std(self.cfg.lease_ttl / 2)
+                    .unwrap_or(chrono::Duration::MAX)
+        });
+        if due
+            && let crate::journal::Claim::HeldBy(lease) =
+                self.journal.claim(attempt.id, self.cfg.lease_ttl)?
+        {
+            return Ok(vec![self.sent_action(
+                row,
+                "send",
+                &Sent::Busy(attempt, lease),
+            )?]);
+        }
+        // A lease that lapsed before this item's turn (slow items ahead of it) may have been
+        // taken, used and released by another process meanwhile: re-read the attempt under the
+        // lease just taken, and look on its own, after this claim, not from the page's listing.
+        let lapsed = attempt.lease.as_ref().is_none_or(|l| l.expires_at <= now);
+        let (attempt, sweeps) = if lapsed {
+            tracing::debug!(
+                step = %row.step,
+                "the lease lapsed before this step's turn: re-reading it and looking on its own"
+            );
+            let current = self.journal.attempt(attempt.id)?;
+            if current.state != AttemptState::Intent {
+                release(self);
+                return Ok(vec![self.sent_action(
+                    row,
+                    "send",
+                    &Sent::Settled(current),
+                )?]);
+            }
+            (current, None)
+        } else {
+            (attempt, sweeps)
+        };
+        let rec = rec.get()?;
+        let out = match Self::outgoing(&rec.step.spec, &attempt, rec) {
+            Ok(out) => out,
+            Err(e) => {
+                release(self);
+                return Ok(vec![Self::credential_action(row, &e)]);
+            }
+        };
+        let step = row.step.to_string();
+        let mut sender = self.sender();
+        sender.sweeps = sweeps.as_deref();
+        match Box::pin(sender.deliver_claimed(attempt.clone(), &out, &step)).await? {
+            Claimed::Done(sent) => Ok(vec![self.sent_action(row, "send", &sent)?]),
+            Claimed::Found(record, now) => {
+                self.found.push(record);
+                let row = AttemptRow {
+                    attempt: now,
+                    ..row.clone()
+                };
+                let mut a = Self::action(
+                    &row,
+                    row.attempt.number,
+                    "look",
+                    row.attempt.state.as_str(),
+                    json!({"found": true, "taskId": row.attempt.task_id, "messageId": row.attempt.message_id}),
+                    decide::code_of(&row),
+                );
+                a.remedy = remedy_line(&row);
+                if row.failed_for_good.is_some() {
+                    "failed-for-good".clone_into(&mut a.outcome);
+                }
+                Ok(vec![a])
+            }
+        }
+    }
+
+    /// The message for an attempt: the step's text and metadata, with the predecessor's task
+    /// id and failure when there is one; the credential from the journaled variable name.
+    fn outgoing(
+        spec: &StepSpec,
+        attempt: &Attempt,
+        rec: &StepRecord,
+    ) -> Result<Outgoing, A2aError> {
+        let previous = attempt
+            .previous_attempt
+            .and_then(|p| rec.attempts.iter().find(|a| a.id == p));
+        let credential = attempt
+            .token_env
+            .as_deref()
+            .map(Credential::from_env)
+            .transpose()?;
+        Ok(Outgoing {
+            text: decide::previous_attempt_text(&spec.text, previous),
+            metadata: decide::previous_attempt_metadata(spec.metadata.as_ref(), previous),
+            credential,
+            allow_cross_origin: spec.allow_cross_origin,
+            reference_task_ids: Vec::new(),
+        })
+    }
+
+    /// The action of a read that failed (the attempt is left as it was).
+    fn read_failed(row: &AttemptRow, task_id: &str, e: &A2aError) -> Action {
+        Self::action(
+            row,
+            row.attempt.number,
+            "read",
+            "read-failed",
+            json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
+            failure_code(e),
+        )
+    }
+
+    fn credential_action(row: &AttemptRow, e: &A2aError) -> Action {
+        let mut a = Self::action(
+            row,
+            row.attempt.number,
+            "credential",
+            "credential-missing",
+            json!({"error": e.summary()}),
+            exit::USAGE,
+        );
+        // What is wrong, then what to do: there is no command that answers it.
+        a.remedy = Some(ActionRemedy {
+            what: match e.hint() {
+                Some(hint) => format!("{}; {hint}", e.summary()),
+                None => e.summary(),
+            },
+            command: None,
+            alternatives: Vec::new(),
+        });
+        a
+    }
+
+    /// The action for what a send did.
+    fn sent_action(
+        &self,
+        row: &AttemptRow,
+        what: &'static str,
+        sent: &Sent,
+    ) -> anyhow::Result<Action> {
+        let attempt = sent.attempt();
+        let row = AttemptRow {
+            attempt: attempt.clone(),
+            ..row.clone()
+        };
+        Ok(match sent {
+            Sent::Task(a) => self.standing(
+                &row,
+                what,
+                json!({"taskId": a.task_id, "contextId": a.context_id, "messageId": a.message_id}),
+            )?,
+            Sent::Found(a) => self.standing(
+                &row,
+                "look",
+                json!({"found": true, "taskId": a.task_id, "messageId": a.message_id}),
+            )?,
+            Sent::Replied(_) => self.standing(&row, what, json!({"reply": "direct"}))?,
+            Sent::Refused(_, e) => self.standing(&row, what, json!({"error": e.summary()}))?,
+            Sent::Uncertain(_, reason) => self.standing(&row, "look", json!({"reason": reason}))?,
+            Sent::Failed {
+                stage,
+                error,
+                attempt,
+            } => Self::action(
+                &row,
+                attempt.number,
+                stage.as_str(),
+                format!("{}-failed", stage.as_str()),
+                json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
+                failure_code(error),
+            ),
+            Sent::Busy(a, lease) => Self::action(
+                &row,
+                a.number,
+                what,
+                "busy",
+                json!({"holder": {"pid": lease.pid, "host": lease.host}}),
+                exit::WORK_REMAINS,
+            ),
+            Sent::Settled(_) => self.standing(&row, what, json!({"settledElsewhere": true}))?,
+        })
+    }
+
+    /// Bucket 2: reads the task, records it, and decides if it became terminal.
+    ///
+    /// A read needs only the row (credential variable, endpoint, cross-origin permission): the
+    /// step and its other attempts are read from the journal only if the task turned terminal.
+    async fn read(&self, row: &AttemptRow, rec: &StepOf<'_>) -> anyhow::Result<Vec<Action>> {
+        let a = &row.attempt;
+        let endpoint = match self.read_endpoint(row)? {
+            Ok(endpoint) => endpoint,
+            Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
+        };
+        let task_id = a
+            .task_id
+            .clone()
+            .context("a task-known attempt without task id")?;
+        let read = retry_read(READ_ATTEMPTS, || {
+            self.client.get_task(&endpoint, &task_id, Some(0))
+        })
+        .await;
+        match read {
+            Ok(task) => {
+                // The raw JSON is serialized only for a view that will be journaled.
+                let mut view = TaskView::from_value(&task.raw, String::new())
+                    .context("the agent's task has no id")?;
+                let unchanged = a.unchanged_by(&view);
+                if !unchanged {
+                    view.raw_json = Some(task.raw.to_string());
+                }
+                let routine = view.task_id == task_id
+                    && !view.state.is_terminal()
+                    && !view.state.is_interrupted()
+                    && !matches!(
+                        a.state,
+                        AttemptState::InputRequired | AttemptState::AuthRequired
+                    );
+                if routine {
+                    // Still running: group-committed with others (re-read next pass anyway);
+                    // nothing at all when it is the row as held (a cron pass over unchanged
+                    // work neither writes nor reads the attempt again).
+                    let seen = AttemptState::from_remote(view.state);
+                    if !unchanged {
+                        self.reads.push((a.id, view));
+                    }
+                    return Ok(vec![Self::action(
+                        row,
+                        a.number,
+                        "read",
+                        seen.as_str(),
+                        json!({"taskId": task_id, "question": null}),
+                        exit::WORK_REMAINS,
+                    )]);
+                }
+                match self.journal.apply_task(a.id, &view, Source::GetTask) {
+                    Ok(_) => {}
+                    Err(JournalError::TaskMismatch { seen, .. }) => {
+                        let summary = format!("GetTask answered with another task `{seen}`");
+                        self.journal
+                            .record_failure(a.id, FailureKind::Read, &summary)?;
+                        return Ok(vec![Self::action(
+                            row,
+                            a.number,
+                            "read",
+                            "read-failed",
+                            json!({"error": summary}),
+                            exit::WORK_REMAINS,
+                        )]);
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+                let now = self.refresh(row)?;
+                if now.attempt.state.is_terminal() {
+                    let mut actions = vec![Self::action(
+                        &now,
+                        a.number,
+                        "read",
+                        now.attempt.state.as_str(),
+                        json!({"taskId": task_id}),
+                        exit::OK,
+                    )];
+                    actions.extend(Box::pin(self.settle(&now, rec.get()?)).await?);
+                    Ok(actions)
+                } else {
+                    let question = now.attempt.question_text();
+                    Ok(vec![self.standing(
+                        &now,
+                        "read",
+                        json!({"taskId": task_id, "question": question}),
+                    )?])
+                }
+            }
+            Err(e) if e.rpc_code() == Some(-32001) => {
+                self.journal.mark_lost(a.id, &e.summary())?;
+                Ok(vec![self.standing(
+                    row,
+                    "read",
+                    json!({"taskId": task_id, "error": e.summary()}),
+                )?])
+            }
+            Err(e) => {
+                self.journal
+                    .record_failure(a.id, FailureKind::Read, &e.summary())?;
+                Ok(vec![Self::read_failed(row, &task_id, &e)])
+            }
+        }
+    }
+
+    /// Returns the endpoint to read a row's task at (where the attempt was sent), or the error
+    /// of its unset credential variable; built once per interface, card and credential.
+    fn read_endpoint(&self, row: &AttemptRow) -> anyhow::Result<Result<Rc<Endpoint>, A2aError>> {
+        let a = &row.attempt;
+        let same = |card: &str, ep: &Endpoint| {
+            a.agent_url.as_deref() == Some(card)
+                && ep.tenant == a.tenant
+                && ep.allow_cross_origin == row.allow_cross_origin
+                && ep.credential.as_ref().map(Credential::env_var) == a.token_env.as_deref()
+        };
+        if let Some(url) = a.interface_url.as_deref()
+            && let Some((card, ep)) = self.endpoints.borrow().get(url)
+            && same(card, ep)
+        {
+            return Ok(Ok(Rc::clone(ep)));
+        }
+        let credential = match a.token_env.as_deref().map(Credential::from_env).transpose() {
+            Ok(credential) => credential,
+            Err(e) => return Ok(Err(e)),
+        };
+        let out = Outgoing {
+            text: String::new(),
+            metadata: None,
+            credential,
+            allow_cross_origin: row.allow_cross_origin,
+            reference_task_ids: Vec::new(),
+        };
+        let endpoint = Rc::new(send::endpoint_of(a, &out)?);
+        if let (Some(url), Some(card)) = (&a.interface_url, &a.agent_url) {
+            self.endpoints
+                .borrow_mut()
+                .insert(url.clone(), (card.clone(), Rc::clone(&endpoint)));
+        }
+        Ok(Ok(endpoint))
+    }
+
+    /// What a settled attempt calls for ([`decide::decide_settled`]), given every agent its
+    /// step tried and the registered agents advertising its skill.
+    fn settlement(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Settlement> {
+        let spec = &rec.step.spec;
+        let tried: Vec<String> = rec
+            .attempts
+            .iter()
+            .filter_map(|a| a.agent_url.clone())
+            .collect();
+        let candidates = match &spec.binding {
+            crate::journal::Binding::Skill(skill) => self.journal.agents_with_skill(skill)?,
+            _ => Vec::new(),
+        };
+        Ok(decide::decide_settled(row, spec, &tried, &candidates))
+    }
+
+    /// Journals that the row's step failed for good, and why.
+    fn fail_for_good(&self, row: &AttemptRow, reason: &str) -> anyhow::Result<Vec<Action>> {
+        self.journal.mark_failed_for_good(row.attempt.id, reason)?;
+        Ok(vec![self.standing(
+            row,
+            "failed-for-good",
+            json!({"reason": reason}),
+        )?])
+    }
+
+    /// Bucket 3: decides a settled attempt.
+    async fn settle(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
+        let spec = &rec.step.spec;
+        match self.settlement(row, rec)? {
+            Settlement::Nothing | Settlement::NeedsHuman => Ok(vec![self.standing(
+                row,
+                "record",
+                json!({"taskId": row.attempt.task_id}),
+            )?]),
+            Settlement::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
+            Settlement::FailedForGood(reason) => self.fail_for_good(row, &reason),
+            Settlement::Redelegate(agent) => {
+                let new = NewAttempt {
+                    agent_url: Some(agent.card_url.clone()),
+                    // The step's --token-env, else the registered agent's own variable.
+                    token_env: registry::credential_var(spec, &agent).map(str::to_owned),
+                    message_id: uuid::Uuid::new_v4().to_string(),
+                    context_id: Some(uuid::Uuid::new_v4().to_string()),
+                    previous: Some(row.attempt.id),
+                };
+                match self.journal.add_attempt(rec.step.id, &new) {
+                    Ok(attempt) => self.send_new(row, attempt, "redelegate").await,
+                    Err(JournalError::BudgetSpent { max, .. }) => {
+                        let reason = format!(
+                            "{} by the agent, and the attempt budget ({max}) is spent",
+                            row.attempt.state
+                        );
+                        self.fail_for_good(row, &reason)
+                    }
+                    Err(e) => Err(e.into()),
+                }
+            }
+        }
+    }
+
+    /// Sends a freshly committed attempt (re-delegation, retry) and reports both.
+    async fn send_new(
+        &self,
+        row: &AttemptRow,
+        attempt: Attempt,
+        what: &'static str,
+    ) -> anyhow::Result<Vec<Action>> {
+        let rec = self
+            .journal
+            .step_by_id(attempt.step_id)?
+            .context("the step vanished from the journal")?;
+        let new_row = AttemptRow {
+            attempt: attempt.clone(),
+            previous_task_id: row.attempt.task_id.clone(),
+            failed_for_good: None,
+            resolution: None,
+            ..row.clone()
+        };
+        let mut actions = vec![Self::action(
+            &new_row,
+            attempt.number,
+            what,
+            AttemptState::Intent.as_str(),
+            json!({
+                "agent": attempt.agent_url,
+                "messageId": attempt.message_id,
+                "contextId": attempt.context_id,
+                "previousTaskId": row.attempt.task_id,
+            }),
+            exit::WORK_REMAINS,
+        )];
+        let out = match Self::outgoing(&rec.step.spec, &attempt, &rec) {
+            Ok(out) => out,
+            Err(e) => {
+                actions.push(Self::credential_action(&new_row, &e));
+                return Ok(actions);
+            }
+        };
+        let sent = self
+            .sender()
+            .deliver(
+                attempt.id,
+                &out,
+                SendKind::LookFirst,
+                &new_row.step.to_string(),
+            )
+            .await?;
+        actions.push(self.sent_action(&new_row, "send", &sent)?);
+        Ok(actions)
+    }
+}
+
+/// The per-agent concurrency key: the interface URL, else the card URL.
+fn agent_key(a: &Attempt) -> String {
+    a.interface_url
+        .clone()
+        .or_else(|| a.agent_url.clone())
+        .unwrap_or_default()
+}
+
+/// The exit code of a failed read or send: unreachable or garbage → 3 (the attempt is left as
+/// it was); over the size cap, a refusal or another JSON-RPC error → 4.
+fn failure_code(e: &A2aError) -> u8 {
+    if e.is_transient() || matches!(e.class(), ErrorClass::NotSent | ErrorClass::Ambiguous) {
+        if e.is_too_large() {
+            exit::NEEDS_HUMAN
+        } else {
+            exit::WORK_REMAINS
+        }
+    } else {
+        e.exit_code()
+    }
+}
+
+/// Returns what is wrong (with the question or reason) and the command that answers it, for a
+/// row a human must act on.
+fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
+    let remedy = Remedy::of(row)?;
+    let mut what = remedy.what().to_owned();
+    if let Some(q) = row.attempt.question_text() {
+        what = format!("{what}: \"{}\"", inert(&q));
+    } else if let Some(why) = row
+        .failed_for_good
+        .as_deref()
+        .or(row.attempt.error.as_deref())
+    {
+        what = format!("{what}: {}", inert(why));
+    }
+    Some(ActionRemedy {
+        what,
+        command: Some(remedy.command()),
+        alternatives: remedy.alternatives(),
+    })
+}

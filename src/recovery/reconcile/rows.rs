@@ -1,0 +1,169 @@
+//! The pass rows, read a page at a time, and the leases of a page's intents claimed as it is
+//! read (bucket 1); an item's step, read only when a decision needs it.
+
+use std::collections::{HashMap, VecDeque};
+use std::rc::Rc;
+
+use anyhow::Context as _;
+
+use super::Pass;
+use crate::journal::{AttemptId, AttemptRow, BatchClaim, Journal, PassCursor, StepRecord};
+use crate::recovery::decide::{self, Triage};
+use crate::recovery::lookup;
+
+/// How many pass rows are read from the journal at a time.
+const PAGE: usize = 256;
+
+/// The pass rows, read a page at a time as the pass reaches them: a pass over 100,000 rows holds
+/// a page and the items in flight, not every row (docs/performance.md).
+pub(super) struct Rows<'j> {
+    journal: &'j Journal,
+    cursor: PassCursor,
+    page: VecDeque<AttemptRow>,
+    done: bool,
+    /// Claims the leases of a page's intents to look for (bucket 1), as the page is read; none
+    /// in a dry run.
+    claim: Option<&'j PageClaim<'j>>,
+}
+
+/// What [`Rows`] calls on each page it reads.
+pub(super) type PageClaim<'j> = dyn Fn(&VecDeque<AttemptRow>) -> anyhow::Result<()> + 'j;
+
+impl<'j> Rows<'j> {
+    /// Walks the rows `cursor` covers; `claim` sees each page as it is read.
+    pub(super) fn new(
+        journal: &'j Journal,
+        cursor: PassCursor,
+        claim: Option<&'j PageClaim<'j>>,
+    ) -> Self {
+        Self {
+            journal,
+            cursor,
+            page: VecDeque::new(),
+            done: false,
+            claim,
+        }
+    }
+}
+
+impl Iterator for Rows<'_> {
+    type Item = anyhow::Result<AttemptRow>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.page.is_empty() && !self.done {
+            match self.journal.next_pass_rows(&mut self.cursor, PAGE) {
+                Ok(rows) => {
+                    self.done = rows.len() < PAGE;
+                    self.page.extend(rows);
+                    if let Some(claim) = self.claim
+                        && let Err(e) = claim(&self.page)
+                    {
+                        self.done = true;
+                        self.page.clear();
+                        return Some(Err(e));
+                    }
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e.into()));
+                }
+            }
+        }
+        self.page.pop_front().map(Ok)
+    }
+}
+
+/// An item's step and all its attempts, read from the journal the first time a decision needs
+/// them: reading a running task does not (a pass over running work reads no step).
+pub(super) struct StepOf<'j> {
+    journal: &'j Journal,
+    id: crate::journal::StepId,
+    name: String,
+    rec: std::cell::OnceCell<StepRecord>,
+}
+
+impl<'j> StepOf<'j> {
+    pub(super) fn new(journal: &'j Journal, row: &AttemptRow) -> Self {
+        Self {
+            journal,
+            id: row.attempt.step_id,
+            name: row.step.to_string(),
+            rec: std::cell::OnceCell::new(),
+        }
+    }
+
+    pub(super) fn get(&self) -> anyhow::Result<&StepRecord> {
+        if let Some(rec) = self.rec.get() {
+            return Ok(rec);
+        }
+        let rec = self
+            .journal
+            .step_by_id(self.id)?
+            .with_context(|| format!("step `{}` vanished from the journal", self.name))?;
+        Ok(self.rec.get_or_init(|| rec))
+    }
+}
+
+impl Pass<'_> {
+    /// Bucket 1: claims the leases of a page's intents to look for, in ONE transaction (each
+    /// item then looks under the lease its page claimed).
+    pub(super) fn claim_page(&self, page: &VecDeque<AttemptRow>) -> anyhow::Result<()> {
+        let ids: Vec<(AttemptId, Option<crate::journal::JournaledEndpoint>)> = page
+            .iter()
+            .filter(|row| {
+                row.is_latest
+                    && decide::triage(row) == Triage::Look
+                    && decide::sends_allowed(row.workflow_state)
+            })
+            .map(|row| (row.attempt.id, None))
+            .collect();
+        let claims = self.journal.claim_for_send(&ids, self.cfg.lease_ttl)?;
+        // The page's looks by time share one listing per agent, made after these claims.
+        let mut sweeps = lookup::Sweeps::default();
+        let mut accepts: HashMap<String, Option<bool>> = HashMap::new();
+        let now = self.clock.now();
+        let looked = page.iter().filter(|row| {
+            row.is_latest
+                && decide::triage(row) == Triage::Look
+                && decide::sends_allowed(row.workflow_state)
+        });
+        for (claim, row) in claims.iter().zip(looked) {
+            let BatchClaim::Claimed(a, _) = claim else {
+                continue;
+            };
+            let (Some(agent), Some(key)) =
+                (&a.agent_url, lookup::sweep_key(a, row.allow_cross_origin))
+            else {
+                continue;
+            };
+            let agent_accepts = if let Some(known) = accepts.get(agent) {
+                *known
+            } else {
+                let known = self
+                    .journal
+                    .agent(agent)?
+                    .and_then(|a| a.accepts_context_id);
+                accepts.insert(agent.clone(), known);
+                known
+            };
+            if lookup::LookFor::for_attempt(a, agent_accepts)
+                .context_id
+                .is_none()
+            {
+                let window = lookup::time_window(a.created_at, now, self.cfg.clock_skew);
+                sweeps.include(key, window);
+            }
+        }
+        let sweeps = (!sweeps.is_empty()).then(|| Rc::new(sweeps));
+        let mut sweep_of = self.sweep_of.borrow_mut();
+        for (id, _) in &ids {
+            if let Some(s) = &sweeps {
+                sweep_of.insert(*id, Rc::clone(s));
+            }
+        }
+        self.claimed
+            .borrow_mut()
+            .extend(ids.into_iter().map(|(id, _)| id).zip(claims));
+        Ok(())
+    }
+}
