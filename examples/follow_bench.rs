@@ -330,6 +330,10 @@ impl Drop for Child {
     }
 }
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "a measurement script: set up, run and report one pass"
+)]
 async fn many(n: usize) -> Result<(), BoxError> {
     let exe = std::env::current_exe()?;
     let bin = exe

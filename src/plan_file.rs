@@ -364,37 +364,7 @@ fn check_step(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Option<StepSpec> {
     let before = issues.list.len();
-    let binding = match (&step.agent, &step.skill) {
-        (Some(_), Some(s)) => {
-            issues.at(
-                s.span(),
-                format!("step `{name}` has both `agent` and `skill`; give one"),
-            );
-            None
-        }
-        (None, None) => {
-            issues.at(
-                span.clone(),
-                format!("step `{name}` has neither `agent` nor `skill`; give one"),
-            );
-            None
-        }
-        (Some(a), None) => match card_url_for(a.get_ref()) {
-            Ok(url) => Some(Binding::Agent(url)),
-            Err(e) => {
-                issues.at(a.span(), format!("bad `agent` of step `{name}`: {e}"));
-                None
-            }
-        },
-        (None, Some(s)) => {
-            if s.get_ref().trim().is_empty() {
-                issues.at(s.span(), format!("empty `skill` in step `{name}`"));
-                None
-            } else {
-                Some(Binding::Skill(s.get_ref().clone()))
-            }
-        }
-    };
+    let binding = check_binding(issues, step, &span, name);
     let text = match &step.text {
         None => {
             issues.at(span.clone(), format!("step `{name}` has no `text`"));
@@ -441,6 +411,78 @@ fn check_step(
             DEFAULT_MAX_ATTEMPTS
         }
     };
+    let declared = check_effect(issues, step, &span, name);
+    let compensate = step
+        .compensate
+        .as_ref()
+        .and_then(|c| check_compensate(issues, c, name));
+    let verify = step
+        .verify
+        .as_ref()
+        .and_then(|v| check_verify(issues, v, name));
+    if issues.list.len() != before {
+        return None;
+    }
+    let has_command = matches!(compensate, Some(Compensation::Command(_)))
+        || matches!(verify, Some(Verification::Command(_)));
+    Some(StepSpec {
+        name: StepName::from_parts("?", "?"),
+        text: text?,
+        binding: binding?,
+        token_env: step.token_env.as_ref().map(|t| t.get_ref().clone()),
+        metadata,
+        max_attempts,
+        allow_cross_origin: false,
+        effect: declared.then(effect_json),
+        compensate: compensate.as_ref().map(Compensation::to_json),
+        verify: verify.as_ref().map(Verification::to_json),
+        cwd: has_command.then(|| dir.display().to_string()),
+    })
+}
+
+/// Checks a step's `agent` or `skill` (exactly one); returns its binding when it is good.
+fn check_binding(
+    issues: &mut Issues<'_>,
+    step: &RawStep,
+    span: &Range<usize>,
+    name: &str,
+) -> Option<Binding> {
+    match (&step.agent, &step.skill) {
+        (Some(_), Some(s)) => {
+            issues.at(
+                s.span(),
+                format!("step `{name}` has both `agent` and `skill`; give one"),
+            );
+            None
+        }
+        (None, None) => {
+            issues.at(
+                span.clone(),
+                format!("step `{name}` has neither `agent` nor `skill`; give one"),
+            );
+            None
+        }
+        (Some(a), None) => match card_url_for(a.get_ref()) {
+            Ok(url) => Some(Binding::Agent(url)),
+            Err(e) => {
+                issues.at(a.span(), format!("bad `agent` of step `{name}`: {e}"));
+                None
+            }
+        },
+        (None, Some(s)) => {
+            if s.get_ref().trim().is_empty() {
+                issues.at(s.span(), format!("empty `skill` in step `{name}`"));
+                None
+            } else {
+                Some(Binding::Skill(s.get_ref().clone()))
+            }
+        }
+    }
+}
+
+/// Checks that `compensate` and `verify` come with `effect = true`, and it with both; returns
+/// whether the step declares an effect.
+fn check_effect(issues: &mut Issues<'_>, step: &RawStep, span: &Range<usize>, name: &str) -> bool {
     let declared = step.effect.as_ref().is_some_and(|e| *e.get_ref());
     if declared {
         let at = step.effect.as_ref().map_or(span.clone(), Spanned::span);
@@ -475,32 +517,7 @@ fn check_step(
             }
         }
     }
-    let compensate = step
-        .compensate
-        .as_ref()
-        .and_then(|c| check_compensate(issues, c, name));
-    let verify = step
-        .verify
-        .as_ref()
-        .and_then(|v| check_verify(issues, v, name));
-    if issues.list.len() != before {
-        return None;
-    }
-    let has_command = matches!(compensate, Some(Compensation::Command(_)))
-        || matches!(verify, Some(Verification::Command(_)));
-    Some(StepSpec {
-        name: StepName::from_parts("?", "?"),
-        text: text?,
-        binding: binding?,
-        token_env: step.token_env.as_ref().map(|t| t.get_ref().clone()),
-        metadata,
-        max_attempts,
-        allow_cross_origin: false,
-        effect: declared.then(effect_json),
-        compensate: compensate.as_ref().map(Compensation::to_json),
-        verify: verify.as_ref().map(Verification::to_json),
-        cwd: has_command.then(|| dir.display().to_string()),
-    })
+    declared
 }
 
 fn check_compensate(

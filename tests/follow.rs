@@ -572,6 +572,10 @@ fn follows_the_official_js_server() {
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one run of 1,000 follows, from start to the last check"
+)]
 async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
     const N: usize = 1000;
     guard(async {

@@ -66,6 +66,10 @@ async fn uncertain_step(env: &TestEnv, step: &str) -> ScriptedAgent {
 }
 
 #[tokio::test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one retry story, ending in the table it builds"
+)]
 async fn retry_after_a_refusal_adds_a_linked_attempt_and_inspect_shows_the_chain() {
     guard(async {
         let env = TestEnv::new();

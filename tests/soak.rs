@@ -715,6 +715,10 @@ impl Soak {
     // The invariants
     // -----------------------------------------------------------------------------------------
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the numbered invariants, checked against one snapshot"
+    )]
     fn verify(&mut self) {
         let attempts = assert_consistent(&self.env.journal());
         self.figures.checked.insert("journal consistent", attempts);

@@ -676,72 +676,9 @@ impl Delegation<'_> {
             }
             Sent::Failed {
                 attempt,
-                stage: Stage::Card,
+                stage,
                 error,
-            } => {
-                self.action(
-                    &attempt,
-                    "card",
-                    "error",
-                    &json!({"error": error.summary()}),
-                )?;
-                // An unusable card is the agent answering garbage this pass: nothing was sent
-                // and the attempt stays INTENT, so "run again later" (exit 3), as `reconcile`
-                // says of the same card. (Only `agents add` exits 1 on an invalid card.)
-                let code = match error.exit_code() {
-                    exit::FAILURE => exit::WORK_REMAINS,
-                    code => code,
-                };
-                self.report(error);
-                let line = format!(
-                    "{step} stays INTENT: the agent card could not be read; nothing was sent. {}",
-                    again(code)
-                );
-                self.finish("INTENT", &line, code)
-            }
-            Sent::Failed {
-                attempt,
-                stage: Stage::Look,
-                error,
-            } => {
-                self.action(
-                    &attempt,
-                    "look",
-                    "error",
-                    &json!({"error": error.summary()}),
-                )?;
-                let code = error.exit_code();
-                self.report(error);
-                let line = format!(
-                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. {}",
-                    again(code)
-                );
-                self.finish("INTENT", &line, code)
-            }
-            Sent::Failed {
-                attempt,
-                stage: Stage::Send,
-                error,
-            } => {
-                let (outcome, what) = if error.class() == ErrorClass::NotSent {
-                    ("not-sent", "nothing was sent")
-                } else {
-                    (
-                        "unknown",
-                        "the send's outcome is unknown; it will be looked for before any resend",
-                    )
-                };
-                self.action(
-                    &attempt,
-                    "send",
-                    outcome,
-                    &json!({"error": error.summary()}),
-                )?;
-                let code = error.exit_code();
-                self.report(error);
-                let line = format!("{step} stays INTENT: {what}. {}", again(code));
-                self.finish("INTENT", &line, code)
-            }
+            } => self.failed(&attempt, stage, error),
             Sent::Refused(attempt, error) => {
                 self.action(
                     &attempt,
@@ -777,6 +714,55 @@ impl Delegation<'_> {
                 )?;
                 let line = format!("delegated {step} to {agent}: it answered directly (REPLIED).");
                 self.finish("REPLIED", &line, exit::OK)
+            }
+        }
+    }
+
+    /// Reports a card fetch, look or send that failed: the attempt stays `INTENT`.
+    fn failed(&mut self, attempt: &Attempt, stage: Stage, error: A2aError) -> anyhow::Result<u8> {
+        let step = self.step().to_string();
+        let agent = agent_shown(&self.req.card_url);
+        match stage {
+            Stage::Card => {
+                self.action(attempt, "card", "error", &json!({"error": error.summary()}))?;
+                // An unusable card is the agent answering garbage this pass: nothing was sent
+                // and the attempt stays INTENT, so "run again later" (exit 3), as `reconcile`
+                // says of the same card. (Only `agents add` exits 1 on an invalid card.)
+                let code = match error.exit_code() {
+                    exit::FAILURE => exit::WORK_REMAINS,
+                    code => code,
+                };
+                self.report(error);
+                let line = format!(
+                    "{step} stays INTENT: the agent card could not be read; nothing was sent. {}",
+                    again(code)
+                );
+                self.finish("INTENT", &line, code)
+            }
+            Stage::Look => {
+                self.action(attempt, "look", "error", &json!({"error": error.summary()}))?;
+                let code = error.exit_code();
+                self.report(error);
+                let line = format!(
+                    "{step} stays INTENT: could not search {agent} for it; nothing was resent. {}",
+                    again(code)
+                );
+                self.finish("INTENT", &line, code)
+            }
+            Stage::Send => {
+                let (outcome, what) = if error.class() == ErrorClass::NotSent {
+                    ("not-sent", "nothing was sent")
+                } else {
+                    (
+                        "unknown",
+                        "the send's outcome is unknown; it will be looked for before any resend",
+                    )
+                };
+                self.action(attempt, "send", outcome, &json!({"error": error.summary()}))?;
+                let code = error.exit_code();
+                self.report(error);
+                let line = format!("{step} stays INTENT: {what}. {}", again(code));
+                self.finish("INTENT", &line, code)
             }
         }
     }

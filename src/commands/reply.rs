@@ -20,7 +20,9 @@ use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{AttemptState, NewReply, ReplyState, StepName, WorkflowState};
+use crate::journal::{
+    Attempt, AttemptState, Journal, NewReply, ReplyState, StepName, StepRecord, WorkflowState,
+};
 use crate::recovery::send::{Outgoing, ReplySent, Sender};
 use crate::sanitize::inert;
 
@@ -46,63 +48,8 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             .hint("give the answer to send, e.g. \"two rooms\"")
             .into());
     }
-    let unknown = || {
-        CliError::usage(format!("unknown step `{name}`"))
-            .hint("list the journaled steps with `a2a-recover inspect --pending`")
-    };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
-    }
-    let journal = ctx.open_journal()?;
-    let rec = journal.step(&name)?.ok_or_else(unknown)?;
-    let attempt = rec
-        .latest()
-        .cloned()
-        .with_context(|| format!("step `{name}` has no attempt"))?;
-    if !matches!(
-        attempt.state,
-        AttemptState::InputRequired | AttemptState::AuthRequired
-    ) {
-        return Err(CliError::usage(format!(
-            "step `{name}` has no pending question: it is {}",
-            attempt.state
-        ))
-        .hint(format!(
-            "only an INPUT_REQUIRED or AUTH_REQUIRED step takes a reply; see it with \
-             `a2a-recover inspect {name}`"
-        ))
-        .into());
-    }
-    if rec.step.workflow_state != WorkflowState::Active {
-        return Err(CliError::usage(format!(
-            "workflow `{}` is {}: nothing is sent to its agents any more",
-            name.workflow, rec.step.workflow_state
-        ))
-        .hint(format!(
-            "a workflow being compensated takes no replies; `a2a-recover compensate {}` cancels \
-             the task, or settle the question with `a2a-recover resolve {name} --as \
-             done|abandoned --reason \"…\"`",
-            name.workflow
-        ))
-        .into());
-    }
-    let spec = &rec.step.spec;
-    let credential = attempt
-        .token_env
-        .as_deref()
-        .map(Credential::from_env)
-        .transpose()
-        .map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::usage(format!("the step's credential: {e}")).hint(hint)
-        })?;
-    let out = Outgoing {
-        text: args.text.clone(),
-        metadata: None,
-        credential,
-        allow_cross_origin: spec.allow_cross_origin,
-        reference_task_ids: Vec::new(),
-    };
+    let (journal, rec, attempt) = pending_question(ctx, &name)?;
+    let out = outgoing(args, &rec, &attempt)?;
     ctx.out.begin("reply")?;
     // An undelivered reply is never resent blindly: the same text is the same reply, and
     // `reconcile` looks for it first; another text must wait for that.
@@ -158,7 +105,92 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         sweeps: None,
     };
     let sent = sender.deliver_reply(&reply, &out, &step).await?;
-    let id = json!({"messageId": reply.message_id});
+    report_sent(ctx, &name, &attempt, &reply.message_id, sent)
+}
+
+/// Opens the journal and returns the step and its latest attempt, refusing unless that attempt
+/// waits on a question and its workflow is still `ACTIVE`.
+fn pending_question(
+    ctx: &Context,
+    name: &StepName,
+) -> anyhow::Result<(Journal, StepRecord, Attempt)> {
+    let unknown = || {
+        CliError::usage(format!("unknown step `{name}`"))
+            .hint("list the journaled steps with `a2a-recover inspect --pending`")
+    };
+    if !ctx.journal_path.exists() {
+        return Err(unknown().into());
+    }
+    let journal = ctx.open_journal()?;
+    let rec = journal.step(name)?.ok_or_else(unknown)?;
+    let attempt = rec
+        .latest()
+        .cloned()
+        .with_context(|| format!("step `{name}` has no attempt"))?;
+    if !matches!(
+        attempt.state,
+        AttemptState::InputRequired | AttemptState::AuthRequired
+    ) {
+        return Err(CliError::usage(format!(
+            "step `{name}` has no pending question: it is {}",
+            attempt.state
+        ))
+        .hint(format!(
+            "only an INPUT_REQUIRED or AUTH_REQUIRED step takes a reply; see it with \
+             `a2a-recover inspect {name}`"
+        ))
+        .into());
+    }
+    if rec.step.workflow_state != WorkflowState::Active {
+        return Err(CliError::usage(format!(
+            "workflow `{}` is {}: nothing is sent to its agents any more",
+            name.workflow, rec.step.workflow_state
+        ))
+        .hint(format!(
+            "a workflow being compensated takes no replies; `a2a-recover compensate {}` cancels \
+             the task, or settle the question with `a2a-recover resolve {name} --as \
+             done|abandoned --reason \"…\"`",
+            name.workflow
+        ))
+        .into());
+    }
+    Ok((journal, rec, attempt))
+}
+
+/// Builds the reply's message, with the credential of the attempt it answers.
+fn outgoing(args: &ReplyArgs, rec: &StepRecord, attempt: &Attempt) -> anyhow::Result<Outgoing> {
+    let spec = &rec.step.spec;
+    let credential = attempt
+        .token_env
+        .as_deref()
+        .map(Credential::from_env)
+        .transpose()
+        .map_err(|e| {
+            let hint = e.hint().unwrap_or_default();
+            CliError::usage(format!("the step's credential: {e}")).hint(hint)
+        })?;
+    Ok(Outgoing {
+        text: args.text.clone(),
+        metadata: None,
+        credential,
+        allow_cross_origin: spec.allow_cross_origin,
+        reference_task_ids: Vec::new(),
+    })
+}
+
+/// Reports what the reply's send did.
+#[expect(
+    clippy::too_many_lines,
+    reason = "a table: one arm per send outcome, each with its own record and line"
+)]
+fn report_sent(
+    ctx: &Context,
+    name: &StepName,
+    attempt: &Attempt,
+    message_id: &str,
+    sent: ReplySent,
+) -> anyhow::Result<u8> {
+    let id = json!({"messageId": message_id});
     match sent {
         ReplySent::Delivered(now) => {
             let mut detail = id;
@@ -171,7 +203,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             );
             report(
                 ctx,
-                &name,
+                name,
                 now.number,
                 "DELIVERED",
                 now.state.as_str(),
@@ -189,7 +221,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             );
             report(
                 ctx,
-                &name,
+                name,
                 attempt.number,
                 "REFUSED",
                 "REFUSED",
@@ -214,7 +246,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             };
             report(
                 ctx,
-                &name,
+                name,
                 attempt.number,
                 "INTENT",
                 "unknown",
@@ -233,7 +265,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             );
             report(
                 ctx,
-                &name,
+                name,
                 attempt.number,
                 "INTENT",
                 "busy",
@@ -251,7 +283,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
             };
             report(
                 ctx,
-                &name,
+                name,
                 attempt.number,
                 r.state.as_str(),
                 "settled",

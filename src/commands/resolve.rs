@@ -27,7 +27,8 @@ use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    Attempt, Binding, Decision, Journal, JournalError, NewAttempt, Resolution, StepName, StepRecord,
+    Attempt, Binding, Decided, Decision, Journal, JournalError, NewAttempt, Resolution, StepName,
+    StepRecord,
 };
 use crate::recovery::registry::{pick_agent, tried_agents};
 use crate::sanitize::inert;
@@ -149,7 +150,29 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         }))?;
         return Ok(exit::OK);
     }
-    let line = match args.decision {
+    ctx.out
+        .line(&resolved_line(args, &name, &latest, &decided))?;
+    if matches!(args.decision, ResolveAs::Done | ResolveAs::Abandoned)
+        && !latest.state.is_finished()
+        && latest.state.has_task()
+    {
+        ctx.out.warn(&format!(
+            "attempt {} is still {} on the agent; nothing was cancelled there \
+             (`a2a-recover compensate {}` cancels running tasks).",
+            latest.number, latest.state, name.workflow
+        ));
+    }
+    Ok(exit::OK)
+}
+
+/// Returns the line that says what the decision did.
+fn resolved_line(
+    args: &ResolveArgs,
+    name: &StepName,
+    latest: &Attempt,
+    decided: &Decided,
+) -> String {
+    match args.decision {
         ResolveAs::Done => format!(
             "resolved {name} as done: attempt {} ({}) is accepted as finished; it no longer \
              counts toward exit 4.",
@@ -177,19 +200,7 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
              next `a2a-recover reconcile` sends it once, without looking.",
             latest.number
         ),
-    };
-    ctx.out.line(&line)?;
-    if matches!(args.decision, ResolveAs::Done | ResolveAs::Abandoned)
-        && !latest.state.is_finished()
-        && latest.state.has_task()
-    {
-        ctx.out.warn(&format!(
-            "attempt {} is still {} on the agent; nothing was cancelled there \
-             (`a2a-recover compensate {}` cancels running tasks).",
-            latest.number, latest.state, name.workflow
-        ));
     }
-    Ok(exit::OK)
 }
 
 /// Returns the decision's name as journaled (`done`).

@@ -38,7 +38,7 @@ use super::queries::{self, NewEvent};
 use super::sqlite::{SqlResult, Tx};
 use super::{Journal, JournalError, NewAttempt};
 use crate::journal::model::{
-    Attempt, AttemptId, AttemptState, Observation, Resolution, StepId, Target, WorkflowState,
+    Attempt, AttemptId, AttemptState, Observation, Resolution, Step, StepId, Target, WorkflowState,
 };
 
 /// An operator's decision on a step's latest attempt (`resolve --as`).
@@ -110,21 +110,8 @@ impl Journal {
         let now_time = self.clock.now();
         self.write("journal the decision", |tx| {
             let e = self.err("journal the decision");
-            let held = queries::attempt_by_id(tx, id)
-                .map_err(&e)?
-                .ok_or(JournalError::UnknownAttempt(id.0))?;
-            let step = queries::step_by_id(tx, held.step_id)
-                .map_err(&e)?
-                .ok_or_else(|| JournalError::UnknownStep(format!("#{}", held.step_id.0)))?;
+            let (held, step) = self.decidable(tx, id, decision)?;
             let name = step.spec.name.to_string();
-            let latest = queries::max_attempt_number(tx, step.id).map_err(&e)?;
-            if latest != held.number {
-                return Err(JournalError::NotLatest {
-                    step: name,
-                    attempt: held.number,
-                    latest,
-                });
-            }
             let resolution = decision.resolution();
             let undecidable = |why| JournalError::Undecidable {
                 step: name.clone(),
@@ -133,14 +120,6 @@ impl Journal {
                 resolution,
                 why,
             };
-            if matches!(decision, Decision::Retry(_) | Decision::Resend)
-                && step.workflow_state != WorkflowState::Active
-            {
-                return Err(JournalError::WorkflowClosed {
-                    workflow: step.spec.name.workflow.clone(),
-                    state: step.workflow_state,
-                });
-            }
             let mut to = held.state;
             let mut retry = None;
             match decision {
@@ -225,6 +204,40 @@ impl Journal {
                 new_attempt,
             })
         })
+    }
+
+    /// Reads attempt `id` and its step for a decision, refusing unless it is the step's latest
+    /// attempt and, for a decision that sends, its workflow is `ACTIVE`.
+    fn decidable(
+        &self,
+        tx: &Tx,
+        id: AttemptId,
+        decision: &Decision,
+    ) -> Result<(Attempt, Step), JournalError> {
+        let e = self.err("journal the decision");
+        let held = queries::attempt_by_id(tx, id)
+            .map_err(&e)?
+            .ok_or(JournalError::UnknownAttempt(id.0))?;
+        let step = queries::step_by_id(tx, held.step_id)
+            .map_err(&e)?
+            .ok_or_else(|| JournalError::UnknownStep(format!("#{}", held.step_id.0)))?;
+        let latest = queries::max_attempt_number(tx, step.id).map_err(&e)?;
+        if latest != held.number {
+            return Err(JournalError::NotLatest {
+                step: step.spec.name.to_string(),
+                attempt: held.number,
+                latest,
+            });
+        }
+        if matches!(decision, Decision::Retry(_) | Decision::Resend)
+            && step.workflow_state != WorkflowState::Active
+        {
+            return Err(JournalError::WorkflowClosed {
+                workflow: step.spec.name.workflow.clone(),
+                state: step.workflow_state,
+            });
+        }
+        Ok((held, step))
     }
 
     /// Consumes the operator's approval to send `INTENT` attempt `id` once without a look;

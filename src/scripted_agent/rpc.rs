@@ -686,34 +686,7 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         None => uuid::Uuid::new_v4().to_string(),
     };
     if scenario == Scenario::Direct {
-        inner.record_no_task(&message.message_id);
-        inner.add_context(&context_id);
-        let answer = Message {
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(context_id),
-            task_id: None,
-            role: Role::Agent,
-            parts: vec![Part::text(format!("direct: {text}"))],
-            metadata: None,
-            extensions: None,
-            reference_task_ids: None,
-        };
-        let json = Bytes::from(
-            serde_json::to_vec(&answer)
-                .map_err(|e| RpcError::plain(-32603, format!("Internal error: {e}")))?,
-        );
-        return Ok(match mode {
-            Mode::Stream => {
-                let mut event = b"{\"message\":".to_vec();
-                event.extend_from_slice(&json);
-                event.push(b'}');
-                Reply::Stream(Start {
-                    initial: vec![Bytes::from(event)],
-                    rx: None,
-                })
-            }
-            Mode::Immediate | Mode::Blocking => Reply::Ready("message", json),
-        });
+        return direct(&mut inner, &message.message_id, context_id, &text, mode);
     }
     let task_id = inner.create_task(message, context_id, scenario);
     let initial = match mode {
@@ -738,6 +711,44 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         (Mode::Blocking, _, Some(rx)) if ticks > 0 => Ok(Reply::Wait(task_id, rx)),
         _ => ready_task(&inner, &task_id, history),
     }
+}
+
+/// Answers a message with a direct Message and no task (the `direct` scenario).
+fn direct(
+    inner: &mut Inner,
+    message_id: &str,
+    context_id: String,
+    text: &str,
+    mode: Mode,
+) -> Result<Reply, RpcError> {
+    inner.record_no_task(message_id);
+    inner.add_context(&context_id);
+    let answer = Message {
+        message_id: uuid::Uuid::new_v4().to_string(),
+        context_id: Some(context_id),
+        task_id: None,
+        role: Role::Agent,
+        parts: vec![Part::text(format!("direct: {text}"))],
+        metadata: None,
+        extensions: None,
+        reference_task_ids: None,
+    };
+    let json = Bytes::from(
+        serde_json::to_vec(&answer)
+            .map_err(|e| RpcError::plain(-32603, format!("Internal error: {e}")))?,
+    );
+    Ok(match mode {
+        Mode::Stream => {
+            let mut event = b"{\"message\":".to_vec();
+            event.extend_from_slice(&json);
+            event.push(b'}');
+            Reply::Stream(Start {
+                initial: vec![Bytes::from(event)],
+                rx: None,
+            })
+        }
+        Mode::Immediate | Mode::Blocking => Reply::Ready("message", json),
+    })
 }
 
 /// Answers a send that found an existing task without changing its script.

@@ -245,6 +245,7 @@ fn now() -> String {
     a2a_recover::clock::rfc3339(a2a_recover::clock::system_now())
 }
 
+#[expect(clippy::too_many_lines, reason = "a table: one arm per hostile mode")]
 fn answer(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Response {
     let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let method = request

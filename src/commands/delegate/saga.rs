@@ -29,12 +29,12 @@ use crate::crash::{self, Point};
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptState, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec,
+    Attempt, AttemptId, AttemptState, Binding, IntentOutcome, Journal, NewIntent, Step, StepSpec,
     WorkflowState,
 };
 use crate::plan_file::{self, Compensation, Verification};
 use crate::recovery::registry::{credential_var, pick_agent};
-use crate::recovery::send::{Batch, BatchItem, Commit, Ready, Sender};
+use crate::recovery::send::{Batch, BatchItem, Commit, Ready, Sender, Sent};
 use crate::sanitize::inert;
 
 /// How many plan steps are sent at the same time.
@@ -145,78 +145,12 @@ pub(super) async fn run_plan(
     args: &DelegateArgs,
     file: &Path,
 ) -> anyhow::Result<u8> {
-    if args.follow {
-        return Err(CliError::usage("--follow cannot be combined with --plan")
-            .hint(
-                "follow the whole workflow afterwards with `a2a-recover reconcile WORKFLOW \
-                 --follow-for DURATION`, or one step with `a2a-recover follow WORKFLOW/STEP`",
-            )
-            .into());
-    }
-    if args.allow_cross_origin {
-        return Err(
-            CliError::usage("--allow-cross-origin cannot be combined with --plan")
-                .hint("delegate that step on its own with --agent and --allow-cross-origin")
-                .into(),
-        );
-    }
+    refuse_plan_flags(args)?;
     let shown = file.display().to_string();
-    let source = fs_err::read_to_string(file).map_err(|e| {
-        CliError::usage(format!("cannot read the plan: {e}")).hint("give the path of a TOML plan")
-    })?;
-    let dir = file
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .canonicalize()
-        .map_err(|e| CliError::usage(format!("cannot resolve the plan's directory: {e}")))?;
-    let plan = match plan_file::parse(&source, &dir, &|var| std::env::var(var).ok()) {
-        Ok(plan) => plan,
-        Err(issues) => {
-            for issue in &issues {
-                ctx.out.error_report(&format!(
-                    "{}:{}\n",
-                    inert(&shown),
-                    inert(&issue.to_string())
-                ));
-            }
-            return Err(CliError::usage(format!(
-                "invalid plan `{shown}`: {} problem(s); nothing was journaled",
-                issues.len()
-            ))
-            .hint("fix each problem at the line and column shown, then run again")
-            .into());
-        }
-    };
+    let plan = read_plan(ctx, file, &shown)?;
     let journal = ctx.open_journal()?;
     refuse_if_not_active(&journal, &plan.workflow)?;
-    let journaled: Vec<StepSpec> = journal
-        .workflow_steps(&plan.workflow)?
-        .into_iter()
-        .map(|r| r.step.spec)
-        .collect();
-    let has_steps = journaled
-        .iter()
-        .any(|s| !plan_file::is_compensation_step(&s.name));
-    if has_steps {
-        let lines = plan_file::diff(&plan, &journaled);
-        if !lines.is_empty() {
-            for line in &lines {
-                ctx.out.error_report(&format!("  {}\n", inert(line)));
-            }
-            return Err(CliError::usage(format!(
-                "the plan `{shown}` differs from what is journaled for workflow `{}` ({} \
-                 difference(s) above); nothing was changed",
-                plan.workflow,
-                lines.len()
-            ))
-            .hint(
-                "a journaled workflow keeps its definition: run the plan as journaled, or use a \
-                 new workflow name",
-            )
-            .into());
-        }
-    }
+    refuse_if_plan_differs(ctx, &journal, &plan, &shown)?;
     // Everything that can be refused is refused before the one commit.
     let mut planned = Vec::with_capacity(plan.steps.len());
     for spec in &plan.steps {
@@ -242,6 +176,121 @@ pub(super) async fn run_plan(
             crash::at(Point::AfterIntent, &intent.spec.name.to_string());
         }
     }
+    let requests = requests_for(&journal, args, planned, outcomes)?;
+    let Tally {
+        code,
+        totals,
+        first_error,
+    } = send_requests(ctx, &journal, &client, args, &requests).await?;
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "type": "summary",
+            "command": "delegate",
+            "workflow": plan.workflow,
+            "plan": PathBuf::from(file).display().to_string(),
+            "outcomes": totals,
+            "exitCode": code,
+        }))?;
+    }
+    Ok(code)
+}
+
+/// Refuses the single-step flags that `--plan` cannot honour.
+fn refuse_plan_flags(args: &DelegateArgs) -> Result<(), CliError> {
+    if args.follow {
+        return Err(
+            CliError::usage("--follow cannot be combined with --plan").hint(
+                "follow the whole workflow afterwards with `a2a-recover reconcile WORKFLOW \
+             --follow-for DURATION`, or one step with `a2a-recover follow WORKFLOW/STEP`",
+            ),
+        );
+    }
+    if args.allow_cross_origin {
+        return Err(
+            CliError::usage("--allow-cross-origin cannot be combined with --plan")
+                .hint("delegate that step on its own with --agent and --allow-cross-origin"),
+        );
+    }
+    Ok(())
+}
+
+/// Reads and validates the whole plan file, printing every problem as `FILE:LINE:COLUMN: …`.
+fn read_plan(ctx: &Context, file: &Path, shown: &str) -> anyhow::Result<plan_file::Plan> {
+    let source = fs_err::read_to_string(file).map_err(|e| {
+        CliError::usage(format!("cannot read the plan: {e}")).hint("give the path of a TOML plan")
+    })?;
+    let dir = file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .canonicalize()
+        .map_err(|e| CliError::usage(format!("cannot resolve the plan's directory: {e}")))?;
+    match plan_file::parse(&source, &dir, &|var| std::env::var(var).ok()) {
+        Ok(plan) => Ok(plan),
+        Err(issues) => {
+            for issue in &issues {
+                ctx.out
+                    .error_report(&format!("{}:{}\n", inert(shown), inert(&issue.to_string())));
+            }
+            Err(CliError::usage(format!(
+                "invalid plan `{shown}`: {} problem(s); nothing was journaled",
+                issues.len()
+            ))
+            .hint("fix each problem at the line and column shown, then run again")
+            .into())
+        }
+    }
+}
+
+/// Refuses a plan that differs from the steps already journaled for its workflow, printing
+/// the differences.
+fn refuse_if_plan_differs(
+    ctx: &Context,
+    journal: &Journal,
+    plan: &plan_file::Plan,
+    shown: &str,
+) -> anyhow::Result<()> {
+    let journaled: Vec<StepSpec> = journal
+        .workflow_steps(&plan.workflow)?
+        .into_iter()
+        .map(|r| r.step.spec)
+        .collect();
+    let has_steps = journaled
+        .iter()
+        .any(|s| !plan_file::is_compensation_step(&s.name));
+    if !has_steps {
+        return Ok(());
+    }
+    let lines = plan_file::diff(plan, &journaled);
+    if lines.is_empty() {
+        return Ok(());
+    }
+    for line in &lines {
+        ctx.out.error_report(&format!("  {}\n", inert(line)));
+    }
+    Err(CliError::usage(format!(
+        "the plan `{shown}` differs from what is journaled for workflow `{}` ({} \
+         difference(s) above); nothing was changed",
+        plan.workflow,
+        lines.len()
+    ))
+    .hint(
+        "a journaled workflow keeps its definition: run the plan as journaled, or use a \
+         new workflow name",
+    )
+    .into())
+}
+
+/// Pairs each planned step with its intent's outcome as a request to send.
+fn requests_for(
+    journal: &Journal,
+    args: &DelegateArgs,
+    planned: Vec<(StepSpec, String, Option<Credential>)>,
+    outcomes: Vec<IntentOutcome>,
+) -> anyhow::Result<Vec<(Request, IntentOutcome)>> {
     let mut requests = Vec::with_capacity(outcomes.len());
     for ((spec, card_url, credential), outcome) in planned.into_iter().zip(outcomes) {
         // An existing step goes on with the agent of its latest attempt (re-delegation may
@@ -269,14 +318,22 @@ pub(super) async fn run_plan(
             outcome,
         ));
     }
-    let journal = &journal;
-    let client = &client;
+    Ok(requests)
+}
+
+/// Sends every request: new steps through the batch send (grouped commits); re-runs, and the
+/// new steps the batch leaves to the one-attempt path, one by one.
+async fn send_requests(
+    ctx: &Context,
+    journal: &Journal,
+    client: &A2aClient,
+    args: &DelegateArgs,
+    requests: &[(Request, IntentOutcome)],
+) -> anyhow::Result<Tally> {
     let mut tally = Tally::default();
-    // New steps go through the batch send (grouped commits); re-runs, and the new steps the
-    // batch leaves to the one-attempt path, one by one.
     let mut fresh = Vec::new();
     let mut one_by_one = Vec::new();
-    for (req, outcome) in &requests {
+    for (req, outcome) in requests {
         match outcome {
             IntentOutcome::Created(attempt) => fresh.push((req, attempt.clone())),
             IntentOutcome::Existing(_) => one_by_one.push((req, Work::Continue(outcome.clone()))),
@@ -306,25 +363,7 @@ pub(super) async fn run_plan(
     for r in results {
         tally.add(r);
     }
-    let Tally {
-        code,
-        totals,
-        first_error,
-    } = tally;
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    if ctx.out.is_json() {
-        ctx.out.record(&json!({
-            "type": "summary",
-            "command": "delegate",
-            "workflow": plan.workflow,
-            "plan": PathBuf::from(file).display().to_string(),
-            "outcomes": totals,
-            "exitCode": code,
-        }))?;
-    }
-    Ok(code)
+    Ok(tally)
 }
 
 /// What is left to do for a step after the batch: continue from its intent's outcome (a
@@ -382,23 +421,7 @@ async fn send_batch<'r>(
         req,
         outcomes: BTreeMap::new(),
     };
-    let mut by_id = HashMap::with_capacity(fresh.len());
-    let mut items = Vec::with_capacity(fresh.len());
-    for (i, (req, attempt)) in fresh.iter().enumerate() {
-        let d = delegation(req);
-        d.action(
-            attempt,
-            "intent",
-            AttemptState::Intent.as_str(),
-            &json!({"messageId": attempt.message_id, "contextId": attempt.context_id}),
-        )?;
-        items.push(BatchItem {
-            attempt: attempt.clone(),
-            out: d.outgoing(attempt)?,
-            step: d.step().to_string(),
-        });
-        by_id.insert(attempt.id, i);
-    }
+    let (items, by_id) = batch_items(fresh, delegation)?;
     let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
         if let Some(&i) = by_id.get(&a.id) {
             let detail = if detail.is_null() {
@@ -426,11 +449,7 @@ async fn send_batch<'r>(
         match ready {
             Ready::Send(attempt) => to_send.push((i, attempt)),
             Ready::Deliver => left.push((fresh[i].0, fresh[i].1.clone())),
-            Ready::Done(sent) => {
-                let mut d = delegation(fresh[i].0);
-                let r = d.sent(sent).await.map(|code| (code, d.outcomes));
-                tally.add(r);
-            }
+            Ready::Done(sent) => settle(delegation(fresh[i].0), Ok(sent), tally).await,
         }
     }
     let (batch, items) = (&batch, &items);
@@ -483,15 +502,45 @@ async fn send_batch<'r>(
             }
         };
         for (i, sent) in done {
-            let mut d = delegation(fresh[i].0);
-            let r = match sent {
-                Ok(sent) => d.sent(sent).await.map(|code| (code, d.outcomes)),
-                Err(e) => Err(e),
-            };
-            tally.add(r);
+            settle(delegation(fresh[i].0), sent, tally).await;
         }
     }
     Ok(left)
+}
+
+/// Reports one step's journaled outcome (or its error) and adds it to the tally.
+async fn settle(mut d: Delegation<'_>, sent: anyhow::Result<Sent>, tally: &mut Tally) {
+    let r = match sent {
+        Ok(sent) => d.sent(sent).await.map(|code| (code, d.outcomes)),
+        Err(e) => Err(e),
+    };
+    tally.add(r);
+}
+
+/// Prints each new step's intent and returns its batch item, with each attempt's index in
+/// `fresh` by its id.
+fn batch_items<'c>(
+    fresh: &[(&'c Request, Attempt)],
+    delegation: impl Fn(&'c Request) -> Delegation<'c>,
+) -> anyhow::Result<(Vec<BatchItem>, HashMap<AttemptId, usize>)> {
+    let mut by_id = HashMap::with_capacity(fresh.len());
+    let mut items = Vec::with_capacity(fresh.len());
+    for (i, (req, attempt)) in fresh.iter().enumerate() {
+        let d = delegation(req);
+        d.action(
+            attempt,
+            "intent",
+            AttemptState::Intent.as_str(),
+            &json!({"messageId": attempt.message_id, "contextId": attempt.context_id}),
+        )?;
+        items.push(BatchItem {
+            attempt: attempt.clone(),
+            out: d.outgoing(attempt)?,
+            step: d.step().to_string(),
+        });
+        by_id.insert(attempt.id, i);
+    }
+    Ok((items, by_id))
 }
 
 /// Returns the credential named by a step's `token_env` (or the agent's), read now.

@@ -317,6 +317,10 @@ fn two_working(path: &Path) -> (Journal, AttemptId, AttemptId) {
 }
 
 #[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one batch and its one-by-one twin, compared page for page"
+)]
 fn a_batch_of_observations_does_what_they_do_one_by_one_in_fewer_pages() {
     let status = |task: &str, state: &str, second: u32| {
         view(&format!(
