@@ -47,7 +47,7 @@ fn compensate_json(env: &TestEnv, workflow: &str) -> (i32, Vec<Value>) {
 #[test]
 #[expect(
     clippy::too_many_lines,
-    reason = "the travel story of DESIGN.md §6, told in order"
+    reason = "the travel story of the demo, told in order"
 )]
 fn the_travel_story_is_undone_in_reverse_order_and_verified() {
     let env = TestEnv::new();

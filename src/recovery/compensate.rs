@@ -262,104 +262,9 @@ pub async fn run(
     let (main, comps): (Vec<StepRecord>, Vec<StepRecord>) = steps
         .into_iter()
         .partition(|r| r.step.compensates.is_none() && !r.step.spec.name.step.contains('~'));
-    let mut undecided = Vec::new();
-    for record in &main {
-        if !pass.cancel_step(record).await? {
-            undecided.push(record.step.id);
-        }
-    }
-    let mut effects = Vec::new();
-    for record in main.iter().rev() {
-        if record.step.spec.effect.is_none() {
-            continue;
-        }
-        // Re-read: the cancel phase may have changed the attempts.
-        let fresh = journal
-            .step(&record.step.spec.name)?
-            .with_context(|| format!("step `{}` vanished", record.step.spec.name))?;
-        let comp = comps
-            .iter()
-            .find(|c| c.step.compensates == Some(fresh.step.id))
-            .map(|c| c.step.spec.name.clone());
-        if undecided.contains(&fresh.step.id) {
-            // Still running (or unreadable): its effect may yet appear. `running` makes the
-            // exit 3 and keeps the workflow COMPENSATING.
-            pass.say_step(
-                Some(&fresh.step.spec.name),
-                effect_attempt(&fresh.attempts),
-                "wait",
-                "running",
-                &json!({}),
-                &format!(
-                    "{}: still running or unreadable; its effect is decided on the next run.",
-                    fresh.step.spec.name
-                ),
-            )?;
-            continue;
-        }
-        if settled_by_operator(&fresh) {
-            let a = effect_attempt(&fresh.attempts);
-            let e = a.and_then(|a| a.effect).map_or("null", EffectState::as_str);
-            pass.say_step(
-                Some(&fresh.step.spec.name),
-                a,
-                "skip",
-                "resolved",
-                &json!({"effect": e, "reason": fresh.step.resolution_reason}),
-                &format!(
-                    "{}: {e}, resolved by an operator ({}); not compensated again.",
-                    fresh.step.spec.name,
-                    fresh
-                        .step
-                        .resolution_reason
-                        .as_deref()
-                        .unwrap_or("no reason")
-                ),
-            )?;
-            continue;
-        }
-        effects.push(pass.compensate_step(&fresh, comp.as_ref()).await?);
-    }
-    let (new_state, code) = workflow_outcome(&effects, pass.running);
-    if new_state == WorkflowState::Compensated {
-        journal.set_workflow_state(workflow, WorkflowState::Compensated)?;
-        pass.say(
-            None,
-            "workflow",
-            "COMPENSATED",
-            &json!({}),
-            &format!("{workflow} is COMPENSATED: every effect is compensated or absent."),
-        )?;
-    } else {
-        let what = if code == exit::NEEDS_HUMAN {
-            format!(
-                "an effect is unverified or a compensation failed; see `a2a-recover inspect \
-                 {workflow} --pending`"
-            )
-        } else {
-            format!("work is in flight; run `a2a-recover compensate {workflow}` again later")
-        };
-        pass.say(
-            None,
-            "workflow",
-            "COMPENSATING",
-            &json!({"exitCode": code}),
-            &format!("{workflow} stays COMPENSATING: {what}."),
-        )?;
-    }
-    let mut counts = BTreeMap::new();
-    for e in &effects {
-        *counts
-            .entry(e.map_or("null", EffectState::as_str).to_owned())
-            .or_default() += 1;
-    }
-    Ok(Outcome {
-        workflow_state: new_state,
-        exit_code: code,
-        effects: counts,
-        running: pass.running,
-        outcomes: pass.outcomes.take(),
-    })
+    let undecided = pass.cancel_phase(&main).await?;
+    let effects = pass.effects_phase(&main, &comps, &undecided).await?;
+    pass.finish(&effects)
 }
 
 /// Returns the attempt that carries a step's effect: the latest with an effect state, else
@@ -458,6 +363,130 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
+    /// Phase 2: cancels every step's running attempts; returns the steps whose effect cannot
+    /// be decided yet (still running, or unreadable).
+    async fn cancel_phase(
+        &mut self,
+        main: &[StepRecord],
+    ) -> anyhow::Result<Vec<crate::journal::StepId>> {
+        let mut undecided = Vec::new();
+        for record in main {
+            if !self.cancel_step(record).await? {
+                undecided.push(record.step.id);
+            }
+        }
+        Ok(undecided)
+    }
+
+    /// Phase 3: every declared effect, newest step first: verified, compensated, verified gone.
+    async fn effects_phase(
+        &mut self,
+        main: &[StepRecord],
+        comps: &[StepRecord],
+        undecided: &[crate::journal::StepId],
+    ) -> anyhow::Result<Vec<Option<EffectState>>> {
+        let mut effects = Vec::new();
+        for record in main.iter().rev() {
+            if record.step.spec.effect.is_none() {
+                continue;
+            }
+            // Re-read: the cancel phase may have changed the attempts.
+            let fresh = self
+                .journal
+                .step(&record.step.spec.name)?
+                .with_context(|| format!("step `{}` vanished", record.step.spec.name))?;
+            let comp = comps
+                .iter()
+                .find(|c| c.step.compensates == Some(fresh.step.id))
+                .map(|c| c.step.spec.name.clone());
+            if undecided.contains(&fresh.step.id) {
+                // Still running (or unreadable): its effect may yet appear. `running` makes the
+                // exit 3 and keeps the workflow COMPENSATING.
+                self.say_step(
+                    Some(&fresh.step.spec.name),
+                    effect_attempt(&fresh.attempts),
+                    "wait",
+                    "running",
+                    &json!({}),
+                    &format!(
+                        "{}: still running or unreadable; its effect is decided on the next run.",
+                        fresh.step.spec.name
+                    ),
+                )?;
+                continue;
+            }
+            if settled_by_operator(&fresh) {
+                let a = effect_attempt(&fresh.attempts);
+                let e = a.and_then(|a| a.effect).map_or("null", EffectState::as_str);
+                self.say_step(
+                    Some(&fresh.step.spec.name),
+                    a,
+                    "skip",
+                    "resolved",
+                    &json!({"effect": e, "reason": fresh.step.resolution_reason}),
+                    &format!(
+                        "{}: {e}, resolved by an operator ({}); not compensated again.",
+                        fresh.step.spec.name,
+                        fresh
+                            .step
+                            .resolution_reason
+                            .as_deref()
+                            .unwrap_or("no reason")
+                    ),
+                )?;
+                continue;
+            }
+            effects.push(self.compensate_step(&fresh, comp.as_ref()).await?);
+        }
+        Ok(effects)
+    }
+
+    /// Phase 4: the workflow's state and the exit code from every effect.
+    fn finish(&self, effects: &[Option<EffectState>]) -> anyhow::Result<Outcome> {
+        let workflow = self.workflow;
+        let (new_state, code) = workflow_outcome(effects, self.running);
+        if new_state == WorkflowState::Compensated {
+            self.journal
+                .set_workflow_state(self.workflow, WorkflowState::Compensated)?;
+            self.say(
+                None,
+                "workflow",
+                "COMPENSATED",
+                &json!({}),
+                &format!("{workflow} is COMPENSATED: every effect is compensated or absent."),
+            )?;
+        } else {
+            let what = if code == exit::NEEDS_HUMAN {
+                format!(
+                    "an effect is unverified or a compensation failed; see `a2a-recover inspect \
+                     {workflow} --pending`"
+                )
+            } else {
+                format!("work is in flight; run `a2a-recover compensate {workflow}` again later")
+            };
+            self.say(
+                None,
+                "workflow",
+                "COMPENSATING",
+                &json!({"exitCode": code}),
+                &format!("{workflow} stays COMPENSATING: {what}."),
+            )?;
+        }
+        let mut counts = BTreeMap::new();
+        for e in effects {
+            *counts
+                .entry(e.map_or("null", EffectState::as_str).to_owned())
+                .or_default() += 1;
+        }
+        Ok(Outcome {
+            workflow_state: new_state,
+            exit_code: code,
+            effects: counts,
+            running: self.running,
+            outcomes: self.outcomes.take(),
+        })
+    }
+
     /// Prints an `action` record (JSON) or a line (human).
     fn say(
         &self,
@@ -544,6 +573,10 @@ impl Pass<'_> {
         Ok(false)
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one attempt cancelled, read back and decided; each branch ends in its journaled outcome"
+    )]
     async fn cancel_attempt(&self, step: &Step, a: &Attempt) -> anyhow::Result<bool> {
         let name = &step.spec.name;
         let mut a = a.clone();
@@ -1246,6 +1279,10 @@ impl Pass<'_> {
     /// looked for first and resent (same messageId) only when the look proves nothing was
     /// created. Crash points: `after-intent`, `after-send` (the `~compensate` step's name) and
     /// `after-compensate-send` (either name).
+    #[expect(
+        clippy::too_many_lines,
+        reason = "the crash-safe send (intent, look, endpoint, send, record) in the order that makes it safe"
+    )]
     async fn send_compensation(
         &self,
         name: &StepName,
@@ -1360,6 +1397,10 @@ impl Pass<'_> {
     // Dry run
     // -----------------------------------------------------------------------------------------
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "what a real run would do, phase by phase, as one listing"
+    )]
     fn dry_run(&mut self, state: WorkflowState) -> anyhow::Result<Outcome> {
         let workflow = self.workflow;
         let steps = self.journal.workflow_steps(workflow)?;

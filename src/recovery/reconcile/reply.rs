@@ -14,6 +14,10 @@ use crate::recovery::send::{self, ReplySent};
 impl Pass<'_> {
     /// A reply whose outcome is unknown: looks for its messageId in the task's history, then
     /// records it delivered, resends it (same messageId), or marks it uncertain.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one reply looked for in the history, then each outcome in turn"
+    )]
     pub(super) async fn reconcile_reply(
         &self,
         row: &AttemptRow,
