@@ -154,7 +154,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;inspect'= {
             cand --state 'Only attempts in these states (case-insensitive; `-` and `_` alike)'
-            cand --limit 'Most rows shown [default: 200 in tables, no limit in JSON]'
+            cand --limit 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'

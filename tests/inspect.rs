@@ -244,25 +244,46 @@ fn the_table_limit_says_how_many_were_left_out() {
     assert!(stdout(&small).contains("203 more row(s)"));
 }
 
+/// A missing journal prints nothing (exit 0); an unknown WORKFLOW or STEP is a usage error
+/// (exit 2) naming it, as in every other command: a typo must not look like an empty answer.
 #[test]
-fn unknown_targets_and_missing_journals_print_nothing() {
+fn unknown_targets_exit_2_and_a_missing_journal_prints_nothing() {
     let env = TestEnv::new();
     let out = env.run(["inspect"]);
     assert_eq!((code(&out), stdout(&out).as_str()), (0, ""));
     assert!(!env.journal().exists(), "inspect created a journal");
     trip(&env);
-    for target in ["nope", "nope/step", "trip-42/nope"] {
-        let out = env.run(["inspect", target]);
-        assert_eq!((code(&out), stdout(&out).as_str()), (0, ""), "{target}");
-        let json = env.run(["inspect", target, "--format", "json"]);
-        assert_eq!(
-            json_lines(&json).len(),
-            1,
-            "{target}: only the begin record"
-        );
+    for (target, words) in [
+        ("nope", "unknown workflow `nope`"),
+        ("nope/step", "unknown step `nope/step`"),
+        ("trip-42/nope", "unknown step `trip-42/nope`"),
+    ] {
+        for format in ["human", "json"] {
+            let out = env.run(["inspect", target, "--format", format]);
+            assert_eq!(code(&out), 2, "{target} {format}");
+            assert!(stderr(&out).contains(words), "{target}: {}", stderr(&out));
+        }
     }
     let bad = env.run(["inspect", "a/b/c"]);
     assert_eq!(code(&bad), 2);
+}
+
+/// `--limit 0` means no limit: every row is shown, and no "more rows" line.
+#[test]
+fn limit_zero_shows_every_row() {
+    let env = TestEnv::new();
+    trip(&env);
+    let all = env.run(["inspect", "--format", "json"]);
+    let rows = json_lines(&all)
+        .iter()
+        .filter(|r| r["type"] == "attempt")
+        .count();
+    assert!(rows > 1, "the fixture has several rows");
+    let out = env.run(["inspect", "--limit", "0"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stdout(&out).contains("more row(s) not shown"), "{}", stdout(&out));
+    let one = env.run(["inspect", "--limit", "1"]);
+    assert!(stdout(&one).contains("more row(s) not shown"), "{}", stdout(&one));
 }
 
 #[test]

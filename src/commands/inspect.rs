@@ -3,8 +3,8 @@
 //! Filtering and the row limit run in SQL (`Journal::inspect`): a large journal is never loaded
 //! whole. Tables are comfy-table on a terminal and a plain, borderless layout when piped; remote
 //! text is made inert there, and kept as data in JSON. Ages are measured against the display
-//! clock (pinned in tests). A missing journal, or an unknown workflow or step, prints nothing and
-//! exits 0; an empty `--pending` says `nothing needs a human.` on stderr (human format, not `-q`).
+//! clock (pinned in tests). A missing journal prints nothing and exits 0; an unknown workflow or
+//! step is a usage error (exit 2); `--limit 0` means no limit; an empty `--pending` says `nothing needs a human.` on stderr (human format, not `-q`).
 //!
 //! `inspect STEP` shows the step's chain of attempts: beside each attempt its previous one (and
 //! that one's task id) and the operator's decision on it (`resolve`, with the reason). In JSON
@@ -48,7 +48,7 @@ pub struct InspectArgs {
     /// Adds the event history of the named step.
     #[arg(long)]
     pub events: bool,
-    /// Most rows shown [default: 200 in tables, no limit in JSON].
+    /// Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON].
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
 }
@@ -98,6 +98,8 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         (_, false) => None,
     };
     let limit = match args.limit {
+        // `--limit 0` means no limit, as in kubectl and journalctl.
+        Some(0) => None,
         Some(n) => Some(n as u64),
         None if ctx.out.is_json() => None,
         None => Some(DEFAULT_TABLE_LIMIT),
@@ -107,6 +109,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         return Ok(exit::OK);
     }
     let journal = ctx.open_journal_for_reading()?;
+    refuse_unknown_target(&journal, target.as_ref())?;
     let step_target = matches!(target, Some(Target::Step(_)));
     let page = journal.inspect(&InspectFilter {
         target: target.clone(),
@@ -410,6 +413,32 @@ impl Chain {
                 None => Value::Null,
             },
         }
+    }
+}
+
+/// An unknown WORKFLOW or STEP is a usage error (exit 2), as in every other command: a typo
+/// must not look like an empty answer.
+fn refuse_unknown_target(
+    journal: &crate::journal::Journal,
+    target: Option<&Target>,
+) -> anyhow::Result<()> {
+    match target {
+        Some(Target::Workflow(w)) if !journal.workflow_exists(w)? => {
+            Err(CliError::usage(format!("unknown workflow `{}`", inert(w)))
+                .hint("list workflows with `a2a-recover inspect`")
+                .into())
+        }
+        Some(Target::Step(s)) if journal.step(s)?.is_none() => Err(CliError::usage(format!(
+            "unknown step `{}`",
+            inert(&s.to_string())
+        ))
+        .hint(format!(
+            "list the steps of `{}` with `a2a-recover inspect {}`",
+            inert(&s.workflow),
+            inert(&s.workflow)
+        ))
+        .into()),
+        _ => Ok(()),
     }
 }
 
