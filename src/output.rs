@@ -107,6 +107,11 @@ impl Printer {
         }
     }
 
+    /// Returns whether `-q` was given.
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// Returns whether JSON Lines were asked for.
     pub fn is_json(&self) -> bool {
         self.format == Format::Json

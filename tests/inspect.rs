@@ -281,9 +281,17 @@ fn limit_zero_shows_every_row() {
     assert!(rows > 1, "the fixture has several rows");
     let out = env.run(["inspect", "--limit", "0"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(!stdout(&out).contains("more row(s) not shown"), "{}", stdout(&out));
+    assert!(
+        !stdout(&out).contains("more row(s) not shown"),
+        "{}",
+        stdout(&out)
+    );
     let one = env.run(["inspect", "--limit", "1"]);
-    assert!(stdout(&one).contains("more row(s) not shown"), "{}", stdout(&one));
+    assert!(
+        stdout(&one).contains("more row(s) not shown"),
+        "{}",
+        stdout(&one)
+    );
 }
 
 #[test]

@@ -799,3 +799,44 @@ fn a_task_canceled_by_the_agent_fails_the_step_for_good_without_redelegation() {
     assert_eq!(attempts(&env, Some("w/car")).len(), 1);
     assert!(b.stats().messages.is_empty());
 }
+
+/// `reconcile -q` prints nothing at all when nothing needs a human (cron mails only what needs
+/// someone), and still says what does.
+#[test]
+fn quiet_prints_nothing_unless_a_human_must_act() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/done", &a.url(), "book it", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = env.run(["reconcile", "-q"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!((stdout(&out).as_str(), stderr(&out).as_str()), ("", ""));
+    let out = env.run(["reconcile", "-q"]);
+    assert_eq!((stdout(&out).as_str(), stderr(&out).as_str()), ("", ""));
+
+    let out = delegate(&env, "w/asks", &a.url(), "ask", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = env.run(["reconcile", "-q"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(stdout(&out).contains("w/asks"), "{}", stdout(&out));
+}
+
+/// A failed look is said once, without stuttering its action (`look look-failed`).
+#[test]
+fn a_failed_read_line_does_not_repeat_its_action() {
+    let env = TestEnv::new();
+    // An intent whose endpoint is journaled (so it may have been sent) on a closed port.
+    let out = env.run(["delegate", "w/s", "hi", "--agent", "http://127.0.0.1:9/"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let out = env.run(["reconcile"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    for stutter in [
+        "look look-failed",
+        "card card-failed",
+        "read read-failed",
+        "send send-failed",
+    ] {
+        assert!(!err.contains(stutter), "{err}");
+    }
+}

@@ -321,13 +321,17 @@ fn print_action(
             if matches!(a.code, exit::WORK_REMAINS | exit::NEEDS_HUMAN)
                 && let Some(err) = a.detail.get("error").and_then(|e| e.as_str())
             {
+                // `look-failed` already says `look`: never `look look-failed`.
+                let what = if a.outcome.starts_with(a.action) {
+                    a.outcome.clone()
+                } else {
+                    format!("{} {}", a.action, a.outcome)
+                };
                 let mut text = format!(
-                    "{}/{} (attempt {}): {} {}: {}",
+                    "{}/{} (attempt {}): {what}: {}",
                     a.workflow,
                     a.step,
                     a.attempt,
-                    a.action,
-                    a.outcome,
                     inert(err)
                 );
                 if let Some(hint) = a.detail.get("hint").and_then(|h| h.as_str()) {
@@ -380,6 +384,10 @@ fn finish(
             });
         }
         ctx.out.record(&record)?;
+        return Ok(code);
+    }
+    // `-q`: nothing at all unless a human must act (cron mails only what needs someone).
+    if ctx.out.is_quiet() && code != exit::NEEDS_HUMAN {
         return Ok(code);
     }
     if let Some(f) = followed {
