@@ -42,3 +42,31 @@ pub struct GlobalArgs {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
+
+/// The most bytes a TEXT read from standard input may have (16 MiB).
+const STDIN_TEXT_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// Parses a TEXT argument: `-` reads it from standard input (for long texts, or texts that
+/// hold shell metacharacters), anything else is the text itself.
+pub fn text_arg(s: &str) -> Result<String, String> {
+    if s != "-" {
+        return Ok(s.to_owned());
+    }
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(STDIN_TEXT_LIMIT + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the text from standard input: {e}"))?;
+    if text.len() as u64 > STDIN_TEXT_LIMIT {
+        return Err("the text on standard input is larger than 16 MiB".to_owned());
+    }
+    // A trailing newline from `echo` or a heredoc is not part of the text.
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
+        }
+    }
+    Ok(text)
+}

@@ -391,7 +391,7 @@ async fn delegate_skill_picks_the_first_registered_agent_with_the_skill() {
              hint: register one with `a2a-recover agents add URL`; `a2a-recover agents list` \
              shows each agent's skills\n"
         );
-        assert!(attempts(&env, "trip/boat").await.is_empty());
+        assert_unknown_step(&env, "trip/boat").await;
         assert_eq!(count(&env.journal(), "events"), events);
     })
     .await;
@@ -417,7 +417,7 @@ async fn delegate_skill_uses_the_registered_credential_variable() {
             "{}",
             stderr(&o)
         );
-        assert!(attempts(&env, "a/car").await.is_empty());
+        assert_unknown_step(&env, "a/car").await;
         assert!(agent.stats().tasks.is_empty());
 
         let o = run_with(
@@ -477,4 +477,15 @@ async fn the_official_python_agent_is_registered_and_picked_by_skill() {
         );
     })
     .await;
+}
+
+/// Nothing was journaled for `step`: `inspect` says it is unknown (exit 2).
+async fn assert_unknown_step(env: &TestEnv, step: &str) {
+    let o = run(env, &["inspect", step]).await;
+    assert_code(&o, 2);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("unknown step"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

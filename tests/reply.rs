@@ -30,6 +30,42 @@ fn asked(env: &TestEnv, url: &str, step: &str) -> String {
     row["taskId"].as_str().unwrap().to_owned()
 }
 
+/// The same answer again (a script or an operator repeating themselves) is idempotent: exit 0,
+/// nothing sent; another text still says there is no question.
+#[test]
+fn the_same_reply_twice_is_sent_once_and_exits_0() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    asked(&env, &a.url(), "trip/room");
+    let out = env.run(["reply", "trip/room", "one room"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let again = env.run(["reply", "trip/room", "one room", "--format", "json"]);
+    assert_eq!(code(&again), 0, "{}{}", stdout(&again), stderr(&again));
+    let lines = json_lines(&again);
+    assert_eq!(lines[1]["outcome"], "already-delivered", "{lines:?}");
+    assert_eq!(received(&a.stats(), "one room").len(), 1);
+    let other = env.run(["reply", "trip/room", "two rooms"]);
+    assert_eq!(code(&other), 2, "{}", stderr(&other));
+}
+
+/// `-` reads the answer from standard input (a long text, or one full of shell metacharacters);
+/// the trailing newline is not part of it.
+#[test]
+fn a_reply_text_of_dash_is_read_from_stdin() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    asked(&env, &a.url(), "trip/stdin");
+    let out = env
+        .cmd()
+        .args(["reply", "trip/stdin", "-"])
+        .write_stdin("one room, 'quoted' $HOME\n")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(received(&a.stats(), "one room, 'quoted' $HOME").len(), 1);
+    assert!(received(&a.stats(), "-").is_empty());
+}
+
 #[test]
 fn a_reply_answers_on_the_same_task_and_exits_0() {
     let env = TestEnv::new();

@@ -67,8 +67,8 @@ pub struct DelegateArgs {
     /// The step, `WORKFLOW/STEP` (a bare name means `default/NAME`).
     #[arg(required_unless_present = "plan", conflicts_with = "plan")]
     pub step: Option<String>,
-    /// The message text.
-    #[arg(required_unless_present = "plan", conflicts_with = "plan")]
+    /// The message text; `-` reads it from standard input.
+    #[arg(required_unless_present = "plan", conflicts_with = "plan", value_parser = crate::cli::text_arg)]
     pub text: Option<String>,
     /// The agent's base URL or Agent Card URL.
     #[arg(long, value_name = "URL", conflicts_with_all = ["skill", "plan"])]

@@ -33,7 +33,8 @@ use crate::sanitize::inert;
 pub struct ReplyArgs {
     /// The step, `WORKFLOW/STEP`.
     pub step: String,
-    /// The answer.
+    /// The answer; `-` reads it from standard input.
+    #[arg(value_parser = crate::cli::text_arg)]
     pub text: String,
 }
 
@@ -47,6 +48,9 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         return Err(CliError::usage("the reply TEXT is empty")
             .hint("give the answer to send, e.g. \"two rooms\"")
             .into());
+    }
+    if let Some(code) = already_delivered(ctx, &name, &args.text)? {
+        return Ok(code);
     }
     let (journal, rec, attempt) = pending_question(ctx, &name)?;
     let out = outgoing(args, &rec, &attempt)?;
@@ -106,6 +110,48 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
     };
     let sent = sender.deliver_reply(&reply, &out, &step).await?;
     report_sent(ctx, &name, &attempt, &reply.message_id, sent)
+}
+
+/// `reply` again with the text already delivered to the step's latest attempt (a script or an
+/// operator repeating themselves): exit 0, nothing sent, instead of "no pending question".
+/// Returns `None` when that is not the case (the caller goes on as usual).
+fn already_delivered(ctx: &Context, name: &StepName, text: &str) -> anyhow::Result<Option<u8>> {
+    if !ctx.journal_path.exists() {
+        return Ok(None);
+    }
+    let journal = ctx.open_journal()?;
+    let Some(attempt) = journal.step(name)?.and_then(|rec| rec.latest().cloned()) else {
+        return Ok(None);
+    };
+    if matches!(
+        attempt.state,
+        AttemptState::InputRequired | AttemptState::AuthRequired
+    ) {
+        return Ok(None);
+    }
+    let Some(reply) = journal
+        .replies(attempt.id)?
+        .into_iter()
+        .rev()
+        .find(|r| r.state == ReplyState::Delivered && r.text == text)
+    else {
+        return Ok(None);
+    };
+    ctx.out.begin("reply")?;
+    report(
+        ctx,
+        name,
+        attempt.number,
+        "DELIVERED",
+        "already-delivered",
+        &json!({"messageId": reply.message_id}),
+        &format!(
+            "{name}: this answer was already delivered (attempt {} is now {}); nothing was sent.",
+            attempt.number, attempt.state
+        ),
+        exit::OK,
+    )
+    .map(Some)
 }
 
 /// Opens the journal and returns the step and its latest attempt, refusing unless that attempt
