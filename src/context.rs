@@ -58,7 +58,8 @@ impl Context {
             global.quiet,
             global.verbose,
             no_color,
-        );
+        )
+        .with_journal(journal_path.display().to_string());
         let display_clock: Arc<dyn Clock> = match var(env::TEST_NOW) {
             Some(s) => {
                 let t = chrono::DateTime::parse_from_rfc3339(&s)

@@ -46,6 +46,9 @@ pub struct Printer {
     stderr_tty: bool,
     /// What the JSON records written so far add up to, for the summary a signal still owes.
     tally: Mutex<Tally>,
+    /// The journal in use as shown to people (a path, or a URL without its password): every
+    /// `summary` record names it.
+    journal: Option<String>,
 }
 
 /// The commands whose JSON output ends with a `summary` record (DESIGN.md §3: every command that
@@ -104,6 +107,7 @@ impl Printer {
             stdout_tty,
             stderr_tty,
             tally: Mutex::default(),
+            journal: None,
         }
     }
 
@@ -158,8 +162,22 @@ impl Printer {
         self.raw(s.as_bytes())
     }
 
-    /// Writes one JSON Lines record to stdout.
+    /// Names the journal in use in every `summary` record.
+    pub fn with_journal(mut self, shown: String) -> Self {
+        self.journal = Some(shown);
+        self
+    }
+
+    /// Writes one JSON Lines record to stdout; a `summary` gains `journal`.
     pub fn record(&self, value: &Value) -> Result<(), BrokenPipe> {
+        if value.get("type").and_then(Value::as_str) == Some("summary")
+            && value.get("journal").is_none()
+            && let (Some(journal), Value::Object(fields)) = (&self.journal, value)
+        {
+            let mut fields = fields.clone();
+            fields.insert("journal".to_owned(), Value::String(journal.clone()));
+            return self.record(&Value::Object(fields));
+        }
         {
             let mut tally = self.tally.lock().unwrap_or_else(PoisonError::into_inner);
             match value.get("type").and_then(Value::as_str) {

@@ -639,7 +639,8 @@ fn json_output_has_begin_actions_and_a_summary() {
     assert_eq!(
         lines[3],
         serde_json::json!({"type": "summary", "command": "delegate",
-                           "outcomes": {"SUBMITTED": 1}, "exitCode": 0})
+                           "outcomes": {"SUBMITTED": 1}, "exitCode": 0,
+                           "journal": env.journal().display().to_string()})
     );
     assert_eq!(lines.len(), 4);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));

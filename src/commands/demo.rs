@@ -571,8 +571,10 @@ async fn story_with(
         exit::FAILURE
     };
     if ctx.out.is_json() {
-        ctx.out
-            .record(&json!({"type": "summary", "ok": ok, "total": total, "exitCode": code}))?;
+        ctx.out.record(
+            &json!({"type": "summary", "ok": ok, "total": total, "exitCode": code,
+                            "journal": journal_path.display().to_string()}),
+        )?;
     }
     Ok(code)
 }

@@ -437,8 +437,9 @@ fn finish(
         "reconcile"
     };
     ctx.out.line(&format!(
-        "{prefix}: {} attempt(s) visited; actions: {counts}; {verdict}.",
-        summary.visited
+        "{prefix}: {} attempt(s) visited in journal `{}`; actions: {counts}; {verdict}.",
+        summary.visited,
+        inert(&ctx.journal_path.display().to_string())
     ))?;
     if summary.unvisited > 0 {
         ctx.out.line(&format!(
