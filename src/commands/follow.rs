@@ -434,6 +434,16 @@ impl Step<'_> {
                     rfc3339(lease.expires_at)
                 ),
             ),
+            FollowEnd::TooLarge(error) => (
+                "too-large",
+                format!(
+                    "{step} needs a human: {}. The task is kept {} as the agent reported it; \
+                     fetch its result from the agent, then `a2a-recover resolve {step} --as \
+                     done|abandoned --reason \"…\"`.",
+                    inert(error),
+                    a.state
+                ),
+            ),
             FollowEnd::Failed { error, .. } => (
                 "failed",
                 format!(

@@ -929,7 +929,9 @@ impl<'a> Pass<'a> {
                     && !matches!(
                         a.state,
                         AttemptState::InputRequired | AttemptState::AuthRequired
-                    );
+                    )
+                    // Past a size limit it needs a human: journaled now, reported as such.
+                    && !self.journal.over_size_limits(a.id, &view)?;
                 if routine {
                     // Still running: group-committed with others (re-read next pass anyway);
                     // nothing at all when it is the row as held (a cron pass over unchanged
@@ -944,7 +946,8 @@ impl<'a> Pass<'a> {
                         "read",
                         seen.as_str(),
                         json!({"taskId": task_id, "question": null}),
-                        exit::WORK_REMAINS,
+                        // Still running, unless a human must look (a size limit passed).
+                        exit::worst(exit::WORK_REMAINS, plan::code_of(row)),
                     )]);
                 }
                 match self.journal.apply_task(a.id, &view, Source::GetTask) {

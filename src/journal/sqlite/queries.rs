@@ -909,6 +909,21 @@ pub(in crate::journal) fn artifacts_of(
     .collect()
 }
 
+/// Returns the size in bytes of each artifact of an attempt (its parts' JSON), read from the
+/// record header: no artifact is loaded.
+pub(in crate::journal) fn artifact_sizes(
+    conn: &Connection,
+    attempt: AttemptId,
+) -> rusqlite::Result<Vec<(String, u64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT artifact_id, octet_length(parts_json) FROM artifacts WHERE attempt_id = ?1",
+    )?;
+    stmt.query_map(params![attempt.0], |r| {
+        Ok((r.get(0)?, u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0)))
+    })?
+    .collect()
+}
+
 /// Inserts or replaces one artifact.
 pub(in crate::journal) fn upsert_artifact(
     conn: &Connection,
@@ -1541,6 +1556,9 @@ const PASS_WHERE: &str = "WHERE s.seq > ?3 AND s.seq <= ?4 AND {IS_LATEST}
        AND (a.state NOT IN ('COMPLETED', 'REPLIED')
             OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL
                 AND (a.effect IS NULL OR a.effect = 'claimed'))
+            OR (a.state = 'COMPLETED'
+                AND EXISTS (SELECT 1 FROM events fe
+                            WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'))
             OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
        AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
        AND (?2 IS NULL OR a.id NOT IN (SELECT value FROM json_each(?2)))";

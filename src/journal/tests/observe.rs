@@ -656,3 +656,104 @@ fn unfinished_attempts_are_the_latest_unresolved_ones() {
     .unwrap();
     assert_eq!(ids(j.unfinished_attempts(&[]).unwrap()), vec![a.id]);
 }
+
+/// Appends are held to `--max-artifact-size` to the byte (the size journaled, its parts'
+/// JSON), one by one and in a batch alike: the chunks that fit are kept, the one past the
+/// limit and every later one are not, the attempt carries `artifact-too-large` and a
+/// `failed-for-good` event, and its state goes on as reported.
+#[test]
+fn appends_past_the_artifact_limit_are_refused_to_the_byte() {
+    let chunk = |text: &str, append: bool| {
+        ArtifactUpdate::from_value(&serde_json::json!({
+            "taskId": "t1", "append": append, "lastChunk": false,
+            "artifact": {"artifactId": "a1", "parts": [{"text": text}]}
+        }))
+        .unwrap()
+    };
+    let texts = ["one ", "two ", "three ", "four ", "five"];
+    // Exactly the first three chunks fit.
+    let parts: Vec<serde_json::Value> = texts[..3]
+        .iter()
+        .map(|t| serde_json::json!({"text": t}))
+        .collect();
+    let limit = serde_json::Value::Array(parts).to_string().len() as u64;
+    let limits = SizeLimits {
+        artifact: limit,
+        task: SizeLimits::DEFAULT_TASK,
+    };
+    let done = view(&task_json(
+        "t1",
+        "TASK_STATE_COMPLETED",
+        "2026-11-30T01:00:09Z",
+    ));
+    for batched in [false, true] {
+        let (_dir, path) = tmp_journal();
+        let (j, a, _) = two_working(&path);
+        let j = j.with_size_limits(limits);
+        let updates: Vec<ArtifactUpdate> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| chunk(t, i > 0))
+            .collect();
+        let over: Vec<bool> = if batched {
+            let mut obs: Vec<StreamObservation> = updates
+                .into_iter()
+                .map(|update| StreamObservation::Artifact { attempt: a, update })
+                .collect();
+            obs.push(StreamObservation::Task {
+                attempt: a,
+                view: done.clone(),
+                source: Source::Stream,
+            });
+            j.apply_observations(&obs)
+                .unwrap()
+                .into_iter()
+                .map(|r| r.unwrap().over_limit)
+                .collect()
+        } else {
+            for u in &updates {
+                j.apply_artifact_update(a, u).unwrap();
+            }
+            j.apply_task(a, &done, Source::Stream).unwrap();
+            Vec::new()
+        };
+        if batched {
+            assert_eq!(over, [false, false, false, true, false, false]);
+        }
+        let arts = j.artifacts(a).unwrap();
+        assert_eq!(arts[0].text(), "one two three ", "batched: {batched}");
+        let held = j.attempt(a).unwrap();
+        assert_eq!(held.state, AttemptState::Completed, "the state as reported");
+        let error = held.error.unwrap_or_default();
+        assert!(error.starts_with(ARTIFACT_TOO_LARGE), "{error}");
+        assert!(is_over_limit(&j.failed_for_good(a).unwrap().unwrap()));
+    }
+}
+
+/// Artifacts each under `--max-artifact-size` but together over `--max-task-size`, in one
+/// snapshot: none of them is journaled, the state is, and the attempt carries `task-too-large`.
+#[test]
+fn a_snapshot_past_the_task_limit_keeps_its_state_not_its_artifacts() {
+    let (_dir, path) = tmp_journal();
+    let (j, a, _) = two_working(&path);
+    let j = j.with_size_limits(SizeLimits {
+        artifact: 1024,
+        task: 1500,
+    });
+    let text = "x".repeat(900);
+    let done = view(&format!(
+        r#"{{"id":"t1","contextId":"ctx-1","status":{{"state":"TASK_STATE_COMPLETED","timestamp":"2026-11-30T01:00:09Z"}},"artifacts":[{{"artifactId":"a1","parts":[{{"text":"{text}"}}]}},{{"artifactId":"a2","parts":[{{"text":"{text}"}}]}}]}}"#
+    ));
+    assert!(j.over_size_limits(a, &done).unwrap());
+    assert!(j.apply_task(a, &done, Source::GetTask).unwrap().changed());
+    assert!(j.artifacts(a).unwrap().is_empty());
+    let held = j.attempt(a).unwrap();
+    assert_eq!(held.state, AttemptState::Completed);
+    assert!(held.error.unwrap_or_default().starts_with(TASK_TOO_LARGE));
+    // Read again: nothing changes, the error stays.
+    assert_eq!(
+        j.apply_task(a, &done, Source::GetTask).unwrap(),
+        Applied::Unchanged
+    );
+    assert!(j.over_size_limits(a, &done).unwrap());
+}
