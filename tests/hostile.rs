@@ -687,9 +687,28 @@ fn check_over_limit(env: &TestEnv, h: &Hostile, step: &str, kind: &str, limits: 
     );
     for _ in 0..2 {
         let mut args = limits.to_vec();
-        args.push("reconcile");
+        args.extend(["--format", "json", "reconcile"]);
         let m = run_capped(env, &args);
         assert_eq!(code(&m.out), 4, "{}\n{}", stdout(&m.out), stderr(&m.out));
+        let records: Vec<Value> = stdout(&m.out)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        let action = records
+            .iter()
+            .find(|r| r["type"] == "action")
+            .expect("an action");
+        assert_eq!(action["outcome"], kind, "{action}");
+        assert!(
+            action["remedy"]["what"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(kind),
+            "{action}"
+        );
+        // Not a failure to compensate: the work probably happened.
+        let summary = records.last().expect("a summary");
+        assert_eq!(summary["compensate"], serde_json::json!([]), "{summary}");
     }
     assert_eq!(h.count("SendMessage"), 1, "never re-delegated");
     assert_eq!(attempts(env, Some(step)).len(), 1);

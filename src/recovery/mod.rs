@@ -51,9 +51,9 @@ use crate::a2a::{TaskView, history_holds};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind, Journal, JournalError,
-    NewAttempt, PassCursor, Reply, ReplyState, SendOutcome, SendRecord, Source, StepRecord,
-    StepSpec,
+    ARTIFACT_TOO_LARGE, Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind,
+    Journal, JournalError, NewAttempt, PassCursor, Reply, ReplyState, SendOutcome, SendRecord,
+    Source, StepRecord, StepSpec, TASK_TOO_LARGE,
 };
 use crate::recovery::plan::{Decision, ReplyCheck, Triage};
 use crate::recovery::send::{Claimed, Mode, Outgoing, ReplySent, Sender, Sent};
@@ -615,8 +615,8 @@ impl<'a> Pass<'a> {
             plan::code_of(&row),
         );
         a.remedy = remedy_line(&row);
-        if row.failed_for_good.is_some() {
-            "failed-for-good".clone_into(&mut a.outcome);
+        if let Some(outcome) = failed_outcome(&row) {
+            outcome.clone_into(&mut a.outcome);
         }
         Ok(a)
     }
@@ -793,8 +793,8 @@ impl<'a> Pass<'a> {
                     plan::code_of(&row),
                 );
                 a.remedy = remedy_line(&row);
-                if row.failed_for_good.is_some() {
-                    "failed-for-good".clone_into(&mut a.outcome);
+                if let Some(outcome) = failed_outcome(&row) {
+                    outcome.clone_into(&mut a.outcome);
                 }
                 Ok(vec![a])
             }
@@ -940,7 +940,7 @@ impl<'a> Pass<'a> {
                     if !unchanged {
                         self.batch.borrow_mut().push((a.id, view));
                     }
-                    return Ok(vec![Self::action(
+                    let mut action = Self::action(
                         row,
                         a.number,
                         "read",
@@ -948,7 +948,12 @@ impl<'a> Pass<'a> {
                         json!({"taskId": task_id, "question": null}),
                         // Still running, unless a human must look (a size limit passed).
                         exit::worst(exit::WORK_REMAINS, plan::code_of(row)),
-                    )]);
+                    );
+                    if let Some(outcome) = failed_outcome(row) {
+                        action.remedy = remedy_line(row);
+                        outcome.clone_into(&mut action.outcome);
+                    }
+                    return Ok(vec![action]);
                 }
                 match self.journal.apply_task(a.id, &view, Source::GetTask) {
                     Ok(_) => {}
@@ -1465,6 +1470,20 @@ fn failure_code(e: &A2aError) -> u8 {
     } else {
         e.exit_code()
     }
+}
+
+/// Returns the outcome of a row with a `failed-for-good` event: `failed-for-good` (its workflow
+/// is then listed for `compensate`), or, for artifacts past a size limit, `artifact-too-large`
+/// / `task-too-large` (the work probably happened: a human decides).
+fn failed_outcome(row: &AttemptRow) -> Option<&'static str> {
+    let reason = row.failed_for_good.as_deref()?;
+    Some(if reason.starts_with(ARTIFACT_TOO_LARGE) {
+        ARTIFACT_TOO_LARGE
+    } else if reason.starts_with(TASK_TOO_LARGE) {
+        TASK_TOO_LARGE
+    } else {
+        "failed-for-good"
+    })
 }
 
 /// Returns what is wrong (with the question or reason) and the command that answers it, for a
