@@ -318,12 +318,7 @@ impl Journal {
             });
         }
         let artifact_id = update.artifact.artifact_id.as_str();
-        let slot = if let Some(i) = touched.position(id, artifact_id) {
-            i
-        } else {
-            let held_artifact = queries::artifact_of(tx, id, artifact_id).map_err(e)?;
-            touched.insert(id, artifact_id, held_artifact)
-        };
+        let slot = touched.slot(tx, id, artifact_id, update).map_err(e)?;
         if let Some(reason) = touched.over_limit(slot, update, limits) {
             touched.budget(tx, id).map_err(e)?.over = true;
             *over_limit = true;
@@ -547,15 +542,40 @@ pub(super) fn view_artifact_ids(view: &TaskView) -> Vec<&str> {
 }
 
 /// The artifacts a batch of stream updates touched, in the order first touched, each as it
-/// stands after the updates so far (`None`: not held) and whether it must be written.
+/// stands after the updates so far and whether it must be written.
 #[derive(Debug, Default)]
 struct ArtifactCache {
-    slots: Vec<(AttemptId, String, Option<Artifact>, bool)>,
-    /// The bytes of each slot's artifact parts, as it stands (0: not held).
-    sizes: Vec<u64>,
+    slots: Vec<Slot>,
     /// Per attempt touched: the bytes of its artifacts as they stand, and whether it went past
     /// a limit.
     budgets: Vec<(AttemptId, Budget)>,
+}
+
+/// One artifact a batch touched.
+#[derive(Debug)]
+struct Slot {
+    attempt: AttemptId,
+    artifact_id: String,
+    held: Held,
+    /// Whether it must be written.
+    dirty: bool,
+    /// The bytes of its parts' JSON as it stands (0: not held).
+    size: u64,
+}
+
+/// An artifact as a batch holds it.
+#[derive(Debug)]
+enum Held {
+    /// Held whole (`None`: not journaled yet): read to be replaced, or new; written whole.
+    Whole(Option<Artifact>),
+    /// A journaled artifact only appended to: its parts are never read. `head` is the artifact
+    /// as it stands without its parts, `journaled` its head as journaled, `added` the parts
+    /// appended in this batch; written as one chunk ([`queries::append_artifact_chunk`]).
+    Tail {
+        journaled: Artifact,
+        head: Artifact,
+        added: Vec<Value>,
+    },
 }
 
 /// What an attempt's artifacts weigh, as they stand in a batch.
@@ -584,6 +604,64 @@ impl ArtifactCache {
         Ok(&mut self.budgets[i].1)
     }
 
+    /// Returns the slot of an artifact for update `u`, read from the journal the first time: an
+    /// append reads only its head (its parts are never loaded), a replacing update the whole
+    /// artifact (to tell whether it changes anything).
+    fn slot(
+        &mut self,
+        tx: &Tx,
+        id: AttemptId,
+        artifact_id: &str,
+        u: &ArtifactUpdate,
+    ) -> SqlResult<usize> {
+        if let Some(i) = self
+            .slots
+            .iter()
+            .position(|s| s.attempt == id && s.artifact_id == artifact_id)
+        {
+            if !u.append
+                && let Held::Tail { head, added, .. } = &self.slots[i].held
+            {
+                // Replaced after appends: compare with the whole of it as it stands.
+                let mut whole = queries::artifact_of(tx, id, artifact_id)?;
+                if let Some(a) = &mut whole {
+                    if let Value::Array(parts) = &mut a.parts {
+                        parts.extend(added.iter().cloned());
+                    }
+                    a.name.clone_from(&head.name);
+                    a.description.clone_from(&head.description);
+                    a.metadata.clone_from(&head.metadata);
+                    a.last_chunk = head.last_chunk;
+                }
+                self.slots[i].held = Held::Whole(whole);
+            }
+            return Ok(i);
+        }
+        let (held, size) = match queries::artifact_head(tx, id, artifact_id)? {
+            Some(h) if u.append && h.parts_are_array => (
+                Held::Tail {
+                    journaled: h.artifact.clone(),
+                    head: h.artifact,
+                    added: Vec::new(),
+                },
+                h.size,
+            ),
+            Some(h) => (
+                Held::Whole(queries::artifact_of(tx, id, artifact_id)?),
+                h.size,
+            ),
+            None => (Held::Whole(None), 0),
+        };
+        self.slots.push(Slot {
+            attempt: id,
+            artifact_id: artifact_id.to_owned(),
+            held,
+            dirty: false,
+            size,
+        });
+        Ok(self.slots.len() - 1)
+    }
+
     /// Returns the error if applying `u` to a slot would take its artifact or its attempt's
     /// past a limit (the update is then not applied); tracks the sizes otherwise. Call it
     /// after [`ArtifactCache::budget`] for the slot's attempt, before [`ArtifactCache::update`].
@@ -593,19 +671,24 @@ impl ArtifactCache {
         u: &ArtifactUpdate,
         limits: SizeLimits,
     ) -> Option<String> {
-        let (id, _, held, _) = &self.slots[slot];
-        let id = *id;
-        let before = self.sizes[slot];
-        let after = match held {
-            Some(old) if u.append => {
-                if old.last_chunk {
+        let s = &self.slots[slot];
+        let (id, before) = (s.attempt, s.size);
+        // The held artifact an append adds to: whether it ends, whether its parts are an array.
+        let appended_to = match &s.held {
+            Held::Tail { head, .. } => Some((head.last_chunk, true)),
+            Held::Whole(Some(old)) => Some((old.last_chunk, old.parts.is_array())),
+            Held::Whole(None) => None,
+        };
+        let after = match appended_to {
+            Some((last_chunk, is_array)) if u.append => {
+                if last_chunk {
                     return None;
                 }
                 let added = u.artifact.parts.as_array().map_or(&[][..], Vec::as_slice);
-                let held_parts = old.parts.as_array().map_or(0, Vec::len);
-                let base = if old.parts.is_array() { before } else { 2 };
+                let base = if is_array { before } else { 2 };
+                // `[]` holds no part: the first one added needs no comma.
                 base + added.iter().map(|p| json_len(p) + 1).sum::<u64>()
-                    - u64::from(held_parts == 0 && !added.is_empty())
+                    - u64::from(base == 2 && !added.is_empty())
             }
             _ => json_len(&u.artifact.parts),
         };
@@ -622,57 +705,44 @@ impl ArtifactCache {
             return Some(task_too_large(total, limits.task));
         }
         budget.total = total;
-        self.sizes[slot] = after;
+        self.slots[slot].size = after;
         None
-    }
-
-    fn position(&self, id: AttemptId, artifact_id: &str) -> Option<usize> {
-        self.slots
-            .iter()
-            .position(|(a, art, _, _)| *a == id && art == artifact_id)
-    }
-
-    fn insert(&mut self, id: AttemptId, artifact_id: &str, held: Option<Artifact>) -> usize {
-        self.sizes
-            .push(held.as_ref().map_or(0, |a| json_len(&a.parts)));
-        self.slots.push((id, artifact_id.to_owned(), held, false));
-        self.slots.len() - 1
     }
 
     /// Applies a stream update to a slot as [`merge_artifact_update`] does, appending in
     /// place; returns whether it changed anything.
     fn update(&mut self, slot: usize, u: &ArtifactUpdate) -> bool {
-        let (_, _, held, dirty) = &mut self.slots[slot];
+        let Slot { held, dirty, .. } = &mut self.slots[slot];
         let v = &u.artifact;
+        let added = v.parts.as_array().map_or(&[][..], Vec::as_slice);
         let changed = match held {
-            Some(old) if u.append => {
+            Held::Tail {
+                head, added: tail, ..
+            } => {
+                if head.last_chunk {
+                    return false;
+                }
+                let changed = merge_head(head, u, !added.is_empty());
+                if changed {
+                    tail.extend(added.iter().cloned());
+                }
+                changed
+            }
+            Held::Whole(Some(old)) if u.append => {
                 if old.last_chunk {
                     return false;
                 }
-                let name = v.name.clone().or_else(|| old.name.clone());
-                let description = v.description.clone().or_else(|| old.description.clone());
-                let metadata = v.metadata.clone().or_else(|| old.metadata.clone());
-                let added = v.parts.as_array().map_or(&[][..], Vec::as_slice);
-                let changed = !added.is_empty()
-                    || !old.parts.is_array()
-                    || name != old.name
-                    || description != old.description
-                    || metadata != old.metadata
-                    || u.last_chunk != old.last_chunk;
+                let changed = merge_head(old, u, !added.is_empty() || !old.parts.is_array());
                 if changed {
                     if let Value::Array(parts) = &mut old.parts {
                         parts.extend(added.iter().cloned());
                     } else {
                         old.parts = Value::Array(added.to_vec());
                     }
-                    old.name = name;
-                    old.description = description;
-                    old.metadata = metadata;
-                    old.last_chunk = u.last_chunk;
                 }
                 changed
             }
-            _ => {
+            Held::Whole(held) => {
                 let new = Artifact {
                     artifact_id: v.artifact_id.clone(),
                     name: v.name.clone(),
@@ -695,38 +765,65 @@ impl ArtifactCache {
     /// Writes the changed artifacts of one attempt and forgets that attempt's slots (a
     /// snapshot is about to read and replace them).
     fn write(&mut self, conn: &Tx, id: AttemptId, now: DateTimeUtc) -> SqlResult<()> {
-        for (a, _, held, dirty) in &self.slots {
-            if *a == id
-                && *dirty
-                && let Some(artifact) = held
-            {
-                queries::upsert_artifact(conn, id, artifact, queries::ms(now))?;
-            }
-        }
-        let mut i = 0;
-        while i < self.slots.len() {
-            if self.slots[i].0 == id {
-                self.slots.remove(i);
-                self.sizes.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        let (mine, others) = std::mem::take(&mut self.slots)
+            .into_iter()
+            .partition(|s| s.attempt == id);
+        self.slots = others;
         self.budgets.retain(|(a, _)| *a != id);
-        Ok(())
+        write_slots(conn, mine, now)
     }
 
     /// Writes every changed artifact, in the order first touched.
     fn write_all(&mut self, conn: &Tx, now: DateTimeUtc) -> SqlResult<()> {
-        self.sizes.clear();
         self.budgets.clear();
-        for (id, _, held, dirty) in self.slots.drain(..) {
-            if dirty && let Some(artifact) = held {
-                queries::upsert_artifact(conn, id, &artifact, queries::ms(now))?;
-            }
-        }
-        Ok(())
+        write_slots(conn, std::mem::take(&mut self.slots), now)
     }
+}
+
+/// Writes the changed slots, in order: whole artifacts whole, appends as one chunk each.
+fn write_slots(conn: &Tx, slots: Vec<Slot>, now: DateTimeUtc) -> SqlResult<()> {
+    for slot in slots.into_iter().filter(|s| s.dirty) {
+        match slot.held {
+            Held::Whole(Some(artifact)) => {
+                queries::upsert_artifact(conn, slot.attempt, &artifact, queries::ms(now))?;
+            }
+            Held::Whole(None) => {}
+            Held::Tail {
+                journaled,
+                head,
+                added,
+            } => queries::append_artifact_chunk(
+                conn,
+                slot.attempt,
+                &journaled,
+                &head,
+                &added,
+                queries::ms(now),
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// Merges an append's name, description, metadata and `lastChunk` into the artifact it adds
+/// to; returns whether anything changed (`adds`: it also adds parts).
+fn merge_head(old: &mut Artifact, u: &ArtifactUpdate, adds: bool) -> bool {
+    let v = &u.artifact;
+    let name = v.name.clone().or_else(|| old.name.clone());
+    let description = v.description.clone().or_else(|| old.description.clone());
+    let metadata = v.metadata.clone().or_else(|| old.metadata.clone());
+    let changed = adds
+        || name != old.name
+        || description != old.description
+        || metadata != old.metadata
+        || u.last_chunk != old.last_chunk;
+    if changed {
+        old.name = name;
+        old.description = description;
+        old.metadata = metadata;
+        old.last_chunk = u.last_chunk;
+    }
+    changed
 }
 
 /// Returns the artifacts of a snapshot that differ from the held ones (a snapshot holds the
