@@ -35,6 +35,16 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = env::MAX_RESPONSE_SIZE, value_name = "BYTES",
           default_value_t = 16 * 1024 * 1024)]
     pub max_response_size: u64,
+    /// Largest one artifact may grow to in the journal, its appended chunks together, in bytes;
+    /// past it the attempt needs a human (exit 4) and is never re-delegated.
+    #[arg(long, global = true, env = env::MAX_ARTIFACT_SIZE, value_name = "BYTES",
+          default_value_t = 64 * 1024 * 1024)]
+    pub max_artifact_size: u64,
+    /// Largest all of a task's artifacts may grow to in the journal together, in bytes; past
+    /// it the attempt needs a human (exit 4) and is never re-delegated.
+    #[arg(long, global = true, env = env::MAX_TASK_SIZE, value_name = "BYTES",
+          default_value_t = 256 * 1024 * 1024)]
+    pub max_task_size: u64,
     /// Print less (errors and data only).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,

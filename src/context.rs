@@ -12,7 +12,7 @@ use crate::clock::{Clock, FixedClock, SystemClock};
 use crate::env;
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{Journal, JournalError};
+use crate::journal::{Journal, JournalError, SizeLimits};
 use crate::output::Printer;
 use crate::paths;
 use crate::recovery::lock::{self, LockError, PassLock};
@@ -38,6 +38,9 @@ pub struct Context {
     pub send_lease_ttl: Duration,
     /// Largest response body or single stream event, in bytes.
     pub max_response_size: u64,
+    /// How large an attempt's artifacts may grow in the journal (`--max-artifact-size`,
+    /// `--max-task-size`).
+    pub size_limits: SizeLimits,
     /// The global flags as given (for re-running ourselves, e.g. `demo`).
     pub global: GlobalArgs,
 }
@@ -79,6 +82,15 @@ impl Context {
             ))
             .hint("use at least 1024 bytes; the default is 16 MiB"));
         }
+        for (flag, value) in [
+            ("--max-artifact-size", global.max_artifact_size),
+            ("--max-task-size", global.max_task_size),
+        ] {
+            if value < 1024 {
+                return Err(CliError::usage(format!("{flag} {value} is too small"))
+                    .hint("use at least 1024 bytes; the defaults are 64 MiB and 256 MiB"));
+            }
+        }
         if global.timeout.is_zero() {
             return Err(CliError::usage("--timeout must be more than zero")
                 .hint("give a duration such as `--timeout 30s` (the default)"));
@@ -97,6 +109,10 @@ impl Context {
             timeout: global.timeout,
             send_lease_ttl,
             max_response_size: global.max_response_size,
+            size_limits: SizeLimits {
+                artifact: global.max_artifact_size,
+                task: global.max_task_size,
+            },
             global: global.clone(),
         })
     }
@@ -119,7 +135,8 @@ impl Context {
     /// warnings; errors name the path.
     pub fn open_journal(&self) -> anyhow::Result<Journal> {
         let journal = Journal::open(&self.journal_path, self.timeout)
-            .with_context(|| self.open_failed(""))?;
+            .with_context(|| self.open_failed(""))?
+            .with_size_limits(self.size_limits);
         self.print_warnings(&journal);
         Ok(journal)
     }

@@ -10,6 +10,10 @@ pub const COLOR: &str = "A2A_RECOVER_COLOR";
 pub const TIMEOUT: &str = "A2A_RECOVER_TIMEOUT";
 /// The response size cap (`--max-response-size`).
 pub const MAX_RESPONSE_SIZE: &str = "A2A_RECOVER_MAX_RESPONSE_SIZE";
+/// The cap on one artifact's accumulated size (`--max-artifact-size`).
+pub const MAX_ARTIFACT_SIZE: &str = "A2A_RECOVER_MAX_ARTIFACT_SIZE";
+/// The cap on all of a task's artifacts (`--max-task-size`).
+pub const MAX_TASK_SIZE: &str = "A2A_RECOVER_MAX_TASK_SIZE";
 /// Disables color in `--color auto` (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// The XDG state directory, for the default journal path.

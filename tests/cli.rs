@@ -18,6 +18,32 @@ fn bad_duration_is_a_usage_error() {
     assert!(stderr(&out).contains("has no unit"), "{}", stderr(&out));
 }
 
+/// The artifact caps are validated like `--max-response-size`, from the flag or the
+/// environment, before anything is touched.
+#[test]
+fn artifact_caps_below_a_kib_are_usage_errors() {
+    let env = TestEnv::new();
+    let out = env.run(["--max-artifact-size", "100", "inspect"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("--max-artifact-size 100 is too small"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env
+        .cmd()
+        .env("A2A_RECOVER_MAX_TASK_SIZE", "10")
+        .arg("inspect")
+        .output()
+        .expect("run binary");
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("--max-task-size 10 is too small"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// Logs (`-v`) piped into a file are plain text: no escape codes, as for every other output
 /// that is not a terminal; `--color always` still colors them.
 #[test]

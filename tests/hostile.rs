@@ -658,3 +658,191 @@ fn a_stamp_far_in_the_future_does_not_hide_the_next_status() {
     assert_eq!(a["state"], "INPUT_REQUIRED", "{a}");
     assert_eq!(a["pendingQuestion"], "which date?", "{a}");
 }
+
+/// Peak resident memory of a run whose artifacts are held to a 1 MiB cap, in KiB: the stream
+/// brings 16 MiB, the journal keeps at most the cap, so the child stays far below the
+/// O(artifact) figure (the whole 16 MiB artifact cost about 7× itself before the cap).
+const CAPPED_RSS_BOUND_KIB: u64 = 48 * 1024;
+
+/// Runs the binary with the size flags of a capped run and asserts its peak memory.
+fn run_capped(env: &TestEnv, args: &[&str]) -> Measured {
+    let m = run(env, args);
+    assert!(
+        m.peak_rss_kib < CAPPED_RSS_BOUND_KIB,
+        "`{}` peaked at {} KiB (bound {CAPPED_RSS_BOUND_KIB} KiB)",
+        args.join(" "),
+        m.peak_rss_kib
+    );
+    m
+}
+
+/// The `inspect --pending --format json` records of a journal.
+fn pending(env: &TestEnv) -> Vec<Value> {
+    let out = env.run(["inspect", "--pending", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
+        .filter(|v| v["type"] == "attempt")
+        .collect()
+}
+
+/// Checks that a step's attempt is journaled as over a size limit (`kind`: its error), needs
+/// a human with a remedy saying so, and that a `reconcile` reports it (exit 4) without ever
+/// sending again.
+fn check_over_limit(env: &TestEnv, h: &Hostile, step: &str, kind: &str, limits: &[&str]) {
+    let a = attempt(env, step);
+    let error = a["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with(kind), "{a}");
+    assert!(events(env, step).iter().any(|k| k == "failed-for-good"));
+    let pending = pending(env);
+    let row = pending
+        .iter()
+        .find(|r| format!("{}/{}", r["workflow"], r["step"]).replace('"', "") == step)
+        .unwrap_or_else(|| panic!("{step} is not pending: {pending:?}"));
+    let what = row["remedy"]["what"].as_str().unwrap_or_default();
+    assert!(what.contains("size limit"), "{}", row["remedy"]);
+    assert!(
+        row["error"].as_str().unwrap_or_default().starts_with(kind),
+        "{row}"
+    );
+    assert!(
+        row["remedy"]["command"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(&format!("a2a-recover resolve {step} --as done|abandoned")),
+        "{}",
+        row["remedy"]
+    );
+    for _ in 0..2 {
+        let mut args = limits.to_vec();
+        args.extend(["--format", "json", "reconcile"]);
+        let m = run_capped(env, &args);
+        assert_eq!(code(&m.out), 4, "{}\n{}", stdout(&m.out), stderr(&m.out));
+        let records: Vec<Value> = stdout(&m.out)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect();
+        let action = records
+            .iter()
+            .find(|r| r["type"] == "action")
+            .expect("an action");
+        assert_eq!(action["outcome"], kind, "{action}");
+        assert!(
+            action["remedy"]["what"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(kind),
+            "{action}"
+        );
+        // Not a failure to compensate: the work probably happened.
+        let summary = records.last().expect("a summary");
+        assert_eq!(summary["compensate"], serde_json::json!([]), "{summary}");
+    }
+    assert_eq!(h.count("SendMessage"), 1, "never re-delegated");
+    assert_eq!(attempts(env, Some(step)).len(), 1);
+}
+
+/// Many small appended chunks (2,000 × 8 KiB, each far under `--max-response-size`) past
+/// `--max-artifact-size 1048576`: `delegate --follow` stops at the cap with exit 4, the remote
+/// state is kept as reported, the attempt carries `artifact-too-large`, the journal holds no
+/// more than the cap, memory stays bounded by the cap, and nothing is ever sent again.
+#[test]
+fn many_small_appended_chunks_stop_at_the_artifact_cap_exit_4() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_mode(Mode::SseAppendChunks {
+        artifacts: 1,
+        chunks: 2000,
+        chunk_bytes: 8192,
+    });
+    let limits = ["--max-artifact-size", "1048576"];
+    let mut args = limits.to_vec();
+    args.extend([
+        "delegate",
+        "w/big",
+        "--agent",
+        h.url(),
+        "--follow",
+        "book a room",
+    ]);
+    let m = run_capped(&env, &args);
+    assert_eq!(code(&m.out), 4, "{}\n{}", stdout(&m.out), stderr(&m.out));
+    assert!(
+        stdout(&m.out).contains("needs a human: artifact-too-large"),
+        "{}",
+        stdout(&m.out)
+    );
+    let a = attempt(&env, "w/big");
+    assert_eq!(a["state"], "WORKING", "the remote state as reported: {a}");
+    // What the journal holds of the artifact: under the cap, never the whole stream.
+    let out = env.run(["inspect", "w/big", "--format", "json"]);
+    assert!(
+        stdout(&out).len() < 2 * 1024 * 1024,
+        "{}",
+        stdout(&out).len()
+    );
+    check_over_limit(&env, &h, "w/big", "artifact-too-large", &limits);
+    // `follow` again: the rest of the stream is read but not kept; still exit 4.
+    let mut args = limits.to_vec();
+    args.extend(["follow", "w/big"]);
+    let m = run_capped(&env, &args);
+    assert_eq!(code(&m.out), 4, "{}\n{}", stdout(&m.out), stderr(&m.out));
+    assert_eq!(attempt(&env, "w/big")["state"], "COMPLETED");
+    check_over_limit(&env, &h, "w/big", "artifact-too-large", &limits);
+}
+
+/// A task whose artifacts are each under `--max-artifact-size` but together over
+/// `--max-task-size`, read by `reconcile` with GetTask: exit 4, COMPLETED kept as reported,
+/// `task-too-large` journaled, never re-delegated.
+#[test]
+fn artifacts_past_the_task_cap_need_a_human_exit_4() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let m = delegate(&env, &h, "w/many");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    h.set_script(Script {
+        state: "TASK_STATE_COMPLETED".to_owned(),
+        artifact_names: ["a", "b", "c", "d"].map(str::to_owned).to_vec(),
+        artifact_bytes: 200_000,
+        ..Script::default()
+    });
+    h.restyle_tasks();
+    let limits = ["--max-artifact-size", "262144", "--max-task-size", "524288"];
+    let mut args = limits.to_vec();
+    args.push("reconcile");
+    let m = run_capped(&env, &args);
+    assert_eq!(code(&m.out), 4, "{}\n{}", stdout(&m.out), stderr(&m.out));
+    let a = attempt(&env, "w/many");
+    assert_eq!(a["state"], "COMPLETED", "{a}");
+    check_over_limit(&env, &h, "w/many", "task-too-large", &limits);
+}
+
+/// The same stream under the default caps (64 MiB, 256 MiB) is journaled whole: the caps
+/// refuse only what is past them.
+#[test]
+fn appended_chunks_under_the_default_caps_are_journaled_whole() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_mode(Mode::SseAppendChunks {
+        artifacts: 2,
+        chunks: 64,
+        chunk_bytes: 8192,
+    });
+    let m = run(
+        &env,
+        &[
+            "delegate",
+            "w/fits",
+            "--agent",
+            h.url(),
+            "--follow",
+            "book a room",
+        ],
+    );
+    assert_eq!(code(&m.out), 0, "{}\n{}", stdout(&m.out), stderr(&m.out));
+    let a = attempt(&env, "w/fits");
+    assert_eq!(a["state"], "COMPLETED", "{a}");
+    assert!(a["error"].is_null(), "{a}");
+    assert!(pending(&env).is_empty());
+}

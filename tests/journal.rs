@@ -85,7 +85,7 @@ fn a_v2_journal_opens_with_the_current_binary() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, a2a_recover::journal::migrate::LATEST);
     let indexes: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE 'events%' ORDER BY name")
         .unwrap()
@@ -112,10 +112,11 @@ fn a_journal_from_a_newer_version_is_read_only() {
     let env = TestEnv::new();
     // A newer journal holds every released migration (they are append-only), then more.
     let dump = format!(
-        "{}\n{}\n{}",
+        "{}\n{}\n{}\n{}",
         fixture("v1.sql"),
         include_str!("../src/journal/migrations/0002_decisions.sql"),
-        include_str!("../src/journal/migrations/0003_pending_and_prune.sql")
+        include_str!("../src/journal/migrations/0003_pending_and_prune.sql"),
+        include_str!("../src/journal/migrations/0004_artifact_chunks.sql")
     )
     .replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
     load_dump(&env, &dump);

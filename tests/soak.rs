@@ -924,20 +924,28 @@ impl Soak {
         }
     }
 
-    /// The artifacts of an attempt, `name` → text.
+    /// The artifacts of an attempt, `name` → text: each artifact's own parts, then those of
+    /// its appended chunks in order (docs/journal.md, version 4).
     fn artifacts(conn: &rusqlite::Connection, attempt: i64) -> BTreeMap<String, String> {
-        conn.prepare("SELECT artifact_id, parts_json FROM artifacts WHERE attempt_id = ?1")
-            .unwrap()
-            .query_map([attempt], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .unwrap()
-            .map(|r| {
-                let (id, parts) = r.unwrap();
-                let parts: Value = serde_json::from_str(&parts).unwrap();
-                (id, a2a_recover::a2a::parts_text(&parts))
-            })
-            .collect()
+        conn.prepare(
+            "SELECT artifact_id, parts_json, 0 FROM artifacts WHERE attempt_id = ?1
+             UNION ALL
+             SELECT artifact_id, parts_json, seq FROM artifact_chunks WHERE attempt_id = ?1
+             ORDER BY 1, 3",
+        )
+        .unwrap()
+        .query_map([attempt], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })
+        .unwrap()
+        .fold(BTreeMap::new(), |mut all, r| {
+            let (id, parts) = r.unwrap();
+            let parts: Value = serde_json::from_str(&parts).unwrap();
+            all.entry(id)
+                .or_insert_with(String::new)
+                .push_str(&a2a_recover::a2a::parts_text(&parts));
+            all
+        })
     }
 }
 

@@ -349,6 +349,10 @@ impl Step<'_> {
         Ok(self.ended(show, &outcome))
     }
 
+    #[expect(
+        clippy::too_many_lines,
+        reason = "a table: one line and record per way a follow ends"
+    )]
     fn ended(&self, show: &Show<'_>, o: &FollowOutcome) -> (u8, Summary) {
         let step = self.name().to_string();
         let a = &o.attempt;
@@ -417,6 +421,16 @@ impl Step<'_> {
                     lease.pid,
                     inert(&lease.host),
                     rfc3339(lease.expires_at)
+                ),
+            ),
+            FollowEnd::TooLarge(error) => (
+                "too-large",
+                format!(
+                    "{step} needs a human: {}. The task is kept {} as the agent reported it; \
+                     fetch its result from the agent, then `a2a-recover resolve {step} --as \
+                     done|abandoned --reason \"…\"`.",
+                    inert(error),
+                    a.state
                 ),
             ),
             FollowEnd::Failed { error, .. } => (

@@ -271,6 +271,7 @@ fn end_name(end: &FollowEnd) -> &'static str {
         FollowEnd::Terminal(_) => "terminal",
         FollowEnd::Interrupted(_) => "interrupted",
         FollowEnd::Lost => "lost",
+        FollowEnd::TooLarge(_) => "too-large",
         FollowEnd::Deadline => "deadline",
         FollowEnd::ReconnectsSpent => "reconnects-spent",
         FollowEnd::HeldElsewhere(_) => "held-elsewhere",

@@ -199,6 +199,37 @@ pub struct Journal {
     version: i64,
     warnings: Vec<String>,
     clock: Arc<dyn Clock>,
+    limits: SizeLimits,
+}
+
+/// How large the artifacts of one attempt may grow in the journal (`--max-artifact-size`,
+/// `--max-task-size`), each measured as the bytes of its parts' JSON as journaled.
+///
+/// An observation that would take an artifact, or all of a task's, past a limit is journaled
+/// without its artifacts; the attempt gets an `artifact-too-large` (or `task-too-large`) error
+/// and a `failed-for-good` event, and no artifact of it is journaled any more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeLimits {
+    /// The largest one artifact may grow to, its appends accumulated.
+    pub artifact: u64,
+    /// The largest all of a task's artifacts may grow to together.
+    pub task: u64,
+}
+
+impl SizeLimits {
+    /// The default of `--max-artifact-size`: 64 MiB.
+    pub const DEFAULT_ARTIFACT: u64 = 64 * 1024 * 1024;
+    /// The default of `--max-task-size`: 256 MiB.
+    pub const DEFAULT_TASK: u64 = 256 * 1024 * 1024;
+}
+
+impl Default for SizeLimits {
+    fn default() -> Self {
+        Self {
+            artifact: Self::DEFAULT_ARTIFACT,
+            task: Self::DEFAULT_TASK,
+        }
+    }
 }
 
 // A pass shares one `&Journal` between concurrent tasks.
@@ -245,6 +276,9 @@ pub struct Recorded {
     pub applied: Applied,
     /// The id of the event it appended (`None` when nothing changed).
     pub event: Option<i64>,
+    /// Whether it took an artifact or the task past a [`SizeLimits`] limit (its artifacts
+    /// were not journaled; the attempt now needs a human).
+    pub over_limit: bool,
 }
 
 type DateTimeUtc = chrono::DateTime<chrono::Utc>;

@@ -8,8 +8,9 @@ use super::change::{Change, Wanted};
 use super::queries::{self, NewEvent};
 use super::sqlite::{SqlError, SqlResult, Tx};
 use super::{
-    Applied, Artifact, Attempt, AttemptId, DateTimeUtc, Freshness, Journal, JournalError,
-    Observation, Recorded, Source, StreamObservation, message_text,
+    ARTIFACT_TOO_LARGE, Applied, Artifact, Attempt, AttemptId, DateTimeUtc, Freshness, Journal,
+    JournalError, Observation, Recorded, SizeLimits, Source, StreamObservation, TASK_TOO_LARGE,
+    is_over_limit, message_text,
 };
 use crate::a2a::{ArtifactUpdate, ArtifactView, TaskView};
 
@@ -29,10 +30,12 @@ impl Journal {
         source: Source,
     ) -> Result<Applied, JournalError> {
         let ids = view_artifact_ids(view);
+        let limits = self.limits;
         self.write_if_changed("journal the task", |tx, e, now| {
             let (applied, _) =
                 Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
-                    Self::task_change(held, artifacts, view, source)
+                    let change = Self::task_change(held, artifacts, view, source)?;
+                    Self::limit_change(tx, &e, now, limits, held, change, &mut false)
                 })?;
             let changed = applied.changed();
             Ok((applied, changed))
@@ -52,13 +55,15 @@ impl Journal {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
+        let limits = self.limits;
         self.write_if_changed("journal the tasks", |tx, e, now| {
             let mut out = Vec::with_capacity(batch.len());
             for (id, view) in batch {
                 let ids = view_artifact_ids(view);
                 let (applied, _) =
                     Self::change_in(tx, &e, now, *id, Wanted::Only(&ids), |held, artifacts| {
-                        Self::task_change(held, artifacts, view, source)
+                        let change = Self::task_change(held, artifacts, view, source)?;
+                        Self::limit_change(tx, &e, now, limits, held, change, &mut false)
                     })?;
                 out.push(applied);
             }
@@ -155,8 +160,9 @@ impl Journal {
         id: AttemptId,
         update: &ArtifactUpdate,
     ) -> Result<Applied, JournalError> {
+        let limits = self.limits;
         self.write_if_changed("journal the artifact", |tx, e, now| {
-            let (applied, _) = Self::artifact_change_in(tx, &e, now, id, update)?;
+            let (applied, _) = Self::artifact_change_in(tx, &e, now, limits, id, update)?;
             let changed = applied.changed();
             Ok((applied, changed))
         })
@@ -167,6 +173,7 @@ impl Journal {
         tx: &Tx,
         e: &impl Fn(SqlError) -> JournalError,
         now: chrono::DateTime<chrono::Utc>,
+        limits: SizeLimits,
         id: AttemptId,
         update: &ArtifactUpdate,
     ) -> Result<(Applied, Option<i64>), JournalError> {
@@ -193,7 +200,7 @@ impl Journal {
                     return Ok(None);
                 }
                 let merged = merged.into_iter().collect::<Vec<_>>();
-                Ok(Some(Change {
+                let change = Some(Change {
                     next: held.clone(),
                     detail: json!({
                         "source": Source::Stream.as_str(),
@@ -204,7 +211,8 @@ impl Journal {
                     artifacts: merged,
                     kind: "artifact",
                     force_event: false,
-                }))
+                });
+                Self::limit_change(tx, e, now, limits, held, change, &mut false)
             },
         )
     }
@@ -223,6 +231,7 @@ impl Journal {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
+        let limits = self.limits;
         self.write_if_changed("journal the stream events", |tx, e, now| {
             let mut out = Vec::with_capacity(batch.len());
             // The artifacts that stream updates of this batch touched, as they stand, written once
@@ -230,6 +239,7 @@ impl Journal {
             // whole artifact for each chunk.
             let mut touched = ArtifactCache::default();
             for obs in batch {
+                let mut over_limit = false;
                 let done = match obs {
                     StreamObservation::Task {
                         attempt,
@@ -242,15 +252,28 @@ impl Journal {
                             touched.write(tx, *attempt, now).map_err(&e)?;
                         }
                         Self::change_in(tx, &e, now, *attempt, Wanted::Only(&ids), |held, arts| {
-                            Self::task_change(held, arts, view, *source)
+                            let change = Self::task_change(held, arts, view, *source)?;
+                            Self::limit_change(tx, &e, now, limits, held, change, &mut over_limit)
                         })
                     }
                     StreamObservation::Artifact { attempt, update } => {
-                        Self::cached_artifact_change(tx, &e, now, *attempt, update, &mut touched)
+                        Self::cached_artifact_change(
+                            tx,
+                            &e,
+                            now,
+                            (limits, &mut over_limit),
+                            *attempt,
+                            update,
+                            &mut touched,
+                        )
                     }
                 };
                 match done {
-                    Ok((applied, event)) => out.push(Ok(Recorded { applied, event })),
+                    Ok((applied, event)) => out.push(Ok(Recorded {
+                        applied,
+                        event,
+                        over_limit,
+                    })),
                     // Refused before anything of it was written: the rest of the batch goes on.
                     Err(
                         err @ (JournalError::TaskMismatch { .. }
@@ -275,10 +298,15 @@ impl Journal {
         tx: &Tx,
         e: &impl Fn(SqlError) -> JournalError,
         now: chrono::DateTime<chrono::Utc>,
+        (limits, over_limit): (SizeLimits, &mut bool),
         id: AttemptId,
         update: &ArtifactUpdate,
         touched: &mut ArtifactCache,
     ) -> Result<(Applied, Option<i64>), JournalError> {
+        // Past a limit no artifact of the attempt is read or kept any more.
+        if touched.budget(tx, id).map_err(e)?.over {
+            return Ok((Applied::Unchanged, None));
+        }
         let held = queries::attempt_by_id(tx, id)
             .map_err(e)?
             .ok_or(JournalError::UnknownAttempt(id.0))?;
@@ -290,12 +318,23 @@ impl Journal {
             });
         }
         let artifact_id = update.artifact.artifact_id.as_str();
-        let slot = if let Some(i) = touched.position(id, artifact_id) {
-            i
-        } else {
-            let held_artifact = queries::artifact_of(tx, id, artifact_id).map_err(e)?;
-            touched.insert(id, artifact_id, held_artifact)
-        };
+        let slot = touched.slot(tx, id, artifact_id, update).map_err(e)?;
+        if let Some(reason) = touched.over_limit(slot, update, limits) {
+            touched.budget(tx, id).map_err(e)?.over = true;
+            *over_limit = true;
+            let mut next = held.clone();
+            next.error = Some(reason.clone());
+            next.updated_at = now;
+            queries::update_attempt_from(tx, &held, &next).map_err(e)?;
+            let event = Self::insert_over_limit_event(tx, e, now, &held, &reason)?;
+            return Ok((
+                Applied::Changed {
+                    from: held.state,
+                    to: held.state,
+                },
+                Some(event),
+            ));
+        }
         if !touched.update(slot, update) {
             return Ok((Applied::Unchanged, None));
         }
@@ -331,6 +370,167 @@ impl Journal {
     }
 }
 
+impl Journal {
+    /// Returns whether journaling `view` would find the attempt past a [`SizeLimits`] limit
+    /// (already, or by the artifacts `view` brings); reads nothing when it brings none.
+    pub fn over_size_limits(&self, id: AttemptId, view: &TaskView) -> Result<bool, JournalError> {
+        if view.artifacts.as_ref().is_none_or(Vec::is_empty) {
+            return Ok(false);
+        }
+        let limits = self.limits;
+        self.read("read the attempt's artifacts", |c| {
+            if queries::failed_for_good(c, id)?.is_some_and(|r| is_over_limit(&r)) {
+                return Ok(true);
+            }
+            let seen = view.artifacts.as_deref().unwrap_or_default();
+            let sizes: Vec<u64> = seen.iter().map(|a| json_len(&a.parts)).collect();
+            let others: u64 = queries::artifact_sizes(c, id)?
+                .into_iter()
+                .filter(|(held, _)| !seen.iter().any(|a| a.artifact_id == *held))
+                .map(|(_, n)| n)
+                .sum();
+            Ok(sizes.iter().any(|n| *n > limits.artifact)
+                || others + sizes.iter().sum::<u64>() > limits.task)
+        })
+    }
+}
+
+impl Journal {
+    /// Holds a change's artifacts to the [`SizeLimits`]: when they would take one artifact or
+    /// all of the attempt's past a limit, none of them is written, the attempt's `error` says
+    /// which limit, and a `failed-for-good` event records it (sets `over_limit`). The rest of
+    /// the change (the remote state, as reported) is kept. Once an attempt went past a limit,
+    /// no artifact of it is written any more.
+    pub(super) fn limit_change(
+        tx: &Tx,
+        e: &impl Fn(SqlError) -> JournalError,
+        now: DateTimeUtc,
+        limits: SizeLimits,
+        held: &Attempt,
+        change: Option<Change>,
+        over_limit: &mut bool,
+    ) -> Result<Option<Change>, JournalError> {
+        let Some(mut change) = change else {
+            return Ok(None);
+        };
+        // The error stays while the attempt is past a limit (a new state does not clear it).
+        if change.next.error.is_none() && held.error.as_deref().is_some_and(is_over_limit) {
+            change.next.error.clone_from(&held.error);
+        }
+        if change.artifacts.is_empty() {
+            return Ok(Some(change));
+        }
+        let reason = match queries::failed_for_good(tx, held.id).map_err(e)? {
+            Some(reason) if is_over_limit(&reason) => Some((reason, false)),
+            _ => {
+                let sizes: Vec<u64> = change
+                    .artifacts
+                    .iter()
+                    .map(|a| json_len(&a.parts))
+                    .collect();
+                let others: u64 = queries::artifact_sizes(tx, held.id)
+                    .map_err(e)?
+                    .into_iter()
+                    .filter(|(id, _)| !change.artifacts.iter().any(|a| a.artifact_id == *id))
+                    .map(|(_, n)| n)
+                    .sum();
+                let total = others + sizes.iter().sum::<u64>();
+                let too_large = change
+                    .artifacts
+                    .iter()
+                    .zip(&sizes)
+                    .find(|(_, n)| **n > limits.artifact);
+                if let Some((a, n)) = too_large {
+                    Some((
+                        artifact_too_large(&a.artifact_id, *n, limits.artifact),
+                        true,
+                    ))
+                } else if total > limits.task {
+                    Some((task_too_large(total, limits.task), true))
+                } else {
+                    None
+                }
+            }
+        };
+        let Some((reason, first)) = reason else {
+            return Ok(Some(change));
+        };
+        change.artifacts.clear();
+        change.next.error = Some(reason.clone());
+        // The raw task is kept only when something else of it changed.
+        let mut rest = change.next.clone();
+        rest.last_task_json.clone_from(&held.last_task_json);
+        if rest == *held {
+            change.next = rest;
+        }
+        if first {
+            Self::insert_over_limit_event(tx, e, now, held, &reason)?;
+            *over_limit = true;
+        }
+        Ok(Some(change))
+    }
+
+    /// Appends the `failed-for-good` event of an attempt that went past a size limit; returns
+    /// its id.
+    fn insert_over_limit_event(
+        tx: &Tx,
+        e: &impl Fn(SqlError) -> JournalError,
+        now: DateTimeUtc,
+        held: &Attempt,
+        reason: &str,
+    ) -> Result<i64, JournalError> {
+        queries::insert_event(
+            tx,
+            &NewEvent {
+                at: queries::ms(now),
+                workflow: None,
+                step: Some(held.step_id),
+                attempt: Some(held.id),
+                kind: "failed-for-good",
+                from: Some(held.state.as_str()),
+                to: Some(held.state.as_str()),
+                detail: Some(&json!({"reason": reason})),
+            },
+        )
+        .map_err(e)?;
+        Ok(queries::last_insert_id(tx))
+    }
+}
+
+/// The error of an artifact past `--max-artifact-size`.
+fn artifact_too_large(artifact_id: &str, size: u64, limit: u64) -> String {
+    format!(
+        "{ARTIFACT_TOO_LARGE}: artifact `{artifact_id}` would reach {size} bytes, over \
+         --max-artifact-size ({limit} bytes); the journal holds it as it was before"
+    )
+}
+
+/// The error of a task's artifacts past `--max-task-size`.
+fn task_too_large(size: u64, limit: u64) -> String {
+    format!(
+        "{TASK_TOO_LARGE}: the task's artifacts would reach {size} bytes, over --max-task-size \
+         ({limit} bytes); the journal holds them as they were before"
+    )
+}
+
+/// Returns the bytes of `v` as compact JSON (what the journal stores), without building it.
+pub(super) fn json_len(v: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` to a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, v);
+    count.0
+}
+
 /// Returns the artifact ids a task view names (a snapshot replaces only those).
 pub(super) fn view_artifact_ids(view: &TaskView) -> Vec<&str> {
     view.artifacts
@@ -342,58 +542,207 @@ pub(super) fn view_artifact_ids(view: &TaskView) -> Vec<&str> {
 }
 
 /// The artifacts a batch of stream updates touched, in the order first touched, each as it
-/// stands after the updates so far (`None`: not held) and whether it must be written.
+/// stands after the updates so far and whether it must be written.
 #[derive(Debug, Default)]
 struct ArtifactCache {
-    slots: Vec<(AttemptId, String, Option<Artifact>, bool)>,
+    slots: Vec<Slot>,
+    /// Per attempt touched: the bytes of its artifacts as they stand, and whether it went past
+    /// a limit.
+    budgets: Vec<(AttemptId, Budget)>,
+}
+
+/// One artifact a batch touched.
+#[derive(Debug)]
+struct Slot {
+    attempt: AttemptId,
+    artifact_id: String,
+    held: Held,
+    /// Whether it must be written.
+    dirty: bool,
+    /// The bytes of its parts' JSON as it stands (0: not held).
+    size: u64,
+}
+
+/// An artifact as a batch holds it.
+#[derive(Debug)]
+enum Held {
+    /// Held whole (`None`: not journaled yet): read to be replaced, or new; written whole.
+    Whole(Option<Artifact>),
+    /// A journaled artifact only appended to: its parts are never read. `head` is the artifact
+    /// as it stands without its parts, `journaled` its head as journaled, `added` the parts
+    /// appended in this batch; written as one chunk ([`queries::append_artifact_chunk`]).
+    Tail {
+        journaled: Artifact,
+        head: Artifact,
+        added: Vec<Value>,
+    },
+}
+
+/// What an attempt's artifacts weigh, as they stand in a batch.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    /// Bytes of all its artifacts' parts.
+    total: u64,
+    /// Whether it went past a size limit (nothing of its artifacts is kept any more).
+    over: bool,
 }
 
 impl ArtifactCache {
-    fn position(&self, id: AttemptId, artifact_id: &str) -> Option<usize> {
-        self.slots
-            .iter()
-            .position(|(a, art, _, _)| *a == id && art == artifact_id)
+    /// Returns the budget of an attempt, read from the journal the first time.
+    fn budget(&mut self, tx: &Tx, id: AttemptId) -> SqlResult<&mut Budget> {
+        let i = if let Some(i) = self.budgets.iter().position(|(a, _)| *a == id) {
+            i
+        } else {
+            let over = queries::failed_for_good(tx, id)?.is_some_and(|r| is_over_limit(&r));
+            let total = queries::artifact_sizes(tx, id)?
+                .into_iter()
+                .map(|(_, n)| n)
+                .sum();
+            self.budgets.push((id, Budget { total, over }));
+            self.budgets.len() - 1
+        };
+        Ok(&mut self.budgets[i].1)
     }
 
-    fn insert(&mut self, id: AttemptId, artifact_id: &str, held: Option<Artifact>) -> usize {
-        self.slots.push((id, artifact_id.to_owned(), held, false));
-        self.slots.len() - 1
+    /// Returns the slot of an artifact for update `u`, read from the journal the first time: an
+    /// append reads only its head (its parts are never loaded), a replacing update the whole
+    /// artifact (to tell whether it changes anything).
+    fn slot(
+        &mut self,
+        tx: &Tx,
+        id: AttemptId,
+        artifact_id: &str,
+        u: &ArtifactUpdate,
+    ) -> SqlResult<usize> {
+        if let Some(i) = self
+            .slots
+            .iter()
+            .position(|s| s.attempt == id && s.artifact_id == artifact_id)
+        {
+            if !u.append
+                && let Held::Tail { head, added, .. } = &self.slots[i].held
+            {
+                // Replaced after appends: compare with the whole of it as it stands.
+                let mut whole = queries::artifact_of(tx, id, artifact_id)?;
+                if let Some(a) = &mut whole {
+                    if let Value::Array(parts) = &mut a.parts {
+                        parts.extend(added.iter().cloned());
+                    }
+                    a.name.clone_from(&head.name);
+                    a.description.clone_from(&head.description);
+                    a.metadata.clone_from(&head.metadata);
+                    a.last_chunk = head.last_chunk;
+                }
+                self.slots[i].held = Held::Whole(whole);
+            }
+            return Ok(i);
+        }
+        let (held, size) = match queries::artifact_head(tx, id, artifact_id)? {
+            Some(h) if u.append && h.parts_are_array => (
+                Held::Tail {
+                    journaled: h.artifact.clone(),
+                    head: h.artifact,
+                    added: Vec::new(),
+                },
+                h.size,
+            ),
+            Some(h) => (
+                Held::Whole(queries::artifact_of(tx, id, artifact_id)?),
+                h.size,
+            ),
+            None => (Held::Whole(None), 0),
+        };
+        self.slots.push(Slot {
+            attempt: id,
+            artifact_id: artifact_id.to_owned(),
+            held,
+            dirty: false,
+            size,
+        });
+        Ok(self.slots.len() - 1)
+    }
+
+    /// Returns the error if applying `u` to a slot would take its artifact or its attempt's
+    /// past a limit (the update is then not applied); tracks the sizes otherwise. Call it
+    /// after [`ArtifactCache::budget`] for the slot's attempt, before [`ArtifactCache::update`].
+    fn over_limit(
+        &mut self,
+        slot: usize,
+        u: &ArtifactUpdate,
+        limits: SizeLimits,
+    ) -> Option<String> {
+        let s = &self.slots[slot];
+        let (id, before) = (s.attempt, s.size);
+        // The held artifact an append adds to: whether it ends, whether its parts are an array.
+        let appended_to = match &s.held {
+            Held::Tail { head, .. } => Some((head.last_chunk, true)),
+            Held::Whole(Some(old)) => Some((old.last_chunk, old.parts.is_array())),
+            Held::Whole(None) => None,
+        };
+        let after = match appended_to {
+            Some((last_chunk, is_array)) if u.append => {
+                if last_chunk {
+                    return None;
+                }
+                let added = u.artifact.parts.as_array().map_or(&[][..], Vec::as_slice);
+                let base = if is_array { before } else { 2 };
+                // `[]` holds no part: the first one added needs no comma.
+                base + added.iter().map(|p| json_len(p) + 1).sum::<u64>()
+                    - u64::from(base == 2 && !added.is_empty())
+            }
+            _ => json_len(&u.artifact.parts),
+        };
+        let budget = &mut self.budgets.iter_mut().find(|(a, _)| *a == id)?.1;
+        let total = budget.total - before.min(budget.total) + after;
+        if after > limits.artifact {
+            return Some(artifact_too_large(
+                &u.artifact.artifact_id,
+                after,
+                limits.artifact,
+            ));
+        }
+        if total > limits.task {
+            return Some(task_too_large(total, limits.task));
+        }
+        budget.total = total;
+        self.slots[slot].size = after;
+        None
     }
 
     /// Applies a stream update to a slot as [`merge_artifact_update`] does, appending in
     /// place; returns whether it changed anything.
     fn update(&mut self, slot: usize, u: &ArtifactUpdate) -> bool {
-        let (_, _, held, dirty) = &mut self.slots[slot];
+        let Slot { held, dirty, .. } = &mut self.slots[slot];
         let v = &u.artifact;
+        let added = v.parts.as_array().map_or(&[][..], Vec::as_slice);
         let changed = match held {
-            Some(old) if u.append => {
+            Held::Tail {
+                head, added: tail, ..
+            } => {
+                if head.last_chunk {
+                    return false;
+                }
+                let changed = merge_head(head, u, !added.is_empty());
+                if changed {
+                    tail.extend(added.iter().cloned());
+                }
+                changed
+            }
+            Held::Whole(Some(old)) if u.append => {
                 if old.last_chunk {
                     return false;
                 }
-                let name = v.name.clone().or_else(|| old.name.clone());
-                let description = v.description.clone().or_else(|| old.description.clone());
-                let metadata = v.metadata.clone().or_else(|| old.metadata.clone());
-                let added = v.parts.as_array().map_or(&[][..], Vec::as_slice);
-                let changed = !added.is_empty()
-                    || !old.parts.is_array()
-                    || name != old.name
-                    || description != old.description
-                    || metadata != old.metadata
-                    || u.last_chunk != old.last_chunk;
+                let changed = merge_head(old, u, !added.is_empty() || !old.parts.is_array());
                 if changed {
                     if let Value::Array(parts) = &mut old.parts {
                         parts.extend(added.iter().cloned());
                     } else {
                         old.parts = Value::Array(added.to_vec());
                     }
-                    old.name = name;
-                    old.description = description;
-                    old.metadata = metadata;
-                    old.last_chunk = u.last_chunk;
                 }
                 changed
             }
-            _ => {
+            Held::Whole(held) => {
                 let new = Artifact {
                     artifact_id: v.artifact_id.clone(),
                     name: v.name.clone(),
@@ -416,27 +765,65 @@ impl ArtifactCache {
     /// Writes the changed artifacts of one attempt and forgets that attempt's slots (a
     /// snapshot is about to read and replace them).
     fn write(&mut self, conn: &Tx, id: AttemptId, now: DateTimeUtc) -> SqlResult<()> {
-        for (a, _, held, dirty) in &self.slots {
-            if *a == id
-                && *dirty
-                && let Some(artifact) = held
-            {
-                queries::upsert_artifact(conn, id, artifact, queries::ms(now))?;
-            }
-        }
-        self.slots.retain(|(a, _, _, _)| *a != id);
-        Ok(())
+        let (mine, others) = std::mem::take(&mut self.slots)
+            .into_iter()
+            .partition(|s| s.attempt == id);
+        self.slots = others;
+        self.budgets.retain(|(a, _)| *a != id);
+        write_slots(conn, mine, now)
     }
 
     /// Writes every changed artifact, in the order first touched.
     fn write_all(&mut self, conn: &Tx, now: DateTimeUtc) -> SqlResult<()> {
-        for (id, _, held, dirty) in self.slots.drain(..) {
-            if dirty && let Some(artifact) = held {
-                queries::upsert_artifact(conn, id, &artifact, queries::ms(now))?;
-            }
-        }
-        Ok(())
+        self.budgets.clear();
+        write_slots(conn, std::mem::take(&mut self.slots), now)
     }
+}
+
+/// Writes the changed slots, in order: whole artifacts whole, appends as one chunk each.
+fn write_slots(conn: &Tx, slots: Vec<Slot>, now: DateTimeUtc) -> SqlResult<()> {
+    for slot in slots.into_iter().filter(|s| s.dirty) {
+        match slot.held {
+            Held::Whole(Some(artifact)) => {
+                queries::upsert_artifact(conn, slot.attempt, &artifact, queries::ms(now))?;
+            }
+            Held::Whole(None) => {}
+            Held::Tail {
+                journaled,
+                head,
+                added,
+            } => queries::append_artifact_chunk(
+                conn,
+                slot.attempt,
+                &journaled,
+                &head,
+                &added,
+                queries::ms(now),
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// Merges an append's name, description, metadata and `lastChunk` into the artifact it adds
+/// to; returns whether anything changed (`adds`: it also adds parts).
+fn merge_head(old: &mut Artifact, u: &ArtifactUpdate, adds: bool) -> bool {
+    let v = &u.artifact;
+    let name = v.name.clone().or_else(|| old.name.clone());
+    let description = v.description.clone().or_else(|| old.description.clone());
+    let metadata = v.metadata.clone().or_else(|| old.metadata.clone());
+    let changed = adds
+        || name != old.name
+        || description != old.description
+        || metadata != old.metadata
+        || u.last_chunk != old.last_chunk;
+    if changed {
+        old.name = name;
+        old.description = description;
+        old.metadata = metadata;
+        old.last_chunk = u.last_chunk;
+    }
+    changed
 }
 
 /// Returns the artifacts of a snapshot that differ from the held ones (a snapshot holds the

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::sqlite::Store;
-use super::{Access, Journal, JournalError, file, migrate};
+use super::{Access, Journal, JournalError, SizeLimits, file, migrate};
 use crate::clock::{Clock, SystemClock};
 
 impl Journal {
@@ -29,6 +29,7 @@ impl Journal {
             version: found.max(migrate::LATEST),
             warnings,
             clock: Arc::new(SystemClock),
+            limits: SizeLimits::default(),
         })
     }
 
@@ -55,6 +56,7 @@ impl Journal {
             version: found,
             warnings,
             clock: Arc::new(SystemClock),
+            limits: SizeLimits::default(),
         })
     }
 
@@ -62,6 +64,17 @@ impl Journal {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
         self
+    }
+
+    /// Replaces the artifact size limits (`--max-artifact-size`, `--max-task-size`).
+    pub fn with_size_limits(mut self, limits: SizeLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Returns the artifact size limits observations are held to.
+    pub fn size_limits(&self) -> SizeLimits {
+        self.limits
     }
 
     /// Returns the journal's path.

@@ -119,7 +119,8 @@ impl Journal {
     /// clock (a batch send's group commits run on it, on their own thread).
     pub fn reopen(&self) -> Result<Self, JournalError> {
         Ok(Self::open(self.path(), self.store.busy_timeout())?
-            .with_clock(std::sync::Arc::clone(&self.clock)))
+            .with_clock(std::sync::Arc::clone(&self.clock))
+            .with_size_limits(self.limits))
     }
 
     /// Returns the attempt as [`Journal::apply_task`] would leave it after `view` (its
@@ -179,6 +180,7 @@ impl Journal {
         if records.is_empty() {
             return Ok(Vec::new());
         }
+        let limits = self.limits;
         // Always committed: every record releases its lease.
         self.write_if_changed("journal the answers", |tx, e, now| {
             let mut accepting = BTreeSet::new();
@@ -189,7 +191,8 @@ impl Journal {
                     SendOutcome::Task(view, source) => {
                         let ids = view_artifact_ids(view);
                         Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
-                            Self::task_change(held, arts, view, *source)
+                            let change = Self::task_change(held, arts, view, *source)?;
+                            Self::limit_change(tx, &e, now, limits, held, change, &mut false)
                         })
                     }
                     SendOutcome::DirectReply {

@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 use crate::a2a::{RemoteState, message_text};
 use crate::exit;
 use crate::journal::model::{
-    Agent, Attempt, AttemptRow, AttemptState, Binding, EffectState, Resolution, StepSpec,
-    WorkflowState,
+    Agent, Attempt, AttemptRow, AttemptState, Binding, EffectState, RemedyKind, Resolution,
+    StepSpec, WorkflowState,
 };
 
 /// The bucket an attempt falls in, decided from the journal alone.
@@ -82,6 +82,10 @@ pub fn decide_settled(
     candidates: &[Agent],
 ) -> Settlement {
     let a = &row.attempt;
+    // Its artifacts went past a size limit: the work probably happened, never re-delegate.
+    if row.remedy_kind() == Some(RemedyKind::TooLarge) {
+        return Settlement::NeedsHuman;
+    }
     match a.state {
         AttemptState::Completed => {
             if spec.effect.is_some() && matches!(a.effect, None | Some(EffectState::Claimed)) {

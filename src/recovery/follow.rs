@@ -71,7 +71,7 @@ use crate::a2a::{ArtifactUpdate, TaskView};
 use crate::crash::{self, Point};
 use crate::journal::{
     Applied, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError, Lease,
-    Recorded, Source, StepName, StreamObservation,
+    Recorded, Source, StepName, StreamObservation, is_over_limit,
 };
 use crate::recovery::commit::{Done, Queue};
 
@@ -238,6 +238,10 @@ pub enum FollowEnd {
     ReconnectsSpent,
     /// Another live process holds the attempt's lease; nothing was read.
     HeldElsewhere(Lease),
+    /// An artifact, or all of the task's, went past `--max-artifact-size` / `--max-task-size`
+    /// (the error, as journaled): the remote state is kept as reported, the artifacts past the
+    /// limit are not, and a human must look (the work probably happened).
+    TooLarge(String),
     /// The agent refused to be read, or answered over the size cap; retrying cannot help.
     Failed {
         /// The error, one inert line.
@@ -275,7 +279,9 @@ impl FollowOutcome {
         use crate::exit;
         match &self.end {
             FollowEnd::Terminal(_) => exit::OK,
-            FollowEnd::Interrupted(_) | FollowEnd::Lost => exit::NEEDS_HUMAN,
+            FollowEnd::Interrupted(_) | FollowEnd::Lost | FollowEnd::TooLarge(_) => {
+                exit::NEEDS_HUMAN
+            }
             FollowEnd::Deadline | FollowEnd::ReconnectsSpent | FollowEnd::HeldElsewhere(_) => {
                 exit::WORK_REMAINS
             }
@@ -647,7 +653,22 @@ struct Follower<'a, R> {
 }
 
 impl<R: Remote> Follower<'_, R> {
+    /// Returns [`FollowEnd::TooLarge`] if the attempt's artifacts went past a size limit.
+    fn over_limit_end(&self) -> Result<Option<FollowEnd>, JournalError> {
+        Ok(self
+            .journal
+            .failed_for_good(self.target.attempt)?
+            .filter(|reason| is_over_limit(reason))
+            .map(FollowEnd::TooLarge))
+    }
+
     fn outcome(&self, end: FollowEnd) -> Result<FollowOutcome, JournalError> {
+        // A terminal task whose artifacts went past a limit (read at the end, say) needs a
+        // human all the same.
+        let end = match end {
+            FollowEnd::Terminal(_) => self.over_limit_end()?.unwrap_or(end),
+            end => end,
+        };
         Ok(FollowOutcome {
             end,
             attempt: self.journal.attempt(self.target.attempt)?,
@@ -1005,6 +1026,7 @@ impl<R: Remote> Follower<'_, R> {
                 PendingResult::Nothing => Recorded {
                     applied: Applied::Unchanged,
                     event: None,
+                    over_limit: false,
                 },
                 PendingResult::Queued(rx) => match rx.await {
                     Ok(result) => result?,
@@ -1014,6 +1036,12 @@ impl<R: Remote> Follower<'_, R> {
             unchanged |= !recorded.applied.changed();
             if end.is_none() {
                 end = self.settled(p.source, recorded);
+                // Past a size limit the rest of the stream is of no use: stop reading it.
+                if recorded.over_limit {
+                    end = Some(self.over_limit_end()?.unwrap_or(FollowEnd::TooLarge(
+                        crate::journal::ARTIFACT_TOO_LARGE.to_owned(),
+                    )));
+                }
             }
         }
         // An observation that changed nothing may have found the journal already moved on by

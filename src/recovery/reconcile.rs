@@ -48,8 +48,9 @@ use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, retry_re
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind, Journal, JournalError,
-    NewAttempt, PassCursor, Reply, SendOutcome, SendRecord, Source, StepRecord, StepSpec,
+    ARTIFACT_TOO_LARGE, Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind,
+    Journal, JournalError, NewAttempt, PassCursor, Reply, SendOutcome, SendRecord, Source,
+    StepRecord, StepSpec, TASK_TOO_LARGE,
 };
 use crate::recovery::commit::Queue;
 use crate::recovery::decide::{self, Settlement, Triage};
@@ -464,8 +465,8 @@ impl<'a> Pass<'a> {
             decide::code_of(&row),
         );
         a.remedy = remedy_line(&row);
-        if row.failed_for_good.is_some() {
-            "failed-for-good".clone_into(&mut a.outcome);
+        if let Some(outcome) = failed_outcome(&row) {
+            outcome.clone_into(&mut a.outcome);
         }
         Ok(a)
     }
@@ -643,8 +644,8 @@ impl<'a> Pass<'a> {
                     decide::code_of(&row),
                 );
                 a.remedy = remedy_line(&row);
-                if row.failed_for_good.is_some() {
-                    "failed-for-good".clone_into(&mut a.outcome);
+                if let Some(outcome) = failed_outcome(&row) {
+                    outcome.clone_into(&mut a.outcome);
                 }
                 Ok(vec![a])
             }
@@ -762,6 +763,24 @@ impl<'a> Pass<'a> {
     ///
     /// A read needs only the row (credential variable, endpoint, cross-origin permission): the
     /// step and its other attempts are read from the journal only if the task turned terminal.
+    /// The action of a read that found the task still running: exit 3, unless a human must
+    /// look (its artifacts passed a size limit).
+    fn still_running(row: &AttemptRow, seen: AttemptState, task_id: &str) -> Action {
+        let mut action = Self::action(
+            row,
+            row.attempt.number,
+            "read",
+            seen.as_str(),
+            json!({"taskId": task_id, "question": null}),
+            exit::worst(exit::WORK_REMAINS, decide::code_of(row)),
+        );
+        if let Some(outcome) = failed_outcome(row) {
+            action.remedy = remedy_line(row);
+            outcome.clone_into(&mut action.outcome);
+        }
+        action
+    }
+
     async fn read(&self, row: &AttemptRow, rec: &StepOf<'_>) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
         let endpoint = match self.read_endpoint(row)? {
@@ -791,7 +810,9 @@ impl<'a> Pass<'a> {
                     && !matches!(
                         a.state,
                         AttemptState::InputRequired | AttemptState::AuthRequired
-                    );
+                    )
+                    // Past a size limit it needs a human: journaled now, reported as such.
+                    && !self.journal.over_size_limits(a.id, &view)?;
                 if routine {
                     // Still running: group-committed with others (re-read next pass anyway);
                     // nothing at all when it is the row as held (a cron pass over unchanged
@@ -800,14 +821,7 @@ impl<'a> Pass<'a> {
                     if !unchanged {
                         self.reads.push((a.id, view));
                     }
-                    return Ok(vec![Self::action(
-                        row,
-                        a.number,
-                        "read",
-                        seen.as_str(),
-                        json!({"taskId": task_id, "question": null}),
-                        exit::WORK_REMAINS,
-                    )]);
+                    return Ok(vec![Self::still_running(row, seen, &task_id)]);
                 }
                 match self.journal.apply_task(a.id, &view, Source::GetTask) {
                     Ok(_) => {}
@@ -1032,6 +1046,20 @@ fn failure_code(e: &A2aError) -> u8 {
     } else {
         e.exit_code()
     }
+}
+
+/// Returns the outcome of a row with a `failed-for-good` event: `failed-for-good` (its workflow
+/// is then listed for `compensate`), or, for artifacts past a size limit, `artifact-too-large`
+/// / `task-too-large` (the work probably happened: a human decides).
+fn failed_outcome(row: &AttemptRow) -> Option<&'static str> {
+    let reason = row.failed_for_good.as_deref()?;
+    Some(if reason.starts_with(ARTIFACT_TOO_LARGE) {
+        ARTIFACT_TOO_LARGE
+    } else if reason.starts_with(TASK_TOO_LARGE) {
+        TASK_TOO_LARGE
+    } else {
+        "failed-for-good"
+    })
 }
 
 /// Returns what is wrong (with the question or reason) and the command that answers it, for a

@@ -60,7 +60,7 @@ impl Remedy {
                 format!("a2a-recover resolve {s} --as done|retry|abandoned --reason \"…\"")
             }
             RemedyKind::FailedForGood => format!("a2a-recover compensate {}", s.workflow),
-            RemedyKind::Effect => {
+            RemedyKind::Effect | RemedyKind::TooLarge => {
                 format!("a2a-recover resolve {s} --as done|abandoned --reason \"…\"")
             }
         }
@@ -114,6 +114,10 @@ impl Remedy {
             RemedyKind::Lost => "the agent forgot the task",
             RemedyKind::FailedForGood => "the step failed for good",
             RemedyKind::Effect => "the effect is not verified",
+            RemedyKind::TooLarge => {
+                "its artifacts went past a size limit and are not all journaled (the work \
+                 probably happened: fetch the result from the agent, then resolve)"
+            }
         }
     }
 }

@@ -54,6 +54,18 @@ pub enum Mode {
     /// `200 text/event-stream`: the task's snapshot, then a complete `data:` line every 200 ms
     /// and never the blank line that would end the event.
     SseEndlessEvent,
+    /// `SubscribeToTask`: the task's snapshot, then, for each of `artifacts` artifacts, `chunks`
+    /// `artifactUpdate` events of one `chunk_bytes` text part each (the first replaces, the
+    /// others `append: true`, the last `lastChunk: true`), produced lazily, then a COMPLETED
+    /// `statusUpdate`. Every chunk is small; their sum is not. Other methods are honest.
+    SseAppendChunks {
+        /// Artifacts streamed, one after the other.
+        artifacts: usize,
+        /// Chunks per artifact.
+        chunks: usize,
+        /// Bytes of each chunk's text.
+        chunk_bytes: usize,
+    },
     /// A JSON-RPC error with this code and message.
     RpcError(i64, String),
     /// HTTP 401 whose body quotes the `Authorization` header the agent received.
@@ -90,6 +102,8 @@ pub struct Script {
     pub timestamp: Option<String>,
     /// A stream sends a `statusUpdate` repeating the task's status after its snapshot.
     pub repeat_status: bool,
+    /// Each artifact's text part is padded with `z` to at least this many bytes.
+    pub artifact_bytes: usize,
 }
 
 impl Default for Script {
@@ -102,6 +116,7 @@ impl Default for Script {
             task_prefix: "task-".to_owned(),
             timestamp: None,
             repeat_status: false,
+            artifact_bytes: 0,
         }
     }
 }
@@ -271,7 +286,20 @@ fn answer(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Respo
     let created = (method == "SendMessage").then(|| create_task(shared, &params));
     let mode = shared.mode.lock().unwrap().clone().unwrap_or(Mode::Honest);
     match mode {
-        Mode::Honest => honest(shared, &method, &id, &params, created),
+        Mode::SseAppendChunks {
+            artifacts,
+            chunks,
+            chunk_bytes,
+        } if method == "SubscribeToTask" => {
+            let task = result_for(shared, "GetTask", &params, None);
+            if task.is_null() {
+                return honest(shared, &method, &id, &params, created);
+            }
+            append_chunks(&id, &task, artifacts, chunks, chunk_bytes)
+        }
+        Mode::Honest | Mode::SseAppendChunks { .. } => {
+            honest(shared, &method, &id, &params, created)
+        }
         Mode::MalformedJson => plain(
             StatusCode::OK,
             "application/json",
@@ -474,7 +502,7 @@ fn style_task(task: &mut Value, script: &Script) {
         .enumerate()
         .map(|(i, name)| {
             json!({"artifactId": format!("a-{i}"), "name": name,
-                   "parts": [{"text": format!("content of {name}")}]})
+                   "parts": [{"text": padded(format!("content of {name}"), script.artifact_bytes)}]})
         })
         .collect();
     if artifacts.is_empty() {
@@ -552,6 +580,47 @@ fn honest(
             &json!({"code": -32601, "message": "Method not found"}),
         ),
     }
+}
+
+/// `text` padded with `z` to at least `len` bytes.
+fn padded(mut text: String, len: usize) -> String {
+    while text.len() < len {
+        text.push('z');
+    }
+    text
+}
+
+/// The event stream of [`Mode::SseAppendChunks`], produced as it is read.
+fn append_chunks(
+    id: &Value,
+    task: &Value,
+    artifacts: usize,
+    chunks: usize,
+    chunk_bytes: usize,
+) -> Response {
+    let (id, task) = (id.clone(), task.clone());
+    let text = "c".repeat(chunk_bytes);
+    let event = move |n: usize| -> Bytes {
+        let result = if n == 0 {
+            json!({"task": task})
+        } else if n <= artifacts * chunks {
+            let (artifact, chunk) = ((n - 1) / chunks, (n - 1) % chunks);
+            json!({"artifactUpdate": {
+                "taskId": task["id"], "contextId": task["contextId"],
+                "artifact": {"artifactId": format!("big-{artifact}"),
+                             "name": format!("big{artifact}"),
+                             "parts": [{"text": text}]},
+                "append": chunk > 0, "lastChunk": chunk + 1 == chunks}})
+        } else {
+            json!({"statusUpdate": {"taskId": task["id"], "contextId": task["contextId"],
+                   "status": {"state": "TASK_STATE_COMPLETED", "timestamp": now()}}})
+        };
+        let line = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        Bytes::from(format!("data: {line}\n\n"))
+    };
+    let total = artifacts * chunks + 2;
+    let body = futures_util::stream::iter((0..total).map(move |n| Ok::<_, Infallible>(event(n))));
+    plain(StatusCode::OK, "text/event-stream", Body::from_stream(body))
 }
 
 fn rpc(id: &Value, member: &str, value: &Value) -> Response {

@@ -375,6 +375,9 @@ impl AttemptRow {
             return None;
         }
         let a = &self.attempt;
+        if self.failed_for_good.as_deref().is_some_and(is_over_limit) {
+            return Some(RemedyKind::TooLarge);
+        }
         let failed_for_good = matches!(a.state, AttemptState::Failed | AttemptState::Rejected)
             && (matches!(self.binding, Binding::Agent(_)) || a.number >= self.max_attempts)
             || (a.state == AttemptState::Canceled && a.cancel_requested_at.is_none())
@@ -413,6 +416,22 @@ pub enum RemedyKind {
     FailedForGood,
     /// An effect unverified or a compensation failed.
     Effect,
+    /// An artifact, or all of a task's, went past `--max-artifact-size` / `--max-task-size`:
+    /// the work probably happened, but the journal does not hold all of its result.
+    TooLarge,
+}
+
+/// The error (and `failed-for-good` reason) of an attempt an artifact took past
+/// `--max-artifact-size`.
+pub const ARTIFACT_TOO_LARGE: &str = "artifact-too-large";
+/// The error (and `failed-for-good` reason) of an attempt whose artifacts together went past
+/// `--max-task-size`.
+pub const TASK_TOO_LARGE: &str = "task-too-large";
+
+/// Returns whether a `failed-for-good` reason (or an attempt's error) says its artifacts went
+/// past a size limit ([`ARTIFACT_TOO_LARGE`], [`TASK_TOO_LARGE`]).
+pub fn is_over_limit(reason: &str) -> bool {
+    reason.starts_with(ARTIFACT_TOO_LARGE) || reason.starts_with(TASK_TOO_LARGE)
 }
 
 /// What `inspect` lists.

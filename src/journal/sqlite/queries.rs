@@ -851,14 +851,81 @@ pub(in crate::journal) fn artifact_of(
         "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
          FROM artifacts WHERE attempt_id = ?1 AND artifact_id = ?2",
     )?
+    .query_row(params![attempt.0, artifact_id], artifact_from_row)
+    .optional()?
+    .map(|mut a| {
+        let mut stmt = conn.prepare_cached(
+            "SELECT parts_json FROM artifact_chunks
+             WHERE attempt_id = ?1 AND artifact_id = ?2 ORDER BY seq",
+        )?;
+        let mut rows = stmt.query(params![attempt.0, artifact_id])?;
+        while let Some(r) = rows.next()? {
+            extend_parts(&mut a.parts, json_opt(r, 0)?);
+        }
+        Ok(a)
+    })
+    .transpose()
+}
+
+/// An artifact from the columns `artifact_id, name, description, parts_json, metadata_json,
+/// last_chunk` (its own parts only, without its chunks).
+fn artifact_from_row(r: &Row<'_>) -> rusqlite::Result<Artifact> {
+    Ok(Artifact {
+        artifact_id: r.get(0)?,
+        name: r.get(1)?,
+        description: r.get(2)?,
+        parts: json_opt(r, 3)?.unwrap_or(Value::Null),
+        metadata: json_opt(r, 4)?,
+        last_chunk: r.get(5)?,
+    })
+}
+
+/// Appends a chunk's parts (a JSON array) to an artifact's parts as read.
+fn extend_parts(parts: &mut Value, chunk: Option<Value>) {
+    let Some(Value::Array(added)) = chunk else {
+        return;
+    };
+    match parts {
+        Value::Array(held) => held.extend(added),
+        // Chunks are only written after an array of parts.
+        _ => *parts = Value::Array(added),
+    }
+}
+
+/// What an artifact holds but its parts: enough to append to it without reading them.
+#[derive(Debug, Clone, PartialEq)]
+pub(in crate::journal) struct ArtifactHead {
+    /// The artifact, its `parts` an empty array.
+    pub(in crate::journal) artifact: Artifact,
+    /// Whether its parts are a JSON array (an append adds to them).
+    pub(in crate::journal) parts_are_array: bool,
+    /// The bytes of its parts' JSON, chunks included (as [`artifact_sizes`]).
+    pub(in crate::journal) size: u64,
+}
+
+/// Returns an artifact's head (all but its parts), if it is held; reads no part.
+pub(in crate::journal) fn artifact_head(
+    conn: &Connection,
+    attempt: AttemptId,
+    artifact_id: &str,
+) -> rusqlite::Result<Option<ArtifactHead>> {
+    conn.prepare_cached(&format!(
+        "SELECT artifact_id, name, description, metadata_json, last_chunk,
+             json_type(parts_json) = 'array', {ARTIFACT_SIZE}
+         FROM artifacts ar WHERE attempt_id = ?1 AND artifact_id = ?2"
+    ))?
     .query_row(params![attempt.0, artifact_id], |r| {
-        Ok(Artifact {
-            artifact_id: r.get(0)?,
-            name: r.get(1)?,
-            description: r.get(2)?,
-            parts: json_opt(r, 3)?.unwrap_or(Value::Null),
-            metadata: json_opt(r, 4)?,
-            last_chunk: r.get(5)?,
+        Ok(ArtifactHead {
+            artifact: Artifact {
+                artifact_id: r.get(0)?,
+                name: r.get(1)?,
+                description: r.get(2)?,
+                parts: Value::Array(Vec::new()),
+                metadata: json_opt(r, 3)?,
+                last_chunk: r.get(4)?,
+            },
+            parts_are_array: r.get(5)?,
+            size: u64::try_from(r.get::<_, i64>(6)?).unwrap_or(0),
         })
     })
     .optional()
@@ -896,15 +963,40 @@ pub(in crate::journal) fn artifacts_of(
         "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
          FROM artifacts WHERE attempt_id = ?1 ORDER BY created_at, rowid",
     )?;
+    let mut all: Vec<Artifact> = stmt
+        .query_map(params![attempt.0], artifact_from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT artifact_id, parts_json FROM artifact_chunks WHERE attempt_id = ?1
+         ORDER BY artifact_id, seq",
+    )?;
+    let mut rows = stmt.query(params![attempt.0])?;
+    while let Some(r) = rows.next()? {
+        let artifact_id: String = r.get(0)?;
+        if let Some(a) = all.iter_mut().find(|a| a.artifact_id == artifact_id) {
+            extend_parts(&mut a.parts, json_opt(r, 1)?);
+        }
+    }
+    Ok(all)
+}
+
+/// The bytes of an artifact's parts' JSON (`ar`), its chunks joined in: each chunk adds its
+/// array but for the brackets, plus a comma. Read from record headers: no part is loaded.
+const ARTIFACT_SIZE: &str = "octet_length(ar.parts_json)
+     + COALESCE((SELECT SUM(octet_length(c.parts_json) - 1) FROM artifact_chunks c
+                 WHERE c.attempt_id = ar.attempt_id AND c.artifact_id = ar.artifact_id), 0)";
+
+/// Returns the size in bytes of each artifact of an attempt (its parts' JSON, chunks joined):
+/// no artifact is loaded.
+pub(in crate::journal) fn artifact_sizes(
+    conn: &Connection,
+    attempt: AttemptId,
+) -> rusqlite::Result<Vec<(String, u64)>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT artifact_id, {ARTIFACT_SIZE} FROM artifacts ar WHERE attempt_id = ?1"
+    ))?;
     stmt.query_map(params![attempt.0], |r| {
-        Ok(Artifact {
-            artifact_id: r.get(0)?,
-            name: r.get(1)?,
-            description: r.get(2)?,
-            parts: json_opt(r, 3)?.unwrap_or(Value::Null),
-            metadata: json_opt(r, 4)?,
-            last_chunk: r.get(5)?,
-        })
+        Ok((r.get(0)?, u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0)))
     })?
     .collect()
 }
@@ -935,6 +1027,59 @@ pub(in crate::journal) fn upsert_artifact(
         a.last_chunk,
         now
     ])?;
+    // The parts are whole again: the appended chunks are in them.
+    conn.prepare_cached("DELETE FROM artifact_chunks WHERE attempt_id = ?1 AND artifact_id = ?2")?
+        .execute(params![attempt.0, a.artifact_id])?;
+    Ok(())
+}
+
+/// Appends parts to a held artifact as one chunk (nothing when `added` is empty), and writes
+/// its head (`a`'s name, description, metadata and `last_chunk`) only when it differs from
+/// `held`: an append writes the chunk, not the artifact.
+pub(in crate::journal) fn append_artifact_chunk(
+    conn: &Connection,
+    attempt: AttemptId,
+    held: &Artifact,
+    a: &Artifact,
+    added: &[Value],
+    now: i64,
+) -> rusqlite::Result<()> {
+    if !added.is_empty() {
+        conn.prepare_cached(
+            "INSERT INTO artifact_chunks (attempt_id, artifact_id, seq, parts_json, created_at)
+             VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifact_chunks
+                              WHERE attempt_id = ?1 AND artifact_id = ?2), ?3, ?4)",
+        )?
+        .execute(params![
+            attempt.0,
+            a.artifact_id,
+            Value::Array(added.to_vec()).to_string(),
+            now
+        ])?;
+    }
+    if (&a.name, &a.description, &a.metadata, a.last_chunk)
+        != (
+            &held.name,
+            &held.description,
+            &held.metadata,
+            held.last_chunk,
+        )
+    {
+        conn.prepare_cached(
+            "UPDATE artifacts SET name = ?3, description = ?4, metadata_json = ?5,
+                 last_chunk = ?6, updated_at = ?7
+             WHERE attempt_id = ?1 AND artifact_id = ?2",
+        )?
+        .execute(params![
+            attempt.0,
+            a.artifact_id,
+            a.name,
+            a.description,
+            to_json(a.metadata.as_ref()),
+            a.last_chunk,
+            now
+        ])?;
+    }
     Ok(())
 }
 
@@ -1541,6 +1686,9 @@ const PASS_WHERE: &str = "WHERE s.seq > ?3 AND s.seq <= ?4 AND {IS_LATEST}
        AND (a.state NOT IN ('COMPLETED', 'REPLIED')
             OR (a.state = 'COMPLETED' AND s.effect_json IS NOT NULL
                 AND (a.effect IS NULL OR a.effect = 'claimed'))
+            OR (a.state = 'COMPLETED'
+                AND EXISTS (SELECT 1 FROM events fe
+                            WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'))
             OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
        AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
        AND (?2 IS NULL OR a.id NOT IN (SELECT value FROM json_each(?2)))";

@@ -660,3 +660,304 @@ fn unfinished_attempts_are_the_latest_unresolved_ones() {
     .unwrap();
     assert_eq!(ids(j.unfinished_attempts(&[]).unwrap()), vec![a.id]);
 }
+
+/// Appends are held to `--max-artifact-size` to the byte (the size journaled, its parts'
+/// JSON), one by one and in a batch alike: the chunks that fit are kept, the one past the
+/// limit and every later one are not, the attempt carries `artifact-too-large` and a
+/// `failed-for-good` event, and its state goes on as reported.
+#[test]
+fn appends_past_the_artifact_limit_are_refused_to_the_byte() {
+    let chunk = |text: &str, append: bool| {
+        ArtifactUpdate::from_value(&serde_json::json!({
+            "taskId": "t1", "append": append, "lastChunk": false,
+            "artifact": {"artifactId": "a1", "parts": [{"text": text}]}
+        }))
+        .unwrap()
+    };
+    let texts = ["one ", "two ", "three ", "four ", "five"];
+    // Exactly the first three chunks fit.
+    let parts: Vec<serde_json::Value> = texts[..3]
+        .iter()
+        .map(|t| serde_json::json!({"text": t}))
+        .collect();
+    let limit = serde_json::Value::Array(parts).to_string().len() as u64;
+    let limits = SizeLimits {
+        artifact: limit,
+        task: SizeLimits::DEFAULT_TASK,
+    };
+    let done = view(&task_json(
+        "t1",
+        "TASK_STATE_COMPLETED",
+        "2026-11-30T01:00:09Z",
+    ));
+    // One by one, in one batch, and each in its own batch (appends then go to chunks, sized
+    // from the journal without reading the parts).
+    for (batched, each) in [(false, false), (true, false), (true, true)] {
+        let (_dir, path) = tmp_journal();
+        let (j, a, _) = two_working(&path);
+        let j = j.with_size_limits(limits);
+        let updates: Vec<ArtifactUpdate> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| chunk(t, i > 0))
+            .collect();
+        let over: Vec<bool> = if batched {
+            let mut obs: Vec<StreamObservation> = updates
+                .into_iter()
+                .map(|update| StreamObservation::Artifact { attempt: a, update })
+                .collect();
+            obs.push(StreamObservation::Task {
+                attempt: a,
+                view: done.clone(),
+                source: Source::Stream,
+            });
+            if each {
+                obs.into_iter()
+                    .map(|o| {
+                        j.apply_observations(&[o]).unwrap()[0]
+                            .as_ref()
+                            .unwrap()
+                            .over_limit
+                    })
+                    .collect()
+            } else {
+                j.apply_observations(&obs)
+                    .unwrap()
+                    .into_iter()
+                    .map(|r| r.unwrap().over_limit)
+                    .collect()
+            }
+        } else {
+            for u in &updates {
+                j.apply_artifact_update(a, u).unwrap();
+            }
+            j.apply_task(a, &done, Source::Stream).unwrap();
+            Vec::new()
+        };
+        if batched {
+            assert_eq!(over, [false, false, false, true, false, false]);
+        }
+        let arts = j.artifacts(a).unwrap();
+        assert_eq!(
+            arts[0].text(),
+            "one two three ",
+            "batched: {batched}, each: {each}"
+        );
+        let held = j.attempt(a).unwrap();
+        assert_eq!(held.state, AttemptState::Completed, "the state as reported");
+        let error = held.error.unwrap_or_default();
+        assert!(error.starts_with(ARTIFACT_TOO_LARGE), "{error}");
+        assert!(is_over_limit(&j.failed_for_good(a).unwrap().unwrap()));
+    }
+}
+
+/// Artifacts each under `--max-artifact-size` but together over `--max-task-size`, in one
+/// snapshot: none of them is journaled, the state is, and the attempt carries `task-too-large`.
+#[test]
+fn a_snapshot_past_the_task_limit_keeps_its_state_not_its_artifacts() {
+    let (_dir, path) = tmp_journal();
+    let (j, a, _) = two_working(&path);
+    let j = j.with_size_limits(SizeLimits {
+        artifact: 1024,
+        task: 1500,
+    });
+    let text = "x".repeat(900);
+    let done = view(&format!(
+        r#"{{"id":"t1","contextId":"ctx-1","status":{{"state":"TASK_STATE_COMPLETED","timestamp":"2026-11-30T01:00:09Z"}},"artifacts":[{{"artifactId":"a1","parts":[{{"text":"{text}"}}]}},{{"artifactId":"a2","parts":[{{"text":"{text}"}}]}}]}}"#
+    ));
+    assert!(j.over_size_limits(a, &done).unwrap());
+    assert!(j.apply_task(a, &done, Source::GetTask).unwrap().changed());
+    assert!(j.artifacts(a).unwrap().is_empty());
+    let held = j.attempt(a).unwrap();
+    assert_eq!(held.state, AttemptState::Completed);
+    assert!(held.error.unwrap_or_default().starts_with(TASK_TOO_LARGE));
+    // Read again: nothing changes, the error stays.
+    assert_eq!(
+        j.apply_task(a, &done, Source::GetTask).unwrap(),
+        Applied::Unchanged
+    );
+    assert!(j.over_size_limits(a, &done).unwrap());
+}
+
+/// Bytes this process has written (`wchar` of `/proc/self/io`: every `write`/`pwrite`, the
+/// journal's pages and WAL frames included). nextest runs each test in its own process.
+fn bytes_written() -> u64 {
+    std::fs::read_to_string("/proc/self/io")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("wchar: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Appending a chunk writes about the chunk, not the whole artifact: 400 appends of 4 KiB,
+/// each in its own commit (a stream whose events arrive one at a time), to a 1.6 MiB artifact.
+/// Rewriting the artifact on each append wrote its size every time (about 330 MB here).
+#[test]
+fn an_append_writes_the_chunk_not_the_artifact() {
+    let (_dir, path) = tmp_journal();
+    let (j, a, _) = two_working(&path);
+    let text = "c".repeat(4096);
+    let chunks = 400;
+    let before = bytes_written();
+    for i in 0..chunks {
+        let update = ArtifactUpdate::from_value(&serde_json::json!({
+            "taskId": "t1", "append": i > 0, "lastChunk": i + 1 == chunks,
+            "artifact": {"artifactId": "a1", "parts": [{"text": text}]}
+        }))
+        .unwrap();
+        j.apply_observations(&[StreamObservation::Artifact { attempt: a, update }])
+            .unwrap();
+    }
+    let written = bytes_written() - before;
+    let artifact = j.artifacts(a).unwrap();
+    assert_eq!(artifact[0].text().len(), 4096 * chunks);
+    assert!(artifact[0].last_chunk);
+    // Measured: about 38 KB per append (the chunk, its index entry, the attempt's row and its
+    // event, as WAL frames and checkpointed pages), 15 MB in all; rewriting the artifact on
+    // each append wrote 505 MB here, and grows with the square of the appends.
+    assert!(
+        written < chunks as u64 * 64 * 1024,
+        "{chunks} appends of 4 KiB wrote {written} bytes"
+    );
+}
+
+/// Appends committed one group at a time go to chunks; read back, the artifact is exactly the
+/// one a whole rewrite on each update gives (parts, name, description, metadata, `lastChunk`),
+/// through a replace after appends in the same batch, a snapshot that replaces it, and an
+/// append after the last chunk.
+#[test]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one sequence of updates, applied both ways and compared after each step"
+)]
+fn chunked_appends_read_back_as_whole_rewrites_do() {
+    let upd = |v: serde_json::Value| ArtifactUpdate::from_value(&v).unwrap();
+    let chunk = |parts: serde_json::Value, append: bool, last: bool, extra: serde_json::Value| {
+        let mut artifact = serde_json::json!({"artifactId": "a1", "parts": parts});
+        if let (Some(a), Some(x)) = (artifact.as_object_mut(), extra.as_object()) {
+            a.extend(x.clone());
+        }
+        upd(
+            serde_json::json!({"taskId": "t1", "append": append, "lastChunk": last,
+                               "artifact": artifact}),
+        )
+    };
+    let none = serde_json::json!({});
+    let art = |update| StreamObservation::Artifact {
+        attempt: AttemptId(1),
+        update,
+    };
+    let batches: Vec<Vec<StreamObservation>> = vec![
+        vec![art(chunk(
+            serde_json::json!([{"text": "one "}]),
+            false,
+            false,
+            serde_json::json!({"name": "r1"}),
+        ))],
+        vec![art(chunk(
+            serde_json::json!([{"text": "two "}]),
+            true,
+            false,
+            serde_json::json!({"metadata": {"k": 1}}),
+        ))],
+        vec![art(chunk(
+            serde_json::json!([{"text": "three "}, {"data": {"n": 1.5}}]),
+            true,
+            false,
+            none.clone(),
+        ))],
+        vec![art(chunk(
+            serde_json::json!([]),
+            true,
+            false,
+            serde_json::json!({"description": "d"}),
+        ))],
+        vec![
+            art(chunk(
+                serde_json::json!([{"text": "x"}]),
+                true,
+                false,
+                none.clone(),
+            )),
+            art(chunk(
+                serde_json::json!([{"text": "fresh "}]),
+                false,
+                false,
+                none.clone(),
+            )),
+            art(chunk(
+                serde_json::json!([{"text": "y "}]),
+                true,
+                false,
+                none.clone(),
+            )),
+        ],
+        vec![art(chunk(
+            serde_json::json!([{"text": "again "}]),
+            true,
+            false,
+            none.clone(),
+        ))],
+        vec![StreamObservation::Task {
+            attempt: AttemptId(1),
+            view: view(
+                r#"{"id":"t1","contextId":"ctx-1","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T01:00:05Z"},"artifacts":[{"artifactId":"a1","parts":[{"text":"snap "}]}]}"#,
+            ),
+            source: Source::Stream,
+        }],
+        vec![art(chunk(
+            serde_json::json!([{"text": "more "}]),
+            true,
+            false,
+            none.clone(),
+        ))],
+        vec![art(chunk(
+            serde_json::json!([{"text": "last"}]),
+            true,
+            true,
+            none.clone(),
+        ))],
+        vec![art(chunk(
+            serde_json::json!([{"text": "after"}]),
+            true,
+            false,
+            none.clone(),
+        ))],
+    ];
+    let (_d1, p1) = tmp_journal();
+    let (_d2, p2) = tmp_journal();
+    let (chunked, a, _) = two_working(&p1);
+    let (whole, a2, _) = two_working(&p2);
+    assert_eq!((a, a2), (AttemptId(1), AttemptId(1)));
+    for (i, batch) in batches.iter().enumerate() {
+        let got: Vec<Applied> = chunked
+            .apply_observations(batch)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.unwrap().applied)
+            .collect();
+        let want: Vec<Applied> = batch
+            .iter()
+            .map(|o| match o {
+                StreamObservation::Artifact { attempt, update } => {
+                    whole.apply_artifact_update(*attempt, update).unwrap()
+                }
+                StreamObservation::Task {
+                    attempt,
+                    view,
+                    source,
+                } => whole.apply_task(*attempt, view, *source).unwrap(),
+            })
+            .collect();
+        assert_eq!(got, want, "batch {i}");
+        assert_eq!(
+            chunked.artifacts(a).unwrap(),
+            whole.artifacts(a).unwrap(),
+            "batch {i}"
+        );
+    }
+    assert_eq!(chunked.artifacts(a).unwrap()[0].text(), "snap more last");
+}
