@@ -1,4 +1,4 @@
-//! Crash points for tests (DESIGN.md §8): `A2A_RECOVER_CRASH_AT=POINT[:STEP]`.
+//! Crash points for tests: `A2A_RECOVER_CRASH_AT=POINT[:STEP]`.
 //!
 //! At a matching point the process aborts (SIGABRT, no cleanup, like `kill -9`): no destructor
 //! runs, no transaction is committed. Documented as a testing aid.

@@ -12,7 +12,7 @@ use crate::sanitize::inert;
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct CliError {
-    /// The exit code (DESIGN.md §3).
+    /// The exit code.
     pub code: u8,
     /// A lowercase fragment naming the problem, values in backticks.
     pub message: String,
@@ -106,7 +106,7 @@ pub fn classify(err: &anyhow::Error) -> Classified {
     }
 }
 
-/// The exit code of a recovery error (DESIGN.md §3, exit codes).
+/// The exit code of a recovery error.
 fn recovery_exit(e: &crate::recovery::error::RecoveryError) -> u8 {
     use crate::recovery::error::RecoveryError;
     match e {

@@ -1,4 +1,4 @@
-//! Exit codes: the contract of DESIGN.md §3, one constant per code.
+//! Exit codes: the documented contract (docs/exit-codes.md), one constant per code.
 //!
 //! Cron wrappers and scripts branch on these numbers, so each one means one thing forever.
 //! `docs/exit-codes.md` mirrors this file.

@@ -79,7 +79,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             return c.code;
         }
     };
-    // Only the flag names the demo's journal: it ignores A2A_RECOVER_JOURNAL (DESIGN.md §3).
+    // Only the flag names the demo's journal: it ignores A2A_RECOVER_JOURNAL.
     ctx.journal_explicit = journal_flag_given(&matches);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -126,7 +126,7 @@ fn journal_flag_given(matches: &ArgMatches) -> bool {
 ///
 /// Dropping is safe: no journal transaction is ever held across an await, and a reconcile pass
 /// commits its group-committed observations when it is dropped, so every observation made so
-/// far is committed and nothing is half-written (DESIGN.md §3, 130/143).
+/// far is committed and nothing is half-written.
 async fn run_until_signal(ctx: &Context, cli: &Cli) -> anyhow::Result<u8> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut int = signal(SignalKind::interrupt())?;

@@ -51,7 +51,7 @@ pub struct Printer {
     journal: Option<String>,
 }
 
-/// The commands whose JSON output ends with a `summary` record (DESIGN.md §3: every command that
+/// The commands whose JSON output ends with a `summary` record (every command that
 /// runs a pass); a signal that cuts one of them still writes one.
 const PASS_COMMANDS: [&str; 6] = [
     "delegate",

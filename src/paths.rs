@@ -1,4 +1,4 @@
-//! Where the journal lives by default (DESIGN.md §2).
+//! Where the journal lives by default.
 
 use std::path::PathBuf;
 

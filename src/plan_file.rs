@@ -1,7 +1,7 @@
 //! Workflow plans (`delegate --plan FILE`): parsing, validation, effect recipes, and the diff
 //! against what the journal holds.
 //!
-//! A plan is TOML with exactly the keys of DESIGN.md §3 (`workflow`, `[[step]]` with `name`,
+//! A plan is TOML with exactly the documented keys (docs/sagas.md: `workflow`, `[[step]]` with `name`,
 //! `agent` | `skill`, `text`, `token_env`, `metadata`, `max_attempts`, `effect`, `compensate`,
 //! `verify`). [`parse`] validates the WHOLE file before anything is journaled and returns every
 //! problem it finds, each with its line and column ([`Issue`]): unknown keys, wrong types,

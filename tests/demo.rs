@@ -1,4 +1,4 @@
-//! `demo` end to end: its JSON Lines (the seven checked recoveries of DESIGN.md §3 `demo`, in
+//! `demo` end to end: its JSON Lines (the seven checked recoveries, in
 //! the order the story reaches them), and where its journal lives: a temporary file that
 //! ignores `A2A_RECOVER_JOURNAL`, or the `--journal` path, kept afterwards for `inspect`.
 

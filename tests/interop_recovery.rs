@@ -1,4 +1,4 @@
-//! The hotel story of DESIGN.md §6 against agents on the official A2A SDKs (Python and JS):
+//! The hotel story of the demo against agents on the official A2A SDKs (Python and JS):
 //! a crash after the send, a reconcile that finds the task by its context and saves the
 //! question, a reconcile killed mid-way, a reply that crashes after its send, and the reconcile
 //! that finds the reply in the task's history instead of sending it twice.

@@ -584,7 +584,7 @@ async fn unknown_steps_and_bad_input_are_usage_errors() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// What each decision does to the next `reconcile` (DESIGN.md §3 exit codes, §4)
+// What each decision does to the next `reconcile`
 // ---------------------------------------------------------------------------------------------
 
 /// Runs `reconcile` until it stops answering 3 (work remains); returns that last output.

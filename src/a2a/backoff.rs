@@ -1,7 +1,7 @@
 //! Full-jitter exponential backoff, and a retry loop for reads.
 //!
 //! Full jitter (a uniform draw in `[0, min(cap, base·2^attempt)]`) spreads clients that failed
-//! together, so a recovering agent is not hit by a synchronized storm (DESIGN.md §4, §7).
+//! together, so a recovering agent is not hit by a synchronized storm.
 //! Only reads are retried here, and only on [`A2aError::is_transient`] errors: a send is never
 //! blindly retried (recovery looks before it resends).
 //!

@@ -26,7 +26,7 @@ use super::types;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum ProtocolBinding {
-    /// A2A v1.0 over JSON-RPC 2.0 (a2a-spec.md §1).
+    /// A2A v1.0 over JSON-RPC 2.0.
     #[default]
     JsonRpcV1,
 }

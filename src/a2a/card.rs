@@ -1,6 +1,6 @@
 //! Agent cards: the card URL, parsing a fetched card, and choosing the JSON-RPC interface.
 //!
-//! Rules (a2a-spec.md §4): the card lives at `/.well-known/agent-card.json` under the agent's
+//! Rules: the card lives at `/.well-known/agent-card.json` under the agent's
 //! base URL; the endpoint is the first `supportedInterfaces` entry with `protocolBinding`
 //! `"JSONRPC"` and protocol version major 1; its `tenant` (empty means none) goes into every
 //! request. A v0.3-only card (top-level `url`, no such interface) is refused with a hint.

@@ -337,7 +337,7 @@ impl A2aError {
         matches!(self, Self::TooLarge { .. })
     }
 
-    /// Returns the exit code this error maps to when it ends a command (DESIGN.md §3).
+    /// Returns the exit code this error maps to when it ends a command.
     ///
     /// Over the size cap → 4; refused or another JSON-RPC error → 4; not sent or ambiguous
     /// (unreachable, timeout, garbage) → 3; an invalid card → 1; a bad URL or credential

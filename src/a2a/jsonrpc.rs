@@ -1,4 +1,4 @@
-//! The A2A v1.0 JSON-RPC binding (a2a-spec.md §1–§3): method names, the request envelope,
+//! The A2A v1.0 JSON-RPC binding: method names, the request envelope,
 //! and reading answers, errors and stream events out of JSON-RPC responses.
 //!
 //! Every call is a `POST` of one JSON-RPC request to the interface URL with `Content-Type:

@@ -4,7 +4,7 @@
 //! A thin reqwest + SSE layer of our own over the `a2a-lf` types (re-exported as
 //! [`types`]), not `a2a-client-lf`: recovery needs the HTTP status and `Retry-After`,
 //! transport, JSON-RPC and decode errors kept apart, the raw JSON, size caps, idle timeouts,
-//! and a clean EOF told from a cut stream (a2a-spec.md §9). This file is the face: what
+//! and a clean EOF told from a cut stream. This file is the face: what
 //! callers use is re-exported here; the modules are private.
 //!
 //! - `client`: [`A2aClient`], one per process, and the [`Endpoint`] it calls.

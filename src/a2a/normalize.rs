@@ -1,4 +1,4 @@
-//! The JSON normalizer in front of the `a2a-lf` types (a2a-spec.md §9).
+//! The JSON normalizer in front of the `a2a-lf` types.
 //!
 //! Real servers leave out proto3 default values and echo enum values the types do not know,
 //! and `a2a-lf` then rejects a whole response. This pass runs over a `serde_json::Value`
@@ -6,10 +6,10 @@
 //! `metadata` or extension `params`, which are the sender's own JSON. The raw JSON is kept
 //! separately by the caller (the journal stores what was received, not this).
 //!
-//! Rules (a2a-spec.md §9), each with a fixture in `tests/fixtures/wire/`:
+//! Rules, each with a fixture in `tests/fixtures/wire/`:
 //! - `role` and `status.state`: unknown, missing or null → `ROLE_UNSPECIFIED` /
 //!   `TASK_STATE_UNSPECIFIED` (the original is logged at debug); a known proto enum *number*
-//!   (`"state": 3`) becomes its name, as every ProtoJSON parser reads it (a2a-spec.md §0.1) —
+//!   (`"state": 3`) becomes its name, as every ProtoJSON parser reads it —
 //!   otherwise an agent that sends numbers would look unfinished forever;
 //! - missing `parts` → `[]`; missing `messageId` / `artifactId` → `""`;
 //! - Task `contextId` → `""`, `status` → `{}`;

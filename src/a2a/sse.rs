@@ -1,7 +1,6 @@
 //! A pure Server-Sent Events decoder: bytes in, events out.
 //!
-//! It follows the W3C event-stream rules that both official SDK servers rely on (a2a-spec.md
-//! §2.1, §8): `\r\n`, `\n` and `\r` line ends (a `\r\n` may be split across chunks), comment
+//! It follows the W3C event-stream rules that both official SDK servers rely on: `\r\n`, `\n` and `\r` line ends (a `\r\n` may be split across chunks), comment
 //! lines (`: ping - …`), several `data:` lines joined with `\n`, `event:` names, a leading
 //! byte-order mark, and a blank line ending each event. `id:` and `retry:` are ignored.
 //!

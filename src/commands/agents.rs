@@ -1,5 +1,4 @@
-//! `agents`: the registry of Agent Cards used by `--skill` and re-delegation (DESIGN.md §3
-//! `agents`).
+//! `agents`: the registry of Agent Cards used by `--skill` and re-delegation.
 //!
 //! - `agents add URL [--token-env VAR]` fetches the card, validates it (a JSON-RPC interface
 //!   for A2A 1.x, and skills with ids), and stores it: the card as received (name, interfaces,
@@ -153,7 +152,7 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
     };
     ctx.out.begin("agents add")?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
-    // Exit 1 whatever the wire error (DESIGN.md §3: an unreachable agent too), with its hint.
+    // Exit 1 whatever the wire error, with its hint.
     let not_stored = |e: CliError| {
         anyhow::Error::new(e).context(format!(
             "`{}` was not registered; nothing was stored",
@@ -378,7 +377,7 @@ impl CardView {
     }
 }
 
-/// The `agent` record (DESIGN.md §3), camelCase; card text kept as data.
+/// The `agent` record, camelCase; card text kept as data.
 fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
     let view = CardView::of(agent);
     json!({

@@ -1,4 +1,4 @@
-//! `compensate`: the saga's undo, in reverse order of delegation (DESIGN.md §3 `compensate`).
+//! `compensate`: the saga's undo, in reverse order of delegation.
 //!
 //! This file parses the flags, takes the journal lock, and prints the `begin` and `summary`
 //! records; the pass itself is `recovery::compensate`. `--dry-run` opens the journal read-only,

@@ -1,4 +1,4 @@
-//! `demo`: the worked example of DESIGN.md §6, end to end, with a real crash.
+//! `demo`: the worked example (docs/sagas.md), end to end, with a real crash.
 //!
 //! Four scripted agents start in this process on loopback (flight, hotel, and two car agents
 //! registered for the skill `car`). Every step of the story runs as a **child process of this
@@ -36,7 +36,7 @@ pub struct DemoArgs {}
 
 const WORKFLOW: &str = "trip-42";
 
-/// The ids of the recoveries, in the order the story reaches them (DESIGN.md §3 `demo`).
+/// The ids of the recoveries, in the order the story reaches them.
 pub const RECOVERY_IDS: [&str; 7] = [
     "flight-finished-while-away",
     "hotel-found-by-message-id",

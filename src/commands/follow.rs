@@ -1,9 +1,9 @@
-//! `follow`: a task's stream that survives drops (DESIGN.md §3 `follow`, §5).
+//! `follow`: a task's stream that survives drops.
 //!
 //! The step's latest attempt decides what happens first:
 //! - a task is known (SENT … AUTH_REQUIRED, UNKNOWN, LOST): follow it with
 //!   [`recovery::follow`](crate::recovery::follow), holding the attempt's lease;
-//! - `INTENT`: look for the send first (DESIGN.md §4 bucket 1, `recovery::lookup`). Found:
+//! - `INTENT`: look for the send first. Found:
 //!   record the task and follow it. Proven absent: nothing was created, and resending is
 //!   `reconcile`'s job (exit 3). Not provable: `UNCERTAIN` (exit 4). Never sent: exit 3;
 //! - `REPLIED`, or already terminal: nothing to follow, exit 0; `UNCERTAIN`, `REFUSED`: exit 4.
@@ -102,7 +102,7 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
 /// What following one step came to.
 #[derive(Debug)]
 pub(crate) struct Followed {
-    /// The exit code of DESIGN.md §3 `follow`.
+    /// The exit code of `follow` (docs/exit-codes.md).
     pub(crate) code: u8,
     /// The final human line (for stdout).
     pub(crate) line: String,

@@ -1,4 +1,4 @@
-//! `inspect`: the journal as a table or JSON Lines (DESIGN.md §3 `inspect`).
+//! `inspect`: the journal as a table or JSON Lines.
 //!
 //! Filtering and the row limit run in SQL (`Journal::inspect`): a large journal is never loaded
 //! whole. Tables are comfy-table on a terminal and a plain, borderless layout when piped; remote
@@ -442,7 +442,7 @@ fn refuse_unknown_target(
     }
 }
 
-/// The `attempt` record (DESIGN.md §3), camelCase; remote text kept as data.
+/// The `attempt` record, camelCase; remote text kept as data.
 pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
     let a = &row.attempt;
     let remedy = Remedy::of(row).map(

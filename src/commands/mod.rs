@@ -64,7 +64,7 @@ pub enum Command {
     Man,
 }
 
-/// Runs one subcommand and returns its exit code (DESIGN.md §3).
+/// Runs one subcommand and returns its exit code.
 pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> {
     match command {
         Command::Delegate(args) => delegate::run(ctx, args).await,

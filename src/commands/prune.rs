@@ -1,5 +1,5 @@
 //! `prune`: deletes the journal's status refreshes older than an age, keeping everything a pass,
-//! `compensate` or an operator needs (an addition to DESIGN.md §3; docs/journal.md "Pruning").
+//! `compensate` or an operator needs (docs/journal.md "Pruning").
 //!
 //! Order: parse `--older-than` (a bad age exits 2); with no journal, say so and exit 0; take the
 //! pass lock like `reconcile` (held by another pass: exit 3, nothing touched) and open the

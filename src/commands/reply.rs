@@ -1,4 +1,4 @@
-//! `reply`: answer a pending question on the same task id (DESIGN.md §3 `reply`).
+//! `reply`: answer a pending question on the same task id.
 //!
 //! Order: the step's latest attempt must be INPUT_REQUIRED or AUTH_REQUIRED (else exit 2 naming
 //! its state); the reply's messageId is committed first (`replies`, state `INTENT`); then it is

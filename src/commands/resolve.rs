@@ -1,4 +1,4 @@
-//! `resolve`: the operator's decision on a step that needs a human (DESIGN.md §3 `resolve`).
+//! `resolve`: the operator's decision on a step that needs a human.
 //!
 //! The decision applies to the step's latest attempt and is journaled with its reason in one
 //! transaction (`Journal::decide`, see `journal/operator.rs` for what each decision writes):

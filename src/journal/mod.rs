@@ -305,7 +305,7 @@ impl Journal {
 
     /// Runs `f` in an IMMEDIATE transaction that is committed only when `f` says it changed
     /// something: an observation that changes nothing writes nothing, not even a WAL frame
-    /// (DESIGN.md §2). `f` gets the transaction, the error mapper for `action` and the time.
+    /// `f` gets the transaction, the error mapper for `action` and the time.
     fn write_if_changed<T>(
         &self,
         action: &'static str,

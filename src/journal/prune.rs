@@ -4,7 +4,7 @@
 //! # What is deleted
 //!
 //! Only **status refreshes**: `observed` events (an attempt's task reported a newer status of
-//! the state it already had: DESIGN.md §2 appends an event for every change, and a newer status
+//! the state it already had: the journal appends an event for every change, and a newer status
 //! timestamp is a change) that
 //!
 //! - are older than the cutoff,

@@ -1,4 +1,4 @@
-//! The pure decisions of a reconcile pass (DESIGN.md §4): journal state (and what a read
+//! The pure decisions of a reconcile pass: journal state (and what a read
 //! returned) in, what to do out. No I/O here; `recovery/reconcile.rs` carries the decisions out.
 //!
 //! - [`triage`]: which bucket an attempt falls in, before any network call.
@@ -157,7 +157,7 @@ fn redelegation(
     }
 }
 
-/// Returns the exit code an attempt in this state contributes (DESIGN.md §3): running → 3,
+/// Returns the exit code an attempt in this state contributes: running → 3,
 /// a question, LOST, UNCERTAIN, REFUSED, failed for good or an effect to look at → 4, else 0.
 pub fn code_of(row: &AttemptRow) -> u8 {
     if row

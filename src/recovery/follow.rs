@@ -1,5 +1,5 @@
 //! Following a task's stream so that it survives drops, restarts and the task finishing while
-//! we were away (DESIGN.md §5).
+//! we were away.
 //!
 //! One follow is one attempt's task: `SubscribeToTask`, journal every event, stop by itself.
 //!
@@ -273,7 +273,7 @@ pub struct FollowOutcome {
 }
 
 impl FollowOutcome {
-    /// Returns the exit code of DESIGN.md §3 `follow`: 0 terminal, 4 interrupted / LOST / a
+    /// Returns the exit code of `follow` (docs/exit-codes.md): 0 terminal, 4 interrupted / LOST / a
     /// refusal, 3 still running (deadline, reconnects spent, lease held elsewhere).
     pub fn exit_code(&self) -> u8 {
         use crate::exit;

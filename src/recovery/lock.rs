@@ -1,7 +1,7 @@
 //! The pass lock: an advisory `flock` on `JOURNAL.lock` (the journal path plus `.lock`).
 //!
 //! `reconcile` and `compensate` take it non-blocking and exclusive, so an overlapping cron run
-//! learns at once who holds it and leaves everything untouched (DESIGN.md §2, exit 3). The file
+//! learns at once who holds it and leaves everything untouched. The file
 //! holds the owner's pid and start time, written only once the lock is ours; a process that finds
 //! it held only reads it.
 //!

@@ -1,5 +1,4 @@
-//! Recovery: the passes that bring journaled work and remote agents back in step (DESIGN.md §4,
-//! §5). It imports nothing from the command layer; it reports through values and sinks the
+//! Recovery: the passes that bring journaled work and remote agents back in step. It imports nothing from the command layer; it reports through values and sinks the
 //! caller supplies, and raises [`error::RecoveryError`].
 //!
 //! | module | what it is |

@@ -1,5 +1,5 @@
 //! Choosing an agent from the registry: `delegate --skill`, `resolve --as retry`, and
-//! re-delegation after a FAILED or REJECTED attempt (DESIGN.md §3 `agents`, §4 bucket 3).
+//! re-delegation after a FAILED or REJECTED attempt.
 //!
 //! The registry is the `agents` added with `a2a-recover agents add URL`, in registration order:
 //! first added, first tried. An agent qualifies for a skill when its stored card lists a skill

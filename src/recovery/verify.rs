@@ -373,7 +373,7 @@ pub struct Verified {
 /// Verifies the declared effect of a step's attempt and journals it: `claimed` first (when the
 /// attempt has no effect state yet), then `verified`, `absent` or `unknown`.
 ///
-/// For the reconcile pass (DESIGN.md §4 bucket 3, COMPLETED). A step without a `verify` recipe,
+/// For the reconcile pass. A step without a `verify` recipe,
 /// or with one the journal cannot read back, records `unknown`. An effect owned by `compensate`
 /// (`compensating`, `compensated`, `compensation-failed`) is returned unchanged, nothing run.
 pub async fn verify_effect(

@@ -1,5 +1,5 @@
 //! The in-crate scripted A2A v1.0 agent: an axum server speaking the JSON-RPC binding the way the
-//! official SDK servers do (a2a-spec.md §1, §2, §8), for drills, the demo, tests and benchmarks.
+//! official SDK servers do, for drills, the demo, tests and benchmarks.
 //!
 //! # Behaviour
 //!

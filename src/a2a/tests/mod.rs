@@ -1,7 +1,7 @@
 //! Tests of the wire: fixtures of real server output (this file) and a real local HTTP server
 //! (`server.rs`).
 //!
-//! Each fixture in `tests/fixtures/wire/` is one quirk of a2a-spec.md §8 or one normalizer rule
+//! Each fixture in `tests/fixtures/wire/` is one quirk the official SDK servers show on the wire, or one normalizer rule
 //! of §9; unary fixtures are whole JSON-RPC answers with the id `REQ-ID`.
 
 mod server;
@@ -52,7 +52,7 @@ fn list_page(name: &str) -> super::ListTasksPage {
     decode_list_page(&fixture_bytes(name), ID).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-// ---- a2a-spec.md §8: what the SDK servers really send --------------------------------------
+// ---- What the SDK servers really send ---------------------------------------------------
 
 #[test]
 fn unrecognized_role_is_unspecified() {
@@ -137,7 +137,7 @@ fn js_card_verbatim_with_empty_fields() {
 
 #[test]
 fn integer_state_is_read_by_its_proto_number() {
-    // ProtoJSON parsers accept an enum's number (a2a-spec.md §0.1): 3 is COMPLETED. Reading it
+    // ProtoJSON parsers accept an enum's number: 3 is COMPLETED. Reading it
     // as UNSPECIFIED (the §9 measurement's choice) would keep such an agent "unfinished" forever.
     assert_eq!(
         task("state-integer.json").status.state,
@@ -265,7 +265,7 @@ fn stream_events_with_omitted_defaults() {
     );
 }
 
-// ---- a2a-spec.md §9: the normalizer rules one by one -----------------------------------------
+// ---- The normalizer rules one by one ------------------------------------------------------
 
 #[test]
 fn integer_role_is_read_by_its_proto_number() {

@@ -94,7 +94,7 @@ pub struct TransitionError {
 
 /// Returns the attempt's next state for an observation: `Ok(None)` when nothing changes.
 ///
-/// Pure; the journal calls it for every change. Rules (DESIGN.md §2, §4):
+/// Pure; the journal calls it for every change. Rules:
 /// - `INTENT` goes to `SENT`, a remote state, `REPLIED`, `REFUSED` or `UNCERTAIN`.
 /// - A status strictly older than the one held is ignored, except a terminal one while the
 ///   held state is not terminal (agents' clocks step back); a remote terminal state never

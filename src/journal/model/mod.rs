@@ -1,8 +1,8 @@
 //! The journal's model: states, names, observations, and the one pure transition function.
 //!
-//! State names are DESIGN.md §1's, exactly: they are stored as TEXT (with `CHECK` constraints
+//! State names are the documented ones (docs/architecture.md), exactly: they are stored as TEXT (with `CHECK` constraints
 //! in the schema) and printed in JSON. [`AttemptState`] is a plain enum rather than the
-//! data-carrying enum STYLE.md rule 10 sketches: the data (task id, refusal reason, question)
+//! data-carrying enum a state machine often is: the data (task id, refusal reason, question)
 //! lives in [`Attempt`]'s columns, and a plain enum keeps [`transition`] exhaustively testable
 //! over every (state, observation) pair.
 //!

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use crate::a2a::RemoteState;
 
-/// The state of one attempt (DESIGN.md §1, "Attempt states").
+/// The state of one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AttemptState {
     /// Ids committed, no task known.
@@ -42,7 +42,7 @@ pub enum AttemptState {
 }
 
 impl AttemptState {
-    /// Every state, in DESIGN.md's order.
+    /// Every state, in the documented order.
     pub const ALL: [Self; 15] = [
         Self::Intent,
         Self::Sent,
@@ -61,7 +61,7 @@ impl AttemptState {
         Self::Unknown,
     ];
 
-    /// Returns the DESIGN.md name (`INPUT_REQUIRED`).
+    /// Returns the documented name (`INPUT_REQUIRED`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Intent => "INTENT",
@@ -164,7 +164,7 @@ impl FromStr for AttemptState {
     }
 }
 
-/// The state of a step's declared effect (DESIGN.md §1, "Effect states"); `None` = no effect.
+/// The state of a step's declared effect; `None` = no effect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EffectState {
     /// The step completed; not yet verified.
@@ -195,7 +195,7 @@ impl EffectState {
         Self::CompensationFailed,
     ];
 
-    /// Returns the DESIGN.md name (`compensation-failed`).
+    /// Returns the documented name (`compensation-failed`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Claimed => "claimed",
@@ -229,7 +229,7 @@ impl FromStr for EffectState {
     }
 }
 
-/// The state of a workflow (DESIGN.md §1).
+/// The state of a workflow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WorkflowState {
     /// Steps are sent and re-delegated.
@@ -244,7 +244,7 @@ impl WorkflowState {
     /// Every workflow state.
     pub const ALL: [Self; 3] = [Self::Active, Self::Compensating, Self::Compensated];
 
-    /// Returns the DESIGN.md name (`ACTIVE`).
+    /// Returns the documented name (`ACTIVE`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Active => "ACTIVE",
@@ -291,7 +291,7 @@ impl Resolution {
     /// Every resolution.
     pub const ALL: [Self; 4] = [Self::Done, Self::Abandoned, Self::Retry, Self::Resend];
 
-    /// Returns the DESIGN.md name (`done`).
+    /// Returns the documented name (`done`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Done => "done",
