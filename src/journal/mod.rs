@@ -304,7 +304,7 @@ impl Journal {
     }
 
     /// Runs `f` in an IMMEDIATE transaction that is committed only when `f` says it changed
-    /// something: an observation that changes nothing writes nothing, not even a WAL frame
+    /// something: an observation that changes nothing writes nothing, not even a WAL frame.
     /// `f` gets the transaction, the error mapper for `action` and the time.
     fn write_if_changed<T>(
         &self,
