@@ -140,7 +140,7 @@ _a2a__recover() {
 
     case "${cmd}" in
         a2a__recover)
-            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
+            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -166,6 +166,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -174,7 +178,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --quiet --verbose --help add list remove help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help add list remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -200,6 +204,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -208,7 +216,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__add)
-            opts="-q -v -h --token-env --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --token-env --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -235,6 +243,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -316,7 +328,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__list)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -339,6 +351,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -350,7 +366,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__remove)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -376,6 +392,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -384,7 +404,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__compensate)
-            opts="-q -v -h --dry-run --command-timeout --clock-skew --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --dry-run --command-timeout --clock-skew --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -418,6 +438,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -426,7 +450,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__completions)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --quiet --verbose --help bash elvish fish powershell zsh"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -452,6 +476,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -460,7 +488,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__delegate)
-            opts="-q -v -h --agent --skill --token-env --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --agent --skill --token-env --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -534,6 +562,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -542,7 +574,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__demo)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -568,6 +600,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -576,7 +612,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__follow)
-            opts="-q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -607,6 +643,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -870,7 +910,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-q -v -h --state --pending --events --limit --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --state --pending --events --limit --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -904,6 +944,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -912,7 +956,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__man)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -938,6 +982,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -946,7 +994,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__prune)
-            opts="-q -v -h --older-than --dry-run --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --older-than --dry-run --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -976,6 +1024,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -984,7 +1036,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reconcile)
-            opts="-q -v -h --concurrency --follow-for --deadline --dry-run --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --concurrency --follow-for --deadline --dry-run --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1030,6 +1082,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1038,7 +1094,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reply)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1064,6 +1120,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1072,7 +1132,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__resolve)
-            opts="-q -v -h --as --reason --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --as --reason --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1106,6 +1166,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1114,7 +1178,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --journal --format --color --timeout --max-response-size --quiet --verbose --help"
+            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --journal --format --color --timeout --max-response-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1185,6 +1249,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_a2a_recover_global_optspecs
-    string join \n journal= format= color= timeout= max-response-size= q/quiet v/verbose h/help V/version
+    string join \n journal= format= color= timeout= max-response-size= max-look-size= q/quiet v/verbose h/help V/version
 end
 
 function __fish_a2a_recover_needs_command
@@ -32,6 +32,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -70,6 +71,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l effect -d 'The step has a side effect that `compensate` must undo and verify'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l follow -d 'Follows the task after sending, as `follow` does'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l allow-cross-origin -d 'Sends credentials to an interface on another origin than the card\'s'
@@ -89,6 +91,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l dry-run -d 'Prints the actions it would take and changes nothing, locally or remotely'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -103,6 +106,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -114,6 +118,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -127,6 +132,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l dry-run -d 'Prints the actions it would take and changes nothing'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -144,6 +150,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -157,6 +164,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l pending -d 'Only what needs a human, each with the command that answers it'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l events -d 'Adds the event history of the named step'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s q -l quiet -d 'Print less (errors and data only)'
@@ -171,6 +179,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l dry-run -d 'Counts what would be deleted and changes nothing'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -183,6 +192,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -199,6 +209,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -210,6 +221,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -221,6 +233,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -250,6 +263,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l dedup -d 'Returns the existing task for a resend with a known messageId (neither SDK does this)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l refuse-context-id -d 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-list-tasks -d 'Answers ListTasks with -32601, like an agent without it'
@@ -265,6 +279,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -276,6 +291,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -287,6 +303,7 @@ always\t'Always'
 never\t'Never'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l timeout -d 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'

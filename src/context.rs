@@ -38,6 +38,8 @@ pub struct Context {
     pub send_lease_ttl: Duration,
     /// Largest response body or single stream event, in bytes.
     pub max_response_size: u64,
+    /// Most bytes of `ListTasks` answers one look reads.
+    pub max_look_size: u64,
     /// The global flags as given (for re-running ourselves, e.g. `demo`).
     pub global: GlobalArgs,
 }
@@ -78,6 +80,13 @@ impl Context {
             ))
             .hint("use at least 1024 bytes; the default is 16 MiB"));
         }
+        if global.max_look_size < 1024 * 1024 {
+            return Err(CliError::usage(format!(
+                "--max-look-size {} is too small",
+                global.max_look_size
+            ))
+            .hint("use at least 1 MiB (1048576 bytes); the default is 64 MiB"));
+        }
         if global.timeout.is_zero() {
             return Err(CliError::usage("--timeout must be more than zero")
                 .hint("give a duration such as `--timeout 30s` (the default)"));
@@ -96,6 +105,7 @@ impl Context {
             timeout: global.timeout,
             send_lease_ttl,
             max_response_size: global.max_response_size,
+            max_look_size: global.max_look_size,
             global: global.clone(),
         })
     }
@@ -111,6 +121,7 @@ impl Context {
             timeout: self.timeout,
             max_response_size: self.max_response_size,
             stream_idle_timeout: self.stream_idle_timeout(),
+            max_look_size: self.max_look_size,
         }
     }
 

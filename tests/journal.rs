@@ -85,7 +85,7 @@ fn a_v2_journal_opens_with_the_current_binary() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     let indexes: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE 'events%' ORDER BY name")
         .unwrap()

@@ -34,6 +34,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0003_pending_and_prune",
         sql: include_str!("migrations/0003_pending_and_prune.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_send_horizon",
+        sql: include_str!("migrations/0004_send_horizon.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

@@ -682,7 +682,8 @@ impl Pass<'_> {
             match lookup::look_and_journal(self.journal, a, how, found).await? {
                 Looked::Found((now, _)) | Looked::Uncertain(now, _) => Some(now),
                 Looked::Absent => Some(a.clone()),
-                Looked::Failed(_) => None,
+                // The last send may still be in flight: look again later.
+                Looked::InFlight(_) | Looked::Failed(_) => None,
             },
         )
     }
@@ -1321,6 +1322,14 @@ impl Pass<'_> {
                     "{name}: cannot tell whether the compensation sent before arrived ({}); \
                      nothing resent.",
                     inert(reason)
+                ),
+            ),
+            Sent::InFlight(_, until) => (
+                "look",
+                "in-flight".to_owned(),
+                format!(
+                    "{name}: its compensation sent before is not on the agent yet, but may                      still be in flight until {}; nothing resent, run again later.",
+                    crate::clock::rfc3339(*until)
                 ),
             ),
             Sent::Failed { stage, error, .. } => (
