@@ -35,6 +35,41 @@ fn events(path: &Path, step: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// Starts an agent with `script`, delegates `step` to it and crashes right after the send
+/// (the agent processed it, nothing of its answer is journaled); returns the agent, the
+/// attempt, and the reconcile run after it with the real in-flight horizon.
+fn crash_after_send_then_reconcile(
+    script: Script,
+    step: &str,
+) -> (Hostile, Attempt, std::process::Output, TestEnv) {
+    let env = TestEnv::new().in_flight_horizon();
+    let h = Hostile::start();
+    h.set_script(script);
+    crashing(
+        &env,
+        "after-send",
+        &["delegate", step, "--agent", h.url(), "book a room"],
+    );
+    let (a, _) = journaled(&env.journal(), step);
+    let o = reconcile(&env, &[]);
+    (h, a, o, env)
+}
+
+/// Asserts the step's attempt is journaled with the agent's first task, after one send only,
+/// and that `holding` tasks hold its messageId (the agent's own count).
+fn assert_found_once(
+    env: &TestEnv,
+    h: &Hostile,
+    step: &str,
+    o: &std::process::Output,
+    holding: usize,
+) {
+    let (after, _) = journaled(&env.journal(), step);
+    assert_eq!(after.task_id.as_deref(), Some("task-1"), "{}", explain(o));
+    assert_eq!(h.count("SendMessage"), 1, "{}", explain(o));
+    assert_eq!(h.tasks_holding(&after.message_id), holding);
+}
+
 fn explain(o: &std::process::Output) -> String {
     format!("stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o))
 }
@@ -164,10 +199,8 @@ fn a_send_still_in_flight_is_not_taken_as_absent() {
     assert_eq!(h.release_held(), 1);
     std::thread::sleep(Duration::from_secs(8));
     let o = reconcile(&env, &["--timeout", "1s"]);
-    let (after, _) = journaled(&env.journal(), step);
-    assert_eq!(after.task_id.as_deref(), Some("task-1"), "{}", explain(&o));
-    assert_eq!(h.count("SendMessage"), 1, "{}", explain(&o));
-    assert_eq!(h.tasks_holding(&a.message_id), 1);
+    assert_found_once(&env, &h, step, &o, 1);
+    assert_eq!(journaled(&env.journal(), step).0.message_id, a.message_id);
     assert_eq!(h.tasks_created(), 1);
 }
 
@@ -176,51 +209,33 @@ fn a_send_still_in_flight_is_not_taken_as_absent() {
 /// finds our messageId; nothing is resent.
 #[test]
 fn an_agent_that_replaces_context_ids_is_also_looked_at_by_time() {
-    let env = TestEnv::new().in_flight_horizon();
-    let h = Hostile::start();
-    h.set_script(Script {
+    let script = Script {
         replace_context: true,
         ..Script::default()
-    });
+    };
     let step = "w/replaced";
-    crashing(
-        &env,
-        "after-send",
-        &["delegate", step, "--agent", h.url(), "book a room"],
+    let (h, a, o, env) = crash_after_send_then_reconcile(script, step);
+    assert_ne!(
+        h.tasks()[0]["contextId"].as_str(),
+        a.context_id.as_deref(),
+        "the agent replaced our contextId"
     );
+    assert_found_once(&env, &h, step, &o, 1);
     assert_eq!(h.tasks_created(), 1);
-    let (a, _) = journaled(&env.journal(), step);
-
-    let o = reconcile(&env, &[]);
-    let (after, _) = journaled(&env.journal(), step);
-    assert_eq!(after.task_id.as_deref(), Some("task-1"), "{}", explain(&o));
-    assert_eq!(h.count("SendMessage"), 1, "{}", explain(&o));
-    assert_eq!(h.tasks_holding(&a.message_id), 1);
 }
 
 /// Two remote tasks hold our messageId: the look journals one, and reports both (a
 /// `duplicate-task` event naming them, and a line on stderr).
 #[test]
 fn two_remote_tasks_holding_our_message_are_reported() {
-    let env = TestEnv::new().in_flight_horizon();
-    let h = Hostile::start();
-    h.set_script(Script {
+    let script = Script {
         twin_tasks: true,
         ..Script::default()
-    });
+    };
     let step = "w/twice";
-    crashing(
-        &env,
-        "after-send",
-        &["delegate", step, "--agent", h.url(), "book a room"],
-    );
-    let (a, _) = journaled(&env.journal(), step);
+    let (h, a, o, env) = crash_after_send_then_reconcile(script, step);
     assert_eq!(h.tasks_holding(&a.message_id), 2);
-
-    let o = reconcile(&env, &[]);
-    let (after, _) = journaled(&env.journal(), step);
-    assert_eq!(after.task_id.as_deref(), Some("task-1"), "{}", explain(&o));
-    assert_eq!(h.count("SendMessage"), 1);
+    assert_found_once(&env, &h, step, &o, 2);
     let err = stderr(&o);
     assert!(
         err.lines()

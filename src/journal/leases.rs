@@ -13,14 +13,26 @@ impl Journal {
     /// process (a renewal), or when the owner's pid is dead on this host; otherwise returns the
     /// holder. Leases are coordination, not history: they append no event.
     pub fn claim(&self, id: AttemptId, ttl: Duration) -> Result<Claim, JournalError> {
+        self.claim_then(id, ttl, "claim the attempt", |_| Ok(()))
+    }
+
+    /// Claims an attempt as [`Journal::claim`] does, then runs `then` in the same transaction
+    /// (only when the claim succeeded).
+    fn claim_then(
+        &self,
+        id: AttemptId,
+        ttl: Duration,
+        action: &'static str,
+        then: impl FnOnce(&super::Tx) -> Result<(), JournalError>,
+    ) -> Result<Claim, JournalError> {
         let now = self.clock.now();
         let me = Lease {
             pid: std::process::id(),
             host: host_name(),
             expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
         };
-        self.write("claim the attempt", |tx| {
-            let e = self.err("claim the attempt");
+        self.write(action, |tx| {
+            let e = self.err(action);
             let held = queries::attempt_by_id(tx, id)
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(id.0))?;
@@ -28,6 +40,7 @@ impl Journal {
                 return Ok(Claim::HeldBy(lease));
             }
             queries::set_lease(tx, id, Some(&me)).map_err(&e)?;
+            then(tx)?;
             Ok(Claim::Claimed(me.clone()))
         })
     }
@@ -97,22 +110,8 @@ impl Journal {
         timeout: Duration,
     ) -> Result<Claim, JournalError> {
         let now = self.clock.now();
-        let me = Lease {
-            pid: std::process::id(),
-            host: host_name(),
-            expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
-        };
-        self.write("stamp the send", |tx| {
-            let e = self.err("stamp the send");
-            let held = queries::attempt_by_id(tx, id)
-                .map_err(&e)?
-                .ok_or(JournalError::UnknownAttempt(id.0))?;
-            if let Some(lease) = other_holder(&held, &me, now) {
-                return Ok(Claim::HeldBy(lease));
-            }
-            queries::set_lease(tx, id, Some(&me)).map_err(&e)?;
-            queries::stamp_send(tx, id, now, timeout).map_err(&e)?;
-            Ok(Claim::Claimed(me.clone()))
+        self.claim_then(id, ttl, "stamp the send", |tx| {
+            queries::stamp_send(tx, id, now, timeout).map_err(self.err("stamp the send"))
         })
     }
 
