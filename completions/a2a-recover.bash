@@ -140,7 +140,7 @@ _a2a__recover() {
 
     case "${cmd}" in
         a2a__recover)
-            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
+            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -174,6 +174,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -182,7 +186,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help add list remove help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help add list remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -216,6 +220,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -224,7 +232,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__add)
-            opts="-q -v -h --token-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --token-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -259,6 +267,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -340,7 +352,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__list)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -371,6 +383,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -382,7 +398,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__remove)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -416,6 +432,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -424,7 +444,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__compensate)
-            opts="-q -v -h --dry-run --command-timeout --clock-skew --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --dry-run --command-timeout --clock-skew --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -466,6 +486,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -474,7 +498,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__completions)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help bash elvish fish powershell zsh"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -508,6 +532,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -516,7 +544,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__delegate)
-            opts="-q -v -h --agent --skill --token-env --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --agent --skill --token-env --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -598,6 +626,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -606,7 +638,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__demo)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -640,6 +672,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -648,7 +684,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__follow)
-            opts="-q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -687,6 +723,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -950,7 +990,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-q -v -h --state --pending --events --limit --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --state --pending --events --limit --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -992,6 +1032,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1000,7 +1044,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__man)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1034,6 +1078,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1042,7 +1090,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__prune)
-            opts="-q -v -h --older-than --dry-run --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --older-than --dry-run --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1080,6 +1128,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1088,7 +1140,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reconcile)
-            opts="-q -v -h --concurrency --follow-for --deadline --dry-run --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --concurrency --follow-for --deadline --dry-run --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1142,6 +1194,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1150,7 +1206,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reply)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1184,6 +1240,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1192,7 +1252,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__resolve)
-            opts="-q -v -h --as --reason --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --as --reason --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1234,6 +1294,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1242,7 +1306,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --quiet --verbose --help"
+            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1321,6 +1385,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_a2a_recover_global_optspecs
-    string join \n journal= format= color= timeout= max-response-size= max-artifact-size= max-task-size= q/quiet v/verbose h/help V/version
+    string join \n journal= format= color= timeout= max-response-size= max-artifact-size= max-task-size= max-look-size= q/quiet v/verbose h/help V/version
 end
 
 function __fish_a2a_recover_needs_command
@@ -34,6 +34,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l timeout -d 'Per
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -74,6 +75,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l tim
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l effect -d 'The step has a side effect that `compensate` must undo and verify'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l follow -d 'Follows the task after sending, as `follow` does'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l allow-cross-origin -d 'Sends credentials to an interface on another origin than the card\'s'
@@ -95,6 +97,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l ti
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l dry-run -d 'Prints the actions it would take and changes nothing, locally or remotely'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -111,6 +114,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l timeo
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -124,6 +128,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l timeou
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -139,6 +144,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l t
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l dry-run -d 'Prints the actions it would take and changes nothing'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -158,6 +164,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l time
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -173,6 +180,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l time
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l pending -d 'Only what needs a human, each with the command that answers it'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l events -d 'Adds the event history of the named step'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s q -l quiet -d 'Print less (errors and data only)'
@@ -189,6 +197,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l timeou
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l dry-run -d 'Counts what would be deleted and changes nothing'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -203,6 +212,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -221,6 +231,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -234,6 +245,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -247,6 +259,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -278,6 +291,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l dedup -d 'Returns the existing task for a resend with a known messageId (neither SDK does this)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l refuse-context-id -d 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-list-tasks -d 'Answers ListTasks with -32601, like an agent without it'
@@ -295,6 +309,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l timeout
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -308,6 +323,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -321,6 +337,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l timeout 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-response-size -d 'Largest response body or single stream event accepted, in bytes (enforced while reading)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -68,6 +68,7 @@ fn client() -> Result<A2aClient, BoxError> {
         timeout: Duration::from_secs(30),
         max_response_size: 16 << 20,
         stream_idle_timeout: Duration::from_secs(60),
+        max_look_size: 64 * 1024 * 1024,
     })?)
 }
 

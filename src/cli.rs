@@ -45,6 +45,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = env::MAX_TASK_SIZE, value_name = "BYTES",
           default_value_t = 256 * 1024 * 1024)]
     pub max_task_size: u64,
+    /// Most bytes of `ListTasks` answers one look before a resend reads (every page of a
+    /// search); past it the look cannot tell, and nothing is resent.
+    #[arg(long, global = true, env = env::MAX_LOOK_SIZE, value_name = "BYTES",
+          default_value_t = 64 * 1024 * 1024)]
+    pub max_look_size: u64,
     /// Print less (errors and data only).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,

@@ -41,6 +41,8 @@ pub struct Context {
     /// How large an attempt's artifacts may grow in the journal (`--max-artifact-size`,
     /// `--max-task-size`).
     pub size_limits: SizeLimits,
+    /// Most bytes of `ListTasks` answers one look reads.
+    pub max_look_size: u64,
     /// The global flags as given (for re-running ourselves, e.g. `demo`).
     pub global: GlobalArgs,
 }
@@ -91,6 +93,13 @@ impl Context {
                     .hint("use at least 1024 bytes; the defaults are 64 MiB and 256 MiB"));
             }
         }
+        if global.max_look_size < 1024 * 1024 {
+            return Err(CliError::usage(format!(
+                "--max-look-size {} is too small",
+                global.max_look_size
+            ))
+            .hint("use at least 1 MiB (1048576 bytes); the default is 64 MiB"));
+        }
         if global.timeout.is_zero() {
             return Err(CliError::usage("--timeout must be more than zero")
                 .hint("give a duration such as `--timeout 30s` (the default)"));
@@ -113,6 +122,7 @@ impl Context {
                 artifact: global.max_artifact_size,
                 task: global.max_task_size,
             },
+            max_look_size: global.max_look_size,
             global: global.clone(),
         })
     }
@@ -128,6 +138,7 @@ impl Context {
             timeout: self.timeout,
             max_response_size: self.max_response_size,
             stream_idle_timeout: self.stream_idle_timeout(),
+            max_look_size: self.max_look_size,
         }
     }
 

@@ -14,6 +14,8 @@ pub const MAX_RESPONSE_SIZE: &str = "A2A_RECOVER_MAX_RESPONSE_SIZE";
 pub const MAX_ARTIFACT_SIZE: &str = "A2A_RECOVER_MAX_ARTIFACT_SIZE";
 /// The cap on all of a task's artifacts (`--max-task-size`).
 pub const MAX_TASK_SIZE: &str = "A2A_RECOVER_MAX_TASK_SIZE";
+/// The bound on the bytes one look reads (`--max-look-size`).
+pub const MAX_LOOK_SIZE: &str = "A2A_RECOVER_MAX_LOOK_SIZE";
 /// Disables color in `--color auto` (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// The XDG state directory, for the default journal path.
@@ -30,5 +32,10 @@ pub const TEST_NOW: &str = "A2A_RECOVER_TEST_NOW";
 /// turn; an operator has no reason to set it (a lease shorter than a request lets another
 /// process look while the holder's send is still on the wire).
 pub const TEST_SEND_LEASE_TTL: &str = "A2A_RECOVER_TEST_SEND_LEASE_TTL";
+/// Hidden testing aid: the request timeout journaled with each send (`0s`, `1s`), whose double
+/// is the send's in-flight horizon, instead of `--timeout`. Lets crash tests look again at
+/// once; an operator has no reason to set it (a horizon shorter than the agent's processing
+/// time lets a look take a send still in flight for absence and resend it).
+pub const TEST_SEND_TIMEOUT: &str = "A2A_RECOVER_TEST_SEND_TIMEOUT";
 /// Set to `1` to rewrite generated files (completions, CLI reference) instead of checking them.
 pub const UPDATE_GENERATED: &str = "A2A_RECOVER_UPDATE_GENERATED";

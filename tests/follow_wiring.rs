@@ -306,6 +306,7 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
         timeout: Duration::from_secs(30),
         max_response_size: 1 << 20,
         stream_idle_timeout: Duration::from_secs(60),
+        max_look_size: 64 * 1024 * 1024,
     })
     .unwrap();
     let intents: Vec<NewIntent> = (0..n)

@@ -14,6 +14,7 @@ mod effects;
 mod follow;
 mod follow_wiring;
 mod generated;
+mod holes;
 mod hostile;
 mod inspect;
 mod interop;

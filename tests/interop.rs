@@ -92,6 +92,7 @@ fn client() -> A2aClient {
         timeout: Duration::from_secs(20),
         max_response_size: 16 * 1024 * 1024,
         stream_idle_timeout: Duration::from_secs(20),
+        max_look_size: 64 * 1024 * 1024,
     })
     .expect("build the A2A client")
 }

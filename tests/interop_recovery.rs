@@ -26,6 +26,7 @@ fn task_with_history(agent_url: &str, task_id: &str) -> Value {
             timeout: Duration::from_secs(30),
             max_response_size: 16 * 1024 * 1024,
             stream_idle_timeout: Duration::from_secs(60),
+            max_look_size: 64 * 1024 * 1024,
         })
         .unwrap();
         let ep = Endpoint {

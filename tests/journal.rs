@@ -108,6 +108,31 @@ fn a_v2_journal_opens_with_the_current_binary() {
 }
 
 #[test]
+fn a_v3_journal_opens_with_the_current_binary() {
+    let env = TestEnv::new();
+    load_dump(&env, &fixture("v3.sql"));
+    // Migrations 0004 and 0005 run on open: the same steps are pending, and no attempt of an older
+    // binary has a send stamp (no in-flight horizon is known for it).
+    assert_eq!(pending_steps(&env), ["hotel", "taxi", "boat"]);
+    let conn = rusqlite::Connection::open(env.journal()).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, a2a_recover::journal::migrate::LATEST);
+    let stamped: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM attempts WHERE send_started_at IS NOT NULL
+                 OR send_timeout_ms IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stamped, 0);
+    drop(conn);
+    assert_eq!(attempts(&env, Some("trip-42")).len(), 6);
+}
+
+#[test]
 fn a_journal_from_a_newer_version_is_read_only() {
     let env = TestEnv::new();
     // A newer journal holds every released migration (they are append-only), then more.
@@ -117,8 +142,9 @@ fn a_journal_from_a_newer_version_is_read_only() {
         include_str!("../src/journal/migrations/0002_decisions.sql"),
         include_str!("../src/journal/migrations/0003_pending_and_prune.sql"),
         include_str!("../src/journal/migrations/0004_artifact_chunks.sql")
-    )
-    .replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
+    ) + "\n"
+        + include_str!("../src/journal/migrations/0005_send_horizon.sql");
+    let dump = dump.replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
     load_dump(&env, &dump);
     let before = snapshot(&env);
     let rows = attempts(&env, None);

@@ -34,6 +34,7 @@ fn client() -> anyhow::Result<A2aClient> {
         timeout: Duration::from_secs(30),
         max_response_size: 16 << 20,
         stream_idle_timeout: Duration::from_secs(60),
+        max_look_size: 64 * 1024 * 1024,
     })?)
 }
 

@@ -182,6 +182,8 @@ pub struct ListTasksPage {
     pub page_size: i32,
     /// The number of matching tasks before pagination.
     pub total_size: i32,
+    /// The size of the answer's body, in bytes (a look bounds the bytes it reads).
+    pub body_bytes: u64,
 }
 
 /// Normalizes a copy of `raw` and types it, keeping `raw` as received.
@@ -244,5 +246,6 @@ fn v1_list_page(op: &Op, mut result: Value) -> Result<ListTasksPage, A2aError> {
         next_page_token,
         page_size,
         total_size,
+        body_bytes: 0,
     })
 }

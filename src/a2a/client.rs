@@ -186,8 +186,17 @@ impl A2aClient {
         ep: &Endpoint,
         req: &types::ListTasksRequest,
     ) -> Result<ListTasksPage, A2aError> {
-        let (binding, op, result) = self.call(ep, &Call::ListTasks(req)).await?;
-        binding.list_page(&op, result)
+        let p = self.prepare(ep, &Call::ListTasks(req))?;
+        let (status, headers, body) = self.inner.transport.unary(p.req, &p.op).await?;
+        if !status.is_success() {
+            return Err(p.binding.http_error(&p.op, status, &headers, &body));
+        }
+        let body_bytes = u64::try_from(body.len()).unwrap_or(u64::MAX);
+        let result = p.binding.result(&p.op, p.echo.as_deref(), &body)?;
+        drop(body);
+        let mut page = p.binding.list_page(&p.op, result)?;
+        page.body_bytes = body_bytes;
+        Ok(page)
     }
 
     /// Sends `CancelTask`.

@@ -43,6 +43,9 @@ pub struct ClientConfig {
     pub max_response_size: u64,
     /// Longest silence on a stream (headers, and between chunks).
     pub stream_idle_timeout: Duration,
+    /// The most bytes of `ListTasks` answers one look before a resend reads
+    /// (`--max-look-size`); past it the look is inconclusive.
+    pub max_look_size: u64,
 }
 
 /// An interface URL parsed once per client: the parsed URL, its origin (where a credential

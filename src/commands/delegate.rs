@@ -674,6 +674,13 @@ impl Delegation<'_> {
                 );
                 self.finish("UNCERTAIN", &line, exit::NEEDS_HUMAN)
             }
+            Sent::InFlight(_, until) => {
+                let line = format!(
+                    "{step} stays INTENT: {agent} holds no task for it yet, but its last send                      may still be in flight until {}; nothing was resent. Run the same command                      again after that.",
+                    rfc3339(until)
+                );
+                self.finish("INTENT", &line, exit::WORK_REMAINS)
+            }
             Sent::Failed {
                 attempt,
                 stage,

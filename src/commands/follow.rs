@@ -297,6 +297,16 @@ impl Step<'_> {
                     self.summary(&attempt, "intent", line, &json!({"look": "absent"})),
                 ))
             }
+            Looked::InFlight(until) => {
+                let line = format!(
+                    "{step} is INTENT: its agent holds no task for it yet, but its last send may                      still be in flight until {}; run again after that.",
+                    crate::clock::rfc3339(until)
+                );
+                Ok((
+                    exit::WORK_REMAINS,
+                    self.summary(&attempt, "intent", line, &json!({"look": "in-flight"})),
+                ))
+            }
             Looked::Uncertain(now, reason) => {
                 let line = format!(
                     "{step} is UNCERTAIN: {}; nothing was resent. Decide with `a2a-recover \

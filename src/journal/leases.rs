@@ -13,14 +13,26 @@ impl Journal {
     /// process (a renewal), or when the owner's pid is dead on this host; otherwise returns the
     /// holder. Leases are coordination, not history: they append no event.
     pub fn claim(&self, id: AttemptId, ttl: Duration) -> Result<Claim, JournalError> {
+        self.claim_then(id, ttl, "claim the attempt", |_| Ok(()))
+    }
+
+    /// Claims an attempt as [`Journal::claim`] does, then runs `then` in the same transaction
+    /// (only when the claim succeeded).
+    fn claim_then(
+        &self,
+        id: AttemptId,
+        ttl: Duration,
+        action: &'static str,
+        then: impl FnOnce(&super::Tx) -> Result<(), JournalError>,
+    ) -> Result<Claim, JournalError> {
         let now = self.clock.now();
         let me = Lease {
             pid: std::process::id(),
             host: host_name(),
             expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
         };
-        self.write("claim the attempt", |tx| {
-            let e = self.err("claim the attempt");
+        self.write(action, |tx| {
+            let e = self.err(action);
             let held = queries::attempt_by_id(tx, id)
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(id.0))?;
@@ -28,6 +40,7 @@ impl Journal {
                 return Ok(Claim::HeldBy(lease));
             }
             queries::set_lease(tx, id, Some(&me)).map_err(&e)?;
+            then(tx)?;
             Ok(Claim::Claimed(me.clone()))
         })
     }
@@ -81,5 +94,58 @@ fn process_alive(pid: u32) -> bool {
         Ok(()) => true,
         // It exists but belongs to someone else.
         Err(e) => e == rustix::io::Errno::PERM,
+    }
+}
+
+impl Journal {
+    /// Right before a send or resend: checks, in one transaction, that this process still
+    /// holds the attempt's lease (renewing it for `ttl`), and stamps the attempt with the
+    /// send's start and its request `timeout` (the in-flight horizon, [`Journal::send_horizon`]).
+    /// Returns the holder instead when another live process took the lease meanwhile: nothing
+    /// may be sent then.
+    pub fn begin_send(
+        &self,
+        id: AttemptId,
+        ttl: Duration,
+        timeout: Duration,
+    ) -> Result<Claim, JournalError> {
+        let now = self.clock.now();
+        self.claim_then(id, ttl, "stamp the send", |tx| {
+            queries::stamp_send(tx, id, now, timeout).map_err(self.err("stamp the send"))
+        })
+    }
+
+    /// Returns the end of the in-flight horizon of an attempt's last send: its start plus twice
+    /// the request timeout it was made with. Before it, a look that finds nothing proves
+    /// nothing (an overloaded agent may still process the send). `None`: no send was stamped
+    /// (never sent, or journaled by a binary older than schema 4).
+    pub fn send_horizon(
+        &self,
+        id: AttemptId,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, JournalError> {
+        let stamp = self.read("read the send's horizon", |c| queries::send_stamp(c, id))?;
+        Ok(stamp.map(|(at, timeout)| {
+            at + chrono::Duration::from_std(timeout * 2).unwrap_or(chrono::Duration::MAX)
+        }))
+    }
+
+    /// Appends an event to an attempt that changes nothing else (a look's report: a send still
+    /// in flight, a duplicate task).
+    pub fn note_event(
+        &self,
+        id: AttemptId,
+        kind: &'static str,
+        detail: &serde_json::Value,
+    ) -> Result<(), JournalError> {
+        self.change(id, "journal the event", |held, _| {
+            Ok(Some(super::change::Change {
+                next: held.clone(),
+                artifacts: Vec::new(),
+                kind,
+                detail: detail.clone(),
+                force_event: true,
+            }))
+        })
+        .map(|_| ())
     }
 }

@@ -39,6 +39,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0004_artifact_chunks",
         sql: include_str!("migrations/0004_artifact_chunks.sql"),
     },
+    Migration {
+        version: 5,
+        name: "0005_send_horizon",
+        sql: include_str!("migrations/0005_send_horizon.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

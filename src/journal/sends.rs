@@ -69,11 +69,14 @@ impl Journal {
     ///
     /// An attempt leased by another live process, or no longer `INTENT`, is left untouched. An
     /// attempt that already has an endpoint keeps it (the first one journaled wins, as with
-    /// [`Journal::set_endpoint`]); `None` journals no endpoint.
+    /// [`Journal::set_endpoint`]); `None` journals no endpoint. An attempt whose endpoint this
+    /// claim journals is about to be sent: it is stamped with the send's start and the request
+    /// `send_timeout` (its in-flight horizon, [`Journal::send_horizon`]).
     pub fn claim_for_send(
         &self,
         items: &[(AttemptId, Option<JournaledEndpoint>)],
         ttl: Duration,
+        send_timeout: Duration,
     ) -> Result<Vec<BatchClaim>, JournalError> {
         if items.is_empty() {
             return Ok(Vec::new());
@@ -101,6 +104,9 @@ impl Journal {
                 }
                 queries::set_lease(tx, *id, Some(&me)).map_err(&e)?;
                 let fresh = held.interface_url.is_none() && endpoint.is_some();
+                if fresh {
+                    queries::stamp_send(tx, *id, now, send_timeout).map_err(&e)?;
+                }
                 let change = endpoint
                     .as_ref()
                     .and_then(|endpoint| Self::endpoint_change(&held, endpoint));

@@ -592,16 +592,35 @@ impl Pass<'_> {
                 )?;
                 return Ok(true);
             }
-            let Some(found) = self.look(&a, step.spec.allow_cross_origin).await? else {
-                self.say_step(
-                    Some(name),
-                    Some(&a),
-                    "look",
-                    "error",
-                    &json!({"error": a.error}),
-                    &format!("{name}: could not search the agent for its task; run again later."),
-                )?;
-                return Ok(false);
+            let found = match self.look(&a, step.spec.allow_cross_origin).await? {
+                Ok(found) => found,
+                Err(Some(until)) => {
+                    let until = crate::clock::rfc3339(until);
+                    self.say_step(
+                        Some(name),
+                        Some(&a),
+                        "look",
+                        "in-flight",
+                        &json!({"until": until}),
+                        &format!(
+                            "{name}: its agent holds no task for it yet, but its send may still                              be in flight until {until}; run again later."
+                        ),
+                    )?;
+                    return Ok(false);
+                }
+                Err(None) => {
+                    self.say_step(
+                        Some(name),
+                        Some(&a),
+                        "look",
+                        "error",
+                        &json!({"error": a.error}),
+                        &format!(
+                            "{name}: could not search the agent for its task; run again later."
+                        ),
+                    )?;
+                    return Ok(false);
+                }
             };
             a = found;
             if a.state == AttemptState::Intent {
@@ -699,8 +718,14 @@ impl Pass<'_> {
         }
     }
 
-    /// Looks for what a possibly-sent `INTENT` created; `None` when the look could not run.
-    async fn look(&self, a: &Attempt, allow_cross_origin: bool) -> anyhow::Result<Option<Attempt>> {
+    /// Looks for what a possibly-sent `INTENT` created; `Err(Some(until))` when nothing is
+    /// found yet but the last send may still be in flight until then, `Err(None)` when the
+    /// look could not run.
+    async fn look(
+        &self,
+        a: &Attempt,
+        allow_cross_origin: bool,
+    ) -> anyhow::Result<Result<Attempt, Option<chrono::DateTime<chrono::Utc>>>> {
         let ep = endpoint_of(a, allow_cross_origin)?;
         let how = LookHow {
             client: self.client,
@@ -713,9 +738,11 @@ impl Pass<'_> {
         let found = lookup::journal_found(self.journal, a.id);
         Ok(
             match lookup::look_and_journal(self.journal, a, how, found).await? {
-                Looked::Found((now, _)) | Looked::Uncertain(now, _) => Some(now),
-                Looked::Absent => Some(a.clone()),
-                Looked::Failed(_) => None,
+                Looked::Found((now, _)) | Looked::Uncertain(now, _) => Ok(now),
+                Looked::Absent => Ok(a.clone()),
+                // The last send may still be in flight: look again later.
+                Looked::InFlight(until) => Err(Some(until)),
+                Looked::Failed(_) => Err(None),
             },
         )
     }
@@ -1358,6 +1385,14 @@ impl Pass<'_> {
                     "{name}: cannot tell whether the compensation sent before arrived ({}); \
                      nothing resent.",
                     inert(reason)
+                ),
+            ),
+            Sent::InFlight(_, until) => (
+                "look",
+                "in-flight".to_owned(),
+                format!(
+                    "{name}: its compensation sent before is not on the agent yet, but may                      still be in flight until {}; nothing resent, run again later.",
+                    crate::clock::rfc3339(*until)
                 ),
             ),
             Sent::Failed { stage, error, .. } => (

@@ -5,15 +5,27 @@
 //! resends, and resends (with the same `messageId`) only when the search proves nothing was
 //! created:
 //!
-//! - If the agent accepted our client-chosen `contextId`, `ListTasks` filtered by that contextId
-//!   alone, every page: any task there is ours (the one whose history holds our `messageId` is
-//!   preferred).
+//! - If the agent accepted our fresh client `contextId`, `ListTasks` filtered by that contextId
+//!   alone, every page, finds it. A listed task in another context is never evidence (agents
+//!   that ignore the filter exist). A task in our context is ours unless its complete history
+//!   starts with a user message carrying another messageId (the one whose history holds ours
+//!   is preferred); an empty or truncated history is read again with `GetTask`, and when that
+//!   still cannot decide, the look is inconclusive, never "absent". While we do not yet know
+//!   whether the agent keeps client context ids, an empty look by context also looks by time.
 //! - If the agent refuses client context ids, `ListTasks` with `statusTimestampAfter` = the
 //!   intent's creation minus the clock skew, every page; each candidate's history is searched
 //!   for our `messageId` (`GetTask` when the listed history does not show it). A candidate whose
 //!   history lacks the task's first user message (truncated), or that cannot be read, makes the
 //!   search inconclusive unless our message is found elsewhere.
 //! - `ListTasks` unsupported (-32601 / -32004) or refused as invalid (-32602): inconclusive.
+//!
+//! - A second task holding our messageId is reported (`duplicate-task`), the first journaled.
+//! - Memory and bytes: a look keeps a [`Summary`] per candidate (and the whole task found),
+//!   never whole pages, and reads at most `--max-look-size` bytes of `ListTasks` answers.
+//!
+//! A look is proof of absence only past the in-flight horizon of the last send (twice the
+//! request timeout journaled with it, [`Journal::send_horizon`]): inside it the answer is
+//! [`Looked::InFlight`], "look again later", and nothing is sent.
 //!
 //! Inconclusive is [`Lookup::Unprovable`]: the caller marks the attempt `UNCERTAIN` and never
 //! resends on its own. Transient failures are returned as errors: the attempt stays `INTENT` and
@@ -42,9 +54,16 @@ const PAGE_SIZE: i32 = 100;
 /// What a look found.
 #[derive(Debug, Clone)]
 pub enum Lookup {
-    /// The send created this task: record it, resend nothing.
-    Found(Raw<types::Task>),
-    /// The search proves nothing was created: resending with the same messageId is safe.
+    /// The send created this task: record it, resend nothing. `duplicates` are the ids of other
+    /// tasks that also hold our messageId (someone must look at them).
+    Found {
+        /// The task.
+        task: Raw<types::Task>,
+        /// Other tasks holding our messageId.
+        duplicates: Vec<String>,
+    },
+    /// The search proves nothing was created: resending with the same messageId is safe
+    /// (once the send's in-flight horizon has passed, see [`look_and_journal`]).
     ProvenAbsent,
     /// The search cannot tell: mark `UNCERTAIN`, resend nothing; the reason says why.
     Unprovable(String),
@@ -57,18 +76,24 @@ pub struct LookFor {
     pub message_id: String,
     /// The contextId we chose and the agent accepted (search by it); `None` searches by time.
     pub context_id: Option<String>,
+    /// Whether the agent's acceptance of client context ids is not known yet: a look by
+    /// context that finds nothing then also looks by time before declaring absence.
+    pub also_by_time: bool,
     /// When the intent was committed.
     pub created_at: DateTime<Utc>,
 }
 
 impl LookFor {
     /// Builds the look for an attempt; `agent_accepts_context_id` is the agent's journaled
-    /// answer (`None`: not known yet, so a contextId we chose is assumed accepted).
+    /// answer (`None`: not known yet, so a contextId we chose is searched for, and the agent is
+    /// also searched by time).
     pub fn for_attempt(attempt: &Attempt, agent_accepts_context_id: Option<bool>) -> Self {
         let by_context = attempt.context_id_ours && agent_accepts_context_id != Some(false);
+        let context_id = attempt.context_id.clone().filter(|_| by_context);
         Self {
             message_id: attempt.message_id.clone(),
-            context_id: attempt.context_id.clone().filter(|_| by_context),
+            also_by_time: context_id.is_some() && agent_accepts_context_id.is_none(),
+            context_id,
             created_at: attempt.created_at,
         }
     }
@@ -83,81 +108,127 @@ pub fn never_sent(attempt: &Attempt) -> bool {
 /// How the agent is searched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LookMode {
-    /// By our client contextId: any task there is ours.
+    /// By our client contextId: a task there is ours unless its complete history starts with
+    /// another messageId; a listed task in another context is never evidence.
     ByContext,
     /// By status time: only a task whose history holds our messageId is ours.
     ByTime,
 }
 
-/// One task seen by the search, reduced to what the decision needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Candidate {
+/// One listed task reduced to what a look needs: a look keeps these, never whole pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// The task id.
+    pub id: String,
+    /// Its contextId.
+    pub context_id: String,
+    /// The messageId of the first history entry when it is a user message.
+    pub first_user_message: Option<String>,
+    /// The remote state, as reported.
+    pub state: String,
+    /// The status timestamp, if any.
+    pub timestamp: Option<DateTime<Utc>>,
+    /// Its history starts with a user message (not empty, not truncated at the front).
+    pub history_complete: bool,
     /// Its history holds our messageId.
     pub holds_message: bool,
-    /// Its history starts with a user message (not truncated at the front).
-    pub history_complete: bool,
+}
+
+impl Summary {
+    /// Summarizes a task for a look for `message_id`.
+    pub fn of(task: &Raw<types::Task>, message_id: &str) -> Self {
+        let first = task
+            .raw
+            .get("history")
+            .and_then(Value::as_array)
+            .and_then(|h| h.first());
+        let first_is_user =
+            first.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("ROLE_USER");
+        Self {
+            id: task.value.id.clone(),
+            context_id: task.value.context_id.clone(),
+            first_user_message: first
+                .filter(|_| first_is_user)
+                .and_then(|m| m.get("messageId"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            state: task
+                .raw
+                .pointer("/status/state")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            timestamp: task.value.status.timestamp,
+            history_complete: first_is_user,
+            holds_message: history_holds(&task.raw, message_id),
+        }
+    }
+
+    /// What this task tells about our send.
+    pub fn seen(&self) -> Seen {
+        if self.holds_message {
+            Seen::Ours
+        } else if self.history_complete {
+            // A complete history starting with another user message: someone else's task.
+            Seen::Other
+        } else {
+            Seen::Undecided
+        }
+    }
+}
+
+/// What one candidate tells about our send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// Its history holds our messageId.
+    Ours,
+    /// Its complete history starts with a user message carrying another messageId.
+    Other,
+    /// Its history is empty or truncated, even read whole: it may be ours.
+    Undecided,
 }
 
 /// The decision of a look.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// The candidate at this index is ours.
-    Found(usize),
+    /// The candidate at this index is ours; the others at these indexes also hold our message.
+    Found(usize, Vec<usize>),
     /// Nothing was created.
     ProvenAbsent,
     /// Cannot tell, and why.
     Unprovable(String),
 }
 
-/// Decides from what a complete search saw: the readable candidates in listing order, and how
-/// many listed tasks could not be read.
-pub fn decide(mode: LookMode, candidates: &[Candidate], unreadable: usize) -> Verdict {
-    if let Some(i) = candidates.iter().position(|c| c.holds_message) {
-        return Verdict::Found(i);
+/// Decides from what a complete search saw: the candidates (tasks in our context for a look by
+/// context, every listed task for a look by time, each read whole where its listed history
+/// could not decide), in listing order, and how many listed tasks could not be read.
+pub fn decide(mode: LookMode, candidates: &[Seen], unreadable: usize) -> Verdict {
+    let mut ours = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c == Seen::Ours)
+        .map(|(i, _)| i);
+    if let Some(first) = ours.next() {
+        return Verdict::Found(first, ours.collect());
     }
-    match mode {
-        LookMode::ByContext => {
-            if unreadable > 0 {
-                Verdict::Unprovable(format!(
-                    "{unreadable} task(s) in our context could not be read"
-                ))
-            } else if candidates.is_empty() {
-                Verdict::ProvenAbsent
-            } else {
-                // Any task in the context we chose for this attempt is ours.
-                Verdict::Found(0)
-            }
-        }
-        LookMode::ByTime => {
-            let truncated = candidates.iter().filter(|c| !c.history_complete).count();
-            if unreadable > 0 {
-                Verdict::Unprovable(format!("{unreadable} candidate task(s) could not be read"))
-            } else if truncated > 0 {
-                Verdict::Unprovable(format!(
-                    "{truncated} candidate task(s) have a truncated history, so our message \
-                     may be among them"
-                ))
-            } else {
-                Verdict::ProvenAbsent
-            }
-        }
-    }
-}
-
-/// Returns whether a Task JSON value's history starts with a user message.
-fn history_complete(task: &Value) -> bool {
-    task.get("history")
-        .and_then(Value::as_array)
-        .and_then(|h| h.first())
-        .and_then(|m| m.get("role"))
-        .and_then(Value::as_str)
-        == Some("ROLE_USER")
-}
-
-fn candidate(task: &Value, message_id: &str) -> Candidate {
-    Candidate {
-        holds_message: history_holds(task, message_id),
-        history_complete: history_complete(task),
+    let undecided = candidates.iter().filter(|c| **c == Seen::Undecided).count();
+    let (unreadable_what, undecided_what) = match mode {
+        LookMode::ByContext => (
+            "task(s) in our context could not be read",
+            "task(s) in our context have an empty or truncated history even read whole, so one \
+             may be ours",
+        ),
+        LookMode::ByTime => (
+            "candidate task(s) could not be read",
+            "candidate task(s) have a truncated history, so our message may be among them",
+        ),
+    };
+    if unreadable > 0 {
+        Verdict::Unprovable(format!("{unreadable} {unreadable_what}"))
+    } else if undecided > 0 {
+        Verdict::Unprovable(format!("{undecided} {undecided_what}"))
+    } else {
+        Verdict::ProvenAbsent
     }
 }
 
@@ -166,7 +237,8 @@ fn cannot_search(e: &A2aError) -> bool {
     matches!(e.rpc_code(), Some(-32601 | -32004 | -32602))
 }
 
-/// Searches the agent for what a send of `look.message_id` created (see the module docs).
+/// Searches the agent for what a send of `look.message_id` created (see the module docs): by
+/// context, then (while the agent's acceptance of client context ids is unknown) by time.
 ///
 /// `now` bounds the time window when the intent's creation time is in the future (a clock that
 /// went backwards). Transient failures that persist are returned as `Err`.
@@ -177,51 +249,105 @@ pub async fn look_for_send(
     clock_skew: Duration,
     now: DateTime<Utc>,
 ) -> Result<Lookup, A2aError> {
-    let (mode, request) = if let Some(ctx) = &look.context_id {
-        (LookMode::ByContext, list_request(Some(ctx.clone()), None))
-    } else {
-        let after = time_window(look.created_at, now, clock_skew);
-        (LookMode::ByTime, list_request(None, Some(after)))
+    let after = time_window(look.created_at, now, clock_skew);
+    let Some(ctx) = &look.context_id else {
+        return search(client, endpoint, &look.message_id, None, after).await;
     };
-    let mut tasks: Vec<Raw<types::Task>> = Vec::new();
-    let mut candidates = Vec::new();
+    let by_context = search(client, endpoint, &look.message_id, Some(ctx), after).await?;
+    if look.also_by_time && matches!(by_context, Lookup::ProvenAbsent) {
+        // The agent may have replaced our contextId (it has not answered yet whether it keeps
+        // them): only a look by time with a messageId match proves absence.
+        return search(client, endpoint, &look.message_id, None, after).await;
+    }
+    Ok(by_context)
+}
+
+/// One search: by our contextId (`Some`) or by time (`None`: status after `after`), every page
+/// within the page and byte bounds; keeps a [`Summary`] per candidate and the whole task of the
+/// first one that is ours, never the pages.
+async fn search(
+    client: &A2aClient,
+    endpoint: &Endpoint,
+    message_id: &str,
+    context: Option<&str>,
+    after: DateTime<Utc>,
+) -> Result<Lookup, A2aError> {
+    let (mode, request) = match context {
+        Some(ctx) => (
+            LookMode::ByContext,
+            list_request(Some(ctx.to_owned()), None),
+        ),
+        None => (LookMode::ByTime, list_request(None, Some(after))),
+    };
+    let mut ours: Option<Raw<types::Task>> = None;
+    let mut candidates: Vec<Summary> = Vec::new();
     let mut unreadable = 0;
-    let mut pager = Pager::new(request);
+    let mut pager = Pager::new(request, client.config().max_look_size);
     loop {
         let entries = match pager.next(client, endpoint).await? {
             Paged::Page(entries) => entries,
-            Paged::End => {
-                return Ok(match decide(mode, &candidates, unreadable) {
-                    Verdict::Found(i) => Lookup::Found(tasks.swap_remove(i)),
-                    Verdict::ProvenAbsent => Lookup::ProvenAbsent,
-                    Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
-                });
+            Paged::End => break,
+            Paged::Unprovable(reason) => {
+                if let Some(task) = ours {
+                    return Ok(found(task, &candidates));
+                }
+                return Ok(Lookup::Unprovable(reason));
             }
-            Paged::Unprovable(reason) => return Ok(Lookup::Unprovable(reason)),
         };
         for entry in entries {
             let Ok(task) = entry else {
                 unreadable += 1;
                 continue;
             };
-            let mut seen = candidate(&task.raw, &look.message_id);
+            if let Some(ctx) = context
+                && task.value.context_id != ctx
+            {
+                // An agent that ignores the filter lists other clients' tasks: never evidence.
+                continue;
+            }
             let mut task = task;
-            if mode == LookMode::ByTime && !seen.holds_message {
+            let mut seen = Summary::of(&task, message_id);
+            let reread = match mode {
                 // The listed history may be capped by the server: read the whole task.
+                LookMode::ByTime => !seen.holds_message,
+                LookMode::ByContext => seen.seen() == Seen::Undecided,
+            };
+            if reread {
                 let Some(full) = read_whole(client, endpoint, &task.value.id).await? else {
                     unreadable += 1;
                     continue;
                 };
-                seen = candidate(&full.raw, &look.message_id);
+                if context.is_some_and(|ctx| full.value.context_id != ctx) {
+                    continue;
+                }
+                seen = Summary::of(&full, message_id);
                 task = full;
             }
-            if seen.holds_message {
-                return Ok(Lookup::Found(task));
+            if seen.holds_message && ours.is_none() {
+                ours = Some(task);
             }
             candidates.push(seen);
-            tasks.push(task);
         }
     }
+    let seen: Vec<Seen> = candidates.iter().map(Summary::seen).collect();
+    Ok(match decide(mode, &seen, unreadable) {
+        Verdict::Found(..) => match ours {
+            Some(task) => found(task, &candidates),
+            None => Lookup::Unprovable("the task found could not be kept".to_owned()),
+        },
+        Verdict::ProvenAbsent => Lookup::ProvenAbsent,
+        Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
+    })
+}
+
+/// The found task, and the other candidates that also hold our messageId.
+fn found(task: Raw<types::Task>, candidates: &[Summary]) -> Lookup {
+    let duplicates = candidates
+        .iter()
+        .filter(|c| c.holds_message && c.id != task.value.id)
+        .map(|c| c.id.clone())
+        .collect();
+    Lookup::Found { task, duplicates }
 }
 
 /// Reads a listed task whole (`GetTask`); `None` when it cannot be read for good, an error
@@ -248,24 +374,29 @@ enum Paged {
     Unprovable(String),
 }
 
-/// Pages through `ListTasks` (every page, at most [`MAX_PAGES`], refusing a paging that
-/// repeats itself), retrying transient failures.
+/// Pages through `ListTasks` (every page, at most [`MAX_PAGES`] and `max_bytes` of answers,
+/// refusing a paging that repeats itself), retrying transient failures.
 struct Pager {
     request: types::ListTasksRequest,
     next_token: Option<String>,
     seen_tokens: std::collections::HashSet<String>,
     pages: usize,
+    /// Bytes of `ListTasks` answers read so far, and the most a look may read.
+    bytes: u64,
+    max_bytes: u64,
     /// Why the search stops after the page just returned (its entries are still searched).
     stop: Option<String>,
 }
 
 impl Pager {
-    fn new(request: types::ListTasksRequest) -> Self {
+    fn new(request: types::ListTasksRequest, max_bytes: u64) -> Self {
         Self {
             request,
             next_token: Some(String::new()),
             seen_tokens: std::collections::HashSet::new(),
             pages: 0,
+            bytes: 0,
+            max_bytes,
             stop: None,
         }
     }
@@ -295,8 +426,14 @@ impl Pager {
             }
             Err(e) => return Err(e),
         };
+        self.bytes = self.bytes.saturating_add(page.body_bytes);
         if !page.next_page_token.is_empty() {
-            if self.seen_tokens.insert(page.next_page_token.clone()) {
+            if self.bytes >= self.max_bytes {
+                self.stop = Some(format!(
+                    "the agent's ListTasks did not end within {} bytes (--max-look-size)",
+                    self.max_bytes
+                ));
+            } else if self.seen_tokens.insert(page.next_page_token.clone()) {
                 self.next_token = Some(page.next_page_token);
             } else {
                 self.stop = Some("the agent's ListTasks paging repeats itself".to_owned());
@@ -336,11 +473,25 @@ pub struct Sweeps {
 /// One endpoint's listing, made at most once (a failed one is retried by the next look).
 type SweepCell = tokio::sync::OnceCell<Swept>;
 
+/// One task of a shared listing, read whole, reduced to what the page's looks need.
+#[derive(Debug)]
+struct SweptTask {
+    /// Its id.
+    id: String,
+    /// Its status timestamp (which look's window it falls in).
+    timestamp: Option<DateTime<Utc>>,
+    /// Its history starts with a user message.
+    history_complete: bool,
+    /// The messageIds its history holds.
+    message_ids: Vec<String>,
+}
+
 /// What listing an endpoint's tasks by time found.
 #[derive(Debug)]
 enum Swept {
-    /// Every task listed in the window, each read whole, and how many could not be read.
-    Listed(Vec<Raw<types::Task>>, usize),
+    /// Every task listed in the window, each read whole and summarized, and how many could not
+    /// be read.
+    Listed(Vec<SweptTask>, usize),
     /// The agent cannot be searched this way.
     Unprovable(String),
 }
@@ -371,41 +522,62 @@ impl Sweeps {
     ) -> Option<Result<Lookup, A2aError>> {
         let after = *self.windows.get(key).filter(|w| **w <= window)?;
         let cell = std::rc::Rc::clone(self.listed.borrow_mut().entry(key.clone()).or_default());
-        let swept = cell
+        let swept = match cell
             .get_or_try_init(|| sweep(client, endpoint, after))
-            .await;
-        Some(swept.map(|swept| match swept {
-            Swept::Unprovable(reason) => Lookup::Unprovable(reason.clone()),
-            Swept::Listed(tasks, unreadable) => {
-                if let Some(ours) = tasks.iter().find(|t| history_holds(&t.raw, message_id)) {
-                    return Lookup::Found(ours.clone());
+            .await
+        {
+            Ok(swept) => swept,
+            Err(e) => return Some(Err(e)),
+        };
+        let (tasks, unreadable) = match swept {
+            Swept::Unprovable(reason) => return Some(Ok(Lookup::Unprovable(reason.clone()))),
+            Swept::Listed(tasks, unreadable) => (tasks, *unreadable),
+        };
+        let holds = |t: &&SweptTask| t.message_ids.iter().any(|m| m == message_id);
+        let mut ours = tasks.iter().filter(holds);
+        if let Some(first) = ours.next() {
+            let duplicates = ours.map(|t| t.id.clone()).collect();
+            // Only summaries were kept: read the task found whole again.
+            return Some(match read_whole(client, endpoint, &first.id).await {
+                Ok(Some(task)) => Ok(Lookup::Found { task, duplicates }),
+                Ok(None) => Ok(Lookup::Unprovable(format!(
+                    "task {} holds our message but could not be read again",
+                    first.id
+                ))),
+                Err(e) => Err(e),
+            });
+        }
+        // The listing's window is the page's earliest: decide from the tasks this look would
+        // have listed itself (a task without a status time is kept).
+        let seen: Vec<Seen> = tasks
+            .iter()
+            .filter(|t| t.timestamp.is_none_or(|at| at >= window))
+            .map(|t| {
+                if t.history_complete {
+                    Seen::Other
+                } else {
+                    Seen::Undecided
                 }
-                // The listing's window is the page's earliest: decide from the tasks this look
-                // would have listed itself (a task without a status time is kept).
-                let mine: Vec<&Raw<types::Task>> = tasks
-                    .iter()
-                    .filter(|t| t.value.status.timestamp.is_none_or(|at| at >= window))
-                    .collect();
-                let candidates: Vec<Candidate> =
-                    mine.iter().map(|t| candidate(&t.raw, message_id)).collect();
-                match decide(LookMode::ByTime, &candidates, *unreadable) {
-                    Verdict::Found(i) => Lookup::Found(mine[i].clone()),
-                    Verdict::ProvenAbsent => Lookup::ProvenAbsent,
-                    Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
-                }
-            }
+            })
+            .collect();
+        Some(Ok(match decide(LookMode::ByTime, &seen, unreadable) {
+            Verdict::Found(..) | Verdict::ProvenAbsent => Lookup::ProvenAbsent,
+            Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
         }))
     }
 }
 
 /// Lists an endpoint's tasks whose status is after `after`, every page, and reads each whole
-/// (`GetTask`: a listed history may be capped by the server).
+/// (`GetTask`: a listed history may be capped by the server), keeping a summary of each.
 async fn sweep(
     client: &A2aClient,
     endpoint: &Endpoint,
     after: DateTime<Utc>,
 ) -> Result<Swept, A2aError> {
-    let mut pager = Pager::new(list_request(None, Some(after)));
+    let mut pager = Pager::new(
+        list_request(None, Some(after)),
+        client.config().max_look_size,
+    );
     let mut tasks = Vec::new();
     let mut unreadable = 0;
     loop {
@@ -420,7 +592,26 @@ async fn sweep(
                 continue;
             };
             match read_whole(client, endpoint, &task.value.id).await? {
-                Some(full) => tasks.push(full),
+                Some(full) => {
+                    let summary = Summary::of(&full, "");
+                    let message_ids = full
+                        .raw
+                        .get("history")
+                        .and_then(Value::as_array)
+                        .map(|h| {
+                            h.iter()
+                                .filter_map(|m| m.get("messageId").and_then(Value::as_str))
+                                .map(str::to_owned)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    tasks.push(SweptTask {
+                        id: summary.id,
+                        timestamp: summary.timestamp,
+                        history_complete: summary.history_complete,
+                        message_ids,
+                    });
+                }
                 None => unreadable += 1,
             }
         }
@@ -464,11 +655,16 @@ pub struct LookHow<'a> {
 /// What a look came to, its outcome journaled; `T` is what the caller made of a found task.
 #[derive(Debug)]
 pub enum Looked<T> {
-    /// The task a previous send created, as the caller's `found` handled it.
+    /// The task a previous send created, as the caller's `found` handled it. Other tasks that
+    /// also hold our messageId are reported (a `duplicate-task` event and a warning).
     Found(T),
-    /// The search proves nothing was created: resending (same messageId) is safe. Nothing is
-    /// journaled.
+    /// The search proves nothing was created and the send's in-flight horizon has passed:
+    /// resending (same messageId) is safe. Nothing is journaled.
     Absent,
+    /// The search found nothing, but the last send may still be in flight (its horizon ends
+    /// at this time): look again later, send nothing. An `in-flight` event is journaled; the
+    /// attempt stays `INTENT`.
+    InFlight(DateTime<Utc>),
     /// The search cannot tell: the attempt is now `UNCERTAIN` (as journaled), and why.
     Uncertain(Attempt, String),
     /// The look failed (transiently, or for good): a `lookup` failure is journaled and the
@@ -478,8 +674,11 @@ pub enum Looked<T> {
 
 /// Looks for what a possibly-sent `INTENT` attempt created ([`look_for_send`], or the page's
 /// shared listing when `how.sweeps` covers it), then journals the outcome: unprovable →
-/// `UNCERTAIN`; a failed look → a `lookup` failure; a found task → what `found` does with its
-/// view. The agent's journaled answer about client context ids decides how it searches.
+/// `UNCERTAIN`; nothing found inside the in-flight horizon of the last send (twice its
+/// journaled request timeout, [`Journal::send_horizon`]) → an `in-flight` event; a failed look
+/// → a `lookup` failure; a found task → what `found` does with its view (and a
+/// `duplicate-task` event when other tasks hold our messageId too). The agent's journaled
+/// answer about client context ids decides how it searches.
 ///
 /// Where the callers differ, they say so: `found` is [`journal_found`] (`delegate`'s and
 /// reconcile's one-attempt send, `follow`, `compensate`) or keeps the view unjournaled
@@ -515,11 +714,25 @@ pub async fn look_and_journal<T>(
         None => look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
     };
     Ok(match result {
-        Ok(Lookup::Found(task)) => {
+        Ok(Lookup::Found { task, duplicates }) => {
             let view = TaskView::from_value(&task.raw, task.raw.to_string()).context(how.no_id)?;
+            if !duplicates.is_empty() {
+                report_duplicates(journal, attempt, &view.task_id, &duplicates)?;
+            }
             Looked::Found(found(view)?)
         }
-        Ok(Lookup::ProvenAbsent) => Looked::Absent,
+        Ok(Lookup::ProvenAbsent) => match journal.send_horizon(attempt.id)? {
+            Some(until) if how.clock.now() < until => {
+                let detail = serde_json::json!({
+                    "until": crate::clock::rfc3339(until),
+                    "reason": "the last send may still be in flight: nothing found is no \
+                               proof before twice its request timeout has passed",
+                });
+                journal.note_event(attempt.id, "in-flight", &detail)?;
+                Looked::InFlight(until)
+            }
+            _ => Looked::Absent,
+        },
         Ok(Lookup::Unprovable(reason)) => {
             journal.mark_uncertain(attempt.id, &reason)?;
             Looked::Uncertain(journal.attempt(attempt.id)?, reason)
@@ -529,6 +742,32 @@ pub async fn look_and_journal<T>(
             Looked::Failed(error)
         }
     })
+}
+
+/// Reports other remote tasks holding our messageId: a `duplicate-task` event naming every
+/// task id, and a warning line (someone must look at them; nothing is cancelled).
+fn report_duplicates(
+    journal: &Journal,
+    attempt: &Attempt,
+    found: &str,
+    duplicates: &[String],
+) -> anyhow::Result<()> {
+    let mut ids = vec![found.to_owned()];
+    ids.extend(duplicates.iter().cloned());
+    let detail = serde_json::json!({"messageId": attempt.message_id, "taskIds": ids});
+    journal.note_event(attempt.id, "duplicate-task", &detail)?;
+    tracing::warn!(
+        "{} remote tasks hold messageId {} (tasks {}): task {} is journaled; the others are \
+         duplicates someone must look at",
+        ids.len(),
+        crate::sanitize::inert(&attempt.message_id),
+        ids.iter()
+            .map(|id| crate::sanitize::inert(id))
+            .collect::<Vec<_>>()
+            .join(", "),
+        crate::sanitize::inert(found)
+    );
+    Ok(())
 }
 
 /// The `found` of [`look_and_journal`] that journals the task now (`Journal::apply_task`,
@@ -565,28 +804,19 @@ mod tests {
 
     use super::*;
 
-    const HOLDS: Candidate = Candidate {
-        holds_message: true,
-        history_complete: true,
-    };
-    const OTHER: Candidate = Candidate {
-        holds_message: false,
-        history_complete: true,
-    };
-    const TRUNCATED: Candidate = Candidate {
-        holds_message: false,
-        history_complete: false,
-    };
+    use Seen::{Other as OTHER, Ours as HOLDS, Undecided as TRUNCATED};
 
     #[rstest]
-    // By context: any task in our context is ours; the one holding our message is preferred.
+    // By context: a task in our context is ours unless its complete history starts with another
+    // messageId; an empty or truncated one (even read whole) cannot decide.
     #[case::context_empty(LookMode::ByContext, &[], 0, "absent")]
-    #[case::context_one(LookMode::ByContext, &[OTHER], 0, "found:0")]
+    #[case::context_someone_elses(LookMode::ByContext, &[OTHER], 0, "absent")]
     #[case::context_prefers_holder(LookMode::ByContext, &[OTHER, HOLDS], 0, "found:1")]
-    #[case::context_truncated_is_still_ours(LookMode::ByContext, &[TRUNCATED], 0, "found:0")]
+    #[case::context_truncated_is_uncertain(LookMode::ByContext, &[TRUNCATED], 0, "unprovable")]
     #[case::context_unreadable(LookMode::ByContext, &[], 1, "unprovable")]
     #[case::context_unreadable_beside_other(LookMode::ByContext, &[OTHER], 1, "unprovable")]
     #[case::context_holder_beats_unreadable(LookMode::ByContext, &[HOLDS], 2, "found:0")]
+    #[case::context_two_holders(LookMode::ByContext, &[HOLDS, OTHER, HOLDS], 0, "found:0+2")]
     // By time: only a task whose history holds our messageId is ours.
     #[case::time_empty(LookMode::ByTime, &[], 0, "absent")]
     #[case::time_others_complete(LookMode::ByTime, &[OTHER, OTHER], 0, "absent")]
@@ -597,12 +827,19 @@ mod tests {
     #[case::time_found_despite_unreadable(LookMode::ByTime, &[HOLDS], 3, "found:0")]
     fn decision_table(
         #[case] mode: LookMode,
-        #[case] candidates: &[Candidate],
+        #[case] candidates: &[Seen],
         #[case] unreadable: usize,
         #[case] expected: &str,
     ) {
         let got = match decide(mode, candidates, unreadable) {
-            Verdict::Found(i) => format!("found:{i}"),
+            Verdict::Found(i, dups) if dups.is_empty() => format!("found:{i}"),
+            Verdict::Found(i, dups) => format!(
+                "found:{i}+{}",
+                dups.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("+")
+            ),
             Verdict::ProvenAbsent => "absent".to_owned(),
             Verdict::Unprovable(reason) => {
                 assert!(!reason.is_empty());
@@ -612,25 +849,45 @@ mod tests {
         assert_eq!(got, expected);
     }
 
+    fn task(v: &Value) -> Raw<types::Task> {
+        let mut full = serde_json::json!({"id": "t", "contextId": "c",
+                                          "status": {"state": "TASK_STATE_WORKING"}});
+        if let Some(h) = v.get("history") {
+            full["history"] = h.clone();
+        }
+        Raw {
+            value: serde_json::from_value(full.clone()).unwrap(),
+            raw: full,
+        }
+    }
+
     #[test]
-    fn history_shape_decides_completeness() {
-        let t = |v: Value| candidate(&v, "m-1");
+    fn history_shape_decides_what_a_task_tells() {
+        let t = |v: Value| Summary::of(&task(&v), "m-1").seen();
         assert_eq!(
             t(
-                serde_json::json!({"history":[{"messageId":"m-0","role":"ROLE_USER"},
-                                             {"messageId":"m-1","role":"ROLE_AGENT"}]})
+                serde_json::json!({"history":[{"messageId":"m-0","role":"ROLE_USER","parts":[]},
+                                             {"messageId":"m-1","role":"ROLE_AGENT","parts":[]}]})
             ),
             HOLDS
         );
         assert_eq!(
-            t(serde_json::json!({"history":[{"messageId":"x","role":"ROLE_USER"}]})),
+            t(serde_json::json!({"history":[{"messageId":"x","role":"ROLE_USER","parts":[]}]})),
             OTHER
         );
         assert_eq!(
-            t(serde_json::json!({"history":[{"messageId":"x","role":"ROLE_AGENT"}]})),
+            t(serde_json::json!({"history":[{"messageId":"x","role":"ROLE_AGENT","parts":[]}]})),
             TRUNCATED
         );
         assert_eq!(t(serde_json::json!({"id":"t"})), TRUNCATED);
+        let s = Summary::of(
+            &task(
+                &serde_json::json!({"history":[{"messageId":"x","role":"ROLE_USER","parts":[]}]}),
+            ),
+            "m-1",
+        );
+        assert_eq!(s.first_user_message.as_deref(), Some("x"));
+        assert_eq!((s.id.as_str(), s.context_id.as_str()), ("t", "c"));
     }
 
     #[test]
@@ -667,6 +924,8 @@ mod tests {
             LookFor::for_attempt(&attempt, None).context_id.as_deref(),
             Some("c")
         );
+        assert!(LookFor::for_attempt(&attempt, None).also_by_time);
+        assert!(!LookFor::for_attempt(&attempt, Some(true)).also_by_time);
         assert_eq!(
             LookFor::for_attempt(&attempt, Some(true))
                 .context_id

@@ -735,6 +735,15 @@ impl<'a> Pass<'a> {
             Sent::Replied(_) => self.standing(&row, what, json!({"reply": "direct"}))?,
             Sent::Refused(_, e) => self.standing(&row, what, json!({"error": e.summary()}))?,
             Sent::Uncertain(_, reason) => self.standing(&row, "look", json!({"reason": reason}))?,
+            Sent::InFlight(a, until) => Self::action(
+                &row,
+                a.number,
+                "look",
+                "in-flight",
+                json!({"until": crate::clock::rfc3339(*until), "state": a.state.as_str(),
+                       "reason": "nothing found yet, but the last send may still be in flight;                                   looked for again after its horizon"}),
+                exit::WORK_REMAINS,
+            ),
             Sent::Failed {
                 stage,
                 error,

@@ -108,6 +108,9 @@ pub enum Sent {
     Refused(Attempt, A2aError),
     /// The look could not tell whether a previous send created anything (`UNCERTAIN`).
     Uncertain(Attempt, String),
+    /// The look found nothing, but the last send may still be in flight until this time (its
+    /// horizon): nothing was sent, the attempt stays `INTENT`; look again later.
+    InFlight(Attempt, chrono::DateTime<chrono::Utc>),
     /// Not delivered, or the outcome is unknown: the attempt stays `INTENT` (failure journaled).
     Failed {
         /// The attempt.
@@ -132,6 +135,7 @@ impl Sent {
             | Self::Replied(a)
             | Self::Refused(a, _)
             | Self::Uncertain(a, _)
+            | Self::InFlight(a, _)
             | Self::Failed { attempt: a, .. }
             | Self::Busy(a, _)
             | Self::Settled(a) => a,
@@ -224,9 +228,23 @@ pub struct Sender<'a> {
 }
 
 /// Returns the lease time for sends bounded by a per-request `timeout`: enough for a card fetch,
-/// a look of several pages and the send, and at least two minutes.
+/// a look of several pages and the send, and at least two minutes. It always outlives the
+/// send's in-flight horizon (twice `timeout`, [`Journal::send_horizon`]): while a live sender
+/// holds the lease, no other process looks and resends.
 pub fn lease_ttl_for(timeout: Duration) -> Duration {
     (timeout * 8).max(Duration::from_mins(2))
+}
+
+/// Returns the request timeout journaled with a send (its in-flight horizon is twice it): the
+/// client's `--timeout`, or the hidden testing aid [`crate::env::TEST_SEND_TIMEOUT`].
+pub fn journaled_timeout(client: &A2aClient) -> Duration {
+    static TEST: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    let test = TEST.get_or_init(|| {
+        std::env::var(crate::env::TEST_SEND_TIMEOUT)
+            .ok()
+            .and_then(|s| crate::duration::parse_duration(&s).ok())
+    });
+    test.unwrap_or(client.config().timeout)
 }
 
 /// Returns the wire endpoint of a journaled attempt: always where it was first sent.
@@ -355,9 +373,28 @@ impl Sender<'_> {
             }
             attempt
         };
+        if let Some(busy) = self.begin_send(&attempt)? {
+            return Ok(busy);
+        }
         let sent = self.send(attempt, out, step).await;
         drop(guard);
         sent
+    }
+
+    /// Right before a send: re-checks the lease (another process may have broken it while
+    /// this one looked) and stamps the send's start and request timeout (its in-flight
+    /// horizon); `Some` (nothing may be sent) when another process holds the lease now.
+    fn begin_send(&self, attempt: &Attempt) -> anyhow::Result<Option<Sent>> {
+        let timeout = journaled_timeout(self.client);
+        Ok(
+            match self
+                .journal
+                .begin_send(attempt.id, self.lease_ttl, timeout)?
+            {
+                Claim::Claimed(_) => None,
+                Claim::HeldBy(lease) => Some(Sent::Busy(self.journal.attempt(attempt.id)?, lease)),
+            },
+        )
     }
 
     /// Journals the endpoint of a never-sent attempt, from the cached card or a fetched one.
@@ -472,6 +509,14 @@ impl Sender<'_> {
                 lookup::Looked::Uncertain(now, reason) => {
                     Some(Looked::Done(Sent::Uncertain(now, reason)))
                 }
+                lookup::Looked::InFlight(until) => {
+                    let detail = serde_json::json!({"until": crate::clock::rfc3339(until)});
+                    self.note(attempt, "look", "in-flight", &detail);
+                    Some(Looked::Done(Sent::InFlight(
+                        self.journal.attempt(attempt.id)?,
+                        until,
+                    )))
+                }
                 lookup::Looked::Failed(error) => Some(Looked::Done(Sent::Failed {
                     attempt: self.journal.attempt(attempt.id)?,
                     stage: Stage::Look,
@@ -515,6 +560,10 @@ impl Sender<'_> {
                     return Ok(Claimed::Found(record, now));
                 }
             }
+        }
+        if let Some(busy) = self.begin_send(&attempt)? {
+            guard.armed = false;
+            return Ok(Claimed::Done(busy));
         }
         let sent = self.send(attempt, out, step).await;
         drop(guard);

@@ -104,6 +104,18 @@ pub struct Script {
     pub repeat_status: bool,
     /// Each artifact's text part is padded with `z` to at least this many bytes.
     pub artifact_bytes: usize,
+    /// `ListTasks` ignores its `contextId` filter and lists every task (other clients' too).
+    pub list_ignores_filter: bool,
+    /// New tasks get a context of the agent's own, whatever contextId the message carried.
+    pub replace_context: bool,
+    /// A `SendMessage` creates two tasks holding its message (a duplicate).
+    pub twin_tasks: bool,
+    /// A `SendMessage` is held unanswered and processed only when the test calls
+    /// [`Hostile::release_held`] (an overloaded agent, after the client gave up).
+    pub hold_sends: bool,
+    /// `ListTasks` answers pages of 100 fresh tasks, each with a text part of this many bytes,
+    /// and a fresh `nextPageToken`, for ever.
+    pub endless_pages: Option<usize>,
 }
 
 impl Default for Script {
@@ -117,6 +129,11 @@ impl Default for Script {
             timestamp: None,
             repeat_status: false,
             artifact_bytes: 0,
+            list_ignores_filter: false,
+            replace_context: false,
+            twin_tasks: false,
+            hold_sends: false,
+            endless_pages: None,
         }
     }
 }
@@ -142,6 +159,8 @@ struct Shared {
     script: Mutex<Script>,
     seen: Mutex<Vec<Seen>>,
     tasks: Mutex<Vec<Value>>,
+    held: Mutex<Vec<Value>>,
+    pages: std::sync::atomic::AtomicUsize,
 }
 
 /// A hostile agent on its own thread and runtime; stopped on drop.
@@ -166,7 +185,13 @@ impl Hostile {
             let shared = Arc::clone(&shared);
             move |uri: Uri, headers: HeaderMap, body: Bytes| {
                 let shared = Arc::clone(&shared);
-                async move { answer(&shared, &uri, &headers, &body) }
+                async move {
+                    if hold(&shared, &uri, &headers, &body) {
+                        // Never answered: the client gives up; the test processes it later.
+                        std::future::pending::<()>().await;
+                    }
+                    answer(&shared, &uri, &headers, &body)
+                }
             }
         });
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -243,6 +268,63 @@ impl Hostile {
     pub fn tasks_created(&self) -> usize {
         self.shared.tasks.lock().unwrap().len()
     }
+
+    /// Returns every task the agent holds.
+    pub fn tasks(&self) -> Vec<Value> {
+        self.shared.tasks.lock().unwrap().clone()
+    }
+
+    /// Returns how many tasks hold a message with this messageId (the agent's own count).
+    pub fn tasks_holding(&self, message_id: &str) -> usize {
+        self.tasks()
+            .iter()
+            .filter(|t| {
+                t["history"]
+                    .as_array()
+                    .is_some_and(|h| h.iter().any(|m| m["messageId"] == message_id))
+            })
+            .count()
+    }
+
+    /// Adds a task created by another client, as given.
+    pub fn seed_task(&self, task: Value) {
+        self.shared.tasks.lock().unwrap().push(task);
+    }
+
+    /// Processes the sends held so far ([`Script::hold_sends`]); returns how many.
+    pub fn release_held(&self) -> usize {
+        let held = std::mem::take(&mut *self.shared.held.lock().unwrap());
+        for params in &held {
+            create_task(&self.shared, params);
+        }
+        held.len()
+    }
+
+    /// Returns how many `ListTasks` pages were answered.
+    pub fn pages_served(&self) -> usize {
+        self.shared.pages.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Holds a `SendMessage` when the script says so (recorded as seen, processed on release).
+fn hold(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> bool {
+    if !shared.script.lock().unwrap().hold_sends {
+        return false;
+    }
+    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    if request["method"] != "SendMessage" {
+        return false;
+    }
+    shared.seen.lock().unwrap().push(Seen {
+        path: uri.path().to_owned(),
+        method: "SendMessage".to_owned(),
+        authorization: headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
+    });
+    shared.held.lock().unwrap().push(request["params"].clone());
+    true
 }
 
 impl Drop for Hostile {
@@ -469,6 +551,7 @@ fn create_task(shared: &Shared, params: &Value) -> Value {
     let context_id = message
         .get("contextId")
         .and_then(Value::as_str)
+        .filter(|_| !script.replace_context)
         .map_or_else(|| format!("ctx-{}", tasks.len() + 1), str::to_owned);
     let mut user = message.clone();
     if let Value::Object(m) = &mut user {
@@ -482,6 +565,11 @@ fn create_task(shared: &Shared, params: &Value) -> Value {
     });
     style_task(&mut task, &script);
     tasks.push(task.clone());
+    if script.twin_tasks {
+        let mut twin = task.clone();
+        twin["id"] = json!(format!("{}{}", script.task_prefix, tasks.len() + 1));
+        tasks.push(twin);
+    }
     task
 }
 
@@ -524,7 +612,17 @@ fn result_for(shared: &Shared, method: &str, params: &Value, created: Option<Val
             by_id(params["id"].as_str().unwrap_or_default()).unwrap_or(Value::Null)
         }
         "ListTasks" => {
-            let context = params.get("contextId").and_then(Value::as_str);
+            let script = shared.script.lock().unwrap().clone();
+            shared
+                .pages
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if let Some(size) = script.endless_pages {
+                return endless_page(size);
+            }
+            let context = params
+                .get("contextId")
+                .and_then(Value::as_str)
+                .filter(|_| !script.list_ignores_filter);
             let list: Vec<Value> = tasks
                 .iter()
                 .filter(|t| context.is_none_or(|c| t["contextId"] == c))
@@ -535,6 +633,23 @@ fn result_for(shared: &Shared, method: &str, params: &Value, created: Option<Val
         }
         _ => Value::Null,
     }
+}
+
+/// A page of 100 fresh tasks of another client, each with `size` bytes of text, and a fresh
+/// `nextPageToken`.
+fn endless_page(size: usize) -> Value {
+    let text = "z".repeat(size);
+    let tasks: Vec<Value> = (0..100)
+        .map(|_| {
+            let id = uuid::Uuid::new_v4();
+            json!({"id": format!("other-{id}"), "contextId": format!("theirs-{id}"),
+                   "status": {"state": "TASK_STATE_COMPLETED", "timestamp": now()},
+                   "history": [{"messageId": format!("m-{id}"), "role": "ROLE_USER",
+                                "parts": [{"text": text}]}]})
+        })
+        .collect();
+    json!({"tasks": tasks, "nextPageToken": uuid::Uuid::new_v4().to_string(),
+           "pageSize": 100, "totalSize": 1_000_000})
 }
 
 fn honest(

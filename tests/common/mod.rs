@@ -44,6 +44,7 @@ pub const PINNED_NOW: &str = "2000-01-01T00:00:00Z";
 pub struct TestEnv {
     pub dir: TempDir,
     pinned: bool,
+    horizon: bool,
 }
 
 impl TestEnv {
@@ -51,7 +52,16 @@ impl TestEnv {
         Self {
             dir: tempfile::tempdir().expect("tempdir"),
             pinned: true,
+            horizon: false,
         }
+    }
+
+    /// Opts in to the real in-flight horizon of sends (twice the journaled `--timeout`). By
+    /// default a test journals a send timeout of 0 s (`A2A_RECOVER_TEST_SEND_TIMEOUT`), so that
+    /// a crash test may look again, and resend, at once.
+    pub fn in_flight_horizon(mut self) -> Self {
+        self.horizon = true;
+        self
     }
 
     /// Opts out of the pinned display clock: ages in tables are measured against real time.
@@ -86,6 +96,9 @@ impl TestEnv {
             .env("PATH", std::env::var_os("PATH").unwrap_or_default());
         if self.pinned {
             cmd.env("A2A_RECOVER_TEST_NOW", PINNED_NOW);
+        }
+        if !self.horizon {
+            cmd.env("A2A_RECOVER_TEST_SEND_TIMEOUT", "0s");
         }
         cmd
     }

@@ -287,6 +287,7 @@ fn client_with(timeout: Duration, max: u64, idle: Duration) -> A2aClient {
         timeout,
         max_response_size: max,
         stream_idle_timeout: idle,
+        max_look_size: 64 * 1024 * 1024,
     })
     .unwrap()
 }

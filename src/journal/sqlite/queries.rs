@@ -1857,3 +1857,40 @@ pub(in crate::journal) fn set_reply_state(
     )?;
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------
+// The in-flight horizon of a send (schema 4)
+// ---------------------------------------------------------------------------------------------
+
+/// Stamps an attempt with the start of a send and the request timeout it is made with.
+pub(in crate::journal) fn stamp_send(
+    conn: &Connection,
+    id: AttemptId,
+    at: DateTime<Utc>,
+    timeout: std::time::Duration,
+) -> rusqlite::Result<()> {
+    let timeout_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+    conn.prepare_cached(
+        "UPDATE attempts SET send_started_at = ?2, send_timeout_ms = ?3 WHERE id = ?1",
+    )?
+    .execute(params![id.0, ms(at), timeout_ms])?;
+    Ok(())
+}
+
+/// Returns when an attempt's last send started and the request timeout it was made with.
+pub(in crate::journal) fn send_stamp(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<Option<(DateTime<Utc>, std::time::Duration)>> {
+    conn.prepare_cached("SELECT send_started_at, send_timeout_ms FROM attempts WHERE id = ?1")?
+        .query_row(params![id.0], |r| {
+            let at = r.get::<_, Option<i64>>(0)?;
+            let timeout = r.get::<_, Option<i64>>(1)?;
+            Ok(at.zip(timeout).map(|(at, t)| {
+                let t = std::time::Duration::from_millis(u64::try_from(t).unwrap_or(0));
+                (time(at), t)
+            }))
+        })
+        .optional()
+        .map(Option::flatten)
+}

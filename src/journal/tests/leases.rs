@@ -90,7 +90,9 @@ fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_lea
         .into_iter()
         .map(|id| (id, Some(endpoint.clone())))
         .collect();
-    let claims = j.claim_for_send(&items, Duration::from_secs(60)).unwrap();
+    let claims = j
+        .claim_for_send(&items, Duration::from_secs(60), Duration::from_secs(30))
+        .unwrap();
     let BatchClaim::Claimed(claimed, true) = &claims[0] else {
         panic!("{claims:?}")
     };
@@ -111,7 +113,11 @@ fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_lea
     assert!(matches!(&claims[2], BatchClaim::Settled(a) if a.state == AttemptState::Refused));
     // Claimed again (a renewal): the endpoint was there before, so it may have been sent.
     let again = j
-        .claim_for_send(&items[..1], Duration::from_secs(60))
+        .claim_for_send(
+            &items[..1],
+            Duration::from_secs(60),
+            Duration::from_secs(30),
+        )
         .unwrap();
     assert!(
         matches!(&again[0], BatchClaim::Claimed(_, false)),

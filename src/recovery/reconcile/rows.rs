@@ -117,7 +117,11 @@ impl Pass<'_> {
             })
             .map(|row| (row.attempt.id, None))
             .collect();
-        let claims = self.journal.claim_for_send(&ids, self.cfg.lease_ttl)?;
+        let claims = self.journal.claim_for_send(
+            &ids,
+            self.cfg.lease_ttl,
+            crate::recovery::send::journaled_timeout(self.client),
+        )?;
         // The page's looks by time share one listing per agent, made after these claims.
         let mut sweeps = lookup::Sweeps::default();
         let mut accepts: HashMap<String, Option<bool>> = HashMap::new();

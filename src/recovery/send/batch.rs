@@ -205,7 +205,7 @@ impl<'s, 'a> Batch<'s, 'a> {
         let ttl = self.sender.lease_ttl;
         let claimed_at = self.sender.clock.now();
         let mut claimed = journal
-            .claim_for_send(&claims, ttl)?
+            .claim_for_send(&claims, ttl, super::journaled_timeout(self.sender.client))?
             .into_iter()
             .map(Some)
             .collect::<Vec<_>>();
@@ -260,6 +260,7 @@ impl<'s, 'a> Batch<'s, 'a> {
         let renewed = self.sender.journal.claim_for_send(
             &ids.iter().map(|id| (*id, None)).collect::<Vec<_>>(),
             self.sender.lease_ttl,
+            super::journaled_timeout(self.sender.client),
         )?;
         for (id, claim) in ids.into_iter().zip(renewed) {
             match claim {
