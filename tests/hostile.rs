@@ -846,3 +846,39 @@ fn appended_chunks_under_the_default_caps_are_journaled_whole() {
     assert!(a["error"].is_null(), "{a}");
     assert!(pending(&env).is_empty());
 }
+
+/// A stream that sends a fresh snapshot of an unchanged task (only its timestamp moves) and
+/// closes, again and again: the refresh is journaled, but it is no progress, so the follow is
+/// bounded by `--max-reconnects` like any other end.
+#[test]
+fn a_snapshot_then_close_loop_is_bounded_by_max_reconnects() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let m = delegate(&env, &h, "w/loop");
+    assert_eq!(code(&m.out), 0, "{}", stderr(&m.out));
+    h.set_script(Script {
+        fresh_stamps: true,
+        ..Script::default()
+    });
+    let m = run(
+        &env,
+        &[
+            "--format",
+            "json",
+            "follow",
+            "w/loop",
+            "--max-reconnects",
+            "2",
+            "--until",
+            "60s",
+        ],
+    );
+    assert_eq!(code(&m.out), 3, "{}{}", stdout(&m.out), stderr(&m.out));
+    let summary: Value = serde_json::from_str(stdout(&m.out).lines().last().unwrap()).unwrap();
+    assert_eq!(summary["reconnects"], 2, "{summary}");
+    assert!(
+        h.count("SubscribeToTask") <= 3,
+        "{}",
+        h.count("SubscribeToTask")
+    );
+}

@@ -538,6 +538,7 @@ async fn follow_in<R: Remote>(
         changes: 0,
         reconnects: 0,
         streak: 0,
+        last_snapshot: None,
         polls: 0,
         last_error: None,
         last_hint: None,
@@ -604,6 +605,9 @@ const MAX_PENDING: usize = 1024;
 
 /// An observation read and queued, waiting for its commit before it is counted and shown.
 struct Pending {
+    /// False for a snapshot or poll that repeats the last one but for its timestamps: even
+    /// when it refreshes the journaled status, it is no progress.
+    news: bool,
     source: Source,
     result: PendingResult,
 }
@@ -642,6 +646,8 @@ struct Follower<'a, R> {
     reconnects: u32,
     /// Reconnects since the last event that brought something.
     streak: u32,
+    /// What the last snapshot or poll said, its timestamps aside ([`content_signature`]).
+    last_snapshot: Option<u64>,
     polls: u32,
     last_error: Option<String>,
     last_hint: Option<String>,
@@ -957,6 +963,7 @@ impl<R: Remote> Follower<'_, R> {
         } else {
             Source::Stream
         };
+        let mut news = true;
         let (obs, may_stop) = match item {
             Item::Task(raw) | Item::Status(raw) => {
                 let view = match item {
@@ -965,6 +972,11 @@ impl<R: Remote> Follower<'_, R> {
                 };
                 match view {
                     Ok(view) if view.task_id == self.target.task_id => {
+                        if matches!(item, Item::Task(_)) {
+                            let sig = content_signature(raw);
+                            news = self.last_snapshot != Some(sig);
+                            self.last_snapshot = Some(sig);
+                        }
                         let may_stop = view.state.is_terminal() || view.state.is_interrupted();
                         let obs = StreamObservation::Task {
                             attempt,
@@ -997,7 +1009,11 @@ impl<R: Remote> Follower<'_, R> {
             Some(obs) => PendingResult::Queued(self.commit.submit(obs)),
             None => PendingResult::Nothing,
         };
-        self.pending.push_back(Pending { source, result });
+        self.pending.push_back(Pending {
+            news,
+            source,
+            result,
+        });
         // A crash point armed for this event's number ends the read-ahead here: the crash
         // then finds exactly that many of this follow's events journaled.
         let number = self.events + self.pending.len() as u64;
@@ -1035,7 +1051,7 @@ impl<R: Remote> Follower<'_, R> {
             };
             unchanged |= !recorded.applied.changed();
             if end.is_none() {
-                end = self.settled(p.source, recorded);
+                end = self.settled(p.news, p.source, recorded);
                 // Past a size limit the rest of the stream is of no use: stop reading it.
                 if recorded.over_limit {
                     end = Some(self.over_limit_end()?.unwrap_or(FollowEnd::TooLarge(
@@ -1058,7 +1074,7 @@ impl<R: Remote> Follower<'_, R> {
     }
 
     /// Counts, shows and judges one committed observation.
-    fn settled(&mut self, source: Source, recorded: Recorded) -> Option<FollowEnd> {
+    fn settled(&mut self, news: bool, source: Source, recorded: Recorded) -> Option<FollowEnd> {
         let applied = recorded.applied;
         self.events += 1;
         if let Applied::Changed { to, .. } = applied {
@@ -1067,8 +1083,10 @@ impl<R: Remote> Follower<'_, R> {
         }
         // Only an event that changed something is progress: one ignored as stale, repeated
         // or already journaled does not reset the streak (else an agent that repeats itself,
-        // or stamps its statuses in the future, would keep a follow reconnecting for ever).
-        if applied.changed() {
+        // or stamps its statuses in the future, would keep a follow reconnecting for ever),
+        // nor does a snapshot that repeats the last one but for its timestamps (a stream that
+        // sends its snapshot and closes, again and again, is bounded like any other end).
+        if applied.changed() && news {
             self.streak = 0;
         }
         crash::at(Point::AfterEvent(self.events), &self.step);
@@ -1266,6 +1284,19 @@ pub(crate) mod fake {
             }
         }
     }
+}
+
+/// Returns a signature of a task snapshot without its status timestamp: two snapshots that
+/// differ only in when the agent stamped them have the same signature.
+fn content_signature(raw: &Value) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut v = raw.clone();
+    if let Some(status) = v.get_mut("status").and_then(Value::as_object_mut) {
+        status.remove("timestamp");
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.to_string().hash(&mut h);
+    h.finish()
 }
 
 #[cfg(test)]

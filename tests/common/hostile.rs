@@ -102,6 +102,9 @@ pub struct Script {
     pub timestamp: Option<String>,
     /// A stream sends a `statusUpdate` repeating the task's status after its snapshot.
     pub repeat_status: bool,
+    /// Every `SubscribeToTask` answer stamps the task's status with the current time (a
+    /// stream that sends a fresh snapshot and closes, again and again).
+    pub fresh_stamps: bool,
     /// Each artifact's text part is padded with `z` to at least this many bytes.
     pub artifact_bytes: usize,
     /// `ListTasks` ignores its `contextId` filter and lists every task (other clients' too).
@@ -128,6 +131,7 @@ impl Default for Script {
             task_prefix: "task-".to_owned(),
             timestamp: None,
             repeat_status: false,
+            fresh_stamps: false,
             artifact_bytes: 0,
             list_ignores_filter: false,
             replace_context: false,
@@ -677,7 +681,10 @@ fn honest(
                 "error",
                 &json!({"code": -32001, "message": "Task not found"}),
             ),
-            task => {
+            mut task => {
+                if shared.script.lock().unwrap().fresh_stamps {
+                    task["status"]["timestamp"] = json!(now());
+                }
                 let event = json!({"jsonrpc": "2.0", "id": id, "result": {"task": task}});
                 let mut body = vec![format!("data: {event}\n\n")];
                 if shared.script.lock().unwrap().repeat_status {
