@@ -218,7 +218,14 @@ fn a_pass_and_compensate_act_the_same_after_a_prune() {
         (code(&out), lines)
     };
     for args in [
-        &["reconcile", "--dry-run", "--format", "json"][..],
+        &[
+            "reconcile",
+            "--dry-run",
+            "--concurrency",
+            "1",
+            "--format",
+            "json",
+        ][..],
         &["compensate", "w", "--dry-run", "--format", "json"][..],
     ] {
         let pruned = plan(&env, args);

@@ -78,9 +78,15 @@ fn reconcile_reports_each_step_and_what_needs_a_human() {
         assert_eq!(out.status.code(), Some(0), "{out:?}");
     }
     a.settle();
-    assert_snapshot!("reconcile_dry_run", run(&env, &["reconcile", "--dry-run"]));
-    assert_snapshot!("reconcile", shown(&env, &reconcile(&env, &[])));
-    assert_snapshot!("reconcile_again", shown(&env, &reconcile(&env, &[])));
+    // One at a time: lines come in the order the reads finish, which concurrency would make
+    // depend on the machine's load.
+    let one = ["--concurrency", "1"];
+    assert_snapshot!(
+        "reconcile_dry_run",
+        run(&env, &["reconcile", "--dry-run", "--concurrency", "1"])
+    );
+    assert_snapshot!("reconcile", shown(&env, &reconcile(&env, &one)));
+    assert_snapshot!("reconcile_again", shown(&env, &reconcile(&env, &one)));
     assert_snapshot!("reconcile_unknown", run(&env, &["reconcile", "nope"]));
 }
 
