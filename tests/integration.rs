@@ -18,6 +18,7 @@ mod holes;
 mod hostile;
 mod inspect;
 mod interop;
+mod interop03;
 mod interop_recovery;
 mod journal;
 mod plan;
