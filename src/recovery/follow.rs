@@ -1205,6 +1205,8 @@ pub(crate) mod fake {
                 retry_after: None,
                 snippet: String::new(),
                 rpc: None,
+                reason: None,
+                unattributed: false,
             },
             other => A2aError::Transport {
                 url: "http://127.0.0.1/".to_owned(),
@@ -1779,6 +1781,8 @@ mod tests {
             retry_after: Some(Duration::from_secs(secs)),
             snippet: String::new(),
             rpc: None,
+            reason: None,
+            unattributed: false,
         };
         let fake = script(
             vec![
@@ -1810,6 +1814,8 @@ mod tests {
                 retry_after: None,
                 snippet: String::new(),
                 rpc: None,
+                reason: None,
+                unattributed: false,
             })],
             vec![],
         );
