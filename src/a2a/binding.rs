@@ -78,20 +78,30 @@ impl ProtocolBinding {
         }
     }
 
+    /// Returns the binding of a journaled card's interface at `interface_url` (as resolved
+    /// against `card_url`), the most preferred one we speak if several share that URL; `None`
+    /// when the card does not parse or offers no interface we speak there.
+    pub fn of_card_interface(card_url: &str, card_json: &str, interface_url: &str) -> Option<Self> {
+        let mut card: Value = serde_json::from_str(card_json).ok()?;
+        normalize::agent_card(&mut card);
+        let card: types::AgentCard = serde_json::from_value(card).ok()?;
+        let base = Url::parse(card_url).ok()?;
+        card.supported_interfaces
+            .iter()
+            .filter(|i| {
+                base.join(i.url.trim())
+                    .is_ok_and(|u| u.as_str() == interface_url)
+            })
+            .filter_map(Self::of_interface)
+            .min_by_key(|b| b.preference())
+    }
+
     /// Returns the rank of the binding when a card offers several (lower is preferred):
     /// JSON-RPC first, whatever the card's order, then HTTP+JSON.
     pub(crate) fn preference(self) -> u8 {
         match self {
             Self::JsonRpcV1 => 0,
             Self::HttpJsonV1 => 1,
-        }
-    }
-
-    /// Returns the card's `protocolBinding` name of the binding.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::JsonRpcV1 => types::TRANSPORT_PROTOCOL_JSONRPC,
-            Self::HttpJsonV1 => types::TRANSPORT_PROTOCOL_HTTP_JSON,
         }
     }
 
