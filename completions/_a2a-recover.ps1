@@ -328,6 +328,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--tick', '--tick', [CompletionResultType]::ParameterName, 'Duration of one `work` step')
             [CompletionResult]::new('--name', '--name', [CompletionResultType]::ParameterName, 'The card''s name')
             [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed for --fail-rate, so a run can be repeated')
+            [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON (`/message:send`, `/tasks/{id}`, …)')
+            [CompletionResult]::new('--tenant', '--tenant', [CompletionResultType]::ParameterName, 'A tenant on the card''s interface (over HTTP+JSON, the first segment of every path)')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')

@@ -307,6 +307,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --tick 'Duration of one `work` step'
             cand --name 'The card''s name'
             cand --seed 'Seed for --fail-rate, so a run can be repeated'
+            cand --binding 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON (`/message:send`, `/tasks/{id}`, …)'
+            cand --tenant 'A tenant on the card''s interface (over HTTP+JSON, the first segment of every path)'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'

@@ -16,6 +16,7 @@ mod follow_wiring;
 mod generated;
 mod holes;
 mod hostile;
+mod http_json;
 mod inspect;
 mod interop;
 mod interop03;

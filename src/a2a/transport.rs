@@ -496,6 +496,8 @@ pub(crate) fn http_error(
             .and_then(parse_retry_after),
         snippet: snippet(body),
         rpc: rpc.map(Box::new),
+        reason: None,
+        unattributed: false,
     }
 }
 

@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
-use crate::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent};
+use crate::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent, ServedBinding};
 
 /// Runs a scripted A2A v1.0 agent on loopback, for drills, the demo, tests and benchmarks.
 ///
@@ -67,6 +67,13 @@ pub struct ScriptedAgentArgs {
     /// Seed for --fail-rate, so a run can be repeated.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON
+    /// (`/message:send`, `/tasks/{id}`, …).
+    #[arg(long, value_enum, default_value_t = ServedBinding::Jsonrpc)]
+    pub binding: ServedBinding,
+    /// A tenant on the card's interface (over HTTP+JSON, the first segment of every path).
+    #[arg(long, value_name = "NAME")]
+    pub tenant: Option<String>,
 }
 
 impl ScriptedAgentArgs {
@@ -103,6 +110,8 @@ impl ScriptedAgentArgs {
             tick: self.tick,
             no_streaming: self.no_streaming,
             seed: self.seed,
+            binding: self.binding,
+            tenant: self.tenant.clone().filter(|t| !t.is_empty()),
         })
     }
 }

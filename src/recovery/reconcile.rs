@@ -396,7 +396,13 @@ impl<'a> Pass<'a> {
             if !running {
                 continue;
             }
-            match follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin) {
+            let binding = send::journaled_binding(self.journal, &row.attempt)?;
+            match follow::FollowTarget::new(
+                &row.step,
+                &row.attempt,
+                row.allow_cross_origin,
+                binding,
+            ) {
                 Ok(target) => targets.push(target),
                 Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
             }
@@ -913,7 +919,8 @@ impl<'a> Pass<'a> {
             allow_cross_origin: row.allow_cross_origin,
             reference_task_ids: Vec::new(),
         };
-        let endpoint = Rc::new(send::endpoint_of(a, &out)?);
+        let binding = send::journaled_binding(self.journal, a)?;
+        let endpoint = Rc::new(send::endpoint_of(a, &out, binding)?);
         if let (Some(url), Some(card)) = (&a.interface_url, &a.agent_url) {
             self.endpoints
                 .borrow_mut()
