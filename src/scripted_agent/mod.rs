@@ -99,6 +99,38 @@ pub struct AgentConfig {
     pub no_streaming: bool,
     /// Seed of the generator behind `fail_rate`.
     pub seed: u64,
+    /// How this agent bends the spec, as real frameworks do ([`Bends`]).
+    pub bends: Bends,
+}
+
+/// Habits of real A2A servers that bend the spec, each off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bends {
+    /// Status timestamps without a UTC offset (`2026-03-12T10:00:00.123456`), as servers built
+    /// on naive date-times send them.
+    pub naive_timestamps: bool,
+    /// Where the INPUT_REQUIRED / AUTH_REQUIRED question goes.
+    pub question_in: QuestionIn,
+    /// Tasks are sent without `artifacts` (GetTask, ListTasks, SendMessage, streams' first
+    /// event); each artifact's text is in the history, as an agent message, instead.
+    pub history_only: bool,
+    /// A reply to an INPUT_REQUIRED / AUTH_REQUIRED task is answered by a new task in the same
+    /// context (the old one stays as it was).
+    pub reply_new_task: bool,
+    /// `SendMessage` ignores `returnImmediately` and answers once the task stops.
+    pub block_send: bool,
+}
+
+/// Where an agent puts the question of an interrupted task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum QuestionIn {
+    /// In the status message (the spec's place).
+    #[default]
+    Status,
+    /// In an artifact named `question`; the status carries no message.
+    Artifact,
+    /// Only in the history, as the last agent message; the status carries no message.
+    History,
 }
 
 impl Default for AgentConfig {
@@ -119,6 +151,7 @@ impl Default for AgentConfig {
             tick: Duration::from_millis(100),
             no_streaming: false,
             seed: 0,
+            bends: Bends::default(),
         }
     }
 }
@@ -232,7 +265,7 @@ impl ScriptedAgent {
             fail_budget: AtomicU32::new(cfg.fail_first),
             methods: rpc::MethodCounters::default(),
             card_fetches: AtomicU64::new(0),
-            inner: Mutex::new(Inner::new(cfg.forget_after)),
+            inner: Mutex::new(Inner::new(cfg.forget_after).with_bends(cfg.bends)),
             cfg,
             card,
             etag,
