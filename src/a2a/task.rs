@@ -129,11 +129,15 @@ fn non_empty_str(v: Option<&Value>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Parses an RFC 3339 timestamp at any precision.
+/// Parses an RFC 3339 timestamp at any precision; an offset-less ISO 8601 date-time (some
+/// agents send them) is read as UTC.
 pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    match DateTime::parse_from_rfc3339(s) {
+        Ok(t) => Some(t.with_timezone(&Utc)),
+        Err(_) => super::normalize::naive_as_utc(s)
+            .and_then(|utc| DateTime::parse_from_rfc3339(&utc).ok())
+            .map(|t| t.with_timezone(&Utc)),
+    }
 }
 
 fn status_parts(
