@@ -1,9 +1,13 @@
 //! Real frameworks bend the spec: each bend the scripted agent can reproduce (`Bends`) is read
 //! as what it is, and recovery goes on as with a well-behaved agent.
 
-use a2a_recover::scripted_agent::{AgentConfig, Bends};
+use std::time::Duration;
 
-use crate::common::commands::{delegate, reconcile, the_attempt};
+use a2a_recover::a2a::parts_text;
+use a2a_recover::journal::{Journal, StepName};
+use a2a_recover::scripted_agent::{AgentConfig, Bends, QuestionIn};
+
+use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::hostile::{Hostile, Script};
 use crate::common::{TestEnv, agent, code, fast, stderr, stdout};
 
@@ -63,4 +67,81 @@ fn a_decode_error_names_the_field_and_the_agent() {
     ] {
         assert!(!err.contains(parser_words), "{err}");
     }
+}
+
+/// The question of an INPUT_REQUIRED task is taken from the status message, else from a
+/// question-like artifact, else from the last agent message of the history; the reply then
+/// answers it on the same task.
+#[test]
+fn the_question_is_found_in_an_artifact_or_the_history() {
+    for place in [QuestionIn::Artifact, QuestionIn::History] {
+        let env = TestEnv::new();
+        let a = agent(bent(Bends {
+            question_in: place,
+            ..Bends::default()
+        }));
+        let step = "w/ask";
+        let out = delegate(&env, step, &a.url(), "ask about rooms", &[]);
+        assert_eq!(code(&out), 0, "{place:?}: {}", stderr(&out));
+        let out = reconcile(&env, &[]);
+        assert_eq!(code(&out), 4, "{place:?}: {}{}", stdout(&out), stderr(&out));
+        let row = the_attempt(&env, step);
+        assert_eq!(row["state"], "INPUT_REQUIRED", "{place:?}: {row}");
+        assert_eq!(
+            row["pendingQuestion"], "two rooms or one?",
+            "{place:?}: {row}"
+        );
+        let pending = env.run(["inspect", "--pending"]);
+        assert!(
+            stdout(&pending).contains("two rooms or one?"),
+            "{place:?}: {}",
+            stdout(&pending)
+        );
+        let out = env.run(["reply", step, "one room"]);
+        assert_eq!(code(&out), 0, "{place:?}: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(the_attempt(&env, step)["state"], "COMPLETED");
+    }
+}
+
+/// An agent that keeps its answer only in the history (GetTask and ListTasks carry no
+/// artifacts): the result is taken from the history, whether the task is read with GetTask or
+/// found by a look after a crash.
+#[test]
+fn results_are_taken_from_the_history_when_a_task_has_no_artifacts() {
+    let env = TestEnv::new();
+    let a = agent(bent(Bends {
+        history_only: true,
+        ..Bends::default()
+    }));
+    let out = delegate(&env, "w/read", &a.url(), "book a hotel", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    crashing(
+        &env,
+        "after-send",
+        &["delegate", "w/found", "--agent", &a.url(), "book a car"],
+    );
+    a.settle();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    for step in ["w/read", "w/found"] {
+        let row = the_attempt(&env, step);
+        assert_eq!(row["state"], "COMPLETED", "{row}");
+        assert_eq!(row["artifacts"], 1, "{row}");
+    }
+    assert_eq!(a.stats().tasks.len(), 2, "nothing was resent");
+    let journal = Journal::open(&env.journal(), Duration::from_secs(10)).unwrap();
+    let text = journal_texts(&journal, "w/found");
+    assert_eq!(text, ["book a car"]);
+}
+
+fn journal_texts(journal: &Journal, step: &str) -> Vec<String> {
+    let step = StepName::parse(step).unwrap();
+    let rec = journal.step(&step).unwrap().unwrap();
+    let attempt = rec.attempts.last().unwrap();
+    journal
+        .artifacts(attempt.id)
+        .unwrap()
+        .iter()
+        .map(|a| parts_text(&a.parts))
+        .collect()
 }
