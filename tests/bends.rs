@@ -145,3 +145,30 @@ fn journal_texts(journal: &Journal, step: &str) -> Vec<String> {
         .map(|a| parts_text(&a.parts))
         .collect()
 }
+
+/// A `SendMessage` that blocks past `--timeout` although `returnImmediately` was asked is an
+/// ambiguous send: the attempt stays INTENT (exit 3), nothing is resent, and the next pass
+/// looks and finds the task.
+#[test]
+fn a_send_that_blocks_past_the_timeout_is_looked_for_never_resent() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        tick: Duration::from_millis(300),
+        ..bent(Bends {
+            block_send: true,
+            ..Bends::default()
+        })
+    });
+    let out = delegate(&env, "w/slow", &a.url(), "work:10", &["--timeout", "1s"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert!(stderr(&out).contains("timed out"), "{}", stderr(&out));
+    assert_eq!(the_attempt(&env, "w/slow")["state"], "INTENT");
+    a.settle();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(&env, "w/slow");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    let stats = a.stats();
+    assert_eq!(stats.tasks.len(), 1, "nothing was resent");
+    assert_eq!(stats.requests["SendMessage"], 1, "{:?}", stats.requests);
+}
