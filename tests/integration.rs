@@ -2,6 +2,7 @@
 //! fails when a file under tests/ is not.
 
 mod agents;
+mod bends;
 mod broken_journal;
 mod cli;
 mod common;

@@ -70,8 +70,7 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     }
     let mut value = raw.clone();
     normalize::agent_card(&mut value);
-    let card: types::AgentCard =
-        serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+    let card: types::AgentCard = normalize::typed_value(value).map_err(invalid)?;
     // The first interface of the most preferred binding we speak (JSON-RPC, then HTTP+JSON).
     let chosen = card
         .supported_interfaces

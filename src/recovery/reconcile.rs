@@ -806,10 +806,19 @@ impl<'a> Pass<'a> {
             .task_id
             .clone()
             .context("a task-known attempt without task id")?;
-        let read = retry_read(READ_ATTEMPTS, || {
+        let mut read = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(&endpoint, &task_id, Some(0))
         })
         .await;
+        if let Ok(task) = &read
+            && TaskView::from_value(&task.raw, String::new()).is_ok_and(|v| v.wants_history)
+        {
+            // The agent keeps its answer or question only in the history: read it with it.
+            read = retry_read(READ_ATTEMPTS, || {
+                self.client.get_task(&endpoint, &task_id, None)
+            })
+            .await;
+        }
         match read {
             Ok(task) => {
                 // The raw JSON is serialized only for a view that will be journaled.
