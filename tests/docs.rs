@@ -278,7 +278,7 @@ fn inspect_and_reconcile_write_exactly_the_documented_records_and_fields() {
 fn the_field_reference_matches_the_inspect_records() {
     let doc = read("docs/json-output.md");
     let by_command = documented_records(&doc, "inspect");
-    for record in ["attempt", "event"] {
+    for record in ["attempt", "event", "workflow"] {
         let claimed: BTreeSet<String> = by_command[record]
             .keys()
             .filter(|f| *f != "type")
