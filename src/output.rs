@@ -71,6 +71,8 @@ const PASS_COMMANDS: [&str; 6] = [
 struct Tally {
     command: Option<String>,
     outcomes: BTreeMap<String, u64>,
+    /// The outcome of the last `action` record on each attempt (workflow, step, attempt).
+    attempts: BTreeMap<(String, String, u64), String>,
     events: u64,
     summary_written: bool,
 }
@@ -209,6 +211,13 @@ impl Printer {
                 Some("action") => {
                     let outcome = value.get("outcome").and_then(Value::as_str).unwrap_or("");
                     *tally.outcomes.entry(outcome.to_owned()).or_default() += 1;
+                    let text = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("");
+                    let key = (
+                        text("workflow").to_owned(),
+                        text("step").to_owned(),
+                        value.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+                    );
+                    tally.attempts.insert(key, outcome.to_owned());
                 }
                 Some("event") => tally.events += 1,
                 Some("summary") => tally.summary_written = true,
@@ -250,10 +259,15 @@ impl Printer {
             if tally.summary_written || !PASS_COMMANDS.contains(&command) {
                 return Ok(());
             }
+            let mut attempts: BTreeMap<&str, u64> = BTreeMap::new();
+            for outcome in tally.attempts.values() {
+                *attempts.entry(outcome).or_default() += 1;
+            }
             json!({
                 "type": "summary",
                 "command": command,
                 "outcomes": tally.outcomes,
+                "attempts": attempts,
                 "events": tally.events,
                 "interrupted": signal,
                 "exitCode": code,
