@@ -32,6 +32,10 @@ use crate::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
 /// `compensate` recover, and each recovery is checked against the journal and the agents.
 /// Uses a temporary journal unless --journal is given.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover demo
+  a2a-recover demo --journal /tmp/demo.sqlite3   keep the journal to inspect it afterwards")]
 pub struct DemoArgs {}
 
 const WORKFLOW: &str = "trip-42";

@@ -40,6 +40,12 @@ use crate::sanitize::inert;
 /// Looks before it resends, re-reads every non-terminal task, saves pending questions, records
 /// outcomes and re-delegates failed steps within their budget. Never compensates on its own.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover reconcile                      one pass over every workflow
+  a2a-recover reconcile trip-42 --dry-run    what it would do, and with which agent
+  a2a-recover reconcile --follow-for 2m      follow running tasks, then decide
+  a2a-recover -q reconcile                   cron: prints nothing unless a human must act")]
 pub struct ReconcileArgs {
     /// Only these workflows (default: all).
     #[arg(value_name = "WORKFLOW")]
