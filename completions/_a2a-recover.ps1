@@ -186,6 +186,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         'a2a-recover;inspect' {
             [CompletionResult]::new('--state', '--state', [CompletionResultType]::ParameterName, 'Only attempts in these states (case-insensitive; `-` and `_` alike)')
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only attempts sent to this agent (its base URL or card URL)')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only attempts changed within this long (`30m`, `2h`, `1d`)')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
@@ -196,6 +198,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
             [CompletionResult]::new('--pending', '--pending', [CompletionResultType]::ParameterName, 'Only what needs a human, each with the command that answers it')
             [CompletionResult]::new('--events', '--events', [CompletionResultType]::ParameterName, 'Adds the event history of the named step')
+            [CompletionResult]::new('--unresolved', '--unresolved', [CompletionResultType]::ParameterName, 'Only steps the operator has not resolved (`resolve`)')
+            [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Every column: full task ids, the agent, and with --pending the command in a column')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')

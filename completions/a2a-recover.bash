@@ -990,7 +990,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-q -v -h --state --pending --events --limit --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --state --pending --events --limit --agent --since --unresolved --wide --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1001,6 +1001,14 @@ _a2a__recover() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -176,6 +176,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;inspect'= {
             cand --state 'Only attempts in these states (case-insensitive; `-` and `_` alike)'
             cand --limit 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]'
+            cand --agent 'Only attempts sent to this agent (its base URL or card URL)'
+            cand --since 'Only attempts changed within this long (`30m`, `2h`, `1d`)'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
@@ -186,6 +188,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
             cand --pending 'Only what needs a human, each with the command that answers it'
             cand --events 'Adds the event history of the named step'
+            cand --unresolved 'Only steps the operator has not resolved (`resolve`)'
+            cand --wide 'Every column: full task ids, the agent, and with --pending the command in a column'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'

@@ -170,6 +170,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s v -l
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l state -d 'Only attempts in these states (case-insensitive; `-` and `_` alike)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l limit -d 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l agent -d 'Only attempts sent to this agent (its base URL or card URL)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l since -d 'Only attempts changed within this long (`30m`, `2h`, `1d`)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -183,6 +185,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l pending -d 'Only what needs a human, each with the command that answers it'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l events -d 'Adds the event history of the named step'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l unresolved -d 'Only steps the operator has not resolved (`resolve`)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l wide -d 'Every column: full task ids, the agent, and with --pending the command in a column'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
