@@ -40,6 +40,9 @@ _a2a__recover() {
             a2a__recover,inspect)
                 cmd="a2a__recover__subcmd__inspect"
                 ;;
+            a2a__recover,journal)
+                cmd="a2a__recover__subcmd__journal"
+                ;;
             a2a__recover,man)
                 cmd="a2a__recover__subcmd__man"
                 ;;
@@ -106,6 +109,9 @@ _a2a__recover() {
             a2a__recover__subcmd__help,inspect)
                 cmd="a2a__recover__subcmd__help__subcmd__inspect"
                 ;;
+            a2a__recover__subcmd__help,journal)
+                cmd="a2a__recover__subcmd__help__subcmd__journal"
+                ;;
             a2a__recover__subcmd__help,man)
                 cmd="a2a__recover__subcmd__help__subcmd__man"
                 ;;
@@ -133,6 +139,21 @@ _a2a__recover() {
             a2a__recover__subcmd__help__subcmd__agents,remove)
                 cmd="a2a__recover__subcmd__help__subcmd__agents__subcmd__remove"
                 ;;
+            a2a__recover__subcmd__help__subcmd__journal,init)
+                cmd="a2a__recover__subcmd__help__subcmd__journal__subcmd__init"
+                ;;
+            a2a__recover__subcmd__journal,help)
+                cmd="a2a__recover__subcmd__journal__subcmd__help"
+                ;;
+            a2a__recover__subcmd__journal,init)
+                cmd="a2a__recover__subcmd__journal__subcmd__init"
+                ;;
+            a2a__recover__subcmd__journal__subcmd__help,help)
+                cmd="a2a__recover__subcmd__journal__subcmd__help__subcmd__help"
+                ;;
+            a2a__recover__subcmd__journal__subcmd__help,init)
+                cmd="a2a__recover__subcmd__journal__subcmd__help__subcmd__init"
+                ;;
             *)
                 ;;
         esac
@@ -140,7 +161,7 @@ _a2a__recover() {
 
     case "${cmd}" in
         a2a__recover)
-            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
+            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune journal agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -738,7 +759,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__help)
-            opts="delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
+            opts="delegate reconcile follow reply compensate resolve inspect prune journal agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -905,6 +926,34 @@ _a2a__recover() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__journal)
+            opts="init"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__journal__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         a2a__subcmd__recover__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1004,6 +1053,140 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-artifact-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal)
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help init help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-artifact-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__help)
+            opts="init help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__help__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__init)
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

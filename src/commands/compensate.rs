@@ -58,9 +58,7 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         CliError::usage(format!("unknown workflow `{}`", inert(&args.workflow)))
             .hint("list workflows with `a2a-recover inspect`")
     };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
-    }
+    ctx.require_journal()?;
     let opts = Options {
         dry_run: args.dry_run,
         command_timeout: args.command_timeout,

@@ -104,10 +104,8 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         None if ctx.out.is_json() => None,
         None => Some(DEFAULT_TABLE_LIMIT),
     };
+    ctx.require_journal()?;
     ctx.out.begin("inspect")?;
-    if !journal::exists(&ctx.journal_path) {
-        return Ok(exit::OK);
-    }
     let journal = ctx.open_journal_for_reading()?;
     refuse_unknown_target(&journal, target.as_ref())?;
     let step_target = matches!(target, Some(Target::Step(_)));

@@ -23,7 +23,7 @@ use serde_json::json;
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::exit;
-use crate::journal::{self, PRUNE_BATCH, Storage};
+use crate::journal::{PRUNE_BATCH, Storage};
 
 /// Deletes status refreshes older than an age; keeps every state change, failure and decision.
 ///
@@ -61,14 +61,11 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
         .checked_sub_signed(age)
         .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
     // A dry run writes nothing: no lock file, no migration. A held lock stops it before `begin`.
-    let opened = if journal::exists(&ctx.journal_path) {
-        Some(ctx.open_journal_for_pass(args.dry_run)?)
-    } else {
-        None
-    };
+    ctx.require_journal()?;
+    let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
     ctx.out.begin("prune")?;
     let mut pruned = Pruned::default();
-    if let Some((journal, _lock)) = opened {
+    {
         pruned.before = Some(journal.storage()?);
         if let Some((lo, hi)) = journal.event_id_range()? {
             let mut from = lo;

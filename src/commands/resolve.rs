@@ -98,9 +98,7 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         CliError::usage(format!("no step `{name}` in the journal"))
             .hint("`a2a-recover inspect` lists the journaled steps")
     };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
-    }
+    ctx.require_journal()?;
     let journal = ctx.open_journal()?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
     let latest = record
