@@ -465,7 +465,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__compensate)
-            opts="-q -v -h --dry-run --command-timeout --clock-skew --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-y -q -v -h --dry-run --command-timeout --clock-skew --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1273,7 +1273,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__prune)
-            opts="-q -v -h --older-than --dry-run --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-y -q -v -h --older-than --dry-run --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1435,7 +1435,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__resolve)
-            opts="-q -v -h --as --reason --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-y -q -v -h --as --reason --undo --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

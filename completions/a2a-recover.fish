@@ -147,6 +147,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l m
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l dry-run -d 'Prints the actions it would take and changes nothing'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l force -d 'Allows compensating `default` as a whole (the workflow of every step delegated by a bare name, which are usually unrelated)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s y -l yes -d 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -166,6 +168,9 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l undo -d 'Takes back the step\'s standing decision while nothing was sent for it (a retry\'s new attempt is deleted, a resend goes back to UNCERTAIN, done/abandoned are cleared)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l force -d 'Allows `--as retry|resend` of a step that COMPLETED or whose effect is verified (it would run the work again)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s y -l yes -d 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -200,6 +205,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-ar
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l dry-run -d 'Counts what would be deleted and changes nothing'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s y -l yes -d 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -14,6 +14,7 @@ mod effects;
 mod follow;
 mod follow_wiring;
 mod generated;
+mod guard_rails;
 mod holes;
 mod hostile;
 mod inspect;

@@ -38,6 +38,9 @@ pub struct PruneArgs {
     /// Counts what would be deleted and changes nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Answers yes to the question asked on a terminal (without a terminal nothing is asked).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// What a prune did.
@@ -62,6 +65,20 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
         .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
     // A dry run writes nothing: no lock file, no migration. A held lock stops it before `begin`.
     ctx.require_journal()?;
+    if !args.dry_run
+        && !ctx.out.confirm(
+            &[format!(
+                "prune {}: delete the status refreshes older than {} (before {}); every state \
+                 change, failure and decision is kept (`--dry-run` counts them)",
+                ctx.journal_path.display(),
+                humanize(args.older_than),
+                rfc3339(cutoff)
+            )],
+            args.yes,
+        )
+    {
+        return Err(crate::commands::resolve::declined().into());
+    }
     let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
     ctx.out.begin("prune")?;
     let mut pruned = Pruned::default();

@@ -73,7 +73,7 @@ use std::sync::Arc;
 pub use error::JournalError;
 pub use leases::host_name;
 pub use model::*;
-pub use operator::{AttemptResolution, Decided, Decision};
+pub use operator::{AttemptResolution, Decided, Decision, Undone};
 pub use prune::{PRUNE_BATCH, Storage};
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 

@@ -1539,6 +1539,49 @@ pub(in crate::journal) fn set_attempt_resolution(
     Ok(())
 }
 
+/// Returns the decision recorded on attempt `id` and whether its endpoint was ever journaled
+/// for a send (`send_started_at`, stamped before every send): `resolve --undo` reads both.
+pub(in crate::journal) fn attempt_decision(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<(Option<Resolution>, bool)> {
+    conn.row(
+        "SELECT resolution, send_started_at IS NOT NULL FROM attempts WHERE id = ?1",
+        params![id.0],
+        |r| Ok((parse_opt::<Resolution>(r, 0)?, r.get(1)?)),
+    )
+}
+
+/// Clears the decision recorded on attempt `id` (`resolve --undo`).
+pub(in crate::journal) fn clear_attempt_resolution(
+    conn: &Connection,
+    id: AttemptId,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.exec(
+        "UPDATE attempts SET resolution = NULL, resolution_reason = NULL, resolved_at = NULL,
+             updated_at = ?2
+         WHERE id = ?1",
+        params![id.0, now],
+    )?;
+    Ok(())
+}
+
+/// Deletes attempt `id` and its events: only for an `INTENT` attempt a `retry` journaled and
+/// nothing ever sent (`resolve --undo`); it has no task, reply or artifact.
+pub(in crate::journal) fn delete_unsent_attempt(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<()> {
+    conn.exec("DELETE FROM events WHERE attempt_id = ?1", params![id.0])?;
+    conn.exec(
+        "DELETE FROM attempts WHERE id = ?1 AND state = 'INTENT' AND task_id IS NULL
+             AND send_started_at IS NULL",
+        params![id.0],
+    )?;
+    Ok(())
+}
+
 /// Returns when a step was resolved (its standing decision's time), if it is.
 pub(in crate::journal) fn resolved_at(
     conn: &Connection,
