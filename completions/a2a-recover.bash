@@ -61,6 +61,9 @@ _a2a__recover() {
             a2a__recover,scripted-agent)
                 cmd="a2a__recover__subcmd__scripted__subcmd__agent"
                 ;;
+            a2a__recover,status)
+                cmd="a2a__recover__subcmd__status"
+                ;;
             a2a__recover__subcmd__agents,add)
                 cmd="a2a__recover__subcmd__agents__subcmd__add"
                 ;;
@@ -130,6 +133,9 @@ _a2a__recover() {
             a2a__recover__subcmd__help,scripted-agent)
                 cmd="a2a__recover__subcmd__help__subcmd__scripted__subcmd__agent"
                 ;;
+            a2a__recover__subcmd__help,status)
+                cmd="a2a__recover__subcmd__help__subcmd__status"
+                ;;
             a2a__recover__subcmd__help__subcmd__agents,add)
                 cmd="a2a__recover__subcmd__help__subcmd__agents__subcmd__add"
                 ;;
@@ -161,7 +167,7 @@ _a2a__recover() {
 
     case "${cmd}" in
         a2a__recover)
-            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune journal agents scripted-agent demo completions man help"
+            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -759,7 +765,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__help)
-            opts="delegate reconcile follow reply compensate resolve inspect prune journal agents scripted-agent demo completions man help"
+            opts="delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1025,6 +1031,20 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__help__subcmd__scripted__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__status)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1543,6 +1563,52 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-artifact-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__status)
+            opts="-q -v -h --check --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

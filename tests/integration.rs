@@ -31,6 +31,7 @@ mod scripted_agent;
 mod signals;
 mod snapshots;
 mod soak;
+mod status;
 mod terminal;
 
 use std::collections::BTreeSet;

@@ -204,13 +204,14 @@ fn a_broken_symlink_is_an_error_not_an_empty_journal() {
 #[test]
 fn every_pass_on_a_missing_journal_exits_1_naming_the_path_and_its_source() {
     let env = TestEnv::new();
-    let passes: [&[&str]; 7] = [
+    let passes: [&[&str]; 8] = [
         &["reconcile"],
         &["follow", "w/s"],
         &["reply", "w/s", "yes"],
         &["compensate", "w"],
         &["resolve", "w/s", "--as", "done", "--reason", "x"],
         &["inspect"],
+        &["status"],
         &["prune", "--older-than", "30d"],
     ];
     for args in passes {

@@ -75,6 +75,7 @@ pub use leases::host_name;
 pub use model::*;
 pub use operator::{AttemptResolution, Decided, Decision, Undone};
 pub use prune::{PRUNE_BATCH, Storage};
+pub use reads::Overview;
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 
 use crate::a2a::{ArtifactUpdate, TaskView, message_text};
