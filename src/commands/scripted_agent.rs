@@ -67,6 +67,15 @@ pub struct ScriptedAgentArgs {
     /// Seed for --fail-rate, so a run can be repeated.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Answers every JSON-RPC request this long after it arrived (a slow agent).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "0s")]
+    pub delay: Duration,
+    /// Never answers a JSON-RPC request (a hung agent); the card is still served.
+    #[arg(long)]
+    pub black_hole: bool,
+    /// Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: Option<u32>,
 }
 
 impl ScriptedAgentArgs {
@@ -103,6 +112,9 @@ impl ScriptedAgentArgs {
             tick: self.tick,
             no_streaming: self.no_streaming,
             seed: self.seed,
+            delay: self.delay,
+            black_hole: self.black_hole,
+            rate_limit: self.rate_limit,
         })
     }
 }

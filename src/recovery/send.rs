@@ -373,12 +373,34 @@ impl Sender<'_> {
             }
             attempt
         };
+        if let Some(skipped) = self.skipped(&attempt, out)? {
+            return Ok(skipped);
+        }
         if let Some(busy) = self.begin_send(&attempt)? {
             return Ok(busy);
         }
         let sent = self.send(attempt, out, step).await;
         drop(guard);
         sent
+    }
+
+    /// Right before a send: `Some` (nothing is sent, nothing journaled) when the agent's
+    /// circuit is open for this pass (`a2a::Limits`), so that no send start is stamped.
+    fn skipped(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Option<Sent>> {
+        let endpoint = endpoint_of(attempt, out)?;
+        let var = endpoint.credential.as_ref().map(Credential::env_var);
+        Ok(self
+            .client
+            .skipped(&endpoint.url, var)
+            .map(|skip| Sent::Failed {
+                attempt: attempt.clone(),
+                stage: Stage::Send,
+                error: A2aError::Skipped {
+                    url: skip.agent,
+                    method: "SendMessage",
+                    reason: skip.reason,
+                },
+            }))
     }
 
     /// Right before a send: re-checks the lease (another process may have broken it while
@@ -561,6 +583,9 @@ impl Sender<'_> {
                 }
             }
         }
+        if let Some(skipped) = self.skipped(&attempt, out)? {
+            return Ok(Claimed::Done(skipped));
+        }
         if let Some(busy) = self.begin_send(&attempt)? {
             guard.armed = false;
             return Ok(Claimed::Done(busy));
@@ -583,8 +608,11 @@ impl Sender<'_> {
                     self.journal.record_refusal(attempt.id, &summary)?;
                     return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
                 }
-                self.journal
-                    .record_failure(attempt.id, FailureKind::Send, &summary)?;
+                // A skipped agent (its circuit open) was not asked: nothing to journal.
+                if !matches!(error, A2aError::Skipped { .. }) {
+                    self.journal
+                        .record_failure(attempt.id, FailureKind::Send, &summary)?;
+                }
                 Ok(Sent::Failed {
                     attempt: self.journal.attempt(attempt.id)?,
                     stage: Stage::Send,

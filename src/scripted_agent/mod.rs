@@ -28,6 +28,10 @@
 //!   204, or 404 when unknown.
 //! - `POST /_scripted/fail-next/{n}`: the next `n` message sends answer 503 (as `fail_mode` says),
 //!   replacing what was left of the budget; 204.
+//! - `POST /_scripted/reset-load`: clears the load counters and logs below; 204.
+//! - Load switches ([`AgentConfig::delay`], [`AgentConfig::black_hole`],
+//!   [`AgentConfig::rate_limit`]): a slow, a hung and a rate-limited agent; [`Stats`] counts the
+//!   most requests handled at once and logs when each request arrived and each 429 went out.
 //!
 //! A task costs about 2 KB and is kept until `forget_after` (if set) after it ends: give long
 //! benchmarks a `forget_after`. A SendMessage runs at about 60 000/s on one core (release build,
@@ -99,6 +103,13 @@ pub struct AgentConfig {
     pub no_streaming: bool,
     /// Seed of the generator behind `fail_rate`.
     pub seed: u64,
+    /// Answers every JSON-RPC request this long after it arrived (a slow agent).
+    pub delay: Duration,
+    /// Never answers a JSON-RPC request (a hung agent); the card is still served.
+    pub black_hole: bool,
+    /// Answers HTTP 429 with `Retry-After: 1` to a JSON-RPC request when this many were served
+    /// in the last second (a rate-limited agent).
+    pub rate_limit: Option<u32>,
 }
 
 impl Default for AgentConfig {
@@ -119,6 +130,9 @@ impl Default for AgentConfig {
             tick: Duration::from_millis(100),
             no_streaming: false,
             seed: 0,
+            delay: Duration::ZERO,
+            black_hole: false,
+            rate_limit: None,
         }
     }
 }
@@ -163,6 +177,18 @@ pub struct Stats {
     /// How many times the Agent Card was requested (conditional requests included).
     #[serde(default)]
     pub card_fetches: u64,
+    /// The most JSON-RPC requests it was handling at once (from arrival to the answer's
+    /// headers; a stream counts until its first byte).
+    #[serde(default)]
+    pub max_in_flight: u64,
+    /// When each JSON-RPC request arrived, in unix milliseconds, in arrival order (the first
+    /// 20 000).
+    #[serde(default)]
+    pub arrivals_ms: Vec<f64>,
+    /// When each HTTP 429 (`rate_limit`) was answered, in unix milliseconds, with the
+    /// `Retry-After` it gave (1 s), in order (the first 20 000).
+    #[serde(default)]
+    pub throttled_ms: Vec<f64>,
 }
 
 /// One user message as received.
@@ -232,6 +258,11 @@ impl ScriptedAgent {
             fail_budget: AtomicU32::new(cfg.fail_first),
             methods: rpc::MethodCounters::default(),
             card_fetches: AtomicU64::new(0),
+            load: Load {
+                black_hole: std::sync::atomic::AtomicBool::new(cfg.black_hole),
+                rate_limit: AtomicU32::new(cfg.rate_limit.unwrap_or(0)),
+                ..Load::default()
+            },
             inner: Mutex::new(Inner::new(cfg.forget_after)),
             cfg,
             card,
@@ -298,6 +329,26 @@ impl ScriptedAgent {
         self.shared.fail_budget.store(n, Ordering::Relaxed);
     }
 
+    /// Switches the hung-agent mode ([`AgentConfig::black_hole`]) on or off; requests already
+    /// held stay held.
+    pub fn set_black_hole(&self, on: bool) {
+        self.shared.load.black_hole.store(on, Ordering::Relaxed);
+    }
+
+    /// Sets [`AgentConfig::rate_limit`] (`None`: no limit).
+    pub fn set_rate_limit(&self, limit: Option<u32>) {
+        self.shared
+            .load
+            .rate_limit
+            .store(limit.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// Clears the load counters and logs ([`Stats::max_in_flight`], arrivals, 429s), so a
+    /// test measures only what follows.
+    pub fn reset_load(&self) {
+        self.shared.load.reset();
+    }
+
     /// Stops the server: open streams end, then the server drains (at most 5 s).
     pub async fn shutdown(mut self) {
         let _ = self.shutdown.send(true);
@@ -327,6 +378,7 @@ pub(crate) struct Shared {
     fail_budget: AtomicU32,
     methods: rpc::MethodCounters,
     card_fetches: AtomicU64,
+    load: Load,
     inner: Mutex<Inner>,
     shutdown: watch::Receiver<bool>,
 }
@@ -375,21 +427,132 @@ impl Shared {
         let mut stats = self.lock().stats();
         stats.requests = requests;
         stats.card_fetches = self.card_fetches.load(Ordering::Relaxed);
+        stats.max_in_flight = self.load.max_in_flight.load(Ordering::Relaxed);
+        let log = self.load.log.lock().unwrap_or_else(PoisonError::into_inner);
+        stats.arrivals_ms.clone_from(&log.arrivals_ms);
+        stats.throttled_ms.clone_from(&log.throttled_ms);
         stats
     }
 }
 
 fn router(shared: Arc<Shared>) -> Router {
     Router::new()
-        .route("/", post(rpc::handle))
+        .route("/", post(gate))
         .route("/.well-known/agent-card.json", get(card))
         .route("/_scripted/stats", get(stats))
         .route("/_scripted/complete/{task_id}", post(complete))
         .route("/_scripted/forget/{task_id}", post(forget))
         .route("/_scripted/fail-next/{n}", post(fail_next))
+        .route("/_scripted/reset-load", post(reset_load))
         .route("/_scripted/bookings/{task_id}", get(booking))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(shared)
+}
+
+/// Most entries kept in each of the load logs.
+const MAX_LOG: usize = 20_000;
+
+/// What the load switches keep: requests in flight, the log, the rate window.
+#[derive(Default)]
+struct Load {
+    /// [`AgentConfig::black_hole`], switchable while running.
+    black_hole: std::sync::atomic::AtomicBool,
+    /// [`AgentConfig::rate_limit`] (0: none), switchable while running.
+    rate_limit: AtomicU32,
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
+    log: Mutex<LoadLog>,
+}
+
+#[derive(Default)]
+struct LoadLog {
+    arrivals_ms: Vec<f64>,
+    throttled_ms: Vec<f64>,
+    /// When the requests served in the last second arrived.
+    served: std::collections::VecDeque<tokio::time::Instant>,
+}
+
+impl Load {
+    /// Clears the counters and logs (the requests in flight now stay counted).
+    fn reset(&self) {
+        self.max_in_flight
+            .store(self.in_flight.load(Ordering::Relaxed), Ordering::Relaxed);
+        let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        log.arrivals_ms.clear();
+        log.throttled_ms.clear();
+    }
+}
+
+/// Counts a request in flight until dropped.
+struct InFlight<'a>(&'a AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn unix_ms() -> f64 {
+    crate::clock::system_now().timestamp_micros() as f64 / 1000.0
+}
+
+/// `POST /`: the load switches (count, black hole, rate limit, delay), then the JSON-RPC
+/// endpoint.
+async fn gate(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: Bytes,
+) -> Response {
+    let load = &shared.load;
+    let now = load.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+    let _in_flight = InFlight(&load.in_flight);
+    load.max_in_flight.fetch_max(now, Ordering::Relaxed);
+    let throttled = {
+        let mut log = load.log.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = unix_ms();
+        if log.arrivals_ms.len() < MAX_LOG {
+            log.arrivals_ms.push(at);
+        }
+        let limit = load.rate_limit.load(Ordering::Relaxed);
+        let throttled = (limit > 0).then_some(limit).is_some_and(|limit| {
+            let now = tokio::time::Instant::now();
+            while log
+                .served
+                .front()
+                .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1))
+            {
+                log.served.pop_front();
+            }
+            if log.served.len() >= limit as usize {
+                true
+            } else {
+                log.served.push_back(now);
+                false
+            }
+        });
+        if throttled && log.throttled_ms.len() < MAX_LOG {
+            log.throttled_ms.push(unix_ms());
+        }
+        throttled
+    };
+    if load.black_hole.load(Ordering::Relaxed) {
+        let mut stop = shared.shutdown.clone();
+        let _ = stop.wait_for(|stop| *stop).await;
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    if throttled {
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, HeaderValue::from_static("1"))],
+            "rate limited\n",
+        )
+            .into_response();
+    }
+    if !shared.cfg.delay.is_zero() {
+        tokio::time::sleep(shared.cfg.delay).await;
+    }
+    rpc::handle(State(shared.clone()), headers, uri, body).await
 }
 
 async fn card(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
@@ -475,6 +638,11 @@ async fn booking(State(shared): State<Arc<Shared>>, Path(task_id): Path<String>)
             .into_response(),
         None => (StatusCode::NOT_FOUND, "no such booking\n").into_response(),
     }
+}
+
+async fn reset_load(State(shared): State<Arc<Shared>>) -> StatusCode {
+    shared.load.reset();
+    StatusCode::NO_CONTENT
 }
 
 async fn fail_next(State(shared): State<Arc<Shared>>, Path(n): Path<u32>) -> StatusCode {
