@@ -29,6 +29,8 @@
 //! - `POST /_scripted/fail-next/{n}`: the next `n` message sends answer 503 (as `fail_mode` says),
 //!   replacing what was left of the budget; 204.
 //! - `POST /_scripted/reset-load`: clears the load counters and logs below; 204.
+//! - `POST /_scripted/load/{delay-ms|black-hole|rate-limit}/{value}`: switches one of the load
+//!   settings below while running (`black-hole` 0 or 1, `rate-limit` 0 = none); 204.
 //! - Load switches ([`AgentConfig::delay`], [`AgentConfig::black_hole`],
 //!   [`AgentConfig::rate_limit`]): a slow, a hung and a rate-limited agent; [`Stats`] counts the
 //!   most requests handled at once and logs when each request arrived and each 429 went out.
@@ -261,6 +263,7 @@ impl ScriptedAgent {
             load: Load {
                 black_hole: std::sync::atomic::AtomicBool::new(cfg.black_hole),
                 rate_limit: AtomicU32::new(cfg.rate_limit.unwrap_or(0)),
+                delay_us: AtomicU64::new(u64::try_from(cfg.delay.as_micros()).unwrap_or(u64::MAX)),
                 ..Load::default()
             },
             inner: Mutex::new(Inner::new(cfg.forget_after)),
@@ -444,6 +447,7 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/_scripted/forget/{task_id}", post(forget))
         .route("/_scripted/fail-next/{n}", post(fail_next))
         .route("/_scripted/reset-load", post(reset_load))
+        .route("/_scripted/load/{switch}/{value}", post(set_load))
         .route("/_scripted/bookings/{task_id}", get(booking))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(shared)
@@ -459,6 +463,8 @@ struct Load {
     black_hole: std::sync::atomic::AtomicBool,
     /// [`AgentConfig::rate_limit`] (0: none), switchable while running.
     rate_limit: AtomicU32,
+    /// [`AgentConfig::delay`] in microseconds, switchable while running.
+    delay_us: AtomicU64,
     in_flight: AtomicU64,
     max_in_flight: AtomicU64,
     log: Mutex<LoadLog>,
@@ -549,8 +555,9 @@ async fn gate(
         )
             .into_response();
     }
-    if !shared.cfg.delay.is_zero() {
-        tokio::time::sleep(shared.cfg.delay).await;
+    let delay = load.delay_us.load(Ordering::Relaxed);
+    if delay > 0 {
+        tokio::time::sleep(Duration::from_micros(delay)).await;
     }
     rpc::handle(State(shared.clone()), headers, uri, body).await
 }
@@ -642,6 +649,26 @@ async fn booking(State(shared): State<Arc<Shared>>, Path(task_id): Path<String>)
 
 async fn reset_load(State(shared): State<Arc<Shared>>) -> StatusCode {
     shared.load.reset();
+    StatusCode::NO_CONTENT
+}
+
+/// `POST /_scripted/load/{delay-ms|black-hole|rate-limit}/{value}`: switches a load setting
+/// while running (`black-hole` 0 or 1; `rate-limit` 0 for none).
+async fn set_load(
+    State(shared): State<Arc<Shared>>,
+    Path((switch, value)): Path<(String, u64)>,
+) -> StatusCode {
+    let load = &shared.load;
+    match switch.as_str() {
+        "delay-ms" => load
+            .delay_us
+            .store(value.saturating_mul(1000), Ordering::Relaxed),
+        "black-hole" => load.black_hole.store(value != 0, Ordering::Relaxed),
+        "rate-limit" => load
+            .rate_limit
+            .store(u32::try_from(value).unwrap_or(u32::MAX), Ordering::Relaxed),
+        _ => return StatusCode::NOT_FOUND,
+    }
     StatusCode::NO_CONTENT
 }
 
