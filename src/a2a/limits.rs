@@ -5,8 +5,9 @@
 //! Every unary request ([`Limiter::acquire`]) holds one of its agent's permits while it is in
 //! flight, starts no sooner than `1 / rate` after the agent's previous request, and never
 //! before a `Retry-After` the agent gave (HTTP 429 or 503) has passed. Stream opens
-//! ([`Limiter::admit`]) obey the rate, the pause and the circuit but hold no permit (a stream
-//! lives for minutes).
+//! ([`Limiter::admit`]) obey the rate and the pause but hold no permit (a stream lives for
+//! minutes) and neither open nor obey the circuit: a follow's reconnects have their own
+//! backoff and budget, and an agent that restarts under many streams must get them all back.
 //!
 //! The circuit: after `failures` consecutive timeouts or connection failures (any answer resets
 //! the count), the agent's circuit is open for the rest of this process: every later request
@@ -144,6 +145,8 @@ pub(crate) struct Limiter {
 pub(crate) struct Turn {
     gate: Arc<Gate>,
     threshold: Option<u32>,
+    /// Whether the request counts toward the circuit (unary requests; not stream opens).
+    circuit: bool,
     _permit: Option<OwnedSemaphorePermit>,
 }
 
@@ -193,7 +196,7 @@ impl Limiter {
         self.turn(ep, method, true).await
     }
 
-    /// Waits for a stream open's turn at `ep`: the rate and the pause, no permit.
+    /// Waits for a stream open's turn at `ep`: the rate and the pause, no permit, no circuit.
     pub(crate) async fn admit(
         &self,
         ep: &Endpoint,
@@ -210,12 +213,13 @@ impl Limiter {
     ) -> Result<Turn, A2aError> {
         let credential = ep.credential.as_ref().map(|c| c.env_var().to_owned());
         let gate = self.gate(&ep.url, credential.as_deref());
+        let unary = permit;
         let skipped = |skip: &Skip| A2aError::Skipped {
             url: skip.agent.clone(),
             method,
             reason: skip.reason.clone(),
         };
-        if let Some(skip) = &gate.lock().skip {
+        if let Some(skip) = gate.lock().skip.as_ref().filter(|_| unary) {
             return Err(skipped(skip));
         }
         let permit = if permit {
@@ -233,7 +237,7 @@ impl Limiter {
         loop {
             let wait = {
                 let mut s = gate.lock();
-                if let Some(skip) = &s.skip {
+                if let Some(skip) = s.skip.as_ref().filter(|_| unary) {
                     return Err(skipped(skip));
                 }
                 let now = Instant::now();
@@ -252,7 +256,8 @@ impl Limiter {
         }
         Ok(Turn {
             gate,
-            threshold: self.limits.failures,
+            threshold: self.limits.failures.filter(|_| unary),
+            circuit: unary,
             _permit: permit,
         })
     }
@@ -270,10 +275,14 @@ impl Turn {
     pub(crate) fn finish<T>(self, url: &str, result: &Result<T, A2aError>) {
         let mut s = self.gate.lock();
         let Err(e) = result else {
-            s.failures = 0;
+            if self.circuit {
+                s.failures = 0;
+            }
             return;
         };
         match e {
+            A2aError::Timeout { .. } | A2aError::Connect { .. } | A2aError::Transport { .. }
+                if !self.circuit => {}
             A2aError::Timeout { .. } | A2aError::Connect { .. } | A2aError::Transport { .. } => {
                 s.failures += 1;
                 if let Some(k) = self.threshold
@@ -439,6 +448,27 @@ mod tests {
         let e = l.acquire(&a, "GetTask").await.unwrap_err();
         assert!(matches!(e, A2aError::Skipped { .. }), "{e}");
         assert!(!e.is_transient());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stream_opens_neither_open_nor_obey_the_circuit() {
+        let l = limiter(8, None, Some(3));
+        let a = ep("http://a/");
+        for _ in 0..5 {
+            l.admit(&a, "SubscribeToTask")
+                .await
+                .unwrap()
+                .finish(&a.url, &timeout(&a.url));
+        }
+        assert!(l.skipped(&a.url, None).is_none());
+        for _ in 0..3 {
+            l.acquire(&a, "GetTask")
+                .await
+                .unwrap()
+                .finish(&a.url, &timeout(&a.url));
+        }
+        assert!(l.skipped(&a.url, None).is_some());
+        assert!(l.admit(&a, "SubscribeToTask").await.is_ok());
     }
 
     #[tokio::test(start_paused = true)]
