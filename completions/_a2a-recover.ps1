@@ -88,7 +88,10 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;reconcile' {
-            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Requests in flight at once, overall and per agent')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'Attempts in flight at once, over all agents')
+            [CompletionResult]::new('--agent-concurrency', '--agent-concurrency', [CompletionResultType]::ParameterName, 'Requests in flight at once to each agent (interface URL + credential), unless the registry sets the agent''s own')
+            [CompletionResult]::new('--agent-rate', '--agent-rate', [CompletionResultType]::ParameterName, 'Requests per second to each agent, unless the registry sets the agent''s own [default: no limit]')
+            [CompletionResult]::new('--agent-failures', '--agent-failures', [CompletionResultType]::ParameterName, 'Consecutive timeouts or connection failures after which an agent''s remaining attempts are skipped for this pass (exit 3)')
             [CompletionResult]::new('--follow-for', '--follow-for', [CompletionResultType]::ParameterName, 'Reattaches to running tasks and follows them for up to this long')
             [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'Ends the pass cleanly after this long (exit 3)')
             [CompletionResult]::new('--clock-skew', '--clock-skew', [CompletionResultType]::ParameterName, 'How far the agent''s clock may be behind ours when searching by time')
@@ -326,6 +329,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         }
         'a2a-recover;agents;add' {
             [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding its bearer token (only the name is stored)')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'This agent''s own limit of requests in flight at once in a pass (instead of `reconcile --agent-concurrency`); kept by a refresh without it')
+            [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'This agent''s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
@@ -411,6 +416,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON (`/message:send`, `/tasks/{id}`, …)')
             [CompletionResult]::new('--tenant', '--tenant', [CompletionResultType]::ParameterName, 'A tenant on the card''s interface (over HTTP+JSON, the first segment of every path)')
             [CompletionResult]::new('--question-in', '--question-in', [CompletionResultType]::ParameterName, 'Where the question of an interrupted task goes')
+            [CompletionResult]::new('--delay', '--delay', [CompletionResultType]::ParameterName, 'Answers every JSON-RPC request this long after it arrived (a slow agent)')
+            [CompletionResult]::new('--rate-limit', '--rate-limit', [CompletionResultType]::ParameterName, 'Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
@@ -427,6 +434,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--history-only', '--history-only', [CompletionResultType]::ParameterName, 'Sends tasks without artifacts; their text is in the history instead')
             [CompletionResult]::new('--reply-new-task', '--reply-new-task', [CompletionResultType]::ParameterName, 'Answers a reply to a question with a new task in the same context')
             [CompletionResult]::new('--block-send', '--block-send', [CompletionResultType]::ParameterName, 'Ignores returnImmediately: SendMessage answers once the task stops')
+            [CompletionResult]::new('--black-hole', '--black-hole', [CompletionResultType]::ParameterName, 'Never answers a JSON-RPC request (a hung agent); the card is still served')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')

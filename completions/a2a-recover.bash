@@ -259,13 +259,21 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__add)
-            opts="-q -v -h --token-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --token-env --concurrency --rate --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --token-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1351,13 +1359,25 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reconcile)
-            opts="-q -v -h --concurrency --follow-for --deadline --dry-run --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --concurrency --agent-concurrency --agent-rate --agent-failures --follow-for --deadline --dry-run --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent-concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent-failures)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1517,7 +1537,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --delay --black-hole --rate-limit --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1581,6 +1601,14 @@ _a2a__recover() {
                     ;;
                 --question-in)
                     COMPREPLY=($(compgen -W "status artifact history" -- "${cur}"))
+                    return 0
+                    ;;
+                --delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate-limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --journal)

@@ -83,7 +83,10 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;reconcile'= {
-            cand --concurrency 'Requests in flight at once, overall and per agent'
+            cand --concurrency 'Attempts in flight at once, over all agents'
+            cand --agent-concurrency 'Requests in flight at once to each agent (interface URL + credential), unless the registry sets the agent''s own'
+            cand --agent-rate 'Requests per second to each agent, unless the registry sets the agent''s own [default: no limit]'
+            cand --agent-failures 'Consecutive timeouts or connection failures after which an agent''s remaining attempts are skipped for this pass (exit 3)'
             cand --follow-for 'Reattaches to running tasks and follows them for up to this long'
             cand --deadline 'Ends the pass cleanly after this long (exit 3)'
             cand --clock-skew 'How far the agent''s clock may be behind ours when searching by time'
@@ -307,6 +310,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;agents;add'= {
             cand --token-env 'The environment variable holding its bearer token (only the name is stored)'
+            cand --concurrency 'This agent''s own limit of requests in flight at once in a pass (instead of `reconcile --agent-concurrency`); kept by a refresh without it'
+            cand --rate 'This agent''s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
@@ -384,6 +389,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --binding 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON (`/message:send`, `/tasks/{id}`, …)'
             cand --tenant 'A tenant on the card''s interface (over HTTP+JSON, the first segment of every path)'
             cand --question-in 'Where the question of an interrupted task goes'
+            cand --delay 'Answers every JSON-RPC request this long after it arrived (a slow agent)'
+            cand --rate-limit 'Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
@@ -400,6 +407,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --history-only 'Sends tasks without artifacts; their text is in the history instead'
             cand --reply-new-task 'Answers a reply to a question with a new task in the same context'
             cand --block-send 'Ignores returnImmediately: SendMessage answers once the task stops'
+            cand --black-hole 'Never answers a JSON-RPC request (a hung agent); the card is still served'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'

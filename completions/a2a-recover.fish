@@ -84,7 +84,10 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l all
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l concurrency -d 'Requests in flight at once, overall and per agent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l concurrency -d 'Attempts in flight at once, over all agents' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l agent-concurrency -d 'Requests in flight at once to each agent (interface URL + credential), unless the registry sets the agent\'s own' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l agent-rate -d 'Requests per second to each agent, unless the registry sets the agent\'s own [default: no limit]' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l agent-failures -d 'Consecutive timeouts or connection failures after which an agent\'s remaining attempts are skipped for this pass (exit 3)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l follow-for -d 'Reattaches to running tasks and follows them for up to this long' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l deadline -d 'Ends the pass cleanly after this long (exit 3)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l clock-skew -d 'How far the agent\'s clock may be behind ours when searching by time' -r
@@ -280,6 +283,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -f -a "remove" -d 'Removes an agent from the registry'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l token-env -d 'The environment variable holding its bearer token (only the name is stored)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l concurrency -d 'This agent\'s own limit of requests in flight at once in a pass (instead of `reconcile --agent-concurrency`); kept by a refresh without it' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l rate -d 'This agent\'s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -346,6 +351,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l question-in -d 'Where the question of an interrupted task goes' -r -f -a "status\t'In the status message (the spec\'s place)'
 artifact\t'In an artifact named `question`; the status carries no message'
 history\t'Only in the history, as the last agent message; the status carries no message'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l delay -d 'Answers every JSON-RPC request this long after it arrived (a slow agent)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l rate-limit -d 'Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -365,6 +372,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l history-only -d 'Sends tasks without artifacts; their text is in the history instead'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l reply-new-task -d 'Answers a reply to a question with a new task in the same context'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l block-send -d 'Ignores returnImmediately: SendMessage answers once the task stops'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l black-hole -d 'Never answers a JSON-RPC request (a hung agent); the card is still served'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -30,6 +30,7 @@ mod readme;
 mod reconcile;
 mod reply;
 mod resolve;
+mod scheduling;
 mod scripted_agent;
 mod signals;
 mod snapshots;

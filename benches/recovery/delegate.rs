@@ -134,3 +134,114 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
     }
     Ok(())
 }
+
+/// Median seconds of one durable commit (WAL, `synchronous=FULL`) of one small row, on the
+/// journals' disk.
+fn durable_commit(cfg: &Cfg, times: usize) -> anyhow::Result<f64> {
+    let dir = cfg.tempdir()?;
+    let conn = rusqlite::Connection::open(dir.path().join("floor.sqlite3"))?;
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;
+         CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);",
+    )?;
+    let mut xs = Vec::with_capacity(times);
+    for i in 0..times {
+        let t = std::time::Instant::now();
+        conn.execute("INSERT INTO t (v) VALUES (?1)", [format!("row {i}")])?;
+        xs.push(t.elapsed().as_secs_f64());
+    }
+    Ok(median(xs))
+}
+
+/// Median seconds of one bare `SendMessage` from a fresh client (a new connection, as a new
+/// process has).
+fn bare_send(rt: &Runtime, agent: &Agent, times: usize) -> anyhow::Result<f64> {
+    let mut xs = Vec::with_capacity(times);
+    for i in 0..times {
+        let params = send_params(
+            &uuid::Uuid::new_v4().to_string(),
+            Some(&uuid::Uuid::new_v4().to_string()),
+            "work:100",
+        );
+        let t = std::time::Instant::now();
+        rt.block_on(crate::support::rpc(
+            &bare_client(),
+            &agent.url,
+            i,
+            "SendMessage",
+            params,
+        ))?;
+        xs.push(t.elapsed().as_secs_f64());
+    }
+    Ok(median(xs))
+}
+
+/// Measures one `delegate STEP --agent URL TEXT` (agent registered: its card in the journal),
+/// a new step each run, beside a process start + a bare `SendMessage` + two durable commits.
+pub(crate) fn run_one(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
+    let runs = if cfg.quick { 20 } else { 200 };
+    let agent = Agent::start(cfg, &[])?;
+    let dir = cfg.tempdir()?;
+    let journal = dir.path().join("journal.sqlite3");
+    let j = journal.display().to_string();
+    let add = run_child(
+        &cfg.bin,
+        &["--journal", &j, "-q", "agents", "add", &agent.url],
+    )?;
+    if add.code != 0 {
+        bail!("agents add exited {}", add.code);
+    }
+    let mut times = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let step = format!("one/s{i}");
+        let t = std::time::Instant::now();
+        let status = std::process::Command::new(&cfg.bin)
+            .args([
+                "--journal",
+                &j,
+                "-q",
+                "delegate",
+                &step,
+                "--agent",
+                &agent.url,
+            ])
+            .arg("work:100")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()?;
+        times.push(t.elapsed().as_secs_f64());
+        if !status.success() {
+            bail!("delegate {step} failed: {status}");
+        }
+    }
+    if sent_count(&journal)? != runs as i64 {
+        bail!("not every delegate journaled its task");
+    }
+    let start = median(
+        (0..runs.min(50))
+            .map(|_| crate::support::spawn_wait(&cfg.bin, &["--version"]).map(|d| d.as_secs_f64()))
+            .collect::<anyhow::Result<Vec<_>>>()?,
+    );
+    let send = bare_send(rt, &agent, runs)?;
+    let commit = durable_commit(cfg, runs)?;
+    let floor = start + send + 2.0 * commit;
+    let secs = median(times);
+    table.add(Row {
+        section: "delegate",
+        what: format!("one `delegate STEP --agent URL TEXT`, agent registered (median of {runs})"),
+        figure: Value::Secs(secs),
+        floor: Some((
+            format!(
+                "process start {:.1} ms + bare SendMessage {:.1} ms + 2 durable commits {:.1} ms",
+                start * 1e3,
+                send * 1e3,
+                2.0 * commit * 1e3
+            ),
+            Value::Secs(floor),
+        )),
+        target: Some(Target::Ratio(1.5)),
+        paired: Some(secs / floor),
+    });
+    Ok(())
+}

@@ -10,7 +10,7 @@
 //! cargo bench -- reconcile startup     # only these sections
 //! ```
 //!
-//! Sections: `floors`, `reconcile`, `delegate`, `lookup`, `follow`, `startup`, `growth`. The
+//! Sections: `floors`, `reconcile`, `schedule`, `delegate`, `lookup`, `follow`, `startup`, `growth`. The
 //! scripted agent runs in its own process (`a2a-recover scripted-agent`, the binary cargo built
 //! for this bench); commands under test run as child processes whose peak RSS is read with
 //! `/usr/bin/time -v` (or by polling `/proc/PID/status` `VmHWM` without it). Timings are
@@ -25,6 +25,7 @@ mod growth;
 mod lookup;
 mod reconcile;
 mod report;
+mod schedule;
 mod startup;
 mod support;
 
@@ -38,9 +39,10 @@ use anyhow::{Context as _, bail};
 use crate::report::Table;
 use crate::support::Cfg;
 
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
     "floors",
     "reconcile",
+    "schedule",
     "delegate",
     "lookup",
     "follow",
@@ -81,7 +83,11 @@ fn main() -> anyhow::Result<()> {
                 floors::run(&cfg, &mut table)?;
             }
             "reconcile" => reconcile::run(&cfg, &rt, &mut table)?,
-            "delegate" => delegate::run(&cfg, &rt, &mut table)?,
+            "schedule" => schedule::run(&cfg, &rt, &mut table)?,
+            "delegate" => {
+                delegate::run(&cfg, &rt, &mut table)?;
+                delegate::run_one(&cfg, &rt, &mut table)?;
+            }
             "lookup" => lookup::run(&cfg, &rt, &mut table)?,
             "follow" => follow::run(&cfg, &rt, &mut table)?,
             "startup" => startup::run(&cfg, &mut table)?,
@@ -107,6 +113,7 @@ fn child(args: &[String]) -> anyhow::Result<()> {
         "open-read" => startup::child_open_read(arg(1)?)?,
         "follow-many" => follow::child_follow_many(arg(1)?.parse()?, arg(2)?)?,
         "sse-many" => follow::child_sse_many(arg(1)?.parse()?, arg(2)?)?,
+        "storm" => schedule::child_storm(arg(1)?.parse()?, arg(2)?)?,
         other => bail!("unknown child `{other}`"),
     };
     println!("{out}");

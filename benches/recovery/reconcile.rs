@@ -32,6 +32,9 @@ fn pass(cfg: &Cfg, journal: &Path, concurrency: usize, n: usize) -> anyhow::Resu
             "reconcile",
             "--concurrency",
             &concurrency.to_string(),
+            // One agent: its own limit is the pass's (as `--concurrency` was before issue 19).
+            "--agent-concurrency",
+            &concurrency.to_string(),
         ],
     )?;
     // The summary line (`-q` would print nothing: no human is needed).

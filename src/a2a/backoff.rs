@@ -37,7 +37,8 @@ pub fn full_jitter(
 /// Runs a read up to `attempts` times, retrying only transient errors.
 ///
 /// Between tries it sleeps for the server's `Retry-After` when given (at most 30 s), else for
-/// a full-jitter delay (base 100 ms, cap 5 s). The last error is returned as is.
+/// a full-jitter delay (base 100 ms, cap 5 s). The last error is returned as is, but for a
+/// try skipped because the agent's circuit opened, which returns the error before it.
 pub async fn retry_read<T, F, Fut>(attempts: u32, mut op: F) -> Result<T, A2aError>
 where
     F: FnMut() -> Fut,
@@ -45,9 +46,13 @@ where
 {
     let attempts = attempts.max(1);
     let mut attempt = 0;
+    let mut last = None;
     loop {
         match op().await {
             Ok(v) => return Ok(v),
+            // The agent's circuit opened meanwhile (`limits.rs`): what this read met itself is
+            // its error; a read skipped from the start is skipped.
+            Err(e @ A2aError::Skipped { .. }) => return Err(last.unwrap_or(e)),
             Err(e) if e.is_transient() && attempt + 1 < attempts => {
                 let delay = match e.retry_after() {
                     Some(d) => d.min(RETRY_AFTER_CAP),
@@ -56,6 +61,7 @@ where
                 tracing::debug!(attempt, delay_ms = delay.as_millis(), error = %e.summary(), "retrying a read");
                 tokio::time::sleep(delay).await;
                 attempt += 1;
+                last = Some(e);
             }
             Err(e) => return Err(e),
         }

@@ -16,6 +16,7 @@ use super::binding::{Call, ListTasksPage, ProtocolBinding, Raw};
 use super::card::{AgentCardInfo, card_url_for, parse_card};
 use super::credentials::{Credential, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
+use super::limits::{Limiter, Limits, Skip};
 use super::stream::EventStream;
 use super::transport::{ClientConfig, Op, Target, Transport, decode_json};
 use super::types;
@@ -83,6 +84,8 @@ struct Inner {
     /// Cards fetched successfully, by card URL and credential variable: a process fetches an
     /// agent's card once, however many of its steps it sends ([`A2aClient::fetch_card_once`]).
     cards: Mutex<HashMap<CardKey, Arc<CardCell>>>,
+    /// Each agent's concurrency, rate, `Retry-After` pause and circuit (`limits.rs`).
+    limiter: Limiter,
 }
 
 /// A request a binding built for an endpoint, ready to send.
@@ -94,14 +97,32 @@ struct Prepared {
 }
 
 impl A2aClient {
-    /// Builds the client.
+    /// Builds the client, without per-agent limits or circuit (a `Retry-After` still pauses
+    /// the agent that gave it).
     pub fn new(cfg: ClientConfig) -> Result<Self, A2aError> {
+        Self::with_limits(cfg, Limits::default())
+    }
+
+    /// Builds the client with per-agent limits (the passes: `reconcile`).
+    pub fn with_limits(cfg: ClientConfig, limits: Limits) -> Result<Self, A2aError> {
         Ok(Self {
             inner: Arc::new(Inner {
                 transport: Transport::new(cfg)?,
                 cards: Mutex::new(HashMap::new()),
+                limiter: Limiter::new(limits),
             }),
         })
+    }
+
+    /// Returns the per-agent limits this client obeys.
+    pub fn limits(&self) -> &Limits {
+        self.inner.limiter.limits()
+    }
+
+    /// Returns why requests to the agent at this interface URL (with this credential variable)
+    /// are skipped for the rest of this process, if its circuit is open.
+    pub fn skipped(&self, interface_url: &str, credential_var: Option<&str>) -> Option<Skip> {
+        self.inner.limiter.skipped(interface_url, credential_var)
     }
 
     /// Returns the limits this client obeys.
@@ -188,11 +209,16 @@ impl A2aClient {
         ep: &Endpoint,
         req: &types::ListTasksRequest,
     ) -> Result<ListTasksPage, A2aError> {
-        let p = self.prepare(ep, &Call::ListTasks(req))?;
-        let (status, headers, body) = self.inner.transport.unary(p.req, &p.op).await?;
-        if !status.is_success() {
-            return Err(p.binding.http_error(&p.op, status, &headers, &body));
-        }
+        let call = Call::ListTasks(req);
+        let p = self.prepare(ep, &call)?;
+        let turn = self
+            .inner
+            .limiter
+            .acquire(ep, p.binding.method(&call))
+            .await?;
+        let answer = self.unary(p.req, &p.op, p.binding).await;
+        turn.finish(&ep.url, &answer);
+        let body = answer?;
         let body_bytes = u64::try_from(body.len()).unwrap_or(u64::MAX);
         let result = p.binding.result(&p.op, p.echo.as_deref(), &body)?;
         drop(body);
@@ -252,35 +278,56 @@ impl A2aClient {
         call: &Call<'_>,
     ) -> Result<(ProtocolBinding, Op, serde_json::Value), A2aError> {
         let p = self.prepare(ep, call)?;
-        let (status, headers, body) = self.inner.transport.unary(p.req, &p.op).await?;
-        if !status.is_success() {
-            return Err(p.binding.http_error(&p.op, status, &headers, &body));
-        }
-        let result = p.binding.result(&p.op, p.echo.as_deref(), &body)?;
+        let turn = self
+            .inner
+            .limiter
+            .acquire(ep, p.binding.method(call))
+            .await?;
+        let answer = self.unary(p.req, &p.op, p.binding).await;
+        turn.finish(&ep.url, &answer);
+        let result = p.binding.result(&p.op, p.echo.as_deref(), &answer?)?;
         Ok((p.binding, p.op, result))
+    }
+
+    /// Sends one unary request; a non-success status is the binding's error.
+    async fn unary(
+        &self,
+        req: reqwest::RequestBuilder,
+        op: &Op,
+        binding: ProtocolBinding,
+    ) -> Result<Vec<u8>, A2aError> {
+        let (status, headers, body) = self.inner.transport.unary(req, op).await?;
+        if !status.is_success() {
+            return Err(binding.http_error(op, status, &headers, &body));
+        }
+        Ok(body)
     }
 
     /// Opens a stream: SSE, or a plain JSON answer (usually an error) in its place. A 405 is
     /// asked once more the way the binding names (HTTP+JSON `SubscribeToTask`: `GET`).
     async fn stream(&self, ep: &Endpoint, call: &Call<'_>) -> Result<EventStream, A2aError> {
         let p = self.prepare(ep, call)?;
+        let turn = self.inner.limiter.admit(ep, p.binding.method(call)).await?;
         let transport = &self.inner.transport;
-        let mut answer = transport.open(p.req, &p.op).await?;
-        if let Err((StatusCode::METHOD_NOT_ALLOWED, _, _)) = &answer {
+        let mut answer = transport.open(p.req, &p.op).await;
+        if let Ok(Err((StatusCode::METHOD_NOT_ALLOWED, _, _))) = &answer {
             let target = transport.target(&ep.url)?;
             if let Some(wire) = p
                 .binding
                 .fallback(call, &target.url, ep.tenant.as_deref())?
             {
                 let req = transport.request(wire, ep.credential_for(&target), &p.op);
-                answer = transport.open(req, &p.op).await?;
+                answer = transport.open(req, &p.op).await;
             }
         }
-        match answer {
-            Ok(resp) => EventStream::open(transport, p.binding, p.op, p.echo, resp).await,
-            Err((status, headers, body)) => {
+        let opened = match answer {
+            Ok(Ok(resp)) => Ok(resp),
+            Ok(Err((status, headers, body))) => {
                 Err(p.binding.http_error(&p.op, status, &headers, &body))
             }
-        }
+            Err(e) => Err(e),
+        };
+        turn.finish(&ep.url, &opened);
+        EventStream::open(transport, p.binding, p.op, p.echo, opened?).await
     }
 }

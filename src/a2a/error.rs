@@ -214,6 +214,17 @@ pub enum A2aError {
         /// The JSON-RPC method.
         method: &'static str,
     },
+    /// Not sent: the agent's circuit is open for this pass (consecutive timeouts or connection
+    /// failures, or a `Retry-After` too long to wait for).
+    #[error("{method} to `{url}` skipped this pass: {reason}")]
+    Skipped {
+        /// The redacted interface URL.
+        url: String,
+        /// The JSON-RPC method or operation.
+        method: &'static str,
+        /// Why the agent is skipped.
+        reason: String,
+    },
     /// The agent card does not parse as an A2A v1.0 card.
     #[error("invalid agent card at `{url}`: {}", one_line(detail))]
     InvalidCard {
@@ -245,7 +256,8 @@ impl A2aError {
             Self::InvalidUrl { .. }
             | Self::Credential { .. }
             | Self::Client { .. }
-            | Self::Connect { .. } => ErrorClass::NotSent,
+            | Self::Connect { .. }
+            | Self::Skipped { .. } => ErrorClass::NotSent,
             Self::Http {
                 status,
                 rpc,
@@ -410,6 +422,9 @@ impl A2aError {
             Self::Timeout { .. } | Self::StreamIdle { .. } => {
                 "the agent did not answer in time; run again later, or raise --timeout".to_owned()
             }
+            Self::Skipped { .. } => "nothing was sent; the next pass tries this agent again \
+                (--agent-failures sets how many failures in a row skip an agent)"
+                .to_owned(),
             Self::Transport { .. } | Self::StreamTruncated { .. } => {
                 "the connection broke; run again later (recovery looks before it resends)"
                     .to_owned()

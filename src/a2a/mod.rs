@@ -17,6 +17,7 @@
 //! - `card`: the card URL, validating a card, choosing its interface ([`AgentCardInfo`]).
 //! - `normalize`: the JSON pass that lets `a2a-lf` read what real servers send.
 //! - `error`: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
+//! - `limits`: per-agent concurrency, rate, `Retry-After` pause and circuit ([`Limits`]).
 //! - `backoff`: full-jitter backoff and the retry loop for reads ([`retry_read`]).
 //! - `task`: [`TaskView`], [`ArtifactUpdate`]: a task's state and artifacts read from its raw JSON.
 //!
@@ -33,6 +34,7 @@ mod credentials;
 pub(crate) mod error;
 mod httpjson;
 mod jsonrpc;
+mod limits;
 mod normalize;
 mod sse;
 mod stream;
@@ -51,6 +53,7 @@ pub use card::{AgentCardInfo, WELL_KNOWN_CARD_PATH, card_url_for};
 pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, origin_of, redact_url};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
+pub use limits::{AgentLimits, AgentOverride, LONGEST_PAUSE, Limits, Overrides, Skip};
 pub use stream::EventStream;
 pub use task::{
     ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,

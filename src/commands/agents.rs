@@ -54,6 +54,14 @@ Examples:
         /// The environment variable holding its bearer token (only the name is stored).
         #[arg(long, value_name = "VAR")]
         token_env: Option<String>,
+        /// This agent's own limit of requests in flight at once in a pass (instead of
+        /// `reconcile --agent-concurrency`); kept by a refresh without it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+        concurrency: Option<u32>,
+        /// This agent's own limit of requests per second in a pass (instead of `reconcile
+        /// --agent-rate`); kept by a refresh without it.
+        #[arg(long, value_name = "PER_SECOND", value_parser = crate::commands::reconcile::parse_rate)]
+        rate: Option<f64>,
     },
     /// Lists registered agents in the order they are tried.
     #[command(after_help = "\
@@ -74,7 +82,12 @@ Examples:
 /// Runs `agents`.
 pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> {
     match &args.command {
-        AgentsCommand::Add { url, token_env } => add(ctx, url, token_env.as_deref()).await,
+        AgentsCommand::Add {
+            url,
+            token_env,
+            concurrency,
+            rate,
+        } => add(ctx, url, token_env.as_deref(), (*concurrency, *rate)).await,
         AgentsCommand::List => list(ctx),
         AgentsCommand::Remove { url } => remove(ctx, url),
     }
@@ -137,7 +150,12 @@ fn protocol_version(card: &types::AgentCard) -> Option<String> {
         .map(|i| i.protocol_version.trim().to_owned())
 }
 
-async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Result<u8> {
+async fn add(
+    ctx: &Context,
+    url: &str,
+    token_env: Option<&str>,
+    limits: (Option<u32>, Option<f64>),
+) -> anyhow::Result<u8> {
     let card_url = card_url_arg(url)?;
     let given = match token_env {
         None => None,
@@ -211,6 +229,7 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
             token_var.as_deref(),
         )
         .context("failed to store the agent card")?;
+    store_limits(&journal, &card_url, limits)?;
     let registered_at = journal.registered_at(&card_url)?;
     if ctx.out.is_json() {
         ctx.out.record(&agent_record(&agent, registered_at))?;
@@ -237,6 +256,20 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
         registry.len(),
     ))?;
     Ok(exit::OK)
+}
+
+/// Stores the agent's own request limits given to `agents add`; a refresh without
+/// `--concurrency` / `--rate` keeps the ones it had.
+fn store_limits(
+    journal: &Journal,
+    card_url: &str,
+    (concurrency, rate): (Option<u32>, Option<f64>),
+) -> anyhow::Result<()> {
+    if concurrency.is_some() || rate.is_some() {
+        let (old_c, old_r) = journal.limits_of_agent(card_url)?;
+        journal.set_agent_limits(card_url, concurrency.or(old_c), rate.or(old_r))?;
+    }
+    Ok(())
 }
 
 fn ordinal(n: usize) -> String {

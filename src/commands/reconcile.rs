@@ -24,7 +24,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::a2a::A2aClient;
+use crate::a2a::{A2aClient, AgentLimits, Limits};
 use crate::commands::follow::ShowMany;
 use crate::context::Context;
 use crate::duration::parse_duration;
@@ -50,9 +50,21 @@ pub struct ReconcileArgs {
     /// Only these workflows (default: all).
     #[arg(value_name = "WORKFLOW")]
     pub workflows: Vec<String>,
-    /// Requests in flight at once, overall and per agent.
-    #[arg(long, value_name = "N", default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    /// Attempts in flight at once, over all agents.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub concurrency: u32,
+    /// Requests in flight at once to each agent (interface URL + credential), unless the
+    /// registry sets the agent's own.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub agent_concurrency: u32,
+    /// Requests per second to each agent, unless the registry sets the agent's own [default:
+    /// no limit].
+    #[arg(long, value_name = "PER_SECOND", value_parser = parse_rate)]
+    pub agent_rate: Option<f64>,
+    /// Consecutive timeouts or connection failures after which an agent's remaining attempts
+    /// are skipped for this pass (exit 3).
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub agent_failures: u32,
     /// Reattaches to running tasks and follows them for up to this long.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub follow_for: Option<Duration>,
@@ -68,6 +80,28 @@ pub struct ReconcileArgs {
     /// Timeout for verification commands.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
+}
+
+/// Reads a request rate: a positive number of requests per second (`50`, `0.5`).
+pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        _ => Err(format!(
+            "`{s}` is not a positive number of requests per second (e.g. `50` or `0.5`)"
+        )),
+    }
+}
+
+/// The per-agent limits of a pass: the flags, overridden per agent by the registry.
+fn limits(journal: &Journal, args: &ReconcileArgs) -> anyhow::Result<Limits> {
+    Ok(Limits {
+        default: AgentLimits {
+            concurrency: args.agent_concurrency as usize,
+            rate: args.agent_rate,
+        },
+        overrides: journal.agent_limits()?,
+        failures: Some(args.agent_failures),
+    })
 }
 
 fn validate(args: &ReconcileArgs) -> Result<(), CliError> {
@@ -106,7 +140,8 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
             return Err(unknown_workflow(w).into());
         }
     }
-    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
+    let client = A2aClient::with_limits(ctx.client_config(), limits(&journal, args)?)
+        .context("failed to set up the HTTP client")?;
     ctx.out.begin("reconcile")?;
     let cfg = PassConfig {
         workflows: args.workflows.clone(),
@@ -418,6 +453,9 @@ fn finish(
             "unvisited": summary.unvisited,
             "dryRun": args.dry_run,
             "compensate": summary.compensate,
+            "skippedAgents": summary.skipped.iter().map(|(agent, (reason, n))| {
+                json!({"agent": agent, "reason": reason, "attempts": n})
+            }).collect::<Vec<_>>(),
             "exitCode": code,
         });
         if let Some(f) = followed {
@@ -450,6 +488,14 @@ fn finish(
             f.streams,
             humantime(f.duration),
             f.events
+        ))?;
+    }
+    for (agent, (reason, n)) in &summary.skipped {
+        ctx.out.line(&format!(
+            "agent `{}`: {n} attempt(s) skipped this pass after {}; the next pass tries it \
+             again.",
+            inert(agent),
+            inert(reason)
         ))?;
     }
     for w in &summary.compensate {

@@ -89,6 +89,15 @@ pub struct ScriptedAgentArgs {
     /// Ignores returnImmediately: SendMessage answers once the task stops.
     #[arg(long)]
     pub block_send: bool,
+    /// Answers every JSON-RPC request this long after it arrived (a slow agent).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "0s")]
+    pub delay: Duration,
+    /// Never answers a JSON-RPC request (a hung agent); the card is still served.
+    #[arg(long)]
+    pub black_hole: bool,
+    /// Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: Option<u32>,
 }
 
 impl ScriptedAgentArgs {
@@ -134,6 +143,9 @@ impl ScriptedAgentArgs {
                 reply_new_task: self.reply_new_task,
                 block_send: self.block_send,
             },
+            delay: self.delay,
+            black_hole: self.black_hole,
+            rate_limit: self.rate_limit,
         })
     }
 }

@@ -3,6 +3,7 @@
 
 use super::queries;
 use super::{Agent, AgentCard, Journal, JournalError};
+use crate::a2a::{AgentOverride, Overrides};
 
 impl Journal {
     /// Returns an agent by card URL.
@@ -63,6 +64,49 @@ impl Journal {
         self.read("read the registry", |c| {
             queries::registered_agents(c, Some(skill))
         })
+    }
+
+    /// Sets a registered agent's own request limits (`agents add --concurrency/--rate`);
+    /// `None` leaves that one to the pass's flag.
+    pub fn set_agent_limits(
+        &self,
+        card_url: &str,
+        concurrency: Option<u32>,
+        rate: Option<f64>,
+    ) -> Result<(), JournalError> {
+        let now = self.now_ms();
+        self.write("journal the agent's limits", |tx| {
+            queries::set_agent_limits(tx, card_url, concurrency, rate, now)
+                .map_err(self.err("journal the agent's limits"))
+        })
+    }
+
+    /// Returns the registered agents' own request limits by interface URL (what
+    /// `a2a::Limits::overrides` takes): concurrency and rate, `None` where the flag decides.
+    pub fn agent_limits(&self) -> Result<Overrides, JournalError> {
+        let rows = self.read("read the agents' limits", queries::agent_limits)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| {
+                let own = AgentOverride {
+                    concurrency: row.concurrency.map(|c| c as usize),
+                    rate: row.rate,
+                };
+                Some((row.interface_url?, own))
+            })
+            .collect())
+    }
+
+    /// Returns a registered agent's own request limits: concurrency and rate.
+    pub fn limits_of_agent(
+        &self,
+        card_url: &str,
+    ) -> Result<(Option<u32>, Option<f64>), JournalError> {
+        let rows = self.read("read the agents' limits", queries::agent_limits)?;
+        Ok(rows
+            .into_iter()
+            .find(|row| row.card_url == card_url)
+            .map_or((None, None), |row| (row.concurrency, row.rate)))
     }
 
     /// Records whether an agent accepts client-chosen context ids; returns whether it changed.

@@ -738,7 +738,10 @@ pub async fn look_and_journal<T>(
             Looked::Uncertain(journal.attempt(attempt.id)?, reason)
         }
         Err(error) => {
-            journal.record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
+            // A skipped agent (its circuit open) was not asked: nothing to journal.
+            if !matches!(error, A2aError::Skipped { .. }) {
+                journal.record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
+            }
             Looked::Failed(error)
         }
     })

@@ -4,6 +4,7 @@
 //! | module | what it is |
 //! | --- | --- |
 //! | [`reconcile`] | the reconcile pass ([`Pass`]): one visit of every attempt that may need work |
+//! | `schedule` | the order a pass starts its items in: per agent, in turn, each below its limit |
 //! | [`decide`] | the pass's pure decisions (triage, settled attempts, replies, exit codes) |
 //! | [`send`] | the one send path, under a lease (`send/batch.rs`: many attempts at once) |
 //! | [`lookup`] | the look before a resend, and journaling what it found |
@@ -26,6 +27,7 @@ pub mod lookup;
 pub mod reconcile;
 pub mod registry;
 pub mod remedy;
+pub(crate) mod schedule;
 pub mod send;
 pub mod verify;
 

@@ -8,7 +8,10 @@
 //! absent, a known task is re-read with `GetTask` (transient failures retried with full jitter,
 //! honouring `Retry-After`), a terminal one is decided (effect claimed, re-delegated, or failed
 //! for good). Items run concurrently on the current-thread runtime, at most `concurrency` at once
-//! and at most `concurrency` per agent interface; one unreachable agent only costs its own items.
+//! over all agents, each agent (interface URL + credential variable) at most its own limit, the
+//! agents taken in turn (`schedule.rs`); an agent whose circuit opens (`a2a::Limits`:
+//! consecutive timeouts or connection failures) has its remaining items skipped, unjournaled,
+//! so one hung agent costs only its own timeouts.
 //!
 //! Invariants:
 //! - Journal writes are short synchronous transactions between awaits, never across one; a pass
@@ -39,12 +42,12 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
 use serde_json::{Value, json};
-use tokio::sync::Semaphore;
 
 use self::rows::{Rows, StepOf};
 use crate::a2a::TaskView;
-use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, retry_read};
+use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, Skip, retry_read};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
@@ -55,6 +58,7 @@ use crate::journal::{
 use crate::recovery::commit::Queue;
 use crate::recovery::decide::{self, Settlement, Triage};
 use crate::recovery::remedy::Remedy;
+use crate::recovery::schedule::{LOOKAHEAD, Schedule};
 use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent};
 use crate::recovery::{follow, lookup, registry, send, verify};
 use crate::sanitize::inert;
@@ -63,13 +67,16 @@ use crate::sanitize::inert;
 const READ_ATTEMPTS: u32 = 4;
 /// How many routine observations (a running task still running) are group-committed at once.
 const BATCH: usize = 512;
+/// The outcome of an item not tried because its agent's circuit is open.
+pub const SKIPPED: &str = "skipped";
 
 /// What a pass is asked to do.
 #[derive(Debug, Clone)]
 pub struct PassConfig {
     /// Only these workflows (empty: all).
     pub workflows: Vec<String>,
-    /// Items in flight at once, overall and per agent interface.
+    /// Items in flight at once, over all agents (`--concurrency`); each agent's own limit is
+    /// the client's (`a2a::Limits`, `--agent-concurrency`).
     pub concurrency: usize,
     /// When the pass ends cleanly (exit 3 if items remain).
     pub deadline: Duration,
@@ -144,6 +151,41 @@ pub struct Summary {
     pub unvisited: usize,
     /// Workflows with a step failed for good (print the `compensate` command).
     pub compensate: BTreeSet<String>,
+    /// Agents whose remaining items were skipped (their circuit opened), by redacted interface
+    /// URL: why, and how many items.
+    pub skipped: BTreeMap<String, (String, u32)>,
+}
+
+impl Summary {
+    /// Counts one item's attempts by how each ended: the outcome of its last action.
+    fn count_attempts(&mut self, actions: &[Action]) {
+        let mut last: BTreeMap<u32, &str> = BTreeMap::new();
+        for a in actions {
+            last.insert(a.attempt, &a.outcome);
+        }
+        for outcome in last.into_values() {
+            *self.attempts.entry(outcome.to_owned()).or_default() += 1;
+        }
+    }
+
+    /// Counts one action.
+    fn count(&mut self, a: &Action) {
+        *self.outcomes.entry(a.outcome.clone()).or_default() += 1;
+        self.code = exit::worst(self.code, a.code);
+        if a.action == "failed-for-good" || a.outcome == "failed-for-good" {
+            self.compensate.insert(a.workflow.clone());
+        }
+        if a.outcome == SKIPPED
+            && let Some(agent) = a.detail["agent"].as_str()
+        {
+            let reason = a.detail["reason"].as_str().unwrap_or_default();
+            let entry = self
+                .skipped
+                .entry(agent.to_owned())
+                .or_insert_with(|| (reason.to_owned(), 0));
+            entry.1 += 1;
+        }
+    }
 }
 
 /// A pass over one journal.
@@ -240,6 +282,11 @@ impl<'a> Pass<'a> {
         }
     }
 
+    /// How many of an agent's items run at once (its `a2a::Limits`).
+    fn agent_concurrency(&self, key: &AgentKey) -> usize {
+        self.client.limits().of(&key.0).concurrency
+    }
+
     fn sender(&self) -> Sender<'_> {
         Sender {
             note: None,
@@ -320,70 +367,84 @@ impl<'a> Pass<'a> {
                 replies: Vec::new(),
             })
         }));
-        let per_agent: RefCell<HashMap<String, Rc<Semaphore>>> = RefCell::new(HashMap::new());
+        let mut items = items.fuse();
+        let mut schedule: Schedule<AgentKey, Item> = Schedule::new();
+        let mut running = FuturesUnordered::new();
+        let global = self.cfg.concurrency.max(1);
+        let start = |key: AgentKey, item: Item| async move {
+            // Boxed, and the rare branches inside boxed too: the future of the common read
+            // stays small, where moving a whole item's state machine cost 13 KB of memcpy per
+            // item (docs/performance.md).
+            let actions = if self.cfg.dry_run {
+                Box::pin(self.preview(item)).await
+            } else {
+                Box::pin(self.handle(item)).await
+            };
+            (key, actions)
+        };
         let mut summary = Summary::default();
         let deadline = tokio::time::Instant::now() + self.cfg.deadline;
-        let mut stream = futures_util::stream::iter(items)
-            .map(|item| {
-                let sem = item.as_ref().ok().map(|i| {
-                    Rc::clone(
-                        per_agent
-                            .borrow_mut()
-                            .entry(agent_key(&i.row.attempt))
-                            .or_insert_with(|| Rc::new(Semaphore::new(self.cfg.concurrency))),
-                    )
-                });
-                async move {
-                    let item = item?;
-                    let _permit = match &sem {
-                        Some(s) => Some(s.acquire().await),
-                        None => None,
-                    };
-                    // Boxed, and the rare branches inside boxed too: the future of the common
-                    // read stays small, where moving a whole item's state machine cost 13 KB
-                    // of memcpy per item (docs/performance.md).
-                    if self.cfg.dry_run {
-                        Box::pin(self.preview(item)).await
-                    } else {
-                        Box::pin(self.handle(item)).await
-                    }
-                }
-            })
-            .buffer_unordered(self.cfg.concurrency.max(1));
+        let mut exhausted = false;
         loop {
-            let next = tokio::time::timeout_at(deadline, stream.next()).await;
-            let Ok(next) = next else {
-                summary.unvisited = total.saturating_sub(summary.visited);
-                *summary.outcomes.entry("deadline".to_owned()).or_default() +=
-                    u32::try_from(summary.unvisited).unwrap_or(u32::MAX);
-                summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
-                break;
+            while !exhausted && schedule.queued() < LOOKAHEAD {
+                match items.next() {
+                    Some(item) => {
+                        let item = item?;
+                        schedule.push(agent_key(&item.row.attempt), item);
+                    }
+                    None => exhausted = true,
+                }
+            }
+            // Items of an agent whose circuit is open are skipped without being started.
+            let mut skipped = Vec::new();
+            while running.len() < global {
+                let Some((key, item)) = schedule.next(|k| self.agent_concurrency(k)) else {
+                    break;
+                };
+                match self.client.skipped(&key.0, key.1.as_deref()) {
+                    Some(skip) => {
+                        schedule.done(&key);
+                        skipped.push(vec![skipped_action(&item.row, &skip)]);
+                    }
+                    None => running.push(start(key, item)),
+                }
+            }
+            let finished: Vec<anyhow::Result<Vec<Action>>> = if skipped.is_empty() {
+                if running.is_empty() {
+                    if exhausted && schedule.queued() == 0 {
+                        break;
+                    }
+                    continue;
+                }
+                let next = tokio::time::timeout_at(deadline, running.next()).await;
+                let Ok(next) = next else {
+                    summary.unvisited = total.saturating_sub(summary.visited);
+                    *summary.outcomes.entry("deadline".to_owned()).or_default() +=
+                        u32::try_from(summary.unvisited).unwrap_or(u32::MAX);
+                    summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
+                    break;
+                };
+                let Some((key, actions)) = next else { continue };
+                schedule.done(&key);
+                vec![actions]
+            } else {
+                skipped.into_iter().map(Ok).collect()
             };
             if self.reads.len() + self.found.len() >= BATCH {
                 self.flush()?;
             }
-            let Some(actions) = next else { break };
-            summary.visited += 1;
-            let actions = actions?;
-            // The last action on each attempt says how it ended.
-            let mut last: BTreeMap<u32, &str> = BTreeMap::new();
-            for a in &actions {
-                last.insert(a.attempt, &a.outcome);
-            }
-            for outcome in last.into_values() {
-                *summary.attempts.entry(outcome.to_owned()).or_default() += 1;
-            }
-            for a in actions {
-                *summary.outcomes.entry(a.outcome.clone()).or_default() += 1;
-                summary.code = exit::worst(summary.code, a.code);
-                if a.action == "failed-for-good" || a.outcome == "failed-for-good" {
-                    summary.compensate.insert(a.workflow.clone());
+            for actions in finished {
+                summary.visited += 1;
+                let actions = actions?;
+                summary.count_attempts(&actions);
+                for a in actions {
+                    summary.count(&a);
+                    on_action(&a)?;
                 }
-                on_action(&a)?;
+                on_item();
             }
-            on_item();
         }
-        drop(stream);
+        drop(running);
         self.release_unvisited();
         self.flush()?;
         Ok(summary)
@@ -763,6 +824,16 @@ impl<'a> Pass<'a> {
                 exit::WORK_REMAINS,
             ),
             Sent::Failed {
+                error: A2aError::Skipped { url, reason, .. },
+                ..
+            } => skipped_action(
+                &row,
+                &Skip {
+                    agent: url.clone(),
+                    reason: reason.clone(),
+                },
+            ),
+            Sent::Failed {
                 stage,
                 error,
                 attempt,
@@ -808,6 +879,31 @@ impl<'a> Pass<'a> {
         action
     }
 
+    /// Reads a task without its history, and again with it when the agent keeps its answer or
+    /// question only there.
+    async fn get_task(
+        &self,
+        endpoint: &Endpoint,
+        task_id: &str,
+    ) -> Result<crate::a2a::Raw<crate::a2a::types::Task>, A2aError> {
+        let read = retry_read(READ_ATTEMPTS, || {
+            self.client.get_task(endpoint, task_id, Some(0))
+        })
+        .await;
+        match &read {
+            Ok(task)
+                if TaskView::from_value(&task.raw, String::new())
+                    .is_ok_and(|v| v.wants_history) =>
+            {
+                retry_read(READ_ATTEMPTS, || {
+                    self.client.get_task(endpoint, task_id, None)
+                })
+                .await
+            }
+            _ => read,
+        }
+    }
+
     async fn read(&self, row: &AttemptRow, rec: &StepOf<'_>) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
         let endpoint = match self.read_endpoint(row)? {
@@ -818,20 +914,7 @@ impl<'a> Pass<'a> {
             .task_id
             .clone()
             .context("a task-known attempt without task id")?;
-        let mut read = retry_read(READ_ATTEMPTS, || {
-            self.client.get_task(&endpoint, &task_id, Some(0))
-        })
-        .await;
-        if let Ok(task) = &read
-            && TaskView::from_value(&task.raw, String::new()).is_ok_and(|v| v.wants_history)
-        {
-            // The agent keeps its answer or question only in the history: read it with it.
-            read = retry_read(READ_ATTEMPTS, || {
-                self.client.get_task(&endpoint, &task_id, None)
-            })
-            .await;
-        }
-        match read {
+        match self.get_task(&endpoint, &task_id).await {
             Ok(task) => {
                 // The raw JSON is serialized only for a view that will be journaled.
                 let mut view = TaskView::from_value(&task.raw, String::new())
@@ -904,6 +987,9 @@ impl<'a> Pass<'a> {
                     "read",
                     json!({"taskId": task_id, "error": e.summary()}),
                 )?])
+            }
+            Err(A2aError::Skipped { url, reason, .. }) => {
+                Ok(vec![skipped_action(row, &Skip { agent: url, reason })])
             }
             Err(e) => {
                 self.journal
@@ -1063,12 +1149,33 @@ impl<'a> Pass<'a> {
     }
 }
 
-/// The per-agent concurrency key: the interface URL, else the card URL.
-fn agent_key(a: &Attempt) -> String {
-    a.interface_url
-        .clone()
-        .or_else(|| a.agent_url.clone())
-        .unwrap_or_default()
+/// An agent as the pass schedules it: its interface URL (else, not yet known, its card URL)
+/// and its credential variable.
+type AgentKey = (String, Option<String>);
+
+/// The scheduling key of an attempt's agent.
+fn agent_key(a: &Attempt) -> AgentKey {
+    (
+        a.interface_url
+            .clone()
+            .or_else(|| a.agent_url.clone())
+            .unwrap_or_default(),
+        a.token_env.clone(),
+    )
+}
+
+/// The action of an item not tried because its agent's circuit is open: nothing journaled,
+/// exit 3 (the next pass tries again).
+fn skipped_action(row: &AttemptRow, skip: &Skip) -> Action {
+    let a = &row.attempt;
+    Pass::action(
+        row,
+        a.number,
+        if a.state.has_task() { "read" } else { "look" },
+        SKIPPED,
+        json!({"agent": skip.agent, "reason": skip.reason, "state": a.state.as_str()}),
+        exit::WORK_REMAINS,
+    )
 }
 
 /// The exit code of a failed read or send: unreachable or garbage → 3 (the attempt is left as

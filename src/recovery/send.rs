@@ -356,6 +356,23 @@ impl Sender<'_> {
         kind: SendKind,
         step: &str,
     ) -> anyhow::Result<Sent> {
+        // A never-sent attempt goes the batch's way, as a batch of one: lease, re-read,
+        // endpoint and send stamp in ONE transaction, the answer and the lease's release in
+        // another (two durable commits instead of five).
+        let current = self.journal.attempt(id)?;
+        if current.state == AttemptState::Intent
+            && lookup::never_sent(&current)
+            && self.card_in_journal(&current)?
+        {
+            let item = BatchItem {
+                attempt: current,
+                out: out.clone(),
+                step: step.to_owned(),
+            };
+            if let Some(sent) = Box::pin(self.deliver_fresh(&item)).await? {
+                return Ok(sent);
+            }
+        }
         let guard = match self.claim(id)? {
             Ok(guard) => guard,
             Err(lease) => return Ok(Sent::Busy(self.journal.attempt(id)?, lease)),
@@ -390,12 +407,75 @@ impl Sender<'_> {
             }
             attempt
         };
+        if let Some(skipped) = self.skipped(&attempt, out) {
+            return Ok(skipped);
+        }
         if let Some(busy) = self.begin_send(&attempt)? {
             return Ok(busy);
         }
         let sent = self.send(attempt, out, step).await;
         drop(guard);
         sent
+    }
+
+    /// Whether the attempt's agent is registered with its card's interface in the journal (the
+    /// endpoint needs no fetch).
+    fn card_in_journal(&self, attempt: &Attempt) -> anyhow::Result<bool> {
+        let Some(card_url) = attempt.agent_url.as_deref() else {
+            return Ok(false);
+        };
+        Ok(self
+            .journal
+            .agent(card_url)?
+            .is_some_and(|a| a.registered.is_some() && a.interface_url.is_some()))
+    }
+
+    /// [`Sender::deliver`] of a never-sent attempt through a [`Batch`] of one, its answer
+    /// committed at once; `None` when the batch leaves it to the one-attempt path (its card
+    /// could not be read, or another process journaled its endpoint first).
+    async fn deliver_fresh(&self, item: &BatchItem) -> anyhow::Result<Option<Sent>> {
+        let batch = Batch::new(self);
+        let ready = batch
+            .claim(std::slice::from_ref(item))
+            .await?
+            .pop()
+            .context("a batch of one claimed nothing")?;
+        let attempt = match ready {
+            Ready::Send(attempt) => attempt,
+            Ready::Done(sent) => return Ok(Some(sent)),
+            Ready::Deliver => return Ok(None),
+        };
+        if let Some(skipped) = self.skipped(&attempt, &item.out) {
+            return Ok(Some(skipped));
+        }
+        match batch.send(attempt, item).await? {
+            Ok(answer) => batch.push(answer),
+            Err(sent) => return Ok(Some(sent)),
+        }
+        let commit = batch
+            .commit_here()
+            .context("a batch of one had no answer")?;
+        let (_, sent) = batch
+            .finish(commit)?
+            .pop()
+            .context("a batch of one journaled nothing")?;
+        sent.map(Some)
+    }
+
+    /// Right before a send: `Some` (nothing is sent, nothing journaled) when the agent's
+    /// circuit is open for this pass (`a2a::Limits`), so that no send start is stamped.
+    fn skipped(&self, attempt: &Attempt, out: &Outgoing) -> Option<Sent> {
+        let url = attempt.interface_url.as_deref()?;
+        let var = out.credential.as_ref().map(Credential::env_var);
+        self.client.skipped(url, var).map(|skip| Sent::Failed {
+            attempt: attempt.clone(),
+            stage: Stage::Send,
+            error: A2aError::Skipped {
+                url: skip.agent,
+                method: "SendMessage",
+                reason: skip.reason,
+            },
+        })
     }
 
     /// Right before a send: re-checks the lease (another process may have broken it while
@@ -578,6 +658,9 @@ impl Sender<'_> {
                 }
             }
         }
+        if let Some(skipped) = self.skipped(&attempt, out) {
+            return Ok(Claimed::Done(skipped));
+        }
         if let Some(busy) = self.begin_send(&attempt)? {
             guard.armed = false;
             return Ok(Claimed::Done(busy));
@@ -600,8 +683,11 @@ impl Sender<'_> {
                     self.journal.record_refusal(attempt.id, &summary)?;
                     return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
                 }
-                self.journal
-                    .record_failure(attempt.id, FailureKind::Send, &summary)?;
+                // A skipped agent (its circuit open) was not asked: nothing to journal.
+                if !matches!(error, A2aError::Skipped { .. }) {
+                    self.journal
+                        .record_failure(attempt.id, FailureKind::Send, &summary)?;
+                }
                 Ok(Sent::Failed {
                     attempt: self.journal.attempt(attempt.id)?,
                     stage: Stage::Send,

@@ -31,6 +31,12 @@
 //!   replacing what was left of the budget; 204.
 //! - `POST /_scripted/not-found-next/{n}`: the next `n` HTTP+JSON requests answer a bare 404
 //!   (`404 page not found`, no A2A error), as a proxy in front of an agent would; 204.
+//! - `POST /_scripted/reset-load`: clears the load counters and logs below; 204.
+//! - `POST /_scripted/load/{delay-ms|black-hole|rate-limit}/{value}`: switches one of the load
+//!   settings below while running (`black-hole` 0 or 1, `rate-limit` 0 = none); 204.
+//! - Load switches ([`AgentConfig::delay`], [`AgentConfig::black_hole`],
+//!   [`AgentConfig::rate_limit`]): a slow, a hung and a rate-limited agent; [`Stats`] counts the
+//!   most requests handled at once and logs when each request arrived and each 429 went out.
 //!
 //! A task costs about 2 KB and is kept until `forget_after` (if set) after it ends: give long
 //! benchmarks a `forget_after`. A SendMessage runs at about 60 000/s on one core (release build,
@@ -112,6 +118,13 @@ pub struct AgentConfig {
     pub tenant: Option<String>,
     /// How this agent bends the spec, as real frameworks do ([`Bends`]).
     pub bends: Bends,
+    /// Answers every JSON-RPC request this long after it arrived (a slow agent).
+    pub delay: Duration,
+    /// Never answers a JSON-RPC request (a hung agent); the card is still served.
+    pub black_hole: bool,
+    /// Answers HTTP 429 with `Retry-After: 1` to a JSON-RPC request when this many were served
+    /// in the last second (a rate-limited agent).
+    pub rate_limit: Option<u32>,
 }
 
 /// The binding the scripted agent serves (and its card offers).
@@ -175,6 +188,9 @@ impl Default for AgentConfig {
             binding: ServedBinding::Jsonrpc,
             tenant: None,
             bends: Bends::default(),
+            delay: Duration::ZERO,
+            black_hole: false,
+            rate_limit: None,
         }
     }
 }
@@ -219,6 +235,18 @@ pub struct Stats {
     /// How many times the Agent Card was requested (conditional requests included).
     #[serde(default)]
     pub card_fetches: u64,
+    /// The most JSON-RPC requests it was handling at once (from arrival to the answer's
+    /// headers; a stream counts until its first byte).
+    #[serde(default)]
+    pub max_in_flight: u64,
+    /// When each JSON-RPC request arrived, in unix milliseconds, in arrival order (the first
+    /// 20 000).
+    #[serde(default)]
+    pub arrivals_ms: Vec<f64>,
+    /// When each HTTP 429 (`rate_limit`) was answered, in unix milliseconds, with the
+    /// `Retry-After` it gave (1 s), in order (the first 20 000).
+    #[serde(default)]
+    pub throttled_ms: Vec<f64>,
 }
 
 /// One user message as received.
@@ -289,6 +317,12 @@ impl ScriptedAgent {
             not_found_budget: AtomicU32::new(0),
             methods: rpc::MethodCounters::default(),
             card_fetches: AtomicU64::new(0),
+            load: Load {
+                black_hole: std::sync::atomic::AtomicBool::new(cfg.black_hole),
+                rate_limit: AtomicU32::new(cfg.rate_limit.unwrap_or(0)),
+                delay_us: AtomicU64::new(u64::try_from(cfg.delay.as_micros()).unwrap_or(u64::MAX)),
+                ..Load::default()
+            },
             inner: Mutex::new(Inner::new(cfg.forget_after).with_bends(cfg.bends)),
             cfg,
             card,
@@ -361,6 +395,26 @@ impl ScriptedAgent {
         self.shared.not_found_budget.store(n, Ordering::Relaxed);
     }
 
+    /// Switches the hung-agent mode ([`AgentConfig::black_hole`]) on or off; requests already
+    /// held stay held.
+    pub fn set_black_hole(&self, on: bool) {
+        self.shared.load.black_hole.store(on, Ordering::Relaxed);
+    }
+
+    /// Sets [`AgentConfig::rate_limit`] (`None`: no limit).
+    pub fn set_rate_limit(&self, limit: Option<u32>) {
+        self.shared
+            .load
+            .rate_limit
+            .store(limit.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// Clears the load counters and logs ([`Stats::max_in_flight`], arrivals, 429s), so a
+    /// test measures only what follows.
+    pub fn reset_load(&self) {
+        self.shared.load.reset();
+    }
+
     /// Stops the server: open streams end, then the server drains (at most 5 s).
     pub async fn shutdown(mut self) {
         let _ = self.shutdown.send(true);
@@ -392,6 +446,7 @@ pub(crate) struct Shared {
     not_found_budget: AtomicU32,
     methods: rpc::MethodCounters,
     card_fetches: AtomicU64,
+    load: Load,
     inner: Mutex<Inner>,
     shutdown: watch::Receiver<bool>,
 }
@@ -440,13 +495,17 @@ impl Shared {
         let mut stats = self.lock().stats();
         stats.requests = requests;
         stats.card_fetches = self.card_fetches.load(Ordering::Relaxed);
+        stats.max_in_flight = self.load.max_in_flight.load(Ordering::Relaxed);
+        let log = self.load.log.lock().unwrap_or_else(PoisonError::into_inner);
+        stats.arrivals_ms.clone_from(&log.arrivals_ms);
+        stats.throttled_ms.clone_from(&log.throttled_ms);
         stats
     }
 }
 
 fn router(shared: Arc<Shared>) -> Router {
     let a2a = match shared.cfg.binding {
-        ServedBinding::Jsonrpc => Router::new().route("/", post(rpc::handle)),
+        ServedBinding::Jsonrpc => Router::new().route("/", post(gate)),
         ServedBinding::HttpJson => Router::new().fallback(rest::handle),
     };
     a2a.route("/.well-known/agent-card.json", get(card))
@@ -455,9 +514,120 @@ fn router(shared: Arc<Shared>) -> Router {
         .route("/_scripted/forget/{task_id}", post(forget))
         .route("/_scripted/fail-next/{n}", post(fail_next))
         .route("/_scripted/not-found-next/{n}", post(not_found_next))
+        .route("/_scripted/reset-load", post(reset_load))
+        .route("/_scripted/load/{switch}/{value}", post(set_load))
         .route("/_scripted/bookings/{task_id}", get(booking))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(shared)
+}
+
+/// Most entries kept in each of the load logs.
+const MAX_LOG: usize = 20_000;
+
+/// What the load switches keep: requests in flight, the log, the rate window.
+#[derive(Default)]
+struct Load {
+    /// [`AgentConfig::black_hole`], switchable while running.
+    black_hole: std::sync::atomic::AtomicBool,
+    /// [`AgentConfig::rate_limit`] (0: none), switchable while running.
+    rate_limit: AtomicU32,
+    /// [`AgentConfig::delay`] in microseconds, switchable while running.
+    delay_us: AtomicU64,
+    in_flight: AtomicU64,
+    max_in_flight: AtomicU64,
+    log: Mutex<LoadLog>,
+}
+
+#[derive(Default)]
+struct LoadLog {
+    arrivals_ms: Vec<f64>,
+    throttled_ms: Vec<f64>,
+    /// When the requests served in the last second arrived.
+    served: std::collections::VecDeque<tokio::time::Instant>,
+}
+
+impl Load {
+    /// Clears the counters and logs (the requests in flight now stay counted).
+    fn reset(&self) {
+        self.max_in_flight
+            .store(self.in_flight.load(Ordering::Relaxed), Ordering::Relaxed);
+        let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+        log.arrivals_ms.clear();
+        log.throttled_ms.clear();
+    }
+}
+
+/// Counts a request in flight until dropped.
+struct InFlight<'a>(&'a AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn unix_ms() -> f64 {
+    crate::clock::system_now().timestamp_micros() as f64 / 1000.0
+}
+
+/// `POST /`: the load switches (count, black hole, rate limit, delay), then the JSON-RPC
+/// endpoint.
+async fn gate(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    uri: axum::http::Uri,
+    body: Bytes,
+) -> Response {
+    let load = &shared.load;
+    let now = load.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+    let _in_flight = InFlight(&load.in_flight);
+    load.max_in_flight.fetch_max(now, Ordering::Relaxed);
+    let throttled = {
+        let mut log = load.log.lock().unwrap_or_else(PoisonError::into_inner);
+        let at = unix_ms();
+        if log.arrivals_ms.len() < MAX_LOG {
+            log.arrivals_ms.push(at);
+        }
+        let limit = load.rate_limit.load(Ordering::Relaxed);
+        let throttled = (limit > 0).then_some(limit).is_some_and(|limit| {
+            let now = tokio::time::Instant::now();
+            while log
+                .served
+                .front()
+                .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(1))
+            {
+                log.served.pop_front();
+            }
+            if log.served.len() >= limit as usize {
+                true
+            } else {
+                log.served.push_back(now);
+                false
+            }
+        });
+        if throttled && log.throttled_ms.len() < MAX_LOG {
+            log.throttled_ms.push(unix_ms());
+        }
+        throttled
+    };
+    if load.black_hole.load(Ordering::Relaxed) {
+        let mut stop = shared.shutdown.clone();
+        let _ = stop.wait_for(|stop| *stop).await;
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    }
+    if throttled {
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, HeaderValue::from_static("1"))],
+            "rate limited\n",
+        )
+            .into_response();
+    }
+    let delay = load.delay_us.load(Ordering::Relaxed);
+    if delay > 0 {
+        tokio::time::sleep(Duration::from_micros(delay)).await;
+    }
+    rpc::handle(State(shared.clone()), headers, uri, body).await
 }
 
 async fn card(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
@@ -543,6 +713,31 @@ async fn booking(State(shared): State<Arc<Shared>>, Path(task_id): Path<String>)
             .into_response(),
         None => (StatusCode::NOT_FOUND, "no such booking\n").into_response(),
     }
+}
+
+async fn reset_load(State(shared): State<Arc<Shared>>) -> StatusCode {
+    shared.load.reset();
+    StatusCode::NO_CONTENT
+}
+
+/// `POST /_scripted/load/{delay-ms|black-hole|rate-limit}/{value}`: switches a load setting
+/// while running (`black-hole` 0 or 1; `rate-limit` 0 for none).
+async fn set_load(
+    State(shared): State<Arc<Shared>>,
+    Path((switch, value)): Path<(String, u64)>,
+) -> StatusCode {
+    let load = &shared.load;
+    match switch.as_str() {
+        "delay-ms" => load
+            .delay_us
+            .store(value.saturating_mul(1000), Ordering::Relaxed),
+        "black-hole" => load.black_hole.store(value != 0, Ordering::Relaxed),
+        "rate-limit" => load
+            .rate_limit
+            .store(u32::try_from(value).unwrap_or(u32::MAX), Ordering::Relaxed),
+        _ => return StatusCode::NOT_FOUND,
+    }
+    StatusCode::NO_CONTENT
 }
 
 async fn fail_next(State(shared): State<Arc<Shared>>, Path(n): Path<u32>) -> StatusCode {

@@ -719,6 +719,9 @@ impl Inner {
             requests: BTreeMap::new(),
             tasks: tasks.into_iter().map(|(_, s)| s).collect(),
             card_fetches: 0,
+            max_in_flight: 0,
+            arrivals_ms: Vec::new(),
+            throttled_ms: Vec::new(),
         }
     }
 }

@@ -558,6 +558,48 @@ pub(in crate::journal) fn registered_agents(
     stmt.query_map(params![skill], agent_from_row)?.collect()
 }
 
+/// Sets a registered agent's own request limits (`None`: the pass's flag decides).
+pub(in crate::journal) fn set_agent_limits(
+    conn: &Connection,
+    card_url: &str,
+    concurrency: Option<u32>,
+    rate: Option<f64>,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.exec(
+        "UPDATE agents SET max_concurrency = ?2, max_rate = ?3, updated_at = ?4
+         WHERE card_url = ?1",
+        params![card_url, concurrency, rate, now],
+    )?;
+    Ok(())
+}
+
+/// A registered agent's own request limits.
+pub(in crate::journal) struct AgentLimitRow {
+    pub(in crate::journal) card_url: String,
+    pub(in crate::journal) interface_url: Option<String>,
+    pub(in crate::journal) concurrency: Option<u32>,
+    pub(in crate::journal) rate: Option<f64>,
+}
+
+/// Returns the own limits of every registered agent that has one.
+pub(in crate::journal) fn agent_limits(conn: &Connection) -> rusqlite::Result<Vec<AgentLimitRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT card_url, interface_url, max_concurrency, max_rate FROM agents
+         WHERE registered IS NOT NULL AND (max_concurrency IS NOT NULL OR max_rate IS NOT NULL)
+         ORDER BY registered",
+    )?;
+    stmt.query_map([], |r| {
+        Ok(AgentLimitRow {
+            card_url: r.get(0)?,
+            interface_url: r.get(1)?,
+            concurrency: r.get(2)?,
+            rate: r.get(3)?,
+        })
+    })?
+    .collect()
+}
+
 /// Records whether an agent accepts client-chosen context ids; returns whether it changed.
 pub(in crate::journal) fn set_accepts_context_id(
     conn: &Connection,

@@ -328,9 +328,19 @@ impl<'s, 'a> Batch<'s, 'a> {
     /// the release of its lease); `None` when there is none. Without a writer thread (it could
     /// not start), the commit is made here and is done at once.
     pub fn start_commit(&self) -> anyhow::Result<Option<Commit>> {
+        Ok(self.commit_pending(true))
+    }
+
+    /// As [`Batch::start_commit`], made here on the command's connection and done at once (a
+    /// batch of one: a writer thread would cost a second connection).
+    pub fn commit_here(&self) -> Option<Commit> {
+        self.commit_pending(false)
+    }
+
+    fn commit_pending(&self, on_writer: bool) -> Option<Commit> {
         let answers = std::mem::take(&mut *self.pending.borrow_mut());
         if answers.is_empty() {
-            return Ok(None);
+            return None;
         }
         let mut records = Vec::with_capacity(answers.len());
         let mut broken = Vec::with_capacity(answers.len());
@@ -342,26 +352,26 @@ impl<'s, 'a> Batch<'s, 'a> {
         let ids = records.iter().map(|r| r.attempt).collect();
         let (done, reply) = tokio::sync::oneshot::channel();
         let mut writer = self.writer.borrow_mut();
-        if writer.is_none() {
+        if on_writer && writer.is_none() {
             match Writer::start(self.sender.journal) {
                 Ok(w) => *writer = Some(w),
                 Err(e) => tracing::debug!("group commits on the command's thread: {e:#}"),
             }
         }
-        let queued = match writer.as_ref() {
+        let queued = match writer.as_ref().filter(|_| on_writer) {
             Some(w) => w.send(records, done),
             None => Err((records, done)),
         };
         if let Err((records, done)) = queued {
             let _ = done.send(SendRecord::commit(self.sender.journal, &records));
         }
-        Ok(Some(Commit {
+        Some(Commit {
             answers,
             broken,
             ids,
             reply,
             result: None,
-        }))
+        })
     }
 
     /// Returns what each send of a finished group commit did, by attempt. An answer that
