@@ -178,6 +178,14 @@ impl Context {
         Ok(journal)
     }
 
+    /// Opens the journal of a command that will write to it, refusing one it cannot write (from
+    /// a newer a2a-recover) at once: before any agent is asked anything.
+    pub fn open_journal_for_writing(&self) -> anyhow::Result<Journal> {
+        let journal = self.open_journal()?;
+        journal.check_writable()?;
+        Ok(journal)
+    }
+
     /// Opens an existing journal for a command that only reads (`inspect`): read-only when its
     /// schema is current or newer (nothing is written, no write permission needed), else through
     /// [`Journal::open`] so that an older journal is migrated first. Prints its warnings.
@@ -220,7 +228,7 @@ impl Context {
             }
             Err(e) => return Err(e.into()),
         };
-        Ok((self.open_journal()?, Some(lock)))
+        Ok((self.open_journal_for_writing()?, Some(lock)))
     }
 
     fn open_failed(&self, how: &str) -> String {

@@ -262,6 +262,45 @@ fn a_journal_from_a_newer_version_refuses_every_write_and_still_reads() {
     assert_eq!(assert_consistent(&env.journal()), 3);
 }
 
+/// A journal from a newer version is refused before any agent is asked anything: no card
+/// fetched, no task read, by every command that would write to it.
+#[test]
+fn a_newer_journal_is_refused_before_any_network_read() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    three_steps(&env, &a);
+    let newer = a2a_recover::journal::migrate::LATEST + 1;
+    set_user_version(&env.journal(), newer);
+    let traffic = |a: &Background<ScriptedAgent>| {
+        let stats = a.stats();
+        (stats.card_fetches, stats.requests.values().sum::<u64>())
+    };
+    let before = traffic(&a);
+    let url = a.url();
+    for args in [
+        vec!["reply", "w/ask", "two"],
+        vec!["follow", "w/ask"],
+        vec!["agents", "add", url.as_str()],
+        vec!["delegate", "w/new", "--agent", url.as_str(), "hello again"],
+        vec!["reconcile"],
+        vec!["compensate", "w"],
+        vec!["resolve", "w/ask", "--as", "done", "--reason", "by phone"],
+    ] {
+        let out = env.run(&args);
+        assert_fails(
+            &out,
+            &[
+                &format!("has schema version {newer}"),
+                "written by a newer a2a-recover",
+            ],
+        );
+        assert_eq!(traffic(&a), before, "{args:?} talked to the agent first");
+    }
+    // Reads still work.
+    let out = env.run(["agents", "list"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
 #[test]
 fn a_group_or_world_writable_directory_is_warned_about_and_still_works() {
     use std::os::unix::fs::PermissionsExt as _;

@@ -884,3 +884,24 @@ fn the_summary_counts_attempts_by_outcome_not_actions() {
         "{text}"
     );
 }
+
+/// An agent gone: one line per step that could not be read, and the hint once, not under each.
+#[test]
+fn an_unreachable_agent_is_one_line_per_step_and_one_hint() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    for step in ["w/a", "w/b", "w/c"] {
+        assert_eq!(code(&delegate(&env, step, &a.url(), "work:500", &[])), 0);
+    }
+    drop(a);
+    let out = reconcile(&env, &["--timeout", "2s"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    let failures: Vec<&str> = err.lines().filter(|l| l.contains("read-failed:")).collect();
+    assert_eq!(failures.len(), 3, "{err}");
+    assert!(
+        failures.iter().all(|l| !l.contains("read read-failed")),
+        "{err}"
+    );
+    assert_eq!(err.matches("hint:").count(), 1, "{err}");
+}

@@ -102,7 +102,7 @@ fn questions_task_ids_and_card_text_are_inert_on_every_human_path() {
     }
 
     for args in [
-        &["inspect"][..],
+        &["inspect", "--wide"][..],
         &["inspect", "--pending"],
         &["inspect", "trip/hotel"],
         &["inspect", "trip/hotel", "--events"],
@@ -208,7 +208,7 @@ fn remote_error_messages_are_inert_in_errors_and_pass_lines() {
     let (c, o, _) = run(&env, &["delegate", "w/refused", "--agent", h.url(), "go"]);
     assert_eq!(c, 4);
     assert!(o.contains("(REFUSED): ") && o.contains("no RED"), "{o}");
-    let (_, o, _) = run(&env, &["inspect", "--pending"]);
+    let (_, o, _) = run(&env, &["inspect", "--pending", "--wide"]);
     assert!(o.contains("JSON-RPC error -"), "{o}");
     let (_, o, _) = run(&env, &["inspect", "w/refused", "--events"]);
     assert!(o.contains("REFUSED"), "{o}");
@@ -347,7 +347,7 @@ fn tables_progress_bars_and_spinners_on_a_real_terminal_stay_inert() {
         "the progress bar was drawn: {text:?}"
     );
     for args in [
-        &["inspect"][..],
+        &["inspect", "--wide"][..],
         &["inspect", "--pending"],
         &["inspect", "trip/car", "--events"],
         &["agents", "list"],

@@ -109,12 +109,16 @@ fn shown(card_url: &str) -> String {
     inert(&redact_url(&base))
 }
 
-/// Opens the journal only if it exists (reads must not create one).
-fn existing_journal(ctx: &Context) -> anyhow::Result<Option<Journal>> {
-    if journal::exists(&ctx.journal_path) {
-        ctx.open_journal().map(Some)
+/// Opens the journal only if it exists (reads must not create one); `write`: refuses one this
+/// binary cannot write before any agent is asked anything.
+fn existing_journal(ctx: &Context, write: bool) -> anyhow::Result<Option<Journal>> {
+    if !journal::exists(&ctx.journal_path) {
+        return Ok(None);
+    }
+    if write {
+        ctx.open_journal_for_writing().map(Some)
     } else {
-        Ok(None)
+        ctx.open_journal().map(Some)
     }
 }
 
@@ -165,7 +169,7 @@ async fn add(
             ))
         })?),
     };
-    let journal = existing_journal(ctx)?;
+    let journal = existing_journal(ctx, true)?;
     let known = match &journal {
         Some(j) => j.agent(&card_url)?.filter(|a| a.registered.is_some()),
         None => None,
@@ -213,7 +217,7 @@ async fn add(
     })?;
     let journal = match journal {
         Some(j) => j,
-        None => ctx.open_journal()?,
+        None => ctx.open_journal_for_writing()?,
     };
     let token_var = credential.as_ref().map(|c| c.env_var().to_owned());
     let agent = journal
@@ -285,7 +289,7 @@ fn ordinal(n: usize) -> String {
 
 fn list(ctx: &Context) -> anyhow::Result<u8> {
     ctx.out.begin("agents list")?;
-    let agents = match existing_journal(ctx)? {
+    let agents = match existing_journal(ctx, false)? {
         Some(j) => j
             .registered_agents()?
             .into_iter()
@@ -352,7 +356,7 @@ fn remove(ctx: &Context, url: &str) -> anyhow::Result<u8> {
         CliError::usage(format!("`{}` is not in the registry", shown(&card_url)))
             .hint("`a2a-recover agents list` shows the registered agents")
     };
-    let Some(journal) = existing_journal(ctx)? else {
+    let Some(journal) = existing_journal(ctx, true)? else {
         return Err(unknown().into());
     };
     ctx.out.begin("agents remove")?;

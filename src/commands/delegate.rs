@@ -342,7 +342,7 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         // No journal, no registry: refused before a journal is created.
         return Err(no_agent_with(skill).into());
     }
-    let journal = ctx.open_journal()?;
+    let journal = ctx.open_journal_for_writing()?;
     saga::refuse_if_not_active(&journal, &req.spec.name.workflow)?;
     bind_agent(&journal, &mut req)?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;

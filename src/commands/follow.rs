@@ -82,7 +82,7 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
             .hint("list the journaled steps with `a2a-recover inspect`")
     };
     ctx.require_journal()?;
-    let journal = ctx.open_journal()?;
+    let journal = ctx.open_journal_for_writing()?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("follow")?;

@@ -14,6 +14,9 @@ use crate::journal::Journal;
 
 /// Manages the journal itself.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover journal init            create the journal a cron job's passes will use")]
 pub struct JournalArgs {
     #[command(subcommand)]
     pub command: JournalCommand,
@@ -24,6 +27,10 @@ pub struct JournalArgs {
 pub enum JournalCommand {
     /// Creates the journal (a SQLite file, mode 0600, schema current); an existing one is
     /// left as it is (migrated when older).
+    #[command(after_help = "\
+Examples:
+  a2a-recover journal init
+  a2a-recover --journal /var/lib/ops/journal.sqlite3 journal init")]
     Init,
 }
 

@@ -413,7 +413,11 @@ fn print_action(
                     a.attempt,
                     inert(err)
                 );
-                if let Some(hint) = a.detail.get("hint").and_then(|h| h.as_str()) {
+                // One line per step; the hint once per pass, under the first step it fits
+                // (ten unreachable steps of one agent are ten lines and one hint).
+                if let Some(hint) = a.detail.get("hint").and_then(|h| h.as_str())
+                    && shown.borrow_mut().insert(format!("hint: {hint}"))
+                {
                     text.push_str("\n  hint: ");
                     text.push_str(&inert(hint));
                 }

@@ -169,7 +169,7 @@ fn pending_question(
             .hint("list the journaled steps with `a2a-recover inspect --pending`")
     };
     ctx.require_journal()?;
-    let journal = ctx.open_journal()?;
+    let journal = ctx.open_journal_for_writing()?;
     let rec = journal.step(name)?.ok_or_else(unknown)?;
     let attempt = rec
         .latest()

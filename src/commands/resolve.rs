@@ -121,7 +121,7 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
             .hint("`a2a-recover inspect` lists the journaled steps")
     };
     ctx.require_journal()?;
-    let journal = ctx.open_journal()?;
+    let journal = ctx.open_journal_for_writing()?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
     let latest = record
         .latest()

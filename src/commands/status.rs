@@ -15,6 +15,11 @@ use crate::sanitize::inert;
 
 /// Shows the journal in use, its lock, attempts by state and what needs a human.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover status                 the journal in use and why, its lock, steps by state
+  a2a-recover status --check         exit 4 when something needs a human (monitoring)
+  a2a-recover status --format json")]
 pub struct StatusArgs {
     /// Exits 4 when something needs a human (`inspect --pending` lists it), else 0: a probe
     /// for monitoring.

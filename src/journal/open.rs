@@ -102,6 +102,12 @@ impl Journal {
         self.version
     }
 
+    /// Fails unless writes are allowed ([`JournalError::NewerVersion`] for a journal written by
+    /// a newer a2a-recover): what a command that will write checks before it talks to anyone.
+    pub fn check_writable(&self) -> Result<(), JournalError> {
+        self.writable()
+    }
+
     /// Fails unless writes are allowed: the journal was opened read-only, or is newer.
     pub(super) fn writable(&self) -> Result<(), JournalError> {
         match self.access {

@@ -148,7 +148,7 @@ pub(super) async fn run_plan(
     refuse_plan_flags(args)?;
     let shown = file.display().to_string();
     let plan = read_plan(ctx, file, &shown)?;
-    let journal = ctx.open_journal()?;
+    let journal = ctx.open_journal_for_writing()?;
     refuse_if_not_active(&journal, &plan.workflow)?;
     refuse_if_plan_differs(ctx, &journal, &plan, &shown)?;
     // Everything that can be refused is refused before the one commit.
