@@ -89,6 +89,10 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l fo
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l deadline -d 'Ends the pass cleanly after this long (exit 3)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l clock-skew -d 'How far the agent\'s clock may be behind ours when searching by time' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l command-timeout -d 'Timeout for verification commands' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l alert -d 'Which items needing a human make the pass exit 4: `all` (every pass), or `new` (only those no earlier `--alert new` pass reported; old ones exit 3): a cron job pages once' -r -f -a "all\t'Every item, on every pass'
+new\t'Only items no earlier `--alert new` pass reported'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l realert -d 'With `--alert new`: reports an old item again once it was reported this long ago' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l metrics-file -d 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"

@@ -7,6 +7,7 @@ mod cli;
 mod common;
 mod compensate;
 mod credentials;
+mod cron;
 mod delegate;
 mod demo;
 mod docs;
