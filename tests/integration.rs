@@ -22,6 +22,7 @@ mod inspect;
 mod interop;
 mod interop_recovery;
 mod journal;
+mod locks;
 mod plan;
 mod prune;
 mod readme;

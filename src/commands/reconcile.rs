@@ -140,16 +140,52 @@ struct Alerts {
 async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::Result<u8> {
     validate(args)?;
     ctx.require_journal()?;
-    let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
+    let (journal, _lock) = ctx
+        .open_journal_for_pass(args.dry_run, crate::recovery::lock::Scope::Workflows)
+        .await?;
     for w in &args.workflows {
         if !journal.workflow_exists(w)? {
             return Err(unknown_workflow(w).into());
         }
     }
+    // Each workflow's own lock: a pass on another workflow (a `compensate`, a `reconcile W`)
+    // runs beside this one; a workflow whose lock is held is skipped (exit 3), the rest done.
+    let (workflows, _workflow_locks, held) = if args.dry_run {
+        (args.workflows.clone(), Vec::new(), Vec::new())
+    } else {
+        let names = if args.workflows.is_empty() {
+            journal.open_workflow_names()?
+        } else {
+            args.workflows.clone()
+        };
+        let (locks, held) = ctx.lock_workflows(&names).await?;
+        let held_names: HashSet<&String> = held.iter().map(|(w, _)| w).collect();
+        let locked: Vec<String> = names
+            .iter()
+            .filter(|w| !held_names.contains(w))
+            .cloned()
+            .collect();
+        (locked, locks, held)
+    };
+    for (w, owner) in &held {
+        ctx.out.warn(&format!(
+            "workflow `{}` skipped: another pass ({owner}) holds its lock; it is left as it was \
+             (exit 3; --wait DURATION waits for it)",
+            inert(w)
+        ));
+    }
+    if !held.is_empty() && workflows.is_empty() {
+        ctx.out.begin("reconcile")?;
+        let summary = Summary {
+            code: exit::WORK_REMAINS,
+            ..Summary::default()
+        };
+        return finish(ctx, args, &journal, alerts, &summary, None);
+    }
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("reconcile")?;
     let cfg = PassConfig {
-        workflows: args.workflows.clone(),
+        workflows,
         concurrency: args.concurrency as usize,
         deadline: args.deadline,
         dry_run: args.dry_run,
@@ -159,7 +195,11 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     };
     // The human lines printed so far (a second pass repeats what still stands).
     let shown = RefCell::new(HashSet::new());
-    let first = run_pass(ctx, &journal, &client, &cfg, &shown, args, alerts).await?;
+    let mut first = run_pass(ctx, &journal, &client, &cfg, &shown, args, alerts).await?;
+    if !held.is_empty() {
+        first.summary.code = exit::worst(first.summary.code, exit::WORK_REMAINS);
+        first.human = exit::worst(first.human, exit::WORK_REMAINS);
+    }
     let Some(follow_for) = args.follow_for else {
         return finish(ctx, args, &journal, alerts, &first.summary, None);
     };

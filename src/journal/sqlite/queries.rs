@@ -1583,6 +1583,15 @@ pub(in crate::journal) fn delete_unsent_attempt(
     Ok(())
 }
 
+/// Returns the names of every workflow not yet `COMPENSATED`, in creation order (the
+/// workflows a pass over all of them locks).
+pub(in crate::journal) fn open_workflow_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT name FROM workflows WHERE state <> 'COMPENSATED' ORDER BY id")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    rows.collect()
+}
+
 /// Returns how many latest attempts are in each state (`status`).
 pub(in crate::journal) fn latest_state_counts(
     conn: &Connection,
