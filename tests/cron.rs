@@ -6,20 +6,8 @@
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-use crate::common::commands::{delegate, reconcile};
+use crate::common::commands::{delegate, reconcile, settle};
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
-
-/// Runs `reconcile` until it stops answering 3; returns its exit code.
-fn settle(env: &TestEnv) -> i32 {
-    for _ in 0..50 {
-        let out = reconcile(env, &[]);
-        if code(&out) != 3 {
-            return code(&out);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("reconcile still answers 3 after 50 passes");
-}
 
 /// The `new` flags of the `action` records that carry one.
 fn new_flags(out: &std::process::Output) -> Vec<bool> {

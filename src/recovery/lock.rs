@@ -84,37 +84,11 @@ pub fn lock_path(journal: &Path) -> PathBuf {
 /// When another process holds it, returns [`LockError::Held`] with what its file says, having
 /// written nothing.
 pub fn acquire(journal: &Path, pid: u32, started: &str) -> Result<PassLock, LockError> {
-    let path = lock_path(journal);
-    let io = |source| LockError::Io {
-        path: path.clone(),
-        source,
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&path)
-        .map_err(io)?;
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-            let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
-            return Err(LockError::Held {
-                owner: describe_owner(&text),
-                path,
-            });
-        }
-        Err(e) => return Err(io(e.into())),
-    }
-    file.set_len(0).map_err(io)?;
-    file.seek(SeekFrom::Start(0)).map_err(io)?;
-    file.write_all(format!("pid {pid}\nstarted {started}\n").as_bytes())
-        .map_err(io)?;
-    file.sync_data().map_err(io)?;
-    Ok(PassLock { _file: file, path })
+    lock_file(
+        &lock_path(journal),
+        FlockOperation::NonBlockingLockExclusive,
+        Some(format!("pid {pid}\nstarted {started}\n")),
+    )
 }
 
 /// Returns who holds the lock of `journal` (what its file says), or `None` when nobody does;
