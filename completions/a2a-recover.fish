@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_a2a_recover_global_optspecs
-    string join \n journal= format= color= timeout= max-response-size= max-artifact-size= max-task-size= max-look-size= q/quiet v/verbose h/help V/version
+    string join \n journal= format= color= timeout= max-response-size= max-artifact-size= max-task-size= max-look-size= wait= q/quiet v/verbose h/help V/version
 end
 
 function __fish_a2a_recover_needs_command
@@ -35,6 +35,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-response-si
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -78,6 +79,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l effect -d 'The step has a side effect that `compensate` must undo and verify'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l follow -d 'Follows the task after sending, as `follow` does'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l allow-cross-origin -d 'Sends credentials to an interface on another origin than the card\'s'
@@ -92,6 +94,10 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l fo
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l deadline -d 'Ends the pass cleanly after this long (exit 3)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l clock-skew -d 'How far the agent\'s clock may be behind ours when searching by time' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l command-timeout -d 'Timeout for verification commands' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l alert -d 'Which items needing a human make the pass exit 4: `all` (every pass), or `new` (only those no earlier `--alert new` pass reported; old ones exit 3): a cron job pages once' -r -f -a "all\t'Every item, on every pass'
+new\t'Only items no earlier `--alert new` pass reported'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l realert -d 'With `--alert new`: reports an old item again once it was reported this long ago' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l metrics-file -d 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -103,6 +109,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l ma
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l dry-run -d 'Prints the actions it would take and changes nothing, locally or remotely'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -120,6 +127,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -134,6 +142,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-re
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -150,6 +159,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l m
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l dry-run -d 'Prints the actions it would take and changes nothing'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l force -d 'Allows compensating `default` as a whole (the workflow of every step delegated by a bare name, which are usually unrelated)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s y -l yes -d 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
@@ -172,6 +182,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l undo -d 'Takes back the step\'s standing decision while nothing was sent for it (a retry\'s new attempt is deleted, a resend goes back to UNCERTAIN, done/abandoned are cleared)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l force -d 'Allows `--as retry|resend` of a step that COMPLETED or whose effect is verified (it would run the work again)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s y -l yes -d 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
@@ -193,6 +204,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l pending -d 'Only what needs a human, each with the command that answers it'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l events -d 'Adds the event history of the named step'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l unresolved -d 'Only steps the operator has not resolved (`resolve`)'
@@ -212,6 +224,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-re
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l dry-run -d 'Counts what would be deleted and changes nothing'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s y -l yes -d 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s q -l quiet -d 'Print less (errors and data only)'
@@ -228,6 +241,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l max-r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l check -d 'Exits 4 when something needs a human (`inspect --pending` lists it), else 0: a probe for monitoring'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -243,6 +257,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -259,6 +274,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __f
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -275,6 +291,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove help" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -296,6 +313,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -310,6 +328,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -324,6 +343,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -364,6 +384,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l dedup -d 'Returns the existing task for a resend with a known messageId (neither SDK does this)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l refuse-context-id -d 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-list-tasks -d 'Answers ListTasks with -32601, like an agent without it'
@@ -387,6 +408,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-res
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -401,6 +423,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -415,6 +438,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-resp
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-artifact-size -d 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s h -l help -d 'Print help (see more with \'--help\')'

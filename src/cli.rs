@@ -50,6 +50,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = env::MAX_LOOK_SIZE, value_name = "BYTES",
           default_value_t = 64 * 1024 * 1024)]
     pub max_look_size: u64,
+    /// How long a pass waits for a held lock (the journal's, or a workflow's) before it gives
+    /// up on it (exit 3, or the workflow skipped); 0 = not at all.
+    #[arg(long, global = true, env = env::WAIT, value_name = "DURATION", default_value = "0s",
+          value_parser = parse_duration)]
+    pub wait: Duration,
     /// Print less (errors and data only).
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,

@@ -200,20 +200,27 @@ impl Context {
         }
     }
 
-    /// Opens the journal for a pass (`reconcile`, `compensate`, `prune`): a dry run opens it
-    /// read-only and takes no lock (it writes nothing, not even the lock file); otherwise the
-    /// lock is taken first, and a lock held by another pass is exit 3 with nothing touched.
-    pub fn open_journal_for_pass(
+    /// Opens the journal for a pass: a dry run opens it read-only and takes no lock (it writes
+    /// nothing, not even the lock file); otherwise the journal's lock file is taken first, in
+    /// `scope` (`prune`: the whole journal, exclusive; `reconcile`, `compensate`: shared, beside
+    /// their workflow locks, [`Context::lock_workflows`]). A lock still held after `--wait` is
+    /// exit 3 with nothing touched.
+    pub async fn open_journal_for_pass(
         &self,
         dry_run: bool,
+        scope: lock::Scope,
     ) -> anyhow::Result<(Journal, Option<PassLock>)> {
         if dry_run {
             let journal = Journal::open_read_only(&self.journal_path, self.timeout)
                 .with_context(|| self.open_failed(" read-only"))?;
             return Ok((journal, None));
         }
-        let started = crate::clock::rfc3339(self.clock.now());
-        let lock = match lock::acquire(&self.journal_path, std::process::id(), &started) {
+        let lock = match self
+            .waiting(|started| {
+                lock::acquire_scoped(&self.journal_path, scope, std::process::id(), started)
+            })
+            .await
+        {
             Ok(lock) => lock,
             Err(LockError::Held { path, owner }) => {
                 return Err(CliError::with_code(
@@ -221,7 +228,8 @@ impl Context {
                     format!("another pass ({owner}) holds the journal lock"),
                 )
                 .hint(format!(
-                    "nothing was touched; run again when it is done (lock file `{}`)",
+                    "nothing was touched; run again when it is done, or wait for it with \
+                     --wait DURATION (lock file `{}`)",
                     path.display()
                 ))
                 .into());
@@ -229,6 +237,63 @@ impl Context {
             Err(e) => return Err(e.into()),
         };
         Ok((self.open_journal_for_writing()?, Some(lock)))
+    }
+
+    /// Takes the lock of each of `workflows` (the caller holds the journal's lock shared),
+    /// waiting up to `--wait` for each one held. Returns the locks taken, and each workflow
+    /// still held by another pass with what its lock file says of the holder.
+    pub async fn lock_workflows(
+        &self,
+        workflows: &[String],
+    ) -> anyhow::Result<(Vec<PassLock>, Vec<(String, String)>)> {
+        // One open file per workflow lock: make room for many (up to the hard limit).
+        if workflows.len() > 256
+            && let Ok(limit) = Ok::<_, ()>(rustix::process::getrlimit(
+                rustix::process::Resource::Nofile,
+            ))
+        {
+            let _ = rustix::process::setrlimit(
+                rustix::process::Resource::Nofile,
+                rustix::process::Rlimit {
+                    current: limit.maximum,
+                    maximum: limit.maximum,
+                },
+            );
+        }
+        let mut locks = Vec::with_capacity(workflows.len());
+        let mut held = Vec::new();
+        for w in workflows {
+            match self
+                .waiting(|started| {
+                    lock::acquire_workflow(&self.journal_path, w, std::process::id(), started)
+                })
+                .await
+            {
+                Ok(lock) => locks.push(lock),
+                Err(LockError::Held { owner, .. }) => held.push((w.clone(), owner)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok((locks, held))
+    }
+
+    /// Runs `take` until it does not find its lock held or `--wait` has passed (retrying every
+    /// 100 ms); `take` gets the start time to write into the lock file.
+    async fn waiting<T>(
+        &self,
+        take: impl Fn(&str) -> Result<T, LockError>,
+    ) -> Result<T, LockError> {
+        let until = std::time::Instant::now() + self.global.wait;
+        loop {
+            let started = crate::clock::rfc3339(self.clock.now());
+            match take(&started) {
+                Err(LockError::Held { .. }) if std::time::Instant::now() < until => {
+                    // An await point: SIGINT and SIGTERM end the wait.
+                    tokio::time::sleep(Duration::from_millis(100).min(self.global.wait)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     fn open_failed(&self, how: &str) -> String {

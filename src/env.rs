@@ -6,6 +6,8 @@ pub const JOURNAL: &str = "A2A_RECOVER_JOURNAL";
 pub const FORMAT: &str = "A2A_RECOVER_FORMAT";
 /// When to color output (`--color`).
 pub const COLOR: &str = "A2A_RECOVER_COLOR";
+/// How long a pass waits for a held lock (`--wait`).
+pub const WAIT: &str = "A2A_RECOVER_WAIT";
 /// The per-request timeout (`--timeout`).
 pub const TIMEOUT: &str = "A2A_RECOVER_TIMEOUT";
 /// The response size cap (`--max-response-size`).

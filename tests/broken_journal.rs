@@ -393,6 +393,9 @@ fn readable_by_nobody(env: &TestEnv) {
     std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
     std::fs::set_permissions(env.journal(), std::fs::Permissions::from_mode(0o644)).unwrap();
     let _ = std::fs::remove_file(a2a_recover::recovery::lock::lock_path(&env.journal()));
+    let _ = std::fs::remove_dir_all(a2a_recover::recovery::lock::workflow_lock_dir(
+        &env.journal(),
+    ));
 }
 
 /// Journals a step, then checks that with the journal unwritable (`run` runs the binary so)

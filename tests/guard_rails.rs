@@ -5,20 +5,8 @@
 use std::io::Write as _;
 use std::process::Stdio;
 
-use crate::common::commands::{attempts, delegate, journal_bytes, latest};
+use crate::common::commands::{attempts, delegate, journal_bytes, latest, settle};
 use crate::common::{TestEnv, agent, code, fast, stderr, stdout};
-
-/// Runs `reconcile` until it stops answering 3; returns its exit code.
-fn settle(env: &TestEnv) -> i32 {
-    for _ in 0..50 {
-        let out = env.run(["reconcile"]);
-        if code(&out) != 3 {
-            return code(&out);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("reconcile still answers 3 after 50 passes");
-}
 
 #[test]
 fn retry_of_a_completed_step_is_refused_without_force() {

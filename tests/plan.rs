@@ -495,6 +495,8 @@ fn a_batch_racing_two_reconcile_passes_sends_every_step_exactly_once() {
     proxy.set_delay(15);
     let n = 200;
     let plan = big_plan(&env, &proxy.url(), n);
+    // The passes may start before the plan made the journal: it must exist for them.
+    assert_eq!(code(&env.run(["journal", "init"])), 0);
     let delegating = spawn(&env, &["delegate", "--plan", &plan]);
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {

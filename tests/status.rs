@@ -4,21 +4,9 @@
 
 use insta::assert_snapshot;
 
-use crate::common::commands::{delegate, reconcile};
+use crate::common::commands::{delegate, settle};
 use crate::common::snapshot::snapshot_of;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr};
-
-/// Runs `reconcile` until it stops answering 3; returns its exit code.
-fn settle(env: &TestEnv) -> i32 {
-    for _ in 0..50 {
-        let out = reconcile(env, &[]);
-        if code(&out) != 3 {
-            return code(&out);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("reconcile still answers 3 after 50 passes");
-}
 
 #[test]
 fn status_shows_the_journal_its_lock_and_what_needs_a_human() {

@@ -105,6 +105,7 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
     conn.execute_batch(
         "ALTER TABLE agents DROP COLUMN max_concurrency;
          ALTER TABLE agents DROP COLUMN max_rate;
+         DROP TABLE alerts;
          DROP TABLE artifact_chunks;
          ALTER TABLE attempts DROP COLUMN send_started_at;
          ALTER TABLE attempts DROP COLUMN send_timeout_ms;
@@ -170,7 +171,8 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
     );
     let journal = path.display().to_string();
     // An operator's first command after upgrading from schema 2 pays migrations 0003 (two
-    // partial indexes built, two indexes dropped), 0004 (a table), 0005 and 0006 (two columns each):
+    // partial indexes built, two indexes dropped), 0004 (a table), 0005 and 0006 (two columns
+    // each) and 0007 (a table):
     // once, measured once.
     downgrade_to_v2(&path)?;
     let upgrade = run_child(

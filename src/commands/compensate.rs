@@ -88,10 +88,32 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         clock_skew: args.clock_skew,
     };
     // A dry run writes nothing: no lock file, no migration.
-    let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
+    let (journal, _lock) = ctx
+        .open_journal_for_pass(args.dry_run, crate::recovery::lock::Scope::Workflows)
+        .await?;
     if !journal.workflow_exists(&args.workflow)? {
         return Err(unknown().into());
     }
+    // The workflow's own lock: a pass on another workflow runs beside this one.
+    let _workflow_lock = if args.dry_run {
+        Vec::new()
+    } else {
+        let (locks, held) = ctx
+            .lock_workflows(std::slice::from_ref(&args.workflow))
+            .await?;
+        if let Some((w, owner)) = held.first() {
+            return Err(CliError::with_code(
+                crate::exit::WORK_REMAINS,
+                format!(
+                    "another pass ({owner}) holds the lock of workflow `{}`",
+                    inert(w)
+                ),
+            )
+            .hint("nothing was touched; run again when it is done, or wait with --wait DURATION")
+            .into());
+        }
+        locks
+    };
     if !args.dry_run
         && journal.workflow_state(&args.workflow)? == Some(WorkflowState::Active)
         && !compensate::nothing_to_undo(&journal.workflow_steps(&args.workflow)?)

@@ -83,7 +83,9 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
     {
         return Err(crate::commands::resolve::declined().into());
     }
-    let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
+    let (journal, _lock) = ctx
+        .open_journal_for_pass(args.dry_run, crate::recovery::lock::Scope::Journal)
+        .await?;
     ctx.out.begin("prune")?;
     let mut pruned = Pruned::default();
     {

@@ -80,6 +80,25 @@ pub struct ReconcileArgs {
     /// Timeout for verification commands.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
+    /// Which items needing a human make the pass exit 4: `all` (every pass), or `new` (only
+    /// those no earlier `--alert new` pass reported; old ones exit 3): a cron job pages once.
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = AlertMode::All)]
+    pub alert: AlertMode,
+    /// With `--alert new`: reports an old item again once it was reported this long ago.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub realert: Option<Duration>,
+    /// Writes a Prometheus textfile (for node_exporter) here after the pass, atomically.
+    #[arg(long, value_name = "PATH")]
+    pub metrics_file: Option<std::path::PathBuf>,
+}
+
+/// Which items needing a human make a pass exit 4 (`--alert`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AlertMode {
+    /// Every item, on every pass.
+    All,
+    /// Only items no earlier `--alert new` pass reported.
+    New,
 }
 
 /// Reads a request rate: a positive number of requests per second (`50`, `0.5`).
@@ -114,6 +133,10 @@ fn validate(args: &ReconcileArgs) -> Result<(), CliError> {
             ),
         );
     }
+    if args.realert.is_some() && args.alert != AlertMode::New {
+        return Err(CliError::usage("--realert needs --alert new")
+            .hint("write `--alert new --realert 4h`: old items are reported again after 4h"));
+    }
     for w in &args.workflows {
         if let Err(reason) = check_name_part(w) {
             return Err(
@@ -130,21 +153,80 @@ fn unknown_workflow(name: &str) -> CliError {
         .hint("list the journaled workflows with `a2a-recover inspect`")
 }
 
-/// Runs `reconcile`.
+/// Runs `reconcile`, then writes `--metrics-file` (also after an error: its exit code).
 pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u8> {
+    let started = std::time::Instant::now();
+    let alerts = Alerts::default();
+    let result = pass(ctx, args, &alerts).await;
+    if let Some(path) = &args.metrics_file {
+        let code = match &result {
+            Ok(code) => *code,
+            Err(e) => crate::error::classify(e).code,
+        };
+        let text = metrics::render(ctx, code, started.elapsed());
+        metrics::write_atomically(path, &text)
+            .with_context(|| format!("failed to write the metrics file `{}`", path.display()))?;
+    }
+    result
+}
+
+/// The needs-a-human items of a pass as `--alert new` sees them.
+#[derive(Debug, Default)]
+struct Alerts {
+    items: RefCell<Vec<crate::journal::AlertItem>>,
+}
+
+/// One pass, with its alerts.
+async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::Result<u8> {
     validate(args)?;
     ctx.require_journal()?;
-    let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
+    let (journal, _lock) = ctx
+        .open_journal_for_pass(args.dry_run, crate::recovery::lock::Scope::Workflows)
+        .await?;
     for w in &args.workflows {
         if !journal.workflow_exists(w)? {
             return Err(unknown_workflow(w).into());
         }
     }
+    // Each workflow's own lock: a pass on another workflow (a `compensate`, a `reconcile W`)
+    // runs beside this one; a workflow whose lock is held is skipped (exit 3), the rest done.
+    let (workflows, _workflow_locks, held) = if args.dry_run {
+        (args.workflows.clone(), Vec::new(), Vec::new())
+    } else {
+        let names = if args.workflows.is_empty() {
+            journal.open_workflow_names()?
+        } else {
+            args.workflows.clone()
+        };
+        let (locks, held) = ctx.lock_workflows(&names).await?;
+        let held_names: HashSet<&String> = held.iter().map(|(w, _)| w).collect();
+        let locked: Vec<String> = names
+            .iter()
+            .filter(|w| !held_names.contains(w))
+            .cloned()
+            .collect();
+        (locked, locks, held)
+    };
+    for (w, owner) in &held {
+        ctx.out.warn(&format!(
+            "workflow `{}` skipped: another pass ({owner}) holds its lock; it is left as it was \
+             (exit 3; --wait DURATION waits for it)",
+            inert(w)
+        ));
+    }
+    if !held.is_empty() && workflows.is_empty() {
+        ctx.out.begin("reconcile")?;
+        let summary = Summary {
+            code: exit::WORK_REMAINS,
+            ..Summary::default()
+        };
+        return finish(ctx, args, &journal, alerts, &summary, None);
+    }
     let client = A2aClient::with_limits(ctx.client_config(), limits(&journal, args)?)
         .context("failed to set up the HTTP client")?;
     ctx.out.begin("reconcile")?;
     let cfg = PassConfig {
-        workflows: args.workflows.clone(),
+        workflows,
         concurrency: args.concurrency as usize,
         deadline: args.deadline,
         dry_run: args.dry_run,
@@ -154,21 +236,25 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
     };
     // The human lines printed so far (a second pass repeats what still stands).
     let shown = RefCell::new(HashSet::new());
-    let first = run_pass(ctx, &journal, &client, &cfg, &shown).await?;
+    let mut first = run_pass(ctx, &journal, &client, &cfg, &shown, args, alerts).await?;
+    if !held.is_empty() {
+        first.summary.code = exit::worst(first.summary.code, exit::WORK_REMAINS);
+        first.human = exit::worst(first.human, exit::WORK_REMAINS);
+    }
     let Some(follow_for) = args.follow_for else {
-        return finish(ctx, args, &first.summary, None);
+        return finish(ctx, args, &journal, alerts, &first.summary, None);
     };
     let pass = Pass::new(&journal, &client, ctx.clock.as_ref(), cfg.clone());
     let targets = pass.running_targets()?;
     if targets.is_empty() {
         let followed = Followed::default();
-        return finish(ctx, args, &first.summary, Some(&followed));
+        return finish(ctx, args, &journal, alerts, &first.summary, Some(&followed));
     }
     let followed = follow_running(ctx, &journal, &client, targets, args, follow_for).await?;
     // A second ordinary pass decides from what following recorded: a COMPLETED step with an
     // effect is verified, a FAILED one re-delegated, a question reported, and a task still
     // running is read once more (exit 3).
-    let second = run_pass(ctx, &journal, &client, &cfg, &shown).await?;
+    let second = run_pass(ctx, &journal, &client, &cfg, &shown, args, alerts).await?;
     let mut summary = second.summary;
     // What needed a human in the first pass still does (a reply found UNCERTAIN is not
     // visited again), whatever the second pass saw.
@@ -176,7 +262,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
     for w in first.summary.compensate {
         summary.compensate.insert(w);
     }
-    finish(ctx, args, &summary, Some(&followed))
+    finish(ctx, args, &journal, alerts, &summary, Some(&followed))
 }
 
 /// How many streams `--follow-for` keeps open at once (at least `--concurrency`): a stream
@@ -197,6 +283,8 @@ async fn run_pass(
     client: &A2aClient,
     cfg: &PassConfig,
     shown: &RefCell<HashSet<String>>,
+    args: &ReconcileArgs,
+    alerts: &Alerts,
 ) -> anyhow::Result<PassResult> {
     let pass = Pass::new(journal, client, ctx.clock.as_ref(), cfg.clone());
     let bar = ctx.out.progress_allowed().then(|| {
@@ -221,7 +309,12 @@ async fn run_pass(
                 if matches!(action.code, exit::NEEDS_HUMAN | exit::USAGE) {
                     human = exit::worst(human, action.code);
                 }
-                print_action(ctx, bar.as_ref(), shown, action, cfg.dry_run)
+                let new = if args.alert == AlertMode::New && action.code == exit::NEEDS_HUMAN {
+                    alert_item(journal, action, args.realert, alerts)?
+                } else {
+                    None
+                };
+                print_action(ctx, bar.as_ref(), shown, action, cfg.dry_run, new)
             },
             || {
                 if let Some(b) = &bar {
@@ -364,15 +457,37 @@ fn dry_run_line(a: &Action) -> String {
     format!("{}/{} (attempt {}): {what}", a.workflow, a.step, a.attempt)
 }
 
+/// Returns whether a needs-a-human action's item is new (`--alert new`), noting the item.
+fn alert_item(
+    journal: &Journal,
+    a: &Action,
+    realert: Option<Duration>,
+    alerts: &Alerts,
+) -> anyhow::Result<Option<bool>> {
+    let name = crate::journal::StepName::from_parts(a.workflow.clone(), a.step.clone());
+    let Some(item) = journal.alert_item(&name, a.attempt, realert)? else {
+        return Ok(None);
+    };
+    let new = item.new;
+    let mut items = alerts.items.borrow_mut();
+    // With --follow-for the second pass may report the same item again: once is enough.
+    match items.iter_mut().find(|i| i.attempt == item.attempt) {
+        Some(seen) => seen.new |= new,
+        None => items.push(item),
+    }
+    Ok(Some(new))
+}
+
 fn print_action(
     ctx: &Context,
     bar: Option<&indicatif::ProgressBar>,
     shown: &RefCell<HashSet<String>>,
     a: &Action,
     dry_run: bool,
+    new: Option<bool>,
 ) -> anyhow::Result<()> {
     if ctx.out.is_json() {
-        ctx.out.record(&json!({
+        let mut record = json!({
             "type": "action",
             "workflow": a.workflow,
             "step": a.step,
@@ -383,7 +498,14 @@ fn print_action(
             "remedy": a.remedy.as_ref().map(|r| {
                 json!({"what": r.what, "command": r.command, "alternatives": r.alternatives})
             }),
-        }))?;
+        });
+        // `null` unless `--alert new` judged a needs-a-human item.
+        record["new"] = json!(new);
+        ctx.out.record(&record)?;
+        return Ok(());
+    }
+    // `--alert new -q`: an item reported before is not printed again.
+    if new == Some(false) && ctx.out.is_quiet() {
         return Ok(());
     }
     let line = match &a.remedy {
@@ -440,40 +562,84 @@ fn print_action(
     Ok(())
 }
 
+/// With `--alert new`: the pass's exit code (4 only for a new item; old ones keep it at 3,
+/// never 0 while one waits), and how many items were new and old; a real pass records the new
+/// ones as reported. Otherwise the code as it is.
+fn judge_alerts(
+    args: &ReconcileArgs,
+    journal: &Journal,
+    alerts: &Alerts,
+    mut code: u8,
+) -> anyhow::Result<(u8, u64, u64)> {
+    if args.alert != AlertMode::New {
+        return Ok((code, 0, 0));
+    }
+    let items = alerts.items.borrow();
+    let new = items.iter().filter(|i| i.new).count() as u64;
+    let old = items.len() as u64 - new;
+    if code == exit::NEEDS_HUMAN && new == 0 {
+        code = exit::WORK_REMAINS;
+    }
+    if !args.dry_run {
+        journal.mark_alerted(&items)?;
+    }
+    Ok((code, new, old))
+}
+
+/// The JSON `summary` record of a pass; `judged` is the exit code and the new and old alerts.
+fn summary_record(
+    args: &ReconcileArgs,
+    summary: &Summary,
+    judged: (u8, u64, u64),
+    followed: Option<&Followed>,
+) -> serde_json::Value {
+    let (code, new, old) = judged;
+    let mut record = json!({
+        "type": "summary",
+        "command": "reconcile",
+        "outcomes": summary.outcomes,
+        "attempts": summary.attempts,
+        "visited": summary.visited,
+        "unvisited": summary.unvisited,
+        "dryRun": args.dry_run,
+        "compensate": summary.compensate,
+        "skippedAgents": summary.skipped.iter().map(|(agent, (reason, n))| {
+            json!({"agent": agent, "reason": reason, "attempts": n})
+        }).collect::<Vec<_>>(),
+        "exitCode": code,
+    });
+    record["alerts"] = if args.alert == AlertMode::New {
+        json!({"new": new, "old": old})
+    } else {
+        serde_json::Value::Null
+    };
+    if let Some(f) = followed {
+        record["followed"] = json!({
+            "streams": f.streams,
+            "ends": f.ends,
+            "events": f.events,
+            "forMs": u64::try_from(f.duration.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
+    record
+}
+
 fn finish(
     ctx: &Context,
     args: &ReconcileArgs,
+    journal: &Journal,
+    alerts: &Alerts,
     summary: &Summary,
     followed: Option<&Followed>,
 ) -> anyhow::Result<u8> {
-    let code = summary.code;
+    let (code, new, old) = judge_alerts(args, journal, alerts, summary.code)?;
     if ctx.out.is_json() {
-        let mut record = json!({
-            "type": "summary",
-            "command": "reconcile",
-            "outcomes": summary.outcomes,
-            "attempts": summary.attempts,
-            "visited": summary.visited,
-            "unvisited": summary.unvisited,
-            "dryRun": args.dry_run,
-            "compensate": summary.compensate,
-            "skippedAgents": summary.skipped.iter().map(|(agent, (reason, n))| {
-                json!({"agent": agent, "reason": reason, "attempts": n})
-            }).collect::<Vec<_>>(),
-            "exitCode": code,
-        });
-        if let Some(f) = followed {
-            record["followed"] = json!({
-                "streams": f.streams,
-                "ends": f.ends,
-                "events": f.events,
-                "forMs": u64::try_from(f.duration.as_millis()).unwrap_or(u64::MAX),
-            });
-        }
-        ctx.out.record(&record)?;
+        ctx.out
+            .record(&summary_record(args, summary, (code, new, old), followed))?;
         return Ok(code);
     }
-    // `-q`: nothing at all unless a human must act (cron mails only what needs someone).
+    // `-q`: nothing at all unless a human must act (cron mails only what needs someone);
+    // with `--alert new`, unless a NEW item needs one.
     if ctx.out.is_quiet() && code != exit::NEEDS_HUMAN {
         return Ok(code);
     }
@@ -521,6 +687,10 @@ fn finish(
             .join(", ")
     };
     let verdict = match code {
+        exit::WORK_REMAINS if old > 0 => format!(
+            "{old} item(s) needing a human were reported before (`a2a-recover inspect \
+             --pending`); nothing new (exit 3)"
+        ),
         exit::OK => "done".to_owned(),
         exit::WORK_REMAINS => "work remains; run again later (exit 3)".to_owned(),
         exit::NEEDS_HUMAN => {
@@ -545,4 +715,110 @@ fn finish(
         ))?;
     }
     Ok(code)
+}
+
+/// `--metrics-file`: a Prometheus textfile for node_exporter's textfile collector.
+mod metrics {
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+    use std::path::Path;
+    use std::time::Duration;
+
+    use crate::context::Context;
+    use crate::journal::{InspectFilter, Journal};
+
+    /// Renders the metrics after a pass that exited `code` after `took`; the journal's gauges
+    /// are read afresh (read-only) and left out when it cannot be read.
+    pub(super) fn render(ctx: &Context, code: u8, took: Duration) -> String {
+        let mut out = String::new();
+        let gauges = Journal::open_read_only(&ctx.journal_path, ctx.timeout)
+            .ok()
+            .and_then(|j| {
+                let overview = j.overview().ok()?;
+                let pending = j
+                    .inspect(&InspectFilter {
+                        pending: true,
+                        limit: Some(1),
+                        ..InspectFilter::default()
+                    })
+                    .ok()?
+                    .total;
+                Some((overview, pending))
+            });
+        if let Some((overview, pending)) = gauges {
+            out.push_str(
+                "# HELP a2a_recover_attempts Latest attempts of the journal's steps, by state.\n\
+                 # TYPE a2a_recover_attempts gauge\n",
+            );
+            for state in crate::journal::AttemptState::ALL {
+                let n = overview
+                    .states
+                    .iter()
+                    .find(|(s, _)| *s == state)
+                    .map_or(0, |(_, n)| *n);
+                let _ = writeln!(out, "a2a_recover_attempts{{state=\"{state}\"}} {n}");
+            }
+            let _ = write!(
+                out,
+                "# HELP a2a_recover_needs_human Items a human must act on (inspect --pending).\n\
+                 # TYPE a2a_recover_needs_human gauge\n\
+                 a2a_recover_needs_human {pending}\n"
+            );
+        }
+        let now = ctx.clock.now();
+        let _ = write!(
+            out,
+            "# HELP a2a_recover_pass_duration_seconds How long the last reconcile pass took.\n\
+             # TYPE a2a_recover_pass_duration_seconds gauge\n\
+             a2a_recover_pass_duration_seconds {:.3}\n\
+             # HELP a2a_recover_last_pass_timestamp_seconds When the last reconcile pass ended.\n\
+             # TYPE a2a_recover_last_pass_timestamp_seconds gauge\n\
+             a2a_recover_last_pass_timestamp_seconds {:.3}\n\
+             # HELP a2a_recover_pass_exit_code The exit code of the last reconcile pass.\n\
+             # TYPE a2a_recover_pass_exit_code gauge\n\
+             a2a_recover_pass_exit_code {code}\n",
+            took.as_secs_f64(),
+            now.timestamp_millis() as f64 / 1000.0,
+        );
+        out
+    }
+
+    /// Writes `text` to `path` atomically: a temporary file beside it, synced, then renamed
+    /// over it, so node_exporter never reads half a file.
+    pub(super) fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| Path::new("."));
+        let name = path
+            .file_name()
+            .map_or_else(|| "metrics".into(), |n| n.to_string_lossy().into_owned());
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let result = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn the_textfile_replaces_the_old_one_whole() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("a2a.prom");
+            write_atomically(&path, "a 1\n").unwrap();
+            write_atomically(&path, "b 2\n").unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), "b 2\n");
+            let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+            assert_eq!(left.len(), 1, "no temporary file is left behind");
+        }
+    }
 }

@@ -39,7 +39,7 @@ pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> 
             ..InspectFilter::default()
         })?
         .total;
-    let holder = lock::holder(&ctx.journal_path);
+    let holders = lock::holders(&ctx.journal_path);
     let code = if args.check && needs_human > 0 {
         exit::NEEDS_HUMAN
     } else {
@@ -52,11 +52,11 @@ pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> 
             &journal,
             &overview,
             needs_human,
-            holder.as_deref(),
+            &holders,
             code,
         ))?;
     } else {
-        for line in human(ctx, &journal, &overview, needs_human, holder.as_deref()) {
+        for line in human(ctx, &journal, &overview, needs_human, &holders) {
             ctx.out.line(&line)?;
         }
     }
@@ -69,7 +69,7 @@ fn record(
     journal: &Journal,
     o: &Overview,
     needs_human: u64,
-    holder: Option<&str>,
+    holders: &[(String, String)],
     code: u8,
 ) -> serde_json::Value {
     let states: serde_json::Map<String, serde_json::Value> = o
@@ -83,7 +83,10 @@ fn record(
         "chosenBy": ctx.journal_source.as_str(),
         "schemaVersion": journal.schema_version(),
         "knownSchemaVersion": Journal::known_schema_version(),
-        "locks": holder.map(|h| vec![json!({"scope": "journal", "holder": h})]).unwrap_or_default(),
+        "locks": holders
+            .iter()
+            .map(|(scope, h)| json!({"scope": scope, "holder": h}))
+            .collect::<Vec<_>>(),
         "states": states,
         "needsHuman": needs_human,
         "oldestUnfinished": o.oldest_unfinished.as_ref().map(|(name, n, state, at)| json!({
@@ -107,7 +110,7 @@ fn human(
     journal: &Journal,
     o: &Overview,
     needs_human: u64,
-    holder: Option<&str>,
+    holders: &[(String, String)],
 ) -> Vec<String> {
     let now = ctx.display_clock.now();
     let when = |t: chrono::DateTime<chrono::Utc>| {
@@ -131,8 +134,23 @@ fn human(
         },
     );
     field(
-        "Lock",
-        holder.map_or_else(|| "free".to_owned(), |h| format!("held by {}", inert(h))),
+        "Locks",
+        if holders.is_empty() {
+            "free".to_owned()
+        } else {
+            holders
+                .iter()
+                .map(|(scope, h)| {
+                    let what = if scope == "journal" {
+                        "the journal".to_owned()
+                    } else {
+                        format!("workflow {scope}")
+                    };
+                    format!("{what} held by {}", inert(h))
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        },
     );
     let total: u64 = o.states.iter().map(|(_, n)| n).sum();
     let by_state = o

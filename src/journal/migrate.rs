@@ -49,6 +49,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0006_agent_limits",
         sql: include_str!("migrations/0006_agent_limits.sql"),
     },
+    Migration {
+        version: 7,
+        name: "0007_alerts",
+        sql: include_str!("migrations/0007_alerts.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

@@ -47,6 +47,7 @@
 //!   error mapping, and all SQL (`sqlite/queries.rs`). A second store goes beside it.
 
 mod agents;
+mod alerts;
 mod change;
 mod error;
 mod file;
@@ -70,6 +71,7 @@ mod workflows;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use alerts::AlertItem;
 pub use error::JournalError;
 pub use leases::host_name;
 pub use model::*;

@@ -111,6 +111,11 @@ impl Journal {
         })
     }
 
+    /// Returns the names of every workflow not yet `COMPENSATED`, in creation order.
+    pub fn open_workflow_names(&self) -> Result<Vec<String>, JournalError> {
+        self.read("read the workflows", queries::open_workflow_names)
+    }
+
     /// Returns a workflow's state, or `None` if it does not exist.
     pub fn workflow_state(&self, name: &str) -> Result<Option<WorkflowState>, JournalError> {
         self.read("read the workflow", |c| queries::workflow_state(c, name))

@@ -84,37 +84,11 @@ pub fn lock_path(journal: &Path) -> PathBuf {
 /// When another process holds it, returns [`LockError::Held`] with what its file says, having
 /// written nothing.
 pub fn acquire(journal: &Path, pid: u32, started: &str) -> Result<PassLock, LockError> {
-    let path = lock_path(journal);
-    let io = |source| LockError::Io {
-        path: path.clone(),
-        source,
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&path)
-        .map_err(io)?;
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-            let mut text = String::new();
-            let _ = file.read_to_string(&mut text);
-            return Err(LockError::Held {
-                owner: describe_owner(&text),
-                path,
-            });
-        }
-        Err(e) => return Err(io(e.into())),
-    }
-    file.set_len(0).map_err(io)?;
-    file.seek(SeekFrom::Start(0)).map_err(io)?;
-    file.write_all(format!("pid {pid}\nstarted {started}\n").as_bytes())
-        .map_err(io)?;
-    file.sync_data().map_err(io)?;
-    Ok(PassLock { _file: file, path })
+    lock_file(
+        &lock_path(journal),
+        FlockOperation::NonBlockingLockExclusive,
+        Some(format!("pid {pid}\nstarted {started}\n")),
+    )
 }
 
 /// Returns who holds the lock of `journal` (what its file says), or `None` when nobody does;
@@ -132,7 +106,8 @@ pub fn holder(journal: &Path) -> Option<String> {
     held_in(&locks, meta.dev(), meta.ino()).then(|| describe_owner(&text))
 }
 
-/// Returns whether the kernel's lock table (`/proc/locks`) lists a lock on this inode.
+/// Returns whether the kernel's lock table (`/proc/locks`) lists an exclusive `flock` on this
+/// inode (shared holders, passes over workflows, are not "the holder").
 fn held_in(locks: &str, dev: u64, ino: u64) -> bool {
     let id = format!(
         "{:02x}:{:02x}:{ino}",
@@ -144,7 +119,176 @@ fn held_in(locks: &str, dev: u64, ino: u64) -> bool {
     })
 }
 
-/// Reads `pid N` and `started T` lines/// Reads `pid N` and `started T` lines into `pid N, started T` (bounded, inert).
+/// Returns the directory of a journal's workflow locks: the journal path plus `.locks`.
+pub fn workflow_lock_dir(journal: &Path) -> PathBuf {
+    let mut s = journal.as_os_str().to_owned();
+    s.push(".locks");
+    PathBuf::from(s)
+}
+
+/// Returns the lock file of `workflow`: its name where that is a plain file name, else a
+/// readable prefix and a hash (any workflow name is valid, `..` and `é` included).
+pub fn workflow_lock_path(journal: &Path, workflow: &str) -> PathBuf {
+    let plain = workflow.len() <= 128
+        && !workflow.starts_with('.')
+        && workflow
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let name = if plain {
+        format!("{workflow}.lock")
+    } else {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in workflow.bytes() {
+            hash = (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        let prefix: String = workflow
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .take(32)
+            .collect();
+        format!("~{prefix}-{hash:016x}.lock")
+    };
+    workflow_lock_dir(journal).join(name)
+}
+
+/// How a pass holds the journal's lock file: `prune` (and anything that must see no pass
+/// running) holds it exclusive; a pass over workflows holds it shared, beside the exclusive
+/// locks of the workflows it works on ([`acquire_workflow`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole journal, excluding every workflow lock.
+    Journal,
+    /// Shared: other passes on other workflows run beside it.
+    Workflows,
+}
+
+/// Takes the journal's lock file in `scope` without waiting. Shared, it writes nothing into the
+/// file (the file describes an exclusive holder); exclusive, as [`acquire`].
+pub fn acquire_scoped(
+    journal: &Path,
+    scope: Scope,
+    pid: u32,
+    started: &str,
+) -> Result<PassLock, LockError> {
+    match scope {
+        Scope::Journal => acquire(journal, pid, started),
+        Scope::Workflows => lock_file(
+            &lock_path(journal),
+            FlockOperation::NonBlockingLockShared,
+            None,
+        ),
+    }
+}
+
+/// Takes the lock of one workflow (exclusive, without waiting), writing `pid` and `started`
+/// into its file; the caller holds the journal's lock shared ([`Scope::Workflows`]).
+pub fn acquire_workflow(
+    journal: &Path,
+    workflow: &str,
+    pid: u32,
+    started: &str,
+) -> Result<PassLock, LockError> {
+    let path = workflow_lock_path(journal, workflow);
+    if let Some(dir) = path.parent() {
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| LockError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+    }
+    lock_file(
+        &path,
+        FlockOperation::NonBlockingLockExclusive,
+        Some(format!(
+            "pid {pid}\nstarted {started}\nworkflow {workflow}\n"
+        )),
+    )
+}
+
+/// Opens (creating, 0600) and flocks `path` with `op`; once it is ours, writes `owner` into it
+/// when given. Held by another: [`LockError::Held`] with what the file says.
+fn lock_file(
+    path: &Path,
+    op: FlockOperation,
+    owner: Option<String>,
+) -> Result<PassLock, LockError> {
+    let io = |source| LockError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    match flock(&file, op) {
+        Ok(()) => {}
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+            let mut text = String::new();
+            let _ = file.read_to_string(&mut text);
+            return Err(LockError::Held {
+                owner: describe_owner(&text),
+                path: path.to_path_buf(),
+            });
+        }
+        Err(e) => return Err(io(e.into())),
+    }
+    if let Some(owner) = owner {
+        file.set_len(0).map_err(io)?;
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.write_all(owner.as_bytes()).map_err(io)?;
+        file.sync_data().map_err(io)?;
+    }
+    Ok(PassLock {
+        _file: file,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Returns every held lock of `journal`: `("journal", holder)` for an exclusive holder of its
+/// lock file, and `(WORKFLOW, holder)` per held workflow lock; takes no lock ([`holder`]).
+pub fn holders(journal: &Path) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = holder(journal)
+        .map(|h| ("journal".to_owned(), h))
+        .into_iter()
+        .collect();
+    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
+        return out;
+    };
+    let Ok(dir) = std::fs::read_dir(workflow_lock_dir(journal)) else {
+        return out;
+    };
+    for entry in dir.flatten() {
+        let Ok(meta) = entry.metadata() else { continue };
+        if !held_in(&locks, meta.dev(), meta.ino()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let workflow = text
+            .lines()
+            .find_map(|l| l.strip_prefix("workflow "))
+            .map_or_else(
+                || entry.file_name().to_string_lossy().into_owned(),
+                str::to_owned,
+            );
+        let workflow: String = crate::sanitize::inert(&workflow)
+            .chars()
+            .take(128)
+            .collect();
+        out.push((workflow, describe_owner(&text)));
+    }
+    out.sort();
+    out
+}
+
+/// Reads `pid N` and `started T` lines/// Reads `pid N` and `started T` lines/// Reads `pid N` and `started T` lines into `pid N, started T` (bounded, inert).
 fn describe_owner(text: &str) -> String {
     let field = |key: &str| {
         text.lines().find_map(|l| l.strip_prefix(key)).map(|v| {

@@ -26,6 +26,18 @@ pub fn reconcile(env: &TestEnv, extra: &[&str]) -> Output {
     env.run(args)
 }
 
+/// Runs `reconcile` until it stops answering 3 (work remains); returns its exit code.
+pub fn settle(env: &TestEnv) -> i32 {
+    for _ in 0..50 {
+        let out = reconcile(env, &[]);
+        if code(&out) != 3 {
+            return code(&out);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("reconcile still answers 3 after 50 passes");
+}
+
 /// Runs the binary with a crash point armed; asserts it aborted (SIGABRT).
 pub fn crashing(env: &TestEnv, point: &str, args: &[&str]) {
     let out = env

@@ -1706,12 +1706,22 @@ pub(in crate::journal) fn delete_unsent_attempt(
     id: AttemptId,
 ) -> rusqlite::Result<()> {
     conn.exec("DELETE FROM events WHERE attempt_id = ?1", params![id.0])?;
+    conn.exec("DELETE FROM alerts WHERE attempt_id = ?1", params![id.0])?;
     conn.exec(
         "DELETE FROM attempts WHERE id = ?1 AND state = 'INTENT' AND task_id IS NULL
              AND send_started_at IS NULL",
         params![id.0],
     )?;
     Ok(())
+}
+
+/// Returns the names of every workflow not yet `COMPENSATED`, in creation order (the
+/// workflows a pass over all of them locks).
+pub(in crate::journal) fn open_workflow_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT name FROM workflows WHERE state <> 'COMPENSATED' ORDER BY id")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    rows.collect()
 }
 
 /// Returns how many latest attempts are in each state (`status`).
@@ -1773,6 +1783,38 @@ pub(in crate::journal) fn agents_last_reached(
         Ok((r.get(0)?, (at > 0).then(|| time(at))))
     })?;
     rows.collect()
+}
+
+/// Returns what `reconcile --alert new` recorded for attempt `id`: the state and status
+/// timestamp (`''` for none) it reported, and when.
+pub(in crate::journal) fn alert_of(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<Option<(String, String, DateTime<Utc>)>> {
+    conn.row(
+        "SELECT state, status_timestamp, reported_at FROM alerts WHERE attempt_id = ?1",
+        params![id.0],
+        |r| Ok((r.get(0)?, r.get(1)?, time(r.get(2)?))),
+    )
+    .optional()
+}
+
+/// Records that attempt `id` was reported in this state and status timestamp, at `now`.
+pub(in crate::journal) fn upsert_alert(
+    conn: &Connection,
+    id: AttemptId,
+    state: &str,
+    status_timestamp: &str,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.exec(
+        "INSERT INTO alerts (attempt_id, state, status_timestamp, reported_at)
+         VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (attempt_id) DO UPDATE SET state = excluded.state,
+             status_timestamp = excluded.status_timestamp, reported_at = excluded.reported_at",
+        params![id.0, state, status_timestamp, now],
+    )?;
+    Ok(())
 }
 
 /// Returns when a step was resolved (its standing decision's time), if it is.

@@ -1,0 +1,242 @@
+//! Cron that pages once: `reconcile --alert new` exits 4 only for an item no earlier such pass
+//! reported (3 while old ones wait), `--realert`, `--metrics-file`, and docs/cron.md's wrapper
+//! run verbatim (with `mail` stubbed) and its systemd units checked. Real agents on 127.0.0.1,
+//! the real journal.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+
+use crate::common::commands::{delegate, reconcile, settle};
+use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
+
+/// The `new` flags of the `action` records that carry one.
+fn new_flags(out: &std::process::Output) -> Vec<bool> {
+    json_lines(out)
+        .iter()
+        .filter(|r| r["type"] == "action")
+        .filter_map(|r| r["new"].as_bool())
+        .collect()
+}
+
+#[test]
+fn alert_new_exits_4_once_per_item_and_3_while_it_waits() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    assert_eq!(code(&delegate(&env, "w/asking", &a.url(), "ask", &[])), 0);
+    assert_eq!(settle(&env), 4);
+    let alert = ["--alert", "new", "--format", "json"];
+    // A dry run reports nothing as seen.
+    let out = reconcile(&env, &["--alert", "new", "--format", "json", "--dry-run"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let out = reconcile(&env, &alert);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(new_flags(&out), [true]);
+    for _ in 0..2 {
+        let out = reconcile(&env, &alert);
+        assert_eq!(code(&out), 3, "old items exit 3, never 0: {}", stdout(&out));
+        assert_eq!(new_flags(&out), [false]);
+        let summary = json_lines(&out).pop().unwrap();
+        assert_eq!(summary["alerts"]["old"], 1, "{summary}");
+    }
+    // -q prints nothing while nothing new needs a human.
+    let out = reconcile(&env, &["--alert", "new", "-q"]);
+    assert_eq!(
+        (code(&out), stdout(&out).as_str()),
+        (3, ""),
+        "{}",
+        stderr(&out)
+    );
+    // Without --alert new, every pass still says 4.
+    assert_eq!(code(&reconcile(&env, &[])), 4);
+    // Something new: another question.
+    assert_eq!(code(&delegate(&env, "w/second", &a.url(), "ask", &[])), 0);
+    // Wait (plain passes, which report nothing as seen) until it is asked.
+    for _ in 0..50 {
+        let out = env.run(["inspect", "--pending", "--format", "json"]);
+        if json_lines(&out)
+            .iter()
+            .filter(|r| r["type"] == "attempt")
+            .count()
+            == 2
+        {
+            break;
+        }
+        assert_eq!(code(&reconcile(&env, &[])), 4);
+    }
+    let out = reconcile(&env, &alert);
+    assert_eq!(code(&out), 4, "{}", stdout(&out));
+    let mut flags = new_flags(&out);
+    flags.sort_unstable();
+    assert_eq!(flags, [false, true]);
+    // --realert makes old items new again once they were reported that long ago.
+    let out = reconcile(
+        &env,
+        &["--alert", "new", "--realert", "1ms", "--format", "json"],
+    );
+    assert_eq!(code(&out), 4, "{}", stdout(&out));
+    assert_eq!(new_flags(&out), [true, true]);
+    let out = reconcile(&env, &["--realert", "1h"]);
+    assert_eq!(
+        code(&out),
+        2,
+        "--realert needs --alert new: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_metrics_file_is_a_prometheus_textfile() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    assert_eq!(code(&delegate(&env, "w/asking", &a.url(), "ask", &[])), 0);
+    assert_eq!(settle(&env), 4);
+    let prom = env.path().join("a2a.prom");
+    let out = reconcile(&env, &["--metrics-file", prom.to_str().unwrap()]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let text = std::fs::read_to_string(&prom).unwrap();
+    for line in [
+        "a2a_recover_attempts{state=\"INPUT_REQUIRED\"} 1",
+        "a2a_recover_attempts{state=\"COMPLETED\"} 0",
+        "a2a_recover_needs_human 1",
+        "a2a_recover_pass_exit_code 4",
+        "# TYPE a2a_recover_pass_duration_seconds gauge",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line} missing from:\n{text}"
+        );
+    }
+    for name in [
+        "a2a_recover_pass_duration_seconds ",
+        "a2a_recover_last_pass_timestamp_seconds ",
+    ] {
+        let value = text.lines().find_map(|l| l.strip_prefix(name)).unwrap();
+        assert!(value.parse::<f64>().unwrap() >= 0.0, "{name}{value}");
+    }
+    // A failed pass still writes its exit code.
+    let out = env.run([
+        "--journal",
+        env.path().join("missing.sqlite3").to_str().unwrap(),
+        "reconcile",
+        "--metrics-file",
+        prom.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 1);
+    let text = std::fs::read_to_string(&prom).unwrap();
+    assert!(text.contains("a2a_recover_pass_exit_code 1\n"), "{text}");
+}
+
+/// The code block that follows `marker` in docs/cron.md, verbatim.
+fn doc_block(marker: &str, fence: &str) -> String {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cron.md"))
+        .unwrap();
+    let after = &doc[doc
+        .find(marker)
+        .unwrap_or_else(|| panic!("{marker} not in docs/cron.md"))..];
+    let start = after.find(fence).unwrap() + fence.len();
+    let end = after[start..].find("\n```").unwrap();
+    after[start..=start + end].to_owned()
+}
+
+fn executable(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn the_cron_wrapper_from_the_docs_mails_one_alert_over_three_runs() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    assert_eq!(
+        code(&delegate(&env, "trip-7/hotel", &a.url(), "ask", &[])),
+        0
+    );
+    assert_eq!(settle(&env), 4, "a question is pending");
+    let wrapper = doc_block("with `/usr/local/bin/a2a-reconcile-cron`:", "```sh\n");
+    assert!(wrapper.starts_with("#!/bin/sh\n"), "{wrapper}");
+    let bin = env.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    executable(&bin.join("a2a-reconcile-cron"), &wrapper);
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_a2a-recover"), bin.join("a2a-recover")).unwrap();
+    let mails = env.path().join("mails");
+    executable(
+        &bin.join("mail"),
+        &format!(
+            "#!/bin/sh\n{{ echo \"mail $*\"; cat; echo '-- end'; }} >> '{}'\n",
+            mails.display()
+        ),
+    );
+    // A fresh host: the wrapper's log directory does not exist yet.
+    let state = env.path().join("xdg-state/a2a-recover");
+    assert!(!state.exists());
+    for run in 1..=3 {
+        let out = env
+            .hermetic(&mut std::process::Command::new(
+                bin.join("a2a-reconcile-cron"),
+            ))
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "run {run}: {}", stderr(&out));
+    }
+    let sent = std::fs::read_to_string(&mails).unwrap_or_default();
+    assert_eq!(
+        sent.matches("mail -s").count(),
+        1,
+        "exactly one mail:\n{sent}"
+    );
+    assert!(
+        sent.contains("mail -s a2a-recover: a human must act ops@example.com"),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("trip-7/hotel"),
+        "the mail lists the item:\n{sent}"
+    );
+    assert!(!sent.contains("PAGE"), "{sent}");
+    let last = std::fs::read_to_string(state.join("last-pass.jsonl")).unwrap();
+    assert!(last.contains("\"exitCode\":3"), "{last}");
+    let prom = std::fs::read_to_string(state.join("a2a-recover.prom")).unwrap();
+    assert!(prom.contains("a2a_recover_pass_exit_code 3\n"), "{prom}");
+}
+
+#[test]
+fn the_systemd_units_from_the_docs_verify() {
+    let analyze = Path::new("/usr/bin/systemd-analyze");
+    let env = TestEnv::new();
+    let units = env.path().join("units");
+    std::fs::create_dir(&units).unwrap();
+    for (name, file) in [
+        ("a2a-reconcile.service", "a2a-reconcile.service"),
+        ("a2a-reconcile.timer", "a2a-reconcile.timer"),
+        (
+            "a2a-reconcile-alert@.service",
+            "a2a-reconcile-alert@x.service",
+        ),
+    ] {
+        let unit = doc_block(&format!("`~/.config/systemd/user/{name}`"), "```ini\n");
+        assert!(unit.contains("[Unit]"), "{name}: {unit}");
+        // The binary's install path is not on the test host: point it at ours.
+        let unit = unit.replace(
+            "/usr/local/bin/a2a-recover",
+            env!("CARGO_BIN_EXE_a2a-recover"),
+        );
+        std::fs::write(units.join(file), unit).unwrap();
+    }
+    if !analyze.exists() {
+        // Only this check is skipped (systemd-analyze is not installed): the units were still
+        // extracted and checked for their `[Unit]` section above.
+        return;
+    }
+    let out = std::process::Command::new(analyze)
+        .arg("verify")
+        .args(
+            std::fs::read_dir(&units)
+                .unwrap()
+                .map(|e| e.unwrap().path()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "systemd-analyze found problems");
+}

@@ -1,0 +1,93 @@
+//! Locks that fit the work: passes lock per workflow, a pass over several skips one whose lock
+//! is held (naming the holder, exit 3) and does the others, `prune` takes the whole journal,
+//! and `--wait` waits for a held lock. Real agents on 127.0.0.1, the real journal.
+
+use std::time::Duration;
+
+use a2a_recover::recovery::lock::{self, Scope};
+use a2a_recover::scripted_agent::AgentConfig;
+
+use crate::common::commands::{delegate, latest, reconcile};
+use crate::common::{TestEnv, agent, code, json_lines, stderr, stdout};
+
+#[test]
+fn a_held_workflow_is_skipped_and_the_others_are_done() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        tick: Duration::from_millis(20),
+        ..AgentConfig::default()
+    });
+    for step in ["a/s", "b/s"] {
+        assert_eq!(code(&delegate(&env, step, &a.url(), "work:2", &[])), 0);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // Another pass works on workflow `a`: it holds the journal's lock shared and `a`'s lock.
+    let shared = lock::acquire_scoped(&env.journal(), Scope::Workflows, 4242, "then").unwrap();
+    let a_lock = lock::acquire_workflow(&env.journal(), "a", 4242, "then").unwrap();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stderr(&out).contains("workflow `a` skipped: another pass (pid 4242, started then)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(latest(&env, "b/s")["state"], "COMPLETED", "b was done");
+    assert_ne!(
+        latest(&env, "a/s")["state"],
+        "COMPLETED",
+        "a was left alone"
+    );
+    // Naming only the held workflow: nothing to do but wait.
+    let out = reconcile(&env, &["a"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let out = env.run(["compensate", "a"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("holds the lock of workflow `a`"),
+        "{}",
+        stderr(&out)
+    );
+    // `status` names the holder, taking no lock.
+    let out = env.run(["status", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let status = json_lines(&out).pop().unwrap();
+    assert_eq!(status["locks"][0]["scope"], "a", "{status}");
+    // `prune` takes the whole journal: a pass running is exit 3, nothing touched.
+    let out = env.run(["prune", "--older-than", "30d"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    // --wait waits for a held lock: released meanwhile, the pass goes on.
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        drop(a_lock);
+        drop(shared);
+    });
+    let out = reconcile(&env, &["--wait", "30s"]);
+    release.join().unwrap();
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(latest(&env, "a/s")["state"], "COMPLETED");
+    let out = env.run(["prune", "--older-than", "30d"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn prune_holding_the_journal_stops_every_pass_and_wait_outlasts_it() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig::default());
+    assert_eq!(code(&delegate(&env, "w/s", &a.url(), "hello", &[])), 0);
+    let whole = lock::acquire_scoped(&env.journal(), Scope::Journal, 7, "now").unwrap();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("pid 7"), "{}", stderr(&out));
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(whole);
+    });
+    let out = reconcile(&env, &["--wait", "30s"]);
+    release.join().unwrap();
+    assert!([0, 3].contains(&code(&out)), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("holds the journal lock"),
+        "{}",
+        stderr(&out)
+    );
+}
