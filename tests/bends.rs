@@ -172,3 +172,48 @@ fn a_send_that_blocks_past_the_timeout_is_looked_for_never_resent() {
     assert_eq!(stats.tasks.len(), 1, "nothing was resent");
     assert_eq!(stats.requests["SendMessage"], 1, "{:?}", stats.requests);
 }
+
+/// A reply answered by a new task in the same context is the attempt's continuation: the reply
+/// is delivered (not UNCERTAIN, no "bug" hint), `continuationTaskId` names the new task, and
+/// later reads go to it: the step ends COMPLETED although the first task still waits.
+#[test]
+fn a_reply_answered_by_a_new_task_is_the_attempts_continuation() {
+    let env = TestEnv::new();
+    let a = agent(bent(Bends {
+        reply_new_task: true,
+        ..Bends::default()
+    }));
+    let step = "w/cont";
+    let out = delegate(&env, step, &a.url(), "ask about rooms", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let first = the_attempt(&env, step)["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = env.run(["reply", step, "one room"]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 0, "{}{err}", stdout(&out));
+    assert!(!err.contains("bug"), "{err}");
+    let row = the_attempt(&env, step);
+    assert_eq!(row["taskId"], first.as_str(), "{row}");
+    let second = row["continuationTaskId"]
+        .as_str()
+        .expect("a continuation")
+        .to_owned();
+    assert_ne!(second, first);
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    let stats = a.stats();
+    assert_eq!(stats.tasks.len(), 2);
+    let old = stats.tasks.iter().find(|t| t.id == first).unwrap();
+    assert_eq!(
+        serde_json::to_value(&old.state).unwrap(),
+        "TASK_STATE_INPUT_REQUIRED",
+        "the first task still waits; only the continuation is read"
+    );
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = env.run(["inspect", step, "--events"]);
+    assert!(stdout(&out).contains(&second[..8]), "{}", stdout(&out));
+}

@@ -815,8 +815,8 @@ impl<'a> Pass<'a> {
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
         };
         let task_id = a
-            .task_id
-            .clone()
+            .current_task_id()
+            .map(str::to_owned)
             .context("a task-known attempt without task id")?;
         let mut read = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(&endpoint, &task_id, Some(0))

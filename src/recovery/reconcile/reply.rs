@@ -33,7 +33,7 @@ impl Pass<'_> {
             Self::action(row, attempt.number, "reply", outcome, detail, code)
         };
         let (Some(task_id), Ok(endpoint)) = (
-            attempt.task_id.clone(),
+            attempt.current_task_id().map(str::to_owned),
             send::endpoint_of(
                 &attempt,
                 &out,
