@@ -217,3 +217,53 @@ fn a_reply_answered_by_a_new_task_is_the_attempts_continuation() {
     let out = env.run(["inspect", step, "--events"]);
     assert!(stdout(&out).contains(&second[..8]), "{}", stdout(&out));
 }
+
+/// A crash right after a reply was sent to an agent that answers replies with new tasks: the
+/// next pass finds the reply by context and messageId in the new task (the continuation),
+/// records it delivered, and resends nothing. Where the context cannot be searched (no
+/// ListTasks), such an agent's unknown reply is UNCERTAIN, never resent blind.
+#[test]
+fn an_unknown_reply_to_a_continuing_agent_is_looked_for_by_context() {
+    for list_tasks in [true, false] {
+        let env = TestEnv::new();
+        let a = agent(AgentConfig {
+            no_list_tasks: !list_tasks,
+            ..bent(Bends {
+                reply_new_task: true,
+                ..Bends::default()
+            })
+        });
+        for step in ["w/first", "w/second"] {
+            let out = delegate(&env, step, &a.url(), "ask about rooms", &[]);
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+        }
+        let out = reconcile(&env, &[]);
+        assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+        // The first reply goes through: the agent is now known to continue replies elsewhere.
+        let out = env.run(["reply", "w/first", "one room"]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        crashing(&env, "after-send", &["reply", "w/second", "two rooms"]);
+        let out = reconcile(&env, &[]);
+        let row = the_attempt(&env, "w/second");
+        let sent = a
+            .stats()
+            .messages
+            .iter()
+            .filter(|m| m.text == "two rooms")
+            .count();
+        assert_eq!(sent, 1, "list_tasks {list_tasks}: never resent");
+        if list_tasks {
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert!(row["continuationTaskId"].is_string(), "{row}");
+            assert_eq!(row["state"], "COMPLETED", "{row}");
+        } else {
+            assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+            assert!(
+                stdout(&out).contains("UNCERTAIN") || stderr(&out).contains("UNCERTAIN"),
+                "{}{}",
+                stdout(&out),
+                stderr(&out)
+            );
+        }
+    }
+}

@@ -699,6 +699,20 @@ pub(in crate::journal) fn inserted_attempt(
     }
 }
 
+/// Returns whether an attempt of the agent has a continuation (see
+/// [`crate::journal::Journal::agent_continues_replies`]).
+pub(in crate::journal) fn agent_continues_replies(
+    conn: &Connection,
+    card_url: &str,
+) -> rusqlite::Result<bool> {
+    conn.row(
+        "SELECT EXISTS (SELECT 1 FROM attempts a JOIN agents ag ON ag.id = a.agent_id
+             WHERE ag.card_url = ?1 AND a.continuation_task_id IS NOT NULL)",
+        params![card_url],
+        |r| r.get(0),
+    )
+}
+
 /// Returns an attempt by id.
 pub(in crate::journal) fn attempt_by_id(
     conn: &Connection,
