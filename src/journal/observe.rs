@@ -29,16 +29,8 @@ impl Journal {
         view: &TaskView,
         source: Source,
     ) -> Result<Applied, JournalError> {
-        let ids = view_artifact_ids(view);
-        let limits = self.limits;
-        self.write_if_changed("journal the task", |tx, e, now| {
-            let (applied, _) =
-                Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
-                    let change = Self::task_change(held, artifacts, view, source)?;
-                    Self::limit_change(tx, &e, now, limits, held, change, &mut false)
-                })?;
-            let changed = applied.changed();
-            Ok((applied, changed))
+        self.apply_view(id, view, "journal the task", |held, artifacts| {
+            Self::task_change(held, artifacts, view, source)
         })
     }
 
@@ -52,31 +44,45 @@ impl Journal {
         view: &TaskView,
         source: Source,
     ) -> Result<Applied, JournalError> {
+        self.apply_view(id, view, "journal the continuation", |held, artifacts| {
+            let mut continued = held.clone();
+            continued.continuation_task_id = Some(view.task_id.clone());
+            let mut change = match Self::task_change(&continued, artifacts, view, source)? {
+                Some(mut change) => {
+                    change.next.continuation_task_id = Some(view.task_id.clone());
+                    change.force_event = true;
+                    change
+                }
+                None => Change {
+                    detail: json!({"source": source.as_str(), "taskId": view.task_id}),
+                    next: continued,
+                    artifacts: Vec::new(),
+                    kind: "observed",
+                    force_event: true,
+                },
+            };
+            change.detail["continuationTaskId"] = json!(view.task_id);
+            change.detail["continues"] = json!(held.current_task_id());
+            Ok(Some(change))
+        })
+    }
+
+    /// Applies one observation of a task in one transaction: `change` decides what it changes,
+    /// the size limits then apply.
+    fn apply_view(
+        &self,
+        id: AttemptId,
+        view: &TaskView,
+        action: &'static str,
+        change: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
+    ) -> Result<Applied, JournalError> {
         let ids = view_artifact_ids(view);
         let limits = self.limits;
-        self.write_if_changed("journal the continuation", |tx, e, now| {
+        self.write_if_changed(action, |tx, e, now| {
             let (applied, _) =
                 Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
-                    let mut continued = held.clone();
-                    continued.continuation_task_id = Some(view.task_id.clone());
-                    let change = match Self::task_change(&continued, artifacts, view, source)? {
-                        Some(mut change) => {
-                            change.next.continuation_task_id = Some(view.task_id.clone());
-                            change.force_event = true;
-                            change
-                        }
-                        None => Change {
-                            detail: json!({"source": source.as_str(), "taskId": view.task_id}),
-                            next: continued,
-                            artifacts: Vec::new(),
-                            kind: "observed",
-                            force_event: true,
-                        },
-                    };
-                    let mut change = change;
-                    change.detail["continuationTaskId"] = json!(view.task_id);
-                    change.detail["continues"] = json!(held.current_task_id());
-                    Self::limit_change(tx, &e, now, limits, held, Some(change), &mut false)
+                    let change = change(held, artifacts)?;
+                    Self::limit_change(tx, &e, now, limits, held, change, &mut false)
                 })?;
             let changed = applied.changed();
             Ok((applied, changed))
