@@ -172,3 +172,100 @@ fn a_send_that_blocks_past_the_timeout_is_looked_for_never_resent() {
     assert_eq!(stats.tasks.len(), 1, "nothing was resent");
     assert_eq!(stats.requests["SendMessage"], 1, "{:?}", stats.requests);
 }
+
+/// A reply answered by a new task in the same context is the attempt's continuation: the reply
+/// is delivered (not UNCERTAIN, no "bug" hint), `continuationTaskId` names the new task, and
+/// later reads go to it: the step ends COMPLETED although the first task still waits.
+#[test]
+fn a_reply_answered_by_a_new_task_is_the_attempts_continuation() {
+    let env = TestEnv::new();
+    let a = agent(bent(Bends {
+        reply_new_task: true,
+        ..Bends::default()
+    }));
+    let step = "w/cont";
+    let out = delegate(&env, step, &a.url(), "ask about rooms", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let first = the_attempt(&env, step)["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let out = env.run(["reply", step, "one room"]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 0, "{}{err}", stdout(&out));
+    assert!(!err.contains("bug"), "{err}");
+    let row = the_attempt(&env, step);
+    assert_eq!(row["taskId"], first.as_str(), "{row}");
+    let second = row["continuationTaskId"]
+        .as_str()
+        .expect("a continuation")
+        .to_owned();
+    assert_ne!(second, first);
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    let stats = a.stats();
+    assert_eq!(stats.tasks.len(), 2);
+    let old = stats.tasks.iter().find(|t| t.id == first).unwrap();
+    assert_eq!(
+        serde_json::to_value(&old.state).unwrap(),
+        "TASK_STATE_INPUT_REQUIRED",
+        "the first task still waits; only the continuation is read"
+    );
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = env.run(["inspect", step, "--events"]);
+    assert!(stdout(&out).contains(&second[..8]), "{}", stdout(&out));
+}
+
+/// A crash right after a reply was sent to an agent that answers replies with new tasks: the
+/// next pass finds the reply by context and messageId in the new task (the continuation),
+/// records it delivered, and resends nothing. Where the context cannot be searched (no
+/// ListTasks), such an agent's unknown reply is UNCERTAIN, never resent blind.
+#[test]
+fn an_unknown_reply_to_a_continuing_agent_is_looked_for_by_context() {
+    for list_tasks in [true, false] {
+        let env = TestEnv::new();
+        let a = agent(AgentConfig {
+            no_list_tasks: !list_tasks,
+            ..bent(Bends {
+                reply_new_task: true,
+                ..Bends::default()
+            })
+        });
+        for step in ["w/first", "w/second"] {
+            let out = delegate(&env, step, &a.url(), "ask about rooms", &[]);
+            assert_eq!(code(&out), 0, "{}", stderr(&out));
+        }
+        let out = reconcile(&env, &[]);
+        assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+        // The first reply goes through: the agent is now known to continue replies elsewhere.
+        let out = env.run(["reply", "w/first", "one room"]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        crashing(&env, "after-send", &["reply", "w/second", "two rooms"]);
+        let out = reconcile(&env, &["--format", "json"]);
+        let reply_outcomes: Vec<String> = stdout(&out)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["type"] == "action" && v["action"] == "reply")
+            .map(|v| v["outcome"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        let row = the_attempt(&env, "w/second");
+        let sent = a
+            .stats()
+            .messages
+            .iter()
+            .filter(|m| m.text == "two rooms")
+            .count();
+        assert_eq!(sent, 1, "list_tasks {list_tasks}: never resent");
+        if list_tasks {
+            assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+            assert_eq!(reply_outcomes, ["DELIVERED"], "{}", stdout(&out));
+            assert!(row["continuationTaskId"].is_string(), "{row}");
+            assert_eq!(row["state"], "COMPLETED", "{row}");
+        } else {
+            assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+            assert_eq!(reply_outcomes, ["UNCERTAIN"], "{}", stdout(&out));
+        }
+    }
+}

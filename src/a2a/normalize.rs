@@ -465,6 +465,48 @@ mod tests {
     }
 
     #[test]
+    fn offset_less_timestamps_become_utc_and_others_are_left_alone() {
+        assert_eq!(
+            naive_as_utc("2026-03-12T10:00:00.123456").as_deref(),
+            Some("2026-03-12T10:00:00.123456Z")
+        );
+        assert_eq!(
+            naive_as_utc("2026-03-12 10:00:00").as_deref(),
+            Some("2026-03-12T10:00:00Z")
+        );
+        assert_eq!(naive_as_utc("2026-03-12T10:00:00Z"), None);
+        assert_eq!(naive_as_utc("2026-03-12T10:00:00+02:00"), None);
+        assert_eq!(naive_as_utc("yesterday"), None);
+        let mut v = json!({"id": "t", "status": {"state": "TASK_STATE_WORKING",
+            "timestamp": "2026-03-12T10:00:00.5"}});
+        let _ = take_naive_seen();
+        task(&mut v);
+        assert_eq!(v["status"]["timestamp"], "2026-03-12T10:00:00.500Z");
+        assert!(take_naive_seen());
+        assert!(!take_naive_seen(), "cleared once read");
+    }
+
+    #[test]
+    fn typing_errors_name_the_field_in_our_words() {
+        let bad = |v: Value| typed_value::<crate::a2a::types::Task>(v).unwrap_err();
+        let e = bad(json!({"id": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_WORKING", "timestamp": "soon"}}));
+        assert_eq!(e, "`status.timestamp` is not a date-time: `soon`");
+        let e = bad(json!({"contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}));
+        assert_eq!(e, "`id` is missing");
+        let e = bad(json!({"id": 7, "contextId": "c", "status": {}}));
+        assert!(e.starts_with("`id` is not a string"), "{e}");
+        let e = typed_value::<crate::a2a::types::SendMessageResponse>(json!({"task": {
+            "id": "t", "contextId": "c", "status": {"timestamp": "x\u{1b}[31m"}}}))
+        .unwrap_err();
+        assert!(
+            e.starts_with("`task.status.timestamp` is not a date-time"),
+            "{e}"
+        );
+        assert!(!e.contains('\u{1b}'), "remote text is inert: {e}");
+    }
+
+    #[test]
     fn null_members_count_as_missing() {
         let mut v = json!({"id": "t", "contextId": null, "status": null});
         task(&mut v);

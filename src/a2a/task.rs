@@ -455,4 +455,46 @@ mod tests {
         assert_eq!(odd.artifacts, None);
         assert!(TaskView::from_raw(r#"{"status":{}}"#).is_err());
     }
+
+    #[test]
+    fn a_question_and_results_are_found_outside_their_usual_place() {
+        let asked = |extra: &str| {
+            TaskView::from_raw(&format!(
+                r#"{{"id":"t","status":{{"state":"TASK_STATE_INPUT_REQUIRED"}}{extra}}}"#
+            ))
+            .unwrap()
+        };
+        let q = |v: &TaskView| v.status_message.as_ref().map(message_text);
+        let v = asked(
+            r#","artifacts":[{"artifactId":"a","name":"draft","parts":[{"text":"x"}]},{"artifactId":"q","name":"Question","parts":[{"text":"which day?"}]}]"#,
+        );
+        assert_eq!(q(&v).as_deref(), Some("which day?"));
+        let v = asked(
+            r#","history":[{"messageId":"u","role":"ROLE_USER","parts":[{"text":"hi"}]},{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"which day?"}]}]"#,
+        );
+        assert_eq!(q(&v).as_deref(), Some("which day?"));
+        assert!(!v.wants_history);
+        let v = asked("");
+        assert_eq!(q(&v), None);
+        assert!(v.wants_history, "no history was sent: read it with history");
+
+        let done = TaskView::from_raw(
+            r#"{"id":"t","status":{"state":"TASK_STATE_COMPLETED"},"history":[
+            {"messageId":"a0","role":"ROLE_AGENT","parts":[{"text":"earlier"}]},
+            {"messageId":"u","role":"ROLE_USER","parts":[{"text":"go"}]},
+            {"messageId":"a1","role":"ROLE_AGENT","parts":[{"text":"done: 42"}]}]}"#,
+        )
+        .unwrap();
+        let artifacts = done.artifacts.unwrap();
+        assert_eq!(artifacts.len(), 1);
+        assert_eq!(artifacts[0].artifact_id, "history:a1");
+        assert_eq!(parts_text(&artifacts[0].parts), "done: 42");
+        let bare =
+            TaskView::from_raw(r#"{"id":"t","status":{"state":"TASK_STATE_COMPLETED"}}"#).unwrap();
+        assert!(bare.wants_history);
+        assert_eq!(
+            parse_timestamp("2026-03-12T10:00:00.25"),
+            parse_timestamp("2026-03-12T10:00:00.25Z")
+        );
+    }
 }

@@ -507,6 +507,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "messageId": a.message_id,
         "contextId": a.context_id,
         "taskId": a.task_id,
+        "continuationTaskId": a.continuation_task_id,
         "pendingQuestion": a.question_text(),
         "pendingQuestionMessage": a.pending_question,
         "previousTaskId": row.previous_task_id,

@@ -244,11 +244,23 @@ fn report_sent(
             let mut detail = id;
             detail["state"] = json!(now.state.as_str());
             detail["taskId"] = json!(now.task_id);
-            let line = format!(
-                "replied to {name} on task {} ({}).",
-                inert(now.task_id.as_deref().unwrap_or_default()),
-                now.state
-            );
+            let line = match &now.continuation_task_id {
+                Some(next) => {
+                    detail["continuationTaskId"] = json!(next);
+                    format!(
+                        "replied to {name}; the agent answered with a new task {} ({}), which \
+                         continues task {}.",
+                        inert(next),
+                        now.state,
+                        inert(now.task_id.as_deref().unwrap_or_default()),
+                    )
+                }
+                None => format!(
+                    "replied to {name} on task {} ({}).",
+                    inert(now.task_id.as_deref().unwrap_or_default()),
+                    now.state
+                ),
+            };
             report(
                 ctx,
                 name,

@@ -6,6 +6,14 @@ use super::{Agent, AgentCard, Journal, JournalError};
 use crate::a2a::{AgentOverride, Overrides};
 
 impl Journal {
+    /// Returns whether the agent has answered a reply with a new task (an attempt of it has a
+    /// continuation): such an agent may hold a reply in a task we have not seen.
+    pub fn agent_continues_replies(&self, card_url: &str) -> Result<bool, JournalError> {
+        self.read("read the agent's attempts", |c| {
+            queries::agent_continues_replies(c, card_url)
+        })
+    }
+
     /// Returns an agent by card URL.
     pub fn agent(&self, card_url: &str) -> Result<Option<Agent>, JournalError> {
         self.read("read the agent", |c| queries::agent_by_url(c, card_url))

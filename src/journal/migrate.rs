@@ -54,6 +54,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0007_alerts",
         sql: include_str!("migrations/0007_alerts.sql"),
     },
+    Migration {
+        version: 8,
+        name: "0008_continuation",
+        sql: include_str!("migrations/0008_continuation.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

@@ -29,12 +29,59 @@ impl Journal {
         view: &TaskView,
         source: Source,
     ) -> Result<Applied, JournalError> {
+        self.apply_view(id, view, "journal the task", |held, artifacts| {
+            Self::task_change(held, artifacts, view, source)
+        })
+    }
+
+    /// Applies the answer to a reply that came as a NEW task in the attempt's context: that
+    /// task becomes the attempt's continuation (`continuation_task_id`, named in the event's
+    /// detail), and is applied as [`Journal::apply_task`] applies a task. Every later read
+    /// goes to it.
+    pub fn apply_continuation(
+        &self,
+        id: AttemptId,
+        view: &TaskView,
+        source: Source,
+    ) -> Result<Applied, JournalError> {
+        self.apply_view(id, view, "journal the continuation", |held, artifacts| {
+            let mut continued = held.clone();
+            continued.continuation_task_id = Some(view.task_id.clone());
+            let mut change = match Self::task_change(&continued, artifacts, view, source)? {
+                Some(mut change) => {
+                    change.next.continuation_task_id = Some(view.task_id.clone());
+                    change.force_event = true;
+                    change
+                }
+                None => Change {
+                    detail: json!({"source": source.as_str(), "taskId": view.task_id}),
+                    next: continued,
+                    artifacts: Vec::new(),
+                    kind: "observed",
+                    force_event: true,
+                },
+            };
+            change.detail["continuationTaskId"] = json!(view.task_id);
+            change.detail["continues"] = json!(held.current_task_id());
+            Ok(Some(change))
+        })
+    }
+
+    /// Applies one observation of a task in one transaction: `change` decides what it changes,
+    /// the size limits then apply.
+    fn apply_view(
+        &self,
+        id: AttemptId,
+        view: &TaskView,
+        action: &'static str,
+        change: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
+    ) -> Result<Applied, JournalError> {
         let ids = view_artifact_ids(view);
         let limits = self.limits;
-        self.write_if_changed("journal the task", |tx, e, now| {
+        self.write_if_changed(action, |tx, e, now| {
             let (applied, _) =
                 Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
-                    let change = Self::task_change(held, artifacts, view, source)?;
+                    let change = change(held, artifacts)?;
                     Self::limit_change(tx, &e, now, limits, held, change, &mut false)
                 })?;
             let changed = applied.changed();
@@ -79,12 +126,12 @@ impl Journal {
         view: &TaskView,
         source: Source,
     ) -> Result<Option<Change>, JournalError> {
-        if let Some(t) = &held.task_id
+        if let Some(t) = held.current_task_id()
             && *t != view.task_id
         {
             return Err(JournalError::TaskMismatch {
                 attempt: held.id.0,
-                held: t.clone(),
+                held: t.to_owned(),
                 seen: view.task_id.clone(),
             });
         }
@@ -106,7 +153,9 @@ impl Journal {
         {
             return Ok(None);
         } else {
-            next.task_id = Some(view.task_id.clone());
+            if held.continuation_task_id.is_none() {
+                next.task_id = Some(view.task_id.clone());
+            }
             if let Some(ctx) = &view.context_id
                 && held.context_id.as_ref() != Some(ctx)
             {
@@ -185,10 +234,10 @@ impl Journal {
             id,
             Wanted::Only(&wanted),
             |held, held_artifacts| {
-                if held.task_id.as_deref() != Some(update.task_id.as_str()) {
+                if held.current_task_id() != Some(update.task_id.as_str()) {
                     return Err(JournalError::TaskMismatch {
                         attempt: held.id.0,
-                        held: held.task_id.clone().unwrap_or_default(),
+                        held: held.current_task_id().unwrap_or_default().to_owned(),
                         seen: update.task_id.clone(),
                     });
                 }
@@ -310,10 +359,10 @@ impl Journal {
         let held = queries::attempt_by_id(tx, id)
             .map_err(e)?
             .ok_or(JournalError::UnknownAttempt(id.0))?;
-        if held.task_id.as_deref() != Some(update.task_id.as_str()) {
+        if held.current_task_id() != Some(update.task_id.as_str()) {
             return Err(JournalError::TaskMismatch {
                 attempt: held.id.0,
-                held: held.task_id.clone().unwrap_or_default(),
+                held: held.current_task_id().unwrap_or_default().to_owned(),
                 seen: update.task_id.clone(),
             });
         }

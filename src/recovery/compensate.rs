@@ -667,8 +667,8 @@ impl Pass<'_> {
             }
         }
         let task = a
-            .task_id
-            .clone()
+            .current_task_id()
+            .map(str::to_owned)
             .context("a running attempt has no task id")?;
         let ep = endpoint_of(self.journal, &a, step.spec.allow_cross_origin)?;
         if a.cancel_requested_at.is_some() {
@@ -739,7 +739,10 @@ impl Pass<'_> {
 
     /// Reads a task with `GetTask` and journals it; `None` when it cannot be read now.
     async fn read_task(&self, a: &Attempt, ep: &Endpoint) -> anyhow::Result<Option<Attempt>> {
-        let task = a.task_id.clone().context("no task id")?;
+        let task = a
+            .current_task_id()
+            .map(str::to_owned)
+            .context("no task id")?;
         match retry_read(READ_ATTEMPTS, || self.client.get_task(ep, &task, Some(0))).await {
             Ok(t) => Ok(Some(self.apply(a, &t.raw, Source::GetTask)?)),
             Err(e) if e.rpc_code() == Some(TASK_NOT_FOUND) => {
@@ -1723,6 +1726,7 @@ mod tests {
             context_id: None,
             context_id_ours: true,
             task_id: None,
+            continuation_task_id: None,
             state,
             remote_state: None,
             status_timestamp: None,

@@ -303,6 +303,7 @@ mod tests {
             context_id: Some("c".into()),
             context_id_ours: true,
             task_id: state.has_task().then(|| "t-1".to_owned()),
+            continuation_task_id: None,
             state,
             remote_state: None,
             status_timestamp: None,

@@ -178,8 +178,8 @@ impl FollowTarget {
         binding: ProtocolBinding,
     ) -> Result<Self, TargetError> {
         let task_id = attempt
-            .task_id
-            .clone()
+            .current_task_id()
+            .map(str::to_owned)
             .filter(|_| attempt.state.has_task())
             .ok_or_else(|| TargetError::NoTask {
                 step: step.to_string(),

@@ -908,6 +908,7 @@ mod tests {
             context_id: Some("c".into()),
             context_id_ours: true,
             task_id: None,
+            continuation_task_id: None,
             state: crate::journal::model::AttemptState::Intent,
             remote_state: None,
             status_timestamp: None,

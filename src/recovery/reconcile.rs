@@ -911,8 +911,8 @@ impl<'a> Pass<'a> {
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
         };
         let task_id = a
-            .task_id
-            .clone()
+            .current_task_id()
+            .map(str::to_owned)
             .context("a task-known attempt without task id")?;
         match self.get_task(&endpoint, &task_id).await {
             Ok(task) => {

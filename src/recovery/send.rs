@@ -816,8 +816,8 @@ impl Sender<'_> {
         let attempt = self.journal.attempt(reply.attempt_id)?;
         let endpoint = endpoint_of(&attempt, out, journaled_binding(self.journal, &attempt)?)?;
         let task_id = attempt
-            .task_id
-            .clone()
+            .current_task_id()
+            .map(str::to_owned)
             .context("the attempt has no task to reply on")?;
         let req = request(
             &reply.message_id,
@@ -836,7 +836,12 @@ impl Sender<'_> {
                     let raw = answer.raw.get("task").cloned().unwrap_or(Value::Null);
                     let view = TaskView::from_value(&raw, raw.to_string())
                         .context("the agent's task has no id")?;
-                    self.journal.apply_task(attempt.id, &view, Source::Send)?;
+                    if continues(&attempt, &task_id, &view) {
+                        self.journal
+                            .apply_continuation(attempt.id, &view, Source::Send)?;
+                    } else {
+                        self.journal.apply_task(attempt.id, &view, Source::Send)?;
+                    }
                 }
                 self.journal
                     .set_reply_state(reply.id, ReplyState::Delivered, None)?;
@@ -862,4 +867,10 @@ impl Sender<'_> {
         drop(guard);
         Ok(sent)
     }
+}
+
+/// Returns whether a task answering a reply on `task_id` is the attempt's continuation: another
+/// task in the attempt's own context (some agents answer every message with a new task).
+pub(crate) fn continues(attempt: &Attempt, task_id: &str, view: &TaskView) -> bool {
+    view.task_id != task_id && view.context_id.is_some() && view.context_id == attempt.context_id
 }

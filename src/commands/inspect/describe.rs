@@ -134,6 +134,12 @@ fn attempt_view(out: &Printer, row: &AttemptRow, chain: &Chain, now: DateTime<Ut
         "task id",
         a.task_id.as_deref().map_or_else(|| "-".to_owned(), inert),
     );
+    f.add_opt(
+        "continued",
+        a.continuation_task_id
+            .as_deref()
+            .map(|t| format!("by task {} (later reads go there)", inert(t))),
+    );
     if let Some(remote) = &a.remote_state {
         let at = a
             .status_timestamp

@@ -1,4 +1,4 @@
--- a2a-recover journal, schema version 6: what `reconcile --alert new` has reported.
+-- a2a-recover journal, schema version 7: what `reconcile --alert new` has reported.
 --
 -- Released migrations are history: never edit this file once released; add 0007_….sql instead
 -- (docs/journal.md). migrate.rs runs it and sets `PRAGMA user_version = 6` in one

@@ -181,6 +181,9 @@ pub struct Attempt {
     pub context_id_ours: bool,
     /// The remote task id, once known.
     pub task_id: Option<String>,
+    /// The task that continues it: an agent answered a reply with a new task in the same
+    /// context. Every later read goes there ([`Attempt::current_task_id`]).
+    pub continuation_task_id: Option<String>,
     /// The local state.
     pub state: AttemptState,
     /// The remote state name as last reported.
@@ -213,6 +216,13 @@ pub struct Attempt {
 pub const FUTURE_STAMP_TOLERANCE: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
 
 impl Attempt {
+    /// Returns the task later reads go to: the continuation, if any, else the task.
+    pub fn current_task_id(&self) -> Option<&str> {
+        self.continuation_task_id
+            .as_deref()
+            .or(self.task_id.as_deref())
+    }
+
     /// Returns the held status timestamp, parsed.
     pub fn status_time(&self) -> Option<DateTime<Utc>> {
         self.status_timestamp.as_deref().and_then(parse_timestamp)
@@ -236,7 +246,7 @@ impl Attempt {
     /// task, context, state, state spelling and status timestamp, no artifacts, no pending
     /// question held): a pass need not journal it. `false` when unsure; the journal then decides.
     pub fn unchanged_by(&self, view: &TaskView) -> bool {
-        self.task_id.as_deref() == Some(view.task_id.as_str())
+        self.current_task_id() == Some(view.task_id.as_str())
             && self.state.has_task()
             && !self.state.is_terminal()
             && !view.state.is_interrupted()

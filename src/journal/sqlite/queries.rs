@@ -622,10 +622,11 @@ const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interfa
      a.token_env, a.message_id, a.context_id, a.context_id_ours, a.task_id, a.state, \
      a.remote_state, a.status_timestamp, a.pending_question, a.last_task_json, a.outcome_json, \
      a.error, a.effect, a.cancel_requested_at, a.previous_attempt_id, a.lease_owner_pid, \
-     a.lease_owner_host, a.lease_expires_at, a.created_at, a.updated_at";
+     a.lease_owner_host, a.lease_expires_at, a.created_at, a.updated_at, \
+     a.continuation_task_id";
 
 /// How many columns [`ATTEMPT_COLUMNS`] has.
-const ATTEMPT_WIDTH: usize = 26;
+const ATTEMPT_WIDTH: usize = 27;
 
 fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
     let lease = match (
@@ -652,6 +653,7 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         context_id: r.get(8)?,
         context_id_ours: r.get(9)?,
         task_id: r.get(10)?,
+        continuation_task_id: r.get(26)?,
         state: parse_col::<AttemptState>(r, 11)?,
         remote_state: r.get(12)?,
         status_timestamp: r.get(13)?,
@@ -722,6 +724,7 @@ pub(in crate::journal) fn inserted_attempt(
         context_id: a.context_id.map(str::to_owned),
         context_id_ours: true,
         task_id: None,
+        continuation_task_id: None,
         state: AttemptState::Intent,
         remote_state: None,
         status_timestamp: None,
@@ -736,6 +739,20 @@ pub(in crate::journal) fn inserted_attempt(
         created_at: time(a.now),
         updated_at: time(a.now),
     }
+}
+
+/// Returns whether an attempt of the agent has a continuation (see
+/// [`crate::journal::Journal::agent_continues_replies`]).
+pub(in crate::journal) fn agent_continues_replies(
+    conn: &Connection,
+    card_url: &str,
+) -> rusqlite::Result<bool> {
+    conn.row(
+        "SELECT EXISTS (SELECT 1 FROM attempts a JOIN agents ag ON ag.id = a.agent_id
+             WHERE ag.card_url = ?1 AND a.continuation_task_id IS NOT NULL)",
+        params![card_url],
+        |r| r.get(0),
+    )
 }
 
 /// Returns an attempt by id.
@@ -783,7 +800,7 @@ pub(in crate::journal) fn update_attempt(conn: &Connection, a: &Attempt) -> rusq
              context_id_ours = ?5, task_id = ?6, state = ?7, remote_state = ?8,
              status_timestamp = ?9, pending_question = ?10, last_task_json = ?11,
              outcome_json = ?12, error = ?13, effect = ?14, cancel_requested_at = ?15,
-             updated_at = ?16
+             updated_at = ?16, continuation_task_id = ?17
          WHERE id = ?1",
         params![
             a.id.0,
@@ -802,6 +819,7 @@ pub(in crate::journal) fn update_attempt(conn: &Connection, a: &Attempt) -> rusq
             a.effect.map(EffectState::as_str),
             a.cancel_requested_at.map(ms),
             ms(a.updated_at),
+            a.continuation_task_id,
         ],
     )?;
     Ok(())
@@ -837,6 +855,9 @@ pub(in crate::journal) fn update_attempt_from(
     }
     if next.task_id != held.task_id {
         sets.push(("task_id", &next.task_id));
+    }
+    if next.continuation_task_id != held.continuation_task_id {
+        sets.push(("continuation_task_id", &next.continuation_task_id));
     }
     if next.state != held.state {
         sets.push(("state", &state));

@@ -91,7 +91,7 @@ impl Pass<'_> {
         };
         let binding = send::journaled_binding(self.journal, a)?;
         let endpoint = send::endpoint_of(a, &out, binding)?;
-        let task_id = a.task_id.clone().unwrap_or_default();
+        let task_id = a.current_task_id().unwrap_or_default().to_owned();
         let read = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(&endpoint, &task_id, Some(0))
         })

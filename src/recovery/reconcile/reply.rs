@@ -4,10 +4,9 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 
 use super::{Action, Pass, READ_ATTEMPTS, failure_code};
-use crate::a2a::retry_read;
-use crate::a2a::{TaskView, history_holds};
+use crate::a2a::{A2aError, Endpoint, TaskView, history_holds, retry_read, types};
 use crate::exit;
-use crate::journal::{AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
+use crate::journal::{Attempt, AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
 use crate::recovery::send::{self, ReplySent};
 
@@ -33,7 +32,7 @@ impl Pass<'_> {
             Self::action(row, attempt.number, "reply", outcome, detail, code)
         };
         let (Some(task_id), Ok(endpoint)) = (
-            attempt.task_id.clone(),
+            attempt.current_task_id().map(str::to_owned),
             send::endpoint_of(
                 &attempt,
                 &out,
@@ -94,6 +93,46 @@ impl Pass<'_> {
                 ))
             }
             ReplyCheck::Resend => {
+                // Some agents answer a reply with a new task in the same context: look there
+                // for the reply's messageId before any resend.
+                match self
+                    .reply_elsewhere(&attempt, &task_id, &endpoint, reply)
+                    .await?
+                {
+                    Elsewhere::Found(view) => {
+                        self.journal
+                            .apply_continuation(attempt.id, &view, Source::ListTasks)?;
+                        self.journal
+                            .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                        return Ok(action(
+                            "DELIVERED",
+                            json!({"messageId": reply.message_id, "found": true,
+                                   "continuationTaskId": view.task_id}),
+                            exit::OK,
+                        ));
+                    }
+                    Elsewhere::Absent => {}
+                    Elsewhere::Unsearchable(reason) => {
+                        self.journal.set_reply_state(
+                            reply.id,
+                            ReplyState::Uncertain,
+                            Some(&reason),
+                        )?;
+                        return Ok(action(
+                            "UNCERTAIN",
+                            json!({"messageId": reply.message_id, "reason": reason}),
+                            exit::NEEDS_HUMAN,
+                        ));
+                    }
+                    Elsewhere::Failed(e) => {
+                        return Ok(action(
+                            "read-failed",
+                            json!({"messageId": reply.message_id, "error": e.summary(),
+                                   "hint": e.hint()}),
+                            failure_code(&e),
+                        ));
+                    }
+                }
                 if !decide::sends_allowed(row.workflow_state) {
                     return Ok(action(
                         "INTENT",
@@ -137,4 +176,103 @@ impl Pass<'_> {
             }
         }
     }
+
+    /// Looks for a reply in the other tasks of the attempt's context (ListTasks by contextId,
+    /// every page, bounded): an agent that answers a reply with a new task keeps it there.
+    async fn reply_elsewhere(
+        &self,
+        attempt: &Attempt,
+        task_id: &str,
+        endpoint: &Endpoint,
+        reply: &Reply,
+    ) -> anyhow::Result<Elsewhere> {
+        let Some(context_id) = attempt.context_id.clone() else {
+            return Ok(Elsewhere::Absent);
+        };
+        let mut page_token = None;
+        let mut unreadable = 0_usize;
+        for _ in 0..MAX_PAGES {
+            let req = types::ListTasksRequest {
+                context_id: Some(context_id.clone()),
+                status: None,
+                page_size: Some(PAGE_SIZE),
+                page_token: page_token.take(),
+                history_length: None,
+                status_timestamp_after: None,
+                include_artifacts: Some(true),
+                tenant: None,
+            };
+            let page =
+                match retry_read(READ_ATTEMPTS, || self.client.list_tasks(endpoint, &req)).await {
+                    Ok(page) => page,
+                    Err(e) if matches!(e.rpc_code(), Some(-32601 | -32004)) => {
+                        return Ok(self.unsearchable(attempt));
+                    }
+                    Err(e) => return Ok(Elsewhere::Failed(e)),
+                };
+            for task in page.tasks {
+                let Ok(task) = task else {
+                    unreadable += 1;
+                    continue;
+                };
+                if task.value.id != task_id && history_holds(&task.raw, &reply.message_id) {
+                    let view = TaskView::from_value(&task.raw, task.raw.to_string())
+                        .context("the found task has no id")?;
+                    if send::continues(attempt, task_id, &view) {
+                        return Ok(Elsewhere::Found(view));
+                    }
+                }
+            }
+            if page.next_page_token.is_empty() {
+                return Ok(if unreadable == 0 {
+                    Elsewhere::Absent
+                } else {
+                    Elsewhere::Unsearchable(format!(
+                        "{unreadable} task(s) of the context could not be read; the reply may \
+                         be in one"
+                    ))
+                });
+            }
+            page_token = Some(page.next_page_token);
+        }
+        Ok(Elsewhere::Unsearchable(format!(
+            "the context holds more than {MAX_PAGES} pages of tasks; the reply may be among them"
+        )))
+    }
+
+    /// What a context that cannot be searched means: for an agent known to answer replies with
+    /// new tasks, the reply may be in one (uncertain); for others, the task's own history,
+    /// already read, is conclusive.
+    fn unsearchable(&self, attempt: &Attempt) -> Elsewhere {
+        let continues = attempt
+            .agent_url
+            .as_deref()
+            .is_some_and(|url| self.journal.agent_continues_replies(url).unwrap_or(true));
+        if continues {
+            Elsewhere::Unsearchable(
+                "the agent answers replies with new tasks and cannot be searched by context \
+                 (no ListTasks), so the reply may be in a task we cannot see"
+                    .to_owned(),
+            )
+        } else {
+            Elsewhere::Absent
+        }
+    }
 }
+
+/// Where a reply not in its task's history was found.
+enum Elsewhere {
+    /// In another task of the context: the attempt's continuation.
+    Found(TaskView),
+    /// Nowhere in the context (or the task's own history is conclusive).
+    Absent,
+    /// The context cannot be searched for it, for this reason.
+    Unsearchable(String),
+    /// The search failed this pass.
+    Failed(A2aError),
+}
+
+/// Most ListTasks pages read looking for a reply.
+const MAX_PAGES: usize = 100;
+/// Tasks per page.
+const PAGE_SIZE: i32 = 100;
