@@ -19,6 +19,7 @@ mod hostile;
 mod http_json;
 mod inspect;
 mod interop;
+mod interop_http_json;
 mod interop_recovery;
 mod journal;
 mod plan;

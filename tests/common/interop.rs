@@ -101,8 +101,14 @@ pub fn interop_js_dir() -> PathBuf {
 
 /// Starts `tests/interop/python/agent.py` on the official Python SDK.
 pub fn start_python_agent() -> InteropAgent {
+    start_python_agent_with(&[])
+}
+
+/// Starts `tests/interop/python/agent.py` with `args` (`--http-json-only`).
+pub fn start_python_agent_with(args: &[&str]) -> InteropAgent {
     let mut cmd = Command::new(interop_python());
     cmd.arg(interop_dir().join("python/agent.py"))
+        .args(args)
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1");
     spawn_agent("the a2a-sdk (Python) agent", INSTALL_HINT, cmd)
@@ -110,9 +116,14 @@ pub fn start_python_agent() -> InteropAgent {
 
 /// Starts `tests/interop/js/agent.mjs` on the official JS SDK.
 pub fn start_js_agent() -> InteropAgent {
+    start_js_agent_with(&[])
+}
+
+/// Starts `tests/interop/js/agent.mjs` with `args` (`--http-json-only`).
+pub fn start_js_agent_with(args: &[&str]) -> InteropAgent {
     let dir = interop_js_dir();
     let mut cmd = Command::new("node");
-    cmd.arg(dir.join("agent.mjs")).current_dir(&dir);
+    cmd.arg(dir.join("agent.mjs")).args(args).current_dir(&dir);
     spawn_agent("the @a2a-js/sdk agent", INSTALL_HINT, cmd)
 }
 
