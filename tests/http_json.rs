@@ -262,3 +262,27 @@ fn a_bare_404_is_not_the_task_gone_but_task_not_found_is() {
     let stats = a.stats();
     assert_eq!(calls(&stats, "SendMessage"), 2, "{:?}", stats.requests);
 }
+
+#[test]
+fn agents_add_takes_a_card_that_offers_only_http_json() {
+    let env = TestEnv::new();
+    let a = agent(http_json(fast()));
+    let out = env.run(["agents", "add", &a.url()]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = env.run(["agents", "list", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let agents: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .filter(|l| l["type"] == "agent")
+        .collect();
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    assert_eq!(agents[0]["interfaceUrl"], a.url().as_str());
+    assert_eq!(agents[0]["protocolVersion"], "1.0");
+    // A registered agent's journaled card decides the binding of its sends and reads.
+    let out = delegate(&env, "w/reg", &a.url(), "hello", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    a.settle();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(the_attempt(&env, "w/reg")["state"], "COMPLETED");
+}
