@@ -7,14 +7,15 @@
 //! The SDKs are installed, pinned, by `scripts/test`; see `tests/common/interop.rs`.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
-use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, origin_of, types};
-use a2a_recover::journal::{Journal, StepName};
+use a2a_recover::a2a::{ProtocolBinding, types};
 
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::cut_proxy::CutProxy;
-use crate::common::interop::{InteropAgent, start_js_agent_with, start_python_agent_with};
+use crate::common::interop::{
+    InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
+};
+use crate::common::journal::artifact_texts_of;
 use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
 #[derive(Debug, Clone, Copy)]
@@ -28,21 +29,6 @@ fn start(sdk: Sdk) -> InteropAgent {
         Sdk::Python => start_python_agent_with(&["--http-json-only"]),
         Sdk::Js => start_js_agent_with(&["--http-json-only"]),
     }
-}
-
-/// The texts of a step's journaled artifacts, each as stored.
-fn artifact_texts(env: &TestEnv, step: &str) -> Vec<String> {
-    let journal = Journal::open_read_only(&env.journal(), Duration::from_secs(10)).unwrap();
-    let rec = journal
-        .step(&StepName::parse(step).unwrap())
-        .unwrap()
-        .unwrap();
-    journal
-        .artifacts(rec.latest().unwrap().id)
-        .unwrap()
-        .iter()
-        .map(|a| a2a_recover::a2a::parts_text(&a.parts))
-        .collect()
 }
 
 fn steps(n: u32) -> String {
@@ -83,7 +69,7 @@ fn delegate_reconcile_follow(sdk: Sdk) {
     let row = the_attempt(&env, "w/work");
     assert_eq!(row["state"], "COMPLETED", "{row}");
     assert_sent_over_http_json(&row);
-    assert_eq!(artifact_texts(&env, "w/work"), [steps(5)]);
+    assert_eq!(artifact_texts_of(&env.journal(), "w/work"), [steps(5)]);
 }
 
 fn ask_then_reply(sdk: Sdk) {
@@ -117,7 +103,10 @@ fn ask_then_reply(sdk: Sdk) {
         task.as_str(),
         "the reply went to another task"
     );
-    assert_eq!(artifact_texts(&env, "trip/hotel"), ["booked: two rooms"]);
+    assert_eq!(
+        artifact_texts_of(&env.journal(), "trip/hotel"),
+        ["booked: two rooms"]
+    );
 }
 
 fn crash_after_send_is_found(sdk: Sdk) {
@@ -149,21 +138,8 @@ fn tasks_in_context(interface_url: &str, context_id: &str) -> Vec<String> {
         .build()
         .unwrap();
     rt.block_on(async {
-        let client = A2aClient::new(ClientConfig {
-            timeout: Duration::from_secs(30),
-            max_response_size: 16 * 1024 * 1024,
-            stream_idle_timeout: Duration::from_secs(60),
-            max_look_size: 64 * 1024 * 1024,
-        })
-        .unwrap();
-        let ep = Endpoint {
-            url: interface_url.to_owned(),
-            tenant: None,
-            binding: ProtocolBinding::HttpJsonV1,
-            card_origin: origin_of(interface_url).unwrap(),
-            credential: None,
-            allow_cross_origin: false,
-        };
+        let client = test_client();
+        let ep = plain_endpoint(interface_url, ProtocolBinding::HttpJsonV1);
         let req: types::ListTasksRequest =
             serde_json::from_value(serde_json::json!({"contextId": context_id})).unwrap();
         let page = client.list_tasks(&ep, &req).await.unwrap();
@@ -191,7 +167,7 @@ fn a_cut_stream_is_resubscribed(sdk: Sdk) {
     let row = the_attempt(&env, "w/s");
     assert_eq!(row["state"], "COMPLETED", "{row}");
     assert_sent_over_http_json(&row);
-    assert_eq!(artifact_texts(&env, "w/s"), [steps(40)]);
+    assert_eq!(artifact_texts_of(&env.journal(), "w/s"), [steps(40)]);
 }
 
 #[test]

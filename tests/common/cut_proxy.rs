@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt as _;
 
-use super::agent::Background;
+use super::agent::{Background, bind_loopback, send_upstream, serve};
 
 /// The running proxy.
 pub struct CutProxy {
@@ -35,9 +35,7 @@ impl CutProxy {
     /// streams after `after` events each.
     pub fn start(upstream: String, after: u64, cuts: u64) -> Background<Self> {
         Background::start(move || async move {
-            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-                .await
-                .expect("bind");
+            let listener = bind_loopback().await;
             let url = format!(
                 "http://127.0.0.1:{}/",
                 listener.local_addr().unwrap().port()
@@ -51,10 +49,10 @@ impl CutProxy {
                 cut: Arc::clone(&cut),
                 http: reqwest::Client::new(),
             };
-            let app = axum::Router::new().fallback(forward).with_state(state);
-            tokio::spawn(async move {
-                let _ = axum::serve(listener, app).await;
-            });
+            serve(
+                listener,
+                axum::Router::new().fallback(forward).with_state(state),
+            );
             Self { url, cut }
         })
     }
@@ -105,14 +103,7 @@ async fn forward(
     body: Bytes,
 ) -> Response {
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let target = format!("{}{}", s.upstream.trim_end_matches('/'), path);
-    let mut req = s.http.request(method, target).body(body);
-    for (name, value) in &headers {
-        if name != "host" && name != "content-length" {
-            req = req.header(name, value);
-        }
-    }
-    let Ok(resp) = req.send().await else {
+    let Some(resp) = send_upstream(&s.http, &s.upstream, method, path, &headers, body).await else {
         return StatusCode::BAD_GATEWAY.into_response();
     };
     let status = resp.status();

@@ -18,6 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, origin_of};
 use tempfile::TempDir;
 
 /// What to run when an SDK is missing; the README gives the same command.
@@ -29,6 +30,29 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How much of a child's stderr goes into a panic message.
 const STDERR_TAIL_BYTES: u64 = 4000;
+
+/// Returns our client with generous limits, for reading what an agent holds.
+pub fn test_client() -> A2aClient {
+    A2aClient::new(ClientConfig {
+        timeout: Duration::from_secs(30),
+        max_response_size: 16 * 1024 * 1024,
+        stream_idle_timeout: Duration::from_secs(60),
+        max_look_size: 64 * 1024 * 1024,
+    })
+    .expect("the client")
+}
+
+/// Returns the endpoint of an interface URL without a credential or tenant.
+pub fn plain_endpoint(url: &str, binding: ProtocolBinding) -> Endpoint {
+    Endpoint {
+        url: url.to_owned(),
+        tenant: None,
+        binding,
+        card_origin: origin_of(url).expect("an http URL"),
+        credential: None,
+        allow_cross_origin: false,
+    }
+}
 
 /// A running agent process, killed when dropped.
 pub struct InteropAgent {
