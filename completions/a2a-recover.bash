@@ -990,7 +990,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-q -v -h --state --pending --events --limit --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --state --pending --events --limit --agent --since --unresolved --wide --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1001,6 +1001,14 @@ _a2a__recover() {
                     return 0
                     ;;
                 --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1306,7 +1314,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1366,6 +1374,10 @@ _a2a__recover() {
                     ;;
                 --tenant)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --question-in)
+                    COMPREPLY=($(compgen -W "status artifact history" -- "${cur}"))
                     return 0
                     ;;
                 --journal)

@@ -170,6 +170,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s v -l
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l state -d 'Only attempts in these states (case-insensitive; `-` and `_` alike)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l limit -d 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l agent -d 'Only attempts sent to this agent (its base URL or card URL)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l since -d 'Only attempts changed within this long (`30m`, `2h`, `1d`)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -183,6 +185,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l pending -d 'Only what needs a human, each with the command that answers it'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l events -d 'Adds the event history of the named step'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l unresolved -d 'Only steps the operator has not resolved (`resolve`)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l wide -d 'Every column: full task ids, the agent, and with --pending the command in a column'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -284,6 +288,9 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l binding -d 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON (`/message:send`, `/tasks/{id}`, …)' -r -f -a "jsonrpc\t'A2A v1.0 JSON-RPC at `POST /`'
 http-json\t'A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l tenant -d 'A tenant on the card\'s interface (over HTTP+JSON, the first segment of every path)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l question-in -d 'Where the question of an interrupted task goes' -r -f -a "status\t'In the status message (the spec\'s place)'
+artifact\t'In an artifact named `question`; the status carries no message'
+history\t'Only in the history, as the last agent message; the status carries no message'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -299,6 +306,10 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l refuse-context-id -d 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-list-tasks -d 'Answers ListTasks with -32601, like an agent without it'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-streaming -d 'Declares no streaming on the card and refuses streaming methods (-32004)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l naive-timestamps -d 'Sends status timestamps without a UTC offset, as some frameworks do'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l history-only -d 'Sends tasks without artifacts; their text is in the history instead'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l reply-new-task -d 'Answers a reply to a question with a new task in the same context'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l block-send -d 'Ignores returnImmediately: SendMessage answers once the task stops'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -44,6 +44,9 @@ pub struct Printer {
     color: bool,
     stdout_tty: bool,
     stderr_tty: bool,
+    /// The width tables fit: `COLUMNS`, else the terminal's; `None` when piped without
+    /// `COLUMNS` (nothing is cut to fit then, beyond each column's own bound).
+    width: Option<usize>,
     /// What the JSON records written so far add up to, for the summary a signal still owes.
     tally: Mutex<Tally>,
     /// The journal in use as shown to people (a path, or a URL without its password): every
@@ -68,6 +71,8 @@ const PASS_COMMANDS: [&str; 6] = [
 struct Tally {
     command: Option<String>,
     outcomes: BTreeMap<String, u64>,
+    /// The outcome of the last `action` record on each attempt (workflow, step, attempt).
+    attempts: BTreeMap<(String, String, u64), String>,
     events: u64,
     summary_written: bool,
 }
@@ -99,6 +104,10 @@ impl Printer {
         let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         let color = wants_color(color, stdout_tty, no_color);
+        let width = columns_env(std::env::var(crate::env::COLUMNS).ok().as_deref()).or_else(|| {
+            let probe = comfy_table::Table::new();
+            stdout_tty.then(|| probe.width().map(usize::from)).flatten()
+        });
         Self {
             format,
             quiet,
@@ -106,6 +115,7 @@ impl Printer {
             color,
             stdout_tty,
             stderr_tty,
+            width,
             tally: Mutex::default(),
             journal: None,
         }
@@ -129,6 +139,23 @@ impl Printer {
     /// Returns whether colors are on.
     pub fn color(&self) -> bool {
         self.color
+    }
+
+    /// Returns the width tables fit (`COLUMNS`, else the terminal's), if known.
+    pub fn width(&self) -> Option<usize> {
+        self.width
+    }
+
+    /// Returns `state` coloured as tables colour it ([`state_color`]) when colours are on.
+    pub fn paint_state(&self, state: &str) -> String {
+        use comfy_table::Color;
+        let code = match state_color(state).filter(|_| self.color) {
+            Some(Color::Green) => "32",
+            Some(Color::Yellow) => "33",
+            Some(Color::Red) => "31",
+            _ => return state.to_owned(),
+        };
+        format!("\x1b[{code}m{state}\x1b[0m")
     }
 
     /// Returns the verbosity (`-v` count).
@@ -184,6 +211,13 @@ impl Printer {
                 Some("action") => {
                     let outcome = value.get("outcome").and_then(Value::as_str).unwrap_or("");
                     *tally.outcomes.entry(outcome.to_owned()).or_default() += 1;
+                    let text = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("");
+                    let key = (
+                        text("workflow").to_owned(),
+                        text("step").to_owned(),
+                        value.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+                    );
+                    tally.attempts.insert(key, outcome.to_owned());
                 }
                 Some("event") => tally.events += 1,
                 Some("summary") => tally.summary_written = true,
@@ -225,10 +259,15 @@ impl Printer {
             if tally.summary_written || !PASS_COMMANDS.contains(&command) {
                 return Ok(());
             }
+            let mut attempts: BTreeMap<&str, u64> = BTreeMap::new();
+            for outcome in tally.attempts.values() {
+                *attempts.entry(outcome).or_default() += 1;
+            }
             json!({
                 "type": "summary",
                 "command": command,
                 "outcomes": tally.outcomes,
+                "attempts": attempts,
                 "events": tally.events,
                 "interrupted": signal,
                 "exitCode": code,
@@ -255,6 +294,37 @@ impl Printer {
     }
 }
 
+/// Parses `COLUMNS`: a positive number of columns, else nothing.
+pub fn columns_env(value: Option<&str>) -> Option<usize> {
+    value
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|w| *w > 0)
+}
+
+/// The colour a state is shown in with `--color always` (or `auto` on a terminal): green when
+/// done, yellow when a human must act, red when failed, none while work goes on.
+pub fn state_color(state: &str) -> Option<comfy_table::Color> {
+    use comfy_table::Color;
+    let bare = state.split_whitespace().next().unwrap_or(state);
+    match bare {
+        "COMPLETED" | "REPLIED" | "COMPENSATED" | "ACTIVE" => Some(Color::Green),
+        "INPUT_REQUIRED" | "AUTH_REQUIRED" | "UNCERTAIN" | "LOST" | "REFUSED" => {
+            Some(Color::Yellow)
+        }
+        "FAILED" | "REJECTED" | "CANCELED" | "COMPENSATING" => Some(Color::Red),
+        _ => None,
+    }
+}
+
+/// A table cell holding a state, coloured when colours are on ([`state_color`]).
+pub fn state_cell(out: &Printer, state: &str) -> comfy_table::Cell {
+    let cell = comfy_table::Cell::new(state);
+    match state_color(state).filter(|_| out.color()) {
+        Some(c) => cell.fg(c),
+        None => cell,
+    }
+}
+
 /// Starts a table: comfy-table borders on a terminal, a plain two-space layout when piped
 /// (which scripts and `grep` read more easily than box drawing).
 pub fn table(out: &Printer, header: Vec<&str>) -> comfy_table::Table {
@@ -269,7 +339,21 @@ pub fn table(out: &Printer, header: Vec<&str>) -> comfy_table::Table {
             .load_style(presets::NOTHING)
             .set_content_arrangement(ContentArrangement::Disabled);
     }
-    table.set_header(header);
+    if out.color() {
+        // Colours also when piped (`--color always`): comfy-table styles only terminals by
+        // itself.
+        table.enforce_styling();
+        table.set_header(
+            header
+                .into_iter()
+                .map(|h| comfy_table::Cell::new(h).add_attribute(comfy_table::Attribute::Bold)),
+        );
+    } else {
+        table.set_header(header);
+    }
+    if let Some(w) = out.width().and_then(|w| u16::try_from(w).ok()) {
+        table.set_width(w);
+    }
     if !out.stdout_is_tty() {
         // Plain layout: no leading space, two spaces between columns.
         for column in table.column_iter_mut() {

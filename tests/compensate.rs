@@ -586,10 +586,11 @@ fn a_question_left_in_a_compensating_workflow_points_to_compensate_not_reply() {
     );
     let out = env.run(["reply", "trip-8/hotel", "the Plaza"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
+    // Each command on a line of its own, the alternative on the next.
     let out = env.run(["inspect", "--pending"]);
     assert!(
         stdout(&out).contains(
-            "a2a-recover compensate trip-8  (or: a2a-recover resolve trip-8/hotel --as \
+            "  a2a-recover compensate trip-8\n    or: a2a-recover resolve trip-8/hotel --as \
              done|abandoned"
         ),
         "{}",

@@ -2,6 +2,7 @@
 //! fails when a file under tests/ is not.
 
 mod agents;
+mod bends;
 mod broken_journal;
 mod cli;
 mod common;
@@ -20,6 +21,7 @@ mod http_json;
 mod inspect;
 mod interop;
 mod interop_http_json;
+mod interop03;
 mod interop_recovery;
 mod journal;
 mod plan;

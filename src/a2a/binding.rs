@@ -256,8 +256,10 @@ pub(crate) fn typed<T: DeserializeOwned>(
 ) -> Result<Raw<T>, A2aError> {
     let mut value = raw.clone();
     norm(&mut value);
-    let value = serde_json::from_value(value)
-        .map_err(|e| op.decode(DecodeKind::WrongShape, e.to_string()))?;
+    if normalize::take_naive_seen() {
+        normalize::note_naive_timestamps(&op.url);
+    }
+    let value = normalize::typed_value(value).map_err(|e| op.decode(DecodeKind::WrongShape, e))?;
     Ok(Raw { value, raw })
 }
 

@@ -82,8 +82,7 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     }
     let mut value = raw.clone();
     normalize::agent_card(&mut value);
-    let card: types::AgentCard =
-        serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+    let card: types::AgentCard = normalize::typed_value(value).map_err(invalid)?;
     // The first interface of the most preferred binding we speak (JSON-RPC, then HTTP+JSON).
     let chosen = card
         .supported_interfaces
@@ -175,6 +174,28 @@ mod tests {
             assert!(matches!(err, A2aError::InvalidUrl { .. }), "{bad}: {err}");
             assert!(!err.to_string().contains("u:p"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_url_without_its_scheme_gets_the_url_with_it_as_the_hint() {
+        for (given, suggested) in [
+            ("127.0.0.1:8001", "did you mean `http://127.0.0.1:8001`?"),
+            ("localhost:8001/", "did you mean `http://localhost:8001/`?"),
+            (
+                "agent.example.com",
+                "did you mean `http://agent.example.com`?",
+            ),
+        ] {
+            let err = card_url_for(given).unwrap_err();
+            let hint = err.hint().unwrap();
+            assert!(hint.starts_with(suggested), "{given}: {hint}");
+            assert!(!hint.contains("user:password"), "{given}: {hint}");
+        }
+        let err = card_url_for("http://u:p@a.example/").unwrap_err();
+        assert!(err.hint().unwrap().contains("user:password@"));
+        // No suggestion that would repeat a credential typed without a scheme.
+        let err = card_url_for("u:secret@a.example").unwrap_err();
+        assert!(!err.hint().unwrap().contains("secret"));
     }
 
     fn card(interfaces: &Value) -> Value {

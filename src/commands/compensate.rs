@@ -25,6 +25,10 @@ use crate::sanitize::inert;
 /// Marks the workflow COMPENSATING first (no more sends), cancels what runs, then compensates
 /// every effect not verified absent. Idempotent: run it again after a crash.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover compensate trip-42 --dry-run   what it would undo, newest first
+  a2a-recover compensate trip-42")]
 pub struct CompensateArgs {
     /// The workflow.
     pub workflow: String,

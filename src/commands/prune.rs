@@ -31,6 +31,10 @@ use crate::journal::{self, PRUNE_BATCH, Storage};
 /// (agents reporting progress). The newest event of each attempt, and everything any pass or
 /// `compensate` reads, is kept. Freed space is reused by later writes; the file keeps its size.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover prune --older-than 30d --dry-run   count what would go
+  a2a-recover prune --older-than 30d")]
 pub struct PruneArgs {
     /// Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w).
     #[arg(long, value_name = "DURATION", value_parser = parse_age)]

@@ -30,6 +30,10 @@ use crate::sanitize::inert;
 ///
 /// The reply's messageId is journaled first, then sent on the same task.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover reply trip-42/hotel \"one room\"
+  a2a-recover reply trip-42/hotel - < answer.txt     the text from standard input")]
 pub struct ReplyArgs {
     /// The step, `WORKFLOW/STEP`.
     pub step: String,

@@ -35,6 +35,11 @@ use crate::sanitize::inert;
 
 /// Records an operator's decision on a step that needs a human.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover resolve trip-42/car --as resend --reason \"the agent's log shows nothing arrived\"
+  a2a-recover resolve trip-42/hotel --as done --reason \"booked by phone\"
+  a2a-recover resolve trip-42/taxi --as retry --reason \"endpoint fixed\"")]
 pub struct ResolveArgs {
     /// The step, `WORKFLOW/STEP`.
     pub step: String,

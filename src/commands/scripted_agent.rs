@@ -11,13 +11,13 @@ use serde_json::json;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
-use crate::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent, ServedBinding};
+use crate::scripted_agent::{
+    AgentConfig, Bends, DropMode, FailMode, QuestionIn, ScriptedAgent, ServedBinding,
+};
 
 /// Runs a scripted A2A v1.0 agent on loopback, for drills, the demo, tests and benchmarks.
-///
-/// Scenarios by the first word of the message text (or --scenario): `work:N`, `ask`, `auth`,
-/// `fail`, `reject`, `direct`; anything else echoes. `GET /_scripted/stats` shows what it saw.
 #[derive(Debug, Args)]
+#[command(after_help = crate::scripted_agent::scenarios_help())]
 pub struct ScriptedAgentArgs {
     /// Port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 0)]
@@ -74,6 +74,21 @@ pub struct ScriptedAgentArgs {
     /// A tenant on the card's interface (over HTTP+JSON, the first segment of every path).
     #[arg(long, value_name = "NAME")]
     pub tenant: Option<String>,
+    /// Sends status timestamps without a UTC offset, as some frameworks do.
+    #[arg(long)]
+    pub naive_timestamps: bool,
+    /// Where the question of an interrupted task goes.
+    #[arg(long, value_enum, value_name = "WHERE", default_value_t = QuestionIn::Status)]
+    pub question_in: QuestionIn,
+    /// Sends tasks without artifacts; their text is in the history instead.
+    #[arg(long)]
+    pub history_only: bool,
+    /// Answers a reply to a question with a new task in the same context.
+    #[arg(long)]
+    pub reply_new_task: bool,
+    /// Ignores returnImmediately: SendMessage answers once the task stops.
+    #[arg(long)]
+    pub block_send: bool,
 }
 
 impl ScriptedAgentArgs {
@@ -112,6 +127,13 @@ impl ScriptedAgentArgs {
             seed: self.seed,
             binding: self.binding,
             tenant: self.tenant.clone().filter(|t| !t.is_empty()),
+            bends: Bends {
+                naive_timestamps: self.naive_timestamps,
+                question_in: self.question_in,
+                history_only: self.history_only,
+                reply_new_task: self.reply_new_task,
+                block_send: self.block_send,
+            },
         })
     }
 }

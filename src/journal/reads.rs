@@ -5,7 +5,7 @@
 use super::queries;
 use super::{
     Artifact, Attempt, AttemptId, AttemptRow, Event, InspectFilter, InspectPage, Journal,
-    JournalError, StepId, StepName, StepRecord, WorkflowState,
+    JournalError, StepId, StepName, StepRecord, WorkflowState, WorkflowSummary,
 };
 
 impl Journal {
@@ -46,6 +46,17 @@ impl Journal {
         self.read("read the journal", |c| {
             let (rows, total) = queries::inspect(c, filter)?;
             Ok(InspectPage { rows, total })
+        })
+    }
+
+    /// Returns the workflows (at most `limit`, in creation order) with their steps counted by
+    /// state, and how many workflows there are in all.
+    pub fn workflow_summaries(
+        &self,
+        limit: Option<u64>,
+    ) -> Result<(Vec<WorkflowSummary>, u64), JournalError> {
+        self.read("read the workflows", |c| {
+            queries::workflow_summaries(c, limit)
         })
     }
 

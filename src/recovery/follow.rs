@@ -463,11 +463,21 @@ impl Remote for Wire<'_> {
     }
 
     async fn get_task(&self, task_id: &str) -> Result<Value, A2aError> {
-        // No history: the status message (a question) is in `status`, and history can be long.
-        self.client
+        // No history: the status message (a question) is in `status`, and history can be long;
+        // unless the agent keeps its answer or question only there.
+        let raw = self
+            .client
             .get_task(self.endpoint, task_id, Some(0))
-            .await
-            .map(|t| t.raw)
+            .await?
+            .raw;
+        if TaskView::from_value(&raw, String::new()).is_ok_and(|v| v.wants_history) {
+            return self
+                .client
+                .get_task(self.endpoint, task_id, None)
+                .await
+                .map(|t| t.raw);
+        }
+        Ok(raw)
     }
 }
 

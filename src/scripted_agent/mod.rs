@@ -48,6 +48,8 @@ mod scenario;
 mod sse;
 mod state;
 
+pub use scenario::help as scenarios_help;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -108,6 +110,8 @@ pub struct AgentConfig {
     /// The tenant of the card's interface (over HTTP+JSON, the first path segment of every
     /// request).
     pub tenant: Option<String>,
+    /// How this agent bends the spec, as real frameworks do ([`Bends`]).
+    pub bends: Bends,
 }
 
 /// The binding the scripted agent serves (and its card offers).
@@ -118,6 +122,36 @@ pub enum ServedBinding {
     Jsonrpc,
     /// A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface.
     HttpJson,
+}
+
+/// Habits of real A2A servers that bend the spec, each off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bends {
+    /// Status timestamps without a UTC offset (`2026-03-12T10:00:00.123456`), as servers built
+    /// on naive date-times send them.
+    pub naive_timestamps: bool,
+    /// Where the INPUT_REQUIRED / AUTH_REQUIRED question goes.
+    pub question_in: QuestionIn,
+    /// Tasks are sent without `artifacts` (GetTask, ListTasks, SendMessage, streams' first
+    /// event); each artifact's text is in the history, as an agent message, instead.
+    pub history_only: bool,
+    /// A reply to an INPUT_REQUIRED / AUTH_REQUIRED task is answered by a new task in the same
+    /// context (the old one stays as it was).
+    pub reply_new_task: bool,
+    /// `SendMessage` ignores `returnImmediately` and answers once the task stops.
+    pub block_send: bool,
+}
+
+/// Where an agent puts the question of an interrupted task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum QuestionIn {
+    /// In the status message (the spec's place).
+    #[default]
+    Status,
+    /// In an artifact named `question`; the status carries no message.
+    Artifact,
+    /// Only in the history, as the last agent message; the status carries no message.
+    History,
 }
 
 impl Default for AgentConfig {
@@ -140,6 +174,7 @@ impl Default for AgentConfig {
             seed: 0,
             binding: ServedBinding::Jsonrpc,
             tenant: None,
+            bends: Bends::default(),
         }
     }
 }
@@ -254,7 +289,7 @@ impl ScriptedAgent {
             not_found_budget: AtomicU32::new(0),
             methods: rpc::MethodCounters::default(),
             card_fetches: AtomicU64::new(0),
-            inner: Mutex::new(Inner::new(cfg.forget_after)),
+            inner: Mutex::new(Inner::new(cfg.forget_after).with_bends(cfg.bends)),
             cfg,
             card,
             etag,

@@ -655,7 +655,10 @@ pub(crate) async fn send_core(
             "Streaming is not supported by this agent",
         ));
     }
-    let send = parse_send(params, streaming)?;
+    let mut send = parse_send(params, streaming)?;
+    if shared.cfg.bends.block_send && send.mode == Mode::Immediate {
+        send.mode = Mode::Blocking;
+    }
     let fail = shared.roll_failure();
     if fail && shared.cfg.fail_mode == FailMode::Before {
         return Ok(Sent::Unavailable);
@@ -704,39 +707,16 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
     });
     let context_id = message.context_id.clone().filter(|c| !c.is_empty());
     if let Some(task_id) = message.task_id.clone().filter(|t| !t.is_empty()) {
-        let Some((state, task_context, scenario)) = inner.info(&task_id) else {
-            return Err(RpcError::task_not_found(&task_id));
-        };
-        if context_id.as_deref().is_some_and(|c| c != task_context) {
-            return Err(RpcError::invalid_params(
-                "message.contextId",
-                "the contextId differs from the task's context",
-            ));
-        }
-        if shared.cfg.dedup && inner.history_has(&task_id, &message.message_id) {
-            return existing(&mut inner, &task_id, &state, history, mode);
-        }
-        if state.is_terminal() {
-            return Err(RpcError::terminal(&task_id, &state));
-        }
-        inner.append_history(&task_id, message);
-        if !matches!(state, TaskState::InputRequired | TaskState::AuthRequired) {
-            // SUBMITTED or WORKING: the message is noted; the script goes on as before.
-            return existing(&mut inner, &task_id, &state, history, mode);
-        }
-        let rx = if mode == Mode::Stream {
-            inner.subscribe(&task_id)
-        } else {
-            None
-        };
-        scenario::resume(&mut inner, &task_id, scenario, &text);
-        return Ok(match mode {
-            Mode::Stream => Reply::Stream(Start {
-                initial: Vec::new(),
-                rx,
-            }),
-            Mode::Immediate | Mode::Blocking => ready_task(&inner, &task_id, history)?,
-        });
+        return on_task(
+            shared,
+            &mut inner,
+            task_id,
+            context_id.as_deref(),
+            message,
+            &text,
+            history,
+            mode,
+        );
     }
     if shared.cfg.dedup
         && let Some(task_id) = inner
@@ -784,6 +764,64 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         (Mode::Blocking, _, Some(rx)) if ticks > 0 => Ok(Reply::Wait(task_id, rx)),
         _ => ready_task(&inner, &task_id, history),
     }
+}
+
+/// The locked part of a send on a known task (a reply, or a message to a running task).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the parts of one send, taken apart once"
+)]
+fn on_task(
+    shared: &Shared,
+    inner: &mut Inner,
+    task_id: String,
+    context_id: Option<&str>,
+    message: Message,
+    text: &str,
+    history: Option<usize>,
+    mode: Mode,
+) -> Result<Reply, RpcError> {
+    let Some((state, task_context, scenario)) = inner.info(&task_id) else {
+        return Err(RpcError::task_not_found(&task_id));
+    };
+    let task_context = task_context.to_owned();
+    if context_id.is_some_and(|c| c != task_context) {
+        return Err(RpcError::invalid_params(
+            "message.contextId",
+            "the contextId differs from the task's context",
+        ));
+    }
+    if shared.cfg.dedup && inner.history_has(&task_id, &message.message_id) {
+        return existing(inner, &task_id, &state, history, mode);
+    }
+    if state.is_terminal() {
+        return Err(RpcError::terminal(&task_id, &state));
+    }
+    let interrupted = matches!(state, TaskState::InputRequired | TaskState::AuthRequired);
+    let task_id = if interrupted && shared.cfg.bends.reply_new_task {
+        // The answer starts a new task in the same context; the old one stays as it was.
+        inner.create_task(message, task_context, scenario)
+    } else {
+        inner.append_history(&task_id, message);
+        task_id
+    };
+    if !interrupted {
+        // SUBMITTED or WORKING: the message is noted; the script goes on as before.
+        return existing(inner, &task_id, &state, history, mode);
+    }
+    let rx = if mode == Mode::Stream {
+        inner.subscribe(&task_id)
+    } else {
+        None
+    };
+    scenario::resume(inner, &task_id, scenario, text);
+    Ok(match mode {
+        Mode::Stream => Reply::Stream(Start {
+            initial: Vec::new(),
+            rx,
+        }),
+        Mode::Immediate | Mode::Blocking => ready_task(inner, &task_id, history)?,
+    })
 }
 
 /// Answers a message with a direct Message and no task (the `direct` scenario).
