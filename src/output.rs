@@ -325,6 +325,42 @@ pub fn state_cell(out: &Printer, state: &str) -> comfy_table::Cell {
     }
 }
 
+/// Returns whether a destructive command (`compensate`, `resolve`, `prune`) asks before it
+/// acts: only on a terminal (standard input and standard error both are), and not with `--yes`.
+/// A script or a timer is never asked.
+pub fn must_ask(stdin_tty: bool, stderr_tty: bool, yes: bool) -> bool {
+    !yes && stdin_tty && stderr_tty
+}
+
+/// Returns whether an answer to a `[y/N]` question is yes: `y` or `yes`, any case; anything
+/// else, an empty line and end of input are no.
+pub fn accepts(answer: &str) -> bool {
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+impl Printer {
+    /// Shows what a destructive command will do (`plan`, one line each) and asks `Proceed?
+    /// [y/N]` on standard error when [`must_ask`] says so; returns whether to go on. Without a
+    /// terminal, or with `yes`, it prints nothing and returns true.
+    pub fn confirm(&self, plan: &[String], yes: bool) -> bool {
+        use std::io::{BufRead as _, Read as _};
+        if !must_ask(io::stdin().is_terminal(), self.stderr_tty, yes) {
+            return true;
+        }
+        {
+            let mut err = io::stderr().lock();
+            for line in plan {
+                let _ = writeln!(err, "{line}");
+            }
+            let _ = write!(err, "Proceed? [y/N] ");
+            let _ = err.flush();
+        }
+        let mut answer = String::new();
+        let read = io::stdin().lock().take(1024).read_line(&mut answer);
+        matches!(read, Ok(n) if n > 0) && accepts(&answer)
+    }
+}
+
 /// Starts a table: comfy-table borders on a terminal, a plain two-space layout when piped
 /// (which scripts and `grep` read more easily than box drawing).
 pub fn table(out: &Printer, header: Vec<&str>) -> comfy_table::Table {
@@ -384,5 +420,29 @@ pub fn age(now: chrono::DateTime<chrono::Utc>, then: chrono::DateTime<chrono::Ut
         s if s < 3600 => format!("{}m", s / 60),
         s if s < 86_400 => format!("{}h", s / 3600),
         s => format!("{}d", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_terminal_without_yes_is_asked() {
+        assert!(must_ask(true, true, false));
+        assert!(!must_ask(true, true, true), "--yes answers");
+        assert!(!must_ask(false, true, false), "stdin piped: a script");
+        assert!(!must_ask(true, false, false), "stderr redirected: a timer");
+        assert!(!must_ask(false, false, false));
+    }
+
+    #[test]
+    fn only_y_or_yes_proceeds() {
+        for yes in ["y", "Y", "yes", "YES\n", "  y \r\n"] {
+            assert!(accepts(yes), "{yes:?}");
+        }
+        for no in ["", "\n", "n", "no", "yep", "sure", "y y"] {
+            assert!(!accepts(no), "{no:?}");
+        }
     }
 }

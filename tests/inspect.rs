@@ -249,10 +249,11 @@ fn the_table_limit_says_how_many_were_left_out() {
 /// A missing journal prints nothing (exit 0); an unknown WORKFLOW or STEP is a usage error
 /// (exit 2) naming it, as in every other command: a typo must not look like an empty answer.
 #[test]
-fn unknown_targets_exit_2_and_a_missing_journal_prints_nothing() {
+fn unknown_targets_exit_2_and_a_missing_journal_exits_1() {
     let env = TestEnv::new();
     let out = env.run(["inspect"]);
-    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""));
+    assert_eq!((code(&out), stdout(&out).as_str()), (1, ""));
+    assert!(stderr(&out).contains("no journal at"), "{}", stderr(&out));
     assert!(!env.journal().exists(), "inspect created a journal");
     trip(&env);
     for (target, words) in [

@@ -530,11 +530,17 @@ async fn unknown_steps_and_bad_input_are_usage_errors() {
             &["resolve", "trip/car", "--as", "done", "--reason", "x"],
         )
         .await;
-        assert_code(&o, 2);
+        assert_code(&o, 1);
         assert_eq!(
             stderr(&o),
-            "error: no step `trip/car` in the journal\n\n\
-             hint: `a2a-recover inspect` lists the journaled steps\n"
+            format!(
+                "error: no journal at `{}` (chosen by A2A_RECOVER_JOURNAL); nothing was \
+                 checked\n\n\
+                 hint: create it with `a2a-recover journal init` (a first `delegate` creates one \
+                 too), or point --journal or A2A_RECOVER_JOURNAL at the journal your \
+                 delegations use\n",
+                env.journal().display()
+            )
         );
         assert!(
             !env.journal().exists(),

@@ -81,9 +81,7 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
         CliError::usage(format!("unknown step `{name}`"))
             .hint("list the journaled steps with `a2a-recover inspect`")
     };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
-    }
+    ctx.require_journal()?;
     let journal = ctx.open_journal()?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;

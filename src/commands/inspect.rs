@@ -153,10 +153,8 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
             })
         })
         .transpose()?;
+    ctx.require_journal()?;
     ctx.out.begin("inspect")?;
-    if !journal::exists(&ctx.journal_path) {
-        return Ok(exit::OK);
-    }
     let journal = ctx.open_journal_for_reading()?;
     refuse_unknown_target(&journal, target.as_ref())?;
     let now = ctx.display_clock.now();

@@ -30,7 +30,7 @@ use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{self, Journal, check_name_part};
+use crate::journal::{Journal, check_name_part};
 use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
 use crate::recovery::{Action, Pass, PassConfig, Summary};
 use crate::sanitize::inert;
@@ -99,14 +99,7 @@ fn unknown_workflow(name: &str) -> CliError {
 /// Runs `reconcile`.
 pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u8> {
     validate(args)?;
-    if !journal::exists(&ctx.journal_path) {
-        // No journal: nothing was ever delegated. Create nothing.
-        if let Some(w) = args.workflows.first() {
-            return Err(unknown_workflow(w).into());
-        }
-        ctx.out.begin("reconcile")?;
-        return finish(ctx, args, &Summary::default(), None);
-    }
+    ctx.require_journal()?;
     let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
     for w in &args.workflows {
         if !journal.workflow_exists(w)? {

@@ -168,9 +168,7 @@ fn pending_question(
         CliError::usage(format!("unknown step `{name}`"))
             .hint("list the journaled steps with `a2a-recover inspect --pending`")
     };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
-    }
+    ctx.require_journal()?;
     let journal = ctx.open_journal()?;
     let rec = journal.step(name)?.ok_or_else(unknown)?;
     let attempt = rec

@@ -7,6 +7,19 @@ use super::{
     Artifact, Attempt, AttemptId, AttemptRow, Event, InspectFilter, InspectPage, Journal,
     JournalError, StepId, StepName, StepRecord, WorkflowState, WorkflowSummary,
 };
+use crate::journal::AttemptState;
+use chrono::{DateTime, Utc};
+
+/// What `status` shows of a journal ([`Journal::overview`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overview {
+    /// How many latest attempts are in each state.
+    pub states: Vec<(AttemptState, u64)>,
+    /// The oldest unfinished latest attempt of an undecided step: name, number, state, when.
+    pub oldest_unfinished: Option<(StepName, u32, AttemptState, DateTime<Utc>)>,
+    /// Every agent and when it was last reached (card fetched or an attempt changed).
+    pub agents: Vec<(String, Option<DateTime<Utc>>)>,
+}
 
 impl Journal {
     /// Returns a step and all its attempts, or `None` if the journal has no such step.
@@ -83,6 +96,18 @@ impl Journal {
     ) -> Result<Vec<AttemptRow>, JournalError> {
         self.read("read the unfinished attempts", |c| {
             queries::unfinished(c, workflows)
+        })
+    }
+
+    /// Returns what `status` shows of the journal: latest attempts per state, the oldest
+    /// unfinished one, and when each agent was last reached.
+    pub fn overview(&self) -> Result<Overview, JournalError> {
+        self.read("read the journal's overview", |c| {
+            Ok(Overview {
+                states: queries::latest_state_counts(c)?,
+                oldest_unfinished: queries::oldest_unfinished(c)?,
+                agents: queries::agents_last_reached(c)?,
+            })
         })
     }
 

@@ -1629,6 +1629,110 @@ pub(in crate::journal) fn set_attempt_resolution(
     Ok(())
 }
 
+/// Returns the decision recorded on attempt `id` and whether its endpoint was ever journaled
+/// for a send (`send_started_at`, stamped before every send): `resolve --undo` reads both.
+pub(in crate::journal) fn attempt_decision(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<(Option<Resolution>, bool)> {
+    conn.row(
+        "SELECT resolution, send_started_at IS NOT NULL FROM attempts WHERE id = ?1",
+        params![id.0],
+        |r| Ok((parse_opt::<Resolution>(r, 0)?, r.get(1)?)),
+    )
+}
+
+/// Clears the decision recorded on attempt `id` (`resolve --undo`).
+pub(in crate::journal) fn clear_attempt_resolution(
+    conn: &Connection,
+    id: AttemptId,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.exec(
+        "UPDATE attempts SET resolution = NULL, resolution_reason = NULL, resolved_at = NULL,
+             updated_at = ?2
+         WHERE id = ?1",
+        params![id.0, now],
+    )?;
+    Ok(())
+}
+
+/// Deletes attempt `id` and its events: only for an `INTENT` attempt a `retry` journaled and
+/// nothing ever sent (`resolve --undo`); it has no task, reply or artifact.
+pub(in crate::journal) fn delete_unsent_attempt(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<()> {
+    conn.exec("DELETE FROM events WHERE attempt_id = ?1", params![id.0])?;
+    conn.exec(
+        "DELETE FROM attempts WHERE id = ?1 AND state = 'INTENT' AND task_id IS NULL
+             AND send_started_at IS NULL",
+        params![id.0],
+    )?;
+    Ok(())
+}
+
+/// Returns how many latest attempts are in each state (`status`).
+pub(in crate::journal) fn latest_state_counts(
+    conn: &Connection,
+) -> rusqlite::Result<Vec<(AttemptState, u64)>> {
+    let sql =
+        format!("SELECT a.state, COUNT(*) FROM attempts a WHERE {IS_LATEST} GROUP BY a.state");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            parse_col::<AttemptState>(r, 0)?,
+            r.get::<_, i64>(1)?.unsigned_abs(),
+        ))
+    })?;
+    rows.collect()
+}
+
+/// A step, an attempt number, its state and when it was journaled.
+pub(in crate::journal) type Unfinished = (StepName, u32, AttemptState, DateTime<Utc>);
+
+/// Returns the oldest latest attempt that is not finished, of a step without a decision
+/// (`status`): its name, number, state and when it was journaled.
+pub(in crate::journal) fn oldest_unfinished(
+    conn: &Connection,
+) -> rusqlite::Result<Option<Unfinished>> {
+    let sql = format!(
+        "SELECT w.name, s.name, a.number, a.state, a.created_at
+         FROM attempts a JOIN steps s ON s.id = a.step_id JOIN workflows w ON w.id = s.workflow_id
+         WHERE {IS_LATEST} AND s.resolution IS NULL AND w.state <> 'COMPENSATED'
+           AND a.state NOT IN ('COMPLETED', 'FAILED', 'CANCELED', 'REJECTED', 'REPLIED',
+                               'REFUSED', 'LOST')
+         ORDER BY a.created_at, a.id LIMIT 1"
+    );
+    conn.row(&sql, [], |r| {
+        Ok((
+            StepName::from_parts(r.get::<_, String>(0)?, r.get::<_, String>(1)?),
+            r.get(2)?,
+            parse_col::<AttemptState>(r, 3)?,
+            time(r.get(4)?),
+        ))
+    })
+    .optional()
+}
+
+/// Returns every agent with when it was last reached: the later of its card's fetch and its
+/// attempts' last change, newest first (`status`).
+pub(in crate::journal) fn agents_last_reached(
+    conn: &Connection,
+) -> rusqlite::Result<Vec<(String, Option<DateTime<Utc>>)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT g.card_url,
+                MAX(COALESCE(g.fetched_at, 0),
+                    COALESCE((SELECT MAX(a.updated_at) FROM attempts a WHERE a.agent_id = g.id), 0))
+         FROM agents g ORDER BY 2 DESC, g.card_url",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let at: i64 = r.get(1)?;
+        Ok((r.get(0)?, (at > 0).then(|| time(at))))
+    })?;
+    rows.collect()
+}
+
 /// Returns when a step was resolved (its standing decision's time), if it is.
 pub(in crate::journal) fn resolved_at(
     conn: &Connection,
