@@ -8,11 +8,11 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use a2a_recover::journal::{Journal, StepName};
 use a2a_recover::scripted_agent::{AgentConfig, ServedBinding, Stats};
 use serde_json::Value;
 
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
+use crate::common::journal::artifact_texts_of;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
 fn http_json(cfg: AgentConfig) -> AgentConfig {
@@ -25,22 +25,6 @@ fn http_json(cfg: AgentConfig) -> AgentConfig {
 /// Requests the agent counted for an operation (0 when never called).
 fn calls(stats: &Stats, op: &str) -> u64 {
     stats.requests.get(op).copied().unwrap_or(0)
-}
-
-/// The texts of a step's journaled artifacts, each as stored.
-fn artifact_texts(env: &TestEnv, step: &str) -> Vec<String> {
-    let journal = Journal::open_read_only(&env.journal(), Duration::from_secs(10)).unwrap();
-    let rec = journal
-        .step(&StepName::parse(step).unwrap())
-        .unwrap()
-        .unwrap();
-    let attempt = rec.latest().unwrap().id;
-    journal
-        .artifacts(attempt)
-        .unwrap()
-        .iter()
-        .map(|a| a2a_recover::a2a::parts_text(&a.parts))
-        .collect()
 }
 
 #[test]
@@ -87,7 +71,10 @@ fn delegate_then_reconcile_completes_over_http_json() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let row = the_attempt(&env, "w/work");
     assert_eq!(row["state"], "COMPLETED", "{row}");
-    assert_eq!(artifact_texts(&env, "w/work"), ["chunk 1;chunk 2;chunk 3;"]);
+    assert_eq!(
+        artifact_texts_of(&env.journal(), "w/work"),
+        ["chunk 1;chunk 2;chunk 3;"]
+    );
     let stats = a.stats();
     assert_eq!(calls(&stats, "SendMessage"), 1, "{:?}", stats.requests);
     assert!(calls(&stats, "GetTask") >= 1, "{:?}", stats.requests);
@@ -140,7 +127,10 @@ fn ask_then_reply_continues_the_same_task_over_http_json() {
     let row = the_attempt(&env, "trip/hotel");
     assert_eq!(row["state"], "COMPLETED", "{row}");
     assert_eq!(row["taskId"], task.as_str());
-    assert_eq!(artifact_texts(&env, "trip/hotel"), ["booked: two rooms"]);
+    assert_eq!(
+        artifact_texts_of(&env.journal(), "trip/hotel"),
+        ["booked: two rooms"]
+    );
     let stats = a.stats();
     assert_eq!(stats.tasks.len(), 1, "the reply made a new task");
     let replies: Vec<_> = stats
@@ -201,7 +191,7 @@ fn a_cut_stream_is_resubscribed_over_http_json_and_the_artifact_stored_once() {
         let _ = write!(s, "chunk {i};");
         s
     });
-    assert_eq!(artifact_texts(&env, "w/s"), [expected]);
+    assert_eq!(artifact_texts_of(&env.journal(), "w/s"), [expected]);
     let stats = a.stats();
     assert_eq!(
         calls(&stats, "SubscribeToTask"),
@@ -261,4 +251,28 @@ fn a_bare_404_is_not_the_task_gone_but_task_not_found_is() {
     );
     let stats = a.stats();
     assert_eq!(calls(&stats, "SendMessage"), 2, "{:?}", stats.requests);
+}
+
+#[test]
+fn agents_add_takes_a_card_that_offers_only_http_json() {
+    let env = TestEnv::new();
+    let a = agent(http_json(fast()));
+    let out = env.run(["agents", "add", &a.url()]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = env.run(["agents", "list", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let agents: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .filter(|l| l["type"] == "agent")
+        .collect();
+    assert_eq!(agents.len(), 1, "{agents:?}");
+    assert_eq!(agents[0]["interfaceUrl"], a.url().as_str());
+    assert_eq!(agents[0]["protocolVersion"], "1.0");
+    // A registered agent's journaled card decides the binding of its sends and reads.
+    let out = delegate(&env, "w/reg", &a.url(), "hello", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    a.settle();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(the_attempt(&env, "w/reg")["state"], "COMPLETED");
 }

@@ -23,6 +23,7 @@ mod http_json;
 mod inspect;
 mod interop;
 mod interop03;
+mod interop_http_json;
 mod interop_recovery;
 mod journal;
 mod locks;

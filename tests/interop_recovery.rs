@@ -5,12 +5,14 @@
 
 use std::time::Duration;
 
-use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, origin_of};
+use a2a_recover::a2a::ProtocolBinding;
 use a2a_recover::journal::{Journal, ReplyState, StepName};
 use serde_json::Value;
 
 use crate::common::commands::{crashing, reconcile, spawn, the_attempt};
-use crate::common::interop::{InteropAgent, start_js_agent, start_python_agent};
+use crate::common::interop::{
+    InteropAgent, plain_endpoint, start_js_agent, start_python_agent, test_client,
+};
 use crate::common::{TestEnv, code, stderr, stdout};
 
 const STEP: &str = "trip-42/hotel";
@@ -22,21 +24,8 @@ fn task_with_history(agent_url: &str, task_id: &str) -> Value {
         .build()
         .unwrap();
     rt.block_on(async {
-        let client = A2aClient::new(ClientConfig {
-            timeout: Duration::from_secs(30),
-            max_response_size: 16 * 1024 * 1024,
-            stream_idle_timeout: Duration::from_secs(60),
-            max_look_size: 64 * 1024 * 1024,
-        })
-        .unwrap();
-        let ep = Endpoint {
-            url: agent_url.to_owned(),
-            tenant: None,
-            binding: ProtocolBinding::default(),
-            card_origin: origin_of(agent_url).unwrap(),
-            credential: None,
-            allow_cross_origin: false,
-        };
+        let client = test_client();
+        let ep = plain_endpoint(agent_url, ProtocolBinding::default());
         client.get_task(&ep, task_id, None).await.unwrap().raw
     })
 }

@@ -39,6 +39,18 @@ pub struct AgentCardInfo {
     pub raw: Value,
 }
 
+impl AgentCardInfo {
+    /// Returns the `protocolVersion` of the chosen interface (the card's first interface of
+    /// the chosen binding), trimmed.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.card
+            .supported_interfaces
+            .iter()
+            .find(|i| ProtocolBinding::of_interface(i) == Some(self.binding))
+            .map(|i| i.protocol_version.trim().to_owned())
+    }
+}
+
 /// Returns the card URL for a base URL; a URL whose path already ends in `.json` is the card
 /// URL itself.
 pub fn card_url_for(url: &str) -> Result<String, A2aError> {

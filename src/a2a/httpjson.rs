@@ -673,6 +673,81 @@ mod tests {
         assert!(matches!(err, A2aError::Decode { .. }), "{err}");
     }
 
+    /// A server that refuses `POST …:subscribe` with 405 and streams on `GET`, as a server
+    /// that follows the proto's verb does.
+    #[tokio::test]
+    async fn a_405_on_subscribe_is_asked_again_with_get() {
+        use std::sync::{Arc, Mutex};
+
+        use axum::http::Method as HttpMethod;
+
+        use super::super::{A2aClient, ClientConfig, Endpoint, ProtocolBinding};
+
+        /// Verb, path and `A2A-Version` of each request.
+        type Seen = Vec<(String, String, Option<String>)>;
+        let seen: Arc<Mutex<Seen>> = Arc::default();
+        let app = axum::Router::new().fallback({
+            let seen = Arc::clone(&seen);
+            move |method: HttpMethod, uri: axum::http::Uri, headers: axum::http::HeaderMap| {
+                let seen = Arc::clone(&seen);
+                async move {
+                    let version = headers
+                        .get("a2a-version")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
+                    seen.lock()
+                        .unwrap()
+                        .push((method.to_string(), uri.path().to_owned(), version));
+                    if method == HttpMethod::POST {
+                        return axum::response::Response::builder()
+                            .status(405)
+                            .body(axum::body::Body::from("Method Not Allowed"))
+                            .unwrap();
+                    }
+                    let event = "data: {\"task\":{\"id\":\"t\",\"contextId\":\"c\",\
+                        \"status\":{\"state\":\"TASK_STATE_WORKING\"}}}\n\n";
+                    axum::response::Response::builder()
+                        .header("content-type", "text/event-stream")
+                        .body(axum::body::Body::from(event))
+                        .unwrap()
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/rest", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let client = A2aClient::new(ClientConfig {
+            timeout: std::time::Duration::from_secs(10),
+            max_response_size: 1 << 20,
+            stream_idle_timeout: std::time::Duration::from_secs(10),
+            max_look_size: 1 << 20,
+        })
+        .unwrap();
+        let ep = Endpoint {
+            url: url.clone(),
+            tenant: Some("acme".to_owned()),
+            binding: ProtocolBinding::HttpJsonV1,
+            card_origin: url.clone(),
+            credential: None,
+            allow_cross_origin: false,
+        };
+        let mut stream = client.subscribe(&ep, "t").await.unwrap();
+        let first = stream.next().await.unwrap().unwrap();
+        assert!(first.raw.get("task").is_some(), "{}", first.raw);
+        assert!(stream.next().await.is_none());
+        let seen = seen.lock().unwrap().clone();
+        let path = "/rest/acme/tasks/t:subscribe".to_owned();
+        let v = Some("1.0".to_owned());
+        assert_eq!(
+            seen,
+            [
+                ("POST".to_owned(), path.clone(), v.clone()),
+                ("GET".to_owned(), path, v)
+            ]
+        );
+        server.abort();
+    }
+
     #[test]
     fn interfaces_spoken() {
         let i = |binding: &str, version: &str| types::AgentInterface {

@@ -19,7 +19,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::a2a::{
-    A2aClient, AgentCardInfo, Credential, WELL_KNOWN_CARD_PATH, card_url_for, redact_url, types,
+    A2aClient, AgentCardInfo, Credential, WELL_KNOWN_CARD_PATH, card_url_for, redact_url,
 };
 use crate::clock::rfc3339;
 use crate::context::Context;
@@ -140,20 +140,6 @@ fn skill_ids(info: &AgentCardInfo) -> Result<Vec<String>, String> {
     Ok(ids)
 }
 
-/// Returns the protocol version of the card's first JSON-RPC interface for A2A 1.x (the one
-/// the client chose).
-fn protocol_version(card: &types::AgentCard) -> Option<String> {
-    card.supported_interfaces
-        .iter()
-        .find(|i| {
-            i.protocol_binding
-                .trim()
-                .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-                && i.protocol_version.trim().split('.').next() == Some("1")
-        })
-        .map(|i| i.protocol_version.trim().to_owned())
-}
-
 async fn add(
     ctx: &Context,
     url: &str,
@@ -225,7 +211,7 @@ async fn add(
             &AgentCard {
                 card_url: card_url.clone(),
                 interface_url: info.interface_url.clone(),
-                protocol_version: protocol_version(&info.card),
+                protocol_version: info.protocol_version(),
                 tenant: info.tenant.clone(),
                 card_json: info.raw.to_string(),
                 skills,

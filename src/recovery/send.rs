@@ -555,15 +555,7 @@ impl Sender<'_> {
             Ok((info, _)) => info,
             Err(error) => return Ok(Err(error)),
         };
-        let protocol_version = info
-            .card
-            .supported_interfaces
-            .iter()
-            .find(|i| {
-                i.protocol_binding
-                    .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-            })
-            .map(|i| i.protocol_version.clone());
+        let protocol_version = info.protocol_version();
         self.journal.record_agent_card(&AgentCard {
             card_url: card_url.to_owned(),
             interface_url: info.interface_url.clone(),

@@ -124,9 +124,7 @@ impl SlowProxy {
     /// Starts a proxy to `upstream` (`http://127.0.0.1:PORT/`), with no delay yet.
     pub fn start(upstream: String) -> Background<Self> {
         Background::start(move || async move {
-            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-                .await
-                .expect("bind");
+            let listener = bind_loopback().await;
             let url = format!(
                 "http://127.0.0.1:{}/",
                 listener.local_addr().unwrap().port()
@@ -138,13 +136,47 @@ impl SlowProxy {
                 delay_ms: Arc::clone(&delay_ms),
                 http: reqwest::Client::new(),
             };
-            let app = axum::Router::new().fallback(forward).with_state(state);
-            tokio::spawn(async move {
-                let _ = axum::serve(listener, app).await;
-            });
+            serve(
+                listener,
+                axum::Router::new().fallback(forward).with_state(state),
+            );
             Self { url, delay_ms }
         })
     }
+}
+
+/// Binds a free port on 127.0.0.1.
+pub async fn bind_loopback() -> tokio::net::TcpListener {
+    tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("bind")
+}
+
+/// Serves `app` on `listener` from the current runtime until it stops.
+pub fn serve(listener: tokio::net::TcpListener, app: axum::Router) {
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+}
+
+/// Sends a request on to `upstream` as it came (its path, headers but `host` and
+/// `content-length`, and body); `None` when the upstream cannot be reached.
+pub async fn send_upstream(
+    http: &reqwest::Client,
+    upstream: &str,
+    method: Method,
+    path: &str,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Option<reqwest::Response> {
+    let target = format!("{}{}", upstream.trim_end_matches('/'), path);
+    let mut req = http.request(method, target).body(body);
+    for (name, value) in headers {
+        if name != "host" && name != "content-length" {
+            req = req.header(name, value);
+        }
+    }
+    req.send().await.ok()
 }
 
 impl Background<SlowProxy> {
@@ -170,14 +202,7 @@ async fn forward(
         tokio::time::sleep(Duration::from_millis(delay)).await;
     }
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let target = format!("{}{}", s.upstream.trim_end_matches('/'), path);
-    let mut req = s.http.request(method, target).body(body);
-    for (name, value) in &headers {
-        if name != "host" && name != "content-length" {
-            req = req.header(name, value);
-        }
-    }
-    let Ok(resp) = req.send().await else {
+    let Some(resp) = send_upstream(&s.http, &s.upstream, method, path, &headers, body).await else {
         return StatusCode::BAD_GATEWAY.into_response();
     };
     let status = resp.status();

@@ -23,6 +23,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, origin_of};
 use tempfile::TempDir;
 
 /// What to run when an SDK is missing; the README gives the same command.
@@ -37,6 +38,29 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How much of a child's stderr goes into a panic message.
 const STDERR_TAIL_BYTES: u64 = 4000;
+
+/// Returns our client with generous limits, for reading what an agent holds.
+pub fn test_client() -> A2aClient {
+    A2aClient::new(ClientConfig {
+        timeout: Duration::from_secs(30),
+        max_response_size: 16 * 1024 * 1024,
+        stream_idle_timeout: Duration::from_secs(60),
+        max_look_size: 64 * 1024 * 1024,
+    })
+    .expect("the client")
+}
+
+/// Returns the endpoint of an interface URL without a credential or tenant.
+pub fn plain_endpoint(url: &str, binding: ProtocolBinding) -> Endpoint {
+    Endpoint {
+        url: url.to_owned(),
+        tenant: None,
+        binding,
+        card_origin: origin_of(url).expect("an http URL"),
+        credential: None,
+        allow_cross_origin: false,
+    }
+}
 
 /// A running agent process, killed when dropped.
 pub struct InteropAgent {
@@ -137,8 +161,14 @@ fn js_dir(var: &str, default: &str, what: &str) -> PathBuf {
 
 /// Starts `tests/interop/python/agent.py` on the official Python SDK.
 pub fn start_python_agent() -> InteropAgent {
+    start_python_agent_with(&[])
+}
+
+/// Starts `tests/interop/python/agent.py` with `args` (`--http-json-only`).
+pub fn start_python_agent_with(args: &[&str]) -> InteropAgent {
     let mut cmd = Command::new(interop_python());
     cmd.arg(interop_dir().join("python/agent.py"))
+        .args(args)
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1");
     spawn_agent("the a2a-sdk (Python) agent", INSTALL_HINT, cmd)
@@ -146,9 +176,14 @@ pub fn start_python_agent() -> InteropAgent {
 
 /// Starts `tests/interop/js/agent.mjs` on the official JS SDK.
 pub fn start_js_agent() -> InteropAgent {
+    start_js_agent_with(&[])
+}
+
+/// Starts `tests/interop/js/agent.mjs` with `args` (`--http-json-only`).
+pub fn start_js_agent_with(args: &[&str]) -> InteropAgent {
     let dir = interop_js_dir();
     let mut cmd = Command::new("node");
-    cmd.arg(dir.join("agent.mjs")).current_dir(&dir);
+    cmd.arg(dir.join("agent.mjs")).args(args).current_dir(&dir);
     spawn_agent("the @a2a-js/sdk agent", INSTALL_HINT, cmd)
 }
 

@@ -91,3 +91,11 @@ pub fn artifacts_of(journal: &Path, step: &str) -> Vec<Artifact> {
         .artifacts(record.latest().expect("an attempt").id)
         .unwrap()
 }
+
+/// Returns the text of each artifact of a step's latest attempt, as stored.
+pub fn artifact_texts_of(journal: &Path, step: &str) -> Vec<String> {
+    artifacts_of(journal, step)
+        .iter()
+        .map(|a| a2a_recover::a2a::parts_text(&a.parts))
+        .collect()
+}

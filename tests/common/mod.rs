@@ -16,6 +16,7 @@
 pub mod agent;
 pub mod bookings;
 pub mod commands;
+pub mod cut_proxy;
 pub mod hostile;
 pub mod in_runtime;
 pub mod interop;

@@ -2,7 +2,9 @@
 // interop tests.
 //
 // It binds 127.0.0.1 port 0 itself, prints `listening on http://127.0.0.1:PORT/` once the socket
-// listens, and serves the agent card at /.well-known/agent-card.json and JSON-RPC at /.
+// listens, and serves the agent card at /.well-known/agent-card.json, JSON-RPC at / and HTTP+JSON
+// (the SDK's REST handler) under /rest. The card offers JSON-RPC first, then HTTP+JSON; with
+// `--http-json-only` it offers HTTP+JSON alone (and JSON-RPC is not served).
 //
 // Scenarios, chosen by the first word of the first text line that does not start with `[`
 // (the same words as `a2a-recover scripted-agent` and tests/interop/python/agent.py):
@@ -25,9 +27,11 @@ import { createServer } from 'node:http';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
-import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 
 const QUESTION = 'two rooms or one?';
+const REST_PREFIX = '/rest';
+const HTTP_JSON_ONLY = process.argv.includes('--http-json-only');
 const STEP_MS = 100;
 const MAX_STEPS = 1000;
 
@@ -183,10 +187,17 @@ class InteropExecutor {
 }
 
 function agentCard(baseUrl) {
+  const rpc = { url: baseUrl, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' };
+  const rest = {
+    url: baseUrl.replace(/\/$/, '') + REST_PREFIX,
+    protocolBinding: 'HTTP+JSON',
+    tenant: '',
+    protocolVersion: '1.0',
+  };
   return {
     name: '@a2a-js/sdk interop agent',
     description: 'Scripted scenarios on the official JS A2A SDK, for interop tests.',
-    supportedInterfaces: [{ url: baseUrl, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
+    supportedInterfaces: HTTP_JSON_ONLY ? [rest] : [rpc, rest],
     provider: undefined,
     version: '1.3.0',
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
@@ -217,7 +228,10 @@ server.listen({ host: '127.0.0.1', port: 0 }, () => {
   const handler = new DefaultRequestHandler(agentCard(baseUrl), new InMemoryTaskStore(), new InteropExecutor());
   const app = express();
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
-  app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  app.use(REST_PREFIX, restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  if (!HTTP_JSON_ONLY) {
+    app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  }
   server.on('request', app);
   process.stdout.write(`listening on ${baseUrl}\n`);
 });

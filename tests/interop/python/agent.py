@@ -1,7 +1,9 @@
 """An A2A v1.0 agent on the official Python SDK (a2a-sdk 1.3.0), for a2a-recover's interop tests.
 
 It binds 127.0.0.1 port 0 itself, prints `listening on http://127.0.0.1:PORT/` once the socket
-listens, and serves the agent card at /.well-known/agent-card.json and JSON-RPC at /.
+listens, and serves the agent card at /.well-known/agent-card.json, JSON-RPC at / and HTTP+JSON
+(the SDK's REST routes) under /rest. The card offers JSON-RPC first, then HTTP+JSON; with
+`--http-json-only` it offers HTTP+JSON alone (and JSON-RPC is not served).
 
 Scenarios, chosen by the first word of the first text line that does not start with `[`
 (the same words as `a2a-recover scripted-agent`):
@@ -20,6 +22,7 @@ because the point is to meet the official server as others deploy it. Unauthenti
 all map to the owner "" in the in-memory store, so ListTasks sees every task.
 """
 
+import argparse
 import asyncio
 import socket
 import sys
@@ -35,7 +38,11 @@ from starlette.applications import Starlette
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
@@ -174,14 +181,19 @@ class InteropExecutor(AgentExecutor):
         await TaskUpdater(event_queue, task_id, context.context_id or '').cancel()
 
 
-def build_app(base_url: str) -> Starlette:
+REST_PREFIX = '/rest'
+
+
+def build_app(base_url: str, http_json_only: bool) -> Starlette:
+    rest = AgentInterface(
+        url=base_url.rstrip('/') + REST_PREFIX, protocol_binding='HTTP+JSON', protocol_version='1.0'
+    )
+    rpc = AgentInterface(url=base_url, protocol_binding='JSONRPC', protocol_version='1.0')
     card = AgentCard(
         name='a2a-sdk interop agent',
         description='Scripted scenarios on the official Python A2A SDK, for interop tests.',
         version='1.3.0',
-        supported_interfaces=[
-            AgentInterface(url=base_url, protocol_binding='JSONRPC', protocol_version='1.0')
-        ],
+        supported_interfaces=[rest] if http_json_only else [rpc, rest],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain'],
@@ -197,18 +209,28 @@ def build_app(base_url: str) -> Starlette:
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(), task_store=InMemoryTaskStore(), agent_card=card
     )
-    routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url='/')
+    routes = create_agent_card_routes(card)
+    if not http_json_only:
+        routes += create_jsonrpc_routes(handler, rpc_url='/')
+    routes += create_rest_routes(handler, path_prefix=REST_PREFIX)
     return Starlette(routes=routes)
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description='a2a-sdk interop agent')
+    parser.add_argument(
+        '--http-json-only',
+        action='store_true',
+        help='offer (and serve) only the HTTP+JSON interface',
+    )
+    args = parser.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(('127.0.0.1', 0))
     sock.listen(128)
     port = sock.getsockname()[1]
     base_url = f'http://127.0.0.1:{port}/'
-    app = build_app(base_url)
+    app = build_app(base_url, args.http_json_only)
     server = uvicorn.Server(uvicorn.Config(app, log_level='warning', lifespan='off'))
     # The socket already listens, so connections made from now on wait in its backlog.
     print(f'listening on {base_url}', flush=True)

@@ -1,0 +1,211 @@
+//! Recovery over HTTP+JSON against agents on the official A2A SDKs (a2a-sdk 1.3.0 for Python,
+//! @a2a-js/sdk 1.3.0 for JS), each started with `--http-json-only`: a card whose only interface
+//! is the SDK's own HTTP+JSON (REST) handler. Against each: delegate → reconcile → follow to
+//! COMPLETED; `ask` → reply on the same task; a crash after the send found by ListTasks; a
+//! stream cut by a proxy, resubscribed, its artifact stored once.
+//!
+//! The SDKs are installed, pinned, by `scripts/test`; see `tests/common/interop.rs`.
+
+use std::fmt::Write as _;
+
+use a2a_recover::a2a::{ProtocolBinding, types};
+
+use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
+use crate::common::cut_proxy::CutProxy;
+use crate::common::interop::{
+    InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
+};
+use crate::common::journal::artifact_texts_of;
+use crate::common::{TestEnv, code, json_lines, stderr, stdout};
+
+#[derive(Debug, Clone, Copy)]
+enum Sdk {
+    Python,
+    Js,
+}
+
+fn start(sdk: Sdk) -> InteropAgent {
+    match sdk {
+        Sdk::Python => start_python_agent_with(&["--http-json-only"]),
+        Sdk::Js => start_js_agent_with(&["--http-json-only"]),
+    }
+}
+
+fn steps(n: u32) -> String {
+    (1..=n).fold(String::new(), |mut s, i| {
+        let _ = writeln!(s, "step {i}");
+        s
+    })
+}
+
+/// The attempt went to the SDK's HTTP+JSON interface (the card's only one, under `/rest`).
+fn assert_sent_over_http_json(row: &serde_json::Value) {
+    assert!(
+        row["interfaceUrl"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("/rest")),
+        "{row}"
+    );
+}
+
+fn delegate_reconcile_follow(sdk: Sdk) {
+    let a = start(sdk);
+    let env = TestEnv::new();
+    let why = || a.context();
+    let out = delegate(&env, "w/work", &a.url, "work:5", &[]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let out = reconcile(&env, &[]);
+    assert!(
+        [0, 3].contains(&code(&out)),
+        "{}{}\n{}",
+        stdout(&out),
+        stderr(&out),
+        why()
+    );
+    let out = env.run(["follow", "w/work", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let lines = json_lines(&out);
+    assert_eq!(lines.last().unwrap()["state"], "COMPLETED", "{lines:?}");
+    let row = the_attempt(&env, "w/work");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    assert_sent_over_http_json(&row);
+    assert_eq!(artifact_texts_of(&env.journal(), "w/work"), [steps(5)]);
+}
+
+fn ask_then_reply(sdk: Sdk) {
+    let a = start(sdk);
+    let env = TestEnv::new();
+    let why = || a.context();
+    let out = delegate(&env, "trip/hotel", &a.url, "ask", &[]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let row = the_attempt(&env, "trip/hotel");
+    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
+    assert_eq!(row["pendingQuestion"], "two rooms or one?");
+    assert_sent_over_http_json(&row);
+    let task = row["taskId"].as_str().unwrap().to_owned();
+
+    let out = env.run(["reply", "trip/hotel", "two rooms"]);
+    assert!(
+        [0, 3].contains(&code(&out)),
+        "{}{}\n{}",
+        stdout(&out),
+        stderr(&out),
+        why()
+    );
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let row = the_attempt(&env, "trip/hotel");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    assert_eq!(
+        row["taskId"],
+        task.as_str(),
+        "the reply went to another task"
+    );
+    assert_eq!(
+        artifact_texts_of(&env.journal(), "trip/hotel"),
+        ["booked: two rooms"]
+    );
+}
+
+fn crash_after_send_is_found(sdk: Sdk) {
+    let a = start(sdk);
+    let env = TestEnv::new();
+    let why = || a.context();
+    crashing(
+        &env,
+        "after-send",
+        &["delegate", "trip/hotel", "--agent", &a.url, "ask"],
+    );
+    assert_eq!(the_attempt(&env, "trip/hotel")["state"], "INTENT");
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let row = the_attempt(&env, "trip/hotel");
+    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
+    assert_eq!(row["pendingQuestion"], "two rooms or one?");
+    assert_sent_over_http_json(&row);
+    // Nothing was resent: the context holds the one task, the one found.
+    let context = row["contextId"].as_str().unwrap();
+    let tasks = tasks_in_context(row["interfaceUrl"].as_str().unwrap(), context);
+    assert_eq!(tasks, [row["taskId"].as_str().unwrap()], "{}", why());
+}
+
+/// Lists the tasks of a context over HTTP+JSON with our client, by id.
+fn tasks_in_context(interface_url: &str, context_id: &str) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let client = test_client();
+        let ep = plain_endpoint(interface_url, ProtocolBinding::HttpJsonV1);
+        let req: types::ListTasksRequest =
+            serde_json::from_value(serde_json::json!({"contextId": context_id})).unwrap();
+        let page = client.list_tasks(&ep, &req).await.unwrap();
+        page.tasks
+            .into_iter()
+            .map(|t| t.unwrap().value.id)
+            .collect()
+    })
+}
+
+fn a_cut_stream_is_resubscribed(sdk: Sdk) {
+    let a = start(sdk);
+    let proxy = CutProxy::start(a.url.clone(), 3, 1);
+    let env = TestEnv::new();
+    let why = || a.context();
+    let out = delegate(&env, "w/s", &proxy.url(), "work:40", &[]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let out = env.run(["follow", "w/s", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let lines = json_lines(&out);
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["state"], "COMPLETED", "{summary}");
+    assert_eq!(proxy.cut(), 1, "{summary}");
+    assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
+    let row = the_attempt(&env, "w/s");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    assert_sent_over_http_json(&row);
+    assert_eq!(artifact_texts_of(&env.journal(), "w/s"), [steps(40)]);
+}
+
+#[test]
+fn python_http_json_delegate_reconcile_follow() {
+    delegate_reconcile_follow(Sdk::Python);
+}
+
+#[test]
+fn js_http_json_delegate_reconcile_follow() {
+    delegate_reconcile_follow(Sdk::Js);
+}
+
+#[test]
+fn python_http_json_ask_then_reply() {
+    ask_then_reply(Sdk::Python);
+}
+
+#[test]
+fn js_http_json_ask_then_reply() {
+    ask_then_reply(Sdk::Js);
+}
+
+#[test]
+fn python_http_json_crash_after_send_is_found() {
+    crash_after_send_is_found(Sdk::Python);
+}
+
+#[test]
+fn js_http_json_crash_after_send_is_found() {
+    crash_after_send_is_found(Sdk::Js);
+}
+
+#[test]
+fn python_http_json_cut_stream_is_resubscribed() {
+    a_cut_stream_is_resubscribed(Sdk::Python);
+}
+
+#[test]
+fn js_http_json_cut_stream_is_resubscribed() {
+    a_cut_stream_is_resubscribed(Sdk::Js);
+}
