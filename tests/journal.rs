@@ -143,7 +143,9 @@ fn a_journal_from_a_newer_version_is_read_only() {
         include_str!("../src/journal/migrations/0003_pending_and_prune.sql"),
         include_str!("../src/journal/migrations/0004_artifact_chunks.sql")
     ) + "\n"
-        + include_str!("../src/journal/migrations/0005_send_horizon.sql");
+        + include_str!("../src/journal/migrations/0005_send_horizon.sql")
+        + "\n"
+        + include_str!("../src/journal/migrations/0006_agent_profile.sql");
     let dump = dump.replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
     load_dump(&env, &dump);
     let before = snapshot(&env);
