@@ -187,7 +187,7 @@ async fn add_refuses_unreachable_agents_and_invalid_cards_and_stores_nothing() {
             (
                 "no JSON-RPC interface",
                 CardServer::start(move |_| grpc_only.clone()).await,
-                "offers no JSON-RPC interface for A2A 1.x (found: GRPC 1.0)",
+                "offers no JSON-RPC or HTTP+JSON interface for A2A 1.x (found: GRPC 1.0)",
             ),
             (
                 "a v0.3-only card",

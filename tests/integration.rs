@@ -2,6 +2,7 @@
 //! fails when a file under tests/ is not.
 
 mod agents;
+mod bends;
 mod broken_journal;
 mod cli;
 mod common;
@@ -16,6 +17,7 @@ mod follow_wiring;
 mod generated;
 mod holes;
 mod hostile;
+mod http_json;
 mod inspect;
 mod interop;
 mod interop03;

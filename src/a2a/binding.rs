@@ -3,12 +3,12 @@
 //!
 //! A binding is sans-I/O: it builds a [`WireRequest`] and decodes bytes; the transport, size
 //! caps, credentials, card cache and retries are shared and know no binding. [`ProtocolBinding`] is an
-//! enum of siblings, each a file (today `jsonrpc.rs`), not a trait: the set is closed and
+//! enum of siblings, each a file (`jsonrpc.rs`, `httpjson.rs`), not a trait: the set is closed and
 //! small, the value is `Copy` and can be journaled with an attempt, a `match` dispatches with
 //! no boxed futures (a2a's async I/O stays outside the binding), and a new variant is a compile
-//! error at every place that must learn it. HTTP+JSON and v0.3 come in as variants beside
-//! [`ProtocolBinding::JsonRpcV1`]; each turns its answers into v1.0 JSON before [`typed`] reads them
-//! (v1.0 HTTP+JSON carries the same payloads, and shares these readers).
+//! error at every place that must learn it. v1.0 HTTP+JSON ([`ProtocolBinding::HttpJsonV1`])
+//! carries the same payloads as v1.0 JSON-RPC and shares these readers; v0.3 comes in as
+//! variants that turn their answers into v1.0 JSON before [`typed`] reads them.
 
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode, Url};
@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::{A2aError, DecodeKind};
+use super::httpjson;
 use super::jsonrpc;
 use super::normalize;
 use super::sse::SseEvent;
@@ -29,6 +30,8 @@ pub enum ProtocolBinding {
     /// A2A v1.0 over JSON-RPC 2.0.
     #[default]
     JsonRpcV1,
+    /// A2A v1.0 over HTTP+JSON (REST).
+    HttpJsonV1,
 }
 
 /// One operation and its parameters, whatever the binding.
@@ -66,13 +69,47 @@ pub(crate) struct WireRequest {
 impl ProtocolBinding {
     /// Returns the binding of a card interface, if we speak it.
     pub(crate) fn of_interface(interface: &types::AgentInterface) -> Option<Self> {
-        jsonrpc::speaks(interface).then_some(Self::JsonRpcV1)
+        if jsonrpc::speaks(interface) {
+            Some(Self::JsonRpcV1)
+        } else if httpjson::speaks(interface) {
+            Some(Self::HttpJsonV1)
+        } else {
+            None
+        }
+    }
+
+    /// Returns the binding of a journaled card's interface at `interface_url` (as resolved
+    /// against `card_url`), the most preferred one we speak if several share that URL; `None`
+    /// when the card does not parse or offers no interface we speak there.
+    pub fn of_card_interface(card_url: &str, card_json: &str, interface_url: &str) -> Option<Self> {
+        let mut card: Value = serde_json::from_str(card_json).ok()?;
+        normalize::agent_card(&mut card);
+        let card: types::AgentCard = serde_json::from_value(card).ok()?;
+        let base = Url::parse(card_url).ok()?;
+        card.supported_interfaces
+            .iter()
+            .filter(|i| {
+                base.join(i.url.trim())
+                    .is_ok_and(|u| u.as_str() == interface_url)
+            })
+            .filter_map(Self::of_interface)
+            .min_by_key(|b| b.preference())
+    }
+
+    /// Returns the rank of the binding when a card offers several (lower is preferred):
+    /// JSON-RPC first, whatever the card's order, then HTTP+JSON.
+    pub(crate) fn preference(self) -> u8 {
+        match self {
+            Self::JsonRpcV1 => 0,
+            Self::HttpJsonV1 => 1,
+        }
     }
 
     /// Returns the operation's name for errors and logs (the method the binding sends).
     pub(crate) fn method(self, call: &Call<'_>) -> &'static str {
         match self {
             Self::JsonRpcV1 => jsonrpc::method(call),
+            Self::HttpJsonV1 => httpjson::method(call),
         }
     }
 
@@ -85,6 +122,21 @@ impl ProtocolBinding {
     ) -> Result<WireRequest, A2aError> {
         match self {
             Self::JsonRpcV1 => jsonrpc::request(call, url, tenant),
+            Self::HttpJsonV1 => httpjson::request(call, url, tenant),
+        }
+    }
+
+    /// Describes the request to send once more when the first was answered 405 (HTTP+JSON
+    /// `SubscribeToTask`: `GET` after `POST`); `None` when there is no such second try.
+    pub(crate) fn fallback(
+        self,
+        call: &Call<'_>,
+        url: &Url,
+        tenant: Option<&str>,
+    ) -> Result<Option<WireRequest>, A2aError> {
+        match self {
+            Self::JsonRpcV1 => Ok(None),
+            Self::HttpJsonV1 => httpjson::fallback(call, url, tenant),
         }
     }
 
@@ -97,6 +149,7 @@ impl ProtocolBinding {
     ) -> Result<Value, A2aError> {
         match self {
             Self::JsonRpcV1 => jsonrpc::result(op, echo, body),
+            Self::HttpJsonV1 => httpjson::result(op, body),
         }
     }
 
@@ -110,6 +163,7 @@ impl ProtocolBinding {
     ) -> A2aError {
         match self {
             Self::JsonRpcV1 => jsonrpc::http_error(op, status, headers, body),
+            Self::HttpJsonV1 => httpjson::http_error(op, status, headers, body),
         }
     }
 
@@ -122,6 +176,7 @@ impl ProtocolBinding {
     ) -> Result<Raw<types::StreamResponse>, A2aError> {
         match self {
             Self::JsonRpcV1 => jsonrpc::stream_item(op, echo, event),
+            Self::HttpJsonV1 => httpjson::stream_item(op, event),
         }
     }
 
@@ -132,21 +187,23 @@ impl ProtocolBinding {
         result: Value,
     ) -> Result<Raw<types::SendMessageResponse>, A2aError> {
         match self {
-            Self::JsonRpcV1 => typed(op, result, normalize::send_message_response),
+            Self::JsonRpcV1 | Self::HttpJsonV1 => {
+                typed(op, result, normalize::send_message_response)
+            }
         }
     }
 
     /// Reads a `GetTask` or `CancelTask` result.
     pub(crate) fn task(self, op: &Op, result: Value) -> Result<Raw<types::Task>, A2aError> {
         match self {
-            Self::JsonRpcV1 => typed(op, result, normalize::task),
+            Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::task),
         }
     }
 
     /// Reads a `ListTasks` result.
     pub(crate) fn list_page(self, op: &Op, result: Value) -> Result<ListTasksPage, A2aError> {
         match self {
-            Self::JsonRpcV1 => v1_list_page(op, result),
+            Self::JsonRpcV1 | Self::HttpJsonV1 => v1_list_page(op, result),
         }
     }
 
@@ -157,9 +214,14 @@ impl ProtocolBinding {
         result: Value,
     ) -> Result<Raw<types::StreamResponse>, A2aError> {
         match self {
-            Self::JsonRpcV1 => typed(op, result, normalize::stream_response),
+            Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::stream_response),
         }
     }
+}
+
+/// Returns the major of an interface's `protocolVersion` (`"1.0"` → 1), if it has one.
+pub(crate) fn version_major(i: &types::AgentInterface) -> Option<u32> {
+    i.protocol_version.trim().split('.').next()?.parse().ok()
 }
 
 /// A typed value and the JSON it was read from, as received (the journal stores `raw`).
@@ -194,8 +256,10 @@ pub(crate) fn typed<T: DeserializeOwned>(
 ) -> Result<Raw<T>, A2aError> {
     let mut value = raw.clone();
     norm(&mut value);
-    let value = serde_json::from_value(value)
-        .map_err(|e| op.decode(DecodeKind::WrongShape, e.to_string()))?;
+    if normalize::take_naive_seen() {
+        normalize::note_naive_timestamps(&op.url);
+    }
+    let value = normalize::typed_value(value).map_err(|e| op.decode(DecodeKind::WrongShape, e))?;
     Ok(Raw { value, raw })
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Rules: the card lives at `/.well-known/agent-card.json` under the agent's
 //! base URL; the endpoint is the first `supportedInterfaces` entry with `protocolBinding`
-//! `"JSONRPC"` and protocol version major 1; its `tenant` (empty means none) goes into every
+//! `"JSONRPC"` and protocol version major 1, else the first `"HTTP+JSON"` one; its `tenant` (empty means none) goes into every
 //! request. A v0.3-only card (top-level `url`, no such interface) is refused with a hint.
 //!
 //! URLs are http or https only, and never carry userinfo: credentials live in environment
@@ -70,12 +70,13 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     }
     let mut value = raw.clone();
     normalize::agent_card(&mut value);
-    let card: types::AgentCard =
-        serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+    let card: types::AgentCard = normalize::typed_value(value).map_err(invalid)?;
+    // The first interface of the most preferred binding we speak (JSON-RPC, then HTTP+JSON).
     let chosen = card
         .supported_interfaces
         .iter()
-        .find_map(|i| ProtocolBinding::of_interface(i).map(|b| (i, b)));
+        .filter_map(|i| ProtocolBinding::of_interface(i).map(|b| (i, b)))
+        .min_by_key(|(_, b)| b.preference());
     let Some((chosen, binding)) = chosen else {
         let found = if card.supported_interfaces.is_empty() {
             "it lists no supportedInterfaces".to_owned()
@@ -180,6 +181,26 @@ mod tests {
         assert_eq!(info.interface_url, "http://a.example/v11");
         assert_eq!(info.tenant.as_deref(), Some("t1"));
         assert_eq!(info.origin, "http://a.example");
+    }
+
+    #[test]
+    fn http_json_is_chosen_only_when_no_jsonrpc_v1_interface_exists() {
+        let raw = card(&json!([
+            {"url": "http://a.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "http://a.example/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0", "tenant": "t2"},
+            {"url": "http://a.example/rest2", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+        ]));
+        let info = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.interface_url, "http://a.example/rest");
+        assert_eq!(info.binding, ProtocolBinding::HttpJsonV1);
+        assert_eq!(info.tenant.as_deref(), Some("t2"));
+        let raw = card(&json!([
+            {"url": "http://a.example/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ]));
+        let info = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.interface_url, "http://a.example/rpc");
+        assert_eq!(info.binding, ProtocolBinding::JsonRpcV1);
     }
 
     #[test]

@@ -20,16 +20,10 @@ use super::types;
 
 /// Returns whether we speak a card interface: JSON-RPC with protocol version major 1.
 pub(crate) fn speaks(i: &types::AgentInterface) -> bool {
-    let major = i
-        .protocol_version
-        .trim()
-        .split('.')
-        .next()
-        .unwrap_or_default();
     i.protocol_binding
         .trim()
         .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-        && major.parse::<u32>() == Ok(1)
+        && super::binding::version_major(i) == Some(1)
 }
 
 /// Returns the JSON-RPC method of an operation.

@@ -175,6 +175,7 @@ impl FollowTarget {
         step: &StepName,
         attempt: &Attempt,
         allow_cross_origin: bool,
+        binding: ProtocolBinding,
     ) -> Result<Self, TargetError> {
         let task_id = attempt
             .task_id
@@ -190,17 +191,18 @@ impl FollowTarget {
             attempt: attempt.id,
             number: attempt.number,
             task_id,
-            endpoint: endpoint_of(step, attempt, allow_cross_origin)?,
+            endpoint: endpoint_of(step, attempt, allow_cross_origin, binding)?,
         })
     }
 }
 
-/// Returns the endpoint a journaled attempt was sent to (always where it was first sent), with
-/// the credential read from the variable named by its `token_env`.
+/// Returns the endpoint a journaled attempt was sent to (always where it was first sent, over
+/// `binding`), with the credential read from the variable named by its `token_env`.
 pub fn endpoint_of(
     step: &StepName,
     attempt: &Attempt,
     allow_cross_origin: bool,
+    binding: ProtocolBinding,
 ) -> Result<Endpoint, TargetError> {
     let no_endpoint = || TargetError::NoEndpoint {
         step: step.to_string(),
@@ -216,7 +218,7 @@ pub fn endpoint_of(
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
-        binding: ProtocolBinding::default(),
+        binding,
         card_origin: origin_of(card)?,
         credential,
         allow_cross_origin,
@@ -461,11 +463,21 @@ impl Remote for Wire<'_> {
     }
 
     async fn get_task(&self, task_id: &str) -> Result<Value, A2aError> {
-        // No history: the status message (a question) is in `status`, and history can be long.
-        self.client
+        // No history: the status message (a question) is in `status`, and history can be long;
+        // unless the agent keeps its answer or question only there.
+        let raw = self
+            .client
             .get_task(self.endpoint, task_id, Some(0))
-            .await
-            .map(|t| t.raw)
+            .await?
+            .raw;
+        if TaskView::from_value(&raw, String::new()).is_ok_and(|v| v.wants_history) {
+            return self
+                .client
+                .get_task(self.endpoint, task_id, None)
+                .await
+                .map(|t| t.raw);
+        }
+        Ok(raw)
     }
 }
 
@@ -1205,6 +1217,8 @@ pub(crate) mod fake {
                 retry_after: None,
                 snippet: String::new(),
                 rpc: None,
+                reason: None,
+                unattributed: false,
             },
             other => A2aError::Transport {
                 url: "http://127.0.0.1/".to_owned(),
@@ -1355,7 +1369,7 @@ mod tests {
             )
             .unwrap();
         let attempt = journal.attempt(attempt.id).unwrap();
-        let target = FollowTarget::new(&step, &attempt, false).unwrap();
+        let target = FollowTarget::new(&step, &attempt, false, ProtocolBinding::default()).unwrap();
         Setup {
             _dir: dir,
             journal,
@@ -1779,6 +1793,8 @@ mod tests {
             retry_after: Some(Duration::from_secs(secs)),
             snippet: String::new(),
             rpc: None,
+            reason: None,
+            unattributed: false,
         };
         let fake = script(
             vec![
@@ -1810,6 +1826,8 @@ mod tests {
                 retry_after: None,
                 snippet: String::new(),
                 rpc: None,
+                reason: None,
+                unattributed: false,
             })],
             vec![],
         );
@@ -1868,13 +1886,13 @@ mod tests {
         a.state = AttemptState::Intent;
         a.task_id = None;
         assert!(matches!(
-            FollowTarget::new(&s.target.step, &a, false),
+            FollowTarget::new(&s.target.step, &a, false, ProtocolBinding::default()),
             Err(TargetError::NoTask { .. })
         ));
         let mut b = s.journal.attempt(s.target.attempt).unwrap();
         b.token_env = Some("A2A_RECOVER_TEST_SURELY_UNSET_VARIABLE".to_owned());
         assert!(matches!(
-            FollowTarget::new(&s.target.step, &b, false),
+            FollowTarget::new(&s.target.step, &b, false, ProtocolBinding::default()),
             Err(TargetError::Wire(A2aError::Credential { .. }))
         ));
     }

@@ -396,7 +396,13 @@ impl<'a> Pass<'a> {
             if !running {
                 continue;
             }
-            match follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin) {
+            let binding = send::journaled_binding(self.journal, &row.attempt)?;
+            match follow::FollowTarget::new(
+                &row.step,
+                &row.attempt,
+                row.allow_cross_origin,
+                binding,
+            ) {
                 Ok(target) => targets.push(target),
                 Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
             }
@@ -800,10 +806,19 @@ impl<'a> Pass<'a> {
             .task_id
             .clone()
             .context("a task-known attempt without task id")?;
-        let read = retry_read(READ_ATTEMPTS, || {
+        let mut read = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(&endpoint, &task_id, Some(0))
         })
         .await;
+        if let Ok(task) = &read
+            && TaskView::from_value(&task.raw, String::new()).is_ok_and(|v| v.wants_history)
+        {
+            // The agent keeps its answer or question only in the history: read it with it.
+            read = retry_read(READ_ATTEMPTS, || {
+                self.client.get_task(&endpoint, &task_id, None)
+            })
+            .await;
+        }
         match read {
             Ok(task) => {
                 // The raw JSON is serialized only for a view that will be journaled.
@@ -913,7 +928,8 @@ impl<'a> Pass<'a> {
             allow_cross_origin: row.allow_cross_origin,
             reference_task_ids: Vec::new(),
         };
-        let endpoint = Rc::new(send::endpoint_of(a, &out)?);
+        let binding = send::journaled_binding(self.journal, a)?;
+        let endpoint = Rc::new(send::endpoint_of(a, &out, binding)?);
         if let (Some(url), Some(card)) = (&a.interface_url, &a.agent_url) {
             self.endpoints
                 .borrow_mut()

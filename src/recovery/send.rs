@@ -247,8 +247,25 @@ pub fn journaled_timeout(client: &A2aClient) -> Duration {
     test.unwrap_or(client.config().timeout)
 }
 
-/// Returns the wire endpoint of a journaled attempt: always where it was first sent.
-pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint> {
+/// Returns the binding a journaled attempt is sent over: the one its agent's journaled card
+/// offers at the attempt's interface URL (v1.0 JSON-RPC when no journaled card names it).
+pub fn journaled_binding(journal: &Journal, attempt: &Attempt) -> anyhow::Result<ProtocolBinding> {
+    let (Some(card_url), Some(interface_url)) = (&attempt.agent_url, &attempt.interface_url) else {
+        return Ok(ProtocolBinding::default());
+    };
+    let card = journal.agent(card_url)?.and_then(|a| a.card_json);
+    Ok(card
+        .and_then(|json| ProtocolBinding::of_card_interface(card_url, &json, interface_url))
+        .unwrap_or_default())
+}
+
+/// Returns the wire endpoint of a journaled attempt: always where it was first sent, over
+/// `binding` ([`journaled_binding`]).
+pub fn endpoint_of(
+    attempt: &Attempt,
+    out: &Outgoing,
+    binding: ProtocolBinding,
+) -> anyhow::Result<Endpoint> {
     let url = attempt
         .interface_url
         .clone()
@@ -260,7 +277,7 @@ pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
-        binding: ProtocolBinding::default(),
+        binding,
         card_origin: origin_of(card)?,
         credential: out.credential.clone(),
         allow_cross_origin: out.allow_cross_origin,
@@ -490,7 +507,7 @@ impl Sender<'_> {
         out: &Outgoing,
         found: impl FnOnce(TaskView) -> anyhow::Result<T>,
     ) -> anyhow::Result<Option<Looked<T>>> {
-        let endpoint = endpoint_of(attempt, out)?;
+        let endpoint = endpoint_of(attempt, out, journaled_binding(self.journal, attempt)?)?;
         let how = LookHow {
             client: self.client,
             endpoint: &endpoint,
@@ -596,7 +613,7 @@ impl Sender<'_> {
 
     /// The endpoint of an attempt about to be sent, its agent, and whether to send our contextId.
     fn prepare(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Prepared> {
-        let endpoint = endpoint_of(attempt, out)?;
+        let endpoint = endpoint_of(attempt, out, journaled_binding(self.journal, attempt)?)?;
         let card_url = attempt.agent_url.clone().unwrap_or_default();
         let accepts = self
             .journal
@@ -711,7 +728,7 @@ impl Sender<'_> {
             return Ok(ReplySent::Settled(held));
         }
         let attempt = self.journal.attempt(reply.attempt_id)?;
-        let endpoint = endpoint_of(&attempt, out)?;
+        let endpoint = endpoint_of(&attempt, out, journaled_binding(self.journal, &attempt)?)?;
         let task_id = attempt
             .task_id
             .clone()
