@@ -3,7 +3,7 @@
 
 use std::process::Output;
 
-use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
+use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, ServedBinding};
 use serde_json::Value;
 
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
@@ -294,4 +294,34 @@ fn a_probe_older_than_the_intent_does_not_count() {
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(the_attempt(&env, "w/s")["state"], "UNCERTAIN");
     assert_eq!(a.stats().tasks_per_message_id.get(&mid), Some(&1));
+}
+
+#[test]
+fn a_probe_over_http_json_asks_the_same_questions_on_that_binding() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        binding: ServedBinding::HttpJson,
+        ..fast()
+    });
+    one_finished_task(&env, &a);
+    let before = a.stats().tasks.len();
+    let p = probed(&env, &a.url(), &[])["profile"].clone();
+    assert_eq!(a.stats().tasks.len(), before, "no remote task");
+    let bindings = p["bindings"].as_array().unwrap();
+    assert_eq!(bindings.len(), 1, "{p}");
+    assert_eq!(bindings[0]["binding"], "HTTP+JSON");
+    assert_eq!(bindings[0]["chosen"], true);
+    assert_eq!(p["listTasks"], "ok", "{p}");
+    assert_eq!(p["timestampFilter"], "ok", "{p}");
+    assert_eq!(p["subscribe"], "ok", "{p}");
+    // HTTP+JSON names its errors by reason.
+    assert_eq!(p["unknownTaskSubscribeCode"], "TASK_NOT_FOUND", "{p}");
+    assert_eq!(p["terminalSubscribeCode"], "UNSUPPORTED_OPERATION", "{p}");
+    assert_eq!(p["clientContextId"], "accepted", "{p}");
+    let p = probed(&env, &a.url(), &["--send-test", "hello"])["profile"].clone();
+    assert_eq!(
+        (p["dedup"].as_str(), p["historyKept"].as_str()),
+        (Some("no"), Some("yes")),
+        "{p}"
+    );
 }

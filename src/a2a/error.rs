@@ -324,10 +324,18 @@ impl A2aError {
         self.rpc_code() == Some(-32001)
     }
 
-    /// Returns the error code the agent answered with, as the binding names it (the JSON-RPC
-    /// code in decimal, e.g. `-32004`; else `HTTP NNN`), for a profile or a report; `None` when
-    /// the agent answered nothing (a connection failure, a timeout) or nothing readable.
+    /// Returns the error code the agent answered with, as its binding names it, for a profile
+    /// or a report: an HTTP+JSON `ErrorInfo` reason (`TASK_NOT_FOUND`), else the JSON-RPC code
+    /// in decimal (`-32004`), else `HTTP NNN`; `None` when the agent answered nothing (a
+    /// connection failure, a timeout) or nothing readable.
     pub fn wire_code(&self) -> Option<String> {
+        if let Self::Http {
+            reason: Some(reason),
+            ..
+        } = self
+        {
+            return Some(one_line(reason));
+        }
         match (self.rpc_code(), self.http_status()) {
             (Some(code), _) => Some(code.to_string()),
             (None, Some(status)) => Some(format!("HTTP {status}")),
