@@ -9,19 +9,25 @@ use serde_json::Value;
 use crate::common::interop::{InteropAgent, Sdk};
 use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
+/// Asserts that a command against `agent` exited 0, showing its output and the agent's stderr.
+#[track_caller]
+fn assert_success(out: &std::process::Output, agent: &InteropAgent) {
+    assert_eq!(
+        code(out),
+        0,
+        "{}{}\n{}",
+        stdout(out),
+        stderr(out),
+        agent.context()
+    );
+}
+
 /// Probes `agent` and returns the profile, asserting exit 0.
 fn profile(env: &TestEnv, agent: &InteropAgent, extra: &[&str]) -> Value {
     let mut args = vec!["agents", "probe", agent.url.as_str(), "--format", "json"];
     args.extend_from_slice(extra);
     let out = env.run(args);
-    assert_eq!(
-        code(&out),
-        0,
-        "{}{}\n{}",
-        stdout(&out),
-        stderr(&out),
-        agent.context()
-    );
+    assert_success(&out, agent);
     json_lines(&out)[1]["profile"].clone()
 }
 
@@ -70,14 +76,7 @@ fn one_finished_task(env: &TestEnv, agent: &InteropAgent) {
         "--follow",
         "echo seed",
     ]);
-    assert_eq!(
-        code(&out),
-        0,
-        "{}{}\n{}",
-        stdout(&out),
-        stderr(&out),
-        agent.context()
-    );
+    assert_success(&out, agent);
 }
 
 fn probe_sdk(sdk: Sdk) {

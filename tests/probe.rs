@@ -160,39 +160,67 @@ fn send_test_measures_dedup_context_ids_and_history() {
     assert_eq!(tasks(&dedup), 1);
 }
 
+/// Starts an agent bent by `cfg`, gives it one finished task if `seeded`, and returns it and
+/// the profile `agents probe [extra…]` measured.
+fn profile_of(
+    env: &TestEnv,
+    cfg: AgentConfig,
+    seeded: bool,
+    extra: &[&str],
+) -> (Background<ScriptedAgent>, Value) {
+    let a = agent(cfg);
+    if seeded {
+        one_finished_task(env, &a);
+    }
+    let p = probed(env, &a.url(), extra)["profile"].clone();
+    (a, p)
+}
+
 #[test]
 fn the_scripted_agents_bends_show_in_the_profile() {
     let env = TestEnv::new();
-    let ignoring = agent(AgentConfig {
-        list_ignores_filters: true,
-        ..fast()
-    });
-    one_finished_task(&env, &ignoring);
-    let p = probed(&env, &ignoring.url(), &[])["profile"].clone();
+    let bent = |cfg: AgentConfig, seeded, extra: &[&str]| profile_of(&env, cfg, seeded, extra).1;
+    let p = bent(
+        AgentConfig {
+            list_ignores_filters: true,
+            ..fast()
+        },
+        true,
+        &[],
+    );
     assert_eq!(p["listTasks"], "ignores-filter", "{p}");
     assert_eq!(p["timestampFilter"], "none", "{p}");
 
-    let unlisted = agent(AgentConfig {
-        no_list_tasks: true,
-        ..fast()
-    });
-    one_finished_task(&env, &unlisted);
-    let p = probed(&env, &unlisted.url(), &[])["profile"].clone();
+    let p = bent(
+        AgentConfig {
+            no_list_tasks: true,
+            ..fast()
+        },
+        true,
+        &[],
+    );
     assert_eq!(p["listTasks"], "none", "{p}");
     assert_eq!(p["timestampFilter"], "none", "{p}");
 
-    let replacing = agent(AgentConfig {
-        replace_context_id: true,
-        ..fast()
-    });
-    let p = probed(&env, &replacing.url(), &["--send-test", "hello"])["profile"].clone();
+    let p = bent(
+        AgentConfig {
+            replace_context_id: true,
+            ..fast()
+        },
+        false,
+        &["--send-test", "hello"],
+    );
     assert_eq!(p["clientContextId"], "replaced", "{p}");
 
-    let refusing = agent(AgentConfig {
-        refuse_context_id: true,
-        ..fast()
-    });
-    let p = probed(&env, &refusing.url(), &["--send-test", "hello"])["profile"].clone();
+    let (refusing, p) = profile_of(
+        &env,
+        AgentConfig {
+            refuse_context_id: true,
+            ..fast()
+        },
+        false,
+        &["--send-test", "hello"],
+    );
     assert_eq!(p["clientContextId"], "refused", "{p}");
     assert_eq!(p["dedup"], "no", "{p}");
     let sent = refusing.stats().messages;
@@ -201,11 +229,14 @@ fn the_scripted_agents_bends_show_in_the_profile() {
         "{sent:?}"
     );
 
-    let unstreamed = agent(AgentConfig {
-        no_streaming: true,
-        ..fast()
-    });
-    let p = probed(&env, &unstreamed.url(), &[])["profile"].clone();
+    let p = bent(
+        AgentConfig {
+            no_streaming: true,
+            ..fast()
+        },
+        false,
+        &[],
+    );
     assert_eq!(p["subscribe"], "none", "{p}");
     assert_eq!(p["unknownTaskSubscribeCode"], "-32004", "{p}");
 }
