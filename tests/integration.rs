@@ -15,6 +15,7 @@ mod effects;
 mod follow;
 mod follow_wiring;
 mod generated;
+mod guard_rails;
 mod holes;
 mod hostile;
 mod http_json;
@@ -35,6 +36,7 @@ mod scripted_agent;
 mod signals;
 mod snapshots;
 mod soak;
+mod status;
 mod terminal;
 
 use std::collections::BTreeSet;

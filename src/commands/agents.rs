@@ -36,6 +36,12 @@ use crate::sanitize::inert;
 
 /// Manages the registry of agents used by --skill and re-delegation.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover agents add http://127.0.0.1:8001 --token-env CAR_TOKEN
+  a2a-recover agents list
+  a2a-recover agents remove http://127.0.0.1:8001
+  a2a-recover agents probe http://127.0.0.1:8001")]
 pub struct AgentsArgs {
     #[command(subcommand)]
     pub command: AgentsCommand,
@@ -45,6 +51,10 @@ pub struct AgentsArgs {
 #[derive(Debug, Subcommand)]
 pub enum AgentsCommand {
     /// Fetches, validates and stores an agent's card (again = refresh).
+    #[command(after_help = "\
+Examples:
+  a2a-recover agents add http://127.0.0.1:8001
+  a2a-recover agents add https://cars.example.com --token-env CAR_TOKEN")]
     Add {
         /// The agent's base URL or card URL.
         url: String,
@@ -53,8 +63,15 @@ pub enum AgentsCommand {
         token_env: Option<String>,
     },
     /// Lists registered agents in the order they are tried.
+    #[command(after_help = "\
+Examples:
+  a2a-recover agents list
+  a2a-recover agents list --format json")]
     List,
     /// Removes an agent from the registry.
+    #[command(after_help = "\
+Examples:
+  a2a-recover agents remove http://127.0.0.1:8001")]
     Remove {
         /// The agent's URL as registered.
         url: String,
@@ -67,6 +84,11 @@ pub enum AgentsCommand {
     /// statusTimestampAfter filters, whether SubscribeToTask exists and the code it answers for
     /// a terminal task. `unknown` is never proof. The profile is journaled on the agent and
     /// shown by `agents list`; reconcile and delegate use it.
+    #[command(after_help = "\
+Examples:
+  a2a-recover agents probe http://127.0.0.1:8001
+  a2a-recover agents probe https://cars.example.com --token-env CAR_TOKEN --format json
+  a2a-recover agents probe http://127.0.0.1:8001 --send-test ping   # creates one or two tasks")]
     Probe {
         /// The agent's base URL or card URL.
         url: String,
