@@ -340,6 +340,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Fetches, validates and stores an agent''s card (again = refresh)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Lists registered agents in the order they are tried')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Removes an agent from the registry')
+            [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Measures and journals what recovery can rely on at an agent (creates no remote task unless --send-test is given)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -400,10 +401,31 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'a2a-recover;agents;probe' {
+            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding its bearer token (default: the one it was registered with)')
+            [CompletionResult]::new('--send-test', '--send-test', [CompletionResultType]::ParameterName, 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--max-artifact-size', '--max-artifact-size', [CompletionResultType]::ParameterName, 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long a pass waits for a held lock (the journal''s, or a workflow''s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'a2a-recover;agents;help' {
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Fetches, validates and stores an agent''s card (again = refresh)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Lists registered agents in the order they are tried')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Removes an agent from the registry')
+            [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Measures and journals what recovery can rely on at an agent (creates no remote task unless --send-test is given)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -414,6 +436,9 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;agents;help;remove' {
+            break
+        }
+        'a2a-recover;agents;help;probe' {
             break
         }
         'a2a-recover;agents;help;help' {
@@ -449,6 +474,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--dedup', '--dedup', [CompletionResultType]::ParameterName, 'Returns the existing task for a resend with a known messageId (neither SDK does this)')
             [CompletionResult]::new('--refuse-context-id', '--refuse-context-id', [CompletionResultType]::ParameterName, 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)')
             [CompletionResult]::new('--no-list-tasks', '--no-list-tasks', [CompletionResultType]::ParameterName, 'Answers ListTasks with -32601, like an agent without it')
+            [CompletionResult]::new('--list-ignores-filters', '--list-ignores-filters', [CompletionResultType]::ParameterName, 'ListTasks ignores its contextId and statusTimestampAfter filters')
+            [CompletionResult]::new('--replace-context-id', '--replace-context-id', [CompletionResultType]::ParameterName, 'Files every new task under a contextId of its own, ignoring the client''s')
             [CompletionResult]::new('--no-streaming', '--no-streaming', [CompletionResultType]::ParameterName, 'Declares no streaming on the card and refuses streaming methods (-32004)')
             [CompletionResult]::new('--naive-timestamps', '--naive-timestamps', [CompletionResultType]::ParameterName, 'Sends status timestamps without a UTC offset, as some frameworks do')
             [CompletionResult]::new('--history-only', '--history-only', [CompletionResultType]::ParameterName, 'Sends tasks without artifacts; their text is in the history instead')
@@ -574,6 +601,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Fetches, validates and stores an agent''s card (again = refresh)')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'Lists registered agents in the order they are tried')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Removes an agent from the registry')
+            [CompletionResult]::new('probe', 'probe', [CompletionResultType]::ParameterValue, 'Measures and journals what recovery can rely on at an agent (creates no remote task unless --send-test is given)')
             break
         }
         'a2a-recover;help;agents;add' {
@@ -583,6 +611,9 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;help;agents;remove' {
+            break
+        }
+        'a2a-recover;help;agents;probe' {
             break
         }
         'a2a-recover;help;scripted-agent' {

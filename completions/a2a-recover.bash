@@ -73,6 +73,9 @@ _a2a__recover() {
             a2a__recover__subcmd__agents,list)
                 cmd="a2a__recover__subcmd__agents__subcmd__list"
                 ;;
+            a2a__recover__subcmd__agents,probe)
+                cmd="a2a__recover__subcmd__agents__subcmd__probe"
+                ;;
             a2a__recover__subcmd__agents,remove)
                 cmd="a2a__recover__subcmd__agents__subcmd__remove"
                 ;;
@@ -84,6 +87,9 @@ _a2a__recover() {
                 ;;
             a2a__recover__subcmd__agents__subcmd__help,list)
                 cmd="a2a__recover__subcmd__agents__subcmd__help__subcmd__list"
+                ;;
+            a2a__recover__subcmd__agents__subcmd__help,probe)
+                cmd="a2a__recover__subcmd__agents__subcmd__help__subcmd__probe"
                 ;;
             a2a__recover__subcmd__agents__subcmd__help,remove)
                 cmd="a2a__recover__subcmd__agents__subcmd__help__subcmd__remove"
@@ -141,6 +147,9 @@ _a2a__recover() {
                 ;;
             a2a__recover__subcmd__help__subcmd__agents,list)
                 cmd="a2a__recover__subcmd__help__subcmd__agents__subcmd__list"
+                ;;
+            a2a__recover__subcmd__help__subcmd__agents,probe)
+                cmd="a2a__recover__subcmd__help__subcmd__agents__subcmd__probe"
                 ;;
             a2a__recover__subcmd__help__subcmd__agents,remove)
                 cmd="a2a__recover__subcmd__help__subcmd__agents__subcmd__remove"
@@ -217,7 +226,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help add list remove help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help add list remove probe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -329,7 +338,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__help)
-            opts="add list remove help"
+            opts="add list remove probe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -384,6 +393,20 @@ _a2a__recover() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        a2a__subcmd__recover__subcmd__agents__subcmd__help__subcmd__probe)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__help__subcmd__remove)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -405,6 +428,64 @@ _a2a__recover() {
                 return 0
             fi
             case "${prev}" in
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-artifact-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__agents__subcmd__probe)
+            opts="-q -v -h --token-env --send-test --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --token-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --send-test)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -827,7 +908,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__help__subcmd__agents)
-            opts="add list remove"
+            opts="add list remove probe"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -855,6 +936,20 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__help__subcmd__agents__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__agents__subcmd__probe)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1621,7 +1716,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --delay --black-hole --rate-limit --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --list-ignores-filters --replace-context-id --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --delay --black-hole --rate-limit --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -322,6 +322,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand add 'Fetches, validates and stores an agent''s card (again = refresh)'
             cand list 'Lists registered agents in the order they are tried'
             cand remove 'Removes an agent from the registry'
+            cand probe 'Measures and journals what recovery can rely on at an agent (creates no remote task unless --send-test is given)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'a2a-recover;agents;add'= {
@@ -378,10 +379,30 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'a2a-recover;agents;probe'= {
+            cand --token-env 'The environment variable holding its bearer token (default: the one it was registered with)'
+            cand --send-test 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention'
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --max-artifact-size 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
+            cand --wait 'How long a pass waits for a held lock (the journal''s, or a workflow''s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'a2a-recover;agents;help'= {
             cand add 'Fetches, validates and stores an agent''s card (again = refresh)'
             cand list 'Lists registered agents in the order they are tried'
             cand remove 'Removes an agent from the registry'
+            cand probe 'Measures and journals what recovery can rely on at an agent (creates no remote task unless --send-test is given)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'a2a-recover;agents;help;add'= {
@@ -389,6 +410,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;agents;help;list'= {
         }
         &'a2a-recover;agents;help;remove'= {
+        }
+        &'a2a-recover;agents;help;probe'= {
         }
         &'a2a-recover;agents;help;help'= {
         }
@@ -422,6 +445,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --dedup 'Returns the existing task for a resend with a known messageId (neither SDK does this)'
             cand --refuse-context-id 'Refuses client-chosen context ids for new tasks (-32602 naming message.contextId)'
             cand --no-list-tasks 'Answers ListTasks with -32601, like an agent without it'
+            cand --list-ignores-filters 'ListTasks ignores its contextId and statusTimestampAfter filters'
+            cand --replace-context-id 'Files every new task under a contextId of its own, ignoring the client''s'
             cand --no-streaming 'Declares no streaming on the card and refuses streaming methods (-32004)'
             cand --naive-timestamps 'Sends status timestamps without a UTC offset, as some frameworks do'
             cand --history-only 'Sends tasks without artifacts; their text is in the history instead'
@@ -531,12 +556,15 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand add 'Fetches, validates and stores an agent''s card (again = refresh)'
             cand list 'Lists registered agents in the order they are tried'
             cand remove 'Removes an agent from the registry'
+            cand probe 'Measures and journals what recovery can rely on at an agent (creates no remote task unless --send-test is given)'
         }
         &'a2a-recover;help;agents;add'= {
         }
         &'a2a-recover;help;agents;list'= {
         }
         &'a2a-recover;help;agents;remove'= {
+        }
+        &'a2a-recover;help;agents;probe'= {
         }
         &'a2a-recover;help;scripted-agent'= {
         }

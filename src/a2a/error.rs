@@ -323,6 +323,38 @@ impl A2aError {
         }
     }
 
+    /// Returns whether the agent said it does not offer the operation at all: the method is
+    /// unknown (JSON-RPC -32601) or unsupported (-32004), also when it came in a non-2xx body.
+    /// Note that some agents answer -32004 for a terminal task too: ask about a task that
+    /// cannot be terminal (an unknown id) before reading "unsupported" as "absent".
+    pub fn is_unsupported_operation(&self) -> bool {
+        matches!(self.rpc_code(), Some(-32601 | -32004))
+    }
+
+    /// Returns whether the agent said the task does not exist (JSON-RPC -32001).
+    pub fn is_task_not_found(&self) -> bool {
+        self.rpc_code() == Some(-32001)
+    }
+
+    /// Returns the error code the agent answered with, as its binding names it, for a profile
+    /// or a report: an HTTP+JSON `ErrorInfo` reason (`TASK_NOT_FOUND`), else the JSON-RPC code
+    /// in decimal (`-32004`), else `HTTP NNN`; `None` when the agent answered nothing (a
+    /// connection failure, a timeout) or nothing readable.
+    pub fn wire_code(&self) -> Option<String> {
+        if let Self::Http {
+            reason: Some(reason),
+            ..
+        } = self
+        {
+            return Some(one_line(reason));
+        }
+        match (self.rpc_code(), self.http_status()) {
+            (Some(code), _) => Some(code.to_string()),
+            (None, Some(status)) => Some(format!("HTTP {status}")),
+            (None, None) => None,
+        }
+    }
+
     /// Returns the HTTP status of a non-success answer.
     pub fn http_status(&self) -> Option<u16> {
         match self {

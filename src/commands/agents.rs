@@ -9,6 +9,10 @@
 //!   is fetched and checked before the journal is written (or even created).
 //! - `agents list` shows the registry in the order agents are tried: first added, first tried.
 //! - `agents remove URL` takes an agent out of the registry; attempts already journaled keep it.
+//! - `agents probe URL [--send-test TEXT]` measures the agent's recovery profile
+//!   (`recovery::probe`) and journals it on the agent's row (registered or not); `agents list`
+//!   shows it. Without `--send-test` it creates no remote task. An unreachable agent or a card
+//!   it cannot use exits 1 and stores nothing.
 //!
 //! Agents are keyed by their Agent Card URL (`card_url_for`): the base URL and the card URL name
 //! the same agent. Card text is remote text: inert in tables, data in JSON.
@@ -19,13 +23,14 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::a2a::{
-    A2aClient, AgentCardInfo, Credential, WELL_KNOWN_CARD_PATH, card_url_for, redact_url,
+    A2aClient, AgentCardInfo, Credential, Endpoint, WELL_KNOWN_CARD_PATH, card_url_for, redact_url,
 };
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{self, Agent, AgentCard, Journal};
+use crate::journal::{self, Agent, AgentCard, AgentProfile, Journal, YesNo};
+use crate::recovery::probe::{self, ProbeHow};
 use crate::sanitize::inert;
 
 /// Manages the registry of agents used by --skill and re-delegation.
@@ -34,7 +39,8 @@ use crate::sanitize::inert;
 Examples:
   a2a-recover agents add http://127.0.0.1:8001 --token-env CAR_TOKEN
   a2a-recover agents list
-  a2a-recover agents remove http://127.0.0.1:8001")]
+  a2a-recover agents remove http://127.0.0.1:8001
+  a2a-recover agents probe http://127.0.0.1:8001")]
 pub struct AgentsArgs {
     #[command(subcommand)]
     pub command: AgentsCommand,
@@ -77,6 +83,32 @@ Examples:
         /// The agent's URL as registered.
         url: String,
     },
+    /// Measures and journals what recovery can rely on at an agent (creates no remote task
+    /// unless --send-test is given).
+    ///
+    /// Reads the card and asks ListTasks and SubscribeToTask about a random context and task
+    /// id: the bindings offered, whether ListTasks exists and honours its contextId and
+    /// statusTimestampAfter filters, whether SubscribeToTask exists and the code it answers for
+    /// a terminal task. `unknown` is never proof. The profile is journaled on the agent and
+    /// shown by `agents list`; reconcile and delegate use it.
+    #[command(after_help = "\
+Examples:
+  a2a-recover agents probe http://127.0.0.1:8001
+  a2a-recover agents probe https://cars.example.com --token-env CAR_TOKEN --format json
+  a2a-recover agents probe http://127.0.0.1:8001 --send-test ping   # creates one or two tasks")]
+    Probe {
+        /// The agent's base URL or card URL.
+        url: String,
+        /// The environment variable holding its bearer token (default: the one it was
+        /// registered with).
+        #[arg(long, value_name = "VAR")]
+        token_env: Option<String>,
+        /// Also sends TEXT twice with one messageId and a fresh contextId (this creates one
+        /// or two tasks): measures de-duplication by messageId, client context ids and
+        /// history retention.
+        #[arg(long, value_name = "TEXT")]
+        send_test: Option<String>,
+    },
 }
 
 /// Runs `agents`.
@@ -90,6 +122,11 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
         } => add(ctx, url, token_env.as_deref(), (*concurrency, *rate)).await,
         AgentsCommand::List => list(ctx),
         AgentsCommand::Remove { url } => remove(ctx, url),
+        AgentsCommand::Probe {
+            url,
+            token_env,
+            send_test,
+        } => probe(ctx, url, token_env.as_deref(), send_test.as_deref()).await,
     }
 }
 
@@ -140,6 +177,44 @@ fn skill_ids(info: &AgentCardInfo) -> Result<Vec<String>, String> {
     Ok(ids)
 }
 
+/// Reads the credential of `--token-env VAR` (a usage error when VAR is unusable).
+fn given_credential(token_env: Option<&str>) -> Result<Option<Credential>, CliError> {
+    token_env
+        .map(|var| {
+            Credential::from_env(var).map_err(|e| {
+                CliError::usage(format!("--token-env: {e}")).hint(format!(
+                    "export `{var}` with the agent's bearer token, or drop --token-env"
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// Returns the credential to talk to a known agent with: the one given, else the variable it
+/// was registered with.
+fn credential(
+    card_url: &str,
+    given: Option<Credential>,
+    registered: Option<&Agent>,
+) -> Result<Option<Credential>, CliError> {
+    let var = registered
+        .filter(|a| a.registered.is_some())
+        .and_then(|a| a.token_env.as_deref());
+    match (given, var) {
+        (Some(c), _) => Ok(Some(c)),
+        (None, Some(var)) => Ok(Some(Credential::from_env(var).map_err(|e| {
+            CliError::usage(format!(
+                "{e}: `{}` was registered with --token-env {var}",
+                shown(card_url)
+            ))
+            .hint(format!(
+                "export `{var}`, or give another variable with --token-env"
+            ))
+        })?)),
+        (None, None) => Ok(None),
+    }
+}
+
 async fn add(
     ctx: &Context,
     url: &str,
@@ -147,33 +222,14 @@ async fn add(
     limits: (Option<u32>, Option<f64>),
 ) -> anyhow::Result<u8> {
     let card_url = card_url_arg(url)?;
-    let given = match token_env {
-        None => None,
-        Some(var) => Some(Credential::from_env(var).map_err(|e| {
-            CliError::usage(format!("--token-env: {e}")).hint(format!(
-                "export `{var}` with the agent's bearer token, or drop --token-env"
-            ))
-        })?),
-    };
+    let given = given_credential(token_env)?;
     let journal = existing_journal(ctx, true)?;
     let known = match &journal {
         Some(j) => j.agent(&card_url)?.filter(|a| a.registered.is_some()),
         None => None,
     };
     // A refresh without --token-env keeps the variable the agent was registered with.
-    let credential = match (given, known.as_ref().and_then(|a| a.token_env.as_deref())) {
-        (Some(c), _) => Some(c),
-        (None, Some(var)) => Some(Credential::from_env(var).map_err(|e| {
-            CliError::usage(format!(
-                "{e}: `{}` was registered with --token-env {var}",
-                shown(&card_url)
-            ))
-            .hint(format!(
-                "export `{var}`, or give another variable with --token-env"
-            ))
-        })?),
-        (None, None) => None,
-    };
+    let credential = credential(&card_url, given, known.as_ref())?;
     ctx.out.begin("agents add")?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     // Exit 1 whatever the wire error, with its hint.
@@ -307,6 +363,7 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
             "SKILLS",
             "TOKEN ENV",
             "CONTEXT IDS",
+            "PROFILE",
             "FETCHED",
         ],
     );
@@ -325,6 +382,7 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
                 Some(false) => "refused",
             }
             .to_owned(),
+            profile_cell(agent.profile.as_ref()),
             agent.fetched_at.map_or_else(
                 || "-".to_owned(),
                 |t| format!("{} ago", crate::output::age(now, t)),
@@ -334,6 +392,150 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
     ctx.out
         .line(&crate::output::render_table(&ctx.out, &table))?;
     Ok(exit::OK)
+}
+
+async fn probe(
+    ctx: &Context,
+    url: &str,
+    token_env: Option<&str>,
+    send_test: Option<&str>,
+) -> anyhow::Result<u8> {
+    let card_url = card_url_arg(url)?;
+    if send_test.is_some_and(|t| t.trim().is_empty()) {
+        return Err(CliError::usage("--send-test: the text is empty")
+            .hint("give the text of a harmless request the agent can answer, e.g. `ping`")
+            .into());
+    }
+    let given = given_credential(token_env)?;
+    let journal = existing_journal(ctx, true)?;
+    let known = match &journal {
+        Some(j) => j.agent(&card_url)?,
+        None => None,
+    };
+    let credential = credential(&card_url, given, known.as_ref())?;
+    ctx.out.begin("agents probe")?;
+    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
+    let info = client
+        .fetch_card(&card_url, credential.as_ref())
+        .await
+        .map_err(|e| {
+            let mut failure = CliError::failure(e.to_string());
+            failure.hint = e.hint();
+            anyhow::Error::new(failure).context(format!(
+                "`{}` was not probed; nothing was stored",
+                shown(&card_url)
+            ))
+        })?;
+    let endpoint = Endpoint::from_card(&info, credential, false);
+    let probed = probe::probe(&ProbeHow {
+        client: &client,
+        card: &info,
+        endpoint: &endpoint,
+        accepts_context_id: known.as_ref().and_then(|a| a.accepts_context_id),
+        send_test,
+        now: ctx.clock.now(),
+    })
+    .await;
+    let journal = match journal {
+        Some(j) => j,
+        None => ctx.open_journal()?,
+    };
+    journal
+        .record_agent_profile(&card_url, &probed.profile, probed.accepts_context_id)
+        .context("failed to journal the agent's profile")?;
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "type": "probe",
+            "url": card_url,
+            "name": info.card.name,
+            "interfaceUrl": info.interface_url,
+            "profile": probe::profile_json(&probed.profile),
+            "testTasks": probed.test_tasks,
+            "notes": probed.notes,
+        }))?;
+        return Ok(exit::OK);
+    }
+    for note in &probed.notes {
+        ctx.out.status(&format!("note: {}", inert(note)));
+    }
+    let p = &probed.profile;
+    let lines = profile_lines(p);
+    ctx.out.line(&format!(
+        "probed {} ({}); the profile is journaled{}.",
+        inert(&info.card.name),
+        shown(&card_url),
+        if probed.test_tasks.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the test created task(s) {}",
+                inert(&probed.test_tasks.join(", "))
+            )
+        }
+    ))?;
+    for (name, value) in lines {
+        ctx.out.line(&format!("  {name:<17} {value}"))?;
+    }
+    Ok(exit::OK)
+}
+
+/// The profile as `(field, value)` lines for people; remote text made inert.
+fn profile_lines(p: &AgentProfile) -> Vec<(&'static str, String)> {
+    let bindings: Vec<String> = p
+        .bindings
+        .iter()
+        .map(|b| {
+            let how = match (b.chosen, b.spoken) {
+                (true, _) => " (chosen)",
+                (false, true) => "",
+                (false, false) => " (not spoken)",
+            };
+            inert(&format!("{} {}{how}", b.binding, b.protocol_version))
+        })
+        .collect();
+    let code = |c: &Option<String>| c.as_deref().map_or_else(|| "-".to_owned(), inert);
+    let measured = |v: Option<YesNo>| {
+        v.map_or_else(
+            || {
+                if p.send_test {
+                    "unknown".to_owned()
+                } else {
+                    "not measured (give --send-test TEXT)".to_owned()
+                }
+            },
+            |v| v.as_str().to_owned(),
+        )
+    };
+    vec![
+        ("bindings", bindings.join(", ")),
+        ("listTasks", p.list_tasks.as_str().to_owned()),
+        ("timestampFilter", p.timestamp_filter.as_str().to_owned()),
+        (
+            "subscribe",
+            format!(
+                "{} (unknown task: {}; terminal task: {})",
+                p.subscribe.as_str(),
+                code(&p.unknown_task_subscribe_code),
+                code(&p.terminal_subscribe_code)
+            ),
+        ),
+        ("clientContextId", p.client_context_id.as_str().to_owned()),
+        ("dedup", measured(p.dedup)),
+        ("historyKept", measured(p.history_kept)),
+        ("probedAt", rfc3339(p.probed_at)),
+    ]
+}
+
+/// The profile in one cell of `agents list`.
+fn profile_cell(p: Option<&AgentProfile>) -> String {
+    let Some(p) = p else {
+        return "-".to_owned();
+    };
+    format!(
+        "list {}, dedup {}",
+        p.list_tasks.as_str(),
+        p.dedup.map_or("-", YesNo::as_str)
+    )
 }
 
 fn remove(ctx: &Context, url: &str) -> anyhow::Result<u8> {
@@ -437,6 +639,7 @@ fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
         "order": agent.registered,
         "registeredAt": registered_at.map(rfc3339),
         "fetchedAt": agent.fetched_at.map(rfc3339),
+        "profile": agent.profile.as_ref().map(probe::profile_json),
     })
 }
 
@@ -473,6 +676,7 @@ mod tests {
             accepts_context_id: None,
             registered: Some(1),
             fetched_at: None,
+            profile: None,
         };
         let view = CardView::of(&agent(
             r#"{"name":"Hotel","capabilities":{"streaming":true},

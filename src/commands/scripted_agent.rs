@@ -40,6 +40,12 @@ pub struct ScriptedAgentArgs {
     /// Answers ListTasks with -32601, like an agent without it.
     #[arg(long)]
     pub no_list_tasks: bool,
+    /// ListTasks ignores its contextId and statusTimestampAfter filters.
+    #[arg(long)]
+    pub list_ignores_filters: bool,
+    /// Files every new task under a contextId of its own, ignoring the client's.
+    #[arg(long)]
+    pub replace_context_id: bool,
     /// Probability (0 to 1) that a message send answers HTTP 503 with Retry-After: 1.
     #[arg(long, value_name = "P", default_value_t = 0.0)]
     pub fail_rate: f64,
@@ -126,6 +132,8 @@ impl ScriptedAgentArgs {
             forget_after: self.forget_after,
             refuse_context_id: self.refuse_context_id,
             no_list_tasks: self.no_list_tasks,
+            list_ignores_filters: self.list_ignores_filters,
+            replace_context_id: self.replace_context_id,
             fail_rate: self.fail_rate,
             fail_first: self.fail_first,
             fail_mode: self.fail_mode,

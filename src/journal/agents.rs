@@ -1,8 +1,9 @@
-//! Agents: the agents table (fetched cards, whether an agent accepts client context ids) and
-//! the registry `agents add` keeps, in registration order.
+//! Agents: the agents table (fetched cards, whether an agent accepts client context ids, the
+//! recovery profile `agents probe` measured) and the registry `agents add` keeps, in
+//! registration order.
 
 use super::queries;
-use super::{Agent, AgentCard, Journal, JournalError};
+use super::{Agent, AgentCard, AgentProfile, Journal, JournalError};
 use crate::a2a::{AgentOverride, Overrides};
 
 impl Journal {
@@ -127,6 +128,31 @@ impl Journal {
         self.write("journal the agent", |tx| {
             queries::set_accepts_context_id(tx, card_url, accepts, now)
                 .map_err(self.err("journal the agent"))
+        })
+    }
+
+    /// Stores the recovery profile `agents probe` measured on the agent's row (a bare row is
+    /// added for an agent never seen before), and what it learnt about client context ids
+    /// (`accepts`: `None` leaves the journaled answer as it is), in one transaction.
+    pub fn record_agent_profile(
+        &self,
+        card_url: &str,
+        profile: &AgentProfile,
+        accepts: Option<bool>,
+    ) -> Result<Agent, JournalError> {
+        let now = self.now_ms();
+        self.write("journal the agent's profile", |tx| {
+            let e = self.err("journal the agent's profile");
+            queries::store_profile(tx, card_url, profile, now).map_err(&e)?;
+            if let Some(accepts) = accepts {
+                queries::set_accepts_context_id(tx, card_url, accepts, now).map_err(&e)?;
+            }
+            queries::agent_by_url(tx, card_url)
+                .map_err(&e)?
+                .ok_or_else(|| JournalError::BadValue {
+                    column: "agents.card_url",
+                    detail: card_url.to_owned(),
+                })
         })
     }
 }

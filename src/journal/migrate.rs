@@ -59,6 +59,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0008_continuation",
         sql: include_str!("migrations/0008_continuation.sql"),
     },
+    Migration {
+        version: 9,
+        name: "0009_agent_profile",
+        sql: include_str!("migrations/0009_agent_profile.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

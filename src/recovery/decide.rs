@@ -357,6 +357,7 @@ mod tests {
             accepts_context_id: None,
             registered: Some(n),
             fetched_at: None,
+            profile: None,
         }
     }
 

@@ -18,6 +18,11 @@
 //!   history lacks the task's first user message (truncated), or that cannot be read, makes the
 //!   search inconclusive unless our message is found elsewhere.
 //! - `ListTasks` unsupported (-32601 / -32004) or refused as invalid (-32602): inconclusive.
+//! - An agent whose ListTasks ignores its `contextId` filter (its probed profile, `agents
+//!   probe`) is never searched by context alone: an empty look by context also looks by time.
+//! - An inconclusive look at an agent trusted to de-duplicate by messageId
+//!   ([`super::probe::trusted_to_dedup`]: probed so after the intent) is absence: the resend
+//!   with the same messageId cannot create a second task (a `dedup-trusted` event says so).
 //!
 //! - A second task holding our messageId is reported (`duplicate-task`), the first journaled.
 //! - Memory and bytes: a look keeps a [`Summary`] per candidate (and the whole task found),
@@ -42,7 +47,7 @@ use crate::a2a::types;
 use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, TaskView, history_holds, retry_read};
 use crate::clock::Clock;
 use crate::journal::model::{Attempt, AttemptId};
-use crate::journal::{FailureKind, Journal, Source};
+use crate::journal::{Agent, FailureKind, Journal, ListTasksSupport, Source};
 
 /// How many times a transient read failure is retried within one look.
 const READ_ATTEMPTS: u32 = 3;
@@ -96,6 +101,23 @@ impl LookFor {
             context_id,
             created_at: attempt.created_at,
         }
+    }
+}
+
+impl LookFor {
+    /// Builds the look for an attempt from its agent's journaled row: its answer about client
+    /// context ids, and its probed profile. An agent whose ListTasks ignores its `contextId`
+    /// filter (`agents probe`) is never searched by context alone: a look by context that finds
+    /// nothing also looks by time, where only a task holding our messageId is ours.
+    pub fn for_agent(attempt: &Attempt, agent: Option<&Agent>) -> Self {
+        let mut look = Self::for_attempt(attempt, agent.and_then(|a| a.accepts_context_id));
+        let ignores_filter = agent
+            .and_then(|a| a.profile.as_ref())
+            .is_some_and(|p| p.list_tasks == ListTasksSupport::IgnoresFilter);
+        if ignores_filter && look.context_id.is_some() {
+            look.also_by_time = true;
+        }
+        look
     }
 }
 
@@ -691,11 +713,11 @@ pub async fn look_and_journal<T>(
     how: LookHow<'_>,
     found: impl FnOnce(TaskView) -> anyhow::Result<T>,
 ) -> anyhow::Result<Looked<T>> {
-    let accepts = match &attempt.agent_url {
-        Some(url) => journal.agent(url)?.and_then(|a| a.accepts_context_id),
+    let agent = match &attempt.agent_url {
+        Some(url) => journal.agent(url)?,
         None => None,
     };
-    let look = LookFor::for_attempt(attempt, accepts);
+    let look = LookFor::for_agent(attempt, agent.as_ref());
     let now = how.clock.now();
     let shared = match (how.sweeps, &look.context_id) {
         (Some((sweeps, cross_origin)), None) => match sweep_key(attempt, cross_origin) {
@@ -721,18 +743,27 @@ pub async fn look_and_journal<T>(
             }
             Looked::Found(found(view)?)
         }
-        Ok(Lookup::ProvenAbsent) => match journal.send_horizon(attempt.id)? {
-            Some(until) if how.clock.now() < until => {
-                let detail = serde_json::json!({
-                    "until": crate::clock::rfc3339(until),
-                    "reason": "the last send may still be in flight: nothing found is no \
-                               proof before twice its request timeout has passed",
-                });
-                journal.note_event(attempt.id, "in-flight", &detail)?;
-                Looked::InFlight(until)
-            }
-            _ => Looked::Absent,
-        },
+        Ok(Lookup::ProvenAbsent) => absent_unless_in_flight(journal, attempt, how.clock)?,
+        Ok(Lookup::Unprovable(reason))
+            if agent
+                .as_ref()
+                .is_some_and(|a| super::probe::trusted_to_dedup(a, attempt.created_at)) =>
+        {
+            // A probe made after this intent saw the agent return the same task for the same
+            // messageId: resending it cannot create a second task.
+            let probed_at = agent
+                .as_ref()
+                .and_then(|a| a.profile.as_ref())
+                .map(|p| crate::clock::rfc3339(p.probed_at));
+            let detail = serde_json::json!({
+                "reason": reason,
+                "probedAt": probed_at,
+                "detail": "the look cannot tell, but the agent de-duplicates by messageId \
+                           (probed after this intent): resending with the same messageId",
+            });
+            journal.note_event(attempt.id, "dedup-trusted", &detail)?;
+            absent_unless_in_flight(journal, attempt, how.clock)?
+        }
         Ok(Lookup::Unprovable(reason)) => {
             journal.mark_uncertain(attempt.id, &reason)?;
             Looked::Uncertain(journal.attempt(attempt.id)?, reason)
@@ -744,6 +775,27 @@ pub async fn look_and_journal<T>(
             }
             Looked::Failed(error)
         }
+    })
+}
+
+/// [`Looked::Absent`], unless the last send may still be in flight ([`Journal::send_horizon`]):
+/// then an `in-flight` event and [`Looked::InFlight`].
+fn absent_unless_in_flight<T>(
+    journal: &Journal,
+    attempt: &Attempt,
+    clock: &dyn Clock,
+) -> anyhow::Result<Looked<T>> {
+    Ok(match journal.send_horizon(attempt.id)? {
+        Some(until) if clock.now() < until => {
+            let detail = serde_json::json!({
+                "until": crate::clock::rfc3339(until),
+                "reason": "the last send may still be in flight: nothing found is no \
+                           proof before twice its request timeout has passed",
+            });
+            journal.note_event(attempt.id, "in-flight", &detail)?;
+            Looked::InFlight(until)
+        }
+        _ => Looked::Absent,
     })
 }
 
@@ -937,6 +989,46 @@ mod tests {
             Some("c")
         );
         assert_eq!(LookFor::for_attempt(&attempt, Some(false)).context_id, None);
+        // An agent whose ListTasks ignores its filter is never searched by context alone.
+        let profile = |list_tasks| crate::journal::AgentProfile {
+            bindings: Vec::new(),
+            list_tasks,
+            timestamp_filter: crate::journal::Support::Unknown,
+            subscribe: crate::journal::Support::Unknown,
+            terminal_subscribe_code: None,
+            unknown_task_subscribe_code: None,
+            client_context_id: crate::journal::ClientContextId::Unknown,
+            dedup: None,
+            history_kept: None,
+            send_test: false,
+            probed_at: now,
+        };
+        let agent = |list_tasks| Agent {
+            id: crate::journal::AgentId(1),
+            card_url: "http://a.example/.well-known/agent-card.json".into(),
+            interface_url: None,
+            protocol_version: None,
+            tenant: None,
+            token_env: None,
+            card_json: None,
+            skills: Vec::new(),
+            accepts_context_id: Some(true),
+            registered: None,
+            fetched_at: None,
+            profile: Some(profile(list_tasks)),
+        };
+        let ignoring = LookFor::for_agent(&attempt, Some(&agent(ListTasksSupport::IgnoresFilter)));
+        assert_eq!(ignoring.context_id.as_deref(), Some("c"));
+        assert!(
+            ignoring.also_by_time,
+            "an empty look by context also looks by time"
+        );
+        let honouring = LookFor::for_agent(&attempt, Some(&agent(ListTasksSupport::Ok)));
+        assert!(!honouring.also_by_time);
+        assert_eq!(
+            LookFor::for_agent(&attempt, None),
+            LookFor::for_attempt(&attempt, None)
+        );
         let agents = Attempt {
             context_id_ours: false,
             ..attempt

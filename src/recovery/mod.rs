@@ -8,6 +8,7 @@
 //! | [`decide`] | the pass's pure decisions (triage, settled attempts, replies, exit codes) |
 //! | [`send`] | the one send path, under a lease (`send/batch.rs`: many attempts at once) |
 //! | [`lookup`] | the look before a resend, and journaling what it found |
+//! | [`probe`] | `agents probe`: an agent's recovery profile, and what recovery trusts of it |
 //! | [`follow`] | following task streams, group-committing their events |
 //! | `commit` | the one group-commit mechanism (the pass, the follows, `delegate --plan`) |
 //! | [`compensate`] | undoing a workflow's effects in reverse order |
@@ -24,6 +25,7 @@ pub mod error;
 pub mod follow;
 pub mod lock;
 pub mod lookup;
+pub mod probe;
 pub mod reconcile;
 pub mod registry;
 pub mod remedy;

@@ -298,7 +298,7 @@ fn to_hash(m: Option<&Map<String, Value>>) -> Option<HashMap<String, Value>> {
 }
 
 /// Builds a `SendMessage` request (`returnImmediately: true`, `role: ROLE_USER`).
-fn request(
+pub(crate) fn request(
     message_id: &str,
     context_id: Option<&str>,
     task_id: Option<&str>,

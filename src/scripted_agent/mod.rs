@@ -12,7 +12,9 @@
 //! with at most microseconds (like the Python server: 0, 3 or 6 digits) and strictly increase
 //! across the whole agent.
 //!
-//! Deliberate SDK-like quirks: no `messageId` dedup unless [`AgentConfig::dedup`]; a missing
+//! Deliberate SDK-like quirks: no `messageId` dedup unless [`AgentConfig::dedup`]; bends of
+//! other servers on request ([`AgentConfig::list_ignores_filters`],
+//! [`AgentConfig::replace_context_id`]); a missing
 //! `A2A-Version` header is read as 0.3 and refused (-32009); `statusTimestampAfter` is inclusive
 //! (Python); CancelTask on a terminal task is -32002 (Python); a status message moves into
 //! `history` only when the next status replaces it (Python); a continuation stream (a message to
@@ -95,6 +97,10 @@ pub struct AgentConfig {
     pub refuse_context_id: bool,
     /// Answers ListTasks with -32601, like an agent that does not implement it.
     pub no_list_tasks: bool,
+    /// ListTasks ignores its `contextId` and `statusTimestampAfter` filters (lists every task).
+    pub list_ignores_filters: bool,
+    /// Files every new task under a context of its own, whatever contextId the client chose.
+    pub replace_context_id: bool,
     /// Probability (0..=1) that a SendMessage or SendStreamingMessage answers HTTP 503.
     pub fail_rate: f64,
     /// The first this many message sends answer HTTP 503, whatever `fail_rate` says.
@@ -177,6 +183,8 @@ impl Default for AgentConfig {
             forget_after: None,
             refuse_context_id: false,
             no_list_tasks: false,
+            list_ignores_filters: false,
+            replace_context_id: false,
             fail_rate: 0.0,
             fail_first: 0,
             fail_mode: FailMode::Before,

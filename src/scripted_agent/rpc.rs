@@ -461,10 +461,11 @@ pub(crate) fn list_tasks(shared: &Shared, params: Value) -> Result<Bytes, RpcErr
         let nanos = t.timestamp_subsec_nanos();
         t.timestamp() * 1_000_000 + i64::from(nanos.div_ceil(1000))
     });
+    let ignores = shared.cfg.list_ignores_filters;
     let query = ListQuery {
-        context_id: req.context_id.filter(|c| !c.is_empty()),
+        context_id: req.context_id.filter(|c| !c.is_empty() && !ignores),
         status: req.status.filter(|s| *s != TaskState::Unspecified),
-        after_micros,
+        after_micros: after_micros.filter(|_| !ignores),
         page_size,
         cursor,
         history,
@@ -735,8 +736,8 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
                  send none and use the one it returns",
             ));
         }
-        Some(c) => c,
-        None => uuid::Uuid::new_v4().to_string(),
+        Some(c) if !shared.cfg.replace_context_id => c,
+        _ => uuid::Uuid::new_v4().to_string(),
     };
     if scenario == Scenario::Direct {
         return direct(&mut inner, &message.message_id, context_id, &text, mode);

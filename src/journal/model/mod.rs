@@ -11,14 +11,17 @@
 //! to `INTENT`; an observation that changes nothing yields `None`.
 //!
 //! `states`: the state enums and their names; `names`: step and workflow names, targets;
-//! `machine`: observations and [`transition`]; `records`: the rows the journal returns.
+//! `machine`: observations and [`transition`]; `records`: the rows the journal returns;
+//! `profile`: an agent's recovery profile (`agents probe`).
 
 mod machine;
 mod names;
+mod profile;
 mod records;
 mod states;
 
 pub use machine::*;
 pub use names::*;
+pub use profile::*;
 pub use records::*;
 pub use states::*;

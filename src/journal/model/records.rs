@@ -303,6 +303,9 @@ pub struct Agent {
     pub registered: Option<i64>,
     /// When the card was fetched.
     pub fetched_at: Option<DateTime<Utc>>,
+    /// The recovery profile `agents probe` last measured (`None`: never probed, or a stored
+    /// profile this binary cannot read).
+    pub profile: Option<super::AgentProfile>,
 }
 
 /// A fetched Agent Card, to store in `agents`.

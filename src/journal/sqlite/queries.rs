@@ -14,9 +14,10 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use crate::journal::model::{
-    Agent, AgentCard, AgentId, Artifact, Attempt, AttemptId, AttemptRow, AttemptState, Binding,
-    EffectState, Event, InspectFilter, Lease, NewReply, Reply, ReplyId, ReplyState, Resolution,
-    Step, StepId, StepName, StepSpec, Target, WorkflowState, WorkflowSummary,
+    Agent, AgentCard, AgentId, AgentProfile, Artifact, Attempt, AttemptId, AttemptRow,
+    AttemptState, Binding, EffectState, Event, InspectFilter, Lease, NewReply, Reply, ReplyId,
+    ReplyState, Resolution, Step, StepId, StepName, StepSpec, Target, WorkflowState,
+    WorkflowSummary,
 };
 use crate::journal::operator::AttemptResolution;
 
@@ -410,7 +411,7 @@ pub(in crate::journal) fn set_resolution(
 // ---------------------------------------------------------------------------------------------
 
 const AGENT_COLUMNS: &str = "id, card_url, interface_url, protocol_version, tenant, token_env, \
-     card_json, skills_json, accepts_context_id, registered, fetched_at";
+     card_json, skills_json, accepts_context_id, registered, fetched_at, profile_json";
 
 fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
     let skills_json: String = r.get(7)?;
@@ -427,6 +428,10 @@ fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
         accepts_context_id: r.get(8)?,
         registered: r.get(9)?,
         fetched_at: r.get::<_, Option<i64>>(10)?.map(time),
+        // A profile this binary cannot read is no profile: nothing is trusted from it.
+        profile: r
+            .get::<_, Option<String>>(11)?
+            .and_then(|json| serde_json::from_str(&json).ok()),
     })
 }
 
@@ -570,6 +575,25 @@ pub(in crate::journal) fn set_agent_limits(
         "UPDATE agents SET max_concurrency = ?2, max_rate = ?3, updated_at = ?4
          WHERE card_url = ?1",
         params![card_url, concurrency, rate, now],
+    )?;
+    Ok(())
+}
+
+/// Stores an agent's probed recovery profile, inserting a bare row (no card) if needed.
+pub(in crate::journal) fn store_profile(
+    conn: &Connection,
+    card_url: &str,
+    profile: &AgentProfile,
+    now: i64,
+) -> rusqlite::Result<()> {
+    let json = serde_json::to_string(profile)
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    conn.exec(
+        "INSERT INTO agents (card_url, profile_json, probed_at, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT (card_url) DO UPDATE SET profile_json = excluded.profile_json,
+             probed_at = excluded.probed_at, updated_at = excluded.updated_at",
+        params![card_url, json, profile.probed_at.timestamp_millis(), now],
     )?;
     Ok(())
 }
