@@ -216,9 +216,10 @@ pub enum A2aError {
         /// What is wrong.
         detail: String,
     },
-    /// The card has no `supportedInterfaces` entry for JSON-RPC with protocol version 1.x.
+    /// The card offers no interface we speak (A2A 1.x or 0.3 over JSON-RPC), or none that the
+    /// forced `--binding` / `--protocol` allow.
     #[error(
-        "the agent card at `{url}` offers no JSON-RPC interface for A2A 1.x ({})",
+        "the agent card at `{url}` offers no interface a2a-recover speaks ({})",
         one_line(found)
     )]
     NoJsonRpcInterface {
@@ -387,8 +388,8 @@ impl A2aError {
                 .to_owned(),
             Self::Decode {
                 method: CARD_FETCH, ..
-            } => "what that address serves is not an A2A v1.0 Agent Card; check that the URL \
-                points at an A2A v1.0 agent (its card is at /.well-known/agent-card.json)"
+            } => "what that address serves is not an A2A Agent Card; check that the URL \
+                points at an A2A agent (its card is at /.well-known/agent-card.json)"
                 .to_owned(),
             Self::Http { status, .. } => match status {
                 401 | 403 => "the agent refused the credentials; check the token in the \
@@ -430,20 +431,22 @@ impl A2aError {
                 _ => return None,
             },
             Self::Decode { .. } => "the agent answered with something that is not a valid \
-                A2A 1.0 JSON-RPC response; run again later, or check the agent"
+                A2A JSON-RPC response; run again later, or check the agent"
                 .to_owned(),
             Self::TooLarge { .. } => "raise --max-response-size if this agent's answers are \
                 legitimately that large"
                 .to_owned(),
-            Self::InvalidCard { .. } => "check that the URL points at an A2A v1.0 agent (its \
+            Self::InvalidCard { .. } => "check that the URL points at an A2A agent (its \
                 card is at /.well-known/agent-card.json)"
                 .to_owned(),
-            Self::NoJsonRpcInterface { legacy: true, .. } => "this looks like an A2A v0.3 card \
-                (top-level `url`); a2a-recover speaks A2A v1.0 over JSON-RPC only"
+            Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 and \
+                0.3 over JSON-RPC; this v0.3 card's `url` / `preferredTransport` / \
+                `additionalInterfaces` name none of them (or not the one --binding / \
+                --protocol asked for)"
                 .to_owned(),
-            Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A v1.0 over JSON-RPC \
-                only; the agent must list a `supportedInterfaces` entry with protocolBinding \
-                \"JSONRPC\" and protocolVersion \"1.0\""
+            Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A 1.0 and 0.3 over \
+                JSON-RPC; the card must list a `supportedInterfaces` entry with protocolBinding \
+                \"JSONRPC\" (or drop --binding / --protocol if they asked for another)"
                 .to_owned(),
         })
     }
