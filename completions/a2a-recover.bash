@@ -232,13 +232,21 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__add)
-            opts="-q -v -h --token-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --token-env --binding --protocol --trust-dedup --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --token-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --binding)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --protocol)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -544,7 +552,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__delegate)
-            opts="-q -v -h --agent --skill --token-env --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --agent --skill --token-env --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --binding --protocol --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -595,6 +603,18 @@ _a2a__recover() {
                     return 0
                     ;;
                 --command-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --binding)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --protocol)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --card-patience)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1140,7 +1160,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reconcile)
-            opts="-q -v -h --concurrency --follow-for --deadline --dry-run --clock-skew --command-timeout --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --concurrency --follow-for --deadline --dry-run --clock-skew --command-timeout --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1163,6 +1183,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --command-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --card-patience)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1306,7 +1330,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --protocol --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1357,6 +1381,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --protocol)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

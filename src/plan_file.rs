@@ -433,6 +433,7 @@ fn check_step(
         metadata,
         max_attempts,
         allow_cross_origin: false,
+        interface: crate::a2a::InterfaceChoice::default(),
         effect: declared.then(effect_json),
         compensate: compensate.as_ref().map(Compensation::to_json),
         verify: verify.as_ref().map(Verification::to_json),

@@ -111,7 +111,7 @@ fn a_v2_journal_opens_with_the_current_binary() {
 fn a_v3_journal_opens_with_the_current_binary() {
     let env = TestEnv::new();
     load_dump(&env, &fixture("v3.sql"));
-    // Migrations 0004 and 0005 run on open: the same steps are pending, and no attempt of an older
+    // Migrations 0004 to 0006 run on open: the same steps are pending, and no attempt of an older
     // binary has a send stamp (no in-flight horizon is known for it).
     assert_eq!(pending_steps(&env), ["hotel", "taxi", "boat"]);
     let conn = rusqlite::Connection::open(env.journal()).unwrap();
@@ -143,7 +143,9 @@ fn a_journal_from_a_newer_version_is_read_only() {
         include_str!("../src/journal/migrations/0003_pending_and_prune.sql"),
         include_str!("../src/journal/migrations/0004_artifact_chunks.sql")
     ) + "\n"
-        + include_str!("../src/journal/migrations/0005_send_horizon.sql");
+        + include_str!("../src/journal/migrations/0005_send_horizon.sql")
+        + "\n"
+        + include_str!("../src/journal/migrations/0006_attempt_binding.sql");
     let dump = dump.replace("PRAGMA user_version = 1;", "PRAGMA user_version = 99;");
     load_dump(&env, &dump);
     let before = snapshot(&env);

@@ -106,6 +106,12 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
         "DROP TABLE artifact_chunks;
          ALTER TABLE attempts DROP COLUMN send_started_at;
          ALTER TABLE attempts DROP COLUMN send_timeout_ms;
+         ALTER TABLE attempts DROP COLUMN binding;
+         ALTER TABLE attempts DROP COLUMN protocol_version;
+         ALTER TABLE agents DROP COLUMN binding;
+         ALTER TABLE agents DROP COLUMN trust_dedup;
+         ALTER TABLE steps DROP COLUMN force_binding;
+         ALTER TABLE steps DROP COLUMN force_protocol;
          DROP INDEX attempts_needing_human;
          DROP INDEX events_failed_for_good;
          CREATE INDEX events_by_workflow ON events (workflow_id, id);
@@ -168,7 +174,8 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
     );
     let journal = path.display().to_string();
     // An operator's first command after upgrading from schema 2 pays migrations 0003 (two
-    // partial indexes built, two indexes dropped), 0004 (a table) and 0005 (two columns):
+    // partial indexes built, two indexes dropped), 0004 (a table), 0005 (two columns) and 0006
+    // (six columns):
     // once, measured once.
     downgrade_to_v2(&path)?;
     let upgrade = run_child(

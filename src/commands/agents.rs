@@ -19,7 +19,8 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::a2a::{
-    A2aClient, AgentCardInfo, Credential, WELL_KNOWN_CARD_PATH, card_url_for, redact_url, types,
+    A2aClient, AgentCardInfo, Credential, InterfaceChoice, ProtocolVersion, WELL_KNOWN_CARD_PATH,
+    WireBinding, card_url_for, redact_url,
 };
 use crate::clock::rfc3339;
 use crate::context::Context;
@@ -45,6 +46,17 @@ pub enum AgentsCommand {
         /// The environment variable holding its bearer token (only the name is stored).
         #[arg(long, value_name = "VAR")]
         token_env: Option<String>,
+        /// Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card.
+        #[arg(long, value_name = "BINDING")]
+        binding: Option<WireBinding>,
+        /// Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card.
+        #[arg(long, value_name = "VERSION")]
+        protocol: Option<ProtocolVersion>,
+        /// Trusts the agent to de-duplicate by messageId: when its tasks cannot be searched
+        /// (A2A v0.3 has no tasks/list), a send whose outcome is unknown is resent with the
+        /// same messageId instead of waiting for a human.
+        #[arg(long)]
+        trust_dedup: bool,
     },
     /// Lists registered agents in the order they are tried.
     List,
@@ -58,7 +70,16 @@ pub enum AgentsCommand {
 /// Runs `agents`.
 pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> {
     match &args.command {
-        AgentsCommand::Add { url, token_env } => add(ctx, url, token_env.as_deref()).await,
+        AgentsCommand::Add {
+            url,
+            token_env,
+            binding,
+            protocol,
+            trust_dedup,
+        } => {
+            let choice = crate::commands::delegate::interface_choice(*binding, *protocol)?;
+            add(ctx, url, token_env.as_deref(), choice, *trust_dedup).await
+        }
         AgentsCommand::List => list(ctx),
         AgentsCommand::Remove { url } => remove(ctx, url),
     }
@@ -107,21 +128,17 @@ fn skill_ids(info: &AgentCardInfo) -> Result<Vec<String>, String> {
     Ok(ids)
 }
 
-/// Returns the protocol version of the card's first JSON-RPC interface for A2A 1.x (the one
-/// the client chose).
-fn protocol_version(card: &types::AgentCard) -> Option<String> {
-    card.supported_interfaces
-        .iter()
-        .find(|i| {
-            i.protocol_binding
-                .trim()
-                .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-                && i.protocol_version.trim().split('.').next() == Some("1")
-        })
-        .map(|i| i.protocol_version.trim().to_owned())
-}
-
-async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Result<u8> {
+#[expect(
+    clippy::too_many_lines,
+    reason = "validate, fetch, choose, store and report in the order that stores nothing on failure"
+)]
+async fn add(
+    ctx: &Context,
+    url: &str,
+    token_env: Option<&str>,
+    choice: InterfaceChoice,
+    trust_dedup: bool,
+) -> anyhow::Result<u8> {
     let card_url = card_url_arg(url)?;
     let given = match token_env {
         None => None,
@@ -159,15 +176,17 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
             shown(&card_url)
         ))
     };
+    let wire_failure = |e: crate::a2a::A2aError| {
+        let hint = e.hint();
+        let mut failure = CliError::failure(e.to_string());
+        failure.hint = hint;
+        not_stored(failure)
+    };
     let info = client
         .fetch_card(&card_url, credential.as_ref())
         .await
-        .map_err(|e| {
-            let hint = e.hint();
-            let mut failure = CliError::failure(e.to_string());
-            failure.hint = hint;
-            not_stored(failure)
-        })?;
+        .map_err(wire_failure)?;
+    let chosen = info.choose(choice).map_err(wire_failure)?;
     let skills = skill_ids(&info).map_err(|why| {
         not_stored(
             CliError::failure(format!(
@@ -186,13 +205,15 @@ async fn add(ctx: &Context, url: &str, token_env: Option<&str>) -> anyhow::Resul
         .register_agent(
             &AgentCard {
                 card_url: card_url.clone(),
-                interface_url: info.interface_url.clone(),
-                protocol_version: protocol_version(&info.card),
-                tenant: info.tenant.clone(),
+                interface_url: chosen.interface_url.clone(),
+                protocol_version: Some(chosen.binding.version().as_str().to_owned()),
+                binding: chosen.binding,
+                tenant: chosen.tenant.clone(),
                 card_json: info.raw.to_string(),
                 skills,
             },
             token_var.as_deref(),
+            trust_dedup,
         )
         .context("failed to store the agent card")?;
     let registered_at = journal.registered_at(&card_url)?;
@@ -386,7 +407,9 @@ fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
         "name": view.name,
         "interfaceUrl": agent.interface_url,
         "protocolVersion": agent.protocol_version,
+        "binding": agent.binding.map(|b| b.wire().card_name()),
         "tenant": agent.tenant,
+        "trustDedup": agent.trust_dedup,
         "skills": view.skills.iter().map(|s| json!({
             "id": s.id,
             "name": s.name,
@@ -423,6 +446,8 @@ mod tests {
     #[test]
     fn stored_cards_are_read_leniently() {
         let agent = |card: &str| Agent {
+            binding: None,
+            trust_dedup: false,
             id: journal::AgentId(1),
             card_url: "http://a.example/.well-known/agent-card.json".to_owned(),
             interface_url: None,

@@ -468,6 +468,8 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "updatedAt": rfc3339(a.updated_at),
         "interfaceUrl": a.interface_url,
         "tenant": a.tenant,
+        "binding": a.binding.map(|b| b.wire().card_name()),
+        "protocolVersion": a.binding.map(|b| b.version().as_str()),
         "tokenEnv": a.token_env,
         "remoteState": a.remote_state,
         "statusTimestamp": a.status_timestamp,

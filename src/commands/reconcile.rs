@@ -62,6 +62,10 @@ pub struct ReconcileArgs {
     /// Timeout for verification commands.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
+    /// How long an unreadable Agent Card is waited out (from the attempt's first card failure)
+    /// before the attempt needs a human.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    pub card_patience: Duration,
 }
 
 fn validate(args: &ReconcileArgs) -> Result<(), CliError> {
@@ -115,6 +119,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u
         deadline: args.deadline,
         dry_run: args.dry_run,
         clock_skew: args.clock_skew,
+        card_patience: args.card_patience,
         lease_ttl: ctx.send_lease_ttl,
         command_timeout: args.command_timeout,
     };

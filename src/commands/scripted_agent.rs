@@ -67,6 +67,10 @@ pub struct ScriptedAgentArgs {
     /// Seed for --fail-rate, so a run can be repeated.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The A2A protocol version served: `1.0`, or `0.3` (a v0.3 card, v0.3 method names and
+    /// payloads, no tasks/list).
+    #[arg(long, value_name = "VERSION", default_value = "1.0")]
+    pub protocol: crate::a2a::ProtocolVersion,
 }
 
 impl ScriptedAgentArgs {
@@ -103,6 +107,7 @@ impl ScriptedAgentArgs {
             tick: self.tick,
             no_streaming: self.no_streaming,
             seed: self.seed,
+            protocol_v03: self.protocol == crate::a2a::ProtocolVersion::V0_3,
         })
     }
 }

@@ -44,6 +44,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0005_send_horizon",
         sql: include_str!("migrations/0005_send_horizon.sql"),
     },
+    Migration {
+        version: 6,
+        name: "0006_attempt_binding",
+        sql: include_str!("migrations/0006_attempt_binding.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

@@ -40,8 +40,7 @@ use serde_json::{Value, json};
 
 use crate::a2a::TaskView;
 use crate::a2a::{
-    A2aClient, Credential, Endpoint, ProtocolBinding, WELL_KNOWN_CARD_PATH, origin_of, redact_url,
-    retry_read,
+    A2aClient, Credential, Endpoint, WELL_KNOWN_CARD_PATH, origin_of, redact_url, retry_read,
 };
 use crate::clock::Clock;
 use crate::crash::{self, Point};
@@ -330,7 +329,7 @@ fn endpoint_of(a: &Attempt, allow_cross_origin: bool) -> anyhow::Result<Endpoint
     Ok(Endpoint {
         url,
         tenant: a.tenant.clone(),
-        binding: ProtocolBinding::default(),
+        binding: a.binding.unwrap_or_default(),
         card_origin: origin_of(&card)?,
         credential,
         allow_cross_origin,
@@ -1222,6 +1221,7 @@ impl Pass<'_> {
                     metadata: None,
                     max_attempts: step.spec.max_attempts,
                     allow_cross_origin: false,
+                    interface: crate::a2a::InterfaceChoice::default(),
                     effect: None,
                     compensate: None,
                     verify: None,
@@ -1287,6 +1287,7 @@ impl Pass<'_> {
                         metadata: Some(metadata),
                         max_attempts: step.spec.max_attempts,
                         allow_cross_origin: cross,
+                        interface: step.spec.interface,
                         effect: None,
                         compensate: None,
                         verify: None,
@@ -1333,6 +1334,7 @@ impl Pass<'_> {
             credential,
             allow_cross_origin: plan.allow_cross_origin,
             reference_task_ids: plan.reference_task_ids.clone(),
+            interface: comp_step.spec.interface,
         };
         let sender = Sender {
             note: None,
@@ -1342,6 +1344,7 @@ impl Pass<'_> {
             clock_skew: self.opts.clock_skew,
             lease_ttl: self.io.send_lease_ttl,
             sweeps: None,
+            card_patience: crate::recovery::send::DEFAULT_CARD_PATIENCE,
         };
         let comp_full = comp_step.spec.name.to_string();
         let agent = agent_shown(a.agent_url.as_deref().unwrap_or("-"));
@@ -1676,6 +1679,7 @@ mod tests {
     #[test]
     fn the_effect_attempt_is_the_one_that_completed() {
         let a = |n: u32, state, effect| Attempt {
+            binding: None,
             id: crate::journal::AttemptId(i64::from(n)),
             step_id: crate::journal::StepId(1),
             number: n,

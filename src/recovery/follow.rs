@@ -64,9 +64,7 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::a2a::types;
-use crate::a2a::{
-    A2aClient, A2aError, Credential, Endpoint, ErrorClass, ProtocolBinding, full_jitter, origin_of,
-};
+use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, full_jitter, origin_of};
 use crate::a2a::{ArtifactUpdate, TaskView};
 use crate::crash::{self, Point};
 use crate::journal::{
@@ -216,7 +214,7 @@ pub fn endpoint_of(
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
-        binding: ProtocolBinding::default(),
+        binding: attempt.binding.unwrap_or_default(),
         card_origin: origin_of(card)?,
         credential,
         allow_cross_origin,
@@ -1341,6 +1339,7 @@ mod tests {
             .set_endpoint(
                 attempt.id,
                 &crate::journal::JournaledEndpoint {
+                    binding: crate::a2a::ProtocolBinding::JsonRpcV1,
                     interface_url: "http://127.0.0.1:9/".to_owned(),
                     tenant: None,
                 },

@@ -18,6 +18,9 @@
 //!   history lacks the task's first user message (truncated), or that cannot be read, makes the
 //!   search inconclusive unless our message is found elsewhere.
 //! - `ListTasks` unsupported (-32601 / -32004) or refused as invalid (-32602): inconclusive.
+//! - A binding without `ListTasks` at all (A2A v0.3): inconclusive before anything is asked,
+//!   unless the agent is trusted to de-duplicate by messageId (`agents add --trust-dedup`):
+//!   then the look answers absent and the same messageId is resent.
 //!
 //! - A second task holding our messageId is reported (`duplicate-task`), the first journaled.
 //! - Memory and bytes: a look keeps a [`Summary`] per candidate (and the whole task found),
@@ -691,6 +694,9 @@ pub async fn look_and_journal<T>(
     how: LookHow<'_>,
     found: impl FnOnce(TaskView) -> anyhow::Result<T>,
 ) -> anyhow::Result<Looked<T>> {
+    if !how.endpoint.binding.can_list_tasks() {
+        return unsearchable(journal, attempt, how.endpoint);
+    }
     let accepts = match &attempt.agent_url {
         Some(url) => journal.agent(url)?.and_then(|a| a.accepts_context_id),
         None => None,
@@ -742,6 +748,38 @@ pub async fn look_and_journal<T>(
             Looked::Failed(error)
         }
     })
+}
+
+/// The look on an agent whose binding has no `ListTasks` (A2A v0.3): nothing can be searched.
+/// An agent the operator trusts to de-duplicate by messageId (`agents add --trust-dedup`) is
+/// resent the same messageId (the look answers absent, and says why in a `trusted-dedup`
+/// event); any other attempt is `UNCERTAIN`, never resent blind.
+fn unsearchable<T>(
+    journal: &Journal,
+    attempt: &Attempt,
+    endpoint: &Endpoint,
+) -> anyhow::Result<Looked<T>> {
+    let b = endpoint.binding;
+    let trusted = match &attempt.agent_url {
+        Some(url) => journal.agent(url)?.is_some_and(|a| a.trust_dedup),
+        None => false,
+    };
+    if trusted {
+        let detail = serde_json::json!({
+            "reason": "the agent cannot be searched (no ListTasks) and is trusted to \
+                       de-duplicate by messageId: resending the same messageId",
+        });
+        journal.note_event(attempt.id, "trusted-dedup", &detail)?;
+        return Ok(Looked::Absent);
+    }
+    let reason = format!(
+        "the agent speaks A2A {} over {}, which has no ListTasks: whether the send created a \
+         task cannot be looked up, so nothing is resent",
+        b.version().as_str(),
+        b.wire().card_name()
+    );
+    journal.mark_uncertain(attempt.id, &reason)?;
+    Ok(Looked::Uncertain(journal.attempt(attempt.id)?, reason))
 }
 
 /// Reports other remote tasks holding our messageId: a `duplicate-task` event naming every
@@ -894,6 +932,7 @@ mod tests {
     fn the_look_follows_the_agents_answer_about_context_ids() {
         let now = crate::clock::system_now();
         let attempt = Attempt {
+            binding: None,
             id: crate::journal::model::AttemptId(1),
             step_id: crate::journal::model::StepId(1),
             number: 1,

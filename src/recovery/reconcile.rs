@@ -81,6 +81,8 @@ pub struct PassConfig {
     pub lease_ttl: Duration,
     /// Timeout of effect verification commands (`--command-timeout`).
     pub command_timeout: Duration,
+    /// How long an unreadable Agent Card is waited out before an attempt needs a human.
+    pub card_patience: Duration,
 }
 
 /// One thing a pass did (or, in a dry run, would do) about one attempt: an `action` record.
@@ -246,6 +248,7 @@ impl<'a> Pass<'a> {
             clock_skew: self.cfg.clock_skew,
             lease_ttl: self.cfg.lease_ttl,
             sweeps: None,
+            card_patience: self.cfg.card_patience,
         }
     }
 
@@ -673,6 +676,7 @@ impl<'a> Pass<'a> {
             credential,
             allow_cross_origin: spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
+            interface: spec.interface,
         })
     }
 
@@ -893,6 +897,7 @@ impl<'a> Pass<'a> {
         let same = |card: &str, ep: &Endpoint| {
             a.agent_url.as_deref() == Some(card)
                 && ep.tenant == a.tenant
+                && ep.binding == a.binding.unwrap_or_default()
                 && ep.allow_cross_origin == row.allow_cross_origin
                 && ep.credential.as_ref().map(Credential::env_var) == a.token_env.as_deref()
         };
@@ -912,6 +917,7 @@ impl<'a> Pass<'a> {
             credential,
             allow_cross_origin: row.allow_cross_origin,
             reference_task_ids: Vec::new(),
+            interface: crate::a2a::InterfaceChoice::default(),
         };
         let endpoint = Rc::new(send::endpoint_of(a, &out)?);
         if let (Some(url), Some(card)) = (&a.interface_url, &a.agent_url) {

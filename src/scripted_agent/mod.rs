@@ -99,6 +99,11 @@ pub struct AgentConfig {
     pub no_streaming: bool,
     /// Seed of the generator behind `fail_rate`.
     pub seed: u64,
+    /// Serves A2A v0.3 instead of v1.0: a v0.3 card (top-level `url`, `preferredTransport`,
+    /// `protocolVersion: "0.3.0"`), the v0.3 method names (`message/send`, `message/stream`,
+    /// `tasks/get`, `tasks/cancel`, `tasks/resubscribe`; no `tasks/list`, v1.0 names answer
+    /// -32601), no `A2A-Version` check, and v0.3 payloads (`kind`, lowercase states, `final`).
+    pub protocol_v03: bool,
 }
 
 impl Default for AgentConfig {
@@ -119,6 +124,7 @@ impl Default for AgentConfig {
             tick: Duration::from_millis(100),
             no_streaming: false,
             seed: 0,
+            protocol_v03: false,
         }
     }
 }
@@ -496,6 +502,21 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
             })
         })
         .collect();
+    if cfg.protocol_v03 {
+        let card = json!({
+            "name": cfg.name,
+            "description": "A scripted A2A v0.3 agent for drills, demos and tests (a2a-recover).",
+            "protocolVersion": "0.3.0",
+            "url": base_url,
+            "preferredTransport": "JSONRPC",
+            "version": env!("CARGO_PKG_VERSION"),
+            "capabilities": {"streaming": !cfg.no_streaming},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": skills,
+        });
+        return Bytes::from(card.to_string());
+    }
     let card = json!({
         "name": cfg.name,
         "description": "A scripted A2A v1.0 agent for drills, demos and tests (a2a-recover).",

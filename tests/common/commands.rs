@@ -105,11 +105,13 @@ pub fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &st
                     card_url: card_url_for(&url).unwrap(),
                     interface_url: url.clone(),
                     protocol_version: Some("1.0".into()),
+                    binding: a2a_recover::a2a::ProtocolBinding::JsonRpcV1,
                     tenant: None,
                     card_json: "{}".into(),
                     skills: vec![skill.to_owned()],
                 },
                 None,
+                false,
             )
             .unwrap();
     }

@@ -196,6 +196,7 @@ impl<'s, 'a> Batch<'s, 'a> {
             };
             match endpoint {
                 Some(endpoint) => {
+                    self.sender.say_unsearchable(attempt, &endpoint);
                     slots.push(Some(claims.len()));
                     claims.push((attempt.id, Some(endpoint)));
                 }
