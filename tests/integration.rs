@@ -31,6 +31,7 @@ mod signals;
 mod snapshots;
 mod soak;
 mod terminal;
+mod v03;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
