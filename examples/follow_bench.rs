@@ -272,7 +272,12 @@ async fn rate(events: usize, work: bool) -> Result<(), BoxError> {
         Source::Send,
     )?;
     let attempt = j.attempt(attempt.id)?;
-    let target = FollowTarget::new(&StepName::parse("rate/s0")?, &attempt, false)?;
+    let target = FollowTarget::new(
+        &StepName::parse("rate/s0")?,
+        &attempt,
+        false,
+        ProtocolBinding::default(),
+    )?;
     let before = j.event_count()?;
     let started = Instant::now();
     let outcome = follow_attempt(
@@ -407,6 +412,7 @@ async fn many(n: usize) -> Result<(), BoxError> {
             &StepName::parse(&format!("many/s{i}"))?,
             &a,
             false,
+            ProtocolBinding::default(),
         )?);
     }
     out(&format!(

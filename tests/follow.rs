@@ -661,7 +661,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
             .unwrap();
             let a = j.attempt(a.id).unwrap();
             let name = StepName::parse(&format!("many/s{i}")).unwrap();
-            targets.push(FollowTarget::new(&name, &a, false).unwrap());
+            targets.push(FollowTarget::new(&name, &a, false, ProtocolBinding::default()).unwrap());
         }
         let task_ids: Vec<String> = targets.iter().map(|t| t.task_id.clone()).collect();
         // Once every follow has its first snapshot, the agent completes every task.

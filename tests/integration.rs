@@ -2,6 +2,7 @@
 //! fails when a file under tests/ is not.
 
 mod agents;
+mod bends;
 mod broken_journal;
 mod cli;
 mod common;
@@ -16,9 +17,12 @@ mod follow_wiring;
 mod generated;
 mod holes;
 mod hostile;
+mod http_json;
 mod inspect;
 mod interop;
+mod interop03;
 mod interop_recovery;
+mod interop_v03;
 mod journal;
 mod plan;
 mod prune;

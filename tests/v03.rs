@@ -177,10 +177,11 @@ fn an_agent_trusted_to_deduplicate_is_resent_the_same_message_id() {
 fn a_cut_v03_stream_is_resubscribed_and_its_artifact_stored_once() {
     let env = TestEnv::new();
     let a = agent(AgentConfig {
-        drop_stream_after: Some(2),
+        drop_stream_after: Some(3),
+        tick: Duration::from_millis(100),
         ..v03()
     });
-    assert_eq!(code(&delegate(&env, "w/s", &a.url(), "work:6", &[])), 0);
+    assert_eq!(code(&delegate(&env, "w/s", &a.url(), "work:20", &[])), 0);
     let out = env.run(["follow", "w/s"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let row = the_attempt(&env, "w/s");
@@ -214,13 +215,14 @@ fn each_attempt_journals_its_own_binding() {
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert_eq!(the_attempt(&env, "w/forced")["state"], "REFUSED");
     assert!(stderr(&out).contains("--protocol 0.3"), "{}", stderr(&out));
-    // A binding no variant speaks yet is a usage error before anything is journaled.
+    // A pair no binding speaks (v0.3 over HTTP+JSON, for now) is a usage error before
+    // anything is journaled.
     let out = delegate(
         &env,
         "w/rest",
         &new.url(),
         "echo",
-        &["--binding", "http-json"],
+        &["--binding", "http-json", "--protocol", "0.3"],
     );
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("http-json"), "{}", stderr(&out));

@@ -181,7 +181,12 @@ async fn followed_rate(cfg: &Cfg, url: &str, events: usize) -> anyhow::Result<f6
         Source::Send,
     )?;
     let attempt = j.attempt(attempt.id)?;
-    let target = FollowTarget::new(&StepName::parse("rate/s0")?, &attempt, false)?;
+    let target = FollowTarget::new(
+        &StepName::parse("rate/s0")?,
+        &attempt,
+        false,
+        ProtocolBinding::default(),
+    )?;
     let client = client()?;
     let started = Instant::now();
     let outcome = follow_attempt(
@@ -304,7 +309,12 @@ pub(crate) fn child_follow_many(n: usize, url: &str) -> anyhow::Result<String> {
         let mut targets = Vec::with_capacity(n);
         for rec in j.workflow_steps("many")? {
             let a = rec.latest().context("a step without attempt")?.clone();
-            targets.push(FollowTarget::new(&rec.step.spec.name, &a, false)?);
+            targets.push(FollowTarget::new(
+                &rec.step.spec.name,
+                &a,
+                false,
+                ProtocolBinding::default(),
+            )?);
         }
         let rss_before_kib = self_status("VmRSS:");
         let client = client()?;

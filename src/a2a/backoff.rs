@@ -122,6 +122,8 @@ mod tests {
             retry_after,
             snippet: String::new(),
             rpc: None,
+            reason: None,
+            unattributed: false,
         }
     }
 
@@ -133,6 +135,8 @@ mod tests {
             retry_after: None,
             snippet: String::new(),
             rpc: None,
+            reason: None,
+            unattributed: false,
         }
     }
 

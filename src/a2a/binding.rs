@@ -3,7 +3,7 @@
 //!
 //! A binding is sans-I/O: it builds a [`WireRequest`] and decodes bytes; the transport, size
 //! caps, credentials, card cache and retries are shared and know no binding. [`ProtocolBinding`] is an
-//! enum of siblings, each a file (`jsonrpc.rs`, `jsonrpc03.rs`), not a trait: the set is closed and
+//! enum of siblings, each a file (`jsonrpc.rs`, `httpjson.rs`, `jsonrpc03.rs`), not a trait: the set is closed and
 //! small, the value is `Copy` and can be journaled with an attempt, a `match` dispatches with
 //! no boxed futures (a2a's async I/O stays outside the binding), and a new variant is a compile
 //! error at every place that must learn it. Each variant turns its answers into v1.0 JSON before
@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::{A2aError, DecodeKind};
+use super::httpjson;
 use super::jsonrpc;
 use super::jsonrpc03;
 use super::normalize;
@@ -30,6 +31,8 @@ pub enum ProtocolBinding {
     /// A2A v1.0 over JSON-RPC 2.0.
     #[default]
     JsonRpcV1,
+    /// A2A v1.0 over HTTP+JSON (REST).
+    HttpJsonV1,
     /// A2A v0.3 over JSON-RPC 2.0 (`message/send`, …; no `tasks/list`).
     JsonRpcV03,
 }
@@ -236,21 +239,56 @@ impl ProtocolBinding {
         )
     }
 
+    /// Returns the binding of a journaled card's interface at `interface_url` (as resolved
+    /// against `card_url`), the most preferred one we speak if several share that URL; `None`
+    /// when the card does not parse or offers no interface we speak there.
+    pub fn of_card_interface(card_url: &str, card_json: &str, interface_url: &str) -> Option<Self> {
+        let mut card: Value = serde_json::from_str(card_json).ok()?;
+        normalize::agent_card(&mut card);
+        let card: types::AgentCard = serde_json::from_value(card).ok()?;
+        let base = Url::parse(card_url).ok()?;
+        card.supported_interfaces
+            .iter()
+            .filter(|i| {
+                base.join(i.url.trim())
+                    .is_ok_and(|u| u.as_str() == interface_url)
+            })
+            .filter_map(|i| {
+                let version = if i.protocol_version.trim().is_empty() {
+                    "1.0"
+                } else {
+                    i.protocol_version.as_str()
+                };
+                Self::of_interface(&i.protocol_binding, version)
+            })
+            .min_by_key(|b| b.preference())
+    }
+
+    /// Returns the rank of the binding when a card offers several (lower is preferred): its
+    /// place in [`ProtocolBinding::ALL`].
+    pub(crate) fn preference(self) -> usize {
+        Self::ALL
+            .iter()
+            .position(|b| *b == self)
+            .unwrap_or(usize::MAX)
+    }
+
     /// Every binding we speak, in order of preference when a card offers several: v1.0
-    /// first, then JSON-RPC.
-    pub const ALL: &'static [Self] = &[Self::JsonRpcV1, Self::JsonRpcV03];
+    /// first, then JSON-RPC (v1.0 JSON-RPC, v1.0 HTTP+JSON, v0.3 JSON-RPC).
+    pub const ALL: &'static [Self] = &[Self::JsonRpcV1, Self::HttpJsonV1, Self::JsonRpcV03];
 
     /// Returns its wire binding.
     pub const fn wire(self) -> WireBinding {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => WireBinding::JsonRpc,
+            Self::HttpJsonV1 => WireBinding::HttpJson,
         }
     }
 
     /// Returns its protocol version.
     pub const fn version(self) -> ProtocolVersion {
         match self {
-            Self::JsonRpcV1 => ProtocolVersion::V1_0,
+            Self::JsonRpcV1 | Self::HttpJsonV1 => ProtocolVersion::V1_0,
             Self::JsonRpcV03 => ProtocolVersion::V0_3,
         }
     }
@@ -279,7 +317,7 @@ impl ProtocolBinding {
     /// agent only when it does (v0.3 has no `tasks/list`).
     pub fn can_list_tasks(self) -> bool {
         match self {
-            Self::JsonRpcV1 => true,
+            Self::JsonRpcV1 | Self::HttpJsonV1 => true,
             Self::JsonRpcV03 => false,
         }
     }
@@ -288,6 +326,7 @@ impl ProtocolBinding {
     pub(crate) fn method(self, call: &Call<'_>) -> &'static str {
         match self {
             Self::JsonRpcV1 => jsonrpc::method(call),
+            Self::HttpJsonV1 => httpjson::method(call),
             Self::JsonRpcV03 => jsonrpc03::method(call),
         }
     }
@@ -301,7 +340,22 @@ impl ProtocolBinding {
     ) -> Result<WireRequest, A2aError> {
         match self {
             Self::JsonRpcV1 => jsonrpc::request(call, url, tenant),
+            Self::HttpJsonV1 => httpjson::request(call, url, tenant),
             Self::JsonRpcV03 => jsonrpc03::request(call, url),
+        }
+    }
+
+    /// Describes the request to send once more when the first was answered 405 (HTTP+JSON
+    /// `SubscribeToTask`: `GET` after `POST`); `None` when there is no such second try.
+    pub(crate) fn fallback(
+        self,
+        call: &Call<'_>,
+        url: &Url,
+        tenant: Option<&str>,
+    ) -> Result<Option<WireRequest>, A2aError> {
+        match self {
+            Self::JsonRpcV1 | Self::JsonRpcV03 => Ok(None),
+            Self::HttpJsonV1 => httpjson::fallback(call, url, tenant),
         }
     }
 
@@ -314,6 +368,7 @@ impl ProtocolBinding {
     ) -> Result<Value, A2aError> {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => jsonrpc::result(op, echo, body),
+            Self::HttpJsonV1 => httpjson::result(op, body),
         }
     }
 
@@ -327,6 +382,7 @@ impl ProtocolBinding {
     ) -> A2aError {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => jsonrpc::http_error(op, status, headers, body),
+            Self::HttpJsonV1 => httpjson::http_error(op, status, headers, body),
         }
     }
 
@@ -339,6 +395,7 @@ impl ProtocolBinding {
     ) -> Result<Raw<types::StreamResponse>, A2aError> {
         match self {
             Self::JsonRpcV1 => jsonrpc::stream_item(op, echo, event),
+            Self::HttpJsonV1 => httpjson::stream_item(op, event),
             Self::JsonRpcV03 => jsonrpc03::stream_item(op, echo, event),
         }
     }
@@ -350,7 +407,9 @@ impl ProtocolBinding {
         result: Value,
     ) -> Result<Raw<types::SendMessageResponse>, A2aError> {
         match self {
-            Self::JsonRpcV1 => typed(op, result, normalize::send_message_response),
+            Self::JsonRpcV1 | Self::HttpJsonV1 => {
+                typed(op, result, normalize::send_message_response)
+            }
             Self::JsonRpcV03 => jsonrpc03::send_message_response(op, result),
         }
     }
@@ -358,7 +417,7 @@ impl ProtocolBinding {
     /// Reads a `GetTask` or `CancelTask` result.
     pub(crate) fn task(self, op: &Op, result: Value) -> Result<Raw<types::Task>, A2aError> {
         match self {
-            Self::JsonRpcV1 => typed(op, result, normalize::task),
+            Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::task),
             Self::JsonRpcV03 => jsonrpc03::task(op, result),
         }
     }
@@ -366,7 +425,7 @@ impl ProtocolBinding {
     /// Reads a `ListTasks` result.
     pub(crate) fn list_page(self, op: &Op, result: Value) -> Result<ListTasksPage, A2aError> {
         match self {
-            Self::JsonRpcV1 => v1_list_page(op, result),
+            Self::JsonRpcV1 | Self::HttpJsonV1 => v1_list_page(op, result),
             Self::JsonRpcV03 => Err(op.decode(
                 DecodeKind::WrongShape,
                 "an A2A v0.3 agent has no tasks/list",
@@ -381,7 +440,7 @@ impl ProtocolBinding {
         result: Value,
     ) -> Result<Raw<types::StreamResponse>, A2aError> {
         match self {
-            Self::JsonRpcV1 => typed(op, result, normalize::stream_response),
+            Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::stream_response),
             Self::JsonRpcV03 => jsonrpc03::stream_response(op, result),
         }
     }
@@ -419,8 +478,10 @@ pub(crate) fn typed<T: DeserializeOwned>(
 ) -> Result<Raw<T>, A2aError> {
     let mut value = raw.clone();
     norm(&mut value);
-    let value = serde_json::from_value(value)
-        .map_err(|e| op.decode(DecodeKind::WrongShape, e.to_string()))?;
+    if normalize::take_naive_seen() {
+        normalize::note_naive_timestamps(&op.url);
+    }
+    let value = normalize::typed_value(value).map_err(|e| op.decode(DecodeKind::WrongShape, e))?;
     Ok(Raw { value, raw })
 }
 

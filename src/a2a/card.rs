@@ -249,8 +249,7 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     }
     let mut value = raw.clone();
     normalize::agent_card(&mut value);
-    let card: types::AgentCard =
-        serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
+    let card: types::AgentCard = normalize::typed_value(value).map_err(invalid)?;
     let base = Url::parse(card_url).map_err(|e| invalid(e.to_string()))?;
     let interfaces = interfaces_of(&card, &raw);
     let chosen = choose(
@@ -335,6 +334,26 @@ mod tests {
         assert_eq!(info.interface_url, "http://a.example/v11");
         assert_eq!(info.tenant.as_deref(), Some("t1"));
         assert_eq!(info.origin, "http://a.example");
+    }
+
+    #[test]
+    fn http_json_is_chosen_only_when_no_jsonrpc_v1_interface_exists() {
+        let raw = card(&json!([
+            {"url": "http://a.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "http://a.example/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0", "tenant": "t2"},
+            {"url": "http://a.example/rest2", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
+        ]));
+        let info = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.interface_url, "http://a.example/rest");
+        assert_eq!(info.binding, ProtocolBinding::HttpJsonV1);
+        assert_eq!(info.tenant.as_deref(), Some("t2"));
+        let raw = card(&json!([
+            {"url": "http://a.example/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ]));
+        let info = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.interface_url, "http://a.example/rpc");
+        assert_eq!(info.binding, ProtocolBinding::JsonRpcV1);
     }
 
     #[test]

@@ -10,6 +10,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use reqwest::StatusCode;
+
 use super::binding::{Call, ListTasksPage, ProtocolBinding, Raw};
 use super::card::{AgentCardInfo, card_url_for, parse_card};
 use super::credentials::{Credential, credential_for, parse_http_url};
@@ -25,7 +27,7 @@ pub struct Endpoint {
     pub url: String,
     /// The interface's tenant, put into every request.
     pub tenant: Option<String>,
-    /// The binding the interface speaks (today's, v1.0 JSON-RPC, by default).
+    /// The binding the interface speaks (v1.0 JSON-RPC by default).
     pub binding: ProtocolBinding,
     /// The origin of the card URL; the credential goes only there.
     pub card_origin: String,
@@ -258,11 +260,23 @@ impl A2aClient {
         Ok((p.binding, p.op, result))
     }
 
-    /// Opens a stream: SSE, or a plain JSON answer (usually an error) in its place.
+    /// Opens a stream: SSE, or a plain JSON answer (usually an error) in its place. A 405 is
+    /// asked once more the way the binding names (HTTP+JSON `SubscribeToTask`: `GET`).
     async fn stream(&self, ep: &Endpoint, call: &Call<'_>) -> Result<EventStream, A2aError> {
         let p = self.prepare(ep, call)?;
         let transport = &self.inner.transport;
-        match transport.open(p.req, &p.op).await? {
+        let mut answer = transport.open(p.req, &p.op).await?;
+        if let Err((StatusCode::METHOD_NOT_ALLOWED, _, _)) = &answer {
+            let target = transport.target(&ep.url)?;
+            if let Some(wire) = p
+                .binding
+                .fallback(call, &target.url, ep.tenant.as_deref())?
+            {
+                let req = transport.request(wire, ep.credential_for(&target), &p.op);
+                answer = transport.open(req, &p.op).await?;
+            }
+        }
+        match answer {
             Ok(resp) => EventStream::open(transport, p.binding, p.op, p.echo, resp).await,
             Err((status, headers, body)) => {
                 Err(p.binding.http_error(&p.op, status, &headers, &body))

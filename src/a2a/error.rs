@@ -144,8 +144,14 @@ pub enum A2aError {
         retry_after: Option<Duration>,
         /// The start of the body, inert and on one line.
         snippet: String,
-        /// A JSON-RPC error found in the body, if any.
+        /// A JSON-RPC error found in the body, if any (over HTTP+JSON: the error its
+        /// `ErrorInfo` reason stands for, with the JSON-RPC code of that reason).
         rpc: Option<Box<RpcError>>,
+        /// The `google.rpc.ErrorInfo` reason of an HTTP+JSON error body (`TASK_NOT_FOUND`, …).
+        reason: Option<String>,
+        /// An HTTP+JSON 404 whose body names no A2A reason: a proxy's or a router's answer, not
+        /// the agent's word that the task is gone (never proof of absence; retried as transient).
+        unattributed: bool,
     },
     /// A JSON-RPC error answer.
     #[error(
@@ -216,8 +222,8 @@ pub enum A2aError {
         /// What is wrong.
         detail: String,
     },
-    /// The card offers no interface we speak (A2A 1.x or 0.3 over JSON-RPC), or none that the
-    /// forced `--binding` / `--protocol` allow.
+    /// The card offers no interface we speak (A2A 1.x over JSON-RPC or HTTP+JSON, 0.3 over
+    /// JSON-RPC), or none that the forced `--binding` / `--protocol` allow.
     #[error(
         "the agent card at `{url}` offers no interface a2a-recover speaks ({})",
         one_line(found)
@@ -240,15 +246,20 @@ impl A2aError {
             | Self::Credential { .. }
             | Self::Client { .. }
             | Self::Connect { .. } => ErrorClass::NotSent,
-            Self::Http { status, .. } => match status {
-                400 | 401 | 403 | 404 | 405 => ErrorClass::Refused,
+            Self::Http {
+                status,
+                rpc,
+                unattributed,
+                ..
+            } => match (status, rpc) {
+                _ if *unattributed => ErrorClass::Ambiguous,
+                // A structured error in a 4xx body decides (HTTP+JSON carries every A2A error
+                // so).
+                (400..=428 | 430..=499, Some(error)) => rpc_class(error.code),
+                (400 | 401 | 403 | 404 | 405, _) => ErrorClass::Refused,
                 _ => ErrorClass::Ambiguous,
             },
-            Self::Rpc { error, .. } => match error.code {
-                -32600 | -32601 | -32602 | -32005 | -32009 => ErrorClass::Refused,
-                -32603 => ErrorClass::Ambiguous,
-                _ => ErrorClass::Remote,
-            },
+            Self::Rpc { error, .. } => rpc_class(error.code),
             Self::Timeout { .. }
             | Self::Transport { .. }
             | Self::Decode { .. }
@@ -269,7 +280,11 @@ impl A2aError {
             | Self::StreamIdle { .. }
             | Self::StreamTruncated { .. } => true,
             Self::Transport { transient, .. } => *transient,
-            Self::Http { status, .. } => matches!(status, 429 | 502 | 503 | 504),
+            Self::Http {
+                status,
+                unattributed,
+                ..
+            } => *unattributed || matches!(status, 429 | 502 | 503 | 504),
             _ => false,
         }
     }
@@ -360,6 +375,15 @@ impl A2aError {
 
     /// Returns what the operator can do about it.
     pub fn hint(&self) -> Option<String> {
+        if let Self::Http {
+            status: 400..=428 | 430..=499,
+            rpc: Some(error),
+            ..
+        } = self
+            && let Some(hint) = self.rpc_hint(error)
+        {
+            return Some(hint);
+        }
         Some(match self {
             Self::InvalidUrl { .. } => "give an http:// or https:// URL without user:password@; \
                 pass credentials through --token-env VAR instead"
@@ -391,6 +415,12 @@ impl A2aError {
             } => "what that address serves is not an A2A Agent Card; check that the URL \
                 points at an A2A agent (its card is at /.well-known/agent-card.json)"
                 .to_owned(),
+            Self::Http {
+                unattributed: true, ..
+            } => "a 404 whose body names no A2A error comes from a proxy or a router in front \
+                of the agent, not from the agent: the task is not taken as gone; check the \
+                interface URL and any proxy in front of it, then run again later"
+                .to_owned(),
             Self::Http { status, .. } => match status {
                 401 | 403 => "the agent refused the credentials; check the token in the \
                     variable named by --token-env (sent only to the card's origin unless \
@@ -412,24 +442,7 @@ impl A2aError {
                 _ => "the agent answered with an unexpected HTTP status; check its URL and logs"
                     .to_owned(),
             },
-            Self::Rpc { error, .. } => match error.code {
-                -32009 => "the agent does not accept A2A version 1.0 (JSON-RPC -32009); \
-                    check which protocol versions its card declares"
-                    .to_owned(),
-                -32601 => "the agent does not implement this method; it may only speak A2A \
-                    v0.3"
-                    .to_owned(),
-                -32602 if self.is_context_id_refusal() => "the agent refuses client-chosen \
-                    context ids; a2a-recover resends without one"
-                    .to_owned(),
-                -32600 | -32602 | -32005 => "the agent refused the request as invalid; \
-                    nothing was created"
-                    .to_owned(),
-                -32603 => "the agent failed internally; the request may have been processed, \
-                    so recovery looks before it resends"
-                    .to_owned(),
-                _ => return None,
-            },
+            Self::Rpc { error, .. } => return self.rpc_hint(error),
             Self::Decode { .. } => "the agent answered with something that is not a valid \
                 A2A JSON-RPC response; run again later, or check the agent"
                 .to_owned(),
@@ -439,27 +452,66 @@ impl A2aError {
             Self::InvalidCard { .. } => "check that the URL points at an A2A agent (its \
                 card is at /.well-known/agent-card.json)"
                 .to_owned(),
-            Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 and \
-                0.3 over JSON-RPC; this v0.3 card's `url` / `preferredTransport` / \
-                `additionalInterfaces` name none of them (or not the one --binding / \
-                --protocol asked for)"
+            Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 over \
+                JSON-RPC or HTTP+JSON, and 0.3 over JSON-RPC; this v0.3 card's `url` / \
+                `preferredTransport` / `additionalInterfaces` name none of them (or not the one \
+                --binding / --protocol asked for)"
                 .to_owned(),
-            Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A 1.0 and 0.3 over \
-                JSON-RPC; the card must list a `supportedInterfaces` entry with protocolBinding \
-                \"JSONRPC\" (or drop --binding / --protocol if they asked for another)"
+            Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A 1.0 over JSON-RPC or \
+                HTTP+JSON, and 0.3 over JSON-RPC; the card must list a `supportedInterfaces` \
+                entry with protocolBinding \"JSONRPC\" or \"HTTP+JSON\" (or drop --binding / \
+                --protocol if they asked for another)"
                 .to_owned(),
+        })
+    }
+
+    /// Returns what the operator can do about an A2A error (a JSON-RPC error, or the error an
+    /// HTTP+JSON body's reason stands for).
+    fn rpc_hint(&self, error: &RpcError) -> Option<String> {
+        Some(match error.code {
+            -32009 => "the agent does not accept A2A version 1.0 (JSON-RPC -32009); \
+                check which protocol versions its card declares"
+                .to_owned(),
+            -32601 => "the agent does not implement this method; it may only speak A2A \
+                v0.3"
+                .to_owned(),
+            -32602 if self.is_context_id_refusal() => "the agent refuses client-chosen \
+                context ids; a2a-recover resends without one"
+                .to_owned(),
+            -32600 | -32602 | -32005 => "the agent refused the request as invalid; \
+                nothing was created"
+                .to_owned(),
+            -32603 => "the agent failed internally; the request may have been processed, \
+                so recovery looks before it resends"
+                .to_owned(),
+            _ => return None,
         })
     }
 
     /// Returns one inert line without secrets, for the journal's error column and events.
     pub fn summary(&self) -> String {
         let mut s = one_line(&self.to_string());
-        if let Some(code) = self.rpc_code()
+        if let Self::Http {
+            reason: Some(reason),
+            ..
+        } = self
+        {
+            let _ = write!(s, " ({})", one_line(reason));
+        } else if let Some(code) = self.rpc_code()
             && !matches!(self, Self::Rpc { .. })
         {
             let _ = write!(s, " (JSON-RPC {code})");
         }
         truncate_chars(&s, 400)
+    }
+}
+
+/// Returns the class of an A2A error code (JSON-RPC, or an HTTP+JSON reason's code).
+fn rpc_class(code: i64) -> ErrorClass {
+    match code {
+        -32600 | -32601 | -32602 | -32005 | -32009 => ErrorClass::Refused,
+        -32603 => ErrorClass::Ambiguous,
+        _ => ErrorClass::Remote,
     }
 }
 

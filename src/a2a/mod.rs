@@ -1,5 +1,5 @@
 //! The A2A client ("the wire"): one [`A2aClient`] over a [`ProtocolBinding`] seam; cards,
-//! calls, streams, errors. Today's one binding is v1.0 JSON-RPC.
+//! calls, streams, errors. The bindings are v1.0 JSON-RPC and v1.0 HTTP+JSON.
 //!
 //! A thin reqwest + SSE layer of our own over the `a2a-lf` types (re-exported as
 //! [`types`]), not `a2a-client-lf`: recovery needs the HTTP status and `Retry-After`,
@@ -10,7 +10,8 @@
 //! - `client`: [`A2aClient`], one per process, and the [`Endpoint`] it calls.
 //! - `binding`: [`ProtocolBinding`], the seam: each binding (a sibling file) builds requests
 //!   and reads answers into [`Raw`] v1.0 types; `jsonrpc`: the v1.0 JSON-RPC binding;
-//!   `jsonrpc03`: the v0.3 JSON-RPC binding; `v03`: v0.3 payloads ⇄ v1.0, for any binding.
+//!   `httpjson`: the v1.0 HTTP+JSON binding; `jsonrpc03`: the v0.3 JSON-RPC binding; `v03`:
+//!   v0.3 payloads ⇄ v1.0, for any binding.
 //! - `transport`: reqwest, timeouts, redirects, body caps, the error snippet ([`ClientConfig`]).
 //! - `stream`: [`EventStream`], SSE over the transport; `sse`: the pure SSE decoder.
 //! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction.
@@ -31,6 +32,7 @@ mod client;
 mod credentials;
 /// Also the text helpers (`one_line`, `truncate_chars`, `fmt_duration`) recovery borrows.
 pub(crate) mod error;
+mod httpjson;
 mod jsonrpc;
 mod jsonrpc03;
 mod normalize;

@@ -25,6 +25,8 @@
 //! scheme wrapper (a v0.3 OpenAPI-style entry merged into the card) is dropped from the typed
 //! value instead of failing the whole card; the raw card keeps it.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value};
 
 use crate::sanitize::inert;
@@ -109,8 +111,165 @@ fn status(v: &mut Value) {
     }
     let Some(obj) = v.as_object_mut() else { return };
     enum_field(obj, "state", STATES, STATES, "TASK_STATE_UNSPECIFIED");
+    if let Some(Value::String(ts)) = obj.get_mut("timestamp")
+        && let Some(utc) = naive_as_utc(ts)
+    {
+        *ts = utc;
+        NAIVE_SEEN.set(true);
+    }
     if let Some(m) = obj.get_mut("message") {
         message(m);
+    }
+}
+
+thread_local! {
+    /// Set when the pass read an offset-less timestamp as UTC; [`take_naive_seen`] reads and
+    /// clears it right after the pass (same thread, no await in between).
+    static NAIVE_SEEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Returns whether the last normalization read an offset-less timestamp as UTC, and clears it.
+pub(crate) fn take_naive_seen() -> bool {
+    NAIVE_SEEN.replace(false)
+}
+
+/// Returns an offset-less ISO 8601 date-time (`2026-03-12T10:00:00.123456`, also with a space
+/// for the `T`) as the same instant in UTC (`…Z`); `None` for anything else, an RFC 3339 time
+/// included.
+pub(crate) fn naive_as_utc(ts: &str) -> Option<String> {
+    if chrono::DateTime::parse_from_rfc3339(ts).is_ok() {
+        return None;
+    }
+    let naive = chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%d %H:%M:%S%.f"))
+        .ok()?;
+    Some(format!("{}Z", naive.format("%Y-%m-%dT%H:%M:%S%.f")))
+}
+
+/// Agents whose offset-less timestamps were already noted (one warning per agent and process).
+static NAIVE_NOTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Warns, once per agent and process, that its offset-less timestamps are read as UTC.
+pub(crate) fn note_naive_timestamps(url: &str) {
+    let mut noted = NAIVE_NOTED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if noted.iter().any(|u| u == url) || noted.len() >= 1024 {
+        return;
+    }
+    noted.push(url.to_owned());
+    drop(noted);
+    tracing::warn!(
+        "the agent at `{url}` sends status timestamps without a UTC offset; \
+         a2a-recover reads them as UTC"
+    );
+}
+
+/// Types a normalized value; a failure names the field and what is wrong with it in our own
+/// words (never the parser's: "premature end of input" says nothing to an operator).
+pub(crate) fn typed_value<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
+    let copy = value.clone();
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        if e.path().iter().next().is_none()
+            && let Some(found) = probe_member(&copy)
+        {
+            return found;
+        }
+        describe(&copy, e.path(), &e.inner().to_string())
+    })
+}
+
+/// Types the one member of a wrapper (`{"task":…}`, `{"statusUpdate":…}`, …) on its own: the
+/// wrappers are read through a buffer that loses the path to the field that failed.
+fn probe_member(v: &Value) -> Option<String> {
+    use crate::a2a::types;
+    fn probe<T: serde::de::DeserializeOwned>(key: &str, member: &Value) -> Option<String> {
+        let e = serde_path_to_error::deserialize::<_, T>(member.clone()).err()?;
+        let wrapped = serde_json::json!({ key: member });
+        let mut path = vec![serde_path_to_error::Segment::Map {
+            key: key.to_owned(),
+        }];
+        path.extend(e.path().iter().cloned());
+        Some(describe_segments(&wrapped, &path, &e.inner().to_string()))
+    }
+    let obj = v.as_object()?;
+    let (key, member) = obj.iter().next().filter(|_| obj.len() == 1)?;
+    match key.as_str() {
+        "task" => probe::<types::Task>(key, member),
+        "message" => probe::<types::Message>(key, member),
+        "statusUpdate" => probe::<types::TaskStatusUpdateEvent>(key, member),
+        "artifactUpdate" => probe::<types::TaskArtifactUpdateEvent>(key, member),
+        _ => None,
+    }
+}
+
+/// Describes why the value at `path` (in `root`) did not type, from the parser's message.
+fn describe(root: &Value, path: &serde_path_to_error::Path, parser: &str) -> String {
+    let segments: Vec<_> = path.iter().cloned().collect();
+    describe_segments(root, &segments, parser)
+}
+
+/// [`describe`] over a path given as its segments.
+fn describe_segments(root: &Value, path: &[serde_path_to_error::Segment], parser: &str) -> String {
+    use serde_path_to_error::Segment;
+    let mut at = Some(root);
+    let mut names: Vec<String> = Vec::new();
+    for segment in path {
+        match segment {
+            Segment::Seq { index } => {
+                at = at.and_then(|v| v.get(*index));
+                match names.last_mut() {
+                    Some(last) => {
+                        let _ = write!(last, "[{index}]");
+                    }
+                    None => names.push(format!("[{index}]")),
+                }
+            }
+            Segment::Map { key } => {
+                at = at.and_then(|v| v.get(key));
+                names.push(inert(key));
+            }
+            Segment::Enum { variant } => names.push(inert(variant)),
+            Segment::Unknown => names.push("?".to_owned()),
+        }
+    }
+    let field = |names: &[String]| names.join(".");
+    if let Some(rest) = parser.strip_prefix("missing field `")
+        && let Some(missing) = rest.split('`').next()
+    {
+        let mut names = names.clone();
+        names.push(inert(missing));
+        return format!("`{}` is missing", field(&names));
+    }
+    let shown = at.map(|v| {
+        let text = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        super::error::truncate_chars(&inert(&text), 80)
+    });
+    let name = if names.is_empty() {
+        "the answer".to_owned()
+    } else {
+        format!("`{}`", field(&names))
+    };
+    let last = names.last().map(String::as_str).unwrap_or_default();
+    let what = if last.ends_with("imestamp") || last.ends_with("Time") {
+        "is not a date-time"
+    } else if parser.starts_with("unknown variant") {
+        "has a value this version of A2A does not define"
+    } else if let Some(rest) = parser.strip_prefix("invalid type: ") {
+        let expected = rest.split(", expected ").nth(1).unwrap_or("another type");
+        return match shown {
+            Some(v) => format!("{name} is not {expected}: `{v}`"),
+            None => format!("{name} is not {expected}"),
+        };
+    } else {
+        "does not have the expected form"
+    };
+    match shown {
+        Some(v) => format!("{name} {what}: `{v}`"),
+        None => format!("{name} {what}"),
     }
 }
 

@@ -116,6 +116,10 @@ pub struct TaskView {
     pub artifacts: Option<Vec<ArtifactView>>,
     /// The raw JSON of the task (`None` for a stream status update).
     pub raw_json: Option<String>,
+    /// What the agent left out that its history may hold: the task stops (COMPLETED without
+    /// artifacts, or interrupted without a question) and the snapshot carries no history. A
+    /// read without history asks again with it.
+    pub wants_history: bool,
 }
 
 /// A remote value that is not a usable Task.
@@ -129,11 +133,15 @@ fn non_empty_str(v: Option<&Value>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Parses an RFC 3339 timestamp at any precision.
+/// Parses an RFC 3339 timestamp at any precision; an offset-less ISO 8601 date-time (some
+/// agents send them) is read as UTC.
 pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .ok()
-        .map(|t| t.with_timezone(&Utc))
+    match DateTime::parse_from_rfc3339(s) {
+        Ok(t) => Some(t.with_timezone(&Utc)),
+        Err(_) => super::normalize::naive_as_utc(s)
+            .and_then(|utc| DateTime::parse_from_rfc3339(&utc).ok())
+            .map(|t| t.with_timezone(&Utc)),
+    }
 }
 
 fn status_parts(
@@ -198,10 +206,32 @@ impl TaskView {
         let task_id = non_empty_str(value.get("id"))
             .ok_or_else(|| ViewError("the task has no `id`".to_owned()))?;
         let (state, remote_state, timestamp, status_message) = status_parts(value.get("status"));
-        let artifacts = value
+        let mut artifacts: Option<Vec<ArtifactView>> = value
             .get("artifacts")
             .and_then(Value::as_array)
             .map(|list| list.iter().filter_map(artifact_view).collect());
+        let history = value.get("history").and_then(Value::as_array);
+        // A status message with no parts at all asks nothing (an empty `{}` some servers send).
+        let mut status_message = status_message.filter(|m| {
+            m.get("parts")
+                .and_then(Value::as_array)
+                .is_some_and(|p| !p.is_empty())
+        });
+        let mut wants_history = false;
+        if state.is_interrupted() && status_message.is_none() {
+            status_message = artifacts
+                .as_deref()
+                .and_then(question_artifact)
+                .or_else(|| history.and_then(|h| last_agent_message(h)).cloned());
+            wants_history = status_message.is_none() && history.is_none();
+        }
+        if state == RemoteState::Completed && artifacts.as_ref().is_none_or(Vec::is_empty) {
+            match history.map(|h| results_in_history(h)) {
+                Some(found) if !found.is_empty() => artifacts = Some(found),
+                Some(_) => {}
+                None => wants_history = true,
+            }
+        }
         Ok(Self {
             task_id,
             context_id: non_empty_str(value.get("contextId")),
@@ -211,6 +241,7 @@ impl TaskView {
             status_message,
             artifacts,
             raw_json: Some(raw),
+            wants_history,
         })
     }
 
@@ -228,6 +259,7 @@ impl TaskView {
             status_message,
             artifacts: None,
             raw_json: None,
+            wants_history: false,
         })
     }
 
@@ -238,6 +270,90 @@ impl TaskView {
             .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
             .is_some_and(|v| history_holds(&v, message_id))
     }
+}
+
+/// Returns whether a message is the agent's (`ROLE_AGENT`, or v0.3's `agent`).
+fn is_agent(m: &Value) -> bool {
+    matches!(
+        m.get("role").and_then(Value::as_str),
+        Some("ROLE_AGENT" | "agent")
+    )
+}
+
+/// Returns the last agent message of a history that has text.
+fn last_agent_message(history: &[Value]) -> Option<&Value> {
+    history
+        .iter()
+        .rev()
+        .take_while(|m| {
+            !matches!(
+                m.get("role").and_then(Value::as_str),
+                Some("ROLE_USER" | "user")
+            )
+        })
+        .find(|m| is_agent(m) && !message_text(m).trim().is_empty())
+}
+
+/// Returns an artifact that carries the question of an interrupted task, as a message: one
+/// named (or with an id) like a question, else the only artifact with text.
+fn question_artifact(artifacts: &[ArtifactView]) -> Option<Value> {
+    let question_like = |a: &&ArtifactView| {
+        let named = |s: &str| {
+            let s = s.to_ascii_lowercase();
+            ["question", "input", "prompt", "clarif"]
+                .iter()
+                .any(|w| s.contains(w))
+        };
+        named(&a.artifact_id) || a.name.as_deref().is_some_and(named)
+    };
+    let with_text: Vec<&ArtifactView> = artifacts
+        .iter()
+        .filter(|a| !parts_text(&a.parts).trim().is_empty())
+        .collect();
+    let chosen = with_text
+        .iter()
+        .rev()
+        .find(|a| question_like(a))
+        .or_else(|| (with_text.len() == 1).then(|| &with_text[0]))?;
+    Some(serde_json::json!({
+        "messageId": format!("artifact:{}", chosen.artifact_id),
+        "role": "ROLE_AGENT",
+        "parts": chosen.parts,
+    }))
+}
+
+/// Returns the results of a COMPLETED task that carries no artifacts: each agent message of
+/// its history after the last user message, as an artifact `history:<messageId>` named
+/// `answer`.
+fn results_in_history(history: &[Value]) -> Vec<ArtifactView> {
+    let start = history
+        .iter()
+        .rposition(|m| !is_agent(m))
+        .map_or(0, |i| i + 1);
+    history[start..]
+        .iter()
+        .filter(|m| is_agent(m) && !message_text(m).trim().is_empty())
+        .enumerate()
+        .map(|(i, m)| {
+            let id = m
+                .get("messageId")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map_or_else(|| format!("history:{i}"), |id| format!("history:{id}"));
+            ArtifactView {
+                artifact_id: id,
+                name: Some("answer".to_owned()),
+                description: Some(
+                    "taken from the task's history: it carried no artifact".to_owned(),
+                ),
+                parts: m
+                    .get("parts")
+                    .cloned()
+                    .unwrap_or_else(|| Value::Array(Vec::new())),
+                metadata: None,
+            }
+        })
+        .collect()
 }
 
 /// Returns whether a Task JSON value's `history` holds a message with `message_id`.

@@ -471,8 +471,22 @@ pub(crate) fn decode_json(op: &Op, body: &[u8]) -> Result<Value, A2aError> {
             format!("invalid byte at offset {}", e.valid_up_to()),
         ));
     }
-    let mut value: Value = serde_json::from_slice(&body)
-        .map_err(|e| op.decode(DecodeKind::InvalidJson, format!("{e}: {}", snippet(&body))))?;
+    let mut value: Value = serde_json::from_slice(&body).map_err(|e| {
+        // Our words, not the parser's: where the JSON broke, and what the body starts with.
+        let what = match e.classify() {
+            serde_json::error::Category::Eof => "the body ends in the middle of a JSON value",
+            _ => "the body is not JSON",
+        };
+        op.decode(
+            DecodeKind::InvalidJson,
+            format!(
+                "{what} (line {}, column {}): {}",
+                e.line(),
+                e.column(),
+                snippet(&body)
+            ),
+        )
+    })?;
     op.scrub_value(&mut value);
     Ok(value)
 }
@@ -496,6 +510,8 @@ pub(crate) fn http_error(
             .and_then(parse_retry_after),
         snippet: snippet(body),
         rpc: rpc.map(Box::new),
+        reason: None,
+        unattributed: false,
     }
 }
 

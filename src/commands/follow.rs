@@ -42,6 +42,7 @@ use crate::recovery::follow::{
     follow_attempt,
 };
 use crate::recovery::lookup::{self, LookHow, Looked};
+use crate::recovery::send;
 use crate::sanitize::inert;
 
 /// How far the agent's clock may be behind ours when an `INTENT` is looked for by time
@@ -262,10 +263,12 @@ impl Step<'_> {
                 self.summary(&attempt, "intent", line, &json!({"look": "never-sent"})),
             ));
         }
+        let binding = send::journaled_binding(show.journal, &attempt)?;
         let endpoint = endpoint_of(
             self.name(),
             &attempt,
             self.record.step.spec.allow_cross_origin,
+            binding,
         )
         .map_err(target_error)?;
         let how = LookHow {
@@ -344,10 +347,12 @@ impl Step<'_> {
         show: &mut Show<'_>,
         attempt: &Attempt,
     ) -> anyhow::Result<(u8, Summary)> {
+        let binding = send::journaled_binding(show.journal, attempt)?;
         let target = FollowTarget::new(
             self.name(),
             attempt,
             self.record.step.spec.allow_cross_origin,
+            binding,
         )
         .map_err(target_error)?;
         show.start(attempt);

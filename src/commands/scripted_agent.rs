@@ -11,7 +11,9 @@ use serde_json::json;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
-use crate::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent};
+use crate::scripted_agent::{
+    AgentConfig, Bends, DropMode, FailMode, QuestionIn, ScriptedAgent, ServedBinding,
+};
 
 /// Runs a scripted A2A v1.0 agent on loopback, for drills, the demo, tests and benchmarks.
 ///
@@ -67,6 +69,28 @@ pub struct ScriptedAgentArgs {
     /// Seed for --fail-rate, so a run can be repeated.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON
+    /// (`/message:send`, `/tasks/{id}`, …).
+    #[arg(long, value_enum, default_value_t = ServedBinding::Jsonrpc)]
+    pub binding: ServedBinding,
+    /// A tenant on the card's interface (over HTTP+JSON, the first segment of every path).
+    #[arg(long, value_name = "NAME")]
+    pub tenant: Option<String>,
+    /// Sends status timestamps without a UTC offset, as some frameworks do.
+    #[arg(long)]
+    pub naive_timestamps: bool,
+    /// Where the question of an interrupted task goes.
+    #[arg(long, value_enum, value_name = "WHERE", default_value_t = QuestionIn::Status)]
+    pub question_in: QuestionIn,
+    /// Sends tasks without artifacts; their text is in the history instead.
+    #[arg(long)]
+    pub history_only: bool,
+    /// Answers a reply to a question with a new task in the same context.
+    #[arg(long)]
+    pub reply_new_task: bool,
+    /// Ignores returnImmediately: SendMessage answers once the task stops.
+    #[arg(long)]
+    pub block_send: bool,
     /// The A2A protocol version served: `1.0`, or `0.3` (a v0.3 card, v0.3 method names and
     /// payloads, no tasks/list).
     #[arg(long, value_name = "VERSION", default_value = "1.0")]
@@ -107,6 +131,15 @@ impl ScriptedAgentArgs {
             tick: self.tick,
             no_streaming: self.no_streaming,
             seed: self.seed,
+            binding: self.binding,
+            tenant: self.tenant.clone().filter(|t| !t.is_empty()),
+            bends: Bends {
+                naive_timestamps: self.naive_timestamps,
+                question_in: self.question_in,
+                history_only: self.history_only,
+                reply_new_task: self.reply_new_task,
+                block_send: self.block_send,
+            },
             protocol_v03: self.protocol == crate::a2a::ProtocolVersion::V0_3,
         })
     }

@@ -316,7 +316,11 @@ fn agent_shown(card_url: &str) -> String {
 }
 
 /// Builds the endpoint of a journaled attempt (where it was sent) with its credential.
-fn endpoint_of(a: &Attempt, allow_cross_origin: bool) -> anyhow::Result<Endpoint> {
+fn endpoint_of(
+    journal: &Journal,
+    a: &Attempt,
+    allow_cross_origin: bool,
+) -> anyhow::Result<Endpoint> {
     let url = a
         .interface_url
         .clone()
@@ -329,7 +333,7 @@ fn endpoint_of(a: &Attempt, allow_cross_origin: bool) -> anyhow::Result<Endpoint
     Ok(Endpoint {
         url,
         tenant: a.tenant.clone(),
-        binding: a.binding.unwrap_or_default(),
+        binding: crate::recovery::send::journaled_binding(journal, a)?,
         card_origin: origin_of(&card)?,
         credential,
         allow_cross_origin,
@@ -633,7 +637,7 @@ impl Pass<'_> {
             .task_id
             .clone()
             .context("a running attempt has no task id")?;
-        let ep = endpoint_of(&a, step.spec.allow_cross_origin)?;
+        let ep = endpoint_of(self.journal, &a, step.spec.allow_cross_origin)?;
         if a.cancel_requested_at.is_some() {
             // A previous run asked already: read first, ask again only if it still runs.
             match self.read_task(&a, &ep).await? {
@@ -725,7 +729,7 @@ impl Pass<'_> {
         a: &Attempt,
         allow_cross_origin: bool,
     ) -> anyhow::Result<Result<Attempt, Option<chrono::DateTime<chrono::Utc>>>> {
-        let ep = endpoint_of(a, allow_cross_origin)?;
+        let ep = endpoint_of(self.journal, a, allow_cross_origin)?;
         let how = LookHow {
             client: self.client,
             endpoint: &ep,
@@ -1175,7 +1179,7 @@ impl Pass<'_> {
 
     /// Polls a compensation task until it is finished or `--command-timeout` passes.
     async fn wait_finished(&self, a: &Attempt, plan: &Planned) -> anyhow::Result<Attempt> {
-        let ep = endpoint_of(a, plan.allow_cross_origin)?;
+        let ep = endpoint_of(self.journal, a, plan.allow_cross_origin)?;
         let deadline = tokio::time::Instant::now() + self.opts.command_timeout;
         let mut delay = Duration::from_millis(50);
         let mut now = a.clone();

@@ -64,7 +64,9 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::a2a::types;
-use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, full_jitter, origin_of};
+use crate::a2a::{
+    A2aClient, A2aError, Credential, Endpoint, ErrorClass, ProtocolBinding, full_jitter, origin_of,
+};
 use crate::a2a::{ArtifactUpdate, TaskView};
 use crate::crash::{self, Point};
 use crate::journal::{
@@ -173,6 +175,7 @@ impl FollowTarget {
         step: &StepName,
         attempt: &Attempt,
         allow_cross_origin: bool,
+        binding: ProtocolBinding,
     ) -> Result<Self, TargetError> {
         let task_id = attempt
             .task_id
@@ -188,17 +191,18 @@ impl FollowTarget {
             attempt: attempt.id,
             number: attempt.number,
             task_id,
-            endpoint: endpoint_of(step, attempt, allow_cross_origin)?,
+            endpoint: endpoint_of(step, attempt, allow_cross_origin, binding)?,
         })
     }
 }
 
-/// Returns the endpoint a journaled attempt was sent to (always where it was first sent), with
-/// the credential read from the variable named by its `token_env`.
+/// Returns the endpoint a journaled attempt was sent to (always where it was first sent, over
+/// `binding`), with the credential read from the variable named by its `token_env`.
 pub fn endpoint_of(
     step: &StepName,
     attempt: &Attempt,
     allow_cross_origin: bool,
+    binding: ProtocolBinding,
 ) -> Result<Endpoint, TargetError> {
     let no_endpoint = || TargetError::NoEndpoint {
         step: step.to_string(),
@@ -214,7 +218,7 @@ pub fn endpoint_of(
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
-        binding: attempt.binding.unwrap_or_default(),
+        binding,
         card_origin: origin_of(card)?,
         credential,
         allow_cross_origin,
@@ -459,11 +463,21 @@ impl Remote for Wire<'_> {
     }
 
     async fn get_task(&self, task_id: &str) -> Result<Value, A2aError> {
-        // No history: the status message (a question) is in `status`, and history can be long.
-        self.client
+        // No history: the status message (a question) is in `status`, and history can be long;
+        // unless the agent keeps its answer or question only there.
+        let raw = self
+            .client
             .get_task(self.endpoint, task_id, Some(0))
-            .await
-            .map(|t| t.raw)
+            .await?
+            .raw;
+        if TaskView::from_value(&raw, String::new()).is_ok_and(|v| v.wants_history) {
+            return self
+                .client
+                .get_task(self.endpoint, task_id, None)
+                .await
+                .map(|t| t.raw);
+        }
+        Ok(raw)
     }
 }
 
@@ -765,7 +779,11 @@ impl<R: Remote> Follower<'_, R> {
     /// Decides what an error means: stop (refusal, size cap), read GetTask (the agent cannot
     /// stream this task, or does not know it), or try again.
     async fn on_error(&mut self, e: A2aError) -> Result<Round, JournalError> {
-        if matches!(e.rpc_code(), Some(-32004 | -32001 | -32601)) {
+        // The a2a-sdk 0.3 server answers `tasks/resubscribe` on a terminal task with -32602
+        // ("… is in terminal state"), where v1.0 says -32004.
+        let v03_terminal = e.rpc_code() == Some(-32602)
+            && self.target.endpoint.binding.version() == crate::a2a::ProtocolVersion::V0_3;
+        if v03_terminal || matches!(e.rpc_code(), Some(-32004 | -32001 | -32601)) {
             // An expected answer (a terminal task, or an agent that cannot stream), not a
             // failure: GetTask decides.
             self.last_error = Some(e.summary());
@@ -1203,6 +1221,8 @@ pub(crate) mod fake {
                 retry_after: None,
                 snippet: String::new(),
                 rpc: None,
+                reason: None,
+                unattributed: false,
             },
             other => A2aError::Transport {
                 url: "http://127.0.0.1/".to_owned(),
@@ -1354,7 +1374,7 @@ mod tests {
             )
             .unwrap();
         let attempt = journal.attempt(attempt.id).unwrap();
-        let target = FollowTarget::new(&step, &attempt, false).unwrap();
+        let target = FollowTarget::new(&step, &attempt, false, ProtocolBinding::default()).unwrap();
         Setup {
             _dir: dir,
             journal,
@@ -1778,6 +1798,8 @@ mod tests {
             retry_after: Some(Duration::from_secs(secs)),
             snippet: String::new(),
             rpc: None,
+            reason: None,
+            unattributed: false,
         };
         let fake = script(
             vec![
@@ -1809,6 +1831,8 @@ mod tests {
                 retry_after: None,
                 snippet: String::new(),
                 rpc: None,
+                reason: None,
+                unattributed: false,
             })],
             vec![],
         );
@@ -1867,13 +1891,13 @@ mod tests {
         a.state = AttemptState::Intent;
         a.task_id = None;
         assert!(matches!(
-            FollowTarget::new(&s.target.step, &a, false),
+            FollowTarget::new(&s.target.step, &a, false, ProtocolBinding::default()),
             Err(TargetError::NoTask { .. })
         ));
         let mut b = s.journal.attempt(s.target.attempt).unwrap();
         b.token_env = Some("A2A_RECOVER_TEST_SURELY_UNSET_VARIABLE".to_owned());
         assert!(matches!(
-            FollowTarget::new(&s.target.step, &b, false),
+            FollowTarget::new(&s.target.step, &b, false, ProtocolBinding::default()),
             Err(TargetError::Wire(A2aError::Credential { .. }))
         ));
     }

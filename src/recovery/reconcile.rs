@@ -399,7 +399,13 @@ impl<'a> Pass<'a> {
             if !running {
                 continue;
             }
-            match follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin) {
+            let binding = send::journaled_binding(self.journal, &row.attempt)?;
+            match follow::FollowTarget::new(
+                &row.step,
+                &row.attempt,
+                row.allow_cross_origin,
+                binding,
+            ) {
                 Ok(target) => targets.push(target),
                 Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
             }
@@ -804,10 +810,19 @@ impl<'a> Pass<'a> {
             .task_id
             .clone()
             .context("a task-known attempt without task id")?;
-        let read = retry_read(READ_ATTEMPTS, || {
+        let mut read = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(&endpoint, &task_id, Some(0))
         })
         .await;
+        if let Ok(task) = &read
+            && TaskView::from_value(&task.raw, String::new()).is_ok_and(|v| v.wants_history)
+        {
+            // The agent keeps its answer or question only in the history: read it with it.
+            read = retry_read(READ_ATTEMPTS, || {
+                self.client.get_task(&endpoint, &task_id, None)
+            })
+            .await;
+        }
         match read {
             Ok(task) => {
                 // The raw JSON is serialized only for a view that will be journaled.
@@ -897,7 +912,7 @@ impl<'a> Pass<'a> {
         let same = |card: &str, ep: &Endpoint| {
             a.agent_url.as_deref() == Some(card)
                 && ep.tenant == a.tenant
-                && ep.binding == a.binding.unwrap_or_default()
+                && a.binding.is_none_or(|b| b == ep.binding)
                 && ep.allow_cross_origin == row.allow_cross_origin
                 && ep.credential.as_ref().map(Credential::env_var) == a.token_env.as_deref()
         };
@@ -919,7 +934,8 @@ impl<'a> Pass<'a> {
             reference_task_ids: Vec::new(),
             interface: crate::a2a::InterfaceChoice::default(),
         };
-        let endpoint = Rc::new(send::endpoint_of(a, &out)?);
+        let binding = send::journaled_binding(self.journal, a)?;
+        let endpoint = Rc::new(send::endpoint_of(a, &out, binding)?);
         if let (Some(url), Some(card)) = (&a.interface_url, &a.agent_url) {
             self.endpoints
                 .borrow_mut()

@@ -35,7 +35,7 @@ use crate::a2a::TaskView;
 use crate::a2a::types;
 use crate::a2a::{
     A2aClient, A2aError, AgentCardInfo, Credential, Endpoint, ErrorClass, InterfaceChoice,
-    origin_of,
+    ProtocolBinding, origin_of,
 };
 use crate::clock::Clock;
 use crate::crash::{self, Point};
@@ -256,8 +256,29 @@ pub fn journaled_timeout(client: &A2aClient) -> Duration {
     test.unwrap_or(client.config().timeout)
 }
 
-/// Returns the wire endpoint of a journaled attempt: always where it was first sent.
-pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint> {
+/// Returns the binding a journaled attempt is sent over: the one journaled with its endpoint;
+/// for an attempt journaled before bindings were, the one its agent's journaled card offers at
+/// the attempt's interface URL (v1.0 JSON-RPC when no journaled card names it).
+pub fn journaled_binding(journal: &Journal, attempt: &Attempt) -> anyhow::Result<ProtocolBinding> {
+    if let Some(binding) = attempt.binding {
+        return Ok(binding);
+    }
+    let (Some(card_url), Some(interface_url)) = (&attempt.agent_url, &attempt.interface_url) else {
+        return Ok(ProtocolBinding::default());
+    };
+    let card = journal.agent(card_url)?.and_then(|a| a.card_json);
+    Ok(card
+        .and_then(|json| ProtocolBinding::of_card_interface(card_url, &json, interface_url))
+        .unwrap_or_default())
+}
+
+/// Returns the wire endpoint of a journaled attempt: always where it was first sent, over
+/// `binding` ([`journaled_binding`]).
+pub fn endpoint_of(
+    attempt: &Attempt,
+    out: &Outgoing,
+    binding: ProtocolBinding,
+) -> anyhow::Result<Endpoint> {
     let url = attempt
         .interface_url
         .clone()
@@ -269,7 +290,7 @@ pub fn endpoint_of(attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Endpoint
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
-        binding: attempt.binding.unwrap_or_default(),
+        binding,
         card_origin: origin_of(card)?,
         credential: out.credential.clone(),
         allow_cross_origin: out.allow_cross_origin,
@@ -586,7 +607,7 @@ impl Sender<'_> {
         out: &Outgoing,
         found: impl FnOnce(TaskView) -> anyhow::Result<T>,
     ) -> anyhow::Result<Option<Looked<T>>> {
-        let endpoint = endpoint_of(attempt, out)?;
+        let endpoint = endpoint_of(attempt, out, journaled_binding(self.journal, attempt)?)?;
         let how = LookHow {
             client: self.client,
             endpoint: &endpoint,
@@ -692,7 +713,7 @@ impl Sender<'_> {
 
     /// The endpoint of an attempt about to be sent, its agent, and whether to send our contextId.
     fn prepare(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Prepared> {
-        let endpoint = endpoint_of(attempt, out)?;
+        let endpoint = endpoint_of(attempt, out, journaled_binding(self.journal, attempt)?)?;
         let card_url = attempt.agent_url.clone().unwrap_or_default();
         let accepts = self
             .journal
@@ -807,7 +828,7 @@ impl Sender<'_> {
             return Ok(ReplySent::Settled(held));
         }
         let attempt = self.journal.attempt(reply.attempt_id)?;
-        let endpoint = endpoint_of(&attempt, out)?;
+        let endpoint = endpoint_of(&attempt, out, journaled_binding(self.journal, &attempt)?)?;
         let task_id = attempt
             .task_id
             .clone()

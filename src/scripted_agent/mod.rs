@@ -1,4 +1,5 @@
-//! The in-crate scripted A2A v1.0 agent: an axum server speaking the JSON-RPC binding the way the
+//! The in-crate scripted A2A v1.0 agent: an axum server speaking the JSON-RPC binding (or, with
+//! [`ServedBinding::HttpJson`], the HTTP+JSON binding, on the same task logic) the way the
 //! official SDK servers do, for drills, the demo, tests and benchmarks.
 //!
 //! # Behaviour
@@ -28,6 +29,8 @@
 //!   204, or 404 when unknown.
 //! - `POST /_scripted/fail-next/{n}`: the next `n` message sends answer 503 (as `fail_mode` says),
 //!   replacing what was left of the budget; 204.
+//! - `POST /_scripted/not-found-next/{n}`: the next `n` HTTP+JSON requests answer a bare 404
+//!   (`404 page not found`, no A2A error), as a proxy in front of an agent would; 204.
 //!
 //! A task costs about 2 KB and is kept until `forget_after` (if set) after it ends: give long
 //! benchmarks a `forget_after`. A SendMessage runs at about 60 000/s on one core (release build,
@@ -39,6 +42,7 @@
 //! happens under it and publishes its stream event under it, so a subscriber that takes its
 //! snapshot and subscribes in one critical section sees every later event exactly once.
 
+mod rest;
 mod rpc;
 mod scenario;
 mod sse;
@@ -99,11 +103,58 @@ pub struct AgentConfig {
     pub no_streaming: bool,
     /// Seed of the generator behind `fail_rate`.
     pub seed: u64,
+    /// The binding served and offered on the card.
+    pub binding: ServedBinding,
+    /// The tenant of the card's interface (over HTTP+JSON, the first path segment of every
+    /// request).
+    pub tenant: Option<String>,
+    /// How this agent bends the spec, as real frameworks do ([`Bends`]).
+    pub bends: Bends,
     /// Serves A2A v0.3 instead of v1.0: a v0.3 card (top-level `url`, `preferredTransport`,
     /// `protocolVersion: "0.3.0"`), the v0.3 method names (`message/send`, `message/stream`,
     /// `tasks/get`, `tasks/cancel`, `tasks/resubscribe`; no `tasks/list`, v1.0 names answer
     /// -32601), no `A2A-Version` check, and v0.3 payloads (`kind`, lowercase states, `final`).
     pub protocol_v03: bool,
+}
+
+/// The binding the scripted agent serves (and its card offers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ServedBinding {
+    /// A2A v1.0 JSON-RPC at `POST /`.
+    #[default]
+    Jsonrpc,
+    /// A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface.
+    HttpJson,
+}
+
+/// Habits of real A2A servers that bend the spec, each off by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bends {
+    /// Status timestamps without a UTC offset (`2026-03-12T10:00:00.123456`), as servers built
+    /// on naive date-times send them.
+    pub naive_timestamps: bool,
+    /// Where the INPUT_REQUIRED / AUTH_REQUIRED question goes.
+    pub question_in: QuestionIn,
+    /// Tasks are sent without `artifacts` (GetTask, ListTasks, SendMessage, streams' first
+    /// event); each artifact's text is in the history, as an agent message, instead.
+    pub history_only: bool,
+    /// A reply to an INPUT_REQUIRED / AUTH_REQUIRED task is answered by a new task in the same
+    /// context (the old one stays as it was).
+    pub reply_new_task: bool,
+    /// `SendMessage` ignores `returnImmediately` and answers once the task stops.
+    pub block_send: bool,
+}
+
+/// Where an agent puts the question of an interrupted task.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum QuestionIn {
+    /// In the status message (the spec's place).
+    #[default]
+    Status,
+    /// In an artifact named `question`; the status carries no message.
+    Artifact,
+    /// Only in the history, as the last agent message; the status carries no message.
+    History,
 }
 
 impl Default for AgentConfig {
@@ -124,6 +175,9 @@ impl Default for AgentConfig {
             tick: Duration::from_millis(100),
             no_streaming: false,
             seed: 0,
+            binding: ServedBinding::Jsonrpc,
+            tenant: None,
+            bends: Bends::default(),
             protocol_v03: false,
         }
     }
@@ -236,9 +290,10 @@ impl ScriptedAgent {
             scenario: cfg.scenario.as_deref().map(Scenario::parse),
             rng: AtomicU64::new(cfg.seed),
             fail_budget: AtomicU32::new(cfg.fail_first),
+            not_found_budget: AtomicU32::new(0),
             methods: rpc::MethodCounters::default(),
             card_fetches: AtomicU64::new(0),
-            inner: Mutex::new(Inner::new(cfg.forget_after)),
+            inner: Mutex::new(Inner::new(cfg.forget_after).with_bends(cfg.bends)),
             cfg,
             card,
             etag,
@@ -304,6 +359,12 @@ impl ScriptedAgent {
         self.shared.fail_budget.store(n, Ordering::Relaxed);
     }
 
+    /// Makes the next `n` HTTP+JSON requests answer a bare 404 with no A2A error in it, as a
+    /// proxy or router in front of an agent does (replacing what was left of the budget).
+    pub fn not_found_next(&self, n: u32) {
+        self.shared.not_found_budget.store(n, Ordering::Relaxed);
+    }
+
     /// Stops the server: open streams end, then the server drains (at most 5 s).
     pub async fn shutdown(mut self) {
         let _ = self.shutdown.send(true);
@@ -331,6 +392,8 @@ pub(crate) struct Shared {
     etag: HeaderValue,
     rng: AtomicU64,
     fail_budget: AtomicU32,
+    /// How many more HTTP+JSON requests get a bare 404 (`/_scripted/not-found-next/{n}`).
+    not_found_budget: AtomicU32,
     methods: rpc::MethodCounters,
     card_fetches: AtomicU64,
     inner: Mutex<Inner>,
@@ -386,13 +449,16 @@ impl Shared {
 }
 
 fn router(shared: Arc<Shared>) -> Router {
-    Router::new()
-        .route("/", post(rpc::handle))
-        .route("/.well-known/agent-card.json", get(card))
+    let a2a = match shared.cfg.binding {
+        ServedBinding::Jsonrpc => Router::new().route("/", post(rpc::handle)),
+        ServedBinding::HttpJson => Router::new().fallback(rest::handle),
+    };
+    a2a.route("/.well-known/agent-card.json", get(card))
         .route("/_scripted/stats", get(stats))
         .route("/_scripted/complete/{task_id}", post(complete))
         .route("/_scripted/forget/{task_id}", post(forget))
         .route("/_scripted/fail-next/{n}", post(fail_next))
+        .route("/_scripted/not-found-next/{n}", post(not_found_next))
         .route("/_scripted/bookings/{task_id}", get(booking))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(shared)
@@ -488,6 +554,11 @@ async fn fail_next(State(shared): State<Arc<Shared>>, Path(n): Path<u32>) -> Sta
     StatusCode::NO_CONTENT
 }
 
+async fn not_found_next(State(shared): State<Arc<Shared>>, Path(n): Path<u32>) -> StatusCode {
+    shared.not_found_budget.store(n, Ordering::Relaxed);
+    StatusCode::NO_CONTENT
+}
+
 /// Builds the v1.0 agent card once; it never changes while the agent runs.
 fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
     let skills: Vec<_> = cfg
@@ -517,14 +588,21 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
         });
         return Bytes::from(card.to_string());
     }
+    let mut interface = json!({
+        "url": base_url,
+        "protocolBinding": match cfg.binding {
+            ServedBinding::Jsonrpc => "JSONRPC",
+            ServedBinding::HttpJson => "HTTP+JSON",
+        },
+        "protocolVersion": "1.0",
+    });
+    if let Some(tenant) = &cfg.tenant {
+        interface["tenant"] = json!(tenant);
+    }
     let card = json!({
         "name": cfg.name,
         "description": "A scripted A2A v1.0 agent for drills, demos and tests (a2a-recover).",
-        "supportedInterfaces": [{
-            "url": base_url,
-            "protocolBinding": "JSONRPC",
-            "protocolVersion": "1.0",
-        }],
+        "supportedInterfaces": [interface],
         "version": env!("CARGO_PKG_VERSION"),
         "capabilities": {"streaming": !cfg.no_streaming},
         "defaultInputModes": ["text/plain"],

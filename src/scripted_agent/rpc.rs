@@ -28,7 +28,7 @@ const MAX_UNKNOWN_METHODS: usize = 64;
 
 /// The JSON-RPC methods of A2A v1.0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
+pub(crate) enum Method {
     SendMessage,
     SendStreamingMessage,
     GetTask,
@@ -65,7 +65,7 @@ pub(crate) struct MethodCounters {
 
 impl MethodCounters {
     /// Counts one request; returns the method if it is known.
-    fn count(&self, name: &str) -> Option<Method> {
+    pub(crate) fn count(&self, name: &str) -> Option<Method> {
         if let Some(i) = METHODS.iter().position(|(n, _)| *n == name) {
             self.known[i].fetch_add(1, Ordering::Relaxed);
             return Some(METHODS[i].1);
@@ -112,7 +112,7 @@ pub(crate) struct RpcError {
 }
 
 impl RpcError {
-    fn plain(code: i32, message: impl Into<String>) -> Self {
+    pub(crate) fn plain(code: i32, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -122,19 +122,19 @@ impl RpcError {
         }
     }
 
-    fn a2a(code: i32, reason: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn a2a(code: i32, reason: &'static str, message: impl Into<String>) -> Self {
         Self {
             reason: Some(reason),
             ..Self::plain(code, message)
         }
     }
 
-    fn with_metadata(mut self, metadata: Value) -> Self {
+    pub(crate) fn with_metadata(mut self, metadata: Value) -> Self {
         self.metadata = metadata;
         self
     }
 
-    fn invalid_params(field: &str, description: impl Into<String>) -> Self {
+    pub(crate) fn invalid_params(field: &str, description: impl Into<String>) -> Self {
         let description = description.into();
         Self {
             violations: vec![(field.to_owned(), description.clone())],
@@ -160,6 +160,56 @@ impl RpcError {
             state_name(state)
         ))
         .with_metadata(json!({"taskId": id}))
+    }
+
+    /// Returns the HTTP status, `google.rpc` status name and `ErrorInfo` reason of this
+    /// error over HTTP+JSON (the Python server's table).
+    fn rest_status(&self) -> (StatusCode, &'static str, &'static str) {
+        let reason = self.reason.unwrap_or(match self.code {
+            -32700 => "PARSE_ERROR",
+            -32600 => "INVALID_REQUEST",
+            -32601 => "METHOD_NOT_FOUND",
+            -32602 => "INVALID_PARAMS",
+            _ => "INTERNAL_ERROR",
+        });
+        let (status, name) = match self.code {
+            -32001 | -32601 => (StatusCode::NOT_FOUND, "NOT_FOUND"),
+            -32002 | -32003 | -32004 | -32007 | -32008 | -32009 => {
+                (StatusCode::BAD_REQUEST, "FAILED_PRECONDITION")
+            }
+            -32005 | -32600 | -32602 | -32700 => (StatusCode::BAD_REQUEST, "INVALID_ARGUMENT"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "INTERNAL"),
+        };
+        (status, name, reason)
+    }
+
+    /// Builds the HTTP+JSON error answer: the status of the error's reason and a
+    /// `google.rpc.Status` body whose details carry the `ErrorInfo` (and `BadRequest`).
+    pub(crate) fn to_rest(&self) -> Response {
+        let (status, name, reason) = self.rest_status();
+        let with_reason = Self {
+            reason: Some(reason),
+            message: self.message.clone(),
+            metadata: self.metadata.clone(),
+            violations: self.violations.clone(),
+            code: self.code,
+        };
+        let details = with_reason.to_json()["data"].take();
+        let body = json!({"error": {
+            "code": status.as_u16(),
+            "status": name,
+            "message": self.message,
+            "details": details,
+        }});
+        (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            body.to_string(),
+        )
+            .into_response()
     }
 
     fn to_json(&self) -> Value {
@@ -270,7 +320,7 @@ pub(crate) async fn handle(
         Method::ListTasks => list_tasks(&shared, params).map(|json| result(&id, &[&json])),
         Method::CancelTask => cancel_task(&shared, &params).map(|json| result(&id, &[&json])),
         Method::SubscribeToTask => {
-            subscribe(&shared, &params).map(|s| sse::response(&shared, id.clone(), s))
+            subscribe(&shared, &params).map(|s| sse::response(&shared, Some(id.clone()), s))
         }
         Method::CreatePushConfig
         | Method::GetPushConfig
@@ -324,14 +374,14 @@ async fn v03_handle(
         Method::GetTask => task(get_task(shared, params)?),
         Method::CancelTask => task(cancel_task(shared, params)?),
         Method::SubscribeToTask => {
-            subscribe(shared, params).map(|s| sse::response(shared, id.clone(), s))
+            subscribe(shared, params).map(|s| sse::response(shared, Some(id.clone()), s))
         }
         _ => Err(RpcError::plain(-32601, "Method not found")),
     }
 }
 
 /// Checks the `A2A-Version` header (or query parameter); returns the refused version.
-fn check_version(headers: &HeaderMap, uri: &Uri) -> Result<(), String> {
+pub(crate) fn check_version(headers: &HeaderMap, uri: &Uri) -> Result<(), String> {
     let from_query = || {
         uri.query()?
             .split('&')
@@ -353,7 +403,7 @@ fn check_version(headers: &HeaderMap, uri: &Uri) -> Result<(), String> {
     }
 }
 
-fn json_response(body: Vec<u8>) -> Response {
+pub(crate) fn json_response(body: Vec<u8>) -> Response {
     (
         [(
             header::CONTENT_TYPE,
@@ -398,7 +448,7 @@ fn error_as(id: &[u8], e: &RpcError, v03: bool) -> Response {
     json_response(buf)
 }
 
-fn unavailable() -> Response {
+pub(crate) fn unavailable() -> Response {
     (
         StatusCode::SERVICE_UNAVAILABLE,
         [
@@ -434,7 +484,7 @@ fn history_length(v: Option<&Value>, field: &str) -> Result<Option<usize>, RpcEr
     }
 }
 
-fn get_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcError> {
+pub(crate) fn get_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcError> {
     let id = task_id(params)?;
     let history = history_length(params.get("historyLength"), "historyLength")?;
     shared
@@ -443,7 +493,7 @@ fn get_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcError> {
         .ok_or_else(|| RpcError::task_not_found(id))
 }
 
-fn list_tasks(shared: &Shared, params: Value) -> Result<Bytes, RpcError> {
+pub(crate) fn list_tasks(shared: &Shared, params: Value) -> Result<Bytes, RpcError> {
     if shared.cfg.no_list_tasks {
         return Err(RpcError::plain(-32601, "Method not found"));
     }
@@ -494,7 +544,7 @@ fn list_tasks(shared: &Shared, params: Value) -> Result<Bytes, RpcError> {
         .map_err(|e| RpcError::plain(-32603, format!("Internal error: {e}")))
 }
 
-fn cancel_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcError> {
+pub(crate) fn cancel_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcError> {
     let id = task_id(params)?;
     let mut inner = shared.lock();
     inner.record_cancel(id);
@@ -513,7 +563,7 @@ fn cancel_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcError> {
     }
 }
 
-fn subscribe(shared: &Shared, params: &Value) -> Result<Start, RpcError> {
+pub(crate) fn subscribe(shared: &Shared, params: &Value) -> Result<Start, RpcError> {
     if shared.cfg.no_streaming {
         return Err(RpcError::unsupported(
             "Streaming is not supported by this agent",
@@ -644,31 +694,57 @@ async fn send_message(
     params: Value,
     streaming: bool,
 ) -> Result<Response, RpcError> {
+    Ok(match send_core(shared, params, streaming).await? {
+        Sent::Unavailable => unavailable(),
+        Sent::Ready(member, json) => wrapped(shared.cfg.protocol_v03, id, member, &json),
+        Sent::Stream(start) => sse::response(shared, Some(id.clone()), start),
+    })
+}
+
+/// What a message send comes to, whatever the binding that carries it.
+pub(crate) enum Sent {
+    /// A scripted HTTP 503.
+    Unavailable,
+    /// `{"<member>":<json>}`: `task` or `message`.
+    Ready(&'static str, Bytes),
+    /// Stream these events.
+    Stream(Start),
+}
+
+/// Runs a SendMessage (or SendStreamingMessage) on the task logic both bindings share.
+pub(crate) async fn send_core(
+    shared: &Arc<Shared>,
+    params: Value,
+    streaming: bool,
+) -> Result<Sent, RpcError> {
     if streaming && shared.cfg.no_streaming {
         return Err(RpcError::unsupported(
             "Streaming is not supported by this agent",
         ));
     }
-    let send = parse_send(params, streaming)?;
+    let mut send = parse_send(params, streaming)?;
+    if shared.cfg.bends.block_send && send.mode == Mode::Immediate {
+        send.mode = Mode::Blocking;
+    }
     let fail = shared.roll_failure();
     if fail && shared.cfg.fail_mode == FailMode::Before {
-        return Ok(unavailable());
+        return Ok(Sent::Unavailable);
     }
     let history = send.history;
     let reply = decide(shared, send);
     if fail {
-        return Ok(unavailable());
+        return Ok(Sent::Unavailable);
     }
     match reply? {
-        Reply::Ready(member, json) => Ok(wrapped(shared.cfg.protocol_v03, id, member, &json)),
-        Reply::Stream(start) => Ok(sse::response(shared, id.clone(), start)),
+        Reply::Ready(member, json) => Ok(Sent::Ready(member, json)),
+        Reply::Stream(start) => Ok(Sent::Stream(start)),
         Reply::Wait(task_id, rx) => {
             wait_until_stopped(shared, &task_id, rx).await;
             let json = shared
                 .lock()
                 .snapshot(&task_id, history, true)
                 .ok_or_else(|| RpcError::task_not_found(&task_id))?;
-            Ok(wrapped(shared.cfg.protocol_v03, id, "task", &json))
+            Ok(Sent::Ready("task", json))
         }
     }
 }
@@ -702,39 +778,16 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
     });
     let context_id = message.context_id.clone().filter(|c| !c.is_empty());
     if let Some(task_id) = message.task_id.clone().filter(|t| !t.is_empty()) {
-        let Some((state, task_context, scenario)) = inner.info(&task_id) else {
-            return Err(RpcError::task_not_found(&task_id));
-        };
-        if context_id.as_deref().is_some_and(|c| c != task_context) {
-            return Err(RpcError::invalid_params(
-                "message.contextId",
-                "the contextId differs from the task's context",
-            ));
-        }
-        if shared.cfg.dedup && inner.history_has(&task_id, &message.message_id) {
-            return existing(&mut inner, &task_id, &state, history, mode);
-        }
-        if state.is_terminal() {
-            return Err(RpcError::terminal(&task_id, &state));
-        }
-        inner.append_history(&task_id, message);
-        if !matches!(state, TaskState::InputRequired | TaskState::AuthRequired) {
-            // SUBMITTED or WORKING: the message is noted; the script goes on as before.
-            return existing(&mut inner, &task_id, &state, history, mode);
-        }
-        let rx = if mode == Mode::Stream {
-            inner.subscribe(&task_id)
-        } else {
-            None
-        };
-        scenario::resume(&mut inner, &task_id, scenario, &text);
-        return Ok(match mode {
-            Mode::Stream => Reply::Stream(Start {
-                initial: Vec::new(),
-                rx,
-            }),
-            Mode::Immediate | Mode::Blocking => ready_task(&inner, &task_id, history)?,
-        });
+        return on_task(
+            shared,
+            &mut inner,
+            task_id,
+            context_id.as_deref(),
+            message,
+            &text,
+            history,
+            mode,
+        );
     }
     if shared.cfg.dedup
         && let Some(task_id) = inner
@@ -782,6 +835,64 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         (Mode::Blocking, _, Some(rx)) if ticks > 0 => Ok(Reply::Wait(task_id, rx)),
         _ => ready_task(&inner, &task_id, history),
     }
+}
+
+/// The locked part of a send on a known task (a reply, or a message to a running task).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the parts of one send, taken apart once"
+)]
+fn on_task(
+    shared: &Shared,
+    inner: &mut Inner,
+    task_id: String,
+    context_id: Option<&str>,
+    message: Message,
+    text: &str,
+    history: Option<usize>,
+    mode: Mode,
+) -> Result<Reply, RpcError> {
+    let Some((state, task_context, scenario)) = inner.info(&task_id) else {
+        return Err(RpcError::task_not_found(&task_id));
+    };
+    let task_context = task_context.to_owned();
+    if context_id.is_some_and(|c| c != task_context) {
+        return Err(RpcError::invalid_params(
+            "message.contextId",
+            "the contextId differs from the task's context",
+        ));
+    }
+    if shared.cfg.dedup && inner.history_has(&task_id, &message.message_id) {
+        return existing(inner, &task_id, &state, history, mode);
+    }
+    if state.is_terminal() {
+        return Err(RpcError::terminal(&task_id, &state));
+    }
+    let interrupted = matches!(state, TaskState::InputRequired | TaskState::AuthRequired);
+    let task_id = if interrupted && shared.cfg.bends.reply_new_task {
+        // The answer starts a new task in the same context; the old one stays as it was.
+        inner.create_task(message, task_context, scenario)
+    } else {
+        inner.append_history(&task_id, message);
+        task_id
+    };
+    if !interrupted {
+        // SUBMITTED or WORKING: the message is noted; the script goes on as before.
+        return existing(inner, &task_id, &state, history, mode);
+    }
+    let rx = if mode == Mode::Stream {
+        inner.subscribe(&task_id)
+    } else {
+        None
+    };
+    scenario::resume(inner, &task_id, scenario, text);
+    Ok(match mode {
+        Mode::Stream => Reply::Stream(Start {
+            initial: Vec::new(),
+            rx,
+        }),
+        Mode::Immediate | Mode::Blocking => ready_task(inner, &task_id, history)?,
+    })
 }
 
 /// Answers a message with a direct Message and no task (the `direct` scenario).

@@ -100,12 +100,12 @@ pub(crate) fn start(inner: &mut Inner, id: &str, scenario: Scenario, text: &str)
         }
         Scenario::Ask => {
             inner.set_status(id, TaskState::Working, None);
-            inner.set_status(id, TaskState::InputRequired, Some("two rooms or one?"));
+            inner.ask(id, TaskState::InputRequired, "two rooms or one?");
             0
         }
         Scenario::Auth => {
             inner.set_status(id, TaskState::Working, None);
-            inner.set_status(id, TaskState::AuthRequired, Some("authorization needed"));
+            inner.ask(id, TaskState::AuthRequired, "authorization needed");
             0
         }
         Scenario::Fail => {

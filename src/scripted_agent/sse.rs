@@ -1,7 +1,7 @@
 //! Server-sent event bodies for SendStreamingMessage and SubscribeToTask.
 //!
-//! Each event is `data: <JSON-RPC response with the request id, result = StreamResponse>` and a
-//! blank line, with `\n` line ends (like the JS server). A stream ends after an event that stops
+//! Each event is `data: <JSON-RPC response with the request id, result = StreamResponse>` (over
+//! HTTP+JSON `data: <StreamResponse>`) and a blank line, with `\n` line ends (like the JS server). A stream ends after an event that stops
 //! it (terminal or interrupted state), when the task's channel closes, when the subscriber falls
 //! more than a buffer behind, or at shutdown. With `drop_stream_after` it is cut after K events:
 //! cleanly ([`DropMode::Eof`]) or by failing the body so the connection is aborted
@@ -29,7 +29,8 @@ pub(crate) struct Start {
 }
 
 struct State {
-    id: Bytes,
+    /// The JSON-RPC request id as JSON; `None` frames bare `StreamResponse`s (HTTP+JSON).
+    id: Option<Bytes>,
     initial: VecDeque<Bytes>,
     rx: Option<EventRx>,
     sent: u32,
@@ -41,8 +42,9 @@ struct State {
     v03: bool,
 }
 
-/// Builds the SSE response for a stream; `id` is the request id as JSON.
-pub(crate) fn response(shared: &Arc<Shared>, id: Bytes, start: Start) -> Response {
+/// Builds the SSE response for a stream; `id` is the JSON-RPC request id as JSON (`None` over
+/// HTTP+JSON, whose events are bare `StreamResponse`s).
+pub(crate) fn response(shared: &Arc<Shared>, id: Option<Bytes>, start: Start) -> Response {
     let state = State {
         id,
         initial: start.initial.into(),
@@ -106,11 +108,12 @@ async fn next(mut st: State) -> Option<(io::Result<Bytes>, State)> {
         event.json.clone()
     };
     st.sent += 1;
-    if st.v03 {
-        let json = v03_event(&json);
-        return Some((Ok(frame(&st.id, &json)), st));
-    }
-    Some((Ok(frame(&st.id, &json)), st))
+    let json = if st.v03 { v03_event(&json) } else { json };
+    let framed = match &st.id {
+        Some(id) => frame(id, &json),
+        None => bare_frame(&json),
+    };
+    Some((Ok(framed), st))
 }
 
 /// Rewrites one v1.0 `StreamResponse` as the bare v0.3 event; a status update whose state ends
@@ -150,6 +153,15 @@ fn frame(id: &[u8], result: &[u8]) -> Bytes {
     buf.extend_from_slice(MID);
     buf.extend_from_slice(result);
     buf.extend_from_slice(TAIL);
+    Bytes::from(buf)
+}
+
+/// Formats one SSE event holding a bare `StreamResponse` (HTTP+JSON).
+fn bare_frame(result: &[u8]) -> Bytes {
+    let mut buf = Vec::with_capacity(result.len() + 8);
+    buf.extend_from_slice(b"data: ");
+    buf.extend_from_slice(result);
+    buf.extend_from_slice(b"\n\n");
     Bytes::from(buf)
 }
 

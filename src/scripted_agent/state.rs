@@ -19,7 +19,7 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use super::scenario::Scenario;
-use super::{ReceivedMessage, Stats, TaskSummary};
+use super::{Bends, QuestionIn, ReceivedMessage, Stats, TaskSummary};
 
 /// Most user messages kept for [`Stats::messages`].
 const MAX_MESSAGES: usize = 20_000;
@@ -133,6 +133,8 @@ pub(crate) struct Inner {
     /// tasks), removed by a `cancel <task id>` message. Served at `/_scripted/bookings/{id}`,
     /// a read path independent of the A2A task state, for effect verification.
     bookings: BTreeMap<String, String>,
+    /// How the agent bends the spec.
+    bends: Bends,
 }
 
 impl Inner {
@@ -152,6 +154,33 @@ impl Inner {
             cancels: Vec::new(),
             forgotten: Vec::new(),
             bookings: BTreeMap::new(),
+            bends: Bends::default(),
+        }
+    }
+
+    /// Sets how the agent bends the spec.
+    pub(crate) fn with_bends(mut self, bends: Bends) -> Self {
+        self.bends = bends;
+        self
+    }
+
+    /// Puts a task in an interrupted state with a question, where [`Bends::question_in`] says.
+    pub(crate) fn ask(&mut self, id: &str, state: TaskState, question: &str) {
+        match self.bends.question_in {
+            QuestionIn::Status => {
+                self.set_status(id, state, Some(question));
+            }
+            QuestionIn::Artifact => {
+                self.add_artifact(id, "question", question.to_owned(), false, true);
+                self.set_status(id, state, None);
+            }
+            QuestionIn::History => {
+                if let Some(e) = self.entry_mut(id) {
+                    let m = agent_message(&e.task, question);
+                    e.task.history.get_or_insert_with(Vec::new).push(m);
+                }
+                self.set_status(id, state, None);
+            }
         }
     }
 
@@ -368,6 +397,7 @@ impl Inner {
 
     pub(crate) fn set_status(&mut self, id: &str, state: TaskState, text: Option<&str>) -> bool {
         let (ts, micros) = self.now();
+        let naive = self.bends.naive_timestamps;
         let Some(e) = self.ids.get(id).and_then(|seq| self.tasks.get_mut(seq)) else {
             return false;
         };
@@ -396,7 +426,7 @@ impl Inner {
             struct StatusUpdate<'a> {
                 task_id: &'a str,
                 context_id: &'a str,
-                status: &'a TaskStatus,
+                status: StatusOut<'a>,
             }
             #[derive(Serialize)]
             #[serde(rename_all = "camelCase")]
@@ -407,7 +437,7 @@ impl Inner {
                 status_update: StatusUpdate {
                     task_id: &e.task.id,
                     context_id: &e.task.context_id,
-                    status: &e.task.status,
+                    status: StatusOut(&e.task.status, naive),
                 },
             })
         });
@@ -431,9 +461,14 @@ impl Inner {
         append: bool,
         last_chunk: bool,
     ) {
+        let history_only = self.bends.history_only;
         let Some(e) = self.entry_mut(id) else {
             return;
         };
+        if history_only {
+            let m = agent_message(&e.task, &text);
+            e.task.history.get_or_insert_with(Vec::new).push(m);
+        }
         let chunk = Artifact {
             artifact_id: artifact_id.to_owned(),
             name: Some(artifact_id.to_owned()),
@@ -494,6 +529,7 @@ impl Inner {
             task: &e.task,
             history,
             include_artifacts,
+            bends: self.bends,
         })
         .ok()
         .map(Bytes::from)
@@ -511,6 +547,7 @@ impl Inner {
                 task: &e.task,
                 history: None,
                 include_artifacts: true,
+                bends: self.bends,
             },
         })
         .ok()
@@ -652,6 +689,7 @@ impl Inner {
                     task: &e.task,
                     history: q.history,
                     include_artifacts: q.include_artifacts,
+                    bends: self.bends,
                 })
                 .collect(),
             next_page_token,
@@ -730,6 +768,32 @@ struct TaskView<'a> {
     task: &'a Task,
     history: Option<usize>,
     include_artifacts: bool,
+    bends: Bends,
+}
+
+/// A task status as the agent sends it: offset-less timestamps under
+/// [`Bends::naive_timestamps`].
+struct StatusOut<'a>(&'a TaskStatus, bool);
+
+impl Serialize for StatusOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let StatusOut(status, naive) = *self;
+        if !naive {
+            return status.serialize(s);
+        }
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("state", &status.state)?;
+        if let Some(message) = &status.message {
+            map.serialize_entry("message", message)?;
+        }
+        if let Some(ts) = &status.timestamp {
+            map.serialize_entry(
+                "timestamp",
+                &ts.naive_utc().format("%Y-%m-%dT%H:%M:%S%.6f").to_string(),
+            )?;
+        }
+        map.end()
+    }
 }
 
 impl Serialize for TaskView<'_> {
@@ -740,8 +804,9 @@ impl Serialize for TaskView<'_> {
         if !t.context_id.is_empty() {
             map.serialize_entry("contextId", &t.context_id)?;
         }
-        map.serialize_entry("status", &t.status)?;
+        map.serialize_entry("status", &StatusOut(&t.status, self.bends.naive_timestamps))?;
         if self.include_artifacts
+            && !self.bends.history_only
             && let Some(artifacts) = t.artifacts.as_deref()
             && !artifacts.is_empty()
         {

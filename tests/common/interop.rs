@@ -2,11 +2,16 @@
 //! on loopback.
 //!
 //! Each agent binds `127.0.0.1:0` itself and prints `listening on http://127.0.0.1:PORT/` once its
-//! socket listens, so no test sleeps to wait for readiness. The official SDKs come from
-//! `scripts/test`, which installs them pinned and exports `A2A_RECOVER_INTEROP_PYTHON` (the venv's
-//! python) and `A2A_RECOVER_INTEROP_JS_DIR` (`tests/interop/js` with its `node_modules`). Without
+//! socket listens (so its card is served from then on), so no test sleeps to wait for readiness.
+//! The official SDKs come from `scripts/test`, which installs them pinned and exports
+//! `A2A_RECOVER_INTEROP_PYTHON` (the 1.3.0 venv's python), `A2A_RECOVER_INTEROP_JS_DIR`
+//! (`tests/interop/js` with its `node_modules`), and for the A2A v0.3 SDKs (a2a-sdk 0.3.26,
+//! @a2a-js/sdk 0.3.14) `A2A_RECOVER_INTEROP_PYTHON03` and `A2A_RECOVER_INTEROP_JS03_DIR`. Without
 //! those variables the repository's default locations are used. A missing runtime is a failure,
 //! never a skip: interop is only proven when it runs.
+//!
+//! The v0.3 agents serve both bindings at once: JSON-RPC at the base URL and HTTP+JSON under
+//! [`V03_REST_PATH`]; [`Transport`] chooses which one their card prefers.
 //!
 //! Helpers are synchronous (they block on the child's ready line), so call them before entering
 //! an async runtime or from a sync test.
@@ -23,6 +28,9 @@ use tempfile::TempDir;
 /// What to run when an SDK is missing; the README gives the same command.
 pub const INSTALL_HINT: &str =
     "run `scripts/test` (it installs the pinned a2a-sdk and @a2a-js/sdk)";
+
+/// Where the v0.3 agents serve HTTP+JSON, under their base URL: `POST /rest/v1/message:send`.
+pub const V03_REST_PATH: &str = "rest";
 
 /// How long an agent may take to print its ready line.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -69,31 +77,59 @@ pub fn interop_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop")
 }
 
-/// Returns the python of the venv holding the pinned a2a-sdk, or panics with [`INSTALL_HINT`].
+/// Returns the python of the venv holding the pinned a2a-sdk 1.3.0, or panics with
+/// [`INSTALL_HINT`].
 pub fn interop_python() -> PathBuf {
-    let python = std::env::var_os("A2A_RECOVER_INTEROP_PYTHON").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join(".interop/venv/bin/python"),
+    venv_python("A2A_RECOVER_INTEROP_PYTHON", ".interop/venv", "Python")
+}
+
+/// Returns the python of the venv holding the pinned a2a-sdk 0.3.26, or panics with
+/// [`INSTALL_HINT`].
+pub fn interop_python03() -> PathBuf {
+    venv_python(
+        "A2A_RECOVER_INTEROP_PYTHON03",
+        ".interop/venv03",
+        "Python v0.3",
+    )
+}
+
+/// Returns `$var`, or `venv/bin/python` in this repository, after checking that it exists.
+fn venv_python(var: &str, venv: &str, what: &str) -> PathBuf {
+    let python = std::env::var_os(var).map_or_else(
+        || {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(venv)
+                .join("bin/python")
+        },
         PathBuf::from,
     );
     assert!(
         python.is_file(),
-        "the Python interop runtime is missing: {} does not exist (A2A_RECOVER_INTEROP_PYTHON); \
-         {INSTALL_HINT}",
+        "the {what} interop runtime is missing: {} does not exist ({var}); {INSTALL_HINT}",
         python.display()
     );
     python
 }
 
-/// Returns the directory holding `agent.mjs` and the pinned `@a2a-js/sdk`, or panics with
+/// Returns the directory holding `agent.mjs` and the pinned `@a2a-js/sdk` 1.3.0, or panics with
 /// [`INSTALL_HINT`].
 pub fn interop_js_dir() -> PathBuf {
-    let dir = std::env::var_os("A2A_RECOVER_INTEROP_JS_DIR")
-        .map_or_else(|| interop_dir().join("js"), PathBuf::from);
+    js_dir("A2A_RECOVER_INTEROP_JS_DIR", "js", "JS")
+}
+
+/// Returns the directory holding `agent.mjs` and the pinned `@a2a-js/sdk` 0.3.14, or panics with
+/// [`INSTALL_HINT`].
+pub fn interop_js03_dir() -> PathBuf {
+    js_dir("A2A_RECOVER_INTEROP_JS03_DIR", "js03", "JS v0.3")
+}
+
+/// Returns `$var`, or `tests/interop/<default>`, after checking that the SDK is installed there.
+fn js_dir(var: &str, default: &str, what: &str) -> PathBuf {
+    let dir = std::env::var_os(var).map_or_else(|| interop_dir().join(default), PathBuf::from);
     let sdk = dir.join("node_modules/@a2a-js/sdk/package.json");
     assert!(
         sdk.is_file(),
-        "the JS interop runtime is missing: {} does not exist (A2A_RECOVER_INTEROP_JS_DIR); \
-         {INSTALL_HINT}",
+        "the {what} interop runtime is missing: {} does not exist ({var}); {INSTALL_HINT}",
         sdk.display()
     );
     dir
@@ -114,6 +150,88 @@ pub fn start_js_agent() -> InteropAgent {
     let mut cmd = Command::new("node");
     cmd.arg(dir.join("agent.mjs")).current_dir(&dir);
     spawn_agent("the @a2a-js/sdk agent", INSTALL_HINT, cmd)
+}
+
+/// The binding a v0.3 agent's card prefers: its `url` and `preferredTransport`. Both bindings
+/// are served either way, and `additionalInterfaces` lists both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// JSON-RPC 2.0 at the base URL (`preferredTransport: "JSONRPC"`).
+    JsonRpc,
+    /// HTTP+JSON under [`V03_REST_PATH`] (`preferredTransport: "HTTP+JSON"`).
+    Rest,
+}
+
+impl Transport {
+    /// The agent's `--preferred` value.
+    fn flag(self) -> &'static str {
+        match self {
+            Transport::JsonRpc => "jsonrpc",
+            Transport::Rest => "rest",
+        }
+    }
+
+    /// The card's name for it (`preferredTransport`, `additionalInterfaces[].transport`).
+    pub fn card_name(self) -> &'static str {
+        match self {
+            Transport::JsonRpc => "JSONRPC",
+            Transport::Rest => "HTTP+JSON",
+        }
+    }
+
+    /// The interface URL the card names for it, given the agent's base URL (ending in `/`).
+    pub fn url(self, base: &str) -> String {
+        match self {
+            Transport::JsonRpc => base.to_owned(),
+            Transport::Rest => format!("{base}{V03_REST_PATH}"),
+        }
+    }
+}
+
+/// An official SDK agent: the A2A v1.0 ones (1.3.0) or the v0.3 ones (0.3.26, 0.3.14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sdk {
+    /// `tests/interop/python/agent.py` on a2a-sdk 1.3.0.
+    Python,
+    /// `tests/interop/js/agent.mjs` on @a2a-js/sdk 1.3.0.
+    Js,
+    /// `tests/interop/python03/agent.py` on a2a-sdk 0.3.26, its card preferring `transport`.
+    Python03 { transport: Transport },
+    /// `tests/interop/js03/agent.mjs` on @a2a-js/sdk 0.3.14, its card preferring `transport`.
+    Js03 { transport: Transport },
+}
+
+impl Sdk {
+    /// Starts the agent on `127.0.0.1` with a free port; panics with [`INSTALL_HINT`] when its
+    /// runtime is missing or it does not come up.
+    pub fn start(self) -> InteropAgent {
+        match self {
+            Sdk::Python => start_python_agent(),
+            Sdk::Js => start_js_agent(),
+            Sdk::Python03 { transport } => start_python03_agent(transport),
+            Sdk::Js03 { transport } => start_js03_agent(transport),
+        }
+    }
+}
+
+/// Starts `tests/interop/python03/agent.py` on the official Python SDK 0.3.26.
+pub fn start_python03_agent(preferred: Transport) -> InteropAgent {
+    let mut cmd = Command::new(interop_python03());
+    cmd.arg(interop_dir().join("python03/agent.py"))
+        .args(["--preferred", preferred.flag()])
+        .env("PYTHONUNBUFFERED", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    spawn_agent("the a2a-sdk 0.3.26 (Python) agent", INSTALL_HINT, cmd)
+}
+
+/// Starts `tests/interop/js03/agent.mjs` on the official JS SDK 0.3.14.
+pub fn start_js03_agent(preferred: Transport) -> InteropAgent {
+    let dir = interop_js03_dir();
+    let mut cmd = Command::new("node");
+    cmd.arg(dir.join("agent.mjs"))
+        .args(["--preferred", preferred.flag()])
+        .current_dir(&dir);
+    spawn_agent("the @a2a-js/sdk 0.3.14 agent", INSTALL_HINT, cmd)
 }
 
 /// Starts `a2a-recover scripted-agent --port 0` with extra `args`.

@@ -176,8 +176,9 @@ pub struct Attempt {
     pub interface_url: Option<String>,
     /// The interface's tenant.
     pub tenant: Option<String>,
-    /// The binding it is (or was) sent over, journaled with `interface_url` (an attempt
-    /// journaled before bindings were is v1.0 JSON-RPC); `None` while never sent.
+    /// The binding it is (or was) sent over, journaled with `interface_url`; `None` while never
+    /// sent, or when journaled before bindings were (`recovery::send::journaled_binding` then
+    /// reads it from the agent's journaled card, else v1.0 JSON-RPC).
     pub binding: Option<ProtocolBinding>,
     /// The NAME of the credential's environment variable.
     pub token_env: Option<String>,

@@ -624,18 +624,19 @@ const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interfa
 const ATTEMPT_WIDTH: usize = 28;
 
 /// Reads the binding columns of a row whose interface is journaled (`interface` set); both
-/// NULL on a row written before bindings were journaled reads as v1.0 JSON-RPC.
+/// NULL (a row written before bindings were journaled) reads as `None`: the caller then takes
+/// the binding from the journaled card, else v1.0 JSON-RPC.
 fn binding_cols(
     r: &Row<'_>,
     interface: bool,
     binding: usize,
     version: usize,
 ) -> rusqlite::Result<Option<ProtocolBinding>> {
-    if !interface {
-        return Ok(None);
-    }
     let b: Option<String> = r.get(binding)?;
     let v: Option<String> = r.get(version)?;
+    if !interface || (b.is_none() && v.is_none()) {
+        return Ok(None);
+    }
     ProtocolBinding::from_journal(b.as_deref(), v.as_deref())
         .map(Some)
         .ok_or_else(|| {

@@ -79,7 +79,8 @@ impl Pass<'_> {
             Ok(out) => out,
             Err(e) => return Ok(Self::credential_action(row, &e)),
         };
-        let endpoint = send::endpoint_of(a, &out)?;
+        let binding = send::journaled_binding(self.journal, a)?;
+        let endpoint = send::endpoint_of(a, &out, binding)?;
         let task_id = a.task_id.clone().unwrap_or_default();
         let read = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(&endpoint, &task_id, Some(0))

@@ -32,9 +32,14 @@ impl Pass<'_> {
         let action = |outcome: &str, detail: Value, code: u8| {
             Self::action(row, attempt.number, "reply", outcome, detail, code)
         };
-        let (Some(task_id), Ok(endpoint)) =
-            (attempt.task_id.clone(), send::endpoint_of(&attempt, &out))
-        else {
+        let (Some(task_id), Ok(endpoint)) = (
+            attempt.task_id.clone(),
+            send::endpoint_of(
+                &attempt,
+                &out,
+                send::journaled_binding(self.journal, &attempt)?,
+            ),
+        ) else {
             return Ok(action(
                 "reply-failed",
                 json!({"messageId": reply.message_id, "error": "no task to look in"}),
