@@ -6,10 +6,12 @@
 
 use std::time::Duration;
 
-use a2a_recover::scripted_agent::{AgentConfig, Stats};
+use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::{Value, json};
 
-use crate::common::commands::{attempts, crashing, delegate, reconcile, the_attempt};
+use crate::common::commands::{
+    attempts, crashing, delegate, messages_with_id, reconcile, the_attempt,
+};
 use crate::common::in_runtime::{CardServer, guard, run};
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
@@ -19,14 +21,6 @@ fn v03() -> AgentConfig {
         protocol_v03: true,
         ..fast()
     }
-}
-
-fn messages_with_id(stats: &Stats, message_id: &str) -> usize {
-    stats
-        .messages
-        .iter()
-        .filter(|m| m.message_id == message_id)
-        .count()
 }
 
 /// Runs `reconcile` until it stops answering 3, at most `max` times.
