@@ -45,6 +45,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('resolve', 'resolve', [CompletionResultType]::ParameterValue, 'Records an operator''s decision on a step that needs a human')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Shows the journal as a table (or JSON Lines)')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Deletes status refreshes older than an age, keeping every state change and decision')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Shows the journal in use, its lock, steps by state and what needs a human')
+            [CompletionResult]::new('journal', 'journal', [CompletionResultType]::ParameterValue, 'Creates the journal (`journal init`); passes never create one')
             [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'Manages the registry of agents used by --skill and re-delegation')
             [CompletionResult]::new('scripted-agent', 'scripted-agent', [CompletionResultType]::ParameterValue, 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Runs the worked example end to end with a real crash, and narrates each recovery')
@@ -160,6 +162,9 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
             [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Prints the actions it would take and changes nothing')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Allows compensating `default` as a whole (the workflow of every step delegated by a bare name, which are usually unrelated)')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
@@ -179,6 +184,10 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--max-artifact-size', '--max-artifact-size', [CompletionResultType]::ParameterName, 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
             [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
             [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
+            [CompletionResult]::new('--undo', '--undo', [CompletionResultType]::ParameterName, 'Takes back the step''s standing decision while nothing was sent for it (a retry''s new attempt is deleted, a resend goes back to UNCERTAIN, done/abandoned are cleared)')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Allows `--as retry|resend` of a step that COMPLETED or whose effect is verified (it would run the work again)')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
@@ -190,6 +199,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         'a2a-recover;inspect' {
             [CompletionResult]::new('--state', '--state', [CompletionResultType]::ParameterName, 'Only attempts in these states (case-insensitive; `-` and `_` alike)')
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only attempts sent to this agent (its base URL or card URL)')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only attempts changed within this long (`30m`, `2h`, `1d`)')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
@@ -200,6 +211,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
             [CompletionResult]::new('--pending', '--pending', [CompletionResultType]::ParameterName, 'Only what needs a human, each with the command that answers it')
             [CompletionResult]::new('--events', '--events', [CompletionResultType]::ParameterName, 'Adds the event history of the named step')
+            [CompletionResult]::new('--unresolved', '--unresolved', [CompletionResultType]::ParameterName, 'Only steps the operator has not resolved (`resolve`)')
+            [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Every column: full task ids, the agent, and with --pending the command in a column')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
@@ -219,12 +232,79 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
             [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Counts what would be deleted and changes nothing')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;status' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--max-artifact-size', '--max-artifact-size', [CompletionResultType]::ParameterName, 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
+            [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Exits 4 when something needs a human (`inspect --pending` lists it), else 0: a probe for monitoring')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;journal' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--max-artifact-size', '--max-artifact-size', [CompletionResultType]::ParameterName, 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'a2a-recover;journal;init' {
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--max-artifact-size', '--max-artifact-size', [CompletionResultType]::ParameterName, 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'a2a-recover;journal;help' {
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'a2a-recover;journal;help;init' {
+            break
+        }
+        'a2a-recover;journal;help;help' {
             break
         }
         'a2a-recover;agents' {
@@ -423,6 +503,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('resolve', 'resolve', [CompletionResultType]::ParameterValue, 'Records an operator''s decision on a step that needs a human')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Shows the journal as a table (or JSON Lines)')
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Deletes status refreshes older than an age, keeping every state change and decision')
+            [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Shows the journal in use, its lock, steps by state and what needs a human')
+            [CompletionResult]::new('journal', 'journal', [CompletionResultType]::ParameterValue, 'Creates the journal (`journal init`); passes never create one')
             [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'Manages the registry of agents used by --skill and re-delegation')
             [CompletionResult]::new('scripted-agent', 'scripted-agent', [CompletionResultType]::ParameterValue, 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Runs the worked example end to end with a real crash, and narrates each recovery')
@@ -453,6 +535,16 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;help;prune' {
+            break
+        }
+        'a2a-recover;help;status' {
+            break
+        }
+        'a2a-recover;help;journal' {
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            break
+        }
+        'a2a-recover;help;journal;init' {
             break
         }
         'a2a-recover;help;agents' {

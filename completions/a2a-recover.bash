@@ -40,6 +40,9 @@ _a2a__recover() {
             a2a__recover,inspect)
                 cmd="a2a__recover__subcmd__inspect"
                 ;;
+            a2a__recover,journal)
+                cmd="a2a__recover__subcmd__journal"
+                ;;
             a2a__recover,man)
                 cmd="a2a__recover__subcmd__man"
                 ;;
@@ -57,6 +60,9 @@ _a2a__recover() {
                 ;;
             a2a__recover,scripted-agent)
                 cmd="a2a__recover__subcmd__scripted__subcmd__agent"
+                ;;
+            a2a__recover,status)
+                cmd="a2a__recover__subcmd__status"
                 ;;
             a2a__recover__subcmd__agents,add)
                 cmd="a2a__recover__subcmd__agents__subcmd__add"
@@ -106,6 +112,9 @@ _a2a__recover() {
             a2a__recover__subcmd__help,inspect)
                 cmd="a2a__recover__subcmd__help__subcmd__inspect"
                 ;;
+            a2a__recover__subcmd__help,journal)
+                cmd="a2a__recover__subcmd__help__subcmd__journal"
+                ;;
             a2a__recover__subcmd__help,man)
                 cmd="a2a__recover__subcmd__help__subcmd__man"
                 ;;
@@ -124,6 +133,9 @@ _a2a__recover() {
             a2a__recover__subcmd__help,scripted-agent)
                 cmd="a2a__recover__subcmd__help__subcmd__scripted__subcmd__agent"
                 ;;
+            a2a__recover__subcmd__help,status)
+                cmd="a2a__recover__subcmd__help__subcmd__status"
+                ;;
             a2a__recover__subcmd__help__subcmd__agents,add)
                 cmd="a2a__recover__subcmd__help__subcmd__agents__subcmd__add"
                 ;;
@@ -133,6 +145,21 @@ _a2a__recover() {
             a2a__recover__subcmd__help__subcmd__agents,remove)
                 cmd="a2a__recover__subcmd__help__subcmd__agents__subcmd__remove"
                 ;;
+            a2a__recover__subcmd__help__subcmd__journal,init)
+                cmd="a2a__recover__subcmd__help__subcmd__journal__subcmd__init"
+                ;;
+            a2a__recover__subcmd__journal,help)
+                cmd="a2a__recover__subcmd__journal__subcmd__help"
+                ;;
+            a2a__recover__subcmd__journal,init)
+                cmd="a2a__recover__subcmd__journal__subcmd__init"
+                ;;
+            a2a__recover__subcmd__journal__subcmd__help,help)
+                cmd="a2a__recover__subcmd__journal__subcmd__help__subcmd__help"
+                ;;
+            a2a__recover__subcmd__journal__subcmd__help,init)
+                cmd="a2a__recover__subcmd__journal__subcmd__help__subcmd__init"
+                ;;
             *)
                 ;;
         esac
@@ -140,7 +167,7 @@ _a2a__recover() {
 
     case "${cmd}" in
         a2a__recover)
-            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
+            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -452,7 +479,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__compensate)
-            opts="-q -v -h --dry-run --command-timeout --clock-skew --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-y -q -v -h --dry-run --command-timeout --clock-skew --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -758,7 +785,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__help)
-            opts="delegate reconcile follow reply compensate resolve inspect prune agents scripted-agent demo completions man help"
+            opts="delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -925,6 +952,34 @@ _a2a__recover() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__journal)
+            opts="init"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__journal__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         a2a__subcmd__recover__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1009,8 +1064,22 @@ _a2a__recover() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__status)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-q -v -h --state --pending --events --limit --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-q -v -h --state --pending --events --limit --agent --since --unresolved --wide --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1024,6 +1093,148 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --agent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-artifact-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal)
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help init help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-artifact-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__help)
+            opts="init help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__help__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__init)
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1110,7 +1321,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__prune)
-            opts="-q -v -h --older-than --dry-run --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-y -q -v -h --older-than --dry-run --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1276,7 +1487,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__resolve)
-            opts="-q -v -h --as --reason --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            opts="-y -q -v -h --as --reason --undo --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1400,6 +1611,52 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-artifact-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__status)
+            opts="-q -v -h --check --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --quiet --verbose --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -42,6 +42,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand resolve 'Records an operator''s decision on a step that needs a human'
             cand inspect 'Shows the journal as a table (or JSON Lines)'
             cand prune 'Deletes status refreshes older than an age, keeping every state change and decision'
+            cand status 'Shows the journal in use, its lock, steps by state and what needs a human'
+            cand journal 'Creates the journal (`journal init`); passes never create one'
             cand agents 'Manages the registry of agents used by --skill and re-delegation'
             cand scripted-agent 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
             cand demo 'Runs the worked example end to end with a real crash, and narrates each recovery'
@@ -152,6 +154,9 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
             cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
             cand --dry-run 'Prints the actions it would take and changes nothing'
+            cand --force 'Allows compensating `default` as a whole (the workflow of every step delegated by a bare name, which are usually unrelated)'
+            cand -y 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
+            cand --yes 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -170,6 +175,10 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --max-artifact-size 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
             cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
             cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
+            cand --undo 'Takes back the step''s standing decision while nothing was sent for it (a retry''s new attempt is deleted, a resend goes back to UNCERTAIN, done/abandoned are cleared)'
+            cand --force 'Allows `--as retry|resend` of a step that COMPLETED or whose effect is verified (it would run the work again)'
+            cand -y 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
+            cand --yes 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -180,6 +189,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;inspect'= {
             cand --state 'Only attempts in these states (case-insensitive; `-` and `_` alike)'
             cand --limit 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]'
+            cand --agent 'Only attempts sent to this agent (its base URL or card URL)'
+            cand --since 'Only attempts changed within this long (`30m`, `2h`, `1d`)'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
@@ -190,6 +201,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
             cand --pending 'Only what needs a human, each with the command that answers it'
             cand --events 'Adds the event history of the named step'
+            cand --unresolved 'Only steps the operator has not resolved (`resolve`)'
+            cand --wide 'Every column: full task ids, the agent, and with --pending the command in a column'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -208,12 +221,73 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
             cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
             cand --dry-run 'Counts what would be deleted and changes nothing'
+            cand -y 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
+            cand --yes 'Answers yes to the question asked on a terminal (without a terminal nothing is asked)'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
             cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;status'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --max-artifact-size 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
+            cand --check 'Exits 4 when something needs a human (`inspect --pending` lists it), else 0: a probe for monitoring'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;journal'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --max-artifact-size 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'a2a-recover;journal;init'= {
+            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --max-artifact-size 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
+        &'a2a-recover;journal;help'= {
+            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'a2a-recover;journal;help;init'= {
+        }
+        &'a2a-recover;journal;help;help'= {
         }
         &'a2a-recover;agents'= {
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
@@ -398,6 +472,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand resolve 'Records an operator''s decision on a step that needs a human'
             cand inspect 'Shows the journal as a table (or JSON Lines)'
             cand prune 'Deletes status refreshes older than an age, keeping every state change and decision'
+            cand status 'Shows the journal in use, its lock, steps by state and what needs a human'
+            cand journal 'Creates the journal (`journal init`); passes never create one'
             cand agents 'Manages the registry of agents used by --skill and re-delegation'
             cand scripted-agent 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
             cand demo 'Runs the worked example end to end with a real crash, and narrates each recovery'
@@ -420,6 +496,13 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;help;inspect'= {
         }
         &'a2a-recover;help;prune'= {
+        }
+        &'a2a-recover;help;status'= {
+        }
+        &'a2a-recover;help;journal'= {
+            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+        }
+        &'a2a-recover;help;journal;init'= {
         }
         &'a2a-recover;help;agents'= {
             cand add 'Fetches, validates and stores an agent''s card (again = refresh)'

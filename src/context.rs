@@ -24,6 +24,9 @@ pub struct Context {
     /// Whether the `--journal` flag named it (`demo` keeps its journal only then, ignoring
     /// `A2A_RECOVER_JOURNAL`); `lib::main` sets it from where the value came from.
     pub journal_explicit: bool,
+    /// How the journal path was chosen (`lib::main` corrects `Env` to `Flag` when the flag
+    /// was on the command line).
+    pub journal_source: paths::JournalSource,
     /// Where output goes.
     pub out: Printer,
     /// The clock for *displayed* times (ages); may be pinned in tests.
@@ -112,6 +115,11 @@ impl Context {
         Ok(Self {
             journal_path,
             journal_explicit: global.journal.is_some(),
+            journal_source: paths::journal_source(
+                false,
+                global.journal.as_ref(),
+                var(env::XDG_STATE_HOME).as_deref(),
+            ),
             out,
             display_clock,
             clock: Arc::new(SystemClock),
@@ -140,6 +148,24 @@ impl Context {
             stream_idle_timeout: self.stream_idle_timeout(),
             max_look_size: self.max_look_size,
         }
+    }
+
+    /// Fails (exit 1) unless the journal exists: a pass over a journal that is not there would
+    /// check nothing and look healthy, for ever (a cron job without the login shell's
+    /// `XDG_STATE_HOME`). The error names the path and how it was chosen.
+    pub fn require_journal(&self) -> Result<(), CliError> {
+        if crate::journal::exists(&self.journal_path) {
+            return Ok(());
+        }
+        Err(CliError::failure(format!(
+            "no journal at `{}` (chosen by {}); nothing was checked",
+            self.journal_path.display(),
+            self.journal_source.describe()
+        ))
+        .hint(
+            "create it with `a2a-recover journal init` (a first `delegate` creates one too), \
+             or point --journal or A2A_RECOVER_JOURNAL at the journal your delegations use",
+        ))
     }
 
     /// Opens the journal of a command (`--journal`, busy timeout `--timeout`) and prints its

@@ -18,6 +18,8 @@ pub const MAX_TASK_SIZE: &str = "A2A_RECOVER_MAX_TASK_SIZE";
 pub const MAX_LOOK_SIZE: &str = "A2A_RECOVER_MAX_LOOK_SIZE";
 /// Disables color in `--color auto` (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
+/// The width tables fit (a positive number of columns); else the terminal's, when stdout is one.
+pub const COLUMNS: &str = "COLUMNS";
 /// The XDG state directory, for the default journal path.
 pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
 /// The home directory, for the default journal path.

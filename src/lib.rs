@@ -81,6 +81,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     };
     // Only the flag names the demo's journal: it ignores A2A_RECOVER_JOURNAL.
     ctx.journal_explicit = journal_flag_given(&matches);
+    if ctx.journal_explicit {
+        ctx.journal_source = paths::JournalSource::Flag;
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -44,6 +44,9 @@ pub struct Printer {
     color: bool,
     stdout_tty: bool,
     stderr_tty: bool,
+    /// The width tables fit: `COLUMNS`, else the terminal's; `None` when piped without
+    /// `COLUMNS` (nothing is cut to fit then, beyond each column's own bound).
+    width: Option<usize>,
     /// What the JSON records written so far add up to, for the summary a signal still owes.
     tally: Mutex<Tally>,
     /// The journal in use as shown to people (a path, or a URL without its password): every
@@ -68,6 +71,8 @@ const PASS_COMMANDS: [&str; 6] = [
 struct Tally {
     command: Option<String>,
     outcomes: BTreeMap<String, u64>,
+    /// The outcome of the last `action` record on each attempt (workflow, step, attempt).
+    attempts: BTreeMap<(String, String, u64), String>,
     events: u64,
     summary_written: bool,
 }
@@ -99,6 +104,10 @@ impl Printer {
         let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         let color = wants_color(color, stdout_tty, no_color);
+        let width = columns_env(std::env::var(crate::env::COLUMNS).ok().as_deref()).or_else(|| {
+            let probe = comfy_table::Table::new();
+            stdout_tty.then(|| probe.width().map(usize::from)).flatten()
+        });
         Self {
             format,
             quiet,
@@ -106,6 +115,7 @@ impl Printer {
             color,
             stdout_tty,
             stderr_tty,
+            width,
             tally: Mutex::default(),
             journal: None,
         }
@@ -129,6 +139,23 @@ impl Printer {
     /// Returns whether colors are on.
     pub fn color(&self) -> bool {
         self.color
+    }
+
+    /// Returns the width tables fit (`COLUMNS`, else the terminal's), if known.
+    pub fn width(&self) -> Option<usize> {
+        self.width
+    }
+
+    /// Returns `state` coloured as tables colour it ([`state_color`]) when colours are on.
+    pub fn paint_state(&self, state: &str) -> String {
+        use comfy_table::Color;
+        let code = match state_color(state).filter(|_| self.color) {
+            Some(Color::Green) => "32",
+            Some(Color::Yellow) => "33",
+            Some(Color::Red) => "31",
+            _ => return state.to_owned(),
+        };
+        format!("\x1b[{code}m{state}\x1b[0m")
     }
 
     /// Returns the verbosity (`-v` count).
@@ -184,6 +211,13 @@ impl Printer {
                 Some("action") => {
                     let outcome = value.get("outcome").and_then(Value::as_str).unwrap_or("");
                     *tally.outcomes.entry(outcome.to_owned()).or_default() += 1;
+                    let text = |k: &str| value.get(k).and_then(Value::as_str).unwrap_or("");
+                    let key = (
+                        text("workflow").to_owned(),
+                        text("step").to_owned(),
+                        value.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+                    );
+                    tally.attempts.insert(key, outcome.to_owned());
                 }
                 Some("event") => tally.events += 1,
                 Some("summary") => tally.summary_written = true,
@@ -225,10 +259,15 @@ impl Printer {
             if tally.summary_written || !PASS_COMMANDS.contains(&command) {
                 return Ok(());
             }
+            let mut attempts: BTreeMap<&str, u64> = BTreeMap::new();
+            for outcome in tally.attempts.values() {
+                *attempts.entry(outcome).or_default() += 1;
+            }
             json!({
                 "type": "summary",
                 "command": command,
                 "outcomes": tally.outcomes,
+                "attempts": attempts,
                 "events": tally.events,
                 "interrupted": signal,
                 "exitCode": code,
@@ -255,6 +294,73 @@ impl Printer {
     }
 }
 
+/// Parses `COLUMNS`: a positive number of columns, else nothing.
+pub fn columns_env(value: Option<&str>) -> Option<usize> {
+    value
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|w| *w > 0)
+}
+
+/// The colour a state is shown in with `--color always` (or `auto` on a terminal): green when
+/// done, yellow when a human must act, red when failed, none while work goes on.
+pub fn state_color(state: &str) -> Option<comfy_table::Color> {
+    use comfy_table::Color;
+    let bare = state.split_whitespace().next().unwrap_or(state);
+    match bare {
+        "COMPLETED" | "REPLIED" | "COMPENSATED" | "ACTIVE" => Some(Color::Green),
+        "INPUT_REQUIRED" | "AUTH_REQUIRED" | "UNCERTAIN" | "LOST" | "REFUSED" => {
+            Some(Color::Yellow)
+        }
+        "FAILED" | "REJECTED" | "CANCELED" | "COMPENSATING" => Some(Color::Red),
+        _ => None,
+    }
+}
+
+/// A table cell holding a state, coloured when colours are on ([`state_color`]).
+pub fn state_cell(out: &Printer, state: &str) -> comfy_table::Cell {
+    let cell = comfy_table::Cell::new(state);
+    match state_color(state).filter(|_| out.color()) {
+        Some(c) => cell.fg(c),
+        None => cell,
+    }
+}
+
+/// Returns whether a destructive command (`compensate`, `resolve`, `prune`) asks before it
+/// acts: only on a terminal (standard input and standard error both are), and not with `--yes`.
+/// A script or a timer is never asked.
+pub fn must_ask(stdin_tty: bool, stderr_tty: bool, yes: bool) -> bool {
+    !yes && stdin_tty && stderr_tty
+}
+
+/// Returns whether an answer to a `[y/N]` question is yes: `y` or `yes`, any case; anything
+/// else, an empty line and end of input are no.
+pub fn accepts(answer: &str) -> bool {
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+impl Printer {
+    /// Shows what a destructive command will do (`plan`, one line each) and asks `Proceed?
+    /// [y/N]` on standard error when [`must_ask`] says so; returns whether to go on. Without a
+    /// terminal, or with `yes`, it prints nothing and returns true.
+    pub fn confirm(&self, plan: &[String], yes: bool) -> bool {
+        use std::io::{BufRead as _, Read as _};
+        if !must_ask(io::stdin().is_terminal(), self.stderr_tty, yes) {
+            return true;
+        }
+        {
+            let mut err = io::stderr().lock();
+            for line in plan {
+                let _ = writeln!(err, "{line}");
+            }
+            let _ = write!(err, "Proceed? [y/N] ");
+            let _ = err.flush();
+        }
+        let mut answer = String::new();
+        let read = io::stdin().lock().take(1024).read_line(&mut answer);
+        matches!(read, Ok(n) if n > 0) && accepts(&answer)
+    }
+}
+
 /// Starts a table: comfy-table borders on a terminal, a plain two-space layout when piped
 /// (which scripts and `grep` read more easily than box drawing).
 pub fn table(out: &Printer, header: Vec<&str>) -> comfy_table::Table {
@@ -269,7 +375,21 @@ pub fn table(out: &Printer, header: Vec<&str>) -> comfy_table::Table {
             .load_style(presets::NOTHING)
             .set_content_arrangement(ContentArrangement::Disabled);
     }
-    table.set_header(header);
+    if out.color() {
+        // Colours also when piped (`--color always`): comfy-table styles only terminals by
+        // itself.
+        table.enforce_styling();
+        table.set_header(
+            header
+                .into_iter()
+                .map(|h| comfy_table::Cell::new(h).add_attribute(comfy_table::Attribute::Bold)),
+        );
+    } else {
+        table.set_header(header);
+    }
+    if let Some(w) = out.width().and_then(|w| u16::try_from(w).ok()) {
+        table.set_width(w);
+    }
     if !out.stdout_is_tty() {
         // Plain layout: no leading space, two spaces between columns.
         for column in table.column_iter_mut() {
@@ -300,5 +420,29 @@ pub fn age(now: chrono::DateTime<chrono::Utc>, then: chrono::DateTime<chrono::Ut
         s if s < 3600 => format!("{}m", s / 60),
         s if s < 86_400 => format!("{}h", s / 3600),
         s => format!("{}d", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_terminal_without_yes_is_asked() {
+        assert!(must_ask(true, true, false));
+        assert!(!must_ask(true, true, true), "--yes answers");
+        assert!(!must_ask(false, true, false), "stdin piped: a script");
+        assert!(!must_ask(true, false, false), "stderr redirected: a timer");
+        assert!(!must_ask(false, false, false));
+    }
+
+    #[test]
+    fn only_y_or_yes_proceeds() {
+        for yes in ["y", "Y", "yes", "YES\n", "  y \r\n"] {
+            assert!(accepts(yes), "{yes:?}");
+        }
+        for no in ["", "\n", "n", "no", "yep", "sure", "y y"] {
+            assert!(!accepts(no), "{no:?}");
+        }
     }
 }

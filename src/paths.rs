@@ -4,6 +4,58 @@ use std::path::PathBuf;
 
 use crate::error::CliError;
 
+/// How the journal path was chosen, for errors and `status` ("the journal in use and why").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JournalSource {
+    /// `--journal` on the command line.
+    Flag,
+    /// The `A2A_RECOVER_JOURNAL` variable.
+    Env,
+    /// The default under `$XDG_STATE_HOME`.
+    XdgStateHome,
+    /// The default under `$HOME/.local/state` (`XDG_STATE_HOME` unset, empty or relative).
+    Home,
+}
+
+impl JournalSource {
+    /// Says where the path came from, for a sentence: "chosen by --journal".
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Flag => "--journal",
+            Self::Env => "A2A_RECOVER_JOURNAL",
+            Self::XdgStateHome => "the default under $XDG_STATE_HOME",
+            Self::Home => "the default under $HOME/.local/state (XDG_STATE_HOME is not set)",
+        }
+    }
+
+    /// A short name for JSON records: `flag`, `env`, `xdg-state-home`, `home`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Flag => "flag",
+            Self::Env => "env",
+            Self::XdgStateHome => "xdg-state-home",
+            Self::Home => "home",
+        }
+    }
+}
+
+/// Returns how [`journal_path`] chose its path, given whether `--journal` was on the command
+/// line (`flag_given`) and whether a value came from either the flag or the variable.
+pub fn journal_source(
+    flag_given: bool,
+    value: Option<&PathBuf>,
+    xdg_state_home: Option<&str>,
+) -> JournalSource {
+    match value {
+        Some(_) if flag_given => JournalSource::Flag,
+        Some(_) => JournalSource::Env,
+        None if xdg_state_home.is_some_and(|x| !x.is_empty() && x.starts_with('/')) => {
+            JournalSource::XdgStateHome
+        }
+        None => JournalSource::Home,
+    }
+}
+
 /// Resolves the journal path: `--journal`/`A2A_RECOVER_JOURNAL` (already merged by clap), else
 /// `$XDG_STATE_HOME/a2a-recover/journal.sqlite3`, else `~/.local/state/a2a-recover/journal.sqlite3`.
 ///
@@ -101,6 +153,25 @@ mod tests {
             PathBuf::from("/h/.local/state/a2a-recover/journal.sqlite3")
         );
         assert!(journal_path(None, None, None).is_err());
+    }
+
+    #[test]
+    fn the_source_names_how_the_path_was_chosen() {
+        let p = PathBuf::from("/j");
+        assert_eq!(
+            journal_source(true, Some(&p), Some("/x")),
+            JournalSource::Flag
+        );
+        assert_eq!(
+            journal_source(false, Some(&p), Some("/x")),
+            JournalSource::Env
+        );
+        assert_eq!(
+            journal_source(false, None, Some("/x")),
+            JournalSource::XdgStateHome
+        );
+        assert_eq!(journal_source(false, None, Some("x")), JournalSource::Home);
+        assert_eq!(journal_source(false, None, None), JournalSource::Home);
     }
 
     #[test]

@@ -144,3 +144,43 @@ fn a_name_with_a_bidi_control_is_refused() {
     }
     assert!(!env.journal().exists(), "nothing may be journaled");
 }
+
+/// Every subcommand's help ends with examples that run that very subcommand (`agents add`'s
+/// start with `a2a-recover agents add`), as the binary prints them.
+#[test]
+fn every_subcommand_help_has_examples_of_itself() {
+    use clap::CommandFactory as _;
+    fn walk(cmd: &clap::Command, path: &[&str], out: &mut Vec<Vec<String>>) {
+        for sub in cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        {
+            let mut p: Vec<&str> = path.to_vec();
+            p.push(sub.get_name());
+            out.push(p.iter().map(|s| (*s).to_owned()).collect());
+            walk(sub, &p, out);
+        }
+    }
+    let mut paths = Vec::new();
+    walk(&a2a_recover::commands::Cli::command(), &[], &mut paths);
+    assert!(paths.len() > 12, "{paths:?}");
+    let env = TestEnv::new();
+    for path in paths {
+        let mut args = path.clone();
+        args.push("--help".to_owned());
+        let out = env.run(&args);
+        assert_eq!(code(&out), 0, "{path:?}");
+        let text = stdout(&out);
+        let examples = text
+            .split_once("\nExamples:\n")
+            .unwrap_or_else(|| panic!("`{}` has no examples:\n{text}", path.join(" ")))
+            .1;
+        let invocation = format!("a2a-recover {}", path.join(" "));
+        assert!(
+            examples
+                .lines()
+                .any(|l| l.trim_start().starts_with(&invocation)),
+            "`{invocation}` has no example of itself:\n{examples}"
+        );
+    }
+}

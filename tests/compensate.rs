@@ -363,8 +363,10 @@ fn a_crash_after_the_compensation_send_sends_exactly_one_compensation_message() 
 #[test]
 fn an_unknown_workflow_and_a_held_lock_touch_nothing() {
     let env = TestEnv::new();
+    // No journal yet: an error naming the path and the way to create one; nothing created.
     let out = env.run(["compensate", "nope"]);
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("journal init"), "{}", stderr(&out));
     assert!(!env.journal().exists());
     let a = agent(fast_with_skills(&["x"]));
     let out = env.run(["delegate", "w/s", "--agent", &a.url(), "hi"]);
@@ -586,10 +588,11 @@ fn a_question_left_in_a_compensating_workflow_points_to_compensate_not_reply() {
     );
     let out = env.run(["reply", "trip-8/hotel", "the Plaza"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
+    // Each command on a line of its own, the alternative on the next.
     let out = env.run(["inspect", "--pending"]);
     assert!(
         stdout(&out).contains(
-            "a2a-recover compensate trip-8  (or: a2a-recover resolve trip-8/hotel --as \
+            "  a2a-recover compensate trip-8\n    or: a2a-recover resolve trip-8/hotel --as \
              done|abandoned"
         ),
         "{}",

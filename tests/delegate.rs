@@ -74,7 +74,7 @@ fn every_scenario_is_delegated_and_inspected() {
     let table = env.run(["inspect", "trip-42"]);
     assert_eq!(code(&table), 0);
     let text = stdout(&table);
-    assert!(text.starts_with("WORKFLOW  STEP"), "{text}");
+    assert!(text.starts_with("STEP  "), "{text}");
     for (step, _, state) in scenarios {
         assert!(
             text.lines().any(|l| l.contains(step) && l.contains(state)),

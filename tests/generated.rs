@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use a2a_recover::commands::completions::{cli_reference_markdown, completion_script, man_page};
+use a2a_recover::commands::completions::{
+    cli_reference_markdown, completion_script, man_page, man_pages,
+};
 use clap_complete::Shell;
 
 fn check(rel: &str, want: &[u8]) {
@@ -36,8 +38,39 @@ fn completions_match_the_cli() {
 }
 
 #[test]
-fn man_page_matches_the_cli() {
-    check("completions/a2a-recover.1", &man_page().unwrap());
+fn man_pages_match_the_cli_and_exist_for_what_they_list() {
+    let pages = man_pages().unwrap();
+    for (name, roff) in &pages {
+        check(&format!("man/{name}"), roff);
+    }
+    // The hidden `man` prints the first page.
+    assert_eq!(pages[0].0, "a2a-recover.1");
+    assert_eq!(pages[0].1, man_page().unwrap());
+    // Every page another one refers to (`a2a\-recover\-delegate(1)`) ships, and nothing else.
+    let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+    for (name, roff) in &pages {
+        let text = String::from_utf8_lossy(roff).replace("\\-", "-");
+        for word in text.split_whitespace() {
+            if let Some(page) = word.strip_suffix("(1)")
+                && page.starts_with("a2a-recover")
+            {
+                assert!(
+                    names.contains(&format!("{page}.1").as_str()),
+                    "{name} refers to {page}(1), which does not ship"
+                );
+            }
+        }
+    }
+    assert!(!names.iter().any(|n| n.contains("help")), "{names:?}");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("man");
+    let mut shipped: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    shipped.sort();
+    let mut want: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    want.sort();
+    assert_eq!(shipped, want, "man/ holds exactly the generated pages");
 }
 
 #[test]

@@ -96,9 +96,10 @@ fn pinned(env: &TestEnv, args: &[&str]) -> std::process::Output {
 fn the_table_lists_every_attempt_with_its_age_and_outcome() {
     let env = TestEnv::new();
     trip(&env);
-    // Every header and cell, the ages on the pinned clock, delegation order within a workflow
-    // (flight, hotel, car, taxi; then the next workflow), and no "more rows" line.
-    let out = pinned(&env, &["inspect"]);
+    // Every header and cell (`--wide`: every column), the ages on the pinned clock, delegation
+    // order within a workflow (flight, hotel, car, taxi; then the next workflow), and no "more
+    // rows" line.
+    let out = pinned(&env, &["inspect", "--wide"]);
     assert_snapshot!(snapshot_of(&env, &out));
 }
 
@@ -113,12 +114,12 @@ fn ages_read_0s_on_the_pinned_clock_and_the_real_age_without_it() {
             .with_clock(Arc::new(FixedClock(three_days_ago)));
         let _ = add(&j, "w/s");
         drop(j);
-        let out = env.run(["inspect"]);
+        let out = env.run(["inspect", "w"]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         let text = stdout(&out);
-        // WORKFLOW STEP ATTEMPT AGENT STATE TASK-ID AGE …
+        // STEP # STATE TASK AGE …
         let row: Vec<&str> = text.lines().nth(1).unwrap().split_whitespace().collect();
-        assert_eq!(row[6], age, "{text}");
+        assert_eq!(row[4], age, "{text}");
     }
 }
 
@@ -226,7 +227,7 @@ fn the_table_limit_says_how_many_were_left_out() {
         let many: Vec<NewIntent> = (0..205).map(|i| intent(&format!("bulk/s{i:03}"))).collect();
         j.create_intents(&many).unwrap();
     }
-    let table = env.run(["inspect"]);
+    let table = env.run(["inspect", "bulk"]);
     let text = stdout(&table);
     assert_eq!(text.lines().count(), 1 + 200 + 1, "{text}");
     assert!(
@@ -236,21 +237,23 @@ fn the_table_limit_says_how_many_were_left_out() {
             .contains("5 more row(s) not shown"),
         "{text}"
     );
+    // With no argument, JSON still lists every attempt, then the one workflow.
     let json = env.run(["inspect", "--format", "json"]);
-    assert_eq!(json_lines(&json).len(), 1 + 205);
-    let limited = env.run(["inspect", "--format", "json", "--limit", "3"]);
+    assert_eq!(json_lines(&json).len(), 1 + 205 + 1);
+    let limited = env.run(["inspect", "bulk", "--format", "json", "--limit", "3"]);
     assert_eq!(json_lines(&limited).len(), 1 + 3);
-    let small = env.run(["inspect", "--limit", "2"]);
+    let small = env.run(["inspect", "bulk", "--limit", "2"]);
     assert!(stdout(&small).contains("203 more row(s)"));
 }
 
 /// A missing journal prints nothing (exit 0); an unknown WORKFLOW or STEP is a usage error
 /// (exit 2) naming it, as in every other command: a typo must not look like an empty answer.
 #[test]
-fn unknown_targets_exit_2_and_a_missing_journal_prints_nothing() {
+fn unknown_targets_exit_2_and_a_missing_journal_exits_1() {
     let env = TestEnv::new();
     let out = env.run(["inspect"]);
-    assert_eq!((code(&out), stdout(&out).as_str()), (0, ""));
+    assert_eq!((code(&out), stdout(&out).as_str()), (1, ""));
+    assert!(stderr(&out).contains("no journal at"), "{}", stderr(&out));
     assert!(!env.journal().exists(), "inspect created a journal");
     trip(&env);
     for (target, words) in [
@@ -279,14 +282,14 @@ fn limit_zero_shows_every_row() {
         .filter(|r| r["type"] == "attempt")
         .count();
     assert!(rows > 1, "the fixture has several rows");
-    let out = env.run(["inspect", "--limit", "0"]);
+    let out = env.run(["inspect", "trip-42", "--limit", "0"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(
         !stdout(&out).contains("more row(s) not shown"),
         "{}",
         stdout(&out)
     );
-    let one = env.run(["inspect", "--limit", "1"]);
+    let one = env.run(["inspect", "trip-42", "--limit", "1"]);
     assert!(
         stdout(&one).contains("more row(s) not shown"),
         "{}",
@@ -303,7 +306,7 @@ fn remote_text_is_inert_in_tables_and_data_in_json() {
         let a = add(&j, "w/evil");
         observe(&j, &a, "task\u{1b}[31m-red", "INPUT_REQUIRED", Some(evil));
     }
-    let out = env.run(["inspect"]);
+    let out = env.run(["inspect", "w", "--wide"]);
     let text = stdout(&out);
     assert!(!text.contains('\u{1b}'), "{text:?}");
     assert!(!text.contains('\u{202e}'));
@@ -374,4 +377,248 @@ fn an_empty_pending_list_says_so_on_stderr_and_keeps_stdout_empty() {
     let out = env.run(["inspect", "--pending"]);
     assert!(stdout(&out).contains("trip-1"), "{}", stdout(&out));
     assert!(!stderr(&out).contains("nothing needs"), "{}", stderr(&out));
+}
+
+/// The trip, with a LOST step the operator resolved, an effect, and a second agent.
+fn views_journal(env: &TestEnv) {
+    trip(env);
+    let j = open(env);
+    let train = add(&j, "trip-42/train");
+    observe(
+        &j,
+        &train,
+        "0b6e2a9c-6f1d-4a57-9d0e-3f8a1c2b4d5e",
+        "COMPLETED",
+        None,
+    );
+    let bus = add(&j, "trip-42/bus");
+    observe(&j, &bus, "task-bus", "WORKING", None);
+    j.mark_lost(bus.id, "the agent no longer knows the task")
+        .unwrap();
+    j.decide(
+        bus.id,
+        &a2a_recover::journal::Decision::Done,
+        "checked by phone",
+    )
+    .unwrap();
+}
+
+fn at_width(env: &TestEnv, columns: &str, args: &[&str]) -> std::process::Output {
+    env.cmd()
+        .env("A2A_RECOVER_TEST_NOW", "2026-11-30T01:05:00Z")
+        .env("COLUMNS", columns)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Every line of `text` fits `width` columns.
+fn assert_fits(text: &str, width: usize) {
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= width,
+            "a line is wider than {width}: {line:?}\n{text}"
+        );
+    }
+}
+
+/// The narrow layout fits 80 columns (short task ids, the outcome cut to fit), keeps a
+/// resolved LOST step from reading plain `LOST`, and at 200 columns shows the outcomes whole.
+#[test]
+fn the_attempts_table_fits_80_columns_and_shows_resolutions() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    let narrow = at_width(&env, "80", &["inspect", "trip-42"]);
+    assert_eq!(code(&narrow), 0, "{}", stderr(&narrow));
+    assert_fits(&stdout(&narrow), 80);
+    assert!(stdout(&narrow).contains("0b6e2a9c…"), "{}", stdout(&narrow));
+    assert!(
+        stdout(&narrow).contains("LOST (resolved: done)"),
+        "{}",
+        stdout(&narrow)
+    );
+    assert_snapshot!("attempts_80", snapshot_of(&env, &narrow));
+    let wide = at_width(&env, "200", &["inspect", "trip-42"]);
+    assert_fits(&stdout(&wide), 200);
+    assert_snapshot!("attempts_200", snapshot_of(&env, &wide));
+    // `--wide`: every column, whole task ids, whatever the width.
+    let all = at_width(&env, "80", &["inspect", "trip-42", "--wide"]);
+    let text = stdout(&all);
+    assert!(
+        text.contains("0b6e2a9c-6f1d-4a57-9d0e-3f8a1c2b4d5e"),
+        "{text}"
+    );
+    assert!(text.contains("AGENT"), "{text}");
+}
+
+/// `--pending` at 80 columns: the commands are printed whole, each on its own line.
+#[test]
+fn pending_commands_are_never_split_at_80_columns() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    let out = at_width(&env, "80", &["inspect", "--pending"]);
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    for command in [
+        r#"a2a-recover reply trip-42/hotel "…""#,
+        r#"a2a-recover resolve trip-42/car --as resend|abandoned|done --reason "…""#,
+    ] {
+        assert!(
+            lines.iter().any(|l| l.trim() == command),
+            "`{command}` is not on a line of its own:\n{text}"
+        );
+    }
+    // The resolved bus needs no one.
+    assert!(!text.contains("trip-42/bus"), "{text}");
+    assert_snapshot!("pending_80", snapshot_of(&env, &out));
+}
+
+/// No argument: the workflows, each with its steps counted by state, at 80 and 200 columns;
+/// in JSON every `attempt` record still, then one `workflow` record per workflow.
+#[test]
+fn no_argument_lists_the_workflows_with_counts_per_state() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    let narrow = at_width(&env, "80", &["inspect"]);
+    assert_eq!(code(&narrow), 0, "{}", stderr(&narrow));
+    assert_fits(&stdout(&narrow), 80);
+    assert_snapshot!("workflows_80", snapshot_of(&env, &narrow));
+    let wide = at_width(&env, "200", &["inspect"]);
+    assert_snapshot!("workflows_200", snapshot_of(&env, &wide));
+    let text = stdout(&wide);
+    assert!(
+        text.contains("1 COMPLETED") || text.contains("2 COMPLETED"),
+        "{text}"
+    );
+    let json = json_lines(&env.run(["inspect", "--format", "json"]));
+    let attempts = json.iter().filter(|r| r["type"] == "attempt").count();
+    assert_eq!(attempts, 7);
+    let workflows: Vec<&Value> = json.iter().filter(|r| r["type"] == "workflow").collect();
+    assert_eq!(workflows.len(), 2);
+    let trip = workflows
+        .iter()
+        .find(|w| w["workflow"] == "trip-42")
+        .unwrap();
+    assert_eq!(trip["steps"], 6);
+    assert_eq!(trip["states"]["COMPLETED"], 2);
+    assert_eq!(trip["states"]["LOST"], 1);
+    assert_eq!(trip["needsHuman"], 2);
+    assert_eq!(trip["resolved"], 1);
+    assert_eq!(trip["state"], "ACTIVE");
+    // A filter lists attempts again, across every workflow.
+    let filtered = json_lines(&env.run(["inspect", "--state", "working", "--format", "json"]));
+    assert!(filtered.iter().all(|r| r["type"] != "workflow"));
+}
+
+/// `inspect WORKFLOW/STEP`: every id whole, the full question, absolute times, the operator's
+/// decision, and the events with their times; within 80 columns.
+#[test]
+fn a_step_shows_in_full_with_times_and_events() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    let long_question = format!("{} — two rooms or one?", "a very long question ".repeat(6));
+    {
+        let j = open(&env);
+        let spa = add(&j, "trip-42/spa");
+        observe(&j, &spa, "task-spa", "INPUT_REQUIRED", Some(&long_question));
+    }
+    let out = at_width(&env, "80", &["inspect", "trip-42/spa"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&long_question), "{text}");
+    assert!(text.contains("message id: message-trip-42/spa"), "{text}");
+    assert!(text.contains("2026-11-30T01:00:00Z (5m ago)"), "{text}");
+    assert!(text.contains("events:"), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("2026-11-30T01:00:00Z")),
+        "{text}"
+    );
+    let bus = at_width(&env, "80", &["inspect", "trip-42/bus"]);
+    let text = stdout(&bus);
+    assert!(
+        text.contains("resolution: done: checked by phone"),
+        "{text}"
+    );
+    assert_snapshot!("step_80", snapshot_of(&env, &bus));
+}
+
+/// `--agent`, `--since` and `--unresolved` narrow the attempts.
+#[test]
+fn filters_by_agent_age_and_resolution() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    {
+        let j = Journal::open(&env.journal(), Duration::from_secs(10))
+            .unwrap()
+            .with_clock(Arc::new(FixedClock(t0() + chrono::TimeDelta::hours(2))));
+        let mut late = intent("later/one");
+        late.spec = StepSpec::to_agent(
+            StepName::parse("later/one").unwrap(),
+            "do it",
+            "http://127.0.0.1:8002/.well-known/agent-card.json",
+        );
+        late.agent_url = Some("http://127.0.0.1:8002/.well-known/agent-card.json".to_owned());
+        j.create_intents(&[late]).unwrap();
+    }
+    let steps = |args: &[&str]| -> Vec<String> {
+        let mut full = vec!["inspect", "--format", "json"];
+        full.extend(args);
+        let out = env
+            .cmd()
+            .env("A2A_RECOVER_TEST_NOW", "2026-11-30T03:05:00Z")
+            .args(&full)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        json_lines(&out)
+            .iter()
+            .filter(|r| r["type"] == "attempt")
+            .map(|r| {
+                format!(
+                    "{}/{}",
+                    r["workflow"].as_str().unwrap(),
+                    r["step"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(steps(&["--agent", "http://127.0.0.1:8002"]), ["later/one"]);
+    assert_eq!(steps(&["--agent", "http://127.0.0.1:8002/"]), ["later/one"]);
+    assert_eq!(steps(&["--since", "1h"]), ["later/one"]);
+    assert_eq!(steps(&["--since", "3h"]).len(), 8);
+    let unresolved = steps(&["--unresolved"]);
+    assert_eq!(unresolved.len(), 7);
+    assert!(!unresolved.contains(&"trip-42/bus".to_owned()));
+    let bad = env.run(["inspect", "--agent", "ftp://x"]);
+    assert_eq!(code(&bad), 2, "{}", stderr(&bad));
+    let bad = env.run(["inspect", "--since", "soon"]);
+    assert_eq!(code(&bad), 2, "{}", stderr(&bad));
+}
+
+/// `--color always` colours the states in tables (not only logs); `never` and the default
+/// when piped print none.
+#[test]
+fn color_always_colours_the_states_in_tables() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    let coloured = env
+        .cmd()
+        .env_remove("NO_COLOR")
+        .args(["--color", "always", "inspect", "trip-42"])
+        .output()
+        .unwrap();
+    let text = stdout(&coloured);
+    assert!(text.contains("\u{1b}["), "{text:?}");
+    for args in [
+        &["--color", "never", "inspect", "trip-42"][..],
+        &["inspect", "trip-42"],
+    ] {
+        let plain = env
+            .cmd()
+            .env_remove("NO_COLOR")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!stdout(&plain).contains('\u{1b}'), "{args:?}");
+    }
 }

@@ -15,6 +15,7 @@ mod effects;
 mod follow;
 mod follow_wiring;
 mod generated;
+mod guard_rails;
 mod holes;
 mod hostile;
 mod http_json;
@@ -34,6 +35,7 @@ mod scripted_agent;
 mod signals;
 mod snapshots;
 mod soak;
+mod status;
 mod terminal;
 mod v03;
 

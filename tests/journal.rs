@@ -199,3 +199,82 @@ fn a_broken_symlink_is_an_error_not_an_empty_journal() {
         assert!(stdout(&out).lines().all(|l| !l.contains("nothing to do")));
     }
 }
+
+/// Every pass command on a journal that does not exist is an error (exit 1) naming the path and
+/// how it was chosen, with the way to create one; none creates a journal. `journal init` does,
+/// and `agents add`/`delegate` still do.
+#[test]
+fn every_pass_on_a_missing_journal_exits_1_naming_the_path_and_its_source() {
+    let env = TestEnv::new();
+    let passes: [&[&str]; 8] = [
+        &["reconcile"],
+        &["follow", "w/s"],
+        &["reply", "w/s", "yes"],
+        &["compensate", "w"],
+        &["resolve", "w/s", "--as", "done", "--reason", "x"],
+        &["inspect"],
+        &["status"],
+        &["prune", "--older-than", "30d"],
+    ];
+    for args in passes {
+        for format in ["human", "json"] {
+            let out = env
+                .cmd()
+                .args(args)
+                .args(["--format", format])
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(code(&out), 1, "{args:?}: {err}");
+            let named = format!("no journal at `{}`", env.journal().display());
+            assert!(err.contains(&named), "{args:?}: {err}");
+            assert!(
+                err.contains("chosen by A2A_RECOVER_JOURNAL"),
+                "{args:?}: {err}"
+            );
+            assert!(err.contains("a2a-recover journal init"), "{args:?}: {err}");
+            assert!(!env.journal().exists(), "{args:?} created a journal");
+        }
+    }
+    // The flag and the XDG default are named as such.
+    let flagged = env.path().join("elsewhere.sqlite3");
+    let out = env.run(["--journal", flagged.to_str().unwrap(), "reconcile"]);
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("chosen by --journal"),
+        "{}",
+        stderr(&out)
+    );
+    let out = env
+        .cmd()
+        .env_remove("A2A_RECOVER_JOURNAL")
+        .arg("inspect")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr(&out).contains("chosen by the default under $XDG_STATE_HOME"),
+        "{}",
+        stderr(&out)
+    );
+    // `journal init` creates it (idempotently); then a pass has nothing to do.
+    let out = env.run(["journal", "init", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("\"created\":true"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(env.journal().exists());
+    let out = env.run(["journal", "init"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains("already exists"), "{}", stdout(&out));
+    let out = env.run(["reconcile"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // `delegate` still creates a journal where none is.
+    let other = TestEnv::new();
+    let a = agent(AgentConfig::default());
+    let out = delegate(&other, "w/s", &a.url(), "hello", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(other.journal().exists());
+}

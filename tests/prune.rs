@@ -307,8 +307,14 @@ fn a_bad_age_is_a_usage_error_with_a_hint() {
 }
 
 #[test]
-fn no_journal_is_nothing_to_prune() {
+fn no_journal_is_an_error_and_an_empty_one_is_nothing_to_prune() {
     let env = TestEnv::new();
+    let out = env.run(["prune", "--older-than", "1d", "--format", "json"]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("journal init"), "{}", stderr(&out));
+    assert!(!env.journal().exists());
+    let out = env.run(["journal", "init"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     let out = env.run(["prune", "--older-than", "1d", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let s = summary(&out);
@@ -316,7 +322,6 @@ fn no_journal_is_nothing_to_prune() {
         (s["deleted"].as_u64(), s["exitCode"].as_u64()),
         (Some(0), Some(0))
     );
-    assert!(!env.journal().exists());
 }
 
 #[test]

@@ -168,3 +168,32 @@ fn words_honour_quotes() {
         Some((vec!["reconcile".into()], 4))
     );
 }
+
+/// The install section names what ships: the man pages in `man/`, the completion scripts in
+/// `completions/`, and `cargo install --path .`.
+#[test]
+fn the_install_section_names_what_ships() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let install = readme
+        .split_once("\n## Install\n")
+        .expect("an `## Install` section")
+        .1;
+    assert!(
+        install.contains("cargo install --locked --path ."),
+        "{install}"
+    );
+    for shell in ["bash", "zsh", "fish"] {
+        assert!(
+            install.contains(&format!("a2a-recover completions {shell}")),
+            "{shell}"
+        );
+    }
+    assert!(install.contains("man/*.1"), "{install}");
+    for page in ["a2a-recover.1", "a2a-recover-reconcile.1"] {
+        assert!(
+            std::path::Path::new(&format!("{root}/man/{page}")).exists(),
+            "man/{page}"
+        );
+    }
+}

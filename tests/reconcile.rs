@@ -484,10 +484,15 @@ fn exit_codes_0_3_and_4() {
         tick: Duration::from_secs(3600),
         ..AgentConfig::default()
     });
-    // Nothing journaled: nothing to do.
+    // No journal: an error (a pass over a journal that is not there checks nothing), and
+    // none is created; an empty one made by `journal init` is nothing to do.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(!env.journal().exists(), "reconcile created a journal");
+    let out = env.run(["journal", "init"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(!env.journal().exists(), "reconcile created a journal");
     let out = delegate(&env, "done/s", &a.url(), "hello", &[]);
     assert_eq!(code(&out), 0);
     let out = reconcile(&env, &["done"]);
@@ -833,4 +838,42 @@ fn a_failed_read_line_does_not_repeat_its_action() {
     ] {
         assert!(!err.contains(stutter), "{err}");
     }
+}
+
+/// Three tasks that completed meanwhile: the summary counts three attempts, COMPLETED, not six
+/// actions (the read and the record of each); the JSON summary has both.
+#[test]
+fn the_summary_counts_attempts_by_outcome_not_actions() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    for step in ["trip/flight", "trip/hotel", "trip/car"] {
+        let out = delegate(&env, step, &a.url(), "work:2", &[]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    a.settle();
+    let out = reconcile(&env, &["--dry-run", "--format", "json"]);
+    let summary = json_lines(&out).pop().unwrap();
+    assert_eq!(
+        summary["attempts"],
+        serde_json::json!({"would-record-COMPLETED": 3})
+    );
+    let out = reconcile(&env, &["--format", "json"]);
+    let summary = json_lines(&out).pop().unwrap();
+    assert_eq!(
+        summary["attempts"],
+        serde_json::json!({"COMPLETED": 3}),
+        "{summary}"
+    );
+    assert_eq!(summary["outcomes"]["COMPLETED"], 6, "{summary}");
+    // The human line says the same of attempts.
+    for step in ["trip/train", "trip/bus"] {
+        assert_eq!(code(&delegate(&env, step, &a.url(), "work:2", &[])), 0);
+    }
+    a.settle();
+    let out = reconcile(&env, &[]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("2 attempt(s) visited in journal") && text.contains("`: 2 COMPLETED; done."),
+        "{text}"
+    );
 }

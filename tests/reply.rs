@@ -101,14 +101,16 @@ fn a_reply_needs_a_pending_question() {
         ..AgentConfig::default()
     });
     let out = env.run(["reply", "nope/x", "hi"]);
+    assert_eq!(code(&out), 1, "no journal yet: {}", stderr(&out));
+    let out = delegate(&env, "w/s", &a.url(), "work:3", &[]);
+    assert_eq!(code(&out), 0);
+    let out = env.run(["reply", "nope/x", "hi"]);
     assert_eq!(code(&out), 2);
     assert!(
         stderr(&out).contains("unknown step `nope/x`"),
         "{}",
         stderr(&out)
     );
-    let out = delegate(&env, "w/s", &a.url(), "work:3", &[]);
-    assert_eq!(code(&out), 0);
     let out = env.run(["reply", "w/s", "hi"]);
     assert_eq!(code(&out), 2);
     assert!(

@@ -14,7 +14,7 @@ use insta::assert_snapshot;
 use crate::common::bookings::bookings;
 use crate::common::commands::{delegate, reconcile, task_of};
 use crate::common::snapshot::{compile, snapshot_of, snapshot_with};
-use crate::common::{TestEnv, agent, fast, fast_with_skills};
+use crate::common::{TestEnv, agent, fast, fast_with_skills, stdout};
 
 /// Runs `args` in `env` and renders the run as a snapshot.
 fn run(env: &TestEnv, args: &[&str]) -> String {
@@ -198,5 +198,26 @@ fn demo_narrates_each_recovery() {
     // The demo reads its own journal with the real clock: ages in its table, and the first
     // eight characters of task ids in its sentences, change from run to run.
     let extra = compile(&[(r"\b[0-9a-f]{8}\b", "[TASK]"), (r"  \d+s   ", "  [AGE]")]);
-    assert_snapshot!("demo", snapshot_with(&env, &env.run(["demo"]), &extra));
+    // Without `COLUMNS` (piped), the final table fits 120 columns, indent included.
+    let out = env
+        .cmd()
+        .env_remove("COLUMNS")
+        .arg("demo")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("The journal, as an operator reads it:"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(table.len() > 3, "{text}");
+    for line in &table {
+        assert!(
+            line.chars().count() <= 120,
+            "wider than 120: {line:?}\n{text}"
+        );
+    }
+    assert_snapshot!("demo", snapshot_with(&env, &out, &extra));
 }

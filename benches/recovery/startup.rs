@@ -196,7 +196,12 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for (label, args) in [
         (
-            format!("inspect --limit 20, {n} attempts"),
+            // `--wide`: the attempts table (with no argument and no filter, the workflows).
+            format!("inspect --wide --limit 20, {n} attempts"),
+            vec!["--journal", &journal, "inspect", "--wide", "--limit", "20"],
+        ),
+        (
+            format!("inspect --limit 20 (the workflows), {n} attempts"),
             vec!["--journal", &journal, "inspect", "--limit", "20"],
         ),
         (

@@ -317,6 +317,28 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_url_without_its_scheme_gets_the_url_with_it_as_the_hint() {
+        for (given, suggested) in [
+            ("127.0.0.1:8001", "did you mean `http://127.0.0.1:8001`?"),
+            ("localhost:8001/", "did you mean `http://localhost:8001/`?"),
+            (
+                "agent.example.com",
+                "did you mean `http://agent.example.com`?",
+            ),
+        ] {
+            let err = card_url_for(given).unwrap_err();
+            let hint = err.hint().unwrap();
+            assert!(hint.starts_with(suggested), "{given}: {hint}");
+            assert!(!hint.contains("user:password"), "{given}: {hint}");
+        }
+        let err = card_url_for("http://u:p@a.example/").unwrap_err();
+        assert!(err.hint().unwrap().contains("user:password@"));
+        // No suggestion that would repeat a credential typed without a scheme.
+        let err = card_url_for("u:secret@a.example").unwrap_err();
+        assert!(!err.hint().unwrap().contains("secret"));
+    }
+
     fn card(interfaces: &Value) -> Value {
         json!({"name": "n", "version": "1", "description": "d", "capabilities": {},
                "supportedInterfaces": interfaces, "skills": []})

@@ -165,6 +165,9 @@ pub(crate) fn parse_http_url(url: &str) -> Result<Url, A2aError> {
         url: redact_url(url),
         reason: reason.to_owned(),
     };
+    if !url.contains("://") {
+        return Err(invalid("it has no scheme (http:// or https://)"));
+    }
     let parsed = Url::parse(url.trim()).map_err(|e| invalid(&e.to_string()))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(invalid("only http:// and https:// URLs are supported"));

@@ -385,9 +385,20 @@ impl A2aError {
             return Some(hint);
         }
         Some(match self {
-            Self::InvalidUrl { .. } => "give an http:// or https:// URL without user:password@; \
-                pass credentials through --token-env VAR instead"
-                .to_owned(),
+            // `127.0.0.1:8001`, `localhost:8001`: the scheme was left out.
+            Self::InvalidUrl { url, .. } if !url.contains("://") && !url.contains('@') => format!(
+                "did you mean `http://{}`? Give the agent's URL with its scheme (http:// or \
+                 https://)",
+                url.trim()
+            ),
+            Self::InvalidUrl { reason, .. } if reason.contains("user:password@") => {
+                "give the URL without user:password@; pass credentials through --token-env VAR \
+                 instead"
+                    .to_owned()
+            }
+            Self::InvalidUrl { .. } => {
+                "give an http:// or https:// URL, e.g. `http://127.0.0.1:8001`".to_owned()
+            }
             Self::Credential { var, .. } => format!(
                 "export `{var}` with the agent's bearer token: the journal keeps only this \
                  variable's name, and every command that talks to the agent reads it"

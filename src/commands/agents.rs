@@ -31,6 +31,11 @@ use crate::sanitize::inert;
 
 /// Manages the registry of agents used by --skill and re-delegation.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover agents add http://127.0.0.1:8001 --token-env CAR_TOKEN
+  a2a-recover agents list
+  a2a-recover agents remove http://127.0.0.1:8001")]
 pub struct AgentsArgs {
     #[command(subcommand)]
     pub command: AgentsCommand,
@@ -40,6 +45,10 @@ pub struct AgentsArgs {
 #[derive(Debug, Subcommand)]
 pub enum AgentsCommand {
     /// Fetches, validates and stores an agent's card (again = refresh).
+    #[command(after_help = "\
+Examples:
+  a2a-recover agents add http://127.0.0.1:8001
+  a2a-recover agents add https://cars.example.com --token-env CAR_TOKEN")]
     Add {
         /// The agent's base URL or card URL.
         url: String,
@@ -59,8 +68,15 @@ pub enum AgentsCommand {
         trust_dedup: bool,
     },
     /// Lists registered agents in the order they are tried.
+    #[command(after_help = "\
+Examples:
+  a2a-recover agents list
+  a2a-recover agents list --format json")]
     List,
     /// Removes an agent from the registry.
+    #[command(after_help = "\
+Examples:
+  a2a-recover agents remove http://127.0.0.1:8001")]
     Remove {
         /// The agent's URL as registered.
         url: String,

@@ -14,7 +14,7 @@ use crate::a2a::A2aClient;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
-use crate::journal::check_name_part;
+use crate::journal::{DEFAULT_WORKFLOW, WorkflowState, check_name_part};
 use crate::output::{BrokenPipe, Printer};
 use crate::recovery::compensate::{self, Options};
 use crate::recovery::error::{Report, Said, Stopped};
@@ -25,6 +25,10 @@ use crate::sanitize::inert;
 /// Marks the workflow COMPENSATING first (no more sends), cancels what runs, then compensates
 /// every effect not verified absent. Idempotent: run it again after a crash.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover compensate trip-42 --dry-run   what it would undo, newest first
+  a2a-recover compensate trip-42")]
 pub struct CompensateArgs {
     /// The workflow.
     pub workflow: String,
@@ -38,6 +42,13 @@ pub struct CompensateArgs {
     /// How far an agent's clock may be behind ours when searching for a send by time.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub clock_skew: Duration,
+    /// Allows compensating `default` as a whole (the workflow of every step delegated by a
+    /// bare name, which are usually unrelated).
+    #[arg(long)]
+    pub force: bool,
+    /// Answers yes to the question asked on a terminal (without a terminal nothing is asked).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// Runs `compensate`.
@@ -58,9 +69,19 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         CliError::usage(format!("unknown workflow `{}`", inert(&args.workflow)))
             .hint("list workflows with `a2a-recover inspect`")
     };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
+    if args.workflow == DEFAULT_WORKFLOW && !args.force && !args.dry_run {
+        return Err(CliError::usage(
+            "refusing to compensate `default` as a whole: it holds every step delegated by a \
+             bare name, which are usually unrelated",
+        )
+        .hint(
+            "give up one step with `a2a-recover resolve default/STEP --as abandoned --reason \
+             \"…\"`; to undo every effect in `default` anyway, add --force (`--dry-run` shows \
+             what it would do)",
+        )
+        .into());
     }
+    ctx.require_journal()?;
     let opts = Options {
         dry_run: args.dry_run,
         command_timeout: args.command_timeout,
@@ -70,6 +91,21 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
     let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
     if !journal.workflow_exists(&args.workflow)? {
         return Err(unknown().into());
+    }
+    if !args.dry_run
+        && journal.workflow_state(&args.workflow)? == Some(WorkflowState::Active)
+        && !compensate::nothing_to_undo(&journal.workflow_steps(&args.workflow)?)
+        && !ctx.out.confirm(
+            &[format!(
+                "compensate {}: mark it COMPENSATING (no more sends, for good), cancel what \
+                 runs, and run the compensation of every effect not verified absent \
+                 (`--dry-run` lists each)",
+                args.workflow
+            )],
+            args.yes,
+        )
+    {
+        return Err(crate::commands::resolve::declined().into());
     }
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("compensate")?;

@@ -8,6 +8,11 @@ use crate::context::Context;
 
 /// Prints a shell completion script.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover completions bash > ~/.local/share/bash-completion/completions/a2a-recover
+  a2a-recover completions zsh > ~/.zfunc/_a2a-recover
+  a2a-recover completions fish > ~/.config/fish/completions/a2a-recover.fish")]
 pub struct CompletionsArgs {
     /// The shell.
     pub shell: Shell,
@@ -20,11 +25,37 @@ pub fn completion_script(shell: Shell) -> Vec<u8> {
     buf
 }
 
-/// Returns the man page (roff).
+/// The command the man pages describe: without the `help` subcommand, which has no page.
+fn man_command() -> clap::Command {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+/// Returns the man page of `a2a-recover` (roff), as the hidden `man` prints it.
 pub fn man_page() -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
-    clap_mangen::Man::new(Cli::command()).render(&mut buf)?;
+    clap_mangen::Man::new(man_command()).render(&mut buf)?;
     Ok(buf)
+}
+
+/// Returns every man page that ships in `man/` (file name, roff): `a2a-recover.1`, which lists
+/// the subcommands, and one page for each visible subcommand it lists
+/// (`a2a-recover-delegate.1`, `a2a-recover-agents-add.1`, …).
+pub fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    fn walk(cmd: &clap::Command, out: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+        let man = clap_mangen::Man::new(cmd.clone());
+        let mut buf = Vec::new();
+        man.render(&mut buf)?;
+        out.push((man.get_filename(), buf));
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, out)?;
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(&man_command(), &mut out)?;
+    Ok(out)
 }
 
 /// Runs `completions`.

@@ -32,6 +32,10 @@ use crate::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
 /// `compensate` recover, and each recovery is checked against the journal and the agents.
 /// Uses a temporary journal unless --journal is given.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover demo
+  a2a-recover demo --journal /tmp/demo.sqlite3   keep the journal to inspect it afterwards")]
 pub struct DemoArgs {}
 
 const WORKFLOW: &str = "trip-42";
@@ -106,12 +110,20 @@ impl Child {
     }
 }
 
+/// The width the demo's final table fits when its output has none (piped without `COLUMNS`).
+const DEMO_WIDTH: usize = 120;
+/// The indent of the child output the demo quotes.
+const QUOTE_INDENT: &str = "   ";
+
 /// Runs children of this binary on one journal.
 struct Runner {
     exe: PathBuf,
     journal: PathBuf,
     cwd: PathBuf,
     timeout: String,
+    /// The width the children's tables fit (`COLUMNS`): the demo's own, less the indent of
+    /// the lines it quotes, 120 when it has none.
+    columns: String,
 }
 
 impl Runner {
@@ -134,6 +146,7 @@ impl Runner {
             .env_remove(env::FORMAT)
             .env_remove(env::JOURNAL)
             .env_remove(env::TEST_NOW)
+            .env(env::COLUMNS, &self.columns)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -265,6 +278,9 @@ async fn story_with(
         journal: journal_path.to_path_buf(),
         cwd: dir.to_path_buf(),
         timeout: "10s".to_owned(),
+        columns: (ctx.out.width().unwrap_or(DEMO_WIDTH) - QUOTE_INDENT.len())
+            .max(40)
+            .to_string(),
     };
     let mut story = Story {
         ctx,
@@ -558,7 +574,7 @@ async fn story_with(
     if !ctx.out.is_json() {
         let child = runner.run(&["inspect", WORKFLOW], None).await?;
         for line in child.stdout.lines() {
-            ctx.out.line(&format!("   {line}"))?;
+            ctx.out.line(&format!("{QUOTE_INDENT}{line}"))?;
         }
     }
     let ok = story.results.iter().filter(|(_, ok)| *ok).count();

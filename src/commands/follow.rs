@@ -54,6 +54,10 @@ const CLOCK_SKEW: Duration = Duration::from_mins(10);
 /// Exit 0 when the task is terminal, 4 when it waits for input or auth (or is LOST), 3 when it
 /// is still running at --until or reconnects are spent.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover follow trip-42/hotel
+  a2a-recover follow trip-42/flight --until 10m --max-reconnects 5")]
 pub struct FollowArgs {
     /// The step, `WORKFLOW/STEP` (or a compensation step `WORKFLOW/STEP~compensate`).
     pub step: String,
@@ -77,9 +81,7 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
         CliError::usage(format!("unknown step `{name}`"))
             .hint("list the journaled steps with `a2a-recover inspect`")
     };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
-    }
+    ctx.require_journal()?;
     let journal = ctx.open_journal()?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;

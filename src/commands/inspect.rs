@@ -6,14 +6,20 @@
 //! clock (pinned in tests). A missing journal prints nothing and exits 0; an unknown workflow or
 //! step is a usage error (exit 2); `--limit 0` means no limit; an empty `--pending` says `nothing needs a human.` on stderr (human format, not `-q`).
 //!
-//! `inspect STEP` shows the step's chain of attempts: beside each attempt its previous one (and
-//! that one's task id) and the operator's decision on it (`resolve`, with the reason). In JSON
-//! every `attempt` record carries `previousTaskId`, `previousAttempt` and a `resolution` object
-//! (`as`, `reason`, `resolvedAt`, `resendPending`) or null.
+//! Three views. With no argument and no filter, the workflows, each with its steps counted by
+//! state (JSON: every `attempt` record, then a `workflow` record per workflow). With a WORKFLOW,
+//! or any filter (`--state`, `--pending`, `--agent`, `--since`, `--unresolved`, `--wide`), the
+//! attempts: a narrow table that fits the width (`tables.rs`), or every column with `--wide`.
+//! With a WORKFLOW/STEP, the full view of the step (`describe.rs`): its chain of attempts, each
+//! with its previous one and the operator's decision on it, and its events. In JSON every
+//! `attempt` record carries `previousTaskId`, `previousAttempt` and a `resolution` object (`as`,
+//! `reason`, `resolvedAt`, `resendPending`) or null.
+
+mod describe;
+mod tables;
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
 use clap::Args;
 use serde_json::{Value, json};
 
@@ -24,7 +30,7 @@ use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
     self, AttemptId, AttemptResolution, AttemptRow, AttemptState, EffectState, Event,
-    InspectFilter, Target,
+    InspectFilter, Target, WorkflowSummary,
 };
 use crate::recovery::remedy::Remedy;
 use crate::sanitize::inert;
@@ -34,8 +40,16 @@ const DEFAULT_TABLE_LIMIT: u64 = 200;
 /// Longest question/outcome shown in a table cell, in characters.
 const OUTCOME_CHARS: usize = 80;
 
-/// Shows the journal as a table (or JSON Lines with --format json).
+/// Shows the journal: the workflows, a workflow's attempts, or one step in full.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover inspect                       the workflows, steps counted by state
+  a2a-recover inspect trip-42               the attempts of one workflow
+  a2a-recover inspect trip-42/hotel         one step in full: ids, question, events
+  a2a-recover inspect --pending             what needs a human, and the command to run
+  a2a-recover inspect --since 1h --wide     attempts changed in the last hour, every column
+  a2a-recover inspect --format json | jq .  the same as JSON Lines")]
 pub struct InspectArgs {
     /// A workflow, or a step (`WORKFLOW/STEP`).
     pub target: Option<String>,
@@ -51,6 +65,31 @@ pub struct InspectArgs {
     /// Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON].
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Only attempts sent to this agent (its base URL or card URL).
+    #[arg(long, value_name = "URL")]
+    pub agent: Option<String>,
+    /// Only attempts changed within this long (`30m`, `2h`, `1d`).
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_duration)]
+    pub since: Option<std::time::Duration>,
+    /// Only steps the operator has not resolved (`resolve`).
+    #[arg(long)]
+    pub unresolved: bool,
+    /// Every column: full task ids, the agent, and with --pending the command in a column.
+    #[arg(long)]
+    pub wide: bool,
+}
+
+impl InspectArgs {
+    /// Whether a filter narrows the attempts (any of them turns the workflows view into the
+    /// attempts table).
+    fn filtered(&self) -> bool {
+        !self.state.is_empty()
+            || self.pending
+            || self.agent.is_some()
+            || self.since.is_some()
+            || self.unresolved
+            || self.wide
+    }
 }
 
 fn parse_states(given: &[String]) -> Result<Vec<AttemptState>, CliError> {
@@ -104,23 +143,44 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         None if ctx.out.is_json() => None,
         None => Some(DEFAULT_TABLE_LIMIT),
     };
+    let agent = args
+        .agent
+        .as_deref()
+        .map(|u| {
+            crate::a2a::card_url_for(u).map_err(|e| {
+                CliError::usage(format!("--agent `{}`: {e}", inert(u)))
+                    .hint("give the agent's base URL, e.g. `--agent http://127.0.0.1:8001`")
+            })
+        })
+        .transpose()?;
+    ctx.require_journal()?;
     ctx.out.begin("inspect")?;
-    if !journal::exists(&ctx.journal_path) {
-        return Ok(exit::OK);
-    }
     let journal = ctx.open_journal_for_reading()?;
     refuse_unknown_target(&journal, target.as_ref())?;
-    let step_target = matches!(target, Some(Target::Step(_)));
+    let now = ctx.display_clock.now();
+    let since = args.since.map(|d| {
+        // Measured against the displayed clock, as ages are (pinned in tests).
+        now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
+    });
     let page = journal.inspect(&InspectFilter {
         target: target.clone(),
         states,
         pending: args.pending,
         limit,
+        agent,
+        since,
+        unresolved: args.unresolved,
     })?;
     let chain = Chain::of(&journal, &page.rows)?;
-    let events = match &events_of {
-        Some(step) => journal.events_of_step(step)?,
-        None => Vec::new(),
+    let step_view = match &target {
+        Some(Target::Step(s)) if !args.filtered() => journal.step(s)?,
+        _ => None,
+    };
+    let workflows_view = target.is_none() && !args.filtered();
+    let events = match (&events_of, &step_view) {
+        (Some(step), _) => journal.events_of_step(step)?,
+        (None, Some(rec)) if !ctx.out.is_json() => journal.events_of_step(&rec.step.spec.name)?,
+        _ => Vec::new(),
     };
     if ctx.out.is_json() {
         for row in &page.rows {
@@ -129,21 +189,62 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         for e in &events {
             ctx.out.record(&event_record(e))?;
         }
+        if workflows_view {
+            for w in journal.workflow_summaries(limit)?.0 {
+                ctx.out.record(&workflow_record(&w))?;
+            }
+        }
         return Ok(exit::OK);
     }
-    let now = ctx.display_clock.now();
+    if let Some(rec) = &step_view {
+        let text = describe::step_view(&ctx.out, rec, &page.rows, &chain, &events, now);
+        ctx.out.line(&text)?;
+        return Ok(exit::OK);
+    }
+    if workflows_view {
+        return print_workflows(ctx, &journal, limit, now);
+    }
+    print_attempts(ctx, args, &page, events_of.as_ref(), &events, now)
+}
+
+/// Prints the workflows (`inspect` with no argument and no filter).
+fn print_workflows(
+    ctx: &Context,
+    journal: &journal::Journal,
+    limit: Option<u64>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<u8> {
+    let (list, total) = journal.workflow_summaries(limit)?;
+    if list.is_empty() {
+        ctx.out.status("no workflows in this journal yet.");
+        return Ok(exit::OK);
+    }
+    ctx.out.line(&tables::workflows(&ctx.out, &list, now))?;
+    let shown = list.len() as u64;
+    if total > shown {
+        ctx.out.line(&format!(
+            "… {} more workflow(s) not shown; raise --limit.",
+            total - shown
+        ))?;
+    }
+    Ok(exit::OK)
+}
+
+/// Prints the attempts table (a WORKFLOW, or a filter), with `--events` of a step below it.
+fn print_attempts(
+    ctx: &Context,
+    args: &InspectArgs,
+    page: &journal::InspectPage,
+    events_of: Option<&journal::StepName>,
+    events: &[Event],
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<u8> {
     if page.rows.is_empty() && args.pending {
         // An empty answer to "what needs me?" is said on stderr: stdout stays empty for scripts.
         ctx.out.status("nothing needs a human.");
     }
     if !page.rows.is_empty() {
-        let table = attempts_table(
-            ctx,
-            &page.rows,
-            now,
-            args.pending,
-            step_target.then_some(&chain),
-        );
+        let table = tables::attempts(&ctx.out, &page.rows, now, args.pending, args.wide);
         ctx.out.line(&table)?;
     }
     for line in workflow_states(&page.rows) {
@@ -157,12 +258,12 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
             page.total - shown
         ))?;
     }
-    if let Some(step) = &events_of
+    if let Some(step) = events_of
         && !events.is_empty()
     {
         ctx.out.line("")?;
         ctx.out.line(&format!("events of {step}:"))?;
-        ctx.out.line(&events_table(ctx, &events, now))?;
+        ctx.out.line(&describe::events_table(&ctx.out, events))?;
     }
     Ok(exit::OK)
 }
@@ -239,83 +340,6 @@ fn agent_cell(card_url: Option<&str>) -> String {
     inert(&crate::a2a::redact_url(&base))
 }
 
-fn attempts_table(
-    ctx: &Context,
-    rows: &[AttemptRow],
-    now: DateTime<Utc>,
-    pending: bool,
-    chain: Option<&Chain>,
-) -> String {
-    let mut header = vec![
-        "WORKFLOW",
-        "STEP",
-        "ATTEMPT",
-        "AGENT",
-        "STATE",
-        "TASK ID",
-        "AGE",
-        "EFFECT",
-        "QUESTION/OUTCOME",
-    ];
-    if chain.is_some() {
-        header.extend(["PREVIOUS", "RESOLUTION"]);
-    }
-    if pending {
-        header.push("TO ANSWER");
-    }
-    let mut table = crate::output::table(&ctx.out, header);
-    for row in rows {
-        let a = &row.attempt;
-        let mut cells = vec![
-            row.step.workflow.clone(),
-            row.step.step.clone(),
-            a.number.to_string(),
-            agent_cell(a.agent_url.as_deref()),
-            a.state.as_str().to_owned(),
-            a.task_id.as_deref().map_or_else(|| "-".to_owned(), inert),
-            crate::output::age(now, a.updated_at),
-            a.effect.map_or("-", |e| e.as_str()).to_owned(),
-            inert(&truncate(&outcome(row), OUTCOME_CHARS)),
-        ];
-        if let Some(chain) = chain {
-            cells.push(chain.previous_cell(row));
-            cells.push(chain.resolution_cell(row));
-        }
-        if pending {
-            cells.push(
-                Remedy::of(row)
-                    .map(|r| r.command_line())
-                    .unwrap_or_default(),
-            );
-        }
-        table.add_row(cells);
-    }
-    crate::output::render_table(&ctx.out, &table)
-}
-
-fn events_table(ctx: &Context, events: &[Event], now: DateTime<Utc>) -> String {
-    let mut table = crate::output::table(
-        &ctx.out,
-        vec!["AGE", "ATTEMPT", "EVENT", "FROM", "TO", "DETAIL"],
-    );
-    for e in events {
-        let detail = e
-            .detail
-            .as_ref()
-            .map(|d| truncate(&d.to_string(), OUTCOME_CHARS))
-            .unwrap_or_default();
-        table.add_row(vec![
-            crate::output::age(now, e.at),
-            e.attempt.map_or_else(|| "-".to_owned(), |n| n.to_string()),
-            e.kind.clone(),
-            e.from.clone().unwrap_or_default(),
-            e.to.clone().unwrap_or_default(),
-            inert(&detail),
-        ]);
-    }
-    crate::output::render_table(&ctx.out, &table)
-}
-
 // ---------------------------------------------------------------------------------------------
 // The chain of attempts: previous attempt and operator decisions (`resolve`)
 // ---------------------------------------------------------------------------------------------
@@ -357,6 +381,11 @@ impl Chain {
         })
     }
 
+    /// Whether the operator's decision on this attempt is known.
+    fn decided(&self, row: &AttemptRow) -> bool {
+        self.resolutions.contains_key(&row.attempt.id)
+    }
+
     fn previous_attempt(&self, row: &AttemptRow) -> Option<u32> {
         row.attempt
             .previous_attempt
@@ -369,6 +398,26 @@ impl Chain {
             (Some(n), Some(task)) => format!("#{n} (task {})", inert(task)),
             (Some(n), None) => format!("#{n}"),
             (None, _) => "-".to_owned(),
+        }
+    }
+
+    /// `retry: the reason (at TIME)`, the reason whole, or `-` (the full view).
+    fn resolution_cell_full(&self, row: &AttemptRow) -> String {
+        match self.resolutions.get(&row.attempt.id) {
+            Some(r) => {
+                let pending = if r.resend_pending {
+                    " (resend pending)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{}{pending}: {} (at {})",
+                    r.resolution.as_str(),
+                    inert(&r.reason),
+                    describe::absolute(r.resolved_at)
+                )
+            }
+            None => self.resolution_cell(row),
         }
     }
 
@@ -486,6 +535,21 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
     })
 }
 
+/// The `workflow` record (`inspect` with no argument).
+fn workflow_record(w: &WorkflowSummary) -> Value {
+    json!({
+        "type": "workflow",
+        "workflow": w.name,
+        "state": w.state.as_str(),
+        "steps": w.steps.values().sum::<u64>(),
+        "states": w.steps,
+        "needsHuman": w.needs_human,
+        "resolved": w.resolved,
+        "createdAt": rfc3339(w.created_at),
+        "updatedAt": rfc3339(w.updated_at),
+    })
+}
+
 /// The `event` record.
 fn event_record(e: &Event) -> Value {
     json!({
@@ -504,6 +568,8 @@ fn event_record(e: &Event) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use chrono::{DateTime, Utc};
+
     use super::*;
 
     #[test]

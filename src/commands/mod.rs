@@ -8,11 +8,13 @@ pub mod delegate;
 pub mod demo;
 pub mod follow;
 pub mod inspect;
+pub mod journal;
 pub mod prune;
 pub mod reconcile;
 pub mod reply;
 pub mod resolve;
 pub mod scripted_agent;
+pub mod status;
 
 use clap::{Parser, Subcommand};
 
@@ -51,6 +53,10 @@ pub enum Command {
     Inspect(inspect::InspectArgs),
     /// Deletes status refreshes older than an age, keeping every state change and decision.
     Prune(prune::PruneArgs),
+    /// Shows the journal in use, its lock, steps by state and what needs a human.
+    Status(status::StatusArgs),
+    /// Creates the journal (`journal init`); passes never create one.
+    Journal(journal::JournalArgs),
     /// Manages the registry of agents used by --skill and re-delegation.
     Agents(agents::AgentsArgs),
     /// Runs a scripted A2A v1.0 agent on loopback, for drills and tests.
@@ -75,6 +81,8 @@ pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> 
         Command::Resolve(args) => resolve::run(ctx, args).await,
         Command::Inspect(args) => inspect::run(ctx, args).await,
         Command::Prune(args) => prune::run(ctx, args).await,
+        Command::Status(args) => status::run(ctx, args).await,
+        Command::Journal(args) => journal::run(ctx, args).await,
         Command::Agents(args) => agents::run(ctx, args).await,
         Command::ScriptedAgent(args) => scripted_agent::run(ctx, args).await,
         Command::Demo(args) => demo::run(ctx, args).await,

@@ -23,7 +23,7 @@ use serde_json::json;
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::exit;
-use crate::journal::{self, PRUNE_BATCH, Storage};
+use crate::journal::{PRUNE_BATCH, Storage};
 
 /// Deletes status refreshes older than an age; keeps every state change, failure and decision.
 ///
@@ -31,6 +31,10 @@ use crate::journal::{self, PRUNE_BATCH, Storage};
 /// (agents reporting progress). The newest event of each attempt, and everything any pass or
 /// `compensate` reads, is kept. Freed space is reused by later writes; the file keeps its size.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover prune --older-than 30d --dry-run   count what would go
+  a2a-recover prune --older-than 30d")]
 pub struct PruneArgs {
     /// Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w).
     #[arg(long, value_name = "DURATION", value_parser = parse_age)]
@@ -38,6 +42,9 @@ pub struct PruneArgs {
     /// Counts what would be deleted and changes nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Answers yes to the question asked on a terminal (without a terminal nothing is asked).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// What a prune did.
@@ -61,14 +68,25 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
         .checked_sub_signed(age)
         .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
     // A dry run writes nothing: no lock file, no migration. A held lock stops it before `begin`.
-    let opened = if journal::exists(&ctx.journal_path) {
-        Some(ctx.open_journal_for_pass(args.dry_run)?)
-    } else {
-        None
-    };
+    ctx.require_journal()?;
+    if !args.dry_run
+        && !ctx.out.confirm(
+            &[format!(
+                "prune {}: delete the status refreshes older than {} (before {}); every state \
+                 change, failure and decision is kept (`--dry-run` counts them)",
+                ctx.journal_path.display(),
+                humanize(args.older_than),
+                rfc3339(cutoff)
+            )],
+            args.yes,
+        )
+    {
+        return Err(crate::commands::resolve::declined().into());
+    }
+    let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
     ctx.out.begin("prune")?;
     let mut pruned = Pruned::default();
-    if let Some((journal, _lock)) = opened {
+    {
         pruned.before = Some(journal.storage()?);
         if let Some((lo, hi)) = journal.event_id_range()? {
             let mut from = lo;

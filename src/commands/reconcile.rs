@@ -30,7 +30,7 @@ use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{self, Journal, check_name_part};
+use crate::journal::{Journal, check_name_part};
 use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
 use crate::recovery::{Action, Pass, PassConfig, Summary};
 use crate::sanitize::inert;
@@ -40,6 +40,12 @@ use crate::sanitize::inert;
 /// Looks before it resends, re-reads every non-terminal task, saves pending questions, records
 /// outcomes and re-delegates failed steps within their budget. Never compensates on its own.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover reconcile                      one pass over every workflow
+  a2a-recover reconcile trip-42 --dry-run    what it would do, and with which agent
+  a2a-recover reconcile --follow-for 2m      follow running tasks, then decide
+  a2a-recover -q reconcile                   cron: prints nothing unless a human must act")]
 pub struct ReconcileArgs {
     /// Only these workflows (default: all).
     #[arg(value_name = "WORKFLOW")]
@@ -97,14 +103,7 @@ fn unknown_workflow(name: &str) -> CliError {
 /// Runs `reconcile`.
 pub(crate) async fn run(ctx: &Context, args: &ReconcileArgs) -> anyhow::Result<u8> {
     validate(args)?;
-    if !journal::exists(&ctx.journal_path) {
-        // No journal: nothing was ever delegated. Create nothing.
-        if let Some(w) = args.workflows.first() {
-            return Err(unknown_workflow(w).into());
-        }
-        ctx.out.begin("reconcile")?;
-        return finish(ctx, args, &Summary::default(), None);
-    }
+    ctx.require_journal()?;
     let (journal, _lock) = ctx.open_journal_for_pass(args.dry_run)?;
     for w in &args.workflows {
         if !journal.workflow_exists(w)? {
@@ -192,7 +191,7 @@ async fn run_pass(
                 if matches!(action.code, exit::NEEDS_HUMAN | exit::USAGE) {
                     human = exit::worst(human, action.code);
                 }
-                print_action(ctx, bar.as_ref(), shown, action)
+                print_action(ctx, bar.as_ref(), shown, action, cfg.dry_run)
             },
             || {
                 if let Some(b) = &bar {
@@ -293,11 +292,54 @@ fn humantime(d: Duration) -> String {
     }
 }
 
+/// What a dry run would do about one attempt, and with which agent: one line per action.
+fn dry_run_line(a: &Action) -> String {
+    let text = |k: &str| a.detail.get(k).and_then(|v| v.as_str()).map(inert);
+    let agent = text("agent").map_or_else(
+        || "its agent".to_owned(),
+        |u| {
+            u.strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
+                .map_or_else(|| u.clone(), |b| format!("{b}/"))
+        },
+    );
+    let what = match (a.action, a.outcome.as_str()) {
+        ("send", "would-send") => format!("would send to {agent}"),
+        ("send", "would-resend") => {
+            format!("would resend to {agent} with its own messageId (resend approved)")
+        }
+        ("look", _) => format!(
+            "would look on {agent} for its messageId, then send only if that proves it absent"
+        ),
+        ("reply", _) => format!("would look on {agent} for the journaled reply"),
+        ("read", outcome) => {
+            let seen = outcome.strip_prefix("would-record-").unwrap_or(outcome);
+            let task = text("taskId").unwrap_or_default();
+            let then = a
+                .detail
+                .pointer("/then/action")
+                .and_then(|v| v.as_str())
+                .map(|t| format!(", then {t}"))
+                .unwrap_or_default();
+            format!("would read task {task} on {agent} and record {seen}{then}")
+        }
+        ("verify-effect", _) => "would verify its effect".to_owned(),
+        ("redelegate", _) => format!("would re-delegate to {agent}"),
+        ("failed-for-good", _) => format!(
+            "would mark it failed for good: {}",
+            text("reason").unwrap_or_default()
+        ),
+        ("hold", _) => format!("would hold it: {}", text("reason").unwrap_or_default()),
+        (action, outcome) => format!("would {action}: {outcome}"),
+    };
+    format!("{}/{} (attempt {}): {what}", a.workflow, a.step, a.attempt)
+}
+
 fn print_action(
     ctx: &Context,
     bar: Option<&indicatif::ProgressBar>,
     shown: &RefCell<HashSet<String>>,
     a: &Action,
+    dry_run: bool,
 ) -> anyhow::Result<()> {
     if ctx.out.is_json() {
         ctx.out.record(&json!({
@@ -321,6 +363,7 @@ fn print_action(
                 a.workflow, a.step, a.attempt
             )
         }
+        _ if dry_run && a.detail.get("error").is_none() => dry_run_line(a),
         _ => {
             // A failure this pass (unreachable, garbage: 3; over the size cap: 4) is one line
             // naming the step and the error, then what to do about it.
@@ -375,6 +418,7 @@ fn finish(
             "type": "summary",
             "command": "reconcile",
             "outcomes": summary.outcomes,
+            "attempts": summary.attempts,
             "visited": summary.visited,
             "unvisited": summary.unvisited,
             "dryRun": args.dry_run,
@@ -419,11 +463,13 @@ fn finish(
              `a2a-recover compensate {w}`"
         ))?;
     }
-    let counts = if summary.outcomes.is_empty() {
+    // Attempts by how they ended, not actions: a read and the record that follows it are one
+    // attempt (the JSON summary has both).
+    let counts = if summary.attempts.is_empty() {
         "nothing to do".to_owned()
     } else {
         summary
-            .outcomes
+            .attempts
             .iter()
             .map(|(k, v)| format!("{v} {k}"))
             .collect::<Vec<_>>()
@@ -443,7 +489,7 @@ fn finish(
         "reconcile"
     };
     ctx.out.line(&format!(
-        "{prefix}: {} attempt(s) visited in journal `{}`; actions: {counts}; {verdict}.",
+        "{prefix}: {} attempt(s) visited in journal `{}`: {counts}; {verdict}.",
         summary.visited,
         inert(&ctx.journal_path.display().to_string())
     ))?;

@@ -30,6 +30,10 @@ use crate::sanitize::inert;
 ///
 /// The reply's messageId is journaled first, then sent on the same task.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover reply trip-42/hotel \"one room\"
+  a2a-recover reply trip-42/hotel - < answer.txt     the text from standard input")]
 pub struct ReplyArgs {
     /// The step, `WORKFLOW/STEP`.
     pub step: String,
@@ -165,9 +169,7 @@ fn pending_question(
         CliError::usage(format!("unknown step `{name}`"))
             .hint("list the journaled steps with `a2a-recover inspect --pending`")
     };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
-    }
+    ctx.require_journal()?;
     let journal = ctx.open_journal()?;
     let rec = journal.step(name)?.ok_or_else(unknown)?;
     let attempt = rec

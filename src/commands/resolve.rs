@@ -27,23 +27,45 @@ use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    Attempt, Binding, Decided, Decision, Journal, JournalError, NewAttempt, Resolution, StepName,
-    StepRecord,
+    Attempt, AttemptState, Binding, Decided, Decision, EffectState, Journal, JournalError,
+    NewAttempt, Resolution, StepName, StepRecord,
 };
 use crate::recovery::registry::{pick_agent, tried_agents};
 use crate::sanitize::inert;
 
 /// Records an operator's decision on a step that needs a human.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  a2a-recover resolve trip-42/car --as resend --reason \"the agent's log shows nothing arrived\"
+  a2a-recover resolve trip-42/hotel --as done --reason \"booked by phone\"
+  a2a-recover resolve trip-42/taxi --as retry --reason \"endpoint fixed\"")]
 pub struct ResolveArgs {
     /// The step, `WORKFLOW/STEP`.
     pub step: String,
     /// The decision.
-    #[arg(long = "as", value_enum, value_name = "DECISION")]
-    pub decision: ResolveAs,
+    #[arg(
+        long = "as",
+        value_enum,
+        value_name = "DECISION",
+        required_unless_present = "undo",
+        conflicts_with = "undo"
+    )]
+    pub decision: Option<ResolveAs>,
     /// Why (journaled with the decision).
-    #[arg(long, value_name = "TEXT")]
-    pub reason: String,
+    #[arg(long, value_name = "TEXT", required_unless_present = "undo")]
+    pub reason: Option<String>,
+    /// Takes back the step's standing decision while nothing was sent for it (a retry's new
+    /// attempt is deleted, a resend goes back to UNCERTAIN, done/abandoned are cleared).
+    #[arg(long)]
+    pub undo: bool,
+    /// Allows `--as retry|resend` of a step that COMPLETED or whose effect is verified (it
+    /// would run the work again).
+    #[arg(long)]
+    pub force: bool,
+    /// Answers yes to the question asked on a terminal (without a terminal nothing is asked).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 /// An operator's decision.
@@ -88,8 +110,8 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         CliError::usage(e.to_string())
             .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
     })?;
-    let reason = args.reason.trim();
-    if reason.is_empty() {
+    let reason = args.reason.as_deref().unwrap_or("").trim();
+    if reason.is_empty() && !args.undo {
         return Err(CliError::usage("the --reason is empty")
             .hint("say why, e.g. --reason \"booked by phone\"; it is journaled with the decision")
             .into());
@@ -98,16 +120,20 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         CliError::usage(format!("no step `{name}` in the journal"))
             .hint("`a2a-recover inspect` lists the journaled steps")
     };
-    if !ctx.journal_path.exists() {
-        return Err(unknown().into());
-    }
+    ctx.require_journal()?;
     let journal = ctx.open_journal()?;
     let record = journal.step(&name)?.ok_or_else(unknown)?;
     let latest = record
         .latest()
         .cloned()
         .ok_or_else(|| CliError::failure(format!("step `{name}` has no attempt")))?;
-    let decision = match args.decision {
+    let Some(decision_as) = args.decision else {
+        return undo(ctx, args, &journal, &name, &latest, reason);
+    };
+    if matches!(decision_as, ResolveAs::Retry | ResolveAs::Resend) && !args.force {
+        refuse_finished_work(&record, &name, decision_as)?;
+    }
+    let decision = match decision_as {
         ResolveAs::Done => Decision::Done,
         ResolveAs::Abandoned => Decision::Abandoned,
         ResolveAs::Resend => Decision::Resend,
@@ -119,15 +145,30 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
             previous: Some(latest.id),
         }),
     };
+    if !ctx.out.confirm(
+        &[format!(
+            "resolve {name} (attempt {}, {}) as {}: {}",
+            latest.number,
+            latest.state,
+            as_str(decision_as),
+            consequence(decision_as)
+        )],
+        args.yes,
+    ) {
+        return Err(declined().into());
+    }
     ctx.out.begin("resolve")?;
     let decided = journal
         .decide(latest.id, &decision, reason)
         .map_err(|e| -> anyhow::Error {
             if e.is_refused_decision() {
                 let hint = e.hint().unwrap_or_default();
-                CliError::usage(format!("cannot resolve `{name}` as {}: {e}", as_str(args)))
-                    .hint(hint)
-                    .into()
+                CliError::usage(format!(
+                    "cannot resolve `{name}` as {}: {e}",
+                    as_str(decision_as)
+                ))
+                .hint(hint)
+                .into()
             } else {
                 anyhow::Error::new(e).context("failed to journal the decision")
             }
@@ -139,7 +180,7 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
             "step": name.step,
             "attempt": latest.number,
             "action": "resolve",
-            "outcome": as_str(args),
+            "outcome": as_str(decision_as),
             "detail": {
                 "reason": reason,
                 "from": latest.state.as_str(),
@@ -151,8 +192,8 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         return Ok(exit::OK);
     }
     ctx.out
-        .line(&resolved_line(args, &name, &latest, &decided))?;
-    if matches!(args.decision, ResolveAs::Done | ResolveAs::Abandoned)
+        .line(&resolved_line(decision_as, &name, &latest, &decided))?;
+    if matches!(decision_as, ResolveAs::Done | ResolveAs::Abandoned)
         && !latest.state.is_finished()
         && latest.state.has_task()
     {
@@ -167,12 +208,12 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
 
 /// Returns the line that says what the decision did.
 fn resolved_line(
-    args: &ResolveArgs,
+    decision_as: ResolveAs,
     name: &StepName,
     latest: &Attempt,
     decided: &Decided,
 ) -> String {
-    match args.decision {
+    match decision_as {
         ResolveAs::Done => format!(
             "resolved {name} as done: attempt {} ({}) is accepted as finished; it no longer \
              counts toward exit 4.",
@@ -204,12 +245,123 @@ fn resolved_line(
 }
 
 /// Returns the decision's name as journaled (`done`).
-fn as_str(args: &ResolveArgs) -> &'static str {
-    match args.decision {
+fn as_str(decision_as: ResolveAs) -> &'static str {
+    match decision_as {
         ResolveAs::Done => Resolution::Done,
         ResolveAs::Abandoned => Resolution::Abandoned,
         ResolveAs::Retry => Resolution::Retry,
         ResolveAs::Resend => Resolution::Resend,
     }
     .as_str()
+}
+
+/// What a decision will do, for the question asked on a terminal.
+fn consequence(decision: ResolveAs) -> &'static str {
+    match decision {
+        ResolveAs::Done => "accepted as finished; it leaves every pass",
+        ResolveAs::Abandoned => "given up; it counts as failed for compensation",
+        ResolveAs::Retry => "a new attempt with fresh ids, sent by the next `reconcile`",
+        ResolveAs::Resend => "sent again once with its own messageId, without a look",
+    }
+}
+
+/// The error when the operator answers no: nothing was changed (exit 1, as `apt` and
+/// `terraform apply` do).
+pub(crate) fn declined() -> CliError {
+    CliError::failure("not confirmed; nothing was changed")
+        .hint("answer `y` to go on, or pass --yes in a script")
+}
+
+/// Refuses a `retry` or `resend` that would run finished work again: the step COMPLETED, or
+/// one of its effects is verified to exist. `--force` skips this.
+fn refuse_finished_work(
+    record: &StepRecord,
+    name: &StepName,
+    decision: ResolveAs,
+) -> Result<(), CliError> {
+    let completed = record
+        .attempts
+        .iter()
+        .rev()
+        .find(|a| a.state == AttemptState::Completed);
+    let verified = record
+        .attempts
+        .iter()
+        .rev()
+        .find(|a| a.effect == Some(EffectState::Verified));
+    let why = match (completed, verified) {
+        (Some(a), _) => format!("attempt {} COMPLETED", a.number),
+        (None, Some(a)) => format!("the effect of attempt {} is verified", a.number),
+        (None, None) => return Ok(()),
+    };
+    Err(CliError::usage(format!(
+        "refusing to {} `{name}`: {why}, and a {} would run the work again",
+        as_str(decision),
+        as_str(decision)
+    ))
+    .hint(format!(
+        "accept it with `a2a-recover resolve {name} --as done --reason \"…\"`; to run it again \
+         anyway, add --force"
+    )))
+}
+
+/// Runs `resolve --undo`: takes back the standing decision while nothing was sent for it.
+fn undo(
+    ctx: &Context,
+    args: &ResolveArgs,
+    journal: &Journal,
+    name: &StepName,
+    latest: &Attempt,
+    reason: &str,
+) -> anyhow::Result<u8> {
+    if !ctx.out.confirm(
+        &[format!(
+            "take back the decision on {name} (attempt {}, {}), while nothing was sent for it",
+            latest.number, latest.state
+        )],
+        args.yes,
+    ) {
+        return Err(declined().into());
+    }
+    ctx.out.begin("resolve")?;
+    let undone = journal
+        .undo_decision(latest.id, reason)
+        .map_err(|e| -> anyhow::Error {
+            if e.is_refused_decision() {
+                let hint = e.hint().unwrap_or_default();
+                CliError::usage(format!("cannot undo the decision on `{name}`: {e}"))
+                    .hint(hint)
+                    .into()
+            } else {
+                anyhow::Error::new(e).context("failed to journal taking the decision back")
+            }
+        })?;
+    if ctx.out.is_json() {
+        ctx.out.record(&json!({
+            "type": "action",
+            "workflow": name.workflow,
+            "step": name.step,
+            "attempt": undone.attempt.number,
+            "action": "resolve",
+            "outcome": "undone",
+            "detail": {
+                "undid": undone.undid.as_str(),
+                "reason": reason,
+                "removedAttempt": undone.removed,
+                "state": undone.attempt.state.as_str(),
+            },
+        }))?;
+        return Ok(exit::OK);
+    }
+    let removed = undone
+        .removed
+        .map(|n| format!("; attempt {n}, never sent, is deleted"))
+        .unwrap_or_default();
+    ctx.out.line(&format!(
+        "took back `{}` on {name}: attempt {} is {} again{removed}.",
+        undone.undid.as_str(),
+        undone.attempt.number,
+        undone.attempt.state
+    ))?;
+    Ok(exit::OK)
 }

@@ -16,10 +16,8 @@ use crate::scripted_agent::{
 };
 
 /// Runs a scripted A2A v1.0 agent on loopback, for drills, the demo, tests and benchmarks.
-///
-/// Scenarios by the first word of the message text (or --scenario): `work:N`, `ask`, `auth`,
-/// `fail`, `reject`, `direct`; anything else echoes. `GET /_scripted/stats` shows what it saw.
 #[derive(Debug, Args)]
+#[command(after_help = crate::scripted_agent::scenarios_help())]
 pub struct ScriptedAgentArgs {
     /// Port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 0)]

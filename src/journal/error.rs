@@ -167,6 +167,14 @@ pub enum JournalError {
         /// Its state.
         state: crate::journal::model::WorkflowState,
     },
+    /// `resolve --undo` with no decision to take back, or one whose send already happened.
+    #[error("step `{step}`: {why}")]
+    NotUndoable {
+        /// The step.
+        step: String,
+        /// Why, a lowercase sentence.
+        why: String,
+    },
 }
 
 fn humantime(d: std::time::Duration) -> String {
@@ -237,6 +245,10 @@ impl JournalError {
                 "`a2a-recover compensate {workflow}` is undoing it; accept or give up its steps \
                  with `resolve STEP --as done|abandoned` instead"
             )),
+            Self::NotUndoable { step, .. } => Some(format!(
+                "nothing was changed; `a2a-recover inspect {step}` shows its decisions, and a \
+                 new `resolve {step} --as …` replaces what was sent"
+            )),
         }
     }
 
@@ -250,6 +262,7 @@ impl JournalError {
                 | Self::NotLatest { .. }
                 | Self::Undecidable { .. }
                 | Self::WorkflowClosed { .. }
+                | Self::NotUndoable { .. }
         )
     }
 }

@@ -73,8 +73,9 @@ use std::sync::Arc;
 pub use error::JournalError;
 pub use leases::host_name;
 pub use model::*;
-pub use operator::{AttemptResolution, Decided, Decision};
+pub use operator::{AttemptResolution, Decided, Decision, Undone};
 pub use prune::{PRUNE_BATCH, Storage};
+pub use reads::Overview;
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 
 use crate::a2a::{ArtifactUpdate, TaskView, message_text};

@@ -92,6 +92,11 @@ impl Journal {
         self.access == Access::ReadWrite
     }
 
+    /// Returns the newest schema version this binary knows (and migrates to).
+    pub fn known_schema_version() -> i64 {
+        migrate::LATEST
+    }
+
     /// Returns the journal's schema version.
     pub fn schema_version(&self) -> i64 {
         self.version

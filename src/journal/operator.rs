@@ -76,6 +76,17 @@ pub struct Decided {
     pub new_attempt: Option<Attempt>,
 }
 
+/// What [`Journal::undo_decision`] took back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undone {
+    /// The decision taken back.
+    pub undid: Resolution,
+    /// The attempt that is now the step's latest, as it is now.
+    pub attempt: Attempt,
+    /// The number of the retry's attempt that was deleted.
+    pub removed: Option<u32>,
+}
+
 /// The operator's last decision on one attempt.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptResolution {
@@ -202,6 +213,106 @@ impl Journal {
             Ok(Decided {
                 attempt,
                 new_attempt,
+            })
+        })
+    }
+
+    /// Takes back the standing decision on the step whose latest attempt is `id`, while nothing
+    /// was sent for it (`resolve --undo`), in one transaction with an `unresolved` event:
+    ///
+    /// - `done` / `abandoned`: the step's and the attempt's decision are cleared; the step is
+    ///   back in every pass (nothing is ever sent for these).
+    /// - `resend`, approval not used yet (the attempt still `INTENT`): back to `UNCERTAIN`.
+    /// - `retry`, its new attempt still `INTENT` and never sent (no endpoint journaled, no lease):
+    ///   that attempt is deleted, and the decided one is as before the decision.
+    ///
+    /// Fails with [`JournalError::NotUndoable`] otherwise (no decision, or its send happened),
+    /// and [`JournalError::NotLatest`] when another attempt was added meanwhile; nothing is
+    /// written then.
+    pub fn undo_decision(&self, id: AttemptId, reason: &str) -> Result<Undone, JournalError> {
+        let now = self.now_ms();
+        let now_time = self.clock.now();
+        self.write("take the decision back", |tx| {
+            let e = self.err("take the decision back");
+            let (held, step) = self.decidable(tx, id, &Decision::Done)?;
+            let name = step.spec.name.to_string();
+            let refuse = |why: String| JournalError::NotUndoable {
+                step: name.clone(),
+                why,
+            };
+            let (own, sent) = queries::attempt_decision(tx, held.id).map_err(&e)?;
+            let mut restored = held.clone();
+            let (undid, removed, on) = match (own, step.resolution) {
+                (Some(r @ (Resolution::Done | Resolution::Abandoned)), Some(standing))
+                    if standing == r =>
+                {
+                    queries::set_resolution(tx, step.id, None, None, now).map_err(&e)?;
+                    queries::clear_attempt_resolution(tx, held.id, now).map_err(&e)?;
+                    (r, None, held.id)
+                }
+                (Some(Resolution::Resend), standing) => {
+                    if standing != Some(Resolution::Resend) || held.state != AttemptState::Intent {
+                        return Err(refuse(format!(
+                            "the approved resend of attempt {} was already sent (it is {})",
+                            held.number, held.state
+                        )));
+                    }
+                    restored.state = AttemptState::Uncertain;
+                    restored.updated_at = now_time;
+                    queries::update_attempt(tx, &restored).map_err(&e)?;
+                    queries::set_resolution(tx, step.id, None, None, now).map_err(&e)?;
+                    queries::clear_attempt_resolution(tx, held.id, now).map_err(&e)?;
+                    (Resolution::Resend, None, held.id)
+                }
+                (None, _) if held.previous_attempt.is_some() => {
+                    let prev = held.previous_attempt.unwrap_or(held.id);
+                    let (prev_decision, _) = queries::attempt_decision(tx, prev).map_err(&e)?;
+                    if prev_decision != Some(Resolution::Retry) {
+                        return Err(refuse("it has no decision to take back".to_owned()));
+                    }
+                    if held.state != AttemptState::Intent
+                        || held.task_id.is_some()
+                        || sent
+                        || held.lease.is_some()
+                    {
+                        return Err(refuse(format!(
+                            "attempt {} of the retry was already sent (it is {}); a decision \
+                             is taken back only while nothing was sent for it",
+                            held.number, held.state
+                        )));
+                    }
+                    queries::delete_unsent_attempt(tx, held.id).map_err(&e)?;
+                    queries::clear_attempt_resolution(tx, prev, now).map_err(&e)?;
+                    restored = queries::attempt_by_id(tx, prev)
+                        .map_err(&e)?
+                        .ok_or(JournalError::UnknownAttempt(prev.0))?;
+                    (Resolution::Retry, Some(held.number), prev)
+                }
+                _ => return Err(refuse("it has no decision to take back".to_owned())),
+            };
+            let detail = json!({
+                "undid": undid.as_str(),
+                "reason": reason,
+                "removedAttempt": removed,
+            });
+            queries::insert_event(
+                tx,
+                &NewEvent {
+                    at: now,
+                    workflow: None,
+                    step: Some(step.id),
+                    attempt: Some(on),
+                    kind: "unresolved",
+                    from: Some(held.state.as_str()),
+                    to: Some(restored.state.as_str()),
+                    detail: Some(&detail),
+                },
+            )
+            .map_err(&e)?;
+            Ok(Undone {
+                undid,
+                attempt: restored,
+                removed,
             })
         })
     }

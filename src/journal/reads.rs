@@ -5,8 +5,21 @@
 use super::queries;
 use super::{
     Artifact, Attempt, AttemptId, AttemptRow, Event, InspectFilter, InspectPage, Journal,
-    JournalError, StepId, StepName, StepRecord, WorkflowState,
+    JournalError, StepId, StepName, StepRecord, WorkflowState, WorkflowSummary,
 };
+use crate::journal::AttemptState;
+use chrono::{DateTime, Utc};
+
+/// What `status` shows of a journal ([`Journal::overview`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overview {
+    /// How many latest attempts are in each state.
+    pub states: Vec<(AttemptState, u64)>,
+    /// The oldest unfinished latest attempt of an undecided step: name, number, state, when.
+    pub oldest_unfinished: Option<(StepName, u32, AttemptState, DateTime<Utc>)>,
+    /// Every agent and when it was last reached (card fetched or an attempt changed).
+    pub agents: Vec<(String, Option<DateTime<Utc>>)>,
+}
 
 impl Journal {
     /// Returns a step and all its attempts, or `None` if the journal has no such step.
@@ -49,6 +62,17 @@ impl Journal {
         })
     }
 
+    /// Returns the workflows (at most `limit`, in creation order) with their steps counted by
+    /// state, and how many workflows there are in all.
+    pub fn workflow_summaries(
+        &self,
+        limit: Option<u64>,
+    ) -> Result<(Vec<WorkflowSummary>, u64), JournalError> {
+        self.read("read the workflows", |c| {
+            queries::workflow_summaries(c, limit)
+        })
+    }
+
     /// Returns each statement [`Journal::inspect`] runs for `filter` (`count`, `page`) with
     /// SQLite's plan for it (`EXPLAIN QUERY PLAN`), for `docs/performance.md` and the benchmarks.
     pub fn explain_inspect(
@@ -72,6 +96,18 @@ impl Journal {
     ) -> Result<Vec<AttemptRow>, JournalError> {
         self.read("read the unfinished attempts", |c| {
             queries::unfinished(c, workflows)
+        })
+    }
+
+    /// Returns what `status` shows of the journal: latest attempts per state, the oldest
+    /// unfinished one, and when each agent was last reached.
+    pub fn overview(&self) -> Result<Overview, JournalError> {
+        self.read("read the journal's overview", |c| {
+            Ok(Overview {
+                states: queries::latest_state_counts(c)?,
+                oldest_unfinished: queries::oldest_unfinished(c)?,
+                agents: queries::agents_last_reached(c)?,
+            })
         })
     }
 

@@ -229,6 +229,26 @@ pub async fn run(
         outcomes: std::cell::RefCell::default(),
         proven_absent: std::cell::RefCell::default(),
     };
+    if state == WorkflowState::Active && nothing_to_undo(&journal.workflow_steps(workflow)?) {
+        let would = if opts.dry_run { " would be" } else { " was" };
+        pass.say(
+            None,
+            "workflow",
+            "nothing-to-undo",
+            &json!({"dryRun": opts.dry_run}),
+            &format!(
+                "{workflow} has no declared effect, no running attempt and no unsent intent: \
+                 nothing to undo; nothing{would} changed (it stays ACTIVE)."
+            ),
+        )?;
+        return Ok(Outcome {
+            workflow_state: state,
+            exit_code: exit::OK,
+            effects: BTreeMap::new(),
+            running: 0,
+            outcomes: pass.outcomes.take(),
+        });
+    }
     if opts.dry_run {
         return pass.dry_run(state);
     }
@@ -264,6 +284,19 @@ pub async fn run(
     let undecided = pass.cancel_phase(&main).await?;
     let effects = pass.effects_phase(&main, &comps, &undecided).await?;
     pass.finish(&effects)
+}
+
+/// Returns whether compensating a workflow would change nothing but its state: no step
+/// declares an effect, none has a compensation step yet, and every attempt is finished (none
+/// running, none `UNCERTAIN`, no `INTENT` left unsent). Marking such a workflow COMPENSATED
+/// would only refuse its later delegations for good.
+pub fn nothing_to_undo(steps: &[StepRecord]) -> bool {
+    steps.iter().all(|r| {
+        r.step.compensates.is_none()
+            && !r.step.spec.name.step.contains('~')
+            && r.step.spec.effect.is_none()
+            && r.attempts.iter().all(|a| a.state.is_finished())
+    })
 }
 
 /// Returns the attempt that carries a step's effect: the latest with an effect state, else

@@ -13,7 +13,7 @@
 
 use std::fs::File;
 use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{FlockOperation, flock};
@@ -117,7 +117,34 @@ pub fn acquire(journal: &Path, pid: u32, started: &str) -> Result<PassLock, Lock
     Ok(PassLock { _file: file, path })
 }
 
-/// Reads `pid N` and `started T` lines into `pid N, started T` (bounded, inert).
+/// Returns who holds the lock of `journal` (what its file says), or `None` when nobody does;
+/// takes no lock itself, so it never disturbs a pass starting at that moment.
+///
+/// Reads the kernel's table of locks (`/proc/locks`) for a `flock` on the lock file's inode;
+/// where that table cannot be read, says so instead of guessing.
+pub fn holder(journal: &Path) -> Option<String> {
+    let path = lock_path(journal);
+    let text = std::fs::read_to_string(&path).ok()?;
+    let meta = std::fs::metadata(&path).ok()?;
+    let Ok(locks) = std::fs::read_to_string("/proc/locks") else {
+        return Some("unknown (/proc/locks cannot be read)".to_owned());
+    };
+    held_in(&locks, meta.dev(), meta.ino()).then(|| describe_owner(&text))
+}
+
+/// Returns whether the kernel's lock table (`/proc/locks`) lists a lock on this inode.
+fn held_in(locks: &str, dev: u64, ino: u64) -> bool {
+    let id = format!(
+        "{:02x}:{:02x}:{ino}",
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev)
+    );
+    locks.lines().any(|l| {
+        l.contains(" FLOCK ") && !l.contains("->") && l.split_whitespace().any(|f| f == id)
+    })
+}
+
+/// Reads `pid N` and `started T` lines/// Reads `pid N` and `started T` lines into `pid N, started T` (bounded, inert).
 fn describe_owner(text: &str) -> String {
     let field = |key: &str| {
         text.lines().find_map(|l| l.strip_prefix(key)).map(|v| {
@@ -164,6 +191,36 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn the_holder_is_read_from_the_kernel_without_taking_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = dir.path().join("j.sqlite3");
+        assert_eq!(holder(&journal), None, "no lock file: nobody");
+        let held = acquire(&journal, 4242, "then").unwrap();
+        assert_eq!(holder(&journal).as_deref(), Some("pid 4242, started then"));
+        // Asking took nothing: the holder still holds it, and nobody else can take it.
+        assert!(matches!(
+            acquire(&journal, 1, "x"),
+            Err(LockError::Held { .. })
+        ));
+        drop(held);
+        assert_eq!(
+            holder(&journal),
+            None,
+            "released: nobody, though the file stays"
+        );
+        assert!(held_in(
+            "1: FLOCK  ADVISORY  WRITE 9 fe:01:77 0 EOF\n",
+            rustix::fs::makedev(0xfe, 1),
+            77
+        ));
+        assert!(!held_in(
+            "1: FLOCK  ADVISORY  WRITE 9 fe:01:770 0 EOF\n",
+            rustix::fs::makedev(0xfe, 1),
+            77
+        ));
     }
 
     #[test]

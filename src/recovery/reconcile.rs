@@ -133,8 +133,11 @@ impl std::fmt::Display for ActionRemedy {
 /// What a whole pass came to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
-    /// How many actions ended in each outcome.
+    /// How many actions ended in each outcome (a read and the record that follows it are two).
     pub outcomes: BTreeMap<String, u32>,
+    /// How many attempts ended in each outcome: the outcome of the last action on each attempt
+    /// (an attempt a re-delegation created counts as one more).
+    pub attempts: BTreeMap<String, u32>,
     /// The pass's exit code (0, 3 or 4; worst of all actions).
     pub code: u8,
     /// How many items were visited.
@@ -364,7 +367,16 @@ impl<'a> Pass<'a> {
             }
             let Some(actions) = next else { break };
             summary.visited += 1;
-            for a in actions? {
+            let actions = actions?;
+            // The last action on each attempt says how it ended.
+            let mut last: BTreeMap<u32, &str> = BTreeMap::new();
+            for a in &actions {
+                last.insert(a.attempt, &a.outcome);
+            }
+            for outcome in last.into_values() {
+                *summary.attempts.entry(outcome.to_owned()).or_default() += 1;
+            }
+            for a in actions {
                 *summary.outcomes.entry(a.outcome.clone()).or_default() += 1;
                 summary.code = exit::worst(summary.code, a.code);
                 if a.action == "failed-for-good" || a.outcome == "failed-for-good" {

@@ -48,6 +48,8 @@ mod scenario;
 mod sse;
 mod state;
 
+pub use scenario::help as scenarios_help;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -21,6 +21,7 @@
 //! Everything but the ticks of `work:N` happens synchronously under the store's lock, right after
 //! the task is created, so a GetTask after the send already sees the scripted state.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use a2a::TaskState;
@@ -52,23 +53,85 @@ pub(crate) enum Scenario {
     Echo,
 }
 
+/// Every scenario word, the scenario it starts and what it does: what [`Scenario::parse`]
+/// reads and what `scripted-agent --help` lists (one table, so the two cannot drift).
+pub(crate) const SCENARIOS: [(&str, Scenario, &str); 8] = [
+    (
+        "work:N",
+        Scenario::Work(3),
+        "N ticks of WORKING (--tick), then COMPLETED (`work` = `work:3`)",
+    ),
+    (
+        "ask",
+        Scenario::Ask,
+        "INPUT_REQUIRED asking `two rooms or one?`; the reply completes it",
+    ),
+    (
+        "auth",
+        Scenario::Auth,
+        "AUTH_REQUIRED; the next message completes it",
+    ),
+    (
+        "fail",
+        Scenario::Fail,
+        "FAILED (`failed: scripted failure`)",
+    ),
+    (
+        "reject",
+        Scenario::Reject,
+        "REJECTED (`rejected: no availability`)",
+    ),
+    (
+        "direct",
+        Scenario::Direct,
+        "answers with a direct Message, no task",
+    ),
+    (
+        "cancel ID",
+        Scenario::Cancel,
+        "cancels the booking task ID made, then COMPLETED",
+    ),
+    (
+        "anything else",
+        Scenario::Echo,
+        "COMPLETED with the text echoed in artifact `echo`",
+    ),
+];
+
+/// The scenarios as `scripted-agent --help` lists them, from [`SCENARIOS`].
+pub fn help() -> String {
+    let mut text =
+        String::from("Scenarios, by the first word of the message text (or --scenario WORD):\n");
+    for (word, _, what) in SCENARIOS {
+        let _ = writeln!(text, "  {word:<14} {what}");
+    }
+    text.push_str(
+        "\nEvery task that completes (but `cancel`) makes a booking, readable at\n\
+         GET /_scripted/bookings/TASK_ID (200 or 404); GET /_scripted/stats shows what it saw.\n\n\
+         Examples:\n  \
+         a2a-recover scripted-agent --port 8001\n  \
+         a2a-recover scripted-agent --port 8002 --skill car --scenario reject\n  \
+         a2a-recover scripted-agent --port 8003 --no-list-tasks --forget-after 30s",
+    );
+    text
+}
+
 impl Scenario {
-    /// Reads a scenario word (`work:5`, `ask`, …); unknown words echo.
+    /// Reads a scenario word (`work:5`, `ask`, …; [`SCENARIOS`]); unknown words echo.
     pub(crate) fn parse(word: &str) -> Self {
         let lower = word.to_ascii_lowercase();
-        match lower.as_str() {
-            "work" => Self::Work(3),
-            "ask" => Self::Ask,
-            "auth" => Self::Auth,
-            "fail" => Self::Fail,
-            "reject" => Self::Reject,
-            "direct" => Self::Direct,
-            "cancel" => Self::Cancel,
-            other => match other.strip_prefix("work:").map(str::parse::<u64>) {
-                Some(Ok(n)) => Self::Work(u32::try_from(n).unwrap_or(MAX_STEPS).min(MAX_STEPS)),
-                _ => Self::Echo,
-            },
+        if let Some(n) = lower.strip_prefix("work:") {
+            return match n.parse::<u64>() {
+                Ok(n) => Self::Work(u32::try_from(n).unwrap_or(MAX_STEPS).min(MAX_STEPS)),
+                Err(_) => Self::Echo,
+            };
         }
+        SCENARIOS
+            .iter()
+            .find(|(w, s, _)| {
+                *s != Self::Echo && w.split([':', ' ']).next() == Some(lower.as_str())
+            })
+            .map_or(Self::Echo, |(_, s, _)| *s)
     }
 
     /// Chooses the scenario of a message: the override, else the first word of the first line
@@ -171,7 +234,20 @@ pub(crate) async fn tick(shared: Arc<Shared>, id: String, n: u32) {
 
 #[cfg(test)]
 mod tests {
-    use super::Scenario;
+    use super::{SCENARIOS, Scenario, help};
+
+    /// Every scenario of the table is listed in the help and is what its word parses to.
+    #[test]
+    fn the_help_lists_every_scenario_of_the_table() {
+        let text = help();
+        for (word, scenario, what) in SCENARIOS {
+            assert!(text.contains(word) && text.contains(what), "{word}");
+            if scenario != Scenario::Echo {
+                let first = word.split([':', ' ']).next().unwrap();
+                assert_eq!(Scenario::parse(first), scenario, "{word}");
+            }
+        }
+    }
 
     #[test]
     fn scenario_comes_from_the_first_word_of_the_first_plain_line() {
@@ -189,6 +265,7 @@ mod tests {
         assert_eq!(Scenario::choose(None, "book a hotel"), Scenario::Echo);
         assert_eq!(Scenario::choose(None, "cancel t-1"), Scenario::Cancel);
         assert_eq!(Scenario::choose(None, "work:abc"), Scenario::Echo);
+        assert_eq!(Scenario::choose(None, "anything"), Scenario::Echo);
         assert_eq!(Scenario::choose(None, ""), Scenario::Echo);
         assert_eq!(
             Scenario::choose(None, "work:99999999999"),

@@ -24,6 +24,8 @@ static FILTERS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b",
             "[UUID]",
         ),
+        // A UUID cut short by the narrow `inspect` table (its first 8 characters and `…`).
+        (r"\b[0-9a-f]{8}…", "[TASKID]…"),
         // Journal and agent times (RFC 3339).
         (
             r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})",

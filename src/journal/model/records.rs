@@ -461,6 +461,31 @@ pub struct InspectFilter {
     pub pending: bool,
     /// At most this many rows.
     pub limit: Option<u64>,
+    /// Only attempts sent to this agent (its card URL, as journaled).
+    pub agent: Option<String>,
+    /// Only attempts changed at or after this time.
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only steps the operator has not resolved.
+    pub unresolved: bool,
+}
+
+/// A workflow as `inspect` lists it with no argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkflowSummary {
+    /// Its name.
+    pub name: String,
+    /// Its state.
+    pub state: WorkflowState,
+    /// How many steps are in each state, by their latest attempt (state names as journaled).
+    pub steps: std::collections::BTreeMap<String, u64>,
+    /// How many steps need a human (what `inspect --pending` lists).
+    pub needs_human: u64,
+    /// How many steps the operator resolved (`resolve`).
+    pub resolved: u64,
+    /// When it was created.
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    /// When it, or the latest attempt of one of its steps, last changed.
+    pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// A page of `inspect` rows and the total count before the limit.

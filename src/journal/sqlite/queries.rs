@@ -5,7 +5,7 @@
 //! in transactions and maps errors. Nothing from rusqlite leaves `journal/sqlite/`. Times are
 //! unix milliseconds.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
@@ -17,7 +17,7 @@ use crate::a2a::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding}
 use crate::journal::model::{
     Agent, AgentCard, AgentId, Artifact, Attempt, AttemptId, AttemptRow, AttemptState, Binding,
     EffectState, Event, InspectFilter, Lease, NewReply, Reply, ReplyId, ReplyState, Resolution,
-    Step, StepId, StepName, StepSpec, Target, WorkflowState,
+    Step, StepId, StepName, StepSpec, Target, WorkflowState, WorkflowSummary,
 };
 use crate::journal::operator::AttemptResolution;
 
@@ -1369,10 +1369,14 @@ fn pass_select() -> String {
     )
 }
 
-/// The WHERE clause of inspect with its three parameters (?1 workflow, ?2 step, ?3 states as a
-/// JSON array or NULL).
+/// The WHERE clause of inspect with its parameters (?1 workflow, ?2 step, ?3 states as a
+/// JSON array or NULL), and the filters ?5 agent (card URL or NULL), ?6 updated at or after
+/// (unix ms or NULL) and ?7 unresolved steps only (0 or 1). ?4 is the page's LIMIT.
 const INSPECT_WHERE: &str = "WHERE (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
-       AND (?3 IS NULL OR a.state IN (SELECT value FROM json_each(?3)))";
+       AND (?3 IS NULL OR a.state IN (SELECT value FROM json_each(?3)))
+       AND (?5 IS NULL OR a.agent_id = (SELECT id FROM agents WHERE card_url = ?5))
+       AND (?6 IS NULL OR a.updated_at >= ?6)
+       AND (?7 = 0 OR s.resolution IS NULL)";
 
 /// The two statements of `inspect` (the total count, then the page) and their parameters.
 struct InspectSql {
@@ -1384,6 +1388,24 @@ struct InspectSql {
     step: Option<String>,
     states: Option<String>,
     limit: i64,
+    agent: Option<String>,
+    since: Option<i64>,
+    unresolved: bool,
+}
+
+impl InspectSql {
+    /// The parameters of both statements, ?1 to ?7 (the count does not read ?4, the LIMIT).
+    fn params(&self) -> [&dyn rusqlite::ToSql; 7] {
+        [
+            &self.workflow,
+            &self.step,
+            &self.states,
+            &self.limit,
+            &self.agent,
+            &self.since,
+            &self.unresolved,
+        ]
+    }
 }
 
 fn inspect_sql(f: &InspectFilter) -> InspectSql {
@@ -1405,7 +1427,12 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
     // smallest index of `attempts` instead of joining every row to its step and workflow.
     // Pending, both statements start from the pending candidates (a few rows of two partial
     // indexes) and sort what passes the predicate, instead of reading every attempt.
-    let count_filtered = f.target.is_some() || states.is_some() || f.pending;
+    let count_filtered = f.target.is_some()
+        || states.is_some()
+        || f.pending
+        || f.agent.is_some()
+        || f.since.is_some()
+        || f.unresolved;
     let (count, page) = if f.pending {
         let with = pending_from();
         let pending = format!("{INSPECT_WHERE} AND {IS_LATEST} AND {PENDING_SQL}");
@@ -1442,6 +1469,9 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
         states,
         // SQLite reads a negative LIMIT as "no limit".
         limit: f.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX)),
+        agent: f.agent.clone(),
+        since: f.since.map(ms),
+        unresolved: f.unresolved,
     }
 }
 
@@ -1452,16 +1482,14 @@ pub(in crate::journal) fn inspect(
 ) -> rusqlite::Result<(Vec<AttemptRow>, u64)> {
     let q = inspect_sql(f);
     let total: i64 = if q.count_filtered {
-        conn.row(&q.count, params![q.workflow, q.step, q.states], |r| {
-            r.get(0)
-        })?
+        conn.row(&q.count, q.params(), |r| r.get(0))?
     } else {
         conn.row(&q.count, [], |r| r.get(0))?
     };
     let total = u64::try_from(total).unwrap_or_default();
     let mut stmt = conn.prepare_cached(&q.page)?;
     let rows = stmt
-        .query_map(params![q.workflow, q.step, q.states, q.limit], row_from)?
+        .query_map(q.params(), row_from)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok((rows, total))
 }
@@ -1477,15 +1505,11 @@ pub(in crate::journal) fn explain_inspect(
     for (name, sql, with_limit) in [("count", &q.count, false), ("page", &q.page, true)] {
         let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
         let rows: Vec<(i64, i64, String)> = if with_limit {
-            stmt.query_map(params![q.workflow, q.step, q.states, q.limit], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(3)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?
+            stmt.query_map(q.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(3)?)))?
+                .collect::<rusqlite::Result<_>>()?
         } else if q.count_filtered {
-            stmt.query_map(params![q.workflow, q.step, q.states], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(3)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?
+            stmt.query_map(q.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(3)?)))?
+                .collect::<rusqlite::Result<_>>()?
         } else {
             stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(3)?)))?
                 .collect::<rusqlite::Result<_>>()?
@@ -1521,6 +1545,72 @@ pub(in crate::journal) fn unfinished(
         row_select()
     ))?;
     stmt.query_map(params![filter], row_from)?.collect()
+}
+
+/// Returns every workflow (in creation order, at most `limit`) with its steps counted by the
+/// state of their latest attempt, how many of those need a human ([`PENDING_SQL`]) and how many
+/// the operator resolved, and the total count of workflows.
+pub(in crate::journal) fn workflow_summaries(
+    conn: &Connection,
+    limit: Option<u64>,
+) -> rusqlite::Result<(Vec<WorkflowSummary>, u64)> {
+    let total: i64 = conn.row("SELECT count(*) FROM workflows", [], |r| r.get(0))?;
+    let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, name, state, created_at, updated_at FROM workflows ORDER BY id LIMIT ?1",
+    )?;
+    let heads = stmt
+        .query_map(params![limit], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut counts = conn.prepare_cached(&format!(
+        "SELECT a.state, count(*), sum(CASE WHEN {PENDING_SQL} THEN 1 ELSE 0 END),
+                sum(s.resolution IS NOT NULL),
+                max(a.updated_at)
+           FROM steps s
+           JOIN workflows w ON w.id = s.workflow_id
+           JOIN attempts a ON a.step_id = s.id AND {IS_LATEST}
+          WHERE s.workflow_id = ?1
+          GROUP BY a.state ORDER BY a.state"
+    ))?;
+    let mut out = Vec::with_capacity(heads.len());
+    for (id, name, state, created, updated) in heads {
+        let mut summary = WorkflowSummary {
+            name,
+            state: state.parse().map_err(|e| conversion(2, e))?,
+            steps: BTreeMap::new(),
+            needs_human: 0,
+            resolved: 0,
+            created_at: time(created),
+            updated_at: time(updated),
+        };
+        let rows = counts.query_map(params![id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })?;
+        for row in rows {
+            let (state, n, human, resolved, last) = row?;
+            let n = u64::try_from(n).unwrap_or_default();
+            summary.steps.insert(state, n);
+            summary.needs_human += u64::try_from(human).unwrap_or_default();
+            summary.resolved += u64::try_from(resolved).unwrap_or_default();
+            summary.updated_at = summary.updated_at.max(time(last));
+        }
+        out.push(summary);
+    }
+    Ok((out, u64::try_from(total).unwrap_or_default()))
 }
 
 /// Returns whether a workflow exists.
@@ -1620,6 +1710,110 @@ pub(in crate::journal) fn set_attempt_resolution(
         params![id.0, resolution.as_str(), reason, now],
     )?;
     Ok(())
+}
+
+/// Returns the decision recorded on attempt `id` and whether its endpoint was ever journaled
+/// for a send (`send_started_at`, stamped before every send): `resolve --undo` reads both.
+pub(in crate::journal) fn attempt_decision(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<(Option<Resolution>, bool)> {
+    conn.row(
+        "SELECT resolution, send_started_at IS NOT NULL FROM attempts WHERE id = ?1",
+        params![id.0],
+        |r| Ok((parse_opt::<Resolution>(r, 0)?, r.get(1)?)),
+    )
+}
+
+/// Clears the decision recorded on attempt `id` (`resolve --undo`).
+pub(in crate::journal) fn clear_attempt_resolution(
+    conn: &Connection,
+    id: AttemptId,
+    now: i64,
+) -> rusqlite::Result<()> {
+    conn.exec(
+        "UPDATE attempts SET resolution = NULL, resolution_reason = NULL, resolved_at = NULL,
+             updated_at = ?2
+         WHERE id = ?1",
+        params![id.0, now],
+    )?;
+    Ok(())
+}
+
+/// Deletes attempt `id` and its events: only for an `INTENT` attempt a `retry` journaled and
+/// nothing ever sent (`resolve --undo`); it has no task, reply or artifact.
+pub(in crate::journal) fn delete_unsent_attempt(
+    conn: &Connection,
+    id: AttemptId,
+) -> rusqlite::Result<()> {
+    conn.exec("DELETE FROM events WHERE attempt_id = ?1", params![id.0])?;
+    conn.exec(
+        "DELETE FROM attempts WHERE id = ?1 AND state = 'INTENT' AND task_id IS NULL
+             AND send_started_at IS NULL",
+        params![id.0],
+    )?;
+    Ok(())
+}
+
+/// Returns how many latest attempts are in each state (`status`).
+pub(in crate::journal) fn latest_state_counts(
+    conn: &Connection,
+) -> rusqlite::Result<Vec<(AttemptState, u64)>> {
+    let sql =
+        format!("SELECT a.state, COUNT(*) FROM attempts a WHERE {IS_LATEST} GROUP BY a.state");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            parse_col::<AttemptState>(r, 0)?,
+            r.get::<_, i64>(1)?.unsigned_abs(),
+        ))
+    })?;
+    rows.collect()
+}
+
+/// A step, an attempt number, its state and when it was journaled.
+pub(in crate::journal) type Unfinished = (StepName, u32, AttemptState, DateTime<Utc>);
+
+/// Returns the oldest latest attempt that is not finished, of a step without a decision
+/// (`status`): its name, number, state and when it was journaled.
+pub(in crate::journal) fn oldest_unfinished(
+    conn: &Connection,
+) -> rusqlite::Result<Option<Unfinished>> {
+    let sql = format!(
+        "SELECT w.name, s.name, a.number, a.state, a.created_at
+         FROM attempts a JOIN steps s ON s.id = a.step_id JOIN workflows w ON w.id = s.workflow_id
+         WHERE {IS_LATEST} AND s.resolution IS NULL AND w.state <> 'COMPENSATED'
+           AND a.state NOT IN ('COMPLETED', 'FAILED', 'CANCELED', 'REJECTED', 'REPLIED',
+                               'REFUSED', 'LOST')
+         ORDER BY a.created_at, a.id LIMIT 1"
+    );
+    conn.row(&sql, [], |r| {
+        Ok((
+            StepName::from_parts(r.get::<_, String>(0)?, r.get::<_, String>(1)?),
+            r.get(2)?,
+            parse_col::<AttemptState>(r, 3)?,
+            time(r.get(4)?),
+        ))
+    })
+    .optional()
+}
+
+/// Returns every agent with when it was last reached: the later of its card's fetch and its
+/// attempts' last change, newest first (`status`).
+pub(in crate::journal) fn agents_last_reached(
+    conn: &Connection,
+) -> rusqlite::Result<Vec<(String, Option<DateTime<Utc>>)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT g.card_url,
+                MAX(COALESCE(g.fetched_at, 0),
+                    COALESCE((SELECT MAX(a.updated_at) FROM attempts a WHERE a.agent_id = g.id), 0))
+         FROM agents g ORDER BY 2 DESC, g.card_url",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let at: i64 = r.get(1)?;
+        Ok((r.get(0)?, (at > 0).then(|| time(at))))
+    })?;
+    rows.collect()
 }
 
 /// Returns when a step was resolved (its standing decision's time), if it is.

@@ -70,6 +70,16 @@ impl Pass<'_> {
             Triage::Settled => self.preview_settle(&row, &rec)?,
         };
         actions.push(act);
+        // Every action names the agent it would talk to (a re-delegation names the new one).
+        if let Some(agent) = &a.agent_url {
+            for x in &mut actions {
+                if let Some(detail) = x.detail.as_object_mut() {
+                    detail
+                        .entry("agent")
+                        .or_insert_with(|| Value::String(agent.clone()));
+                }
+            }
+        }
         Ok(actions)
     }
 

@@ -1,0 +1,178 @@
+//! `status`: the journal at a glance, as `systemctl status` shows a unit: which journal is in
+//! use and why, its schema, who holds the pass lock, latest attempts by state, the oldest
+//! unfinished attempt, and when each agent was last reached. `--check` turns it into a probe:
+//! exit 4 when something needs a human, else 0. It only reads: no lock, no migration.
+
+use clap::Args;
+use serde_json::json;
+
+use crate::context::Context;
+use crate::exit;
+use crate::journal::{InspectFilter, Journal, Overview};
+use crate::output::age;
+use crate::recovery::lock;
+use crate::sanitize::inert;
+
+/// Shows the journal in use, its lock, attempts by state and what needs a human.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Exits 4 when something needs a human (`inspect --pending` lists it), else 0: a probe
+    /// for monitoring.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// Runs `status`.
+pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> {
+    ctx.require_journal()?;
+    let journal = ctx.open_journal_for_reading()?;
+    let overview = journal.overview()?;
+    let needs_human = journal
+        .inspect(&InspectFilter {
+            pending: true,
+            limit: Some(1),
+            ..InspectFilter::default()
+        })?
+        .total;
+    let holder = lock::holder(&ctx.journal_path);
+    let code = if args.check && needs_human > 0 {
+        exit::NEEDS_HUMAN
+    } else {
+        exit::OK
+    };
+    ctx.out.begin("status")?;
+    if ctx.out.is_json() {
+        ctx.out.record(&record(
+            ctx,
+            &journal,
+            &overview,
+            needs_human,
+            holder.as_deref(),
+            code,
+        ))?;
+    } else {
+        for line in human(ctx, &journal, &overview, needs_human, holder.as_deref()) {
+            ctx.out.line(&line)?;
+        }
+    }
+    Ok(code)
+}
+
+/// The `status` record.
+fn record(
+    ctx: &Context,
+    journal: &Journal,
+    o: &Overview,
+    needs_human: u64,
+    holder: Option<&str>,
+    code: u8,
+) -> serde_json::Value {
+    let states: serde_json::Map<String, serde_json::Value> = o
+        .states
+        .iter()
+        .map(|(s, n)| (s.as_str().to_owned(), json!(n)))
+        .collect();
+    json!({
+        "type": "status",
+        "journal": ctx.journal_path.display().to_string(),
+        "chosenBy": ctx.journal_source.as_str(),
+        "schemaVersion": journal.schema_version(),
+        "knownSchemaVersion": Journal::known_schema_version(),
+        "locks": holder.map(|h| vec![json!({"scope": "journal", "holder": h})]).unwrap_or_default(),
+        "states": states,
+        "needsHuman": needs_human,
+        "oldestUnfinished": o.oldest_unfinished.as_ref().map(|(name, n, state, at)| json!({
+            "workflow": name.workflow,
+            "step": name.step,
+            "attempt": n,
+            "state": state.as_str(),
+            "createdAt": crate::clock::rfc3339(*at),
+        })),
+        "agents": o.agents.iter().map(|(url, at)| json!({
+            "agent": crate::a2a::redact_url(url),
+            "lastReached": at.map(crate::clock::rfc3339),
+        })).collect::<Vec<_>>(),
+        "exitCode": code,
+    })
+}
+
+/// The human lines, `systemctl status` style: a headline, then `Label: value` lines.
+fn human(
+    ctx: &Context,
+    journal: &Journal,
+    o: &Overview,
+    needs_human: u64,
+    holder: Option<&str>,
+) -> Vec<String> {
+    let now = ctx.display_clock.now();
+    let when = |t: chrono::DateTime<chrono::Utc>| {
+        format!("{} ({} ago)", crate::clock::rfc3339(t), age(now, t))
+    };
+    let mark = if needs_human > 0 { "×" } else { "●" };
+    let mut lines = vec![format!(
+        "{mark} a2a-recover journal {}",
+        ctx.journal_path.display()
+    )];
+    let mut field = |label: &str, value: String| lines.push(format!("{label:>17}: {value}"));
+    field("Chosen by", ctx.journal_source.describe().to_owned());
+    let known = Journal::known_schema_version();
+    let version = journal.schema_version();
+    field(
+        "Schema",
+        if version > known {
+            format!("version {version}, newer than this binary ({known}): read-only")
+        } else {
+            format!("version {version}")
+        },
+    );
+    field(
+        "Lock",
+        holder.map_or_else(|| "free".to_owned(), |h| format!("held by {}", inert(h))),
+    );
+    let total: u64 = o.states.iter().map(|(_, n)| n).sum();
+    let by_state = o
+        .states
+        .iter()
+        .map(|(s, n)| format!("{n} {s}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    field(
+        "Steps",
+        if total == 0 {
+            "none journaled".to_owned()
+        } else {
+            format!("{total} (latest attempts: {by_state})")
+        },
+    );
+    field(
+        "Needs a human",
+        if needs_human == 0 {
+            "nothing".to_owned()
+        } else {
+            format!("{needs_human} (`a2a-recover inspect --pending` lists each with its remedy)")
+        },
+    );
+    field(
+        "Oldest unfinished",
+        o.oldest_unfinished.as_ref().map_or_else(
+            || "none".to_owned(),
+            |(name, n, state, at)| format!("{name} attempt {n}, {state}, since {}", when(*at)),
+        ),
+    );
+    if o.agents.is_empty() {
+        field("Agents", "none".to_owned());
+    }
+    for (i, (url, at)) in o.agents.iter().enumerate() {
+        let base = url
+            .strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
+            .map_or_else(|| url.clone(), |b| format!("{b}/"));
+        let shown = inert(&crate::a2a::redact_url(&base));
+        let reached = at.map_or_else(
+            || "never reached".to_owned(),
+            |t| format!("last reached {}", when(t)),
+        );
+        let label = if i == 0 { "Agents:" } else { "" };
+        lines.push(format!("{label:>18} {shown}, {reached}"));
+    }
+    lines
+}
