@@ -68,6 +68,9 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l ver
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l plan -d 'Delegates a whole workflow from a TOML plan file' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l clock-skew -d 'How far the agent\'s clock may be behind ours when searching by time' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l command-timeout -d 'Timeout for compensation and verification commands' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l binding -d 'Forces the agent\'s binding (`jsonrpc` or `http-json`) instead of choosing from its card' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l protocol -d 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l card-patience -d 'How long an unreadable Agent Card is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -98,6 +101,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l al
 new\t'Only items no earlier `--alert new` pass reported'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l realert -d 'With `--alert new`: reports an old item again once it was reported this long ago' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l metrics-file -d 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l card-patience -d 'How long an unreadable Agent Card is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -303,6 +307,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l token-env -d 'The environment variable holding its bearer token (only the name is stored)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l concurrency -d 'This agent\'s own limit of requests in flight at once in a pass (instead of `reconcile --agent-concurrency`); kept by a refresh without it' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l rate -d 'This agent\'s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l binding -d 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l protocol -d 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -315,6 +321,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-task-size -d 'Largest all of a task\'s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l max-look-size -d 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l wait -d 'How long a pass waits for a held lock (the journal\'s, or a workflow\'s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l trust-dedup -d 'Trusts the agent to de-duplicate by messageId: when its tasks cannot be searched (A2A v0.3 has no tasks/list), a send whose outcome is unknown is resent with the same messageId instead of waiting for a human'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -392,6 +399,7 @@ artifact\t'In an artifact named `question`; the status carries no message'
 history\t'Only in the history, as the last agent message; the status carries no message'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l delay -d 'Answers every JSON-RPC request this long after it arrived (a slow agent)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l rate-limit -d 'Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l protocol -d 'The A2A protocol version served: `1.0`, or `0.3` (a v0.3 card, v0.3 method names and payloads, no tasks/list)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"

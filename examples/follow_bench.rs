@@ -111,6 +111,7 @@ fn intents(
         out.push(j.set_endpoint(
             a.id,
             &a2a_recover::journal::JournaledEndpoint {
+                binding: a2a_recover::a2a::ProtocolBinding::JsonRpcV1,
                 interface_url: url.to_owned(),
                 tenant: None,
             },

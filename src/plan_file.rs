@@ -210,6 +210,8 @@ struct RawStep {
     effect: Option<Spanned<bool>>,
     compensate: Option<Spanned<RawCompensate>>,
     verify: Option<Spanned<RawVerify>>,
+    binding: Option<Spanned<String>>,
+    protocol: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -411,6 +413,7 @@ fn check_step(
             DEFAULT_MAX_ATTEMPTS
         }
     };
+    let interface = check_interface(issues, step, name);
     let declared = check_effect(issues, step, &span, name);
     let compensate = step
         .compensate
@@ -433,11 +436,46 @@ fn check_step(
         metadata,
         max_attempts,
         allow_cross_origin: false,
+        interface,
         effect: declared.then(effect_json),
         compensate: compensate.as_ref().map(Compensation::to_json),
         verify: verify.as_ref().map(Verification::to_json),
         cwd: has_command.then(|| dir.display().to_string()),
     })
+}
+
+/// Checks a step's `binding` and `protocol` (as `--binding` / `--protocol` take them).
+fn check_interface(
+    issues: &mut Issues<'_>,
+    step: &RawStep,
+    name: &str,
+) -> crate::a2a::InterfaceChoice {
+    fn parsed<T: std::str::FromStr<Err = String>>(
+        issues: &mut Issues<'_>,
+        v: Option<&Spanned<String>>,
+        key: &str,
+        name: &str,
+    ) -> Option<T> {
+        let v = v?;
+        v.get_ref()
+            .parse::<T>()
+            .map_err(|why| issues.at(v.span(), format!("bad `{key}` in step `{name}`: {why}")))
+            .ok()
+    }
+    let choice = crate::a2a::InterfaceChoice {
+        binding: parsed(issues, step.binding.as_ref(), "binding", name),
+        protocol: parsed(issues, step.protocol.as_ref(), "protocol", name),
+    };
+    match choice.check() {
+        Ok(choice) => choice,
+        Err(why) => {
+            let at = step.binding.as_ref().or(step.protocol.as_ref());
+            if let Some(at) = at {
+                issues.at(at.span(), format!("step `{name}`: {why}"));
+            }
+            crate::a2a::InterfaceChoice::default()
+        }
+    }
 }
 
 /// Checks a step's `agent` or `skill` (exactly one); returns its binding when it is good.
@@ -755,6 +793,12 @@ fn step_changes(journaled: &StepSpec, planned: &StepSpec) -> Vec<String> {
             shown_binding(&p.binding),
         ),
         (
+            "binding/protocol",
+            j.interface != p.interface,
+            j.interface.describe(),
+            p.interface.describe(),
+        ),
+        (
             "token_env",
             j.token_env != p.token_env,
             opt(j.token_env.as_ref()),
@@ -927,6 +971,27 @@ text = "rent a car"
         let car = &plan.steps[2];
         assert_eq!(car.effect, None);
         assert_eq!(car.max_attempts, DEFAULT_MAX_ATTEMPTS);
+    }
+
+    #[test]
+    fn a_step_forces_its_binding_and_protocol() {
+        let plan = parse_ok(
+            "workflow = \"w\"\n[[step]]\nname = \"a\"\nagent = \"http://x\"\ntext = \"t\"\n\
+             binding = \"jsonrpc\"\nprotocol = \"0.3\"\n",
+        );
+        assert_eq!(
+            plan.steps[0].interface,
+            crate::a2a::InterfaceChoice {
+                binding: Some(crate::a2a::WireBinding::JsonRpc),
+                protocol: Some(crate::a2a::ProtocolVersion::V0_3),
+            }
+        );
+        let errs = parse_err(
+            "workflow = \"w\"\n[[step]]\nname = \"a\"\nagent = \"http://x\"\ntext = \"t\"\n\
+             protocol = \"2.0\"\n",
+        );
+        assert!(errs[0].starts_with("6:"), "{errs:?}");
+        assert!(errs[0].contains("bad `protocol`"), "{errs:?}");
     }
 
     #[test]

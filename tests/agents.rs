@@ -140,6 +140,9 @@ async fn add_stores_the_card_and_list_shows_the_registry_in_order() {
     .await;
 }
 
+/// Card members that turn a v1.0 card's `supportedInterfaces` into a v0.3 gRPC-only card.
+const V03_GRPC_FIELDS: &str = r#""url":"http://127.0.0.1:1/","preferredTransport":"GRPC","unused""#;
+
 #[tokio::test]
 async fn add_refuses_unreachable_agents_and_invalid_cards_and_stores_nothing() {
     guard(async {
@@ -167,10 +170,8 @@ async fn add_refuses_unreachable_agents_and_invalid_cards_and_stores_nothing() {
             "defaultInputModes": [], "defaultOutputModes": [], "skills": skill,
         })
         .to_string();
-        let v03 = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wire/card-v03-only.json"),
-        )
-        .unwrap();
+        // The same card in v0.3's shape: a top-level `url` whose transport is gRPC.
+        let v03_grpc = grpc_only.replace("\"supportedInterfaces\"", V03_GRPC_FIELDS);
         let card_with = |skills: Value| {
             move |base: &str| {
                 json!({
@@ -187,12 +188,12 @@ async fn add_refuses_unreachable_agents_and_invalid_cards_and_stores_nothing() {
             (
                 "no JSON-RPC interface",
                 CardServer::start(move |_| grpc_only.clone()).await,
-                "offers no JSON-RPC or HTTP+JSON interface for A2A 1.x (found: GRPC 1.0)",
+                "offers no interface a2a-recover speaks (found: GRPC 1.0)",
             ),
             (
-                "a v0.3-only card",
-                CardServer::start(move |_| v03.clone()).await,
-                "this looks like an A2A v0.3 card",
+                "a v0.3 card offering only gRPC",
+                CardServer::start(move |_| v03_grpc.clone()).await,
+                "offers no interface a2a-recover speaks (found: GRPC 0.3.0)",
             ),
             (
                 "not JSON",

@@ -4,10 +4,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::time::Duration;
 
-use a2a_recover::scripted_agent::{AgentConfig, Stats};
+use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
-use crate::common::commands::{attempts, delegate, the_attempt};
+use crate::common::commands::{attempts, delegate, messages_with_id, the_attempt};
 use crate::common::{Background, TestEnv, agent, code, fast, stderr, stdout};
 
 /// Runs `delegate` with a crash point armed; asserts it aborted.
@@ -23,14 +23,6 @@ fn delegate_crashing(env: &TestEnv, point: &str, step: &str, url: &str, text: &s
         Some(6),
         "expected SIGABRT at {point}: {out:?}"
     );
-}
-
-fn messages_with_id(stats: &Stats, message_id: &str) -> usize {
-    stats
-        .messages
-        .iter()
-        .filter(|m| m.message_id == message_id)
-        .count()
 }
 
 #[test]

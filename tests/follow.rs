@@ -471,6 +471,7 @@ async fn a_stream_left_open_at_auth_required_stops_by_itself() {
             j.set_endpoint(
                 a.id,
                 &journal::JournaledEndpoint {
+                    binding: a2a_recover::a2a::ProtocolBinding::JsonRpcV1,
                     interface_url: url.clone(),
                     tenant: None,
                 },
@@ -641,6 +642,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
                 .set_endpoint(
                     a.id,
                     &journal::JournaledEndpoint {
+                        binding: a2a_recover::a2a::ProtocolBinding::JsonRpcV1,
                         interface_url: agent.url(),
                         tenant: None,
                     },

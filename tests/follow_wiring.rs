@@ -338,6 +338,7 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
             .set_endpoint(
                 a.id,
                 &journal::JournaledEndpoint {
+                    binding: a2a_recover::a2a::ProtocolBinding::JsonRpcV1,
                     interface_url: agent.url(),
                     tenant: None,
                 },

@@ -26,6 +26,7 @@ mod interop03;
 mod interop_http_json;
 mod interop_probe;
 mod interop_recovery;
+mod interop_v03;
 mod journal;
 mod locks;
 mod plan;
@@ -42,6 +43,7 @@ mod snapshots;
 mod soak;
 mod status;
 mod terminal;
+mod v03;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -111,7 +111,7 @@ fn a_v2_journal_opens_with_the_current_binary() {
 fn a_v3_journal_opens_with_the_current_binary() {
     let env = TestEnv::new();
     load_dump(&env, &fixture("v3.sql"));
-    // Migrations 0004 and 0005 run on open: the same steps are pending, and no attempt of an older
+    // Migrations 0004 to 0006 run on open: the same steps are pending, and no attempt of an older
     // binary has a send stamp (no in-flight horizon is known for it).
     assert_eq!(pending_steps(&env), ["hotel", "taxi", "boat"]);
     let conn = rusqlite::Connection::open(env.journal()).unwrap();

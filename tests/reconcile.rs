@@ -11,7 +11,8 @@ use a2a_recover::scripted_agent::{AgentConfig, FailMode, ScriptedAgent, Stats};
 use serde_json::Value;
 
 use crate::common::commands::{
-    attempts, crashing, delegate, journal_bytes, reconcile, register, spawn, the_attempt,
+    attempts, crashing, delegate, journal_bytes, messages_with_id, reconcile, register, spawn,
+    the_attempt,
 };
 use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
@@ -40,14 +41,6 @@ fn agent_state(stats: &Stats, message_id: &str) -> Option<String> {
                 .trim_start_matches("TASK_STATE_")
                 .to_owned()
         })
-}
-
-fn messages_with_id(stats: &Stats, message_id: &str) -> usize {
-    stats
-        .messages
-        .iter()
-        .filter(|m| m.message_id == message_id)
-        .count()
 }
 
 fn open(env: &TestEnv) -> Journal {

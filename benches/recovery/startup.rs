@@ -112,6 +112,12 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
          ALTER TABLE attempts DROP COLUMN continuation_task_id;
          ALTER TABLE agents DROP COLUMN profile_json;
          ALTER TABLE agents DROP COLUMN probed_at;
+         ALTER TABLE attempts DROP COLUMN binding;
+         ALTER TABLE attempts DROP COLUMN protocol_version;
+         ALTER TABLE agents DROP COLUMN binding;
+         ALTER TABLE agents DROP COLUMN trust_dedup;
+         ALTER TABLE steps DROP COLUMN force_binding;
+         ALTER TABLE steps DROP COLUMN force_protocol;
          DROP INDEX attempts_needing_human;
          DROP INDEX events_failed_for_good;
          CREATE INDEX events_by_workflow ON events (workflow_id, id);
@@ -175,7 +181,7 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
     let journal = path.display().to_string();
     // An operator's first command after upgrading from schema 2 pays migrations 0003 (two
     // partial indexes built, two indexes dropped), 0004 (a table), 0005 and 0006 (two columns
-    // each), 0007 (a table), 0008 (a column) and 0009 (two columns):
+    // each), 0007 (a table), 0008 (a column), 0009 (two columns) and 0010 (six columns):
     // once, measured once.
     downgrade_to_v2(&path)?;
     let upgrade = run_child(

@@ -3,12 +3,12 @@
 //!
 //! A binding is sans-I/O: it builds a [`WireRequest`] and decodes bytes; the transport, size
 //! caps, credentials, card cache and retries are shared and know no binding. [`ProtocolBinding`] is an
-//! enum of siblings, each a file (`jsonrpc.rs`, `httpjson.rs`), not a trait: the set is closed and
+//! enum of siblings, each a file (`jsonrpc.rs`, `httpjson.rs`, `jsonrpc03.rs`), not a trait: the set is closed and
 //! small, the value is `Copy` and can be journaled with an attempt, a `match` dispatches with
 //! no boxed futures (a2a's async I/O stays outside the binding), and a new variant is a compile
-//! error at every place that must learn it. v1.0 HTTP+JSON ([`ProtocolBinding::HttpJsonV1`])
-//! carries the same payloads as v1.0 JSON-RPC and shares these readers; v0.3 comes in as
-//! variants that turn their answers into v1.0 JSON before [`typed`] reads them.
+//! error at every place that must learn it. Each variant turns its answers into v1.0 JSON before
+//! [`typed`] reads them (v1.0 HTTP+JSON carries the same payloads, and shares these readers;
+//! v0.3 payloads are converted by `v03.rs`, whatever binding carries them).
 
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode, Url};
@@ -18,6 +18,7 @@ use serde_json::Value;
 use super::error::{A2aError, DecodeKind};
 use super::httpjson;
 use super::jsonrpc;
+use super::jsonrpc03;
 use super::normalize;
 use super::sse::SseEvent;
 use super::transport::Op;
@@ -32,6 +33,168 @@ pub enum ProtocolBinding {
     JsonRpcV1,
     /// A2A v1.0 over HTTP+JSON (REST).
     HttpJsonV1,
+    /// A2A v0.3 over JSON-RPC 2.0 (`message/send`, …; no `tasks/list`).
+    JsonRpcV03,
+}
+
+/// The wire binding of an interface, as a card names it (`protocolBinding`) and as
+/// `--binding` forces it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireBinding {
+    /// JSON-RPC 2.0 (`JSONRPC`; `--binding jsonrpc`).
+    JsonRpc,
+    /// HTTP+JSON, also called REST (`HTTP+JSON`; `--binding http-json`).
+    HttpJson,
+}
+
+impl WireBinding {
+    /// Returns its name in cards and in the journal (`JSONRPC`, `HTTP+JSON`).
+    pub const fn card_name(self) -> &'static str {
+        match self {
+            Self::JsonRpc => "JSONRPC",
+            Self::HttpJson => "HTTP+JSON",
+        }
+    }
+
+    /// Returns its name as `--binding` takes it (`jsonrpc`, `http-json`).
+    pub const fn flag_name(self) -> &'static str {
+        match self {
+            Self::JsonRpc => "jsonrpc",
+            Self::HttpJson => "http-json",
+        }
+    }
+
+    /// Reads a card's or the journal's name (case-insensitive; `REST` is HTTP+JSON).
+    pub fn from_card_name(name: &str) -> Option<Self> {
+        let name = name.trim();
+        if name.eq_ignore_ascii_case("JSONRPC") {
+            Some(Self::JsonRpc)
+        } else if name.eq_ignore_ascii_case("HTTP+JSON") || name.eq_ignore_ascii_case("REST") {
+            Some(Self::HttpJson)
+        } else {
+            None
+        }
+    }
+}
+
+impl std::str::FromStr for WireBinding {
+    type Err = String;
+
+    /// Reads `--binding`: `jsonrpc` or `http-json` (also the card spellings).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "jsonrpc" | "json-rpc" => Ok(Self::JsonRpc),
+            "http-json" | "http+json" | "rest" => Ok(Self::HttpJson),
+            _ => Self::from_card_name(s).ok_or_else(|| {
+                format!(
+                    "unknown binding `{}`: expected jsonrpc or http-json",
+                    crate::sanitize::inert(s)
+                )
+            }),
+        }
+    }
+}
+
+/// The A2A protocol version of an interface (`protocolVersion`, `--protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProtocolVersion {
+    /// A2A 1.x.
+    V1_0,
+    /// A2A 0.3.x.
+    V0_3,
+}
+
+impl ProtocolVersion {
+    /// Returns its name in the journal and in records (`1.0`, `0.3`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::V1_0 => "1.0",
+            Self::V0_3 => "0.3",
+        }
+    }
+
+    /// Reads a card's `protocolVersion` (`1.0`, `1.1`, `0.3.0`, …) by major and minor; `None`
+    /// for versions no binding speaks (`0.2.5`).
+    pub fn from_card(version: &str) -> Option<Self> {
+        let mut parts = version.trim().split('.');
+        match (
+            parts.next().and_then(|m| m.parse::<u32>().ok()),
+            parts.next().map(|m| m.parse::<u32>().ok()),
+        ) {
+            (Some(1), _) => Some(Self::V1_0),
+            (Some(0), Some(Some(3))) => Some(Self::V0_3),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for ProtocolVersion {
+    type Err = String;
+
+    /// Reads `--protocol`: `1.0` or `0.3` (`1`, `0.3.0` too).
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::from_card(s).ok_or_else(|| {
+            format!(
+                "unknown protocol version `{}`: expected 1.0 or 0.3",
+                crate::sanitize::inert(s)
+            )
+        })
+    }
+}
+
+/// What the operator forced of an agent's interface (`--binding`, `--protocol`); the default
+/// forces nothing: v1.0 first, then JSON-RPC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct InterfaceChoice {
+    /// The binding, if forced.
+    pub binding: Option<WireBinding>,
+    /// The protocol version, if forced.
+    pub protocol: Option<ProtocolVersion>,
+}
+
+impl InterfaceChoice {
+    /// Returns whether nothing is forced.
+    pub fn is_free(self) -> bool {
+        self.binding.is_none() && self.protocol.is_none()
+    }
+
+    /// Returns whether a binding fits the choice.
+    pub fn admits(self, b: ProtocolBinding) -> bool {
+        self.binding.is_none_or(|w| w == b.wire()) && self.protocol.is_none_or(|v| v == b.version())
+    }
+
+    /// Checks that some binding we speak fits the choice: the one place that refuses a
+    /// `--binding`/`--protocol` pair no [`ProtocolBinding`] variant implements yet.
+    pub fn check(self) -> Result<Self, String> {
+        if ProtocolBinding::ALL.iter().any(|b| self.admits(*b)) {
+            return Ok(self);
+        }
+        let spoken: Vec<String> = ProtocolBinding::ALL
+            .iter()
+            .map(|b| format!("{} {}", b.wire().flag_name(), b.version().as_str()))
+            .collect();
+        Err(format!(
+            "a2a-recover does not speak {} yet (it speaks: {})",
+            self.describe(),
+            spoken.join(", ")
+        ))
+    }
+
+    /// Describes the choice (`--binding http-json --protocol 0.3`), for messages.
+    pub fn describe(self) -> String {
+        let mut words = Vec::new();
+        if let Some(b) = self.binding {
+            words.push(format!("--binding {}", b.flag_name()));
+        }
+        if let Some(v) = self.protocol {
+            words.push(format!("--protocol {}", v.as_str()));
+        }
+        if words.is_empty() {
+            "any interface".to_owned()
+        } else {
+            words.join(" ")
+        }
+    }
 }
 
 /// One operation and its parameters, whatever the binding.
@@ -67,15 +230,13 @@ pub(crate) struct WireRequest {
 }
 
 impl ProtocolBinding {
-    /// Returns the binding of a card interface, if we speak it.
-    pub(crate) fn of_interface(interface: &types::AgentInterface) -> Option<Self> {
-        if jsonrpc::speaks(interface) {
-            Some(Self::JsonRpcV1)
-        } else if httpjson::speaks(interface) {
-            Some(Self::HttpJsonV1)
-        } else {
-            None
-        }
+    /// Returns the binding of a card interface (its `protocolBinding` and `protocolVersion`),
+    /// if we speak it.
+    pub(crate) fn of_interface(binding: &str, version: &str) -> Option<Self> {
+        Self::of(
+            WireBinding::from_card_name(binding)?,
+            ProtocolVersion::from_card(version)?,
+        )
     }
 
     /// Returns the binding of a journaled card's interface at `interface_url` (as resolved
@@ -92,16 +253,72 @@ impl ProtocolBinding {
                 base.join(i.url.trim())
                     .is_ok_and(|u| u.as_str() == interface_url)
             })
-            .filter_map(Self::of_interface)
+            .filter_map(|i| {
+                let version = if i.protocol_version.trim().is_empty() {
+                    "1.0"
+                } else {
+                    i.protocol_version.as_str()
+                };
+                Self::of_interface(&i.protocol_binding, version)
+            })
             .min_by_key(|b| b.preference())
     }
 
-    /// Returns the rank of the binding when a card offers several (lower is preferred):
-    /// JSON-RPC first, whatever the card's order, then HTTP+JSON.
-    pub(crate) fn preference(self) -> u8 {
+    /// Returns the rank of the binding when a card offers several (lower is preferred): its
+    /// place in [`ProtocolBinding::ALL`].
+    pub(crate) fn preference(self) -> usize {
+        Self::ALL
+            .iter()
+            .position(|b| *b == self)
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Every binding we speak, in order of preference when a card offers several: v1.0
+    /// first, then JSON-RPC (v1.0 JSON-RPC, v1.0 HTTP+JSON, v0.3 JSON-RPC).
+    pub const ALL: &'static [Self] = &[Self::JsonRpcV1, Self::HttpJsonV1, Self::JsonRpcV03];
+
+    /// Returns its wire binding.
+    pub const fn wire(self) -> WireBinding {
         match self {
-            Self::JsonRpcV1 => 0,
-            Self::HttpJsonV1 => 1,
+            Self::JsonRpcV1 | Self::JsonRpcV03 => WireBinding::JsonRpc,
+            Self::HttpJsonV1 => WireBinding::HttpJson,
+        }
+    }
+
+    /// Returns its protocol version.
+    pub const fn version(self) -> ProtocolVersion {
+        match self {
+            Self::JsonRpcV1 | Self::HttpJsonV1 => ProtocolVersion::V1_0,
+            Self::JsonRpcV03 => ProtocolVersion::V0_3,
+        }
+    }
+
+    /// Returns the binding of a wire binding and version, if we speak it.
+    pub fn of(wire: WireBinding, version: ProtocolVersion) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|b| b.wire() == wire && b.version() == version)
+    }
+
+    /// Reads the binding journaled with an attempt or agent: both columns NULL (a row written
+    /// before bindings were journaled) is v1.0 JSON-RPC; `None` for names we do not speak.
+    pub fn from_journal(binding: Option<&str>, version: Option<&str>) -> Option<Self> {
+        match (binding, version) {
+            (None, None) => Some(Self::JsonRpcV1),
+            (b, v) => Self::of(
+                WireBinding::from_card_name(b.unwrap_or("JSONRPC"))?,
+                ProtocolVersion::from_card(v.unwrap_or("1.0"))?,
+            ),
+        }
+    }
+
+    /// Returns whether the binding has `ListTasks`: a look before a resend can search the
+    /// agent only when it does (v0.3 has no `tasks/list`).
+    pub fn can_list_tasks(self) -> bool {
+        match self {
+            Self::JsonRpcV1 | Self::HttpJsonV1 => true,
+            Self::JsonRpcV03 => false,
         }
     }
 
@@ -110,6 +327,7 @@ impl ProtocolBinding {
         match self {
             Self::JsonRpcV1 => jsonrpc::method(call),
             Self::HttpJsonV1 => httpjson::method(call),
+            Self::JsonRpcV03 => jsonrpc03::method(call),
         }
     }
 
@@ -123,6 +341,7 @@ impl ProtocolBinding {
         match self {
             Self::JsonRpcV1 => jsonrpc::request(call, url, tenant),
             Self::HttpJsonV1 => httpjson::request(call, url, tenant),
+            Self::JsonRpcV03 => jsonrpc03::request(call, url),
         }
     }
 
@@ -135,7 +354,7 @@ impl ProtocolBinding {
         tenant: Option<&str>,
     ) -> Result<Option<WireRequest>, A2aError> {
         match self {
-            Self::JsonRpcV1 => Ok(None),
+            Self::JsonRpcV1 | Self::JsonRpcV03 => Ok(None),
             Self::HttpJsonV1 => httpjson::fallback(call, url, tenant),
         }
     }
@@ -148,7 +367,7 @@ impl ProtocolBinding {
         body: &[u8],
     ) -> Result<Value, A2aError> {
         match self {
-            Self::JsonRpcV1 => jsonrpc::result(op, echo, body),
+            Self::JsonRpcV1 | Self::JsonRpcV03 => jsonrpc::result(op, echo, body),
             Self::HttpJsonV1 => httpjson::result(op, body),
         }
     }
@@ -162,7 +381,7 @@ impl ProtocolBinding {
         body: &[u8],
     ) -> A2aError {
         match self {
-            Self::JsonRpcV1 => jsonrpc::http_error(op, status, headers, body),
+            Self::JsonRpcV1 | Self::JsonRpcV03 => jsonrpc::http_error(op, status, headers, body),
             Self::HttpJsonV1 => httpjson::http_error(op, status, headers, body),
         }
     }
@@ -177,6 +396,7 @@ impl ProtocolBinding {
         match self {
             Self::JsonRpcV1 => jsonrpc::stream_item(op, echo, event),
             Self::HttpJsonV1 => httpjson::stream_item(op, event),
+            Self::JsonRpcV03 => jsonrpc03::stream_item(op, echo, event),
         }
     }
 
@@ -190,6 +410,7 @@ impl ProtocolBinding {
             Self::JsonRpcV1 | Self::HttpJsonV1 => {
                 typed(op, result, normalize::send_message_response)
             }
+            Self::JsonRpcV03 => jsonrpc03::send_message_response(op, result),
         }
     }
 
@@ -197,6 +418,7 @@ impl ProtocolBinding {
     pub(crate) fn task(self, op: &Op, result: Value) -> Result<Raw<types::Task>, A2aError> {
         match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::task),
+            Self::JsonRpcV03 => jsonrpc03::task(op, result),
         }
     }
 
@@ -204,6 +426,10 @@ impl ProtocolBinding {
     pub(crate) fn list_page(self, op: &Op, result: Value) -> Result<ListTasksPage, A2aError> {
         match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => v1_list_page(op, result),
+            Self::JsonRpcV03 => Err(op.decode(
+                DecodeKind::WrongShape,
+                "an A2A v0.3 agent has no tasks/list",
+            )),
         }
     }
 
@@ -215,13 +441,9 @@ impl ProtocolBinding {
     ) -> Result<Raw<types::StreamResponse>, A2aError> {
         match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::stream_response),
+            Self::JsonRpcV03 => jsonrpc03::stream_response(op, result),
         }
     }
-}
-
-/// Returns the major of an interface's `protocolVersion` (`"1.0"` → 1), if it has one.
-pub(crate) fn version_major(i: &types::AgentInterface) -> Option<u32> {
-    i.protocol_version.trim().split('.').next()?.parse().ok()
 }
 
 /// A typed value and the JSON it was read from, as received (the journal stores `raw`).

@@ -1,9 +1,13 @@
-//! Agent cards: the card URL, parsing a fetched card, and choosing the JSON-RPC interface.
+//! Agent cards: the card URL, parsing a fetched card, and choosing the interface to speak.
 //!
-//! Rules: the card lives at `/.well-known/agent-card.json` under the agent's
-//! base URL; the endpoint is the first `supportedInterfaces` entry with `protocolBinding`
-//! `"JSONRPC"` and protocol version major 1, else the first `"HTTP+JSON"` one; its `tenant` (empty means none) goes into every
-//! request. A v0.3-only card (top-level `url`, no such interface) is refused with a hint.
+//! Rules: the card lives at `/.well-known/agent-card.json` under the agent's base URL. Its
+//! interfaces are the v1.0 `supportedInterfaces` entries (one without `protocolVersion` is
+//! v1.0), then the v0.3 top-level `url` with `preferredTransport` (default JSONRPC) and
+//! `protocolVersion` (default 0.3.0), and its `additionalInterfaces` `[{url, transport}]`. The
+//! chosen one is the first we speak in the order of [`ProtocolBinding::ALL`] (v1.0 first, then
+//! JSON-RPC), the card's order breaking ties, within what `--binding` / `--protocol` force; its
+//! `tenant` (empty means none) goes into every request. A card with none we speak is refused,
+//! naming what it offers.
 //!
 //! URLs are http or https only, and never carry userinfo: credentials live in environment
 //! variables. [`redact_url`] is what every log line and error shows.
@@ -11,7 +15,7 @@
 use serde_json::Value;
 use url::Url;
 
-use super::binding::ProtocolBinding;
+use super::binding::{InterfaceChoice, ProtocolBinding};
 use super::credentials::{parse_http_url, redact_url};
 use super::error::A2aError;
 use super::normalize;
@@ -20,35 +24,207 @@ use super::types;
 /// The well-known path of the agent card.
 pub const WELL_KNOWN_CARD_PATH: &str = "/.well-known/agent-card.json";
 
-/// A fetched and validated agent card, with the interface chosen for JSON-RPC.
+/// A fetched and validated agent card, with the interface chosen by default (v1.0 first,
+/// then JSON-RPC; [`AgentCardInfo::choose`] chooses under a forced binding or version).
 #[derive(Debug, Clone)]
 pub struct AgentCardInfo {
     /// The card URL that was requested (before any redirect).
     pub card_url: String,
     /// The origin of `card_url` (`scheme://host:port`); credentials go only there.
     pub origin: String,
-    /// The chosen JSON-RPC interface URL.
+    /// The chosen interface URL.
     pub interface_url: String,
     /// The chosen interface's tenant (`Some("")` is read as `None`).
     pub tenant: Option<String>,
     /// The binding the chosen interface speaks.
     pub binding: ProtocolBinding,
+    /// Every interface the card offers (v1.0 `supportedInterfaces`, then the v0.3 top-level
+    /// `url` / `preferredTransport` and `additionalInterfaces`), in the card's order.
+    pub interfaces: Vec<CardInterface>,
     /// The card, normalized and typed.
     pub card: types::AgentCard,
     /// The card as received.
     pub raw: Value,
 }
 
+/// One interface a card offers, as declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardInterface {
+    /// Its URL as written (possibly relative to the card URL).
+    pub url: String,
+    /// Its `protocolBinding` (v0.3: `transport`).
+    pub binding: String,
+    /// Its `protocolVersion`; a v1.0 `supportedInterfaces` entry without one reads `1.0` (an
+    /// official SDK then writes v0.3 fields into the card, which must not make it v0.3).
+    pub protocol_version: String,
+    /// Its tenant (`None` for empty).
+    pub tenant: Option<String>,
+    /// The binding we would speak to it, if any.
+    pub speaks: Option<ProtocolBinding>,
+}
+
+/// An interface chosen for a send: where, with which tenant, over which binding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    /// The interface URL, absolute.
+    pub interface_url: String,
+    /// Its tenant.
+    pub tenant: Option<String>,
+    /// Its binding.
+    pub binding: ProtocolBinding,
+}
+
 impl AgentCardInfo {
     /// Returns the `protocolVersion` of the chosen interface (the card's first interface of
     /// the chosen binding), trimmed.
     pub fn protocol_version(&self) -> Option<String> {
-        self.card
-            .supported_interfaces
+        self.interfaces
             .iter()
-            .find(|i| ProtocolBinding::of_interface(i) == Some(self.binding))
+            .find(|i| i.speaks == Some(self.binding))
             .map(|i| i.protocol_version.trim().to_owned())
     }
+
+    /// Chooses the interface a forced `--binding` / `--protocol` allows (v1.0 first, then
+    /// JSON-RPC, then the card's order); [`A2aError::NoJsonRpcInterface`] names what the card
+    /// offers when none fits.
+    pub fn choose(&self, want: InterfaceChoice) -> Result<Chosen, A2aError> {
+        choose(
+            &self.card_url,
+            &self.interfaces,
+            want,
+            self.raw.get("url").is_some(),
+        )
+    }
+
+    /// Returns whether the card still offers an interface at this URL over this binding (the
+    /// one an attempt journaled).
+    pub fn offers(&self, interface_url: &str, binding: ProtocolBinding) -> bool {
+        let Ok(base) = Url::parse(&self.card_url) else {
+            return false;
+        };
+        self.interfaces.iter().any(|i| {
+            i.speaks == Some(binding)
+                && base
+                    .join(i.url.trim())
+                    .is_ok_and(|u| String::from(u) == interface_url)
+        })
+    }
+}
+
+/// Reads every interface a card offers: v1.0 `supportedInterfaces` first, then the v0.3
+/// top-level `url` (`preferredTransport`, default JSONRPC; `protocolVersion`, default 0.3.0)
+/// and its `additionalInterfaces`.
+fn interfaces_of(card: &types::AgentCard, raw: &Value) -> Vec<CardInterface> {
+    let mut out: Vec<CardInterface> = card
+        .supported_interfaces
+        .iter()
+        .map(|i| {
+            let version = if i.protocol_version.trim().is_empty() {
+                "1.0".to_owned()
+            } else {
+                i.protocol_version.clone()
+            };
+            CardInterface {
+                speaks: ProtocolBinding::of_interface(&i.protocol_binding, &version),
+                url: i.url.clone(),
+                binding: i.protocol_binding.clone(),
+                protocol_version: version,
+                tenant: i.tenant.clone().filter(|t| !t.is_empty()),
+            }
+        })
+        .collect();
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    if let Some(url) = text(raw, "url") {
+        let version = text(raw, "protocolVersion").unwrap_or_else(|| "0.3.0".to_owned());
+        let mut legacy = vec![(
+            url,
+            text(raw, "preferredTransport").unwrap_or_else(|| "JSONRPC".to_owned()),
+        )];
+        if let Some(Value::Array(more)) = raw.get("additionalInterfaces") {
+            legacy.extend(
+                more.iter()
+                    .filter_map(|i| Some((text(i, "url")?, text(i, "transport")?))),
+            );
+        }
+        for (url, binding) in legacy {
+            let dup = out.iter().any(|i| {
+                i.url == url
+                    && i.binding.eq_ignore_ascii_case(&binding)
+                    && i.protocol_version == version
+            });
+            if !dup {
+                out.push(CardInterface {
+                    speaks: ProtocolBinding::of_interface(&binding, &version),
+                    url,
+                    binding,
+                    protocol_version: version.clone(),
+                    tenant: None,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Chooses among a card's interfaces (see [`AgentCardInfo::choose`]).
+fn choose(
+    card_url: &str,
+    interfaces: &[CardInterface],
+    want: InterfaceChoice,
+    legacy: bool,
+) -> Result<Chosen, A2aError> {
+    let shown = redact_url(card_url);
+    let rank = |b: ProtocolBinding| {
+        ProtocolBinding::ALL
+            .iter()
+            .position(|x| *x == b)
+            .unwrap_or(usize::MAX)
+    };
+    let chosen = interfaces
+        .iter()
+        .filter_map(|i| i.speaks.filter(|b| want.admits(*b)).map(|b| (i, b)))
+        .min_by_key(|(_, b)| rank(*b));
+    let Some((chosen, binding)) = chosen else {
+        let found = if interfaces.is_empty() {
+            "it lists no interfaces".to_owned()
+        } else {
+            let list: Vec<String> = interfaces
+                .iter()
+                .map(|i| format!("{} {}", i.binding, i.protocol_version))
+                .collect();
+            format!("found: {}", list.join(", "))
+        };
+        let found = if want.is_free() {
+            found
+        } else {
+            format!("{} asked; {found}", want.describe())
+        };
+        return Err(A2aError::NoJsonRpcInterface {
+            url: shown,
+            found,
+            legacy,
+        });
+    };
+    let invalid = |detail: String| A2aError::InvalidCard {
+        url: shown.clone(),
+        detail,
+    };
+    let base = Url::parse(card_url).map_err(|e| invalid(e.to_string()))?;
+    let interface = base
+        .join(chosen.url.trim())
+        .map_err(|e| invalid(format!("its interface URL does not parse: {e}")))?;
+    let interface_url: String = interface.into();
+    if let Err(A2aError::InvalidUrl { reason, .. }) = parse_http_url(&interface_url) {
+        return Err(invalid(format!(
+            "its interface URL `{}` is unusable: {reason}",
+            redact_url(&interface_url)
+        )));
+    }
+    Ok(Chosen {
+        interface_url,
+        tenant: chosen.tenant.clone(),
+        binding,
+    })
 }
 
 /// Returns the card URL for a base URL; a URL whose path already ends in `.json` is the card
@@ -83,47 +259,21 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     let mut value = raw.clone();
     normalize::agent_card(&mut value);
     let card: types::AgentCard = normalize::typed_value(value).map_err(invalid)?;
-    // The first interface of the most preferred binding we speak (JSON-RPC, then HTTP+JSON).
-    let chosen = card
-        .supported_interfaces
-        .iter()
-        .filter_map(|i| ProtocolBinding::of_interface(i).map(|b| (i, b)))
-        .min_by_key(|(_, b)| b.preference());
-    let Some((chosen, binding)) = chosen else {
-        let found = if card.supported_interfaces.is_empty() {
-            "it lists no supportedInterfaces".to_owned()
-        } else {
-            let list: Vec<String> = card
-                .supported_interfaces
-                .iter()
-                .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
-                .collect();
-            format!("found: {}", list.join(", "))
-        };
-        return Err(A2aError::NoJsonRpcInterface {
-            url: shown,
-            found,
-            legacy: raw.get("url").is_some(),
-        });
-    };
     let base = Url::parse(card_url).map_err(|e| invalid(e.to_string()))?;
-    let interface = base
-        .join(chosen.url.trim())
-        .map_err(|e| invalid(format!("its JSON-RPC interface URL does not parse: {e}")))?;
-    let interface_url: String = interface.into();
-    if let Err(A2aError::InvalidUrl { reason, .. }) = parse_http_url(&interface_url) {
-        return Err(invalid(format!(
-            "its JSON-RPC interface URL `{}` is unusable: {reason}",
-            redact_url(&interface_url)
-        )));
-    }
-    let tenant = chosen.tenant.clone().filter(|t| !t.is_empty());
+    let interfaces = interfaces_of(&card, &raw);
+    let chosen = choose(
+        card_url,
+        &interfaces,
+        InterfaceChoice::default(),
+        raw.get("url").is_some(),
+    )?;
     Ok(AgentCardInfo {
         card_url: card_url.to_owned(),
         origin: base.origin().ascii_serialization(),
-        interface_url,
-        tenant,
-        binding,
+        interface_url: chosen.interface_url,
+        tenant: chosen.tenant,
+        binding: chosen.binding,
+        interfaces,
         card,
         raw,
     })
@@ -259,6 +409,61 @@ mod tests {
         );
         assert!(err.to_string().contains("GRPC 1.0"), "{err}");
         assert_eq!(err.exit_code(), crate::exit::FAILURE);
+    }
+
+    #[test]
+    fn a_v03_card_is_read_from_its_top_level_fields() {
+        let raw = json!({"name": "n", "version": "1", "description": "d", "capabilities": {},
+            "protocolVersion": "0.3.0", "url": "http://a.example/rpc",
+            "preferredTransport": "HTTP+JSON",
+            "additionalInterfaces": [{"url": "http://a.example/rpc", "transport": "HTTP+JSON"},
+                                     {"url": "http://a.example/jsonrpc", "transport": "JSONRPC"},
+                                     {"url": "http://a.example/grpc", "transport": "GRPC"}],
+            "skills": []});
+        let info = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.binding, ProtocolBinding::JsonRpcV03);
+        assert_eq!(info.interface_url, "http://a.example/jsonrpc");
+        assert_eq!(info.interfaces.len(), 3, "{:?}", info.interfaces);
+        assert!(info.offers("http://a.example/jsonrpc", ProtocolBinding::JsonRpcV03));
+        assert!(!info.offers("http://a.example/jsonrpc", ProtocolBinding::JsonRpcV1));
+    }
+
+    #[test]
+    fn a_v1_interface_without_a_version_is_v1_despite_injected_v03_fields() {
+        // What an official 1.x SDK serves when the interface has no protocolVersion.
+        let raw = json!({"name": "n", "version": "1", "description": "d", "capabilities": {},
+            "supportedInterfaces": [{"url": "http://a.example/", "protocolBinding": "JSONRPC"}],
+            "url": "http://a.example/", "preferredTransport": "JSONRPC",
+            "protocolVersion": "0.3", "skills": []});
+        let info = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.binding, ProtocolBinding::JsonRpcV1);
+        assert_eq!(info.interfaces[0].protocol_version, "1.0");
+        // Forcing 0.3 picks the legacy entry.
+        let forced = info
+            .choose(InterfaceChoice {
+                binding: None,
+                protocol: Some(crate::a2a::ProtocolVersion::V0_3),
+            })
+            .unwrap();
+        assert_eq!(forced.binding, ProtocolBinding::JsonRpcV03);
+    }
+
+    #[test]
+    fn v1_wins_over_v03_and_a_forced_choice_names_itself_when_refused() {
+        let raw = card(&json!([
+            {"url": "http://a.example/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": "http://a.example/new", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ]));
+        let info = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap();
+        assert_eq!(info.interface_url, "http://a.example/new");
+        let want = InterfaceChoice {
+            binding: Some(crate::a2a::WireBinding::HttpJson),
+            protocol: None,
+        };
+        let err = info.choose(want).unwrap_err();
+        assert!(matches!(err, A2aError::NoJsonRpcInterface { .. }), "{err}");
+        assert!(err.to_string().contains("--binding http-json"), "{err}");
+        assert!(err.to_string().contains("JSONRPC 0.3"), "{err}");
     }
 
     #[test]

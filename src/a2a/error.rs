@@ -233,10 +233,10 @@ pub enum A2aError {
         /// What is wrong.
         detail: String,
     },
-    /// The card has no `supportedInterfaces` entry for JSON-RPC or HTTP+JSON with protocol
-    /// version 1.x.
+    /// The card offers no interface we speak (A2A 1.x over JSON-RPC or HTTP+JSON, 0.3 over
+    /// JSON-RPC), or none that the forced `--binding` / `--protocol` allow.
     #[error(
-        "the agent card at `{url}` offers no JSON-RPC or HTTP+JSON interface for A2A 1.x ({})",
+        "the agent card at `{url}` offers no interface a2a-recover speaks ({})",
         one_line(found)
     )]
     NoJsonRpcInterface {
@@ -470,8 +470,8 @@ impl A2aError {
                 .to_owned(),
             Self::Decode {
                 method: CARD_FETCH, ..
-            } => "what that address serves is not an A2A v1.0 Agent Card; check that the URL \
-                points at an A2A v1.0 agent (its card is at /.well-known/agent-card.json)"
+            } => "what that address serves is not an A2A Agent Card; check that the URL \
+                points at an A2A agent (its card is at /.well-known/agent-card.json)"
                 .to_owned(),
             Self::Http {
                 unattributed: true, ..
@@ -479,45 +479,51 @@ impl A2aError {
                 of the agent, not from the agent: the task is not taken as gone; check the \
                 interface URL and any proxy in front of it, then run again later"
                 .to_owned(),
-            Self::Http { status, .. } => match status {
-                401 | 403 => "the agent refused the credentials; check the token in the \
-                    variable named by --token-env (sent only to the card's origin unless \
-                    --allow-cross-origin)"
-                    .to_owned(),
-                404 | 405 => "check the agent URL; the card's JSON-RPC interface URL may be \
-                    wrong or out of date (`agents add URL` refreshes it)"
-                    .to_owned(),
-                429 | 503 => match self.retry_after() {
-                    Some(d) => format!(
-                        "the agent is busy and asked to retry after {}; run again later",
-                        fmt_duration(d)
-                    ),
-                    None => "the agent is busy; run again later".to_owned(),
-                },
-                500..=599 => {
-                    "the agent or a proxy in front of it failed; run again later".to_owned()
-                }
-                _ => "the agent answered with an unexpected HTTP status; check its URL and logs"
-                    .to_owned(),
-            },
+            Self::Http { status, .. } => self.http_hint(*status),
             Self::Rpc { error, .. } => return self.rpc_hint(error),
             Self::Decode { .. } => "the agent answered with something that is not a valid \
-                A2A 1.0 JSON-RPC response; run again later, or check the agent"
+                A2A JSON-RPC response; run again later, or check the agent"
                 .to_owned(),
             Self::TooLarge { .. } => "raise --max-response-size if this agent's answers are \
                 legitimately that large"
                 .to_owned(),
-            Self::InvalidCard { .. } => "check that the URL points at an A2A v1.0 agent (its \
+            Self::InvalidCard { .. } => "check that the URL points at an A2A agent (its \
                 card is at /.well-known/agent-card.json)"
                 .to_owned(),
-            Self::NoJsonRpcInterface { legacy: true, .. } => "this looks like an A2A v0.3 card \
-                (top-level `url`); a2a-recover speaks A2A v1.0 over JSON-RPC or HTTP+JSON only"
+            Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 over \
+                JSON-RPC or HTTP+JSON, and 0.3 over JSON-RPC; this v0.3 card's `url` / \
+                `preferredTransport` / `additionalInterfaces` name none of them (or not the one \
+                --binding / --protocol asked for)"
                 .to_owned(),
-            Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A v1.0 over JSON-RPC \
-                or HTTP+JSON only; the agent must list a `supportedInterfaces` entry with \
-                protocolBinding \"JSONRPC\" or \"HTTP+JSON\" and protocolVersion \"1.0\""
+            Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A 1.0 over JSON-RPC or \
+                HTTP+JSON, and 0.3 over JSON-RPC; the card must list a `supportedInterfaces` \
+                entry with protocolBinding \"JSONRPC\" or \"HTTP+JSON\" (or drop --binding / \
+                --protocol if they asked for another)"
                 .to_owned(),
         })
+    }
+
+    /// Returns what the operator can do about a non-success HTTP status.
+    fn http_hint(&self, status: u16) -> String {
+        match status {
+            401 | 403 => "the agent refused the credentials; check the token in the \
+            variable named by --token-env (sent only to the card's origin unless \
+            --allow-cross-origin)"
+                .to_owned(),
+            404 | 405 => "check the agent URL; the card's JSON-RPC interface URL may be \
+            wrong or out of date (`agents add URL` refreshes it)"
+                .to_owned(),
+            429 | 503 => match self.retry_after() {
+                Some(d) => format!(
+                    "the agent is busy and asked to retry after {}; run again later",
+                    fmt_duration(d)
+                ),
+                None => "the agent is busy; run again later".to_owned(),
+            },
+            500..=599 => "the agent or a proxy in front of it failed; run again later".to_owned(),
+            _ => "the agent answered with an unexpected HTTP status; check its URL and logs"
+                .to_owned(),
+        }
     }
 
     /// Returns what the operator can do about an A2A error (a JSON-RPC error, or the error an

@@ -60,14 +60,6 @@ pub(crate) fn code_of_reason(reason: &str) -> Option<i64> {
         .map(|(_, code)| *code)
 }
 
-/// Returns whether we speak a card interface: HTTP+JSON with protocol version major 1.
-pub(crate) fn speaks(i: &types::AgentInterface) -> bool {
-    i.protocol_binding
-        .trim()
-        .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_HTTP_JSON)
-        && super::binding::version_major(i) == Some(1)
-}
-
 /// Returns the operation's name for errors and logs (the v1.0 operation name).
 pub(crate) fn method(call: &Call<'_>) -> &'static str {
     super::jsonrpc::method(call)
@@ -750,16 +742,14 @@ mod tests {
 
     #[test]
     fn interfaces_spoken() {
-        let i = |binding: &str, version: &str| types::AgentInterface {
-            url: "http://a.example/".to_owned(),
-            protocol_binding: binding.to_owned(),
-            tenant: None,
-            protocol_version: version.to_owned(),
+        use super::super::ProtocolBinding;
+        let speaks = |binding: &str, version: &str| {
+            ProtocolBinding::of_interface(binding, version) == Some(ProtocolBinding::HttpJsonV1)
         };
-        assert!(speaks(&i("HTTP+JSON", "1.0")));
-        assert!(speaks(&i("http+json", "1.1")));
-        assert!(!speaks(&i("HTTP+JSON", "0.3")));
-        assert!(!speaks(&i("JSONRPC", "1.0")));
-        assert!(!speaks(&i("HTTP+JSON", "")));
+        assert!(speaks("HTTP+JSON", "1.0"));
+        assert!(speaks("http+json", "1.1"));
+        assert!(!speaks("HTTP+JSON", "0.3"));
+        assert!(!speaks("JSONRPC", "1.0"));
+        assert!(!speaks("HTTP+JSON", ""));
     }
 }

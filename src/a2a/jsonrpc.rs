@@ -18,14 +18,6 @@ use super::sse::SseEvent;
 use super::transport::{self, A2A_VERSION, Op, decode_json, snippet};
 use super::types;
 
-/// Returns whether we speak a card interface: JSON-RPC with protocol version major 1.
-pub(crate) fn speaks(i: &types::AgentInterface) -> bool {
-    i.protocol_binding
-        .trim()
-        .eq_ignore_ascii_case(types::TRANSPORT_PROTOCOL_JSONRPC)
-        && super::binding::version_major(i) == Some(1)
-}
-
 /// Returns the JSON-RPC method of an operation.
 pub(crate) fn method(call: &Call<'_>) -> &'static str {
     use types::methods;
@@ -65,12 +57,23 @@ pub(crate) fn request(
     {
         p.insert("tenant".to_owned(), Value::from(tenant));
     }
+    post(method(call), &params, accept, url, Some(A2A_VERSION))
+}
+
+/// Builds the `POST` of one JSON-RPC request with a fresh id, whatever the protocol version.
+pub(crate) fn post(
+    method: &'static str,
+    params: &Value,
+    accept: &'static str,
+    url: &Url,
+    version: Option<&'static str>,
+) -> Result<WireRequest, A2aError> {
     let id = uuid::Uuid::new_v4().to_string();
     let body = RpcRequest {
         id: &id,
         jsonrpc: "2.0",
-        method: method(call),
-        params: &params,
+        method,
+        params,
     };
     let body = serde_json::to_vec(&body).map_err(|e| A2aError::Client {
         detail: format!("could not encode the request: {e}"),
@@ -80,7 +83,7 @@ pub(crate) fn request(
         url: url.clone(),
         body: Some(("application/json", body)),
         accept,
-        version: Some(A2A_VERSION),
+        version,
         echo: Some(id),
     })
 }
@@ -96,7 +99,7 @@ struct RpcRequest<'a> {
 }
 
 /// Serializes request parameters.
-fn to_params(req: &impl Serialize) -> Result<Value, A2aError> {
+pub(crate) fn to_params(req: &impl Serialize) -> Result<Value, A2aError> {
     serde_json::to_value(req).map_err(|e| A2aError::Client {
         detail: format!("could not encode the request: {e}"),
     })
@@ -114,6 +117,20 @@ pub(crate) fn stream_item(
     echo: Option<&str>,
     event: &SseEvent,
 ) -> Result<Raw<types::StreamResponse>, A2aError> {
+    typed(
+        op,
+        stream_result(op, echo, event)?,
+        normalize::stream_response,
+    )
+}
+
+/// Reads one SSE event's JSON-RPC response: its `result`, or its error as `Err` (the v0.3
+/// binding reads its events the same way, then converts the result).
+pub(crate) fn stream_result(
+    op: &Op,
+    echo: Option<&str>,
+    event: &SseEvent,
+) -> Result<Value, A2aError> {
     let value = decode_json(op, event.data.as_bytes())?;
     if event.event.as_deref() == Some("error") && value.get("error").is_none() {
         return Err(op.decode(
@@ -124,8 +141,7 @@ pub(crate) fn stream_item(
             ),
         ));
     }
-    let result = envelope(op, echo.unwrap_or_default(), value)?;
-    typed(op, result, normalize::stream_response)
+    envelope(op, echo.unwrap_or_default(), value)
 }
 
 /// Checks a JSON-RPC response envelope and returns its `result`, or its error as `Err`.

@@ -10,7 +10,8 @@
 //! - `client`: [`A2aClient`], one per process, and the [`Endpoint`] it calls.
 //! - `binding`: [`ProtocolBinding`], the seam: each binding (a sibling file) builds requests
 //!   and reads answers into [`Raw`] v1.0 types; `jsonrpc`: the v1.0 JSON-RPC binding;
-//!   `httpjson`: the v1.0 HTTP+JSON binding.
+//!   `httpjson`: the v1.0 HTTP+JSON binding; `jsonrpc03`: the v0.3 JSON-RPC binding; `v03`:
+//!   v0.3 payloads ⇄ v1.0, for any binding.
 //! - `transport`: reqwest, timeouts, redirects, body caps, the error snippet ([`ClientConfig`]).
 //! - `stream`: [`EventStream`], SSE over the transport; `sse`: the pure SSE decoder.
 //! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction.
@@ -34,12 +35,15 @@ mod credentials;
 pub(crate) mod error;
 mod httpjson;
 mod jsonrpc;
+mod jsonrpc03;
 mod limits;
 mod normalize;
 mod sse;
 mod stream;
 mod task;
 mod transport;
+/// A2A v0.3 payloads ⇄ v1.0 (also the scripted agent's v0.3 mode).
+pub mod v03;
 
 #[cfg(test)]
 mod tests;
@@ -48,8 +52,10 @@ mod tests;
 pub use ::a2a as types;
 
 pub use backoff::{full_jitter, retry_read};
-pub use binding::{ListTasksPage, ProtocolBinding, Raw};
-pub use card::{AgentCardInfo, WELL_KNOWN_CARD_PATH, card_url_for};
+pub use binding::{
+    InterfaceChoice, ListTasksPage, ProtocolBinding, ProtocolVersion, Raw, WireBinding,
+};
+pub use card::{AgentCardInfo, CardInterface, Chosen, WELL_KNOWN_CARD_PATH, card_url_for};
 pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, origin_of, redact_url};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};

@@ -114,7 +114,14 @@ impl EventStream {
                 self.event_began = self.decoder.is_mid_event().then_some(self.heard);
                 match self.convert(event) {
                     None => continue,
-                    Some(Ok(event)) => return Some(Ok(event)),
+                    Some(Ok(event)) => {
+                        // v0.3's `final: true` ends the stream, whatever the server does next.
+                        if super::v03::is_final(&event.raw) {
+                            self.done = true;
+                            self.resp = None;
+                        }
+                        return Some(Ok(event));
+                    }
                     Some(Err(e)) => return Some(Err(self.fail(e))),
                 }
             }

@@ -23,7 +23,8 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::a2a::{
-    A2aClient, AgentCardInfo, Credential, Endpoint, WELL_KNOWN_CARD_PATH, card_url_for, redact_url,
+    A2aClient, AgentCardInfo, Credential, Endpoint, InterfaceChoice, ProtocolVersion,
+    WELL_KNOWN_CARD_PATH, WireBinding, card_url_for, redact_url,
 };
 use crate::clock::rfc3339;
 use crate::context::Context;
@@ -68,6 +69,17 @@ Examples:
         /// --agent-rate`); kept by a refresh without it.
         #[arg(long, value_name = "PER_SECOND", value_parser = crate::commands::reconcile::parse_rate)]
         rate: Option<f64>,
+        /// Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card.
+        #[arg(long, value_name = "BINDING")]
+        binding: Option<WireBinding>,
+        /// Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card.
+        #[arg(long, value_name = "VERSION")]
+        protocol: Option<ProtocolVersion>,
+        /// Trusts the agent to de-duplicate by messageId: when its tasks cannot be searched
+        /// (A2A v0.3 has no tasks/list), a send whose outcome is unknown is resent with the
+        /// same messageId instead of waiting for a human.
+        #[arg(long)]
+        trust_dedup: bool,
     },
     /// Lists registered agents in the order they are tried.
     #[command(after_help = "\
@@ -119,7 +131,14 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
             token_env,
             concurrency,
             rate,
-        } => add(ctx, url, token_env.as_deref(), (*concurrency, *rate)).await,
+            binding,
+            protocol,
+            trust_dedup,
+        } => {
+            let choice = crate::commands::delegate::interface_choice(*binding, *protocol)?;
+            let limits = (*concurrency, *rate);
+            add(ctx, url, token_env.as_deref(), limits, choice, *trust_dedup).await
+        }
         AgentsCommand::List => list(ctx),
         AgentsCommand::Remove { url } => remove(ctx, url),
         AgentsCommand::Probe {
@@ -220,6 +239,8 @@ async fn add(
     url: &str,
     token_env: Option<&str>,
     limits: (Option<u32>, Option<f64>),
+    choice: InterfaceChoice,
+    trust_dedup: bool,
 ) -> anyhow::Result<u8> {
     let card_url = card_url_arg(url)?;
     let given = given_credential(token_env)?;
@@ -239,15 +260,17 @@ async fn add(
             shown(&card_url)
         ))
     };
+    let wire_failure = |e: crate::a2a::A2aError| {
+        let hint = e.hint();
+        let mut failure = CliError::failure(e.to_string());
+        failure.hint = hint;
+        not_stored(failure)
+    };
     let info = client
         .fetch_card(&card_url, credential.as_ref())
         .await
-        .map_err(|e| {
-            let hint = e.hint();
-            let mut failure = CliError::failure(e.to_string());
-            failure.hint = hint;
-            not_stored(failure)
-        })?;
+        .map_err(wire_failure)?;
+    let chosen = info.choose(choice).map_err(wire_failure)?;
     let skills = skill_ids(&info).map_err(|why| {
         not_stored(
             CliError::failure(format!(
@@ -266,13 +289,15 @@ async fn add(
         .register_agent(
             &AgentCard {
                 card_url: card_url.clone(),
-                interface_url: info.interface_url.clone(),
-                protocol_version: info.protocol_version(),
-                tenant: info.tenant.clone(),
+                interface_url: chosen.interface_url.clone(),
+                protocol_version: Some(chosen.binding.version().as_str().to_owned()),
+                binding: chosen.binding,
+                tenant: chosen.tenant.clone(),
                 card_json: info.raw.to_string(),
                 skills,
             },
             token_var.as_deref(),
+            trust_dedup,
         )
         .context("failed to store the agent card")?;
     store_limits(&journal, &card_url, limits)?;
@@ -627,7 +652,9 @@ fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
         "name": view.name,
         "interfaceUrl": agent.interface_url,
         "protocolVersion": agent.protocol_version,
+        "binding": agent.binding.map(|b| b.wire().card_name()),
         "tenant": agent.tenant,
+        "trustDedup": agent.trust_dedup,
         "skills": view.skills.iter().map(|s| json!({
             "id": s.id,
             "name": s.name,
@@ -665,6 +692,8 @@ mod tests {
     #[test]
     fn stored_cards_are_read_leniently() {
         let agent = |card: &str| Agent {
+            binding: None,
+            trust_dedup: false,
             id: journal::AgentId(1),
             card_url: "http://a.example/.well-known/agent-card.json".to_owned(),
             interface_url: None,

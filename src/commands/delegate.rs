@@ -38,7 +38,10 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::a2a::{A2aClient, A2aError, Credential, ErrorClass, card_url_for, redact_url};
+use crate::a2a::{
+    A2aClient, A2aError, Credential, ErrorClass, InterfaceChoice, ProtocolVersion, WireBinding,
+    card_url_for, redact_url,
+};
 use crate::clock::rfc3339;
 use crate::commands::follow::{Followed, follow_step};
 use crate::context::Context;
@@ -127,6 +130,16 @@ pub struct DelegateArgs {
     /// Timeout for compensation and verification commands.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
+    /// Forces the agent's binding (`jsonrpc` or `http-json`) instead of choosing from its card.
+    #[arg(long, value_name = "BINDING", conflicts_with = "plan")]
+    pub binding: Option<WireBinding>,
+    /// Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card.
+    #[arg(long, value_name = "VERSION", conflicts_with = "plan")]
+    pub protocol: Option<ProtocolVersion>,
+    /// How long an unreadable Agent Card is waited out (from the attempt's first card failure)
+    /// before the attempt needs a human.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    pub card_patience: Duration,
 }
 
 /// A validated request.
@@ -136,6 +149,7 @@ struct Request {
     card_url: String,
     credential: Option<Credential>,
     clock_skew: Duration,
+    card_patience: Duration,
 }
 
 /// Validates the flags; nothing is journaled when this fails.
@@ -201,6 +215,7 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
         metadata,
         max_attempts: args.max_attempts,
         allow_cross_origin: args.allow_cross_origin,
+        interface: interface_choice(args.binding, args.protocol)?,
         effect: None,
         compensate: None,
         verify: None,
@@ -212,7 +227,19 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
         card_url,
         credential,
         clock_skew: args.clock_skew,
+        card_patience: args.card_patience,
     })
+}
+
+/// Checks a forced `--binding` / `--protocol` (usage error, exit 2, for a pair no binding
+/// implements); shared by `delegate` and `agents add`.
+pub fn interface_choice(
+    binding: Option<WireBinding>,
+    protocol: Option<ProtocolVersion>,
+) -> Result<InterfaceChoice, CliError> {
+    InterfaceChoice { binding, protocol }
+        .check()
+        .map_err(|e| CliError::usage(e).hint("drop --binding / --protocol to let the card decide"))
 }
 
 /// Refuses a re-run whose definition differs from the journaled step.
@@ -592,6 +619,7 @@ impl Delegation<'_> {
             credential: self.req.credential.clone(),
             allow_cross_origin: self.req.spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
+            interface: self.req.spec.interface,
         })
     }
 
@@ -610,6 +638,11 @@ impl Delegation<'_> {
             } else {
                 detail.clone()
             };
+            if outcome == "unsearchable" && !self.ctx.out.is_json() {
+                self.ctx
+                    .out
+                    .warn(&inert(detail["reason"].as_str().unwrap_or_default()));
+            }
             // A broken pipe here shows again at the final line, which reports it.
             let _ = self.action(a, action, outcome, &detail);
         };
@@ -621,6 +654,7 @@ impl Delegation<'_> {
             clock_skew: self.req.clock_skew,
             lease_ttl: self.ctx.send_lease_ttl,
             sweeps: None,
+            card_patience: self.req.card_patience,
         };
         let step = self.step().to_string();
         // `resolve --as resend`: the operator accepted ONE send of this attempt without a look;

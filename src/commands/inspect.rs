@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::a2a::message_text;
+use crate::a2a::{ProtocolBinding, message_text};
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
@@ -494,6 +494,10 @@ fn refuse_unknown_target(
 /// The `attempt` record, camelCase; remote text kept as data.
 pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
     let a = &row.attempt;
+    // An attempt journaled before bindings were was sent over v1.0 JSON-RPC.
+    let binding = a
+        .binding
+        .or_else(|| a.interface_url.as_ref().map(|_| ProtocolBinding::JsonRpcV1));
     let remedy = Remedy::of(row).map(
         |r| json!({"what": r.what(), "command": r.command(), "alternatives": r.alternatives()}),
     );
@@ -518,6 +522,8 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "updatedAt": rfc3339(a.updated_at),
         "interfaceUrl": a.interface_url,
         "tenant": a.tenant,
+        "binding": binding.map(|b| b.wire().card_name()),
+        "protocolVersion": binding.map(|b| b.version().as_str()),
         "tokenEnv": a.token_env,
         "remoteState": a.remote_state,
         "statusTimestamp": a.status_timestamp,

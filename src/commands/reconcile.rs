@@ -90,6 +90,10 @@ pub struct ReconcileArgs {
     /// Writes a Prometheus textfile (for node_exporter) here after the pass, atomically.
     #[arg(long, value_name = "PATH")]
     pub metrics_file: Option<std::path::PathBuf>,
+    /// How long an unreadable Agent Card is waited out (from the attempt's first card failure)
+    /// before the attempt needs a human.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    pub card_patience: Duration,
 }
 
 /// Which items needing a human make a pass exit 4 (`--alert`).
@@ -231,6 +235,7 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
         deadline: args.deadline,
         dry_run: args.dry_run,
         clock_skew: args.clock_skew,
+        card_patience: args.card_patience,
         lease_ttl: ctx.send_lease_ttl,
         command_timeout: args.command_timeout,
     };

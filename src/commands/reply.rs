@@ -111,6 +111,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         clock_skew: std::time::Duration::ZERO,
         lease_ttl: ctx.send_lease_ttl,
         sweeps: None,
+        card_patience: crate::recovery::send::DEFAULT_CARD_PATIENCE,
     };
     let sent = sender.deliver_reply(&reply, &out, &step).await?;
     report_sent(ctx, &name, &attempt, &reply.message_id, sent)
@@ -223,6 +224,7 @@ fn outgoing(args: &ReplyArgs, rec: &StepRecord, attempt: &Attempt) -> anyhow::Re
         credential,
         allow_cross_origin: spec.allow_cross_origin,
         reference_task_ids: Vec::new(),
+        interface: spec.interface,
     })
 }
 

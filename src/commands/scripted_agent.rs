@@ -104,6 +104,10 @@ pub struct ScriptedAgentArgs {
     /// Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_limit: Option<u32>,
+    /// The A2A protocol version served: `1.0`, or `0.3` (a v0.3 card, v0.3 method names and
+    /// payloads, no tasks/list).
+    #[arg(long, value_name = "VERSION", default_value = "1.0")]
+    pub protocol: crate::a2a::ProtocolVersion,
 }
 
 impl ScriptedAgentArgs {
@@ -154,6 +158,7 @@ impl ScriptedAgentArgs {
             delay: self.delay,
             black_hole: self.black_hole,
             rate_limit: self.rate_limit,
+            protocol_v03: self.protocol == crate::a2a::ProtocolVersion::V0_3,
         })
     }
 }

@@ -35,17 +35,19 @@ impl Journal {
         })
     }
 
-    /// Stores a card and puts the agent in the registry (`agents add`), after the others.
+    /// Stores a card and puts the agent in the registry (`agents add`), after the others;
+    /// `trust_dedup` is set as given (a refresh without `--trust-dedup` clears it).
     pub fn register_agent(
         &self,
         card: &AgentCard,
         token_env: Option<&str>,
+        trust_dedup: bool,
     ) -> Result<Agent, JournalError> {
         let now = self.now_ms();
         self.write("register the agent", |tx| {
             let e = self.err("register the agent");
             queries::store_card(tx, card, now).map_err(&e)?;
-            queries::register_agent(tx, &card.card_url, token_env, now).map_err(&e)?;
+            queries::register_agent(tx, &card.card_url, token_env, trust_dedup, now).map_err(&e)?;
             queries::agent_by_url(tx, &card.card_url)
                 .map_err(&e)?
                 .ok_or_else(|| JournalError::BadValue {

@@ -118,7 +118,8 @@ impl Journal {
     /// Journals the endpoint an attempt is about to be sent to; call it before every send.
     ///
     /// The first endpoint journaled wins: an attempt is always resent (and looked for) where it
-    /// was first sent, so the returned attempt's `interface_url`/`tenant` are the ones to use.
+    /// was first sent, so the returned attempt's `interface_url`/`tenant`/`binding` are the ones to
+    /// use.
     pub fn set_endpoint(
         &self,
         id: AttemptId,
@@ -138,11 +139,14 @@ impl Journal {
         let mut next = held.clone();
         next.interface_url = Some(endpoint.interface_url.clone());
         next.tenant.clone_from(&endpoint.tenant);
+        next.binding = Some(endpoint.binding);
         Some(Change {
             next,
             artifacts: Vec::new(),
             kind: "endpoint",
-            detail: json!({"interfaceUrl": endpoint.interface_url, "tenant": endpoint.tenant}),
+            detail: json!({"interfaceUrl": endpoint.interface_url, "tenant": endpoint.tenant,
+                           "binding": endpoint.binding.wire().card_name(),
+                           "protocolVersion": endpoint.binding.version().as_str()}),
             force_event: false,
         })
     }

@@ -64,6 +64,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0009_agent_profile",
         sql: include_str!("migrations/0009_agent_profile.sql"),
     },
+    Migration {
+        version: 10,
+        name: "0010_attempt_binding",
+        sql: include_str!("migrations/0010_attempt_binding.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

@@ -137,10 +137,12 @@ pub struct NewAttempt {
 /// The endpoint an attempt is sent to (journaled before the send).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournaledEndpoint {
-    /// The JSON-RPC interface URL.
+    /// The interface URL.
     pub interface_url: String,
     /// The interface's tenant.
     pub tenant: Option<String>,
+    /// The binding it speaks.
+    pub binding: crate::a2a::ProtocolBinding,
 }
 
 /// A failure that changes no state but is recorded (an event and the attempt's `error`).

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::change::Change;
+use super::queries;
 use super::{
     Applied, Attempt, AttemptId, EffectState, FailureKind, Journal, JournalError, Observation,
     Source, message_text,
@@ -101,6 +102,18 @@ impl Journal {
     pub fn record_refusal(&self, id: AttemptId, summary: &str) -> Result<Applied, JournalError> {
         self.change(id, "journal the refusal", |held, _| {
             Self::refusal_change(held, summary)
+        })
+    }
+
+    /// Returns when a failure of this kind was first journaled for an attempt, if ever (the
+    /// card patience counts from the first card failure).
+    pub fn first_failure(
+        &self,
+        id: AttemptId,
+        kind: FailureKind,
+    ) -> Result<Option<chrono::DateTime<chrono::Utc>>, JournalError> {
+        self.read("read the attempt's failures", |c| {
+            queries::first_event_at(c, id, kind.as_str())
         })
     }
 

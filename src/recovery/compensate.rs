@@ -1261,6 +1261,7 @@ impl Pass<'_> {
                     metadata: None,
                     max_attempts: step.spec.max_attempts,
                     allow_cross_origin: false,
+                    interface: crate::a2a::InterfaceChoice::default(),
                     effect: None,
                     compensate: None,
                     verify: None,
@@ -1326,6 +1327,7 @@ impl Pass<'_> {
                         metadata: Some(metadata),
                         max_attempts: step.spec.max_attempts,
                         allow_cross_origin: cross,
+                        interface: step.spec.interface,
                         effect: None,
                         compensate: None,
                         verify: None,
@@ -1372,6 +1374,7 @@ impl Pass<'_> {
             credential,
             allow_cross_origin: plan.allow_cross_origin,
             reference_task_ids: plan.reference_task_ids.clone(),
+            interface: comp_step.spec.interface,
         };
         let sender = Sender {
             note: None,
@@ -1381,6 +1384,7 @@ impl Pass<'_> {
             clock_skew: self.opts.clock_skew,
             lease_ttl: self.io.send_lease_ttl,
             sweeps: None,
+            card_patience: crate::recovery::send::DEFAULT_CARD_PATIENCE,
         };
         let comp_full = comp_step.spec.name.to_string();
         let agent = agent_shown(a.agent_url.as_deref().unwrap_or("-"));
@@ -1715,6 +1719,7 @@ mod tests {
     #[test]
     fn the_effect_attempt_is_the_one_that_completed() {
         let a = |n: u32, state, effect| Attempt {
+            binding: None,
             id: crate::journal::AttemptId(i64::from(n)),
             step_id: crate::journal::StepId(1),
             number: n,

@@ -292,6 +292,7 @@ mod tests {
     fn attempt(state: AttemptState, number: u32) -> Attempt {
         let now = crate::clock::system_now();
         Attempt {
+            binding: None,
             id: AttemptId(1),
             step_id: StepId(1),
             number,
@@ -346,6 +347,8 @@ mod tests {
 
     fn agent(n: i64) -> Agent {
         Agent {
+            binding: None,
+            trust_dedup: false,
             id: AgentId(n),
             card_url: format!("http://agent{n}/.well-known/agent-card.json"),
             interface_url: None,

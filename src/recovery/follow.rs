@@ -779,7 +779,11 @@ impl<R: Remote> Follower<'_, R> {
     /// Decides what an error means: stop (refusal, size cap), read GetTask (the agent cannot
     /// stream this task, or does not know it), or try again.
     async fn on_error(&mut self, e: A2aError) -> Result<Round, JournalError> {
-        if matches!(e.rpc_code(), Some(-32004 | -32001 | -32601)) {
+        // The a2a-sdk 0.3 server answers `tasks/resubscribe` on a terminal task with -32602
+        // ("… is in terminal state"), where v1.0 says -32004.
+        let v03_terminal = e.rpc_code() == Some(-32602)
+            && self.target.endpoint.binding.version() == crate::a2a::ProtocolVersion::V0_3;
+        if v03_terminal || matches!(e.rpc_code(), Some(-32004 | -32001 | -32601)) {
             // An expected answer (a terminal task, or an agent that cannot stream), not a
             // failure: GetTask decides.
             self.last_error = Some(e.summary());
@@ -1355,6 +1359,7 @@ mod tests {
             .set_endpoint(
                 attempt.id,
                 &crate::journal::JournaledEndpoint {
+                    binding: crate::a2a::ProtocolBinding::JsonRpcV1,
                     interface_url: "http://127.0.0.1:9/".to_owned(),
                     tenant: None,
                 },

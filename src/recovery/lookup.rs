@@ -23,6 +23,10 @@
 //! - An inconclusive look at an agent trusted to de-duplicate by messageId
 //!   ([`super::probe::trusted_to_dedup`]: probed so after the intent) is absence: the resend
 //!   with the same messageId cannot create a second task (a `dedup-trusted` event says so).
+//! - A binding without `ListTasks` at all (A2A v0.3): inconclusive before anything is asked,
+//!   so `UNCERTAIN`, unless the agent is trusted to de-duplicate by messageId (probed so after
+//!   the intent, or registered with `agents add --trust-dedup`): then, as above, the same
+//!   messageId is resent once the send horizon has passed.
 //!
 //! - A second task holding our messageId is reported (`duplicate-task`), the first journaled.
 //! - Memory and bytes: a look keeps a [`Summary`] per candidate (and the whole task found),
@@ -44,7 +48,9 @@ use serde_json::Value;
 use anyhow::Context as _;
 
 use crate::a2a::types;
-use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, TaskView, history_holds, retry_read};
+use crate::a2a::{
+    A2aClient, A2aError, Endpoint, ProtocolBinding, Raw, TaskView, history_holds, retry_read,
+};
 use crate::clock::Clock;
 use crate::journal::model::{Attempt, AttemptId};
 use crate::journal::{Agent, FailureKind, Journal, ListTasksSupport, Source};
@@ -733,6 +739,9 @@ pub async fn look_and_journal<T>(
     };
     let result = match shared {
         Some(result) => result,
+        None if !how.endpoint.binding.can_list_tasks() => {
+            Ok(Lookup::Unprovable(unlistable(how.endpoint.binding)))
+        }
         None => look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
     };
     Ok(match result {
@@ -750,16 +759,26 @@ pub async fn look_and_journal<T>(
                 .is_some_and(|a| super::probe::trusted_to_dedup(a, attempt.created_at)) =>
         {
             // A probe made after this intent saw the agent return the same task for the same
-            // messageId: resending it cannot create a second task.
+            // messageId, or the operator registered it so (`agents add --trust-dedup`):
+            // resending it cannot create a second task.
             let probed_at = agent
                 .as_ref()
                 .and_then(|a| a.profile.as_ref())
                 .map(|p| crate::clock::rfc3339(p.probed_at));
+            let registered = agent.as_ref().is_some_and(|a| a.trust_dedup);
+            let why = if registered {
+                "registered with --trust-dedup"
+            } else {
+                "probed after this intent"
+            };
             let detail = serde_json::json!({
                 "reason": reason,
                 "probedAt": probed_at,
-                "detail": "the look cannot tell, but the agent de-duplicates by messageId \
-                           (probed after this intent): resending with the same messageId",
+                "trustDedup": registered,
+                "detail": format!(
+                    "the look cannot tell, but the agent de-duplicates by messageId ({why}): \
+                     resending with the same messageId"
+                ),
             });
             journal.note_event(attempt.id, "dedup-trusted", &detail)?;
             absent_unless_in_flight(journal, attempt, how.clock)?
@@ -797,6 +816,16 @@ fn absent_unless_in_flight<T>(
         }
         _ => Looked::Absent,
     })
+}
+
+/// Why a look on a binding without `ListTasks` (A2A v0.3) cannot tell.
+fn unlistable(binding: ProtocolBinding) -> String {
+    format!(
+        "the agent speaks A2A {} over {}, which has no ListTasks: whether the send created a \
+         task cannot be looked up, so nothing is resent",
+        binding.version().as_str(),
+        binding.wire().card_name()
+    )
 }
 
 /// Reports other remote tasks holding our messageId: a `duplicate-task` event naming every
@@ -949,6 +978,7 @@ mod tests {
     fn the_look_follows_the_agents_answer_about_context_ids() {
         let now = crate::clock::system_now();
         let attempt = Attempt {
+            binding: None,
             id: crate::journal::model::AttemptId(1),
             step_id: crate::journal::model::StepId(1),
             number: 1,
@@ -1016,6 +1046,8 @@ mod tests {
             registered: None,
             fetched_at: None,
             profile: Some(profile(list_tasks)),
+            binding: None,
+            trust_dedup: false,
         };
         let ignoring = LookFor::for_agent(&attempt, Some(&agent(ListTasksSupport::IgnoresFilter)));
         assert_eq!(ignoring.context_id.as_deref(), Some("c"));

@@ -19,8 +19,8 @@ use serde_json::Value;
 
 use crate::a2a::types;
 use crate::a2a::{
-    A2aClient, A2aError, AgentCardInfo, Endpoint, ErrorClass, ProtocolBinding, Raw, history_holds,
-    redact_url, retry_read,
+    A2aClient, A2aError, AgentCardInfo, Endpoint, ErrorClass, Raw, history_holds, redact_url,
+    retry_read,
 };
 use crate::journal::{
     Agent, AgentProfile, ClientContextId, ListTasksSupport, OfferedBinding, Support, YesNo,
@@ -30,14 +30,16 @@ use crate::journal::{
 const READ_ATTEMPTS: u32 = 3;
 
 /// Returns whether `agent` may be trusted to de-duplicate a resend by messageId for an attempt
-/// whose intent was journaled at `intent_at`: its profile says `dedup: yes`, measured by a
-/// probe made after that intent (an in-memory de-duplication does not survive the agent's
-/// restart, so an older probe does not count).
+/// whose intent was journaled at `intent_at`: the operator registered it so (`agents add
+/// --trust-dedup`), or its profile says `dedup: yes`, measured by a probe made after that intent
+/// (an in-memory de-duplication does not survive the agent's restart, so an older probe does not
+/// count).
 pub fn trusted_to_dedup(agent: &Agent, intent_at: DateTime<Utc>) -> bool {
-    agent
-        .profile
-        .as_ref()
-        .is_some_and(|p| p.dedups_since(intent_at))
+    agent.trust_dedup
+        || agent
+            .profile
+            .as_ref()
+            .is_some_and(|p| p.dedups_since(intent_at))
 }
 
 /// What a probe is given.
@@ -129,24 +131,23 @@ pub async fn probe(how: &ProbeHow<'_>) -> Probed {
     }
 }
 
-/// Returns the interfaces the card offers, whether we speak each, and which was chosen.
+/// Returns the interfaces the card offers (v1.0 and v0.3 alike), whether we speak each, and
+/// which was chosen.
 fn bindings(card: &AgentCardInfo) -> Vec<OfferedBinding> {
     let base = url::Url::parse(&card.card_url).ok();
-    card.card
-        .supported_interfaces
+    card.interfaces
         .iter()
         .map(|i| {
-            let spoken = ProtocolBinding::of_interface(i);
             let resolved = base
                 .as_ref()
                 .and_then(|b| b.join(i.url.trim()).ok())
                 .map(String::from);
             OfferedBinding {
-                binding: i.protocol_binding.trim().to_owned(),
+                binding: i.binding.trim().to_owned(),
                 protocol_version: i.protocol_version.trim().to_owned(),
                 url: redact_url(i.url.trim()),
-                spoken: spoken.is_some(),
-                chosen: spoken == Some(card.binding)
+                spoken: i.speaks.is_some(),
+                chosen: i.speaks == Some(card.binding)
                     && resolved.as_deref() == Some(card.interface_url.as_str()),
             }
         })

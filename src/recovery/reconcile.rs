@@ -88,6 +88,8 @@ pub struct PassConfig {
     pub lease_ttl: Duration,
     /// Timeout of effect verification commands (`--command-timeout`).
     pub command_timeout: Duration,
+    /// How long an unreadable Agent Card is waited out before an attempt needs a human.
+    pub card_patience: Duration,
 }
 
 /// One thing a pass did (or, in a dry run, would do) about one attempt: an `action` record.
@@ -296,6 +298,7 @@ impl<'a> Pass<'a> {
             clock_skew: self.cfg.clock_skew,
             lease_ttl: self.cfg.lease_ttl,
             sweeps: None,
+            card_patience: self.cfg.card_patience,
         }
     }
 
@@ -752,6 +755,7 @@ impl<'a> Pass<'a> {
             credential,
             allow_cross_origin: spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
+            interface: spec.interface,
         })
     }
 
@@ -1006,6 +1010,7 @@ impl<'a> Pass<'a> {
         let same = |card: &str, ep: &Endpoint| {
             a.agent_url.as_deref() == Some(card)
                 && ep.tenant == a.tenant
+                && a.binding.is_none_or(|b| b == ep.binding)
                 && ep.allow_cross_origin == row.allow_cross_origin
                 && ep.credential.as_ref().map(Credential::env_var) == a.token_env.as_deref()
         };
@@ -1025,6 +1030,7 @@ impl<'a> Pass<'a> {
             credential,
             allow_cross_origin: row.allow_cross_origin,
             reference_task_ids: Vec::new(),
+            interface: crate::a2a::InterfaceChoice::default(),
         };
         let binding = send::journaled_binding(self.journal, a)?;
         let endpoint = Rc::new(send::endpoint_of(a, &out, binding)?);

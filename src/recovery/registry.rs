@@ -73,6 +73,7 @@ mod tests {
 
     fn card(url: &str, skills: &[&str]) -> AgentCard {
         AgentCard {
+            binding: crate::a2a::ProtocolBinding::JsonRpcV1,
             card_url: url.to_owned(),
             interface_url: url.replace("/.well-known/agent-card.json", "/"),
             protocol_version: Some("1.0".to_owned()),
@@ -90,10 +91,12 @@ mod tests {
     fn picks_in_registration_order_skipping_excluded_and_unregistered() {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
-        j.register_agent(&card(&url(1), &["car"]), None).unwrap();
-        j.register_agent(&card(&url(2), &["hotel", "car"]), Some("TOKEN_2"))
+        j.register_agent(&card(&url(1), &["car"]), None, false)
             .unwrap();
-        j.register_agent(&card(&url(3), &["car"]), None).unwrap();
+        j.register_agent(&card(&url(2), &["hotel", "car"]), Some("TOKEN_2"), false)
+            .unwrap();
+        j.register_agent(&card(&url(3), &["car"]), None, false)
+            .unwrap();
         // Only used through --agent: never picked.
         j.record_agent_card(&card(&url(4), &["car"])).unwrap();
 
@@ -106,7 +109,8 @@ mod tests {
         assert_eq!(pick("car", &[url(1), url(2), url(3)]), None);
         assert_eq!(pick("flight", &[]), None);
         // A refresh keeps the order; a removal drops the agent from every pick.
-        j.register_agent(&card(&url(1), &["car"]), None).unwrap();
+        j.register_agent(&card(&url(1), &["car"]), None, false)
+            .unwrap();
         assert_eq!(pick("car", &[]), Some(url(1)));
         assert!(j.unregister_agent(&url(1)).unwrap());
         assert_eq!(pick("car", &[]), Some(url(2)));
@@ -117,9 +121,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
         let a = j
-            .register_agent(&card(&url(1), &["car"]), Some("CAR_TOKEN"))
+            .register_agent(&card(&url(1), &["car"]), Some("CAR_TOKEN"), false)
             .unwrap();
-        let b = j.register_agent(&card(&url(2), &["car"]), None).unwrap();
+        let b = j
+            .register_agent(&card(&url(2), &["car"]), None, false)
+            .unwrap();
         let name = StepName::parse("trip/car").unwrap();
         let mut spec = StepSpec::to_agent(name.clone(), "a car", url(1));
         spec.binding = crate::journal::Binding::Skill("car".to_owned());

@@ -34,7 +34,8 @@ use serde_json::{Map, Value};
 use crate::a2a::TaskView;
 use crate::a2a::types;
 use crate::a2a::{
-    A2aClient, A2aError, Credential, Endpoint, ErrorClass, ProtocolBinding, origin_of,
+    A2aClient, A2aError, AgentCardInfo, Credential, Endpoint, ErrorClass, InterfaceChoice,
+    ProtocolBinding, origin_of,
 };
 use crate::clock::Clock;
 use crate::crash::{self, Point};
@@ -62,6 +63,8 @@ pub struct Outgoing {
     /// The tasks the message refers to (`referenceTaskIds`): a compensation names the task it
     /// undoes when it goes to that task's agent.
     pub reference_task_ids: Vec<String>,
+    /// What the step forced of the agent's interface (`--binding`, `--protocol`).
+    pub interface: InterfaceChoice,
 }
 
 /// How a send goes about an attempt whose endpoint is journaled.
@@ -225,7 +228,13 @@ pub struct Sender<'a> {
     pub lease_ttl: Duration,
     /// Looks by time shared by the intents of one reconcile page, if any.
     pub sweeps: Option<&'a Sweeps>,
+    /// How long an unreadable Agent Card is waited out, from the attempt's first card failure,
+    /// before the attempt needs a human (`--card-patience`).
+    pub card_patience: Duration,
 }
+
+/// The default of `--card-patience`: one hour.
+pub const DEFAULT_CARD_PATIENCE: Duration = Duration::from_hours(1);
 
 /// Returns the lease time for sends bounded by a per-request `timeout`: enough for a card fetch,
 /// a look of several pages and the send, and at least two minutes. It always outlives the
@@ -247,9 +256,13 @@ pub fn journaled_timeout(client: &A2aClient) -> Duration {
     test.unwrap_or(client.config().timeout)
 }
 
-/// Returns the binding a journaled attempt is sent over: the one its agent's journaled card
-/// offers at the attempt's interface URL (v1.0 JSON-RPC when no journaled card names it).
+/// Returns the binding a journaled attempt is sent over: the one journaled with its endpoint;
+/// for an attempt journaled before bindings were, the one its agent's journaled card offers at
+/// the attempt's interface URL (v1.0 JSON-RPC when no journaled card names it).
 pub fn journaled_binding(journal: &Journal, attempt: &Attempt) -> anyhow::Result<ProtocolBinding> {
+    if let Some(binding) = attempt.binding {
+        return Ok(binding);
+    }
     let (Some(card_url), Some(interface_url)) = (&attempt.agent_url, &attempt.interface_url) else {
         return Ok(ProtocolBinding::default());
     };
@@ -282,6 +295,19 @@ pub fn endpoint_of(
         credential: out.credential.clone(),
         allow_cross_origin: out.allow_cross_origin,
     })
+}
+
+/// Returns the agents-table record of a fetched card, with its default interface.
+pub fn agent_card(card_url: &str, info: &AgentCardInfo) -> AgentCard {
+    AgentCard {
+        card_url: card_url.to_owned(),
+        interface_url: info.interface_url.clone(),
+        protocol_version: Some(info.binding.version().as_str().to_owned()),
+        binding: info.binding,
+        tenant: info.tenant.clone(),
+        card_json: info.raw.to_string(),
+        skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
+    }
 }
 
 /// Crash point `after-compensate-send` for a compensation step (`STEP~compensate`), armed by
@@ -506,23 +532,108 @@ impl Sender<'_> {
             .context("the attempt has no agent")?;
         let endpoint = match self.card_endpoint(&card_url, out).await? {
             Ok(endpoint) => endpoint,
-            Err(error) => {
-                self.journal
-                    .record_failure(attempt.id, FailureKind::Card, &error.summary())?;
-                return Ok(Err(Sent::Failed {
-                    attempt: self.journal.attempt(attempt.id)?,
-                    stage: Stage::Card,
-                    error,
-                }));
-            }
+            Err(error) => return self.card_failed(&attempt, error).map(Err),
         };
+        self.say_unsearchable(&attempt, &endpoint);
         let attempt = self.journal.set_endpoint(attempt.id, &endpoint)?;
         Ok(Ok(attempt))
     }
 
-    /// Returns the endpoint an agent's card names: a registered agent's card was fetched by
-    /// `agents add` and is read from the journal; any other is fetched (once per process) and
-    /// stored.
+    /// Says once per agent and process, before the first send to it, that an agent whose
+    /// binding has no `ListTasks` cannot be searched after a crash (a `send`/`unsearchable`
+    /// note, which `delegate` shows as a warning).
+    pub(crate) fn say_unsearchable(
+        &self,
+        attempt: &Attempt,
+        endpoint: &journal::JournaledEndpoint,
+    ) {
+        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        let b = endpoint.binding;
+        let Some(card_url) = attempt.agent_url.as_deref() else {
+            return;
+        };
+        if b.can_list_tasks() {
+            return;
+        }
+        {
+            let mut said = SAID
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if said.iter().any(|s| s == card_url) {
+                return;
+            }
+            said.push(card_url.to_owned());
+        }
+        let trusted = self
+            .journal
+            .agent(card_url)
+            .ok()
+            .flatten()
+            .is_some_and(|a| a.trust_dedup);
+        let reason = format!(
+            "{} speaks A2A {} over {}, which has no ListTasks: if a2a-recover dies between \
+             sending and journaling, the task cannot be searched for; {}",
+            crate::a2a::redact_url(card_url),
+            b.version().as_str(),
+            b.wire().card_name(),
+            if trusted {
+                "the agent is trusted to de-duplicate by messageId, so the same messageId is \
+                 resent"
+            } else {
+                "the attempt then goes UNCERTAIN and a human decides (`agents add \
+                 --trust-dedup` if the agent de-duplicates by messageId)"
+            }
+        );
+        let detail = serde_json::json!({"reason": reason, "trustDedup": trusted});
+        self.note(attempt, "send", "unsearchable", &detail);
+    }
+
+    /// Journals a card that failed a never-sent attempt: a readable card with no interface we
+    /// speak refuses it (`REFUSED`); one we cannot read leaves it `INTENT` until it has failed
+    /// for longer than the card patience (from the first card failure journaled), then it is
+    /// `REFUSED` too: a human must look at the agent. Nothing was sent either way.
+    fn card_failed(&self, attempt: &Attempt, error: A2aError) -> anyhow::Result<Sent> {
+        let summary = error.summary();
+        if matches!(error, A2aError::NoJsonRpcInterface { .. }) {
+            self.journal.record_refusal(attempt.id, &summary)?;
+            return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
+        }
+        let unreadable = matches!(
+            error,
+            A2aError::InvalidCard { .. } | A2aError::Decode { .. }
+        );
+        let since = self.journal.first_failure(attempt.id, FailureKind::Card)?;
+        let now = self.clock.now();
+        if unreadable
+            && let Some(since) = since
+            && now
+                .signed_duration_since(since)
+                .to_std()
+                .unwrap_or_default()
+                > self.card_patience
+        {
+            let reason = format!(
+                "{summary}; the card has been unreadable since {} (longer than --card-patience \
+                 {}), nothing was sent",
+                crate::clock::rfc3339(since),
+                crate::a2a::error::fmt_duration(self.card_patience)
+            );
+            self.journal.record_refusal(attempt.id, &reason)?;
+            return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
+        }
+        self.journal
+            .record_failure(attempt.id, FailureKind::Card, &summary)?;
+        Ok(Sent::Failed {
+            attempt: self.journal.attempt(attempt.id)?,
+            stage: Stage::Card,
+            error,
+        })
+    }
+
+    /// Returns the endpoint an agent's card names, within what the step forces: a registered
+    /// agent's card was fetched by `agents add` and is read from the journal; any other (or a
+    /// registered one whose interface the step's `--binding`/`--protocol` exclude) is fetched
+    /// (once per process) and stored.
     async fn card_endpoint(
         &self,
         card_url: &str,
@@ -532,42 +643,39 @@ impl Sender<'_> {
         let cached = known
             .as_ref()
             .filter(|a| a.registered.is_some())
-            .and_then(|a| a.interface_url.clone().map(|url| (url, a.tenant.clone())));
-        if let Some((interface_url, tenant)) = cached {
-            return Ok(Ok(journal::JournaledEndpoint {
-                interface_url,
-                tenant,
-            }));
+            .and_then(|a| {
+                Some(journal::JournaledEndpoint {
+                    interface_url: a.interface_url.clone()?,
+                    tenant: a.tenant.clone(),
+                    binding: a.binding?,
+                })
+            });
+        if let Some(endpoint) = cached.filter(|e| out.interface.admits(e.binding)) {
+            return Ok(Ok(endpoint));
         }
-        let info = match self
+        let (info, fetched) = match self
             .client
             .fetch_card_once(card_url, out.credential.as_ref())
             .await
         {
-            // Fetched earlier by this process and journaled by that caller; should its write
-            // have failed (no row yet), this caller journals the card.
-            Ok((info, false)) if known.is_some() || self.journal.agent(card_url)?.is_some() => {
-                return Ok(Ok(journal::JournaledEndpoint {
-                    interface_url: info.interface_url.clone(),
-                    tenant: info.tenant.clone(),
-                }));
-            }
-            Ok((info, _)) => info,
+            Ok(got) => got,
             Err(error) => return Ok(Err(error)),
         };
-        let protocol_version = info.protocol_version();
-        self.journal.record_agent_card(&AgentCard {
-            card_url: card_url.to_owned(),
-            interface_url: info.interface_url.clone(),
-            protocol_version,
-            tenant: info.tenant.clone(),
-            card_json: info.raw.to_string(),
-            skills: info.card.skills.iter().map(|s| s.id.clone()).collect(),
-        })?;
-        Ok(Ok(journal::JournaledEndpoint {
-            interface_url: info.interface_url.clone(),
-            tenant: info.tenant.clone(),
-        }))
+        // Fetched earlier by this process and journaled by that caller (should its write have
+        // failed, no row yet, this caller journals the card); a registered agent keeps the
+        // interface `agents add` chose.
+        let journaled = !fetched && (known.is_some() || self.journal.agent(card_url)?.is_some());
+        if !journaled && known.as_ref().is_none_or(|a| a.registered.is_none()) {
+            self.journal
+                .record_agent_card(&agent_card(card_url, &info))?;
+        }
+        Ok(info
+            .choose(out.interface)
+            .map(|c| journal::JournaledEndpoint {
+                interface_url: c.interface_url,
+                tenant: c.tenant,
+                binding: c.binding,
+            }))
     }
 
     /// The look before a resend ([`lookup::look_and_journal`], with the page's sweeps if

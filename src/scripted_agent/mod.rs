@@ -131,6 +131,11 @@ pub struct AgentConfig {
     /// Answers HTTP 429 with `Retry-After: 1` to a JSON-RPC request when this many were served
     /// in the last second (a rate-limited agent).
     pub rate_limit: Option<u32>,
+    /// Serves A2A v0.3 instead of v1.0: a v0.3 card (top-level `url`, `preferredTransport`,
+    /// `protocolVersion: "0.3.0"`), the v0.3 method names (`message/send`, `message/stream`,
+    /// `tasks/get`, `tasks/cancel`, `tasks/resubscribe`; no `tasks/list`, v1.0 names answer
+    /// -32601), no `A2A-Version` check, and v0.3 payloads (`kind`, lowercase states, `final`).
+    pub protocol_v03: bool,
 }
 
 /// The binding the scripted agent serves (and its card offers).
@@ -199,6 +204,7 @@ impl Default for AgentConfig {
             delay: Duration::ZERO,
             black_hole: false,
             rate_limit: None,
+            protocol_v03: false,
         }
     }
 }
@@ -772,6 +778,21 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
             })
         })
         .collect();
+    if cfg.protocol_v03 {
+        let card = json!({
+            "name": cfg.name,
+            "description": "A scripted A2A v0.3 agent for drills, demos and tests (a2a-recover).",
+            "protocolVersion": "0.3.0",
+            "url": base_url,
+            "preferredTransport": "JSONRPC",
+            "version": env!("CARGO_PKG_VERSION"),
+            "capabilities": {"streaming": !cfg.no_streaming},
+            "defaultInputModes": ["text/plain"],
+            "defaultOutputModes": ["text/plain"],
+            "skills": skills,
+        });
+        return Bytes::from(card.to_string());
+    }
     let mut interface = json!({
         "url": base_url,
         "protocolBinding": match cfg.binding {

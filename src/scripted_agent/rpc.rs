@@ -283,9 +283,24 @@ pub(crate) async fn handle(
             ),
         );
     };
-    let Some(method) = shared.methods.count(&name) else {
-        return error(&id, &RpcError::plain(-32601, "Method not found"));
+    let v03 = shared.cfg.protocol_v03;
+    let Some(method) = (if v03 {
+        v03_method(&name)
+    } else {
+        Some(name.as_str())
+    })
+    .and_then(|n| shared.methods.count(n)) else {
+        if v03 {
+            shared.methods.count(&name);
+        }
+        return error_as(&id, &RpcError::plain(-32601, "Method not found"), v03);
     };
+    if v03 {
+        let mut params = request.remove("params").unwrap_or(Value::Null);
+        return v03_handle(&shared, &id, method, &mut params)
+            .await
+            .unwrap_or_else(|e| error_as(&id, &e, true));
+    }
     if let Err(version) = check_version(&headers, &uri) {
         return error(
             &id,
@@ -320,6 +335,49 @@ pub(crate) async fn handle(
         )),
     };
     outcome.unwrap_or_else(|e| error(&id, &e))
+}
+
+/// Returns the v1.0 name of a v0.3 method the scripted agent serves in v0.3 mode.
+fn v03_method(name: &str) -> Option<&'static str> {
+    use crate::a2a::v03::methods;
+    Some(match name {
+        methods::SEND => "SendMessage",
+        methods::STREAM => "SendStreamingMessage",
+        methods::GET => "GetTask",
+        methods::CANCEL => "CancelTask",
+        methods::RESUBSCRIBE => "SubscribeToTask",
+        _ => return None,
+    })
+}
+
+/// Answers one v0.3 request: its params read as v1.0, its answer written back as v0.3 (bare
+/// results with `kind`, lowercase states, `final` on status updates).
+async fn v03_handle(
+    shared: &Arc<Shared>,
+    id: &Bytes,
+    method: Method,
+    params: &mut Value,
+) -> Result<Response, RpcError> {
+    use crate::a2a::v03;
+    let task = |json: Bytes| -> Result<Response, RpcError> {
+        let mut v: Value = serde_json::from_slice(&json)
+            .map_err(|e| RpcError::plain(-32603, format!("Internal error: {e}")))?;
+        v03::task_from_v1(&mut v);
+        Ok(result(id, &[v.to_string().as_bytes()]))
+    };
+    match method {
+        Method::SendMessage | Method::SendStreamingMessage => {
+            v03::send_params_to_v1(params);
+            let streaming = method == Method::SendStreamingMessage;
+            send_message(shared, id, params.take(), streaming).await
+        }
+        Method::GetTask => task(get_task(shared, params)?),
+        Method::CancelTask => task(cancel_task(shared, params)?),
+        Method::SubscribeToTask => {
+            subscribe(shared, params).map(|s| sse::response(shared, Some(id.clone()), s))
+        }
+        _ => Err(RpcError::plain(-32601, "Method not found")),
+    }
 }
 
 /// Checks the `A2A-Version` header (or query parameter); returns the refused version.
@@ -373,10 +431,19 @@ fn result(id: &[u8], parts: &[&[u8]]) -> Response {
 }
 
 fn error(id: &[u8], e: &RpcError) -> Response {
+    error_as(id, e, false)
+}
+
+/// [`error`], its `data` written as v0.3 writes it when `v03`.
+fn error_as(id: &[u8], e: &RpcError, v03: bool) -> Response {
+    let mut json = e.to_json();
+    if v03 {
+        crate::a2a::v03::error_from_v1(&mut json);
+    }
     let mut buf = b"{\"jsonrpc\":\"2.0\",\"id\":".to_vec();
     buf.extend_from_slice(id);
     buf.extend_from_slice(b",\"error\":");
-    buf.extend_from_slice(e.to_json().to_string().as_bytes());
+    buf.extend_from_slice(json.to_string().as_bytes());
     buf.push(b'}');
     json_response(buf)
 }
@@ -630,7 +697,7 @@ async fn send_message(
 ) -> Result<Response, RpcError> {
     Ok(match send_core(shared, params, streaming).await? {
         Sent::Unavailable => unavailable(),
-        Sent::Ready(member, json) => wrapped(id, member, &json),
+        Sent::Ready(member, json) => wrapped(shared.cfg.protocol_v03, id, member, &json),
         Sent::Stream(start) => sse::response(shared, Some(id.clone()), start),
     })
 }
@@ -684,7 +751,11 @@ pub(crate) async fn send_core(
 }
 
 /// Builds a result `{"<member>":<json>}`.
-fn wrapped(id: &[u8], member: &str, json: &[u8]) -> Response {
+fn wrapped(v03: bool, id: &[u8], member: &str, json: &[u8]) -> Response {
+    if v03 && let Ok(inner) = serde_json::from_slice::<Value>(json) {
+        let bare = crate::a2a::v03::send_result_from_v1(json!({ member: inner }));
+        return result(id, &[bare.to_string().as_bytes()]);
+    }
     result(id, &[b"{\"", member.as_bytes(), b"\":", json, b"}"])
 }
 

@@ -38,6 +38,8 @@ struct State {
     mode: DropMode,
     shutdown: watch::Receiver<bool>,
     done: bool,
+    /// Writes each event as A2A v0.3 does (`AgentConfig::protocol_v03`).
+    v03: bool,
 }
 
 /// Builds the SSE response for a stream; `id` is the JSON-RPC request id as JSON (`None` over
@@ -52,6 +54,7 @@ pub(crate) fn response(shared: &Arc<Shared>, id: Option<Bytes>, start: Start) ->
         mode: shared.cfg.drop_mode,
         shutdown: shared.shutdown.clone(),
         done: false,
+        v03: shared.cfg.protocol_v03,
     };
     let stream = futures_util::stream::unfold(state, next);
     (
@@ -105,11 +108,38 @@ async fn next(mut st: State) -> Option<(io::Result<Bytes>, State)> {
         event.json.clone()
     };
     st.sent += 1;
+    let json = if st.v03 { v03_event(&json) } else { json };
     let framed = match &st.id {
         Some(id) => frame(id, &json),
         None => bare_frame(&json),
     };
     Some((Ok(framed), st))
+}
+
+/// Rewrites one v1.0 `StreamResponse` as the bare v0.3 event; a status update whose state ends
+/// the stream (terminal or interrupted) carries `final: true`.
+fn v03_event(json: &[u8]) -> Bytes {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(json) else {
+        return Bytes::copy_from_slice(json);
+    };
+    let state = v
+        .pointer("/statusUpdate/status/state")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    let last = matches!(
+        state,
+        "TASK_STATE_COMPLETED"
+            | "TASK_STATE_FAILED"
+            | "TASK_STATE_CANCELED"
+            | "TASK_STATE_REJECTED"
+            | "TASK_STATE_INPUT_REQUIRED"
+            | "TASK_STATE_AUTH_REQUIRED"
+    );
+    Bytes::from(
+        crate::a2a::v03::stream_result_from_v1(v, last)
+            .to_string()
+            .into_bytes(),
+    )
 }
 
 /// Formats one SSE event holding a JSON-RPC response.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use a2a_recover::a2a::card_url_for;
 use a2a_recover::journal::{AgentCard, Journal};
-use a2a_recover::scripted_agent::ScriptedAgent;
+use a2a_recover::scripted_agent::{ScriptedAgent, Stats};
 use serde_json::Value;
 
 use super::{Background, TestEnv, code, stderr, stdout};
@@ -117,11 +117,13 @@ pub fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &st
                     card_url: card_url_for(&url).unwrap(),
                     interface_url: url.clone(),
                     protocol_version: Some("1.0".into()),
+                    binding: a2a_recover::a2a::ProtocolBinding::JsonRpcV1,
                     tenant: None,
                     card_json: "{}".into(),
                     skills: vec![skill.to_owned()],
                 },
                 None,
+                false,
             )
             .unwrap();
     }
@@ -131,4 +133,13 @@ pub fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &st
 pub fn journal_bytes(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
     let wal = std::fs::read(env.journal().with_extension("sqlite3-wal")).unwrap_or_default();
     (std::fs::read(env.journal()).expect("journal"), wal)
+}
+
+/// How many messages with this messageId the scripted agent received (resends included).
+pub fn messages_with_id(stats: &Stats, message_id: &str) -> usize {
+    stats
+        .messages
+        .iter()
+        .filter(|m| m.message_id == message_id)
+        .count()
 }

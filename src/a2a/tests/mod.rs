@@ -361,14 +361,11 @@ fn missing_skill_description_is_empty() {
 }
 
 #[test]
-fn v03_only_card_is_refused_with_a_hint() {
-    let err = card("card-v03-only.json").unwrap_err();
-    assert!(
-        matches!(err, A2aError::NoJsonRpcInterface { legacy: true, .. }),
-        "{err}"
-    );
-    assert!(err.hint().unwrap().contains("v0.3"), "{:?}", err.hint());
-    assert_eq!(err.exit_code(), crate::exit::FAILURE);
+fn v03_only_card_is_read_as_v03_jsonrpc() {
+    let info = card("card-v03-only.json").unwrap();
+    assert_eq!(info.binding, super::ProtocolBinding::JsonRpcV03);
+    assert_eq!(info.interface_url, "http://127.0.0.1:8009/");
+    assert!(!info.binding.can_list_tasks());
 }
 
 #[test]

@@ -314,6 +314,7 @@ fn requests_for(
                 card_url,
                 credential,
                 clock_skew: args.clock_skew,
+                card_patience: args.card_patience,
             },
             outcome,
         ));
@@ -429,6 +430,10 @@ async fn send_batch<'r>(
             } else {
                 detail.clone()
             };
+            if outcome == "unsearchable" && !ctx.out.is_json() {
+                ctx.out
+                    .warn(&inert(detail["reason"].as_str().unwrap_or_default()));
+            }
             // A broken pipe here shows again at the step's final line, which reports it.
             let _ = delegation(fresh[i].0).action(a, action, outcome, &detail);
         }
@@ -441,6 +446,7 @@ async fn send_batch<'r>(
         clock_skew: args.clock_skew,
         lease_ttl: ctx.send_lease_ttl,
         sweeps: None,
+        card_patience: args.card_patience,
     };
     let batch = Batch::new(&sender);
     let mut left = Vec::new();

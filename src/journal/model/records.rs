@@ -7,7 +7,9 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::{AttemptState, EffectState, ReplyState, Resolution, StepName, Target, WorkflowState};
-use crate::a2a::{TaskView, message_text, parse_timestamp, parts_text};
+use crate::a2a::{
+    InterfaceChoice, ProtocolBinding, TaskView, message_text, parse_timestamp, parts_text,
+};
 
 /// The row id of a reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -93,6 +95,8 @@ pub struct StepSpec {
     pub max_attempts: u32,
     /// Whether credentials may go to an interface on another origin than the card's.
     pub allow_cross_origin: bool,
+    /// What the operator forced of the agent's interface (`--binding`, `--protocol`).
+    pub interface: InterfaceChoice,
     /// The declared effect (`None` = none).
     pub effect: Option<Value>,
     /// The compensation recipe.
@@ -114,6 +118,7 @@ impl StepSpec {
             metadata: None,
             max_attempts: 3,
             allow_cross_origin: false,
+            interface: InterfaceChoice::default(),
             effect: None,
             compensate: None,
             verify: None,
@@ -171,6 +176,10 @@ pub struct Attempt {
     pub interface_url: Option<String>,
     /// The interface's tenant.
     pub tenant: Option<String>,
+    /// The binding it is (or was) sent over, journaled with `interface_url`; `None` while never
+    /// sent, or when journaled before bindings were (`recovery::send::journaled_binding` then
+    /// reads it from the agent's journaled card, else v1.0 JSON-RPC).
+    pub binding: Option<ProtocolBinding>,
     /// The NAME of the credential's environment variable.
     pub token_env: Option<String>,
     /// Our messageId (UUIDv4), reused on every resend.
@@ -289,8 +298,13 @@ pub struct Agent {
     pub interface_url: Option<String>,
     /// The interface's protocol version.
     pub protocol_version: Option<String>,
+    /// The chosen interface's binding (`None` before its card was fetched).
+    pub binding: Option<ProtocolBinding>,
     /// The interface's tenant.
     pub tenant: Option<String>,
+    /// Whether the operator trusts it to de-duplicate by messageId (`agents add
+    /// --trust-dedup`): a send window it cannot be searched for is then resent, same messageId.
+    pub trust_dedup: bool,
     /// The NAME of the credential's environment variable (registry).
     pub token_env: Option<String>,
     /// The card as fetched (raw JSON).
@@ -317,6 +331,8 @@ pub struct AgentCard {
     pub interface_url: String,
     /// Its protocol version.
     pub protocol_version: Option<String>,
+    /// The chosen interface's binding.
+    pub binding: ProtocolBinding,
     /// Its tenant.
     pub tenant: Option<String>,
     /// The card's raw JSON.

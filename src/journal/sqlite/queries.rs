@@ -13,6 +13,7 @@ use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
+use crate::a2a::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
 use crate::journal::model::{
     Agent, AgentCard, AgentId, AgentProfile, Artifact, Attempt, AttemptId, AttemptRow,
     AttemptState, Binding, EffectState, Event, InspectFilter, Lease, NewReply, Reply, ReplyId,
@@ -258,7 +259,7 @@ pub(in crate::journal) fn set_workflow_state(
 const STEP_COLUMNS: &str = "s.id, w.name, s.name, s.seq, s.text, s.agent_url, s.skill, s.command, \
      s.token_env, s.metadata_json, s.max_attempts, s.allow_cross_origin, s.effect_json, \
      s.compensate_json, s.verify_json, s.cwd, s.compensates_step_id, s.resolution, \
-     s.resolution_reason, w.state, s.created_at, s.updated_at";
+     s.resolution_reason, w.state, s.created_at, s.updated_at, s.force_binding, s.force_protocol";
 
 fn binding_from(
     agent: Option<String>,
@@ -275,6 +276,19 @@ fn binding_from(
             Type::Null,
         )),
     }
+}
+
+/// Reads a step's forced `--binding` or `--protocol` column.
+fn parse_forced<T: std::str::FromStr<Err = String>>(
+    r: &Row<'_>,
+    i: usize,
+) -> rusqlite::Result<Option<T>> {
+    r.get::<_, Option<String>>(i)?
+        .map(|s| {
+            s.parse::<T>()
+                .map_err(|e| conversion(i, std::io::Error::other(e)))
+        })
+        .transpose()
 }
 
 fn step_from_row(r: &Row<'_>) -> rusqlite::Result<Step> {
@@ -298,6 +312,10 @@ fn step_from_row(r: &Row<'_>) -> rusqlite::Result<Step> {
             metadata,
             max_attempts: r.get(10)?,
             allow_cross_origin: r.get(11)?,
+            interface: InterfaceChoice {
+                binding: parse_forced(r, 22)?,
+                protocol: parse_forced(r, 23)?,
+            },
             effect: json_opt(r, 12)?,
             compensate: json_opt(r, 13)?,
             verify: json_opt(r, 14)?,
@@ -365,9 +383,10 @@ pub(in crate::journal) fn insert_step(
     conn.exec(
         "INSERT INTO steps (workflow_id, name, seq, text, agent_url, skill, command, token_env,
              metadata_json, max_attempts, allow_cross_origin, effect_json, compensate_json,
-             verify_json, cwd, compensates_step_id, created_at, updated_at)
+             verify_json, cwd, compensates_step_id, created_at, updated_at, force_binding,
+             force_protocol)
          VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps), ?3, ?4, ?5, ?6, ?7, ?8,
-             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16)",
+             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18)",
         params![
             workflow_id,
             spec.name.step,
@@ -385,6 +404,8 @@ pub(in crate::journal) fn insert_step(
             spec.cwd,
             compensates.map(|s| s.0),
             now,
+            spec.interface.binding.map(WireBinding::card_name),
+            spec.interface.protocol.map(ProtocolVersion::as_str),
         ],
     )?;
     Ok(StepId(conn.last_insert_rowid()))
@@ -411,7 +432,8 @@ pub(in crate::journal) fn set_resolution(
 // ---------------------------------------------------------------------------------------------
 
 const AGENT_COLUMNS: &str = "id, card_url, interface_url, protocol_version, tenant, token_env, \
-     card_json, skills_json, accepts_context_id, registered, fetched_at, profile_json";
+     card_json, skills_json, accepts_context_id, registered, fetched_at, profile_json, binding, \
+     trust_dedup";
 
 fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
     let skills_json: String = r.get(7)?;
@@ -421,7 +443,20 @@ fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
         card_url: r.get(1)?,
         interface_url: r.get(2)?,
         protocol_version: r.get(3)?,
+        binding: match r.get::<_, Option<String>>(2)? {
+            None => None,
+            // The version column predates the binding one: a NULL binding is JSON-RPC.
+            Some(_) => ProtocolBinding::from_journal(
+                Some(
+                    r.get::<_, Option<String>>(12)?
+                        .as_deref()
+                        .unwrap_or("JSONRPC"),
+                ),
+                Some(r.get::<_, Option<String>>(3)?.as_deref().unwrap_or("1.0")),
+            ),
+        },
         tenant: r.get(4)?,
+        trust_dedup: r.get(13)?,
         token_env: r.get(5)?,
         card_json: r.get(6)?,
         skills,
@@ -496,12 +531,13 @@ pub(in crate::journal) fn store_card(
     let skills = serde_json::to_string(&card.skills).unwrap_or_else(|_| "[]".to_owned());
     conn.exec(
         "INSERT INTO agents (card_url, interface_url, protocol_version, tenant, card_json,
-             skills_json, fetched_at, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7)
+             skills_json, fetched_at, created_at, updated_at, binding)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?7, ?8)
          ON CONFLICT (card_url) DO UPDATE SET interface_url = excluded.interface_url,
              protocol_version = excluded.protocol_version, tenant = excluded.tenant,
              card_json = excluded.card_json, skills_json = excluded.skills_json,
-             fetched_at = excluded.fetched_at, updated_at = excluded.updated_at",
+             fetched_at = excluded.fetched_at, updated_at = excluded.updated_at,
+             binding = excluded.binding",
         params![
             card.card_url,
             card.interface_url,
@@ -509,7 +545,8 @@ pub(in crate::journal) fn store_card(
             card.tenant,
             card.card_json,
             skills,
-            now
+            now,
+            card.binding.wire().card_name(),
         ],
     )?;
     conn.row(
@@ -524,15 +561,16 @@ pub(in crate::journal) fn register_agent(
     conn: &Connection,
     card_url: &str,
     token_env: Option<&str>,
+    trust_dedup: bool,
     now: i64,
 ) -> rusqlite::Result<()> {
     conn.exec(
-        "UPDATE agents SET token_env = ?2, updated_at = ?3,
+        "UPDATE agents SET token_env = ?2, updated_at = ?3, trust_dedup = ?4,
              registered_at = CASE WHEN registered IS NULL THEN ?3 ELSE registered_at END,
              registered = COALESCE(registered,
                  (SELECT COALESCE(MAX(registered), 0) + 1 FROM agents))
          WHERE card_url = ?1",
-        params![card_url, token_env, now],
+        params![card_url, token_env, now, trust_dedup],
     )?;
     Ok(())
 }
@@ -646,11 +684,47 @@ const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interfa
      a.token_env, a.message_id, a.context_id, a.context_id_ours, a.task_id, a.state, \
      a.remote_state, a.status_timestamp, a.pending_question, a.last_task_json, a.outcome_json, \
      a.error, a.effect, a.cancel_requested_at, a.previous_attempt_id, a.lease_owner_pid, \
-     a.lease_owner_host, a.lease_expires_at, a.created_at, a.updated_at, \
-     a.continuation_task_id";
+     a.lease_owner_host, a.lease_expires_at, a.created_at, a.updated_at, a.continuation_task_id, \
+     a.binding, a.protocol_version";
 
 /// How many columns [`ATTEMPT_COLUMNS`] has.
-const ATTEMPT_WIDTH: usize = 27;
+const ATTEMPT_WIDTH: usize = 29;
+
+/// Reads the binding columns of a row whose interface is journaled (`interface` set); both
+/// NULL (a row written before bindings were journaled) reads as `None`: the caller then takes
+/// the binding from the journaled card, else v1.0 JSON-RPC.
+fn binding_cols(
+    r: &Row<'_>,
+    interface: bool,
+    binding: usize,
+    version: usize,
+) -> rusqlite::Result<Option<ProtocolBinding>> {
+    let b: Option<String> = r.get(binding)?;
+    let v: Option<String> = r.get(version)?;
+    if !interface || (b.is_none() && v.is_none()) {
+        return Ok(None);
+    }
+    ProtocolBinding::from_journal(b.as_deref(), v.as_deref())
+        .map(Some)
+        .ok_or_else(|| {
+            conversion(
+                binding,
+                std::io::Error::other(format!(
+                    "unknown binding {} {}",
+                    b.unwrap_or_default(),
+                    v.unwrap_or_default()
+                )),
+            )
+        })
+}
+
+/// Returns the journal's names of a binding (`JSONRPC`, `1.0`).
+fn binding_names(b: Option<ProtocolBinding>) -> (Option<&'static str>, Option<&'static str>) {
+    (
+        b.map(|b| b.wire().card_name()),
+        b.map(|b| b.version().as_str()),
+    )
+}
 
 fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
     let lease = match (
@@ -672,6 +746,7 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         agent_url: r.get(3)?,
         interface_url: r.get(4)?,
         tenant: r.get(5)?,
+        binding: binding_cols(r, r.get::<_, Option<String>>(4)?.is_some(), 27, 28)?,
         token_env: r.get(6)?,
         message_id: r.get(7)?,
         context_id: r.get(8)?,
@@ -743,6 +818,7 @@ pub(in crate::journal) fn inserted_attempt(
         agent_url,
         interface_url: None,
         tenant: None,
+        binding: None,
         token_env: a.token_env.map(str::to_owned),
         message_id: a.message_id.to_owned(),
         context_id: a.context_id.map(str::to_owned),
@@ -824,7 +900,7 @@ pub(in crate::journal) fn update_attempt(conn: &Connection, a: &Attempt) -> rusq
              context_id_ours = ?5, task_id = ?6, state = ?7, remote_state = ?8,
              status_timestamp = ?9, pending_question = ?10, last_task_json = ?11,
              outcome_json = ?12, error = ?13, effect = ?14, cancel_requested_at = ?15,
-             updated_at = ?16, continuation_task_id = ?17
+             updated_at = ?16, continuation_task_id = ?17, binding = ?18, protocol_version = ?19
          WHERE id = ?1",
         params![
             a.id.0,
@@ -844,6 +920,8 @@ pub(in crate::journal) fn update_attempt(conn: &Connection, a: &Attempt) -> rusq
             a.cancel_requested_at.map(ms),
             ms(a.updated_at),
             a.continuation_task_id,
+            binding_names(a.binding).0,
+            binding_names(a.binding).1,
         ],
     )?;
     Ok(())
@@ -864,12 +942,17 @@ pub(in crate::journal) fn update_attempt_from(
     let effect = next.effect.map(EffectState::as_str);
     let cancel_requested_at = next.cancel_requested_at.map(ms);
     let updated_at = ms(next.updated_at);
+    let (binding, protocol_version) = binding_names(next.binding);
     let mut sets: Vec<(&str, &dyn ToSql)> = Vec::new();
     if next.interface_url != held.interface_url {
         sets.push(("interface_url", &next.interface_url));
     }
     if next.tenant != held.tenant {
         sets.push(("tenant", &next.tenant));
+    }
+    if next.binding != held.binding {
+        sets.push(("binding", &binding));
+        sets.push(("protocol_version", &protocol_version));
     }
     if next.context_id != held.context_id {
         sets.push(("context_id", &next.context_id));
@@ -2216,4 +2299,17 @@ pub(in crate::journal) fn send_stamp(
         })
         .optional()
         .map(Option::flatten)
+}
+
+/// Returns when the first event of `kind` was appended for an attempt, if any.
+pub(in crate::journal) fn first_event_at(
+    conn: &Connection,
+    id: AttemptId,
+    kind: &str,
+) -> rusqlite::Result<Option<DateTime<Utc>>> {
+    conn.row(
+        "SELECT MIN(at) FROM events WHERE attempt_id = ?1 AND kind = ?2",
+        params![id.0, kind],
+        |r| Ok(r.get::<_, Option<i64>>(0)?.map(time)),
+    )
 }

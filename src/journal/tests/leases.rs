@@ -83,6 +83,7 @@ fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_lea
     queries::set_lease(&j.store.lock(), held.id, Some(&other)).unwrap();
     j.record_refusal(settled.id, "no").unwrap();
     let endpoint = JournaledEndpoint {
+        binding: crate::a2a::ProtocolBinding::JsonRpcV1,
         interface_url: "http://127.0.0.1:9/".into(),
         tenant: None,
     };

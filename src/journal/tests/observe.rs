@@ -92,6 +92,7 @@ fn the_first_endpoint_wins() {
     let j = Journal::open(&path, T).unwrap();
     let a = created(&j, "w/s");
     let ep = |u: &str| JournaledEndpoint {
+        binding: crate::a2a::ProtocolBinding::JsonRpcV1,
         interface_url: u.to_owned(),
         tenant: Some("t1".to_owned()),
     };

@@ -169,10 +169,11 @@ impl<'s, 'a> Batch<'s, 'a> {
     /// in one transaction; returns what each item came to, in order.
     pub async fn claim(&self, items: &[BatchItem]) -> anyhow::Result<Vec<Ready>> {
         let journal = self.sender.journal;
-        // One card per agent and credential variable: (card URL, variable) → endpoint, or
-        // `None` when it could not be read (those items go the one-attempt way).
-        let mut cards: HashMap<(String, Option<String>), Option<journal::JournaledEndpoint>> =
-            HashMap::new();
+        // One card per agent, credential variable and forced interface: (card URL, variable,
+        // choice) → endpoint, or `None` when it could not be read (those items go the
+        // one-attempt way).
+        type Key = (String, Option<String>, crate::a2a::InterfaceChoice);
+        let mut cards: HashMap<Key, Option<journal::JournaledEndpoint>> = HashMap::new();
         let mut claims = Vec::with_capacity(items.len());
         let mut slots = Vec::with_capacity(items.len());
         for item in items {
@@ -186,7 +187,7 @@ impl<'s, 'a> Batch<'s, 'a> {
                 continue;
             }
             let var = item.out.credential.as_ref().map(|c| c.env_var().to_owned());
-            let key = (card_url, var);
+            let key = (card_url, var, item.out.interface);
             let endpoint = if let Some(found) = cards.get(&key) {
                 found.clone()
             } else {
@@ -196,6 +197,7 @@ impl<'s, 'a> Batch<'s, 'a> {
             };
             match endpoint {
                 Some(endpoint) => {
+                    self.sender.say_unsearchable(attempt, &endpoint);
                     slots.push(Some(claims.len()));
                     claims.push((attempt.id, Some(endpoint)));
                 }
