@@ -135,7 +135,7 @@ impl Context {
         })
     }
 
-    /// The stream idle timeout: `--timeout`, but at least 60 s (DESIGN.md §3).
+    /// The stream idle timeout: `--timeout`, but at least 60 s.
     pub fn stream_idle_timeout(&self) -> Duration {
         self.timeout.max(Duration::from_mins(1))
     }

@@ -26,7 +26,7 @@ pub const COLUMNS: &str = "COLUMNS";
 pub const XDG_STATE_HOME: &str = "XDG_STATE_HOME";
 /// The home directory, for the default journal path.
 pub const HOME: &str = "HOME";
-/// Testing aid (DESIGN.md §8): `POINT[:STEP]` makes the process abort at a named crash point.
+/// Testing aid: `POINT[:STEP]` makes the process abort at a named crash point.
 pub const CRASH_AT: &str = "A2A_RECOVER_CRASH_AT";
 /// Hidden testing aid: pins the *displayed* "now" (RFC 3339) for ages in tables.
 /// Never used for times sent to agents or for lease expiry.

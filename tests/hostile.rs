@@ -1,7 +1,7 @@
 //! Hostile agents: garbage, oversized and trickling answers, wrong ids, unknown enums, missing
 //! fields, invalid UTF-8, SSE garbage, redirect loops. Each mode is driven through the real
 //! binary (`delegate`, a re-run, `reconcile`) against a [`Hostile`] agent on loopback, and
-//! each must give a one-line error with a hint, the exit code of DESIGN.md §3, bounded memory
+//! each must give a one-line error with a hint, the documented exit code (docs/exit-codes.md), bounded memory
 //! in the child, a journal unchanged except for an event recording the failure, and no
 //! repeated send (the hostile agent processed the first one: it counts every `SendMessage`).
 

@@ -1,4 +1,4 @@
-//! `delegate`: commit the intent, then send (DESIGN.md §3 `delegate`).
+//! `delegate`: commit the intent, then send.
 //!
 //! Order, which is what makes a crash anywhere recoverable:
 //! 1. Validate everything (step name, URL, metadata, the token variable): a usage error leaves

@@ -1,4 +1,4 @@
-//! `reconcile`: one recovery pass over every unfinished attempt (DESIGN.md §3 `reconcile`, §4).
+//! `reconcile`: one recovery pass over every unfinished attempt.
 //!
 //! Order: validate the flags; take the pass lock (`JOURNAL.lock`, non-blocking: a held lock
 //! exits 3 naming its owner and touching nothing); open the journal; refuse unknown workflows
@@ -6,7 +6,7 @@
 //! human must act on, then a `summary`. A `--dry-run` takes no lock and opens the journal
 //! read-only: it reads agents but writes and sends nothing.
 //!
-//! `--follow-for DURATION` (DESIGN.md §4 bucket 2, "reattach"): after the pass, every attempt
+//! `--follow-for DURATION` (the pass's second bucket, "reattach"): after the pass, every attempt
 //! still running is followed, all at once in this process (`follow_many`, up to
 //! `FOLLOW_STREAMS` streams; one group commit for all of them), until each stops by itself or
 //! the duration passes, printing each journaled change as an `event` record (JSON). Then a

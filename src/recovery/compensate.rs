@@ -1,4 +1,4 @@
-//! The compensation pass (`compensate WORKFLOW`, DESIGN.md §3): the saga's undo.
+//! The compensation pass (`compensate WORKFLOW`): the saga's undo.
 //!
 //! Order, which is what makes it safe to run again after any crash:
 //! 1. The workflow is marked `COMPENSATING` first: from then on nothing sends its steps.

@@ -1,4 +1,4 @@
-//! The look before a resend: bucket 1 of DESIGN.md §4 ("intent written, no task id").
+//! The look before a resend: the reconcile pass's first bucket ("intent written, no task id").
 //!
 //! A process that died around a send leaves an `INTENT` attempt whose outcome is unknown. Duplicate
 //! detection by `messageId` is optional in A2A, so recovery searches the agent *before* it

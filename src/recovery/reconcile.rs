@@ -1,4 +1,4 @@
-//! The reconcile pass (DESIGN.md §4): one visit of every attempt that may need work, bounded in
+//! The reconcile pass: one visit of every attempt that may need work, bounded in
 //! concurrency and time, deciding with `decide` and sending with `send`.
 //!
 //! Each pass row (`Journal::pass_rows`: the latest attempt of each step still to settle, read a
@@ -218,7 +218,7 @@ struct Item {
 }
 
 /// A pass dropped before its end (SIGINT or SIGTERM drop the command's future at an await
-/// point, DESIGN.md §3 exit 130 / 143) still commits the routine observations it reported.
+/// point, exit 130 / 143) still commits the routine observations it reported.
 impl Drop for Pass<'_> {
     fn drop(&mut self) {
         if std::thread::panicking()
@@ -453,8 +453,8 @@ impl<'a> Pass<'a> {
         Ok(summary)
     }
 
-    /// Returns a follow target for every attempt still running now (`--follow-for`, DESIGN.md
-    /// §4 bucket 2: reattach): the latest attempt of each step the pass covers whose task is
+    /// Returns a follow target for every attempt still running now (`--follow-for`,
+    /// the pass's second bucket, reattach): the latest attempt of each step the pass covers whose task is
     /// known and neither finished nor waiting for a human, in plan order.
     ///
     /// An attempt whose credential variable is unset is left out: the pass reports it.
