@@ -248,7 +248,7 @@ pub(crate) fn stream_item(
 
 /// Reads a `google.rpc.Status` error object: the A2A error its `ErrorInfo` reason stands for
 /// (`None` when it names no A2A reason), and the reason as given.
-fn parse_status(error: &Value) -> (Option<RpcError>, Option<String>) {
+pub(crate) fn parse_status(error: &Value) -> (Option<RpcError>, Option<String>) {
     let details = error.get("details").and_then(Value::as_array);
     let reason = details
         .into_iter()

@@ -34,6 +34,7 @@ mod credentials;
 /// Also the text helpers (`one_line`, `truncate_chars`, `fmt_duration`) recovery borrows.
 pub(crate) mod error;
 mod httpjson;
+mod httpjson03;
 mod jsonrpc;
 mod jsonrpc03;
 mod limits;
