@@ -31,7 +31,7 @@ use super::error::{A2aError, DecodeKind, RpcError};
 use super::httpjson;
 use super::normalize;
 use super::sse::SseEvent;
-use super::transport::{self, Op, decode_json, snippet};
+use super::transport::{Op, decode_json, snippet};
 use super::types;
 
 /// The media type of request bodies (the v0.3 SDKs read `application/json`).
@@ -93,18 +93,10 @@ pub(crate) fn request(call: &Call<'_>, base: &Url) -> Result<WireRequest, A2aErr
             "text/event-stream",
         ),
     };
-    let mut url = base.clone();
-    url.set_query(None);
-    url.set_fragment(None);
-    {
-        let mut path = url.path_segments_mut().map_err(|()| A2aError::InvalidUrl {
-            url: super::credentials::redact_url(base.as_str()),
-            reason: "it cannot be a base for HTTP+JSON paths".to_owned(),
-        })?;
-        path.pop_if_empty();
-        path.push("v1");
-        path.extend(segments.iter());
-    }
+    let mut url = httpjson::join_path(
+        base,
+        std::iter::once("v1").chain(segments.iter().map(String::as_str)),
+    )?;
     if let Call::GetTask {
         history_length: Some(n),
         ..
@@ -465,18 +457,7 @@ pub(crate) fn http_error(
         .as_ref()
         .map(|v| agent_error(v, Some(status)))
         .unwrap_or_default();
-    let unattributed = status == StatusCode::NOT_FOUND && rpc.is_none();
-    let mut error = transport::http_error(op, status, headers, body, rpc);
-    if let A2aError::Http {
-        reason: r,
-        unattributed: u,
-        ..
-    } = &mut error
-    {
-        *r = reason;
-        *u = unattributed;
-    }
-    error
+    httpjson::attributed(op, status, headers, body, rpc, reason)
 }
 
 /// Decodes one SSE event's data: a bare v0.3 `StreamResponse`, or an error body.
