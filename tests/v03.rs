@@ -209,8 +209,7 @@ fn each_attempt_journals_its_own_binding() {
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert_eq!(the_attempt(&env, "w/forced")["state"], "REFUSED");
     assert!(stderr(&out).contains("--protocol 0.3"), "{}", stderr(&out));
-    // A pair no binding speaks (v0.3 over HTTP+JSON, for now) is a usage error before
-    // anything is journaled.
+    // v0.3 over HTTP+JSON is spoken, but this card does not offer it: refused the same way.
     let out = delegate(
         &env,
         "w/rest",
@@ -218,12 +217,12 @@ fn each_attempt_journals_its_own_binding() {
         "echo",
         &["--binding", "http-json", "--protocol", "0.3"],
     );
-    assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(stderr(&out).contains("http-json"), "{}", stderr(&out));
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert_eq!(the_attempt(&env, "w/rest")["state"], "REFUSED");
     assert!(
-        attempts(&env, Some("w"))
-            .iter()
-            .all(|r| r["step"] != "rest")
+        stderr(&out).contains("--binding http-json --protocol 0.3"),
+        "{}",
+        stderr(&out)
     );
 }
 

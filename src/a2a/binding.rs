@@ -3,12 +3,14 @@
 //!
 //! A binding is sans-I/O: it builds a [`WireRequest`] and decodes bytes; the transport, size
 //! caps, credentials, card cache and retries are shared and know no binding. [`ProtocolBinding`] is an
-//! enum of siblings, each a file (`jsonrpc.rs`, `httpjson.rs`, `jsonrpc03.rs`), not a trait: the set is closed and
+//! enum of siblings, each a file (`jsonrpc.rs`, `httpjson.rs`, `jsonrpc03.rs`,
+//! `httpjson03.rs`), not a trait: the set is closed and
 //! small, the value is `Copy` and can be journaled with an attempt, a `match` dispatches with
 //! no boxed futures (a2a's async I/O stays outside the binding), and a new variant is a compile
 //! error at every place that must learn it. Each variant turns its answers into v1.0 JSON before
 //! [`typed`] reads them (v1.0 HTTP+JSON carries the same payloads, and shares these readers;
-//! v0.3 payloads are converted by `v03.rs`, whatever binding carries them).
+//! v0.3 JSON-RPC payloads are converted by `v03.rs`, v0.3 HTTP+JSON's protobuf JSON by
+//! `httpjson03.rs`).
 
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode, Url};
@@ -17,6 +19,7 @@ use serde_json::Value;
 
 use super::error::{A2aError, DecodeKind};
 use super::httpjson;
+use super::httpjson03;
 use super::jsonrpc;
 use super::jsonrpc03;
 use super::normalize;
@@ -35,6 +38,8 @@ pub enum ProtocolBinding {
     HttpJsonV1,
     /// A2A v0.3 over JSON-RPC 2.0 (`message/send`, …; no `tasks/list`).
     JsonRpcV03,
+    /// A2A v0.3 over HTTP+JSON (the v0.3 protobuf JSON under `/v1`; no task listing).
+    HttpJsonV03,
 }
 
 /// The wire binding of an interface, as a card names it (`protocolBinding`) and as
@@ -274,14 +279,19 @@ impl ProtocolBinding {
     }
 
     /// Every binding we speak, in order of preference when a card offers several: v1.0
-    /// first, then JSON-RPC (v1.0 JSON-RPC, v1.0 HTTP+JSON, v0.3 JSON-RPC).
-    pub const ALL: &'static [Self] = &[Self::JsonRpcV1, Self::HttpJsonV1, Self::JsonRpcV03];
+    /// first, then JSON-RPC (v1.0 JSON-RPC, v1.0 HTTP+JSON, v0.3 JSON-RPC, v0.3 HTTP+JSON).
+    pub const ALL: &'static [Self] = &[
+        Self::JsonRpcV1,
+        Self::HttpJsonV1,
+        Self::JsonRpcV03,
+        Self::HttpJsonV03,
+    ];
 
     /// Returns its wire binding.
     pub const fn wire(self) -> WireBinding {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => WireBinding::JsonRpc,
-            Self::HttpJsonV1 => WireBinding::HttpJson,
+            Self::HttpJsonV1 | Self::HttpJsonV03 => WireBinding::HttpJson,
         }
     }
 
@@ -289,7 +299,7 @@ impl ProtocolBinding {
     pub const fn version(self) -> ProtocolVersion {
         match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => ProtocolVersion::V1_0,
-            Self::JsonRpcV03 => ProtocolVersion::V0_3,
+            Self::JsonRpcV03 | Self::HttpJsonV03 => ProtocolVersion::V0_3,
         }
     }
 
@@ -318,7 +328,7 @@ impl ProtocolBinding {
     pub fn can_list_tasks(self) -> bool {
         match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => true,
-            Self::JsonRpcV03 => false,
+            Self::JsonRpcV03 | Self::HttpJsonV03 => false,
         }
     }
 
@@ -328,6 +338,7 @@ impl ProtocolBinding {
             Self::JsonRpcV1 => jsonrpc::method(call),
             Self::HttpJsonV1 => httpjson::method(call),
             Self::JsonRpcV03 => jsonrpc03::method(call),
+            Self::HttpJsonV03 => httpjson03::method(call),
         }
     }
 
@@ -342,6 +353,7 @@ impl ProtocolBinding {
             Self::JsonRpcV1 => jsonrpc::request(call, url, tenant),
             Self::HttpJsonV1 => httpjson::request(call, url, tenant),
             Self::JsonRpcV03 => jsonrpc03::request(call, url),
+            Self::HttpJsonV03 => httpjson03::request(call, url),
         }
     }
 
@@ -354,7 +366,7 @@ impl ProtocolBinding {
         tenant: Option<&str>,
     ) -> Result<Option<WireRequest>, A2aError> {
         match self {
-            Self::JsonRpcV1 | Self::JsonRpcV03 => Ok(None),
+            Self::JsonRpcV1 | Self::JsonRpcV03 | Self::HttpJsonV03 => Ok(None),
             Self::HttpJsonV1 => httpjson::fallback(call, url, tenant),
         }
     }
@@ -368,7 +380,7 @@ impl ProtocolBinding {
     ) -> Result<Value, A2aError> {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => jsonrpc::result(op, echo, body),
-            Self::HttpJsonV1 => httpjson::result(op, body),
+            Self::HttpJsonV1 | Self::HttpJsonV03 => httpjson::result(op, body),
         }
     }
 
@@ -383,6 +395,7 @@ impl ProtocolBinding {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => jsonrpc::http_error(op, status, headers, body),
             Self::HttpJsonV1 => httpjson::http_error(op, status, headers, body),
+            Self::HttpJsonV03 => httpjson03::http_error(op, status, headers, body),
         }
     }
 
@@ -397,6 +410,7 @@ impl ProtocolBinding {
             Self::JsonRpcV1 => jsonrpc::stream_item(op, echo, event),
             Self::HttpJsonV1 => httpjson::stream_item(op, event),
             Self::JsonRpcV03 => jsonrpc03::stream_item(op, echo, event),
+            Self::HttpJsonV03 => httpjson03::stream_item(op, event),
         }
     }
 
@@ -411,6 +425,7 @@ impl ProtocolBinding {
                 typed(op, result, normalize::send_message_response)
             }
             Self::JsonRpcV03 => jsonrpc03::send_message_response(op, result),
+            Self::HttpJsonV03 => httpjson03::send_message_response(op, result),
         }
     }
 
@@ -419,6 +434,7 @@ impl ProtocolBinding {
         match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::task),
             Self::JsonRpcV03 => jsonrpc03::task(op, result),
+            Self::HttpJsonV03 => httpjson03::task(op, result),
         }
     }
 
@@ -426,7 +442,7 @@ impl ProtocolBinding {
     pub(crate) fn list_page(self, op: &Op, result: Value) -> Result<ListTasksPage, A2aError> {
         match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => v1_list_page(op, result),
-            Self::JsonRpcV03 => Err(op.decode(
+            Self::JsonRpcV03 | Self::HttpJsonV03 => Err(op.decode(
                 DecodeKind::WrongShape,
                 "an A2A v0.3 agent has no tasks/list",
             )),
@@ -442,6 +458,7 @@ impl ProtocolBinding {
         match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::stream_response),
             Self::JsonRpcV03 => jsonrpc03::stream_response(op, result),
+            Self::HttpJsonV03 => httpjson03::stream_response(op, result),
         }
     }
 }

@@ -426,6 +426,21 @@ mod tests {
         assert_eq!(info.interfaces.len(), 3, "{:?}", info.interfaces);
         assert!(info.offers("http://a.example/jsonrpc", ProtocolBinding::JsonRpcV03));
         assert!(!info.offers("http://a.example/jsonrpc", ProtocolBinding::JsonRpcV1));
+        // JSON-RPC is preferred; forcing HTTP+JSON (or offering nothing else) picks v0.3 REST.
+        let forced = info
+            .choose(InterfaceChoice {
+                binding: Some(crate::a2a::WireBinding::HttpJson),
+                protocol: None,
+            })
+            .unwrap();
+        assert_eq!(forced.binding, ProtocolBinding::HttpJsonV03);
+        assert_eq!(forced.interface_url, "http://a.example/rpc");
+        let rest_only = json!({"name": "n", "version": "1", "description": "d",
+            "capabilities": {}, "protocolVersion": "0.3.0", "url": "http://a.example/rest",
+            "preferredTransport": "HTTP+JSON", "skills": []});
+        let info = parse_card("http://a.example/.well-known/agent-card.json", rest_only).unwrap();
+        assert_eq!(info.binding, ProtocolBinding::HttpJsonV03);
+        assert!(info.offers("http://a.example/rest", ProtocolBinding::HttpJsonV03));
     }
 
     #[test]

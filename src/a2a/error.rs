@@ -491,12 +491,12 @@ impl A2aError {
                 card is at /.well-known/agent-card.json)"
                 .to_owned(),
             Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 over \
-                JSON-RPC or HTTP+JSON, and 0.3 over JSON-RPC; this v0.3 card's `url` / \
+                JSON-RPC or HTTP+JSON, and 0.3 over either; this v0.3 card's `url` / \
                 `preferredTransport` / `additionalInterfaces` name none of them (or not the one \
                 --binding / --protocol asked for)"
                 .to_owned(),
             Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A 1.0 over JSON-RPC or \
-                HTTP+JSON, and 0.3 over JSON-RPC; the card must list a `supportedInterfaces` \
+                HTTP+JSON, and 0.3 over either; the card must list a `supportedInterfaces` \
                 entry with protocolBinding \"JSONRPC\" or \"HTTP+JSON\" (or drop --binding / \
                 --protocol if they asked for another)"
                 .to_owned(),

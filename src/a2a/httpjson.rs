@@ -105,20 +105,12 @@ pub(crate) fn request(
             "text/event-stream",
         ),
     };
-    let mut url = base.clone();
-    url.set_query(None);
-    url.set_fragment(None);
-    {
-        let mut path = url.path_segments_mut().map_err(|()| A2aError::InvalidUrl {
-            url: super::credentials::redact_url(base.as_str()),
-            reason: "it cannot be a base for HTTP+JSON paths".to_owned(),
-        })?;
-        path.pop_if_empty();
-        if let Some(tenant) = tenant {
-            path.push(tenant);
-        }
-        path.extend(segments.iter());
-    }
+    let mut url = join_path(
+        base,
+        tenant
+            .into_iter()
+            .chain(segments.iter().map(String::as_str)),
+    )?;
     match *call {
         Call::GetTask {
             history_length: Some(n),
@@ -141,6 +133,25 @@ pub(crate) fn request(
         version: Some(A2A_VERSION),
         echo: None,
     })
+}
+
+/// Returns `base` without its query and fragment, with `segments` appended to its path.
+pub(crate) fn join_path<'a>(
+    base: &Url,
+    segments: impl IntoIterator<Item = &'a str>,
+) -> Result<Url, A2aError> {
+    let mut url = base.clone();
+    url.set_query(None);
+    url.set_fragment(None);
+    {
+        let mut path = url.path_segments_mut().map_err(|()| A2aError::InvalidUrl {
+            url: super::credentials::redact_url(base.as_str()),
+            reason: "it cannot be a base for HTTP+JSON paths".to_owned(),
+        })?;
+        path.pop_if_empty();
+        path.extend(segments);
+    }
+    Ok(url)
 }
 
 /// Returns the `GET` a server that refused `POST /tasks/{id}:subscribe` with 405 is asked next.
@@ -248,7 +259,7 @@ pub(crate) fn stream_item(
 
 /// Reads a `google.rpc.Status` error object: the A2A error its `ErrorInfo` reason stands for
 /// (`None` when it names no A2A reason), and the reason as given.
-fn parse_status(error: &Value) -> (Option<RpcError>, Option<String>) {
+pub(crate) fn parse_status(error: &Value) -> (Option<RpcError>, Option<String>) {
     let details = error.get("details").and_then(Value::as_array);
     let reason = details
         .into_iter()
@@ -292,6 +303,19 @@ pub(crate) fn http_error(
         .filter(|e| e.is_object())
         .map(parse_status)
         .unwrap_or_default();
+    attributed(op, status, headers, body, rpc, reason)
+}
+
+/// Builds the HTTP error with the A2A error and reason read from its body; a 404 without an
+/// A2A error is `unattributed` (a proxy's or a router's).
+pub(crate) fn attributed(
+    op: &Op,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+    rpc: Option<RpcError>,
+    reason: Option<String>,
+) -> A2aError {
     let unattributed = status == StatusCode::NOT_FOUND && rpc.is_none();
     let mut error = transport::http_error(op, status, headers, body, rpc);
     if let A2aError::Http {

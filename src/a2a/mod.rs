@@ -10,8 +10,9 @@
 //! - `client`: [`A2aClient`], one per process, and the [`Endpoint`] it calls.
 //! - `binding`: [`ProtocolBinding`], the seam: each binding (a sibling file) builds requests
 //!   and reads answers into [`Raw`] v1.0 types; `jsonrpc`: the v1.0 JSON-RPC binding;
-//!   `httpjson`: the v1.0 HTTP+JSON binding; `jsonrpc03`: the v0.3 JSON-RPC binding; `v03`:
-//!   v0.3 payloads ⇄ v1.0, for any binding.
+//!   `httpjson`: the v1.0 HTTP+JSON binding; `jsonrpc03`: the v0.3 JSON-RPC binding;
+//!   `httpjson03`: the v0.3 HTTP+JSON binding (protobuf JSON); `v03`:
+//!   v0.3 JSON-RPC payloads ⇄ v1.0.
 //! - `transport`: reqwest, timeouts, redirects, body caps, the error snippet ([`ClientConfig`]).
 //! - `stream`: [`EventStream`], SSE over the transport; `sse`: the pure SSE decoder.
 //! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction.
@@ -34,6 +35,7 @@ mod credentials;
 /// Also the text helpers (`one_line`, `truncate_chars`, `fmt_duration`) recovery borrows.
 pub(crate) mod error;
 mod httpjson;
+mod httpjson03;
 mod jsonrpc;
 mod jsonrpc03;
 mod limits;

@@ -33,6 +33,8 @@
 //!   (-32601) on subscribe → `GetTask`: terminal → recorded, stop; not terminal (the agent cannot
 //!   stream) → poll `GetTask` with the same backoff, each poll counting as a reconnect (and a
 //!   poll that changed something resetting the streak). -32001 from `GetTask` too → `LOST`.
+//!   Over v0.3 HTTP+JSON, a subscription that breaks before its first event is read the same
+//!   way (the a2a-sdk 0.3 REST server cuts the body of a subscribe on a terminal task).
 //! - A definitive refusal (HTTP 401/403/404, -32600/-32602/-32009, any other A2A error code) or
 //!   an answer over the size cap stops the follow with [`FollowEnd::Failed`]: retrying cannot
 //!   help. Every failure is journaled ([`Journal::record_failure`]); a clean EOF is not a failure.
@@ -869,6 +871,12 @@ impl<R: Remote> Follower<'_, R> {
                 Some(Err(e)) => {
                     if let Some(end) = self.settle().await? {
                         return self.stop(end).await;
+                    }
+                    if first && self.target.endpoint.binding == ProtocolBinding::HttpJsonV03 {
+                        // The a2a-sdk 0.3 REST server answers a subscribe on a terminal task
+                        // with 200 and then cuts the body before any event: GetTask decides.
+                        self.last_error = Some(e.summary());
+                        return self.poll().await;
                     }
                     return self.on_error(e).await;
                 }
