@@ -2,7 +2,7 @@
 //! against what the journal holds.
 //!
 //! A plan is TOML with exactly the documented keys (docs/sagas.md: `workflow`, `[[step]]` with `name`,
-//! `agent` | `skill`, `text`, `token_env`, `metadata`, `max_attempts`, `effect`, `compensate`,
+//! `agent` | `skill`, `text`, `token_env` | `token_cmd`, `metadata`, `max_attempts`, `effect`, `compensate`,
 //! `verify`). [`parse`] validates the WHOLE file before anything is journaled and returns every
 //! problem it finds, each with its line and column ([`Issue`]): unknown keys, wrong types,
 //! missing `text`, both or neither of `agent` and `skill`, `effect = true` without `compensate`
@@ -205,6 +205,7 @@ struct RawStep {
     skill: Option<Spanned<String>>,
     text: Option<Spanned<String>>,
     token_env: Option<Spanned<String>>,
+    token_cmd: Option<Spanned<String>>,
     metadata: Option<Spanned<toml::Table>>,
     max_attempts: Option<Spanned<i64>>,
     effect: Option<Spanned<bool>>,
@@ -378,6 +379,22 @@ fn check_step(
         }
         Some(t) => Some(t.get_ref().clone()),
     };
+    if let Some(cmd) = &step.token_cmd {
+        if step.token_env.is_some() {
+            issues.at(
+                cmd.span(),
+                format!("step `{name}` has both `token_env` and `token_cmd`; keep one"),
+            );
+        } else if shlex::split(cmd.get_ref()).is_none_or(|argv| argv.is_empty()) {
+            issues.at(
+                cmd.span(),
+                format!(
+                    "the `token_cmd` of step `{name}` is empty or cannot be split into a \
+                     program and its arguments (it runs without a shell)"
+                ),
+            );
+        }
+    }
     if let Some(var) = &step.token_env {
         let v = var.get_ref();
         if v.is_empty() {
@@ -433,6 +450,7 @@ fn check_step(
         text: text?,
         binding: binding?,
         token_env: step.token_env.as_ref().map(|t| t.get_ref().clone()),
+        token_cmd: step.token_cmd.as_ref().map(|t| t.get_ref().clone()),
         metadata,
         max_attempts,
         allow_cross_origin: false,
@@ -803,6 +821,12 @@ fn step_changes(journaled: &StepSpec, planned: &StepSpec) -> Vec<String> {
             j.token_env != p.token_env,
             opt(j.token_env.as_ref()),
             opt(p.token_env.as_ref()),
+        ),
+        (
+            "token_cmd",
+            j.token_cmd != p.token_cmd,
+            opt(j.token_cmd.as_ref()),
+            opt(p.token_cmd.as_ref()),
         ),
         (
             "metadata",

@@ -442,3 +442,131 @@ fn query_secrets_are_redacted_in_logs_and_errors() {
     let out = env.run(["reconcile", "-vvv"]);
     assert!(!stderr(&out).contains("QS3CR3T"), "{}", stderr(&out));
 }
+
+/// Writes a token command: a script that counts its runs in `runs` and prints `first` on its
+/// first run, `later` on every other one (a token that expires once).
+fn token_script(dir: &Path, first: &str, later: &str) -> String {
+    use std::os::unix::fs::PermissionsExt as _;
+    let runs = dir.join("runs");
+    let script = dir.join("token.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nn=$(cat '{runs}' 2>/dev/null || echo 0)\nn=$((n + 1))\n\
+             echo \"$n\" > '{runs}'\nif [ \"$n\" -eq 1 ]; then echo '{first}'; else echo \
+             '{later}'; fi\n",
+            runs = runs.display()
+        ),
+    )
+    .expect("write the script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    script.display().to_string()
+}
+
+fn runs(dir: &Path) -> u32 {
+    std::fs::read_to_string(dir.join("runs")).map_or(0, |s| s.trim().parse().expect("a count"))
+}
+
+#[test]
+fn a_token_command_is_run_again_after_a_401_and_only_the_command_is_journaled() {
+    use crate::common::commands::the_attempt;
+    use crate::common::{agent, fast};
+    let env = TestEnv::new();
+    let (expired, fresh) = (token(), token());
+    let a = agent(a2a_recover::scripted_agent::AgentConfig {
+        require_token: Some(fresh.clone()),
+        ..fast()
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let script = token_script(dir.path(), &expired, &fresh);
+    // The command line is split without a shell: an argument with a space stays one.
+    let cmd = format!("{script} 'an argument'");
+    let mut seen = Transcript::default();
+    let url = a.url();
+    let out = run(
+        &env,
+        "unused",
+        &[
+            "delegate",
+            "w/a",
+            "--agent",
+            &url,
+            "--token-cmd",
+            &cmd,
+            "hello",
+            "-vvv",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    seen.keep("delegate", &out);
+    // The first token was refused (401): the command ran once more, and the send went through.
+    assert_eq!(runs(dir.path()), 2);
+    assert_eq!(a.stats().messages.len(), 1, "one message reached the agent");
+    let row = the_attempt(&env, "w/a");
+    assert_eq!(row["tokenCmd"], cmd.as_str());
+    assert!(row["tokenEnv"].is_null(), "{row}");
+    // A later pass (another process) runs the journaled command again.
+    a.settle();
+    let out = run(&env, "unused", &["reconcile", "-vvv"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    seen.keep("reconcile", &out);
+    assert!(runs(dir.path()) >= 3, "reconcile ran the command");
+    assert_eq!(the_attempt(&env, "w/a")["state"], "COMPLETED");
+    let out = run(
+        &env,
+        "unused",
+        &["inspect", "w/a", "--format", "json", "-vvv"],
+    );
+    seen.keep("inspect", &out);
+    for (file, bytes) in journal_files(&env) {
+        seen.bytes.push((file, bytes));
+    }
+    seen.assert_free_of(&expired);
+    seen.assert_free_of(&fresh);
+}
+
+#[test]
+fn a_token_command_that_fails_or_prints_nothing_sends_nothing() {
+    use crate::common::{agent, fast};
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let url = a.url();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let secret = token();
+    let failing = crate::common::write(
+        dir.path(),
+        "fail.sh",
+        &format!("#!/bin/sh\necho '{secret}'\nexit 3\n"),
+    );
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&failing, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let failing = failing.display().to_string();
+    for (cmd, problem) in [
+        (failing.as_str(), "exited with status 3"),
+        ("true", "printed nothing on stdout"),
+        ("/nonexistent/token-printer", "could not be started"),
+        ("'unbalanced", "cannot be split"),
+    ] {
+        let out = run(
+            &env,
+            "unused",
+            &[
+                "delegate",
+                "w/x",
+                "--agent",
+                &url,
+                "--token-cmd",
+                cmd,
+                "hello",
+            ],
+        );
+        assert_eq!(code(&out), 2, "{cmd}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("--token-cmd: token command `"), "{err}");
+        assert!(err.contains(problem), "{cmd}: {err}");
+        assert!(!err.contains(&secret), "the command's output is in: {err}");
+    }
+    assert!(a.stats().messages.is_empty(), "nothing was sent");
+}

@@ -118,6 +118,9 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
          ALTER TABLE agents DROP COLUMN trust_dedup;
          ALTER TABLE steps DROP COLUMN force_binding;
          ALTER TABLE steps DROP COLUMN force_protocol;
+         ALTER TABLE steps DROP COLUMN token_cmd;
+         ALTER TABLE attempts DROP COLUMN token_cmd;
+         ALTER TABLE agents DROP COLUMN token_cmd;
          DROP INDEX attempts_needing_human;
          DROP INDEX events_failed_for_good;
          CREATE INDEX events_by_workflow ON events (workflow_id, id);
@@ -181,7 +184,7 @@ pub(crate) fn run(cfg: &Cfg, table: &mut Table) -> anyhow::Result<()> {
     let journal = path.display().to_string();
     // An operator's first command after upgrading from schema 2 pays migrations 0003 (two
     // partial indexes built, two indexes dropped), 0004 (a table), 0005 and 0006 (two columns
-    // each), 0007 (a table), 0008 (a column), 0009 (two columns) and 0010 (six columns):
+    // each), 0007 (a table), 0008 (a column), 0009 (two columns), 0010 (six columns) and 0011 (three columns):
     // once, measured once.
     downgrade_to_v2(&path)?;
     let upgrade = run_child(

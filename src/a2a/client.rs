@@ -162,7 +162,7 @@ impl A2aClient {
         url: &str,
         credential: Option<&Credential>,
     ) -> Result<(Arc<AgentCardInfo>, bool), A2aError> {
-        let key = (url.to_owned(), credential.map(|c| c.env_var().to_owned()));
+        let key = (url.to_owned(), credential.map(Credential::key));
         let cell = Arc::clone(
             self.inner
                 .cards
@@ -271,8 +271,42 @@ impl A2aClient {
         })
     }
 
-    /// Sends one unary call and returns its result, as the binding read it.
+    /// Returns the endpoint with its credential's command run again, after the agent answered
+    /// 401 to a token that command printed (it may have expired); `None` for any other
+    /// answer or credential. A 401 is a refusal before any work: asking again is safe.
+    fn refreshed<T>(ep: &Endpoint, answer: &Result<T, A2aError>) -> Option<Endpoint> {
+        let refused = answer.as_ref().err().and_then(A2aError::http_status) == Some(401);
+        let credential = ep.credential.as_ref().filter(|c| c.command().is_some())?;
+        if !refused {
+            return None;
+        }
+        tracing::debug!(
+            command = %credential,
+            "the agent refused the token; running the token command again"
+        );
+        // A failing command leaves the 401 as the answer.
+        let fresh = credential.refresh().ok()?;
+        Some(Endpoint {
+            credential: Some(fresh),
+            ..ep.clone()
+        })
+    }
+
+    /// Sends one unary call and returns its result, as the binding read it; once more with a
+    /// fresh token after a 401 ([`Self::refreshed`]).
     async fn call(
+        &self,
+        ep: &Endpoint,
+        call: &Call<'_>,
+    ) -> Result<(ProtocolBinding, Op, serde_json::Value), A2aError> {
+        let answer = self.call_once(ep, call).await;
+        match Self::refreshed(ep, &answer) {
+            Some(fresh) => self.call_once(&fresh, call).await,
+            None => answer,
+        }
+    }
+
+    async fn call_once(
         &self,
         ep: &Endpoint,
         call: &Call<'_>,
@@ -306,6 +340,14 @@ impl A2aClient {
     /// Opens a stream: SSE, or a plain JSON answer (usually an error) in its place. A 405 is
     /// asked once more the way the binding names (HTTP+JSON `SubscribeToTask`: `GET`).
     async fn stream(&self, ep: &Endpoint, call: &Call<'_>) -> Result<EventStream, A2aError> {
+        let answer = self.stream_once(ep, call).await;
+        match Self::refreshed(ep, &answer) {
+            Some(fresh) => self.stream_once(&fresh, call).await,
+            None => answer,
+        }
+    }
+
+    async fn stream_once(&self, ep: &Endpoint, call: &Call<'_>) -> Result<EventStream, A2aError> {
         let p = self.prepare(ep, call)?;
         let turn = self.inner.limiter.admit(ep, p.binding.method(call)).await?;
         let transport = &self.inner.transport;

@@ -13,16 +13,45 @@ use url::Url;
 
 use super::error::A2aError;
 
-/// A bearer token and the name of the environment variable it came from.
+/// Where a credential comes from: the name of an environment variable (`--token-env`) or a
+/// command that prints it (`--token-cmd`). Either is journaled; the token never is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenSource {
+    /// The name of an environment variable.
+    Env(String),
+    /// A command line, split into argv without a shell.
+    Cmd(String),
+}
+
+impl fmt::Display for TokenSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Env(var) => f.write_str(var),
+            Self::Cmd(cmd) => write!(f, "`{}`", crate::sanitize::inert(cmd)),
+        }
+    }
+}
+
+/// A bearer token and where it came from.
 ///
-/// `Debug` and `Display` show only the variable's name, never the token.
+/// `Debug` and `Display` show only the variable's name or the command, never the token.
 #[derive(Clone)]
 pub struct Credential {
-    var: String,
+    source: TokenSource,
     header: HeaderValue,
     /// The token itself, only to scrub it from what an agent echoes back.
     token: Arc<str>,
 }
+
+/// How long a `--token-cmd` command may run.
+pub(crate) const TOKEN_CMD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The most a `--token-cmd` command may print on stdout.
+pub(crate) const TOKEN_CMD_MAX_OUTPUT: usize = 64 * 1024;
+
+/// Tokens printed by commands, cached for the process (command line → token).
+static TOKEN_CMD_CACHE: std::sync::Mutex<Vec<(String, Arc<str>)>> =
+    std::sync::Mutex::new(Vec::new());
 
 impl Credential {
     /// Reads the token from an environment variable; unset or empty is an error naming it.
@@ -40,32 +69,192 @@ impl Credential {
         }
     }
 
-    /// Builds a credential from a token already read from the variable `var`.
-    pub fn new(var: &str, token: &str) -> Result<Self, A2aError> {
+    /// Returns the credential of `--token-env VAR` or `--token-cmd CMD` (the command wins
+    /// when a step somehow carries both), or `None` without either.
+    pub fn resolve(
+        token_env: Option<&str>,
+        token_cmd: Option<&str>,
+    ) -> Result<Option<Self>, A2aError> {
+        match (token_cmd, token_env) {
+            (Some(cmd), _) => Self::from_cmd(cmd).map(Some),
+            (None, Some(var)) => Self::from_env(var).map(Some),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// Runs `cmd` (split into argv without a shell) for the token it prints on stdout, or
+    /// returns the token it printed earlier in this process.
+    pub fn from_cmd(cmd: &str) -> Result<Self, A2aError> {
+        let cached = TOKEN_CMD_CACHE
+            .lock()
+            .ok()
+            .and_then(|c| c.iter().find(|(k, _)| k == cmd).map(|(_, t)| Arc::clone(t)));
+        let token = match cached {
+            Some(token) => token,
+            None => Self::run_cmd(cmd)?,
+        };
+        Self::build(TokenSource::Cmd(cmd.to_owned()), &token)
+    }
+
+    /// Runs `cmd` again (after the agent refused the token it printed), replacing the cached
+    /// token.
+    pub fn refresh(&self) -> Result<Self, A2aError> {
+        match &self.source {
+            TokenSource::Cmd(cmd) => {
+                // Another call already ran it again since this token was printed.
+                let newer = TOKEN_CMD_CACHE.lock().ok().and_then(|c| {
+                    c.iter()
+                        .find(|(k, t)| k == cmd && **t != *self.token)
+                        .map(|(_, t)| Arc::clone(t))
+                });
+                if let Some(token) = newer {
+                    return Self::build(self.source.clone(), &token);
+                }
+                Self::forget(cmd);
+                Self::from_cmd(cmd)
+            }
+            TokenSource::Env(var) => Self::from_env(var),
+        }
+    }
+
+    fn forget(cmd: &str) {
+        if let Ok(mut cache) = TOKEN_CMD_CACHE.lock() {
+            cache.retain(|(k, _)| k != cmd);
+        }
+    }
+
+    /// Runs the command with a timeout and a bound on its output; caches what it printed.
+    fn run_cmd(cmd: &str) -> Result<Arc<str>, A2aError> {
+        use std::io::Read;
+        let fail = |problem: String| A2aError::TokenCommand {
+            cmd: crate::sanitize::inert(cmd),
+            problem,
+        };
+        let argv = shlex::split(cmd)
+            .filter(|argv| !argv.is_empty())
+            .ok_or_else(|| fail("cannot be split into a program and its arguments".into()))?;
+        let mut child = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| fail(format!("could not be started: {}", e.kind())))?;
+        let mut stdout = child.stdout.take().expect("stdout is piped");
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let limit = u64::try_from(TOKEN_CMD_MAX_OUTPUT).unwrap_or(u64::MAX) + 1;
+            let read = (&mut stdout).take(limit).read_to_end(&mut out);
+            // Drain the rest so the command is not blocked writing to a full pipe.
+            let _ = std::io::copy(&mut stdout, &mut std::io::sink());
+            read.map(|_| out)
+        });
+        let deadline = std::time::Instant::now() + TOKEN_CMD_TIMEOUT;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(fail(format!(
+                        "did not finish within {}s",
+                        TOKEN_CMD_TIMEOUT.as_secs()
+                    )));
+                }
+                Err(e) => return Err(fail(format!("could not be waited for: {}", e.kind()))),
+            }
+        };
+        let out = reader
+            .join()
+            .map_err(|_| fail("could not be read".into()))?
+            .map_err(|e| fail(format!("could not be read: {}", e.kind())))?;
+        if !status.success() {
+            return Err(fail(match status.code() {
+                Some(code) => format!("exited with status {code}"),
+                None => "was killed by a signal".to_owned(),
+            }));
+        }
+        if out.len() > TOKEN_CMD_MAX_OUTPUT {
+            return Err(fail(format!(
+                "printed more than {} KiB",
+                TOKEN_CMD_MAX_OUTPUT / 1024
+            )));
+        }
+        let token = String::from_utf8(out)
+            .map_err(|_| fail("printed something that is not UTF-8".into()))?;
         let token = token.trim();
         if token.is_empty() {
-            return Err(A2aError::Credential {
-                var: var.to_owned(),
-                problem: "is empty",
-            });
+            return Err(fail("printed nothing on stdout".into()));
         }
-        let mut header = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-            A2aError::Credential {
-                var: var.to_owned(),
-                problem: "holds characters that cannot be sent in an HTTP header",
-            }
-        })?;
+        let token: Arc<str> = Arc::from(token);
+        if let Ok(mut cache) = TOKEN_CMD_CACHE.lock() {
+            cache.retain(|(k, _)| k != cmd);
+            cache.push((cmd.to_owned(), Arc::clone(&token)));
+        }
+        Ok(token)
+    }
+
+    /// Builds a credential from a token already read from the variable `var`.
+    pub fn new(var: &str, token: &str) -> Result<Self, A2aError> {
+        Self::build(TokenSource::Env(var.to_owned()), token)
+    }
+
+    fn build(source: TokenSource, token: &str) -> Result<Self, A2aError> {
+        let problem = |problem: &'static str| match &source {
+            TokenSource::Env(var) => A2aError::Credential {
+                var: var.clone(),
+                problem,
+            },
+            TokenSource::Cmd(cmd) => A2aError::TokenCommand {
+                cmd: crate::sanitize::inert(cmd),
+                problem: problem.replace("is empty", "printed nothing on stdout"),
+            },
+        };
+        let token = token.trim();
+        if token.is_empty() {
+            return Err(problem("is empty"));
+        }
+        let mut header = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| problem("holds characters that cannot be sent in an HTTP header"))?;
         header.set_sensitive(true);
         Ok(Self {
-            var: var.to_owned(),
+            source,
             header,
             token: Arc::from(token),
         })
     }
 
-    /// Returns the name of the environment variable holding the token.
-    pub fn env_var(&self) -> &str {
-        &self.var
+    /// Returns the name of the environment variable holding the token, if it came from one.
+    pub fn env_var(&self) -> Option<&str> {
+        match &self.source {
+            TokenSource::Env(var) => Some(var),
+            TokenSource::Cmd(_) => None,
+        }
+    }
+
+    /// Returns the command that printed the token, if it came from one.
+    pub fn command(&self) -> Option<&str> {
+        match &self.source {
+            TokenSource::Cmd(cmd) => Some(cmd),
+            TokenSource::Env(_) => None,
+        }
+    }
+
+    /// Returns a key naming where the token came from (for per-credential limits; never
+    /// the token).
+    pub fn key(&self) -> String {
+        match &self.source {
+            TokenSource::Env(var) => format!("env:{var}"),
+            TokenSource::Cmd(cmd) => format!("cmd:{cmd}"),
+        }
+    }
+
+    /// Returns where the token came from.
+    pub fn source(&self) -> &TokenSource {
+        &self.source
     }
 
     /// Returns the `Authorization` header value, marked sensitive.
@@ -82,14 +271,24 @@ impl Credential {
 impl fmt::Debug for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Credential")
-            .field("env_var", &self.var)
+            .field("source", &self.source)
             .finish_non_exhaustive()
     }
 }
 
 impl fmt::Display for Credential {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.var)
+        self.source.fmt(f)
+    }
+}
+
+/// Returns the key [`Credential::key`] gives the credential journaled as `token_env` /
+/// `token_cmd`, without reading or running it.
+pub fn source_key(token_env: Option<&str>, token_cmd: Option<&str>) -> Option<String> {
+    match (token_cmd, token_env) {
+        (Some(cmd), _) => Some(format!("cmd:{cmd}")),
+        (None, Some(var)) => Some(format!("env:{var}")),
+        (None, None) => None,
     }
 }
 

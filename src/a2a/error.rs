@@ -90,6 +90,15 @@ pub enum A2aError {
         /// What is wrong ("is not set", "is empty", …).
         problem: &'static str,
     },
+    /// The command that should print a credential (`--token-cmd`) cannot be used; never
+    /// carries the command's output.
+    #[error("token command `{cmd}` {problem}")]
+    TokenCommand {
+        /// The command as given (journaled; holds no secret).
+        cmd: String,
+        /// What went wrong ("timed out after 10s", "exited with status 1", …).
+        problem: String,
+    },
     /// The HTTP client could not be built.
     #[error("failed to set up the HTTP client: {detail}")]
     Client {
@@ -255,6 +264,7 @@ impl A2aError {
         match self {
             Self::InvalidUrl { .. }
             | Self::Credential { .. }
+            | Self::TokenCommand { .. }
             | Self::Client { .. }
             | Self::Connect { .. }
             | Self::Skipped { .. } => ErrorClass::NotSent,
@@ -405,7 +415,9 @@ impl A2aError {
     /// 1) map the error themselves.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::InvalidUrl { .. } | Self::Credential { .. } => exit::USAGE,
+            Self::InvalidUrl { .. } | Self::Credential { .. } | Self::TokenCommand { .. } => {
+                exit::USAGE
+            }
             Self::Client { .. } | Self::InvalidCard { .. } | Self::NoJsonRpcInterface { .. } => {
                 exit::FAILURE
             }
@@ -447,6 +459,10 @@ impl A2aError {
                 "export `{var}` with the agent's bearer token: the journal keeps only this \
                  variable's name, and every command that talks to the agent reads it"
             ),
+            Self::TokenCommand { .. } => "make the command print the agent's token on stdout \
+                 and exit 0 (it runs without a shell, within 10s); the journal keeps only the \
+                 command, and every command that talks to the agent runs it again"
+                .to_owned(),
             Self::Client { .. } => return None,
             Self::Connect { .. } => "check that the agent is running and reachable at that \
                 address; nothing was sent, so running again later is safe"
@@ -507,8 +523,8 @@ impl A2aError {
     fn http_hint(&self, status: u16) -> String {
         match status {
             401 | 403 => "the agent refused the credentials; check the token in the \
-            variable named by --token-env (sent only to the card's origin unless \
-            --allow-cross-origin)"
+            variable named by --token-env, or printed by --token-cmd (sent only to the card's \
+            origin unless --allow-cross-origin)"
                 .to_owned(),
             404 | 405 => "check the agent URL; the card's JSON-RPC interface URL may be \
             wrong or out of date (`agents add URL` refreshes it)"

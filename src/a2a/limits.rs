@@ -25,7 +25,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::client::Endpoint;
-use super::credentials::redact_url;
+use super::credentials::{Credential, redact_url};
 use super::error::{A2aError, fmt_duration};
 
 /// The longest `Retry-After` an agent is paused for; an agent asking for more is skipped for
@@ -211,7 +211,7 @@ impl Limiter {
         method: &'static str,
         permit: bool,
     ) -> Result<Turn, A2aError> {
-        let credential = ep.credential.as_ref().map(|c| c.env_var().to_owned());
+        let credential = ep.credential.as_ref().map(Credential::key);
         let gate = self.gate(&ep.url, credential.as_deref());
         let unary = permit;
         let skipped = |skip: &Skip| A2aError::Skipped {

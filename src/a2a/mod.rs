@@ -59,7 +59,7 @@ pub use binding::{
 };
 pub use card::{AgentCardInfo, CardInterface, Chosen, WELL_KNOWN_CARD_PATH, card_url_for};
 pub use client::{A2aClient, Endpoint};
-pub use credentials::{Credential, origin_of, redact_url};
+pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
 pub use limits::{AgentLimits, AgentOverride, LONGEST_PAUSE, Limits, Overrides, Skip};
 pub use stream::EventStream;

@@ -61,6 +61,10 @@ Examples:
         /// The environment variable holding its bearer token (only the name is stored).
         #[arg(long, value_name = "VAR")]
         token_env: Option<String>,
+        /// A command printing its bearer token on stdout, run without a shell when a token is
+        /// needed (the command is stored, never what it prints).
+        #[arg(long, value_name = "CMD", conflicts_with = "token_env")]
+        token_cmd: Option<String>,
         /// This agent's own limit of requests in flight at once in a pass (instead of
         /// `reconcile --agent-concurrency`); kept by a refresh without it.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -115,6 +119,10 @@ Examples:
         /// registered with).
         #[arg(long, value_name = "VAR")]
         token_env: Option<String>,
+        /// A command printing its bearer token on stdout, run without a shell (default: the
+        /// one it was registered with).
+        #[arg(long, value_name = "CMD", conflicts_with = "token_env")]
+        token_cmd: Option<String>,
         /// Also sends TEXT twice with one messageId and a fresh contextId (this creates one
         /// or two tasks): measures de-duplication by messageId, client context ids and
         /// history retention.
@@ -129,6 +137,7 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
         AgentsCommand::Add {
             url,
             token_env,
+            token_cmd,
             concurrency,
             rate,
             binding,
@@ -137,15 +146,20 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
         } => {
             let choice = crate::commands::delegate::interface_choice(*binding, *protocol)?;
             let limits = (*concurrency, *rate);
-            add(ctx, url, token_env.as_deref(), limits, choice, *trust_dedup).await
+            let given = given_credential(token_env.as_deref(), token_cmd.as_deref())?;
+            add(ctx, url, given, limits, choice, *trust_dedup).await
         }
         AgentsCommand::List => list(ctx),
         AgentsCommand::Remove { url } => remove(ctx, url),
         AgentsCommand::Probe {
             url,
             token_env,
+            token_cmd,
             send_test,
-        } => probe(ctx, url, token_env.as_deref(), send_test.as_deref()).await,
+        } => {
+            let given = given_credential(token_env.as_deref(), token_cmd.as_deref())?;
+            probe(ctx, url, given, send_test.as_deref()).await
+        }
     }
 }
 
@@ -196,17 +210,22 @@ fn skill_ids(info: &AgentCardInfo) -> Result<Vec<String>, String> {
     Ok(ids)
 }
 
-/// Reads the credential of `--token-env VAR` (a usage error when VAR is unusable).
-fn given_credential(token_env: Option<&str>) -> Result<Option<Credential>, CliError> {
-    token_env
-        .map(|var| {
-            Credential::from_env(var).map_err(|e| {
-                CliError::usage(format!("--token-env: {e}")).hint(format!(
-                    "export `{var}` with the agent's bearer token, or drop --token-env"
-                ))
-            })
-        })
-        .transpose()
+/// Reads the credential of `--token-env VAR` or runs `--token-cmd CMD` (a usage error when
+/// either is unusable; nothing is sent).
+pub(crate) fn given_credential(
+    token_env: Option<&str>,
+    token_cmd: Option<&str>,
+) -> Result<Option<Credential>, CliError> {
+    Credential::resolve(token_env, token_cmd).map_err(|e| {
+        let hint = e.hint().unwrap_or_default();
+        match token_cmd {
+            Some(_) => CliError::usage(format!("--token-cmd: {e}")).hint(hint),
+            None => CliError::usage(format!("--token-env: {e}")).hint(format!(
+                "export `{}` with the agent's bearer token, or drop --token-env",
+                token_env.unwrap_or_default()
+            )),
+        }
+    })
 }
 
 /// Returns the credential to talk to a known agent with: the one given, else the variable it
@@ -216,12 +235,19 @@ fn credential(
     given: Option<Credential>,
     registered: Option<&Agent>,
 ) -> Result<Option<Credential>, CliError> {
-    let var = registered
-        .filter(|a| a.registered.is_some())
-        .and_then(|a| a.token_env.as_deref());
-    match (given, var) {
-        (Some(c), _) => Ok(Some(c)),
-        (None, Some(var)) => Ok(Some(Credential::from_env(var).map_err(|e| {
+    let registered = registered.filter(|a| a.registered.is_some());
+    let var = registered.and_then(|a| a.token_env.as_deref());
+    let cmd = registered.and_then(|a| a.token_cmd.as_deref());
+    match (given, var, cmd) {
+        (Some(c), _, _) => Ok(Some(c)),
+        (None, _, Some(cmd)) => Ok(Some(Credential::from_cmd(cmd).map_err(|e| {
+            CliError::usage(format!(
+                "{e}: `{}` was registered with --token-cmd",
+                shown(card_url)
+            ))
+            .hint(e.hint().unwrap_or_default())
+        })?)),
+        (None, Some(var), None) => Ok(Some(Credential::from_env(var).map_err(|e| {
             CliError::usage(format!(
                 "{e}: `{}` was registered with --token-env {var}",
                 shown(card_url)
@@ -230,26 +256,26 @@ fn credential(
                 "export `{var}`, or give another variable with --token-env"
             ))
         })?)),
-        (None, None) => Ok(None),
+        (None, None, None) => Ok(None),
     }
 }
 
 async fn add(
     ctx: &Context,
     url: &str,
-    token_env: Option<&str>,
+    given: Option<Credential>,
     limits: (Option<u32>, Option<f64>),
     choice: InterfaceChoice,
     trust_dedup: bool,
 ) -> anyhow::Result<u8> {
     let card_url = card_url_arg(url)?;
-    let given = given_credential(token_env)?;
     let journal = existing_journal(ctx, true)?;
     let known = match &journal {
         Some(j) => j.agent(&card_url)?.filter(|a| a.registered.is_some()),
         None => None,
     };
-    // A refresh without --token-env keeps the variable the agent was registered with.
+    // A refresh without --token-env / --token-cmd keeps the credential the agent was
+    // registered with.
     let credential = credential(&card_url, given, known.as_ref())?;
     ctx.out.begin("agents add")?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
@@ -284,7 +310,8 @@ async fn add(
         Some(j) => j,
         None => ctx.open_journal_for_writing()?,
     };
-    let token_var = credential.as_ref().map(|c| c.env_var().to_owned());
+    let token_var = credential.as_ref().and_then(Credential::env_var);
+    let token_cmd = credential.as_ref().and_then(Credential::command);
     let agent = journal
         .register_agent(
             &AgentCard {
@@ -296,7 +323,8 @@ async fn add(
                 card_json: info.raw.to_string(),
                 skills,
             },
-            token_var.as_deref(),
+            token_var,
+            token_cmd,
             trust_dedup,
         )
         .context("failed to store the agent card")?;
@@ -400,7 +428,11 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
             inert(&view.name),
             shown(&agent.card_url),
             inert(&skills.join(", ")),
-            agent.token_env.clone().unwrap_or_else(|| "-".to_owned()),
+            match (&agent.token_env, &agent.token_cmd) {
+                (_, Some(cmd)) => format!("$ {}", inert(cmd)),
+                (Some(var), None) => var.clone(),
+                (None, None) => "-".to_owned(),
+            },
             match agent.accepts_context_id {
                 None => "unknown",
                 Some(true) => "accepted",
@@ -422,7 +454,7 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
 async fn probe(
     ctx: &Context,
     url: &str,
-    token_env: Option<&str>,
+    given: Option<Credential>,
     send_test: Option<&str>,
 ) -> anyhow::Result<u8> {
     let card_url = card_url_arg(url)?;
@@ -431,7 +463,6 @@ async fn probe(
             .hint("give the text of a harmless request the agent can answer, e.g. `ping`")
             .into());
     }
-    let given = given_credential(token_env)?;
     let journal = existing_journal(ctx, true)?;
     let known = match &journal {
         Some(j) => j.agent(&card_url)?,
@@ -662,6 +693,7 @@ fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
         })).collect::<Vec<_>>(),
         "capabilities": view.capabilities,
         "tokenEnv": agent.token_env,
+        "tokenCmd": agent.token_cmd,
         "acceptsContextId": agent.accepts_context_id,
         "order": agent.registered,
         "registeredAt": registered_at.map(rfc3339),
@@ -700,6 +732,7 @@ mod tests {
             protocol_version: None,
             tenant: None,
             token_env: None,
+            token_cmd: None,
             card_json: Some(card.to_owned()),
             skills: Vec::new(),
             accepts_context_id: None,

@@ -89,6 +89,10 @@ pub struct DelegateArgs {
     /// The environment variable holding the agent's bearer token (only its name is journaled).
     #[arg(long, value_name = "VAR", conflicts_with = "plan")]
     pub token_env: Option<String>,
+    /// A command printing the agent's bearer token on stdout, run without a shell when a token
+    /// is needed (the command is journaled, never what it prints).
+    #[arg(long, value_name = "CMD", conflicts_with_all = ["plan", "token_env"])]
+    pub token_cmd: Option<String>,
     /// JSON object sent as the message's `metadata`.
     #[arg(long, value_name = "JSON", conflicts_with = "plan")]
     pub metadata: Option<String>,
@@ -199,19 +203,16 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
             }
         },
     };
-    let credential = match &args.token_env {
-        None => None,
-        Some(var) => Some(Credential::from_env(var).map_err(|e| {
-            CliError::usage(format!("--token-env: {e}")).hint(format!(
-                "export `{var}` with the agent's bearer token, or drop --token-env"
-            ))
-        })?),
-    };
+    let credential = crate::commands::agents::given_credential(
+        args.token_env.as_deref(),
+        args.token_cmd.as_deref(),
+    )?;
     let mut spec = StepSpec {
         name,
         text: text.clone(),
         binding,
         token_env: args.token_env.clone(),
+        token_cmd: args.token_cmd.clone(),
         metadata,
         max_attempts: args.max_attempts,
         allow_cross_origin: args.allow_cross_origin,
@@ -251,6 +252,8 @@ fn check_same(journaled: &Step, req: &StepSpec) -> Result<(), CliError> {
         Some("agent")
     } else if j.token_env != req.token_env {
         Some("--token-env")
+    } else if j.token_cmd != req.token_cmd {
+        Some("--token-cmd")
     } else if j.metadata != req.metadata {
         Some("--metadata")
     } else {
@@ -323,19 +326,28 @@ fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
     if req.credential.is_some() {
         return Ok(());
     }
-    let var = if let Some(attempt) = &latest {
-        attempt.token_env.clone()
+    let (var, cmd) = if let Some(attempt) = &latest {
+        (attempt.token_env.clone(), attempt.token_cmd.clone())
     } else {
         let agent = match registered {
             Some(agent) => Some(agent),
             None => journal.agent(&req.card_url)?,
         };
-        agent
+        let (var, cmd) = agent
             .as_ref()
-            .and_then(|a| crate::recovery::registry::credential_var(&req.spec, a))
-            .map(str::to_owned)
+            .map(|a| crate::recovery::registry::credential_source(&req.spec, a))
+            .unwrap_or_default();
+        (var.map(str::to_owned), cmd.map(str::to_owned))
     };
-    if let Some(var) = var {
+    if let Some(cmd) = cmd {
+        req.credential = Some(Credential::from_cmd(&cmd).map_err(|e| {
+            CliError::usage(format!(
+                "{e}: the agent `{}` takes its token from it",
+                agent_shown(&req.card_url)
+            ))
+            .hint(e.hint().unwrap_or_default())
+        })?);
+    } else if let Some(var) = var {
         req.credential = Some(Credential::from_env(&var).map_err(|e| {
             CliError::usage(format!(
                 "{e}: the agent `{}` takes its token from it",

@@ -525,6 +525,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "binding": binding.map(|b| b.wire().card_name()),
         "protocolVersion": binding.map(|b| b.version().as_str()),
         "tokenEnv": a.token_env,
+        "tokenCmd": a.token_cmd,
         "remoteState": a.remote_state,
         "statusTimestamp": a.status_timestamp,
         "outcome": Some(outcome(row)).filter(|o| !o.is_empty()),

@@ -209,15 +209,13 @@ fn pending_question(
 /// Builds the reply's message, with the credential of the attempt it answers.
 fn outgoing(args: &ReplyArgs, rec: &StepRecord, attempt: &Attempt) -> anyhow::Result<Outgoing> {
     let spec = &rec.step.spec;
-    let credential = attempt
-        .token_env
-        .as_deref()
-        .map(Credential::from_env)
-        .transpose()
-        .map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::usage(format!("the step's credential: {e}")).hint(hint)
-        })?;
+    let credential =
+        Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref()).map_err(
+            |e| {
+                let hint = e.hint().unwrap_or_default();
+                CliError::usage(format!("the step's credential: {e}")).hint(hint)
+            },
+        )?;
     Ok(Outgoing {
         text: args.text.clone(),
         metadata: None,

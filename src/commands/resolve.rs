@@ -139,10 +139,10 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         ResolveAs::Resend => Decision::Resend,
         ResolveAs::Retry => Decision::Retry(NewAttempt {
             agent_url: retry_agent(&journal, &record, &latest)?,
-            token_env: None,
             message_id: uuid::Uuid::new_v4().to_string(),
             context_id: Some(uuid::Uuid::new_v4().to_string()),
             previous: Some(latest.id),
+            ..NewAttempt::default()
         }),
     };
     if !ctx.out.confirm(

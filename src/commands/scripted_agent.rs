@@ -108,6 +108,10 @@ pub struct ScriptedAgentArgs {
     /// payloads, no tasks/list).
     #[arg(long, value_name = "VERSION", default_value = "1.0")]
     pub protocol: crate::a2a::ProtocolVersion,
+    /// Answers HTTP 401 to every A2A request without `Authorization: Bearer TOKEN` (the card
+    /// stays public).
+    #[arg(long, value_name = "TOKEN")]
+    pub require_token: Option<String>,
 }
 
 impl ScriptedAgentArgs {
@@ -159,6 +163,7 @@ impl ScriptedAgentArgs {
             black_hole: self.black_hole,
             rate_limit: self.rate_limit,
             protocol_v03: self.protocol == crate::a2a::ProtocolVersion::V0_3,
+            require_token: self.require_token.clone(),
         })
     }
 }

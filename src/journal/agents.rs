@@ -41,13 +41,15 @@ impl Journal {
         &self,
         card: &AgentCard,
         token_env: Option<&str>,
+        token_cmd: Option<&str>,
         trust_dedup: bool,
     ) -> Result<Agent, JournalError> {
         let now = self.now_ms();
         self.write("register the agent", |tx| {
             let e = self.err("register the agent");
             queries::store_card(tx, card, now).map_err(&e)?;
-            queries::register_agent(tx, &card.card_url, token_env, trust_dedup, now).map_err(&e)?;
+            queries::register_agent(tx, &card.card_url, token_env, token_cmd, trust_dedup, now)
+                .map_err(&e)?;
             queries::agent_by_url(tx, &card.card_url)
                 .map_err(&e)?
                 .ok_or_else(|| JournalError::BadValue {

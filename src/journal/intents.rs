@@ -73,6 +73,7 @@ impl Journal {
                 let new = NewAttempt {
                     agent_url: intent.agent_url.clone(),
                     token_env: intent.spec.token_env.clone(),
+                    token_cmd: intent.spec.token_cmd.clone(),
                     message_id: intent.message_id.clone(),
                     context_id: intent.context_id.clone(),
                     previous: None,
@@ -120,10 +121,12 @@ impl Journal {
     ) -> Result<Attempt, JournalError> {
         let e = self.err("commit the intent");
         let mut token_env = new.token_env.clone();
-        // No variable named for the step: a registered agent's own one (`agents add
-        // --token-env`) is what every send and look of this attempt uses.
-        if token_env.is_none() {
+        let mut token_cmd = new.token_cmd.clone();
+        // No credential named for the step: a registered agent's own one (`agents add
+        // --token-env` / `--token-cmd`) is what every send and look of this attempt uses.
+        if token_env.is_none() && token_cmd.is_none() {
             token_env = agent.and_then(|a| a.registered_token_env.clone());
+            token_cmd = agent.and_then(|a| a.registered_token_cmd.clone());
         }
         let context_id = if agent.is_some_and(|a| a.refuses_context_id) {
             None
@@ -135,6 +138,7 @@ impl Journal {
             number,
             agent: agent.map(|a| a.id),
             token_env: token_env.as_deref(),
+            token_cmd: token_cmd.as_deref(),
             message_id: &new.message_id,
             context_id: context_id.as_deref(),
             previous: new.previous,
@@ -182,8 +186,9 @@ impl Journal {
                 });
             }
             let mut new = new.clone();
-            if new.token_env.is_none() {
+            if new.token_env.is_none() && new.token_cmd.is_none() {
                 new.token_env.clone_from(&s.spec.token_env);
+                new.token_cmd.clone_from(&s.spec.token_cmd);
             }
             self.insert_attempt(tx, step, number, &new, now)
         })

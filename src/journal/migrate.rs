@@ -69,6 +69,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0010_attempt_binding",
         sql: include_str!("migrations/0010_attempt_binding.sql"),
     },
+    Migration {
+        version: 11,
+        name: "0011_token_cmd",
+        sql: include_str!("migrations/0011_token_cmd.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

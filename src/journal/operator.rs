@@ -153,8 +153,9 @@ impl Journal {
                     }
                     let mut new = new.clone();
                     new.previous = Some(held.id);
-                    if new.token_env.is_none() {
+                    if new.token_env.is_none() && new.token_cmd.is_none() {
                         new.token_env.clone_from(&step.spec.token_env);
+                        new.token_cmd.clone_from(&step.spec.token_cmd);
                     }
                     retry = Some(new);
                 }
@@ -477,6 +478,7 @@ mod tests {
         Decision::Retry(NewAttempt {
             agent_url: Some(AGENT.to_owned()),
             token_env: None,
+            token_cmd: None,
             message_id: uuid::Uuid::new_v4().to_string(),
             context_id: Some(uuid::Uuid::new_v4().to_string()),
             previous: None,

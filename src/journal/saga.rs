@@ -37,6 +37,7 @@ impl Journal {
             let new = NewAttempt {
                 agent_url: intent.agent_url.clone(),
                 token_env: intent.spec.token_env.clone(),
+                token_cmd: intent.spec.token_cmd.clone(),
                 message_id: intent.message_id.clone(),
                 context_id: intent.context_id.clone(),
                 previous: None,

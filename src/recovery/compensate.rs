@@ -359,10 +359,8 @@ fn endpoint_of(
         .clone()
         .context("the attempt has no journaled endpoint")?;
     let card = a.agent_url.clone().context("the attempt has no agent")?;
-    let credential = match &a.token_env {
-        None => None,
-        Some(var) => Some(Credential::from_env(var).map_err(RecoveryError::CredentialGone)?),
-    };
+    let credential = Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref())
+        .map_err(RecoveryError::CredentialGone)?;
     Ok(Endpoint {
         url,
         tenant: a.tenant.clone(),
@@ -983,6 +981,7 @@ impl Pass<'_> {
                 let new = NewAttempt {
                     agent_url: plan.card_url.clone(),
                     token_env: plan.spec.token_env.clone(),
+                    token_cmd: plan.spec.token_cmd.clone(),
                     message_id: uuid::Uuid::new_v4().to_string(),
                     context_id: plan
                         .card_url
@@ -1258,6 +1257,7 @@ impl Pass<'_> {
                     text: command.clone(),
                     binding: Binding::Command(command),
                     token_env: None,
+                    token_cmd: None,
                     metadata: None,
                     max_attempts: step.spec.max_attempts,
                     allow_cross_origin: false,
@@ -1273,21 +1273,21 @@ impl Pass<'_> {
                 reference_task_ids: Vec::new(),
             }),
             Compensation::Message { text, target } => {
-                let (card_url, token_env, cross) = match target {
+                let (card_url, (token_env, token_cmd), cross) = match target {
                     None => (
                         attempt
                             .agent_url
                             .clone()
                             .ok_or("the step's attempt has no agent to send to")?,
-                        attempt.token_env.clone(),
+                        attempt.token_source(),
                         step.spec.allow_cross_origin,
                     ),
                     Some(CompensationTarget::Agent(url)) => {
                         let same = attempt.agent_url.as_deref() == Some(url.as_str());
                         let token = if same {
-                            attempt.token_env.clone()
+                            attempt.token_source()
                         } else {
-                            None
+                            (None, None)
                         };
                         (url, token, same && step.spec.allow_cross_origin)
                     }
@@ -1301,13 +1301,12 @@ impl Pass<'_> {
                                 inert(&skill)
                             )
                         })?;
-                        (agent.card_url.clone(), agent.token_env.clone(), false)
+                        let token = (agent.token_env.clone(), agent.token_cmd.clone());
+                        (agent.card_url.clone(), token, false)
                     }
                 };
-                let credential = match &token_env {
-                    None => None,
-                    Some(var) => Some(Credential::from_env(var).map_err(|e| e.to_string())?),
-                };
+                let credential = Credential::resolve(token_env.as_deref(), token_cmd.as_deref())
+                    .map_err(|e| e.to_string())?;
                 let artifacts = self
                     .journal
                     .artifacts(attempt.id)
@@ -1324,6 +1323,7 @@ impl Pass<'_> {
                         text: filled,
                         binding: Binding::Agent(card_url.clone()),
                         token_env,
+                        token_cmd,
                         metadata: Some(metadata),
                         max_attempts: step.spec.max_attempts,
                         allow_cross_origin: cross,
@@ -1363,10 +1363,7 @@ impl Pass<'_> {
         }
         let credential = match &plan.credential {
             Some(c) => Some(c.clone()),
-            None => match &a.token_env {
-                Some(var) => Some(Credential::from_env(var)?),
-                None => None,
-            },
+            None => Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref())?,
         };
         let out = Outgoing {
             text: comp_step.spec.text.clone(),
@@ -1727,6 +1724,7 @@ mod tests {
             interface_url: None,
             tenant: None,
             token_env: None,
+            token_cmd: None,
             message_id: format!("m{n}"),
             context_id: None,
             context_id_ours: true,

@@ -212,11 +212,8 @@ pub fn endpoint_of(
     };
     let url = attempt.interface_url.clone().ok_or_else(no_endpoint)?;
     let card = attempt.agent_url.as_deref().ok_or_else(no_endpoint)?;
-    let credential = attempt
-        .token_env
-        .as_deref()
-        .map(Credential::from_env)
-        .transpose()?;
+    let credential =
+        Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref())?;
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),

@@ -653,7 +653,7 @@ pub fn sweep_key(attempt: &Attempt, allow_cross_origin: bool) -> Option<SweepKey
     Some((
         url,
         attempt.tenant.clone(),
-        attempt.token_env.clone(),
+        crate::a2a::source_key(attempt.token_env.as_deref(), attempt.token_cmd.as_deref()),
         allow_cross_origin,
     ))
 }
@@ -986,6 +986,7 @@ mod tests {
             interface_url: None,
             tenant: None,
             token_env: None,
+            token_cmd: None,
             message_id: "m".into(),
             context_id: Some("c".into()),
             context_id_ours: true,
@@ -1040,6 +1041,7 @@ mod tests {
             protocol_version: None,
             tenant: None,
             token_env: None,
+            token_cmd: None,
             card_json: None,
             skills: Vec::new(),
             accepts_context_id: Some(true),

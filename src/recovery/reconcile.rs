@@ -744,11 +744,8 @@ impl<'a> Pass<'a> {
         let previous = attempt
             .previous_attempt
             .and_then(|p| rec.attempts.iter().find(|a| a.id == p));
-        let credential = attempt
-            .token_env
-            .as_deref()
-            .map(Credential::from_env)
-            .transpose()?;
+        let credential =
+            Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref())?;
         Ok(Outgoing {
             text: decide::previous_attempt_text(&spec.text, previous),
             metadata: decide::previous_attempt_metadata(spec.metadata.as_ref(), previous),
@@ -1012,7 +1009,8 @@ impl<'a> Pass<'a> {
                 && ep.tenant == a.tenant
                 && a.binding.is_none_or(|b| b == ep.binding)
                 && ep.allow_cross_origin == row.allow_cross_origin
-                && ep.credential.as_ref().map(Credential::env_var) == a.token_env.as_deref()
+                && ep.credential.as_ref().map(Credential::key)
+                    == crate::a2a::source_key(a.token_env.as_deref(), a.token_cmd.as_deref())
         };
         if let Some(url) = a.interface_url.as_deref()
             && let Some((card, ep)) = self.endpoints.borrow().get(url)
@@ -1020,7 +1018,7 @@ impl<'a> Pass<'a> {
         {
             return Ok(Ok(Rc::clone(ep)));
         }
-        let credential = match a.token_env.as_deref().map(Credential::from_env).transpose() {
+        let credential = match Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref()) {
             Ok(credential) => credential,
             Err(e) => return Ok(Err(e)),
         };
@@ -1082,8 +1080,13 @@ impl<'a> Pass<'a> {
             Settlement::Redelegate(agent) => {
                 let new = NewAttempt {
                     agent_url: Some(agent.card_url.clone()),
-                    // The step's --token-env, else the registered agent's own variable.
-                    token_env: registry::credential_var(spec, &agent).map(str::to_owned),
+                    // The step's credential, else the registered agent's own one.
+                    token_env: registry::credential_source(spec, &agent)
+                        .0
+                        .map(str::to_owned),
+                    token_cmd: registry::credential_source(spec, &agent)
+                        .1
+                        .map(str::to_owned),
                     message_id: uuid::Uuid::new_v4().to_string(),
                     context_id: Some(uuid::Uuid::new_v4().to_string()),
                     previous: Some(row.attempt.id),
@@ -1166,7 +1169,7 @@ fn agent_key(a: &Attempt) -> AgentKey {
             .clone()
             .or_else(|| a.agent_url.clone())
             .unwrap_or_default(),
-        a.token_env.clone(),
+        crate::a2a::source_key(a.token_env.as_deref(), a.token_cmd.as_deref()),
     )
 }
 

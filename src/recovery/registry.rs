@@ -23,7 +23,7 @@
 //!
 //! The credential of an attempt is decided when its intent is committed and journaled on it
 //! (`Attempt::token_env`): the step's `--token-env` if one was given, else the registered
-//! agent's own variable ([`credential_var`] says the same for code that has not committed yet).
+//! agent's own variable ([`credential_source`] says the same for code that has not committed yet).
 
 use crate::journal::{Agent, Journal, JournalError, StepRecord, StepSpec};
 
@@ -56,12 +56,19 @@ pub fn tried_agents(record: &StepRecord) -> Vec<String> {
     tried
 }
 
-/// Returns the name of the environment variable holding the credential for sending `spec` to
-/// `agent`: the step's own `--token-env`, else the one the agent was registered with.
-pub fn credential_var<'a>(spec: &'a StepSpec, agent: &'a Agent) -> Option<&'a str> {
-    spec.token_env
-        .as_deref()
-        .or_else(|| agent.registered.and(agent.token_env.as_deref()))
+/// Returns where the credential for sending `spec` to `agent` comes from (`token_env`,
+/// `token_cmd`): the step's own `--token-env` / `--token-cmd`, else the agent's registered one.
+pub fn credential_source<'a>(
+    spec: &'a StepSpec,
+    agent: &'a Agent,
+) -> (Option<&'a str>, Option<&'a str>) {
+    if spec.token_env.is_some() || spec.token_cmd.is_some() {
+        (spec.token_env.as_deref(), spec.token_cmd.as_deref())
+    } else if agent.registered.is_some() {
+        (agent.token_env.as_deref(), agent.token_cmd.as_deref())
+    } else {
+        (None, None)
+    }
 }
 
 #[cfg(test)]
@@ -91,11 +98,16 @@ mod tests {
     fn picks_in_registration_order_skipping_excluded_and_unregistered() {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
-        j.register_agent(&card(&url(1), &["car"]), None, false)
+        j.register_agent(&card(&url(1), &["car"]), None, None, false)
             .unwrap();
-        j.register_agent(&card(&url(2), &["hotel", "car"]), Some("TOKEN_2"), false)
-            .unwrap();
-        j.register_agent(&card(&url(3), &["car"]), None, false)
+        j.register_agent(
+            &card(&url(2), &["hotel", "car"]),
+            Some("TOKEN_2"),
+            None,
+            false,
+        )
+        .unwrap();
+        j.register_agent(&card(&url(3), &["car"]), None, None, false)
             .unwrap();
         // Only used through --agent: never picked.
         j.record_agent_card(&card(&url(4), &["car"])).unwrap();
@@ -109,7 +121,7 @@ mod tests {
         assert_eq!(pick("car", &[url(1), url(2), url(3)]), None);
         assert_eq!(pick("flight", &[]), None);
         // A refresh keeps the order; a removal drops the agent from every pick.
-        j.register_agent(&card(&url(1), &["car"]), None, false)
+        j.register_agent(&card(&url(1), &["car"]), None, None, false)
             .unwrap();
         assert_eq!(pick("car", &[]), Some(url(1)));
         assert!(j.unregister_agent(&url(1)).unwrap());
@@ -121,10 +133,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let j = Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
         let a = j
-            .register_agent(&card(&url(1), &["car"]), Some("CAR_TOKEN"), false)
+            .register_agent(&card(&url(1), &["car"]), Some("CAR_TOKEN"), None, false)
             .unwrap();
         let b = j
-            .register_agent(&card(&url(2), &["car"]), None, false)
+            .register_agent(&card(&url(2), &["car"]), None, None, false)
             .unwrap();
         let name = StepName::parse("trip/car").unwrap();
         let mut spec = StepSpec::to_agent(name.clone(), "a car", url(1));
@@ -143,14 +155,15 @@ mod tests {
         };
         // No --token-env: the attempt takes the registered agent's variable.
         assert_eq!(first.token_env.as_deref(), Some("CAR_TOKEN"));
-        assert_eq!(credential_var(&spec, &a), Some("CAR_TOKEN"));
-        assert_eq!(credential_var(&spec, &b), None);
+        assert_eq!(credential_source(&spec, &a), (Some("CAR_TOKEN"), None));
+        assert_eq!(credential_source(&spec, &b), (None, None));
         let second = j
             .add_attempt(
                 first.step_id,
                 &NewAttempt {
                     agent_url: Some(url(2)),
                     token_env: None,
+                    token_cmd: None,
                     message_id: "m-2".to_owned(),
                     context_id: None,
                     previous: Some(first.id),
@@ -163,6 +176,6 @@ mod tests {
         assert_eq!(pick_agent(&j, "car", &tried_agents(&record)).unwrap(), None);
         // A step's own variable wins over the agent's.
         spec.token_env = Some("STEP_TOKEN".to_owned());
-        assert_eq!(credential_var(&spec, &a), Some("STEP_TOKEN"));
+        assert_eq!(credential_source(&spec, &a), (Some("STEP_TOKEN"), None));
     }
 }

@@ -492,16 +492,18 @@ impl Sender<'_> {
     /// circuit is open for this pass (`a2a::Limits`), so that no send start is stamped.
     fn skipped(&self, attempt: &Attempt, out: &Outgoing) -> Option<Sent> {
         let url = attempt.interface_url.as_deref()?;
-        let var = out.credential.as_ref().map(Credential::env_var);
-        self.client.skipped(url, var).map(|skip| Sent::Failed {
-            attempt: attempt.clone(),
-            stage: Stage::Send,
-            error: A2aError::Skipped {
-                url: skip.agent,
-                method: "SendMessage",
-                reason: skip.reason,
-            },
-        })
+        let key = out.credential.as_ref().map(Credential::key);
+        self.client
+            .skipped(url, key.as_deref())
+            .map(|skip| Sent::Failed {
+                attempt: attempt.clone(),
+                stage: Stage::Send,
+                error: A2aError::Skipped {
+                    url: skip.agent,
+                    method: "SendMessage",
+                    reason: skip.reason,
+                },
+            })
     }
 
     /// Right before a send: re-checks the lease (another process may have broken it while

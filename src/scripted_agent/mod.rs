@@ -136,6 +136,9 @@ pub struct AgentConfig {
     /// `tasks/get`, `tasks/cancel`, `tasks/resubscribe`; no `tasks/list`, v1.0 names answer
     /// -32601), no `A2A-Version` check, and v0.3 payloads (`kind`, lowercase states, `final`).
     pub protocol_v03: bool,
+    /// Answers HTTP 401 to every A2A request (not the card) without `Authorization: Bearer`
+    /// and this token.
+    pub require_token: Option<String>,
 }
 
 /// The binding the scripted agent serves (and its card offers).
@@ -205,6 +208,7 @@ impl Default for AgentConfig {
             black_hole: false,
             rate_limit: None,
             protocol_v03: false,
+            require_token: None,
         }
     }
 }
@@ -624,6 +628,9 @@ async fn gate(
         }
         throttled
     };
+    if let Some(refused) = unauthorized(&shared.cfg, &headers) {
+        return refused;
+    }
     if load.black_hole.load(Ordering::Relaxed) {
         let mut stop = shared.shutdown.clone();
         let _ = stop.wait_for(|stop| *stop).await;
@@ -642,6 +649,24 @@ async fn gate(
         tokio::time::sleep(Duration::from_micros(delay)).await;
     }
     rpc::handle(State(shared.clone()), headers, uri, body).await
+}
+
+/// HTTP 401 when the agent requires a token ([`AgentConfig::require_token`]) and `headers`
+/// do not carry it.
+pub(crate) fn unauthorized(cfg: &AgentConfig, headers: &HeaderMap) -> Option<Response> {
+    let want = cfg.require_token.as_deref()?;
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    (given != Some(want)).then(|| {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
+            "unauthorized\n",
+        )
+            .into_response()
+    })
 }
 
 async fn card(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {

@@ -86,6 +86,9 @@ pub(crate) async fn handle(
     let Some(op) = route(&method, uri.path(), shared.cfg.tenant.as_deref()) else {
         return bare_not_found();
     };
+    if let Some(refused) = super::unauthorized(&shared.cfg, &headers) {
+        return refused;
+    }
     if shared
         .not_found_budget
         .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1))

@@ -123,6 +123,7 @@ pub fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &st
                     skills: vec![skill.to_owned()],
                 },
                 None,
+                None,
                 false,
             )
             .unwrap();

@@ -872,7 +872,7 @@ async fn credentials_stay_on_the_card_origin_unless_allowed() {
 #[test]
 fn credentials_never_show_their_token() {
     let c = Credential::new("AGENT_TOKEN", "s3cr3t").unwrap();
-    assert_eq!(c.env_var(), "AGENT_TOKEN");
+    assert_eq!(c.env_var(), Some("AGENT_TOKEN"));
     assert!(!format!("{c:?}").contains("s3cr3t"));
     assert_eq!(c.to_string(), "AGENT_TOKEN");
     let err = Credential::new("AGENT_TOKEN", "  ").unwrap_err();
@@ -886,7 +886,10 @@ fn credentials_never_show_their_token() {
     assert_eq!(err.exit_code(), exit::USAGE);
     let err = Credential::new("T", "bad\nvalue").unwrap_err();
     assert!(!err.to_string().contains("bad"), "{err}");
-    assert_eq!(Credential::from_env("PATH").unwrap().env_var(), "PATH");
+    assert_eq!(
+        Credential::from_env("PATH").unwrap().env_var(),
+        Some("PATH")
+    );
 }
 
 // ---- cards and plain URLs -----------------------------------------------------------------------

@@ -33,7 +33,7 @@ use crate::journal::{
     WorkflowState,
 };
 use crate::plan_file::{self, Compensation, Verification};
-use crate::recovery::registry::{credential_var, pick_agent};
+use crate::recovery::registry::{credential_source, pick_agent};
 use crate::recovery::send::{Batch, BatchItem, Commit, Ready, Sender, Sent};
 use crate::sanitize::inert;
 
@@ -300,9 +300,22 @@ fn requests_for(
             IntentOutcome::Existing(record) => match record.latest() {
                 Some(latest) => {
                     let url = latest.agent_url.clone().unwrap_or(card_url);
-                    let registered = journal.agent(&url)?.and_then(|a| a.token_env);
-                    let var = latest.token_env.clone().or(registered);
-                    let credential = credential_of(var.as_deref(), &spec)?;
+                    let credential = if latest.token_env.is_some() || latest.token_cmd.is_some() {
+                        credential_of(
+                            (latest.token_env.as_deref(), latest.token_cmd.as_deref()),
+                            &spec,
+                        )?
+                    } else {
+                        let registered = journal.agent(&url)?;
+                        let registered = registered.as_ref();
+                        credential_of(
+                            (
+                                registered.and_then(|a| a.token_env.as_deref()),
+                                registered.and_then(|a| a.token_cmd.as_deref()),
+                            ),
+                            &spec,
+                        )?
+                    };
                     (url, credential)
                 }
                 None => (card_url, credential),
@@ -549,15 +562,16 @@ fn batch_items<'c>(
     Ok((items, by_id))
 }
 
-/// Returns the credential named by a step's `token_env` (or the agent's), read now.
-fn credential_of(var: Option<&str>, spec: &StepSpec) -> Result<Option<Credential>, CliError> {
-    match var {
-        None => Ok(None),
-        Some(var) => Credential::from_env(var).map(Some).map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            CliError::usage(format!("step `{}`: {e}", spec.name)).hint(hint)
-        }),
-    }
+/// Returns the credential of a step's (`token_env`, `token_cmd`) (or the agent's), read or
+/// run now.
+fn credential_of(
+    (var, cmd): (Option<&str>, Option<&str>),
+    spec: &StepSpec,
+) -> Result<Option<Credential>, CliError> {
+    Credential::resolve(var, cmd).map_err(|e| {
+        let hint = e.hint().unwrap_or_default();
+        CliError::usage(format!("step `{}`: {e}", spec.name)).hint(hint)
+    })
 }
 
 /// Resolves a plan step's agent: its `agent`, or the first registered agent with its `skill`
@@ -571,7 +585,7 @@ fn resolve_step(
         Binding::Agent(url) => Ok((
             spec.clone(),
             url.clone(),
-            credential_of(spec.token_env.as_deref(), spec)?,
+            credential_of((spec.token_env.as_deref(), spec.token_cmd.as_deref()), spec)?,
         )),
         Binding::Skill(skill) => {
             // A journaled step keeps the agent it was given; only new steps pick one.
@@ -590,7 +604,7 @@ fn resolve_step(
                 .hint("register one with `a2a-recover agents add URL`; nothing was journaled")
                 .into());
             };
-            let credential = credential_of(credential_var(spec, &agent), spec)?;
+            let credential = credential_of(credential_source(spec, &agent), spec)?;
             Ok((spec.clone(), agent.card_url.clone(), credential))
         }
         Binding::Command(_) => Err(CliError::usage("a plan step cannot be a command").into()),

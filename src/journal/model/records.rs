@@ -89,6 +89,9 @@ pub struct StepSpec {
     pub binding: Binding,
     /// The NAME of the environment variable holding the credential (never the value).
     pub token_env: Option<String>,
+    /// The command printing the credential (`--token-cmd`; never its output). When set, it is
+    /// the credential's source instead of `token_env`.
+    pub token_cmd: Option<String>,
     /// The message's `metadata`.
     pub metadata: Option<Map<String, Value>>,
     /// The attempt budget across all agents.
@@ -115,6 +118,7 @@ impl StepSpec {
             text: text.into(),
             binding: Binding::Agent(card_url.into()),
             token_env: None,
+            token_cmd: None,
             metadata: None,
             max_attempts: 3,
             allow_cross_origin: false,
@@ -182,6 +186,8 @@ pub struct Attempt {
     pub binding: Option<ProtocolBinding>,
     /// The NAME of the credential's environment variable.
     pub token_env: Option<String>,
+    /// The command printing the credential (`--token-cmd`; never its output).
+    pub token_cmd: Option<String>,
     /// Our messageId (UUIDv4), reused on every resend.
     pub message_id: String,
     /// The contextId: ours while `context_id_ours`, else the agent's.
@@ -225,6 +231,11 @@ pub struct Attempt {
 pub const FUTURE_STAMP_TOLERANCE: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
 
 impl Attempt {
+    /// Returns where its credential comes from: (`token_env`, `token_cmd`).
+    pub fn token_source(&self) -> (Option<String>, Option<String>) {
+        (self.token_env.clone(), self.token_cmd.clone())
+    }
+
     /// Returns the task later reads go to: the continuation, if any, else the task.
     pub fn current_task_id(&self) -> Option<&str> {
         self.continuation_task_id
@@ -307,6 +318,8 @@ pub struct Agent {
     pub trust_dedup: bool,
     /// The NAME of the credential's environment variable (registry).
     pub token_env: Option<String>,
+    /// The command printing the credential (`agents add --token-cmd`; never its output).
+    pub token_cmd: Option<String>,
     /// The card as fetched (raw JSON).
     pub card_json: Option<String>,
     /// The card's skill ids.

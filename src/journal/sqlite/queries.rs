@@ -259,7 +259,7 @@ pub(in crate::journal) fn set_workflow_state(
 const STEP_COLUMNS: &str = "s.id, w.name, s.name, s.seq, s.text, s.agent_url, s.skill, s.command, \
      s.token_env, s.metadata_json, s.max_attempts, s.allow_cross_origin, s.effect_json, \
      s.compensate_json, s.verify_json, s.cwd, s.compensates_step_id, s.resolution, \
-     s.resolution_reason, w.state, s.created_at, s.updated_at, s.force_binding, s.force_protocol";
+     s.resolution_reason, w.state, s.created_at, s.updated_at, s.force_binding, s.force_protocol, s.token_cmd";
 
 fn binding_from(
     agent: Option<String>,
@@ -309,6 +309,7 @@ fn step_from_row(r: &Row<'_>) -> rusqlite::Result<Step> {
             text: r.get(4)?,
             binding: binding_from(r.get(5)?, r.get(6)?, r.get(7)?)?,
             token_env: r.get(8)?,
+            token_cmd: r.get(24)?,
             metadata,
             max_attempts: r.get(10)?,
             allow_cross_origin: r.get(11)?,
@@ -384,9 +385,9 @@ pub(in crate::journal) fn insert_step(
         "INSERT INTO steps (workflow_id, name, seq, text, agent_url, skill, command, token_env,
              metadata_json, max_attempts, allow_cross_origin, effect_json, compensate_json,
              verify_json, cwd, compensates_step_id, created_at, updated_at, force_binding,
-             force_protocol)
+             force_protocol, token_cmd)
          VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps), ?3, ?4, ?5, ?6, ?7, ?8,
-             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18)",
+             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18, ?19)",
         params![
             workflow_id,
             spec.name.step,
@@ -406,6 +407,7 @@ pub(in crate::journal) fn insert_step(
             now,
             spec.interface.binding.map(WireBinding::card_name),
             spec.interface.protocol.map(ProtocolVersion::as_str),
+            spec.token_cmd,
         ],
     )?;
     Ok(StepId(conn.last_insert_rowid()))
@@ -433,7 +435,7 @@ pub(in crate::journal) fn set_resolution(
 
 const AGENT_COLUMNS: &str = "id, card_url, interface_url, protocol_version, tenant, token_env, \
      card_json, skills_json, accepts_context_id, registered, fetched_at, profile_json, binding, \
-     trust_dedup";
+     trust_dedup, token_cmd";
 
 fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
     let skills_json: String = r.get(7)?;
@@ -458,6 +460,7 @@ fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
         tenant: r.get(4)?,
         trust_dedup: r.get(13)?,
         token_env: r.get(5)?,
+        token_cmd: r.get(14)?,
         card_json: r.get(6)?,
         skills,
         accepts_context_id: r.get(8)?,
@@ -490,6 +493,7 @@ pub(in crate::journal) struct IntentAgent {
     pub(in crate::journal) id: AgentId,
     pub(in crate::journal) refuses_context_id: bool,
     pub(in crate::journal) registered_token_env: Option<String>,
+    pub(in crate::journal) registered_token_cmd: Option<String>,
 }
 
 /// Returns what an intent needs of the agent's row, inserting a bare row (no card yet) if
@@ -505,7 +509,8 @@ pub(in crate::journal) fn intent_agent(
         params![card_url, now],
     )?;
     conn.row(
-        "SELECT id, accepts_context_id, registered, token_env FROM agents WHERE card_url = ?1",
+        "SELECT id, accepts_context_id, registered, token_env, token_cmd FROM agents
+         WHERE card_url = ?1",
         params![card_url],
         |r| {
             let registered: Option<i64> = r.get(2)?;
@@ -514,6 +519,11 @@ pub(in crate::journal) fn intent_agent(
                 refuses_context_id: r.get::<_, Option<bool>>(1)? == Some(false),
                 registered_token_env: if registered.is_some() {
                     r.get(3)?
+                } else {
+                    None
+                },
+                registered_token_cmd: if registered.is_some() {
+                    r.get(4)?
                 } else {
                     None
                 },
@@ -561,16 +571,17 @@ pub(in crate::journal) fn register_agent(
     conn: &Connection,
     card_url: &str,
     token_env: Option<&str>,
+    token_cmd: Option<&str>,
     trust_dedup: bool,
     now: i64,
 ) -> rusqlite::Result<()> {
     conn.exec(
-        "UPDATE agents SET token_env = ?2, updated_at = ?3, trust_dedup = ?4,
+        "UPDATE agents SET token_env = ?2, updated_at = ?3, trust_dedup = ?4, token_cmd = ?5,
              registered_at = CASE WHEN registered IS NULL THEN ?3 ELSE registered_at END,
              registered = COALESCE(registered,
                  (SELECT COALESCE(MAX(registered), 0) + 1 FROM agents))
          WHERE card_url = ?1",
-        params![card_url, token_env, now, trust_dedup],
+        params![card_url, token_env, now, trust_dedup, token_cmd],
     )?;
     Ok(())
 }
@@ -685,10 +696,10 @@ const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interfa
      a.remote_state, a.status_timestamp, a.pending_question, a.last_task_json, a.outcome_json, \
      a.error, a.effect, a.cancel_requested_at, a.previous_attempt_id, a.lease_owner_pid, \
      a.lease_owner_host, a.lease_expires_at, a.created_at, a.updated_at, a.continuation_task_id, \
-     a.binding, a.protocol_version";
+     a.binding, a.protocol_version, a.token_cmd";
 
 /// How many columns [`ATTEMPT_COLUMNS`] has.
-const ATTEMPT_WIDTH: usize = 29;
+const ATTEMPT_WIDTH: usize = 30;
 
 /// Reads the binding columns of a row whose interface is journaled (`interface` set); both
 /// NULL (a row written before bindings were journaled) reads as `None`: the caller then takes
@@ -748,6 +759,7 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         tenant: r.get(5)?,
         binding: binding_cols(r, r.get::<_, Option<String>>(4)?.is_some(), 27, 28)?,
         token_env: r.get(6)?,
+        token_cmd: r.get(29)?,
         message_id: r.get(7)?,
         context_id: r.get(8)?,
         context_id_ours: r.get(9)?,
@@ -775,6 +787,7 @@ pub(in crate::journal) struct NewAttemptRow<'a> {
     pub(in crate::journal) number: u32,
     pub(in crate::journal) agent: Option<AgentId>,
     pub(in crate::journal) token_env: Option<&'a str>,
+    pub(in crate::journal) token_cmd: Option<&'a str>,
     pub(in crate::journal) message_id: &'a str,
     pub(in crate::journal) context_id: Option<&'a str>,
     pub(in crate::journal) previous: Option<AttemptId>,
@@ -788,8 +801,8 @@ pub(in crate::journal) fn insert_attempt(
 ) -> rusqlite::Result<AttemptId> {
     conn.exec(
         "INSERT INTO attempts (step_id, number, agent_id, token_env, message_id, context_id,
-             context_id_ours, state, previous_attempt_id, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8)",
+             context_id_ours, state, previous_attempt_id, created_at, updated_at, token_cmd)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8, ?9)",
         params![
             a.step.0,
             a.number,
@@ -798,7 +811,8 @@ pub(in crate::journal) fn insert_attempt(
             a.message_id,
             a.context_id,
             a.previous.map(|x| x.0),
-            a.now
+            a.now,
+            a.token_cmd,
         ],
     )?;
     Ok(AttemptId(conn.last_insert_rowid()))
@@ -820,6 +834,7 @@ pub(in crate::journal) fn inserted_attempt(
         tenant: None,
         binding: None,
         token_env: a.token_env.map(str::to_owned),
+        token_cmd: a.token_cmd.map(str::to_owned),
         message_id: a.message_id.to_owned(),
         context_id: a.context_id.map(str::to_owned),
         context_id_ours: true,

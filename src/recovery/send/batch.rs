@@ -186,7 +186,11 @@ impl<'s, 'a> Batch<'s, 'a> {
                 slots.push(None);
                 continue;
             }
-            let var = item.out.credential.as_ref().map(|c| c.env_var().to_owned());
+            let var = item
+                .out
+                .credential
+                .as_ref()
+                .map(crate::a2a::Credential::key);
             let key = (card_url, var, item.out.interface);
             let endpoint = if let Some(found) = cards.get(&key) {
                 found.clone()
