@@ -1,5 +1,6 @@
 //! An attempt whose journaled interface has left its agent's card (the agent upgraded): a read
-//! that the interface no longer answers reads the card again (fresh, then journaled) and, when
+//! that the interface no longer answers reads the card again (once per process, then journaled)
+//! and, when
 //! the card no longer offers that interface, re-chooses one from it (an `interface-moved`
 //! event naming both) or, when it offers nothing we speak, says so (a human must look).
 //!
@@ -47,15 +48,20 @@ pub async fn rechoose(
             e.summary()
         ))
     };
+    // Fetched once per process (a pass over many attempts of one agent reads its card once).
     let info = match client
-        .fetch_card(card_url, endpoint.credential.as_ref())
+        .fetch_card_once(card_url, endpoint.credential.as_ref())
         .await
     {
-        Ok(info) => info,
+        Ok((info, fetched)) => {
+            if fetched {
+                journal.record_agent_card(&agent_card(card_url, &info))?;
+            }
+            info
+        }
         Err(e @ A2aError::NoJsonRpcInterface { .. }) => return Ok(nowhere(&e)),
         Err(_) => return Ok(Rechosen::Stays),
     };
-    journal.record_agent_card(&agent_card(card_url, &info))?;
     if info.offers(&endpoint.url, endpoint.binding) {
         return Ok(Rechosen::Stays);
     }
