@@ -276,3 +276,88 @@ fn agents_add_takes_a_card_that_offers_only_http_json() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(the_attempt(&env, "w/reg")["state"], "COMPLETED");
 }
+
+/// The step's event kinds and details, oldest first (`inspect STEP --events`).
+fn events(env: &TestEnv, step: &str) -> Vec<Value> {
+    let out = env.run(["inspect", step, "--events", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    json_lines(&out)
+        .into_iter()
+        .filter(|v| v["type"] == "event")
+        .collect()
+}
+
+#[test]
+fn an_agent_that_moved_to_http_json_is_read_there_and_completes() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/up", &a.url(), "work:2", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(the_attempt(&env, "w/up")["binding"], "JSONRPC");
+    a.settle();
+    // The agent upgrades: same port, same tasks, only HTTP+JSON served and on its card.
+    let a = a.restart(http_json(fast()));
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(&env, "w/up");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
+    assert_eq!(
+        artifact_texts_of(&env.journal(), "w/up"),
+        ["chunk 1;chunk 2;"]
+    );
+    let moved: Vec<Value> = events(&env, "w/up")
+        .into_iter()
+        .filter(|e| e["kind"] == "interface-moved")
+        .collect();
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    let detail = &moved[0]["detail"];
+    assert_eq!(detail["from"]["binding"], "JSONRPC", "{detail}");
+    assert_eq!(detail["to"]["binding"], "HTTP+JSON", "{detail}");
+    assert_eq!(detail["to"]["protocolVersion"], "1.0", "{detail}");
+    let stats = a.stats();
+    assert_eq!(calls(&stats, "SendMessage"), 0, "{:?}", stats.requests);
+    assert!(calls(&stats, "GetTask") >= 1, "{:?}", stats.requests);
+    // Later reads go straight to the new interface: nothing moves again.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let n = events(&env, "w/up")
+        .iter()
+        .filter(|e| e["kind"] == "interface-moved")
+        .count();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn an_agent_whose_card_offers_nothing_we_speak_any_more_needs_a_human() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/gone", &a.url(), "ask", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let before = the_attempt(&env, "w/gone")["state"].clone();
+    let port = a.get().port();
+    drop(a);
+    // The agent upgrades to a card that offers only gRPC; JSON-RPC is not served any more.
+    let _server = crate::common::agent::Background::start(move || {
+        crate::common::in_runtime::CardServer::start_on(port, |base: &str| {
+            serde_json::json!({"name": "grpc", "description": "d", "version": "2",
+                "capabilities": {}, "defaultInputModes": ["text/plain"],
+                "defaultOutputModes": ["text/plain"], "skills": [],
+                "supportedInterfaces": [{"url": base, "protocolBinding": "GRPC",
+                                         "protocolVersion": "1.0"}]})
+            .to_string()
+        })
+    });
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let action = json_lines(&out)
+        .into_iter()
+        .find(|v| v["outcome"] == "interface-gone")
+        .unwrap_or_else(|| panic!("{}", stdout(&out)));
+    let remedy = action["remedy"].to_string();
+    assert!(remedy.contains("GRPC 1.0"), "{action}");
+    assert!(remedy.contains("has left the agent's card"), "{action}");
+    let row = the_attempt(&env, "w/gone");
+    assert_eq!(row["state"], before, "nothing is proven of the task: {row}");
+    assert_eq!(row["binding"], "JSONRPC", "{row}");
+}

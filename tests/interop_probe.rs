@@ -1,5 +1,7 @@
 //! `agents probe` against the official SDK servers: the recovery profile each one shows, and
-//! that a probe without `--send-test` creates no task there (their ListTasks is the counter).
+//! that a probe without `--send-test` creates no task there (their ListTasks is the counter);
+//! the v0.3 SDKs (a2a-sdk 0.3.26, @a2a-js/sdk 0.3.14) over JSON-RPC: no ListTasks, and what
+//! their `tasks/resubscribe` answers.
 
 use std::time::Duration;
 
@@ -121,4 +123,55 @@ fn interop_probe_of_the_official_python_agent() {
 #[test]
 fn interop_probe_of_the_official_js_agent() {
     probe_sdk(Sdk::Js);
+}
+
+/// Probes a v0.3 agent (no `tasks/list`), with a finished task seeded first; returns the passive
+/// profile and the `--send-test` one.
+fn probe_v03(sdk: Sdk) -> (Value, Value) {
+    let agent = sdk.start();
+    let env = TestEnv::new();
+    one_finished_task(&env, &agent);
+    let p = profile(&env, &agent, &[]);
+    let chosen: Vec<&Value> = p["bindings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["chosen"] == true)
+        .collect();
+    assert_eq!(chosen.len(), 1, "{sdk:?}: {p}");
+    assert_eq!(chosen[0]["binding"], "JSONRPC", "{sdk:?}: {p}");
+    assert_eq!(chosen[0]["protocolVersion"], "0.3.0", "{sdk:?}: {p}");
+    assert_eq!(
+        p["listTasks"], "none",
+        "{sdk:?}: no tasks/list in v0.3: {p}"
+    );
+    assert_eq!(p["timestampFilter"], "none", "{sdk:?}: {p}");
+    assert_eq!(p["subscribe"], "ok", "{sdk:?}: {p}");
+    assert_eq!(p["unknownTaskSubscribeCode"], "-32001", "{sdk:?}: {p}");
+    assert_eq!(p["clientContextId"], "accepted", "{sdk:?}: {p}");
+    // Without tasks/list no terminal task is known to a passive probe.
+    assert_eq!(p["terminalSubscribeCode"], Value::Null, "{sdk:?}: {p}");
+    let sent = profile(&env, &agent, &["--send-test", "echo probe"]);
+    assert_eq!(sent["dedup"], "no", "{sdk:?}: {sent}");
+    (p, sent)
+}
+
+#[test]
+fn interop_probe_of_the_official_python_v03_agent() {
+    let (_, sent) = probe_v03(Sdk::Python03 {
+        transport: crate::common::interop::Transport::JsonRpc,
+    });
+    // tasks/resubscribe on a terminal task: one error event, -32602.
+    assert_eq!(sent["terminalSubscribeCode"], "-32602", "{sent}");
+    assert_eq!(sent["historyKept"], "yes", "{sent}");
+}
+
+#[test]
+fn interop_probe_of_the_official_js_v03_agent() {
+    let (_, sent) = probe_v03(Sdk::Js03 {
+        transport: crate::common::interop::Transport::JsonRpc,
+    });
+    // tasks/resubscribe on a terminal task streams the task itself: no code.
+    assert_eq!(sent["terminalSubscribeCode"], Value::Null, "{sent}");
+    assert_eq!(sent["historyKept"], "no", "{sent}");
 }

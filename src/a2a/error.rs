@@ -319,6 +319,22 @@ impl A2aError {
         }
     }
 
+    /// Returns whether the answer says the interface is not served here (any more): an HTTP
+    /// 404 or 405 carrying no A2A error, a connection refused, or JSON-RPC "method not found"
+    /// (-32601). Never proof that a task is gone: only a reason to read the card again.
+    pub fn is_not_served_here(&self) -> bool {
+        match self {
+            Self::Http {
+                status: 404 | 405,
+                rpc,
+                reason,
+                ..
+            } => rpc.as_ref().is_none_or(|e| e.code == -32601) && reason.is_none(),
+            Self::Connect { .. } => true,
+            _ => self.rpc_code() == Some(-32601),
+        }
+    }
+
     /// Returns the JSON-RPC error code, also when it came in a non-2xx body.
     pub fn rpc_code(&self) -> Option<i64> {
         self.rpc_error().map(|e| e.code)

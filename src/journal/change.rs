@@ -131,6 +131,41 @@ impl Journal {
         self.attempt(id)
     }
 
+    /// Journals that an attempt's interface has left its agent's card and that later reads go
+    /// to `to` (an `interface-moved` event naming both); nothing when `to` is already journaled.
+    pub fn move_endpoint(
+        &self,
+        id: AttemptId,
+        to: &JournaledEndpoint,
+    ) -> Result<Attempt, JournalError> {
+        self.change(id, "journal the moved interface", |held, _| {
+            if held.interface_url.as_deref() == Some(to.interface_url.as_str())
+                && held.binding == Some(to.binding)
+                && held.tenant == to.tenant
+            {
+                return Ok(None);
+            }
+            let side = |url: Option<&str>, b: Option<crate::a2a::ProtocolBinding>| {
+                json!({"interfaceUrl": url,
+                       "binding": b.map(|b| b.wire().card_name()),
+                       "protocolVersion": b.map(|b| b.version().as_str())})
+            };
+            let mut next = held.clone();
+            next.interface_url = Some(to.interface_url.clone());
+            next.tenant.clone_from(&to.tenant);
+            next.binding = Some(to.binding);
+            Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: "interface-moved",
+                detail: json!({"from": side(held.interface_url.as_deref(), held.binding),
+                               "to": side(Some(&to.interface_url), Some(to.binding))}),
+                force_event: true,
+            }))
+        })?;
+        self.attempt(id)
+    }
+
     /// What journaling an endpoint changes: nothing once one is journaled.
     pub(super) fn endpoint_change(held: &Attempt, endpoint: &JournaledEndpoint) -> Option<Change> {
         if held.interface_url.is_some() {

@@ -16,6 +16,7 @@
 //! | [`remedy`] | the command a human runs for a row that needs one |
 //! | [`registry`] | which registered agent a step goes to |
 //! | [`lock`] | the pass lock |
+//! | [`moved`] | re-choosing an interface that left the card |
 //! | [`error`] | recovery's error type and report sink |
 
 pub(crate) mod commit;
@@ -25,6 +26,7 @@ pub mod error;
 pub mod follow;
 pub mod lock;
 pub mod lookup;
+pub mod moved;
 pub mod probe;
 pub mod reconcile;
 pub mod registry;

@@ -316,6 +316,11 @@ async fn list_tasks(how: &ProbeHow<'_>, notes: &mut Vec<String>) -> Listing {
         visible: false,
         terminal: None,
     };
+    // A v0.3 binding has no ListTasks at all (`tasks/list` does not exist): nothing to ask.
+    if !how.endpoint.binding.can_list_tasks() {
+        listing.support = ListTasksSupport::None;
+        return listing;
+    }
     let filtered = match list(how, &list_request(Some(fresh.clone()), None, 10)).await {
         Err(e) if e.is_unsupported_operation() => {
             listing.support = ListTasksSupport::None;
@@ -397,6 +402,22 @@ async fn timestamp_filter(how: &ProbeHow<'_>, visible: bool, notes: &mut Vec<Str
     }
 }
 
+/// Opens SubscribeToTask on `id` and reads its first event: over v0.3 an agent answers an
+/// error as the stream's first event (HTTP 200), so that error is the answer.
+async fn subscribe_first(
+    how: &ProbeHow<'_>,
+    id: &str,
+) -> Result<crate::a2a::EventStream, A2aError> {
+    let mut stream = how.client.subscribe(how.endpoint, id).await?;
+    if how.endpoint.binding.can_list_tasks() {
+        return Ok(stream);
+    }
+    match stream.next().await {
+        Some(Err(e)) => Err(e),
+        _ => Ok(stream),
+    }
+}
+
 /// Subscribes to a task id the agent never had: "not found" shows SubscribeToTask is there,
 /// "unsupported" that it is not. Returns that and the code answered.
 async fn subscribe_unknown(
@@ -404,7 +425,7 @@ async fn subscribe_unknown(
     notes: &mut Vec<String>,
 ) -> (Support, Option<String>) {
     let id = uuid::Uuid::new_v4().to_string();
-    match how.client.subscribe(how.endpoint, &id).await {
+    match subscribe_first(how, &id).await {
         Ok(stream) => {
             drop(stream);
             notes.push(format!(
@@ -430,7 +451,7 @@ async fn subscribe_terminal(
     id: &str,
     notes: &mut Vec<String>,
 ) -> Option<String> {
-    match how.client.subscribe(how.endpoint, id).await {
+    match subscribe_first(how, id).await {
         Ok(stream) => {
             drop(stream);
             notes.push(format!(

@@ -57,6 +57,7 @@ use crate::journal::{
 };
 use crate::recovery::commit::Queue;
 use crate::recovery::decide::{self, Settlement, Triage};
+use crate::recovery::moved::{self, Rechosen};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::schedule::{LOOKAHEAD, Schedule};
 use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent};
@@ -768,6 +769,31 @@ impl<'a> Pass<'a> {
         )
     }
 
+    /// A task whose interface left the card, and the card offers nothing we speak: journaled
+    /// as a read failure, reported as needing a human (the task may still run at the agent).
+    fn nowhere(&self, row: &AttemptRow, task_id: &str, reason: &str) -> anyhow::Result<Action> {
+        self.journal
+            .record_failure(row.attempt.id, FailureKind::Read, reason)?;
+        let mut action = Self::action(
+            row,
+            row.attempt.number,
+            "read",
+            "interface-gone",
+            json!({"taskId": task_id, "error": reason}),
+            exit::NEEDS_HUMAN,
+        );
+        action.remedy = Some(ActionRemedy {
+            what: format!(
+                "{reason}; ask the agent's operator where task `{}` can be read now, then \
+                 register the agent again (`a2a-recover agents add`) or resolve the step",
+                inert(task_id)
+            ),
+            command: None,
+            alternatives: Vec::new(),
+        });
+        Ok(action)
+    }
+
     fn credential_action(row: &AttemptRow, e: &A2aError) -> Action {
         let mut a = Self::action(
             row,
@@ -915,7 +941,17 @@ impl<'a> Pass<'a> {
             .current_task_id()
             .map(str::to_owned)
             .context("a task-known attempt without task id")?;
-        match self.get_task(&endpoint, &task_id).await {
+        let mut read = self.get_task(&endpoint, &task_id).await;
+        if let Err(e) = &read {
+            match moved::rechoose(self.client, self.journal, a, &endpoint, e).await? {
+                Rechosen::Stays => {}
+                Rechosen::Moved(to) => read = self.get_task(&to, &task_id).await,
+                Rechosen::Nowhere(reason) => {
+                    return Ok(vec![self.nowhere(row, &task_id, &reason)?]);
+                }
+            }
+        }
+        match read {
             Ok(task) => {
                 // The raw JSON is serialized only for a view that will be journaled.
                 let mut view = TaskView::from_value(&task.raw, String::new())

@@ -302,6 +302,15 @@ pub struct TaskSummary {
     pub forgotten: bool,
 }
 
+/// The tasks a scripted agent knows, carried over to another ([`ScriptedAgent::take_tasks`]).
+pub struct Tasks(Inner);
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks").finish_non_exhaustive()
+    }
+}
+
 /// A running scripted agent; dropping it stops the server too.
 pub struct ScriptedAgent {
     shared: Arc<Shared>,
@@ -321,6 +330,33 @@ impl std::fmt::Debug for ScriptedAgent {
 impl ScriptedAgent {
     /// Binds `127.0.0.1:port` (0 = a free port), then serves on the current tokio runtime.
     pub async fn start(cfg: AgentConfig, port: u16) -> std::io::Result<Self> {
+        Self::start_with(cfg, port, None).await
+    }
+
+    /// Takes the tasks this agent knows (it knows none afterwards), to start another agent with
+    /// them ([`ScriptedAgent::start_with_tasks`]): an agent with a durable store, restarted.
+    pub fn take_tasks(&self) -> Tasks {
+        Tasks(std::mem::replace(
+            &mut *self.shared.lock(),
+            Inner::new(None),
+        ))
+    }
+
+    /// As [`ScriptedAgent::start`], knowing `tasks` (of an agent stopped before, say one that
+    /// upgraded to another binding on the same port).
+    pub async fn start_with_tasks(
+        cfg: AgentConfig,
+        port: u16,
+        tasks: Tasks,
+    ) -> std::io::Result<Self> {
+        Self::start_with(cfg, port, Some(tasks.0)).await
+    }
+
+    async fn start_with(
+        cfg: AgentConfig,
+        port: u16,
+        tasks: Option<Inner>,
+    ) -> std::io::Result<Self> {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let port = listener.local_addr()?.port();
         let base_url = format!("http://127.0.0.1:{port}/");
@@ -341,7 +377,11 @@ impl ScriptedAgent {
                 delay_us: AtomicU64::new(u64::try_from(cfg.delay.as_micros()).unwrap_or(u64::MAX)),
                 ..Load::default()
             },
-            inner: Mutex::new(Inner::new(cfg.forget_after).with_bends(cfg.bends)),
+            inner: Mutex::new(
+                tasks
+                    .unwrap_or_else(|| Inner::new(cfg.forget_after))
+                    .with_bends(cfg.bends),
+            ),
             cfg,
             card,
             etag,

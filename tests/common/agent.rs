@@ -80,6 +80,20 @@ impl Background<ScriptedAgent> {
         self.get().stats()
     }
 
+    /// Stops the agent and starts it again on the same port with `cfg`, knowing the same tasks
+    /// (an agent with a durable store that upgraded, say to another binding).
+    pub fn restart(mut self, cfg: AgentConfig) -> Self {
+        let old = self.value.take().expect("running");
+        let (port, tasks) = (old.port(), old.take_tasks());
+        drop(old);
+        drop(self);
+        Background::start(move || async move {
+            ScriptedAgent::start_with_tasks(cfg, port, tasks)
+                .await
+                .expect("agent restarted on its port")
+        })
+    }
+
     /// Waits until no task of the agent is SUBMITTED or WORKING any more, so what a command
     /// then reads of it no longer depends on timing (hang guard: 30 s).
     pub fn settle(&self) {

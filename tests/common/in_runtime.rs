@@ -90,7 +90,12 @@ pub struct CardServer {
 impl CardServer {
     /// Binds `127.0.0.1:0` first, then serves `body` at `/.well-known/agent-card.json`.
     pub async fn start(body: impl Fn(&str) -> String) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        Self::start_on(0, body).await
+    }
+
+    /// As [`CardServer::start`], on `port` (0: a free one).
+    pub async fn start_on(port: u16, body: impl Fn(&str) -> String) -> Self {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
             .expect("bind");
         let url = format!(
