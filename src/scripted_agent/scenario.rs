@@ -98,7 +98,7 @@ pub(crate) const SCENARIOS: [(&str, Scenario, &str); 8] = [
     ),
 ];
 
-/// The scenarios as `scripted-agent --help` lists them, from [`SCENARIOS`].
+/// The scenarios as `scripted-agent --help` lists them, from `SCENARIOS`.
 pub fn help() -> String {
     let mut text =
         String::from("Scenarios, by the first word of the message text (or --scenario WORD):\n");
