@@ -47,6 +47,7 @@ where
     let attempts = attempts.max(1);
     let mut attempt = 0;
     let mut last = None;
+    let started = tokio::time::Instant::now();
     loop {
         match op().await {
             Ok(v) => return Ok(v),
@@ -63,7 +64,16 @@ where
                 attempt += 1;
                 last = Some(e);
             }
-            Err(e) => return Err(e),
+            Err(mut e) => {
+                // A read that timed out on every try says how long it took in all.
+                if let A2aError::Timeout { tries, .. } = &mut e
+                    && attempt > 0
+                    && matches!(last, Some(A2aError::Timeout { .. }))
+                {
+                    *tries = Some((attempt + 1, started.elapsed()));
+                }
+                return Err(e);
+            }
         }
     }
 }
@@ -172,6 +182,34 @@ mod tests {
         .await;
         assert_eq!(out.unwrap_err().http_status(), Some(503));
         assert_eq!(calls.get(), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_read_that_timed_out_on_every_try_says_the_time_spent() {
+        let out: Result<(), _> = retry_read(3, || async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Err(A2aError::Timeout {
+                url: "http://a.example/".into(),
+                method: "GetTask",
+                after: Duration::from_secs(30),
+                tries: None,
+            })
+        })
+        .await;
+        let e = out.unwrap_err();
+        let A2aError::Timeout { tries, .. } = &e else {
+            panic!("{e}")
+        };
+        let (n, spent) = tries.expect("the tries are counted");
+        assert_eq!(n, 3);
+        // Three 30 s tries and two jittered pauses of at most 100 ms and 200 ms.
+        assert!(spent >= Duration::from_secs(90), "{spent:?}");
+        assert!(spent <= Duration::from_millis(90_300), "{spent:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains("timed out after 30s on each of 3 tries, 90s in all"),
+            "{text}"
+        );
     }
 
     #[tokio::test(start_paused = true)]

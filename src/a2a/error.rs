@@ -116,7 +116,7 @@ pub enum A2aError {
         detail: String,
     },
     /// No complete answer within the timeout.
-    #[error("{method} at `{url}` timed out after {}", fmt_duration(*after))]
+    #[error("{method} at `{url}` timed out after {}{}", fmt_duration(*after), fmt_tries(*tries))]
     Timeout {
         /// The redacted URL.
         url: String,
@@ -124,6 +124,9 @@ pub enum A2aError {
         method: &'static str,
         /// The timeout that elapsed.
         after: Duration,
+        /// How many tries timed out, and the time they took in all, retries and their pauses
+        /// included (`None`: one try): what an operator waited for.
+        tries: Option<(u32, Duration)>,
     },
     /// The connection broke after the request may have left (reset, cut body, redirect loop).
     #[error("connection to `{url}` failed during {method}: {detail}")]
@@ -629,6 +632,19 @@ pub(crate) fn truncate_chars(s: &str, max: usize) -> String {
 }
 
 /// Formats a duration for messages: `30s`, `1500ms`.
+/// The tries of a read that timed out more than once, as its message ends: ` on each of 3
+/// tries, 92s in all`.
+fn fmt_tries(tries: Option<(u32, Duration)>) -> String {
+    match tries {
+        Some((n, spent)) if n > 1 => {
+            // Whole seconds: a read that timed out twice took seconds at the least.
+            let spent = Duration::from_secs(spent.as_secs().max(1));
+            format!(" on each of {n} tries, {} in all", fmt_duration(spent))
+        }
+        _ => String::new(),
+    }
+}
+
 pub(crate) fn fmt_duration(d: Duration) -> String {
     if d.subsec_nanos() == 0 {
         format!("{}s", d.as_secs())

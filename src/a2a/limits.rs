@@ -358,6 +358,7 @@ mod tests {
             url: url.to_owned(),
             method: "GetTask",
             after: Duration::from_secs(30),
+            tries: None,
         })
     }
 

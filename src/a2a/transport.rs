@@ -366,6 +366,7 @@ impl Op {
             url: self.url.clone(),
             method: self.method,
             after,
+            tries: None,
         }
     }
 
@@ -387,7 +388,12 @@ impl Op {
                 detail,
             }
         } else if timeout {
-            A2aError::Timeout { url, method, after }
+            A2aError::Timeout {
+                url,
+                method,
+                after,
+                tries: None,
+            }
         } else if builder {
             A2aError::Client { detail }
         } else {
