@@ -26,7 +26,6 @@ mod interop03;
 mod interop_http_json;
 mod interop_probe;
 mod interop_recovery;
-mod interop_rest03;
 mod interop_v03;
 mod journal;
 mod locks;

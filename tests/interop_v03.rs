@@ -1,7 +1,9 @@
-//! Recovery against the official A2A v0.3 SDK servers (a2a-sdk 0.3.26, @a2a-js/sdk 0.3.14) over
-//! JSON-RPC, through a2a-recover's own v0.3 binding: delegate → reconcile → follow to
-//! COMPLETED, ask → reply on the same task, and a crash after the send (`UNCERTAIN`, nothing
-//! resent: a v0.3 agent cannot be searched); each journals its binding as `JSONRPC` `0.3`.
+//! Recovery against the official A2A v0.3 SDK servers (a2a-sdk 0.3.26, @a2a-js/sdk 0.3.14),
+//! through a2a-recover's own v0.3 bindings, over JSON-RPC and over HTTP+JSON (the v0.3 protobuf
+//! JSON under `/v1`): delegate → reconcile → follow to COMPLETED, ask → reply on the same task,
+//! and a crash after the send (`UNCERTAIN`, nothing resent: a v0.3 agent cannot be searched);
+//! each journals its binding (`JSONRPC` or `HTTP+JSON`, `0.3`). The cards also list the other
+//! binding; a2a-recover prefers JSON-RPC, so the HTTP+JSON runs force `--binding http-json`.
 //! The SDKs are installed, pinned, by `scripts/test`; a missing runtime fails the test.
 
 use serde_json::Value;
@@ -10,38 +12,55 @@ use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::interop::{InteropAgent, Sdk, Transport};
 use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
-fn python() -> InteropAgent {
-    Sdk::Python03 {
-        transport: Transport::JsonRpc,
-    }
-    .start()
+/// An official v0.3 agent, and the binding a2a-recover is to speak to it.
+struct Peer {
+    agent: InteropAgent,
+    transport: Transport,
 }
 
-fn js() -> InteropAgent {
-    Sdk::Js03 {
-        transport: Transport::JsonRpc,
+impl Peer {
+    fn python(transport: Transport) -> Self {
+        let agent = Sdk::Python03 { transport }.start();
+        Self { agent, transport }
     }
-    .start()
-}
 
-fn assert_v03(row: &Value, agent: &InteropAgent) {
-    assert_eq!(row["binding"], "JSONRPC", "{row}\n{}", agent.context());
-    assert_eq!(row["protocolVersion"], "0.3", "{row}\n{}", agent.context());
+    fn js(transport: Transport) -> Self {
+        let agent = Sdk::Js03 { transport }.start();
+        Self { agent, transport }
+    }
+
+    /// What `delegate` is given: HTTP+JSON must be forced (the card also lists JSON-RPC).
+    fn args(&self) -> &'static [&'static str] {
+        match self.transport {
+            Transport::JsonRpc => &[],
+            Transport::Rest => &["--binding", "http-json"],
+        }
+    }
+
+    fn assert_binding(&self, row: &Value) {
+        let binding = match self.transport {
+            Transport::JsonRpc => "JSONRPC",
+            Transport::Rest => "HTTP+JSON",
+        };
+        let context = self.agent.context();
+        assert_eq!(row["binding"], binding, "{row}\n{context}");
+        assert_eq!(row["protocolVersion"], "0.3", "{row}\n{context}");
+    }
 }
 
 /// delegate → reconcile → follow until COMPLETED, the artifact stored.
-fn delegated_to_completed(agent: &InteropAgent) {
+fn delegated_to_completed(peer: &Peer) {
     let env = TestEnv::new();
-    let out = delegate(&env, "w/a", &agent.url, "work:3", &[]);
-    assert_eq!(code(&out), 0, "{}\n{}", stderr(&out), agent.context());
-    assert_v03(&the_attempt(&env, "w/a"), agent);
+    let out = delegate(&env, "w/a", &peer.agent.url, "work:3", peer.args());
+    assert_eq!(code(&out), 0, "{}\n{}", stderr(&out), peer.agent.context());
+    peer.assert_binding(&the_attempt(&env, "w/a"));
     let out = reconcile(&env, &[]);
     assert!(
         [0, 3].contains(&code(&out)),
         "{}{}\n{}",
         stdout(&out),
         stderr(&out),
-        agent.context()
+        peer.agent.context()
     );
     let out = env.run(["follow", "w/a"]);
     assert_eq!(
@@ -50,18 +69,27 @@ fn delegated_to_completed(agent: &InteropAgent) {
         "{}{}\n{}",
         stdout(&out),
         stderr(&out),
-        agent.context()
+        peer.agent.context()
     );
     let row = the_attempt(&env, "w/a");
     assert_eq!(row["state"], "COMPLETED", "{row}");
     assert!(row["artifacts"].as_u64().unwrap() >= 1, "{row}");
-    assert_v03(&row, agent);
+    peer.assert_binding(&row);
 }
 
 /// ask → reply on the same task → COMPLETED.
-fn asked_and_answered(agent: &InteropAgent) {
+fn asked_and_answered(peer: &Peer) {
     let env = TestEnv::new();
-    assert_eq!(code(&delegate(&env, "w/ask", &agent.url, "ask", &[])), 0);
+    assert_eq!(
+        code(&delegate(
+            &env,
+            "w/ask",
+            &peer.agent.url,
+            "ask",
+            peer.args()
+        )),
+        0
+    );
     let mut row = the_attempt(&env, "w/ask");
     for _ in 0..50 {
         if row["state"] == "INPUT_REQUIRED" {
@@ -70,7 +98,12 @@ fn asked_and_answered(agent: &InteropAgent) {
         let _ = reconcile(&env, &[]);
         row = the_attempt(&env, "w/ask");
     }
-    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}\n{}", agent.context());
+    assert_eq!(
+        row["state"],
+        "INPUT_REQUIRED",
+        "{row}\n{}",
+        peer.agent.context()
+    );
     assert_eq!(row["pendingQuestion"], "two rooms or one?", "{row}");
     let task = row["taskId"].as_str().unwrap().to_owned();
     let out = env.run(["reply", "w/ask", "two"]);
@@ -84,18 +117,16 @@ fn asked_and_answered(agent: &InteropAgent) {
         task.as_str(),
         "the reply went to the same task"
     );
-    assert_v03(&row, agent);
+    peer.assert_binding(&row);
 }
 
 /// A crash after the send: the agent cannot be searched, so the attempt is UNCERTAIN and
 /// nothing is sent again (one send journaled, no task id taken from anywhere).
-fn crash_after_send_is_uncertain(agent: &InteropAgent) {
+fn crash_after_send_is_uncertain(peer: &Peer) {
     let env = TestEnv::new();
-    crashing(
-        &env,
-        "after-send",
-        &["delegate", "w/x", "--agent", &agent.url, "work:2"],
-    );
+    let mut args = vec!["delegate", "w/x", "--agent", &peer.agent.url, "work:2"];
+    args.extend_from_slice(peer.args());
+    crashing(&env, "after-send", &args);
     let out = reconcile(&env, &[]);
     assert_eq!(
         code(&out),
@@ -103,14 +134,14 @@ fn crash_after_send_is_uncertain(agent: &InteropAgent) {
         "{}{}\n{}",
         stdout(&out),
         stderr(&out),
-        agent.context()
+        peer.agent.context()
     );
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     let row = the_attempt(&env, "w/x");
     assert_eq!(row["state"], "UNCERTAIN", "{row}");
     assert!(row["taskId"].is_null(), "{row}");
-    assert_v03(&row, agent);
+    peer.assert_binding(&row);
     let out = env.run(["inspect", "w/x", "--events", "--format", "json"]);
     let events = json_lines(&out);
     let sends = events
@@ -122,30 +153,60 @@ fn crash_after_send_is_uncertain(agent: &InteropAgent) {
 
 #[test]
 fn the_python_v03_agent_is_delegated_to_and_followed_to_completed() {
-    delegated_to_completed(&python());
-}
-
-#[test]
-fn the_js_v03_agent_is_delegated_to_and_followed_to_completed() {
-    delegated_to_completed(&js());
+    delegated_to_completed(&Peer::python(Transport::JsonRpc));
 }
 
 #[test]
 fn the_python_v03_agent_is_asked_and_answered_on_the_same_task() {
-    asked_and_answered(&python());
-}
-
-#[test]
-fn the_js_v03_agent_is_asked_and_answered_on_the_same_task() {
-    asked_and_answered(&js());
+    asked_and_answered(&Peer::python(Transport::JsonRpc));
 }
 
 #[test]
 fn a_crash_after_a_send_to_the_python_v03_agent_is_uncertain() {
-    crash_after_send_is_uncertain(&python());
+    crash_after_send_is_uncertain(&Peer::python(Transport::JsonRpc));
+}
+
+#[test]
+fn the_python_v03_rest_agent_is_delegated_to_and_followed_to_completed() {
+    delegated_to_completed(&Peer::python(Transport::Rest));
+}
+
+#[test]
+fn the_python_v03_rest_agent_is_asked_and_answered_on_the_same_task() {
+    asked_and_answered(&Peer::python(Transport::Rest));
+}
+
+#[test]
+fn a_crash_after_a_send_to_the_python_v03_rest_agent_is_uncertain() {
+    crash_after_send_is_uncertain(&Peer::python(Transport::Rest));
+}
+
+#[test]
+fn the_js_v03_agent_is_delegated_to_and_followed_to_completed() {
+    delegated_to_completed(&Peer::js(Transport::JsonRpc));
+}
+
+#[test]
+fn the_js_v03_agent_is_asked_and_answered_on_the_same_task() {
+    asked_and_answered(&Peer::js(Transport::JsonRpc));
 }
 
 #[test]
 fn a_crash_after_a_send_to_the_js_v03_agent_is_uncertain() {
-    crash_after_send_is_uncertain(&js());
+    crash_after_send_is_uncertain(&Peer::js(Transport::JsonRpc));
+}
+
+#[test]
+fn the_js_v03_rest_agent_is_delegated_to_and_followed_to_completed() {
+    delegated_to_completed(&Peer::js(Transport::Rest));
+}
+
+#[test]
+fn the_js_v03_rest_agent_is_asked_and_answered_on_the_same_task() {
+    asked_and_answered(&Peer::js(Transport::Rest));
+}
+
+#[test]
+fn a_crash_after_a_send_to_the_js_v03_rest_agent_is_uncertain() {
+    crash_after_send_is_uncertain(&Peer::js(Transport::Rest));
 }
