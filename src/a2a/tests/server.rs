@@ -79,6 +79,7 @@ impl Server {
             binding: ProtocolBinding::default(),
             card_origin: self.url.clone(),
             credential: None,
+            placement: crate::a2a::Placement::Bearer,
             allow_cross_origin: false,
         }
     }
@@ -332,6 +333,7 @@ fn client_futures_and_streams_are_send() {
         binding: ProtocolBinding::default(),
         card_origin: "http://127.0.0.1:1".to_owned(),
         credential: None,
+        placement: crate::a2a::Placement::Bearer,
         allow_cross_origin: false,
     };
     let req = message_request("x");
@@ -561,6 +563,7 @@ async fn connection_refused_was_never_sent() {
         binding: ProtocolBinding::default(),
         card_origin: url,
         credential: None,
+        placement: crate::a2a::Placement::Bearer,
         allow_cross_origin: false,
     };
     let err = client()
