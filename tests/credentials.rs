@@ -8,7 +8,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Output;
 
-use a2a_recover::scripted_agent::{AgentConfig, ApiKey, KeyLocation};
+use a2a_recover::scripted_agent::{AgentConfig, ApiKey, KeyLocation, ServedBinding};
 
 use crate::common::hostile::{CardMode, Hostile, Mode, Script};
 use crate::common::{TestEnv, code, stderr, stdout};
@@ -584,7 +584,11 @@ fn key_forms(key: &str) -> Vec<String> {
 /// there on every call of every command and pass, never as a bearer: `delegate`, `follow` to
 /// its question, `reply`, the look after a crash right after a send (ListTasks), `reconcile`;
 /// the key is in no journal byte, no output at `-vvv`, no JSON.
-fn an_api_key_goes_where_the_card_says_on_every_pass(location: KeyLocation, name: &str) {
+fn an_api_key_goes_where_the_card_says_on_every_pass(
+    location: KeyLocation,
+    name: &str,
+    binding: ServedBinding,
+) {
     use crate::common::commands::the_attempt;
     use crate::common::{agent, fast};
     let env = TestEnv::new();
@@ -596,6 +600,7 @@ fn an_api_key_goes_where_the_card_says_on_every_pass(location: KeyLocation, name
             name: name.to_owned(),
             key: key.clone(),
         }),
+        binding,
         ..fast()
     });
     let url = a.url();
@@ -670,15 +675,104 @@ fn an_api_key_goes_where_the_card_says_on_every_pass(location: KeyLocation, name
 
 #[test]
 fn an_api_key_in_a_header_goes_on_every_call() {
-    an_api_key_goes_where_the_card_says_on_every_pass(KeyLocation::Header, "X-API-Key");
+    an_api_key_goes_where_the_card_says_on_every_pass(
+        KeyLocation::Header,
+        "X-API-Key",
+        ServedBinding::Jsonrpc,
+    );
 }
 
 #[test]
 fn an_api_key_in_the_query_goes_on_every_call() {
-    an_api_key_goes_where_the_card_says_on_every_pass(KeyLocation::Query, "api_key");
+    an_api_key_goes_where_the_card_says_on_every_pass(
+        KeyLocation::Query,
+        "api_key",
+        ServedBinding::Jsonrpc,
+    );
+}
+
+/// Over HTTP+JSON, where reads are `GET`s with their own query (ListTasks' filters), the key is
+/// one more query parameter.
+#[test]
+fn an_api_key_in_the_query_goes_on_every_http_json_call() {
+    an_api_key_goes_where_the_card_says_on_every_pass(
+        KeyLocation::Query,
+        "api_key",
+        ServedBinding::HttpJson,
+    );
 }
 
 #[test]
 fn an_api_key_in_a_cookie_goes_on_every_call() {
-    an_api_key_goes_where_the_card_says_on_every_pass(KeyLocation::Cookie, "agent_session");
+    an_api_key_goes_where_the_card_says_on_every_pass(
+        KeyLocation::Cookie,
+        "agent_session",
+        ServedBinding::Jsonrpc,
+    );
+}
+
+/// An agent asking for an API key refuses a send without it, or with a wrong one: the attempt
+/// is `REFUSED` (exit 4, in `inspect --pending`), nothing reached the agent, and the hint names
+/// the credential flags. A v0.3 card's scheme (`type: apiKey`, `in`) is read the same way.
+#[test]
+fn a_missing_or_wrong_api_key_refuses_the_send_with_exit_4() {
+    use crate::common::commands::the_attempt;
+    use crate::common::{agent, fast};
+    let env = TestEnv::new();
+    let key = token();
+    let a = agent(AgentConfig {
+        require_api_key: Some(ApiKey {
+            location: KeyLocation::Header,
+            name: "X-API-Key".to_owned(),
+            key: key.clone(),
+        }),
+        protocol_v03: true,
+        ..fast()
+    });
+    let url = a.url();
+    let out = run(&env, &key, &["delegate", "w/none", "--agent", &url, "book"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(stderr(&out).contains("HTTP 401"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--token-env"), "{}", stderr(&out));
+    let out = env
+        .cmd()
+        .env(VAR, "not-the-key")
+        .args(["delegate", "w/wrong", "--agent", &url, "--token-env", VAR])
+        .arg("book")
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    for step in ["w/none", "w/wrong"] {
+        assert_eq!(the_attempt(&env, step)["state"], "REFUSED", "{step}");
+    }
+    let out = env.run(["inspect", "--pending"]);
+    assert!(
+        stdout(&out).contains("w/none") && stdout(&out).contains("w/wrong"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(a.stats().messages.is_empty(), "nothing reached the agent");
+    // The right key, in the header the v0.3 card names: delivered and followed to the end.
+    let out = run(
+        &env,
+        &key,
+        &[
+            "delegate",
+            "w/right",
+            "--agent",
+            &url,
+            "--token-env",
+            VAR,
+            "book",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    a.settle();
+    let out = run(&env, &key, &["reconcile"]);
+    assert_eq!(
+        the_attempt(&env, "w/right")["state"],
+        "COMPLETED",
+        "{}",
+        stderr(&out)
+    );
 }
