@@ -59,8 +59,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         'a2a-recover;delegate' {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'The agent''s base URL or Agent Card URL')
             [CompletionResult]::new('--skill', '--skill', [CompletionResultType]::ParameterName, 'Picks the first registered agent advertising this skill (`agents add`)')
-            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding the agent''s bearer token (only its name is journaled)')
-            [CompletionResult]::new('--token-cmd', '--token-cmd', [CompletionResultType]::ParameterName, 'A command printing the agent''s bearer token on stdout, run without a shell when a token is needed (the command is journaled, never what it prints)')
+            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding the agent''s bearer token or API key (placed as its card asks; only its name is journaled)')
+            [CompletionResult]::new('--token-cmd', '--token-cmd', [CompletionResultType]::ParameterName, 'A command printing the agent''s bearer token or API key on stdout, run without a shell when one is needed (the command is journaled, never what it prints)')
             [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'JSON object sent as the message''s `metadata`')
             [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempt budget for this step, across all agents')
             [CompletionResult]::new('--compensate', '--compensate', [CompletionResultType]::ParameterName, 'Compensation: a message sent to the step''s agent')
@@ -350,8 +350,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;agents;add' {
-            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding its bearer token (only the name is stored)')
-            [CompletionResult]::new('--token-cmd', '--token-cmd', [CompletionResultType]::ParameterName, 'A command printing its bearer token on stdout, run without a shell when a token is needed (the command is stored, never what it prints)')
+            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding its token or API key (only the name is stored)')
+            [CompletionResult]::new('--token-cmd', '--token-cmd', [CompletionResultType]::ParameterName, 'A command printing its token or API key on stdout, run without a shell when one is needed (the command is stored, never what it prints)')
             [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'This agent''s own limit of requests in flight at once in a pass (instead of `reconcile --agent-concurrency`); kept by a refresh without it')
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'This agent''s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it')
             [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card')
@@ -411,8 +411,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;agents;probe' {
-            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding its bearer token (default: the one it was registered with)')
-            [CompletionResult]::new('--token-cmd', '--token-cmd', [CompletionResultType]::ParameterName, 'A command printing its bearer token on stdout, run without a shell (default: the one it was registered with)')
+            [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding its token or API key (default: the one it was registered with)')
+            [CompletionResult]::new('--token-cmd', '--token-cmd', [CompletionResultType]::ParameterName, 'A command printing its token or API key on stdout, run without a shell (default: the one it was registered with)')
             [CompletionResult]::new('--send-test', '--send-test', [CompletionResultType]::ParameterName, 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
@@ -474,6 +474,10 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--rate-limit', '--rate-limit', [CompletionResultType]::ParameterName, 'Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second')
             [CompletionResult]::new('--protocol', '--protocol', [CompletionResultType]::ParameterName, 'The A2A protocol version served: `1.0`, or `0.3` (a v0.3 card, v0.3 method names and payloads, no tasks/list)')
             [CompletionResult]::new('--require-token', '--require-token', [CompletionResultType]::ParameterName, 'Answers HTTP 401 to every A2A request without `Authorization: Bearer TOKEN` (the card stays public)')
+            [CompletionResult]::new('--api-key-header', '--api-key-header', [CompletionResultType]::ParameterName, 'Publishes an apiKey security scheme naming this header on the card, and answers HTTP 401 to every A2A request without the key of `--api-key-env` in it')
+            [CompletionResult]::new('--api-key-query', '--api-key-query', [CompletionResultType]::ParameterName, 'As `--api-key-header`, with the key in this query parameter')
+            [CompletionResult]::new('--api-key-cookie', '--api-key-cookie', [CompletionResultType]::ParameterName, 'As `--api-key-header`, with the key in this cookie')
+            [CompletionResult]::new('--api-key-env', '--api-key-env', [CompletionResultType]::ParameterName, 'The environment variable holding the API key expected (with `--api-key-header`, `--api-key-query` or `--api-key-cookie`)')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')

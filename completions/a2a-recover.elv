@@ -55,8 +55,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;delegate'= {
             cand --agent 'The agent''s base URL or Agent Card URL'
             cand --skill 'Picks the first registered agent advertising this skill (`agents add`)'
-            cand --token-env 'The environment variable holding the agent''s bearer token (only its name is journaled)'
-            cand --token-cmd 'A command printing the agent''s bearer token on stdout, run without a shell when a token is needed (the command is journaled, never what it prints)'
+            cand --token-env 'The environment variable holding the agent''s bearer token or API key (placed as its card asks; only its name is journaled)'
+            cand --token-cmd 'A command printing the agent''s bearer token or API key on stdout, run without a shell when one is needed (the command is journaled, never what it prints)'
             cand --metadata 'JSON object sent as the message''s `metadata`'
             cand --max-attempts 'Attempt budget for this step, across all agents'
             cand --compensate 'Compensation: a message sent to the step''s agent'
@@ -331,8 +331,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'a2a-recover;agents;add'= {
-            cand --token-env 'The environment variable holding its bearer token (only the name is stored)'
-            cand --token-cmd 'A command printing its bearer token on stdout, run without a shell when a token is needed (the command is stored, never what it prints)'
+            cand --token-env 'The environment variable holding its token or API key (only the name is stored)'
+            cand --token-cmd 'A command printing its token or API key on stdout, run without a shell when one is needed (the command is stored, never what it prints)'
             cand --concurrency 'This agent''s own limit of requests in flight at once in a pass (instead of `reconcile --agent-concurrency`); kept by a refresh without it'
             cand --rate 'This agent''s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it'
             cand --binding 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card'
@@ -389,8 +389,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;agents;probe'= {
-            cand --token-env 'The environment variable holding its bearer token (default: the one it was registered with)'
-            cand --token-cmd 'A command printing its bearer token on stdout, run without a shell (default: the one it was registered with)'
+            cand --token-env 'The environment variable holding its token or API key (default: the one it was registered with)'
+            cand --token-cmd 'A command printing its token or API key on stdout, run without a shell (default: the one it was registered with)'
             cand --send-test 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
@@ -445,6 +445,10 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --rate-limit 'Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second'
             cand --protocol 'The A2A protocol version served: `1.0`, or `0.3` (a v0.3 card, v0.3 method names and payloads, no tasks/list)'
             cand --require-token 'Answers HTTP 401 to every A2A request without `Authorization: Bearer TOKEN` (the card stays public)'
+            cand --api-key-header 'Publishes an apiKey security scheme naming this header on the card, and answers HTTP 401 to every A2A request without the key of `--api-key-env` in it'
+            cand --api-key-query 'As `--api-key-header`, with the key in this query parameter'
+            cand --api-key-cookie 'As `--api-key-header`, with the key in this cookie'
+            cand --api-key-env 'The environment variable holding the API key expected (with `--api-key-header`, `--api-key-query` or `--api-key-cookie`)'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'

@@ -58,8 +58,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "man" -d 'Pr
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l agent -d 'The agent\'s base URL or Agent Card URL' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l skill -d 'Picks the first registered agent advertising this skill (`agents add`)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-env -d 'The environment variable holding the agent\'s bearer token (only its name is journaled)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-cmd -d 'A command printing the agent\'s bearer token on stdout, run without a shell when a token is needed (the command is journaled, never what it prints)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-env -d 'The environment variable holding the agent\'s bearer token or API key (placed as its card asks; only its name is journaled)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-cmd -d 'A command printing the agent\'s bearer token or API key on stdout, run without a shell when one is needed (the command is journaled, never what it prints)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l metadata -d 'JSON object sent as the message\'s `metadata`' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-attempts -d 'Attempt budget for this step, across all agents' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l compensate -d 'Compensation: a message sent to the step\'s agent' -r
@@ -305,8 +305,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -f -a "remove" -d 'Removes an agent from the registry'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -f -a "probe" -d 'Measures and journals what recovery can rely on at an agent (creates no remote task unless --send-test is given)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l token-env -d 'The environment variable holding its bearer token (only the name is stored)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l token-cmd -d 'A command printing its bearer token on stdout, run without a shell when a token is needed (the command is stored, never what it prints)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l token-env -d 'The environment variable holding its token or API key (only the name is stored)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l token-cmd -d 'A command printing its token or API key on stdout, run without a shell when one is needed (the command is stored, never what it prints)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l concurrency -d 'This agent\'s own limit of requests in flight at once in a pass (instead of `reconcile --agent-concurrency`); kept by a refresh without it' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l rate -d 'This agent\'s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l binding -d 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card' -r
@@ -357,8 +357,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l token-env -d 'The environment variable holding its bearer token (default: the one it was registered with)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l token-cmd -d 'A command printing its bearer token on stdout, run without a shell (default: the one it was registered with)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l token-env -d 'The environment variable holding its token or API key (default: the one it was registered with)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l token-cmd -d 'A command printing its token or API key on stdout, run without a shell (default: the one it was registered with)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l send-test -d 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
@@ -404,6 +404,10 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l rate-limit -d 'Answers HTTP 429 with Retry-After: 1 once N requests were served in the last second' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l protocol -d 'The A2A protocol version served: `1.0`, or `0.3` (a v0.3 card, v0.3 method names and payloads, no tasks/list)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l require-token -d 'Answers HTTP 401 to every A2A request without `Authorization: Bearer TOKEN` (the card stays public)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-header -d 'Publishes an apiKey security scheme naming this header on the card, and answers HTTP 401 to every A2A request without the key of `--api-key-env` in it' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-query -d 'As `--api-key-header`, with the key in this query parameter' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-cookie -d 'As `--api-key-header`, with the key in this cookie' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-env -d 'The environment variable holding the API key expected (with `--api-key-header`, `--api-key-query` or `--api-key-cookie`)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"

@@ -79,6 +79,7 @@ fn endpoint(url: &str) -> Endpoint {
         binding: ProtocolBinding::default(),
         card_origin: url.trim_end_matches('/').to_owned(),
         credential: None,
+        placement: a2a_recover::a2a::Placement::Bearer,
         allow_cross_origin: false,
     }
 }
@@ -276,7 +277,7 @@ async fn rate(events: usize, work: bool) -> Result<(), BoxError> {
         &StepName::parse("rate/s0")?,
         &attempt,
         false,
-        ProtocolBinding::default(),
+        a2a_recover::recovery::send::JournaledWire::default(),
     )?;
     let before = j.event_count()?;
     let started = Instant::now();
@@ -412,7 +413,7 @@ async fn many(n: usize) -> Result<(), BoxError> {
             &StepName::parse(&format!("many/s{i}"))?,
             &a,
             false,
-            ProtocolBinding::default(),
+            a2a_recover::recovery::send::JournaledWire::default(),
         )?);
     }
     out(&format!(

@@ -8,6 +8,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::Output;
 
+use a2a_recover::scripted_agent::{AgentConfig, ApiKey, KeyLocation, ServedBinding};
+
 use crate::common::hostile::{CardMode, Hostile, Mode, Script};
 use crate::common::{TestEnv, code, stderr, stdout};
 
@@ -569,4 +571,208 @@ fn a_token_command_that_fails_or_prints_nothing_sends_nothing() {
         assert!(!err.contains(&secret), "the command's output is in: {err}");
     }
     assert!(a.stats().messages.is_empty(), "nothing was sent");
+}
+
+/// The forms a query string may carry `key` in (`+` for a space, or `%20`).
+fn key_forms(key: &str) -> Vec<String> {
+    let form: String = url::form_urlencoded::byte_serialize(key.as_bytes()).collect();
+    let percent = form.replace('+', "%20");
+    vec![key.to_owned(), form, percent]
+}
+
+/// An agent whose card asks for an API key (`location`, `name`) gets the `--token-env` secret
+/// there on every call of every command and pass, never as a bearer: `delegate`, `follow` to
+/// its question, `reply`, the look after a crash right after a send (ListTasks), `reconcile`;
+/// the key is in no journal byte, no output at `-vvv`, no JSON.
+fn an_api_key_goes_where_the_card_says_on_every_pass(
+    location: KeyLocation,
+    name: &str,
+    binding: ServedBinding,
+) {
+    use crate::common::commands::the_attempt;
+    use crate::common::{agent, fast};
+    let env = TestEnv::new();
+    // `+`, `/` and `=` are encoded in a query string: the scrub must know those forms too.
+    let key = format!("k3y+/={}", uuid::Uuid::new_v4().simple());
+    let a = agent(AgentConfig {
+        require_api_key: Some(ApiKey {
+            location,
+            name: name.to_owned(),
+            key: key.clone(),
+        }),
+        binding,
+        ..fast()
+    });
+    let url = a.url();
+    let mut seen = Transcript::default();
+    let mut step = |what: &str, args: &[&str], want: i32| {
+        let out = run(&env, &key, args);
+        assert_eq!(code(&out), want, "{what}: {}{}", stdout(&out), stderr(&out));
+        seen.keep(what, &out);
+    };
+    let delegate = |step: &str, text: &'static str| {
+        [
+            "delegate",
+            step,
+            "--agent",
+            &url,
+            "--token-env",
+            VAR,
+            text,
+            "-vvv",
+        ]
+        .map(str::to_owned)
+    };
+    let args = delegate("w/ask", "ask about rooms");
+    step("delegate", &args.each_ref().map(String::as_str), 0);
+    step("follow to the question", &["follow", "w/ask", "-vvv"], 4);
+    assert_eq!(the_attempt(&env, "w/ask")["state"], "INPUT_REQUIRED");
+    step("reply", &["reply", "w/ask", "two rooms", "-vvv"], 0);
+    let args = delegate("w/book", "book");
+    step("delegate", &args.each_ref().map(String::as_str), 0);
+    // A crash right after a send: the next pass looks the task up (ListTasks) before anything.
+    let args = delegate("w/crash", "crash");
+    let out = env
+        .cmd()
+        .env(VAR, &key)
+        .env("A2A_RECOVER_CRASH_AT", "after-send:w/crash")
+        .args(args)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.signal(), Some(6), "{}", stderr(&out));
+    let crashed = out;
+    a.settle();
+    step("reconcile", &["reconcile", "-vvv"], 0);
+    step("follow", &["follow", "w/ask", "-vvv"], 0);
+    step(
+        "inspect (json)",
+        &["inspect", "--format", "json", "-vvv"],
+        0,
+    );
+    step(
+        "inspect events (json)",
+        &["inspect", "w/crash", "--events", "--format", "json", "-vvv"],
+        0,
+    );
+    for step in ["w/ask", "w/book", "w/crash"] {
+        assert_eq!(the_attempt(&env, step)["state"], "COMPLETED", "{step}");
+    }
+    let stats = a.stats();
+    let sent = |text: &str| stats.messages.iter().filter(|m| m.text == text).count();
+    assert_eq!(
+        (sent("ask about rooms"), sent("two rooms"), sent("crash")),
+        (1, 1, 1),
+        "each message sent once: the crashed send was found, not resent"
+    );
+    seen.keep("a crashed delegate", &crashed);
+    for (file, bytes) in journal_files(&env) {
+        seen.bytes.push((file, bytes));
+    }
+    for form in key_forms(&key) {
+        seen.assert_free_of(&form);
+    }
+}
+
+#[test]
+fn an_api_key_in_a_header_goes_on_every_call() {
+    an_api_key_goes_where_the_card_says_on_every_pass(
+        KeyLocation::Header,
+        "X-API-Key",
+        ServedBinding::Jsonrpc,
+    );
+}
+
+#[test]
+fn an_api_key_in_the_query_goes_on_every_call() {
+    an_api_key_goes_where_the_card_says_on_every_pass(
+        KeyLocation::Query,
+        "api_key",
+        ServedBinding::Jsonrpc,
+    );
+}
+
+/// Over HTTP+JSON, where reads are `GET`s with their own query (ListTasks' filters), the key is
+/// one more query parameter.
+#[test]
+fn an_api_key_in_the_query_goes_on_every_http_json_call() {
+    an_api_key_goes_where_the_card_says_on_every_pass(
+        KeyLocation::Query,
+        "api_key",
+        ServedBinding::HttpJson,
+    );
+}
+
+#[test]
+fn an_api_key_in_a_cookie_goes_on_every_call() {
+    an_api_key_goes_where_the_card_says_on_every_pass(
+        KeyLocation::Cookie,
+        "agent_session",
+        ServedBinding::Jsonrpc,
+    );
+}
+
+/// An agent asking for an API key refuses a send without it, or with a wrong one: the attempt
+/// is `REFUSED` (exit 4, in `inspect --pending`), nothing reached the agent, and the hint names
+/// the credential flags. A v0.3 card's scheme (`type: apiKey`, `in`) is read the same way.
+#[test]
+fn a_missing_or_wrong_api_key_refuses_the_send_with_exit_4() {
+    use crate::common::commands::the_attempt;
+    use crate::common::{agent, fast};
+    let env = TestEnv::new();
+    let key = token();
+    let a = agent(AgentConfig {
+        require_api_key: Some(ApiKey {
+            location: KeyLocation::Header,
+            name: "X-API-Key".to_owned(),
+            key: key.clone(),
+        }),
+        protocol_v03: true,
+        ..fast()
+    });
+    let url = a.url();
+    let out = run(&env, &key, &["delegate", "w/none", "--agent", &url, "book"]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(stderr(&out).contains("HTTP 401"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--token-env"), "{}", stderr(&out));
+    let out = env
+        .cmd()
+        .env(VAR, "not-the-key")
+        .args(["delegate", "w/wrong", "--agent", &url, "--token-env", VAR])
+        .arg("book")
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    for step in ["w/none", "w/wrong"] {
+        assert_eq!(the_attempt(&env, step)["state"], "REFUSED", "{step}");
+    }
+    let out = env.run(["inspect", "--pending"]);
+    assert!(
+        stdout(&out).contains("w/none") && stdout(&out).contains("w/wrong"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(a.stats().messages.is_empty(), "nothing reached the agent");
+    // The right key, in the header the v0.3 card names: delivered and followed to the end.
+    let out = run(
+        &env,
+        &key,
+        &[
+            "delegate",
+            "w/right",
+            "--agent",
+            &url,
+            "--token-env",
+            VAR,
+            "book",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    a.settle();
+    let out = run(&env, &key, &["reconcile"]);
+    assert_eq!(
+        the_attempt(&env, "w/right")["state"],
+        "COMPLETED",
+        "{}",
+        stderr(&out)
+    );
 }

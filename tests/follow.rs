@@ -634,6 +634,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
             binding: ProtocolBinding::default(),
             card_origin: agent.url().trim_end_matches('/').to_owned(),
             credential: None,
+            placement: a2a_recover::a2a::Placement::Bearer,
             allow_cross_origin: false,
         };
         let mut targets = Vec::with_capacity(N);
@@ -661,7 +662,15 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
             .unwrap();
             let a = j.attempt(a.id).unwrap();
             let name = StepName::parse(&format!("many/s{i}")).unwrap();
-            targets.push(FollowTarget::new(&name, &a, false, ProtocolBinding::default()).unwrap());
+            targets.push(
+                FollowTarget::new(
+                    &name,
+                    &a,
+                    false,
+                    a2a_recover::recovery::send::JournaledWire::default(),
+                )
+                .unwrap(),
+            );
         }
         let task_ids: Vec<String> = targets.iter().map(|t| t.task_id.clone()).collect();
         // Once every follow has its first snapshot, the agent completes every task.

@@ -327,6 +327,7 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
         binding: ProtocolBinding::default(),
         card_origin: agent.url().trim_end_matches('/').to_owned(),
         credential: None,
+        placement: a2a_recover::a2a::Placement::Bearer,
         allow_cross_origin: false,
     };
     let mut sent = Vec::with_capacity(n);

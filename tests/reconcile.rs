@@ -784,6 +784,7 @@ fn a_task_canceled_by_the_agent_fails_the_step_for_good_without_redelegation() {
             binding: a2a_recover::a2a::ProtocolBinding::default(),
             card_origin: a2a_recover::a2a::origin_of(&url).unwrap(),
             credential: None,
+            placement: a2a_recover::a2a::Placement::Bearer,
             allow_cross_origin: false,
         };
         client.cancel_task(&ep, &task).await.unwrap();

@@ -45,6 +45,7 @@ fn endpoint(url: &str) -> Endpoint {
         binding: ProtocolBinding::default(),
         card_origin: url.trim_end_matches('/').to_owned(),
         credential: None,
+        placement: a2a_recover::a2a::Placement::Bearer,
         allow_cross_origin: false,
     }
 }
@@ -185,7 +186,7 @@ async fn followed_rate(cfg: &Cfg, url: &str, events: usize) -> anyhow::Result<f6
         &StepName::parse("rate/s0")?,
         &attempt,
         false,
-        ProtocolBinding::default(),
+        a2a_recover::recovery::send::JournaledWire::default(),
     )?;
     let client = client()?;
     let started = Instant::now();
@@ -313,7 +314,7 @@ pub(crate) fn child_follow_many(n: usize, url: &str) -> anyhow::Result<String> {
                 &rec.step.spec.name,
                 &a,
                 false,
-                ProtocolBinding::default(),
+                a2a_recover::recovery::send::JournaledWire::default(),
             )?);
         }
         let rss_before_kib = self_status("VmRSS:");

@@ -443,7 +443,7 @@ pub(crate) fn child_storm(n: usize, url: &str) -> anyhow::Result<String> {
             &rec.step.spec.name,
             &a,
             false,
-            a2a_recover::a2a::ProtocolBinding::default(),
+            a2a_recover::recovery::send::JournaledWire::default(),
         )?);
     }
     let client = A2aClient::new(ClientConfig {

@@ -10,7 +10,9 @@
 //! naming what it offers.
 //!
 //! URLs are http or https only, and never carry userinfo: credentials live in environment
-//! variables. [`redact_url`] is what every log line and error shows.
+//! variables or come from a command. [`redact_url`] is what every log line and error shows.
+//! Where the credential goes (a bearer, or the header, query parameter or cookie an `apiKey`
+//! scheme names) is read from the card's security schemes ([`card_placement`]).
 
 use serde_json::Value;
 use url::Url;
@@ -19,6 +21,7 @@ use super::binding::{InterfaceChoice, ProtocolBinding};
 use super::credentials::{parse_http_url, redact_url};
 use super::error::A2aError;
 use super::normalize;
+use super::security::{self, Placement};
 use super::types;
 
 /// The well-known path of the agent card.
@@ -41,6 +44,8 @@ pub struct AgentCardInfo {
     /// Every interface the card offers (v1.0 `supportedInterfaces`, then the v0.3 top-level
     /// `url` / `preferredTransport` and `additionalInterfaces`), in the card's order.
     pub interfaces: Vec<CardInterface>,
+    /// Where a credential goes on each request to this agent.
+    pub placement: Placement,
     /// The card, normalized and typed.
     pub card: types::AgentCard,
     /// The card as received.
@@ -274,8 +279,19 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
         tenant: chosen.tenant,
         binding: chosen.binding,
         interfaces,
+        placement: card_placement(card_url, &raw)?,
         card,
         raw,
+    })
+}
+
+/// Returns where a credential goes for the card `raw` fetched from `card_url`
+/// (`security::card_placement`); an `apiKey` scheme that cannot be used makes the card
+/// invalid, the error naming the agent and the scheme.
+pub fn card_placement(card_url: &str, raw: &Value) -> Result<Placement, A2aError> {
+    security::card_placement(raw).map_err(|detail| A2aError::InvalidCard {
+        url: redact_url(card_url),
+        detail,
     })
 }
 

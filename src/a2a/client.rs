@@ -4,8 +4,9 @@
 //! [`ProtocolBinding`] for the request, sends it over the shared transport, and has the binding read
 //! the answer into the internal model. Cards are fetched once per client and credential.
 //!
-//! Invariants: the bearer credential is sent only to the card's origin unless the endpoint
-//! allows cross-origin, and every answer is scrubbed of it before it is read.
+//! Invariants: the credential is sent only to the card's origin unless the endpoint allows
+//! cross-origin, always placed as the endpoint's [`Placement`] says (from the card), and every
+//! answer is scrubbed of it before it is read.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -14,9 +15,10 @@ use reqwest::StatusCode;
 
 use super::binding::{Call, ListTasksPage, ProtocolBinding, Raw};
 use super::card::{AgentCardInfo, card_url_for, parse_card};
-use super::credentials::{Credential, credential_for, parse_http_url};
+use super::credentials::{Credential, Placed, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
 use super::limits::{Limiter, Limits, Skip};
+use super::security::Placement;
 use super::stream::EventStream;
 use super::transport::{ClientConfig, Op, Target, Transport, decode_json};
 use super::types;
@@ -32,8 +34,11 @@ pub struct Endpoint {
     pub binding: ProtocolBinding,
     /// The origin of the card URL; the credential goes only there.
     pub card_origin: String,
-    /// The bearer credential, if any.
+    /// The credential, if any.
     pub credential: Option<Credential>,
+    /// Where the credential goes on each request: what the agent's card asks for (read from
+    /// the journaled card for a journaled attempt, so every call on it places it the same way).
+    pub placement: Placement,
     /// Whether the credential may go to an interface on another origin.
     pub allow_cross_origin: bool,
 }
@@ -51,11 +56,14 @@ impl Endpoint {
             binding: info.binding,
             card_origin: info.origin.clone(),
             credential,
+            placement: info.placement.clone(),
             allow_cross_origin,
         }
     }
 
-    fn credential_for(&self, target: &Target) -> Option<&Credential> {
+    /// The credential for a request to `target`, placed as the card asks; `None` when there is
+    /// none or `target` is on another origin.
+    fn credential_for(&self, target: &Target) -> Option<Placed<'_>> {
         credential_for(
             self.credential.as_ref(),
             &self.card_origin,
@@ -63,6 +71,10 @@ impl Endpoint {
             &target.origin,
             &target.redacted,
         )
+        .map(|credential| Placed {
+            credential,
+            placement: &self.placement,
+        })
     }
 }
 
@@ -262,7 +274,11 @@ impl A2aClient {
         let op = Op::on(&target, ep.credential.as_ref(), binding.method(call));
         let wire = binding.request(call, &target.url, ep.tenant.as_deref())?;
         let echo = wire.echo.clone();
-        let req = transport.request(wire, ep.credential_for(&target), &op);
+        let placed = ep.credential_for(&target);
+        if let Some(p) = placed {
+            p.credential.check_placement(p.placement)?;
+        }
+        let req = transport.request(wire, placed, &op);
         Ok(Prepared {
             binding,
             op,

@@ -1,5 +1,6 @@
-//! Credentials and what may be shown: the bearer [`Credential`], the cross-origin rule, URL
-//! origins and redaction, and the scrub of a token an agent echoes back.
+//! Credentials and what may be shown: the [`Credential`] and where it is placed on a request
+//! ([`Placed`]), the cross-origin rule, URL origins and redaction, and the scrub of a token an
+//! agent echoes back.
 //!
 //! Invariants: a credential goes only to the card's origin unless cross-origin is allowed; its
 //! token is never logged, put into an error or journaled; URLs never carry userinfo.
@@ -7,11 +8,13 @@
 use std::fmt;
 use std::sync::Arc;
 
-use reqwest::header::HeaderValue;
+use reqwest::RequestBuilder;
+use reqwest::header::{AUTHORIZATION, COOKIE, HeaderValue};
 use serde_json::Value;
 use url::Url;
 
 use super::error::A2aError;
+use super::security::{Placement, is_cookie_value_byte};
 
 /// Where a credential comes from: the name of an environment variable (`--token-env`) or a
 /// command that prints it (`--token-cmd`). Either is journaled; the token never is.
@@ -32,15 +35,20 @@ impl fmt::Display for TokenSource {
     }
 }
 
-/// A bearer token and where it came from.
+/// A secret (a bearer token or an API key) and where it came from; where it goes on a request
+/// is the card's ([`Placement`], on the endpoint).
 ///
 /// `Debug` and `Display` show only the variable's name or the command, never the token.
 #[derive(Clone)]
 pub struct Credential {
     source: TokenSource,
     header: HeaderValue,
-    /// The token itself, only to scrub it from what an agent echoes back.
+    /// The token itself, to place it as an API key and to scrub it from what an agent echoes
+    /// back.
     token: Arc<str>,
+    /// What an agent's answer is scrubbed of: the token, and the forms a query string encodes
+    /// it in when they differ (an agent may echo its request URL).
+    secrets: Arc<[Arc<str>]>,
 }
 
 /// How long a `--token-cmd` command may run.
@@ -203,28 +211,46 @@ impl Credential {
     }
 
     fn build(source: TokenSource, token: &str) -> Result<Self, A2aError> {
-        let problem = |problem: &'static str| match &source {
-            TokenSource::Env(var) => A2aError::Credential {
-                var: var.clone(),
-                problem,
-            },
-            TokenSource::Cmd(cmd) => A2aError::TokenCommand {
-                cmd: crate::sanitize::inert(cmd),
-                problem: problem.replace("is empty", "printed nothing on stdout"),
-            },
-        };
         let token = token.trim();
         if token.is_empty() {
-            return Err(problem("is empty"));
+            return Err(problem(&source, "is empty"));
         }
-        let mut header = HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| problem("holds characters that cannot be sent in an HTTP header"))?;
+        let mut header = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            problem(
+                &source,
+                "holds characters that cannot be sent in an HTTP header",
+            )
+        })?;
         header.set_sensitive(true);
+        let token: Arc<str> = Arc::from(token);
+        let form: String = url::form_urlencoded::byte_serialize(token.as_bytes()).collect();
+        let percent = form.replace('+', "%20");
+        let mut secrets = vec![Arc::clone(&token)];
+        for encoded in [form, percent] {
+            if secrets.iter().all(|s| **s != *encoded) {
+                secrets.push(Arc::from(encoded));
+            }
+        }
         Ok(Self {
             source,
             header,
-            token: Arc::from(token),
+            token,
+            secrets: secrets.into(),
         })
+    }
+
+    /// Checks that the token can be placed as `placement` says (a cookie value is narrower
+    /// than a header's); the error names where the token came from, never the token.
+    pub(crate) fn check_placement(&self, placement: &Placement) -> Result<(), A2aError> {
+        match placement {
+            Placement::Cookie { .. } if !self.token.bytes().all(is_cookie_value_byte) => {
+                Err(problem(
+                    &self.source,
+                    "holds characters that cannot be sent in a cookie",
+                ))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Returns the name of the environment variable holding the token, if it came from one.
@@ -262,9 +288,60 @@ impl Credential {
         self.header.clone()
     }
 
-    /// Returns the token, only to scrub it from answers.
-    pub(crate) fn token(&self) -> Arc<str> {
-        Arc::clone(&self.token)
+    /// Returns what answers are scrubbed of: the token and its query-string encodings.
+    pub(crate) fn secrets(&self) -> Arc<[Arc<str>]> {
+        Arc::clone(&self.secrets)
+    }
+
+    /// Returns a header value, marked sensitive (the token was checked to fit in a header).
+    fn sensitive(value: &str) -> Option<HeaderValue> {
+        let mut value = HeaderValue::from_str(value).ok()?;
+        value.set_sensitive(true);
+        Some(value)
+    }
+}
+
+/// The error of a token that cannot be used, naming its source.
+fn problem(source: &TokenSource, problem: &'static str) -> A2aError {
+    match source {
+        TokenSource::Env(var) => A2aError::Credential {
+            var: var.clone(),
+            problem,
+        },
+        TokenSource::Cmd(cmd) => A2aError::TokenCommand {
+            cmd: crate::sanitize::inert(cmd),
+            problem: problem.replace("is empty", "printed nothing on stdout"),
+        },
+    }
+}
+
+/// A credential and where it goes on one request.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Placed<'a> {
+    pub(crate) credential: &'a Credential,
+    pub(crate) placement: &'a Placement,
+}
+
+impl Placed<'_> {
+    /// Puts the credential on a request: `Authorization: Bearer`, or the card's API key header,
+    /// query parameter or cookie. Header values are marked sensitive; the request's URL is
+    /// never logged or shown unredacted (`Op`, `redact_url`).
+    pub(crate) fn apply(self, req: RequestBuilder) -> RequestBuilder {
+        let c = self.credential;
+        match self.placement {
+            Placement::Bearer => req.header(AUTHORIZATION, c.header()),
+            Placement::Header { name, .. } => match Credential::sensitive(&c.token) {
+                Some(value) => req.header(name.clone(), value),
+                None => req,
+            },
+            Placement::Query { name, .. } => req.query(&[(name.as_str(), &*c.token)]),
+            Placement::Cookie { name, .. } => {
+                match Credential::sensitive(&format!("{name}={}", c.token)) {
+                    Some(value) => req.header(COOKIE, value),
+                    None => req,
+                }
+            }
+        }
     }
 }
 
@@ -313,8 +390,24 @@ pub(crate) fn credential_for<'a>(
     }
 }
 
+/// Returns a body with every occurrence of each secret replaced by `REDACTED`.
+pub(crate) fn scrub_all<'b>(secrets: &[Arc<str>], body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    for secret in secrets {
+        let current = out.as_deref().unwrap_or(body);
+        let scrubbed = match scrub_bytes(secret.as_bytes(), current) {
+            std::borrow::Cow::Owned(scrubbed) => Some(scrubbed),
+            std::borrow::Cow::Borrowed(_) => None,
+        };
+        if scrubbed.is_some() {
+            out = scrubbed;
+        }
+    }
+    out.map_or(std::borrow::Cow::Borrowed(body), std::borrow::Cow::Owned)
+}
+
 /// Returns a body with every occurrence of `secret` replaced by `REDACTED`.
-pub(crate) fn scrub_bytes<'b>(secret: &[u8], body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
+fn scrub_bytes<'b>(secret: &[u8], body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
     if secret.is_empty() || !body.windows(secret.len()).any(|w| w == secret) {
         return std::borrow::Cow::Borrowed(body);
     }

@@ -745,6 +745,7 @@ mod tests {
             binding: ProtocolBinding::HttpJsonV1,
             card_origin: url.clone(),
             credential: None,
+            placement: crate::a2a::Placement::Bearer,
             allow_cross_origin: false,
         };
         let mut stream = client.subscribe(&ep, "t").await.unwrap();

@@ -341,6 +341,7 @@ mod tests {
             binding: ProtocolBinding::default(),
             card_origin: url.trim_end_matches('/').to_owned(),
             credential: None,
+            placement: crate::a2a::Placement::Bearer,
             allow_cross_origin: false,
         }
     }

@@ -16,6 +16,7 @@
 //! - `transport`: reqwest, timeouts, redirects, body caps, the error snippet ([`ClientConfig`]).
 //! - `stream`: [`EventStream`], SSE over the transport; `sse`: the pure SSE decoder.
 //! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction.
+//! - `security`: where a credential goes ([`Placement`]), from the card's security schemes.
 //! - `card`: the card URL, validating a card, choosing its interface ([`AgentCardInfo`]).
 //! - `normalize`: the JSON pass that lets `a2a-lf` read what real servers send.
 //! - `error`: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
@@ -40,6 +41,7 @@ mod jsonrpc;
 mod jsonrpc03;
 mod limits;
 mod normalize;
+mod security;
 mod sse;
 mod stream;
 mod task;
@@ -57,11 +59,14 @@ pub use backoff::{full_jitter, retry_read};
 pub use binding::{
     InterfaceChoice, ListTasksPage, ProtocolBinding, ProtocolVersion, Raw, WireBinding,
 };
-pub use card::{AgentCardInfo, CardInterface, Chosen, WELL_KNOWN_CARD_PATH, card_url_for};
+pub use card::{
+    AgentCardInfo, CardInterface, Chosen, WELL_KNOWN_CARD_PATH, card_placement, card_url_for,
+};
 pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
 pub use limits::{AgentLimits, AgentOverride, LONGEST_PAUSE, Limits, Overrides, Skip};
+pub use security::Placement;
 pub use stream::EventStream;
 pub use task::{
     ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,

@@ -15,7 +15,7 @@ use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
 
 use super::binding::WireRequest;
-use super::credentials::{Credential, parse_http_url, redact_url, scrub_bytes, scrub_json};
+use super::credentials::{Credential, Placed, parse_http_url, redact_url, scrub_all, scrub_json};
 use super::error::{A2aError, DecodeKind, RpcError, truncate_chars};
 use super::sse::push_capped;
 use super::types;
@@ -137,7 +137,9 @@ impl Transport {
         Ok(target)
     }
 
-    /// Builds the `GET` of a JSON document (the card), following a few redirects.
+    /// Builds the `GET` of a JSON document (the card), following a few redirects; a credential
+    /// goes as a bearer (the card's placement is not known before it is read, and a cross-host
+    /// redirect drops `Authorization`).
     pub(crate) fn get_json(&self, url: Url, credential: Option<&Credential>) -> RequestBuilder {
         let mut req = self
             .get
@@ -150,11 +152,12 @@ impl Transport {
         req
     }
 
-    /// Builds the request a binding described, following no redirects.
+    /// Builds the request a binding described, following no redirects (so an API key placed
+    /// in a header, the query or a cookie never follows one elsewhere).
     pub(crate) fn request(
         &self,
         wire: WireRequest,
-        credential: Option<&Credential>,
+        credential: Option<Placed<'_>>,
         op: &Op,
     ) -> RequestBuilder {
         let mut req = self.rpc.request(wire.method, wire.url);
@@ -168,8 +171,8 @@ impl Transport {
         if let Some((_, body)) = wire.body {
             req = req.body(body);
         }
-        if let Some(c) = credential {
-            req = req.header(AUTHORIZATION, c.header());
+        if let Some(placed) = credential {
+            req = placed.apply(req);
         }
         tracing::trace!(method = op.method, url = %op.url, "request");
         req
@@ -284,10 +287,11 @@ impl Transport {
 pub(crate) struct Op {
     pub(crate) url: String,
     pub(crate) method: &'static str,
-    /// The token sent with the request: an agent that echoes it back (an error page quoting
-    /// the request headers, a task quoting them) must not get it into an error, a log line or
-    /// the journal, so every answer is scrubbed of it before it is read.
-    secret: Option<Arc<str>>,
+    /// The token sent with the request (and its query-string encodings): an agent that echoes
+    /// it back (an error page quoting the request headers or URL, a task quoting them) must not
+    /// get it into an error, a log line or the journal, so every answer is scrubbed of it
+    /// before it is read.
+    secrets: Option<Arc<[Arc<str>]>>,
 }
 
 impl fmt::Debug for Op {
@@ -304,7 +308,7 @@ impl Op {
         Self {
             url: redact_url(url),
             method,
-            secret: None,
+            secrets: None,
         }
     }
 
@@ -317,20 +321,20 @@ impl Op {
         Self {
             url: target.redacted.clone(),
             method,
-            secret: None,
+            secrets: None,
         }
         .with_secret(credential)
     }
 
     pub(crate) fn with_secret(mut self, credential: Option<&Credential>) -> Self {
-        self.secret = credential.map(Credential::token);
+        self.secrets = credential.map(Credential::secrets);
         self
     }
 
     /// Returns a body with every occurrence of the token replaced by `REDACTED`.
     pub(crate) fn scrub<'b>(&self, body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
-        match self.secret.as_deref() {
-            Some(secret) => scrub_bytes(secret.as_bytes(), body),
+        match self.secrets.as_deref() {
+            Some(secrets) => scrub_all(secrets, body),
             None => std::borrow::Cow::Borrowed(body),
         }
     }
@@ -338,10 +342,11 @@ impl Op {
     /// Replaces the token in every string and key of a parsed answer (it may have been
     /// written with JSON escapes, which the byte scrub cannot see).
     pub(crate) fn scrub_value(&self, value: &mut Value) {
-        let Some(secret) = self.secret.as_deref().filter(|s| !s.is_empty()) else {
-            return;
-        };
-        scrub_json(value, secret);
+        for secret in self.secrets.iter().flat_map(|s| s.iter()) {
+            if !secret.is_empty() {
+                scrub_json(value, secret);
+            }
+        }
     }
 
     pub(crate) fn decode(&self, kind: DecodeKind, detail: impl Into<String>) -> A2aError {

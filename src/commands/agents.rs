@@ -58,10 +58,10 @@ Examples:
     Add {
         /// The agent's base URL or card URL.
         url: String,
-        /// The environment variable holding its bearer token (only the name is stored).
+        /// The environment variable holding its token or API key (only the name is stored).
         #[arg(long, value_name = "VAR")]
         token_env: Option<String>,
-        /// A command printing its bearer token on stdout, run without a shell when a token is
+        /// A command printing its token or API key on stdout, run without a shell when one is
         /// needed (the command is stored, never what it prints).
         #[arg(long, value_name = "CMD", conflicts_with = "token_env")]
         token_cmd: Option<String>,
@@ -115,11 +115,11 @@ Examples:
     Probe {
         /// The agent's base URL or card URL.
         url: String,
-        /// The environment variable holding its bearer token (default: the one it was
+        /// The environment variable holding its token or API key (default: the one it was
         /// registered with).
         #[arg(long, value_name = "VAR")]
         token_env: Option<String>,
-        /// A command printing its bearer token on stdout, run without a shell (default: the
+        /// A command printing its token or API key on stdout, run without a shell (default: the
         /// one it was registered with).
         #[arg(long, value_name = "CMD", conflicts_with = "token_env")]
         token_cmd: Option<String>,

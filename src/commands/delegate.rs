@@ -86,11 +86,12 @@ pub struct DelegateArgs {
     /// Picks the first registered agent advertising this skill (`agents add`).
     #[arg(long, value_name = "ID", conflicts_with = "plan")]
     pub skill: Option<String>,
-    /// The environment variable holding the agent's bearer token (only its name is journaled).
+    /// The environment variable holding the agent's bearer token or API key (placed as its card
+    /// asks; only its name is journaled).
     #[arg(long, value_name = "VAR", conflicts_with = "plan")]
     pub token_env: Option<String>,
-    /// A command printing the agent's bearer token on stdout, run without a shell when a token
-    /// is needed (the command is journaled, never what it prints).
+    /// A command printing the agent's bearer token or API key on stdout, run without a shell
+    /// when one is needed (the command is journaled, never what it prints).
     #[arg(long, value_name = "CMD", conflicts_with_all = ["plan", "token_env"])]
     pub token_cmd: Option<String>,
     /// JSON object sent as the message's `metadata`.

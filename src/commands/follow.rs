@@ -265,12 +265,12 @@ impl Step<'_> {
                 self.summary(&attempt, "intent", line, &json!({"look": "never-sent"})),
             ));
         }
-        let binding = send::journaled_binding(show.journal, &attempt)?;
+        let wire = send::journaled_wire(show.journal, &attempt)?;
         let endpoint = endpoint_of(
             self.name(),
             &attempt,
             self.record.step.spec.allow_cross_origin,
-            binding,
+            wire,
         )
         .map_err(target_error)?;
         let how = LookHow {
@@ -349,12 +349,12 @@ impl Step<'_> {
         show: &mut Show<'_>,
         attempt: &Attempt,
     ) -> anyhow::Result<(u8, Summary)> {
-        let binding = send::journaled_binding(show.journal, attempt)?;
+        let wire = send::journaled_wire(show.journal, attempt)?;
         let target = FollowTarget::new(
             self.name(),
             attempt,
             self.record.step.spec.allow_cross_origin,
-            binding,
+            wire,
         )
         .map_err(target_error)?;
         show.start(attempt);

@@ -12,7 +12,7 @@ use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::scripted_agent::{
-    AgentConfig, Bends, DropMode, FailMode, QuestionIn, ScriptedAgent, ServedBinding,
+    AgentConfig, ApiKey, Bends, DropMode, FailMode, QuestionIn, ScriptedAgent, ServedBinding,
 };
 
 /// Runs a scripted A2A v1.0 agent on loopback, for drills, the demo, tests and benchmarks.
@@ -112,6 +112,35 @@ pub struct ScriptedAgentArgs {
     /// stays public).
     #[arg(long, value_name = "TOKEN")]
     pub require_token: Option<String>,
+    /// Publishes an apiKey security scheme naming this header on the card, and answers HTTP
+    /// 401 to every A2A request without the key of `--api-key-env` in it.
+    #[arg(
+        long,
+        value_name = "NAME",
+        group = "api_key_location",
+        requires = "api_key_env"
+    )]
+    pub api_key_header: Option<String>,
+    /// As `--api-key-header`, with the key in this query parameter.
+    #[arg(
+        long,
+        value_name = "NAME",
+        group = "api_key_location",
+        requires = "api_key_env"
+    )]
+    pub api_key_query: Option<String>,
+    /// As `--api-key-header`, with the key in this cookie.
+    #[arg(
+        long,
+        value_name = "NAME",
+        group = "api_key_location",
+        requires = "api_key_env"
+    )]
+    pub api_key_cookie: Option<String>,
+    /// The environment variable holding the API key expected (with `--api-key-header`,
+    /// `--api-key-query` or `--api-key-cookie`).
+    #[arg(long, value_name = "VAR", requires = "api_key_location")]
+    pub api_key_env: Option<String>,
 }
 
 impl ScriptedAgentArgs {
@@ -128,6 +157,7 @@ impl ScriptedAgentArgs {
             return Err(CliError::usage("--tick must be more than zero")
                 .hint("give a duration such as `--tick 20ms`"));
         }
+        let require_api_key = self.api_key()?;
         Ok(AgentConfig {
             name: self.name.clone(),
             scenario: self.scenario.clone(),
@@ -164,7 +194,41 @@ impl ScriptedAgentArgs {
             rate_limit: self.rate_limit,
             protocol_v03: self.protocol == crate::a2a::ProtocolVersion::V0_3,
             require_token: self.require_token.clone(),
+            require_api_key,
         })
+    }
+
+    /// The API key required, read from `--api-key-env`'s variable.
+    fn api_key(&self) -> Result<Option<ApiKey>, CliError> {
+        use crate::scripted_agent::KeyLocation as L;
+        let located = [
+            (L::Header, &self.api_key_header),
+            (L::Query, &self.api_key_query),
+            (L::Cookie, &self.api_key_cookie),
+        ]
+        .into_iter()
+        .find_map(|(location, name)| name.clone().map(|name| (location, name)));
+        let (Some((location, name)), Some(var)) = (located, &self.api_key_env) else {
+            return Ok(None);
+        };
+        let key = std::env::var(var)
+            .ok()
+            .map(|k| k.trim().to_owned())
+            .filter(|k| !k.is_empty())
+            .ok_or_else(|| {
+                CliError::usage(format!("--api-key-env: the variable `{var}` is not set"))
+                    .hint(format!("export {var}=… with the key the agent expects"))
+            })?;
+        if name.trim().is_empty() {
+            return Err(CliError::usage("the API key's name is empty").hint(
+                "name the header, query parameter or cookie, e.g. `--api-key-header X-API-Key`",
+            ));
+        }
+        Ok(Some(ApiKey {
+            location,
+            name,
+            key,
+        }))
     }
 }
 

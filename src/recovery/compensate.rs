@@ -361,12 +361,14 @@ fn endpoint_of(
     let card = a.agent_url.clone().context("the attempt has no agent")?;
     let credential = Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref())
         .map_err(RecoveryError::CredentialGone)?;
+    let wire = crate::recovery::send::journaled_wire(journal, a)?;
     Ok(Endpoint {
         url,
         tenant: a.tenant.clone(),
-        binding: crate::recovery::send::journaled_binding(journal, a)?,
+        binding: wire.binding,
         card_origin: origin_of(&card)?,
         credential,
+        placement: wire.placement,
         allow_cross_origin,
     })
 }

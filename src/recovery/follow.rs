@@ -76,6 +76,7 @@ use crate::journal::{
     Recorded, Source, StepName, StreamObservation, is_over_limit,
 };
 use crate::recovery::commit::{Done, Queue};
+use crate::recovery::send::JournaledWire;
 
 /// Reconnects allowed in a row without an event in between (`--max-reconnects`).
 pub const DEFAULT_MAX_RECONNECTS: u32 = 8;
@@ -177,7 +178,7 @@ impl FollowTarget {
         step: &StepName,
         attempt: &Attempt,
         allow_cross_origin: bool,
-        binding: ProtocolBinding,
+        wire: JournaledWire,
     ) -> Result<Self, TargetError> {
         let task_id = attempt
             .current_task_id()
@@ -193,18 +194,19 @@ impl FollowTarget {
             attempt: attempt.id,
             number: attempt.number,
             task_id,
-            endpoint: endpoint_of(step, attempt, allow_cross_origin, binding)?,
+            endpoint: endpoint_of(step, attempt, allow_cross_origin, wire)?,
         })
     }
 }
 
-/// Returns the endpoint a journaled attempt was sent to (always where it was first sent, over
-/// `binding`), with the credential read from the variable named by its `token_env`.
+/// Returns the endpoint a journaled attempt was sent to (always where it was first sent, called
+/// as `wire` says: `send::journaled_wire`), with the credential its `token_env` / `token_cmd`
+/// name.
 pub fn endpoint_of(
     step: &StepName,
     attempt: &Attempt,
     allow_cross_origin: bool,
-    binding: ProtocolBinding,
+    wire: JournaledWire,
 ) -> Result<Endpoint, TargetError> {
     let no_endpoint = || TargetError::NoEndpoint {
         step: step.to_string(),
@@ -217,9 +219,10 @@ pub fn endpoint_of(
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
-        binding,
+        binding: wire.binding,
         card_origin: origin_of(card)?,
         credential,
+        placement: wire.placement,
         allow_cross_origin,
     })
 }
@@ -1379,7 +1382,7 @@ mod tests {
             )
             .unwrap();
         let attempt = journal.attempt(attempt.id).unwrap();
-        let target = FollowTarget::new(&step, &attempt, false, ProtocolBinding::default()).unwrap();
+        let target = FollowTarget::new(&step, &attempt, false, JournaledWire::default()).unwrap();
         Setup {
             _dir: dir,
             journal,
@@ -1896,13 +1899,13 @@ mod tests {
         a.state = AttemptState::Intent;
         a.task_id = None;
         assert!(matches!(
-            FollowTarget::new(&s.target.step, &a, false, ProtocolBinding::default()),
+            FollowTarget::new(&s.target.step, &a, false, JournaledWire::default()),
             Err(TargetError::NoTask { .. })
         ));
         let mut b = s.journal.attempt(s.target.attempt).unwrap();
         b.token_env = Some("A2A_RECOVER_TEST_SURELY_UNSET_VARIABLE".to_owned());
         assert!(matches!(
-            FollowTarget::new(&s.target.step, &b, false, ProtocolBinding::default()),
+            FollowTarget::new(&s.target.step, &b, false, JournaledWire::default()),
             Err(TargetError::Wire(A2aError::Credential { .. }))
         ));
     }

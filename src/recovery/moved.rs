@@ -81,6 +81,7 @@ pub async fn rechoose(
         url: chosen.interface_url,
         tenant: moved.tenant,
         binding: chosen.binding,
+        placement: info.placement.clone(),
         ..endpoint.clone()
     }))
 }

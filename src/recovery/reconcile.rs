@@ -473,13 +473,8 @@ impl<'a> Pass<'a> {
             if !running {
                 continue;
             }
-            let binding = send::journaled_binding(self.journal, &row.attempt)?;
-            match follow::FollowTarget::new(
-                &row.step,
-                &row.attempt,
-                row.allow_cross_origin,
-                binding,
-            ) {
+            let wire = send::journaled_wire(self.journal, &row.attempt)?;
+            match follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin, wire) {
                 Ok(target) => targets.push(target),
                 Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
             }
@@ -1066,8 +1061,8 @@ impl<'a> Pass<'a> {
             reference_task_ids: Vec::new(),
             interface: crate::a2a::InterfaceChoice::default(),
         };
-        let binding = send::journaled_binding(self.journal, a)?;
-        let endpoint = Rc::new(send::endpoint_of(a, &out, binding)?);
+        let wire = send::journaled_wire(self.journal, a)?;
+        let endpoint = Rc::new(send::endpoint_of(a, &out, wire)?);
         if let (Some(url), Some(card)) = (&a.interface_url, &a.agent_url) {
             self.endpoints
                 .borrow_mut()

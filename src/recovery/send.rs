@@ -35,7 +35,7 @@ use crate::a2a::TaskView;
 use crate::a2a::types;
 use crate::a2a::{
     A2aClient, A2aError, AgentCardInfo, Credential, Endpoint, ErrorClass, InterfaceChoice,
-    ProtocolBinding, origin_of,
+    Placement, ProtocolBinding, origin_of,
 };
 use crate::clock::Clock;
 use crate::crash::{self, Point};
@@ -256,28 +256,51 @@ pub fn journaled_timeout(client: &A2aClient) -> Duration {
     test.unwrap_or(client.config().timeout)
 }
 
-/// Returns the binding a journaled attempt is sent over: the one journaled with its endpoint;
-/// for an attempt journaled before bindings were, the one its agent's journaled card offers at
-/// the attempt's interface URL (v1.0 JSON-RPC when no journaled card names it).
-pub fn journaled_binding(journal: &Journal, attempt: &Attempt) -> anyhow::Result<ProtocolBinding> {
-    if let Some(binding) = attempt.binding {
-        return Ok(binding);
-    }
-    let (Some(card_url), Some(interface_url)) = (&attempt.agent_url, &attempt.interface_url) else {
-        return Ok(ProtocolBinding::default());
-    };
-    let card = journal.agent(card_url)?.and_then(|a| a.card_json);
-    Ok(card
-        .and_then(|json| ProtocolBinding::of_card_interface(card_url, &json, interface_url))
-        .unwrap_or_default())
+/// How a journaled attempt's agent is called: the binding and where the credential goes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JournaledWire {
+    /// The binding ([`journaled_wire`]).
+    pub binding: ProtocolBinding,
+    /// Where the credential goes, from the agent's journaled card.
+    pub placement: Placement,
 }
 
-/// Returns the wire endpoint of a journaled attempt: always where it was first sent, over
-/// `binding` ([`journaled_binding`]).
+/// Returns how a journaled attempt is called, read from the journal alone (never from a live
+/// card, so every pass and command calls it the same way):
+///
+/// - the binding journaled with its endpoint; for an attempt journaled before bindings were,
+///   the one its agent's journaled card offers at the attempt's interface URL (v1.0 JSON-RPC
+///   when no journaled card names it);
+/// - where its credential goes: what its agent's journaled card's security schemes ask for
+///   (`a2a::card_placement`), a bearer when no card is journaled.
+pub fn journaled_wire(journal: &Journal, attempt: &Attempt) -> anyhow::Result<JournaledWire> {
+    let Some(card_url) = attempt.agent_url.as_deref() else {
+        return Ok(JournaledWire {
+            binding: attempt.binding.unwrap_or_default(),
+            placement: Placement::Bearer,
+        });
+    };
+    let card = journal.agent(card_url)?.and_then(|a| a.card_json);
+    let placement = match card.as_deref().map(serde_json::from_str::<Value>) {
+        Some(Ok(raw)) => crate::a2a::card_placement(card_url, &raw)?,
+        Some(Err(_)) | None => Placement::Bearer,
+    };
+    let binding = match (attempt.binding, &attempt.interface_url, card) {
+        (Some(binding), _, _) => binding,
+        (None, Some(interface_url), Some(json)) => {
+            ProtocolBinding::of_card_interface(card_url, &json, interface_url).unwrap_or_default()
+        }
+        (None, _, _) => ProtocolBinding::default(),
+    };
+    Ok(JournaledWire { binding, placement })
+}
+
+/// Returns the wire endpoint of a journaled attempt: always where it was first sent, called as
+/// `wire` says ([`journaled_wire`]).
 pub fn endpoint_of(
     attempt: &Attempt,
     out: &Outgoing,
-    binding: ProtocolBinding,
+    wire: JournaledWire,
 ) -> anyhow::Result<Endpoint> {
     let url = attempt
         .interface_url
@@ -290,9 +313,10 @@ pub fn endpoint_of(
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
-        binding,
+        binding: wire.binding,
         card_origin: origin_of(card)?,
         credential: out.credential.clone(),
+        placement: wire.placement,
         allow_cross_origin: out.allow_cross_origin,
     })
 }
@@ -689,7 +713,7 @@ impl Sender<'_> {
         out: &Outgoing,
         found: impl FnOnce(TaskView) -> anyhow::Result<T>,
     ) -> anyhow::Result<Option<Looked<T>>> {
-        let endpoint = endpoint_of(attempt, out, journaled_binding(self.journal, attempt)?)?;
+        let endpoint = endpoint_of(attempt, out, journaled_wire(self.journal, attempt)?)?;
         let how = LookHow {
             client: self.client,
             endpoint: &endpoint,
@@ -801,7 +825,7 @@ impl Sender<'_> {
 
     /// The endpoint of an attempt about to be sent, its agent, and whether to send our contextId.
     fn prepare(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Prepared> {
-        let endpoint = endpoint_of(attempt, out, journaled_binding(self.journal, attempt)?)?;
+        let endpoint = endpoint_of(attempt, out, journaled_wire(self.journal, attempt)?)?;
         let card_url = attempt.agent_url.clone().unwrap_or_default();
         let accepts = self
             .journal
@@ -916,7 +940,7 @@ impl Sender<'_> {
             return Ok(ReplySent::Settled(held));
         }
         let attempt = self.journal.attempt(reply.attempt_id)?;
-        let endpoint = endpoint_of(&attempt, out, journaled_binding(self.journal, &attempt)?)?;
+        let endpoint = endpoint_of(&attempt, out, journaled_wire(self.journal, &attempt)?)?;
         let task_id = attempt
             .current_task_id()
             .map(str::to_owned)

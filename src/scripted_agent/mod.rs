@@ -139,6 +139,90 @@ pub struct AgentConfig {
     /// Answers HTTP 401 to every A2A request (not the card) without `Authorization: Bearer`
     /// and this token.
     pub require_token: Option<String>,
+    /// Publishes an `apiKey` security scheme on the card and answers HTTP 401 to every A2A
+    /// request (not the card) without this key where the scheme says.
+    pub require_api_key: Option<ApiKey>,
+}
+
+/// An API key the scripted agent requires, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    /// The scheme's location: `header`, `query` or `cookie`.
+    pub location: KeyLocation,
+    /// The header, query parameter or cookie name.
+    pub name: String,
+    /// The key expected.
+    pub key: String,
+}
+
+/// Where an `apiKey` scheme puts the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyLocation {
+    /// A request header.
+    Header,
+    /// A query parameter.
+    Query,
+    /// A cookie.
+    Cookie,
+}
+
+impl KeyLocation {
+    /// The card's word for it (v1.0 `location`, v0.3 `in`).
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Header => "header",
+            Self::Query => "query",
+            Self::Cookie => "cookie",
+        }
+    }
+}
+
+impl ApiKey {
+    /// Whether a request carries the key where the scheme says.
+    fn given(&self, headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
+        match self.location {
+            KeyLocation::Header => headers
+                .get_all(self.name.as_str())
+                .iter()
+                .any(|v| v.as_bytes() == self.key.as_bytes()),
+            KeyLocation::Query => uri.query().is_some_and(|q| {
+                url::form_urlencoded::parse(q.as_bytes())
+                    .any(|(k, v)| k == self.name.as_str() && v == self.key.as_str())
+            }),
+            KeyLocation::Cookie => headers
+                .get_all(header::COOKIE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(';'))
+                .filter_map(|c| c.trim().split_once('='))
+                .any(|(k, v)| k == self.name && v == self.key),
+        }
+    }
+
+    /// The card's `securitySchemes` and requirements, in the card's protocol version.
+    fn card_fields(&self, v03: bool) -> [(&'static str, serde_json::Value); 2] {
+        let (location, name) = (self.location.as_str(), self.name.as_str());
+        if v03 {
+            [
+                (
+                    "securitySchemes",
+                    json!({"apiKey": {"type": "apiKey", "in": location, "name": name}}),
+                ),
+                ("security", json!([{"apiKey": []}])),
+            ]
+        } else {
+            [
+                (
+                    "securitySchemes",
+                    json!({"apiKey": {"apiKeySecurityScheme": {"location": location, "name": name}}}),
+                ),
+                (
+                    "securityRequirements",
+                    json!([{"schemes": {"apiKey": {"list": []}}}]),
+                ),
+            ]
+        }
+    }
 }
 
 /// The binding the scripted agent serves (and its card offers).
@@ -209,6 +293,7 @@ impl Default for AgentConfig {
             rate_limit: None,
             protocol_v03: false,
             require_token: None,
+            require_api_key: None,
         }
     }
 }
@@ -668,7 +753,7 @@ async fn gate(
         }
         throttled
     };
-    if let Some(refused) = unauthorized(&shared.cfg, &headers) {
+    if let Some(refused) = unauthorized(&shared.cfg, &headers, &uri) {
         return refused;
     }
     if load.black_hole.load(Ordering::Relaxed) {
@@ -691,15 +776,25 @@ async fn gate(
     rpc::handle(State(shared.clone()), headers, uri, body).await
 }
 
-/// HTTP 401 when the agent requires a token ([`AgentConfig::require_token`]) and `headers`
-/// do not carry it.
-pub(crate) fn unauthorized(cfg: &AgentConfig, headers: &HeaderMap) -> Option<Response> {
-    let want = cfg.require_token.as_deref()?;
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    (given != Some(want)).then(|| {
+/// HTTP 401 when the agent requires a token ([`AgentConfig::require_token`]) or an API key
+/// ([`AgentConfig::require_api_key`]) and the request does not carry it.
+pub(crate) fn unauthorized(
+    cfg: &AgentConfig,
+    headers: &HeaderMap,
+    uri: &axum::http::Uri,
+) -> Option<Response> {
+    let bearer_missing = cfg.require_token.as_deref().is_some_and(|want| {
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            != Some(want)
+    });
+    let key_missing = cfg
+        .require_api_key
+        .as_ref()
+        .is_some_and(|key| !key.given(headers, uri));
+    (bearer_missing || key_missing).then(|| {
         (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
@@ -856,7 +951,7 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
             "defaultOutputModes": ["text/plain"],
             "skills": skills,
         });
-        return Bytes::from(card.to_string());
+        return Bytes::from(with_security(cfg, card).to_string());
     }
     let mut interface = json!({
         "url": base_url,
@@ -879,7 +974,17 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
         "defaultOutputModes": ["text/plain"],
         "skills": skills,
     });
-    Bytes::from(card.to_string())
+    Bytes::from(with_security(cfg, card).to_string())
+}
+
+/// Adds the required API key's security scheme to a card.
+fn with_security(cfg: &AgentConfig, mut card: serde_json::Value) -> serde_json::Value {
+    if let Some(key) = &cfg.require_api_key {
+        for (field, value) in key.card_fields(cfg.protocol_v03) {
+            card[field] = value;
+        }
+    }
+    card
 }
 
 /// Returns the 64-bit FNV-1a hash of `bytes` (for the card's ETag).

@@ -86,7 +86,7 @@ pub(crate) async fn handle(
     let Some(op) = route(&method, uri.path(), shared.cfg.tenant.as_deref()) else {
         return bare_not_found();
     };
-    if let Some(refused) = super::unauthorized(&shared.cfg, &headers) {
+    if let Some(refused) = super::unauthorized(&shared.cfg, &headers, &uri) {
         return refused;
     }
     if shared

@@ -58,6 +58,7 @@ pub fn plain_endpoint(url: &str, binding: ProtocolBinding) -> Endpoint {
         binding,
         card_origin: origin_of(url).expect("an http URL"),
         credential: None,
+        placement: a2a_recover::a2a::Placement::Bearer,
         allow_cross_origin: false,
     }
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::super::types::{self, StreamResponse, TaskState};
 use super::super::{
-    A2aClient, A2aError, ClientConfig, Credential, Endpoint, ErrorClass, ProtocolBinding,
+    A2aClient, A2aError, ClientConfig, Credential, Endpoint, ErrorClass, Placement, ProtocolBinding,
 };
 use super::fixture_bytes;
 use crate::exit;
@@ -26,6 +26,7 @@ const MIB: u64 = 1024 * 1024;
 #[derive(Debug, Clone)]
 struct Seen {
     path: String,
+    query: Option<String>,
     headers: HeaderMap,
     body: Value,
 }
@@ -79,6 +80,7 @@ impl Server {
             binding: ProtocolBinding::default(),
             card_origin: self.url.clone(),
             credential: None,
+            placement: crate::a2a::Placement::Bearer,
             allow_cross_origin: false,
         }
     }
@@ -150,8 +152,19 @@ async fn answer(state: &State, uri: &Uri, headers: HeaderMap, body: &[u8]) -> Re
     let path = uri.path().to_owned();
     let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let id = request.get("id").cloned().unwrap_or(Value::Null);
+    // What an agent echoing its request back would show: the URL with its query, the headers.
+    let echo = format!(
+        "you sent {uri} with {}",
+        headers
+            .iter()
+            .filter(|(name, _)| !matches!(name.as_str(), "host" | "accept" | "content-type"))
+            .map(|(name, value)| format!("{name}: {}", String::from_utf8_lossy(value.as_bytes())))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     state.seen.lock().unwrap().push(Seen {
         path: path.clone(),
+        query: uri.query().map(str::to_owned),
         headers,
         body: request.clone(),
     });
@@ -197,6 +210,7 @@ async fn answer(state: &State, uri: &Uri, headers: HeaderMap, body: &[u8]) -> Re
              </body>\r\n</html>\r\n",
         ),
         ["http", "401"] => plain(StatusCode::UNAUTHORIZED, "text/plain", "no token"),
+        ["echo"] => plain(StatusCode::BAD_REQUEST, "text/plain", echo),
         ["http", "500-rpc"] => json_response(
             StatusCode::INTERNAL_SERVER_ERROR,
             &json!({"jsonrpc": "2.0", "id": id,
@@ -332,6 +346,7 @@ fn client_futures_and_streams_are_send() {
         binding: ProtocolBinding::default(),
         card_origin: "http://127.0.0.1:1".to_owned(),
         credential: None,
+        placement: crate::a2a::Placement::Bearer,
         allow_cross_origin: false,
     };
     let req = message_request("x");
@@ -561,6 +576,7 @@ async fn connection_refused_was_never_sent() {
         binding: ProtocolBinding::default(),
         card_origin: url,
         credential: None,
+        placement: crate::a2a::Placement::Bearer,
         allow_cross_origin: false,
     };
     let err = client()
@@ -867,6 +883,82 @@ async fn credentials_stay_on_the_card_origin_unless_allowed() {
         auth_of(seen.last().unwrap()).as_deref(),
         Some("Bearer s3cr3t")
     );
+}
+
+/// The endpoint of `path` with the credential `AGENT_KEY=key` placed as `placement`.
+fn keyed(server: &Server, path: &str, key: &str, placement: Placement) -> Endpoint {
+    Endpoint {
+        credential: Some(Credential::new("AGENT_KEY", key).unwrap()),
+        placement,
+        ..server.endpoint(path)
+    }
+}
+
+#[tokio::test]
+async fn an_api_key_goes_where_the_card_says_and_never_back_out() {
+    use crate::a2a::card::card_placement;
+    let server = Server::start().await;
+    let c = client();
+    let key = "k3y+/&=x y";
+    let card = |location: &str, name: &str| {
+        json!({"securitySchemes": {"k": {"type": "apiKey", "in": location, "name": name}},
+               "security": [{"k": []}]})
+    };
+    let header = card_placement("http://a.example/", &card("header", "X-Api-Key")).unwrap();
+    c.get_task(&keyed(&server, "/task", key, header), "t-1", None)
+        .await
+        .unwrap();
+    let query = card_placement("http://a.example/", &card("query", "api_key")).unwrap();
+    c.get_task(&keyed(&server, "/task", key, query.clone()), "t-1", None)
+        .await
+        .unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[0].headers.get("x-api-key").unwrap(), key);
+    let pairs: Vec<(String, String)> =
+        url::form_urlencoded::parse(seen[1].query.as_deref().unwrap().as_bytes())
+            .into_owned()
+            .collect();
+    assert_eq!(pairs, [("api_key".to_owned(), key.to_owned())]);
+    for s in &seen {
+        assert_eq!(auth_of(s), None, "no bearer beside the key: {s:?}");
+    }
+
+    // A cookie holds what a cookie value may: a key with a space is refused, nothing sent.
+    let cookie = card_placement("http://a.example/", &card("cookie", "sid")).unwrap();
+    let err = c
+        .get_task(&keyed(&server, "/task", key, cookie.clone()), "t-1", None)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("AGENT_KEY") && err.to_string().contains("cookie"),
+        "{err}"
+    );
+    assert!(!err.to_string().contains("k3y"), "{err}");
+    assert_eq!(server.seen().len(), 2, "nothing sent");
+    c.get_task(&keyed(&server, "/task", "k3y+/x", cookie), "t-1", None)
+        .await
+        .unwrap();
+    assert_eq!(
+        server.seen()[2].headers.get(header::COOKIE).unwrap(),
+        "sid=k3y+/x"
+    );
+
+    // An agent echoing its request (URL and headers) back: the key, raw or query-encoded, is
+    // in no error.
+    for placement in [
+        query,
+        card_placement("http://a.example/", &card("header", "K")).unwrap(),
+    ] {
+        let err = c
+            .get_task(&keyed(&server, "/echo", key, placement), "t-1", None)
+            .await
+            .unwrap_err();
+        let shown = format!("{err} {err:?}");
+        for form in [key, "k3y%2B%2F%26%3Dx+y", "k3y%2B%2F%26%3Dx%20y"] {
+            assert!(!shown.contains(form), "{form} in {shown}");
+        }
+        assert!(shown.contains("REDACTED"), "{shown}");
+    }
 }
 
 #[test]

@@ -181,7 +181,7 @@ pub struct Attempt {
     /// The interface's tenant.
     pub tenant: Option<String>,
     /// The binding it is (or was) sent over, journaled with `interface_url`; `None` while never
-    /// sent, or when journaled before bindings were (`recovery::send::journaled_binding` then
+    /// sent, or when journaled before bindings were (`recovery::send::journaled_wire` then
     /// reads it from the agent's journaled card, else v1.0 JSON-RPC).
     pub binding: Option<ProtocolBinding>,
     /// The NAME of the credential's environment variable.

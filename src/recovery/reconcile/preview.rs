@@ -89,8 +89,8 @@ impl Pass<'_> {
             Ok(out) => out,
             Err(e) => return Ok(Self::credential_action(row, &e)),
         };
-        let binding = send::journaled_binding(self.journal, a)?;
-        let endpoint = send::endpoint_of(a, &out, binding)?;
+        let wire = send::journaled_wire(self.journal, a)?;
+        let endpoint = send::endpoint_of(a, &out, wire)?;
         let task_id = a.current_task_id().unwrap_or_default().to_owned();
         let read = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(&endpoint, &task_id, Some(0))

@@ -36,7 +36,7 @@ impl Pass<'_> {
             send::endpoint_of(
                 &attempt,
                 &out,
-                send::journaled_binding(self.journal, &attempt)?,
+                send::journaled_wire(self.journal, &attempt)?,
             ),
         ) else {
             return Ok(action(
