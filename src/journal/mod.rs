@@ -65,7 +65,9 @@ mod reads;
 mod replies;
 mod saga;
 mod sends;
+mod sql;
 mod sqlite;
+mod store;
 mod workflows;
 
 use std::path::Path;
@@ -85,7 +87,8 @@ use crate::clock::Clock;
 use change::Wanted;
 use leases::other_holder;
 use observe::view_artifact_ids;
-use sqlite::{SqlError, SqlResult, Store, Tx, queries};
+use sql::{DbError, DbResult, Tx, queries};
+use store::Store;
 
 /// Why writes are refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,12 +296,12 @@ type DateTimeUtc = chrono::DateTime<chrono::Utc>;
 // The store as every operation file reaches it: each method is one short transaction.
 impl Journal {
     /// Returns the mapper of a statement's error to a [`JournalError`] saying `action`.
-    fn err(&self, action: &'static str) -> impl Fn(SqlError) -> JournalError + '_ {
+    fn err(&self, action: &'static str) -> impl Fn(DbError) -> JournalError + '_ {
         self.store.err(action)
     }
 
     fn now_ms(&self) -> i64 {
-        sqlite::queries::ms(self.clock.now())
+        queries::ms(self.clock.now())
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits.
@@ -318,7 +321,7 @@ impl Journal {
         action: &'static str,
         f: impl FnOnce(
             &Tx,
-            &dyn Fn(SqlError) -> JournalError,
+            &dyn Fn(DbError) -> JournalError,
             DateTimeUtc,
         ) -> Result<(T, bool), JournalError>,
     ) -> Result<T, JournalError> {
@@ -331,7 +334,7 @@ impl Journal {
     fn read<T>(
         &self,
         action: &'static str,
-        f: impl FnOnce(&Tx) -> SqlResult<T>,
+        f: impl FnOnce(&Tx) -> DbResult<T>,
     ) -> Result<T, JournalError> {
         self.store.read(action, f)
     }
