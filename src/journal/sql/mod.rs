@@ -440,3 +440,6 @@ impl dyn Db + '_ {
 
 /// The connection a statement runs on: inside a write, the open transaction.
 pub(super) type Tx = dyn Db;
+
+#[cfg(test)]
+mod tests;

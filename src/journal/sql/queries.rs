@@ -62,18 +62,18 @@ fn to_json(v: Option<&Value>) -> Option<String> {
 }
 
 /// The rows of a JSON array parameter (`?N`, text), as a subquery of one column `value`:
-/// the items as text, or as integers with `int`.
+/// the items as text, or as integers with `int`. (PostgreSQL reads the parameter as text, then
+/// as `jsonb`: the parameter's own type stays text.)
 fn json_items(d: Dialect, param: &str, int: bool) -> String {
     match (d, int) {
         (Dialect::Sqlite, _) => format!("SELECT value FROM json_each({param})"),
-        (Dialect::Postgres, false) => {
-            format!(
-                "SELECT value FROM jsonb_array_elements_text(CAST({param} AS jsonb)) AS j (value)"
-            )
-        }
-        (Dialect::Postgres, true) => format!(
-            "SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST({param} AS jsonb)) \
+        (Dialect::Postgres, false) => format!(
+            "SELECT value FROM jsonb_array_elements_text(CAST(CAST({param} AS TEXT) AS jsonb)) \
              AS j (value)"
+        ),
+        (Dialect::Postgres, true) => format!(
+            "SELECT CAST(value AS BIGINT) \
+             FROM jsonb_array_elements_text(CAST(CAST({param} AS TEXT) AS jsonb)) AS j (value)"
         ),
     }
 }
