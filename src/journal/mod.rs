@@ -12,9 +12,9 @@
 //! - Every write is one short `BEGIN IMMEDIATE` transaction, never held across an `.await`;
 //!   `synchronous=FULL` makes each commit durable before the method returns.
 //! - Credentials never enter the journal: only the *name* of the variable that holds one.
-//! - Nothing from rusqlite leaves `journal/sqlite/`: methods speak in [`model`] types, so
-//!   another store (PostgreSQL, for several hosts) can sit behind the same face
-//!   (docs/architecture.md, "The journal's face").
+//! - Nothing from rusqlite leaves `journal/sqlite/`: methods speak in [`model`] types, and
+//!   every query is written against the store seam (`sql`), so another store (PostgreSQL, for
+//!   several hosts) can sit behind the same face (docs/architecture.md, "The journal's face").
 //!
 //! # Opening
 //!
@@ -43,8 +43,14 @@
 //! - [`operator`]: `resolve` decisions; [`prune`]: what `prune` deletes.
 //! - `passes`: the rows a reconcile pass walks; `reads`: what `inspect` and the commands read.
 //! - [`model`]: states, rows and the pure [`transition`]; [`migrate`]: schema versions.
-//! - `sqlite`: the SQLite store, the only code that names rusqlite: opening, transactions,
-//!   error mapping, and all SQL (`sqlite/queries.rs`). A second store goes beside it.
+//! - `sql`: the store seam (`Db`, `Row`, `Arg`, `DbError`: no store's types) and every query
+//!   (`sql/queries.rs`), written once for every store, picking dialect-specific text (JSON
+//!   functions) by `Db::dialect`.
+//! - `store`: [`Journal`]'s store, one enum arm per engine: `read`, `transaction`, the error
+//!   mapper, and what each engine answers its own way (`data_version`, page counts).
+//! - `sqlite`: the SQLite store, the only code that names rusqlite: opening, pragmas,
+//!   migrations, transactions, error mapping, `Db` for its connection. A second store goes
+//!   beside it.
 
 mod agents;
 mod alerts;
