@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::queries::{self, NewEvent};
-use super::sqlite::{SqlError, Tx};
+use super::sql::{DbError, Tx};
 use super::{
     Applied, Artifact, Attempt, AttemptId, AttemptState, Journal, JournalError, JournaledEndpoint,
     Observation, transition,
@@ -34,7 +34,7 @@ impl Journal {
     /// attempt for each stream event would cost a long stream time quadratic in its length.
     pub(super) fn change_in(
         tx: &Tx,
-        e: &impl Fn(SqlError) -> JournalError,
+        e: &impl Fn(DbError) -> JournalError,
         now: chrono::DateTime<chrono::Utc>,
         id: AttemptId,
         wanted: Wanted<'_>,
@@ -63,7 +63,7 @@ impl Journal {
     /// artifacts and the event; returns what it did, the event's id and the row as written.
     pub(super) fn apply_change(
         tx: &Tx,
-        e: &impl Fn(SqlError) -> JournalError,
+        e: &impl Fn(DbError) -> JournalError,
         now: chrono::DateTime<chrono::Utc>,
         held: &Attempt,
         change: Change,
@@ -80,7 +80,7 @@ impl Journal {
             queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
         }
         let state_changed = next.state != held.state;
-        queries::insert_event(
+        let event = queries::insert_event(
             tx,
             &NewEvent {
                 at: queries::ms(now),
@@ -94,7 +94,6 @@ impl Journal {
             },
         )
         .map_err(e)?;
-        let event = queries::last_insert_id(tx);
         Ok((
             Applied::Changed {
                 from: held.state,

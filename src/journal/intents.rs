@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::json;
 
 use super::queries::{self, NewEvent};
-use super::sqlite::Tx;
+use super::sql::Tx;
 use super::{
     Attempt, AttemptState, IntentOutcome, Journal, JournalError, NewAttempt, NewIntent, StepId,
     StepRecord,

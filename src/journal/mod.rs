@@ -12,9 +12,9 @@
 //! - Every write is one short `BEGIN IMMEDIATE` transaction, never held across an `.await`;
 //!   `synchronous=FULL` makes each commit durable before the method returns.
 //! - Credentials never enter the journal: only the *name* of the variable that holds one.
-//! - Nothing from rusqlite leaves `journal/sqlite/`: methods speak in [`model`] types, so
-//!   another store (PostgreSQL, for several hosts) can sit behind the same face
-//!   (docs/architecture.md, "The journal's face").
+//! - Nothing from rusqlite leaves `journal/sqlite/`: methods speak in [`model`] types, and
+//!   every query is written against the store seam (`sql`), so another store (PostgreSQL, for
+//!   several hosts) can sit behind the same face (docs/architecture.md, "The journal's face").
 //!
 //! # Opening
 //!
@@ -43,8 +43,14 @@
 //! - [`operator`]: `resolve` decisions; [`prune`]: what `prune` deletes.
 //! - `passes`: the rows a reconcile pass walks; `reads`: what `inspect` and the commands read.
 //! - [`model`]: states, rows and the pure [`transition`]; [`migrate`]: schema versions.
-//! - `sqlite`: the SQLite store, the only code that names rusqlite: opening, transactions,
-//!   error mapping, and all SQL (`sqlite/queries.rs`). A second store goes beside it.
+//! - `sql`: the store seam (`Db`, `Row`, `Arg`, `DbError`: no store's types) and every query
+//!   (`sql/queries.rs`), written once for every store, picking dialect-specific text (JSON
+//!   functions) by `Db::dialect`.
+//! - `store`: [`Journal`]'s store, one enum arm per engine: `read`, `transaction`, the error
+//!   mapper, and what each engine answers its own way (`data_version`, page counts).
+//! - `sqlite`: the SQLite store, the only code that names rusqlite: opening, pragmas,
+//!   migrations, transactions, error mapping, `Db` for its connection. A second store goes
+//!   beside it.
 
 mod agents;
 mod alerts;
@@ -65,7 +71,9 @@ mod reads;
 mod replies;
 mod saga;
 mod sends;
+mod sql;
 mod sqlite;
+mod store;
 mod workflows;
 
 use std::path::Path;
@@ -85,7 +93,8 @@ use crate::clock::Clock;
 use change::Wanted;
 use leases::other_holder;
 use observe::view_artifact_ids;
-use sqlite::{SqlError, SqlResult, Store, Tx, queries};
+use sql::{DbError, DbResult, Tx, queries};
+use store::Store;
 
 /// Why writes are refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,12 +302,12 @@ type DateTimeUtc = chrono::DateTime<chrono::Utc>;
 // The store as every operation file reaches it: each method is one short transaction.
 impl Journal {
     /// Returns the mapper of a statement's error to a [`JournalError`] saying `action`.
-    fn err(&self, action: &'static str) -> impl Fn(SqlError) -> JournalError + '_ {
+    fn err(&self, action: &'static str) -> impl Fn(DbError) -> JournalError + '_ {
         self.store.err(action)
     }
 
     fn now_ms(&self) -> i64 {
-        sqlite::queries::ms(self.clock.now())
+        queries::ms(self.clock.now())
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits.
@@ -318,7 +327,7 @@ impl Journal {
         action: &'static str,
         f: impl FnOnce(
             &Tx,
-            &dyn Fn(SqlError) -> JournalError,
+            &dyn Fn(DbError) -> JournalError,
             DateTimeUtc,
         ) -> Result<(T, bool), JournalError>,
     ) -> Result<T, JournalError> {
@@ -331,7 +340,7 @@ impl Journal {
     fn read<T>(
         &self,
         action: &'static str,
-        f: impl FnOnce(&Tx) -> SqlResult<T>,
+        f: impl FnOnce(&Tx) -> DbResult<T>,
     ) -> Result<T, JournalError> {
         self.store.read(action, f)
     }

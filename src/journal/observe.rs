@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::change::{Change, Wanted};
 use super::queries::{self, NewEvent};
-use super::sqlite::{SqlError, SqlResult, Tx};
+use super::sql::{DbError, DbResult, Tx};
 use super::{
     ARTIFACT_TOO_LARGE, Applied, Artifact, Attempt, AttemptId, DateTimeUtc, Freshness, Journal,
     JournalError, Observation, Recorded, SizeLimits, Source, StreamObservation, TASK_TOO_LARGE,
@@ -220,7 +220,7 @@ impl Journal {
     /// The body of [`Journal::apply_artifact_update`], inside a transaction the caller commits.
     fn artifact_change_in(
         tx: &Tx,
-        e: &impl Fn(SqlError) -> JournalError,
+        e: &impl Fn(DbError) -> JournalError,
         now: chrono::DateTime<chrono::Utc>,
         limits: SizeLimits,
         id: AttemptId,
@@ -345,7 +345,7 @@ impl Journal {
     /// the attempt's `updated_at` and the event are written now, as for a single update.
     fn cached_artifact_change(
         tx: &Tx,
-        e: &impl Fn(SqlError) -> JournalError,
+        e: &impl Fn(DbError) -> JournalError,
         now: chrono::DateTime<chrono::Utc>,
         (limits, over_limit): (SizeLimits, &mut bool),
         id: AttemptId,
@@ -390,7 +390,7 @@ impl Journal {
         let mut next = held.clone();
         next.updated_at = now;
         queries::update_attempt_from(tx, &held, &next).map_err(e)?;
-        queries::insert_event(
+        let event = queries::insert_event(
             tx,
             &NewEvent {
                 at: queries::ms(now),
@@ -414,7 +414,7 @@ impl Journal {
                 from: held.state,
                 to: held.state,
             },
-            Some(queries::last_insert_id(tx)),
+            Some(event),
         ))
     }
 }
@@ -452,7 +452,7 @@ impl Journal {
     /// no artifact of it is written any more.
     pub(super) fn limit_change(
         tx: &Tx,
-        e: &impl Fn(SqlError) -> JournalError,
+        e: &impl Fn(DbError) -> JournalError,
         now: DateTimeUtc,
         limits: SizeLimits,
         held: &Attempt,
@@ -523,7 +523,7 @@ impl Journal {
     /// its id.
     fn insert_over_limit_event(
         tx: &Tx,
-        e: &impl Fn(SqlError) -> JournalError,
+        e: &impl Fn(DbError) -> JournalError,
         now: DateTimeUtc,
         held: &Attempt,
         reason: &str,
@@ -541,8 +541,7 @@ impl Journal {
                 detail: Some(&json!({"reason": reason})),
             },
         )
-        .map_err(e)?;
-        Ok(queries::last_insert_id(tx))
+        .map_err(e)
     }
 }
 
@@ -638,7 +637,7 @@ struct Budget {
 
 impl ArtifactCache {
     /// Returns the budget of an attempt, read from the journal the first time.
-    fn budget(&mut self, tx: &Tx, id: AttemptId) -> SqlResult<&mut Budget> {
+    fn budget(&mut self, tx: &Tx, id: AttemptId) -> DbResult<&mut Budget> {
         let i = if let Some(i) = self.budgets.iter().position(|(a, _)| *a == id) {
             i
         } else {
@@ -662,7 +661,7 @@ impl ArtifactCache {
         id: AttemptId,
         artifact_id: &str,
         u: &ArtifactUpdate,
-    ) -> SqlResult<usize> {
+    ) -> DbResult<usize> {
         if let Some(i) = self
             .slots
             .iter()
@@ -813,7 +812,7 @@ impl ArtifactCache {
 
     /// Writes the changed artifacts of one attempt and forgets that attempt's slots (a
     /// snapshot is about to read and replace them).
-    fn write(&mut self, conn: &Tx, id: AttemptId, now: DateTimeUtc) -> SqlResult<()> {
+    fn write(&mut self, conn: &Tx, id: AttemptId, now: DateTimeUtc) -> DbResult<()> {
         let (mine, others) = std::mem::take(&mut self.slots)
             .into_iter()
             .partition(|s| s.attempt == id);
@@ -823,14 +822,14 @@ impl ArtifactCache {
     }
 
     /// Writes every changed artifact, in the order first touched.
-    fn write_all(&mut self, conn: &Tx, now: DateTimeUtc) -> SqlResult<()> {
+    fn write_all(&mut self, conn: &Tx, now: DateTimeUtc) -> DbResult<()> {
         self.budgets.clear();
         write_slots(conn, std::mem::take(&mut self.slots), now)
     }
 }
 
 /// Writes the changed slots, in order: whole artifacts whole, appends as one chunk each.
-fn write_slots(conn: &Tx, slots: Vec<Slot>, now: DateTimeUtc) -> SqlResult<()> {
+fn write_slots(conn: &Tx, slots: Vec<Slot>, now: DateTimeUtc) -> DbResult<()> {
     for slot in slots.into_iter().filter(|s| s.dirty) {
         match slot.held {
             Held::Whole(Some(artifact)) => {

@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::sqlite::Store;
+use super::sqlite;
+use super::store::Store;
 use super::{Access, Journal, JournalError, SizeLimits, file, migrate};
 use crate::clock::{Clock, SystemClock};
 
@@ -18,9 +19,9 @@ impl Journal {
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<Self, JournalError> {
         let warnings = file::prepare(path, true)?;
         file::check_header(path)?;
-        let (store, found) = Store::open(path, busy_timeout)?;
+        let (store, found) = sqlite::Store::open(path, busy_timeout)?;
         Ok(Self {
-            store,
+            store: Store::Sqlite(store),
             access: if found > migrate::LATEST {
                 Access::Newer(found)
             } else {
@@ -44,14 +45,14 @@ impl Journal {
                 path: path.to_path_buf(),
             });
         }
-        let (store, found) = Store::open_read_only(path, busy_timeout)?;
+        let (store, found) = sqlite::Store::open_read_only(path, busy_timeout)?;
         if found < migrate::LATEST {
             return Err(JournalError::ReadOnly {
                 path: path.to_path_buf(),
             });
         }
         Ok(Self {
-            store,
+            store: Store::Sqlite(store),
             access: Access::ReadOnly,
             version: found,
             warnings,

@@ -35,7 +35,7 @@ use chrono::{DateTime, Utc};
 use serde_json::json;
 
 use super::queries::{self, NewEvent};
-use super::sqlite::{SqlResult, Tx};
+use super::sql::{DbResult, Tx};
 use super::{Journal, JournalError, NewAttempt};
 use crate::journal::model::{
     Attempt, AttemptId, AttemptState, Observation, Resolution, Step, StepId, Target, WorkflowState,
@@ -398,7 +398,7 @@ impl Journal {
     }
 
     /// Returns the attempt and its step when a send without a look is approved for it.
-    fn approved(conn: &Tx, id: AttemptId) -> SqlResult<Option<(Attempt, StepId)>> {
+    fn approved(conn: &Tx, id: AttemptId) -> DbResult<Option<(Attempt, StepId)>> {
         let Some(held) = queries::attempt_by_id(conn, id)? else {
             return Ok(None);
         };

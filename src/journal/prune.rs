@@ -91,13 +91,11 @@ impl Journal {
 
     /// Returns the journal's page counts.
     pub fn storage(&self) -> Result<Storage, JournalError> {
-        self.read("read the journal's size", |c| {
-            let (page_size, pages, free_pages) = queries::page_counts(c)?;
-            Ok(Storage {
-                page_size,
-                pages,
-                free_pages,
-            })
+        let (page_size, pages, free_pages) = self.store.page_counts()?;
+        Ok(Storage {
+            page_size,
+            pages,
+            free_pages,
         })
     }
 }

@@ -140,7 +140,7 @@ impl Journal {
     /// Returns SQLite's `data_version` for this connection (changes when another connection
     /// commits); tests use it to prove a no-op wrote nothing.
     pub fn data_version(&self) -> Result<i64, JournalError> {
-        self.read("read the data version", queries::data_version)
+        self.store.data_version()
     }
 
     /// Returns the number of events in the journal.

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use super::sqlite::{SqlError, Tx};
+use super::sql::{DbError, Tx};
 use super::{
     Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError, JournaledEndpoint, Lease,
     Source, Wanted, host_name, other_holder, queries, view_artifact_ids,
@@ -160,7 +160,7 @@ impl Journal {
 
     fn release_in(
         tx: &Tx,
-        e: &impl Fn(SqlError) -> JournalError,
+        e: &impl Fn(DbError) -> JournalError,
         id: AttemptId,
     ) -> Result<(), JournalError> {
         let (pid, host) = (std::process::id(), host_name());

@@ -74,7 +74,8 @@ impl Journal {
                     detail: Some(&detail),
                 },
             )
-            .map_err(&e)
+            .map_err(&e)?;
+            Ok(())
         })
     }
 }

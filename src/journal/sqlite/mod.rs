@@ -1,13 +1,16 @@
 //! The SQLite store: the only code of the journal that names rusqlite. It opens and checks the
-//! file ([`open`]), holds the connection, runs each operation in one short transaction, maps
-//! SQLite's errors to [`JournalError`], and keeps all SQL in [`queries`].
+//! file ([`open`]), holds the connection, runs the journal's queries on it through the store
+//! seam ([`db`]: `Db` for `rusqlite::Connection`), runs each operation in one short
+//! transaction, maps SQLite's errors to [`JournalError`], and answers what only SQLite knows
+//! ([`pragmas`]: the probes of opening, `data_version`, the page counts).
 //!
-//! A second store (PostgreSQL) goes beside this module, with its own connection, error mapping
-//! and queries; the operation files (`journal/*.rs`) reach the store only through [`Store`],
-//! [`Tx`] and `queries` (docs/architecture.md, "The journal's face").
+//! The queries themselves are the journal's, shared by every store (`journal/sql/`); a second
+//! store (PostgreSQL) goes beside this module, with its own connection and error mapping
+//! (docs/architecture.md, "The journal's face").
 
+mod db;
 mod open;
-pub(super) mod queries;
+mod pragmas;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -16,16 +19,7 @@ use std::time::Duration;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::JournalError;
-
-/// The connection a statement runs on: inside a write, the open transaction (a
-/// `rusqlite::Transaction` derefs to it).
-pub(super) type Tx = Connection;
-
-/// What a statement fails with, before [`Store::err`] names what was being done.
-pub(super) type SqlError = rusqlite::Error;
-
-/// The result of one statement.
-pub(super) type SqlResult<T> = rusqlite::Result<T>;
+use super::sql::{DbError, DbResult, Tx};
 
 /// An open SQLite journal: its one connection, and what its errors name.
 pub(super) struct Store {
@@ -51,7 +45,7 @@ impl Store {
     }
 
     /// Returns the mapper of a statement's error to a [`JournalError`] saying `action`.
-    pub(super) fn err(&self, action: &'static str) -> impl Fn(SqlError) -> JournalError + '_ {
+    pub(super) fn err(&self, action: &'static str) -> impl Fn(DbError) -> JournalError + '_ {
         move |e| error(action, &self.path, self.busy_timeout, e)
     }
 
@@ -59,10 +53,10 @@ impl Store {
     pub(super) fn read<T>(
         &self,
         action: &'static str,
-        f: impl FnOnce(&Tx) -> SqlResult<T>,
+        f: impl FnOnce(&Tx) -> DbResult<T>,
     ) -> Result<T, JournalError> {
         let conn = self.lock();
-        f(&conn).map_err(self.err(action))
+        f(&*conn).map_err(self.err(action))
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed only when `f` says it changed
@@ -71,18 +65,31 @@ impl Store {
     pub(super) fn transaction<T>(
         &self,
         action: &'static str,
-        f: impl FnOnce(&Tx, &dyn Fn(SqlError) -> JournalError) -> Result<(T, bool), JournalError>,
+        f: impl FnOnce(&Tx, &dyn Fn(DbError) -> JournalError) -> Result<(T, bool), JournalError>,
     ) -> Result<T, JournalError> {
         let mut conn = self.lock();
         let e = self.err(action);
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(&e)?;
-        let (out, changed) = f(&tx, &e)?;
+            .map_err(|x| e(x.into()))?;
+        let (out, changed) = f(&*tx, &e)?;
         if changed {
-            tx.commit().map_err(&e)?;
+            tx.commit().map_err(|x| e(x.into()))?;
         }
         Ok(out)
+    }
+
+    /// Returns SQLite's `data_version` for this connection (it changes when another
+    /// connection commits).
+    pub(super) fn data_version(&self) -> Result<i64, JournalError> {
+        pragmas::data_version(&self.lock())
+            .map_err(|e| error("read the data version", &self.path, self.busy_timeout, e))
+    }
+
+    /// Returns the page size, the page count and the free-list length.
+    pub(super) fn page_counts(&self) -> Result<(u64, u64, u64), JournalError> {
+        pragmas::page_counts(&self.lock())
+            .map_err(|e| error("read the journal's size", &self.path, self.busy_timeout, e))
     }
 }
 
@@ -92,10 +99,17 @@ fn error(
     action: &'static str,
     path: &Path,
     busy_timeout: Duration,
-    source: SqlError,
+    source: impl Into<DbError>,
 ) -> JournalError {
     use rusqlite::ErrorCode as C;
-    match source.sqlite_error_code() {
+    let source = source.into();
+    let code = match &source {
+        DbError::Backend(e) => e
+            .downcast_ref::<rusqlite::Error>()
+            .and_then(rusqlite::Error::sqlite_error_code),
+        _ => None,
+    };
+    match code {
         Some(C::DatabaseBusy | C::DatabaseLocked) => JournalError::Busy {
             path: path.to_path_buf(),
             waited: busy_timeout,
@@ -119,7 +133,11 @@ fn error(
                 ),
                 _ => None,
             },
-            source: Box::new(source),
+            // SQLite's own error as it is; a conversion error, or no row, as the seam says it.
+            source: match source {
+                DbError::Backend(e) => e,
+                other => Box::new(other),
+            },
         },
     }
 }

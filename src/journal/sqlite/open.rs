@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
-use super::{Store, error, queries};
+use super::{Store, db, error, pragmas};
+use crate::journal::sql::{Db, DbResult};
 use crate::journal::{JournalError, migrate};
 use migrate::{APPLICATION_ID, LATEST, MIGRATIONS};
 
@@ -25,12 +26,13 @@ impl Store {
             let probe = Self::probe(&conn, path, busy_timeout)?;
             let sql = |action| move |e| error(action, path, busy_timeout, e);
             if probe.user_version > LATEST {
-                queries::configure_read_only(&conn).map_err(sql("open the journal read-only"))?;
+                pragmas::configure_read_only(&conn).map_err(sql("open the journal read-only"))?;
             } else {
-                queries::configure_writable(&conn).map_err(sql("configure the journal"))?;
-                migrate(&mut conn).map_err(sql("migrate the journal"))?;
+                pragmas::configure_writable(&conn).map_err(sql("configure the journal"))?;
+                migrate(&mut conn)
+                    .map_err(|e| error("migrate the journal", path, busy_timeout, e))?;
             }
-            queries::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
+            pragmas::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
             conn.busy_timeout(busy_timeout)
                 .map_err(sql("set the busy timeout"))?;
             Ok((conn, probe.user_version))
@@ -77,10 +79,10 @@ impl Store {
         // Until the probe has read the journal, closing must not checkpoint: the last
         // connection to close copies the WAL into the file, and a damaged file must stay as it
         // was (with its WAL) for `.recover`. `open` turns checkpoints back on once it is sound.
-        queries::set_checkpoint_on_close(&conn, false).map_err(sql("configure the journal"))?;
+        pragmas::set_checkpoint_on_close(&conn, false).map_err(sql("configure the journal"))?;
         conn.busy_timeout(busy_timeout)
             .map_err(sql("set the busy timeout"))?;
-        conn.set_prepared_statement_cache_capacity(queries::STATEMENT_CACHE);
+        conn.set_prepared_statement_cache_capacity(db::STATEMENT_CACHE);
         // Plans that never depend on bound values: otherwise SQLite (STAT4 is compiled in) marks
         // a statement whose parameter it looked at as expiring on every rebind, and each use of
         // a cached statement parses it again (docs/performance.md).
@@ -97,8 +99,8 @@ impl Store {
         conn: &Connection,
         path: &Path,
         busy_timeout: Duration,
-    ) -> Result<queries::Probe, JournalError> {
-        let probe = queries::probe(conn).map_err(|e| match e.sqlite_error_code() {
+    ) -> Result<pragmas::Probe, JournalError> {
+        let probe = pragmas::probe(conn).map_err(|e| match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::NotADatabase) => JournalError::NotSqlite {
                 path: path.to_path_buf(),
             },
@@ -154,15 +156,15 @@ fn retry_busy<T>(
 ///
 /// Re-reads `user_version` inside the write transaction, so two processes opening a new
 /// journal at once migrate it once.
-fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+fn migrate(conn: &mut Connection) -> DbResult<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let from = queries::user_version(&tx)?;
+    let from = pragmas::user_version(&tx)?;
     if from >= LATEST {
         return Ok(from);
     }
     for m in MIGRATIONS.iter().filter(|m| m.version > from) {
         tracing::info!("applying journal migration {}", m.name);
-        tx.execute_batch(m.sql)?;
+        Db::batch(&*tx, m.sql)?;
         tx.pragma_update(None, "user_version", m.version)?;
     }
     tx.commit()?;

@@ -22,16 +22,16 @@ fn leases_are_claimed_renewed_and_broken() {
     let events = j.event_count().unwrap();
 
     let set = |pid: u32, host: &str, expires: DateTime<Utc>| {
-        queries::set_lease(
-            &j.store.lock(),
-            a.id,
-            Some(&Lease {
-                pid,
-                host: host.to_owned(),
-                expires_at: expires,
-            }),
-        )
-        .unwrap();
+        let lease = Lease {
+            pid,
+            host: host.to_owned(),
+            expires_at: expires,
+        };
+        j.store
+            .read("set the lease", |c| {
+                queries::set_lease(c, a.id, Some(&lease))
+            })
+            .unwrap();
     };
     let later = now + chrono::Duration::minutes(5);
     // A live process on this host (pid 1 always exists) holds it.
@@ -80,7 +80,11 @@ fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_lea
         host: host_name(),
         expires_at: j.clock.now() + chrono::Duration::minutes(5),
     };
-    queries::set_lease(&j.store.lock(), held.id, Some(&other)).unwrap();
+    j.store
+        .read("set the lease", |c| {
+            queries::set_lease(c, held.id, Some(&other))
+        })
+        .unwrap();
     j.record_refusal(settled.id, "no").unwrap();
     let endpoint = JournaledEndpoint {
         binding: crate::a2a::ProtocolBinding::JsonRpcV1,

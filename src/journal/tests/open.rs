@@ -21,7 +21,7 @@ fn open_creates_private_files_and_sets_pragmas() {
         0o600
     );
     {
-        let c = j.store.lock();
+        let c = j.store.sqlite().lock();
         let mode: String = c
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
             .unwrap();
@@ -154,6 +154,7 @@ fn a_newer_journal_opens_read_only() {
         let j = Journal::open(&path, T).unwrap();
         created(&j, "trip/hotel");
         j.store
+            .sqlite()
             .lock()
             .pragma_update(None, "user_version", migrate::LATEST + 1)
             .unwrap();

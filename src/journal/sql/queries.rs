@@ -1,18 +1,19 @@
 //! All SQL of the journal, and the mapping between rows and model types.
 //!
-//! Functions here take a `rusqlite::Connection` (a transaction derefs to one) and return
-//! `rusqlite::Result`; the operation files run them through [`super::Store`], which wraps them
-//! in transactions and maps errors. Nothing from rusqlite leaves `journal/sqlite/`. Times are
-//! unix milliseconds.
+//! Functions here take a connection of the store seam ([`Tx`], inside a transaction or not)
+//! and return [`DbResult`]; the operation files run them through the journal's store, which
+//! wraps them in transactions and maps errors. The SQL runs on SQLite and PostgreSQL alike
+//! (`?N` parameters, `RETURNING`, `COALESCE`, `CASE` rather than two-argument `MAX` or a
+//! boolean read as an integer, sums cast to `BIGINT`); where the two truly differ (JSON
+//! functions), a statement picks its text by [`Db::dialect`]. Times are unix milliseconds.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
-use rusqlite::types::Type;
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
+use super::{Arg, DbError, DbResult, Dialect, Row, Tx, args};
 use crate::a2a::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
 use crate::journal::model::{
     Agent, AgentCard, AgentId, AgentProfile, Artifact, Attempt, AttemptId, AttemptRow,
@@ -31,32 +32,28 @@ fn time(ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap_or_default()
 }
 
-fn conversion(idx: usize, e: impl std::error::Error + Send + Sync + 'static) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e))
-}
-
-fn parse_col<T>(row: &Row<'_>, idx: usize) -> rusqlite::Result<T>
+fn parse_col<T>(row: &Row<'_>, idx: usize) -> DbResult<T>
 where
     T: std::str::FromStr,
-    T::Err: std::error::Error + Send + Sync + 'static,
+    T::Err: std::fmt::Display,
 {
     let s: String = row.get(idx)?;
-    s.parse().map_err(|e| conversion(idx, e))
+    s.parse().map_err(|e| DbError::conversion(idx, e))
 }
 
-fn parse_opt<T>(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<T>>
+fn parse_opt<T>(row: &Row<'_>, idx: usize) -> DbResult<Option<T>>
 where
     T: std::str::FromStr,
-    T::Err: std::error::Error + Send + Sync + 'static,
+    T::Err: std::fmt::Display,
 {
     let s: Option<String> = row.get(idx)?;
-    s.map(|s| s.parse().map_err(|e| conversion(idx, e)))
+    s.map(|s| s.parse().map_err(|e| DbError::conversion(idx, e)))
         .transpose()
 }
 
-fn json_opt(row: &Row<'_>, idx: usize) -> rusqlite::Result<Option<Value>> {
+fn json_opt(row: &Row<'_>, idx: usize) -> DbResult<Option<Value>> {
     let s: Option<String> = row.get(idx)?;
-    s.map(|s| serde_json::from_str(&s).map_err(|e| conversion(idx, e)))
+    s.map(|s| serde_json::from_str(&s).map_err(|e| DbError::conversion(idx, e)))
         .transpose()
 }
 
@@ -64,107 +61,30 @@ fn to_json(v: Option<&Value>) -> Option<String> {
     v.map(Value::to_string)
 }
 
-// ---------------------------------------------------------------------------------------------
-// Cached statements
-// ---------------------------------------------------------------------------------------------
-
-/// How many prepared statements a connection keeps (every statement of this module fits).
-pub(in crate::journal) const STATEMENT_CACHE: usize = 128;
-
-/// `query_row` and `execute` through the connection's prepared-statement cache.
-///
-/// A reconcile pass runs the same few statements for every item; parsing and planning them
-/// again each time cost more than running them (callgrind, a pass over 5,000 running tasks: 59 %
-/// of all instructions were in `sqlite3_prepare`). See docs/performance.md.
-trait Cached {
-    fn row<T, P, F>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>
-    where
-        P: rusqlite::Params,
-        F: FnOnce(&Row<'_>) -> rusqlite::Result<T>;
-
-    fn exec<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize>;
-}
-
-impl Cached for Connection {
-    fn row<T, P, F>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>
-    where
-        P: rusqlite::Params,
-        F: FnOnce(&Row<'_>) -> rusqlite::Result<T>,
-    {
-        self.prepare_cached(sql)?.query_row(params, f)
-    }
-
-    fn exec<P: rusqlite::Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
-        self.prepare_cached(sql)?.execute(params)
+/// The rows of a JSON array parameter (`?N`, text), as a subquery of one column `value`:
+/// the items as text, or as integers with `int`. (PostgreSQL reads the parameter as text, then
+/// as `jsonb`: the parameter's own type stays text.)
+fn json_items(d: Dialect, param: &str, int: bool) -> String {
+    match (d, int) {
+        (Dialect::Sqlite, _) => format!("SELECT value FROM json_each({param})"),
+        (Dialect::Postgres, false) => format!(
+            "SELECT value FROM jsonb_array_elements_text(CAST(CAST({param} AS TEXT) AS jsonb)) \
+             AS j (value)"
+        ),
+        (Dialect::Postgres, true) => format!(
+            "SELECT CAST(value AS BIGINT) \
+             FROM jsonb_array_elements_text(CAST(CAST({param} AS TEXT) AS jsonb)) AS j (value)"
+        ),
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Open-time probes
-// ---------------------------------------------------------------------------------------------
-
-/// What the first reads of a file say (none of them writes).
-#[derive(Debug, Clone, Copy)]
-pub(in crate::journal) struct Probe {
-    pub(in crate::journal) user_version: i64,
-    pub(in crate::journal) application_id: i64,
-    pub(in crate::journal) objects: i64,
-}
-
-/// Returns the schema version (`PRAGMA user_version`).
-pub(in crate::journal) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
-}
-
-/// Reads `user_version`, `application_id` and the schema size; parsing the schema catches a
-/// damaged first page.
-///
-/// One statement, so one read transaction: read one by one, a process migrating a new journal
-/// in between made it look half ours (version 0, but tables) and refused as foreign.
-pub(in crate::journal) fn probe(conn: &Connection) -> rusqlite::Result<Probe> {
-    conn.query_row(
-        "SELECT (SELECT user_version FROM pragma_user_version),
-                (SELECT application_id FROM pragma_application_id),
-                (SELECT count(*) FROM sqlite_schema)",
-        [],
-        |r| {
-            Ok(Probe {
-                user_version: r.get(0)?,
-                application_id: r.get(1)?,
-                objects: r.get(2)?,
-            })
-        },
-    )
-}
-
-/// Sets the per-connection pragmas of a writable journal; returns the journal mode in force.
-pub(in crate::journal) fn configure_writable(conn: &Connection) -> rusqlite::Result<String> {
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
-    Ok(mode)
-}
-
-/// Sets whether closing the last connection checkpoints the WAL into the journal file.
-pub(in crate::journal) fn set_checkpoint_on_close(
-    conn: &Connection,
-    on: bool,
-) -> rusqlite::Result<()> {
-    conn.set_db_config(
-        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
-        !on,
-    )
-    .map(drop)
-}
-
-/// Makes a connection refuse writes (for a journal from a newer version).
-pub(in crate::journal) fn configure_read_only(conn: &Connection) -> rusqlite::Result<()> {
-    conn.pragma_update(None, "query_only", "ON")
-}
-
-/// Returns SQLite's `data_version` (changes when another connection commits).
-pub(in crate::journal) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.row("PRAGMA data_version", [], |r| r.get(0))
+/// The text of a JSON object column's member `key` (NULL when absent): `json_extract` on
+/// SQLite, `->>` on PostgreSQL.
+fn json_member(d: Dialect, column: &str, key: &str) -> String {
+    match d {
+        Dialect::Sqlite => format!("json_extract({column}, '$.{key}')"),
+        Dialect::Postgres => format!("(CAST({column} AS jsonb) ->> '{key}')"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -172,77 +92,62 @@ pub(in crate::journal) fn data_version(conn: &Connection) -> rusqlite::Result<i6
 // ---------------------------------------------------------------------------------------------
 
 /// Returns the workflow's id, creating it `ACTIVE` if needed.
-pub(in crate::journal) fn workflow_id_or_insert(
-    conn: &Connection,
-    name: &str,
-    now: i64,
-) -> rusqlite::Result<i64> {
+pub(in crate::journal) fn workflow_id_or_insert(conn: &Tx, name: &str, now: i64) -> DbResult<i64> {
     conn.exec(
         "INSERT INTO workflows (name, created_at, updated_at) VALUES (?1, ?2, ?2)
          ON CONFLICT (name) DO NOTHING",
-        params![name, now],
+        args![name, now],
     )?;
     conn.row(
         "SELECT id FROM workflows WHERE name = ?1",
-        params![name],
+        args![name],
         |r| r.get(0),
     )
 }
 
 /// Returns a workflow's id, if the journal has it.
-pub(in crate::journal) fn workflow_id(
-    conn: &Connection,
-    name: &str,
-) -> rusqlite::Result<Option<i64>> {
-    conn.row(
+pub(in crate::journal) fn workflow_id(conn: &Tx, name: &str) -> DbResult<Option<i64>> {
+    conn.opt_row(
         "SELECT id FROM workflows WHERE name = ?1",
-        params![name],
+        args![name],
         |r| r.get(0),
     )
-    .optional()
 }
 
 /// Returns the id of a workflow's step of that name, if any.
 pub(in crate::journal) fn step_id_in(
-    conn: &Connection,
+    conn: &Tx,
     workflow_id: i64,
     name: &str,
-) -> rusqlite::Result<Option<StepId>> {
-    conn.row(
+) -> DbResult<Option<StepId>> {
+    conn.opt_row(
         "SELECT id FROM steps WHERE workflow_id = ?1 AND name = ?2",
-        params![workflow_id, name],
+        args![workflow_id, name],
         |r| Ok(StepId(r.get(0)?)),
     )
-    .optional()
 }
 
 /// Returns a workflow's state.
-pub(in crate::journal) fn workflow_state(
-    conn: &Connection,
-    name: &str,
-) -> rusqlite::Result<Option<WorkflowState>> {
-    conn.row(
+pub(in crate::journal) fn workflow_state(conn: &Tx, name: &str) -> DbResult<Option<WorkflowState>> {
+    conn.opt_row(
         "SELECT state FROM workflows WHERE name = ?1",
-        params![name],
+        args![name],
         |r| parse_col(r, 0),
     )
-    .optional()
 }
 
 /// Sets a workflow's state; returns (id, previous state) when it changed.
 pub(in crate::journal) fn set_workflow_state(
-    conn: &Connection,
+    conn: &Tx,
     name: &str,
     state: WorkflowState,
     now: i64,
-) -> rusqlite::Result<Option<(i64, WorkflowState)>> {
-    let Some((id, old)) = conn
-        .row(
-            "SELECT id, state FROM workflows WHERE name = ?1",
-            params![name],
-            |r| Ok((r.get::<_, i64>(0)?, parse_col::<WorkflowState>(r, 1)?)),
-        )
-        .optional()?
+) -> DbResult<Option<(i64, WorkflowState)>> {
+    let Some((id, old)) = conn.opt_row(
+        "SELECT id, state FROM workflows WHERE name = ?1",
+        args![name],
+        |r| Ok((r.get::<i64>(0)?, parse_col::<WorkflowState>(r, 1)?)),
+    )?
     else {
         return Ok(None);
     };
@@ -251,7 +156,7 @@ pub(in crate::journal) fn set_workflow_state(
     }
     conn.exec(
         "UPDATE workflows SET state = ?2, updated_at = ?3 WHERE id = ?1",
-        params![id, state.as_str(), now],
+        args![id, state.as_str(), now],
     )?;
     Ok(Some((id, old)))
 }
@@ -265,47 +170,37 @@ fn binding_from(
     agent: Option<String>,
     skill: Option<String>,
     command: Option<String>,
-) -> rusqlite::Result<Binding> {
+) -> DbResult<Binding> {
     match (agent, skill, command) {
         (Some(a), None, None) => Ok(Binding::Agent(a)),
         (None, Some(s), None) => Ok(Binding::Skill(s)),
         (None, None, Some(c)) => Ok(Binding::Command(c)),
-        _ => Err(rusqlite::Error::InvalidColumnType(
+        _ => Err(DbError::conversion(
             5,
-            "agent_url/skill/command".to_owned(),
-            Type::Null,
+            "not exactly one of agent_url, skill and command is set",
         )),
     }
 }
 
 /// Reads a step's forced `--binding` or `--protocol` column.
-fn parse_forced<T: std::str::FromStr<Err = String>>(
-    r: &Row<'_>,
-    i: usize,
-) -> rusqlite::Result<Option<T>> {
-    r.get::<_, Option<String>>(i)?
-        .map(|s| {
-            s.parse::<T>()
-                .map_err(|e| conversion(i, std::io::Error::other(e)))
-        })
+fn parse_forced<T: std::str::FromStr<Err = String>>(r: &Row<'_>, i: usize) -> DbResult<Option<T>> {
+    r.get::<Option<String>>(i)?
+        .map(|s| s.parse::<T>().map_err(|e| DbError::conversion(i, e)))
         .transpose()
 }
 
-fn step_from_row(r: &Row<'_>) -> rusqlite::Result<Step> {
+fn step_from_row(r: &Row<'_>) -> DbResult<Step> {
     let metadata = match json_opt(r, 9)? {
         Some(Value::Object(m)) => Some(m),
         Some(_) => {
-            return Err(conversion(
-                9,
-                std::io::Error::other("metadata is not a JSON object"),
-            ));
+            return Err(DbError::conversion(9, "metadata is not a JSON object"));
         }
         None => None,
     };
     Ok(Step {
         id: StepId(r.get(0)?),
         spec: StepSpec {
-            name: StepName::from_parts(r.get::<_, String>(1)?, r.get::<_, String>(2)?),
+            name: StepName::from_parts(r.get::<String>(1)?, r.get::<String>(2)?),
             text: r.get(4)?,
             binding: binding_from(r.get(5)?, r.get(6)?, r.get(7)?)?,
             token_env: r.get(8)?,
@@ -323,7 +218,7 @@ fn step_from_row(r: &Row<'_>) -> rusqlite::Result<Step> {
             cwd: r.get(15)?,
         },
         seq: r.get(3)?,
-        compensates: r.get::<_, Option<i64>>(16)?.map(StepId),
+        compensates: r.get::<Option<i64>>(16)?.map(StepId),
         resolution: parse_opt::<Resolution>(r, 17)?,
         resolution_reason: r.get(18)?,
         workflow_state: parse_col(r, 19)?,
@@ -333,45 +228,37 @@ fn step_from_row(r: &Row<'_>) -> rusqlite::Result<Step> {
 }
 
 /// Returns a step by name.
-pub(in crate::journal) fn step_by_name(
-    conn: &Connection,
-    name: &StepName,
-) -> rusqlite::Result<Option<Step>> {
-    conn.row(
+pub(in crate::journal) fn step_by_name(conn: &Tx, name: &StepName) -> DbResult<Option<Step>> {
+    conn.opt_row(
         &format!(
             "SELECT {STEP_COLUMNS} FROM steps s JOIN workflows w ON w.id = s.workflow_id
              WHERE w.name = ?1 AND s.name = ?2"
         ),
-        params![name.workflow, name.step],
+        args![name.workflow, name.step],
         step_from_row,
     )
-    .optional()
 }
 
 /// Returns a step by id.
-pub(in crate::journal) fn step_by_id(
-    conn: &Connection,
-    id: StepId,
-) -> rusqlite::Result<Option<Step>> {
-    conn.row(
+pub(in crate::journal) fn step_by_id(conn: &Tx, id: StepId) -> DbResult<Option<Step>> {
+    conn.opt_row(
         &format!(
             "SELECT {STEP_COLUMNS} FROM steps s JOIN workflows w ON w.id = s.workflow_id
              WHERE s.id = ?1"
         ),
-        params![id.0],
+        args![id.0],
         step_from_row,
     )
-    .optional()
 }
 
 /// Inserts a step at the end of the journal's delegation order; returns its id.
 pub(in crate::journal) fn insert_step(
-    conn: &Connection,
+    conn: &Tx,
     workflow_id: i64,
     spec: &StepSpec,
     compensates: Option<StepId>,
     now: i64,
-) -> rusqlite::Result<StepId> {
+) -> DbResult<StepId> {
     let (agent, skill, command) = match &spec.binding {
         Binding::Agent(a) => (Some(a.as_str()), None, None),
         Binding::Skill(s) => (None, Some(s.as_str()), None),
@@ -381,14 +268,15 @@ pub(in crate::journal) fn insert_step(
         .metadata
         .as_ref()
         .map(|m| Value::Object(m.clone()).to_string());
-    conn.exec(
+    conn.row(
         "INSERT INTO steps (workflow_id, name, seq, text, agent_url, skill, command, token_env,
              metadata_json, max_attempts, allow_cross_origin, effect_json, compensate_json,
              verify_json, cwd, compensates_step_id, created_at, updated_at, force_binding,
              force_protocol, token_cmd)
          VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps), ?3, ?4, ?5, ?6, ?7, ?8,
-             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18, ?19)",
-        params![
+             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18, ?19)
+         RETURNING id",
+        args![
             workflow_id,
             spec.name.step,
             spec.text,
@@ -409,22 +297,22 @@ pub(in crate::journal) fn insert_step(
             spec.interface.protocol.map(ProtocolVersion::as_str),
             spec.token_cmd,
         ],
-    )?;
-    Ok(StepId(conn.last_insert_rowid()))
+        |r| Ok(StepId(r.get(0)?)),
+    )
 }
 
 /// Records an operator's decision on a step.
 pub(in crate::journal) fn set_resolution(
-    conn: &Connection,
+    conn: &Tx,
     step: StepId,
     resolution: Option<Resolution>,
     reason: Option<&str>,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.exec(
         "UPDATE steps SET resolution = ?2, resolution_reason = ?3, resolved_at = ?4,
              updated_at = ?4 WHERE id = ?1",
-        params![step.0, resolution.map(Resolution::as_str), reason, now],
+        args![step.0, resolution.map(Resolution::as_str), reason, now],
     )?;
     Ok(())
 }
@@ -437,24 +325,21 @@ const AGENT_COLUMNS: &str = "id, card_url, interface_url, protocol_version, tena
      card_json, skills_json, accepts_context_id, registered, fetched_at, profile_json, binding, \
      trust_dedup, token_cmd";
 
-fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
+fn agent_from_row(r: &Row<'_>) -> DbResult<Agent> {
     let skills_json: String = r.get(7)?;
-    let skills: Vec<String> = serde_json::from_str(&skills_json).map_err(|e| conversion(7, e))?;
+    let skills: Vec<String> =
+        serde_json::from_str(&skills_json).map_err(|e| DbError::conversion(7, e))?;
     Ok(Agent {
         id: AgentId(r.get(0)?),
         card_url: r.get(1)?,
         interface_url: r.get(2)?,
         protocol_version: r.get(3)?,
-        binding: match r.get::<_, Option<String>>(2)? {
+        binding: match r.get::<Option<String>>(2)? {
             None => None,
             // The version column predates the binding one: a NULL binding is JSON-RPC.
             Some(_) => ProtocolBinding::from_journal(
-                Some(
-                    r.get::<_, Option<String>>(12)?
-                        .as_deref()
-                        .unwrap_or("JSONRPC"),
-                ),
-                Some(r.get::<_, Option<String>>(3)?.as_deref().unwrap_or("1.0")),
+                Some(r.get::<Option<String>>(12)?.as_deref().unwrap_or("JSONRPC")),
+                Some(r.get::<Option<String>>(3)?.as_deref().unwrap_or("1.0")),
             ),
         },
         tenant: r.get(4)?,
@@ -465,25 +350,21 @@ fn agent_from_row(r: &Row<'_>) -> rusqlite::Result<Agent> {
         skills,
         accepts_context_id: r.get(8)?,
         registered: r.get(9)?,
-        fetched_at: r.get::<_, Option<i64>>(10)?.map(time),
+        fetched_at: r.get::<Option<i64>>(10)?.map(time),
         // A profile this binary cannot read is no profile: nothing is trusted from it.
         profile: r
-            .get::<_, Option<String>>(11)?
+            .get::<Option<String>>(11)?
             .and_then(|json| serde_json::from_str(&json).ok()),
     })
 }
 
 /// Returns an agent by card URL.
-pub(in crate::journal) fn agent_by_url(
-    conn: &Connection,
-    card_url: &str,
-) -> rusqlite::Result<Option<Agent>> {
-    conn.row(
+pub(in crate::journal) fn agent_by_url(conn: &Tx, card_url: &str) -> DbResult<Option<Agent>> {
+    conn.opt_row(
         &format!("SELECT {AGENT_COLUMNS} FROM agents WHERE card_url = ?1"),
-        params![card_url],
+        args![card_url],
         agent_from_row,
     )
-    .optional()
 }
 
 /// What an intent needs of its agent's row: its id, whether it refuses client context ids
@@ -499,24 +380,24 @@ pub(in crate::journal) struct IntentAgent {
 /// Returns what an intent needs of the agent's row, inserting a bare row (no card yet) if
 /// needed; one read, no card or skills parsed.
 pub(in crate::journal) fn intent_agent(
-    conn: &Connection,
+    conn: &Tx,
     card_url: &str,
     now: i64,
-) -> rusqlite::Result<IntentAgent> {
+) -> DbResult<IntentAgent> {
     conn.exec(
         "INSERT INTO agents (card_url, created_at, updated_at) VALUES (?1, ?2, ?2)
          ON CONFLICT (card_url) DO NOTHING",
-        params![card_url, now],
+        args![card_url, now],
     )?;
     conn.row(
         "SELECT id, accepts_context_id, registered, token_env, token_cmd FROM agents
          WHERE card_url = ?1",
-        params![card_url],
+        args![card_url],
         |r| {
             let registered: Option<i64> = r.get(2)?;
             Ok(IntentAgent {
                 id: AgentId(r.get(0)?),
-                refuses_context_id: r.get::<_, Option<bool>>(1)? == Some(false),
+                refuses_context_id: r.get::<Option<bool>>(1)? == Some(false),
                 registered_token_env: if registered.is_some() {
                     r.get(3)?
                 } else {
@@ -533,11 +414,7 @@ pub(in crate::journal) fn intent_agent(
 }
 
 /// Stores a fetched card on the agent's row (inserting it if needed); returns its id.
-pub(in crate::journal) fn store_card(
-    conn: &Connection,
-    card: &AgentCard,
-    now: i64,
-) -> rusqlite::Result<AgentId> {
+pub(in crate::journal) fn store_card(conn: &Tx, card: &AgentCard, now: i64) -> DbResult<AgentId> {
     let skills = serde_json::to_string(&card.skills).unwrap_or_else(|_| "[]".to_owned());
     conn.exec(
         "INSERT INTO agents (card_url, interface_url, protocol_version, tenant, card_json,
@@ -548,7 +425,7 @@ pub(in crate::journal) fn store_card(
              card_json = excluded.card_json, skills_json = excluded.skills_json,
              fetched_at = excluded.fetched_at, updated_at = excluded.updated_at,
              binding = excluded.binding",
-        params![
+        args![
             card.card_url,
             card.interface_url,
             card.protocol_version,
@@ -561,88 +438,90 @@ pub(in crate::journal) fn store_card(
     )?;
     conn.row(
         "SELECT id FROM agents WHERE card_url = ?1",
-        params![card.card_url],
+        args![card.card_url],
         |r| Ok(AgentId(r.get(0)?)),
     )
 }
 
 /// Puts an agent in the registry (after the last one) with its credential variable name.
 pub(in crate::journal) fn register_agent(
-    conn: &Connection,
+    conn: &Tx,
     card_url: &str,
     token_env: Option<&str>,
     token_cmd: Option<&str>,
     trust_dedup: bool,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.exec(
         "UPDATE agents SET token_env = ?2, updated_at = ?3, trust_dedup = ?4, token_cmd = ?5,
              registered_at = CASE WHEN registered IS NULL THEN ?3 ELSE registered_at END,
              registered = COALESCE(registered,
                  (SELECT COALESCE(MAX(registered), 0) + 1 FROM agents))
          WHERE card_url = ?1",
-        params![card_url, token_env, now, trust_dedup, token_cmd],
+        args![card_url, token_env, now, trust_dedup, token_cmd],
     )?;
     Ok(())
 }
 
 /// Takes an agent out of the registry (its row stays: attempts refer to it).
-pub(in crate::journal) fn unregister_agent(
-    conn: &Connection,
-    card_url: &str,
-    now: i64,
-) -> rusqlite::Result<bool> {
+pub(in crate::journal) fn unregister_agent(conn: &Tx, card_url: &str, now: i64) -> DbResult<bool> {
     Ok(conn.exec(
         "UPDATE agents SET registered = NULL, registered_at = NULL, updated_at = ?2
          WHERE card_url = ?1 AND registered IS NOT NULL",
-        params![card_url, now],
+        args![card_url, now],
     )? > 0)
 }
 
 /// Returns registered agents in registration order, optionally only those with a skill.
 pub(in crate::journal) fn registered_agents(
-    conn: &Connection,
+    conn: &Tx,
     skill: Option<&str>,
-) -> rusqlite::Result<Vec<Agent>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {AGENT_COLUMNS} FROM agents WHERE registered IS NOT NULL
-           AND (?1 IS NULL OR EXISTS (SELECT 1 FROM json_each(skills_json) WHERE value = ?1))
-         ORDER BY registered"
-    ))?;
-    stmt.query_map(params![skill], agent_from_row)?.collect()
+) -> DbResult<Vec<Agent>> {
+    let skills = match conn.dialect() {
+        Dialect::Sqlite => "json_each(skills_json)",
+        Dialect::Postgres => "jsonb_array_elements_text(CAST(skills_json AS jsonb)) AS sk (value)",
+    };
+    conn.rows(
+        &format!(
+            "SELECT {AGENT_COLUMNS} FROM agents WHERE registered IS NOT NULL
+               AND (?1 IS NULL OR EXISTS (SELECT 1 FROM {skills} WHERE value = ?1))
+             ORDER BY registered"
+        ),
+        args![skill],
+        agent_from_row,
+    )
 }
 
 /// Sets a registered agent's own request limits (`None`: the pass's flag decides).
 pub(in crate::journal) fn set_agent_limits(
-    conn: &Connection,
+    conn: &Tx,
     card_url: &str,
     concurrency: Option<u32>,
     rate: Option<f64>,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.exec(
         "UPDATE agents SET max_concurrency = ?2, max_rate = ?3, updated_at = ?4
          WHERE card_url = ?1",
-        params![card_url, concurrency, rate, now],
+        args![card_url, concurrency, rate, now],
     )?;
     Ok(())
 }
 
 /// Stores an agent's probed recovery profile, inserting a bare row (no card) if needed.
 pub(in crate::journal) fn store_profile(
-    conn: &Connection,
+    conn: &Tx,
     card_url: &str,
     profile: &AgentProfile,
     now: i64,
-) -> rusqlite::Result<()> {
-    let json = serde_json::to_string(profile)
-        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+) -> DbResult<()> {
+    let json = serde_json::to_string(profile).map_err(|e| DbError::Backend(Box::new(e)))?;
     conn.exec(
         "INSERT INTO agents (card_url, profile_json, probed_at, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?4)
          ON CONFLICT (card_url) DO UPDATE SET profile_json = excluded.profile_json,
              probed_at = excluded.probed_at, updated_at = excluded.updated_at",
-        params![card_url, json, profile.probed_at.timestamp_millis(), now],
+        args![card_url, json, profile.probed_at.timestamp_millis(), now],
     )?;
     Ok(())
 }
@@ -656,34 +535,34 @@ pub(in crate::journal) struct AgentLimitRow {
 }
 
 /// Returns the own limits of every registered agent that has one.
-pub(in crate::journal) fn agent_limits(conn: &Connection) -> rusqlite::Result<Vec<AgentLimitRow>> {
-    let mut stmt = conn.prepare_cached(
+pub(in crate::journal) fn agent_limits(conn: &Tx) -> DbResult<Vec<AgentLimitRow>> {
+    conn.rows(
         "SELECT card_url, interface_url, max_concurrency, max_rate FROM agents
          WHERE registered IS NOT NULL AND (max_concurrency IS NOT NULL OR max_rate IS NOT NULL)
          ORDER BY registered",
-    )?;
-    stmt.query_map([], |r| {
-        Ok(AgentLimitRow {
-            card_url: r.get(0)?,
-            interface_url: r.get(1)?,
-            concurrency: r.get(2)?,
-            rate: r.get(3)?,
-        })
-    })?
-    .collect()
+        args![],
+        |r| {
+            Ok(AgentLimitRow {
+                card_url: r.get(0)?,
+                interface_url: r.get(1)?,
+                concurrency: r.get(2)?,
+                rate: r.get(3)?,
+            })
+        },
+    )
 }
 
 /// Records whether an agent accepts client-chosen context ids; returns whether it changed.
 pub(in crate::journal) fn set_accepts_context_id(
-    conn: &Connection,
+    conn: &Tx,
     card_url: &str,
     accepts: bool,
     now: i64,
-) -> rusqlite::Result<bool> {
+) -> DbResult<bool> {
     Ok(conn.exec(
         "UPDATE agents SET accepts_context_id = ?2, updated_at = ?3
-         WHERE card_url = ?1 AND accepts_context_id IS NOT ?2",
-        params![card_url, accepts, now],
+         WHERE card_url = ?1 AND (accepts_context_id IS NULL OR accepts_context_id <> ?2)",
+        args![card_url, accepts, now],
     )? > 0)
 }
 
@@ -709,7 +588,7 @@ fn binding_cols(
     interface: bool,
     binding: usize,
     version: usize,
-) -> rusqlite::Result<Option<ProtocolBinding>> {
+) -> DbResult<Option<ProtocolBinding>> {
     let b: Option<String> = r.get(binding)?;
     let v: Option<String> = r.get(version)?;
     if !interface || (b.is_none() && v.is_none()) {
@@ -718,13 +597,13 @@ fn binding_cols(
     ProtocolBinding::from_journal(b.as_deref(), v.as_deref())
         .map(Some)
         .ok_or_else(|| {
-            conversion(
+            DbError::conversion(
                 binding,
-                std::io::Error::other(format!(
+                format_args!(
                     "unknown binding {} {}",
                     b.unwrap_or_default(),
                     v.unwrap_or_default()
-                )),
+                ),
             )
         })
 }
@@ -737,11 +616,11 @@ fn binding_names(b: Option<ProtocolBinding>) -> (Option<&'static str>, Option<&'
     )
 }
 
-fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
+fn attempt_from_row(r: &Row<'_>) -> DbResult<Attempt> {
     let lease = match (
-        r.get::<_, Option<u32>>(21)?,
-        r.get::<_, Option<String>>(22)?,
-        r.get::<_, Option<i64>>(23)?,
+        r.get::<Option<u32>>(21)?,
+        r.get::<Option<String>>(22)?,
+        r.get::<Option<i64>>(23)?,
     ) {
         (Some(pid), Some(host), Some(exp)) => Some(Lease {
             pid,
@@ -757,7 +636,7 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         agent_url: r.get(3)?,
         interface_url: r.get(4)?,
         tenant: r.get(5)?,
-        binding: binding_cols(r, r.get::<_, Option<String>>(4)?.is_some(), 27, 28)?,
+        binding: binding_cols(r, r.get::<Option<String>>(4)?.is_some(), 27, 28)?,
         token_env: r.get(6)?,
         token_cmd: r.get(29)?,
         message_id: r.get(7)?,
@@ -773,8 +652,8 @@ fn attempt_from_row(r: &Row<'_>) -> rusqlite::Result<Attempt> {
         outcome_json: r.get(16)?,
         error: r.get(17)?,
         effect: parse_opt::<EffectState>(r, 18)?,
-        cancel_requested_at: r.get::<_, Option<i64>>(19)?.map(time),
-        previous_attempt: r.get::<_, Option<i64>>(20)?.map(AttemptId),
+        cancel_requested_at: r.get::<Option<i64>>(19)?.map(time),
+        previous_attempt: r.get::<Option<i64>>(20)?.map(AttemptId),
         lease,
         created_at: time(r.get(24)?),
         updated_at: time(r.get(25)?),
@@ -795,15 +674,13 @@ pub(in crate::journal) struct NewAttemptRow<'a> {
 }
 
 /// Inserts an `INTENT` attempt; returns its id.
-pub(in crate::journal) fn insert_attempt(
-    conn: &Connection,
-    a: &NewAttemptRow<'_>,
-) -> rusqlite::Result<AttemptId> {
-    conn.exec(
+pub(in crate::journal) fn insert_attempt(conn: &Tx, a: &NewAttemptRow<'_>) -> DbResult<AttemptId> {
+    conn.row(
         "INSERT INTO attempts (step_id, number, agent_id, token_env, message_id, context_id,
              context_id_ours, state, previous_attempt_id, created_at, updated_at, token_cmd)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8, ?9)",
-        params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8, ?9)
+         RETURNING id",
+        args![
             a.step.0,
             a.number,
             a.agent.map(|x| x.0),
@@ -814,8 +691,8 @@ pub(in crate::journal) fn insert_attempt(
             a.now,
             a.token_cmd,
         ],
-    )?;
-    Ok(AttemptId(conn.last_insert_rowid()))
+        |r| Ok(AttemptId(r.get(0)?)),
+    )
 }
 
 /// Returns the attempt [`insert_attempt`] just inserted as `id`, built from its columns
@@ -858,58 +735,51 @@ pub(in crate::journal) fn inserted_attempt(
 
 /// Returns whether an attempt of the agent has a continuation (see
 /// [`crate::journal::Journal::agent_continues_replies`]).
-pub(in crate::journal) fn agent_continues_replies(
-    conn: &Connection,
-    card_url: &str,
-) -> rusqlite::Result<bool> {
+pub(in crate::journal) fn agent_continues_replies(conn: &Tx, card_url: &str) -> DbResult<bool> {
     conn.row(
-        "SELECT EXISTS (SELECT 1 FROM attempts a JOIN agents ag ON ag.id = a.agent_id
-             WHERE ag.card_url = ?1 AND a.continuation_task_id IS NOT NULL)",
-        params![card_url],
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM attempts a JOIN agents ag ON ag.id = a.agent_id
+             WHERE ag.card_url = ?1 AND a.continuation_task_id IS NOT NULL) THEN 1 ELSE 0 END",
+        args![card_url],
         |r| r.get(0),
     )
 }
 
 /// Returns an attempt by id.
-pub(in crate::journal) fn attempt_by_id(
-    conn: &Connection,
-    id: AttemptId,
-) -> rusqlite::Result<Option<Attempt>> {
-    // Cached: every journaled stream event reads its attempt.
-    conn.prepare_cached(&format!(
-        "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
-         WHERE a.id = ?1"
-    ))?
-    .query_row(params![id.0], attempt_from_row)
-    .optional()
+pub(in crate::journal) fn attempt_by_id(conn: &Tx, id: AttemptId) -> DbResult<Option<Attempt>> {
+    // Every journaled stream event reads its attempt.
+    conn.opt_row(
+        &format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
+             WHERE a.id = ?1"
+        ),
+        args![id.0],
+        attempt_from_row,
+    )
 }
 
 /// Returns a step's attempts by number.
-pub(in crate::journal) fn attempts_of_step(
-    conn: &Connection,
-    step: StepId,
-) -> rusqlite::Result<Vec<Attempt>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
-         WHERE a.step_id = ?1 ORDER BY a.number"
-    ))?;
-    stmt.query_map(params![step.0], attempt_from_row)?.collect()
+pub(in crate::journal) fn attempts_of_step(conn: &Tx, step: StepId) -> DbResult<Vec<Attempt>> {
+    conn.rows(
+        &format!(
+            "SELECT {ATTEMPT_COLUMNS} FROM attempts a LEFT JOIN agents ag ON ag.id = a.agent_id
+             WHERE a.step_id = ?1 ORDER BY a.number"
+        ),
+        args![step.0],
+        attempt_from_row,
+    )
 }
 
 /// Returns the highest attempt number of a step (0 if none).
-pub(in crate::journal) fn max_attempt_number(
-    conn: &Connection,
-    step: StepId,
-) -> rusqlite::Result<u32> {
+pub(in crate::journal) fn max_attempt_number(conn: &Tx, step: StepId) -> DbResult<u32> {
     conn.row(
         "SELECT COALESCE(MAX(number), 0) FROM attempts WHERE step_id = ?1",
-        params![step.0],
+        args![step.0],
         |r| r.get(0),
     )
 }
 
 /// Writes every mutable column of an attempt (the lease has its own statement).
-pub(in crate::journal) fn update_attempt(conn: &Connection, a: &Attempt) -> rusqlite::Result<()> {
+pub(in crate::journal) fn update_attempt(conn: &Tx, a: &Attempt) -> DbResult<()> {
     conn.exec(
         "UPDATE attempts SET interface_url = ?2, tenant = ?3, context_id = ?4,
              context_id_ours = ?5, task_id = ?6, state = ?7, remote_state = ?8,
@@ -917,7 +787,7 @@ pub(in crate::journal) fn update_attempt(conn: &Connection, a: &Attempt) -> rusq
              outcome_json = ?12, error = ?13, effect = ?14, cancel_requested_at = ?15,
              updated_at = ?16, continuation_task_id = ?17, binding = ?18, protocol_version = ?19
          WHERE id = ?1",
-        params![
+        args![
             a.id.0,
             a.interface_url,
             a.tenant,
@@ -946,11 +816,11 @@ pub(in crate::journal) fn update_attempt(conn: &Connection, a: &Attempt) -> rusq
 /// `updated_at`: an index whose columns are not set is not touched, and a large unchanged
 /// column (the last task's raw JSON) is not copied again.
 pub(in crate::journal) fn update_attempt_from(
-    conn: &Connection,
+    conn: &Tx,
     held: &Attempt,
     next: &Attempt,
-) -> rusqlite::Result<()> {
-    use rusqlite::types::ToSql;
+) -> DbResult<()> {
+    use super::ToArg;
     let pending_question = to_json(next.pending_question.as_ref());
     let context_id_ours = next.context_id_ours;
     let state = next.state.as_str();
@@ -958,57 +828,57 @@ pub(in crate::journal) fn update_attempt_from(
     let cancel_requested_at = next.cancel_requested_at.map(ms);
     let updated_at = ms(next.updated_at);
     let (binding, protocol_version) = binding_names(next.binding);
-    let mut sets: Vec<(&str, &dyn ToSql)> = Vec::new();
+    let mut sets: Vec<(&str, Arg<'_>)> = Vec::new();
     if next.interface_url != held.interface_url {
-        sets.push(("interface_url", &next.interface_url));
+        sets.push(("interface_url", next.interface_url.to_arg()));
     }
     if next.tenant != held.tenant {
-        sets.push(("tenant", &next.tenant));
+        sets.push(("tenant", next.tenant.to_arg()));
     }
     if next.binding != held.binding {
-        sets.push(("binding", &binding));
-        sets.push(("protocol_version", &protocol_version));
+        sets.push(("binding", binding.to_arg()));
+        sets.push(("protocol_version", protocol_version.to_arg()));
     }
     if next.context_id != held.context_id {
-        sets.push(("context_id", &next.context_id));
+        sets.push(("context_id", next.context_id.to_arg()));
     }
     if next.context_id_ours != held.context_id_ours {
-        sets.push(("context_id_ours", &context_id_ours));
+        sets.push(("context_id_ours", context_id_ours.to_arg()));
     }
     if next.task_id != held.task_id {
-        sets.push(("task_id", &next.task_id));
+        sets.push(("task_id", next.task_id.to_arg()));
     }
     if next.continuation_task_id != held.continuation_task_id {
-        sets.push(("continuation_task_id", &next.continuation_task_id));
+        sets.push(("continuation_task_id", next.continuation_task_id.to_arg()));
     }
     if next.state != held.state {
-        sets.push(("state", &state));
+        sets.push(("state", state.to_arg()));
     }
     if next.remote_state != held.remote_state {
-        sets.push(("remote_state", &next.remote_state));
+        sets.push(("remote_state", next.remote_state.to_arg()));
     }
     if next.status_timestamp != held.status_timestamp {
-        sets.push(("status_timestamp", &next.status_timestamp));
+        sets.push(("status_timestamp", next.status_timestamp.to_arg()));
     }
     if next.pending_question != held.pending_question {
-        sets.push(("pending_question", &pending_question));
+        sets.push(("pending_question", pending_question.to_arg()));
     }
     if next.last_task_json != held.last_task_json {
-        sets.push(("last_task_json", &next.last_task_json));
+        sets.push(("last_task_json", next.last_task_json.to_arg()));
     }
     if next.outcome_json != held.outcome_json {
-        sets.push(("outcome_json", &next.outcome_json));
+        sets.push(("outcome_json", next.outcome_json.to_arg()));
     }
     if next.error != held.error {
-        sets.push(("error", &next.error));
+        sets.push(("error", next.error.to_arg()));
     }
     if next.effect != held.effect {
-        sets.push(("effect", &effect));
+        sets.push(("effect", effect.to_arg()));
     }
     if next.cancel_requested_at != held.cancel_requested_at {
-        sets.push(("cancel_requested_at", &cancel_requested_at));
+        sets.push(("cancel_requested_at", cancel_requested_at.to_arg()));
     }
-    sets.push(("updated_at", &updated_at));
+    sets.push(("updated_at", updated_at.to_arg()));
     // One string, not one per column: this runs for every change a group commit journals.
     let mut sql = String::with_capacity(64 + 24 * sets.len());
     sql.push_str("UPDATE attempts SET ");
@@ -1019,34 +889,35 @@ pub(in crate::journal) fn update_attempt_from(
         let _ = write!(sql, "{column} = ?{}", i + 2);
     }
     sql.push_str(" WHERE id = ?1");
-    let mut values: Vec<&dyn ToSql> = Vec::with_capacity(sets.len() + 1);
-    values.push(&next.id.0);
-    values.extend(sets.iter().map(|(_, v)| *v));
-    conn.prepare_cached(&sql)?.execute(values.as_slice())?;
+    let mut values: Vec<Arg<'_>> = Vec::with_capacity(sets.len() + 1);
+    values.push(Arg::Int(next.id.0));
+    values.extend(sets.into_iter().map(|(_, v)| v));
+    conn.exec(&sql, &values)?;
     Ok(())
 }
 
 /// Returns one artifact of an attempt, if it is held.
 pub(in crate::journal) fn artifact_of(
-    conn: &Connection,
+    conn: &Tx,
     attempt: AttemptId,
     artifact_id: &str,
-) -> rusqlite::Result<Option<Artifact>> {
-    conn.prepare_cached(
+) -> DbResult<Option<Artifact>> {
+    conn.opt_row(
         "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
          FROM artifacts WHERE attempt_id = ?1 AND artifact_id = ?2",
+        args![attempt.0, artifact_id],
+        artifact_from_row,
     )?
-    .query_row(params![attempt.0, artifact_id], artifact_from_row)
-    .optional()?
     .map(|mut a| {
-        let mut stmt = conn.prepare_cached(
+        conn.each(
             "SELECT parts_json FROM artifact_chunks
              WHERE attempt_id = ?1 AND artifact_id = ?2 ORDER BY seq",
+            args![attempt.0, artifact_id],
+            &mut |r| {
+                extend_parts(&mut a.parts, json_opt(r, 0)?);
+                Ok(())
+            },
         )?;
-        let mut rows = stmt.query(params![attempt.0, artifact_id])?;
-        while let Some(r) = rows.next()? {
-            extend_parts(&mut a.parts, json_opt(r, 0)?);
-        }
         Ok(a)
     })
     .transpose()
@@ -1054,7 +925,7 @@ pub(in crate::journal) fn artifact_of(
 
 /// An artifact from the columns `artifact_id, name, description, parts_json, metadata_json,
 /// last_chunk` (its own parts only, without its chunks).
-fn artifact_from_row(r: &Row<'_>) -> rusqlite::Result<Artifact> {
+fn artifact_from_row(r: &Row<'_>) -> DbResult<Artifact> {
     Ok(Artifact {
         artifact_id: r.get(0)?,
         name: r.get(1)?,
@@ -1090,42 +961,50 @@ pub(in crate::journal) struct ArtifactHead {
 
 /// Returns an artifact's head (all but its parts), if it is held; reads no part.
 pub(in crate::journal) fn artifact_head(
-    conn: &Connection,
+    conn: &Tx,
     attempt: AttemptId,
     artifact_id: &str,
-) -> rusqlite::Result<Option<ArtifactHead>> {
-    conn.prepare_cached(&format!(
-        "SELECT artifact_id, name, description, metadata_json, last_chunk,
-             json_type(parts_json) = 'array', {ARTIFACT_SIZE}
-         FROM artifacts ar WHERE attempt_id = ?1 AND artifact_id = ?2"
-    ))?
-    .query_row(params![attempt.0, artifact_id], |r| {
-        Ok(ArtifactHead {
-            artifact: Artifact {
-                artifact_id: r.get(0)?,
-                name: r.get(1)?,
-                description: r.get(2)?,
-                parts: Value::Array(Vec::new()),
-                metadata: json_opt(r, 3)?,
-                last_chunk: r.get(4)?,
-            },
-            parts_are_array: r.get(5)?,
-            size: u64::try_from(r.get::<_, i64>(6)?).unwrap_or(0),
-        })
-    })
-    .optional()
+) -> DbResult<Option<ArtifactHead>> {
+    let is_array = match conn.dialect() {
+        Dialect::Sqlite => "json_type(parts_json) = 'array'",
+        Dialect::Postgres => {
+            "CASE WHEN jsonb_typeof(CAST(parts_json AS jsonb)) = 'array' THEN 1 ELSE 0 END"
+        }
+    };
+    conn.opt_row(
+        &format!(
+            "SELECT artifact_id, name, description, metadata_json, last_chunk,
+                 {is_array}, {ARTIFACT_SIZE}
+             FROM artifacts ar WHERE attempt_id = ?1 AND artifact_id = ?2"
+        ),
+        args![attempt.0, artifact_id],
+        |r| {
+            Ok(ArtifactHead {
+                artifact: Artifact {
+                    artifact_id: r.get(0)?,
+                    name: r.get(1)?,
+                    description: r.get(2)?,
+                    parts: Value::Array(Vec::new()),
+                    metadata: json_opt(r, 3)?,
+                    last_chunk: r.get(4)?,
+                },
+                parts_are_array: r.get(5)?,
+                size: u64::try_from(r.get::<i64>(6)?).unwrap_or(0),
+            })
+        },
+    )
 }
 
 /// Sets or clears an attempt's lease.
 pub(in crate::journal) fn set_lease(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
     lease: Option<&Lease>,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.exec(
         "UPDATE attempts SET lease_owner_pid = ?2, lease_owner_host = ?3, lease_expires_at = ?4
          WHERE id = ?1",
-        params![
+        args![
             id.0,
             lease.map(|l| l.pid),
             lease.map(|l| l.host.as_str()),
@@ -1140,28 +1019,32 @@ pub(in crate::journal) fn set_lease(
 // ---------------------------------------------------------------------------------------------
 
 /// Returns an attempt's artifacts, in the order they were first seen.
-pub(in crate::journal) fn artifacts_of(
-    conn: &Connection,
-    attempt: AttemptId,
-) -> rusqlite::Result<Vec<Artifact>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
-         FROM artifacts WHERE attempt_id = ?1 ORDER BY created_at, rowid",
-    )?;
-    let mut all: Vec<Artifact> = stmt
-        .query_map(params![attempt.0], artifact_from_row)?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare_cached(
+pub(in crate::journal) fn artifacts_of(conn: &Tx, attempt: AttemptId) -> DbResult<Vec<Artifact>> {
+    // Artifacts first seen together (one observation) keep the order they were inserted in:
+    // SQLite's `rowid`; the PostgreSQL schema gives `artifacts` an identity column `id`.
+    let sql = match conn.dialect() {
+        Dialect::Sqlite => {
+            "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
+             FROM artifacts WHERE attempt_id = ?1 ORDER BY created_at, rowid"
+        }
+        Dialect::Postgres => {
+            "SELECT artifact_id, name, description, parts_json, metadata_json, last_chunk
+             FROM artifacts WHERE attempt_id = ?1 ORDER BY created_at, id"
+        }
+    };
+    let mut all = conn.rows(sql, args![attempt.0], artifact_from_row)?;
+    conn.each(
         "SELECT artifact_id, parts_json FROM artifact_chunks WHERE attempt_id = ?1
          ORDER BY artifact_id, seq",
+        args![attempt.0],
+        &mut |r| {
+            let artifact_id: String = r.get(0)?;
+            if let Some(a) = all.iter_mut().find(|a| a.artifact_id == artifact_id) {
+                extend_parts(&mut a.parts, json_opt(r, 1)?);
+            }
+            Ok(())
+        },
     )?;
-    let mut rows = stmt.query(params![attempt.0])?;
-    while let Some(r) = rows.next()? {
-        let artifact_id: String = r.get(0)?;
-        if let Some(a) = all.iter_mut().find(|a| a.artifact_id == artifact_id) {
-            extend_parts(&mut a.parts, json_opt(r, 1)?);
-        }
-    }
     Ok(all)
 }
 
@@ -1174,26 +1057,24 @@ const ARTIFACT_SIZE: &str = "octet_length(ar.parts_json)
 /// Returns the size in bytes of each artifact of an attempt (its parts' JSON, chunks joined):
 /// no artifact is loaded.
 pub(in crate::journal) fn artifact_sizes(
-    conn: &Connection,
+    conn: &Tx,
     attempt: AttemptId,
-) -> rusqlite::Result<Vec<(String, u64)>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT artifact_id, {ARTIFACT_SIZE} FROM artifacts ar WHERE attempt_id = ?1"
-    ))?;
-    stmt.query_map(params![attempt.0], |r| {
-        Ok((r.get(0)?, u64::try_from(r.get::<_, i64>(1)?).unwrap_or(0)))
-    })?
-    .collect()
+) -> DbResult<Vec<(String, u64)>> {
+    conn.rows(
+        &format!("SELECT artifact_id, {ARTIFACT_SIZE} FROM artifacts ar WHERE attempt_id = ?1"),
+        args![attempt.0],
+        |r| Ok((r.get(0)?, u64::try_from(r.get::<i64>(1)?).unwrap_or(0))),
+    )
 }
 
 /// Inserts or replaces one artifact.
 pub(in crate::journal) fn upsert_artifact(
-    conn: &Connection,
+    conn: &Tx,
     attempt: AttemptId,
     a: &Artifact,
     now: i64,
-) -> rusqlite::Result<()> {
-    conn.prepare_cached(
+) -> DbResult<()> {
+    conn.exec(
         "INSERT INTO artifacts (attempt_id, artifact_id, name, description, parts_json,
              metadata_json, last_chunk, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)
@@ -1201,20 +1082,22 @@ pub(in crate::journal) fn upsert_artifact(
              description = excluded.description, parts_json = excluded.parts_json,
              metadata_json = excluded.metadata_json, last_chunk = excluded.last_chunk,
              updated_at = excluded.updated_at",
-    )?
-    .execute(params![
-        attempt.0,
-        a.artifact_id,
-        a.name,
-        a.description,
-        a.parts.to_string(),
-        to_json(a.metadata.as_ref()),
-        a.last_chunk,
-        now
-    ])?;
+        args![
+            attempt.0,
+            a.artifact_id,
+            a.name,
+            a.description,
+            a.parts.to_string(),
+            to_json(a.metadata.as_ref()),
+            a.last_chunk,
+            now
+        ],
+    )?;
     // The parts are whole again: the appended chunks are in them.
-    conn.prepare_cached("DELETE FROM artifact_chunks WHERE attempt_id = ?1 AND artifact_id = ?2")?
-        .execute(params![attempt.0, a.artifact_id])?;
+    conn.exec(
+        "DELETE FROM artifact_chunks WHERE attempt_id = ?1 AND artifact_id = ?2",
+        args![attempt.0, a.artifact_id],
+    )?;
     Ok(())
 }
 
@@ -1222,25 +1105,25 @@ pub(in crate::journal) fn upsert_artifact(
 /// its head (`a`'s name, description, metadata and `last_chunk`) only when it differs from
 /// `held`: an append writes the chunk, not the artifact.
 pub(in crate::journal) fn append_artifact_chunk(
-    conn: &Connection,
+    conn: &Tx,
     attempt: AttemptId,
     held: &Artifact,
     a: &Artifact,
     added: &[Value],
     now: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     if !added.is_empty() {
-        conn.prepare_cached(
+        conn.exec(
             "INSERT INTO artifact_chunks (attempt_id, artifact_id, seq, parts_json, created_at)
              VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM artifact_chunks
                               WHERE attempt_id = ?1 AND artifact_id = ?2), ?3, ?4)",
-        )?
-        .execute(params![
-            attempt.0,
-            a.artifact_id,
-            Value::Array(added.to_vec()).to_string(),
-            now
-        ])?;
+            args![
+                attempt.0,
+                a.artifact_id,
+                Value::Array(added.to_vec()).to_string(),
+                now
+            ],
+        )?;
     }
     if (&a.name, &a.description, &a.metadata, a.last_chunk)
         != (
@@ -1250,20 +1133,20 @@ pub(in crate::journal) fn append_artifact_chunk(
             held.last_chunk,
         )
     {
-        conn.prepare_cached(
+        conn.exec(
             "UPDATE artifacts SET name = ?3, description = ?4, metadata_json = ?5,
                  last_chunk = ?6, updated_at = ?7
              WHERE attempt_id = ?1 AND artifact_id = ?2",
-        )?
-        .execute(params![
-            attempt.0,
-            a.artifact_id,
-            a.name,
-            a.description,
-            to_json(a.metadata.as_ref()),
-            a.last_chunk,
-            now
-        ])?;
+            args![
+                attempt.0,
+                a.artifact_id,
+                a.name,
+                a.description,
+                to_json(a.metadata.as_ref()),
+                a.last_chunk,
+                now
+            ],
+        )?;
     }
     Ok(())
 }
@@ -1284,42 +1167,31 @@ pub(in crate::journal) struct NewEvent<'a> {
     pub(in crate::journal) detail: Option<&'a Value>,
 }
 
-/// Appends an event; the workflow defaults to the step's.
-pub(in crate::journal) fn insert_event(
-    conn: &Connection,
-    e: &NewEvent<'_>,
-) -> rusqlite::Result<()> {
-    conn.prepare_cached(
+/// Appends an event; the workflow defaults to the step's. Returns its id.
+pub(in crate::journal) fn insert_event(conn: &Tx, e: &NewEvent<'_>) -> DbResult<i64> {
+    conn.row(
         "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
              detail_json)
          VALUES (?1, COALESCE(?2, (SELECT workflow_id FROM steps WHERE id = ?3)), ?3, ?4, ?5,
-             ?6, ?7, ?8)",
-    )?
-    .execute(params![
-        e.at,
-        e.workflow,
-        e.step.map(|s| s.0),
-        e.attempt.map(|a| a.0),
-        e.kind,
-        e.from,
-        e.to,
-        to_json(e.detail),
-    ])?;
-    Ok(())
-}
-
-/// Returns the id of the row the last `INSERT` on this connection wrote (an event's, in
-/// the operations that return it).
-pub(in crate::journal) fn last_insert_id(conn: &Connection) -> i64 {
-    conn.last_insert_rowid()
+             ?6, ?7, ?8)
+         RETURNING id",
+        args![
+            e.at,
+            e.workflow,
+            e.step.map(|s| s.0),
+            e.attempt.map(|a| a.0),
+            e.kind,
+            e.from,
+            e.to,
+            to_json(e.detail),
+        ],
+        |r| r.get(0),
+    )
 }
 
 /// Returns a step's events (its attempts' too), oldest first.
-pub(in crate::journal) fn events_of_step(
-    conn: &Connection,
-    step: StepId,
-) -> rusqlite::Result<Vec<Event>> {
-    let mut stmt = conn.prepare_cached(
+pub(in crate::journal) fn events_of_step(conn: &Tx, step: StepId) -> DbResult<Vec<Event>> {
+    conn.rows(
         "SELECT e.id, e.at, w.name, s.name, a.number, e.kind, e.from_state, e.to_state,
              e.detail_json
          FROM events e
@@ -1328,26 +1200,26 @@ pub(in crate::journal) fn events_of_step(
          LEFT JOIN attempts a ON a.id = e.attempt_id
          WHERE e.step_id = ?1
          ORDER BY e.id",
-    )?;
-    stmt.query_map(params![step.0], |r| {
-        Ok(Event {
-            id: r.get(0)?,
-            at: time(r.get(1)?),
-            workflow: r.get(2)?,
-            step: r.get(3)?,
-            attempt: r.get(4)?,
-            kind: r.get(5)?,
-            from: r.get(6)?,
-            to: r.get(7)?,
-            detail: json_opt(r, 8)?,
-        })
-    })?
-    .collect()
+        args![step.0],
+        |r| {
+            Ok(Event {
+                id: r.get(0)?,
+                at: time(r.get(1)?),
+                workflow: r.get(2)?,
+                step: r.get(3)?,
+                attempt: r.get(4)?,
+                kind: r.get(5)?,
+                from: r.get(6)?,
+                to: r.get(7)?,
+                detail: json_opt(r, 8)?,
+            })
+        },
+    )
 }
 
 /// Returns the number of events (for tests and measurements).
-pub(in crate::journal) fn event_count(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.row("SELECT count(*) FROM events", [], |r| r.get(0))
+pub(in crate::journal) fn event_count(conn: &Tx) -> DbResult<i64> {
+    conn.row("SELECT count(*) FROM events", args![], |r| r.get(0))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1414,12 +1286,12 @@ const PENDING_ROW_FROM: &str = "FROM pending_candidates pc
      LEFT JOIN agents ag ON ag.id = a.agent_id
      LEFT JOIN attempts prev ON prev.id = a.previous_attempt_id";
 
-fn row_from(r: &Row<'_>) -> rusqlite::Result<AttemptRow> {
+fn row_from(r: &Row<'_>) -> DbResult<AttemptRow> {
     let attempt = attempt_from_row(r)?;
     let o = ATTEMPT_WIDTH;
     Ok(AttemptRow {
         attempt,
-        step: StepName::from_parts(r.get::<_, String>(o)?, r.get::<_, String>(o + 1)?),
+        step: StepName::from_parts(r.get::<String>(o)?, r.get::<String>(o + 1)?),
         binding: binding_from(r.get(o + 2)?, r.get(o + 3)?, r.get(o + 4)?)?,
         max_attempts: r.get(o + 5)?,
         resolution: parse_opt::<Resolution>(r, o + 6)?,
@@ -1432,26 +1304,36 @@ fn row_from(r: &Row<'_>) -> rusqlite::Result<AttemptRow> {
     })
 }
 
-fn row_select() -> String {
-    row_select_with("")
+fn row_select(d: Dialect) -> String {
+    row_select_with(d, "")
 }
 
 /// [`row_select`] with `extra` columns after the row's own (`", s.seq"`).
-fn row_select_with(extra: &str) -> String {
-    row_select_from(extra, ROW_FROM)
+fn row_select_with(d: Dialect, extra: &str) -> String {
+    row_select_from(d, extra, ROW_FROM)
+}
+
+/// The reason of the latest `failed-for-good` event of attempt `a` (`''` when it has none).
+fn failed_for_good_reason(d: Dialect) -> String {
+    format!(
+        "(SELECT COALESCE({}, '')
+                FROM events fe WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'
+                ORDER BY fe.id DESC LIMIT 1)",
+        json_member(d, "fe.detail_json", "reason")
+    )
 }
 
 /// [`row_select_with`] over `from` ([`ROW_FROM`] or [`PENDING_ROW_FROM`]).
-fn row_select_from(extra: &str, from: &str) -> String {
+fn row_select_from(d: Dialect, extra: &str, from: &str) -> String {
     format!(
         "SELECT {ATTEMPT_COLUMNS}, w.name, s.name, s.agent_url, s.skill, s.command,
-             s.max_attempts, s.resolution, w.state, prev.task_id, {IS_LATEST},
+             s.max_attempts, s.resolution, w.state, prev.task_id,
+             CASE WHEN {IS_LATEST} THEN 1 ELSE 0 END,
              (SELECT count(*) FROM artifacts ar WHERE ar.attempt_id = a.id),
-             (SELECT COALESCE(json_extract(fe.detail_json, '$.reason'), '')
-                FROM events fe WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'
-                ORDER BY fe.id DESC LIMIT 1),
+             {},
              s.allow_cross_origin{extra}
-         {from}"
+         {from}",
+        failed_for_good_reason(d)
     )
 }
 
@@ -1459,26 +1341,30 @@ fn row_select_from(extra: &str, from: &str) -> String {
 /// WHERE keeps only latest attempts, so a second correlated `MAX()` per row would only repeat
 /// it) and `artifact_count` 0 (no decision of a pass reads it; `Pass::row_of` builds its rows
 /// the same way). Two index searches fewer per row (docs/performance.md).
-fn pass_select() -> String {
+fn pass_select(d: Dialect) -> String {
     format!(
         "SELECT {ATTEMPT_COLUMNS}, w.name, s.name, s.agent_url, s.skill, s.command,
              s.max_attempts, s.resolution, w.state, prev.task_id, 1, 0,
-             (SELECT COALESCE(json_extract(fe.detail_json, '$.reason'), '')
-                FROM events fe WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'
-                ORDER BY fe.id DESC LIMIT 1),
+             {},
              s.allow_cross_origin, s.seq
-         {ROW_FROM}"
+         {ROW_FROM}",
+        failed_for_good_reason(d)
     )
 }
 
 /// The WHERE clause of inspect with its parameters (?1 workflow, ?2 step, ?3 states as a
 /// JSON array or NULL), and the filters ?5 agent (card URL or NULL), ?6 updated at or after
 /// (unix ms or NULL) and ?7 unresolved steps only (0 or 1). ?4 is the page's LIMIT.
-const INSPECT_WHERE: &str = "WHERE (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
-       AND (?3 IS NULL OR a.state IN (SELECT value FROM json_each(?3)))
+fn inspect_where(d: Dialect) -> String {
+    format!(
+        "WHERE (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
+       AND (?3 IS NULL OR a.state IN ({}))
        AND (?5 IS NULL OR a.agent_id = (SELECT id FROM agents WHERE card_url = ?5))
        AND (?6 IS NULL OR a.updated_at >= ?6)
-       AND (?7 = 0 OR s.resolution IS NULL)";
+       AND (?7 = 0 OR s.resolution IS NULL)",
+        json_items(d, "?3", false)
+    )
+}
 
 /// The two statements of `inspect` (the total count, then the page) and their parameters.
 struct InspectSql {
@@ -1497,20 +1383,22 @@ struct InspectSql {
 
 impl InspectSql {
     /// The parameters of both statements, ?1 to ?7 (the count does not read ?4, the LIMIT).
-    fn params(&self) -> [&dyn rusqlite::ToSql; 7] {
+    fn params(&self) -> [Arg<'_>; 7] {
+        use super::ToArg;
         [
-            &self.workflow,
-            &self.step,
-            &self.states,
-            &self.limit,
-            &self.agent,
-            &self.since,
-            &self.unresolved,
+            self.workflow.to_arg(),
+            self.step.to_arg(),
+            self.states.to_arg(),
+            self.limit.to_arg(),
+            self.agent.to_arg(),
+            self.since.to_arg(),
+            self.unresolved.to_arg(),
         ]
     }
 }
 
-fn inspect_sql(f: &InspectFilter) -> InspectSql {
+fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
+    let inspect_where = inspect_where(d);
     let (workflow, step) = match &f.target {
         None => (None, None),
         Some(Target::Workflow(w)) => (Some(w.clone()), None),
@@ -1535,33 +1423,38 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
         || f.agent.is_some()
         || f.since.is_some()
         || f.unresolved;
-    let (count, page) = if f.pending {
+    let (mut count, mut page) = if f.pending {
         let with = pending_from();
-        let pending = format!("{INSPECT_WHERE} AND {IS_LATEST} AND {PENDING_SQL}");
+        let pending = format!("{inspect_where} AND {IS_LATEST} AND {PENDING_SQL}");
         (
             format!("{with} SELECT count(*) {PENDING_FROM} {pending}"),
             format!(
                 "{with} {} {pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
-                row_select_from("", PENDING_ROW_FROM)
+                row_select_from(d, "", PENDING_ROW_FROM)
             ),
         )
     } else if count_filtered {
         (
-            format!("SELECT count(*) {ROW_FROM} {INSPECT_WHERE}"),
+            format!("SELECT count(*) {ROW_FROM} {inspect_where}"),
             format!(
-                "{} {INSPECT_WHERE} ORDER BY w.id, s.seq, a.number LIMIT ?4",
-                row_select()
+                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+                row_select(d)
             ),
         )
     } else {
         (
             "SELECT count(*) FROM attempts".to_owned(),
             format!(
-                "{} {INSPECT_WHERE} ORDER BY w.id, s.seq, a.number LIMIT ?4",
-                row_select()
+                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+                row_select(d)
             ),
         )
     };
+    if d == Dialect::Postgres {
+        // `CROSS JOIN … ON` is SQLite's way to fix the join order; PostgreSQL plans its own.
+        count = count.replace("CROSS JOIN", "JOIN");
+        page = page.replace("CROSS JOIN", "JOIN");
+    }
     InspectSql {
         count,
         count_filtered,
@@ -1569,8 +1462,11 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
         workflow,
         step,
         states,
-        // SQLite reads a negative LIMIT as "no limit".
-        limit: f.limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX)),
+        // No limit is the largest (a negative LIMIT, SQLite's "none", is an error in
+        // PostgreSQL).
+        limit: f
+            .limit
+            .map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX)),
         agent: f.agent.clone(),
         since: f.since.map(ms),
         unresolved: f.unresolved,
@@ -1579,52 +1475,55 @@ fn inspect_sql(f: &InspectFilter) -> InspectSql {
 
 /// Returns inspect rows (ordered by workflow, delegation order, attempt) and the total count.
 pub(in crate::journal) fn inspect(
-    conn: &Connection,
+    conn: &Tx,
     f: &InspectFilter,
-) -> rusqlite::Result<(Vec<AttemptRow>, u64)> {
-    let q = inspect_sql(f);
+) -> DbResult<(Vec<AttemptRow>, u64)> {
+    let q = inspect_sql(conn.dialect(), f);
+    let params = q.params();
     let total: i64 = if q.count_filtered {
-        conn.row(&q.count, q.params(), |r| r.get(0))?
+        conn.row(&q.count, &params, |r| r.get(0))?
     } else {
-        conn.row(&q.count, [], |r| r.get(0))?
+        conn.row(&q.count, args![], |r| r.get(0))?
     };
     let total = u64::try_from(total).unwrap_or_default();
-    let mut stmt = conn.prepare_cached(&q.page)?;
-    let rows = stmt
-        .query_map(q.params(), row_from)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let rows = conn.rows(&q.page, &params, row_from)?;
     Ok((rows, total))
 }
 
-/// Returns each statement `inspect` runs for `f` with SQLite's plan for it (`EXPLAIN QUERY
-/// PLAN`, one line per step, indented by depth), for `docs/performance.md` and the benchmarks.
+/// Returns each statement `inspect` runs for `f` with the store's plan for it, one line per
+/// step (SQLite's `EXPLAIN QUERY PLAN` indented by depth, PostgreSQL's `EXPLAIN` as it is),
+/// for `docs/performance.md` and the benchmarks.
 pub(in crate::journal) fn explain_inspect(
-    conn: &Connection,
+    conn: &Tx,
     f: &InspectFilter,
-) -> rusqlite::Result<Vec<(String, Vec<String>)>> {
-    let q = inspect_sql(f);
+) -> DbResult<Vec<(String, Vec<String>)>> {
+    let d = conn.dialect();
+    let q = inspect_sql(d, f);
+    let params = q.params();
     let mut out = Vec::new();
     for (name, sql, with_limit) in [("count", &q.count, false), ("page", &q.page, true)] {
-        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))?;
-        let rows: Vec<(i64, i64, String)> = if with_limit {
-            stmt.query_map(q.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(3)?)))?
-                .collect::<rusqlite::Result<_>>()?
-        } else if q.count_filtered {
-            stmt.query_map(q.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(3)?)))?
-                .collect::<rusqlite::Result<_>>()?
+        let args: &[Arg<'_>] = if with_limit || q.count_filtered {
+            &params
         } else {
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(3)?)))?
-                .collect::<rusqlite::Result<_>>()?
+            args![]
         };
-        let mut depth: HashMap<i64, usize> = HashMap::new();
-        let lines = rows
-            .into_iter()
-            .map(|(id, parent, detail)| {
-                let d = depth.get(&parent).map_or(0, |d| d + 1);
-                depth.insert(id, d);
-                format!("{}{detail}", "  ".repeat(d))
-            })
-            .collect();
+        let lines = match d {
+            Dialect::Sqlite => {
+                let rows: Vec<(i64, i64, String)> =
+                    conn.rows(&format!("EXPLAIN QUERY PLAN {sql}"), args, |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(3)?))
+                    })?;
+                let mut depth: HashMap<i64, usize> = HashMap::new();
+                rows.into_iter()
+                    .map(|(id, parent, detail)| {
+                        let d = depth.get(&parent).map_or(0, |d| d + 1);
+                        depth.insert(id, d);
+                        format!("{}{detail}", "  ".repeat(d))
+                    })
+                    .collect()
+            }
+            Dialect::Postgres => conn.rows(&format!("EXPLAIN {sql}"), args, |r| r.get(0))?,
+        };
         out.push((name.to_owned(), lines));
     }
     Ok(out)
@@ -1632,78 +1531,77 @@ pub(in crate::journal) fn explain_inspect(
 
 /// Returns the latest attempt of every unresolved step that is not finished, optionally only
 /// in some workflows, in delegation order.
-pub(in crate::journal) fn unfinished(
-    conn: &Connection,
-    workflows: &[String],
-) -> rusqlite::Result<Vec<AttemptRow>> {
-    let filter = (!workflows.is_empty())
-        .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string());
-    let mut stmt = conn.prepare_cached(&format!(
-        "{} WHERE a.state IN ('INTENT', 'SENT', 'SUBMITTED', 'WORKING', 'INPUT_REQUIRED',
-                 'AUTH_REQUIRED', 'UNKNOWN', 'UNCERTAIN')
-           AND s.resolution IS NULL AND {IS_LATEST}
-           AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
-         ORDER BY s.seq, a.number",
-        row_select()
-    ))?;
-    stmt.query_map(params![filter], row_from)?.collect()
+pub(in crate::journal) fn unfinished(conn: &Tx, workflows: &[String]) -> DbResult<Vec<AttemptRow>> {
+    let d = conn.dialect();
+    conn.rows(
+        &format!(
+            "{} WHERE a.state IN ('INTENT', 'SENT', 'SUBMITTED', 'WORKING', 'INPUT_REQUIRED',
+                     'AUTH_REQUIRED', 'UNKNOWN', 'UNCERTAIN')
+               AND s.resolution IS NULL AND {IS_LATEST}
+               AND (?1 IS NULL OR w.name IN ({}))
+             ORDER BY s.seq, a.number",
+            row_select(d),
+            json_items(d, "?1", false)
+        ),
+        args![workflows_filter(workflows)],
+        row_from,
+    )
 }
 
 /// Returns every workflow (in creation order, at most `limit`) with its steps counted by the
 /// state of their latest attempt, how many of those need a human ([`PENDING_SQL`]) and how many
 /// the operator resolved, and the total count of workflows.
 pub(in crate::journal) fn workflow_summaries(
-    conn: &Connection,
+    conn: &Tx,
     limit: Option<u64>,
-) -> rusqlite::Result<(Vec<WorkflowSummary>, u64)> {
-    let total: i64 = conn.row("SELECT count(*) FROM workflows", [], |r| r.get(0))?;
-    let limit = limit.map_or(-1, |l| i64::try_from(l).unwrap_or(i64::MAX));
-    let mut stmt = conn.prepare_cached(
+) -> DbResult<(Vec<WorkflowSummary>, u64)> {
+    let total: i64 = conn.row("SELECT count(*) FROM workflows", args![], |r| r.get(0))?;
+    let limit = limit.map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+    let heads = conn.rows(
         "SELECT id, name, state, created_at, updated_at FROM workflows ORDER BY id LIMIT ?1",
-    )?;
-    let heads = stmt
-        .query_map(params![limit], |r| {
+        args![limit],
+        |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, i64>(4)?,
+                r.get::<i64>(0)?,
+                r.get::<String>(1)?,
+                r.get::<String>(2)?,
+                r.get::<i64>(3)?,
+                r.get::<i64>(4)?,
             ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut counts = conn.prepare_cached(&format!(
-        "SELECT a.state, count(*), sum(CASE WHEN {PENDING_SQL} THEN 1 ELSE 0 END),
-                sum(s.resolution IS NOT NULL),
+        },
+    )?;
+    let counts = format!(
+        "SELECT a.state, count(*),
+                CAST(sum(CASE WHEN {PENDING_SQL} THEN 1 ELSE 0 END) AS BIGINT),
+                CAST(sum(CASE WHEN s.resolution IS NOT NULL THEN 1 ELSE 0 END) AS BIGINT),
                 max(a.updated_at)
            FROM steps s
            JOIN workflows w ON w.id = s.workflow_id
            JOIN attempts a ON a.step_id = s.id AND {IS_LATEST}
           WHERE s.workflow_id = ?1
           GROUP BY a.state ORDER BY a.state"
-    ))?;
+    );
     let mut out = Vec::with_capacity(heads.len());
     for (id, name, state, created, updated) in heads {
         let mut summary = WorkflowSummary {
             name,
-            state: state.parse().map_err(|e| conversion(2, e))?,
+            state: state.parse().map_err(|e| DbError::conversion(2, e))?,
             steps: BTreeMap::new(),
             needs_human: 0,
             resolved: 0,
             created_at: time(created),
             updated_at: time(updated),
         };
-        let rows = counts.query_map(params![id], |r| {
+        let rows = conn.rows(&counts, args![id], |r| {
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, i64>(4)?,
+                r.get::<String>(0)?,
+                r.get::<i64>(1)?,
+                r.get::<i64>(2)?,
+                r.get::<i64>(3)?,
+                r.get::<i64>(4)?,
             ))
         })?;
-        for row in rows {
-            let (state, n, human, resolved, last) = row?;
+        for (state, n, human, resolved, last) in rows {
             let n = u64::try_from(n).unwrap_or_default();
             summary.steps.insert(state, n);
             summary.needs_human += u64::try_from(human).unwrap_or_default();
@@ -1716,10 +1614,10 @@ pub(in crate::journal) fn workflow_summaries(
 }
 
 /// Returns whether a workflow exists.
-pub(in crate::journal) fn workflow_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
+pub(in crate::journal) fn workflow_exists(conn: &Tx, name: &str) -> DbResult<bool> {
     conn.row(
-        "SELECT EXISTS (SELECT 1 FROM workflows WHERE name = ?1)",
-        params![name],
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM workflows WHERE name = ?1) THEN 1 ELSE 0 END",
+        args![name],
         |r| r.get(0),
     )
 }
@@ -1730,20 +1628,35 @@ pub(in crate::journal) fn workflow_exists(conn: &Connection, name: &str) -> rusq
 
 /// The events of ids `?1 <= id < ?2`, older than `?3` (unix ms), that `prune` deletes: status
 /// refreshes (`observed`) recording no artifact and no question, never the newest event of their
-/// attempt. An event whose details are not JSON is kept.
-const PRUNABLE: &str = "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.at < ?3
+/// attempt. An event whose details are not JSON is kept (on PostgreSQL, whose `jsonb` cast
+/// fails on one, the journal writes none).
+fn prunable(d: Dialect) -> &'static str {
+    match d {
+        Dialect::Sqlite => {
+            "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.at < ?3
      AND e.attempt_id IS NOT NULL
      AND CASE WHEN json_valid(e.detail_json)
               THEN json_array_length(e.detail_json, '$.artifacts') = 0
                    AND json_type(e.detail_json, '$.question') = 'null'
               ELSE 0 END
-     AND e.id < (SELECT max(x.id) FROM events x WHERE x.attempt_id = e.attempt_id)";
+     AND e.id < (SELECT max(x.id) FROM events x WHERE x.attempt_id = e.attempt_id)"
+        }
+        // `json_array_length` is 0 for a member that is not an array, NULL for none.
+        Dialect::Postgres => {
+            "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.at < ?3
+     AND e.attempt_id IS NOT NULL
+     AND CASE WHEN jsonb_typeof(CAST(e.detail_json AS jsonb) -> 'artifacts') = 'array'
+              THEN jsonb_array_length(CAST(e.detail_json AS jsonb) -> 'artifacts') = 0
+              ELSE (CAST(e.detail_json AS jsonb) -> 'artifacts') IS NOT NULL END
+     AND jsonb_typeof(CAST(e.detail_json AS jsonb) -> 'question') = 'null'
+     AND e.id < (SELECT max(x.id) FROM events x WHERE x.attempt_id = e.attempt_id)"
+        }
+    }
+}
 
 /// Returns the lowest and highest event id, if there is an event.
-pub(in crate::journal) fn event_id_range(
-    conn: &Connection,
-) -> rusqlite::Result<Option<(i64, i64)>> {
-    conn.row("SELECT min(id), max(id) FROM events", [], |r| {
+pub(in crate::journal) fn event_id_range(conn: &Tx) -> DbResult<Option<(i64, i64)>> {
+    conn.row("SELECT min(id), max(id) FROM events", args![], |r| {
         Ok(match (r.get(0)?, r.get(1)?) {
             (Some(lo), Some(hi)) => Some((lo, hi)),
             _ => None,
@@ -1753,44 +1666,33 @@ pub(in crate::journal) fn event_id_range(
 
 /// Counts the events [`prune_events`] would delete.
 pub(in crate::journal) fn prunable_events(
-    conn: &Connection,
+    conn: &Tx,
     from: i64,
     to: i64,
     cutoff_ms: i64,
-) -> rusqlite::Result<u64> {
+) -> DbResult<u64> {
     conn.row(
-        &format!("SELECT count(*) FROM events e WHERE {PRUNABLE}"),
-        params![from, to, cutoff_ms],
-        |r| r.get::<_, i64>(0),
+        &format!(
+            "SELECT count(*) FROM events e WHERE {}",
+            prunable(conn.dialect())
+        ),
+        args![from, to, cutoff_ms],
+        |r| r.get::<i64>(0),
     )
     .map(|n| u64::try_from(n).unwrap_or_default())
 }
 
 /// Deletes the prunable events of ids `from..to` older than `cutoff_ms`; returns how many.
 pub(in crate::journal) fn prune_events(
-    conn: &Connection,
+    conn: &Tx,
     from: i64,
     to: i64,
     cutoff_ms: i64,
-) -> rusqlite::Result<u64> {
+) -> DbResult<u64> {
     conn.exec(
-        &format!("DELETE FROM events AS e WHERE {PRUNABLE}"),
-        params![from, to, cutoff_ms],
+        &format!("DELETE FROM events AS e WHERE {}", prunable(conn.dialect())),
+        args![from, to, cutoff_ms],
     )
-    .map(|n| n as u64)
-}
-
-/// Returns the page size, the page count and the free-list length.
-pub(in crate::journal) fn page_counts(conn: &Connection) -> rusqlite::Result<(u64, u64, u64)> {
-    let get = |pragma: &str| {
-        conn.row(&format!("PRAGMA {pragma}"), [], |r| r.get::<_, i64>(0))
-            .map(|v| u64::try_from(v).unwrap_or_default())
-    };
-    Ok((
-        get("page_size")?,
-        get("page_count")?,
-        get("freelist_count")?,
-    ))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1799,17 +1701,17 @@ pub(in crate::journal) fn page_counts(conn: &Connection) -> rusqlite::Result<(u6
 
 /// Records the operator's decision on one attempt.
 pub(in crate::journal) fn set_attempt_resolution(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
     resolution: Resolution,
     reason: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.exec(
         "UPDATE attempts SET resolution = ?2, resolution_reason = ?3, resolved_at = ?4,
              updated_at = ?4
          WHERE id = ?1",
-        params![id.0, resolution.as_str(), reason, now],
+        args![id.0, resolution.as_str(), reason, now],
     )?;
     Ok(())
 }
@@ -1817,70 +1719,64 @@ pub(in crate::journal) fn set_attempt_resolution(
 /// Returns the decision recorded on attempt `id` and whether its endpoint was ever journaled
 /// for a send (`send_started_at`, stamped before every send): `resolve --undo` reads both.
 pub(in crate::journal) fn attempt_decision(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
-) -> rusqlite::Result<(Option<Resolution>, bool)> {
+) -> DbResult<(Option<Resolution>, bool)> {
     conn.row(
         "SELECT resolution, send_started_at IS NOT NULL FROM attempts WHERE id = ?1",
-        params![id.0],
+        args![id.0],
         |r| Ok((parse_opt::<Resolution>(r, 0)?, r.get(1)?)),
     )
 }
 
 /// Clears the decision recorded on attempt `id` (`resolve --undo`).
 pub(in crate::journal) fn clear_attempt_resolution(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.exec(
         "UPDATE attempts SET resolution = NULL, resolution_reason = NULL, resolved_at = NULL,
              updated_at = ?2
          WHERE id = ?1",
-        params![id.0, now],
+        args![id.0, now],
     )?;
     Ok(())
 }
 
 /// Deletes attempt `id` and its events: only for an `INTENT` attempt a `retry` journaled and
 /// nothing ever sent (`resolve --undo`); it has no task, reply or artifact.
-pub(in crate::journal) fn delete_unsent_attempt(
-    conn: &Connection,
-    id: AttemptId,
-) -> rusqlite::Result<()> {
-    conn.exec("DELETE FROM events WHERE attempt_id = ?1", params![id.0])?;
-    conn.exec("DELETE FROM alerts WHERE attempt_id = ?1", params![id.0])?;
+pub(in crate::journal) fn delete_unsent_attempt(conn: &Tx, id: AttemptId) -> DbResult<()> {
+    conn.exec("DELETE FROM events WHERE attempt_id = ?1", args![id.0])?;
+    conn.exec("DELETE FROM alerts WHERE attempt_id = ?1", args![id.0])?;
     conn.exec(
         "DELETE FROM attempts WHERE id = ?1 AND state = 'INTENT' AND task_id IS NULL
              AND send_started_at IS NULL",
-        params![id.0],
+        args![id.0],
     )?;
     Ok(())
 }
 
 /// Returns the names of every workflow not yet `COMPENSATED`, in creation order (the
 /// workflows a pass over all of them locks).
-pub(in crate::journal) fn open_workflow_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT name FROM workflows WHERE state <> 'COMPENSATED' ORDER BY id")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
-    rows.collect()
+pub(in crate::journal) fn open_workflow_names(conn: &Tx) -> DbResult<Vec<String>> {
+    conn.rows(
+        "SELECT name FROM workflows WHERE state <> 'COMPENSATED' ORDER BY id",
+        args![],
+        |r| r.get(0),
+    )
 }
 
 /// Returns how many latest attempts are in each state (`status`).
-pub(in crate::journal) fn latest_state_counts(
-    conn: &Connection,
-) -> rusqlite::Result<Vec<(AttemptState, u64)>> {
+pub(in crate::journal) fn latest_state_counts(conn: &Tx) -> DbResult<Vec<(AttemptState, u64)>> {
     let sql =
         format!("SELECT a.state, COUNT(*) FROM attempts a WHERE {IS_LATEST} GROUP BY a.state");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([], |r| {
+    conn.rows(&sql, args![], |r| {
         Ok((
             parse_col::<AttemptState>(r, 0)?,
-            r.get::<_, i64>(1)?.unsigned_abs(),
+            r.get::<i64>(1)?.unsigned_abs(),
         ))
-    })?;
-    rows.collect()
+    })
 }
 
 /// A step, an attempt number, its state and when it was journaled.
@@ -1888,9 +1784,7 @@ pub(in crate::journal) type Unfinished = (StepName, u32, AttemptState, DateTime<
 
 /// Returns the oldest latest attempt that is not finished, of a step without a decision
 /// (`status`): its name, number, state and when it was journaled.
-pub(in crate::journal) fn oldest_unfinished(
-    conn: &Connection,
-) -> rusqlite::Result<Option<Unfinished>> {
+pub(in crate::journal) fn oldest_unfinished(conn: &Tx) -> DbResult<Option<Unfinished>> {
     let sql = format!(
         "SELECT w.name, s.name, a.number, a.state, a.created_at
          FROM attempts a JOIN steps s ON s.id = a.step_id JOIN workflows w ON w.id = s.workflow_id
@@ -1899,99 +1793,135 @@ pub(in crate::journal) fn oldest_unfinished(
                                'REFUSED', 'LOST')
          ORDER BY a.created_at, a.id LIMIT 1"
     );
-    conn.row(&sql, [], |r| {
+    conn.opt_row(&sql, args![], |r| {
         Ok((
-            StepName::from_parts(r.get::<_, String>(0)?, r.get::<_, String>(1)?),
+            StepName::from_parts(r.get::<String>(0)?, r.get::<String>(1)?),
             r.get(2)?,
             parse_col::<AttemptState>(r, 3)?,
             time(r.get(4)?),
         ))
     })
-    .optional()
 }
 
 /// Returns every agent with when it was last reached: the later of its card's fetch and its
 /// attempts' last change, newest first (`status`).
 pub(in crate::journal) fn agents_last_reached(
-    conn: &Connection,
-) -> rusqlite::Result<Vec<(String, Option<DateTime<Utc>>)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT g.card_url,
-                MAX(COALESCE(g.fetched_at, 0),
-                    COALESCE((SELECT MAX(a.updated_at) FROM attempts a WHERE a.agent_id = g.id), 0))
-         FROM agents g ORDER BY 2 DESC, g.card_url",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let at: i64 = r.get(1)?;
-        Ok((r.get(0)?, (at > 0).then(|| time(at))))
-    })?;
-    rows.collect()
+    conn: &Tx,
+) -> DbResult<Vec<(String, Option<DateTime<Utc>>)>> {
+    // The later of the two as a `CASE`: a two-argument `MAX` is SQLite's (`GREATEST` is
+    // PostgreSQL's).
+    conn.rows(
+        "SELECT card_url, CASE WHEN fetched >= touched THEN fetched ELSE touched END AS reached
+         FROM (SELECT g.card_url, COALESCE(g.fetched_at, 0) AS fetched,
+                      COALESCE((SELECT MAX(a.updated_at) FROM attempts a
+                                WHERE a.agent_id = g.id), 0) AS touched
+               FROM agents g) t
+         ORDER BY reached DESC, card_url",
+        args![],
+        |r| {
+            let at: i64 = r.get(1)?;
+            Ok((r.get(0)?, (at > 0).then(|| time(at))))
+        },
+    )
 }
 
 /// Returns what `reconcile --alert new` recorded for attempt `id`: the state and status
 /// timestamp (`''` for none) it reported, and when.
 pub(in crate::journal) fn alert_of(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
-) -> rusqlite::Result<Option<(String, String, DateTime<Utc>)>> {
-    conn.row(
+) -> DbResult<Option<(String, String, DateTime<Utc>)>> {
+    conn.opt_row(
         "SELECT state, status_timestamp, reported_at FROM alerts WHERE attempt_id = ?1",
-        params![id.0],
+        args![id.0],
         |r| Ok((r.get(0)?, r.get(1)?, time(r.get(2)?))),
     )
-    .optional()
 }
 
 /// Records that attempt `id` was reported in this state and status timestamp, at `now`.
 pub(in crate::journal) fn upsert_alert(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
     state: &str,
     status_timestamp: &str,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.exec(
         "INSERT INTO alerts (attempt_id, state, status_timestamp, reported_at)
          VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (attempt_id) DO UPDATE SET state = excluded.state,
              status_timestamp = excluded.status_timestamp, reported_at = excluded.reported_at",
-        params![id.0, state, status_timestamp, now],
+        args![id.0, state, status_timestamp, now],
     )?;
     Ok(())
 }
 
 /// Returns when a step was resolved (its standing decision's time), if it is.
-pub(in crate::journal) fn resolved_at(
-    conn: &Connection,
-    step: StepId,
-) -> rusqlite::Result<Option<DateTime<Utc>>> {
+pub(in crate::journal) fn resolved_at(conn: &Tx, step: StepId) -> DbResult<Option<DateTime<Utc>>> {
     Ok(conn
-        .row(
+        .opt_row(
             "SELECT resolved_at FROM steps WHERE id = ?1 AND resolution IS NOT NULL",
-            params![step.0],
-            |r| r.get::<_, Option<i64>>(0),
-        )
-        .optional()?
+            args![step.0],
+            |r| r.get::<Option<i64>>(0),
+        )?
         .flatten()
         .map(time))
 }
 
 /// Returns whether `table` has `column`: a journal opened read-only may predate schema v2 (or be
 /// an artificial "newer" one), and reads of v2 columns then find nothing rather than fail.
-fn has_column(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
-    conn.row(
-        "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)",
-        params![table, column],
-        |r| r.get(0),
+fn has_column(conn: &Tx, table: &str, column: &str) -> DbResult<bool> {
+    let sql = match conn.dialect() {
+        Dialect::Sqlite => {
+            "SELECT CASE WHEN EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2)
+                 THEN 1 ELSE 0 END"
+        }
+        Dialect::Postgres => {
+            "SELECT CASE WHEN EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = ?1
+                   AND column_name = ?2) THEN 1 ELSE 0 END"
+        }
+    };
+    conn.row(sql, args![table, column], |r| r.get(0))
+}
+
+/// Returns the decisions recorded on the attempts `filter` (a WHERE condition on `a`, `s`
+/// and `w`, with `args`) keeps, in delegation order.
+fn resolutions_where(
+    conn: &Tx,
+    filter: &str,
+    args: &[Arg<'_>],
+) -> DbResult<Vec<AttemptResolution>> {
+    conn.rows(
+        &format!(
+            "SELECT a.id, a.resolution, a.resolution_reason, a.resolved_at,
+                 CASE WHEN a.resolution = 'resend' AND a.state = 'INTENT'
+                     AND s.resolution = 'resend' AND {IS_LATEST} THEN 1 ELSE 0 END
+             FROM attempts a
+             JOIN steps s ON s.id = a.step_id
+             JOIN workflows w ON w.id = s.workflow_id
+             WHERE {filter} AND a.resolution IS NOT NULL
+             ORDER BY w.id, s.seq, a.number"
+        ),
+        args,
+        |r| {
+            Ok(AttemptResolution {
+                attempt: AttemptId(r.get(0)?),
+                resolution: parse_col::<Resolution>(r, 1)?,
+                reason: r.get::<Option<String>>(2)?.unwrap_or_default(),
+                resolved_at: time(r.get(3)?),
+                resend_pending: r.get(4)?,
+            })
+        },
     )
 }
 
 /// Returns the decisions recorded on attempts, optionally of one workflow or step, in
 /// delegation order.
 pub(in crate::journal) fn attempt_resolutions(
-    conn: &Connection,
+    conn: &Tx,
     target: Option<&Target>,
-) -> rusqlite::Result<Vec<AttemptResolution>> {
+) -> DbResult<Vec<AttemptResolution>> {
     if !has_column(conn, "attempts", "resolution")? {
         return Ok(Vec::new());
     }
@@ -2000,76 +1930,41 @@ pub(in crate::journal) fn attempt_resolutions(
         Some(Target::Workflow(w)) => (Some(w.as_str()), None),
         Some(Target::Step(s)) => (Some(s.workflow.as_str()), Some(s.step.as_str())),
     };
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT a.id, a.resolution, a.resolution_reason, a.resolved_at,
-             a.resolution = 'resend' AND a.state = 'INTENT' AND s.resolution IS 'resend'
-                 AND {IS_LATEST}
-         FROM attempts a
-         JOIN steps s ON s.id = a.step_id
-         JOIN workflows w ON w.id = s.workflow_id
-         WHERE a.resolution IS NOT NULL
-           AND (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
-         ORDER BY w.id, s.seq, a.number"
-    ))?;
-    stmt.query_map(params![workflow, step], |r| {
-        Ok(AttemptResolution {
-            attempt: AttemptId(r.get(0)?),
-            resolution: parse_col::<Resolution>(r, 1)?,
-            reason: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-            resolved_at: time(r.get(3)?),
-            resend_pending: r.get(4)?,
-        })
-    })?
-    .collect()
+    resolutions_where(
+        conn,
+        "(?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)",
+        args![workflow, step],
+    )
 }
 
 /// Returns the decisions recorded on the given attempts, in delegation order: an index lookup
 /// per attempt, where [`attempt_resolutions`] of a whole journal reads every attempt.
 pub(in crate::journal) fn resolutions_of(
-    conn: &Connection,
+    conn: &Tx,
     attempts: &[AttemptId],
-) -> rusqlite::Result<Vec<AttemptResolution>> {
+) -> DbResult<Vec<AttemptResolution>> {
     if attempts.is_empty() || !has_column(conn, "attempts", "resolution")? {
         return Ok(Vec::new());
     }
     let ids = Value::Array(attempts.iter().map(|a| Value::from(a.0)).collect()).to_string();
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT a.id, a.resolution, a.resolution_reason, a.resolved_at,
-             a.resolution = 'resend' AND a.state = 'INTENT' AND s.resolution IS 'resend'
-                 AND {IS_LATEST}
-         FROM attempts a
-         JOIN steps s ON s.id = a.step_id
-         JOIN workflows w ON w.id = s.workflow_id
-         WHERE a.id IN (SELECT value FROM json_each(?1)) AND a.resolution IS NOT NULL
-         ORDER BY w.id, s.seq, a.number"
-    ))?;
-    stmt.query_map(params![ids], |r| {
-        Ok(AttemptResolution {
-            attempt: AttemptId(r.get(0)?),
-            resolution: parse_col::<Resolution>(r, 1)?,
-            reason: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
-            resolved_at: time(r.get(3)?),
-            resend_pending: r.get(4)?,
-        })
-    })?
-    .collect()
+    let filter = format!("a.id IN ({})", json_items(conn.dialect(), "?1", true));
+    resolutions_where(conn, &filter, args![ids])
 }
 
 /// Returns when a registered agent was put in the registry.
 pub(in crate::journal) fn registered_at(
-    conn: &Connection,
+    conn: &Tx,
     card_url: &str,
-) -> rusqlite::Result<Option<DateTime<Utc>>> {
+) -> DbResult<Option<DateTime<Utc>>> {
     if !has_column(conn, "agents", "registered_at")? {
         return Ok(None);
     }
     Ok(conn
-        .row(
+        .opt_row(
             "SELECT registered_at FROM agents WHERE card_url = ?1 AND registered IS NOT NULL",
-            params![card_url],
-            |r| r.get::<_, Option<i64>>(0),
-        )
-        .optional()?
+            args![card_url],
+            |r| r.get::<Option<i64>>(0),
+        )?
         .flatten()
         .map(time))
 }
@@ -2081,17 +1976,14 @@ pub(in crate::journal) fn registered_at(
 /// not yet decided (FAILED, REJECTED, CANCELED, LOST, REFUSED), completed with a declared effect
 /// not yet claimed, or has an effect a human must look at. A step resolved `resend` is visited:
 /// its `INTENT` attempt is sent once without a look (`Journal::take_resend_approval`).
-pub(in crate::journal) fn pass_rows(
-    conn: &Connection,
-    workflows: &[String],
-) -> rusqlite::Result<Vec<AttemptRow>> {
+pub(in crate::journal) fn pass_rows(conn: &Tx, workflows: &[String]) -> DbResult<Vec<AttemptRow>> {
     let all = PassWindow {
         workflows: workflows_filter(workflows),
         skip: None,
         after: i64::MIN,
         through: i64::MAX,
     };
-    Ok(pass_page(conn, &all, -1)?
+    Ok(pass_page(conn, &all, i64::MAX)?
         .into_iter()
         .map(|(_, row)| row)
         .collect())
@@ -2100,7 +1992,9 @@ pub(in crate::journal) fn pass_rows(
 /// What a pass visits (see [`pass_rows`]), with the parameters ?1 (workflows as a JSON array or
 /// NULL), ?2 (attempt ids visited otherwise, a JSON array or NULL) and ?3, ?4 (the steps' `seq`
 /// window, `?3 < seq <= ?4`).
-const PASS_WHERE: &str = "WHERE s.seq > ?3 AND s.seq <= ?4 AND {IS_LATEST}
+fn pass_where(d: Dialect) -> String {
+    format!(
+        "WHERE s.seq > ?3 AND s.seq <= ?4 AND {IS_LATEST}
        AND w.state <> 'COMPENSATED'
        AND s.compensates_step_id IS NULL AND s.command IS NULL
        AND (s.resolution IS NULL OR s.resolution = 'resend')
@@ -2111,8 +2005,12 @@ const PASS_WHERE: &str = "WHERE s.seq > ?3 AND s.seq <= ?4 AND {IS_LATEST}
                 AND EXISTS (SELECT 1 FROM events fe
                             WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'))
             OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
-       AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
-       AND (?2 IS NULL OR a.id NOT IN (SELECT value FROM json_each(?2)))";
+       AND (?1 IS NULL OR w.name IN ({}))
+       AND (?2 IS NULL OR a.id NOT IN ({}))",
+        json_items(d, "?1", false),
+        json_items(d, "?2", true)
+    )
+}
 
 /// A window of a pass's rows: the workflows and attempts it covers and its `seq` bounds.
 pub(in crate::journal) struct PassWindow {
@@ -2133,18 +2031,17 @@ pub(in crate::journal) fn workflows_filter(workflows: &[String]) -> Option<Strin
 }
 
 /// Returns the last delegation position of the journal (0 when it has no step).
-pub(in crate::journal) fn max_seq(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.row("SELECT COALESCE(max(seq), 0) FROM steps", [], |r| r.get(0))
+pub(in crate::journal) fn max_seq(conn: &Tx) -> DbResult<i64> {
+    conn.row("SELECT COALESCE(max(seq), 0) FROM steps", args![], |r| {
+        r.get(0)
+    })
 }
 
 /// Counts the pass rows in a window.
-pub(in crate::journal) fn pass_count(conn: &Connection, w: &PassWindow) -> rusqlite::Result<u64> {
+pub(in crate::journal) fn pass_count(conn: &Tx, w: &PassWindow) -> DbResult<u64> {
     let n: i64 = conn.row(
-        &format!(
-            "SELECT count(*) {ROW_FROM} {}",
-            PASS_WHERE.replace("{IS_LATEST}", IS_LATEST)
-        ),
-        params![w.workflows, w.skip, w.after, w.through],
+        &format!("SELECT count(*) {ROW_FROM} {}", pass_where(conn.dialect())),
+        args![w.workflows, w.skip, w.after, w.through],
         |r| r.get(0),
     )?;
     Ok(u64::try_from(n).unwrap_or_default())
@@ -2152,35 +2049,37 @@ pub(in crate::journal) fn pass_count(conn: &Connection, w: &PassWindow) -> rusql
 
 /// Returns at most `limit` pass rows of a window (all for a negative limit) in delegation order,
 /// each with its step's `seq`.
+///
+/// A negative limit is SQLite's "none", an error in PostgreSQL: it becomes the largest.
 pub(in crate::journal) fn pass_page(
-    conn: &Connection,
+    conn: &Tx,
     w: &PassWindow,
     limit: i64,
-) -> rusqlite::Result<Vec<(i64, AttemptRow)>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "{} {} ORDER BY s.seq, a.number LIMIT ?5",
-        pass_select(),
-        PASS_WHERE.replace("{IS_LATEST}", IS_LATEST)
-    ))?;
-    stmt.query_map(
-        params![w.workflows, w.skip, w.after, w.through, limit],
+) -> DbResult<Vec<(i64, AttemptRow)>> {
+    let d = conn.dialect();
+    let limit = if limit < 0 { i64::MAX } else { limit };
+    conn.rows(
+        &format!(
+            "{} {} ORDER BY s.seq, a.number LIMIT ?5",
+            pass_select(d),
+            pass_where(d)
+        ),
+        args![w.workflows, w.skip, w.after, w.through, limit],
         |r| Ok((r.get(ATTEMPT_WIDTH + 13)?, row_from(r)?)),
-    )?
-    .collect()
+    )
 }
 
 /// Returns the reason of an attempt's `failed-for-good` event, if it has one.
-pub(in crate::journal) fn failed_for_good(
-    conn: &Connection,
-    id: AttemptId,
-) -> rusqlite::Result<Option<String>> {
-    conn.row(
-        "SELECT COALESCE(json_extract(detail_json, '$.reason'), '') FROM events
-         WHERE attempt_id = ?1 AND kind = 'failed-for-good' ORDER BY id DESC LIMIT 1",
-        params![id.0],
+pub(in crate::journal) fn failed_for_good(conn: &Tx, id: AttemptId) -> DbResult<Option<String>> {
+    conn.opt_row(
+        &format!(
+            "SELECT COALESCE({}, '') FROM events
+             WHERE attempt_id = ?1 AND kind = 'failed-for-good' ORDER BY id DESC LIMIT 1",
+            json_member(conn.dialect(), "detail_json", "reason")
+        ),
+        args![id.0],
         |r| r.get(0),
     )
-    .optional()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2190,7 +2089,7 @@ pub(in crate::journal) fn failed_for_good(
 const REPLY_COLUMNS: &str = "r.id, r.attempt_id, r.message_id, r.text, r.answers, r.state, r.error, r.created_at, \
      r.updated_at";
 
-fn reply_from_row(r: &Row<'_>) -> rusqlite::Result<Reply> {
+fn reply_from_row(r: &Row<'_>) -> DbResult<Reply> {
     Ok(Reply {
         id: ReplyId(r.get(0)?),
         attempt_id: AttemptId(r.get(1)?),
@@ -2206,75 +2105,71 @@ fn reply_from_row(r: &Row<'_>) -> rusqlite::Result<Reply> {
 
 /// Inserts an `INTENT` reply; returns its id.
 pub(in crate::journal) fn insert_reply(
-    conn: &Connection,
+    conn: &Tx,
     attempt: AttemptId,
     new: &NewReply,
     now: i64,
-) -> rusqlite::Result<ReplyId> {
-    conn.exec(
+) -> DbResult<ReplyId> {
+    conn.row(
         "INSERT INTO replies (attempt_id, message_id, text, answers, state, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, 'INTENT', ?5, ?5)",
-        params![attempt.0, new.message_id, new.text, new.answers, now],
-    )?;
-    Ok(ReplyId(conn.last_insert_rowid()))
+         VALUES (?1, ?2, ?3, ?4, 'INTENT', ?5, ?5)
+         RETURNING id",
+        args![attempt.0, new.message_id, new.text, new.answers, now],
+        |r| Ok(ReplyId(r.get(0)?)),
+    )
 }
 
 /// Returns a reply by id.
-pub(in crate::journal) fn reply_by_id(
-    conn: &Connection,
-    id: ReplyId,
-) -> rusqlite::Result<Option<Reply>> {
-    conn.row(
+pub(in crate::journal) fn reply_by_id(conn: &Tx, id: ReplyId) -> DbResult<Option<Reply>> {
+    conn.opt_row(
         &format!("SELECT {REPLY_COLUMNS} FROM replies r WHERE r.id = ?1"),
-        params![id.0],
+        args![id.0],
         reply_from_row,
     )
-    .optional()
 }
 
 /// Returns an attempt's replies, oldest first.
-pub(in crate::journal) fn replies_of(
-    conn: &Connection,
-    attempt: AttemptId,
-) -> rusqlite::Result<Vec<Reply>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {REPLY_COLUMNS} FROM replies r WHERE r.attempt_id = ?1 ORDER BY r.id"
-    ))?;
-    stmt.query_map(params![attempt.0], reply_from_row)?
-        .collect()
+pub(in crate::journal) fn replies_of(conn: &Tx, attempt: AttemptId) -> DbResult<Vec<Reply>> {
+    conn.rows(
+        &format!("SELECT {REPLY_COLUMNS} FROM replies r WHERE r.attempt_id = ?1 ORDER BY r.id"),
+        args![attempt.0],
+        reply_from_row,
+    )
 }
 
 /// Returns every reply still `INTENT` whose attempt is its step's latest, outside COMPENSATED
 /// workflows, optionally only in some workflows, oldest first.
 pub(in crate::journal) fn undelivered_replies(
-    conn: &Connection,
+    conn: &Tx,
     workflows: &[String],
-) -> rusqlite::Result<Vec<Reply>> {
-    let filter = (!workflows.is_empty())
-        .then(|| Value::Array(workflows.iter().cloned().map(Value::String).collect()).to_string());
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {REPLY_COLUMNS} FROM replies r
-         JOIN attempts a ON a.id = r.attempt_id
-         JOIN steps s ON s.id = a.step_id
-         JOIN workflows w ON w.id = s.workflow_id
-         WHERE r.state = 'INTENT' AND {IS_LATEST} AND w.state <> 'COMPENSATED'
-           AND (?1 IS NULL OR w.name IN (SELECT value FROM json_each(?1)))
-         ORDER BY r.id"
-    ))?;
-    stmt.query_map(params![filter], reply_from_row)?.collect()
+) -> DbResult<Vec<Reply>> {
+    conn.rows(
+        &format!(
+            "SELECT {REPLY_COLUMNS} FROM replies r
+             JOIN attempts a ON a.id = r.attempt_id
+             JOIN steps s ON s.id = a.step_id
+             JOIN workflows w ON w.id = s.workflow_id
+             WHERE r.state = 'INTENT' AND {IS_LATEST} AND w.state <> 'COMPENSATED'
+               AND (?1 IS NULL OR w.name IN ({}))
+             ORDER BY r.id",
+            json_items(conn.dialect(), "?1", false)
+        ),
+        args![workflows_filter(workflows)],
+        reply_from_row,
+    )
 }
 
 /// Sets a reply's state and error.
 pub(in crate::journal) fn set_reply_state(
-    conn: &Connection,
+    conn: &Tx,
     id: ReplyId,
     state: ReplyState,
     error: Option<&str>,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.exec(
         "UPDATE replies SET state = ?2, error = ?3, updated_at = ?4 WHERE id = ?1",
-        params![id.0, state.as_str(), error, now],
+        args![id.0, state.as_str(), error, now],
     )?;
     Ok(())
 }
@@ -2285,46 +2180,48 @@ pub(in crate::journal) fn set_reply_state(
 
 /// Stamps an attempt with the start of a send and the request timeout it is made with.
 pub(in crate::journal) fn stamp_send(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
     at: DateTime<Utc>,
     timeout: std::time::Duration,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     let timeout_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
-    conn.prepare_cached(
+    conn.exec(
         "UPDATE attempts SET send_started_at = ?2, send_timeout_ms = ?3 WHERE id = ?1",
-    )?
-    .execute(params![id.0, ms(at), timeout_ms])?;
+        args![id.0, ms(at), timeout_ms],
+    )?;
     Ok(())
 }
 
 /// Returns when an attempt's last send started and the request timeout it was made with.
 pub(in crate::journal) fn send_stamp(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
-) -> rusqlite::Result<Option<(DateTime<Utc>, std::time::Duration)>> {
-    conn.prepare_cached("SELECT send_started_at, send_timeout_ms FROM attempts WHERE id = ?1")?
-        .query_row(params![id.0], |r| {
-            let at = r.get::<_, Option<i64>>(0)?;
-            let timeout = r.get::<_, Option<i64>>(1)?;
+) -> DbResult<Option<(DateTime<Utc>, std::time::Duration)>> {
+    conn.opt_row(
+        "SELECT send_started_at, send_timeout_ms FROM attempts WHERE id = ?1",
+        args![id.0],
+        |r| {
+            let at = r.get::<Option<i64>>(0)?;
+            let timeout = r.get::<Option<i64>>(1)?;
             Ok(at.zip(timeout).map(|(at, t)| {
                 let t = std::time::Duration::from_millis(u64::try_from(t).unwrap_or(0));
                 (time(at), t)
             }))
-        })
-        .optional()
-        .map(Option::flatten)
+        },
+    )
+    .map(Option::flatten)
 }
 
 /// Returns when the first event of `kind` was appended for an attempt, if any.
 pub(in crate::journal) fn first_event_at(
-    conn: &Connection,
+    conn: &Tx,
     id: AttemptId,
     kind: &str,
-) -> rusqlite::Result<Option<DateTime<Utc>>> {
+) -> DbResult<Option<DateTime<Utc>>> {
     conn.row(
         "SELECT MIN(at) FROM events WHERE attempt_id = ?1 AND kind = ?2",
-        params![id.0, kind],
-        |r| Ok(r.get::<_, Option<i64>>(0)?.map(time)),
+        args![id.0, kind],
+        |r| Ok(r.get::<Option<i64>>(0)?.map(time)),
     )
 }
