@@ -48,14 +48,17 @@ use crate::context::Context;
 
 /// Runs a2a-recover with these arguments and returns the process exit code.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
+    // `--journal` is looked up before the matches are taken apart (`from_arg_matches_mut`
+    // moves the values out instead of cloning every one of them).
     let parsed = Cli::command()
         .try_get_matches_from(args)
-        .and_then(|matches| {
-            Cli::from_arg_matches(&matches)
-                .map(|cli| (cli, matches))
+        .and_then(|mut matches| {
+            let journal_flag = journal_flag_given(&matches);
+            Cli::from_arg_matches_mut(&mut matches)
+                .map(|cli| (cli, journal_flag))
                 .map_err(|e| e.format(&mut Cli::command()))
         });
-    let (cli, matches) = match parsed {
+    let (cli, journal_flag) = match parsed {
         Ok(parsed) => parsed,
         Err(e) => {
             let _ = e.print();
@@ -81,7 +84,7 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
         }
     };
     // Only the flag names the demo's journal: it ignores A2A_RECOVER_JOURNAL.
-    ctx.journal_explicit = journal_flag_given(&matches);
+    ctx.journal_explicit = journal_flag;
     if ctx.journal_explicit {
         ctx.journal_source = paths::JournalSource::Flag;
     }

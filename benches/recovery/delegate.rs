@@ -135,54 +135,134 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
     Ok(())
 }
 
-/// Median seconds of one durable commit (WAL, `synchronous=FULL`) of one small row, on the
-/// journals' disk.
-fn durable_commit(cfg: &Cfg, times: usize) -> anyhow::Result<f64> {
-    let dir = cfg.tempdir()?;
-    let conn = rusqlite::Connection::open(dir.path().join("floor.sqlite3"))?;
+/// A floor connection for single-row durable commits (WAL, `synchronous=FULL`) in `dir`, the
+/// journal's directory.
+fn commit_floor(dir: &Path) -> anyhow::Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open(dir.join("floor.sqlite3"))?;
     conn.execute_batch(
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;
          CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);",
     )?;
-    let mut xs = Vec::with_capacity(times);
-    for i in 0..times {
-        let t = std::time::Instant::now();
-        conn.execute("INSERT INTO t (v) VALUES (?1)", [format!("row {i}")])?;
-        xs.push(t.elapsed().as_secs_f64());
-    }
-    Ok(median(xs))
+    Ok(conn)
 }
 
-/// Median seconds of one bare `SendMessage` from a fresh client (a new connection, as a new
-/// process has).
-fn bare_send(rt: &Runtime, agent: &Agent, times: usize) -> anyhow::Result<f64> {
-    let mut xs = Vec::with_capacity(times);
-    for i in 0..times {
-        let params = send_params(
-            &uuid::Uuid::new_v4().to_string(),
-            Some(&uuid::Uuid::new_v4().to_string()),
-            "work:100",
-        );
-        let t = std::time::Instant::now();
-        rt.block_on(crate::support::rpc(
-            &bare_client(),
+/// Seconds of one durable commit of one small row.
+fn durable_commit(conn: &rusqlite::Connection, i: usize) -> anyhow::Result<f64> {
+    let t = std::time::Instant::now();
+    conn.execute("INSERT INTO t (v) VALUES (?1)", [format!("row {i}")])?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// Seconds of one bare `SendMessage` from a fresh client (a new connection, as a new process
+/// has).
+fn bare_send(rt: &Runtime, agent: &Agent, i: usize) -> anyhow::Result<f64> {
+    let params = send_params(
+        &uuid::Uuid::new_v4().to_string(),
+        Some(&uuid::Uuid::new_v4().to_string()),
+        "work:100",
+    );
+    let t = std::time::Instant::now();
+    rt.block_on(crate::support::rpc(
+        &bare_client(),
+        &agent.url,
+        i,
+        "SendMessage",
+        params,
+    ))?;
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// Seconds of one `delegate STEP --agent URL work:100` into `journal`.
+fn one_delegate(cfg: &Cfg, journal: &str, agent: &Agent, step: &str) -> anyhow::Result<f64> {
+    let t = std::time::Instant::now();
+    let status = std::process::Command::new(&cfg.bin)
+        .args([
+            "--journal",
+            journal,
+            "-q",
+            "delegate",
+            step,
+            "--agent",
             &agent.url,
-            i,
-            "SendMessage",
-            params,
-        ))?;
-        xs.push(t.elapsed().as_secs_f64());
+        ])
+        .arg("work:100")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()?;
+    let secs = t.elapsed().as_secs_f64();
+    if !status.success() {
+        bail!("delegate {step} failed: {status}");
     }
-    Ok(median(xs))
+    Ok(secs)
 }
 
 /// Measures one `delegate STEP --agent URL TEXT` (agent registered: its card in the journal),
-/// a new step each run, beside a process start + a bare `SendMessage` + two durable commits.
+/// a new step each run, beside a process start + a bare `SendMessage` + two durable commits:
+/// once with the journal on the run's disk, and once in `/dev/shm` (memory: what the code
+/// itself costs, with no disk wait), when there is one.
 pub(crate) fn run_one(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
-    let runs = if cfg.quick { 20 } else { 200 };
     let agent = Agent::start(cfg, &[])?;
-    let dir = cfg.tempdir()?;
-    let journal = dir.path().join("journal.sqlite3");
+    let disk = cfg.tempdir()?;
+    one_row(cfg, rt, &agent, disk.path(), "journal on disk")?.add_to(table);
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir() {
+        let mem = tempfile::Builder::new()
+            .prefix("a2a-bench-")
+            .tempdir_in(shm)?;
+        one_row(cfg, rt, &agent, mem.path(), "journal in /dev/shm (no disk)")?.add_to(table);
+    }
+    Ok(())
+}
+
+/// One row's medians.
+struct OneDelegate {
+    label: &'static str,
+    runs: usize,
+    delegate: f64,
+    start: f64,
+    send: f64,
+    commit: f64,
+    paired: f64,
+}
+
+impl OneDelegate {
+    fn add_to(&self, table: &mut Table) {
+        table.add(Row {
+            section: "delegate",
+            what: format!(
+                "one `delegate STEP --agent URL TEXT`, agent registered, {} (median of {})",
+                self.label, self.runs
+            ),
+            figure: Value::Secs(self.delegate),
+            floor: Some((
+                format!(
+                    "process start {:.1} ms + bare SendMessage {:.1} ms + 2 durable commits {:.1} ms",
+                    self.start * 1e3,
+                    self.send * 1e3,
+                    2.0 * self.commit * 1e3
+                ),
+                Value::Secs(self.start + self.send + 2.0 * self.commit),
+            )),
+            target: Some(Target::Ratio(1.5)),
+            paired: Some(self.paired),
+        });
+    }
+}
+
+/// Runs `delegate` into a journal in `dir`, each run beside one of each of the floor's parts
+/// (interleaved, so that a change of load on the shared machine weighs on both alike): the
+/// process start is the same binary doing nothing (`--version`), the commits go to a floor
+/// database in the same directory.
+fn one_row(
+    cfg: &Cfg,
+    rt: &Runtime,
+    agent: &Agent,
+    dir: &Path,
+    label: &'static str,
+) -> anyhow::Result<OneDelegate> {
+    let runs = if cfg.quick { 20 } else { 200 };
+    let journal = dir.join("journal.sqlite3");
     let j = journal.display().to_string();
     let add = run_child(
         &cfg.bin,
@@ -191,57 +271,30 @@ pub(crate) fn run_one(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Res
     if add.code != 0 {
         bail!("agents add exited {}", add.code);
     }
-    let mut times = Vec::with_capacity(runs);
+    let floor_db = commit_floor(dir)?;
+    let (mut delegates, mut starts, mut sends, mut commits, mut ratios) =
+        (vec![], vec![], vec![], vec![], vec![]);
     for i in 0..runs {
-        let step = format!("one/s{i}");
-        let t = std::time::Instant::now();
-        let status = std::process::Command::new(&cfg.bin)
-            .args([
-                "--journal",
-                &j,
-                "-q",
-                "delegate",
-                &step,
-                "--agent",
-                &agent.url,
-            ])
-            .arg("work:100")
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()?;
-        times.push(t.elapsed().as_secs_f64());
-        if !status.success() {
-            bail!("delegate {step} failed: {status}");
-        }
+        let start = crate::support::spawn_wait(&cfg.bin, &["--version"])?.as_secs_f64();
+        let secs = one_delegate(cfg, &j, agent, &format!("one/s{i}"))?;
+        let send = bare_send(rt, agent, i)?;
+        let commit = durable_commit(&floor_db, 2 * i)? + durable_commit(&floor_db, 2 * i + 1)?;
+        ratios.push(secs / (start + send + commit));
+        delegates.push(secs);
+        starts.push(start);
+        sends.push(send);
+        commits.push(commit / 2.0);
     }
     if sent_count(&journal)? != runs as i64 {
         bail!("not every delegate journaled its task");
     }
-    let start = median(
-        (0..runs.min(50))
-            .map(|_| crate::support::spawn_wait(&cfg.bin, &["--version"]).map(|d| d.as_secs_f64()))
-            .collect::<anyhow::Result<Vec<_>>>()?,
-    );
-    let send = bare_send(rt, &agent, runs)?;
-    let commit = durable_commit(cfg, runs)?;
-    let floor = start + send + 2.0 * commit;
-    let secs = median(times);
-    table.add(Row {
-        section: "delegate",
-        what: format!("one `delegate STEP --agent URL TEXT`, agent registered (median of {runs})"),
-        figure: Value::Secs(secs),
-        floor: Some((
-            format!(
-                "process start {:.1} ms + bare SendMessage {:.1} ms + 2 durable commits {:.1} ms",
-                start * 1e3,
-                send * 1e3,
-                2.0 * commit * 1e3
-            ),
-            Value::Secs(floor),
-        )),
-        target: Some(Target::Ratio(1.5)),
-        paired: Some(secs / floor),
-    });
-    Ok(())
+    Ok(OneDelegate {
+        label,
+        runs,
+        delegate: median(delegates),
+        start: median(starts),
+        send: median(sends),
+        commit: median(commits),
+        paired: median(ratios),
+    })
 }
