@@ -15,7 +15,7 @@ use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::journal::artifact_texts_of;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
-fn http_json(cfg: AgentConfig) -> AgentConfig {
+pub(crate) fn http_json(cfg: AgentConfig) -> AgentConfig {
     AgentConfig {
         binding: ServedBinding::HttpJson,
         ..cfg
@@ -23,7 +23,7 @@ fn http_json(cfg: AgentConfig) -> AgentConfig {
 }
 
 /// Requests the agent counted for an operation (0 when never called).
-fn calls(stats: &Stats, op: &str) -> u64 {
+pub(crate) fn calls(stats: &Stats, op: &str) -> u64 {
     stats.requests.get(op).copied().unwrap_or(0)
 }
 
@@ -278,7 +278,7 @@ fn agents_add_takes_a_card_that_offers_only_http_json() {
 }
 
 /// The step's event kinds and details, oldest first (`inspect STEP --events`).
-fn events(env: &TestEnv, step: &str) -> Vec<Value> {
+pub(crate) fn events(env: &TestEnv, step: &str) -> Vec<Value> {
     let out = env.run(["inspect", step, "--events", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     json_lines(&out)
@@ -335,19 +335,8 @@ fn an_agent_whose_card_offers_nothing_we_speak_any_more_needs_a_human() {
     let out = delegate(&env, "w/gone", &a.url(), "ask", &[]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let before = the_attempt(&env, "w/gone")["state"].clone();
-    let port = a.get().port();
-    drop(a);
     // The agent upgrades to a card that offers only gRPC; JSON-RPC is not served any more.
-    let _server = crate::common::agent::Background::start(move || {
-        crate::common::in_runtime::CardServer::start_on(port, |base: &str| {
-            serde_json::json!({"name": "grpc", "description": "d", "version": "2",
-                "capabilities": {}, "defaultInputModes": ["text/plain"],
-                "defaultOutputModes": ["text/plain"], "skills": [],
-                "supportedInterfaces": [{"url": base, "protocolBinding": "GRPC",
-                                         "protocolVersion": "1.0"}]})
-            .to_string()
-        })
-    });
+    let _server = grpc_only_on(a);
     let out = reconcile(&env, &["--format", "json"]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     let action = json_lines(&out)
@@ -360,4 +349,57 @@ fn an_agent_whose_card_offers_nothing_we_speak_any_more_needs_a_human() {
     let row = the_attempt(&env, "w/gone");
     assert_eq!(row["state"], before, "nothing is proven of the task: {row}");
     assert_eq!(row["binding"], "JSONRPC", "{row}");
+    assert_pending_gone(&env, "w/gone");
+}
+
+/// `inspect --pending` lists `step` as interface-gone, with a command and an alternative, and
+/// `status --check` counts it as needing a human.
+pub(crate) fn assert_pending_gone(env: &TestEnv, step: &str) {
+    let out = env.run(["inspect", "--pending", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let row = json_lines(&out)
+        .into_iter()
+        .find(|r| r["type"] == "attempt" && r["step"] == step.split('/').nth(1).unwrap())
+        .unwrap_or_else(|| panic!("{step} is not pending: {}", stdout(&out)));
+    let remedy = &row["remedy"];
+    assert!(
+        remedy["what"]
+            .as_str()
+            .unwrap()
+            .contains("left the agent's card"),
+        "{row}"
+    );
+    assert_eq!(
+        remedy["command"],
+        format!("a2a-recover resolve {step} --as done|retry|abandoned --reason \"…\""),
+        "{row}"
+    );
+    assert!(
+        remedy["alternatives"][0]
+            .as_str()
+            .unwrap()
+            .contains("agents add"),
+        "{row}"
+    );
+    let out = env.run(["status", "--check"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+}
+
+/// Stops `a` and serves, on its port, a card that offers only gRPC (an agent that upgraded to
+/// a binding a2a-recover does not speak; every other path answers 404).
+pub(crate) fn grpc_only_on(
+    a: crate::common::Background<a2a_recover::scripted_agent::ScriptedAgent>,
+) -> crate::common::Background<crate::common::in_runtime::CardServer> {
+    let port = a.get().port();
+    drop(a);
+    crate::common::agent::Background::start(move || {
+        crate::common::in_runtime::CardServer::start_on(port, |base: &str| {
+            serde_json::json!({"name": "grpc", "description": "d", "version": "2",
+                "capabilities": {}, "defaultInputModes": ["text/plain"],
+                "defaultOutputModes": ["text/plain"], "skills": [],
+                "supportedInterfaces": [{"url": base, "protocolBinding": "GRPC",
+                                         "protocolVersion": "1.0"}]})
+            .to_string()
+        })
+    })
 }

@@ -1,0 +1,226 @@
+//! An agent that upgrades between the delegation and a later command: the interface the attempt
+//! was sent to leaves its card. Every command that reads the task (`follow`, `reply` and the
+//! look `reconcile` makes before resending it, `compensate`, `reconcile --dry-run`) re-chooses
+//! an interface from the card, and when the card offers nothing we speak the attempt needs a
+//! human. The agent keeps its tasks across the upgrade (a durable store), on the same port.
+
+use serde_json::Value;
+
+use crate::common::commands::{delegate, reconcile, task_of, the_attempt};
+use crate::common::journal::artifact_texts_of;
+use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
+use crate::http_json::{assert_pending_gone, calls, events, grpc_only_on, http_json};
+
+/// How many `interface-moved` events the step has.
+fn moves(env: &TestEnv, step: &str) -> usize {
+    events(env, step)
+        .iter()
+        .filter(|e| e["kind"] == "interface-moved")
+        .count()
+}
+
+#[test]
+fn follow_reads_a_moved_agent_at_its_new_interface() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/up", &a.url(), "work:2", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    a.settle();
+    let a = a.restart(http_json(fast()));
+    let out = env.run(["follow", "w/up", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(&env, "w/up");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
+    assert_eq!(
+        artifact_texts_of(&env.journal(), "w/up"),
+        ["chunk 1;chunk 2;"]
+    );
+    assert_eq!(moves(&env, "w/up"), 1);
+    assert_eq!(calls(&a.stats(), "SendMessage"), 0);
+}
+
+#[test]
+fn follow_of_an_agent_that_offers_nothing_we_speak_needs_a_human() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/gone", &a.url(), "work:2", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let before = the_attempt(&env, "w/gone")["state"].clone();
+    let _server = grpc_only_on(a);
+    let out = env.run(["follow", "w/gone", "--format", "json"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        json_lines(&out)
+            .iter()
+            .any(|r| r["end"] == "interface-gone"),
+        "{}",
+        stdout(&out)
+    );
+    let row = the_attempt(&env, "w/gone");
+    assert_eq!(row["state"], before, "nothing is proven of the task: {row}");
+    assert_pending_gone(&env, "w/gone");
+    // Resolved by a human, it needs nobody any more.
+    let out = env.run([
+        "resolve",
+        "w/gone",
+        "--as",
+        "abandoned",
+        "--reason",
+        "the agent dropped JSON-RPC",
+    ]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = env.run(["status", "--check"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn reconcile_follow_for_reads_a_moved_agent_at_its_new_interface() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/up", &a.url(), "work:2", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    a.settle();
+    let _a = a.restart(http_json(fast()));
+    let out = reconcile(&env, &["--follow-for", "30s"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(&env, "w/up");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
+    assert_eq!(moves(&env, "w/up"), 1);
+}
+
+#[test]
+fn the_dry_run_says_it_would_move_and_writes_nothing() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "w/up", &a.url(), "work:2", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    a.settle();
+    let a = a.restart(http_json(fast()));
+    let before = std::fs::read(env.journal()).unwrap();
+    let out = reconcile(&env, &["--dry-run", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let actions = json_lines(&out);
+    let moved = actions
+        .iter()
+        .find(|r| r["outcome"] == "would-move-interface")
+        .unwrap_or_else(|| panic!("{}", stdout(&out)));
+    assert_eq!(moved["detail"]["from"]["binding"], "JSONRPC", "{moved}");
+    assert_eq!(moved["detail"]["to"]["binding"], "HTTP+JSON", "{moved}");
+    assert!(
+        actions
+            .iter()
+            .any(|r| r["outcome"] == "would-record-COMPLETED"),
+        "{}",
+        stdout(&out)
+    );
+    // Nothing written: the journal's bytes, the attempt's interface, its events.
+    assert_eq!(std::fs::read(env.journal()).unwrap(), before);
+    let row = the_attempt(&env, "w/up");
+    assert_eq!(row["binding"], "JSONRPC", "{row}");
+    assert_eq!(moves(&env, "w/up"), 0);
+    assert_eq!(calls(&a.stats(), "SendMessage"), 0);
+
+    // When the card offers nothing we speak, it says so, exit 4, still writing nothing.
+    let _server = grpc_only_on(a);
+    let out = reconcile(&env, &["--dry-run", "--format", "json"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let gone = json_lines(&out)
+        .into_iter()
+        .find(|r| r["outcome"] == "would-mark-interface-gone")
+        .unwrap_or_else(|| panic!("{}", stdout(&out)));
+    assert!(gone["remedy"]["command"].is_string(), "{gone}");
+    assert_eq!(std::fs::read(env.journal()).unwrap(), before);
+    let out = env.run(["status", "--check"]);
+    assert_eq!(
+        code(&out),
+        0,
+        "nothing journaled as pending: {}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_reply_to_a_moved_agent_is_sent_there_only_after_a_look() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "trip/hotel", &a.url(), "ask", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    a.settle();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let task = task_of(&env, "trip/hotel");
+    let a = a.restart(http_json(fast()));
+
+    // The reply's send finds the old interface gone: not delivered, nothing sent elsewhere.
+    let out = env.run(["reply", "trip/hotel", "two rooms", "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let record: Value = json_lines(&out)
+        .into_iter()
+        .find(|r| !matches!(r["type"].as_str(), Some("summary" | "begin")))
+        .unwrap_or_else(|| panic!("{}", stdout(&out)));
+    assert_eq!(record["outcome"], "interface-moved", "{record}");
+    assert_eq!(calls(&a.stats(), "SendMessage"), 0);
+    assert_eq!(the_attempt(&env, "trip/hotel")["binding"], "HTTP+JSON");
+
+    // `reconcile` looks at the new interface first (GetTask), then sends it there, once.
+    let gets = calls(&a.stats(), "GetTask");
+    let out = reconcile(&env, &[]);
+    assert!(
+        [0, 3].contains(&code(&out)),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let stats = a.stats();
+    assert!(calls(&stats, "GetTask") > gets, "{:?}", stats.requests);
+    let replies: Vec<_> = stats
+        .messages
+        .iter()
+        .filter(|m| m.text == "two rooms")
+        .collect();
+    assert_eq!(replies.len(), 1, "{:?}", stats.messages);
+    assert_eq!(replies[0].task_id.as_deref(), Some(task.as_str()));
+    a.settle();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(the_attempt(&env, "trip/hotel")["state"], "COMPLETED");
+    assert_eq!(moves(&env, "trip/hotel"), 1);
+}
+
+#[test]
+fn compensate_cancels_a_moved_agents_task_at_its_new_interface() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "trip/hotel", &a.url(), "work:100000", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let task = task_of(&env, "trip/hotel");
+    let a = a.restart(http_json(fast()));
+    let out = env.run(["compensate", "trip"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(a.stats().cancels, [task]);
+    let row = the_attempt(&env, "trip/hotel");
+    assert_eq!(row["state"], "CANCELED", "{row}");
+    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
+    assert_eq!(moves(&env, "trip/hotel"), 1);
+}
+
+#[test]
+fn compensate_of_an_agent_that_offers_nothing_we_speak_needs_a_human() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(&env, "trip/hotel", &a.url(), "work:100000", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let _server = grpc_only_on(a);
+    let out = env.run(["compensate", "trip", "--format", "json"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        json_lines(&out)
+            .iter()
+            .any(|r| r["action"] == "cancel" && r["outcome"] == "interface-gone"),
+        "{}",
+        stdout(&out)
+    );
+    assert_pending_gone(&env, "trip/hotel");
+}
