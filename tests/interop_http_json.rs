@@ -31,7 +31,7 @@ fn start(sdk: Sdk) -> InteropAgent {
     }
 }
 
-fn steps(n: u32) -> String {
+pub(crate) fn steps(n: u32) -> String {
     (1..=n).fold(String::new(), |mut s, i| {
         let _ = writeln!(s, "step {i}");
         s
