@@ -4,9 +4,11 @@
 //! an interface from the card, and when the card offers nothing we speak the attempt needs a
 //! human. The agent keeps its tasks across the upgrade (a durable store), on the same port.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
-use crate::common::commands::{delegate, reconcile, task_of, the_attempt};
+use crate::common::commands::{delegate, reconcile, spawn, task_of, the_attempt};
 use crate::common::journal::artifact_texts_of;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 use crate::http_json::{assert_pending_gone, calls, events, grpc_only_on, http_json};
@@ -72,6 +74,47 @@ fn follow_of_an_agent_that_offers_nothing_we_speak_needs_a_human() {
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let out = env.run(["status", "--check"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+#[test]
+fn delegate_follow_outlives_the_agents_upgrade() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let url = a.url();
+    let child = spawn(
+        &env,
+        &[
+            "delegate",
+            "w/up",
+            "--agent",
+            &url,
+            "--follow",
+            "work:100000",
+        ],
+    );
+    // Once the task is journaled, the agent upgrades under the running follow (which read
+    // the old card before its send).
+    let until = Instant::now() + Duration::from_secs(30);
+    let task = loop {
+        let out = env.run(["inspect", "--format", "json"]);
+        let journaled = json_lines(&out)
+            .into_iter()
+            .find_map(|r| r["taskId"].as_str().map(str::to_owned));
+        if let (0, Some(task)) = (code(&out), journaled) {
+            break task;
+        }
+        assert!(Instant::now() < until, "the delegation journaled no task");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let a = a.restart(http_json(fast()));
+    assert!(a.get().complete_task(&task));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(&env, "w/up");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
+    assert_eq!(moves(&env, "w/up"), 1);
+    assert_eq!(calls(&a.stats(), "SendMessage"), 0);
 }
 
 #[test]
