@@ -278,7 +278,15 @@ fn agents_add_takes_a_card_that_offers_only_http_json() {
 }
 
 /// The step's event kinds and details, oldest first (`inspect STEP --events`).
-pub(crate) fn events(env: &TestEnv, step: &str) -> Vec<Value> {
+/// How many `interface-moved` events the step has.
+pub(crate) fn moves(env: &TestEnv, step: &str) -> usize {
+    events(env, step)
+        .iter()
+        .filter(|e| e["kind"] == "interface-moved")
+        .count()
+}
+
+fn events(env: &TestEnv, step: &str) -> Vec<Value> {
     let out = env.run(["inspect", step, "--events", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     json_lines(&out)
@@ -321,11 +329,7 @@ fn an_agent_that_moved_to_http_json_is_read_there_and_completes() {
     // Later reads go straight to the new interface: nothing moves again.
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let n = events(&env, "w/up")
-        .iter()
-        .filter(|e| e["kind"] == "interface-moved")
-        .count();
-    assert_eq!(n, 1);
+    assert_eq!(moves(&env, "w/up"), 1);
 }
 
 #[test]

@@ -10,9 +10,8 @@
 use serde_json::Value;
 
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
-use crate::common::cut_proxy::CutProxy;
 use crate::common::journal::artifact_texts_of;
-use crate::interop_http_json::steps;
+use crate::interop_http_json::{followed_through_a_cut, steps};
 use a2a_recover::a2a::ProtocolBinding;
 
 use crate::common::interop::{InteropAgent, Sdk, Transport, plain_endpoint, test_client};
@@ -166,20 +165,7 @@ fn crash_after_send_is_uncertain(peer: &Peer) {
 /// `tasks/get` doubles every chunk after the resubscription; the journal holds what the agent
 /// holds (the final `tasks/get` is authoritative), every step in order.
 fn a_cut_stream_is_resubscribed(peer: &Peer, store_doubles_chunks: bool) {
-    let proxy = CutProxy::start(peer.agent.url.clone(), 3, 1);
-    let env = TestEnv::new();
-    let why = || peer.agent.context();
-    let out = delegate(&env, "w/s", &proxy.url(), "work:40", peer.args());
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let out = env.run(["follow", "w/s", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let lines = json_lines(&out);
-    let summary = lines.last().unwrap();
-    assert_eq!(summary["state"], "COMPLETED", "{summary}");
-    assert_eq!(proxy.cut(), 1, "{summary}");
-    assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
-    let row = the_attempt(&env, "w/s");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
+    let (env, row, _proxy) = followed_through_a_cut(&peer.agent, peer.args());
     peer.assert_binding(&row);
     let stored = artifact_texts_of(&env.journal(), "w/s");
     assert_eq!(

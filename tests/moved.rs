@@ -10,35 +10,46 @@ use serde_json::Value;
 
 use crate::common::commands::{delegate, reconcile, spawn, task_of, the_attempt};
 use crate::common::journal::artifact_texts_of;
-use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
-use crate::http_json::{assert_pending_gone, calls, events, grpc_only_on, http_json};
+use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
+use crate::http_json::{assert_pending_gone, calls, grpc_only_on, http_json, moves};
+use a2a_recover::scripted_agent::ScriptedAgent;
 
-/// How many `interface-moved` events the step has.
-fn moves(env: &TestEnv, step: &str) -> usize {
-    events(env, step)
-        .iter()
-        .filter(|e| e["kind"] == "interface-moved")
-        .count()
+/// Delegates `text` as `step` to a JSON-RPC scripted agent, lets it settle when `settle`, then
+/// upgrades it to HTTP+JSON only (same port, same tasks).
+fn delegated_then_upgraded(
+    env: &TestEnv,
+    step: &str,
+    text: &str,
+    settle: bool,
+) -> Background<ScriptedAgent> {
+    let a = agent(fast());
+    let out = delegate(env, step, &a.url(), text, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    if settle {
+        a.settle();
+    }
+    a.restart(http_json(fast()))
+}
+
+/// The step is `state`, read over the re-chosen HTTP+JSON interface, moved once.
+fn assert_moved(env: &TestEnv, step: &str, state: &str) {
+    let row = the_attempt(env, step);
+    assert_eq!(row["state"], state, "{row}");
+    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
+    assert_eq!(moves(env, step), 1);
 }
 
 #[test]
 fn follow_reads_a_moved_agent_at_its_new_interface() {
     let env = TestEnv::new();
-    let a = agent(fast());
-    let out = delegate(&env, "w/up", &a.url(), "work:2", &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    a.settle();
-    let a = a.restart(http_json(fast()));
+    let a = delegated_then_upgraded(&env, "w/up", "work:2", true);
     let out = env.run(["follow", "w/up", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let row = the_attempt(&env, "w/up");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
-    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
+    assert_moved(&env, "w/up", "COMPLETED");
     assert_eq!(
         artifact_texts_of(&env.journal(), "w/up"),
         ["chunk 1;chunk 2;"]
     );
-    assert_eq!(moves(&env, "w/up"), 1);
     assert_eq!(calls(&a.stats(), "SendMessage"), 0);
 }
 
@@ -110,37 +121,23 @@ fn delegate_follow_outlives_the_agents_upgrade() {
     assert!(a.get().complete_task(&task));
     let out = child.wait_with_output().unwrap();
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let row = the_attempt(&env, "w/up");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
-    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
-    assert_eq!(moves(&env, "w/up"), 1);
+    assert_moved(&env, "w/up", "COMPLETED");
     assert_eq!(calls(&a.stats(), "SendMessage"), 0);
 }
 
 #[test]
 fn reconcile_follow_for_reads_a_moved_agent_at_its_new_interface() {
     let env = TestEnv::new();
-    let a = agent(fast());
-    let out = delegate(&env, "w/up", &a.url(), "work:2", &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    a.settle();
-    let _a = a.restart(http_json(fast()));
+    let _a = delegated_then_upgraded(&env, "w/up", "work:2", true);
     let out = reconcile(&env, &["--follow-for", "30s"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let row = the_attempt(&env, "w/up");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
-    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
-    assert_eq!(moves(&env, "w/up"), 1);
+    assert_moved(&env, "w/up", "COMPLETED");
 }
 
 #[test]
 fn the_dry_run_says_it_would_move_and_writes_nothing() {
     let env = TestEnv::new();
-    let a = agent(fast());
-    let out = delegate(&env, "w/up", &a.url(), "work:2", &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    a.settle();
-    let a = a.restart(http_json(fast()));
+    let a = delegated_then_upgraded(&env, "w/up", "work:2", true);
     let before = std::fs::read(env.journal()).unwrap();
     let out = reconcile(&env, &["--dry-run", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
@@ -235,18 +232,12 @@ fn a_reply_to_a_moved_agent_is_sent_there_only_after_a_look() {
 #[test]
 fn compensate_cancels_a_moved_agents_task_at_its_new_interface() {
     let env = TestEnv::new();
-    let a = agent(fast());
-    let out = delegate(&env, "trip/hotel", &a.url(), "work:100000", &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let a = delegated_then_upgraded(&env, "trip/hotel", "work:100000", false);
     let task = task_of(&env, "trip/hotel");
-    let a = a.restart(http_json(fast()));
     let out = env.run(["compensate", "trip"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(a.stats().cancels, [task]);
-    let row = the_attempt(&env, "trip/hotel");
-    assert_eq!(row["state"], "CANCELED", "{row}");
-    assert_eq!(row["binding"], "HTTP+JSON", "{row}");
-    assert_eq!(moves(&env, "trip/hotel"), 1);
+    assert_moved(&env, "trip/hotel", "CANCELED");
 }
 
 #[test]
