@@ -335,12 +335,7 @@ fn an_agent_that_moved_to_http_json_is_read_there_and_completes() {
 #[test]
 fn an_agent_whose_card_offers_nothing_we_speak_any_more_needs_a_human() {
     let env = TestEnv::new();
-    let a = agent(fast());
-    let out = delegate(&env, "w/gone", &a.url(), "ask", &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let before = the_attempt(&env, "w/gone")["state"].clone();
-    // The agent upgrades to a card that offers only gRPC; JSON-RPC is not served any more.
-    let _server = grpc_only_on(a);
+    let (before, _server) = delegated_then_gone(&env, "w/gone", "ask");
     let out = reconcile(&env, &["--format", "json"]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     let action = json_lines(&out)
@@ -387,6 +382,24 @@ pub(crate) fn assert_pending_gone(env: &TestEnv, step: &str) {
     );
     let out = env.run(["status", "--check"]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+}
+
+/// Delegates `text` as `step` to a JSON-RPC scripted agent that then upgrades to a card that
+/// offers only gRPC (JSON-RPC is not served any more); returns the attempt's state before, and
+/// the card's server.
+pub(crate) fn delegated_then_gone(
+    env: &TestEnv,
+    step: &str,
+    text: &str,
+) -> (
+    Value,
+    crate::common::Background<crate::common::in_runtime::CardServer>,
+) {
+    let a = agent(fast());
+    let out = delegate(env, step, &a.url(), text, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let before = the_attempt(env, step)["state"].clone();
+    (before, grpc_only_on(a))
 }
 
 /// Stops `a` and serves, on its port, a card that offers only gRPC (an agent that upgraded to

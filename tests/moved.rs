@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::commands::{delegate, reconcile, spawn, task_of, the_attempt};
+use crate::common::commands::{delegate, latest, reconcile, spawn, task_of, the_attempt};
 use crate::common::journal::artifact_texts_of;
 use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
-use crate::http_json::{assert_pending_gone, calls, grpc_only_on, http_json, moves};
+use crate::http_json::{
+    assert_pending_gone, calls, delegated_then_gone, grpc_only_on, http_json, moves,
+};
 use a2a_recover::scripted_agent::ScriptedAgent;
 
 /// Delegates `text` as `step` to a JSON-RPC scripted agent, lets it settle when `settle`, then
@@ -56,11 +58,7 @@ fn follow_reads_a_moved_agent_at_its_new_interface() {
 #[test]
 fn follow_of_an_agent_that_offers_nothing_we_speak_needs_a_human() {
     let env = TestEnv::new();
-    let a = agent(fast());
-    let out = delegate(&env, "w/gone", &a.url(), "work:2", &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let before = the_attempt(&env, "w/gone")["state"].clone();
-    let _server = grpc_only_on(a);
+    let (before, _server) = delegated_then_gone(&env, "w/gone", "work:2");
     let out = env.run(["follow", "w/gone", "--format", "json"]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     assert!(
@@ -73,16 +71,20 @@ fn follow_of_an_agent_that_offers_nothing_we_speak_needs_a_human() {
     let row = the_attempt(&env, "w/gone");
     assert_eq!(row["state"], before, "nothing is proven of the task: {row}");
     assert_pending_gone(&env, "w/gone");
-    // Resolved by a human, it needs nobody any more.
+    // A human decides to do the work again (the task cannot be read any more): a retry of the
+    // running attempt is allowed, and the step needs nobody any more.
     let out = env.run([
         "resolve",
         "w/gone",
         "--as",
-        "abandoned",
+        "retry",
         "--reason",
-        "the agent dropped JSON-RPC",
+        "the agent dropped JSON-RPC; its operator says the task is lost",
     ]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let latest = latest(&env, "w/gone");
+    assert_eq!(latest["attempt"], 2, "{latest}");
+    assert_eq!(latest["state"], "INTENT", "{latest}");
     let out = env.run(["status", "--check"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
@@ -243,10 +245,7 @@ fn compensate_cancels_a_moved_agents_task_at_its_new_interface() {
 #[test]
 fn compensate_of_an_agent_that_offers_nothing_we_speak_needs_a_human() {
     let env = TestEnv::new();
-    let a = agent(fast());
-    let out = delegate(&env, "trip/hotel", &a.url(), "work:100000", &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let _server = grpc_only_on(a);
+    let (_, _server) = delegated_then_gone(&env, "trip/hotel", "work:100000");
     let out = env.run(["compensate", "trip", "--format", "json"]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     assert!(
