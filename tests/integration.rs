@@ -29,6 +29,7 @@ mod interop_recovery;
 mod interop_v03;
 mod journal;
 mod locks;
+mod moved;
 mod plan;
 mod probe;
 mod prune;

@@ -16,7 +16,7 @@ use crate::common::interop::{
     InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
 };
 use crate::common::journal::artifact_texts_of;
-use crate::common::{TestEnv, code, json_lines, stderr, stdout};
+use crate::common::{Background, TestEnv, code, json_lines, stderr, stdout};
 
 #[derive(Debug, Clone, Copy)]
 enum Sdk {
@@ -31,7 +31,7 @@ fn start(sdk: Sdk) -> InteropAgent {
     }
 }
 
-fn steps(n: u32) -> String {
+pub(crate) fn steps(n: u32) -> String {
     (1..=n).fold(String::new(), |mut s, i| {
         let _ = writeln!(s, "step {i}");
         s
@@ -152,10 +152,22 @@ fn tasks_in_context(interface_url: &str, context_id: &str) -> Vec<String> {
 
 fn a_cut_stream_is_resubscribed(sdk: Sdk) {
     let a = start(sdk);
+    let (env, row, _proxy) = followed_through_a_cut(&a, &[]);
+    assert_sent_over_http_json(&row);
+    assert_eq!(artifact_texts_of(&env.journal(), "w/s"), [steps(40)]);
+}
+
+/// Delegates `work:40` as `w/s` to `a` through a proxy that cuts the first stream after three
+/// events, follows it, and checks it was resubscribed to COMPLETED; returns the journal, the
+/// attempt and the proxy (still forwarding).
+pub(crate) fn followed_through_a_cut(
+    a: &InteropAgent,
+    args: &[&str],
+) -> (TestEnv, serde_json::Value, Background<CutProxy>) {
     let proxy = CutProxy::start(a.url.clone(), 3, 1);
     let env = TestEnv::new();
     let why = || a.context();
-    let out = delegate(&env, "w/s", &proxy.url(), "work:40", &[]);
+    let out = delegate(&env, "w/s", &proxy.url(), "work:40", args);
     assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
     let out = env.run(["follow", "w/s", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
@@ -166,8 +178,7 @@ fn a_cut_stream_is_resubscribed(sdk: Sdk) {
     assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
     let row = the_attempt(&env, "w/s");
     assert_eq!(row["state"], "COMPLETED", "{row}");
-    assert_sent_over_http_json(&row);
-    assert_eq!(artifact_texts_of(&env.journal(), "w/s"), [steps(40)]);
+    (env, row, proxy)
 }
 
 #[test]

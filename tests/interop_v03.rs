@@ -1,7 +1,8 @@
 //! Recovery against the official A2A v0.3 SDK servers (a2a-sdk 0.3.26, @a2a-js/sdk 0.3.14),
 //! through a2a-recover's own v0.3 bindings, over JSON-RPC and over HTTP+JSON (the v0.3 protobuf
 //! JSON under `/v1`): delegate → reconcile → follow to COMPLETED, ask → reply on the same task,
-//! and a crash after the send (`UNCERTAIN`, nothing resent: a v0.3 agent cannot be searched);
+//! a crash after the send (`UNCERTAIN`, nothing resent: a v0.3 agent cannot be searched), and a
+//! follow whose stream a proxy cuts mid-task (resubscribed, the artifact stored once);
 //! each journals its binding (`JSONRPC` or `HTTP+JSON`, `0.3`). The cards also list the other
 //! binding; a2a-recover prefers JSON-RPC, so the HTTP+JSON runs force `--binding http-json`.
 //! The SDKs are installed, pinned, by `scripts/test`; a missing runtime fails the test.
@@ -9,7 +10,11 @@
 use serde_json::Value;
 
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
-use crate::common::interop::{InteropAgent, Sdk, Transport};
+use crate::common::journal::artifact_texts_of;
+use crate::interop_http_json::{followed_through_a_cut, steps};
+use a2a_recover::a2a::ProtocolBinding;
+
+use crate::common::interop::{InteropAgent, Sdk, Transport, plain_endpoint, test_client};
 use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
 /// An official v0.3 agent, and the binding a2a-recover is to speak to it.
@@ -149,6 +154,82 @@ fn crash_after_send_is_uncertain(peer: &Peer) {
         .filter(|e| e["type"] == "event" && e["kind"] == "endpoint")
         .count();
     assert_eq!(sends, 1, "one send, nothing resent: {events:?}");
+}
+
+/// A follow whose stream a proxy cuts mid-task resubscribes (`tasks/resubscribe`) and ends
+/// COMPLETED, the artifact stored once, as the agent holds it (its `tasks/get`).
+///
+/// The JS SDK holds the artifact whole. a2a-sdk 0.3.26 does not: while a `tasks/resubscribe`
+/// stream is open, its server applies each appended chunk to its own task store twice (the
+/// resubscription's consumer and the original send's both save every event), so its
+/// `tasks/get` doubles every chunk after the resubscription; the journal holds what the agent
+/// holds (the final `tasks/get` is authoritative), every step in order.
+fn a_cut_stream_is_resubscribed(peer: &Peer, store_doubles_chunks: bool) {
+    let (env, row, _proxy) = followed_through_a_cut(&peer.agent, peer.args());
+    peer.assert_binding(&row);
+    let stored = artifact_texts_of(&env.journal(), "w/s");
+    assert_eq!(
+        stored,
+        [peer.artifact_text(&row)],
+        "the agent's own tasks/get"
+    );
+    let mut seen: Vec<&str> = stored[0].lines().collect();
+    let held = seen.len();
+    seen.dedup();
+    assert_eq!(seen.join("\n") + "\n", steps(40), "every step, in order");
+    if store_doubles_chunks {
+        assert!(held > 40, "the SDK's store doubled no chunk: {stored:?}");
+    } else {
+        assert_eq!(held, 40, "{stored:?}");
+    }
+}
+
+impl Peer {
+    /// The text of the artifact the agent holds for the attempt's task, read with our client.
+    fn artifact_text(&self, row: &Value) -> String {
+        let binding = match self.transport {
+            Transport::JsonRpc => ProtocolBinding::JsonRpcV03,
+            Transport::Rest => ProtocolBinding::HttpJsonV03,
+        };
+        let ep = plain_endpoint(row["interfaceUrl"].as_str().unwrap(), binding);
+        let task_id = row["taskId"].as_str().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let task = rt
+            .block_on(test_client().get_task(&ep, task_id, Some(0)))
+            .unwrap();
+        let task = serde_json::to_value(&task.value).unwrap();
+        let artifacts = task["artifacts"].as_array().unwrap();
+        assert_eq!(artifacts.len(), 1, "{task}");
+        artifacts[0]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["text"].as_str().unwrap())
+            .collect()
+    }
+}
+
+#[test]
+fn a_cut_stream_of_the_python_v03_agent_is_resubscribed() {
+    a_cut_stream_is_resubscribed(&Peer::python(Transport::JsonRpc), true);
+}
+
+#[test]
+fn a_cut_stream_of_the_js_v03_agent_is_resubscribed() {
+    a_cut_stream_is_resubscribed(&Peer::js(Transport::JsonRpc), false);
+}
+
+#[test]
+fn a_cut_stream_of_the_python_v03_rest_agent_is_resubscribed() {
+    a_cut_stream_is_resubscribed(&Peer::python(Transport::Rest), true);
+}
+
+#[test]
+fn a_cut_stream_of_the_js_v03_rest_agent_is_resubscribed() {
+    a_cut_stream_is_resubscribed(&Peer::js(Transport::Rest), false);
 }
 
 #[test]

@@ -96,6 +96,9 @@ struct Inner {
     /// Cards fetched successfully, by card URL and credential variable: a process fetches an
     /// agent's card once, however many of its steps it sends ([`A2aClient::fetch_card_once`]).
     cards: Mutex<HashMap<CardKey, Arc<CardCell>>>,
+    /// Cards fetched again after an interface stopped answering
+    /// ([`A2aClient::recheck_card_once`]): fresh once per process, however old `cards` is.
+    rechecked: Mutex<HashMap<CardKey, Arc<CardCell>>>,
     /// Each agent's concurrency, rate, `Retry-After` pause and circuit (`limits.rs`).
     limiter: Limiter,
 }
@@ -121,6 +124,7 @@ impl A2aClient {
             inner: Arc::new(Inner {
                 transport: Transport::new(cfg)?,
                 cards: Mutex::new(HashMap::new()),
+                rechecked: Mutex::new(HashMap::new()),
                 limiter: Limiter::new(limits),
             }),
         })
@@ -174,10 +178,29 @@ impl A2aClient {
         url: &str,
         credential: Option<&Credential>,
     ) -> Result<(Arc<AgentCardInfo>, bool), A2aError> {
+        self.card_once(&self.inner.cards, url, credential).await
+    }
+
+    /// Fetches an agent card again after one of its interfaces stopped answering: as
+    /// [`A2aClient::fetch_card_once`], but never the card fetched before the send (a follow that
+    /// outlives an agent's upgrade reads the new card), once per process all the same.
+    pub async fn recheck_card_once(
+        &self,
+        url: &str,
+        credential: Option<&Credential>,
+    ) -> Result<(Arc<AgentCardInfo>, bool), A2aError> {
+        self.card_once(&self.inner.rechecked, url, credential).await
+    }
+
+    async fn card_once(
+        &self,
+        cards: &Mutex<HashMap<CardKey, Arc<CardCell>>>,
+        url: &str,
+        credential: Option<&Credential>,
+    ) -> Result<(Arc<AgentCardInfo>, bool), A2aError> {
         let key = (url.to_owned(), credential.map(Credential::key));
         let cell = Arc::clone(
-            self.inner
-                .cards
+            cards
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .entry(key)

@@ -34,7 +34,7 @@ use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    Applied, Attempt, AttemptId, AttemptState, Event, Journal, StepName, StepRecord,
+    Applied, Attempt, AttemptId, AttemptState, Event, Journal, RemedyKind, StepName, StepRecord,
 };
 use crate::output::BrokenPipe;
 use crate::recovery::follow::{
@@ -42,6 +42,7 @@ use crate::recovery::follow::{
     follow_attempt,
 };
 use crate::recovery::lookup::{self, LookHow, Looked};
+use crate::recovery::remedy::Remedy;
 use crate::recovery::send;
 use crate::sanitize::inert;
 
@@ -450,6 +451,23 @@ impl Step<'_> {
                     a.state
                 ),
             ),
+            FollowEnd::InterfaceGone(reason) => {
+                let remedy = Remedy {
+                    kind: RemedyKind::InterfaceGone,
+                    step: self.record.step.spec.name.clone(),
+                    compensating: false,
+                };
+                (
+                    "interface-gone",
+                    format!(
+                        "{step} needs a human: {}; it stays {} (task {task}). {}: `{}`.",
+                        inert(reason),
+                        a.state,
+                        remedy.what(),
+                        remedy.command_line()
+                    ),
+                )
+            }
             FollowEnd::Failed { error, .. } => (
                 "failed",
                 format!(

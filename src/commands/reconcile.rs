@@ -404,6 +404,7 @@ fn end_name(end: &FollowEnd) -> &'static str {
         FollowEnd::Interrupted(_) => "interrupted",
         FollowEnd::Lost => "lost",
         FollowEnd::TooLarge(_) => "too-large",
+        FollowEnd::InterfaceGone(_) => "interface-gone",
         FollowEnd::Deadline => "deadline",
         FollowEnd::ReconnectsSpent => "reconnects-spent",
         FollowEnd::HeldElsewhere(_) => "held-elsewhere",

@@ -15,7 +15,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::a2a::{A2aClient, Credential};
+use crate::a2a::{A2aClient, Credential, redact_url};
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -313,6 +313,49 @@ fn report_sent(
                 &detail,
                 &line,
                 code,
+            )
+        }
+        ReplySent::Moved(e, to) => {
+            let mut detail = id;
+            detail["error"] = json!(e.summary());
+            detail["interfaceMoved"] = json!(true);
+            let line = format!(
+                "{name}: the reply was not delivered: the agent no longer serves the task where \
+                 it was sent and now offers `{}` ({} {}). The reply is journaled; `a2a-recover \
+                 reconcile {}` looks for it there and sends it (same messageId) only if missing.",
+                inert(&redact_url(&to.url)),
+                to.binding.wire().card_name(),
+                to.binding.version().as_str(),
+                name.workflow
+            );
+            report(
+                ctx,
+                name,
+                attempt.number,
+                "INTENT",
+                "interface-moved",
+                &detail,
+                &line,
+                exit::WORK_REMAINS,
+            )
+        }
+        ReplySent::Gone(reason) => {
+            let mut detail = id;
+            detail["error"] = json!(reason);
+            let line = format!(
+                "{name}: the reply was not delivered: {}. The step needs a human (see \
+                 `a2a-recover inspect --pending`).",
+                inert(&reason)
+            );
+            report(
+                ctx,
+                name,
+                attempt.number,
+                "INTENT",
+                "interface-gone",
+                &detail,
+                &line,
+                exit::NEEDS_HUMAN,
             )
         }
         ReplySent::Busy(lease) => {

@@ -16,7 +16,8 @@
 //!   `reconcile` (or `delegate` re-run) sends it once.
 //!
 //! Nothing is sent here. A decision the journal's state does not allow (unknown step, `resend`
-//! of an attempt that is not `UNCERTAIN`, `retry` of a running attempt or past the budget, a
+//! of an attempt that is not `UNCERTAIN`, `retry` of a running attempt (unless its interface is
+//! gone) or past the budget, a
 //! send in a compensating workflow) is a usage error (exit 2) that names the state and writes
 //! nothing.
 

@@ -15,7 +15,9 @@
 //!
 //! `retry` and `resend` send, so a workflow that is not `ACTIVE` refuses them. `retry` needs the
 //! attempt settled (finished, or `UNCERTAIN`): a new attempt beside a running one could run the
-//! work twice. Refused decisions write nothing.
+//! work twice; or its interface gone (a `failed-for-good` event whose reason starts with
+//! `interface-gone`: nothing can read it any more, a human decides). Refused decisions write
+//! nothing.
 //!
 //! # The resend contract (for every path that sends an `INTENT` attempt)
 //!
@@ -39,6 +41,7 @@ use super::sql::{DbResult, Tx};
 use super::{Journal, JournalError, NewAttempt};
 use crate::journal::model::{
     Attempt, AttemptId, AttemptState, Observation, Resolution, Step, StepId, Target, WorkflowState,
+    is_interface_gone,
 };
 
 /// An operator's decision on a step's latest attempt (`resolve --as`).
@@ -139,7 +142,7 @@ impl Journal {
                         .map_err(&e)?;
                 }
                 Decision::Retry(new) => {
-                    if !(held.state.is_finished() || held.state == AttemptState::Uncertain) {
+                    if !retriable(tx, &held).map_err(&e)? {
                         return Err(undecidable(
                             "it is not settled, and a new attempt beside it could run the work \
                              twice",
@@ -438,6 +441,14 @@ impl Journal {
     pub fn registered_at(&self, card_url: &str) -> Result<Option<DateTime<Utc>>, JournalError> {
         self.read("read the registry", |c| queries::registered_at(c, card_url))
     }
+}
+
+/// Returns whether a new attempt may be made beside `held`: it is settled (finished, or
+/// `UNCERTAIN`), or its interface is gone (nothing can read its task any more; a human decides).
+fn retriable(tx: &Tx, held: &Attempt) -> DbResult<bool> {
+    Ok(held.state.is_finished()
+        || held.state == AttemptState::Uncertain
+        || queries::failed_for_good(tx, held.id)?.is_some_and(|r| is_interface_gone(&r)))
 }
 
 #[cfg(test)]

@@ -40,21 +40,23 @@ use serde_json::{Value, json};
 
 use crate::a2a::TaskView;
 use crate::a2a::{
-    A2aClient, Credential, Endpoint, WELL_KNOWN_CARD_PATH, origin_of, redact_url, retry_read,
+    A2aClient, A2aError, Credential, Endpoint, WELL_KNOWN_CARD_PATH, origin_of, redact_url,
+    retry_read,
 };
 use crate::clock::Clock;
 use crate::crash::{self, Point};
 use crate::exit;
 use crate::journal::Resolution;
 use crate::journal::{
-    Attempt, AttemptId, AttemptState, Binding, EffectState, FailureKind, IntentOutcome, Journal,
-    JournalError, NewAttempt, NewIntent, Source, Step, StepName, StepRecord, StepSpec,
-    WorkflowState,
+    Attempt, AttemptId, AttemptState, Binding, EffectState, FailureKind, INTERFACE_GONE,
+    IntentOutcome, Journal, JournalError, NewAttempt, NewIntent, Source, Step, StepName,
+    StepRecord, StepSpec, WorkflowState,
 };
 use crate::placeholders::{self, Fill, Values};
 use crate::plan_file::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
 use crate::recovery::error::{RecoveryError, Report, Said, Stopped};
 use crate::recovery::lookup::{self, LookHow, Looked};
+use crate::recovery::moved;
 use crate::recovery::registry::pick_agent;
 use crate::recovery::send::{Outgoing, SendKind, Sender, Sent};
 use crate::recovery::verify::{self, Check, Found};
@@ -228,6 +230,7 @@ pub async fn run(
         running: 0,
         outcomes: std::cell::RefCell::default(),
         proven_absent: std::cell::RefCell::default(),
+        gone: std::cell::Cell::new(false),
     };
     if state == WorkflowState::Active && nothing_to_undo(&journal.workflow_steps(workflow)?) {
         let would = if opts.dry_run { " would be" } else { " was" };
@@ -396,6 +399,9 @@ struct Pass<'a> {
     /// `INTENT` attempts that may have been sent, proven absent on their agent this pass: they
     /// created nothing, and the workflow sends nothing any more.
     proven_absent: std::cell::RefCell<std::collections::HashSet<AttemptId>>,
+    /// An attempt's interface left its agent's card, which offers nothing we speak: journaled
+    /// as needing a human, and the pass exits 4.
+    gone: std::cell::Cell<bool>,
 }
 
 impl Pass<'_> {
@@ -480,7 +486,10 @@ impl Pass<'_> {
     /// Phase 4: the workflow's state and the exit code from every effect.
     fn finish(&self, effects: &[Option<EffectState>]) -> anyhow::Result<Outcome> {
         let workflow = self.workflow;
-        let (new_state, code) = workflow_outcome(effects, self.running);
+        let (new_state, mut code) = workflow_outcome(effects, self.running);
+        if self.gone.get() {
+            code = exit::worst(code, exit::NEEDS_HUMAN);
+        }
         if new_state == WorkflowState::Compensated {
             self.journal
                 .set_workflow_state(self.workflow, WorkflowState::Compensated)?;
@@ -670,10 +679,10 @@ impl Pass<'_> {
             .current_task_id()
             .map(str::to_owned)
             .context("a running attempt has no task id")?;
-        let ep = endpoint_of(self.journal, &a, step.spec.allow_cross_origin)?;
+        let mut ep = endpoint_of(self.journal, &a, step.spec.allow_cross_origin)?;
         if a.cancel_requested_at.is_some() {
             // A previous run asked already: read first, ask again only if it still runs.
-            match self.read_task(&a, &ep).await? {
+            match self.read_task(&a, &mut ep).await? {
                 Some(now) if now.state.is_finished() => {
                     self.say_step(
                         Some(name),
@@ -694,7 +703,24 @@ impl Pass<'_> {
         } else {
             self.journal.mark_cancel_requested(a.id)?;
         }
-        let answer = self.client.cancel_task(&ep, &task).await;
+        let tid = task.as_str();
+        let cancel = |ep: Endpoint| async move { self.client.cancel_task(&ep, tid).await };
+        let Some(answer) = self.moving(&a, &mut ep, cancel).await? else {
+            self.say_step(
+                Some(name),
+                Some(&a),
+                "cancel",
+                INTERFACE_GONE,
+                &json!({"taskId": task}),
+                &format!(
+                    "{name}: task {task} cannot be canceled: its interface left the agent's \
+                     card, which offers nothing a2a-recover speaks; see `a2a-recover inspect \
+                     {} --pending`.",
+                    name.workflow
+                ),
+            )?;
+            return Ok(false);
+        };
         let cancel_detail = match &answer {
             Ok(t) => {
                 a = self.apply(&a, &t.raw, Source::Cancel)?;
@@ -703,7 +729,7 @@ impl Pass<'_> {
             Err(e) => json!({"answer": e.summary(), "code": e.rpc_code()}),
         };
         // After any answer, read the task again and decide from what it says.
-        let Some(now) = self.read_task(&a, &ep).await? else {
+        let Some(now) = self.read_task(&a, &mut ep).await? else {
             self.say_step(
                 Some(name),
                 Some(&a),
@@ -738,12 +764,20 @@ impl Pass<'_> {
     }
 
     /// Reads a task with `GetTask` and journals it; `None` when it cannot be read now.
-    async fn read_task(&self, a: &Attempt, ep: &Endpoint) -> anyhow::Result<Option<Attempt>> {
+    /// The attempt's interface is re-chosen (`ep` with it) when it left the agent's card.
+    async fn read_task(&self, a: &Attempt, ep: &mut Endpoint) -> anyhow::Result<Option<Attempt>> {
         let task = a
             .current_task_id()
             .map(str::to_owned)
             .context("no task id")?;
-        match retry_read(READ_ATTEMPTS, || self.client.get_task(ep, &task, Some(0))).await {
+        let tid = task.as_str();
+        let get = |ep: Endpoint| async move {
+            retry_read(READ_ATTEMPTS, || self.client.get_task(&ep, tid, Some(0))).await
+        };
+        let Some(read) = self.moving(a, ep, get).await? else {
+            return Ok(None);
+        };
+        match read {
             Ok(t) => Ok(Some(self.apply(a, &t.raw, Source::GetTask)?)),
             Err(e) if e.rpc_code() == Some(TASK_NOT_FOUND) => {
                 self.journal.mark_lost(a.id, &e.summary())?;
@@ -755,6 +789,35 @@ impl Pass<'_> {
                 Ok(None)
             }
         }
+    }
+
+    /// Runs `call` at the attempt's interface, re-chosen (and `ep` with it) when it left the
+    /// agent's card; `None` when the card offers nothing we speak (journaled: a human decides).
+    async fn moving<T, F, Fut>(
+        &self,
+        a: &Attempt,
+        ep: &mut Endpoint,
+        call: F,
+    ) -> anyhow::Result<Option<Result<T, A2aError>>>
+    where
+        F: Fn(Endpoint) -> Fut,
+        Fut: std::future::Future<Output = Result<T, A2aError>>,
+    {
+        Ok(
+            match moved::read(self.client, self.journal, a, ep, moved::Mode::Journal, call).await? {
+                moved::Reread::Read { result, moved } => {
+                    if let Some(to) = moved {
+                        *ep = to;
+                    }
+                    Some(result)
+                }
+                moved::Reread::Gone(reason) => {
+                    moved::journal_gone(self.journal, a.id, &reason)?;
+                    self.gone.set(true);
+                    None
+                }
+            },
+        )
     }
 
     /// Looks for what a possibly-sent `INTENT` created; `Err(Some(until))` when nothing is
@@ -1216,12 +1279,12 @@ impl Pass<'_> {
 
     /// Polls a compensation task until it is finished or `--command-timeout` passes.
     async fn wait_finished(&self, a: &Attempt, plan: &Planned) -> anyhow::Result<Attempt> {
-        let ep = endpoint_of(self.journal, a, plan.allow_cross_origin)?;
+        let mut ep = endpoint_of(self.journal, a, plan.allow_cross_origin)?;
         let deadline = tokio::time::Instant::now() + self.opts.command_timeout;
         let mut delay = Duration::from_millis(50);
         let mut now = a.clone();
         loop {
-            match self.read_task(&now, &ep).await? {
+            match self.read_task(&now, &mut ep).await? {
                 Some(read) => now = read,
                 None => return Ok(now),
             }

@@ -65,6 +65,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::a2a::redact_url;
 use crate::a2a::types;
 use crate::a2a::{
     A2aClient, A2aError, Credential, Endpoint, ErrorClass, ProtocolBinding, full_jitter, origin_of,
@@ -76,7 +77,9 @@ use crate::journal::{
     Recorded, Source, StepName, StreamObservation, is_over_limit,
 };
 use crate::recovery::commit::{Done, Queue};
+use crate::recovery::moved::{self, Rechosen};
 use crate::recovery::send::JournaledWire;
+use crate::sanitize::inert;
 
 /// Reconnects allowed in a row without an event in between (`--max-reconnects`).
 pub const DEFAULT_MAX_RECONNECTS: u32 = 8;
@@ -246,6 +249,9 @@ pub enum FollowEnd {
     /// (the error, as journaled): the remote state is kept as reported, the artifacts past the
     /// limit are not, and a human must look (the work probably happened).
     TooLarge(String),
+    /// The task's interface left the agent's card, which offers nothing we speak: journaled
+    /// as needing a human (the reason; the task may still run at the agent).
+    InterfaceGone(String),
     /// The agent refused to be read, or answered over the size cap; retrying cannot help.
     Failed {
         /// The error, one inert line.
@@ -283,9 +289,10 @@ impl FollowOutcome {
         use crate::exit;
         match &self.end {
             FollowEnd::Terminal(_) => exit::OK,
-            FollowEnd::Interrupted(_) | FollowEnd::Lost | FollowEnd::TooLarge(_) => {
-                exit::NEEDS_HUMAN
-            }
+            FollowEnd::Interrupted(_)
+            | FollowEnd::Lost
+            | FollowEnd::TooLarge(_)
+            | FollowEnd::InterfaceGone(_) => exit::NEEDS_HUMAN,
             FollowEnd::Deadline | FollowEnd::ReconnectsSpent | FollowEnd::HeldElsewhere(_) => {
                 exit::WORK_REMAINS
             }
@@ -338,10 +345,7 @@ pub async fn follow_attempt(
     opts: &FollowOptions,
     observer: &mut dyn FnMut(&FollowTarget, &Progress),
 ) -> Result<FollowOutcome, JournalError> {
-    let wire = Wire {
-        client,
-        endpoint: &target.endpoint,
-    };
+    let wire = Wire::new(client, journal, target);
     follow_with(journal, &wire, target, opts, observer).await
 }
 
@@ -364,10 +368,7 @@ pub async fn follow_many(
     let work = futures_util::stream::iter(targets.into_iter().enumerate())
         .map(|(i, target)| async move {
             let mut obs = |t: &FollowTarget, p: &Progress| observer(t, p);
-            let wire = Wire {
-                client,
-                endpoint: &target.endpoint,
-            };
+            let wire = Wire::new(client, journal, &target);
             let outcome = follow_in(commit, &wire, &target, opts, &mut obs).await;
             (i, target, outcome)
         })
@@ -443,6 +444,9 @@ pub(crate) trait Remote {
     async fn subscribe(&self, task_id: &str) -> Result<Self::Stream, A2aError>;
     /// Sends `GetTask` and returns the task's raw JSON.
     async fn get_task(&self, task_id: &str) -> Result<Value, A2aError>;
+    /// After `e`, re-chooses the interface if it left the agent's card ([`moved::rechoose`]):
+    /// later calls go to the one it returns.
+    async fn rechoose(&self, e: &A2aError) -> Result<Rechosen, JournalError>;
 }
 
 /// The events of one subscription.
@@ -451,35 +455,65 @@ pub(crate) trait RemoteStream {
     async fn next(&mut self) -> Option<Result<Item, A2aError>>;
 }
 
-/// The wire: an [`A2aClient`] and one endpoint.
+/// The wire: an [`A2aClient`] and the attempt's endpoint (re-chosen when it leaves the card).
 struct Wire<'a> {
     client: &'a A2aClient,
-    endpoint: &'a Endpoint,
+    journal: &'a Journal,
+    attempt: AttemptId,
+    endpoint: std::sync::Mutex<Endpoint>,
+}
+
+impl<'a> Wire<'a> {
+    fn new(client: &'a A2aClient, journal: &'a Journal, target: &FollowTarget) -> Self {
+        Self {
+            client,
+            journal,
+            attempt: target.attempt,
+            endpoint: std::sync::Mutex::new(target.endpoint.clone()),
+        }
+    }
+
+    fn endpoint(&self) -> Endpoint {
+        self.endpoint
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl Remote for Wire<'_> {
     type Stream = crate::a2a::EventStream;
 
     async fn subscribe(&self, task_id: &str) -> Result<Self::Stream, A2aError> {
-        self.client.subscribe(self.endpoint, task_id).await
+        self.client.subscribe(&self.endpoint(), task_id).await
     }
 
     async fn get_task(&self, task_id: &str) -> Result<Value, A2aError> {
         // No history: the status message (a question) is in `status`, and history can be long;
         // unless the agent keeps its answer or question only there.
-        let raw = self
-            .client
-            .get_task(self.endpoint, task_id, Some(0))
-            .await?
-            .raw;
+        let endpoint = self.endpoint();
+        let raw = self.client.get_task(&endpoint, task_id, Some(0)).await?.raw;
         if TaskView::from_value(&raw, String::new()).is_ok_and(|v| v.wants_history) {
             return self
                 .client
-                .get_task(self.endpoint, task_id, None)
+                .get_task(&endpoint, task_id, None)
                 .await
                 .map(|t| t.raw);
         }
         Ok(raw)
+    }
+
+    async fn rechoose(&self, e: &A2aError) -> Result<Rechosen, JournalError> {
+        let attempt = self.journal.attempt(self.attempt)?;
+        let from = self.endpoint();
+        let rechosen = moved::rechoose(self.client, self.journal, &attempt, &from, e).await?;
+        if let Rechosen::Moved(to) = &rechosen {
+            *self
+                .endpoint
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = to.clone();
+        }
+        Ok(rechosen)
     }
 }
 
@@ -559,6 +593,7 @@ async fn follow_in<R: Remote>(
         leased_at: Instant::now(),
         pending: VecDeque::new(),
         step: target.step.to_string(),
+        binding: target.endpoint.binding,
     };
     if attempt.state.is_terminal() {
         return f.outcome(FollowEnd::Terminal(attempt.state));
@@ -670,6 +705,8 @@ struct Follower<'a, R> {
     pending: VecDeque<Pending>,
     /// `WORKFLOW/STEP`, for the crash point.
     step: String,
+    /// The binding the task is read over (the target's, or the re-chosen interface's).
+    binding: ProtocolBinding,
 }
 
 impl<R: Remote> Follower<'_, R> {
@@ -784,12 +821,15 @@ impl<R: Remote> Follower<'_, R> {
         // The a2a-sdk 0.3 server answers `tasks/resubscribe` on a terminal task with -32602
         // ("… is in terminal state"), where v1.0 says -32004.
         let v03_terminal = e.rpc_code() == Some(-32602)
-            && self.target.endpoint.binding.version() == crate::a2a::ProtocolVersion::V0_3;
+            && self.binding.version() == crate::a2a::ProtocolVersion::V0_3;
         if v03_terminal || matches!(e.rpc_code(), Some(-32004 | -32001 | -32601)) {
             // An expected answer (a terminal task, or an agent that cannot stream), not a
             // failure: GetTask decides.
             self.last_error = Some(e.summary());
             return self.poll().await;
+        }
+        if let Some(round) = self.moved(&e).await? {
+            return Ok(round);
         }
         let summary = self.failed(&e)?;
         if e.is_too_large() || matches!(e.class(), ErrorClass::Refused | ErrorClass::Remote) {
@@ -802,6 +842,36 @@ impl<R: Remote> Follower<'_, R> {
             cause: summary,
             poll: false,
             retry_after: e.retry_after(),
+        })
+    }
+
+    /// After a read failed with "not served here": when the interface left the agent's card,
+    /// the next read goes to the re-chosen one at once (`Some(Again)`), or the follow stops
+    /// for a human when the card offers nothing we speak; `None` when the interface stays.
+    async fn moved(&mut self, e: &A2aError) -> Result<Option<Round>, JournalError> {
+        if !e.is_not_served_here() {
+            return Ok(None);
+        }
+        Ok(match self.remote.rechoose(e).await? {
+            Rechosen::Stays => None,
+            Rechosen::Moved(to) => {
+                self.binding = to.binding;
+                Some(Round::Again {
+                    cause: format!(
+                        "the interface left the agent's card; reading the task at `{}` ({} {})",
+                        inert(&redact_url(&to.url)),
+                        to.binding.wire().card_name(),
+                        to.binding.version().as_str()
+                    ),
+                    poll: false,
+                    retry_after: None,
+                })
+            }
+            Rechosen::Nowhere(reason) => {
+                let journaled = moved::journal_gone(self.journal, self.target.attempt, &reason)?;
+                self.last_error = Some(journaled);
+                Some(Round::Stop(FollowEnd::InterfaceGone(reason)))
+            }
         })
     }
 
@@ -872,7 +942,7 @@ impl<R: Remote> Follower<'_, R> {
                     if let Some(end) = self.settle().await? {
                         return self.stop(end).await;
                     }
-                    if first && self.target.endpoint.binding == ProtocolBinding::HttpJsonV03 {
+                    if first && self.binding == ProtocolBinding::HttpJsonV03 {
                         // The a2a-sdk 0.3 REST server answers a subscribe on a terminal task
                         // with 200 and then cuts the body before any event: GetTask decides.
                         self.last_error = Some(e.summary());
@@ -930,6 +1000,9 @@ impl<R: Remote> Follower<'_, R> {
                 Ok(Round::Stop(FollowEnd::Lost))
             }
             Err(e) => {
+                if let Some(round) = self.moved(&e).await? {
+                    return Ok(round);
+                }
                 let summary = self.failed(&e)?;
                 if e.is_transient() {
                     Ok(Round::Again {
@@ -1290,6 +1363,10 @@ pub(crate) mod fake {
                 ),
             };
             answer.map(|s| FakeStream(s.items.into(), s.open))
+        }
+
+        async fn rechoose(&self, _e: &A2aError) -> Result<super::Rechosen, JournalError> {
+            Ok(super::Rechosen::Stays)
         }
 
         async fn get_task(&self, _task_id: &str) -> Result<Value, A2aError> {

@@ -1,14 +1,26 @@
 //! An attempt whose journaled interface has left its agent's card (the agent upgraded): a read
 //! that the interface no longer answers reads the card again (once per process, then journaled)
-//! and, when
-//! the card no longer offers that interface, re-chooses one from it (an `interface-moved`
-//! event naming both) or, when it offers nothing we speak, says so (a human must look).
+//! and, when the card no longer offers that interface, re-chooses one from it (an
+//! `interface-moved` event naming both) or, when it offers nothing we speak, says so (a human
+//! must look: [`journal_gone`]).
+//!
+//! Every read of a known task goes through [`read`]: `reconcile` (its reads, its look for an
+//! undelivered reply, and its dry run, which journals nothing: [`Mode::DryRun`]), `follow`
+//! (`reconcile --follow-for`, `delegate --follow`) and `compensate` (its reads and its cancel).
 //!
 //! Only reads re-choose: a resend goes through the look first, and the look is itself a read
-//! over the attempt's journaled (possibly re-chosen) interface.
+//! over the attempt's journaled (possibly re-chosen) interface. A `reply` whose send the old
+//! interface refused as "not served here" re-chooses but does not send: the reply stays
+//! undelivered, and `reconcile` looks for it at the new interface before it sends it there.
 
-use crate::a2a::{A2aClient, A2aError, Endpoint, InterfaceChoice};
-use crate::journal::{Attempt, Journal, JournaledEndpoint};
+use std::future::Future;
+
+use serde_json::{Value, json};
+
+use crate::a2a::{A2aClient, A2aError, Endpoint, InterfaceChoice, ProtocolBinding};
+use crate::journal::{
+    Attempt, AttemptId, INTERFACE_GONE, Journal, JournalError, JournaledEndpoint,
+};
 use crate::recovery::send::agent_card;
 
 /// What reading the card again said about an interface that did not answer.
@@ -16,10 +28,97 @@ use crate::recovery::send::agent_card;
 pub enum Rechosen {
     /// The card still offers the interface, or could not be read: the read's error stands.
     Stays,
-    /// The interface left the card; reads now go to this one (journaled).
+    /// The interface left the card; reads now go to this one (journaled, unless a dry run).
     Moved(Endpoint),
     /// The card offers no interface we speak any more: the reason, for a human.
     Nowhere(String),
+}
+
+/// Whether a re-choice is journaled (every command) or only said (`reconcile --dry-run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The card and the move are journaled.
+    Journal,
+    /// Nothing is written: the re-chosen endpoint is returned all the same.
+    DryRun,
+}
+
+/// What a read through [`read`] came to.
+#[derive(Debug)]
+pub enum Reread<T> {
+    /// The read's answer; `moved` is the interface it was read at when it moved there.
+    Read {
+        /// The answer (at the re-chosen interface when `moved` is set).
+        result: Result<T, A2aError>,
+        /// The re-chosen interface, if the journaled one left the card.
+        moved: Option<Endpoint>,
+    },
+    /// The interface left the card, which offers nothing we speak: the reason, for a human.
+    Gone(String),
+}
+
+/// Runs `read` at `endpoint` (the attempt's journaled interface); when it fails with "not
+/// served here" and the interface has left the card, runs it once more at the interface
+/// re-chosen from the card.
+pub async fn read<T, F, Fut>(
+    client: &A2aClient,
+    journal: &Journal,
+    attempt: &Attempt,
+    endpoint: &Endpoint,
+    mode: Mode,
+    read: F,
+) -> Result<Reread<T>, JournalError>
+where
+    F: Fn(Endpoint) -> Fut,
+    Fut: Future<Output = Result<T, A2aError>>,
+{
+    let first = read(endpoint.clone()).await;
+    let Err(e) = &first else {
+        return Ok(Reread::Read {
+            result: first,
+            moved: None,
+        });
+    };
+    Ok(
+        match rechoose_as(client, journal, attempt, endpoint, e, mode).await? {
+            Rechosen::Stays => Reread::Read {
+                result: first,
+                moved: None,
+            },
+            Rechosen::Moved(to) => Reread::Read {
+                result: read(to.clone()).await,
+                moved: Some(to),
+            },
+            Rechosen::Nowhere(reason) => Reread::Gone(reason),
+        },
+    )
+}
+
+/// Journals that an attempt's interface is gone (a `failed-for-good` event whose reason starts
+/// with [`INTERFACE_GONE`]): `inspect --pending` lists it, `status --check` counts it, until a
+/// human resolves the step. Returns the reason as journaled.
+pub fn journal_gone(
+    journal: &Journal,
+    id: AttemptId,
+    reason: &str,
+) -> Result<String, JournalError> {
+    let reason = gone_reason(reason);
+    journal.mark_failed_for_good(id, &reason)?;
+    Ok(reason)
+}
+
+/// The `failed-for-good` reason [`journal_gone`] journals for `reason`.
+pub fn gone_reason(reason: &str) -> String {
+    format!("{INTERFACE_GONE}: {reason}")
+}
+
+/// The `from`/`to` of a move, as the `interface-moved` event names them.
+pub fn move_detail(from: &Endpoint, to: &Endpoint) -> Value {
+    let side = |url: &str, b: ProtocolBinding| {
+        json!({"interfaceUrl": url, "binding": b.wire().card_name(),
+               "protocolVersion": b.version().as_str()})
+    };
+    json!({"from": side(&from.url, from.binding), "to": side(&to.url, to.binding)})
 }
 
 /// Reads the card of `attempt`'s agent again after a read at `endpoint` failed with `error`;
@@ -31,7 +130,19 @@ pub async fn rechoose(
     attempt: &Attempt,
     endpoint: &Endpoint,
     error: &A2aError,
-) -> anyhow::Result<Rechosen> {
+) -> Result<Rechosen, JournalError> {
+    rechoose_as(client, journal, attempt, endpoint, error, Mode::Journal).await
+}
+
+/// [`rechoose`], journaling nothing in [`Mode::DryRun`].
+pub async fn rechoose_as(
+    client: &A2aClient,
+    journal: &Journal,
+    attempt: &Attempt,
+    endpoint: &Endpoint,
+    error: &A2aError,
+    mode: Mode,
+) -> Result<Rechosen, JournalError> {
     if !error.is_not_served_here() {
         return Ok(Rechosen::Stays);
     }
@@ -48,13 +159,14 @@ pub async fn rechoose(
             e.summary()
         ))
     };
-    // Fetched once per process (a pass over many attempts of one agent reads its card once).
+    // Fetched again once per process (a pass over many attempts of one agent reads its card
+    // once), never the copy read before the send.
     let info = match client
-        .fetch_card_once(card_url, endpoint.credential.as_ref())
+        .recheck_card_once(card_url, endpoint.credential.as_ref())
         .await
     {
         Ok((info, fetched)) => {
-            if fetched {
+            if fetched && mode == Mode::Journal {
                 journal.record_agent_card(&agent_card(card_url, &info))?;
             }
             info
@@ -69,17 +181,24 @@ pub async fn rechoose(
         Ok(chosen) => chosen,
         Err(e) => return Ok(nowhere(&e)),
     };
-    let moved = journal.move_endpoint(
-        attempt.id,
-        &JournaledEndpoint {
-            interface_url: chosen.interface_url.clone(),
-            tenant: chosen.tenant.clone(),
-            binding: chosen.binding,
-        },
-    )?;
+    let tenant = match mode {
+        Mode::Journal => {
+            journal
+                .move_endpoint(
+                    attempt.id,
+                    &JournaledEndpoint {
+                        interface_url: chosen.interface_url.clone(),
+                        tenant: chosen.tenant.clone(),
+                        binding: chosen.binding,
+                    },
+                )?
+                .tenant
+        }
+        Mode::DryRun => chosen.tenant.clone(),
+    };
     Ok(Rechosen::Moved(Endpoint {
         url: chosen.interface_url,
-        tenant: moved.tenant,
+        tenant,
         binding: chosen.binding,
         placement: info.placement.clone(),
         ..endpoint.clone()

@@ -52,12 +52,12 @@ use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
     ARTIFACT_TOO_LARGE, Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind,
-    Journal, JournalError, NewAttempt, PassCursor, Reply, SendOutcome, SendRecord, Source,
-    StepRecord, StepSpec, TASK_TOO_LARGE,
+    INTERFACE_GONE, Journal, JournalError, NewAttempt, PassCursor, Reply, SendOutcome, SendRecord,
+    Source, StepRecord, StepSpec, TASK_TOO_LARGE, is_interface_gone,
 };
 use crate::recovery::commit::Queue;
 use crate::recovery::decide::{self, Settlement, Triage};
-use crate::recovery::moved::{self, Rechosen};
+use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::schedule::{LOOKAHEAD, Schedule};
 use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent};
@@ -765,27 +765,25 @@ impl<'a> Pass<'a> {
     }
 
     /// A task whose interface left the card, and the card offers nothing we speak: journaled
-    /// as a read failure, reported as needing a human (the task may still run at the agent).
-    fn nowhere(&self, row: &AttemptRow, task_id: &str, reason: &str) -> anyhow::Result<Action> {
-        self.journal
-            .record_failure(row.attempt.id, FailureKind::Read, reason)?;
+    /// as needing a human (`inspect --pending` lists it; the task may still run at the agent).
+    pub(super) fn nowhere(
+        &self,
+        row: &AttemptRow,
+        task_id: &str,
+        reason: &str,
+    ) -> anyhow::Result<Action> {
+        let journaled = moved::journal_gone(self.journal, row.attempt.id, reason)?;
         let mut action = Self::action(
             row,
             row.attempt.number,
             "read",
-            "interface-gone",
+            INTERFACE_GONE,
             json!({"taskId": task_id, "error": reason}),
             exit::NEEDS_HUMAN,
         );
-        action.remedy = Some(ActionRemedy {
-            what: format!(
-                "{reason}; ask the agent's operator where task `{}` can be read now, then \
-                 register the agent again (`a2a-recover agents add`) or resolve the step",
-                inert(task_id)
-            ),
-            command: None,
-            alternatives: Vec::new(),
-        });
+        let mut gone = row.clone();
+        gone.failed_for_good = Some(journaled);
+        action.remedy = remedy_line(&gone);
         Ok(action)
     }
 
@@ -936,16 +934,13 @@ impl<'a> Pass<'a> {
             .current_task_id()
             .map(str::to_owned)
             .context("a task-known attempt without task id")?;
-        let mut read = self.get_task(&endpoint, &task_id).await;
-        if let Err(e) = &read {
-            match moved::rechoose(self.client, self.journal, a, &endpoint, e).await? {
-                Rechosen::Stays => {}
-                Rechosen::Moved(to) => read = self.get_task(&to, &task_id).await,
-                Rechosen::Nowhere(reason) => {
-                    return Ok(vec![self.nowhere(row, &task_id, &reason)?]);
-                }
-            }
-        }
+        let tid = task_id.as_str();
+        let get = |ep: Endpoint| async move { self.get_task(&ep, tid).await };
+        let read =
+            match moved::read(self.client, self.journal, a, &endpoint, Mode::Journal, get).await? {
+                Reread::Read { result, .. } => result,
+                Reread::Gone(reason) => return Ok(vec![self.nowhere(row, &task_id, &reason)?]),
+            };
         match read {
             Ok(task) => {
                 // The raw JSON is serialized only for a view that will be journaled.
@@ -1234,13 +1229,15 @@ fn failure_code(e: &A2aError) -> u8 {
 
 /// Returns the outcome of a row with a `failed-for-good` event: `failed-for-good` (its workflow
 /// is then listed for `compensate`), or, for artifacts past a size limit, `artifact-too-large`
-/// / `task-too-large` (the work probably happened: a human decides).
+/// / `task-too-large` (the work probably happened: a human decides), or `interface-gone`.
 fn failed_outcome(row: &AttemptRow) -> Option<&'static str> {
     let reason = row.failed_for_good.as_deref()?;
     Some(if reason.starts_with(ARTIFACT_TOO_LARGE) {
         ARTIFACT_TOO_LARGE
     } else if reason.starts_with(TASK_TOO_LARGE) {
         TASK_TOO_LARGE
+    } else if is_interface_gone(reason) {
+        INTERFACE_GONE
     } else {
         "failed-for-good"
     })

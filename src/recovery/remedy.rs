@@ -56,7 +56,7 @@ impl Remedy {
             RemedyKind::Refused => {
                 format!("a2a-recover resolve {s} --as retry|abandoned --reason \"…\"")
             }
-            RemedyKind::Lost => {
+            RemedyKind::Lost | RemedyKind::InterfaceGone => {
                 format!("a2a-recover resolve {s} --as done|retry|abandoned --reason \"…\"")
             }
             RemedyKind::FailedForGood => format!("a2a-recover compensate {}", s.workflow),
@@ -77,6 +77,11 @@ impl Remedy {
             }
             RemedyKind::FailedForGood if !self.compensating => vec![format!(
                 "a2a-recover resolve {s} --as retry|abandoned --reason \"…\""
+            )],
+            // The agent may live at a new card: registered there, a retry goes to it.
+            RemedyKind::InterfaceGone => vec![format!(
+                "a2a-recover agents add NEW-AGENT-URL, then a2a-recover resolve {s} \
+                 --as retry --reason \"…\""
             )],
             _ => Vec::new(),
         }
@@ -114,6 +119,11 @@ impl Remedy {
             RemedyKind::Lost => "the agent forgot the task",
             RemedyKind::FailedForGood => "the step failed for good",
             RemedyKind::Effect => "the effect is not verified",
+            RemedyKind::InterfaceGone => {
+                "the interface its task was sent to left the agent's card, which offers nothing \
+                 a2a-recover speaks (the task may still run: ask the agent's operator where to \
+                 read it; a later pass reads it if the card offers it again, but a human decides)"
+            }
             RemedyKind::TooLarge => {
                 "its artifacts went past a size limit and are not all journaled (the work \
                  probably happened: fetch the result from the agent, then resolve)"

@@ -40,10 +40,11 @@ use crate::a2a::{
 use crate::clock::Clock;
 use crate::crash::{self, Point};
 use crate::journal::{
-    self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, Lease, Reply,
-    ReplyState, SendOutcome, SendRecord, Source,
+    self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError,
+    Lease, Reply, ReplyState, SendOutcome, SendRecord, Source,
 };
 use crate::recovery::lookup::{self, LookHow, Sweeps};
+use crate::recovery::moved::{self, Rechosen};
 
 mod batch;
 
@@ -155,6 +156,13 @@ pub enum ReplySent {
     Refused(A2aError),
     /// Not delivered, or the outcome is unknown: the reply stays `INTENT` (error journaled).
     Failed(A2aError),
+    /// Not delivered: the interface does not serve the task any more and has left the agent's
+    /// card; the attempt now reads the interface re-chosen from it (journaled). The reply stays
+    /// `INTENT`: it goes there only after a look for it (`reconcile`), never blind.
+    Moved(A2aError, Endpoint),
+    /// Not delivered: the interface left the agent's card, which offers nothing we speak (the
+    /// reason; the attempt is journaled as needing a human, the reply stays `INTENT`).
+    Gone(String),
     /// Another live process holds the attempt's lease; nothing was sent.
     Busy(Lease),
     /// The reply was settled meanwhile by another process.
@@ -973,7 +981,39 @@ impl Sender<'_> {
                     .set_reply_state(reply.id, ReplyState::Delivered, None)?;
                 ReplySent::Delivered(self.journal.attempt(attempt.id)?)
             }
-            Err(error) if error.class() == ErrorClass::Refused => {
+            Err(error) => {
+                match moved::rechoose(self.client, self.journal, &attempt, &endpoint, &error)
+                    .await?
+                {
+                    Rechosen::Moved(to) => {
+                        self.journal.set_reply_state(
+                            reply.id,
+                            ReplyState::Intent,
+                            Some(&error.summary()),
+                        )?;
+                        ReplySent::Moved(error, to)
+                    }
+                    Rechosen::Nowhere(reason) => {
+                        moved::journal_gone(self.journal, attempt.id, &reason)?;
+                        self.journal.set_reply_state(
+                            reply.id,
+                            ReplyState::Intent,
+                            Some(&reason),
+                        )?;
+                        ReplySent::Gone(reason)
+                    }
+                    Rechosen::Stays => self.reply_failed(reply, error)?,
+                }
+            }
+        };
+        drop(guard);
+        Ok(sent)
+    }
+
+    /// Journals a reply's send that failed at an interface that still serves the task.
+    fn reply_failed(&self, reply: &Reply, error: A2aError) -> Result<ReplySent, JournalError> {
+        Ok(match error {
+            error if error.class() == ErrorClass::Refused => {
                 self.journal.set_reply_state(
                     reply.id,
                     ReplyState::Refused,
@@ -981,7 +1021,7 @@ impl Sender<'_> {
                 )?;
                 ReplySent::Refused(error)
             }
-            Err(error) => {
+            error => {
                 self.journal.set_reply_state(
                     reply.id,
                     ReplyState::Intent,
@@ -989,9 +1029,7 @@ impl Sender<'_> {
                 )?;
                 ReplySent::Failed(error)
             }
-        };
-        drop(guard);
-        Ok(sent)
+        })
     }
 }
 

@@ -420,6 +420,13 @@ impl AttemptRow {
         if self.failed_for_good.as_deref().is_some_and(is_over_limit) {
             return Some(RemedyKind::TooLarge);
         }
+        if self
+            .failed_for_good
+            .as_deref()
+            .is_some_and(is_interface_gone)
+        {
+            return Some(RemedyKind::InterfaceGone);
+        }
         let failed_for_good = matches!(a.state, AttemptState::Failed | AttemptState::Rejected)
             && (matches!(self.binding, Binding::Agent(_)) || a.number >= self.max_attempts)
             || (a.state == AttemptState::Canceled && a.cancel_requested_at.is_none())
@@ -461,6 +468,9 @@ pub enum RemedyKind {
     /// An artifact, or all of a task's, went past `--max-artifact-size` / `--max-task-size`:
     /// the work probably happened, but the journal does not hold all of its result.
     TooLarge,
+    /// The interface the attempt was sent to left its agent's card, and the card offers no
+    /// interface a2a-recover speaks: the task may still run, but nothing can read it.
+    InterfaceGone,
 }
 
 /// The error (and `failed-for-good` reason) of an attempt an artifact took past
@@ -469,6 +479,16 @@ pub const ARTIFACT_TOO_LARGE: &str = "artifact-too-large";
 /// The error (and `failed-for-good` reason) of an attempt whose artifacts together went past
 /// `--max-task-size`.
 pub const TASK_TOO_LARGE: &str = "task-too-large";
+
+/// The `failed-for-good` reason (and error) of an attempt whose interface left its agent's card,
+/// which offers nothing a2a-recover speaks any more.
+pub const INTERFACE_GONE: &str = "interface-gone";
+
+/// Returns whether a `failed-for-good` reason says the attempt's interface is gone
+/// ([`INTERFACE_GONE`]).
+pub fn is_interface_gone(reason: &str) -> bool {
+    reason.starts_with(INTERFACE_GONE)
+}
 
 /// Returns whether a `failed-for-good` reason (or an attempt's error) says its artifacts went
 /// past a size limit ([`ARTIFACT_TOO_LARGE`], [`TASK_TOO_LARGE`]).

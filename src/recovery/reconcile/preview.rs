@@ -5,11 +5,12 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 
 use super::{Action, Item, Pass, READ_ATTEMPTS, remedy_line};
-use crate::a2a::TaskView;
 use crate::a2a::retry_read;
+use crate::a2a::{Endpoint, TaskView};
 use crate::exit;
-use crate::journal::{AttemptRow, AttemptState, StepRecord};
+use crate::journal::{AttemptRow, AttemptState, INTERFACE_GONE, StepRecord};
 use crate::recovery::decide::{self, Settlement, Triage};
+use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::send;
 
 impl Pass<'_> {
@@ -66,7 +67,12 @@ impl Pass<'_> {
                 x.remedy = remedy_line(&row);
                 x
             }
-            Triage::Read => self.preview_read(&row, &rec).await?,
+            Triage::Read => {
+                let mut read = self.preview_read(&row, &rec).await?;
+                let last = read.pop().context("a preview without an action")?;
+                actions.append(&mut read);
+                last
+            }
             Triage::Settled => self.preview_settle(&row, &rec)?,
         };
         actions.push(act);
@@ -83,20 +89,57 @@ impl Pass<'_> {
         Ok(actions)
     }
 
-    async fn preview_read(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {
+    /// What reading the task would do; a move of its interface comes first (`would-move`).
+    async fn preview_read(
+        &self,
+        row: &AttemptRow,
+        rec: &StepRecord,
+    ) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
         let out = match Self::outgoing(&rec.step.spec, a, rec) {
             Ok(out) => out,
-            Err(e) => return Ok(Self::credential_action(row, &e)),
+            Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
         };
         let wire = send::journaled_wire(self.journal, a)?;
         let endpoint = send::endpoint_of(a, &out, wire)?;
         let task_id = a.current_task_id().unwrap_or_default().to_owned();
-        let read = retry_read(READ_ATTEMPTS, || {
-            self.client.get_task(&endpoint, &task_id, Some(0))
-        })
-        .await;
-        Ok(match read {
+        let tid = task_id.as_str();
+        let get = |ep: Endpoint| async move {
+            retry_read(READ_ATTEMPTS, || self.client.get_task(&ep, tid, Some(0))).await
+        };
+        let mut actions = Vec::new();
+        let read =
+            match moved::read(self.client, self.journal, a, &endpoint, Mode::DryRun, get).await? {
+                Reread::Read { result, moved } => {
+                    if let Some(to) = moved {
+                        actions.push(Self::action(
+                            row,
+                            a.number,
+                            "move",
+                            "would-move-interface",
+                            moved::move_detail(&endpoint, &to),
+                            exit::OK,
+                        ));
+                    }
+                    result
+                }
+                Reread::Gone(reason) => {
+                    let mut x = Self::action(
+                        row,
+                        a.number,
+                        "read",
+                        format!("would-mark-{INTERFACE_GONE}"),
+                        json!({"taskId": task_id, "error": reason}),
+                        exit::NEEDS_HUMAN,
+                    );
+                    let mut gone = row.clone();
+                    gone.failed_for_good = Some(moved::gone_reason(&reason));
+                    x.remedy = remedy_line(&gone);
+                    actions.push(x);
+                    return Ok(actions);
+                }
+            };
+        actions.push(match read {
             Ok(task) => {
                 let view = TaskView::from_value(&task.raw, task.raw.to_string())
                     .context("the agent's task has no id")?;
@@ -127,7 +170,8 @@ impl Pass<'_> {
                 exit::NEEDS_HUMAN,
             ),
             Err(e) => Self::read_failed(row, &task_id, &e),
-        })
+        });
+        Ok(actions)
     }
 
     fn preview_settle(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Action> {

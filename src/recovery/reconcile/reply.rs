@@ -8,6 +8,7 @@ use crate::a2a::{A2aError, Endpoint, TaskView, history_holds, retry_read, types}
 use crate::exit;
 use crate::journal::{Attempt, AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
+use crate::recovery::moved::{self, Mode};
 use crate::recovery::send::{self, ReplySent};
 
 impl Pass<'_> {
@@ -45,10 +46,30 @@ impl Pass<'_> {
                 exit::NEEDS_HUMAN,
             ));
         };
-        let read = retry_read(READ_ATTEMPTS, || {
-            self.client.get_task(&endpoint, &task_id, None)
-        })
-        .await;
+        // The look re-chooses an interface that left the card: a resend then goes where the
+        // look looked (the re-chosen interface, journaled), never elsewhere.
+        let tid = task_id.as_str();
+        let get = |ep: Endpoint| async move {
+            retry_read(READ_ATTEMPTS, || self.client.get_task(&ep, tid, None)).await
+        };
+        let (read, endpoint) = match moved::read(
+            self.client,
+            self.journal,
+            &attempt,
+            &endpoint,
+            Mode::Journal,
+            get,
+        )
+        .await?
+        {
+            moved::Reread::Read { result, moved } => (result, moved.unwrap_or(endpoint)),
+            moved::Reread::Gone(reason) => {
+                let mut gone = self.nowhere(row, &task_id, &reason)?;
+                gone.action = "reply";
+                gone.detail["messageId"] = json!(reply.message_id);
+                return Ok(gone);
+            }
+        };
         let task = match read {
             Ok(task) => task,
             Err(e) => {
@@ -162,6 +183,18 @@ impl Pass<'_> {
                         json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                         failure_code(&e),
                     ),
+                    ReplySent::Moved(e, _) => action(
+                        "reply-failed",
+                        json!({"messageId": reply.message_id, "error": e.summary(),
+                               "interfaceMoved": true}),
+                        exit::WORK_REMAINS,
+                    ),
+                    ReplySent::Gone(reason) => {
+                        let mut gone = self.nowhere(row, &task_id, &reason)?;
+                        gone.action = "reply";
+                        gone.detail["messageId"] = json!(reply.message_id);
+                        gone
+                    }
                     ReplySent::Busy(_) => action(
                         "busy",
                         json!({"messageId": reply.message_id}),
