@@ -22,6 +22,9 @@ pub(in crate::journal) mod seam;
 mod tls;
 pub(in crate::journal) mod url;
 
+#[cfg(test)]
+mod tests;
+
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
