@@ -40,7 +40,7 @@ fn report(e: &JournalError) -> String {
 }
 
 /// Every row of `sql`, each column rendered as text.
-fn rows(conn: &PgConn, sql: &str, args: &[Arg<'_>]) -> Vec<Vec<String>> {
+fn try_rows(conn: &PgConn, sql: &str, args: &[Arg<'_>]) -> DbResult<Vec<Vec<String>>> {
     let mut out = Vec::new();
     conn.each(sql, args, &mut |row| {
         let mut cols = Vec::new();
@@ -51,24 +51,20 @@ fn rows(conn: &PgConn, sql: &str, args: &[Arg<'_>]) -> Vec<Vec<String>> {
         }
         out.push(cols);
         Ok(())
-    })
-    .unwrap();
-    out
+    })?;
+    Ok(out)
 }
 
+fn rows(conn: &PgConn, sql: &str, args: &[Arg<'_>]) -> Vec<Vec<String>> {
+    try_rows(conn, sql, args).unwrap()
+}
+
+/// The first row of `sql`.
 fn one(conn: &PgConn, sql: &str, args: &[Arg<'_>]) -> DbResult<Vec<String>> {
-    let mut out = None;
-    conn.each(sql, args, &mut |row| {
-        let mut cols = Vec::new();
-        let mut i = 0;
-        while let Ok(v) = row.0.value(i) {
-            cols.push(format!("{v:?}"));
-            i += 1;
-        }
-        out = Some(cols);
-        Ok(())
-    })?;
-    out.ok_or(super::seam::DbError::NoRows)
+    try_rows(conn, sql, args)?
+        .into_iter()
+        .next()
+        .ok_or(super::seam::DbError::NoRows)
 }
 
 #[test]
