@@ -473,3 +473,133 @@ fn postgres_sslmode_require_against_a_server_without_tls_fails_clearly() {
     assert!(text.contains("does not offer TLS"), "{text}");
     assert!(!text.contains(&pg_password()), "{text}");
 }
+
+/// A second test server, speaking TLS with a certificate made here: stopped when dropped.
+struct TlsServer {
+    /// Its URL, with the password (no schema).
+    url: String,
+    dir: String,
+    /// The CA that signed the server's certificate, and the certificates' directory.
+    ca: std::path::PathBuf,
+    _certs: tempfile::TempDir,
+}
+
+impl TlsServer {
+    /// Makes a CA and a certificate for `127.0.0.1` only, and starts a server with it.
+    fn start() -> Self {
+        let certs = tempfile::tempdir().unwrap();
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "a2a-recover test CA");
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
+        let ca = certs.path().join("ca.pem");
+        std::fs::write(&ca, ca_cert.pem()).unwrap();
+        std::fs::write(certs.path().join("server.crt"), cert.pem()).unwrap();
+        std::fs::write(certs.path().join("server.key"), key.serialize_pem()).unwrap();
+
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pg-test-server");
+        let out = std::process::Command::new(script)
+            .arg("start")
+            .env("A2A_RECOVER_PG_SSL_CERT", certs.path().join("server.crt"))
+            .env("A2A_RECOVER_PG_SSL_KEY", certs.path().join("server.key"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{script} start failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let var = |name: &str| {
+            stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("export {name}=")))
+                .unwrap_or_else(|| panic!("no {name} in {stdout}"))
+                .to_owned()
+        };
+        Self {
+            url: var("A2A_RECOVER_TEST_PG_URL"),
+            dir: var("A2A_RECOVER_TEST_PG_DIR"),
+            ca,
+            _certs: certs,
+        }
+    }
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/pg-test-server");
+        let _ = std::process::Command::new(script)
+            .args(["stop", &self.dir])
+            .status();
+    }
+}
+
+/// Whether the session runs over TLS.
+fn on_tls(store: &PgStore) -> bool {
+    one(
+        &store.lock(),
+        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        &[],
+    )
+    .unwrap()
+        == ["Int(1)"]
+}
+
+#[test]
+fn postgres_tls_verifies_the_server_certificate_and_name() {
+    let server = TlsServer::start();
+    let ca = server.ca.display();
+    let schema = harness::fresh_schema();
+
+    // The CA named: verified, and the session is encrypted (`require` and `prefer` alike).
+    for mode in ["require", "verify-full", "prefer"] {
+        let url = parse(&with_params(
+            &server.url,
+            &format!("schema={schema}&sslmode={mode}&sslrootcert={ca}"),
+        ));
+        let (store, _) = open(&url);
+        assert!(on_tls(&store), "{mode}");
+    }
+
+    // Without the CA (the Mozilla roots only), the self-made certificate is refused: require
+    // verifies, unlike libpq's.
+    let password = url::Url::parse(&server.url)
+        .unwrap()
+        .password()
+        .unwrap()
+        .to_owned();
+    let url = parse(&with_params(
+        &server.url,
+        &format!("schema={schema}&sslmode=require"),
+    ));
+    let text = report(&PgStore::open(&url, TIMEOUT).map(|_| ()).unwrap_err());
+    assert!(text.contains("TLS failed"), "{text}");
+    assert!(!text.contains(&password), "{text}");
+
+    // The right CA, but another name than the certificate's (localhost, not 127.0.0.1).
+    let by_name = server.url.replace("@127.0.0.1:", "@localhost:");
+    let url = parse(&with_params(
+        &by_name,
+        &format!("schema={schema}&sslmode=require&sslrootcert={ca}"),
+    ));
+    let text = report(&PgStore::open(&url, TIMEOUT).map(|_| ()).unwrap_err());
+    assert!(text.contains("TLS failed"), "{text}");
+
+    // A CA file that cannot be read: a clear error before any connection.
+    let url = parse(&with_params(
+        &server.url,
+        &format!("schema={schema}&sslmode=require&sslrootcert=/nonexistent/ca.pem"),
+    ));
+    let text = report(&PgStore::open(&url, TIMEOUT).map(|_| ()).unwrap_err());
+    assert!(text.contains("/nonexistent/ca.pem"), "{text}");
+}
