@@ -21,6 +21,7 @@ pub mod hostile;
 pub mod in_runtime;
 pub mod interop;
 pub mod journal;
+pub mod postgres;
 pub mod snapshot;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,238 @@
+//! The PostgreSQL schema: the same migrations as SQLite's (same numbers, names and order),
+//! translated, embedded, and applied inside the journal's own schema.
+//!
+//! The version is the highest row of `schema_migrations` (SQLite keeps it in `user_version`).
+//! Opening reads it first and touches nothing when it is current, so the passes need no right to
+//! create anything. Otherwise, in ONE transaction under a transaction-level advisory lock keyed
+//! by the schema ([`super::locks::migration_key`]: two hosts migrating at once take turns), the
+//! schema and the version table are created if missing, the version is read again, and each
+//! pending migration runs and is recorded. A schema newer than [`LATEST`] is never migrated.
+
+use super::conn::PgConn;
+use super::locks;
+use super::seam::{Arg, Db, DbResult, Value};
+use crate::journal::migrate::{LATEST, Migration};
+
+/// Every migration, in order; entry `i` has version `i + 1`, as in [`crate::journal::migrate`].
+pub(in crate::journal) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "0001_init",
+        sql: include_str!("migrations/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "0002_decisions",
+        sql: include_str!("migrations/0002_decisions.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "0003_pending_and_prune",
+        sql: include_str!("migrations/0003_pending_and_prune.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "0004_artifact_chunks",
+        sql: include_str!("migrations/0004_artifact_chunks.sql"),
+    },
+    Migration {
+        version: 5,
+        name: "0005_send_horizon",
+        sql: include_str!("migrations/0005_send_horizon.sql"),
+    },
+    Migration {
+        version: 6,
+        name: "0006_agent_limits",
+        sql: include_str!("migrations/0006_agent_limits.sql"),
+    },
+    Migration {
+        version: 7,
+        name: "0007_alerts",
+        sql: include_str!("migrations/0007_alerts.sql"),
+    },
+    Migration {
+        version: 8,
+        name: "0008_continuation",
+        sql: include_str!("migrations/0008_continuation.sql"),
+    },
+    Migration {
+        version: 9,
+        name: "0009_agent_profile",
+        sql: include_str!("migrations/0009_agent_profile.sql"),
+    },
+    Migration {
+        version: 10,
+        name: "0010_attempt_binding",
+        sql: include_str!("migrations/0010_attempt_binding.sql"),
+    },
+    Migration {
+        version: 11,
+        name: "0011_token_cmd",
+        sql: include_str!("migrations/0011_token_cmd.sql"),
+    },
+];
+
+/// What the schema holds before any write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::journal) enum Found {
+    /// No schema, or an empty one: a new journal.
+    Blank,
+    /// A journal at this version.
+    Version(i64),
+    /// Tables of something else.
+    Foreign,
+}
+
+/// Reads what `schema` holds, without writing.
+pub(in crate::journal) fn probe(conn: &PgConn, schema: &str) -> DbResult<Found> {
+    let mut objects = 0;
+    let mut has_versions = false;
+    conn.each(
+        "SELECT count(*), bool_or(c.relname = 'schema_migrations') \
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+         WHERE n.nspname = ?1",
+        &[Arg::Text(schema.into())],
+        &mut |row| {
+            objects = int(row.0.value(0)?);
+            has_versions = int(row.0.value(1)?) == 1;
+            Ok(())
+        },
+    )?;
+    if objects == 0 {
+        return Ok(Found::Blank);
+    }
+    if !has_versions {
+        return Ok(Found::Foreign);
+    }
+    Ok(Found::Version(version(conn)?))
+}
+
+fn int(v: Value<'_>) -> i64 {
+    match v {
+        Value::Int(i) => i,
+        _ => 0,
+    }
+}
+
+/// Returns the version recorded in the (existing) version table, 0 when it is empty.
+fn version(conn: &PgConn) -> DbResult<i64> {
+    let mut v = 0;
+    conn.each(
+        "SELECT coalesce(max(version), 0) FROM schema_migrations",
+        &[],
+        &mut |row| {
+            v = int(row.0.value(0)?);
+            Ok(())
+        },
+    )?;
+    Ok(v)
+}
+
+/// Brings `schema` up to [`LATEST`] in one transaction; returns the version it had. The
+/// connection's search_path must already name `schema`.
+pub(in crate::journal) fn migrate(conn: &PgConn, schema: &str) -> DbResult<i64> {
+    conn.batch("BEGIN")?;
+    conn.began();
+    let out = migrate_in_transaction(conn, schema);
+    let failed = conn.ended();
+    match out {
+        Ok(from) if !failed => {
+            conn.batch("COMMIT")?;
+            Ok(from)
+        }
+        Ok(_) => {
+            conn.batch("ROLLBACK")?;
+            Err(super::seam::DbError::Backend(Box::new(
+                super::conn::Aborted,
+            )))
+        }
+        Err(e) => {
+            let _ = conn.batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+fn migrate_in_transaction(conn: &PgConn, schema: &str) -> DbResult<i64> {
+    conn.exec(
+        "SELECT pg_advisory_xact_lock(?1)",
+        &[Arg::Int(locks::migration_key(schema))],
+    )?;
+    // The schema is a checked identifier (lowercase letters, digits and _).
+    let mut exists = false;
+    conn.each(
+        "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = ?1",
+        &[Arg::Text(schema.into())],
+        &mut |_| {
+            exists = true;
+            Ok(())
+        },
+    )?;
+    if !exists {
+        conn.batch(&format!("CREATE SCHEMA \"{schema}\""))?;
+    }
+    conn.batch(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (
+             version    BIGINT PRIMARY KEY,
+             name       TEXT   NOT NULL,
+             applied_at BIGINT NOT NULL
+         )",
+    )?;
+    let from = version(conn)?;
+    for m in MIGRATIONS.iter().filter(|m| m.version > from) {
+        conn.batch(m.sql)?;
+        conn.exec(
+            "INSERT INTO schema_migrations (version, name, applied_at) \
+             VALUES (?1, ?2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)",
+            &[Arg::Int(m.version), Arg::Text(m.name.into())],
+        )?;
+    }
+    debug_assert!(from > LATEST || version(conn).is_ok_and(|v| v == LATEST));
+    Ok(from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn postgres_migrations_match_sqlites_one_for_one() {
+        let sqlite: Vec<(i64, &str)> = crate::journal::migrate::MIGRATIONS
+            .iter()
+            .map(|m| (m.version, m.name))
+            .collect();
+        let postgres: Vec<(i64, &str)> = MIGRATIONS.iter().map(|m| (m.version, m.name)).collect();
+        assert_eq!(
+            postgres, sqlite,
+            "every migration exists for both stores, in the same order"
+        );
+    }
+
+    #[test]
+    fn postgres_migration_files_on_disk_are_the_embedded_ones() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/journal/postgres/migrations");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        let names: Vec<String> = MIGRATIONS
+            .iter()
+            .map(|m| format!("{}.sql", m.name))
+            .collect();
+        assert_eq!(files, names);
+        for m in MIGRATIONS {
+            let on_disk = std::fs::read_to_string(dir.join(format!("{}.sql", m.name))).unwrap();
+            assert_eq!(on_disk, m.sql, "{}", m.name);
+            for sqlite_only in ["STRICT", "PRAGMA", "INTEGER PRIMARY KEY"] {
+                let code: String = m
+                    .sql
+                    .lines()
+                    .filter(|l| !l.trim_start().starts_with("--"))
+                    .collect();
+                assert!(!code.contains(sqlite_only), "{}: {sqlite_only}", m.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The PostgreSQL store: the only code of the journal that names tokio-postgres or rustls. A
+//! journal on a server every host reaches (`--journal postgres://…`), with the same semantics as
+//! the SQLite store beside it.
+//!
+//! - [`url`]: the journal URL, its password sources, TLS mode and schema; [`url::PgUrl::redacted`]
+//!   is the only form of it that errors, logs and JSON may show.
+//! - [`conn`]: one connection, driven synchronously from a thread of its own; [`conn::PgConn`]
+//!   runs the shared `?N` SQL (the seam's [`seam::Db`]).
+//! - [`tls`]: rustls, always verifying the server's certificate.
+//! - [`migrate`]: the schema, one migration per SQLite migration, in the journal's own schema.
+//! - [`locks`]: session-level advisory locks for the pass locks.
+//! - `seam`: a private copy of the backend-neutral seam, until it lands in `journal/`.
+//!
+//! [`PgStore`] is the store: opening (connect, configure the session, migrate), `read` and
+//! `transaction` (one `BEGIN … COMMIT`, rolled back when nothing changed), and the mapping of
+//! SQLSTATEs to [`JournalError`].
+
+pub(in crate::journal) mod conn;
+pub(in crate::journal) mod locks;
+pub(in crate::journal) mod migrate;
+pub(in crate::journal) mod seam;
+mod tls;
+pub(in crate::journal) mod url;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use conn::{ClientTimeout, PgConn, SetupError};
+use seam::{Db, DbError};
+use url::PgUrl;
+
+use super::JournalError;
+use super::migrate::LATEST;
+
+/// The margin the client gives the server past `statement_timeout` before it gives up on a
+/// request (the server's own timeout answers first, with a clear error).
+const CLIENT_MARGIN: Duration = Duration::from_secs(5);
+
+/// An open PostgreSQL journal: its one connection, and what its errors name.
+pub(in crate::journal) struct PgStore {
+    conn: Mutex<PgConn>,
+    url: PgUrl,
+    busy_timeout: Duration,
+    /// The schema's version when it is newer than this binary (then nothing is written).
+    newer: Option<i64>,
+}
+
+impl PgStore {
+    /// Connects, creates or migrates the schema, and returns the store and the version the
+    /// schema had (0 for a new one). A schema newer than this binary is left as it is and
+    /// opened read-only: writes fail with [`JournalError::NewerVersion`].
+    pub(in crate::journal) fn open(
+        url: &PgUrl,
+        busy_timeout: Duration,
+    ) -> Result<(Self, i64), JournalError> {
+        Self::open_as(url, busy_timeout, true)
+    }
+
+    /// Connects to an existing journal for reading only (never creates or migrates).
+    pub(in crate::journal) fn open_read_only(
+        url: &PgUrl,
+        busy_timeout: Duration,
+    ) -> Result<(Self, i64), JournalError> {
+        Self::open_as(url, busy_timeout, false)
+    }
+
+    fn open_as(
+        url: &PgUrl,
+        busy_timeout: Duration,
+        writable: bool,
+    ) -> Result<(Self, i64), JournalError> {
+        let e = |action| move |err| error(action, url, busy_timeout, &err);
+        let conn = PgConn::connect(url, busy_timeout + CLIENT_MARGIN)
+            .map_err(e("connect to the database server"))?;
+        configure(&conn, url.schema(), busy_timeout).map_err(e("configure the session"))?;
+        let found = migrate::probe(&conn, url.schema()).map_err(e("read the schema"))?;
+        let version = match found {
+            migrate::Found::Foreign => {
+                return Err(JournalError::NotAJournal {
+                    path: location(url),
+                });
+            }
+            migrate::Found::Blank => 0,
+            migrate::Found::Version(v) => v,
+        };
+        let newer = (version > LATEST).then_some(version);
+        if newer.is_some() || !writable {
+            conn.batch("SET default_transaction_read_only = on")
+                .map_err(e("configure the session"))?;
+        } else if version < LATEST {
+            migrate::migrate(&conn, url.schema()).map_err(e("migrate the journal"))?;
+        }
+        Ok((
+            Self {
+                conn: Mutex::new(conn),
+                url: url.clone(),
+                busy_timeout,
+                newer,
+            },
+            version,
+        ))
+    }
+
+    /// Returns the journal's URL (its [`PgUrl::redacted`] form is the one to show).
+    pub(in crate::journal) fn url(&self) -> &PgUrl {
+        &self.url
+    }
+
+    /// Returns the longest wait for another session's lock.
+    pub(in crate::journal) fn busy_timeout(&self) -> Duration {
+        self.busy_timeout
+    }
+
+    /// Returns the connection, for one operation (tests reach it directly).
+    pub(in crate::journal) fn lock(&self) -> MutexGuard<'_, PgConn> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Returns the mapper of a statement's error to a [`JournalError`] saying `action`.
+    pub(in crate::journal) fn err(
+        &self,
+        action: &'static str,
+    ) -> impl Fn(DbError) -> JournalError + '_ {
+        move |e| error(action, &self.url, self.busy_timeout, &e)
+    }
+
+    /// Runs `f` on the connection (reads).
+    pub(in crate::journal) fn read<T>(
+        &self,
+        action: &'static str,
+        f: impl FnOnce(&PgConn) -> seam::DbResult<T>,
+    ) -> Result<T, JournalError> {
+        let conn = self.lock();
+        f(&conn).map_err(self.err(action))
+    }
+
+    /// Runs `f` in one transaction (`BEGIN … COMMIT`), committed only when `f` says it changed
+    /// something; rolled back otherwise, and when `f` fails. `f` gets the connection and the
+    /// error mapper for `action`.
+    pub(in crate::journal) fn transaction<T>(
+        &self,
+        action: &'static str,
+        f: impl FnOnce(&PgConn, &dyn Fn(DbError) -> JournalError) -> Result<(T, bool), JournalError>,
+    ) -> Result<T, JournalError> {
+        if let Some(found) = self.newer {
+            return Err(JournalError::NewerVersion {
+                path: location(&self.url),
+                found,
+                known: LATEST,
+            });
+        }
+        let conn = self.lock();
+        let e = self.err(action);
+        conn.batch("BEGIN").map_err(&e)?;
+        conn.began();
+        let out = f(&conn, &e);
+        let failed = conn.ended();
+        match out {
+            Ok((out, true)) if !failed => {
+                conn.batch("COMMIT").map_err(&e)?;
+                Ok(out)
+            }
+            Ok((_, true)) => {
+                conn.batch("ROLLBACK").map_err(&e)?;
+                Err(e(DbError::Backend(Box::new(conn::Aborted))))
+            }
+            Ok((out, false)) => {
+                conn.batch("ROLLBACK").map_err(&e)?;
+                Ok(out)
+            }
+            Err(err) => {
+                // The error that matters is `err`; a failed rollback leaves nothing committed.
+                let _ = conn.batch("ROLLBACK");
+                Err(err)
+            }
+        }
+    }
+}
+
+/// Sets up a new session: the journal's schema first on the search path, durable commits, and
+/// every wait bounded by the busy timeout.
+fn configure(conn: &PgConn, schema: &str, busy_timeout: Duration) -> seam::DbResult<()> {
+    let ms = busy_timeout.as_millis().max(1);
+    // The schema is a checked identifier (lowercase letters, digits and _).
+    conn.batch(&format!(
+        "SET search_path TO \"{schema}\"; \
+         SET synchronous_commit TO on; \
+         SET statement_timeout TO {ms}; \
+         SET lock_timeout TO {ms}; \
+         SET idle_in_transaction_session_timeout TO {idle}",
+        idle = ms.saturating_mul(4).max(60_000),
+    ))
+}
+
+/// What errors name as the journal's location: the URL without its password.
+fn location(url: &PgUrl) -> PathBuf {
+    PathBuf::from(url.redacted())
+}
+
+/// Names an error's SQLSTATE class for the mapping below.
+fn sqlstate(e: &DbError) -> Option<&str> {
+    match e {
+        DbError::Backend(b) => b
+            .downcast_ref::<tokio_postgres::Error>()
+            .and_then(tokio_postgres::Error::code)
+            .map(tokio_postgres::error::SqlState::code),
+        _ => None,
+    }
+}
+
+/// An error text with the password scrubbed out, kept as the opaque source.
+#[derive(Debug)]
+struct Scrubbed(String);
+
+impl std::fmt::Display for Scrubbed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Scrubbed {}
+
+/// Maps a statement's error to a [`JournalError`]: lock and statement timeouts become
+/// [`JournalError::Busy`], data corruption [`JournalError::Corrupt`], and the rest an opaque
+/// [`JournalError::Storage`] with a hint for the causes an operator can fix. The source keeps
+/// the server's message (never the password: tokio-postgres never had it in a string, and the
+/// text is scrubbed all the same).
+fn error(
+    action: &'static str,
+    url: &PgUrl,
+    busy_timeout: Duration,
+    source: &DbError,
+) -> JournalError {
+    let code = sqlstate(source).map(str::to_owned);
+    let path = location(url);
+    match code.as_deref() {
+        // lock_not_available (lock_timeout), query_canceled (statement_timeout).
+        Some("55P03" | "57014") => {
+            return JournalError::Busy {
+                path,
+                waited: busy_timeout,
+            };
+        }
+        Some("XX001" | "XX002") => {
+            return JournalError::Corrupt {
+                path,
+                detail: url.scrub(&full_text(source)),
+            };
+        }
+        _ => {}
+    }
+    let hint = match code.as_deref() {
+        Some("28P01" | "28000") => Some(
+            "check the user and password: in the URL, PGPASSWORD, or the password file \
+             (PGPASSFILE, else ~/.pgpass, mode 0600)",
+        ),
+        Some("40001" | "40P01") => Some(
+            "another host changed the same rows at the same moment; nothing was written: \
+             run again",
+        ),
+        Some("53100") => Some("the database server's disk is full; free some space and run again"),
+        Some("53300") => Some(
+            "the server has no connection slot left; raise max_connections or run fewer \
+             processes at once",
+        ),
+        Some("42501") => Some(
+            "the database role lacks a privilege; docs/journal.md lists what `journal init` \
+             and the passes need",
+        ),
+        Some("3D000") => Some("the database named in the journal URL does not exist; create it"),
+        Some("25006") => {
+            Some("the server is read-only (a standby?); point the journal URL at the primary")
+        }
+        Some("57P01" | "57P02" | "57P03") => {
+            Some("the database server is shutting down or starting; run again once it is up")
+        }
+        Some(_) => None,
+        None => client_hint(source),
+    };
+    JournalError::Storage {
+        action,
+        hint,
+        source: Box::new(Scrubbed(url.scrub(&format!(
+            "{}: {}",
+            url.redacted(),
+            full_text(source)
+        )))),
+    }
+}
+
+/// The hint for an error that did not come from the server (no SQLSTATE).
+fn client_hint(source: &DbError) -> Option<&'static str> {
+    let DbError::Backend(b) = source else {
+        return None;
+    };
+    if b.downcast_ref::<ClientTimeout>().is_some() {
+        return Some(
+            "the database server stopped answering; check that it is up and reachable, then \
+             run again (nothing half-written was committed)",
+        );
+    }
+    if b.downcast_ref::<SetupError>().is_some() {
+        return Some("check sslrootcert in the journal URL");
+    }
+    let text = full_text(source);
+    if text.contains("Connection refused") || text.contains("error connecting to server") {
+        Some("is the database server running and reachable at the URL's host and port?")
+    } else if text.contains("timeout") || text.contains("timed out") {
+        Some("the database server did not answer in time (connect_timeout); is it reachable?")
+    } else if text.contains("does not support TLS") {
+        Some("the server does not offer TLS; enable ssl on it, or drop sslmode=require")
+    } else if text.contains("certificate") || text.contains("TLS") {
+        Some(
+            "TLS failed: the server's certificate must be valid for the URL's host and signed \
+             by a CA in sslrootcert (else the Mozilla roots); sslmode=disable turns TLS off",
+        )
+    } else if text.contains("password missing") {
+        Some("the server asks for a password: put it in PGPASSWORD or the password file")
+    } else {
+        None
+    }
+}
+
+/// The error and its chain of sources, one line.
+fn full_text(e: &DbError) -> String {
+    let mut text = e.to_string();
+    let mut source = match e {
+        DbError::Backend(b) => b.source(),
+        _ => None,
+    };
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
