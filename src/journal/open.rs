@@ -6,12 +6,69 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::postgres::PgStore;
 use super::sqlite;
 use super::store::Store;
-use super::{Access, Journal, JournalError, SizeLimits, file, migrate};
+use super::{Access, Journal, JournalError, Location, SizeLimits, file, migrate};
 use crate::clock::{Clock, SystemClock};
 
 impl Journal {
+    /// Opens (creating if needed) the journal at `location` for reading and writing: a SQLite
+    /// file as [`Journal::open`] opens it, or a schema on a PostgreSQL server, created and
+    /// migrated when needed (a schema newer than this binary opens read-only, as a newer file
+    /// does).
+    pub fn open_at(location: &Location, busy_timeout: Duration) -> Result<Self, JournalError> {
+        let Some(url) = location.postgres() else {
+            return Self::open(&location.shown_path(), busy_timeout);
+        };
+        let (store, found) = PgStore::open(url, busy_timeout)?;
+        Ok(Self {
+            store: Store::Postgres(Box::new(store)),
+            location: location.clone(),
+            access: if found > migrate::LATEST {
+                Access::Newer(found)
+            } else {
+                Access::ReadWrite
+            },
+            version: found.max(migrate::LATEST),
+            warnings: Vec::new(),
+            clock: Arc::new(SystemClock),
+            limits: SizeLimits::default(),
+        })
+    }
+
+    /// Opens an existing journal at `location` for reading only, as
+    /// [`Journal::open_read_only`] does for a file; a PostgreSQL schema that holds no journal
+    /// yet, or an older one, is refused ([`JournalError::ReadOnly`]).
+    pub fn open_read_only_at(
+        location: &Location,
+        busy_timeout: Duration,
+    ) -> Result<Self, JournalError> {
+        let Some(url) = location.postgres() else {
+            return Self::open_read_only(&location.shown_path(), busy_timeout);
+        };
+        let (store, found) = PgStore::open_read_only(url, busy_timeout)?;
+        if found < migrate::LATEST {
+            return Err(JournalError::ReadOnly {
+                path: location.shown_path(),
+            });
+        }
+        Ok(Self {
+            store: Store::Postgres(Box::new(store)),
+            location: location.clone(),
+            access: Access::ReadOnly,
+            version: found,
+            warnings: Vec::new(),
+            clock: Arc::new(SystemClock),
+            limits: SizeLimits::default(),
+        })
+    }
+
+    /// Returns where the journal is.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
     /// Opens (creating if needed) the journal at `path` for reading and writing.
     ///
     /// `busy_timeout` is the longest wait for another process's lock (`--timeout`). A journal
@@ -22,6 +79,7 @@ impl Journal {
         let (store, found) = sqlite::Store::open(path, busy_timeout)?;
         Ok(Self {
             store: Store::Sqlite(store),
+            location: Location::file(path),
             access: if found > migrate::LATEST {
                 Access::Newer(found)
             } else {
@@ -53,6 +111,7 @@ impl Journal {
         }
         Ok(Self {
             store: Store::Sqlite(store),
+            location: Location::file(path),
             access: Access::ReadOnly,
             version: found,
             warnings,

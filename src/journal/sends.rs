@@ -121,10 +121,10 @@ impl Journal {
         })
     }
 
-    /// Opens a second connection to the same journal file, with the same busy timeout and
+    /// Opens a second connection to the same journal, with the same busy timeout and
     /// clock (a batch send's group commits run on it, on their own thread).
     pub fn reopen(&self) -> Result<Self, JournalError> {
-        Ok(Self::open(self.path(), self.store.busy_timeout())?
+        Ok(Self::open_at(&self.location, self.store.busy_timeout())?
             .with_clock(std::sync::Arc::clone(&self.clock))
             .with_size_limits(self.limits))
     }

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::JournalError;
+use super::postgres::PgStore;
 use super::sql::{DbError, DbResult, Tx};
 use super::sqlite;
 
@@ -14,6 +15,8 @@ use super::sqlite;
 pub(super) enum Store {
     /// A local SQLite file (`journal/sqlite/`).
     Sqlite(sqlite::Store),
+    /// A schema on a PostgreSQL server (`journal/postgres/`).
+    Postgres(Box<PgStore>),
 }
 
 impl Store {
@@ -21,6 +24,7 @@ impl Store {
     pub(super) fn path(&self) -> &Path {
         match self {
             Self::Sqlite(s) => s.path(),
+            Self::Postgres(s) => s.shown_path(),
         }
     }
 
@@ -28,6 +32,7 @@ impl Store {
     pub(super) fn busy_timeout(&self) -> Duration {
         match self {
             Self::Sqlite(s) => s.busy_timeout(),
+            Self::Postgres(s) => s.busy_timeout(),
         }
     }
 
@@ -35,6 +40,7 @@ impl Store {
     pub(super) fn err(&self, action: &'static str) -> impl Fn(DbError) -> JournalError + '_ {
         move |e| match self {
             Self::Sqlite(s) => s.err(action)(e),
+            Self::Postgres(s) => s.err(action)(e),
         }
     }
 
@@ -46,6 +52,7 @@ impl Store {
     ) -> Result<T, JournalError> {
         match self {
             Self::Sqlite(s) => s.read(action, f),
+            Self::Postgres(s) => s.read(action, |c| f(c)),
         }
     }
 
@@ -59,6 +66,7 @@ impl Store {
     ) -> Result<T, JournalError> {
         match self {
             Self::Sqlite(s) => s.transaction(action, f),
+            Self::Postgres(s) => s.transaction(action, |c, e| f(c, e)),
         }
     }
 
@@ -67,6 +75,7 @@ impl Store {
     pub(super) fn data_version(&self) -> Result<i64, JournalError> {
         match self {
             Self::Sqlite(s) => s.data_version(),
+            Self::Postgres(s) => s.data_version(),
         }
     }
 
@@ -74,6 +83,7 @@ impl Store {
     pub(super) fn page_counts(&self) -> Result<(u64, u64, u64), JournalError> {
         match self {
             Self::Sqlite(s) => s.page_counts(),
+            Self::Postgres(s) => s.page_counts(),
         }
     }
 
@@ -82,6 +92,7 @@ impl Store {
     pub(super) fn sqlite(&self) -> &sqlite::Store {
         match self {
             Self::Sqlite(s) => s,
+            Self::Postgres(_) => panic!("a SQLite-only test ran on a PostgreSQL journal"),
         }
     }
 }

@@ -26,9 +26,9 @@ use bytes::{BufMut, BytesMut};
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Statement};
 
-use super::seam::{Arg, Db, DbError, DbResult, Dialect, RawRow, Row, Value};
 use super::tls::MakeRustls;
 use super::url::PgUrl;
+use crate::journal::sql::{Arg, Db, DbError, DbResult, Dialect, RawRow, Row, Value};
 
 /// A request that got no answer within the request timeout: the connection is abandoned.
 #[derive(Debug)]

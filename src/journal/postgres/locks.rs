@@ -17,7 +17,7 @@
 //! 64-bit FNV-1a of the schema, at transaction level ([`migration_key`]).
 
 use super::conn::PgConn;
-use super::seam::{Arg, Db, DbResult, Value};
+use crate::journal::sql::{Arg, Db, DbResult, Value};
 
 /// FNV-1a over `bytes`, 32 bits.
 fn fnv1a32(bytes: &[u8]) -> u32 {
@@ -46,8 +46,9 @@ pub(in crate::journal) fn journal_key(schema: &str) -> i64 {
 
 /// The second key of `workflow`'s lock: never 0 (the whole journal's).
 pub(in crate::journal) fn workflow_key(workflow: &str) -> i64 {
+    // 0 is the whole journal's key and -1 the write lock's (`PgStore::transaction`).
     match fnv1a32(workflow.as_bytes()) as i32 {
-        0 => 1,
+        0 | -1 => 1,
         k => i64::from(k),
     }
 }

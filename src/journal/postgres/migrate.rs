@@ -10,8 +10,8 @@
 
 use super::conn::PgConn;
 use super::locks;
-use super::seam::{Arg, Db, DbResult, Value};
 use crate::journal::migrate::{LATEST, Migration};
+use crate::journal::sql::{Arg, Db, DbResult, Value};
 
 /// Every migration, in order; entry `i` has version `i + 1`, as in [`crate::journal::migrate`].
 pub(in crate::journal) const MIGRATIONS: &[Migration] = &[
@@ -142,7 +142,7 @@ pub(in crate::journal) fn migrate(conn: &PgConn, schema: &str) -> DbResult<i64> 
         }
         Ok(_) => {
             conn.batch("ROLLBACK")?;
-            Err(super::seam::DbError::Backend(Box::new(
+            Err(crate::journal::sql::DbError::Backend(Box::new(
                 super::conn::Aborted,
             )))
         }

@@ -5,11 +5,10 @@
 //! - [`url`]: the journal URL, its password sources, TLS mode and schema; [`url::PgUrl::redacted`]
 //!   is the only form of it that errors, logs and JSON may show.
 //! - [`conn`]: one connection, driven synchronously from a thread of its own; [`conn::PgConn`]
-//!   runs the shared `?N` SQL (the seam's [`seam::Db`]).
+//!   runs the shared `?N` SQL (the seam's `Db`).
 //! - [`tls`]: rustls, always verifying the server's certificate.
 //! - [`migrate`]: the schema, one migration per SQLite migration, in the journal's own schema.
 //! - [`locks`]: session-level advisory locks for the pass locks.
-//! - `seam`: a private copy of the backend-neutral seam, until it lands in `journal/`.
 //!
 //! [`PgStore`] is the store: opening (connect, configure the session, migrate), `read` and
 //! `transaction` (one `BEGIN … COMMIT`, rolled back when nothing changed), and the mapping of
@@ -18,7 +17,6 @@
 pub(in crate::journal) mod conn;
 pub(in crate::journal) mod locks;
 pub(in crate::journal) mod migrate;
-pub(in crate::journal) mod seam;
 mod tls;
 pub(in crate::journal) mod url;
 
@@ -29,8 +27,8 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use crate::journal::sql::{Arg, Db, DbError, DbResult};
 use conn::{ClientTimeout, PgConn, SetupError};
-use seam::{Db, DbError};
 use url::PgUrl;
 
 use super::JournalError;
@@ -44,6 +42,10 @@ const CLIENT_MARGIN: Duration = Duration::from_secs(5);
 pub(in crate::journal) struct PgStore {
     conn: Mutex<PgConn>,
     url: PgUrl,
+    /// The URL without its password, as a path: what errors and records name the journal by.
+    shown: PathBuf,
+    /// The key every write transaction locks first (see [`PgStore::transaction`]).
+    write_key: i64,
     busy_timeout: Duration,
     /// The schema's version when it is newer than this binary (then nothing is written).
     newer: Option<i64>,
@@ -98,6 +100,8 @@ impl PgStore {
             Self {
                 conn: Mutex::new(conn),
                 url: url.clone(),
+                shown: location(url),
+                write_key: locks::journal_key(url.schema()),
                 busy_timeout,
                 newer,
             },
@@ -108,6 +112,68 @@ impl PgStore {
     /// Returns the journal's URL (its [`PgUrl::redacted`] form is the one to show).
     pub(in crate::journal) fn url(&self) -> &PgUrl {
         &self.url
+    }
+
+    /// Returns the URL without its password, as a path (what errors name the journal by).
+    pub(in crate::journal) fn shown_path(&self) -> &std::path::Path {
+        &self.shown
+    }
+
+    /// Returns a number that changes whenever any session commits a change to the journal's
+    /// tables: the sum, over the schema's tables, of their row count and the newest
+    /// transaction id that wrote a live row (tests use it to prove a no-op wrote nothing, as
+    /// SQLite's `data_version` does there).
+    pub(in crate::journal) fn data_version(&self) -> Result<i64, JournalError> {
+        let action = "read the data version";
+        self.read(action, |c| {
+            let mut tables = Vec::new();
+            c.each(
+                "SELECT table_name FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
+                 ORDER BY table_name",
+                &[],
+                &mut |r| {
+                    tables.push(r.get::<String>(0)?);
+                    Ok(())
+                },
+            )?;
+            let mut sum = 0i64;
+            for t in tables {
+                // Table names come from the catalogue of our own schema; quoted all the same.
+                let sql = format!(
+                    "SELECT CAST(count(*) + COALESCE(max(CAST(CAST(xmin AS TEXT) AS BIGINT)), 0) \
+                     AS BIGINT) FROM \"{}\"",
+                    t.replace('"', "\"\"")
+                );
+                c.each(&sql, &[], &mut |r| {
+                    sum = sum.wrapping_add(r.get::<i64>(0)?);
+                    Ok(())
+                })?;
+            }
+            Ok(sum)
+        })
+    }
+
+    /// Returns the journal's size as `prune` reports it: a page size of 8 KiB, the pages the
+    /// schema's tables and indexes take, and no free pages (PostgreSQL reuses the space a
+    /// delete frees after a `VACUUM`, which autovacuum runs; it never returns it to a list).
+    pub(in crate::journal) fn page_counts(&self) -> Result<(u64, u64, u64), JournalError> {
+        const PAGE: u64 = 8192;
+        let bytes = self.read("read the journal's size", |c| {
+            let mut bytes = 0i64;
+            c.each(
+                "SELECT CAST(COALESCE(sum(pg_total_relation_size(c.oid)), 0) AS BIGINT) \
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE n.nspname = current_schema() AND c.relkind = 'r'",
+                &[],
+                &mut |r| {
+                    bytes = r.get(0)?;
+                    Ok(())
+                },
+            )?;
+            Ok(bytes)
+        })?;
+        Ok((PAGE, (bytes.max(0) as u64).div_ceil(PAGE), 0))
     }
 
     /// Returns the longest wait for another session's lock.
@@ -132,7 +198,7 @@ impl PgStore {
     pub(in crate::journal) fn read<T>(
         &self,
         action: &'static str,
-        f: impl FnOnce(&PgConn) -> seam::DbResult<T>,
+        f: impl FnOnce(&PgConn) -> DbResult<T>,
     ) -> Result<T, JournalError> {
         let conn = self.lock();
         f(&conn).map_err(self.err(action))
@@ -157,6 +223,18 @@ impl PgStore {
         let e = self.err(action);
         conn.batch("BEGIN").map_err(&e)?;
         conn.began();
+        // One writer at a time, as SQLite's `BEGIN IMMEDIATE` gives: every read-decide-write
+        // cycle of the journal relies on no other write landing between its read and its
+        // write. The lock is the transaction's and goes with its COMMIT or ROLLBACK; its wait
+        // is bounded by `lock_timeout`.
+        if let Err(err) = conn.exec(
+            "SELECT pg_advisory_xact_lock(?1, -1)",
+            &[Arg::Int(self.write_key)],
+        ) {
+            conn.ended();
+            let _ = conn.batch("ROLLBACK");
+            return Err(e(err));
+        }
         let out = f(&conn, &e);
         let failed = conn.ended();
         match out {
@@ -183,7 +261,7 @@ impl PgStore {
 
 /// Sets up a new session: the journal's schema first on the search path, durable commits, and
 /// every wait bounded by the busy timeout.
-fn configure(conn: &PgConn, schema: &str, busy_timeout: Duration) -> seam::DbResult<()> {
+fn configure(conn: &PgConn, schema: &str, busy_timeout: Duration) -> DbResult<()> {
     let ms = busy_timeout.as_millis().max(1);
     // The schema is a checked identifier (lowercase letters, digits and _).
     conn.batch(&format!(

@@ -6,11 +6,11 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::conn::PgConn;
-use super::seam::{Arg, Db, DbResult, Value};
 use super::url::PgUrl;
 use super::{PgStore, locks};
 use crate::journal::JournalError;
 use crate::journal::migrate::LATEST;
+use crate::journal::sql::{Arg, Db, DbResult, Value};
 
 #[path = "../../../tests/common/postgres.rs"]
 #[allow(dead_code, unreachable_pub)]
@@ -64,7 +64,7 @@ fn one(conn: &PgConn, sql: &str, args: &[Arg<'_>]) -> DbResult<Vec<String>> {
     try_rows(conn, sql, args)?
         .into_iter()
         .next()
-        .ok_or(super::seam::DbError::NoRows)
+        .ok_or(crate::journal::sql::DbError::NoRows)
 }
 
 #[test]
