@@ -83,26 +83,17 @@ fn delegated_to_completed(peer: &Peer) {
     peer.assert_binding(&row);
 }
 
-/// ask → reply on the same task → COMPLETED.
-fn asked_and_answered(peer: &Peer) {
-    let env = TestEnv::new();
-    assert_eq!(
-        code(&delegate(
-            &env,
-            "w/ask",
-            &peer.agent.url,
-            "ask",
-            peer.args()
-        )),
-        0
-    );
-    let mut row = the_attempt(&env, "w/ask");
+/// Delegates `ask` to the agent as `w/ask` and reconciles until it asks; returns the attempt.
+fn asked(env: &TestEnv, peer: &Peer) -> Value {
+    let out = delegate(env, "w/ask", &peer.agent.url, "ask", peer.args());
+    assert_eq!(code(&out), 0, "{}\n{}", stderr(&out), peer.agent.context());
+    let mut row = the_attempt(env, "w/ask");
     for _ in 0..50 {
         if row["state"] == "INPUT_REQUIRED" {
             break;
         }
-        let _ = reconcile(&env, &[]);
-        row = the_attempt(&env, "w/ask");
+        let _ = reconcile(env, &[]);
+        row = the_attempt(env, "w/ask");
     }
     assert_eq!(
         row["state"],
@@ -110,6 +101,13 @@ fn asked_and_answered(peer: &Peer) {
         "{row}\n{}",
         peer.agent.context()
     );
+    row
+}
+
+/// ask → reply on the same task → COMPLETED.
+fn asked_and_answered(peer: &Peer) {
+    let env = TestEnv::new();
+    let row = asked(&env, peer);
     assert_eq!(row["pendingQuestion"], "two rooms or one?", "{row}");
     let task = row["taskId"].as_str().unwrap().to_owned();
     let out = env.run(["reply", "w/ask", "two"]);
@@ -131,17 +129,7 @@ fn asked_and_answered(peer: &Peer) {
 /// it is delivered, not `UNCERTAIN`, and the task completes.
 fn reply_crashed_after_its_send_is_found(peer: &Peer) {
     let env = TestEnv::new();
-    let out = delegate(&env, "w/ask", &peer.agent.url, "ask", peer.args());
-    assert_eq!(code(&out), 0, "{}\n{}", stderr(&out), peer.agent.context());
-    let mut row = the_attempt(&env, "w/ask");
-    for _ in 0..50 {
-        if row["state"] == "INPUT_REQUIRED" {
-            break;
-        }
-        let _ = reconcile(&env, &[]);
-        row = the_attempt(&env, "w/ask");
-    }
-    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
+    asked(&env, peer);
     crashing(&env, "after-send", &["reply", "w/ask", "two"]);
     let out = reconcile(&env, &["--format", "json"]);
     assert_eq!(
