@@ -414,6 +414,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding its token or API key (default: the one it was registered with)')
             [CompletionResult]::new('--token-cmd', '--token-cmd', [CompletionResultType]::ParameterName, 'A command printing its token or API key on stdout, run without a shell (default: the one it was registered with)')
             [CompletionResult]::new('--send-test', '--send-test', [CompletionResultType]::ParameterName, 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention')
+            [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card would choose')
+            [CompletionResult]::new('--protocol', '--protocol', [CompletionResultType]::ParameterName, 'Probes over this A2A protocol version (`1.0` or `0.3`) instead of the one the card would choose')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')

@@ -392,6 +392,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --token-env 'The environment variable holding its token or API key (default: the one it was registered with)'
             cand --token-cmd 'A command printing its token or API key on stdout, run without a shell (default: the one it was registered with)'
             cand --send-test 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention'
+            cand --binding 'Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card would choose'
+            cand --protocol 'Probes over this A2A protocol version (`1.0` or `0.3`) instead of the one the card would choose'
             cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'

@@ -1,14 +1,14 @@
 //! `agents probe` against the official SDK servers: the recovery profile each one shows, and
 //! that a probe without `--send-test` creates no task there (their ListTasks is the counter);
-//! the v0.3 SDKs (a2a-sdk 0.3.26, @a2a-js/sdk 0.3.14) over JSON-RPC: no ListTasks, and what
-//! their `tasks/resubscribe` answers.
+//! the v0.3 SDKs (a2a-sdk 0.3.26, @a2a-js/sdk 0.3.14) over JSON-RPC and over HTTP+JSON: no
+//! ListTasks, and what their subscribe answers.
 
 use std::time::Duration;
 
 use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, types};
 use serde_json::Value;
 
-use crate::common::interop::{InteropAgent, Sdk};
+use crate::common::interop::{InteropAgent, Sdk, Transport};
 use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
 /// Asserts that a command against `agent` exited 0, showing its output and the agent's stderr.
@@ -125,13 +125,19 @@ fn interop_probe_of_the_official_js_agent() {
     probe_sdk(Sdk::Js);
 }
 
-/// Probes a v0.3 agent (no `tasks/list`), with a finished task seeded first; returns the passive
-/// profile and the `--send-test` one.
-fn probe_v03(sdk: Sdk) -> (Value, Value) {
+/// Probes a v0.3 agent (no `tasks/list`) over `transport` (HTTP+JSON forced with `--binding
+/// http-json --protocol 0.3`, the cards also listing JSON-RPC), with a finished task seeded
+/// first; returns the passive profile and the `--send-test` one, after asserting what both
+/// official v0.3 SDKs share.
+fn probe_v03(sdk: Sdk, transport: Transport) -> (Value, Value) {
     let agent = sdk.start();
     let env = TestEnv::new();
     one_finished_task(&env, &agent);
-    let p = profile(&env, &agent, &[]);
+    let forced: &[&str] = match transport {
+        Transport::JsonRpc => &[],
+        Transport::Rest => &["--binding", "http-json", "--protocol", "0.3"],
+    };
+    let p = profile(&env, &agent, forced);
     let chosen: Vec<&Value> = p["bindings"]
         .as_array()
         .into_iter()
@@ -139,39 +145,69 @@ fn probe_v03(sdk: Sdk) -> (Value, Value) {
         .filter(|b| b["chosen"] == true)
         .collect();
     assert_eq!(chosen.len(), 1, "{sdk:?}: {p}");
-    assert_eq!(chosen[0]["binding"], "JSONRPC", "{sdk:?}: {p}");
+    assert_eq!(chosen[0]["binding"], transport.card_name(), "{sdk:?}: {p}");
     assert_eq!(chosen[0]["protocolVersion"], "0.3.0", "{sdk:?}: {p}");
     assert_eq!(
         p["listTasks"], "none",
         "{sdk:?}: no tasks/list in v0.3: {p}"
     );
     assert_eq!(p["timestampFilter"], "none", "{sdk:?}: {p}");
-    assert_eq!(p["subscribe"], "ok", "{sdk:?}: {p}");
-    assert_eq!(p["unknownTaskSubscribeCode"], "-32001", "{sdk:?}: {p}");
     assert_eq!(p["clientContextId"], "accepted", "{sdk:?}: {p}");
     // Without tasks/list no terminal task is known to a passive probe.
     assert_eq!(p["terminalSubscribeCode"], Value::Null, "{sdk:?}: {p}");
-    let sent = profile(&env, &agent, &["--send-test", "echo probe"]);
+    let mut args = vec!["--send-test", "echo probe"];
+    args.extend_from_slice(forced);
+    let sent = profile(&env, &agent, &args);
     assert_eq!(sent["dedup"], "no", "{sdk:?}: {sent}");
+    assert_eq!(sent["clientContextId"], "accepted", "{sdk:?}: {sent}");
+    // Both keep the test message in the task's history when it is asked for (historyLength).
+    assert_eq!(sent["historyKept"], "yes", "{sdk:?}: {sent}");
     (p, sent)
 }
 
 #[test]
 fn interop_probe_of_the_official_python_v03_agent() {
-    let (_, sent) = probe_v03(Sdk::Python03 {
-        transport: crate::common::interop::Transport::JsonRpc,
-    });
+    let transport = Transport::JsonRpc;
+    let (p, sent) = probe_v03(Sdk::Python03 { transport }, transport);
+    assert_eq!(p["subscribe"], "ok", "{p}");
+    assert_eq!(p["unknownTaskSubscribeCode"], "-32001", "{p}");
     // tasks/resubscribe on a terminal task: one error event, -32602.
     assert_eq!(sent["terminalSubscribeCode"], "-32602", "{sent}");
-    assert_eq!(sent["historyKept"], "yes", "{sent}");
 }
 
 #[test]
 fn interop_probe_of_the_official_js_v03_agent() {
-    let (_, sent) = probe_v03(Sdk::Js03 {
-        transport: crate::common::interop::Transport::JsonRpc,
-    });
+    let transport = Transport::JsonRpc;
+    let (p, sent) = probe_v03(Sdk::Js03 { transport }, transport);
+    assert_eq!(p["subscribe"], "ok", "{p}");
+    assert_eq!(p["unknownTaskSubscribeCode"], "-32001", "{p}");
     // tasks/resubscribe on a terminal task streams the task itself: no code.
     assert_eq!(sent["terminalSubscribeCode"], Value::Null, "{sent}");
-    assert_eq!(sent["historyKept"], "no", "{sent}");
+}
+
+#[test]
+fn interop_probe_of_the_official_python_v03_agent_over_http_json() {
+    let transport = Transport::Rest;
+    let (p, sent) = probe_v03(Sdk::Python03 { transport }, transport);
+    // `GET /v1/tasks/{id}:subscribe` answers 200 and an event stream, then cuts it without an
+    // event for an unknown task and for a terminal one alike (the SDK raises inside the
+    // stream): nothing a probe can tell from.
+    for p in [&p, &sent] {
+        assert_eq!(p["subscribe"], "unknown", "{p}");
+        assert_eq!(p["unknownTaskSubscribeCode"], Value::Null, "{p}");
+        assert_eq!(p["terminalSubscribeCode"], Value::Null, "{p}");
+    }
+}
+
+#[test]
+fn interop_probe_of_the_official_js_v03_agent_over_http_json() {
+    let transport = Transport::Rest;
+    let (p, sent) = probe_v03(Sdk::Js03 { transport }, transport);
+    // An unknown task's subscribe is HTTP 500, -32603 (the SDK's stream error path throws
+    // before it can answer its not-found): not proof either way.
+    assert_eq!(p["subscribe"], "unknown", "{p}");
+    assert_eq!(p["unknownTaskSubscribeCode"], "-32603", "{p}");
+    // The test task's subscribe streams the finished task: SubscribeToTask is there.
+    assert_eq!(sent["subscribe"], "ok", "{sent}");
+    assert_eq!(sent["terminalSubscribeCode"], Value::Null, "{sent}");
 }

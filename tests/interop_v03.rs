@@ -1,8 +1,9 @@
 //! Recovery against the official A2A v0.3 SDK servers (a2a-sdk 0.3.26, @a2a-js/sdk 0.3.14),
 //! through a2a-recover's own v0.3 bindings, over JSON-RPC and over HTTP+JSON (the v0.3 protobuf
 //! JSON under `/v1`): delegate → reconcile → follow to COMPLETED, ask → reply on the same task,
-//! a crash after the send (`UNCERTAIN`, nothing resent: a v0.3 agent cannot be searched), and a
-//! follow whose stream a proxy cuts mid-task (resubscribed, the artifact stored once);
+//! a crash after the send (`UNCERTAIN`, nothing resent: a v0.3 agent cannot be searched), a
+//! follow whose stream a proxy cuts mid-task (resubscribed, the artifact stored once), and a
+//! reply crashed after its send (found in the task's history, delivered);
 //! each journals its binding (`JSONRPC` or `HTTP+JSON`, `0.3`). The cards also list the other
 //! binding; a2a-recover prefers JSON-RPC, so the HTTP+JSON runs force `--binding http-json`.
 //! The SDKs are installed, pinned, by `scripts/test`; a missing runtime fails the test.
@@ -82,26 +83,17 @@ fn delegated_to_completed(peer: &Peer) {
     peer.assert_binding(&row);
 }
 
-/// ask → reply on the same task → COMPLETED.
-fn asked_and_answered(peer: &Peer) {
-    let env = TestEnv::new();
-    assert_eq!(
-        code(&delegate(
-            &env,
-            "w/ask",
-            &peer.agent.url,
-            "ask",
-            peer.args()
-        )),
-        0
-    );
-    let mut row = the_attempt(&env, "w/ask");
+/// Delegates `ask` to the agent as `w/ask` and reconciles until it asks; returns the attempt.
+fn asked(env: &TestEnv, peer: &Peer) -> Value {
+    let out = delegate(env, "w/ask", &peer.agent.url, "ask", peer.args());
+    assert_eq!(code(&out), 0, "{}\n{}", stderr(&out), peer.agent.context());
+    let mut row = the_attempt(env, "w/ask");
     for _ in 0..50 {
         if row["state"] == "INPUT_REQUIRED" {
             break;
         }
-        let _ = reconcile(&env, &[]);
-        row = the_attempt(&env, "w/ask");
+        let _ = reconcile(env, &[]);
+        row = the_attempt(env, "w/ask");
     }
     assert_eq!(
         row["state"],
@@ -109,6 +101,13 @@ fn asked_and_answered(peer: &Peer) {
         "{row}\n{}",
         peer.agent.context()
     );
+    row
+}
+
+/// ask → reply on the same task → COMPLETED.
+fn asked_and_answered(peer: &Peer) {
+    let env = TestEnv::new();
+    let row = asked(&env, peer);
     assert_eq!(row["pendingQuestion"], "two rooms or one?", "{row}");
     let task = row["taskId"].as_str().unwrap().to_owned();
     let out = env.run(["reply", "w/ask", "two"]);
@@ -122,6 +121,33 @@ fn asked_and_answered(peer: &Peer) {
         task.as_str(),
         "the reply went to the same task"
     );
+    peer.assert_binding(&row);
+}
+
+/// A reply whose process died after its send: the next pass finds it in the task's history
+/// (asked for with an explicit `historyLength`: @a2a-js/sdk 0.3.14 sends none without one), so
+/// it is delivered, not `UNCERTAIN`, and the task completes.
+fn reply_crashed_after_its_send_is_found(peer: &Peer) {
+    let env = TestEnv::new();
+    asked(&env, peer);
+    crashing(&env, "after-send", &["reply", "w/ask", "two"]);
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(
+        code(&out),
+        0,
+        "{}{}\n{}",
+        stdout(&out),
+        stderr(&out),
+        peer.agent.context()
+    );
+    let lines = json_lines(&out);
+    let reply = lines
+        .iter()
+        .find(|l| l["type"] == "action" && l["action"] == "reply")
+        .unwrap_or_else(|| panic!("no reply action: {lines:?}"));
+    assert_eq!(reply["outcome"], "DELIVERED", "{reply}");
+    let row = the_attempt(&env, "w/ask");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
     peer.assert_binding(&row);
 }
 
@@ -290,4 +316,24 @@ fn the_js_v03_rest_agent_is_asked_and_answered_on_the_same_task() {
 #[test]
 fn a_crash_after_a_send_to_the_js_v03_rest_agent_is_uncertain() {
     crash_after_send_is_uncertain(&Peer::js(Transport::Rest));
+}
+
+#[test]
+fn a_reply_crashed_after_its_send_to_the_python_v03_agent_is_found() {
+    reply_crashed_after_its_send_is_found(&Peer::python(Transport::JsonRpc));
+}
+
+#[test]
+fn a_reply_crashed_after_its_send_to_the_python_v03_rest_agent_is_found() {
+    reply_crashed_after_its_send_is_found(&Peer::python(Transport::Rest));
+}
+
+#[test]
+fn a_reply_crashed_after_its_send_to_the_js_v03_agent_is_found() {
+    reply_crashed_after_its_send_is_found(&Peer::js(Transport::JsonRpc));
+}
+
+#[test]
+fn a_reply_crashed_after_its_send_to_the_js_v03_rest_agent_is_found() {
+    reply_crashed_after_its_send_is_found(&Peer::js(Transport::Rest));
 }

@@ -33,6 +33,7 @@ use super::normalize;
 use super::sse::SseEvent;
 use super::transport::{Op, decode_json, snippet};
 use super::types;
+use super::v03;
 
 /// The media type of request bodies (the v0.3 SDKs read `application/json`).
 const CONTENT_TYPE: &str = "application/json";
@@ -97,11 +98,8 @@ pub(crate) fn request(call: &Call<'_>, base: &Url) -> Result<WireRequest, A2aErr
         base,
         std::iter::once("v1").chain(segments.iter().map(String::as_str)),
     )?;
-    if let Call::GetTask {
-        history_length: Some(n),
-        ..
-    } = *call
-    {
+    if let Call::GetTask { history_length, .. } = *call {
+        let n = v03::history_length(history_length);
         url.query_pairs_mut()
             .append_pair("historyLength", &n.to_string());
     }
@@ -504,6 +502,21 @@ mod tests {
 
     fn body(wire: &WireRequest) -> Value {
         serde_json::from_slice(&wire.body.as_ref().unwrap().1).unwrap()
+    }
+
+    #[test]
+    fn a_get_task_without_a_history_length_asks_for_the_whole_history() {
+        // Unset is the server's default in v0.3 (none at all for @a2a-js/sdk 0.3.14).
+        let base = Url::parse("http://a.example/rest").unwrap();
+        let call = Call::GetTask {
+            id: "t-1",
+            history_length: None,
+        };
+        let wire = request(&call, &base).unwrap();
+        assert_eq!(
+            wire.url.as_str(),
+            "http://a.example/rest/v1/tasks/t-1?historyLength=2147483647"
+        );
     }
 
     #[test]

@@ -47,11 +47,8 @@ pub(crate) fn request(call: &Call<'_>, url: &Url) -> Result<WireRequest, A2aErro
         Call::SendMessage(req) => (send(req)?, "application/json"),
         Call::SendStreamingMessage(req) => (send(req)?, "text/event-stream"),
         Call::GetTask { id, history_length } => {
-            let mut params = json!({ "id": id });
-            if let Some(n) = history_length {
-                params["historyLength"] = Value::from(n);
-            }
-            (params, "application/json")
+            let n = v03::history_length(history_length);
+            (json!({ "id": id, "historyLength": n }), "application/json")
         }
         Call::ListTasks(_) => {
             return Err(A2aError::Client {
@@ -148,6 +145,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(body(&get)["params"], json!({"id": "t", "historyLength": 0}));
+        // Unset is the server's default in v0.3 (none at all for @a2a-js/sdk 0.3.14): the whole
+        // history is asked for explicitly.
+        let get = request(
+            &Call::GetTask {
+                id: "t",
+                history_length: None,
+            },
+            &url,
+        )
+        .unwrap();
+        assert_eq!(
+            body(&get)["params"],
+            json!({"id": "t", "historyLength": i32::MAX})
+        );
         assert_eq!(
             body(&request(&Call::CancelTask { id: "t" }, &url).unwrap())["method"],
             "tasks/cancel"

@@ -37,6 +37,17 @@ pub mod methods {
     pub const RESUBSCRIBE: &str = "tasks/resubscribe";
 }
 
+/// The `historyLength` a v0.3 `tasks/get` sends for a caller's `None` ("the whole history", as
+/// an unset v1.0 `historyLength` means). v0.3 leaves an unset one to the server's default, and
+/// @a2a-js/sdk 0.3.14 then answers an empty `history`; so "all" is asked for explicitly, as the
+/// largest int32 (a server may still apply a lower limit).
+pub const ALL_HISTORY: i32 = i32::MAX;
+
+/// Returns the `historyLength` a v0.3 `tasks/get` sends: `n`, or [`ALL_HISTORY`].
+pub fn history_length(n: Option<i32>) -> i32 {
+    n.unwrap_or(ALL_HISTORY)
+}
+
 /// v0.3 task states and their v1.0 names.
 const STATES: &[(&str, &str)] = &[
     ("submitted", "TASK_STATE_SUBMITTED"),

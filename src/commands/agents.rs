@@ -128,6 +128,14 @@ Examples:
         /// history retention.
         #[arg(long, value_name = "TEXT")]
         send_test: Option<String>,
+        /// Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card
+        /// would choose.
+        #[arg(long, value_name = "BINDING")]
+        binding: Option<WireBinding>,
+        /// Probes over this A2A protocol version (`1.0` or `0.3`) instead of the one the card
+        /// would choose.
+        #[arg(long, value_name = "VERSION")]
+        protocol: Option<ProtocolVersion>,
     },
 }
 
@@ -156,9 +164,12 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
             token_env,
             token_cmd,
             send_test,
+            binding,
+            protocol,
         } => {
+            let choice = crate::commands::delegate::interface_choice(*binding, *protocol)?;
             let given = given_credential(token_env.as_deref(), token_cmd.as_deref())?;
-            probe(ctx, url, given, send_test.as_deref()).await
+            probe(ctx, url, given, send_test.as_deref(), choice).await
         }
     }
 }
@@ -456,6 +467,7 @@ async fn probe(
     url: &str,
     given: Option<Credential>,
     send_test: Option<&str>,
+    choice: InterfaceChoice,
 ) -> anyhow::Result<u8> {
     let card_url = card_url_arg(url)?;
     if send_test.is_some_and(|t| t.trim().is_empty()) {
@@ -471,18 +483,25 @@ async fn probe(
     let credential = credential(&card_url, given, known.as_ref())?;
     ctx.out.begin("agents probe")?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
+    let not_probed = |e: crate::a2a::A2aError| {
+        let mut failure = CliError::failure(e.to_string());
+        failure.hint = e.hint();
+        anyhow::Error::new(failure).context(format!(
+            "`{}` was not probed; nothing was stored",
+            shown(&card_url)
+        ))
+    };
     let info = client
         .fetch_card(&card_url, credential.as_ref())
         .await
-        .map_err(|e| {
-            let mut failure = CliError::failure(e.to_string());
-            failure.hint = e.hint();
-            anyhow::Error::new(failure).context(format!(
-                "`{}` was not probed; nothing was stored",
-                shown(&card_url)
-            ))
-        })?;
-    let endpoint = Endpoint::from_card(&info, credential, false);
+        .map_err(not_probed)?;
+    let chosen = info.choose(choice).map_err(not_probed)?;
+    let endpoint = Endpoint {
+        url: chosen.interface_url,
+        tenant: chosen.tenant,
+        binding: chosen.binding,
+        ..Endpoint::from_card(&info, credential, false)
+    };
     let probed = probe::probe(&ProbeHow {
         client: &client,
         card: &info,
@@ -504,7 +523,7 @@ async fn probe(
             "type": "probe",
             "url": card_url,
             "name": info.card.name,
-            "interfaceUrl": info.interface_url,
+            "interfaceUrl": endpoint.url,
             "profile": probe::profile_json(&probed.profile),
             "testTasks": probed.test_tasks,
             "notes": probed.notes,

@@ -101,9 +101,14 @@ pub async fn probe(how: &ProbeHow<'_>) -> Probed {
     {
         terminal = Some(id.clone());
     }
-    let terminal_code = match (&unknown.0, terminal) {
-        (Support::None, _) | (_, None) => None,
-        (_, Some(id)) => subscribe_terminal(how, &id, &mut notes).await,
+    let (subscribe, terminal_code) = match (unknown.0, terminal) {
+        (Support::None, _) | (_, None) => (unknown.0, None),
+        (support, Some(id)) => match subscribe_terminal(how, &id, &mut notes).await {
+            // A stream opened on a task the agent has shows SubscribeToTask is there, whatever
+            // it answered for a task id it never had.
+            Ok(()) => (Support::Ok, None),
+            Err(code) => (support, code),
+        },
     };
     let client_context_id = match (how.send_test, how.accepts_context_id) {
         (Some(_), _) => sent.context,
@@ -113,10 +118,10 @@ pub async fn probe(how: &ProbeHow<'_>) -> Probed {
     };
     Probed {
         profile: AgentProfile {
-            bindings: bindings(how.card),
+            bindings: bindings(how.card, how.endpoint),
             list_tasks: listing.support,
             timestamp_filter,
-            subscribe: unknown.0,
+            subscribe,
             terminal_subscribe_code: terminal_code,
             unknown_task_subscribe_code: unknown.1,
             client_context_id,
@@ -132,8 +137,8 @@ pub async fn probe(how: &ProbeHow<'_>) -> Probed {
 }
 
 /// Returns the interfaces the card offers (v1.0 and v0.3 alike), whether we speak each, and
-/// which was chosen.
-fn bindings(card: &AgentCardInfo) -> Vec<OfferedBinding> {
+/// which one the probe used (`endpoint`).
+fn bindings(card: &AgentCardInfo, endpoint: &Endpoint) -> Vec<OfferedBinding> {
     let base = url::Url::parse(&card.card_url).ok();
     card.interfaces
         .iter()
@@ -147,8 +152,8 @@ fn bindings(card: &AgentCardInfo) -> Vec<OfferedBinding> {
                 protocol_version: i.protocol_version.trim().to_owned(),
                 url: redact_url(i.url.trim()),
                 spoken: i.speaks.is_some(),
-                chosen: i.speaks == Some(card.binding)
-                    && resolved.as_deref() == Some(card.interface_url.as_str()),
+                chosen: i.speaks == Some(endpoint.binding)
+                    && resolved.as_deref() == Some(endpoint.url.as_str()),
             }
         })
         .collect()
@@ -445,21 +450,31 @@ async fn subscribe_unknown(
     }
 }
 
-/// Subscribes to a terminal task and returns the code answered (`None`: it streamed it).
+/// Subscribes to a terminal task: `Ok` when it streamed it, else the code answered (`None`:
+/// an answer without a code, noted).
 async fn subscribe_terminal(
     how: &ProbeHow<'_>,
     id: &str,
     notes: &mut Vec<String>,
-) -> Option<String> {
+) -> Result<(), Option<String>> {
     match subscribe_first(how, id).await {
         Ok(stream) => {
             drop(stream);
             notes.push(format!(
                 "SubscribeToTask opened a stream for terminal task {id}"
             ));
-            None
+            Ok(())
         }
-        Err(e) => e.wire_code(),
+        Err(e) => {
+            let code = e.wire_code();
+            if code.is_none() {
+                notes.push(format!(
+                    "SubscribeToTask on terminal task {id} answered: {}",
+                    e.summary()
+                ));
+            }
+            Err(code)
+        }
     }
 }
 
