@@ -60,7 +60,7 @@ fn every_command_works_on_a_postgres_journal() {
     assert!(matches!(code(&out), 0 | 3), "{}", explain(&out));
     assert_eq!(summary(&out)["journal"], shown(&env));
     let out = delegate(&env, "trip/hotel", &a.url(), "ask", &[]);
-    assert_eq!(code(&out), 4, "{}", explain(&out));
+    assert!(matches!(code(&out), 0 | 3 | 4), "{}", explain(&out));
     assert_eq!(settle(&env), 4);
     // follow: the flight is done.
     let out = env.run(["follow", "trip/flight", "--format", "json"]);
@@ -90,7 +90,9 @@ fn every_command_works_on_a_postgres_journal() {
     assert_eq!(code(&out), 0, "{}", explain(&out));
     // resolve: a failed step is taken as done by a human.
     let out = delegate(&env, "ops/check", &a.url(), "fail", &[]);
-    assert_eq!(code(&out), 4, "{}", explain(&out));
+    assert!(matches!(code(&out), 0 | 3 | 4), "{}", explain(&out));
+    assert_eq!(settle(&env), 4);
+    assert_eq!(latest(&env, "ops/check")["state"], "FAILED");
     let out = env.run([
         "resolve",
         "ops/check",
