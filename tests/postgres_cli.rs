@@ -12,16 +12,7 @@ use serde_json::Value;
 use crate::common::commands::{attempts, delegate, latest, settle};
 use crate::common::journal::assert_consistent;
 use crate::common::postgres::pg_password;
-use crate::common::{Store, TestEnv, agent, code, fast, json_lines, stderr, stdout};
-
-fn explain(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    )
-}
+use crate::common::{Store, TestEnv, agent, code, explain, fast, json_lines, stderr, stdout};
 
 /// Returns the `summary` record of a `--format json` run.
 fn summary(o: &Output) -> Value {

@@ -197,6 +197,16 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A run's exit status, stdout and stderr, for an assertion's message.
+pub fn explain(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    )
+}
+
 /// Returns the exit code (panics if killed by a signal).
 pub fn code(o: &Output) -> i32 {
     o.status
