@@ -25,6 +25,7 @@ mod leases;
 mod observe;
 mod open;
 mod prune;
+mod reads;
 
 const T: Duration = Duration::from_secs(10);
 
@@ -36,20 +37,20 @@ fn tmp_journal() -> (tempfile::TempDir, PathBuf) {
 
 /// The store a test runs on (`#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::journal) enum Kind {
+pub(crate) enum Kind {
     Sqlite,
     Postgres,
 }
 
 /// A fresh journal's place: a file in a temporary directory of its own, or a fresh schema on
 /// the PostgreSQL test server (a missing server fails the test, with a hint).
-pub(in crate::journal) struct Fresh {
+pub(crate) struct Fresh {
     _dir: tempfile::TempDir,
     location: Location,
 }
 
 impl Fresh {
-    pub(in crate::journal) fn new(kind: Kind) -> Self {
+    pub(crate) fn new(kind: Kind) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let location = match kind {
             Kind::Sqlite => Location::file(dir.path().join("state/journal.sqlite3")),
@@ -67,12 +68,12 @@ impl Fresh {
     }
 
     /// Opens (creating on the first call) the journal.
-    pub(in crate::journal) fn open(&self) -> Journal {
+    pub(crate) fn open(&self) -> Journal {
         self.open_with(T).unwrap()
     }
 
     /// A fresh journal of `kind`, opened, and what keeps its place alive.
-    pub(in crate::journal) fn journal(kind: Kind) -> (Self, Journal) {
+    pub(crate) fn journal(kind: Kind) -> (Self, Journal) {
         let fresh = Self::new(kind);
         let j = fresh.open();
         (fresh, j)
