@@ -364,3 +364,9 @@ pub fn exists(path: &Path) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// A fresh journal of either store, for the tests of the modules above the journal.
+#[cfg(test)]
+pub(crate) mod test_store {
+    pub(crate) use super::tests::{Fresh, Kind};
+}

@@ -603,3 +603,25 @@ fn postgres_tls_verifies_the_server_certificate_and_name() {
     let text = report(&PgStore::open(&url, TIMEOUT).map(|_| ()).unwrap_err());
     assert!(text.contains("/nonexistent/ca.pem"), "{text}");
 }
+
+/// Every shared statement whose text depends on the dialect (and a few that do not), as the
+/// recording connection of the seam's tests collects them: the server parses, types and plans
+/// each in a migrated schema. A parameter PostgreSQL cannot type, a SQLite-only function or a
+/// missing column fails here, before any journal operation reaches it.
+#[test]
+fn postgres_prepares_every_dialect_statement() {
+    let url = parse(&pg_url());
+    let (store, _) = open(&url);
+    let conn = store.lock();
+    let statements = crate::journal::sql::tests::statements(crate::journal::sql::Dialect::Postgres);
+    assert!(statements.len() > 20, "{}", statements.len());
+    let failed: Vec<String> = statements
+        .iter()
+        .filter_map(|sql| {
+            conn.prepare(sql)
+                .err()
+                .map(|e| format!("{}\n  in: {sql}", report(&store.err("prepare")(e))))
+        })
+        .collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}

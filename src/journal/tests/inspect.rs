@@ -240,3 +240,34 @@ fn sqlite_inspect_pending_starts_from_its_partial_indexes() {
         assert!(scans.is_empty(), "{name}: {scans:?}\n{text}");
     }
 }
+
+/// Each store explains both statements of `inspect`, filtered or not (the plans' words are
+/// the store's own: SQLite's are checked above).
+#[rstest]
+fn explain_inspect_plans_both_statements(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let (_fresh, j) = Fresh::journal(kind);
+    created(&j, "w/s");
+    for f in [
+        InspectFilter::default(),
+        InspectFilter {
+            pending: true,
+            limit: Some(20),
+            ..InspectFilter::default()
+        },
+        InspectFilter {
+            target: Some(Target::Workflow("w".into())),
+            states: vec![AttemptState::Intent],
+            since: Some(j.clock.now()),
+            unresolved: true,
+            ..InspectFilter::default()
+        },
+    ] {
+        let plans = j.explain_inspect(&f).unwrap();
+        let names: Vec<&str> = plans.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["count", "page"]);
+        assert!(
+            plans.iter().all(|(_, lines)| !lines.is_empty()),
+            "{plans:?}"
+        );
+    }
+}

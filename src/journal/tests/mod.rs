@@ -25,6 +25,7 @@ mod leases;
 mod observe;
 mod open;
 mod prune;
+mod reads;
 
 const T: Duration = Duration::from_secs(10);
 
@@ -36,20 +37,20 @@ fn tmp_journal() -> (tempfile::TempDir, PathBuf) {
 
 /// The store a test runs on (`#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(in crate::journal) enum Kind {
+pub(crate) enum Kind {
     Sqlite,
     Postgres,
 }
 
 /// A fresh journal's place: a file in a temporary directory of its own, or a fresh schema on
 /// the PostgreSQL test server (a missing server fails the test, with a hint).
-pub(in crate::journal) struct Fresh {
+pub(crate) struct Fresh {
     _dir: tempfile::TempDir,
-    location: Location,
+    pub(in crate::journal) location: Location,
 }
 
 impl Fresh {
-    pub(in crate::journal) fn new(kind: Kind) -> Self {
+    pub(crate) fn new(kind: Kind) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let location = match kind {
             Kind::Sqlite => Location::file(dir.path().join("state/journal.sqlite3")),
@@ -67,12 +68,12 @@ impl Fresh {
     }
 
     /// Opens (creating on the first call) the journal.
-    pub(in crate::journal) fn open(&self) -> Journal {
+    pub(crate) fn open(&self) -> Journal {
         self.open_with(T).unwrap()
     }
 
     /// A fresh journal of `kind`, opened, and what keeps its place alive.
-    pub(in crate::journal) fn journal(kind: Kind) -> (Self, Journal) {
+    pub(crate) fn journal(kind: Kind) -> (Self, Journal) {
         let fresh = Self::new(kind);
         let j = fresh.open();
         (fresh, j)
@@ -128,7 +129,7 @@ fn sizes(path: &Path) -> (u64, u64) {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-fn the_v1_fixture_opens_with_the_current_code() {
+fn sqlite_the_v1_fixture_opens_with_the_current_code() {
     let (_dir, path) = tmp_journal();
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/journals/v1.sql");
@@ -155,10 +156,11 @@ fn the_v1_fixture_opens_with_the_current_code() {
 /// Measures durable intent commits per second (printed; not asserted: the machine is shared).
 ///
 /// Run: `cargo test --release --lib journal::tests::durable_intent_commit_rate -- --nocapture`
-#[test]
-fn durable_intent_commit_rate() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+/// (with `A2A_RECOVER_TEST_PG_URL` set for the PostgreSQL figure).
+#[rstest]
+fn durable_intent_commit_rate(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let n = 200;
     let start = std::time::Instant::now();
     for i in 0..n {
@@ -172,12 +174,12 @@ fn durable_intent_commit_rate() {
     j.create_intents(&plan).unwrap();
     let batched = start.elapsed();
     drop(j);
-    let j = Journal::open(&path, T).unwrap();
+    let j = fresh.open();
     assert_eq!(j.inspect(&InspectFilter::default()).unwrap().total, 2 * n);
     #[expect(clippy::print_stderr, reason = "the measurement is the output")]
     {
         eprintln!(
-            "durable intent commits: {:.0}/s one per transaction ({n} in {single:?}); \
+            "{kind:?}: durable intent commits: {:.0}/s one per transaction ({n} in {single:?}); \
              {n} in one transaction in {batched:?}",
             f64::from(n as u32) / single.as_secs_f64()
         );
