@@ -635,7 +635,7 @@ mod tests {
     fn resend_reopens_an_uncertain_attempt_with_one_approval(
         #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
     ) {
-        let (_fresh, j) = Fresh::journal(kind);
+        let (fresh, j) = Fresh::journal(kind);
         let a = step(&j, "w/hotel", 3);
         let err = j.decide(a.id, &Decision::Resend, "go").unwrap_err();
         assert!(
@@ -672,10 +672,12 @@ mod tests {
         assert!(j.take_resend_approval(a.id).unwrap());
         assert_eq!(j.event_count().unwrap(), events + 1);
         assert_eq!(last_event(&j, "w/hotel").kind, "resend-approval-used");
-        let version = j.data_version().unwrap();
+        // Another connection sees every commit (SQLite's data_version ignores its own).
+        let other = fresh.open();
+        let version = other.data_version().unwrap();
         assert!(!j.take_resend_approval(a.id).unwrap());
         assert_eq!(
-            j.data_version().unwrap(),
+            other.data_version().unwrap(),
             version,
             "nothing to take writes nothing"
         );

@@ -140,9 +140,11 @@ impl PgStore {
     }
 
     /// Returns a number that changes whenever any session commits a change to the journal's
-    /// tables: the sum, over the schema's tables, of their row count and the newest
-    /// transaction id that wrote a live row (tests use it to prove a no-op wrote nothing, as
-    /// SQLite's `data_version` does there).
+    /// tables (tests use it to prove a no-op wrote nothing, as SQLite's `data_version` does
+    /// there). Per table, its row count and the newest transaction id that wrote a live row:
+    /// an insert or a delete changes the count, an update (a new row version) the id, so the
+    /// pair changes with every write. The pairs are mixed, not added: a delete in the
+    /// transaction right after the table's last write would otherwise cancel out.
     pub(in crate::journal) fn data_version(&self) -> Result<i64, JournalError> {
         let action = "read the data version";
         self.read(action, |c| {
@@ -161,12 +163,14 @@ impl PgStore {
             for t in tables {
                 // Table names come from the catalogue of our own schema; quoted all the same.
                 let sql = format!(
-                    "SELECT CAST(count(*) + COALESCE(max(CAST(CAST(xmin AS TEXT) AS BIGINT)), 0) \
-                     AS BIGINT) FROM \"{}\"",
+                    "SELECT count(*), COALESCE(max(CAST(CAST(xmin AS TEXT) AS BIGINT)), 0) \
+                     FROM \"{}\"",
                     t.replace('"', "\"\"")
                 );
                 c.each(&sql, &[], &mut |r| {
-                    sum = sum.wrapping_add(r.get::<i64>(0)?);
+                    for i in 0..2 {
+                        sum = sum.wrapping_mul(1_000_003).wrapping_add(r.get::<i64>(i)?);
+                    }
                     Ok(())
                 })?;
             }

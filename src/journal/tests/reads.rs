@@ -112,3 +112,38 @@ fn replies_alerts_limits_and_summaries_read_back(
     let (first, _) = j.workflow_summaries(Some(1)).unwrap();
     assert_eq!(first.len(), 1);
 }
+
+/// What the "writes nothing" checks rely on: another connection's data version changes with
+/// every committed insert, update and delete, and with nothing else.
+#[rstest]
+fn every_write_changes_the_data_version_another_connection_reads(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let (fresh, j) = Fresh::journal(kind);
+    let other = fresh.open();
+    let mut version = other.data_version().unwrap();
+    let mut changed = |what: &str| {
+        let now = other.data_version().unwrap();
+        assert_ne!(now, version, "{what} left the data version as it was");
+        version = now;
+    };
+    let a = created(&j, "w/s");
+    changed("an insert");
+    j.mark_uncertain(a.id, "x").unwrap();
+    changed("an update");
+    let (lo, hi) = j.event_id_range().unwrap().unwrap();
+    j.store
+        .transaction("delete an event", |tx, e| {
+            let n = tx
+                .exec(
+                    "DELETE FROM events WHERE id = ?1",
+                    &[sql::Arg::Int(hi.max(lo))],
+                )
+                .map_err(e)?;
+            Ok(((), n > 0))
+        })
+        .unwrap();
+    changed("a delete");
+    j.inspect(&InspectFilter::default()).unwrap();
+    assert_eq!(other.data_version().unwrap(), version, "a read");
+}
