@@ -21,7 +21,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'a2a-recover' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -73,7 +73,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'Forces the agent''s binding (`jsonrpc` or `http-json`) instead of choosing from its card')
             [CompletionResult]::new('--protocol', '--protocol', [CompletionResultType]::ParameterName, 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card')
             [CompletionResult]::new('--card-patience', '--card-patience', [CompletionResultType]::ParameterName, 'How long an unreadable Agent Card is waited out (from the attempt''s first card failure) before the attempt needs a human')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -106,7 +106,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--realert', '--realert', [CompletionResultType]::ParameterName, 'With `--alert new`: reports an old item again once it was reported this long ago')
             [CompletionResult]::new('--metrics-file', '--metrics-file', [CompletionResultType]::ParameterName, 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically')
             [CompletionResult]::new('--card-patience', '--card-patience', [CompletionResultType]::ParameterName, 'How long an unreadable Agent Card is waited out (from the attempt''s first card failure) before the attempt needs a human')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -127,7 +127,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         'a2a-recover;follow' {
             [CompletionResult]::new('--max-reconnects', '--max-reconnects', [CompletionResultType]::ParameterName, 'Resubscriptions allowed without an event in between')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Stops following after this long (exit 3 if still running)')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -145,7 +145,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;reply' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -165,7 +165,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         'a2a-recover;compensate' {
             [CompletionResult]::new('--command-timeout', '--command-timeout', [CompletionResultType]::ParameterName, 'Timeout for compensation and verification commands (also the longest wait for a compensation task to finish before it is verified)')
             [CompletionResult]::new('--clock-skew', '--clock-skew', [CompletionResultType]::ParameterName, 'How far an agent''s clock may be behind ours when searching for a send by time')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -189,7 +189,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         'a2a-recover;resolve' {
             [CompletionResult]::new('--as', '--as', [CompletionResultType]::ParameterName, 'The decision')
             [CompletionResult]::new('--reason', '--reason', [CompletionResultType]::ParameterName, 'Why (journaled with the decision)')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -215,7 +215,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only attempts sent to this agent (its base URL or card URL)')
             [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only attempts changed within this long (`30m`, `2h`, `1d`)')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -238,7 +238,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         }
         'a2a-recover;prune' {
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w)')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -259,7 +259,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;status' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -278,7 +278,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;journal' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -293,12 +293,12 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'a2a-recover;journal;init' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -316,7 +316,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;journal;help' {
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -327,7 +327,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;agents' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -356,7 +356,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'This agent''s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it')
             [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card')
             [CompletionResult]::new('--protocol', '--protocol', [CompletionResultType]::ParameterName, 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -375,7 +375,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;agents;list' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -393,7 +393,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;agents;remove' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -416,7 +416,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--send-test', '--send-test', [CompletionResultType]::ParameterName, 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention')
             [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card would choose')
             [CompletionResult]::new('--protocol', '--protocol', [CompletionResultType]::ParameterName, 'Probes over this A2A protocol version (`1.0` or `0.3`) instead of the one the card would choose')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -480,7 +480,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--api-key-query', '--api-key-query', [CompletionResultType]::ParameterName, 'As `--api-key-header`, with the key in this query parameter')
             [CompletionResult]::new('--api-key-cookie', '--api-key-cookie', [CompletionResultType]::ParameterName, 'As `--api-key-header`, with the key in this cookie')
             [CompletionResult]::new('--api-key-env', '--api-key-env', [CompletionResultType]::ParameterName, 'The environment variable holding the API key expected (with `--api-key-header`, `--api-key-query` or `--api-key-cookie`)')
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -509,7 +509,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;demo' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -527,7 +527,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;completions' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -545,7 +545,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;man' {
-            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
@@ -609,7 +609,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;help;journal' {
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
             break
         }
         'a2a-recover;help;journal;init' {

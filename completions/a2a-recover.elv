@@ -18,7 +18,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
     }
     var completions = [
         &'a2a-recover'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -69,7 +69,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --binding 'Forces the agent''s binding (`jsonrpc` or `http-json`) instead of choosing from its card'
             cand --protocol 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card'
             cand --card-patience 'How long an unreadable Agent Card is waited out (from the attempt''s first card failure) before the attempt needs a human'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -101,7 +101,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --realert 'With `--alert new`: reports an old item again once it was reported this long ago'
             cand --metrics-file 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically'
             cand --card-patience 'How long an unreadable Agent Card is waited out (from the attempt''s first card failure) before the attempt needs a human'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -121,7 +121,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;follow'= {
             cand --max-reconnects 'Resubscriptions allowed without an event in between'
             cand --until 'Stops following after this long (exit 3 if still running)'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -138,7 +138,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;reply'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -157,7 +157,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;compensate'= {
             cand --command-timeout 'Timeout for compensation and verification commands (also the longest wait for a compensation task to finish before it is verified)'
             cand --clock-skew 'How far an agent''s clock may be behind ours when searching for a send by time'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -180,7 +180,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;resolve'= {
             cand --as 'The decision'
             cand --reason 'Why (journaled with the decision)'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -205,7 +205,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --limit 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]'
             cand --agent 'Only attempts sent to this agent (its base URL or card URL)'
             cand --since 'Only attempts changed within this long (`30m`, `2h`, `1d`)'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -227,7 +227,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;prune'= {
             cand --older-than 'Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w)'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -247,7 +247,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;status'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -265,7 +265,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;journal'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -280,11 +280,11 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
-            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+            cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'a2a-recover;journal;init'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -301,7 +301,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;journal;help'= {
-            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+            cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'a2a-recover;journal;help;init'= {
@@ -309,7 +309,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;journal;help;help'= {
         }
         &'a2a-recover;agents'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -337,7 +337,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --rate 'This agent''s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it'
             cand --binding 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card'
             cand --protocol 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -355,7 +355,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;agents;list'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -372,7 +372,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;agents;remove'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -394,7 +394,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --send-test 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention'
             cand --binding 'Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card would choose'
             cand --protocol 'Probes over this A2A protocol version (`1.0` or `0.3`) instead of the one the card would choose'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -451,7 +451,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --api-key-query 'As `--api-key-header`, with the key in this query parameter'
             cand --api-key-cookie 'As `--api-key-header`, with the key in this cookie'
             cand --api-key-env 'The environment variable holding the API key expected (with `--api-key-header`, `--api-key-query` or `--api-key-cookie`)'
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -479,7 +479,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;demo'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -496,7 +496,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;completions'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -513,7 +513,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;man'= {
-            cand --journal 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -566,7 +566,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;help;status'= {
         }
         &'a2a-recover;help;journal'= {
-            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+            cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
         }
         &'a2a-recover;help;journal;init'= {
         }

@@ -24,7 +24,7 @@ function __fish_a2a_recover_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -72,7 +72,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l com
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l binding -d 'Forces the agent\'s binding (`jsonrpc` or `http-json`) instead of choosing from its card' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l protocol -d 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l card-patience -d 'How long an unreadable Agent Card is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -103,7 +103,7 @@ new\t'Only items no earlier `--alert new` pass reported'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l realert -d 'With `--alert new`: reports an old item again once it was reported this long ago' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l metrics-file -d 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l card-patience -d 'How long an unreadable Agent Card is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -121,7 +121,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s v 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-reconnects -d 'Resubscriptions allowed without an event in between' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l until -d 'Stops following after this long (exit 3 if still running)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -136,7 +136,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l wait 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -153,7 +153,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s v -l v
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l command-timeout -d 'Timeout for compensation and verification commands (also the longest wait for a compensation task to finish before it is verified)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l clock-skew -d 'How far an agent\'s clock may be behind ours when searching for a send by time' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -176,7 +176,7 @@ abandoned\t'Give the step up; it counts as failed for compensation'
 retry\t'A new attempt with fresh ids, budget permitting'
 resend\t'For UNCERTAIN: send again with the same messageId, accepting the risk'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l reason -d 'Why (journaled with the decision)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -198,7 +198,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l stat
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l limit -d 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l agent -d 'Only attempts sent to this agent (its base URL or card URL)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l since -d 'Only attempts changed within this long (`30m`, `2h`, `1d`)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -218,7 +218,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s q -l
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l older-than -d 'Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -235,7 +235,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s y -l y
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -251,7 +251,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l check
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -266,9 +266,9 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -f -a "init" -d 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -f -a "init" -d 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -283,9 +283,9 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __f
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from help" -f -a "init" -d 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from help" -f -a "init" -d 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -311,7 +311,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l rate -d 'This agent\'s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l binding -d 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l protocol -d 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -327,7 +327,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -342,7 +342,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -362,7 +362,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l send-test -d 'Also sends TEXT twice with one messageId and a fresh contextId (this creates one or two tasks): measures de-duplication by messageId, client context ids and history retention' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l binding -d 'Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card would choose' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l protocol -d 'Probes over this A2A protocol version (`1.0` or `0.3`) instead of the one the card would choose' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -410,7 +410,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-query -d 'As `--api-key-header`, with the key in this query parameter' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-cookie -d 'As `--api-key-header`, with the key in this cookie' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-env -d 'The environment variable holding the API key expected (with `--api-key-header`, `--api-key-query` or `--api-key-cookie`)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -436,7 +436,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -451,7 +451,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l wait -d
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -466,7 +466,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l journal -d 'The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
@@ -497,7 +497,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help" -f -a "completions" -d 'Prints a shell completion script'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help" -f -a "man" -d 'Prints the man page (roff)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and not __fish_seen_subcommand_from delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and __fish_seen_subcommand_from journal" -f -a "init" -d 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and __fish_seen_subcommand_from journal" -f -a "init" -d 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and __fish_seen_subcommand_from agents" -f -a "add" -d 'Fetches, validates and stores an agent\'s card (again = refresh)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and __fish_seen_subcommand_from agents" -f -a "list" -d 'Lists registered agents in the order they are tried'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand help; and __fish_seen_subcommand_from agents" -f -a "remove" -d 'Removes an agent from the registry'

@@ -16,8 +16,10 @@ use crate::output::{ColorChoice, Format};
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
-    /// The journal file [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3].
-    #[arg(long, global = true, env = env::JOURNAL, value_name = "PATH")]
+    /// The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME)
+    /// [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3].
+    // The variable's value may hold a password: help never shows it.
+    #[arg(long, global = true, env = env::JOURNAL, hide_env_values = true, value_name = "PATH")]
     pub journal: Option<PathBuf>,
     /// Output format: tables and sentences for people, or JSON Lines for programs.
     #[arg(long, global = true, env = env::FORMAT, value_enum, default_value_t = Format::Human)]

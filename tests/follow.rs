@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::common::in_runtime::{guard, run_with};
 use crate::common::interop::{InteropAgent, start_js_agent, start_python_agent};
-use crate::common::{TestEnv, code, stderr, stdout};
+use crate::common::{TestEnv, code, explain, stderr, stdout};
 
 fn lines(o: &Output) -> Vec<Value> {
     stdout(o)
@@ -41,15 +41,6 @@ fn summary(o: &Output) -> Value {
     assert_eq!(last["type"], "summary", "{all:?}");
     assert_eq!(i64::from(code(o)), last["exitCode"].as_i64().unwrap());
     last
-}
-
-fn explain(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    )
 }
 
 async fn delegate(env: &TestEnv, step: &str, url: &str, text: &str) {

@@ -21,16 +21,7 @@ use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
 use serde_json::Value;
 
 use crate::common::in_runtime::{guard, run_with};
-use crate::common::{TestEnv, code, stderr, stdout};
-
-fn explain(o: &Output) -> String {
-    format!(
-        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    )
-}
+use crate::common::{TestEnv, code, explain, stderr, stdout};
 
 fn lines(o: &Output) -> Vec<Value> {
     stdout(o)

@@ -23,8 +23,9 @@ use crate::context::Context;
 
 /// Crash-safe delegation to remote A2A agents.
 ///
-/// Every delegation is written to a local SQLite journal before anything goes on the wire; each
-/// subcommand is one recovery pass over that journal, run by hand after an incident or from cron.
+/// Every delegation is written to a journal (a local SQLite file, or PostgreSQL for several hosts)
+/// before anything goes on the wire; each subcommand is one recovery pass over that journal, run
+/// by hand after an incident or from cron.
 #[derive(Debug, Parser)]
 #[command(name = "a2a-recover", version, after_help = crate::exit::HELP)]
 pub struct Cli {

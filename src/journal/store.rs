@@ -87,6 +87,15 @@ impl Store {
         }
     }
 
+    /// Returns the PostgreSQL store (tests that reach the server directly).
+    #[cfg(test)]
+    pub(super) fn postgres(&self) -> &PgStore {
+        match self {
+            Self::Postgres(s) => s,
+            Self::Sqlite(_) => panic!("a PostgreSQL-only step ran on a SQLite journal"),
+        }
+    }
+
     /// Returns the SQLite store (tests that look at SQLite's own state).
     #[cfg(test)]
     pub(super) fn sqlite(&self) -> &sqlite::Store {

@@ -73,9 +73,10 @@ pub fn credential_source<'a>(
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
+    use rstest::rstest;
 
     use super::*;
+    use crate::journal::test_store::{Fresh, Kind};
     use crate::journal::{AgentCard, IntentOutcome, NewAttempt, NewIntent, StepName};
 
     fn card(url: &str, skills: &[&str]) -> AgentCard {
@@ -94,10 +95,11 @@ mod tests {
         format!("http://127.0.0.1:{port}/.well-known/agent-card.json")
     }
 
-    #[test]
-    fn picks_in_registration_order_skipping_excluded_and_unregistered() {
-        let dir = tempfile::tempdir().unwrap();
-        let j = Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
+    #[rstest]
+    fn picks_in_registration_order_skipping_excluded_and_unregistered(
+        #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+    ) {
+        let (_fresh, j) = Fresh::journal(kind);
         j.register_agent(&card(&url(1), &["car"]), None, None, false)
             .unwrap();
         j.register_agent(
@@ -128,10 +130,11 @@ mod tests {
         assert_eq!(pick("car", &[]), Some(url(2)));
     }
 
-    #[test]
-    fn tried_agents_and_credentials_follow_the_journal() {
-        let dir = tempfile::tempdir().unwrap();
-        let j = Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
+    #[rstest]
+    fn tried_agents_and_credentials_follow_the_journal(
+        #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+    ) {
+        let (_fresh, j) = Fresh::journal(kind);
         let a = j
             .register_agent(&card(&url(1), &["car"]), Some("CAR_TOKEN"), None, false)
             .unwrap();

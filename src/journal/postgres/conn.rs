@@ -196,6 +196,12 @@ impl PgConn {
         Ok(statement)
     }
 
+    /// Prepares `sql` without running it (tests: the server parses, plans and types it).
+    #[cfg(test)]
+    pub(in crate::journal) fn prepare(&self, sql: &str) -> DbResult<()> {
+        self.statement(sql).map(drop)
+    }
+
     /// Marks the start of a transaction (after `BEGIN` succeeded).
     pub(in crate::journal) fn began(&self) {
         self.in_transaction.set(true);

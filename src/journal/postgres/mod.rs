@@ -24,7 +24,7 @@ pub(in crate::journal) mod url;
 mod tests;
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use crate::journal::sql::{Arg, Db, DbError, DbResult};
@@ -40,7 +40,9 @@ const CLIENT_MARGIN: Duration = Duration::from_secs(5);
 
 /// An open PostgreSQL journal: its one connection, and what its errors name.
 pub(in crate::journal) struct PgStore {
-    conn: Mutex<PgConn>,
+    /// Shared with the pass locks taken on it (`journal/pass_locks.rs`), which release
+    /// themselves on this connection when dropped.
+    conn: Arc<Mutex<PgConn>>,
     url: PgUrl,
     /// The URL without its password, as a path: what errors and records name the journal by.
     shown: PathBuf,
@@ -49,6 +51,8 @@ pub(in crate::journal) struct PgStore {
     busy_timeout: Duration,
     /// The schema's version when it is newer than this binary (then nothing is written).
     newer: Option<i64>,
+    /// Whether the session has been named after this process (the first pass lock does it).
+    pub(in crate::journal) named: std::sync::atomic::AtomicBool,
 }
 
 impl PgStore {
@@ -68,6 +72,21 @@ impl PgStore {
         busy_timeout: Duration,
     ) -> Result<(Self, i64), JournalError> {
         Self::open_as(url, busy_timeout, false)
+    }
+
+    /// Returns whether the schema holds a journal (or anything else, which opening then
+    /// refuses): `false` for a schema that is missing or empty. Connects, reads the catalogue,
+    /// and disconnects; writes nothing.
+    pub(in crate::journal) fn exists(
+        url: &PgUrl,
+        busy_timeout: Duration,
+    ) -> Result<bool, JournalError> {
+        let e = |action| move |err| error(action, url, busy_timeout, &err);
+        let conn = PgConn::connect(url, busy_timeout + CLIENT_MARGIN)
+            .map_err(e("connect to the database server"))?;
+        configure(&conn, url.schema(), busy_timeout).map_err(e("configure the session"))?;
+        let found = migrate::probe(&conn, url.schema()).map_err(e("read the schema"))?;
+        Ok(found != migrate::Found::Blank)
     }
 
     fn open_as(
@@ -98,12 +117,13 @@ impl PgStore {
         }
         Ok((
             Self {
-                conn: Mutex::new(conn),
+                conn: Arc::new(Mutex::new(conn)),
                 url: url.clone(),
                 shown: location(url),
                 write_key: locks::journal_key(url.schema()),
                 busy_timeout,
                 newer,
+                named: std::sync::atomic::AtomicBool::new(false),
             },
             version,
         ))
@@ -120,9 +140,11 @@ impl PgStore {
     }
 
     /// Returns a number that changes whenever any session commits a change to the journal's
-    /// tables: the sum, over the schema's tables, of their row count and the newest
-    /// transaction id that wrote a live row (tests use it to prove a no-op wrote nothing, as
-    /// SQLite's `data_version` does there).
+    /// tables (tests use it to prove a no-op wrote nothing, as SQLite's `data_version` does
+    /// there). Per table, its row count and the newest transaction id that wrote a live row:
+    /// an insert or a delete changes the count, an update (a new row version) the id, so the
+    /// pair changes with every write. The pairs are mixed, not added: a delete in the
+    /// transaction right after the table's last write would otherwise cancel out.
     pub(in crate::journal) fn data_version(&self) -> Result<i64, JournalError> {
         let action = "read the data version";
         self.read(action, |c| {
@@ -141,12 +163,14 @@ impl PgStore {
             for t in tables {
                 // Table names come from the catalogue of our own schema; quoted all the same.
                 let sql = format!(
-                    "SELECT CAST(count(*) + COALESCE(max(CAST(CAST(xmin AS TEXT) AS BIGINT)), 0) \
-                     AS BIGINT) FROM \"{}\"",
+                    "SELECT count(*), COALESCE(max(CAST(CAST(xmin AS TEXT) AS BIGINT)), 0) \
+                     FROM \"{}\"",
                     t.replace('"', "\"\"")
                 );
                 c.each(&sql, &[], &mut |r| {
-                    sum = sum.wrapping_add(r.get::<i64>(0)?);
+                    for i in 0..2 {
+                        sum = sum.wrapping_mul(1_000_003).wrapping_add(r.get::<i64>(i)?);
+                    }
                     Ok(())
                 })?;
             }
@@ -179,6 +203,11 @@ impl PgStore {
     /// Returns the longest wait for another session's lock.
     pub(in crate::journal) fn busy_timeout(&self) -> Duration {
         self.busy_timeout
+    }
+
+    /// Returns the connection itself, for what outlives one operation (a pass lock).
+    pub(in crate::journal) fn shared_conn(&self) -> Arc<Mutex<PgConn>> {
+        Arc::clone(&self.conn)
     }
 
     /// Returns the connection, for one operation (tests reach it directly).

@@ -442,4 +442,4 @@ impl dyn Db + '_ {
 pub(super) type Tx = dyn Db;
 
 #[cfg(test)]
-mod tests;
+pub(in crate::journal) mod tests;

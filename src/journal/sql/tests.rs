@@ -40,8 +40,8 @@ impl Db for Recorder {
 }
 
 /// Runs the queries whose text depends on the dialect, and a few that do not; returns every
-/// statement they ran.
-fn statements(dialect: Dialect) -> Vec<String> {
+/// statement they ran (the PostgreSQL store's tests prepare each on a real server).
+pub(in crate::journal) fn statements(dialect: Dialect) -> Vec<String> {
     let rec = Recorder {
         dialect,
         seen: RefCell::new(Vec::new()),

@@ -2,10 +2,10 @@
 
 use super::*;
 
-#[test]
-fn inspect_filters_and_limits_in_sql() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn inspect_filters_and_limits_in_sql(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     for i in 0..5 {
         created(&j, &format!("big/s{i}"));
     }
@@ -52,10 +52,10 @@ fn inspect_filters_and_limits_in_sql() {
     assert_eq!((none.rows.len(), none.total), (0, 0));
 }
 
-#[test]
-fn pending_in_sql_agrees_with_remedy() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let ts = "2026-11-30T01:00:00Z";
     let cases = [
         ("p/ask", Some("TASK_STATE_INPUT_REQUIRED"), true),
@@ -157,27 +157,31 @@ fn one_line(sql: &str) -> String {
         .replace(" )", ")")
 }
 
+/// In both stores' migration 0003: a partial index serves only a query whose WHERE implies
+/// the index's own.
 #[test]
 fn the_pending_index_repeats_the_query_word_for_word() {
-    let migration = one_line(
-        migrate::MIGRATIONS
-            .iter()
-            .find(|m| m.name == "0003_pending_and_prune")
-            .unwrap()
-            .sql,
-    );
     let expected = one_line(&format!(
         "CREATE INDEX attempts_needing_human ON attempts (id) WHERE {};",
         queries::PENDING_ATTEMPT_SQL
     ));
-    assert!(
-        migration.contains(&expected),
-        "migration 0003 and PENDING_ATTEMPT_SQL differ:\n{migration}\n{expected}"
-    );
+    for migrations in [migrate::MIGRATIONS, postgres::migrate::MIGRATIONS] {
+        let migration = one_line(
+            migrations
+                .iter()
+                .find(|m| m.name == "0003_pending_and_prune")
+                .unwrap()
+                .sql,
+        );
+        assert!(
+            migration.contains(&expected),
+            "migration 0003 and PENDING_ATTEMPT_SQL differ:\n{migration}\n{expected}"
+        );
+    }
 }
 
 #[test]
-fn the_pending_index_costs_a_state_change_no_temporary_btree() {
+fn sqlite_the_pending_index_costs_a_state_change_no_temporary_btree() {
     let (_dir, path) = tmp_journal();
     drop(Journal::open(&path, T).unwrap());
     let c = Connection::open(&path).unwrap();
@@ -206,9 +210,8 @@ fn the_pending_index_costs_a_state_change_no_temporary_btree() {
 }
 
 #[test]
-fn inspect_pending_starts_from_its_partial_indexes() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+fn sqlite_inspect_pending_starts_from_its_partial_indexes() {
+    let (_fresh, j) = Fresh::journal(Kind::Sqlite);
     for i in 0..50 {
         created(&j, &format!("w/s{i}"));
     }
@@ -239,5 +242,36 @@ fn inspect_pending_starts_from_its_partial_indexes() {
             .filter(|l| !l.contains("events_failed_for_good"))
             .collect();
         assert!(scans.is_empty(), "{name}: {scans:?}\n{text}");
+    }
+}
+
+/// Each store explains both statements of `inspect`, filtered or not (the plans' words are
+/// the store's own: SQLite's are checked above).
+#[rstest]
+fn explain_inspect_plans_both_statements(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let (_fresh, j) = Fresh::journal(kind);
+    created(&j, "w/s");
+    for f in [
+        InspectFilter::default(),
+        InspectFilter {
+            pending: true,
+            limit: Some(20),
+            ..InspectFilter::default()
+        },
+        InspectFilter {
+            target: Some(Target::Workflow("w".into())),
+            states: vec![AttemptState::Intent],
+            since: Some(j.clock.now()),
+            unresolved: true,
+            ..InspectFilter::default()
+        },
+    ] {
+        let plans = j.explain_inspect(&f).unwrap();
+        let names: Vec<&str> = plans.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["count", "page"]);
+        assert!(
+            plans.iter().all(|(_, lines)| !lines.is_empty()),
+            "{plans:?}"
+        );
     }
 }

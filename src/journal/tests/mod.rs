@@ -1,4 +1,6 @@
-//! Unit tests of the journal against real SQLite files in temporary directories.
+//! Unit tests of the journal, each run on both stores: a SQLite file in a temporary directory
+//! and a fresh schema on the PostgreSQL test server ([`Fresh`]). Tests of SQLite's own machinery
+//! (file modes, WAL bytes, pragmas, plans) run on SQLite only and say so in their names.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -7,17 +9,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use rstest::rstest;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::*;
 use crate::a2a::ArtifactView;
 use crate::clock::FixedClock;
 
+#[path = "../../../tests/common/postgres.rs"]
+#[allow(dead_code, unreachable_pub)]
+pub(in crate::journal) mod pg;
+
 mod inspect;
 mod leases;
 mod observe;
 mod open;
 mod prune;
+mod reads;
 
 const T: Duration = Duration::from_secs(10);
 
@@ -25,6 +33,56 @@ fn tmp_journal() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state/journal.sqlite3");
     (dir, path)
+}
+
+/// The store a test runs on (`#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+/// A fresh journal's place: a file in a temporary directory of its own, or a fresh schema on
+/// the PostgreSQL test server (a missing server fails the test, with a hint).
+pub(crate) struct Fresh {
+    _dir: tempfile::TempDir,
+    pub(in crate::journal) location: Location,
+}
+
+impl Fresh {
+    pub(crate) fn new(kind: Kind) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let location = match kind {
+            Kind::Sqlite => Location::file(dir.path().join("state/journal.sqlite3")),
+            Kind::Postgres => Location::parse(Path::new(&pg::pg_url())).unwrap(),
+        };
+        Self {
+            _dir: dir,
+            location,
+        }
+    }
+
+    /// Opens (creating on the first call) the journal, waiting at most `timeout` for locks.
+    pub(in crate::journal) fn open_with(&self, timeout: Duration) -> Result<Journal, JournalError> {
+        Journal::open_at(&self.location, timeout)
+    }
+
+    /// Opens (creating on the first call) the journal.
+    pub(crate) fn open(&self) -> Journal {
+        self.open_with(T).unwrap()
+    }
+
+    /// A fresh journal of `kind`, opened, and what keeps its place alive.
+    pub(crate) fn journal(kind: Kind) -> (Self, Journal) {
+        let fresh = Self::new(kind);
+        let j = fresh.open();
+        (fresh, j)
+    }
+
+    /// The SQLite file (`None` on PostgreSQL).
+    pub(in crate::journal) fn sqlite_path(&self) -> Option<&Path> {
+        self.location.file_path()
+    }
 }
 
 fn intent(name: &str, text: &str, agent: &str) -> NewIntent {
@@ -71,7 +129,7 @@ fn sizes(path: &Path) -> (u64, u64) {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-fn the_v1_fixture_opens_with_the_current_code() {
+fn sqlite_the_v1_fixture_opens_with_the_current_code() {
     let (_dir, path) = tmp_journal();
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/journals/v1.sql");
@@ -98,10 +156,11 @@ fn the_v1_fixture_opens_with_the_current_code() {
 /// Measures durable intent commits per second (printed; not asserted: the machine is shared).
 ///
 /// Run: `cargo test --release --lib journal::tests::durable_intent_commit_rate -- --nocapture`
-#[test]
-fn durable_intent_commit_rate() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+/// (with `A2A_RECOVER_TEST_PG_URL` set for the PostgreSQL figure).
+#[rstest]
+fn durable_intent_commit_rate(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let n = 200;
     let start = std::time::Instant::now();
     for i in 0..n {
@@ -115,12 +174,12 @@ fn durable_intent_commit_rate() {
     j.create_intents(&plan).unwrap();
     let batched = start.elapsed();
     drop(j);
-    let j = Journal::open(&path, T).unwrap();
+    let j = fresh.open();
     assert_eq!(j.inspect(&InspectFilter::default()).unwrap().total, 2 * n);
     #[expect(clippy::print_stderr, reason = "the measurement is the output")]
     {
         eprintln!(
-            "durable intent commits: {:.0}/s one per transaction ({n} in {single:?}); \
+            "{kind:?}: durable intent commits: {:.0}/s one per transaction ({n} in {single:?}); \
              {n} in one transaction in {batched:?}",
             f64::from(n as u32) / single.as_secs_f64()
         );

@@ -1,9 +1,10 @@
 //! Opening: files and modes, refusing damaged or foreign files untouched, newer and read-only journals, busy waits.
 
 use super::*;
+use crate::journal::sql::Db as _;
 
 #[test]
-fn open_creates_private_files_and_sets_pragmas() {
+fn sqlite_open_creates_private_files_and_sets_pragmas() {
     let (dir, path) = tmp_journal();
     let j = Journal::open(&path, T).unwrap();
     assert!(j.is_writable());
@@ -55,7 +56,7 @@ fn open_creates_private_files_and_sets_pragmas() {
 }
 
 #[test]
-fn an_existing_directory_keeps_its_mode() {
+fn sqlite_an_existing_directory_keeps_its_mode() {
     let dir = tempfile::tempdir().unwrap();
     let shared = dir.path().join("shared");
     fs::create_dir(&shared).unwrap();
@@ -81,7 +82,7 @@ fn assert_refused_untouched(path: &Path, check: impl Fn(&JournalError) -> bool) 
 }
 
 #[test]
-fn a_file_that_is_not_sqlite_is_refused_untouched() {
+fn sqlite_a_file_that_is_not_sqlite_is_refused_untouched() {
     let (_dir, path) = tmp_journal();
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(&path, "name,amount\nhotel,120\n".repeat(300)).unwrap();
@@ -91,7 +92,7 @@ fn a_file_that_is_not_sqlite_is_refused_untouched() {
 }
 
 #[test]
-fn a_truncated_journal_is_refused_untouched() {
+fn sqlite_a_truncated_journal_is_refused_untouched() {
     let (_dir, path) = tmp_journal();
     {
         let j = Journal::open(&path, T).unwrap();
@@ -118,7 +119,7 @@ fn a_truncated_journal_is_refused_untouched() {
 }
 
 #[test]
-fn a_damaged_schema_page_is_refused_untouched() {
+fn sqlite_a_damaged_schema_page_is_refused_untouched() {
     let (_dir, path) = tmp_journal();
     drop(Journal::open(&path, T).unwrap());
     let mut data = bytes(&path);
@@ -136,7 +137,7 @@ fn a_damaged_schema_page_is_refused_untouched() {
 }
 
 #[test]
-fn another_applications_database_is_refused_untouched() {
+fn sqlite_another_applications_database_is_refused_untouched() {
     let (_dir, path) = tmp_journal();
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     {
@@ -147,20 +148,37 @@ fn another_applications_database_is_refused_untouched() {
     assert_refused_untouched(&path, |e| matches!(e, JournalError::NotAJournal { .. }));
 }
 
-#[test]
-fn a_newer_journal_opens_read_only() {
-    let (_dir, path) = tmp_journal();
+#[rstest]
+fn a_newer_journal_opens_read_only(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
     {
-        let j = Journal::open(&path, T).unwrap();
+        let j = fresh.open();
         created(&j, "trip/hotel");
-        j.store
-            .sqlite()
-            .lock()
-            .pragma_update(None, "user_version", migrate::LATEST + 1)
-            .unwrap();
+        let newer = migrate::LATEST + 1;
+        match kind {
+            Kind::Sqlite => j
+                .store
+                .sqlite()
+                .lock()
+                .pragma_update(None, "user_version", newer)
+                .unwrap(),
+            Kind::Postgres => {
+                j.store
+                    .postgres()
+                    .lock()
+                    .exec(
+                        "INSERT INTO schema_migrations (version, name, applied_at) \
+                         VALUES (?1, 'future', 0)",
+                        &[sql::Arg::Int(newer)],
+                    )
+                    .unwrap();
+            }
+        }
     }
-    let before = bytes(&path);
-    let j = Journal::open(&path, T).unwrap();
+    let before = fresh.sqlite_path().map(bytes);
+    let other = fresh.open();
+    let version = other.data_version().unwrap();
+    let j = fresh.open();
     assert!(!j.is_writable());
     let page = j.inspect(&InspectFilter::default()).unwrap();
     assert_eq!(page.rows.len(), 1);
@@ -179,17 +197,26 @@ fn a_newer_journal_opens_read_only() {
         Err(JournalError::NewerVersion { .. })
     ));
     drop(j);
-    assert_eq!(bytes(&path), before);
+    assert_eq!(fresh.sqlite_path().map(bytes), before);
+    assert_eq!(
+        other.data_version().unwrap(),
+        version,
+        "nothing was written"
+    );
 }
 
-#[test]
-fn read_only_open_never_creates() {
-    let (_dir, path) = tmp_journal();
-    assert!(Journal::open_read_only(&path, T).is_err());
-    assert!(!path.exists());
-    assert!(!path.parent().unwrap().exists());
-    drop(Journal::open(&path, T).unwrap());
-    let j = Journal::open_read_only(&path, T).unwrap();
+#[rstest]
+fn read_only_open_never_creates(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    assert!(Journal::open_read_only_at(&fresh.location, T).is_err());
+    if let Some(path) = fresh.sqlite_path() {
+        assert!(!path.exists());
+        assert!(!path.parent().unwrap().exists());
+    }
+    // Still nothing: a second read-only open finds no journal either.
+    assert!(Journal::open_read_only_at(&fresh.location, T).is_err());
+    drop(fresh.open());
+    let j = Journal::open_read_only_at(&fresh.location, T).unwrap();
     assert!(!j.is_writable());
     assert!(matches!(
         j.create_intents(&[intent("a/b", "x", "http://a/")]),
@@ -201,16 +228,20 @@ fn read_only_open_never_creates() {
 /// SQLite answers one of them "busy" without waiting when another switches the file to WAL
 /// under it, and `open` must wait that out like any other lock. Before the fix, about 1 open
 /// in 90 failed here.
-#[test]
-fn concurrent_first_opens_of_a_new_journal_all_succeed() {
-    for _ in 0..200 {
-        let (_dir, path) = tmp_journal();
+#[rstest]
+fn concurrent_first_opens_of_a_new_journal_all_succeed(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    // PostgreSQL migrates under an advisory lock: fewer rounds prove its turns.
+    let rounds = if kind == Kind::Sqlite { 200 } else { 10 };
+    for _ in 0..rounds {
+        let fresh = Fresh::new(kind);
         let barrier = std::sync::Barrier::new(4);
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(|| {
                     barrier.wait();
-                    let j = Journal::open(&path, Duration::from_secs(30)).unwrap();
+                    let j = fresh.open_with(Duration::from_secs(30)).unwrap();
                     assert_eq!(j.schema_version(), migrate::LATEST);
                 });
             }
@@ -220,7 +251,7 @@ fn concurrent_first_opens_of_a_new_journal_all_succeed() {
 
 /// Opening waits for another process's write lock up to the timeout, then says so.
 #[test]
-fn opening_a_journal_locked_past_the_timeout_waits_it_out_and_names_it() {
+fn sqlite_opening_a_journal_locked_past_the_timeout_waits_it_out_and_names_it() {
     let (_dir, path) = tmp_journal();
     drop(Journal::open(&path, Duration::from_secs(5)).unwrap());
     let mut other = Connection::open(&path).unwrap();
@@ -239,18 +270,33 @@ fn opening_a_journal_locked_past_the_timeout_waits_it_out_and_names_it() {
     Journal::open(&path, Duration::from_millis(300)).unwrap();
 }
 
-#[test]
-fn a_busy_journal_times_out_with_a_hint() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, Duration::from_millis(50)).unwrap();
-    let mut other = Connection::open(&path).unwrap();
-    let tx = other
-        .transaction_with_behavior(TransactionBehavior::Immediate)
+#[rstest]
+fn a_busy_journal_times_out_with_a_hint(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open_with(Duration::from_millis(50)).unwrap();
+    // Another writer holds the journal's write lock: SQLite's `BEGIN IMMEDIATE`, or the
+    // advisory lock every PostgreSQL write transaction takes first.
+    let _held: Box<dyn std::any::Any> = if let Some(path) = fresh.sqlite_path() {
+        let c = Connection::open(path).unwrap();
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        Box::new(c)
+    } else {
+        let other = fresh.open();
+        let store = other.store.postgres();
+        let key = postgres::locks::journal_key(store.url().schema());
+        let c = store.lock();
+        c.batch("BEGIN").unwrap();
+        c.exec(
+            "SELECT pg_advisory_xact_lock(?1, -1)",
+            &[sql::Arg::Int(key)],
+        )
         .unwrap();
+        drop(c);
+        Box::new(other)
+    };
     let err = j
         .create_intents(&[intent("a/b", "x", "http://a/")])
         .unwrap_err();
     assert!(matches!(err, JournalError::Busy { .. }), "{err:?}");
     assert!(err.hint().unwrap().contains("--timeout"));
-    drop(tx);
 }
