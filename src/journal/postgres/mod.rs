@@ -21,7 +21,7 @@ mod tls;
 pub(in crate::journal) mod url;
 
 #[cfg(test)]
-mod tests;
+pub(in crate::journal) mod tests;
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};

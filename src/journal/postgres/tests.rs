@@ -14,7 +14,7 @@ use crate::journal::sql::{Arg, Db, DbResult, Value};
 
 #[path = "../../../tests/common/postgres.rs"]
 #[allow(dead_code, unreachable_pub)]
-mod harness;
+pub(in crate::journal) mod harness;
 
 use harness::{pg_password, pg_server_url, pg_url, with_params};
 
