@@ -90,7 +90,9 @@ impl Journal {
 struct Identity {
     /// The owner id: a random UUIDv4.
     owner: String,
-    /// The host name (or the test-only override) and the pid namespace.
+    /// The host name (or the test-only override).
+    name: String,
+    /// The host name and the pid namespace.
     host: String,
     /// Whether the pid namespace was read: only then can a dead pid be proven.
     provable: bool,
@@ -115,8 +117,9 @@ fn identity() -> &'static Identity {
             owner: uuid::Uuid::new_v4().to_string(),
             host: match &ns {
                 Some(ns) => format!("{name} {ns}"),
-                None => name,
+                None => name.clone(),
             },
+            name,
             provable: ns.is_some(),
         }
     })
@@ -131,6 +134,12 @@ pub fn owner_id() -> &'static str {
 /// `A2A_RECOVER_TEST_HOST`) and, where readable, the pid namespace (`web-1 pid:[4026531836]`).
 pub fn host_name() -> &'static str {
     &identity().host
+}
+
+/// Returns this host's name (or the test-only `A2A_RECOVER_TEST_HOST`), without the pid
+/// namespace: what lock holders are described by.
+pub fn host_label() -> &'static str {
+    &identity().name
 }
 
 /// Returns this process's lease, lasting `ttl` from `now`.

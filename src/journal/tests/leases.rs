@@ -2,8 +2,6 @@
 
 use super::*;
 
-use crate::journal::postgres::tests::harness;
-
 /// Writes `lease` on an attempt as another process would.
 fn set_lease(j: &Journal, id: AttemptId, lease: &Lease) {
     j.store
@@ -101,14 +99,15 @@ fn leases_by_owner_id(j: &Journal, now: DateTime<Utc>) {
     assert_eq!(j.event_count().unwrap(), events, "leases append no events");
 }
 
-#[test]
-fn leases_are_claimed_renewed_and_broken() {
-    let (_dir, path) = tmp_journal();
+#[rstest]
+fn leases_are_claimed_renewed_and_broken(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
     let now: DateTime<Utc> = "2026-11-30T01:00:00Z".parse().unwrap();
-    let j = Journal::open(&path, T)
-        .unwrap()
-        .with_clock(Arc::new(FixedClock(now)));
+    let j = fresh.open().with_clock(Arc::new(FixedClock(now)));
     leases_by_owner_id(&j, now);
+    if kind == Kind::Postgres {
+        return postgres_breaks_only_by_expiry(&j, now);
+    }
     // On SQLite (one host's file) a provably dead holder's lease is broken early: same host
     // identity, and no such pid, or the pid is ours under another owner id (a process that
     // had our pid before us).
@@ -128,44 +127,36 @@ fn leases_are_claimed_renewed_and_broken() {
     assert!(claimed(&j, a.id), "our pid under another owner id");
 }
 
-#[test]
-fn postgres_leases_of_another_owner_break_only_by_expiry() {
-    let location = Location::parse(Path::new(&harness::pg_url())).unwrap();
-    let now: DateTime<Utc> = "2026-11-30T01:00:00Z".parse().unwrap();
-    let j = Journal::open_at(&location, T)
-        .unwrap()
-        .with_clock(Arc::new(FixedClock(now)));
-    leases_by_owner_id(&j, now);
-    // Shared by hosts: no pid is judged, not even on this host.
-    let a = created(&j, "w/dead");
+/// On PostgreSQL, shared by hosts, no pid is judged, not even on this host: another owner's
+/// lease is broken only by expiry.
+fn postgres_breaks_only_by_expiry(j: &Journal, now: DateTime<Utc>) {
+    let a = created(j, "w/dead");
     let later = now + chrono::Duration::minutes(5);
+    set_lease(j, a.id, &other(Some("o-5"), dead_pid(), host_name(), later));
+    assert!(!claimed(j, a.id), "a dead pid on this host still holds");
     set_lease(
-        &j,
-        a.id,
-        &other(Some("o-5"), dead_pid(), host_name(), later),
-    );
-    assert!(!claimed(&j, a.id), "a dead pid on this host still holds");
-    set_lease(
-        &j,
+        j,
         a.id,
         &other(Some("o-6"), std::process::id(), host_name(), later),
     );
     assert!(
-        !claimed(&j, a.id),
+        !claimed(j, a.id),
         "our pid under another owner id still holds"
     );
     set_lease(
-        &j,
+        j,
         a.id,
         &other(Some("o-6"), std::process::id(), host_name(), now),
     );
-    assert!(claimed(&j, a.id), "expired");
+    assert!(claimed(j, a.id), "expired");
 }
 
-#[test]
-fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_leases() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_leases(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let free = created(&j, "w/free");
     let held = created(&j, "w/held");
     let settled = created(&j, "w/settled");
