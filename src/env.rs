@@ -41,5 +41,11 @@ pub const TEST_SEND_LEASE_TTL: &str = "A2A_RECOVER_TEST_SEND_LEASE_TTL";
 /// once; an operator has no reason to set it (a horizon shorter than the agent's processing
 /// time lets a look take a send still in flight for absence and resend it).
 pub const TEST_SEND_TIMEOUT: &str = "A2A_RECOVER_TEST_SEND_TIMEOUT";
+/// Hidden testing aid: the host name leases are journaled with (`host-a`), instead of this
+/// host's. Lets one machine play several hosts sharing a journal: processes with different
+/// names never break each other's leases early, only by expiry; an operator has no reason to
+/// set it (two processes on one host under different names lose the early break of a dead
+/// holder's lease).
+pub const TEST_HOST: &str = "A2A_RECOVER_TEST_HOST";
 /// Set to `1` to rewrite generated files (completions, CLI reference) instead of checking them.
 pub const UPDATE_GENERATED: &str = "A2A_RECOVER_UPDATE_GENERATED";

@@ -19,6 +19,7 @@ mod generated;
 mod guard_rails;
 mod holes;
 mod hostile;
+mod hosts;
 mod http_json;
 mod inspect;
 mod interop;

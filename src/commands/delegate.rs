@@ -688,12 +688,7 @@ impl Delegation<'_> {
         let agent = agent_shown(&self.req.card_url);
         match sent {
             Sent::Busy(attempt, lease) => {
-                self.action(
-                    &attempt,
-                    "claim",
-                    "held",
-                    &json!({"pid": lease.pid, "host": lease.host, "expiresAt": rfc3339(lease.expires_at)}),
-                )?;
+                self.action(&attempt, "claim", "held", &held_detail(&lease))?;
                 let line = format!(
                     "{step} is being delegated by another a2a-recover (pid {} on {}); nothing \
                      was sent. Run the same command again later.",
@@ -840,6 +835,11 @@ fn again(code: u8) -> &'static str {
 }
 
 mod saga;
+
+/// The detail of a `claim` action found `held`: who holds the lease, and until when.
+fn held_detail(lease: &crate::journal::Lease) -> serde_json::Value {
+    json!({"pid": lease.pid, "host": lease.host, "owner": lease.owner, "expiresAt": rfc3339(lease.expires_at)})
+}
 
 #[cfg(test)]
 mod tests {

@@ -74,7 +74,8 @@ pub enum Command {
 /// Runs one subcommand and returns its exit code.
 pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> {
     match command {
-        Command::Delegate(args) => delegate::run(ctx, args).await,
+        // Boxed: its future is the largest (a send's state and the lease it may meet).
+        Command::Delegate(args) => Box::pin(delegate::run(ctx, args)).await,
         Command::Reconcile(args) => reconcile::run(ctx, args).await,
         Command::Follow(args) => follow::run(ctx, args).await,
         Command::Reply(args) => reply::run(ctx, args).await,

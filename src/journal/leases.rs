@@ -1,16 +1,26 @@
 //! Leases: which process works on an attempt ([`Journal::claim`], [`Journal::release`]); a
-//! lease lapses at its expiry or with its process, and appends no event.
+//! lease lapses at its expiry, and appends no event.
+//!
+//! A lease carries its owner's random id (a UUIDv4 made once per process, [`owner_id`]) and is
+//! "mine" only when the ids match: two containers that are both pid 1 on hosts of the same name
+//! never take each other's leases for their own. On SQLite (one host's file) a lease is also
+//! broken early when its holder is provably dead: same host identity ([`host_name`]: the host
+//! name and the pid namespace, so two containers of the same name never judge each other's
+//! pids) and no such pid. On PostgreSQL, shared by hosts, a lease held by another owner is
+//! broken only by expiry.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::queries;
+use super::store::Store;
 use super::{Attempt, AttemptId, Claim, Journal, JournalError, Lease};
 
 impl Journal {
     /// Claims an attempt for this process for `ttl`, in one short transaction.
     ///
     /// Succeeds when the attempt has no lease, when its lease expired, when its owner is this
-    /// process (a renewal), or when the owner's pid is dead on this host; otherwise returns the
+    /// process (a renewal), or (SQLite) when its owner is provably dead; otherwise returns the
     /// holder. Leases are coordination, not history: they append no event.
     pub fn claim(&self, id: AttemptId, ttl: Duration) -> Result<Claim, JournalError> {
         self.claim_then(id, ttl, "claim the attempt", |_| Ok(()))
@@ -26,17 +36,13 @@ impl Journal {
         then: impl FnOnce(&super::Tx) -> Result<(), JournalError>,
     ) -> Result<Claim, JournalError> {
         let now = self.clock.now();
-        let me = Lease {
-            pid: std::process::id(),
-            host: host_name(),
-            expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
-        };
+        let me = my_lease(now, ttl);
         self.write(action, |tx| {
             let e = self.err(action);
             let held = queries::attempt_by_id(tx, id)
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(id.0))?;
-            if let Some(lease) = other_holder(&held, &me, now) {
+            if let Some(lease) = self.other_holder(&held, &me, now) {
                 return Ok(Claim::HeldBy(lease));
             }
             queries::set_lease(tx, id, Some(&me)).map_err(&e)?;
@@ -47,42 +53,111 @@ impl Journal {
 
     /// Releases this process's lease on an attempt (a lease held by another is left alone).
     pub fn release(&self, id: AttemptId) -> Result<(), JournalError> {
-        let (pid, host) = (std::process::id(), host_name());
         self.write("release the attempt", |tx| {
             let e = self.err("release the attempt");
             let held = queries::attempt_by_id(tx, id)
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(id.0))?;
-            if held.lease.is_some_and(|l| l.pid == pid && l.host == host) {
+            if is_mine(held.lease.as_ref()) {
                 queries::set_lease(tx, id, None).map_err(&e)?;
             }
             Ok(())
         })
     }
+
+    /// Returns the lease another live process holds on an attempt, if any: a lease that is this
+    /// process's own or lapsed does not count, nor (SQLite only) one whose holder is provably
+    /// dead (same host identity, no such pid, or the pid is this process's and the owner id is
+    /// not).
+    pub(super) fn other_holder(
+        &self,
+        held: &Attempt,
+        me: &Lease,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Lease> {
+        let lease = held.lease.as_ref()?;
+        let mine = lease.owner.is_some() && lease.owner == me.owner;
+        let dead = matches!(self.store, Store::Sqlite(_))
+            && identity().provable
+            && lease.host == me.host
+            && (lease.pid == me.pid || !process_alive(lease.pid));
+        let broken = lease.expires_at <= now || dead;
+        (!mine && !broken).then(|| lease.clone())
+    }
 }
 
-/// Returns this host's name (for leases).
-pub fn host_name() -> String {
-    rustix::system::uname()
-        .nodename()
-        .to_string_lossy()
-        .into_owned()
+/// This process's lease identity, made once.
+struct Identity {
+    /// The owner id: a random UUIDv4.
+    owner: String,
+    /// The host name (or the test-only override).
+    name: String,
+    /// The host name and the pid namespace.
+    host: String,
+    /// Whether the pid namespace was read: only then can a dead pid be proven.
+    provable: bool,
 }
 
-/// Returns the lease another live process holds on an attempt, if any: a lease that is this
-/// process's own, lapsed, or held by a dead pid on this host does not count.
-pub(super) fn other_holder(
-    held: &Attempt,
-    me: &Lease,
-    now: chrono::DateTime<chrono::Utc>,
-) -> Option<Lease> {
-    let lease = held.lease.as_ref()?;
-    let mine = lease.pid == me.pid && lease.host == me.host;
-    let broken = lease.expires_at <= now || (lease.host == me.host && !process_alive(lease.pid));
-    (!mine && !broken).then(|| lease.clone())
+fn identity() -> &'static Identity {
+    static ME: OnceLock<Identity> = OnceLock::new();
+    ME.get_or_init(|| {
+        let name = std::env::var(crate::env::TEST_HOST)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| {
+                rustix::system::uname()
+                    .nodename()
+                    .to_string_lossy()
+                    .into_owned()
+            });
+        let ns = std::fs::read_link("/proc/self/ns/pid")
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned());
+        Identity {
+            owner: uuid::Uuid::new_v4().to_string(),
+            host: match &ns {
+                Some(ns) => format!("{name} {ns}"),
+                None => name.clone(),
+            },
+            name,
+            provable: ns.is_some(),
+        }
+    })
 }
 
-/// Returns whether a process with this pid exists on this host.
+/// Returns this process's owner id: a random UUIDv4, the same for the whole process.
+pub fn owner_id() -> &'static str {
+    &identity().owner
+}
+
+/// Returns this host's identity, as leases name it: the host name (or the test-only
+/// `A2A_RECOVER_TEST_HOST`) and, where readable, the pid namespace (`web-1 pid:[4026531836]`).
+pub fn host_name() -> &'static str {
+    &identity().host
+}
+
+/// Returns this host's name (or the test-only `A2A_RECOVER_TEST_HOST`), without the pid
+/// namespace: what lock holders are described by.
+pub fn host_label() -> &'static str {
+    &identity().name
+}
+
+/// Returns this process's lease, lasting `ttl` from `now`.
+pub(super) fn my_lease(now: chrono::DateTime<chrono::Utc>, ttl: Duration) -> Lease {
+    Lease {
+        owner: Some(owner_id().to_owned()),
+        pid: std::process::id(),
+        host: host_name().to_owned(),
+        expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
+    }
+}
+
+/// Returns whether `lease` is this process's (its owner id is ours).
+pub(super) fn is_mine(lease: Option<&Lease>) -> bool {
+    lease.is_some_and(|l| l.owner.as_deref() == Some(owner_id()))
+}
+
+/// Returns whether a process with this pid exists in this pid namespace.
 fn process_alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else {
         return false;

@@ -84,7 +84,7 @@ use std::sync::Arc;
 
 pub use alerts::AlertItem;
 pub use error::JournalError;
-pub use leases::host_name;
+pub use leases::{host_label, host_name, owner_id};
 pub use location::{Location, LocationError};
 pub use model::*;
 pub use operator::{AttemptResolution, Decided, Decision, Undone};
@@ -96,7 +96,7 @@ pub use sends::{BatchClaim, SendOutcome, SendRecord};
 use crate::a2a::{ArtifactUpdate, TaskView, message_text};
 use crate::clock::Clock;
 use change::Wanted;
-use leases::other_holder;
+use leases::{is_mine, my_lease};
 use observe::view_artifact_ids;
 use sql::{DbError, DbResult, Tx, queries};
 use store::Store;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::postgres::conn::PgConn;
 use super::postgres::locks;
 use super::store::Store;
-use super::{Journal, JournalError, Location, host_name};
+use super::{Journal, JournalError, Location, host_label};
 
 /// What a pass lock covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,7 @@ impl Journal {
         let guard = conn.lock().unwrap_or_else(PoisonError::into_inner);
         if !store.named.load(Ordering::Relaxed) {
             let since = self.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
-            locks::name_session(&guard, std::process::id(), &host_name(), &since).map_err(&e)?;
+            locks::name_session(&guard, std::process::id(), host_label(), &since).map_err(&e)?;
             store.named.store(true, Ordering::Relaxed);
         }
         let (taken, workflow) = match scope {

@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::sql::{DbError, Tx};
 use super::{
     Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError, JournaledEndpoint, Lease,
-    Source, Wanted, host_name, other_holder, queries, view_artifact_ids,
+    Source, Wanted, is_mine, my_lease, queries, view_artifact_ids,
 };
 use crate::a2a::TaskView;
 
@@ -82,11 +82,7 @@ impl Journal {
             return Ok(Vec::new());
         }
         let now = self.clock.now();
-        let me = Lease {
-            pid: std::process::id(),
-            host: host_name(),
-            expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
-        };
+        let me = my_lease(now, ttl);
         self.write("claim the attempts", |tx| {
             let e = self.err("claim the attempts");
             let mut out = Vec::with_capacity(items.len());
@@ -94,7 +90,7 @@ impl Journal {
                 let held = queries::attempt_by_id(tx, *id)
                     .map_err(&e)?
                     .ok_or(JournalError::UnknownAttempt(id.0))?;
-                if let Some(lease) = other_holder(&held, &me, now) {
+                if let Some(lease) = self.other_holder(&held, &me, now) {
                     out.push(BatchClaim::HeldBy(held, lease));
                     continue;
                 }
@@ -163,11 +159,10 @@ impl Journal {
         e: &impl Fn(DbError) -> JournalError,
         id: AttemptId,
     ) -> Result<(), JournalError> {
-        let (pid, host) = (std::process::id(), host_name());
         let Some(held) = queries::attempt_by_id(tx, id).map_err(e)? else {
             return Ok(());
         };
-        if held.lease.is_some_and(|l| l.pid == pid && l.host == host) {
+        if is_mine(held.lease.as_ref()) {
             queries::set_lease(tx, id, None).map_err(e)?;
         }
         Ok(())

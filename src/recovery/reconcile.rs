@@ -870,7 +870,7 @@ impl<'a> Pass<'a> {
                 a.number,
                 what,
                 "busy",
-                json!({"holder": {"pid": lease.pid, "host": lease.host}}),
+                json!({"holder": {"pid": lease.pid, "host": lease.host, "owner": lease.owner}}),
                 exit::WORK_REMAINS,
             ),
             Sent::Settled(_) => self.standing(&row, what, json!({"settledElsewhere": true}))?,

@@ -157,9 +157,12 @@ pub struct Step {
 /// A lease on an attempt held by one process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lease {
+    /// The owner's random id (a UUIDv4 made once per process): the lease is "mine" only when
+    /// it is this process's. `None` for a lease journaled before schema 12: nobody's.
+    pub owner: Option<String>,
     /// The owner's process id.
     pub pid: u32,
-    /// The owner's host name.
+    /// The owner's host identity: its host name and pid namespace (`crate::journal::host_name`).
     pub host: String,
     /// When the lease lapses.
     pub expires_at: DateTime<Utc>,

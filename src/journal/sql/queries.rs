@@ -576,10 +576,10 @@ const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interfa
      a.remote_state, a.status_timestamp, a.pending_question, a.last_task_json, a.outcome_json, \
      a.error, a.effect, a.cancel_requested_at, a.previous_attempt_id, a.lease_owner_pid, \
      a.lease_owner_host, a.lease_expires_at, a.created_at, a.updated_at, a.continuation_task_id, \
-     a.binding, a.protocol_version, a.token_cmd";
+     a.binding, a.protocol_version, a.token_cmd, a.lease_owner_id";
 
 /// How many columns [`ATTEMPT_COLUMNS`] has.
-const ATTEMPT_WIDTH: usize = 30;
+const ATTEMPT_WIDTH: usize = 31;
 
 /// Reads the binding columns of a row whose interface is journaled (`interface` set); both
 /// NULL (a row written before bindings were journaled) reads as `None`: the caller then takes
@@ -624,6 +624,7 @@ fn attempt_from_row(r: &Row<'_>) -> DbResult<Attempt> {
         r.get::<Option<i64>>(23)?,
     ) {
         (Some(pid), Some(host), Some(exp)) => Some(Lease {
+            owner: r.get(30)?,
             pid,
             host,
             expires_at: time(exp),
@@ -1003,13 +1004,15 @@ pub(in crate::journal) fn set_lease(
     lease: Option<&Lease>,
 ) -> DbResult<()> {
     conn.exec(
-        "UPDATE attempts SET lease_owner_pid = ?2, lease_owner_host = ?3, lease_expires_at = ?4
+        "UPDATE attempts SET lease_owner_pid = ?2, lease_owner_host = ?3, lease_expires_at = ?4,
+             lease_owner_id = ?5
          WHERE id = ?1",
         args![
             id.0,
             lease.map(|l| l.pid),
             lease.map(|l| l.host.as_str()),
             lease.map(|l| ms(l.expires_at)),
+            lease.and_then(|l| l.owner.as_deref()),
         ],
     )?;
     Ok(())

@@ -2,68 +2,153 @@
 
 use super::*;
 
+/// Writes `lease` on an attempt as another process would.
+fn set_lease(j: &Journal, id: AttemptId, lease: &Lease) {
+    j.store
+        .read("set the lease", |c| queries::set_lease(c, id, Some(lease)))
+        .unwrap();
+}
+
+/// Another process's lease.
+fn other(owner: Option<&str>, pid: u32, host: &str, expires_at: DateTime<Utc>) -> Lease {
+    Lease {
+        owner: owner.map(str::to_owned),
+        pid,
+        host: host.to_owned(),
+        expires_at,
+    }
+}
+
+/// A pid that no process has now (a child that ended).
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+fn claimed(j: &Journal, id: AttemptId) -> bool {
+    match j.claim(id, Duration::from_secs(60)).unwrap() {
+        Claim::Claimed(l) => {
+            assert_eq!(l.owner.as_deref(), Some(owner_id()));
+            true
+        }
+        Claim::HeldBy(_) => false,
+    }
+}
+
+/// What both stores do alike: claims carry this process's owner id, renewals work, another
+/// owner's unexpired lease holds (whatever its pid and host), an expired one is broken, an old
+/// lease without an owner is nobody's, and releases leave others' leases alone.
+fn leases_by_owner_id(j: &Journal, now: DateTime<Utc>) {
+    let a = created(j, "w/s");
+    let Claim::Claimed(mine) = j.claim(a.id, Duration::from_secs(60)).unwrap() else {
+        panic!("not claimed")
+    };
+    assert_eq!(mine.pid, std::process::id());
+    assert_eq!(mine.host, host_name());
+    assert_eq!(mine.owner.as_deref(), Some(owner_id()));
+    assert_eq!(j.attempt(a.id).unwrap().lease, Some(mine));
+    assert!(claimed(j, a.id), "renewing our own lease works");
+    let events = j.event_count().unwrap();
+    let later = now + chrono::Duration::minutes(5);
+    // A live process on this host (pid 1 always exists) holds it.
+    set_lease(j, a.id, &other(Some("o-1"), 1, host_name(), later));
+    assert!(
+        matches!(j.claim(a.id, Duration::from_secs(60)).unwrap(), Claim::HeldBy(l) if l.pid == 1 && l.owner.as_deref() == Some("o-1"))
+    );
+    // Another host's unexpired lease holds, whatever its pid (ours included).
+    set_lease(
+        j,
+        a.id,
+        &other(Some("o-2"), 999_999_999, "elsewhere", later),
+    );
+    assert!(!claimed(j, a.id));
+    set_lease(
+        j,
+        a.id,
+        &other(Some("o-2"), std::process::id(), "elsewhere", later),
+    );
+    assert!(
+        !claimed(j, a.id),
+        "the same pid elsewhere is another process"
+    );
+    // The same host name in another pid namespace (another container) is another host: its
+    // pids are never judged here.
+    let name = host_name().split(' ').next().unwrap().to_owned();
+    set_lease(
+        j,
+        a.id,
+        &other(Some("o-3"), dead_pid(), &format!("{name} pid:[1]"), later),
+    );
+    assert!(!claimed(j, a.id), "another pid namespace");
+    // A lease written before owner ids (schema 12) with our pid and host name: nobody's, and
+    // not released by us.
+    set_lease(j, a.id, &other(None, std::process::id(), &name, later));
+    j.release(a.id).unwrap();
+    assert!(
+        j.attempt(a.id).unwrap().lease.is_some(),
+        "not ours to release"
+    );
+    assert!(!claimed(j, a.id));
+    // Expired: broken.
+    set_lease(j, a.id, &other(Some("o-4"), 1, "elsewhere", now));
+    assert!(claimed(j, a.id));
+    j.release(a.id).unwrap();
+    assert_eq!(j.attempt(a.id).unwrap().lease, None);
+    assert_eq!(j.event_count().unwrap(), events, "leases append no events");
+}
+
 #[rstest]
 fn leases_are_claimed_renewed_and_broken(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
     let fresh = Fresh::new(kind);
     let now: DateTime<Utc> = "2026-11-30T01:00:00Z".parse().unwrap();
     let j = fresh.open().with_clock(Arc::new(FixedClock(now)));
-    let a = created(&j, "w/s");
-    let Claim::Claimed(mine) = j.claim(a.id, Duration::from_secs(60)).unwrap() else {
-        panic!("not claimed")
-    };
-    assert_eq!(mine.pid, std::process::id());
-    // Renewing our own lease works.
-    assert!(matches!(
-        j.claim(a.id, Duration::from_secs(60)).unwrap(),
-        Claim::Claimed(_)
-    ));
-    let events = j.event_count().unwrap();
-
-    let set = |pid: u32, host: &str, expires: DateTime<Utc>| {
-        let lease = Lease {
-            pid,
-            host: host.to_owned(),
-            expires_at: expires,
-        };
-        j.store
-            .read("set the lease", |c| {
-                queries::set_lease(c, a.id, Some(&lease))
-            })
-            .unwrap();
-    };
+    leases_by_owner_id(&j, now);
+    if kind == Kind::Postgres {
+        return postgres_breaks_only_by_expiry(&j, now);
+    }
+    // On SQLite (one host's file) a provably dead holder's lease is broken early: same host
+    // identity, and no such pid, or the pid is ours under another owner id (a process that
+    // had our pid before us).
+    let a = created(&j, "w/dead");
     let later = now + chrono::Duration::minutes(5);
-    // A live process on this host (pid 1 always exists) holds it.
-    set(1, &host_name(), later);
-    assert!(
-        matches!(j.claim(a.id, Duration::from_secs(60)).unwrap(), Claim::HeldBy(l) if l.pid == 1)
+    set_lease(
+        &j,
+        a.id,
+        &other(Some("o-5"), dead_pid(), host_name(), later),
     );
-    // Another host's unexpired lease holds, whatever its pid.
-    set(999_999_999, "elsewhere", later);
-    assert!(matches!(
-        j.claim(a.id, Duration::from_secs(60)).unwrap(),
-        Claim::HeldBy(_)
-    ));
-    // Expired: broken.
-    set(1, "elsewhere", now - chrono::Duration::seconds(1));
-    assert!(matches!(
-        j.claim(a.id, Duration::from_secs(60)).unwrap(),
-        Claim::Claimed(_)
-    ));
-    // A dead owner on this host: broken.
-    let dead = {
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        pid
-    };
-    set(dead, &host_name(), later);
-    assert!(matches!(
-        j.claim(a.id, Duration::from_secs(60)).unwrap(),
-        Claim::Claimed(_)
-    ));
-    j.release(a.id).unwrap();
-    assert_eq!(j.attempt(a.id).unwrap().lease, None);
-    assert_eq!(j.event_count().unwrap(), events, "leases append no events");
+    assert!(claimed(&j, a.id), "a dead pid on this host");
+    set_lease(
+        &j,
+        a.id,
+        &other(Some("o-6"), std::process::id(), host_name(), later),
+    );
+    assert!(claimed(&j, a.id), "our pid under another owner id");
+}
+
+/// On PostgreSQL, shared by hosts, no pid is judged, not even on this host: another owner's
+/// lease is broken only by expiry.
+fn postgres_breaks_only_by_expiry(j: &Journal, now: DateTime<Utc>) {
+    let a = created(j, "w/dead");
+    let later = now + chrono::Duration::minutes(5);
+    set_lease(j, a.id, &other(Some("o-5"), dead_pid(), host_name(), later));
+    assert!(!claimed(j, a.id), "a dead pid on this host still holds");
+    set_lease(
+        j,
+        a.id,
+        &other(Some("o-6"), std::process::id(), host_name(), later),
+    );
+    assert!(
+        !claimed(j, a.id),
+        "our pid under another owner id still holds"
+    );
+    set_lease(
+        j,
+        a.id,
+        &other(Some("o-6"), std::process::id(), host_name(), now),
+    );
+    assert!(claimed(j, a.id), "expired");
 }
 
 #[rstest]
@@ -75,16 +160,13 @@ fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_lea
     let free = created(&j, "w/free");
     let held = created(&j, "w/held");
     let settled = created(&j, "w/settled");
-    let other = Lease {
-        pid: 1,
-        host: host_name(),
-        expires_at: j.clock.now() + chrono::Duration::minutes(5),
-    };
-    j.store
-        .read("set the lease", |c| {
-            queries::set_lease(c, held.id, Some(&other))
-        })
-        .unwrap();
+    let held_by = other(
+        Some("o-1"),
+        1,
+        host_name(),
+        j.clock.now() + chrono::Duration::minutes(5),
+    );
+    set_lease(&j, held.id, &held_by);
     j.record_refusal(settled.id, "no").unwrap();
     let endpoint = JournaledEndpoint {
         binding: crate::a2a::ProtocolBinding::JsonRpcV1,
