@@ -74,6 +74,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0011_token_cmd",
         sql: include_str!("migrations/0011_token_cmd.sql"),
     },
+    Migration {
+        version: 12,
+        name: "0012_moved",
+        sql: include_str!("migrations/0012_moved.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

@@ -70,6 +70,11 @@ pub(in crate::journal) const MIGRATIONS: &[Migration] = &[
         name: "0011_token_cmd",
         sql: include_str!("migrations/0011_token_cmd.sql"),
     },
+    Migration {
+        version: 12,
+        name: "0012_moved",
+        sql: include_str!("migrations/0012_moved.sql"),
+    },
 ];
 
 /// What the schema holds before any write.
