@@ -13,6 +13,7 @@ use super::*;
 use crate::a2a::ArtifactView;
 use crate::clock::FixedClock;
 
+mod copy;
 mod inspect;
 mod leases;
 mod observe;

@@ -1,0 +1,125 @@
+//! `Journal::copy_into` over many rows: pages, text keys in byte order on both stores, large
+//! values, identity counters moved past the copied ids, and the moved mark.
+
+use super::*;
+
+#[path = "../../../tests/common/postgres.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod harness;
+
+/// Every table's rows (`moved` apart), rendered, in key order: what a SQLite file holds.
+fn dump(path: &Path) -> Vec<(String, Vec<String>)> {
+    let c = Connection::open(path).unwrap();
+    let tables: Vec<String> = c
+        .prepare(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' \
+             AND name NOT LIKE 'sqlite_%' AND name <> 'moved' ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    tables
+        .into_iter()
+        .map(|t| {
+            let mut stmt = c
+                .prepare(&format!("SELECT * FROM \"{t}\" ORDER BY 1, 2"))
+                .unwrap();
+            let width = stmt.column_count();
+            let rows = stmt
+                .query_map([], |r| {
+                    (0..width)
+                        .map(|i| r.get::<_, rusqlite::types::Value>(i))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .unwrap()
+                .map(|r| format!("{:?}", r.unwrap()))
+                .collect();
+            (t, rows)
+        })
+        .collect()
+}
+
+#[test]
+fn journal_copy_pages_through_many_rows_both_ways() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    let a = created(&j, "big/one");
+    {
+        let c = j.store.sqlite().lock();
+        for i in 0..700 {
+            c.execute(
+                "INSERT INTO workflows (name, plan_json, created_at, updated_at) \
+                 VALUES (?1, ?2, ?3, ?3)",
+                rusqlite::params![format!("w-{i:04}-é\"'"), format!("{{\"n\":{i}}}"), i],
+            )
+            .unwrap();
+        }
+        // Text keys whose byte order differs from a language's: upper before lower, `_`, `é`.
+        // Some values are large, so pages shrink to stay within their byte budget.
+        let big = "x".repeat(1 << 20);
+        for (i, id) in ["b", "B", "_x", "é", "a", "Z", "a b", "ab", "A", "-"]
+            .iter()
+            .cycle()
+            .take(300)
+            .enumerate()
+        {
+            let parts = if i % 50 == 0 {
+                big.clone()
+            } else {
+                format!("[{i}]")
+            };
+            c.execute(
+                "INSERT INTO artifacts (attempt_id, artifact_id, parts_json, created_at, \
+                 updated_at) VALUES (?1, ?2, ?3, 1, 2)",
+                rusqlite::params![a.id.0, format!("{id}{i}"), parts],
+            )
+            .unwrap();
+        }
+        c.execute(
+            "UPDATE agents SET max_rate = 2.5, accepts_context_id = 1",
+            [],
+        )
+        .unwrap();
+    }
+    let original = dump(&path);
+
+    let pg = Location::parse(Path::new(&harness::pg_url())).unwrap();
+    let on_pg = Journal::open_at(&pg, T).unwrap();
+    let report = j.copy_into(&on_pg).unwrap();
+    let count = |r: &CopyReport, t: &str| r.tables.iter().find(|(n, _)| n == t).unwrap().1;
+    assert_eq!(count(&report, "workflows"), 701);
+    assert_eq!(count(&report, "artifacts"), 300);
+    // Foreign-key order: a table comes after those it references.
+    let pos = |t: &str| report.tables.iter().position(|(n, _)| n == t).unwrap();
+    assert!(pos("workflows") < pos("steps") && pos("steps") < pos("attempts"));
+    assert!(pos("attempts") < pos("artifacts") && pos("artifacts") < pos("artifact_chunks"));
+    // The source is marked.
+    drop(j);
+    assert!(matches!(
+        Journal::open(&path, T),
+        Err(JournalError::Moved { ref to, .. }) if *to == pg.to_string()
+    ));
+
+    let back = path.with_file_name("back.sqlite3");
+    let on_file = Journal::open(&back, T).unwrap();
+    on_pg.copy_into(&on_file).unwrap();
+    assert_eq!(dump(&back), original);
+    drop(on_pg);
+    assert!(matches!(
+        Journal::open_at(&pg, T),
+        Err(JournalError::Moved { .. })
+    ));
+
+    // A copy on PostgreSQL takes new rows with fresh ids: its counters were moved past.
+    let pg2 = Location::parse(Path::new(&harness::pg_url())).unwrap();
+    let again = Journal::open_at(&pg2, T).unwrap();
+    on_file.copy_into(&again).unwrap();
+    let later = created(&again, "big/later");
+    assert!(later.id.0 > a.id.0, "{later:?}");
+    let w = again
+        .create_intents(&[intent("fresh/wf", "go", "http://127.0.0.1:9/")])
+        .unwrap();
+    assert!(matches!(w[0], IntentOutcome::Created(_)));
+}
