@@ -123,3 +123,77 @@ fn journal_copy_pages_through_many_rows_both_ways() {
         .unwrap();
     assert!(matches!(w[0], IntentOutcome::Created(_)));
 }
+
+/// Runs `sql` on a PostgreSQL journal's own connection.
+fn pg_batch(j: &Journal, sql: &str) {
+    match &j.store {
+        store::Store::Postgres(s) => {
+            use crate::journal::sql::Db as _;
+            s.lock().batch(sql).unwrap();
+        }
+        store::Store::Sqlite(_) => panic!("a PostgreSQL journal"),
+    }
+}
+
+/// Whether any of the journal's tables holds a row.
+fn holds_rows(j: &Journal) -> bool {
+    j.read("test", |db| {
+        let mut any = false;
+        for t in sql::catalog::tables(db)? {
+            any |= sql::catalog::has_rows(db, &t.name)?;
+        }
+        Ok(any)
+    })
+    .unwrap()
+}
+
+fn chain(e: &JournalError) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+#[test]
+fn journal_copy_into_postgres_failing_half_way_leaves_it_empty_and_the_source_unmarked() {
+    let (_dir, path) = tmp_journal();
+    let j = Journal::open(&path, T).unwrap();
+    for i in 0..5 {
+        created(&j, &format!("w/s{i}"));
+    }
+    // A row refused half-way (the events come after every table they reference), then the
+    // target's connection killed half-way: each rolls everything back.
+    for (name, body) in [
+        ("refuse", "RAISE EXCEPTION 'refused by the test'"),
+        ("kill", "PERFORM pg_terminate_backend(pg_backend_pid())"),
+    ] {
+        let pg = Location::parse(Path::new(&harness::pg_url())).unwrap();
+        let target = Journal::open_at(&pg, T).unwrap();
+        pg_batch(
+            &target,
+            &format!(
+                "CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS \
+                 $$ BEGIN {body}; RETURN NEW; END $$; \
+                 CREATE TRIGGER {name} BEFORE INSERT ON events FOR EACH ROW \
+                 WHEN (NEW.id = 3) EXECUTE FUNCTION {name}()"
+            ),
+        );
+        let err = j.copy_into(&target).unwrap_err();
+        if name == "refuse" {
+            assert!(
+                chain(&err).contains("refused by the test"),
+                "{}",
+                chain(&err)
+            );
+        }
+        drop(target);
+        let target = Journal::open_at(&pg, T).unwrap();
+        assert!(!holds_rows(&target), "{name}: nothing was committed");
+        // The source is not marked.
+        drop(Journal::open(&path, T).unwrap());
+    }
+}
