@@ -5,6 +5,10 @@ use super::*;
 
 #[path = "../../../tests/common/postgres.rs"]
 #[allow(dead_code, unreachable_pub)]
+#[expect(
+    clippy::duplicate_mod,
+    reason = "the PostgreSQL store's own tests load the same harness"
+)]
 mod harness;
 
 /// Every table's rows (`moved` apart), rendered, in key order: what a SQLite file holds.
