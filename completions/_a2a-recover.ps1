@@ -293,7 +293,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
             [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -337,7 +337,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;journal;help' {
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
             [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -632,7 +632,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;help;journal' {
-            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
             [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location')
             break
         }

@@ -280,7 +280,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
-            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+            cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
             cand copy 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -321,7 +321,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;journal;help'= {
-            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+            cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
             cand copy 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -587,7 +587,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;help;status'= {
         }
         &'a2a-recover;help;journal'= {
-            cand init 'Creates the journal (a SQLite file, mode 0600, schema current); an existing one is left as it is (migrated when older)'
+            cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
             cand copy 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location'
         }
         &'a2a-recover;help;journal;init'= {

@@ -1,6 +1,5 @@
 //! The validated context every command receives: parse, validate, then execute.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,15 +11,16 @@ use crate::clock::{Clock, FixedClock, SystemClock};
 use crate::env;
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{Journal, JournalError, SizeLimits};
+use crate::journal::{Journal, JournalError, Location, LockAttempt, LockScope, SizeLimits};
 use crate::output::Printer;
 use crate::paths;
 use crate::recovery::lock::{self, LockError, PassLock};
 
 /// Everything a command needs, resolved once from the global flags and the environment.
 pub struct Context {
-    /// The journal file (may not exist yet).
-    pub journal_path: PathBuf,
+    /// Where the journal is: a SQLite file (may not exist yet), or a PostgreSQL schema. Its
+    /// `Display` form (no password) is the only one to show.
+    pub journal: Location,
     /// Whether the `--journal` flag named it (`demo` keeps its journal only then, ignoring
     /// `A2A_RECOVER_JOURNAL`); `lib::main` sets it from where the value came from.
     pub journal_explicit: bool,
@@ -54,7 +54,7 @@ impl Context {
     /// Validates the global flags into a context, before any I/O on the journal or agents.
     pub fn from_global(global: &GlobalArgs) -> Result<Self, CliError> {
         let var = |name: &str| std::env::var(name).ok();
-        let journal_path = paths::journal_path(
+        let journal = paths::journal_location(
             global.journal.as_ref(),
             var(env::XDG_STATE_HOME).as_deref(),
             var(env::HOME).as_deref(),
@@ -67,7 +67,7 @@ impl Context {
             global.verbose,
             no_color,
         )
-        .with_journal(journal_path.display().to_string());
+        .with_journal(journal.to_string());
         let display_clock: Arc<dyn Clock> = match var(env::TEST_NOW) {
             Some(s) => {
                 let t = chrono::DateTime::parse_from_rfc3339(&s)
@@ -113,7 +113,7 @@ impl Context {
             None => crate::recovery::send::lease_ttl_for(global.timeout),
         };
         Ok(Self {
-            journal_path,
+            journal,
             journal_explicit: global.journal.is_some(),
             journal_source: paths::journal_source(
                 false,
@@ -152,26 +152,33 @@ impl Context {
 
     /// Fails (exit 1) unless the journal exists: a pass over a journal that is not there would
     /// check nothing and look healthy, for ever (a cron job without the login shell's
-    /// `XDG_STATE_HOME`). The error names the path and how it was chosen.
-    pub fn require_journal(&self) -> Result<(), CliError> {
-        if crate::journal::exists(&self.journal_path) {
+    /// `XDG_STATE_HOME`). The error names the path and how it was chosen. On PostgreSQL, a
+    /// schema without a journal is no journal.
+    pub fn require_journal(&self) -> anyhow::Result<()> {
+        if Journal::exists_at(&self.journal, self.timeout).with_context(|| self.open_failed(""))? {
             return Ok(());
         }
         Err(CliError::failure(format!(
             "no journal at `{}` (chosen by {}); nothing was checked",
-            self.journal_path.display(),
+            self.journal,
             self.journal_source.describe()
         ))
         .hint(
             "create it with `a2a-recover journal init` (a first `delegate` creates one too), \
              or point --journal or A2A_RECOVER_JOURNAL at the journal your delegations use",
-        ))
+        )
+        .into())
+    }
+
+    /// Returns whether a journal is there already (a file, or a PostgreSQL schema holding one).
+    pub fn journal_exists(&self) -> anyhow::Result<bool> {
+        Journal::exists_at(&self.journal, self.timeout).with_context(|| self.open_failed(""))
     }
 
     /// Opens the journal of a command (`--journal`, busy timeout `--timeout`) and prints its
     /// warnings; errors name the path.
     pub fn open_journal(&self) -> anyhow::Result<Journal> {
-        let journal = Journal::open(&self.journal_path, self.timeout)
+        let journal = Journal::open_at(&self.journal, self.timeout)
             .with_context(|| self.open_failed(""))?
             .with_size_limits(self.size_limits);
         self.print_warnings(&journal);
@@ -190,7 +197,7 @@ impl Context {
     /// schema is current or newer (nothing is written, no write permission needed), else through
     /// [`Journal::open`] so that an older journal is migrated first. Prints its warnings.
     pub fn open_journal_for_reading(&self) -> anyhow::Result<Journal> {
-        match Journal::open_read_only(&self.journal_path, self.timeout) {
+        match Journal::open_read_only_at(&self.journal, self.timeout) {
             Ok(journal) => {
                 self.print_warnings(&journal);
                 Ok(journal)
@@ -201,51 +208,88 @@ impl Context {
     }
 
     /// Opens the journal for a pass: a dry run opens it read-only and takes no lock (it writes
-    /// nothing, not even the lock file); otherwise the journal's lock file is taken first, in
-    /// `scope` (`prune`: the whole journal, exclusive; `reconcile`, `compensate`: shared, beside
-    /// their workflow locks, [`Context::lock_workflows`]). A lock still held after `--wait` is
-    /// exit 3 with nothing touched.
+    /// nothing, not even the lock file); otherwise the journal's pass lock is taken in `scope`
+    /// (`prune`: the whole journal, exclusive; `reconcile`, `compensate`: shared, beside their
+    /// workflow locks, [`Context::lock_workflows`]) — a lock file beside a SQLite journal,
+    /// taken before it is opened; an advisory lock on a PostgreSQL journal's own connection,
+    /// where the whole journal's shared hold comes with each workflow's lock. A lock still held
+    /// after `--wait` is exit 3 with nothing touched.
     pub async fn open_journal_for_pass(
         &self,
         dry_run: bool,
         scope: lock::Scope,
     ) -> anyhow::Result<(Journal, Option<PassLock>)> {
         if dry_run {
-            let journal = Journal::open_read_only(&self.journal_path, self.timeout)
+            let journal = Journal::open_read_only_at(&self.journal, self.timeout)
                 .with_context(|| self.open_failed(" read-only"))?;
             return Ok((journal, None));
         }
+        let Some(path) = self.journal.file_path() else {
+            let journal = self.open_journal_for_writing()?;
+            if scope == lock::Scope::Workflows {
+                return Ok((journal, None));
+            }
+            let lock = match self
+                .waiting(|_| store_lock(&journal, LockScope::Journal))
+                .await
+            {
+                Ok(lock) => lock,
+                Err(LockError::Held { owner, .. }) => return Err(self.journal_held(&owner)),
+                Err(e) => return Err(e.into()),
+            };
+            return Ok((journal, Some(lock)));
+        };
         let lock = match self
-            .waiting(|started| {
-                lock::acquire_scoped(&self.journal_path, scope, std::process::id(), started)
-            })
+            .waiting(|started| lock::acquire_scoped(path, scope, std::process::id(), started))
             .await
         {
             Ok(lock) => lock,
-            Err(LockError::Held { path, owner }) => {
-                return Err(CliError::with_code(
-                    exit::WORK_REMAINS,
-                    format!("another pass ({owner}) holds the journal lock"),
-                )
-                .hint(format!(
-                    "nothing was touched; run again when it is done, or wait for it with \
-                     --wait DURATION (lock file `{}`)",
-                    path.display()
-                ))
-                .into());
-            }
+            Err(LockError::Held { owner, .. }) => return Err(self.journal_held(&owner)),
             Err(e) => return Err(e.into()),
         };
         Ok((self.open_journal_for_writing()?, Some(lock)))
     }
 
+    /// The error of a pass that found the whole journal's lock held (exit 3).
+    fn journal_held(&self, owner: &str) -> anyhow::Error {
+        let where_ = match self.journal.file_path() {
+            Some(p) => format!("lock file `{}`", lock::lock_path(p).display()),
+            None => format!("an advisory lock of the journal `{}`", self.journal),
+        };
+        CliError::with_code(
+            exit::WORK_REMAINS,
+            format!("another pass ({owner}) holds the journal lock"),
+        )
+        .hint(format!(
+            "nothing was touched; run again when it is done, or wait for it with \
+             --wait DURATION ({where_})"
+        ))
+        .into()
+    }
+
     /// Takes the lock of each of `workflows` (the caller holds the journal's lock shared),
     /// waiting up to `--wait` for each one held. Returns the locks taken, and each workflow
-    /// still held by another pass with what its lock file says of the holder.
+    /// still held by another pass with what is known of the holder.
     pub async fn lock_workflows(
         &self,
+        journal: &Journal,
         workflows: &[String],
     ) -> anyhow::Result<(Vec<PassLock>, Vec<(String, String)>)> {
+        let Some(path) = self.journal.file_path() else {
+            let mut locks = Vec::with_capacity(workflows.len());
+            let mut held = Vec::new();
+            for w in workflows {
+                match self
+                    .waiting(|_| store_lock(journal, LockScope::Workflow(w)))
+                    .await
+                {
+                    Ok(lock) => locks.push(lock),
+                    Err(LockError::Held { owner, .. }) => held.push((w.clone(), owner)),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            return Ok((locks, held));
+        };
         // One open file per workflow lock: make room for many (up to the hard limit).
         if workflows.len() > 256
             && let Ok(limit) = Ok::<_, ()>(rustix::process::getrlimit(
@@ -264,9 +308,7 @@ impl Context {
         let mut held = Vec::new();
         for w in workflows {
             match self
-                .waiting(|started| {
-                    lock::acquire_workflow(&self.journal_path, w, std::process::id(), started)
-                })
+                .waiting(|started| lock::acquire_workflow(path, w, std::process::id(), started))
                 .await
             {
                 Ok(lock) => locks.push(lock),
@@ -275,6 +317,16 @@ impl Context {
             }
         }
         Ok((locks, held))
+    }
+
+    /// Returns who holds the journal's pass locks: `("journal", holder)` and `(WORKFLOW,
+    /// holder)` per held lock, from the kernel's lock table (SQLite's lock files) or the
+    /// server's (PostgreSQL). Takes no lock.
+    pub fn lock_holders(&self, journal: &Journal) -> anyhow::Result<Vec<(String, String)>> {
+        match self.journal.file_path() {
+            Some(path) => Ok(lock::holders(path)),
+            None => Ok(journal.lock_holders()?.unwrap_or_default()),
+        }
     }
 
     /// Runs `take` until it does not find its lock held or `--wait` has passed (retrying every
@@ -297,15 +349,26 @@ impl Context {
     }
 
     fn open_failed(&self, how: &str) -> String {
-        format!(
-            "failed to open the journal at `{}`{how}",
-            self.journal_path.display()
-        )
+        format!("failed to open the journal at `{}`{how}", self.journal)
     }
 
     fn print_warnings(&self, journal: &Journal) {
         for w in journal.warnings() {
             self.out.warn(w);
         }
+    }
+}
+
+/// Takes a pass lock in the journal's own store (PostgreSQL), as [`lock`] takes a file's:
+/// [`LockError::Held`] naming the holder when another process has it.
+fn store_lock(journal: &Journal, scope: LockScope<'_>) -> Result<PassLock, LockError> {
+    let shown = journal.location().shown_path();
+    match journal.try_lock(scope).map_err(LockError::Store)? {
+        Some(LockAttempt::Taken(lock)) => Ok(PassLock::in_store(lock, shown)),
+        Some(LockAttempt::Held(owner)) => Err(LockError::Held { path: shown, owner }),
+        None => Err(LockError::Io {
+            path: shown,
+            source: std::io::Error::other("this journal's store keeps no locks of its own"),
+        }),
     }
 }

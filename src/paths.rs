@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::error::CliError;
+use crate::journal::Location;
 
 /// How the journal path was chosen, for errors and `status` ("the journal in use and why").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +88,28 @@ pub fn journal_path(
     }
 }
 
+/// Resolves where the journal lives: a `postgres://` / `postgresql://` value of `--journal` or
+/// `A2A_RECOVER_JOURNAL` selects a PostgreSQL journal; any other value, or the default
+/// ([`journal_path`]), is a SQLite file. A URL of another scheme is refused (exit 2), as is a
+/// PostgreSQL URL that cannot be used (named without its password).
+pub fn journal_location(
+    flag: Option<&PathBuf>,
+    xdg_state_home: Option<&str>,
+    home: Option<&str>,
+) -> Result<Location, CliError> {
+    if let Some(s) = flag.and_then(|p| p.to_str())
+        && Location::is_postgres_url(s)
+    {
+        return Location::parse(std::path::Path::new(s)).map_err(|e| {
+            CliError::usage(crate::sanitize::inert(&e.to_string())).hint(
+                "write it as postgres://USER@HOST:PORT/DATABASE?schema=NAME (docs/journal.md, \
+                 \"Choosing a journal\"); the password goes in PGPASSWORD or the password file",
+            )
+        });
+    }
+    journal_path(flag, xdg_state_home, home).map(Location::file)
+}
+
 /// Returns the value when it is shaped like a URL (`scheme://…`), which is never a file path
 /// we should create: `postgres://user:secret@host/db` would otherwise become directories.
 fn url_shaped(p: &std::path::Path) -> Option<String> {
@@ -115,18 +138,15 @@ fn url_refused(url: &str) -> CliError {
         .split_once("://")
         .map_or("", |(s, _)| s)
         .to_ascii_lowercase();
-    let hint = if matches!(scheme.as_str(), "postgres" | "postgresql") {
-        "this a2a-recover keeps its journal in a local SQLite file only; pass --journal PATH \
-         (a file path), or unset A2A_RECOVER_JOURNAL"
-    } else {
-        "the journal is a local SQLite file: pass --journal PATH (a file path), or unset \
-         A2A_RECOVER_JOURNAL"
-    };
     CliError::usage(format!(
-        "the journal `{}` is a URL, not a file path; nothing was created",
-        crate::sanitize::inert(&shown)
+        "the journal `{}` is a URL of scheme `{}`, which is no journal; nothing was created",
+        crate::sanitize::inert(&shown),
+        crate::sanitize::inert(&scheme)
     ))
-    .hint(hint)
+    .hint(
+        "the journal is a local SQLite file (--journal PATH) or a PostgreSQL schema \
+         (--journal postgres://USER@HOST/DATABASE); fix --journal or A2A_RECOVER_JOURNAL",
+    )
 }
 
 #[cfg(test)]
@@ -176,18 +196,40 @@ mod tests {
 
     #[test]
     fn a_url_shaped_journal_is_refused_without_its_password() {
-        for url in [
-            "postgres://user:secret@127.0.0.1:5432/db",
-            "postgresql://user:secret@127.0.0.1/db?sslmode=require",
-            "sqlite://x",
-        ] {
+        for url in ["mysql://user:secret@127.0.0.1:5432/db", "sqlite://x"] {
             let err = journal_path(Some(&PathBuf::from(url)), None, Some("/h")).unwrap_err();
             assert_eq!(err.code, crate::exit::USAGE);
-            assert!(err.message.contains("is a URL"), "{}", err.message);
+            assert!(
+                err.message.contains("is a URL of scheme"),
+                "{}",
+                err.message
+            );
             assert!(!err.message.contains("secret"), "{}", err.message);
         }
         // A path that merely contains `://` later on is still a path.
         let odd = PathBuf::from("./dir/a://b");
         assert_eq!(journal_path(Some(&odd), None, Some("/h")).unwrap(), odd);
+    }
+
+    #[test]
+    fn a_postgres_url_selects_postgres_and_never_shows_its_password() {
+        for url in [
+            "postgres://user:secret@127.0.0.1:5432/db",
+            "postgresql://user:secret@127.0.0.1/db?sslmode=require&schema=ops",
+        ] {
+            let l = journal_location(Some(&PathBuf::from(url)), None, Some("/h")).unwrap();
+            assert!(l.is_postgres(), "{url}");
+            assert!(!l.to_string().contains("secret"), "{l}");
+        }
+        let bad = PathBuf::from("postgres://user:secret@127.0.0.1/db?schema=Bad-Name");
+        let err = journal_location(Some(&bad), None, Some("/h")).unwrap_err();
+        assert_eq!(err.code, crate::exit::USAGE);
+        assert!(!err.message.contains("secret"), "{}", err.message);
+        let file = journal_location(None, Some("/x"), Some("/h")).unwrap();
+        assert_eq!(
+            file.file_path(),
+            Some(std::path::Path::new("/x/a2a-recover/journal.sqlite3"))
+        );
+        assert!(journal_location(Some(&PathBuf::from("sqlite://x")), None, None).is_err());
     }
 }

@@ -102,8 +102,9 @@ fn a_misspelled_crash_point_is_a_usage_error() {
     assert!(!env.journal().exists(), "nothing may be journaled");
 }
 
-/// A journal given as a URL is refused without its password, and nothing is created for it
-/// (it used to become a directory tree named after the URL).
+/// A journal given as a URL of a scheme that is no journal store is refused without its
+/// password, and nothing is created for it (it used to become a directory tree named after the
+/// URL). `postgres://` selects PostgreSQL (tests/postgres_cli.rs).
 #[test]
 fn a_url_shaped_journal_is_refused_and_nothing_is_created() {
     let env = TestEnv::new();
@@ -112,7 +113,7 @@ fn a_url_shaped_journal_is_refused_and_nothing_is_created() {
         .current_dir(env.path())
         .args([
             "--journal",
-            "postgres://user:secret@127.0.0.1:5432/db",
+            "mysql://user:secret@127.0.0.1:5432/db",
             "delegate",
             "w/s",
             "hi",
@@ -124,7 +125,7 @@ fn a_url_shaped_journal_is_refused_and_nothing_is_created() {
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(stderr(&out).contains("is a URL"), "{}", stderr(&out));
     assert!(!stderr(&out).contains("secret"), "{}", stderr(&out));
-    assert!(!env.path().join("postgres:").exists());
+    assert!(!env.path().join("mysql:").exists());
 }
 
 /// Names with invisible formatting characters (a bidi override reorders what an operator

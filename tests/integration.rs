@@ -32,6 +32,7 @@ mod journal_copy;
 mod locks;
 mod moved;
 mod plan;
+mod postgres_cli;
 mod probe;
 mod prune;
 mod readme;

@@ -189,6 +189,10 @@ fn journal_copy_there_and_back_gives_identical_logical_content() {
     let (c, _, text) = copy(&env, &pg, s(&back));
     assert_eq!(c, 0, "{text}");
     assert_eq!(content(&back), original);
+    // The PostgreSQL journal is now the moved one: a pass on it names the file.
+    let out = env.run(["--journal", &pg, "reconcile"]);
+    assert_refused_as_moved(&out, s(&back));
+    assert!(!stderr(&out).contains(&password), "{}", stderr(&out));
 
     // The copy is a working journal: a pass over it runs, a new step gets a fresh id.
     let out = env.run(["--journal", s(&back), "inspect", "trip/flight"]);

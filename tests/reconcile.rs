@@ -14,7 +14,8 @@ use crate::common::commands::{
     attempts, crashing, delegate, journal_bytes, messages_with_id, reconcile, register, spawn,
     the_attempt,
 };
-use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
+use crate::common::journal::assert_consistent;
+use crate::common::{Background, Store, TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
 /// Runs `reconcile` until it stops answering 3 (work remains), at most `max` times.
 fn reconcile_until_settled(env: &TestEnv, max: usize) -> Output {
@@ -44,15 +45,18 @@ fn agent_state(stats: &Stats, message_id: &str) -> Option<String> {
 }
 
 fn open(env: &TestEnv) -> Journal {
-    Journal::open(&env.journal(), Duration::from_secs(10)).expect("open journal")
+    env.open_journal()
 }
 
 // ---------------------------------------------------------------------------------------------
 // The crash matrix
 // ---------------------------------------------------------------------------------------------
 
-#[test]
-fn every_scenario_recovers_from_every_crash_point() {
+/// Every crash point × every scenario (`work`, `ask`, …), on both stores.
+#[rstest::rstest]
+fn every_scenario_recovers_from_every_crash_point(
+    #[values(Store::Sqlite, Store::Postgres)] store: Store,
+) {
     let scenarios = [
         ("work:2", "COMPLETED", 0),
         ("ask", "INPUT_REQUIRED", 4),
@@ -63,7 +67,7 @@ fn every_scenario_recovers_from_every_crash_point() {
     ];
     for (scenario, settled, exit) in scenarios {
         for point in ["after-intent", "after-send"] {
-            let env = TestEnv::new();
+            let env = TestEnv::on(store);
             let a = agent(fast());
             let step = "trip/x";
             crashing(
@@ -72,7 +76,11 @@ fn every_scenario_recovers_from_every_crash_point() {
                 &["delegate", step, "--agent", &a.url(), scenario],
             );
             let out = reconcile_until_settled(&env, 200);
-            let why = format!("{scenario} × {point}: {}{}", stdout(&out), stderr(&out));
+            let why = format!(
+                "{store:?}: {scenario} × {point}: {}{}",
+                stdout(&out),
+                stderr(&out)
+            );
             assert_eq!(code(&out), exit, "{why}");
             let row = the_attempt(&env, step);
             let mid = row["messageId"].as_str().unwrap();
@@ -94,6 +102,7 @@ fn every_scenario_recovers_from_every_crash_point() {
                 assert_eq!(stats.tasks.len(), 1, "{why}");
                 assert_eq!(agent_state(&stats, mid).as_deref(), Some(settled), "{why}");
             }
+            assert_eq!(assert_consistent(&env.journal()), 1, "{why}");
         }
     }
 }

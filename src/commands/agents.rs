@@ -182,7 +182,7 @@ fn shown(card_url: &str) -> String {
 /// Opens the journal only if it exists (reads must not create one); `write`: refuses one this
 /// binary cannot write before any agent is asked anything.
 fn existing_journal(ctx: &Context, write: bool) -> anyhow::Result<Option<Journal>> {
-    if !journal::exists(&ctx.journal_path) {
+    if !ctx.journal_exists()? {
         return Ok(None);
     }
     if write {

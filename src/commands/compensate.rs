@@ -99,7 +99,7 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
         Vec::new()
     } else {
         let (locks, held) = ctx
-            .lock_workflows(std::slice::from_ref(&args.workflow))
+            .lock_workflows(&journal, std::slice::from_ref(&args.workflow))
             .await?;
         if let Some((w, owner)) = held.first() {
             return Err(CliError::with_code(

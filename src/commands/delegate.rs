@@ -377,7 +377,7 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
     }
     let mut req = validate(args)?;
     if let Binding::Skill(skill) = &req.spec.binding
-        && !ctx.journal_path.exists()
+        && !ctx.journal_exists()?
     {
         // No journal, no registry: refused before a journal is created.
         return Err(no_agent_with(skill).into());

@@ -21,7 +21,9 @@ use serde_json::json;
 use crate::context::Context;
 use crate::env;
 use crate::exit;
-use crate::journal::{AttemptState, EffectState, Journal, StepName, StepRecord, WorkflowState};
+use crate::journal::{
+    AttemptState, EffectState, Journal, Location, StepName, StepRecord, WorkflowState,
+};
 use crate::sanitize::inert;
 use crate::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
 
@@ -118,7 +120,9 @@ const QUOTE_INDENT: &str = "   ";
 /// Runs children of this binary on one journal.
 struct Runner {
     exe: PathBuf,
-    journal: PathBuf,
+    /// The journal as given (a PostgreSQL URL with its password, if it has one): passed to the
+    /// children in `A2A_RECOVER_JOURNAL`, never on a command line others can read.
+    journal: std::ffi::OsString,
     cwd: PathBuf,
     timeout: String,
     /// The width the children's tables fit (`COLUMNS`): the demo's own, less the indent of
@@ -130,27 +134,25 @@ impl Runner {
     async fn run(&self, args: &[&str], crash_at: Option<&str>) -> anyhow::Result<Child> {
         use std::os::unix::process::ExitStatusExt as _;
         let mut cmd = tokio::process::Command::new(&self.exe);
-        cmd.arg("--journal")
-            .arg(&self.journal)
-            .args([
-                "--color",
-                "never",
-                "--format",
-                "human",
-                "--timeout",
-                &self.timeout,
-            ])
-            .args(args)
-            .current_dir(&self.cwd)
-            .env_remove(env::CRASH_AT)
-            .env_remove(env::FORMAT)
-            .env_remove(env::JOURNAL)
-            .env_remove(env::TEST_NOW)
-            .env(env::COLUMNS, &self.columns)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        cmd.args([
+            "--color",
+            "never",
+            "--format",
+            "human",
+            "--timeout",
+            &self.timeout,
+        ])
+        .args(args)
+        .current_dir(&self.cwd)
+        .env_remove(env::CRASH_AT)
+        .env_remove(env::FORMAT)
+        .env(env::JOURNAL, &self.journal)
+        .env_remove(env::TEST_NOW)
+        .env(env::COLUMNS, &self.columns)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
         if let Some(point) = crash_at {
             cmd.env(env::CRASH_AT, point);
         }
@@ -216,9 +218,12 @@ impl Story<'_> {
 /// Runs `demo`.
 pub(crate) async fn run(ctx: &Context, _args: &DemoArgs) -> anyhow::Result<u8> {
     ctx.out.begin("demo")?;
-    let (dir, keep) = if ctx.journal_explicit {
-        let parent = ctx
-            .journal_path
+    let explicit = ctx
+        .journal_explicit
+        .then(|| ctx.journal.file_path())
+        .flatten();
+    let (dir, keep) = if let Some(path) = explicit {
+        let parent = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
@@ -234,12 +239,16 @@ pub(crate) async fn run(ctx: &Context, _args: &DemoArgs) -> anyhow::Result<u8> {
     } else {
         (temp_dir()?, false)
     };
-    let journal = if ctx.journal_explicit {
-        ctx.journal_path.clone()
-    } else {
-        dir.join("journal.sqlite3")
+    // The journal: the one named by --journal (a file, or a PostgreSQL schema), else a
+    // temporary file.
+    let (journal, raw) = match &ctx.global.journal {
+        Some(raw) if ctx.journal_explicit => (ctx.journal.clone(), raw.clone().into_os_string()),
+        _ => {
+            let path = dir.join("journal.sqlite3");
+            (Location::file(&path), path.into_os_string())
+        }
     };
-    let result = story(ctx, &dir, &journal).await;
+    let result = story(ctx, &dir, &journal, raw).await;
     if !keep {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -256,9 +265,14 @@ fn temp_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-async fn story(ctx: &Context, dir: &Path, journal: &Path) -> anyhow::Result<u8> {
+async fn story(
+    ctx: &Context,
+    dir: &Path,
+    journal: &Location,
+    raw: std::ffi::OsString,
+) -> anyhow::Result<u8> {
     let agents = Agents::start().await?;
-    let result = story_with(ctx, dir, journal, &agents).await;
+    let result = story_with(ctx, dir, journal, raw, &agents).await;
     agents.shutdown().await;
     result
 }
@@ -270,12 +284,13 @@ async fn story(ctx: &Context, dir: &Path, journal: &Path) -> anyhow::Result<u8> 
 async fn story_with(
     ctx: &Context,
     dir: &Path,
-    journal_path: &Path,
+    journal_path: &Location,
+    raw: std::ffi::OsString,
     agents: &Agents,
 ) -> anyhow::Result<u8> {
     let runner = Runner {
         exe: std::env::current_exe().context("failed to find this program's own path")?,
-        journal: journal_path.to_path_buf(),
+        journal: raw,
         cwd: dir.to_path_buf(),
         timeout: "10s".to_owned(),
         columns: (ctx.out.width().unwrap_or(DEMO_WIDTH) - QUOTE_INDENT.len())
@@ -291,7 +306,7 @@ async fn story_with(
     story
         .say("a2a-recover demo: a trip (flight, hotel, car) is delegated to scripted A2A agents")?;
     story.say("running on this machine; the process is killed in the middle; recovery follows.")?;
-    story.say(&format!("journal: {}", journal_path.display()))?;
+    story.say(&format!("journal: {journal_path}"))?;
     story.say("")?;
 
     // 0. The car agents are registered for the skill `car` (re-delegation picks from them).
@@ -356,7 +371,7 @@ async fn story_with(
         .await?;
     story.command(&car_args, &car_child)?;
 
-    let j = Journal::open_read_only(journal_path, ctx.timeout)?;
+    let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
     let hotel_before = step(&j, "hotel")?;
     let car_before = step(&j, "car")?;
     let flight_before = step(&j, "flight")?;
@@ -409,7 +424,7 @@ async fn story_with(
     let reconcile = ["reconcile", WORKFLOW];
     let child = runner.run(&reconcile, None).await?;
     story.command(&reconcile, &child)?;
-    let j = Journal::open_read_only(journal_path, ctx.timeout)?;
+    let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
     let flight_rec = step(&j, "flight")?;
     let hotel_rec = step(&j, "hotel")?;
     let car_rec = step(&j, "car")?;
@@ -473,7 +488,7 @@ async fn story_with(
     let reply = ["reply", "trip-42/hotel", "one room"];
     let child = runner.run(&reply, None).await?;
     story.command(&reply, &child)?;
-    let j = Journal::open_read_only(journal_path, ctx.timeout)?;
+    let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
     let hotel_after = step(&j, "hotel")?;
     let hotel_after = hotel_after.latest().context("hotel attempt")?;
     let hotel_stats = agents.hotel.stats();
@@ -505,7 +520,7 @@ async fn story_with(
     for _ in 0..4 {
         let child = runner.run(&reconcile, None).await?;
         story.command(&reconcile, &child)?;
-        let j = Journal::open_read_only(journal_path, ctx.timeout)?;
+        let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
         let car = step(&j, "car")?;
         let settled =
             car.attempts.len() >= 2 && car.latest().is_some_and(|a| a.state.is_terminal());
@@ -548,7 +563,7 @@ async fn story_with(
     let compensate = ["compensate", WORKFLOW];
     let child = runner.run(&compensate, None).await?;
     story.command(&compensate, &child)?;
-    let j = Journal::open_read_only(journal_path, ctx.timeout)?;
+    let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
     let flight_done = step(&j, "flight")?;
     let hotel_done = step(&j, "hotel")?;
     let order = compensation_order(&j)?;
@@ -589,7 +604,7 @@ async fn story_with(
     if ctx.out.is_json() {
         ctx.out.record(
             &json!({"type": "summary", "ok": ok, "total": total, "exitCode": code,
-                            "journal": journal_path.display().to_string()}),
+                            "journal": journal_path.to_string()}),
         )?;
     }
     Ok(code)

@@ -3,7 +3,9 @@
 //! Every pass command (`reconcile`, `follow`, `reply`, `compensate`, `resolve`, `inspect`,
 //! `status`, `prune`) refuses a journal that does not exist (exit 1, naming the path and how it
 //! was chosen): a cron job pointed at the wrong place must not check an empty journal for ever.
-//! `delegate` and `agents add` still create a SQLite journal, as they always have.
+//! `delegate` and `agents add` still create a journal, as they always have. On PostgreSQL
+//! `journal init` creates the schema and its tables (a DBA may run it once, with more
+//! privileges than the passes need).
 //!
 //! `journal copy --from SOURCE --to TARGET` moves a journal between stores (a SQLite file, a
 //! PostgreSQL URL): under the source's whole-journal lock, all or nothing, verified row by row
@@ -18,7 +20,7 @@ use serde_json::json;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{Journal, Location};
+use crate::journal::{Journal, Location, LockAttempt, LockScope};
 use crate::recovery::lock;
 
 /// Manages the journal itself.
@@ -37,12 +39,13 @@ pub struct JournalArgs {
 /// The `journal` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum JournalCommand {
-    /// Creates the journal (a SQLite file, mode 0600, schema current); an existing one is
-    /// left as it is (migrated when older).
+    /// Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema
+    /// current); an existing one is left as it is (migrated when older).
     #[command(after_help = "\
 Examples:
   a2a-recover journal init
-  a2a-recover --journal /var/lib/ops/journal.sqlite3 journal init")]
+  a2a-recover --journal /var/lib/ops/journal.sqlite3 journal init
+  a2a-recover --journal 'postgres://ops@db.internal/ops?schema=a2a_recover' journal init")]
     Init,
     /// Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row
     /// by row, all or nothing, and marks the source as moved: every command then refuses it,
@@ -82,31 +85,36 @@ pub(crate) async fn run(ctx: &Context, args: &JournalArgs) -> anyhow::Result<u8>
 
 /// Runs `journal init`.
 fn init(ctx: &Context) -> anyhow::Result<u8> {
-    // The store seam: a journal path is a SQLite file today. A PostgreSQL journal (a URL) would
-    // create its schema here instead; `paths::journal_path` refuses URLs until then.
-    let existed = crate::journal::exists(&ctx.journal_path);
+    // A SQLite journal is its file; a PostgreSQL one its schema, created with its tables.
+    let existed = ctx.journal_exists()?;
     let journal: Journal = ctx.open_journal()?;
     let version = journal.schema_version();
-    let shown = ctx.journal_path.display().to_string();
+    let shown = ctx.journal.to_string();
+    let (store, store_name) = if ctx.journal.is_postgres() {
+        ("postgres", "PostgreSQL")
+    } else {
+        ("sqlite", "SQLite")
+    };
     ctx.out.begin("journal init")?;
     if ctx.out.is_json() {
         ctx.out.record(&json!({
             "type": "summary",
             "command": "journal init",
             "created": !existed,
-            "store": "sqlite",
+            "store": store,
             "schemaVersion": version,
             "chosenBy": ctx.journal_source.as_str(),
             "exitCode": exit::OK,
         }))?;
     } else if existed {
         ctx.out.line(&format!(
-            "the journal at `{shown}` already exists (SQLite, schema version {version}); \
+            "the journal at `{shown}` already exists ({store_name}, schema version {version}); \
              nothing was created."
         ))?;
     } else {
         ctx.out.line(&format!(
-            "created the journal at `{shown}` (SQLite, schema version {version}; chosen by {}).",
+            "created the journal at `{shown}` ({store_name}, schema version {version}; chosen \
+             by {}).",
             ctx.journal_source.describe()
         ))?;
     }
@@ -166,7 +174,9 @@ fn lock_source(ctx: &Context, from: &Location) -> anyhow::Result<Option<lock::Pa
                     path.display()
                 ))
                 .into(),
-                e @ lock::LockError::Io { .. } => anyhow::Error::from(e),
+                e @ (lock::LockError::Io { .. } | lock::LockError::Store(_)) => {
+                    anyhow::Error::from(e)
+                }
             })?,
         ),
         None => None,
@@ -202,13 +212,17 @@ fn copy(ctx: &Context, args: &CopyArgs) -> anyhow::Result<u8> {
     let _lock = lock_source(ctx, &from)?;
     let source = Journal::open_at(&from, ctx.timeout)
         .with_context(|| format!("failed to open the source journal `{from}`"))?;
-    if !source.try_lock_whole_journal()? {
-        return Err(CliError::failure(format!(
-            "a pass or another copy holds the lock of `{from}`; nothing was copied"
-        ))
-        .hint("run again when it is done")
-        .into());
-    }
+    // A PostgreSQL source's whole-journal lock: its advisory lock, held by its connection.
+    let _store_lock = match source.try_lock(LockScope::Journal)? {
+        Some(LockAttempt::Held(holder)) => {
+            return Err(CliError::failure(format!(
+                "another pass ({holder}) holds the lock of `{from}`; nothing was copied"
+            ))
+            .hint("run again when it is done")
+            .into());
+        }
+        taken => taken,
+    };
     let created = to
         .file_path()
         .filter(|p| !crate::journal::exists(p))

@@ -74,7 +74,7 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
             &[format!(
                 "prune {}: delete the status refreshes older than {} (before {}); every state \
                  change, failure and decision is kept (`--dry-run` counts them)",
-                ctx.journal_path.display(),
+                ctx.journal,
                 humanize(args.older_than),
                 rfc3339(cutoff)
             )],

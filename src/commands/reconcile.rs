@@ -202,7 +202,7 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
         } else {
             args.workflows.clone()
         };
-        let (locks, held) = ctx.lock_workflows(&names).await?;
+        let (locks, held) = ctx.lock_workflows(&journal, &names).await?;
         let held_names: HashSet<&String> = held.iter().map(|(w, _)| w).collect();
         let locked: Vec<String> = names
             .iter()
@@ -712,7 +712,7 @@ fn finish(
     ctx.out.line(&format!(
         "{prefix}: {} attempt(s) visited in journal `{}`: {counts}; {verdict}.",
         summary.visited,
-        inert(&ctx.journal_path.display().to_string())
+        inert(&ctx.journal.to_string())
     ))?;
     if summary.unvisited > 0 {
         ctx.out.line(&format!(
@@ -737,7 +737,7 @@ mod metrics {
     /// are read afresh (read-only) and left out when it cannot be read.
     pub(super) fn render(ctx: &Context, code: u8, took: Duration) -> String {
         let mut out = String::new();
-        let gauges = Journal::open_read_only(&ctx.journal_path, ctx.timeout)
+        let gauges = Journal::open_read_only_at(&ctx.journal, ctx.timeout)
             .ok()
             .and_then(|j| {
                 let overview = j.overview().ok()?;

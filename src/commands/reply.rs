@@ -121,7 +121,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
 /// operator repeating themselves): exit 0, nothing sent, instead of "no pending question".
 /// Returns `None` when that is not the case (the caller goes on as usual).
 fn already_delivered(ctx: &Context, name: &StepName, text: &str) -> anyhow::Result<Option<u8>> {
-    if !ctx.journal_path.exists() {
+    if !ctx.journal_exists()? {
         return Ok(None);
     }
     let journal = ctx.open_journal()?;

@@ -10,7 +10,6 @@ use crate::context::Context;
 use crate::exit;
 use crate::journal::{InspectFilter, Journal, Overview};
 use crate::output::age;
-use crate::recovery::lock;
 use crate::sanitize::inert;
 
 /// Shows the journal in use, its lock, attempts by state and what needs a human.
@@ -39,7 +38,7 @@ pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> 
             ..InspectFilter::default()
         })?
         .total;
-    let holders = lock::holders(&ctx.journal_path);
+    let holders = ctx.lock_holders(&journal)?;
     let code = if args.check && needs_human > 0 {
         exit::NEEDS_HUMAN
     } else {
@@ -79,7 +78,8 @@ fn record(
         .collect();
     json!({
         "type": "status",
-        "journal": ctx.journal_path.display().to_string(),
+        "journal": ctx.journal.to_string(),
+        "store": if ctx.journal.is_postgres() { "postgres" } else { "sqlite" },
         "chosenBy": ctx.journal_source.as_str(),
         "schemaVersion": journal.schema_version(),
         "knownSchemaVersion": Journal::known_schema_version(),
@@ -117,10 +117,7 @@ fn human(
         format!("{} ({} ago)", crate::clock::rfc3339(t), age(now, t))
     };
     let mark = if needs_human > 0 { "×" } else { "●" };
-    let mut lines = vec![format!(
-        "{mark} a2a-recover journal {}",
-        ctx.journal_path.display()
-    )];
+    let mut lines = vec![format!("{mark} a2a-recover journal {}", ctx.journal)];
     let mut field = |label: &str, value: String| lines.push(format!("{label:>17}: {value}"));
     field("Chosen by", ctx.journal_source.describe().to_owned());
     let known = Journal::known_schema_version();

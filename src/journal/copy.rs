@@ -140,12 +140,22 @@ impl Journal {
             )));
         }
         let mut pairs = Vec::with_capacity(ours.len());
-        for s in ours {
-            let d = theirs
+        for mut s in ours {
+            let mut d = theirs
                 .iter()
                 .find(|d| d.name == s.name)
-                .expect("the same names");
-            let d = reorder(d, &s).ok_or_else(|| {
+                .expect("the same names")
+                .clone();
+            // SQLite's hidden rowid is copied where the other side keeps it as `id` (or is
+            // SQLite too), and left to number itself where it does not.
+            let has_id = |t: &Table| t.columns.iter().any(|c| c.name == "id");
+            if !has_id(&d) {
+                s.columns.retain(|c| !c.rowid);
+            }
+            if !has_id(&s) {
+                d.columns.retain(|c| !c.rowid);
+            }
+            let d = reorder(&d, &s).ok_or_else(|| {
                 differ(format!(
                     "table `{}` has columns {:?} in the source, {:?} in the target",
                     s.name,
@@ -331,23 +341,5 @@ fn verify_table(
         }
         after = Some(key_of(s, last));
         limit = next_limit(&ours);
-    }
-}
-
-impl Journal {
-    /// Takes the whole-journal lock of a PostgreSQL journal without waiting: its advisory lock,
-    /// which excludes every pass's workflow lock, held by this journal's connection until it
-    /// closes. `Ok(false)` when another session holds it or a workflow lock. A SQLite
-    /// journal's whole-journal lock is its lock file (`recovery::lock`), so for one this takes
-    /// nothing and answers `Ok(true)`.
-    pub fn try_lock_whole_journal(&self) -> Result<bool, JournalError> {
-        match &self.store {
-            super::store::Store::Sqlite(_) => Ok(true),
-            super::store::Store::Postgres(s) => {
-                let conn = s.lock();
-                super::postgres::locks::try_lock_journal(&conn, s.url().schema())
-                    .map_err(s.err("take the journal's lock"))
-            }
-        }
     }
 }

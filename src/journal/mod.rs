@@ -67,9 +67,8 @@ mod observe;
 mod open;
 pub mod operator;
 mod outcomes;
+mod pass_locks;
 mod passes;
-// The advisory pass locks and a few accessors are reached by the commands in the next slice.
-#[allow(dead_code)]
 mod postgres;
 pub mod prune;
 mod reads;
@@ -91,6 +90,7 @@ pub use leases::host_name;
 pub use location::{Location, LocationError};
 pub use model::*;
 pub use operator::{AttemptResolution, Decided, Decision, Undone};
+pub use pass_locks::{LockAttempt, LockScope, StoreLock};
 pub use prune::{PRUNE_BATCH, Storage};
 pub use reads::Overview;
 pub use sends::{BatchClaim, SendOutcome, SendRecord};

@@ -453,19 +453,14 @@ fn retriable(tx: &Tx, held: &Attempt) -> DbResult<bool> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
+    use rstest::rstest;
 
     use super::*;
     use crate::a2a::TaskView;
+    use crate::journal::tests::{Fresh, Kind};
     use crate::journal::{IntentOutcome, NewIntent, Source, StepName, StepSpec};
 
     const AGENT: &str = "http://127.0.0.1:9/.well-known/agent-card.json";
-
-    fn journal() -> (tempfile::TempDir, Journal) {
-        let dir = tempfile::tempdir().unwrap();
-        let j = Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
-        (dir, j)
-    }
 
     fn step(j: &Journal, name: &str, max_attempts: u32) -> Attempt {
         let mut spec = StepSpec::to_agent(StepName::parse(name).unwrap(), "book", AGENT);
@@ -503,9 +498,11 @@ mod tests {
             .unwrap()
     }
 
-    #[test]
-    fn done_and_abandoned_take_the_step_out_of_every_pass() {
-        let (_d, j) = journal();
+    #[rstest]
+    fn done_and_abandoned_take_the_step_out_of_every_pass(
+        #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+    ) {
+        let (_fresh, j) = Fresh::journal(kind);
         let a = step(&j, "w/done", 3);
         let b = step(&j, "w/gone", 3);
         assert_eq!(j.unfinished_attempts(&[]).unwrap().len(), 2);
@@ -549,9 +546,11 @@ mod tests {
         assert!(j.resolutions_of(&[]).unwrap().is_empty());
     }
 
-    #[test]
-    fn retry_adds_a_linked_intent_within_the_budget_only_once_settled() {
-        let (_d, j) = journal();
+    #[rstest]
+    fn retry_adds_a_linked_intent_within_the_budget_only_once_settled(
+        #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+    ) {
+        let (_fresh, j) = Fresh::journal(kind);
         let a = step(&j, "w/car", 2);
         // INTENT is not settled: the look decides, not the operator.
         let err = j.decide(a.id, &retry(), "again").unwrap_err();
@@ -607,9 +606,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn retry_of_a_running_attempt_is_refused() {
-        let (_d, j) = journal();
+    #[rstest]
+    fn retry_of_a_running_attempt_is_refused(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+        let (_fresh, j) = Fresh::journal(kind);
         let a = step(&j, "w/run", 3);
         let raw = r#"{"id":"t-1","contextId":"c","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T01:00:00Z"}}"#;
         j.apply_task(a.id, &TaskView::from_raw(raw).unwrap(), Source::Send)
@@ -632,9 +631,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn resend_reopens_an_uncertain_attempt_with_one_approval() {
-        let (_d, j) = journal();
+    #[rstest]
+    fn resend_reopens_an_uncertain_attempt_with_one_approval(
+        #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+    ) {
+        let (_fresh, j) = Fresh::journal(kind);
         let a = step(&j, "w/hotel", 3);
         let err = j.decide(a.id, &Decision::Resend, "go").unwrap_err();
         assert!(
@@ -683,9 +684,9 @@ mod tests {
         assert_eq!(j.unfinished_attempts(&[]).unwrap().len(), 1);
     }
 
-    #[test]
-    fn resend_names_the_state_it_refuses() {
-        let (_d, j) = journal();
+    #[rstest]
+    fn resend_names_the_state_it_refuses(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+        let (_fresh, j) = Fresh::journal(kind);
         let a = step(&j, "w/x", 3);
         j.record_refusal(a.id, "HTTP 403").unwrap();
         let err = j.decide(a.id, &Decision::Resend, "try").unwrap_err();
@@ -697,9 +698,11 @@ mod tests {
         assert!(err.hint().unwrap().contains("--as retry"));
     }
 
-    #[test]
-    fn a_closed_workflow_refuses_sends_but_takes_done() {
-        let (_d, j) = journal();
+    #[rstest]
+    fn a_closed_workflow_refuses_sends_but_takes_done(
+        #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+    ) {
+        let (_fresh, j) = Fresh::journal(kind);
         let a = step(&j, "trip/car", 3);
         j.mark_uncertain(a.id, "no ListTasks").unwrap();
         j.set_workflow_state("trip", WorkflowState::Compensating)

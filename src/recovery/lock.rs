@@ -38,6 +38,9 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
+    /// The journal's store could not take or read its own lock (PostgreSQL).
+    #[error("failed to take a pass lock of the journal")]
+    Store(#[source] crate::journal::JournalError),
 }
 
 impl LockError {
@@ -53,20 +56,37 @@ impl LockError {
                  its directory is writable and that it is a regular file you may open",
                 path.display()
             ),
+            Self::Store(_) => "nothing was touched; run again".to_owned(),
         }
     }
 }
 
-/// The exclusive pass lock; released on drop.
+/// A pass lock: a lock file's `flock` (SQLite), or a lock the journal's store holds itself
+/// (PostgreSQL: [`crate::journal::StoreLock`]); released on drop.
 #[derive(Debug)]
 pub struct PassLock {
-    // Holding the open file holds the flock; closing it (drop) releases it.
-    _file: File,
+    // Holding the open file holds the flock; closing it (drop) releases it. The store's lock
+    // releases itself on drop too.
+    _held: Held,
     path: PathBuf,
 }
 
+#[derive(Debug)]
+enum Held {
+    File(#[allow(dead_code, reason = "held for its drop")] File),
+    Store(#[allow(dead_code, reason = "held for its drop")] crate::journal::StoreLock),
+}
+
 impl PassLock {
-    /// Returns the lock file's path.
+    /// Wraps a lock the journal's store holds (`shown`: the journal as errors name it).
+    pub fn in_store(lock: crate::journal::StoreLock, shown: PathBuf) -> Self {
+        Self {
+            _held: Held::Store(lock),
+            path: shown,
+        }
+    }
+
+    /// Returns the lock file's path (for a store's lock, the journal as shown).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -247,7 +267,7 @@ fn lock_file(
         file.sync_data().map_err(io)?;
     }
     Ok(PassLock {
-        _file: file,
+        _held: Held::File(file),
         path: path.to_path_buf(),
     })
 }

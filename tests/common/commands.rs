@@ -3,10 +3,9 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Output, Stdio};
-use std::time::Duration;
 
 use a2a_recover::a2a::card_url_for;
-use a2a_recover::journal::{AgentCard, Journal};
+use a2a_recover::journal::AgentCard;
 use a2a_recover::scripted_agent::{ScriptedAgent, Stats};
 use serde_json::Value;
 
@@ -108,7 +107,7 @@ pub fn task_of(env: &TestEnv, step: &str) -> String {
 /// Registers scripted agents in the registry through the journal API, in order, each
 /// advertising `skill`.
 pub fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &str) {
-    let journal = Journal::open(&env.journal(), Duration::from_secs(10)).expect("journal");
+    let journal = env.open_journal();
     for a in agents {
         let url = a.url();
         journal
@@ -132,8 +131,9 @@ pub fn register(env: &TestEnv, agents: &[&Background<ScriptedAgent>], skill: &st
 
 /// Returns the journal's bytes and its WAL's.
 pub fn journal_bytes(env: &TestEnv) -> (Vec<u8>, Vec<u8>) {
-    let wal = std::fs::read(env.journal().with_extension("sqlite3-wal")).unwrap_or_default();
-    (std::fs::read(env.journal()).expect("journal"), wal)
+    let file = env.journal_file();
+    let wal = std::fs::read(file.with_extension("sqlite3-wal")).unwrap_or_default();
+    (std::fs::read(&file).expect("journal"), wal)
 }
 
 /// How many messages with this messageId the scripted agent received (resends included).

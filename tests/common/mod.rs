@@ -3,6 +3,8 @@
 //!
 //! - [`TestEnv`]: the binary with an empty environment, a temporary HOME and journal, and the
 //!   displayed clock pinned ([`PINNED_NOW`]); [`TestEnv::real_clock`] opts out.
+//!   [`TestEnv::on`] picks the journal's [`Store`]: a SQLite file, or a fresh schema on the
+//!   test run's PostgreSQL server ([`postgres`]).
 //! - [`agent`]: [`agent::Background`] servers, scripted agents ([`fast`]) and a slow proxy.
 //! - [`commands`]: the commands as tests run them (`delegate`, `reconcile`, `inspect` records).
 //! - [`journal`]: reading a journal directly (consistency, artifacts).
@@ -28,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
+use a2a_recover::journal::{Journal, Location};
 use a2a_recover::scripted_agent::AgentConfig;
 use assert_cmd::Command;
 use serde_json::Value;
@@ -41,21 +44,63 @@ pub use agent::{Background, agent};
 /// agent or written to the journal keep the real clock.
 pub const PINNED_NOW: &str = "2000-01-01T00:00:00Z";
 
-/// A hermetic environment: empty env, temporary HOME and state dir, a journal path inside, and
-/// the displayed clock pinned to [`PINNED_NOW`].
+/// Where a [`TestEnv`]'s journal lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// A SQLite file in the temporary directory.
+    Sqlite,
+    /// A fresh schema on the test run's PostgreSQL server (`A2A_RECOVER_TEST_PG_URL`; a missing
+    /// server fails the test).
+    Postgres,
+}
+
+/// A hermetic environment: empty env, temporary HOME and state dir, a journal (a file inside,
+/// or a fresh PostgreSQL schema), and the displayed clock pinned to [`PINNED_NOW`].
 pub struct TestEnv {
     pub dir: TempDir,
     pinned: bool,
     horizon: bool,
+    /// The PostgreSQL journal's URL (password included), for [`Store::Postgres`].
+    pg_url: Option<String>,
 }
 
 impl TestEnv {
+    /// An environment whose journal is a SQLite file.
     pub fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("tempdir"),
             pinned: true,
             horizon: false,
+            pg_url: None,
         }
+    }
+
+    /// An environment whose journal is on `store`.
+    pub fn on(store: Store) -> Self {
+        let mut env = Self::new();
+        if store == Store::Postgres {
+            env.pg_url = Some(postgres::pg_url());
+        }
+        env
+    }
+
+    /// Returns the store the journal is on.
+    pub fn store(&self) -> Store {
+        if self.pg_url.is_some() {
+            Store::Postgres
+        } else {
+            Store::Sqlite
+        }
+    }
+
+    /// Returns the journal's [`Location`], as the binary reads it.
+    pub fn location(&self) -> Location {
+        Location::parse(&self.journal()).expect("the test journal's location")
+    }
+
+    /// Opens the journal through the library (either store), creating it if needed.
+    pub fn open_journal(&self) -> Journal {
+        Journal::open_at(&self.location(), Duration::from_secs(10)).expect("open the journal")
     }
 
     /// Opts in to the real in-flight horizon of sends (twice the journaled `--timeout`). By
@@ -76,9 +121,23 @@ impl TestEnv {
         self.dir.path()
     }
 
-    /// The journal used by [`TestEnv::cmd`].
+    /// The journal used by [`TestEnv::cmd`]: the SQLite file's path, or the PostgreSQL URL
+    /// (with its password) as a path, what `--journal` takes. Only a SQLite journal is a file
+    /// (`exists()`, its bytes).
     pub fn journal(&self) -> PathBuf {
-        self.dir.path().join("state/journal.sqlite3")
+        match &self.pg_url {
+            Some(url) => PathBuf::from(url),
+            None => self.dir.path().join("state/journal.sqlite3"),
+        }
+    }
+
+    /// The SQLite journal's file (panics on PostgreSQL: a test of file bytes is SQLite-only).
+    pub fn journal_file(&self) -> PathBuf {
+        assert!(
+            self.pg_url.is_none(),
+            "a SQLite-only helper ran on a PostgreSQL journal"
+        );
+        self.journal()
     }
 
     /// Gives `cmd` this environment: a cleared environment, `HOME` and `XDG_STATE_HOME` inside

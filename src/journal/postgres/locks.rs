@@ -136,6 +136,97 @@ pub(in crate::journal) fn unlock_workflow(
     Ok(held)
 }
 
+/// Names this session in `pg_stat_activity` as a pass lock's holder (`a2a-recover pid N on
+/// HOST since TIME`, what another process's "held" error and `status` show), unless it is named
+/// so already. PostgreSQL keeps 63 bytes of it: a long host name is cut, the rest kept.
+pub(in crate::journal) fn name_session(
+    conn: &PgConn,
+    pid: u32,
+    host: &str,
+    since: &str,
+) -> DbResult<()> {
+    const MAX: usize = 63;
+    let fixed = format!("a2a-recover pid {pid} on  since {since}").len();
+    let room = MAX.saturating_sub(fixed);
+    let mut host: String = host
+        .chars()
+        .filter(char::is_ascii_graphic)
+        .collect::<String>();
+    host.truncate(room);
+    let name = format!("a2a-recover pid {pid} on {host} since {since}");
+    conn.exec(
+        "SELECT set_config('application_name', ?1, false) \
+         WHERE current_setting('application_name') NOT LIKE 'a2a-recover pid %'",
+        &[Arg::Text(name.into())],
+    )?;
+    Ok(())
+}
+
+/// The advisory locks of the journal in `schema` that other sessions hold exclusively (or, with
+/// `shared_too`, in any mode), as `(k2, holder)`: `k2` = 0 for the whole journal, else a
+/// workflow's key. The holder is what its session calls itself ([`name_session`]), else its
+/// server process id. Never this session's own locks, nor a write transaction's (`k2` = -1).
+fn held(conn: &PgConn, schema: &str, shared_too: bool) -> DbResult<Vec<(i64, String)>> {
+    let mut out = Vec::new();
+    conn.each(
+        "SELECT CAST(l.objid AS BIGINT), a.application_name, CAST(l.pid AS BIGINT) \
+         FROM pg_catalog.pg_locks l \
+         LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid \
+         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 \
+           AND l.pid <> pg_backend_pid() \
+           AND l.database = (SELECT oid FROM pg_catalog.pg_database \
+                             WHERE datname = current_database()) \
+           AND CAST(l.classid AS BIGINT) = ?1 \
+           AND CAST(l.objid AS BIGINT) <> 4294967295 \
+           AND (?2 = 1 OR l.mode = 'ExclusiveLock') \
+         ORDER BY l.objid, l.pid",
+        &[
+            Arg::Int(i64::from(journal_key(schema) as i32 as u32)),
+            Arg::Int(i64::from(shared_too)),
+        ],
+        &mut |row| {
+            let objid: i64 = row.get(0)?;
+            let name: Option<String> = row.get(1)?;
+            let pid: i64 = row.get(2)?;
+            let k2 = i64::from(objid as u32 as i32);
+            out.push((k2, describe(name.as_deref(), pid)));
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
+/// What a holder is called: its session's name without the `a2a-recover ` prefix (`pid N on
+/// HOST since TIME`), bounded and inert; else the server's process id.
+fn describe(name: Option<&str>, server_pid: i64) -> String {
+    match name.and_then(|n| n.strip_prefix("a2a-recover ")) {
+        Some(n) if n.starts_with("pid ") => crate::sanitize::inert(n).chars().take(80).collect(),
+        _ => format!("server process {server_pid}, not an a2a-recover pass"),
+    }
+}
+
+/// Returns who keeps this session from taking the whole journal's lock (`workflow` = `None`)
+/// or `workflow`'s: the whole journal's exclusive holder, else the workflow's (or, for the
+/// whole journal, any pass over a workflow). `None` when nobody does any more.
+pub(in crate::journal) fn holder(
+    conn: &PgConn,
+    schema: &str,
+    workflow: Option<&str>,
+) -> DbResult<Option<String>> {
+    let held = held(conn, schema, workflow.is_none())?;
+    let wanted = workflow.map(workflow_key);
+    Ok(held
+        .iter()
+        .find(|(k2, _)| *k2 == 0)
+        .or_else(|| held.iter().find(|(k2, _)| Some(*k2) == wanted))
+        .map(|(_, h)| h.clone()))
+}
+
+/// Returns every exclusive holder of the journal's locks as `(k2, holder)` (see [`held`]).
+pub(in crate::journal) fn holders(conn: &PgConn, schema: &str) -> DbResult<Vec<(i64, String)>> {
+    held(conn, schema, false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -163,6 +163,12 @@ fn migrate_in_transaction(conn: &PgConn, schema: &str) -> DbResult<i64> {
         "SELECT pg_advisory_xact_lock(?1)",
         &[Arg::Int(locks::migration_key(schema))],
     )?;
+    // The whole journal's pass lock, for this transaction: no pass (of an older binary) works
+    // on the tables while they change; a pass still running makes this wait (`lock_timeout`).
+    conn.exec(
+        "SELECT pg_advisory_xact_lock(?1, 0)",
+        &[Arg::Int(locks::journal_key(schema))],
+    )?;
     // The schema is a checked identifier (lowercase letters, digits and _).
     let mut exists = false;
     conn.each(

@@ -24,7 +24,7 @@ pub(in crate::journal) mod url;
 mod tests;
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use crate::journal::sql::{Arg, Db, DbError, DbResult};
@@ -40,7 +40,9 @@ const CLIENT_MARGIN: Duration = Duration::from_secs(5);
 
 /// An open PostgreSQL journal: its one connection, and what its errors name.
 pub(in crate::journal) struct PgStore {
-    conn: Mutex<PgConn>,
+    /// Shared with the pass locks taken on it (`journal/pass_locks.rs`), which release
+    /// themselves on this connection when dropped.
+    conn: Arc<Mutex<PgConn>>,
     url: PgUrl,
     /// The URL without its password, as a path: what errors and records name the journal by.
     shown: PathBuf,
@@ -49,6 +51,8 @@ pub(in crate::journal) struct PgStore {
     busy_timeout: Duration,
     /// The schema's version when it is newer than this binary (then nothing is written).
     newer: Option<i64>,
+    /// Whether the session has been named after this process (the first pass lock does it).
+    pub(in crate::journal) named: std::sync::atomic::AtomicBool,
 }
 
 impl PgStore {
@@ -68,6 +72,21 @@ impl PgStore {
         busy_timeout: Duration,
     ) -> Result<(Self, i64), JournalError> {
         Self::open_as(url, busy_timeout, false)
+    }
+
+    /// Returns whether the schema holds a journal (or anything else, which opening then
+    /// refuses): `false` for a schema that is missing or empty. Connects, reads the catalogue,
+    /// and disconnects; writes nothing.
+    pub(in crate::journal) fn exists(
+        url: &PgUrl,
+        busy_timeout: Duration,
+    ) -> Result<bool, JournalError> {
+        let e = |action| move |err| error(action, url, busy_timeout, &err);
+        let conn = PgConn::connect(url, busy_timeout + CLIENT_MARGIN)
+            .map_err(e("connect to the database server"))?;
+        configure(&conn, url.schema(), busy_timeout).map_err(e("configure the session"))?;
+        let found = migrate::probe(&conn, url.schema()).map_err(e("read the schema"))?;
+        Ok(found != migrate::Found::Blank)
     }
 
     fn open_as(
@@ -98,12 +117,13 @@ impl PgStore {
         }
         Ok((
             Self {
-                conn: Mutex::new(conn),
+                conn: Arc::new(Mutex::new(conn)),
                 url: url.clone(),
                 shown: location(url),
                 write_key: locks::journal_key(url.schema()),
                 busy_timeout,
                 newer,
+                named: std::sync::atomic::AtomicBool::new(false),
             },
             version,
         ))
@@ -179,6 +199,11 @@ impl PgStore {
     /// Returns the longest wait for another session's lock.
     pub(in crate::journal) fn busy_timeout(&self) -> Duration {
         self.busy_timeout
+    }
+
+    /// Returns the connection itself, for what outlives one operation (a pass lock).
+    pub(in crate::journal) fn shared_conn(&self) -> Arc<Mutex<PgConn>> {
+        Arc::clone(&self.conn)
     }
 
     /// Returns the connection, for one operation (tests reach it directly).

@@ -48,6 +48,7 @@ pub(in crate::journal) enum Tls {
 pub(in crate::journal) struct PgUrl {
     config: tokio_postgres::Config,
     schema: String,
+    #[cfg_attr(not(test), allow(dead_code, reason = "the tests read it"))]
     tls: Tls,
     root_cert: Option<PathBuf>,
     redacted: String,
@@ -212,6 +213,10 @@ impl PgUrl {
     }
 
     /// Returns the TLS mode.
+    #[cfg_attr(
+        not(test),
+        allow(dead_code, reason = "the tests read it; the mode lives in config")
+    )]
     pub(in crate::journal) fn tls(&self) -> Tls {
         self.tls
     }
@@ -227,6 +232,10 @@ impl PgUrl {
     }
 
     /// Returns whether a password was found (in the URL, `PGPASSWORD` or the password file).
+    #[allow(
+        dead_code,
+        reason = "kept for a status line that says where the password came from"
+    )]
     pub(in crate::journal) fn has_password(&self) -> bool {
         self.password.is_some()
     }

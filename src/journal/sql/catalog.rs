@@ -25,6 +25,21 @@ pub(in crate::journal) struct Column {
     pub(in crate::journal) text: bool,
     /// Whether the store numbers it itself (a PostgreSQL identity column).
     pub(in crate::journal) identity: bool,
+    /// Whether it is SQLite's hidden `rowid` of a table without an `INTEGER PRIMARY KEY`,
+    /// named `id` here: the insertion order some reads sort by, which the PostgreSQL schema
+    /// keeps in an identity column `id` (`artifacts`).
+    pub(in crate::journal) rowid: bool,
+}
+
+impl Column {
+    /// Returns how a statement names it.
+    fn sql(&self) -> String {
+        if self.rowid {
+            "rowid".to_owned()
+        } else {
+            quote(&self.name)
+        }
+    }
 }
 
 /// One table of the journal, as its store describes it.
@@ -154,84 +169,8 @@ pub(in crate::journal) fn tables(db: &Tx) -> DbResult<Vec<Table>> {
 
 fn describe(db: &Tx, name: String) -> DbResult<Table> {
     let (columns, key, references) = match db.dialect() {
-        Dialect::Sqlite => {
-            let mut key = BTreeMap::new();
-            let columns = db.rows(
-                "SELECT name, pk FROM pragma_table_info(?1) ORDER BY cid",
-                args![name],
-                |r| {
-                    Ok((
-                        Column {
-                            name: r.get(0)?,
-                            text: false,
-                            identity: false,
-                        },
-                        r.get::<i64>(1)?,
-                    ))
-                },
-            )?;
-            let columns: Vec<Column> = columns
-                .into_iter()
-                .enumerate()
-                .map(|(i, (c, pk))| {
-                    if pk > 0 {
-                        key.insert(pk, i);
-                    }
-                    c
-                })
-                .collect();
-            let references = strings(
-                db,
-                "SELECT DISTINCT \"table\" FROM pragma_foreign_key_list(?1)",
-                args![name],
-            )?;
-            (columns, key.into_values().collect(), references)
-        }
-        Dialect::Postgres => {
-            let columns = db.rows(
-                "SELECT CAST(column_name AS TEXT), \
-                 CAST(data_type AS TEXT) IN ('text', 'character varying', 'character'), \
-                 CAST(is_identity AS TEXT) = 'YES' \
-                 FROM information_schema.columns \
-                 WHERE table_schema = current_schema() AND CAST(table_name AS TEXT) = ?1 \
-                 ORDER BY ordinal_position",
-                args![name],
-                |r| {
-                    Ok(Column {
-                        name: r.get(0)?,
-                        text: r.get(1)?,
-                        identity: r.get(2)?,
-                    })
-                },
-            )?;
-            let key_names = strings(
-                db,
-                "SELECT CAST(a.attname AS TEXT) FROM pg_catalog.pg_index i \
-                 JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
-                 JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace \
-                 JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid \
-                      AND a.attnum = ANY (i.indkey) \
-                 WHERE i.indisprimary AND n.nspname = current_schema() \
-                 AND CAST(t.relname AS TEXT) = ?1 \
-                 ORDER BY array_position(CAST(i.indkey AS int2[]), a.attnum)",
-                args![name],
-            )?;
-            let key = key_names
-                .iter()
-                .filter_map(|k| columns.iter().position(|c| &c.name == k))
-                .collect();
-            let references = strings(
-                db,
-                "SELECT DISTINCT CAST(d.relname AS TEXT) FROM pg_catalog.pg_constraint c \
-                 JOIN pg_catalog.pg_class s ON s.oid = c.conrelid \
-                 JOIN pg_catalog.pg_class d ON d.oid = c.confrelid \
-                 JOIN pg_catalog.pg_namespace n ON n.oid = s.relnamespace \
-                 WHERE c.contype = 'f' AND n.nspname = current_schema() \
-                 AND CAST(s.relname AS TEXT) = ?1",
-                args![name],
-            )?;
-            (columns, key, references)
-        }
+        Dialect::Sqlite => describe_sqlite(db, &name)?,
+        Dialect::Postgres => describe_postgres(db, &name)?,
     };
     let references = references.into_iter().filter(|r| *r != name).collect();
     Ok(Table {
@@ -240,6 +179,116 @@ fn describe(db: &Tx, name: String) -> DbResult<Table> {
         key,
         references,
     })
+}
+
+type Described = (Vec<Column>, Vec<usize>, Vec<String>);
+
+fn describe_sqlite(db: &Tx, name: &str) -> DbResult<Described> {
+    let mut key = BTreeMap::new();
+    let columns = db.rows(
+        "SELECT name, pk, upper(type) = 'INTEGER' FROM pragma_table_info(?1) ORDER BY cid",
+        args![name],
+        |r| {
+            Ok((
+                Column {
+                    name: r.get(0)?,
+                    text: false,
+                    identity: false,
+                    rowid: false,
+                },
+                r.get::<i64>(1)?,
+                r.get::<bool>(2)?,
+            ))
+        },
+    )?;
+    // A table whose key is not one INTEGER column (an alias of the rowid) keeps its
+    // rowid apart: carried as a column `id` where no column has that name.
+    let keys: Vec<bool> = columns
+        .iter()
+        .filter(|(_, pk, _)| *pk > 0)
+        .map(|(_, _, int)| *int)
+        .collect();
+    let aliased = keys == [true];
+    let has_rowid = db
+        .opt_row(
+            "SELECT wr FROM pragma_table_list WHERE name = ?1 AND schema = 'main'",
+            args![name],
+            |r| r.get::<bool>(0),
+        )?
+        .is_some_and(|without| !without);
+    let hidden =
+        (has_rowid && !aliased && !columns.iter().any(|(c, _, _)| c.name == "id")).then(|| {
+            Column {
+                name: "id".to_owned(),
+                text: false,
+                identity: false,
+                rowid: true,
+            }
+        });
+    let columns: Vec<Column> = columns
+        .into_iter()
+        .enumerate()
+        .map(|(i, (c, pk, _))| {
+            if pk > 0 {
+                key.insert(pk, i);
+            }
+            c
+        })
+        .chain(hidden)
+        .collect();
+    let references = strings(
+        db,
+        "SELECT DISTINCT \"table\" FROM pragma_foreign_key_list(?1)",
+        args![name],
+    )?;
+    Ok((columns, key.into_values().collect(), references))
+}
+
+fn describe_postgres(db: &Tx, name: &str) -> DbResult<Described> {
+    let columns = db.rows(
+        "SELECT CAST(column_name AS TEXT), \
+         CAST(data_type AS TEXT) IN ('text', 'character varying', 'character'), \
+         CAST(is_identity AS TEXT) = 'YES' \
+         FROM information_schema.columns \
+         WHERE table_schema = current_schema() AND CAST(table_name AS TEXT) = ?1 \
+         ORDER BY ordinal_position",
+        args![name],
+        |r| {
+            Ok(Column {
+                name: r.get(0)?,
+                text: r.get(1)?,
+                identity: r.get(2)?,
+                rowid: false,
+            })
+        },
+    )?;
+    let key_names = strings(
+        db,
+        "SELECT CAST(a.attname AS TEXT) FROM pg_catalog.pg_index i \
+         JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
+         JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace \
+         JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid \
+              AND a.attnum = ANY (i.indkey) \
+         WHERE i.indisprimary AND n.nspname = current_schema() \
+         AND CAST(t.relname AS TEXT) = ?1 \
+         ORDER BY array_position(CAST(i.indkey AS int2[]), a.attnum)",
+        args![name],
+    )?;
+    let key = key_names
+        .iter()
+        .filter_map(|k| columns.iter().position(|c| &c.name == k))
+        .collect();
+    let references = strings(
+        db,
+        "SELECT DISTINCT CAST(d.relname AS TEXT) FROM pg_catalog.pg_constraint c \
+         JOIN pg_catalog.pg_class s ON s.oid = c.conrelid \
+         JOIN pg_catalog.pg_class d ON d.oid = c.confrelid \
+         JOIN pg_catalog.pg_namespace n ON n.oid = s.relnamespace \
+         WHERE c.contype = 'f' AND n.nspname = current_schema() \
+         AND CAST(s.relname AS TEXT) = ?1",
+        args![name],
+    )?;
+    Ok((columns, key, references))
 }
 
 /// Returns whether `table` holds any row.
@@ -263,7 +312,7 @@ pub(in crate::journal) fn page(
     after: Option<&[Owned]>,
     limit: usize,
 ) -> DbResult<Vec<OwnedRow>> {
-    let columns: Vec<String> = t.columns.iter().map(|c| quote(&c.name)).collect();
+    let columns: Vec<String> = t.columns.iter().map(Column::sql).collect();
     let keys: Vec<String> = t.key.iter().map(|&i| key_expr(db, &t.columns[i])).collect();
     let mut sql = format!("SELECT {} FROM {}", columns.join(", "), quote(&t.name));
     let mut params: Vec<Arg<'_>> = Vec::new();
@@ -300,7 +349,7 @@ const MAX_PARAMS: usize = 30_000;
 pub(in crate::journal) fn insert(db: &Tx, t: &Table, rows: &[OwnedRow]) -> DbResult<()> {
     let width = t.columns.len().max(1);
     let most = (MAX_PARAMS / width).clamp(1, 64);
-    let columns: Vec<String> = t.columns.iter().map(|c| quote(&c.name)).collect();
+    let columns: Vec<String> = t.columns.iter().map(Column::sql).collect();
     let mut rest = rows;
     while !rest.is_empty() {
         // The largest power of two that fits what is left and the limit.

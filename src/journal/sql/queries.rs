@@ -484,7 +484,8 @@ pub(in crate::journal) fn registered_agents(
     conn.rows(
         &format!(
             "SELECT {AGENT_COLUMNS} FROM agents WHERE registered IS NOT NULL
-               AND (?1 IS NULL OR EXISTS (SELECT 1 FROM {skills} WHERE value = ?1))
+               AND (CAST(?1 AS TEXT) IS NULL
+                    OR EXISTS (SELECT 1 FROM {skills} WHERE value = ?1))
              ORDER BY registered"
         ),
         args![skill],
@@ -1353,15 +1354,19 @@ fn pass_select(d: Dialect) -> String {
 }
 
 /// The WHERE clause of inspect with its parameters (?1 workflow, ?2 step, ?3 states as a
-/// JSON array or NULL), and the filters ?5 agent (card URL or NULL), ?6 updated at or after
-/// (unix ms or NULL) and ?7 unresolved steps only (0 or 1). ?4 is the page's LIMIT.
+/// JSON array or NULL), and the filters ?4 agent (card URL or NULL), ?5 updated at or after
+/// (unix ms or NULL) and ?6 unresolved steps only (0 or 1). ?7 is the page's LIMIT, last so
+/// that the count takes ?1 to ?6 alone (PostgreSQL types every parameter up to the highest).
+/// A parameter tested for NULL is cast: PostgreSQL cannot type `?N IS NULL` by itself.
 fn inspect_where(d: Dialect) -> String {
     format!(
-        "WHERE (?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)
-       AND (?3 IS NULL OR a.state IN ({}))
-       AND (?5 IS NULL OR a.agent_id = (SELECT id FROM agents WHERE card_url = ?5))
-       AND (?6 IS NULL OR a.updated_at >= ?6)
-       AND (?7 = 0 OR s.resolution IS NULL)",
+        "WHERE (CAST(?1 AS TEXT) IS NULL OR w.name = ?1)
+       AND (CAST(?2 AS TEXT) IS NULL OR s.name = ?2)
+       AND (CAST(?3 AS TEXT) IS NULL OR a.state IN ({}))
+       AND (CAST(?4 AS TEXT) IS NULL
+            OR a.agent_id = (SELECT id FROM agents WHERE card_url = ?4))
+       AND (CAST(?5 AS BIGINT) IS NULL OR a.updated_at >= ?5)
+       AND (?6 = 0 OR s.resolution IS NULL)",
         json_items(d, "?3", false)
     )
 }
@@ -1382,18 +1387,27 @@ struct InspectSql {
 }
 
 impl InspectSql {
-    /// The parameters of both statements, ?1 to ?7 (the count does not read ?4, the LIMIT).
+    /// The parameters of the page, ?1 to ?7; the count takes ?1 to ?6 (all but the LIMIT).
     fn params(&self) -> [Arg<'_>; 7] {
         use super::ToArg;
         [
             self.workflow.to_arg(),
             self.step.to_arg(),
             self.states.to_arg(),
-            self.limit.to_arg(),
             self.agent.to_arg(),
             self.since.to_arg(),
             self.unresolved.to_arg(),
+            self.limit.to_arg(),
         ]
+    }
+
+    /// The parameters of the count: the page's but the LIMIT; none when it is unfiltered.
+    fn count_params<'a>(&self, params: &'a [Arg<'a>; 7]) -> &'a [Arg<'a>] {
+        if self.count_filtered {
+            &params[..6]
+        } else {
+            &[]
+        }
     }
 }
 
@@ -1429,7 +1443,7 @@ fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
         (
             format!("{with} SELECT count(*) {PENDING_FROM} {pending}"),
             format!(
-                "{with} {} {pending} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+                "{with} {} {pending} ORDER BY w.id, s.seq, a.number LIMIT ?7",
                 row_select_from(d, "", PENDING_ROW_FROM)
             ),
         )
@@ -1437,7 +1451,7 @@ fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
         (
             format!("SELECT count(*) {ROW_FROM} {inspect_where}"),
             format!(
-                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?7",
                 row_select(d)
             ),
         )
@@ -1445,7 +1459,7 @@ fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
         (
             "SELECT count(*) FROM attempts".to_owned(),
             format!(
-                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?4",
+                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?7",
                 row_select(d)
             ),
         )
@@ -1480,11 +1494,7 @@ pub(in crate::journal) fn inspect(
 ) -> DbResult<(Vec<AttemptRow>, u64)> {
     let q = inspect_sql(conn.dialect(), f);
     let params = q.params();
-    let total: i64 = if q.count_filtered {
-        conn.row(&q.count, &params, |r| r.get(0))?
-    } else {
-        conn.row(&q.count, args![], |r| r.get(0))?
-    };
+    let total: i64 = conn.row(&q.count, q.count_params(&params), |r| r.get(0))?;
     let total = u64::try_from(total).unwrap_or_default();
     let rows = conn.rows(&q.page, &params, row_from)?;
     Ok((rows, total))
@@ -1501,12 +1511,10 @@ pub(in crate::journal) fn explain_inspect(
     let q = inspect_sql(d, f);
     let params = q.params();
     let mut out = Vec::new();
-    for (name, sql, with_limit) in [("count", &q.count, false), ("page", &q.page, true)] {
-        let args: &[Arg<'_>] = if with_limit || q.count_filtered {
-            &params
-        } else {
-            args![]
-        };
+    for (name, sql, args) in [
+        ("count", &q.count, q.count_params(&params)),
+        ("page", &q.page, &params[..]),
+    ] {
         let lines = match d {
             Dialect::Sqlite => {
                 let rows: Vec<(i64, i64, String)> =
@@ -1538,7 +1546,7 @@ pub(in crate::journal) fn unfinished(conn: &Tx, workflows: &[String]) -> DbResul
             "{} WHERE a.state IN ('INTENT', 'SENT', 'SUBMITTED', 'WORKING', 'INPUT_REQUIRED',
                      'AUTH_REQUIRED', 'UNKNOWN', 'UNCERTAIN')
                AND s.resolution IS NULL AND {IS_LATEST}
-               AND (?1 IS NULL OR w.name IN ({}))
+               AND (CAST(?1 AS TEXT) IS NULL OR w.name IN ({}))
              ORDER BY s.seq, a.number",
             row_select(d),
             json_items(d, "?1", false)
@@ -1932,7 +1940,7 @@ pub(in crate::journal) fn attempt_resolutions(
     };
     resolutions_where(
         conn,
-        "(?1 IS NULL OR w.name = ?1) AND (?2 IS NULL OR s.name = ?2)",
+        "(CAST(?1 AS TEXT) IS NULL OR w.name = ?1) AND (CAST(?2 AS TEXT) IS NULL OR s.name = ?2)",
         args![workflow, step],
     )
 }
@@ -2005,8 +2013,8 @@ fn pass_where(d: Dialect) -> String {
                 AND EXISTS (SELECT 1 FROM events fe
                             WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good'))
             OR a.effect IN ('absent', 'unknown', 'compensation-failed'))
-       AND (?1 IS NULL OR w.name IN ({}))
-       AND (?2 IS NULL OR a.id NOT IN ({}))",
+       AND (CAST(?1 AS TEXT) IS NULL OR w.name IN ({}))
+       AND (CAST(?2 AS TEXT) IS NULL OR a.id NOT IN ({}))",
         json_items(d, "?1", false),
         json_items(d, "?2", true)
     )
@@ -2150,7 +2158,7 @@ pub(in crate::journal) fn undelivered_replies(
              JOIN steps s ON s.id = a.step_id
              JOIN workflows w ON w.id = s.workflow_id
              WHERE r.state = 'INTENT' AND {IS_LATEST} AND w.state <> 'COMPENSATED'
-               AND (?1 IS NULL OR w.name IN ({}))
+               AND (CAST(?1 AS TEXT) IS NULL OR w.name IN ({}))
              ORDER BY r.id",
             json_items(conn.dialect(), "?1", false)
         ),

@@ -3,13 +3,7 @@
 
 use super::*;
 
-#[path = "../../../tests/common/postgres.rs"]
-#[allow(dead_code, unreachable_pub)]
-#[expect(
-    clippy::duplicate_mod,
-    reason = "the PostgreSQL store's own tests load the same harness"
-)]
-mod harness;
+use super::pg as harness;
 
 /// Every table's rows (`moved` apart), rendered, in key order: what a SQLite file holds.
 fn dump(path: &Path) -> Vec<(String, Vec<String>)> {
@@ -110,6 +104,23 @@ fn journal_copy_pages_through_many_rows_both_ways() {
     let on_file = Journal::open(&back, T).unwrap();
     on_pg.copy_into(&on_file).unwrap();
     assert_eq!(dump(&back), original);
+    // The artifacts' insertion order (SQLite's rowid, PostgreSQL's `id`), which reads sort
+    // by, came back too: it is not their key order.
+    let order = |p: &Path| -> Vec<(i64, String)> {
+        let c = Connection::open(p).unwrap();
+        let mut stmt = c
+            .prepare("SELECT rowid, artifact_id FROM artifacts ORDER BY rowid")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let before = order(&path);
+    assert_eq!(order(&back), before);
+    let mut by_key = before.clone();
+    by_key.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_ne!(by_key, before, "insertion order differs from key order");
     drop(on_pg);
     assert!(matches!(
         Journal::open_at(&pg, T),

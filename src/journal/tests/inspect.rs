@@ -2,10 +2,10 @@
 
 use super::*;
 
-#[test]
-fn inspect_filters_and_limits_in_sql() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn inspect_filters_and_limits_in_sql(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     for i in 0..5 {
         created(&j, &format!("big/s{i}"));
     }
@@ -52,10 +52,10 @@ fn inspect_filters_and_limits_in_sql() {
     assert_eq!((none.rows.len(), none.total), (0, 0));
 }
 
-#[test]
-fn pending_in_sql_agrees_with_remedy() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let ts = "2026-11-30T01:00:00Z";
     let cases = [
         ("p/ask", Some("TASK_STATE_INPUT_REQUIRED"), true),
@@ -177,7 +177,7 @@ fn the_pending_index_repeats_the_query_word_for_word() {
 }
 
 #[test]
-fn the_pending_index_costs_a_state_change_no_temporary_btree() {
+fn sqlite_the_pending_index_costs_a_state_change_no_temporary_btree() {
     let (_dir, path) = tmp_journal();
     drop(Journal::open(&path, T).unwrap());
     let c = Connection::open(&path).unwrap();
@@ -206,9 +206,8 @@ fn the_pending_index_costs_a_state_change_no_temporary_btree() {
 }
 
 #[test]
-fn inspect_pending_starts_from_its_partial_indexes() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+fn sqlite_inspect_pending_starts_from_its_partial_indexes() {
+    let (_fresh, j) = Fresh::journal(Kind::Sqlite);
     for i in 0..50 {
         created(&j, &format!("w/s{i}"));
     }

@@ -2,13 +2,11 @@
 
 use super::*;
 
-#[test]
-fn leases_are_claimed_renewed_and_broken() {
-    let (_dir, path) = tmp_journal();
+#[rstest]
+fn leases_are_claimed_renewed_and_broken(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
     let now: DateTime<Utc> = "2026-11-30T01:00:00Z".parse().unwrap();
-    let j = Journal::open(&path, T)
-        .unwrap()
-        .with_clock(Arc::new(FixedClock(now)));
+    let j = fresh.open().with_clock(Arc::new(FixedClock(now)));
     let a = created(&j, "w/s");
     let Claim::Claimed(mine) = j.claim(a.id, Duration::from_secs(60)).unwrap() else {
         panic!("not claimed")
@@ -68,10 +66,12 @@ fn leases_are_claimed_renewed_and_broken() {
     assert_eq!(j.event_count().unwrap(), events, "leases append no events");
 }
 
-#[test]
-fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_leases() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_leases(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let free = created(&j, "w/free");
     let held = created(&j, "w/held");
     let settled = created(&j, "w/settled");

@@ -1,4 +1,6 @@
-//! Unit tests of the journal against real SQLite files in temporary directories.
+//! Unit tests of the journal, each run on both stores: a SQLite file in a temporary directory
+//! and a fresh schema on the PostgreSQL test server ([`Fresh`]). Tests of SQLite's own machinery
+//! (file modes, WAL bytes, pragmas, plans) run on SQLite only and say so in their names.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -7,11 +9,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use rstest::rstest;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::*;
 use crate::a2a::ArtifactView;
 use crate::clock::FixedClock;
+
+#[path = "../../../tests/common/postgres.rs"]
+#[allow(dead_code, unreachable_pub)]
+pub(in crate::journal) mod pg;
 
 mod copy;
 mod inspect;
@@ -26,6 +33,56 @@ fn tmp_journal() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state/journal.sqlite3");
     (dir, path)
+}
+
+/// The store a test runs on (`#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::journal) enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+/// A fresh journal's place: a file in a temporary directory of its own, or a fresh schema on
+/// the PostgreSQL test server (a missing server fails the test, with a hint).
+pub(in crate::journal) struct Fresh {
+    _dir: tempfile::TempDir,
+    location: Location,
+}
+
+impl Fresh {
+    pub(in crate::journal) fn new(kind: Kind) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let location = match kind {
+            Kind::Sqlite => Location::file(dir.path().join("state/journal.sqlite3")),
+            Kind::Postgres => Location::parse(Path::new(&pg::pg_url())).unwrap(),
+        };
+        Self {
+            _dir: dir,
+            location,
+        }
+    }
+
+    /// Opens (creating on the first call) the journal, waiting at most `timeout` for locks.
+    pub(in crate::journal) fn open_with(&self, timeout: Duration) -> Result<Journal, JournalError> {
+        Journal::open_at(&self.location, timeout)
+    }
+
+    /// Opens (creating on the first call) the journal.
+    pub(in crate::journal) fn open(&self) -> Journal {
+        self.open_with(T).unwrap()
+    }
+
+    /// A fresh journal of `kind`, opened, and what keeps its place alive.
+    pub(in crate::journal) fn journal(kind: Kind) -> (Self, Journal) {
+        let fresh = Self::new(kind);
+        let j = fresh.open();
+        (fresh, j)
+    }
+
+    /// The SQLite file (`None` on PostgreSQL).
+    pub(in crate::journal) fn sqlite_path(&self) -> Option<&Path> {
+        self.location.file_path()
+    }
 }
 
 fn intent(name: &str, text: &str, agent: &str) -> NewIntent {

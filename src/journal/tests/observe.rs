@@ -2,10 +2,12 @@
 
 use super::*;
 
-#[test]
-fn intents_commit_together_and_re_runs_find_them() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn intents_commit_together_and_re_runs_find_them(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let agent = "http://127.0.0.1:9/";
     let plan: Vec<NewIntent> = ["flight", "hotel", "car"]
         .iter()
@@ -48,10 +50,10 @@ fn intents_commit_together_and_re_runs_find_them() {
     );
 }
 
-#[test]
-fn a_failed_plan_commits_nothing() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn a_failed_plan_commits_nothing(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let a = intent("trip/a", "x", "http://a/");
     let mut b = intent("trip/b", "y", "http://a/");
     // The same messageId twice violates UNIQUE in the middle of the transaction.
@@ -61,10 +63,10 @@ fn a_failed_plan_commits_nothing() {
     assert_eq!(j.event_count().unwrap(), 0);
 }
 
-#[test]
-fn an_agent_refusing_context_ids_gets_none() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn an_agent_refusing_context_ids_gets_none(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let first = created(&j, "w/one");
     assert!(first.context_id.is_some());
     assert!(
@@ -86,10 +88,10 @@ fn an_agent_refusing_context_ids_gets_none() {
     );
 }
 
-#[test]
-fn the_first_endpoint_wins() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn the_first_endpoint_wins(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let a = created(&j, "w/s");
     let ep = |u: &str| JournaledEndpoint {
         binding: crate::a2a::ProtocolBinding::JsonRpcV1,
@@ -113,10 +115,12 @@ fn the_first_endpoint_wins() {
     assert_eq!(j.event_count().unwrap(), events);
 }
 
-#[test]
-fn a_task_observation_records_everything_and_a_repeat_writes_nothing() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn a_task_observation_records_everything_and_a_repeat_writes_nothing(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let a = created(&j, "trip/hotel");
     let raw = r#"{"id":"t-1","contextId":"ctx-agent","status":{"state":"TASK_STATE_INPUT_REQUIRED",
         "message":{"messageId":"q","role":"ROLE_AGENT","parts":[{"text":"two rooms or one?"}]},
@@ -144,16 +148,14 @@ fn a_task_observation_records_everything_and_a_repeat_writes_nothing() {
 
     // The same observation again (from another source, even): nothing at all is written.
     let events = j.event_count().unwrap();
-    let other = Connection::open(&path).unwrap();
-    let dv = |c: &Connection| -> i64 {
-        c.query_row("PRAGMA data_version", [], |r| r.get(0))
-            .unwrap()
+    // Another connection sees any commit in its data version; on SQLite, the files too.
+    let other = fresh.open();
+    let files = || {
+        fresh
+            .sqlite_path()
+            .map(|p| (sizes(p), bytes(&file::sibling(p, "-wal"))))
     };
-    let before = (
-        sizes(&path),
-        dv(&other),
-        bytes(&file::sibling(&path, "-wal")),
-    );
+    let before = (other.data_version().unwrap(), files());
     for source in [Source::GetTask, Source::ListTasks, Source::Stream] {
         assert_eq!(
             j.apply_task(a.id, &view(raw), source).unwrap(),
@@ -171,20 +173,18 @@ fn a_task_observation_records_everything_and_a_repeat_writes_nothing() {
             .unwrap(),
         Applied::Unchanged
     );
-    let after = (
-        sizes(&path),
-        dv(&other),
-        bytes(&file::sibling(&path, "-wal")),
-    );
+    let after = (other.data_version().unwrap(), files());
     assert_eq!(before, after);
     assert_eq!(j.event_count().unwrap(), events);
     assert_eq!(j.attempt(a.id).unwrap(), got);
 }
 
-#[test]
-fn older_statuses_are_ignored_and_terminal_states_stay() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn older_statuses_are_ignored_and_terminal_states_stay(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let a = created(&j, "w/s");
     let working = task_json("t", "TASK_STATE_WORKING", "2026-11-30T01:00:00.500Z");
     let older = task_json("t", "TASK_STATE_SUBMITTED", "2026-11-30T01:00:00.499999Z");
@@ -236,10 +236,12 @@ fn older_statuses_are_ignored_and_terminal_states_stay() {
     assert_eq!(kinds, ["intent", "state", "state", "observed"]);
 }
 
-#[test]
-fn artifact_updates_append_and_stop_at_the_last_chunk() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn artifact_updates_append_and_stop_at_the_last_chunk(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let a = created(&j, "w/s");
     j.apply_task(
         a.id,
@@ -298,8 +300,8 @@ fn artifact_updates_append_and_stop_at_the_last_chunk() {
 }
 
 /// Two attempts with tasks `t1` and `t2`, WORKING.
-fn two_working(path: &Path) -> (Journal, AttemptId, AttemptId) {
-    let j = Journal::open(path, T).unwrap();
+fn two_working(fresh: &Fresh) -> (Journal, AttemptId, AttemptId) {
+    let j = fresh.open();
     let a = created(&j, "w/s1");
     let b = created(&j, "w/s2");
     for (id, task) in [(a.id, "t1"), (b.id, "t2")] {
@@ -317,12 +319,10 @@ fn two_working(path: &Path) -> (Journal, AttemptId, AttemptId) {
     (j, a.id, b.id)
 }
 
-#[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one batch and its one-by-one twin, compared page for page"
-)]
-fn a_batch_of_observations_does_what_they_do_one_by_one_in_fewer_pages() {
+#[rstest]
+fn a_batch_of_observations_does_what_they_do_one_by_one_in_fewer_pages(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
     let status = |task: &str, state: &str, second: u32| {
         view(&format!(
             r#"{{"id":"{task}","contextId":"ctx-1","status":{{"state":"{state}","timestamp":"2026-11-30T01:00:{second:02}Z"}}}}"#
@@ -340,10 +340,11 @@ fn a_batch_of_observations_does_what_they_do_one_by_one_in_fewer_pages() {
             r#"{{"id":"{task}","contextId":"ctx-1","status":{{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T01:00:30Z"}},"artifacts":[{{"artifactId":"a1","parts":[{{"text":"{text}"}}]}}]}}"#
         ))
     };
-    let (_dir_one, one_path) = tmp_journal();
-    let (_dir_batch, batch_path) = tmp_journal();
-    let (one, a1, b1) = two_working(&one_path);
-    let (batch, a2, b2) = two_working(&batch_path);
+    let (one_place, batch_place) = (Fresh::new(kind), Fresh::new(kind));
+    let (one, a1, b1) = two_working(&one_place);
+    let (batch, a2, b2) = two_working(&batch_place);
+    // SQLite: the WAL's length, what the batch saves.
+    let wal = |f: &Fresh| f.sqlite_path().map(|p| sizes(p).1);
     assert_eq!((a1, b1), (a2, b2));
     let (a, b) = (a1, b1);
     let task = |attempt, view| StreamObservation::Task {
@@ -368,7 +369,7 @@ fn a_batch_of_observations_does_what_they_do_one_by_one_in_fewer_pages() {
         art(b, chunk("t2", "b-two", true, true)),
         task(b, status("t2", "TASK_STATE_COMPLETED", 9)),
     ];
-    let wal_before = (sizes(&one_path).1, sizes(&batch_path).1);
+    let wal_before = (wal(&one_place), wal(&batch_place));
     let single: Vec<Result<Applied, String>> = observations
         .iter()
         .map(|o| {
@@ -419,28 +420,31 @@ fn a_batch_of_observations_does_what_they_do_one_by_one_in_fewer_pages() {
     assert_eq!(kinds(&batch, "w/s1"), kinds(&one, "w/s1"));
     assert_eq!(kinds(&batch, "w/s2"), kinds(&one, "w/s2"));
     // Each event appended its row; the batch wrote each page once.
-    let grown = (
-        sizes(&one_path).1 - wal_before.0,
-        sizes(&batch_path).1 - wal_before.1,
-    );
-    assert!(
-        grown.1 * 3 < grown.0,
-        "WAL bytes one by one vs batched: {grown:?}"
-    );
+    if let (Some(one_before), Some(batch_before)) = wal_before {
+        let grown = (
+            wal(&one_place).unwrap() - one_before,
+            wal(&batch_place).unwrap() - batch_before,
+        );
+        assert!(
+            grown.1 * 3 < grown.0,
+            "WAL bytes one by one vs batched: {grown:?}"
+        );
+    }
     // Replayed, the batch changes nothing and writes nothing.
-    let wal = sizes(&batch_path).1;
+    let other = batch_place.open();
+    let before = (other.data_version().unwrap(), wal(&batch_place));
     let again = batch.apply_observations(&observations[8..]).unwrap();
     assert!(again.iter().all(|r| {
         r.as_ref()
             .is_ok_and(|r| r.applied == Applied::Unchanged && r.event.is_none())
     }));
-    assert_eq!(sizes(&batch_path).1, wal);
+    assert_eq!((other.data_version().unwrap(), wal(&batch_place)), before);
 }
 
-#[test]
-fn send_outcomes_settle_an_intent_once() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn send_outcomes_settle_an_intent_once(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let replied = created(&j, "w/replied");
     let msg =
         r#"{"messageId":"r","role":"ROLE_AGENT","contextId":"c9","parts":[{"text":"hello"}]}"#;
@@ -509,10 +513,10 @@ fn send_outcomes_settle_an_intent_once() {
     );
 }
 
-#[test]
-fn attempts_stay_within_the_budget() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn attempts_stay_within_the_budget(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let first = created(&j, "w/s");
     let next = |prev| NewAttempt {
         agent_url: Some("http://127.0.0.1:8/".to_owned()),
@@ -535,10 +539,12 @@ fn attempts_stay_within_the_budget() {
     ));
 }
 
-#[test]
-fn a_view_that_changes_nothing_is_one_the_journal_would_not_write() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn a_view_that_changes_nothing_is_one_the_journal_would_not_write(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let a = created(&j, "w/s");
     let working = view(&task_json(
         "t1",
@@ -587,10 +593,10 @@ fn a_view_that_changes_nothing_is_one_the_journal_would_not_write() {
     }
 }
 
-#[test]
-fn a_pass_walks_its_rows_a_page_at_a_time() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn a_pass_walks_its_rows_a_page_at_a_time(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let steps: Vec<Attempt> = (0..7).map(|i| created(&j, &format!("w/s{i}"))).collect();
     let done = &steps[2];
     j.apply_task(
@@ -630,10 +636,12 @@ fn a_pass_walks_its_rows_a_page_at_a_time() {
     );
 }
 
-#[test]
-fn unfinished_attempts_are_the_latest_unresolved_ones() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn unfinished_attempts_are_the_latest_unresolved_ones(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let a = created(&j, "w1/a");
     let b = created(&j, "w1/b");
     let c = created(&j, "w2/c");
@@ -667,8 +675,10 @@ fn unfinished_attempts_are_the_latest_unresolved_ones() {
 /// JSON), one by one and in a batch alike: the chunks that fit are kept, the one past the
 /// limit and every later one are not, the attempt carries `artifact-too-large` and a
 /// `failed-for-good` event, and its state goes on as reported.
-#[test]
-fn appends_past_the_artifact_limit_are_refused_to_the_byte() {
+#[rstest]
+fn appends_past_the_artifact_limit_are_refused_to_the_byte(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
     let chunk = |text: &str, append: bool| {
         ArtifactUpdate::from_value(&serde_json::json!({
             "taskId": "t1", "append": append, "lastChunk": false,
@@ -695,8 +705,8 @@ fn appends_past_the_artifact_limit_are_refused_to_the_byte() {
     // One by one, in one batch, and each in its own batch (appends then go to chunks, sized
     // from the journal without reading the parts).
     for (batched, each) in [(false, false), (true, false), (true, true)] {
-        let (_dir, path) = tmp_journal();
-        let (j, a, _) = two_working(&path);
+        let fresh = Fresh::new(kind);
+        let (j, a, _) = two_working(&fresh);
         let j = j.with_size_limits(limits);
         let updates: Vec<ArtifactUpdate> = texts
             .iter()
@@ -755,10 +765,11 @@ fn appends_past_the_artifact_limit_are_refused_to_the_byte() {
 
 /// Artifacts each under `--max-artifact-size` but together over `--max-task-size`, in one
 /// snapshot: none of them is journaled, the state is, and the attempt carries `task-too-large`.
-#[test]
-fn a_snapshot_past_the_task_limit_keeps_its_state_not_its_artifacts() {
-    let (_dir, path) = tmp_journal();
-    let (j, a, _) = two_working(&path);
+#[rstest]
+fn a_snapshot_past_the_task_limit_keeps_its_state_not_its_artifacts(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let (j, a, _) = two_working(&Fresh::new(kind));
     let j = j.with_size_limits(SizeLimits {
         artifact: 1024,
         task: 1500,
@@ -798,9 +809,8 @@ fn bytes_written() -> u64 {
 /// each in its own commit (a stream whose events arrive one at a time), to a 1.6 MiB artifact.
 /// Rewriting the artifact on each append wrote its size every time (about 330 MB here).
 #[test]
-fn an_append_writes_the_chunk_not_the_artifact() {
-    let (_dir, path) = tmp_journal();
-    let (j, a, _) = two_working(&path);
+fn sqlite_an_append_writes_the_chunk_not_the_artifact() {
+    let (j, a, _) = two_working(&Fresh::new(Kind::Sqlite));
     let text = "c".repeat(4096);
     let chunks = 400;
     let before = bytes_written();
@@ -830,12 +840,10 @@ fn an_append_writes_the_chunk_not_the_artifact() {
 /// one a whole rewrite on each update gives (parts, name, description, metadata, `lastChunk`),
 /// through a replace after appends in the same batch, a snapshot that replaces it, and an
 /// append after the last chunk.
-#[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one sequence of updates, applied both ways and compared after each step"
-)]
-fn chunked_appends_read_back_as_whole_rewrites_do() {
+#[rstest]
+fn chunked_appends_read_back_as_whole_rewrites_do(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
     let upd = |v: serde_json::Value| ArtifactUpdate::from_value(&v).unwrap();
     let chunk = |parts: serde_json::Value, append: bool, last: bool, extra: serde_json::Value| {
         let mut artifact = serde_json::json!({"artifactId": "a1", "parts": parts});
@@ -929,8 +937,7 @@ fn chunked_appends_read_back_as_whole_rewrites_do() {
             none.clone(),
         ))],
     ];
-    let (_d1, p1) = tmp_journal();
-    let (_d2, p2) = tmp_journal();
+    let (p1, p2) = (Fresh::new(kind), Fresh::new(kind));
     let (chunked, a, _) = two_working(&p1);
     let (whole, a2, _) = two_working(&p2);
     assert_eq!((a, a2), (AttemptId(1), AttemptId(1)));

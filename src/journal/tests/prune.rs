@@ -2,10 +2,12 @@
 
 use super::*;
 
-#[test]
-fn prune_takes_only_old_bare_refreshes_and_never_an_attempts_last_event() {
-    let (_dir, path) = tmp_journal();
-    let j = Journal::open(&path, T).unwrap();
+#[rstest]
+fn prune_takes_only_old_bare_refreshes_and_never_an_attempts_last_event(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
     let status = |id: AttemptId, state: &str, ts: &str, extra: &str| {
         let raw = format!(
             r#"{{"id":"t{}","contextId":"ctx-1","status":{{"state":"{state}","timestamp":"{ts}"{extra}}}}}"#,

@@ -13,9 +13,9 @@
 -- column stays the standing decision the passes act on: `done` and `abandoned` take the step
 -- out of every pass; `resend` is the approval of ONE send of the latest attempt's messageId
 -- without a look, consumed (cleared) before that send.
-ALTER TABLE attempts ADD COLUMN resolution TEXT
+ALTER TABLE attempts ADD COLUMN resolution TEXT COLLATE "C"
     CHECK (resolution IN ('done', 'abandoned', 'retry', 'resend'));
-ALTER TABLE attempts ADD COLUMN resolution_reason TEXT;
+ALTER TABLE attempts ADD COLUMN resolution_reason TEXT COLLATE "C";
 ALTER TABLE attempts ADD COLUMN resolved_at BIGINT;
 
 -- When the agent was (last) put in the registry by `agents add`; NULL while not registered.

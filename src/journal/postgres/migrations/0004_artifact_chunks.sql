@@ -16,11 +16,11 @@
 -- reads a version-4 journal read-only, as any newer journal, and would miss the chunks.
 CREATE TABLE artifact_chunks (
     attempt_id  BIGINT  NOT NULL,
-    artifact_id TEXT    NOT NULL,
+    artifact_id TEXT COLLATE "C"    NOT NULL,
     -- 1, 2, … within the artifact, in the order appended.
     seq         BIGINT  NOT NULL,
     -- JSON array of the parts this chunk appends.
-    parts_json  TEXT    NOT NULL,
+    parts_json  TEXT COLLATE "C"    NOT NULL,
     created_at  BIGINT  NOT NULL,
     PRIMARY KEY (attempt_id, artifact_id, seq),
     FOREIGN KEY (attempt_id, artifact_id) REFERENCES artifacts (attempt_id, artifact_id)

@@ -13,7 +13,7 @@
 -- `reported_at` is older than that.
 CREATE TABLE alerts (
     attempt_id       BIGINT PRIMARY KEY REFERENCES attempts (id),
-    state            TEXT    NOT NULL,
-    status_timestamp TEXT    NOT NULL,
+    state            TEXT COLLATE "C"    NOT NULL,
+    status_timestamp TEXT COLLATE "C"    NOT NULL,
     reported_at      BIGINT  NOT NULL
 );

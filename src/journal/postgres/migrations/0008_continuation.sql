@@ -11,4 +11,4 @@
 -- the same context instead of continuing the task. That task is the attempt's continuation:
 -- `task_id` stays the task first created, and every later read (reconcile, follow, inspect,
 -- compensate) goes to this one. NULL: the attempt was never continued elsewhere.
-ALTER TABLE attempts ADD COLUMN continuation_task_id TEXT;
+ALTER TABLE attempts ADD COLUMN continuation_task_id TEXT COLLATE "C";

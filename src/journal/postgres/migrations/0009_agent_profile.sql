@@ -12,5 +12,5 @@
 -- messageId and history retention), and when it was measured (unix ms). NULL: never probed.
 -- Recovery trusts a probed de-duplication only for attempts whose intent is older than
 -- `probed_at` (an in-memory de-duplication does not survive the agent's restart).
-ALTER TABLE agents ADD COLUMN profile_json TEXT;
+ALTER TABLE agents ADD COLUMN profile_json TEXT COLLATE "C";
 ALTER TABLE agents ADD COLUMN probed_at BIGINT;

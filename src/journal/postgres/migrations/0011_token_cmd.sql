@@ -11,6 +11,6 @@
 -- token, next to `token_env` (the name of a variable holding one). The command line is
 -- journaled so that every later pass can run it again; what it prints never is. NULL: the
 -- credential, if any, comes from `token_env`.
-ALTER TABLE steps ADD COLUMN token_cmd TEXT;
-ALTER TABLE attempts ADD COLUMN token_cmd TEXT;
-ALTER TABLE agents ADD COLUMN token_cmd TEXT;
+ALTER TABLE steps ADD COLUMN token_cmd TEXT COLLATE "C";
+ALTER TABLE attempts ADD COLUMN token_cmd TEXT COLLATE "C";
+ALTER TABLE agents ADD COLUMN token_cmd TEXT COLLATE "C";
