@@ -75,9 +75,9 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sql: include_str!("migrations/0011_token_cmd.sql"),
     },
     Migration {
-        version: 12,
-        name: "0012_moved",
-        sql: include_str!("migrations/0012_moved.sql"),
+        version: 13,
+        name: "0013_moved",
+        sql: include_str!("migrations/0013_moved.sql"),
     },
 ];
 

@@ -1,4 +1,4 @@
--- a2a-recover journal, schema version 12: the mark of a journal that was moved.
+-- a2a-recover journal, schema version 13: the mark of a journal that was moved.
 --
 -- Released migrations are history: never edit this file once released; add a new one instead
 -- (docs/journal.md). migrate.rs runs it and sets `PRAGMA user_version` in one BEGIN IMMEDIATE

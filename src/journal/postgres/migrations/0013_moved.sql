@@ -1,6 +1,6 @@
--- a2a-recover journal (PostgreSQL), version 12: the mark of a journal that was moved.
+-- a2a-recover journal (PostgreSQL), version 13: the mark of a journal that was moved.
 --
--- The PostgreSQL twin of src/journal/migrations/0012_moved.sql: the same tables,
+-- The PostgreSQL twin of src/journal/migrations/0013_moved.sql: the same tables,
 -- columns, constraints and indexes, translated (BIGINT for every integer, identity columns for
 -- SQLite's INTEGER PRIMARY KEY, DOUBLE PRECISION for REAL; JSON stays TEXT). Released
 -- migrations are history: never edit this file once released; add the next one to both stores
