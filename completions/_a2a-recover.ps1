@@ -294,6 +294,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -315,12 +316,36 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'a2a-recover;journal;copy' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'The journal to copy: a SQLite file, or a postgres:// URL')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Where to copy it: a new or empty SQLite file, or a postgres:// URL whose schema holds no journal rows')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--max-artifact-size', '--max-artifact-size', [CompletionResultType]::ParameterName, 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long a pass waits for a held lock (the journal''s, or a workflow''s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'a2a-recover;journal;help' {
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'a2a-recover;journal;help;init' {
+            break
+        }
+        'a2a-recover;journal;help;copy' {
             break
         }
         'a2a-recover;journal;help;help' {
@@ -610,9 +635,13 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         }
         'a2a-recover;help;journal' {
             [CompletionResult]::new('init', 'init', [CompletionResultType]::ParameterValue, 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)')
+            [CompletionResult]::new('copy', 'copy', [CompletionResultType]::ParameterValue, 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location')
             break
         }
         'a2a-recover;help;journal;init' {
+            break
+        }
+        'a2a-recover;help;journal;copy' {
             break
         }
         'a2a-recover;help;agents' {

@@ -154,14 +154,23 @@ _a2a__recover() {
             a2a__recover__subcmd__help__subcmd__agents,remove)
                 cmd="a2a__recover__subcmd__help__subcmd__agents__subcmd__remove"
                 ;;
+            a2a__recover__subcmd__help__subcmd__journal,copy)
+                cmd="a2a__recover__subcmd__help__subcmd__journal__subcmd__copy"
+                ;;
             a2a__recover__subcmd__help__subcmd__journal,init)
                 cmd="a2a__recover__subcmd__help__subcmd__journal__subcmd__init"
+                ;;
+            a2a__recover__subcmd__journal,copy)
+                cmd="a2a__recover__subcmd__journal__subcmd__copy"
                 ;;
             a2a__recover__subcmd__journal,help)
                 cmd="a2a__recover__subcmd__journal__subcmd__help"
                 ;;
             a2a__recover__subcmd__journal,init)
                 cmd="a2a__recover__subcmd__journal__subcmd__init"
+                ;;
+            a2a__recover__subcmd__journal__subcmd__help,copy)
+                cmd="a2a__recover__subcmd__journal__subcmd__help__subcmd__copy"
                 ;;
             a2a__recover__subcmd__journal__subcmd__help,help)
                 cmd="a2a__recover__subcmd__journal__subcmd__help__subcmd__help"
@@ -1116,8 +1125,22 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__help__subcmd__journal)
-            opts="init"
+            opts="init copy"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__help__subcmd__journal__subcmd__copy)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1308,7 +1331,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__journal)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help init help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help init copy help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1357,9 +1380,81 @@ _a2a__recover() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        a2a__subcmd__recover__subcmd__journal__subcmd__help)
-            opts="init help"
+        a2a__subcmd__recover__subcmd__journal__subcmd__copy)
+            opts="-q -v -h --from --to --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --journal)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-response-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-artifact-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-task-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__help)
+            opts="init copy help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        a2a__subcmd__recover__subcmd__journal__subcmd__help__subcmd__copy)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -281,6 +281,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
+            cand copy 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'a2a-recover;journal;init'= {
@@ -300,11 +301,33 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
         }
+        &'a2a-recover;journal;copy'= {
+            cand --from 'The journal to copy: a SQLite file, or a postgres:// URL'
+            cand --to 'Where to copy it: a new or empty SQLite file, or a postgres:// URL whose schema holds no journal rows'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --max-artifact-size 'Largest one artifact may grow to in the journal, its appended chunks together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
+            cand --wait 'How long a pass waits for a held lock (the journal''s, or a workflow''s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'a2a-recover;journal;help'= {
             cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
+            cand copy 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'a2a-recover;journal;help;init'= {
+        }
+        &'a2a-recover;journal;help;copy'= {
         }
         &'a2a-recover;journal;help;help'= {
         }
@@ -567,8 +590,11 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;help;journal'= {
             cand init 'Creates the journal (a SQLite file, mode 0600, or a PostgreSQL schema; schema current); an existing one is left as it is (migrated when older)'
+            cand copy 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location'
         }
         &'a2a-recover;help;journal;init'= {
+        }
+        &'a2a-recover;help;journal;copy'= {
         }
         &'a2a-recover;help;agents'= {
             cand add 'Fetches, validates and stores an agent''s card (again = refresh)'

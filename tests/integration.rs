@@ -29,6 +29,7 @@ mod interop_probe;
 mod interop_recovery;
 mod interop_v03;
 mod journal;
+mod journal_copy;
 mod locks;
 mod moved;
 mod plan;

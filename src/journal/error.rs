@@ -47,6 +47,53 @@ pub enum JournalError {
         /// What is wrong.
         detail: String,
     },
+    /// `journal copy` copied this journal elsewhere and marked it: it is kept only as a record,
+    /// and no command works on it any more (two live copies would send the same intents).
+    #[error("the journal `{}` was moved to `{to}` on {at}", path.display())]
+    Moved {
+        /// The old journal.
+        path: PathBuf,
+        /// Where it was moved to (a path, or a URL without its password).
+        to: String,
+        /// When (RFC 3339).
+        at: String,
+    },
+    /// `journal copy`'s target already holds a journal (two journals are never merged).
+    #[error(
+        "the target journal `{}` is not empty: its table `{table}` holds rows",
+        path.display()
+    )]
+    TargetNotEmpty {
+        /// The target.
+        path: PathBuf,
+        /// The first table found holding rows.
+        table: String,
+    },
+    /// `journal copy`'s two journals do not hold the same tables and columns.
+    #[error("cannot copy `{}` into `{}`: {detail}", from.display(), to.display())]
+    CopySchema {
+        /// The source.
+        from: PathBuf,
+        /// The target.
+        to: PathBuf,
+        /// What differs.
+        detail: String,
+    },
+    /// `journal copy`'s verification found a row of the copy that differs from the source's.
+    #[error(
+        "the copy in `{}` differs from the source in table `{table}` at row {key}: {detail}",
+        path.display()
+    )]
+    CopyMismatch {
+        /// The target.
+        path: PathBuf,
+        /// The table.
+        table: String,
+        /// The row's primary key, as `(column=value, …)`.
+        key: String,
+        /// What differs.
+        detail: String,
+    },
     /// A write was attempted on a journal written by a newer a2a-recover.
     #[error(
         "the journal `{}` has schema version {found}; this a2a-recover knows up to {known}",
@@ -206,6 +253,26 @@ impl JournalError {
                  `sqlite3 {} .recover`",
                 path.display()
             )),
+            Self::Moved { path, to, .. } => Some(format!(
+                "pass --journal {to} (or set A2A_RECOVER_JOURNAL to it); `{}` is kept only as \
+                 a record of what was moved: delete it (a file with its -wal and -shm, or the \
+                 schema) to reuse its place",
+                path.display()
+            )),
+            Self::TargetNotEmpty { .. } => Some(
+                "nothing was copied and the target was left as it was; `journal copy` never \
+                 merges two journals: copy into a new file or an empty schema"
+                    .to_owned(),
+            ),
+            Self::CopySchema { .. } => Some(
+                "nothing was copied; both journals must be at this a2a-recover's schema version"
+                    .to_owned(),
+            ),
+            Self::CopyMismatch { .. } => Some(
+                "nothing was committed to the target and the source was not marked as moved; \
+                 this is a bug in a2a-recover: please report it"
+                    .to_owned(),
+            ),
             Self::NewerVersion { .. } => {
                 Some("this journal was written by a newer a2a-recover; upgrade to write it (reading works)".to_owned())
             }

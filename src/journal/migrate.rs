@@ -79,6 +79,11 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         name: "0012_lease_owner",
         sql: include_str!("migrations/0012_lease_owner.sql"),
     },
+    Migration {
+        version: 13,
+        name: "0013_moved",
+        sql: include_str!("migrations/0013_moved.sql"),
+    },
 ];
 
 /// The newest schema version this binary knows.

@@ -55,6 +55,7 @@
 mod agents;
 mod alerts;
 mod change;
+mod copy;
 mod error;
 mod file;
 mod intents;
@@ -83,6 +84,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use alerts::AlertItem;
+pub use copy::CopyReport;
 pub use error::JournalError;
 pub use leases::{host_label, host_name, owner_id};
 pub use location::{Location, LocationError};

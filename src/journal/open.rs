@@ -22,7 +22,7 @@ impl Journal {
             return Self::open(&location.shown_path(), busy_timeout);
         };
         let (store, found) = PgStore::open(url, busy_timeout)?;
-        Ok(Self {
+        Self {
             store: Store::Postgres(Box::new(store)),
             location: location.clone(),
             access: if found > migrate::LATEST {
@@ -34,7 +34,8 @@ impl Journal {
             warnings: Vec::new(),
             clock: Arc::new(SystemClock),
             limits: SizeLimits::default(),
-        })
+        }
+        .check_not_moved()
     }
 
     /// Opens an existing journal at `location` for reading only, as
@@ -53,7 +54,7 @@ impl Journal {
                 path: location.shown_path(),
             });
         }
-        Ok(Self {
+        Self {
             store: Store::Postgres(Box::new(store)),
             location: location.clone(),
             access: Access::ReadOnly,
@@ -61,7 +62,8 @@ impl Journal {
             warnings: Vec::new(),
             clock: Arc::new(SystemClock),
             limits: SizeLimits::default(),
-        })
+        }
+        .check_not_moved()
     }
 
     /// Returns where the journal is.
@@ -77,7 +79,7 @@ impl Journal {
         let warnings = file::prepare(path, true)?;
         file::check_header(path)?;
         let (store, found) = sqlite::Store::open(path, busy_timeout)?;
-        Ok(Self {
+        Self {
             store: Store::Sqlite(store),
             location: Location::file(path),
             access: if found > migrate::LATEST {
@@ -89,7 +91,8 @@ impl Journal {
             warnings,
             clock: Arc::new(SystemClock),
             limits: SizeLimits::default(),
-        })
+        }
+        .check_not_moved()
     }
 
     /// Opens an existing journal for reading only; never creates, migrates or writes.
@@ -109,7 +112,7 @@ impl Journal {
                 path: path.to_path_buf(),
             });
         }
-        Ok(Self {
+        Self {
             store: Store::Sqlite(store),
             location: Location::file(path),
             access: Access::ReadOnly,
@@ -117,7 +120,8 @@ impl Journal {
             warnings,
             clock: Arc::new(SystemClock),
             limits: SizeLimits::default(),
-        })
+        }
+        .check_not_moved()
     }
 
     /// Replaces the clock used for journal times and leases (tests).

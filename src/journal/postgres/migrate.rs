@@ -75,6 +75,11 @@ pub(in crate::journal) const MIGRATIONS: &[Migration] = &[
         name: "0012_lease_owner",
         sql: include_str!("migrations/0012_lease_owner.sql"),
     },
+    Migration {
+        version: 13,
+        name: "0013_moved",
+        sql: include_str!("migrations/0013_moved.sql"),
+    },
 ];
 
 /// What the schema holds before any write.

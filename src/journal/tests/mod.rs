@@ -20,6 +20,7 @@ use crate::clock::FixedClock;
 #[allow(dead_code, unreachable_pub)]
 pub(in crate::journal) mod pg;
 
+mod copy;
 mod inspect;
 mod leases;
 mod observe;
