@@ -725,7 +725,9 @@ impl Delegation<'_> {
             }
             Sent::InFlight(_, until) => {
                 let line = format!(
-                    "{step} stays INTENT: {agent} holds no task for it yet, but its last send                      may still be in flight until {}; nothing was resent. Run the same command                      again after that.",
+                    "{step} stays INTENT: {agent} holds no task for it yet, but its last send \
+                     may still be in flight until {}; nothing was resent. Run the same command \
+                     again after that.",
                     rfc3339(until)
                 );
                 self.finish("INTENT", &line, exit::WORK_REMAINS)
