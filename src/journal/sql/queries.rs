@@ -5,7 +5,8 @@
 //! wraps them in transactions and maps errors. The SQL runs on SQLite and PostgreSQL alike
 //! (`?N` parameters, `RETURNING`, `COALESCE`, `CASE` rather than two-argument `MAX` or a
 //! boolean read as an integer, sums cast to `BIGINT`); where the two truly differ (JSON
-//! functions), a statement picks its text by [`Db::dialect`]. Times are unix milliseconds.
+//! functions), a statement picks its text by [`Db::dialect`](super::Db::dialect). Times are
+//! unix milliseconds.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
