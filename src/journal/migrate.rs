@@ -6,84 +6,48 @@
 //! A released migration is history: it is never edited (a checksum test enforces it); a change
 //! is a new file. A journal newer than [`LATEST`] is never migrated: it is opened read-only.
 
-/// One embedded migration.
+/// One embedded migration, in each store's SQL.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Migration {
-    /// The `user_version` after it.
+    /// The schema version after it (`user_version` on SQLite, `schema_migrations` on
+    /// PostgreSQL).
     pub(crate) version: i64,
-    /// Its file name without `.sql`.
+    /// Its file name without `.sql`, the same in both stores.
     pub(crate) name: &'static str,
-    /// Its SQL.
+    /// Its SQLite SQL (`migrations/NAME.sql`).
     pub(crate) sql: &'static str,
+    /// Its PostgreSQL SQL (`postgres/migrations/NAME.sql`).
+    pub(crate) postgres: &'static str,
+}
+
+/// One entry of [`MIGRATIONS`]: both stores' files of that name, so that no migration can
+/// exist for one store and not the other.
+macro_rules! migration {
+    ($version:literal, $name:literal) => {
+        Migration {
+            version: $version,
+            name: $name,
+            sql: include_str!(concat!("migrations/", $name, ".sql")),
+            postgres: include_str!(concat!("postgres/migrations/", $name, ".sql")),
+        }
+    };
 }
 
 /// Every migration, in order; entry `i` has version `i + 1`.
 pub(crate) const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "0001_init",
-        sql: include_str!("migrations/0001_init.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "0002_decisions",
-        sql: include_str!("migrations/0002_decisions.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "0003_pending_and_prune",
-        sql: include_str!("migrations/0003_pending_and_prune.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "0004_artifact_chunks",
-        sql: include_str!("migrations/0004_artifact_chunks.sql"),
-    },
-    Migration {
-        version: 5,
-        name: "0005_send_horizon",
-        sql: include_str!("migrations/0005_send_horizon.sql"),
-    },
-    Migration {
-        version: 6,
-        name: "0006_agent_limits",
-        sql: include_str!("migrations/0006_agent_limits.sql"),
-    },
-    Migration {
-        version: 7,
-        name: "0007_alerts",
-        sql: include_str!("migrations/0007_alerts.sql"),
-    },
-    Migration {
-        version: 8,
-        name: "0008_continuation",
-        sql: include_str!("migrations/0008_continuation.sql"),
-    },
-    Migration {
-        version: 9,
-        name: "0009_agent_profile",
-        sql: include_str!("migrations/0009_agent_profile.sql"),
-    },
-    Migration {
-        version: 10,
-        name: "0010_attempt_binding",
-        sql: include_str!("migrations/0010_attempt_binding.sql"),
-    },
-    Migration {
-        version: 11,
-        name: "0011_token_cmd",
-        sql: include_str!("migrations/0011_token_cmd.sql"),
-    },
-    Migration {
-        version: 12,
-        name: "0012_lease_owner",
-        sql: include_str!("migrations/0012_lease_owner.sql"),
-    },
-    Migration {
-        version: 13,
-        name: "0013_moved",
-        sql: include_str!("migrations/0013_moved.sql"),
-    },
+    migration!(1, "0001_init"),
+    migration!(2, "0002_decisions"),
+    migration!(3, "0003_pending_and_prune"),
+    migration!(4, "0004_artifact_chunks"),
+    migration!(5, "0005_send_horizon"),
+    migration!(6, "0006_agent_limits"),
+    migration!(7, "0007_alerts"),
+    migration!(8, "0008_continuation"),
+    migration!(9, "0009_agent_profile"),
+    migration!(10, "0010_attempt_binding"),
+    migration!(11, "0011_token_cmd"),
+    migration!(12, "0012_lease_owner"),
+    migration!(13, "0013_moved"),
 ];
 
 /// The newest schema version this binary knows.

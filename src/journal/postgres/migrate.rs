@@ -10,77 +10,8 @@
 
 use super::conn::PgConn;
 use super::locks;
-use crate::journal::migrate::{LATEST, Migration};
+use crate::journal::migrate::{LATEST, MIGRATIONS};
 use crate::journal::sql::{Arg, Db, DbResult, Value};
-
-/// Every migration, in order; entry `i` has version `i + 1`, as in [`crate::journal::migrate`].
-pub(in crate::journal) const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "0001_init",
-        sql: include_str!("migrations/0001_init.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "0002_decisions",
-        sql: include_str!("migrations/0002_decisions.sql"),
-    },
-    Migration {
-        version: 3,
-        name: "0003_pending_and_prune",
-        sql: include_str!("migrations/0003_pending_and_prune.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "0004_artifact_chunks",
-        sql: include_str!("migrations/0004_artifact_chunks.sql"),
-    },
-    Migration {
-        version: 5,
-        name: "0005_send_horizon",
-        sql: include_str!("migrations/0005_send_horizon.sql"),
-    },
-    Migration {
-        version: 6,
-        name: "0006_agent_limits",
-        sql: include_str!("migrations/0006_agent_limits.sql"),
-    },
-    Migration {
-        version: 7,
-        name: "0007_alerts",
-        sql: include_str!("migrations/0007_alerts.sql"),
-    },
-    Migration {
-        version: 8,
-        name: "0008_continuation",
-        sql: include_str!("migrations/0008_continuation.sql"),
-    },
-    Migration {
-        version: 9,
-        name: "0009_agent_profile",
-        sql: include_str!("migrations/0009_agent_profile.sql"),
-    },
-    Migration {
-        version: 10,
-        name: "0010_attempt_binding",
-        sql: include_str!("migrations/0010_attempt_binding.sql"),
-    },
-    Migration {
-        version: 11,
-        name: "0011_token_cmd",
-        sql: include_str!("migrations/0011_token_cmd.sql"),
-    },
-    Migration {
-        version: 12,
-        name: "0012_lease_owner",
-        sql: include_str!("migrations/0012_lease_owner.sql"),
-    },
-    Migration {
-        version: 13,
-        name: "0013_moved",
-        sql: include_str!("migrations/0013_moved.sql"),
-    },
-];
 
 /// What the schema holds before any write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +127,7 @@ fn migrate_in_transaction(conn: &PgConn, schema: &str) -> DbResult<i64> {
     )?;
     let from = version(conn)?;
     for m in MIGRATIONS.iter().filter(|m| m.version > from) {
-        conn.batch(m.sql)?;
+        conn.batch(m.postgres)?;
         conn.exec(
             "INSERT INTO schema_migrations (version, name, applied_at) \
              VALUES (?1, ?2, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)",
@@ -210,19 +141,6 @@ fn migrate_in_transaction(conn: &PgConn, schema: &str) -> DbResult<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn postgres_migrations_match_sqlites_one_for_one() {
-        let sqlite: Vec<(i64, &str)> = crate::journal::migrate::MIGRATIONS
-            .iter()
-            .map(|m| (m.version, m.name))
-            .collect();
-        let postgres: Vec<(i64, &str)> = MIGRATIONS.iter().map(|m| (m.version, m.name)).collect();
-        assert_eq!(
-            postgres, sqlite,
-            "every migration exists for both stores, in the same order"
-        );
-    }
 
     #[test]
     fn postgres_migration_files_on_disk_are_the_embedded_ones() {
@@ -240,10 +158,10 @@ mod tests {
         assert_eq!(files, names);
         for m in MIGRATIONS {
             let on_disk = std::fs::read_to_string(dir.join(format!("{}.sql", m.name))).unwrap();
-            assert_eq!(on_disk, m.sql, "{}", m.name);
+            assert_eq!(on_disk, m.postgres, "{}", m.name);
             for sqlite_only in ["STRICT", "PRAGMA", "INTEGER PRIMARY KEY"] {
                 let code: String = m
-                    .sql
+                    .postgres
                     .lines()
                     .filter(|l| !l.trim_start().starts_with("--"))
                     .collect();

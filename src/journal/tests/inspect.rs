@@ -165,14 +165,12 @@ fn the_pending_index_repeats_the_query_word_for_word() {
         "CREATE INDEX attempts_needing_human ON attempts (id) WHERE {};",
         queries::PENDING_ATTEMPT_SQL
     ));
-    for migrations in [migrate::MIGRATIONS, postgres::migrate::MIGRATIONS] {
-        let migration = one_line(
-            migrations
-                .iter()
-                .find(|m| m.name == "0003_pending_and_prune")
-                .unwrap()
-                .sql,
-        );
+    let m = migrate::MIGRATIONS
+        .iter()
+        .find(|m| m.name == "0003_pending_and_prune")
+        .unwrap();
+    for sql in [m.sql, m.postgres] {
+        let migration = one_line(sql);
         assert!(
             migration.contains(&expected),
             "migration 0003 and PENDING_ATTEMPT_SQL differ:\n{migration}\n{expected}"
