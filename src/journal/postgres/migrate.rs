@@ -137,36 +137,3 @@ fn migrate_in_transaction(conn: &PgConn, schema: &str) -> DbResult<i64> {
     debug_assert!(from > LATEST || version(conn).is_ok_and(|v| v == LATEST));
     Ok(from)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn postgres_migration_files_on_disk_are_the_embedded_ones() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("src/journal/postgres/migrations");
-        let mut files: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        files.sort();
-        let names: Vec<String> = MIGRATIONS
-            .iter()
-            .map(|m| format!("{}.sql", m.name))
-            .collect();
-        assert_eq!(files, names);
-        for m in MIGRATIONS {
-            let on_disk = std::fs::read_to_string(dir.join(format!("{}.sql", m.name))).unwrap();
-            assert_eq!(on_disk, m.postgres, "{}", m.name);
-            for sqlite_only in ["STRICT", "PRAGMA", "INTEGER PRIMARY KEY"] {
-                let code: String = m
-                    .postgres
-                    .lines()
-                    .filter(|l| !l.trim_start().starts_with("--"))
-                    .collect();
-                assert!(!code.contains(sqlite_only), "{}: {sqlite_only}", m.name);
-            }
-        }
-    }
-}
