@@ -121,6 +121,8 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
          ALTER TABLE steps DROP COLUMN token_cmd;
          ALTER TABLE attempts DROP COLUMN token_cmd;
          ALTER TABLE agents DROP COLUMN token_cmd;
+         ALTER TABLE attempts DROP COLUMN lease_owner_id;
+         DROP TABLE moved;
          DROP INDEX attempts_needing_human;
          DROP INDEX events_failed_for_good;
          CREATE INDEX events_by_workflow ON events (workflow_id, id);
