@@ -227,7 +227,14 @@ impl Context {
         let Some(path) = self.journal.file_path() else {
             let journal = self.open_journal_for_writing()?;
             if scope == lock::Scope::Workflows {
-                return Ok((journal, None));
+                // A pass over workflows holds the whole journal's key shared with each workflow
+                // lock it takes; one held whole (`prune`, `journal copy`) keeps the pass out from
+                // the start, as a SQLite journal's lock file does.
+                return match self.waiting(|_| whole_journal_free(&journal)).await {
+                    Ok(()) => Ok((journal, None)),
+                    Err(LockError::Held { owner, .. }) => Err(self.journal_held(&owner)),
+                    Err(e) => Err(e.into()),
+                };
             }
             let lock = match self
                 .waiting(|_| store_lock(&journal, LockScope::Journal))
@@ -275,40 +282,14 @@ impl Context {
         journal: &Journal,
         workflows: &[String],
     ) -> anyhow::Result<(Vec<PassLock>, Vec<(String, String)>)> {
-        let Some(path) = self.journal.file_path() else {
-            let mut locks = Vec::with_capacity(workflows.len());
-            let mut held = Vec::new();
-            for w in workflows {
-                match self
-                    .waiting(|_| store_lock(journal, LockScope::Workflow(w)))
-                    .await
-                {
-                    Ok(lock) => locks.push(lock),
-                    Err(LockError::Held { owner, .. }) => held.push((w.clone(), owner)),
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            return Ok((locks, held));
-        };
-        // One open file per workflow lock: make room for many (up to the hard limit).
-        if workflows.len() > 256
-            && let Ok(limit) = Ok::<_, ()>(rustix::process::getrlimit(
-                rustix::process::Resource::Nofile,
-            ))
-        {
-            let _ = rustix::process::setrlimit(
-                rustix::process::Resource::Nofile,
-                rustix::process::Rlimit {
-                    current: limit.maximum,
-                    maximum: limit.maximum,
-                },
-            );
+        if workflows.len() > 256 {
+            self.room_for_workflow_locks();
         }
         let mut locks = Vec::with_capacity(workflows.len());
         let mut held = Vec::new();
         for w in workflows {
             match self
-                .waiting(|started| lock::acquire_workflow(path, w, std::process::id(), started))
+                .waiting(|started| self.try_lock_workflow(journal, w, started))
                 .await
             {
                 Ok(lock) => locks.push(lock),
@@ -317,6 +298,36 @@ impl Context {
             }
         }
         Ok((locks, held))
+    }
+
+    /// Tries the lock of `workflow` once, without waiting (the caller holds the journal's lock
+    /// shared); `started` is written into a lock file.
+    pub fn try_lock_workflow(
+        &self,
+        journal: &Journal,
+        workflow: &str,
+        started: &str,
+    ) -> Result<PassLock, LockError> {
+        match self.journal.file_path() {
+            Some(path) => lock::acquire_workflow(path, workflow, std::process::id(), started),
+            None => store_lock(journal, LockScope::Workflow(workflow)),
+        }
+    }
+
+    /// Raises this process's limit of open files to its hard limit: a SQLite journal's
+    /// workflow locks are one open file each.
+    pub fn room_for_workflow_locks(&self) {
+        if self.journal.file_path().is_none() {
+            return;
+        }
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        let _ = rustix::process::setrlimit(
+            rustix::process::Resource::Nofile,
+            rustix::process::Rlimit {
+                current: limit.maximum,
+                maximum: limit.maximum,
+            },
+        );
     }
 
     /// Returns who holds the journal's pass locks: `("journal", holder)` and `(WORKFLOW,
@@ -361,6 +372,22 @@ impl Context {
 
 /// Takes a pass lock in the journal's own store (PostgreSQL), as [`lock`] takes a file's:
 /// [`LockError::Held`] naming the holder when another process has it.
+/// Fails with [`LockError::Held`] while another process holds a store's whole journal.
+fn whole_journal_free(journal: &Journal) -> Result<(), LockError> {
+    let holders = journal.lock_holders().map_err(LockError::Store)?;
+    match holders
+        .unwrap_or_default()
+        .into_iter()
+        .find(|(s, _)| s == "journal")
+    {
+        Some((_, owner)) => Err(LockError::Held {
+            path: journal.location().shown_path(),
+            owner,
+        }),
+        None => Ok(()),
+    }
+}
+
 fn store_lock(journal: &Journal, scope: LockScope<'_>) -> Result<PassLock, LockError> {
     let shown = journal.location().shown_path();
     match journal.try_lock(scope).map_err(LockError::Store)? {

@@ -78,23 +78,23 @@ fn intents(env: &TestEnv, url: &str) {
     }
 }
 
-/// Runs the three hosts at once, each taking its own third of the workflows' locks first, then
-/// the others' (a workflow whose lock another host holds is skipped: exit 3), and SIGKILLs one
+/// Runs the three hosts at once, each a plain `reconcile` taking each workflow's lock as it
+/// reaches it (a workflow whose lock another host holds is skipped: exit 3), and SIGKILLs one
 /// still running once a third of the attempts reached the agent (host-c, unless the others took
 /// every lock first). Returns the killed host, how many leases the kill stranded, and how many of
 /// their sends had reached the agent.
+#[expect(
+    clippy::print_stderr,
+    reason = "the test reports how the hosts shared the work"
+)]
 fn three_hosts_one_killed(
     env: &TestEnv,
     a: &Background<ScriptedAgent>,
 ) -> (&'static str, usize, usize) {
     let mut running: Vec<(&str, Child)> = HOSTS
         .iter()
-        .enumerate()
-        .map(|(k, host)| {
-            let mut order: Vec<String> = (0..WORKFLOWS).map(|w| format!("w{w}")).collect();
-            order.rotate_left(k * WORKFLOWS / HOSTS.len());
-            let mut args = vec!["reconcile", "--agent-concurrency", "4"];
-            args.extend(order.iter().map(String::as_str));
+        .map(|host| {
+            let args = ["reconcile", "--agent-concurrency", "4"];
             (*host, cmd(env, Some(host), &args).spawn().unwrap())
         })
         .collect();
@@ -121,6 +121,9 @@ fn three_hosts_one_killed(
             stdout(&out),
             stderr(&out)
         );
+        let said = stdout(&out);
+        let visited = said.lines().find(|l| l.contains("attempt(s) visited"));
+        eprintln!("{host}: {}", visited.unwrap_or("(no summary)"));
     }
     // The survivors released every lease they took: what remains is the killed host's, on the
     // sends it had in flight (possibly sent: the next pass must look before any resend).
@@ -162,6 +165,11 @@ fn several_hosts(store: Store) {
     // everything left.
     std::thread::sleep(TTL_WAIT);
     let next = HOSTS.iter().find(|h| **h != killed).unwrap();
+    // (A host may have read some of its tasks finished already: those are not visited again.)
+    let open = attempts(&env)
+        .iter()
+        .filter(|(_, a)| !a.state.is_finished())
+        .count();
     let out = cmd(&env, Some(next), &["reconcile"]).output().unwrap();
     // 3 while tasks still run at the agent; never a skipped workflow or an unvisited item.
     assert!(
@@ -171,7 +179,7 @@ fn several_hosts(store: Store) {
         stderr(&out)
     );
     assert!(
-        stdout(&out).contains(&format!("{} attempt(s) visited", WORKFLOWS * STEPS)),
+        stdout(&out).contains(&format!("{open} attempt(s) visited")),
         "{}",
         stdout(&out)
     );

@@ -32,7 +32,8 @@ use crate::error::CliError;
 use crate::exit;
 use crate::journal::{Journal, check_name_part};
 use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
-use crate::recovery::{Action, Pass, PassConfig, Summary};
+use crate::recovery::lock::{LockError, PassLock};
+use crate::recovery::{Action, Pass, PassConfig, Summary, WorkflowLocks};
 use crate::sanitize::inert;
 
 /// Runs one recovery pass over every unfinished attempt.
@@ -194,7 +195,10 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     }
     // Each workflow's own lock: a pass on another workflow (a `compensate`, a `reconcile W`)
     // runs beside this one; a workflow whose lock is held is skipped (exit 3), the rest done.
-    let (workflows, _workflow_locks, held) = if args.dry_run {
+    // Without --wait each lock is taken as the pass reaches its workflow, so passes started at
+    // once (on several hosts) share the workflows; with --wait every lock is waited for first.
+    let lazy = (!args.dry_run && ctx.global.wait.is_zero()).then(|| LazyLocks::new(ctx, &journal));
+    let (workflows, _workflow_locks, held) = if args.dry_run || lazy.is_some() {
         (args.workflows.clone(), Vec::new(), Vec::new())
     } else {
         let names = if args.workflows.is_empty() {
@@ -212,11 +216,7 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
         (locked, locks, held)
     };
     for (w, owner) in &held {
-        ctx.out.warn(&format!(
-            "workflow `{}` skipped: another pass ({owner}) holds its lock; it is left as it was \
-             (exit 3; --wait DURATION waits for it)",
-            inert(w)
-        ));
+        ctx.out.warn(&held_line(w, owner));
     }
     if !held.is_empty() && workflows.is_empty() {
         ctx.out.begin("reconcile")?;
@@ -241,16 +241,30 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     };
     // The human lines printed so far (a second pass repeats what still stands).
     let shown = RefCell::new(HashSet::new());
-    let mut first = run_pass(ctx, &journal, &client, &cfg, &shown, args, alerts).await?;
-    if !held.is_empty() {
+    let locks = lazy.as_ref().map(|l| l as &dyn WorkflowLocks);
+    let mut first = run_pass(ctx, &journal, &client, &cfg, locks, &shown, args, alerts).await?;
+    let held_reached = lazy.as_ref().is_some_and(LazyLocks::finish);
+    if !held.is_empty() || held_reached {
         first.summary.code = exit::worst(first.summary.code, exit::WORK_REMAINS);
         first.human = exit::worst(first.human, exit::WORK_REMAINS);
     }
     let Some(follow_for) = args.follow_for else {
         return finish(ctx, args, &journal, alerts, &first.summary, None);
     };
+    // What follows covers the workflows this pass holds, and only those.
+    let cfg = match &lazy {
+        Some(l) => PassConfig {
+            workflows: l.mine.borrow().clone(),
+            ..cfg
+        },
+        None => cfg,
+    };
     let pass = Pass::new(&journal, &client, ctx.clock.as_ref(), cfg.clone());
-    let targets = pass.running_targets()?;
+    let targets = if cfg.workflows.is_empty() && lazy.is_some() {
+        Vec::new()
+    } else {
+        pass.running_targets()?
+    };
     if targets.is_empty() {
         let followed = Followed::default();
         return finish(ctx, args, &journal, alerts, &first.summary, Some(&followed));
@@ -259,7 +273,7 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     // A second ordinary pass decides from what following recorded: a COMPLETED step with an
     // effect is verified, a FAILED one re-delegated, a question reported, and a task still
     // running is read once more (exit 3).
-    let second = run_pass(ctx, &journal, &client, &cfg, &shown, args, alerts).await?;
+    let second = run_pass(ctx, &journal, &client, &cfg, None, &shown, args, alerts).await?;
     let mut summary = second.summary;
     // What needed a human in the first pass still does (a reply found UNCERTAIN is not
     // visited again), whatever the second pass saw.
@@ -268,6 +282,77 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
         summary.compensate.insert(w);
     }
     finish(ctx, args, &journal, alerts, &summary, Some(&followed))
+}
+
+/// The warning about a workflow skipped because another pass holds its lock.
+fn held_line(workflow: &str, owner: &str) -> String {
+    format!(
+        "workflow `{}` skipped: another pass ({owner}) holds its lock; it is left as it was \
+         (exit 3; --wait DURATION waits for it)",
+        inert(workflow)
+    )
+}
+
+/// How many held workflows a pass names one by one; the rest are counted in one line.
+const HELD_NAMED: usize = 10;
+
+/// Workflow locks taken as the pass reaches each workflow; a held one is skipped and reported.
+struct LazyLocks<'c> {
+    ctx: &'c Context,
+    journal: &'c Journal,
+    /// The locks taken, held until the command ends.
+    taken: RefCell<Vec<PassLock>>,
+    /// The workflows whose lock this pass holds, in the order reached.
+    mine: RefCell<Vec<String>>,
+    /// How many workflows were found held by another pass.
+    held: std::cell::Cell<usize>,
+}
+
+impl<'c> LazyLocks<'c> {
+    fn new(ctx: &'c Context, journal: &'c Journal) -> Self {
+        ctx.room_for_workflow_locks();
+        Self {
+            ctx,
+            journal,
+            taken: RefCell::new(Vec::new()),
+            mine: RefCell::new(Vec::new()),
+            held: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Counts the held workflows not named one by one; returns whether any was held.
+    fn finish(&self) -> bool {
+        let held = self.held.get();
+        if held > HELD_NAMED {
+            self.ctx.out.warn(&format!(
+                "{} more workflow(s) skipped: other passes hold their locks; they are left as \
+                 they were (exit 3)",
+                held - HELD_NAMED
+            ));
+        }
+        held > 0
+    }
+}
+
+impl WorkflowLocks for LazyLocks<'_> {
+    fn try_lock(&self, workflow: &str) -> anyhow::Result<bool> {
+        let started = crate::clock::rfc3339(self.ctx.clock.now());
+        match self.ctx.try_lock_workflow(self.journal, workflow, &started) {
+            Ok(lock) => {
+                self.taken.borrow_mut().push(lock);
+                self.mine.borrow_mut().push(workflow.to_owned());
+                Ok(true)
+            }
+            Err(LockError::Held { owner, .. }) => {
+                self.held.set(self.held.get() + 1);
+                if self.held.get() <= HELD_NAMED {
+                    self.ctx.out.warn(&held_line(workflow, &owner));
+                }
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
 }
 
 /// How many streams `--follow-for` keeps open at once (at least `--concurrency`): a stream
@@ -281,17 +366,26 @@ struct PassResult {
     human: u8,
 }
 
-/// Runs one pass, printing its actions and a progress bar.
+/// Runs one pass, printing its actions and a progress bar; with `locks`, taking each workflow's
+/// lock as the pass reaches it.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site each, all parts of the pass"
+)]
 async fn run_pass(
     ctx: &Context,
     journal: &Journal,
     client: &A2aClient,
     cfg: &PassConfig,
+    locks: Option<&dyn WorkflowLocks>,
     shown: &RefCell<HashSet<String>>,
     args: &ReconcileArgs,
     alerts: &Alerts,
 ) -> anyhow::Result<PassResult> {
-    let pass = Pass::new(journal, client, ctx.clock.as_ref(), cfg.clone());
+    let mut pass = Pass::new(journal, client, ctx.clock.as_ref(), cfg.clone());
+    if let Some(locks) = locks {
+        pass = pass.with_locks(locks);
+    }
     let bar = ctx.out.progress_allowed().then(|| {
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());

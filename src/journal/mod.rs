@@ -197,7 +197,9 @@ pub enum Claim {
     HeldBy(Lease),
 }
 
-/// A reconcile pass's walk over its rows in delegation order ([`Journal::pass_cursor`]).
+/// A reconcile pass's walk over its rows in delegation order ([`Journal::pass_cursor`]); a
+/// clone remembers where the walk was.
+#[derive(Clone)]
 pub struct PassCursor {
     window: queries::PassWindow,
     /// How many rows the walk had when it started.

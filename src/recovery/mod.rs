@@ -35,4 +35,4 @@ pub(crate) mod schedule;
 pub mod send;
 pub mod verify;
 
-pub use reconcile::{Action, ActionRemedy, Pass, PassConfig, Summary};
+pub use reconcile::{Action, ActionRemedy, Pass, PassConfig, Summary, WorkflowLocks};

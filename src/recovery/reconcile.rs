@@ -59,7 +59,7 @@ use crate::recovery::commit::Queue;
 use crate::recovery::decide::{self, Settlement, Triage};
 use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::remedy::Remedy;
-use crate::recovery::schedule::{LOOKAHEAD, Schedule};
+use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
 use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent};
 use crate::recovery::{follow, lookup, registry, send, verify};
 use crate::sanitize::inert;
@@ -191,12 +191,32 @@ impl Summary {
     }
 }
 
+/// Takes each workflow's pass lock as a pass reaches it: a pass works only on the workflows
+/// whose lock it holds, so passes on several hosts share a journal's workflows between them
+/// instead of the first to start taking them all.
+pub trait WorkflowLocks {
+    /// Tries `workflow`'s lock once, without waiting: true when this pass holds it now (until
+    /// the pass ends), false when another pass does (the implementation reports the holder).
+    ///
+    /// # Errors
+    ///
+    /// The lock could not be tried (its file, the journal's server).
+    fn try_lock(&self, workflow: &str) -> anyhow::Result<bool>;
+}
+
 /// A pass over one journal.
 pub struct Pass<'a> {
     journal: &'a Journal,
     client: &'a A2aClient,
     clock: &'a dyn Clock,
     cfg: PassConfig,
+    /// Takes workflow locks as the pass reaches each workflow (none: the caller holds the
+    /// locks of `cfg.workflows` already, or this is a dry run).
+    locks: Option<&'a dyn WorkflowLocks>,
+    /// Whether this pass holds each workflow's lock, for the workflows reached so far.
+    mine: RefCell<HashMap<String, bool>>,
+    /// Rows left out because another pass holds their workflow's lock.
+    held_rows: std::cell::Cell<usize>,
     /// Routine observations waiting for their group commit.
     reads: Queue<'a, (AttemptId, TaskView)>,
     /// The endpoints of the reads so far, by interface URL, each with the card URL it was
@@ -247,12 +267,60 @@ impl<'a> Pass<'a> {
             client,
             clock,
             cfg,
+            locks: None,
+            mine: RefCell::new(HashMap::new()),
+            held_rows: std::cell::Cell::new(0),
             reads: Queue::new(journal),
             endpoints: RefCell::new(HashMap::new()),
             claimed: RefCell::new(HashMap::new()),
             sweep_of: RefCell::new(HashMap::new()),
             found: Queue::new(journal),
         }
+    }
+
+    /// Takes each workflow's lock as the pass reaches it, with `locks`, and works only on the
+    /// workflows whose lock it got.
+    #[must_use]
+    pub fn with_locks(mut self, locks: &'a dyn WorkflowLocks) -> Self {
+        self.locks = Some(locks);
+        self
+    }
+
+    /// Tries the lock of each of `workflows` not reached before; true when one was taken now
+    /// (rows read before that may be stale: the caller reads them again under the lock).
+    fn lock_reached<'w>(
+        &self,
+        workflows: impl IntoIterator<Item = &'w str>,
+    ) -> anyhow::Result<bool> {
+        let Some(locks) = self.locks else {
+            return Ok(false);
+        };
+        let mut taken = false;
+        for w in workflows {
+            if self.mine.borrow().contains_key(w) {
+                continue;
+            }
+            let got = locks.try_lock(w)?;
+            taken |= got;
+            self.mine.borrow_mut().insert(w.to_owned(), got);
+        }
+        Ok(taken)
+    }
+
+    /// How many items the pass reads ahead of those running. A pass taking workflow locks as it
+    /// goes reads little ahead, so that the workflows it locks are ones it is about to work on:
+    /// passes on other hosts take the rest.
+    fn lookahead(&self) -> usize {
+        if self.locks.is_some() {
+            (2 * self.cfg.concurrency).clamp(LOCKING_LOOKAHEAD, LOOKAHEAD)
+        } else {
+            LOOKAHEAD
+        }
+    }
+
+    /// Whether the pass works on `workflow` (its lock is this pass's).
+    fn is_mine(&self, workflow: &str) -> bool {
+        self.locks.is_none() || self.mine.borrow().get(workflow).copied().unwrap_or(false)
     }
 
     /// Commits the routine observations gathered so far, in one transaction, and the found
@@ -304,8 +372,23 @@ impl<'a> Pass<'a> {
     }
 
     /// Returns the items of the attempts with undelivered replies (visited first, each with its
-    /// replies) and a walk over every other pass row.
+    /// replies) and a walk over every other pass row; with workflow locks taken as reached, only
+    /// the workflows whose lock the pass got.
     fn collect(&self) -> anyhow::Result<(Vec<Item>, PassCursor)> {
+        loop {
+            let (mut items, skip) = self.reply_items()?;
+            if self.lock_reached(items.iter().map(|i| i.row.step.workflow.as_str()))? {
+                // Read again under the locks just taken.
+                continue;
+            }
+            items.retain(|i| self.is_mine(&i.row.step.workflow));
+            let cursor = self.journal.pass_cursor(&self.cfg.workflows, &skip)?;
+            return Ok((items, cursor));
+        }
+    }
+
+    /// Returns the items of the attempts with undelivered replies and their attempt ids.
+    fn reply_items(&self) -> anyhow::Result<(Vec<Item>, Vec<AttemptId>)> {
         let mut replies: BTreeMap<i64, Vec<Reply>> = BTreeMap::new();
         for r in self.journal.undelivered_replies(&self.cfg.workflows)? {
             replies.entry(r.attempt_id.0).or_default().push(r);
@@ -320,8 +403,7 @@ impl<'a> Pass<'a> {
                 items.push(Item { row, replies: rs });
             }
         }
-        let cursor = self.journal.pass_cursor(&self.cfg.workflows, &skip)?;
-        Ok((items, cursor))
+        Ok((items, skip))
     }
 
     /// Builds the pass row of an attempt from its step (for attempts outside `pass_rows`).
@@ -359,12 +441,9 @@ impl<'a> Pass<'a> {
         let (first, cursor) = self.collect()?;
         let total = first.len() + cursor.total;
         on_start(total);
-        let claim = |page: &VecDeque<AttemptRow>| self.claim_page(page);
-        let rows = Rows::new(
-            self.journal,
-            cursor,
-            if self.cfg.dry_run { None } else { Some(&claim) },
-        );
+        let prepare = |page: &mut VecDeque<AttemptRow>| self.prepare_page(page);
+        let prepare = (!self.cfg.dry_run).then_some(&prepare as &rows::PagePrep<'_>);
+        let rows = Rows::new(self.journal, cursor, self.lookahead(), prepare);
         let items = first.into_iter().map(Ok).chain(rows.map(|row| {
             row.map(|row| Item {
                 row,
@@ -375,6 +454,7 @@ impl<'a> Pass<'a> {
         let mut schedule: Schedule<AgentKey, Item> = Schedule::new();
         let mut running = FuturesUnordered::new();
         let global = self.cfg.concurrency.max(1);
+        let lookahead = self.lookahead();
         let start = |key: AgentKey, item: Item| async move {
             // Boxed, and the rare branches inside boxed too: the future of the common read
             // stays small, where moving a whole item's state machine cost 13 KB of memcpy per
@@ -390,7 +470,7 @@ impl<'a> Pass<'a> {
         let deadline = tokio::time::Instant::now() + self.cfg.deadline;
         let mut exhausted = false;
         loop {
-            while !exhausted && schedule.queued() < LOOKAHEAD {
+            while !exhausted && schedule.queued() < lookahead {
                 match items.next() {
                     Some(item) => {
                         let item = item?;
@@ -422,7 +502,8 @@ impl<'a> Pass<'a> {
                 }
                 let next = tokio::time::timeout_at(deadline, running.next()).await;
                 let Ok(next) = next else {
-                    summary.unvisited = total.saturating_sub(summary.visited);
+                    summary.unvisited =
+                        total.saturating_sub(summary.visited + self.held_rows.get());
                     *summary.outcomes.entry("deadline".to_owned()).or_default() +=
                         u32::try_from(summary.unvisited).unwrap_or(u32::MAX);
                     summary.code = exit::worst(summary.code, exit::WORK_REMAINS);

@@ -16,6 +16,11 @@ use std::hash::Hash;
 /// How many items a pass reads ahead of the ones running.
 pub(crate) const LOOKAHEAD: usize = 8192;
 
+/// How many items a pass that takes workflow locks as it reaches them reads ahead at least
+/// (twice `--concurrency` if more): each item read ahead may hold a workflow another host
+/// could be working on.
+pub(crate) const LOCKING_LOOKAHEAD: usize = 32;
+
 /// Items queued per agent key, with how many of each agent's are running.
 #[derive(Debug)]
 pub(crate) struct Schedule<K, T> {

@@ -2025,6 +2025,7 @@ fn pass_where(d: Dialect) -> String {
 }
 
 /// A window of a pass's rows: the workflows and attempts it covers and its `seq` bounds.
+#[derive(Clone)]
 pub(in crate::journal) struct PassWindow {
     /// The workflows (a JSON array), or all.
     pub(in crate::journal) workflows: Option<String>,

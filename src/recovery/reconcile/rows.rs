@@ -1,5 +1,6 @@
-//! The pass rows, read a page at a time, and the leases of a page's intents claimed as it is
-//! read (bucket 1); an item's step, read only when a decision needs it.
+//! The pass rows, read a page at a time, the locks of the workflows a page reaches first, and
+//! the leases of a page's intents claimed as it is read (bucket 1); an item's step, read only
+//! when a decision needs it.
 
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
@@ -11,7 +12,7 @@ use crate::journal::{AttemptId, AttemptRow, BatchClaim, Journal, PassCursor, Ste
 use crate::recovery::decide::{self, Triage};
 use crate::recovery::lookup;
 
-/// How many pass rows are read from the journal at a time.
+/// How many pass rows are read from the journal at a time (at most).
 const PAGE: usize = 256;
 
 /// The pass rows, read a page at a time as the pass reaches them: a pass over 100,000 rows holds
@@ -19,29 +20,53 @@ const PAGE: usize = 256;
 pub(super) struct Rows<'j> {
     journal: &'j Journal,
     cursor: PassCursor,
+    /// How many rows a page holds.
+    page_size: usize,
     page: VecDeque<AttemptRow>,
     done: bool,
-    /// Claims the leases of a page's intents to look for (bucket 1), as the page is read; none
-    /// in a dry run.
-    claim: Option<&'j PageClaim<'j>>,
+    /// Readies each page as it is read ([`Pass::prepare_page`]); none in a dry run.
+    prepare: Option<&'j PagePrep<'j>>,
 }
 
-/// What [`Rows`] calls on each page it reads.
-pub(super) type PageClaim<'j> = dyn Fn(&VecDeque<AttemptRow>) -> anyhow::Result<()> + 'j;
+/// What [`Rows`] calls on each page it reads: true asks for the page to be read again.
+pub(super) type PagePrep<'j> = dyn Fn(&mut VecDeque<AttemptRow>) -> anyhow::Result<bool> + 'j;
 
 impl<'j> Rows<'j> {
-    /// Walks the rows `cursor` covers; `claim` sees each page as it is read.
+    /// Walks the rows `cursor` covers in pages of at most `lookahead` rows; `prepare` sees each
+    /// page as it is read.
     pub(super) fn new(
         journal: &'j Journal,
         cursor: PassCursor,
-        claim: Option<&'j PageClaim<'j>>,
+        lookahead: usize,
+        prepare: Option<&'j PagePrep<'j>>,
     ) -> Self {
         Self {
             journal,
             cursor,
+            page_size: lookahead.clamp(1, PAGE),
             page: VecDeque::new(),
             done: false,
-            claim,
+            prepare,
+        }
+    }
+
+    /// Reads the next page into `self.page`, again while `prepare` asks for it.
+    fn read_page(&mut self) -> anyhow::Result<()> {
+        loop {
+            let at = self.cursor.clone();
+            let rows = self
+                .journal
+                .next_pass_rows(&mut self.cursor, self.page_size)?;
+            self.done = rows.len() < self.page_size;
+            self.page.extend(rows);
+            let Some(prepare) = self.prepare else {
+                return Ok(());
+            };
+            if !prepare(&mut self.page)? {
+                return Ok(());
+            }
+            self.page.clear();
+            self.cursor = at;
         }
     }
 }
@@ -50,23 +75,12 @@ impl Iterator for Rows<'_> {
     type Item = anyhow::Result<AttemptRow>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.page.is_empty() && !self.done {
-            match self.journal.next_pass_rows(&mut self.cursor, PAGE) {
-                Ok(rows) => {
-                    self.done = rows.len() < PAGE;
-                    self.page.extend(rows);
-                    if let Some(claim) = self.claim
-                        && let Err(e) = claim(&self.page)
-                    {
-                        self.done = true;
-                        self.page.clear();
-                        return Some(Err(e));
-                    }
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(e.into()));
-                }
+        // A page may come back empty (all its rows in workflows another pass holds).
+        while self.page.is_empty() && !self.done {
+            if let Err(e) = self.read_page() {
+                self.done = true;
+                self.page.clear();
+                return Some(Err(e));
             }
         }
         self.page.pop_front().map(Ok)
@@ -105,6 +119,22 @@ impl<'j> StepOf<'j> {
 }
 
 impl Pass<'_> {
+    /// Readies a page just read: takes the locks of the workflows it reaches first (true: a
+    /// lock was taken after the rows were read, read the page again under it), leaves out the
+    /// rows of workflows another pass holds, and claims the leases of the rest's intents.
+    pub(super) fn prepare_page(&self, page: &mut VecDeque<AttemptRow>) -> anyhow::Result<bool> {
+        if self.lock_reached(page.iter().map(|r| r.step.workflow.as_str()))? {
+            return Ok(true);
+        }
+        if self.locks.is_some() {
+            let read = page.len();
+            page.retain(|r| self.is_mine(&r.step.workflow));
+            self.held_rows.set(self.held_rows.get() + read - page.len());
+        }
+        self.claim_page(page)?;
+        Ok(false)
+    }
+
     /// Bucket 1: claims the leases of a page's intents to look for, in ONE transaction (each
     /// item then looks under the lease its page claimed).
     pub(super) fn claim_page(&self, page: &VecDeque<AttemptRow>) -> anyhow::Result<()> {
