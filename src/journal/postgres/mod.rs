@@ -38,6 +38,26 @@ use super::migrate::LATEST;
 /// request (the server's own timeout answers first, with a clear error).
 const CLIENT_MARGIN: Duration = Duration::from_secs(5);
 
+/// The connection [`PgStore::exists`] made, kept for the open that commonly follows it in the
+/// same process (a pass checks that its journal exists, then opens it): one connect, not two.
+static PROBED: Mutex<Option<Probed>> = Mutex::new(None);
+
+/// A connection kept by [`PgStore::exists`], with what it was made for.
+struct Probed {
+    url: PgUrl,
+    busy_timeout: Duration,
+    conn: PgConn,
+}
+
+/// Takes the connection [`PgStore::exists`] kept for `url`, if any (configured already).
+fn take_probed(url: &PgUrl, busy_timeout: Duration) -> Option<PgConn> {
+    let mut slot = PROBED.lock().unwrap_or_else(PoisonError::into_inner);
+    let same = slot
+        .as_ref()
+        .is_some_and(|p| p.url.same_as(url) && p.busy_timeout == busy_timeout);
+    same.then(|| slot.take().map(|p| p.conn)).flatten()
+}
+
 /// An open PostgreSQL journal: its one connection, and what its errors name.
 pub(in crate::journal) struct PgStore {
     /// Shared with the pass locks taken on it (`journal/pass_locks.rs`), which release
@@ -86,6 +106,11 @@ impl PgStore {
             .map_err(e("connect to the database server"))?;
         configure(&conn, url.schema(), busy_timeout).map_err(e("configure the session"))?;
         let found = migrate::probe(&conn, url.schema()).map_err(e("read the schema"))?;
+        *PROBED.lock().unwrap_or_else(PoisonError::into_inner) = Some(Probed {
+            url: url.clone(),
+            busy_timeout,
+            conn,
+        });
         Ok(found != migrate::Found::Blank)
     }
 
@@ -95,9 +120,14 @@ impl PgStore {
         writable: bool,
     ) -> Result<(Self, i64), JournalError> {
         let e = |action| move |err| error(action, url, busy_timeout, &err);
-        let conn = PgConn::connect(url, busy_timeout + CLIENT_MARGIN)
-            .map_err(e("connect to the database server"))?;
-        configure(&conn, url.schema(), busy_timeout).map_err(e("configure the session"))?;
+        let conn = if let Some(conn) = take_probed(url, busy_timeout) {
+            conn
+        } else {
+            let conn = PgConn::connect(url, busy_timeout + CLIENT_MARGIN)
+                .map_err(e("connect to the database server"))?;
+            configure(&conn, url.schema(), busy_timeout).map_err(e("configure the session"))?;
+            conn
+        };
         let found = migrate::probe(&conn, url.schema()).map_err(e("read the schema"))?;
         let version = match found {
             migrate::Found::Foreign => {

@@ -202,6 +202,11 @@ impl PgUrl {
         })
     }
 
+    /// Whether `other` names the same server, database, role, password, schema and options.
+    pub(in crate::journal) fn same_as(&self, other: &Self) -> bool {
+        self.redacted == other.redacted && self.password == other.password
+    }
+
     /// Returns the URL without its password: the only form errors, logs and JSON may show.
     pub(in crate::journal) fn redacted(&self) -> &str {
         &self.redacted
