@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
 use crate::common::commands::{delegate, settle};
@@ -88,11 +89,17 @@ fn rich_journal(env: &TestEnv) {
     }
     let out = env.run(["delegate", "skilled/one", "--skill", "flights", "work:2"]);
     assert!(matches!(code(&out), 0 | 3), "{}", stderr(&out));
+    // Slow enough that the follow subscribes before the task ends, even on a loaded machine:
+    // its artifact then arrives in appended chunks (a finished task's would be read whole).
+    let slow = agent(AgentConfig {
+        tick: std::time::Duration::from_millis(250),
+        ..fast_with_skills(&["flights"])
+    });
     let out = env.run([
         "delegate",
         "stream/it",
         "--agent",
-        &flights.url(),
+        &slow.url(),
         "--follow",
         "work:4",
     ]);
