@@ -128,6 +128,14 @@ impl Journal {
         card_url: &str,
         accepts: bool,
     ) -> Result<bool, JournalError> {
+        // Nearly always journaled already, after an agent's first send: a read, not a write
+        // transaction (which on PostgreSQL takes the journal's write lock and a durable commit).
+        let known = self.read("read the agent", |c| {
+            queries::accepts_context_id(c, card_url)
+        })?;
+        if known == Some(accepts) {
+            return Ok(false);
+        }
         let now = self.now_ms();
         self.write("journal the agent", |tx| {
             queries::set_accepts_context_id(tx, card_url, accepts, now)

@@ -554,6 +554,18 @@ pub(in crate::journal) fn agent_limits(conn: &Tx) -> DbResult<Vec<AgentLimitRow>
     )
 }
 
+/// Returns what is journaled of whether an agent accepts client-chosen context ids (`None`:
+/// no such agent, or not known).
+pub(in crate::journal) fn accepts_context_id(conn: &Tx, card_url: &str) -> DbResult<Option<bool>> {
+    Ok(conn
+        .opt_row(
+            "SELECT accepts_context_id FROM agents WHERE card_url = ?1",
+            args![card_url],
+            |r| r.get::<Option<bool>>(0),
+        )?
+        .flatten())
+}
+
 /// Records whether an agent accepts client-chosen context ids; returns whether it changed.
 pub(in crate::journal) fn set_accepts_context_id(
     conn: &Tx,
