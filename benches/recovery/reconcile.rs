@@ -5,7 +5,6 @@
 //! The first pass finds every task moved from SUBMITTED (the send's answer) to WORKING and
 //! journals N changes (group-committed); later passes find nothing changed and write nothing.
 
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::bail;
@@ -22,13 +21,14 @@ const CONCURRENCY: [usize; 3] = [1, 8, 32];
 /// The memory target at 100,000 rows (and below).
 const MAX_RSS_KIB: u64 = 64 * 1024;
 
-/// Runs one pass as a child process and checks it visited every attempt.
-fn pass(cfg: &Cfg, journal: &Path, concurrency: usize, n: usize) -> anyhow::Result<Run> {
+/// Runs one pass as a child process on `journal` (a file or a PostgreSQL URL) and checks it
+/// visited every attempt.
+pub(crate) fn pass(cfg: &Cfg, journal: &str, concurrency: usize, n: usize) -> anyhow::Result<Run> {
     let run = run_child(
         &cfg.bin,
         &[
             "--journal",
-            &journal.display().to_string(),
+            journal,
             "reconcile",
             "--concurrency",
             &concurrency.to_string(),
@@ -62,6 +62,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
         let agent = Agent::start(cfg, &[])?;
         let dir = cfg.tempdir()?;
         let path = dir.path().join("journal.sqlite3");
+        let journal = path.display().to_string();
         let started = Instant::now();
         let task_ids = rt.block_on(running_attempts(&path, &agent.url, "bench", n))?;
         println!(
@@ -81,7 +82,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
         };
         let mut peak = 0;
 
-        let first = pass(cfg, &path, 8, n)?;
+        let first = pass(cfg, &journal, 8, n)?;
         peak = peak.max(first.peak_rss_kib);
         let floor8 = floor(8)?;
         table.add(Row {
@@ -103,7 +104,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
                     continue;
                 }
                 floors[k].push(floor(c)?);
-                let run = pass(cfg, &path, c, n)?;
+                let run = pass(cfg, &journal, c, n)?;
                 peak = peak.max(run.peak_rss_kib);
                 passes[k].push(run.wall.as_secs_f64());
             }
