@@ -182,32 +182,6 @@ impl Schema<'_> {
         };
         format!("{}{sep}schema={}", self.server.url, self.name)
     }
-
-    /// Gathers the planner's statistics of every table in the schema (`ANALYZE`), as autovacuum
-    /// does within a minute of a bulk load.
-    pub(crate) fn analyze(&self) -> anyhow::Result<()> {
-        crate::support::runtime()?.block_on(async {
-            let (client, conn) = self.server.connect().await?;
-            let tables: Vec<String> = client
-                .query(
-                    "SELECT tablename::text FROM pg_catalog.pg_tables WHERE schemaname = $1",
-                    &[&self.name],
-                )
-                .await?
-                .iter()
-                .map(|r| format!("{}.{}", self.name, r.get::<_, String>(0)))
-                .collect();
-            if tables.is_empty() {
-                bail!("schema {} holds no table", self.name);
-            }
-            client
-                .batch_execute(&format!("ANALYZE {}", tables.join(", ")))
-                .await?;
-            drop(client);
-            conn.await??;
-            Ok(())
-        })
-    }
 }
 
 impl Drop for Schema<'_> {

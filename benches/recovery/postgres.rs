@@ -3,12 +3,10 @@
 //!
 //! N running tasks are journaled in a SQLite file as the `reconcile` section does; before any
 //! pass a copy of that file is moved into a fresh schema with `journal copy` (verified row by
-//! row), so both journals hold the same rows, and the schema is analyzed (`ANALYZE`, what
-//! autovacuum does within a minute of such a bulk load). Then the first pass over each (N
-//! changes journaled), and unchanged passes (nothing written) taken in turn on each store. The
-//! ratio is PostgreSQL's time over SQLite's, the median of the ratios of passes run back to
-//! back. Last, one unchanged pass on a second copy, at once: before any statistics, PostgreSQL
-//! plans each page of the pass as if its tables were empty.
+//! row, its tables analyzed), so both journals hold the same rows. Then the first pass over
+//! each (N changes journaled), and unchanged passes (nothing written) taken in turn on each
+//! store. The ratio is PostgreSQL's time over SQLite's, the median of the ratios of passes run
+//! back to back.
 
 use std::path::Path;
 use std::time::Instant;
@@ -113,8 +111,6 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, pg: &PgServer, table: &mut Table) -> 
         rt.block_on(running_attempts(&path, &agent.url, "bench", n))?;
         let sent = started.elapsed();
         let (schema, copy) = copy_in(cfg, pg, &path, "source")?;
-        // What autovacuum does within a minute of the copy; the rows without it are below.
-        schema.analyze()?;
         let url = schema.url();
         println!(
             "  (set-up: {n} running tasks sent and journaled in {:.1} s, copied into PostgreSQL \
@@ -178,22 +174,6 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, pg: &PgServer, table: &mut Table) -> 
             paired: Some(median_ratio(&pairs)),
         });
 
-        // The same journal copied again and passed over at once, before any statistics.
-        let (fresh, _) = copy_in(cfg, pg, &path, "fresh")?;
-        let cold = pass(cfg, &fresh.url(), C, n)?;
-        drop(fresh);
-        peak = peak.max(cold.peak_rss_kib);
-        table.add(Row {
-            section: "postgres",
-            what: format!(
-                "unchanged pass on PostgreSQL, {n} running tasks, c={C}, right after `journal \
-                 copy`: no planner statistics yet (once)"
-            ),
-            figure: Value::Secs(cold.wall.as_secs_f64()),
-            floor: Some(("SQLite's median above".to_owned(), Value::Secs(lite_median))),
-            target: None,
-            paired: None,
-        });
         table.add(Row {
             section: "postgres",
             what: format!("peak RSS of a pass on PostgreSQL over {n} rows (max of all passes)"),
