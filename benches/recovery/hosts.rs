@@ -19,7 +19,7 @@ use tokio::runtime::Runtime;
 
 use crate::pg::PgServer;
 use crate::report::{Row, Table, Target, Value};
-use crate::support::{Agent, Cfg, bare_client, commit_intents, median, median_ratio};
+use crate::support::{Agent, Cfg, agent_stats, commit_intents, median, median_ratio};
 
 /// How long the agent takes to answer each call.
 const DELAY_MS: u64 = 50;
@@ -70,13 +70,7 @@ fn visited(stdout: &str) -> usize {
 /// Checks that the agent created exactly one task for each of `message_ids` and nothing else,
 /// and got exactly one `SendMessage` per intent.
 async fn check_sent_once(url: &str, message_ids: &BTreeSet<String>) -> anyhow::Result<()> {
-    let body = bare_client()
-        .get(format!("{url}_scripted/stats"))
-        .send()
-        .await?
-        .bytes()
-        .await?;
-    let stats: Stats = serde_json::from_slice(&body)?;
+    let stats: Stats = agent_stats(url).await?;
     let sent: BTreeSet<&String> = stats.tasks_per_message_id.keys().collect();
     let twice = stats
         .tasks_per_message_id

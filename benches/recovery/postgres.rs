@@ -16,7 +16,7 @@ use tokio::runtime::Runtime;
 
 use crate::floors;
 use crate::pg::{PgServer, Schema};
-use crate::reconcile::pass;
+use crate::reconcile::{pass, peak_rss_row, sizes};
 use crate::report::{Row, Table, Target, Value};
 use crate::support::{Agent, Cfg, Run, median, median_ratio, run_child, running_attempts};
 
@@ -24,8 +24,6 @@ use crate::support::{Agent, Cfg, Run, median, median_ratio, run_child, running_a
 const C: usize = 8;
 /// The goal: an unchanged pass on PostgreSQL within 2× SQLite's.
 const MAX_RATIO: f64 = 2.0;
-/// The memory target of a pass (as on SQLite).
-const MAX_RSS_KIB: u64 = 64 * 1024;
 
 /// Copies the SQLite journal `from` (closed: its WAL checkpointed) to `to`, `-wal` included if
 /// there is one.
@@ -98,12 +96,7 @@ fn commit_floors(cfg: &Cfg, pg: &PgServer, table: &mut Table) -> anyhow::Result<
 /// stores.
 pub(crate) fn run(cfg: &Cfg, rt: &Runtime, pg: &PgServer, table: &mut Table) -> anyhow::Result<()> {
     commit_floors(cfg, pg, table)?;
-    let sizes: [usize; 2] = if cfg.quick {
-        [1_000, 5_000]
-    } else {
-        [10_000, 100_000]
-    };
-    for n in sizes {
+    for n in sizes(cfg) {
         let agent = Agent::start(cfg, &[])?;
         let dir = cfg.tempdir()?;
         let path = dir.path().join("journal.sqlite3");
@@ -174,14 +167,11 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, pg: &PgServer, table: &mut Table) -> 
             paired: Some(median_ratio(&pairs)),
         });
 
-        table.add(Row {
-            section: "postgres",
-            what: format!("peak RSS of a pass on PostgreSQL over {n} rows (max of all passes)"),
-            figure: Value::Kib(peak),
-            floor: None,
-            target: Some(Target::MaxKib(MAX_RSS_KIB)),
-            paired: None,
-        });
+        table.add(peak_rss_row(
+            "postgres",
+            format!("peak RSS of a pass on PostgreSQL over {n} rows (max of all passes)"),
+            peak,
+        ));
     }
     Ok(())
 }

@@ -21,6 +21,18 @@ const CONCURRENCY: [usize; 3] = [1, 8, 32];
 /// The memory target at 100,000 rows (and below).
 const MAX_RSS_KIB: u64 = 64 * 1024;
 
+/// The row of a pass's peak RSS, beside the memory target.
+pub(crate) fn peak_rss_row(section: &'static str, what: String, peak_kib: u64) -> Row {
+    Row {
+        section,
+        what,
+        figure: Value::Kib(peak_kib),
+        floor: None,
+        target: Some(Target::MaxKib(MAX_RSS_KIB)),
+        paired: None,
+    }
+}
+
 /// Runs one pass as a child process on `journal` (a file or a PostgreSQL URL) and checks it
 /// visited every attempt.
 pub(crate) fn pass(cfg: &Cfg, journal: &str, concurrency: usize, n: usize) -> anyhow::Result<Run> {
@@ -51,14 +63,18 @@ pub(crate) fn pass(cfg: &Cfg, journal: &str, concurrency: usize, n: usize) -> an
     Ok(run)
 }
 
-/// Measures passes over 10,000 and 100,000 running tasks (quick: 1,000 and 5,000).
-pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
-    let sizes: [usize; 2] = if cfg.quick {
+/// The journal sizes of the passes: 10,000 and 100,000 (quick: 1,000 and 5,000).
+pub(crate) fn sizes(cfg: &Cfg) -> [usize; 2] {
+    if cfg.quick {
         [1_000, 5_000]
     } else {
         [10_000, 100_000]
-    };
-    for n in sizes {
+    }
+}
+
+/// Measures passes over 10,000 and 100,000 running tasks (quick: 1,000 and 5,000).
+pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
+    for n in sizes(cfg) {
         let agent = Agent::start(cfg, &[])?;
         let dir = cfg.tempdir()?;
         let path = dir.path().join("journal.sqlite3");
@@ -132,14 +148,11 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
                 )),
             });
         }
-        table.add(Row {
-            section: "reconcile",
-            what: format!("peak RSS of a pass over {n} rows (max of all passes)"),
-            figure: Value::Kib(peak),
-            floor: None,
-            target: Some(Target::MaxKib(MAX_RSS_KIB)),
-            paired: None,
-        });
+        table.add(peak_rss_row(
+            "reconcile",
+            format!("peak RSS of a pass over {n} rows (max of all passes)"),
+            peak,
+        ));
     }
     Ok(())
 }
