@@ -5,8 +5,8 @@
 //! start), and their ratio; `docs/performance.md` explains each and records one run.
 //!
 //! ```text
-//! cargo bench                          # everything: minutes (2.5 on 2 idle cores)
-//! BENCH_QUICK=1 cargo bench            # smaller sizes, one repeat: a smoke run of seconds
+//! cargo bench                          # everything: minutes (2.5 on 2 idle cores, postgres and hosts 5–10 more)
+//! BENCH_QUICK=1 cargo bench            # smaller sizes, one repeat: a smoke run of about a minute
 //! cargo bench -- reconcile startup     # only these sections
 //! ```
 //!
