@@ -17,7 +17,7 @@ pub(crate) struct Commits {
     pub(crate) batched_rows: f64,
 }
 
-fn open(path: &std::path::Path) -> anyhow::Result<Connection> {
+pub(crate) fn open(path: &std::path::Path) -> anyhow::Result<Connection> {
     let conn = Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
@@ -28,7 +28,7 @@ fn open(path: &std::path::Path) -> anyhow::Result<Connection> {
 }
 
 /// Commits `txns` transactions of `rows` rows each; returns rows per second.
-fn commit_rate(conn: &Connection, txns: usize, rows: usize) -> anyhow::Result<f64> {
+pub(crate) fn commit_rate(conn: &Connection, txns: usize, rows: usize) -> anyhow::Result<f64> {
     let payload = "x".repeat(200);
     let mut insert = conn.prepare("INSERT INTO t (at, v) VALUES (?1, ?2)")?;
     let started = Instant::now();

@@ -5,12 +5,15 @@
 //! start), and their ratio; `docs/performance.md` explains each and records one run.
 //!
 //! ```text
-//! cargo bench                          # everything: minutes (2.5 on 2 idle cores)
-//! BENCH_QUICK=1 cargo bench            # smaller sizes, one repeat: a smoke run of seconds
+//! cargo bench                          # everything: minutes (2.5 on 2 idle cores, postgres and hosts 5–10 more)
+//! BENCH_QUICK=1 cargo bench            # smaller sizes, one repeat: a smoke run of about a minute
 //! cargo bench -- reconcile startup     # only these sections
 //! ```
 //!
-//! Sections: `floors`, `reconcile`, `schedule`, `delegate`, `lookup`, `follow`, `startup`, `growth`. The
+//! Sections: `floors`, `reconcile`, `schedule`, `delegate`, `lookup`, `follow`, `startup`, `growth`,
+//! `postgres` (passes on a PostgreSQL journal beside SQLite), `hosts` (three hosts on one journal
+//! beside one). The last two use the PostgreSQL server `A2A_RECOVER_TEST_PG_URL` names, or start
+//! one with `scripts/pg-test-server` for the run (stopped at its end). The
 //! scripted agent runs in its own process (`a2a-recover scripted-agent`, the binary cargo built
 //! for this bench); commands under test run as child processes whose peak RSS is read with
 //! `/usr/bin/time -v` (or by polling `/proc/PID/status` `VmHWM` without it). Timings are
@@ -22,7 +25,10 @@ mod delegate;
 mod floors;
 mod follow;
 mod growth;
+mod hosts;
 mod lookup;
+mod pg;
+mod postgres;
 mod reconcile;
 mod report;
 mod schedule;
@@ -39,7 +45,7 @@ use anyhow::{Context as _, bail};
 use crate::report::Table;
 use crate::support::Cfg;
 
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 10] = [
     "floors",
     "reconcile",
     "schedule",
@@ -48,6 +54,8 @@ const SECTIONS: [&str; 8] = [
     "follow",
     "startup",
     "growth",
+    "postgres",
+    "hosts",
 ];
 
 fn main() -> anyhow::Result<()> {
@@ -73,6 +81,8 @@ fn main() -> anyhow::Result<()> {
     describe_machine(&cfg);
     let rt = support::runtime()?;
     let mut table = Table::default();
+    // Started on first use; stopped when dropped (at the end, or on an error).
+    let mut pg = None;
     let started = Instant::now();
     for section in SECTIONS.into_iter().filter(|s| wanted(s)) {
         let t = Instant::now();
@@ -92,6 +102,8 @@ fn main() -> anyhow::Result<()> {
             "follow" => follow::run(&cfg, &rt, &mut table)?,
             "startup" => startup::run(&cfg, &mut table)?,
             "growth" => growth::run(&cfg, &mut table)?,
+            "postgres" => postgres::run(&cfg, &rt, pg::PgServer::get(&mut pg)?, &mut table)?,
+            "hosts" => hosts::run(&cfg, &rt, pg::PgServer::get(&mut pg)?, &mut table)?,
             _ => unreachable!("sections are checked above"),
         }
         println!("  ({section}: {:.1} s)", t.elapsed().as_secs_f64());

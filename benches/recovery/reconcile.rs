@@ -5,7 +5,6 @@
 //! The first pass finds every task moved from SUBMITTED (the send's answer) to WORKING and
 //! journals N changes (group-committed); later passes find nothing changed and write nothing.
 
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::bail;
@@ -22,13 +21,26 @@ const CONCURRENCY: [usize; 3] = [1, 8, 32];
 /// The memory target at 100,000 rows (and below).
 const MAX_RSS_KIB: u64 = 64 * 1024;
 
-/// Runs one pass as a child process and checks it visited every attempt.
-fn pass(cfg: &Cfg, journal: &Path, concurrency: usize, n: usize) -> anyhow::Result<Run> {
+/// The row of a pass's peak RSS, beside the memory target.
+pub(crate) fn peak_rss_row(section: &'static str, what: String, peak_kib: u64) -> Row {
+    Row {
+        section,
+        what,
+        figure: Value::Kib(peak_kib),
+        floor: None,
+        target: Some(Target::MaxKib(MAX_RSS_KIB)),
+        paired: None,
+    }
+}
+
+/// Runs one pass as a child process on `journal` (a file or a PostgreSQL URL) and checks it
+/// visited every attempt.
+pub(crate) fn pass(cfg: &Cfg, journal: &str, concurrency: usize, n: usize) -> anyhow::Result<Run> {
     let run = run_child(
         &cfg.bin,
         &[
             "--journal",
-            &journal.display().to_string(),
+            journal,
             "reconcile",
             "--concurrency",
             &concurrency.to_string(),
@@ -51,17 +63,22 @@ fn pass(cfg: &Cfg, journal: &Path, concurrency: usize, n: usize) -> anyhow::Resu
     Ok(run)
 }
 
-/// Measures passes over 10,000 and 100,000 running tasks (quick: 1,000 and 5,000).
-pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
-    let sizes: [usize; 2] = if cfg.quick {
+/// The journal sizes of the passes: 10,000 and 100,000 (quick: 1,000 and 5,000).
+pub(crate) fn sizes(cfg: &Cfg) -> [usize; 2] {
+    if cfg.quick {
         [1_000, 5_000]
     } else {
         [10_000, 100_000]
-    };
-    for n in sizes {
+    }
+}
+
+/// Measures passes over 10,000 and 100,000 running tasks (quick: 1,000 and 5,000).
+pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<()> {
+    for n in sizes(cfg) {
         let agent = Agent::start(cfg, &[])?;
         let dir = cfg.tempdir()?;
         let path = dir.path().join("journal.sqlite3");
+        let journal = path.display().to_string();
         let started = Instant::now();
         let task_ids = rt.block_on(running_attempts(&path, &agent.url, "bench", n))?;
         println!(
@@ -81,7 +98,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
         };
         let mut peak = 0;
 
-        let first = pass(cfg, &path, 8, n)?;
+        let first = pass(cfg, &journal, 8, n)?;
         peak = peak.max(first.peak_rss_kib);
         let floor8 = floor(8)?;
         table.add(Row {
@@ -103,7 +120,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
                     continue;
                 }
                 floors[k].push(floor(c)?);
-                let run = pass(cfg, &path, c, n)?;
+                let run = pass(cfg, &journal, c, n)?;
                 peak = peak.max(run.peak_rss_kib);
                 passes[k].push(run.wall.as_secs_f64());
             }
@@ -131,14 +148,11 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
                 )),
             });
         }
-        table.add(Row {
-            section: "reconcile",
-            what: format!("peak RSS of a pass over {n} rows (max of all passes)"),
-            figure: Value::Kib(peak),
-            floor: None,
-            target: Some(Target::MaxKib(MAX_RSS_KIB)),
-            paired: None,
-        });
+        table.add(peak_rss_row(
+            "reconcile",
+            format!("peak RSS of a pass over {n} rows (max of all passes)"),
+            peak,
+        ));
     }
     Ok(())
 }

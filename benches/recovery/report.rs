@@ -63,6 +63,9 @@ pub(crate) enum Target {
     Ratio(f64),
     /// At most this much memory (KiB).
     MaxKib(u64),
+    /// At least this many times the floor's rate (a speed-up: the floor is the same work done
+    /// by fewer processes).
+    MinSpeedup(f64),
 }
 
 /// One line of the table.
@@ -98,6 +101,7 @@ impl Row {
     pub(crate) fn met(&self) -> Option<bool> {
         match self.target? {
             Target::Ratio(max) => self.ratio().map(|r| r <= max),
+            Target::MinSpeedup(min) => self.ratio().map(|r| r > 0.0 && 1.0 / r >= min),
             Target::MaxKib(max) => match self.figure {
                 Value::Kib(k) => Some(k <= max),
                 _ => None,
@@ -124,13 +128,22 @@ impl Table {
             Some((name, v)) => (name.clone(), v.to_string()),
             None => (String::new(), String::new()),
         };
+        let speedup = matches!(r.target, Some(Target::MinSpeedup(_)));
         let ratio = r
             .ratio()
-            .map(|x| format!("{x:.2}×{}", if r.paired.is_some() { " (p)" } else { "" }))
+            .map(|x| {
+                let paired = if r.paired.is_some() { " (p)" } else { "" };
+                if speedup {
+                    format!("{:.2}× faster{paired}", 1.0 / x)
+                } else {
+                    format!("{x:.2}×{paired}")
+                }
+            })
             .unwrap_or_default();
         let target = match r.target {
             Some(Target::Ratio(x)) => format!("≤ {x}×"),
             Some(Target::MaxKib(k)) => format!("≤ {} MiB", k / 1024),
+            Some(Target::MinSpeedup(x)) => format!("≥ {x}× faster"),
             None => String::new(),
         };
         let met = match r.met() {
@@ -155,8 +168,9 @@ impl Table {
         }
         s.push_str(
             "\nRatios are costs (time over the floor's time, or the floor's rate over the \
-             figure's); (p): the median of the ratios of runs each measured right after its \
-             floor, rather than the ratio of the two medians shown.\n",
+             figure's), but `faster`: the figure's rate over the floor's; (p): the median of the \
+             ratios of runs each measured right after its floor, rather than the ratio of the two \
+             medians shown.\n",
         );
         s
     }

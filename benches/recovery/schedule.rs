@@ -64,13 +64,7 @@ async fn reset_load(url: &str) -> anyhow::Result<()> {
 
 /// Reads a scripted agent's load counters and logs.
 async fn stats_of(url: &str) -> anyhow::Result<Load> {
-    let body = bare_client()
-        .get(format!("{url}_scripted/stats"))
-        .send()
-        .await?
-        .bytes()
-        .await?;
-    Ok(serde_json::from_slice(&body)?)
+    crate::support::agent_stats(url).await
 }
 
 /// Journals `counts[i]` running tasks on `agents[i]`, the steps of all agents taken in turn

@@ -294,6 +294,17 @@ pub(crate) async fn rpc_many(
     Ok(started.elapsed())
 }
 
+/// Reads a scripted agent's `GET /_scripted/stats` (its counters and logs) as `T`.
+pub(crate) async fn agent_stats<T: serde::de::DeserializeOwned>(url: &str) -> anyhow::Result<T> {
+    let body = bare_client()
+        .get(format!("{url}_scripted/stats"))
+        .send()
+        .await?
+        .bytes()
+        .await?;
+    Ok(serde_json::from_slice(&body)?)
+}
+
 /// The `SendMessage` params of a `returnImmediately` send with our ids.
 pub(crate) fn send_params(message_id: &str, context_id: Option<&str>, text: &str) -> Value {
     let mut message = json!({

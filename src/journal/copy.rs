@@ -6,7 +6,8 @@
 //! the target's, nested in it. Inside the target's, every table is copied in foreign-key order,
 //! its rows in primary-key order with their ids, a page at a time (memory stays bounded); then
 //! both sides are read again in key order and compared value by value. Only then does the
-//! target commit, and after it the source, with its mark. A failure anywhere before rolls both
+//! target commit (on PostgreSQL after an `ANALYZE` of each table: the planner's statistics of
+//! the copied rows), and after it the source, with its mark. A failure anywhere before rolls both
 //! back: the target holds nothing, the source is not marked. (Between the two commits a crash
 //! leaves a complete copy and an unmarked source: `journal copy` refuses the non-empty target if
 //! run again, and the operator deletes one of them.)
@@ -68,6 +69,9 @@ impl Journal {
                     for (s, d) in &tables {
                         verify_table(src, dst, s, d, src_err, dst_err)
                             .map_err(|m| m.into_error(target, &s.name))?;
+                    }
+                    for (_, d) in &tables {
+                        catalog::analyze(dst, d).map_err(dst_err)?;
                     }
                     Ok((CopyReport { tables: counts }, true))
                 })?;

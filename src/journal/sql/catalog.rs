@@ -401,6 +401,18 @@ pub(in crate::journal) fn move_counters(db: &Tx, t: &Table) -> DbResult<()> {
     Ok(())
 }
 
+/// Gathers PostgreSQL's planner statistics of `t` (`ANALYZE`), inside the copy's transaction
+/// (it samples its own rows). Without them a table filled in one go is planned as if empty
+/// until autovacuum analyzes it, and each page of a pass scans the rest of its window
+/// (docs/performance.md). SQLite: nothing (the journal never gathers statistics there).
+pub(in crate::journal) fn analyze(db: &Tx, t: &Table) -> DbResult<()> {
+    if db.dialect() != Dialect::Postgres {
+        return Ok(());
+    }
+    db.exec(&format!("ANALYZE {}", quote(&t.name)), args![])?;
+    Ok(())
+}
+
 /// Where a journal was moved to, and when (unix milliseconds), if it was.
 pub(in crate::journal) fn moved(db: &Tx) -> DbResult<Option<(String, i64)>> {
     db.opt_row(

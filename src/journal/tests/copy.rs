@@ -4,6 +4,7 @@
 use super::*;
 
 use super::pg as harness;
+use crate::journal::sql::args;
 
 /// Every table's rows (`moved` apart), rendered, in key order: what a SQLite file holds.
 fn dump(path: &Path) -> Vec<(String, Vec<String>)> {
@@ -89,6 +90,20 @@ fn journal_copy_pages_through_many_rows_both_ways() {
     let count = |r: &CopyReport, t: &str| r.tables.iter().find(|(n, _)| n == t).unwrap().1;
     assert_eq!(count(&report, "workflows"), 701);
     assert_eq!(count(&report, "artifacts"), 300);
+    // Analyzed with the copy: the planner knows the rows (a table never analyzed has -1).
+    let planned: i64 = on_pg
+        .store
+        .read("read the statistics", |db| {
+            db.opt_row(
+                "SELECT CAST(reltuples AS BIGINT) FROM pg_catalog.pg_class \
+                 WHERE oid = CAST('workflows' AS regclass)",
+                args![],
+                |r| r.get(0),
+            )
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(planned, 701);
     // Foreign-key order: a table comes after those it references.
     let pos = |t: &str| report.tables.iter().position(|(n, _)| n == t).unwrap();
     assert!(pos("workflows") < pos("steps") && pos("steps") < pos("attempts"));
