@@ -4,8 +4,9 @@
 //! `reconcile --agent-concurrency 8` as one process, and as three processes started at once
 //! under three host identities (`A2A_RECOVER_TEST_HOST`). Each run has a fresh journal and a
 //! fresh agent; after each, the agent's counters must show every intent sent exactly once, or
-//! the run measured the wrong work and the bench fails. On PostgreSQL, and on SQLite for
-//! reference (one file shared by three processes on one machine).
+//! the run measured the wrong work and the bench fails. The agent is registered (`agents add`).
+//! On PostgreSQL, and on SQLite for reference (one file shared by three processes on one
+//! machine).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -19,7 +20,7 @@ use tokio::runtime::Runtime;
 
 use crate::pg::PgServer;
 use crate::report::{Row, Table, Target, Value};
-use crate::support::{Agent, Cfg, agent_stats, commit_intents, median, median_ratio};
+use crate::support::{Agent, Cfg, agent_stats, commit_intents, median, median_ratio, run_child};
 
 /// How long the agent takes to answer each call.
 const DELAY_MS: u64 = 50;
@@ -119,6 +120,15 @@ fn run_once(
                 message_ids.insert(a.message_id);
             }
         }
+    }
+    // Registered, as an orchestrator's agents usually are: its card is then read from the
+    // journal, and each send costs two commits (lease, endpoint and stamp; answer and release).
+    let add = run_child(
+        &cfg.bin,
+        &["--journal", &journal, "-q", "agents", "add", &agent.url],
+    )?;
+    if add.code != 0 {
+        bail!("agents add exited {}: {}", add.code, add.stdout);
     }
     let started = Instant::now();
     let mut children = Vec::new();
