@@ -2,9 +2,46 @@
 //! recovery profile `agents probe` measured) and the registry `agents add` keeps, in
 //! registration order.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
 use super::queries;
 use super::{Agent, AgentCard, AgentProfile, Journal, JournalError};
 use crate::a2a::{AgentOverride, Overrides};
+
+/// How long an agent's row read from the journal is reused: another process's change to it
+/// (a card fetched again, `agents add`) is seen at most this late; this journal's own writes to
+/// agents drop the copies at once.
+const AGENT_REUSE: Duration = Duration::from_secs(1);
+
+/// Agents' rows read lately, by card URL (an agent not found is not kept). A send reads its agent's row
+/// several times (the card's security scheme, its interface, its context id answer), which on a
+/// PostgreSQL journal is a round trip each.
+#[derive(Default)]
+pub(super) struct AgentRows(Mutex<HashMap<String, (Instant, Agent)>>);
+
+impl AgentRows {
+    fn get(&self, card_url: &str) -> Option<Agent> {
+        let rows = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        rows.get(card_url)
+            .filter(|(at, _)| at.elapsed() < AGENT_REUSE)
+            .map(|(_, a)| a.clone())
+    }
+
+    fn put(&self, card_url: &str, agent: Agent) {
+        let mut rows = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        rows.insert(card_url.to_owned(), (Instant::now(), agent));
+    }
+
+    /// Drops every copy: called by each write that may change an agent's row.
+    pub(super) fn clear(&self) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
 
 impl Journal {
     /// Returns whether the agent has answered a reply with a new task (an attempt of it has a
@@ -15,13 +52,21 @@ impl Journal {
         })
     }
 
-    /// Returns an agent by card URL.
+    /// Returns an agent by card URL (a copy read within the last second, see [`AgentRows`]).
     pub fn agent(&self, card_url: &str) -> Result<Option<Agent>, JournalError> {
-        self.read("read the agent", |c| queries::agent_by_url(c, card_url))
+        if let Some(agent) = self.agent_rows.get(card_url) {
+            return Ok(Some(agent));
+        }
+        let agent = self.read("read the agent", |c| queries::agent_by_url(c, card_url))?;
+        if let Some(a) = &agent {
+            self.agent_rows.put(card_url, a.clone());
+        }
+        Ok(agent)
     }
 
     /// Stores a fetched card (interface, tenant, skills, raw JSON) on the agent's row.
     pub fn record_agent_card(&self, card: &AgentCard) -> Result<Agent, JournalError> {
+        self.agent_rows.clear();
         let now = self.now_ms();
         self.write("journal the agent card", |tx| {
             let e = self.err("journal the agent card");
@@ -44,6 +89,7 @@ impl Journal {
         token_cmd: Option<&str>,
         trust_dedup: bool,
     ) -> Result<Agent, JournalError> {
+        self.agent_rows.clear();
         let now = self.now_ms();
         self.write("register the agent", |tx| {
             let e = self.err("register the agent");
@@ -61,6 +107,7 @@ impl Journal {
 
     /// Takes an agent out of the registry; returns whether it was registered.
     pub fn unregister_agent(&self, card_url: &str) -> Result<bool, JournalError> {
+        self.agent_rows.clear();
         let now = self.now_ms();
         self.write("unregister the agent", |tx| {
             queries::unregister_agent(tx, card_url, now).map_err(self.err("unregister the agent"))
@@ -87,6 +134,7 @@ impl Journal {
         concurrency: Option<u32>,
         rate: Option<f64>,
     ) -> Result<(), JournalError> {
+        self.agent_rows.clear();
         let now = self.now_ms();
         self.write("journal the agent's limits", |tx| {
             queries::set_agent_limits(tx, card_url, concurrency, rate, now)
@@ -136,6 +184,7 @@ impl Journal {
         if known == Some(accepts) {
             return Ok(false);
         }
+        self.agent_rows.clear();
         let now = self.now_ms();
         self.write("journal the agent", |tx| {
             queries::set_accepts_context_id(tx, card_url, accepts, now)
@@ -152,6 +201,7 @@ impl Journal {
         profile: &AgentProfile,
         accepts: Option<bool>,
     ) -> Result<Agent, JournalError> {
+        self.agent_rows.clear();
         let now = self.now_ms();
         self.write("journal the agent's profile", |tx| {
             let e = self.err("journal the agent's profile");

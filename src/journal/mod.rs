@@ -226,6 +226,8 @@ pub struct Journal {
     warnings: Vec<String>,
     clock: Arc<dyn Clock>,
     limits: SizeLimits,
+    /// Agents' rows read lately (`agents.rs`).
+    agent_rows: agents::AgentRows,
 }
 
 /// How large the artifacts of one attempt may grow in the journal (`--max-artifact-size`,

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::agents::AgentRows;
 use super::postgres::PgStore;
 use super::sqlite;
 use super::store::Store;
@@ -34,6 +35,7 @@ impl Journal {
             warnings: Vec::new(),
             clock: Arc::new(SystemClock),
             limits: SizeLimits::default(),
+            agent_rows: AgentRows::default(),
         }
         .check_not_moved()
     }
@@ -62,6 +64,7 @@ impl Journal {
             warnings: Vec::new(),
             clock: Arc::new(SystemClock),
             limits: SizeLimits::default(),
+            agent_rows: AgentRows::default(),
         }
         .check_not_moved()
     }
@@ -91,6 +94,7 @@ impl Journal {
             warnings,
             clock: Arc::new(SystemClock),
             limits: SizeLimits::default(),
+            agent_rows: AgentRows::default(),
         }
         .check_not_moved()
     }
@@ -120,6 +124,7 @@ impl Journal {
             warnings,
             clock: Arc::new(SystemClock),
             limits: SizeLimits::default(),
+            agent_rows: AgentRows::default(),
         }
         .check_not_moved()
     }

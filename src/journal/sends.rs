@@ -243,6 +243,7 @@ impl Journal {
                 }
             }
             for card in accepting {
+                self.agent_rows.clear();
                 queries::set_accepts_context_id(tx, card, true, queries::ms(now)).map_err(&e)?;
             }
             Ok((out, true))
