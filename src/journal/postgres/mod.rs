@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use crate::journal::sql::{Arg, Db, DbError, DbResult};
+use crate::journal::sql::{Db, DbError, DbResult};
 use conn::{ClientTimeout, PgConn, SetupError};
 use url::PgUrl;
 
@@ -280,16 +280,16 @@ impl PgStore {
         }
         let conn = self.lock();
         let e = self.err(action);
-        conn.batch("BEGIN").map_err(&e)?;
         conn.began();
         // One writer at a time, as SQLite's `BEGIN IMMEDIATE` gives: every read-decide-write
         // cycle of the journal relies on no other write landing between its read and its
         // write. The lock is the transaction's and goes with its COMMIT or ROLLBACK; its wait
-        // is bounded by `lock_timeout`.
-        if let Err(err) = conn.exec(
-            "SELECT pg_advisory_xact_lock(?1, -1)",
-            &[Arg::Int(self.write_key)],
-        ) {
+        // is bounded by `lock_timeout`. Sent with the BEGIN, in one round trip (the key is a
+        // number of ours).
+        if let Err(err) = conn.batch(&format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({}, -1)",
+            self.write_key
+        )) {
             conn.ended();
             let _ = conn.batch("ROLLBACK");
             return Err(e(err));
