@@ -52,7 +52,7 @@ impl Journal {
         })
     }
 
-    /// Returns an agent by card URL (a copy read within the last second, see [`AgentRows`]).
+    /// Returns an agent by card URL (a copy read within the last second is reused).
     pub fn agent(&self, card_url: &str) -> Result<Option<Agent>, JournalError> {
         if let Some(agent) = self.agent_rows.get(card_url) {
             return Ok(Some(agent));
