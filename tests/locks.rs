@@ -8,7 +8,7 @@ use a2a_recover::recovery::lock::{self, Scope};
 use a2a_recover::scripted_agent::AgentConfig;
 
 use crate::common::commands::{delegate, latest, reconcile};
-use crate::common::{TestEnv, agent, code, json_lines, stderr, stdout};
+use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
 #[test]
 fn a_held_workflow_is_skipped_and_the_others_are_done() {
@@ -90,4 +90,52 @@ fn prune_holding_the_journal_stops_every_pass_and_wait_outlasts_it() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_pass_names_ten_held_workflows_counts_the_rest_and_does_the_others() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let names: Vec<String> = (0..13).map(|i| format!("w{i:02}")).collect();
+    for w in &names {
+        let step = format!("{w}/s");
+        assert_eq!(code(&delegate(&env, &step, &a.url(), "work:2", &[])), 0);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // Another pass holds twelve of the thirteen workflows (the journal's lock shared, as a
+    // pass does); the pass reaches each held one, skips it, and does the last.
+    let shared = lock::acquire_scoped(&env.journal(), Scope::Workflows, 4242, "then").unwrap();
+    let held: Vec<_> = names[..12]
+        .iter()
+        .map(|w| lock::acquire_workflow(&env.journal(), w, 4242, "then").unwrap())
+        .collect();
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let err = stderr(&out);
+    let named = err
+        .lines()
+        .filter(|l| l.contains("skipped: another pass (pid 4242"))
+        .count();
+    assert_eq!(named, 10, "{err}");
+    assert!(
+        err.contains("2 more workflow(s) skipped: other passes hold their locks"),
+        "{err}"
+    );
+    assert_eq!(
+        latest(&env, "w12/s")["state"],
+        "COMPLETED",
+        "the free one was done"
+    );
+    for w in &names[..12] {
+        assert_ne!(
+            latest(&env, &format!("{w}/s"))["state"],
+            "COMPLETED",
+            "{w} was left alone"
+        );
+    }
+    drop(held);
+    drop(shared);
+    // Released: the next pass does them all.
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
