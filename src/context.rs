@@ -370,8 +370,6 @@ impl Context {
     }
 }
 
-/// Takes a pass lock in the journal's own store (PostgreSQL), as [`lock`] takes a file's:
-/// [`LockError::Held`] naming the holder when another process has it.
 /// Fails with [`LockError::Held`] while another process holds a store's whole journal.
 fn whole_journal_free(journal: &Journal) -> Result<(), LockError> {
     let holders = journal.lock_holders().map_err(LockError::Store)?;
@@ -388,6 +386,8 @@ fn whole_journal_free(journal: &Journal) -> Result<(), LockError> {
     }
 }
 
+/// Takes a pass lock in the journal's own store (PostgreSQL), as [`lock`] takes a file's:
+/// [`LockError::Held`] naming the holder when another process has it.
 fn store_lock(journal: &Journal, scope: LockScope<'_>) -> Result<PassLock, LockError> {
     let shown = journal.location().shown_path();
     match journal.try_lock(scope).map_err(LockError::Store)? {
