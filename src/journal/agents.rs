@@ -13,11 +13,12 @@ use crate::a2a::{AgentOverride, Overrides};
 /// How long an agent's row read from the journal is reused: another process's change to it
 /// (a card fetched again, `agents add`) is seen at most this late; this journal's own writes to
 /// agents drop the copies at once.
-const AGENT_REUSE: Duration = Duration::from_secs(1);
+pub(super) const AGENT_REUSE: Duration = Duration::from_secs(1);
 
-/// Agents' rows read lately, by card URL (an agent not found is not kept). A send reads its agent's row
-/// several times (the card's security scheme, its interface, its context id answer), which on a
-/// PostgreSQL journal is a round trip each.
+/// Agents' rows read lately, by card URL. A send reads its agent's row several times (the card's
+/// security scheme, its interface, its context id answer), which on a PostgreSQL journal is a
+/// round trip each. An agent not found is not kept, so a row inserted later (an intent's bare
+/// row) needs no clearing.
 #[derive(Default)]
 pub(super) struct AgentRows(Mutex<HashMap<String, (Instant, Agent)>>);
 

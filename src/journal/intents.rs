@@ -63,7 +63,6 @@ impl Journal {
                     Some(url) => Some(if let Some(found) = agents.get(url) {
                         found.clone()
                     } else {
-                        self.agent_rows.clear();
                         let found = queries::intent_agent(tx, url, now).map_err(&e)?;
                         agents.insert(url, found.clone());
                         found
@@ -102,7 +101,6 @@ impl Journal {
     ) -> Result<Attempt, JournalError> {
         let agent = match &new.agent_url {
             Some(url) => {
-                self.agent_rows.clear();
                 Some(queries::intent_agent(tx, url, now).map_err(self.err("commit the intent"))?)
             }
             None => None,

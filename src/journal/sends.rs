@@ -243,8 +243,9 @@ impl Journal {
                 }
             }
             for card in accepting {
-                self.agent_rows.clear();
-                queries::set_accepts_context_id(tx, card, true, queries::ms(now)).map_err(&e)?;
+                if queries::set_accepts_context_id(tx, card, true, queries::ms(now)).map_err(&e)? {
+                    self.agent_rows.clear();
+                }
             }
             Ok((out, true))
         })

@@ -89,6 +89,26 @@ fn an_agent_refusing_context_ids_gets_none(#[values(Kind::Sqlite, Kind::Postgres
 }
 
 #[rstest]
+fn an_agents_row_read_again_shows_every_change_once_due(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
+    let url = "http://127.0.0.1:9/";
+    created(&j, "w/one");
+    let accepts = |j: &Journal| j.agent(url).unwrap().unwrap().accepts_context_id;
+    assert_eq!(accepts(&j), None);
+    // This journal's own write is seen at once, though the row was just read.
+    assert!(j.set_accepts_context_id(url, false).unwrap());
+    assert_eq!(accepts(&j), Some(false));
+    // Another process's write, once the reuse window has passed.
+    let other = fresh.open();
+    assert!(other.set_accepts_context_id(url, true).unwrap());
+    std::thread::sleep(super::agents::AGENT_REUSE + Duration::from_millis(100));
+    assert_eq!(accepts(&j), Some(true));
+}
+
+#[rstest]
 fn the_first_endpoint_wins(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
     let fresh = Fresh::new(kind);
     let j = fresh.open();
