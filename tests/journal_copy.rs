@@ -2,49 +2,15 @@
 //! every table and value; the source is marked as moved and refused by every command; a
 //! non-empty target, and a copy that fails half-way, leave both sides as they were.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
 use crate::common::commands::{delegate, settle};
+use crate::common::journal_dump::content;
 use crate::common::postgres::{pg_password, pg_url};
 use crate::common::{TestEnv, agent, code, fast_with_skills, stderr, stdout};
-
-/// Every table's rows (`moved` apart), each row rendered, sorted: the journal's logical
-/// content, as a SQLite file holds it.
-fn content(path: &Path) -> BTreeMap<String, Vec<String>> {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    let tables: Vec<String> = conn
-        .prepare(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' \
-             AND name NOT LIKE 'sqlite_%' AND name <> 'moved' ORDER BY name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    tables
-        .into_iter()
-        .map(|t| {
-            let mut stmt = conn.prepare(&format!("SELECT * FROM \"{t}\"")).unwrap();
-            let width = stmt.column_count();
-            let mut rows: Vec<String> = stmt
-                .query_map([], |r| {
-                    (0..width)
-                        .map(|i| r.get::<_, rusqlite::types::Value>(i))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .unwrap()
-                .map(|r| format!("{:?}", r.unwrap()))
-                .collect();
-            rows.sort();
-            (t, rows)
-        })
-        .collect()
-}
 
 /// Runs the binary with `args` in `env` and the JSON records it printed.
 fn run_json(env: &TestEnv, args: &[&str]) -> (i32, Vec<Value>, String) {

@@ -23,6 +23,7 @@ pub mod hostile;
 pub mod in_runtime;
 pub mod interop;
 pub mod journal;
+pub mod journal_dump;
 pub mod postgres;
 pub mod snapshot;
 

@@ -3,42 +3,9 @@
 
 use super::*;
 
+use super::journal_dump::content;
 use super::pg as harness;
 use crate::journal::sql::args;
-
-/// Every table's rows (`moved` apart), rendered, in key order: what a SQLite file holds.
-fn dump(path: &Path) -> Vec<(String, Vec<String>)> {
-    let c = Connection::open(path).unwrap();
-    let tables: Vec<String> = c
-        .prepare(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' \
-             AND name NOT LIKE 'sqlite_%' AND name <> 'moved' ORDER BY name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    tables
-        .into_iter()
-        .map(|t| {
-            let mut stmt = c
-                .prepare(&format!("SELECT * FROM \"{t}\" ORDER BY 1, 2"))
-                .unwrap();
-            let width = stmt.column_count();
-            let rows = stmt
-                .query_map([], |r| {
-                    (0..width)
-                        .map(|i| r.get::<_, rusqlite::types::Value>(i))
-                        .collect::<Result<Vec<_>, _>>()
-                })
-                .unwrap()
-                .map(|r| format!("{:?}", r.unwrap()))
-                .collect();
-            (t, rows)
-        })
-        .collect()
-}
 
 #[test]
 fn journal_copy_pages_through_many_rows_both_ways() {
@@ -82,7 +49,7 @@ fn journal_copy_pages_through_many_rows_both_ways() {
         )
         .unwrap();
     }
-    let original = dump(&path);
+    let original = content(&path);
 
     let pg = Location::parse(Path::new(&harness::pg_url())).unwrap();
     let on_pg = Journal::open_at(&pg, T).unwrap();
@@ -118,7 +85,7 @@ fn journal_copy_pages_through_many_rows_both_ways() {
     let back = path.with_file_name("back.sqlite3");
     let on_file = Journal::open(&back, T).unwrap();
     on_pg.copy_into(&on_file).unwrap();
-    assert_eq!(dump(&back), original);
+    assert_eq!(content(&back), original);
     // The artifacts' insertion order (SQLite's rowid, PostgreSQL's `id`), which reads sort
     // by, came back too: it is not their key order.
     let order = |p: &Path| -> Vec<(i64, String)> {

@@ -20,6 +20,10 @@ use crate::clock::FixedClock;
 #[allow(dead_code, unreachable_pub)]
 pub(in crate::journal) mod pg;
 
+#[path = "../../../tests/common/journal_dump.rs"]
+#[allow(unreachable_pub)]
+mod journal_dump;
+
 mod copy;
 mod inspect;
 mod leases;
