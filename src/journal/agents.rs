@@ -30,6 +30,12 @@ impl AgentRows {
             .map(|(_, a)| a.clone())
     }
 
+    /// Returns the `accepts_context_id` of a copy still fresh (`None`: no such copy, or the
+    /// agent has not answered yet).
+    pub(super) fn accepts_context_id(&self, card_url: &str) -> Option<bool> {
+        self.get(card_url).and_then(|a| a.accepts_context_id)
+    }
+
     fn put(&self, card_url: &str, agent: Agent) {
         let mut rows = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         rows.insert(card_url.to_owned(), (Instant::now(), agent));

@@ -20,7 +20,7 @@ impl Journal {
         action: &'static str,
         f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
     ) -> Result<Applied, JournalError> {
-        self.write_if_changed(action, |tx, e, now| {
+        self.write_attempts_if_changed(&[id], action, |tx, e, now| {
             let (applied, _) = Self::change_in(tx, &e, now, id, Wanted::All, f)?;
             let changed = applied.changed();
             Ok((applied, changed))

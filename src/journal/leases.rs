@@ -23,21 +23,21 @@ impl Journal {
     /// process (a renewal), or (SQLite) when its owner is provably dead; otherwise returns the
     /// holder. Leases are coordination, not history: they append no event.
     pub fn claim(&self, id: AttemptId, ttl: Duration) -> Result<Claim, JournalError> {
-        self.claim_then(id, ttl, "claim the attempt", |_| Ok(()))
+        self.claim_then(id, ttl, "claim the attempt", None)
     }
 
-    /// Claims an attempt as [`Journal::claim`] does, then runs `then` in the same transaction
-    /// (only when the claim succeeded).
+    /// Claims an attempt as [`Journal::claim`] does and, when it succeeds and `send_timeout`
+    /// is given, stamps the attempt with a send starting now (in the same statement).
     fn claim_then(
         &self,
         id: AttemptId,
         ttl: Duration,
         action: &'static str,
-        then: impl FnOnce(&super::Tx) -> Result<(), JournalError>,
+        send_timeout: Option<Duration>,
     ) -> Result<Claim, JournalError> {
         let now = self.clock.now();
         let me = my_lease(now, ttl);
-        self.write(action, |tx| {
+        self.write_attempts(&[id], action, |tx| {
             let e = self.err(action);
             let held = queries::attempt_by_id(tx, id)
                 .map_err(&e)?
@@ -45,15 +45,18 @@ impl Journal {
             if let Some(lease) = self.other_holder(&held, &me, now) {
                 return Ok(Claim::HeldBy(lease));
             }
-            queries::set_lease(tx, id, Some(&me)).map_err(&e)?;
-            then(tx)?;
+            match send_timeout {
+                Some(timeout) => queries::set_lease_and_stamp_send(tx, id, &me, now, timeout),
+                None => queries::set_lease(tx, id, Some(&me)),
+            }
+            .map_err(&e)?;
             Ok(Claim::Claimed(me.clone()))
         })
     }
 
     /// Releases this process's lease on an attempt (a lease held by another is left alone).
     pub fn release(&self, id: AttemptId) -> Result<(), JournalError> {
-        self.write("release the attempt", |tx| {
+        self.write_attempts(&[id], "release the attempt", |tx| {
             let e = self.err("release the attempt");
             let held = queries::attempt_by_id(tx, id)
                 .map_err(&e)?
@@ -184,10 +187,7 @@ impl Journal {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<Claim, JournalError> {
-        let now = self.clock.now();
-        self.claim_then(id, ttl, "stamp the send", |tx| {
-            queries::stamp_send(tx, id, now, timeout).map_err(self.err("stamp the send"))
-        })
+        self.claim_then(id, ttl, "stamp the send", Some(timeout))
     }
 
     /// Returns the end of the in-flight horizon of an attempt's last send: its start plus twice

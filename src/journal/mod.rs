@@ -27,8 +27,8 @@
 //! # Module map
 //!
 //! This file holds the [`Journal`] type, the types of its face and the few private helpers
-//! every operation runs through (`read`, `write`, `write_if_changed`). Each seam of the face
-//! is one file of `impl Journal`:
+//! every operation runs through (`read`, `write`, and `write_attempts` for writes confined to
+//! some attempts). Each seam of the face is one file of `impl Journal`:
 //!
 //! - `open`: [`Journal::open`], [`Journal::open_read_only`], warnings, what the open allows.
 //! - `intents`: new steps and `INTENT` attempts, committed before any send.
@@ -297,6 +297,15 @@ pub enum StreamObservation {
     },
 }
 
+impl StreamObservation {
+    /// The attempt observed.
+    pub fn attempt(&self) -> AttemptId {
+        match self {
+            Self::Task { attempt, .. } | Self::Artifact { attempt, .. } => *attempt,
+        }
+    }
+}
+
 /// What one observation of a batch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Recorded {
@@ -322,20 +331,26 @@ impl Journal {
         queries::ms(self.clock.now())
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits.
+    /// Runs `f` in one write transaction and commits: SQLite's `BEGIN IMMEDIATE`; on
+    /// PostgreSQL the journal's write lock, excluding every other write.
     fn write<T>(
         &self,
         action: &'static str,
         f: impl FnOnce(&Tx) -> Result<T, JournalError>,
     ) -> Result<T, JournalError> {
-        self.write_if_changed(action, |tx, _, _| Ok((f(tx)?, true)))
+        self.writable()?;
+        self.store.transaction(action, |tx, _| Ok((f(tx)?, true)))
     }
 
-    /// Runs `f` in an IMMEDIATE transaction that is committed only when `f` says it changed
-    /// something: an observation that changes nothing writes nothing, not even a WAL frame.
-    /// `f` gets the transaction, the error mapper for `action` and the time.
-    fn write_if_changed<T>(
+    /// Runs `f` in a write transaction that changes only the rows of `attempts` (each one's row,
+    /// and its artifacts, replies and events) and marks on agents' rows that only move one way;
+    /// committed only when `f` says it changed something (an observation that changes nothing
+    /// writes nothing, not even a WAL frame). `f` gets the transaction, the error mapper for
+    /// `action` and the time. On PostgreSQL, several hosts' such transactions run side by side
+    /// when they share no attempt: `f` must read-decide-write nothing else.
+    fn write_attempts_if_changed<T>(
         &self,
+        attempts: &[AttemptId],
         action: &'static str,
         f: impl FnOnce(
             &Tx,
@@ -345,7 +360,19 @@ impl Journal {
     ) -> Result<T, JournalError> {
         self.writable()?;
         let now = self.clock.now();
-        self.store.transaction(action, |tx, e| f(tx, e, now))
+        self.store
+            .attempts_transaction(attempts, action, |tx, e| f(tx, e, now))
+    }
+
+    /// Runs `f` as [`Journal::write`] does (always committed), scoped to `attempts` as
+    /// [`Journal::write_attempts_if_changed`] is.
+    fn write_attempts<T>(
+        &self,
+        attempts: &[AttemptId],
+        action: &'static str,
+        f: impl FnOnce(&Tx) -> Result<T, JournalError>,
+    ) -> Result<T, JournalError> {
+        self.write_attempts_if_changed(attempts, action, |tx, _, _| Ok((f(tx)?, true)))
     }
 
     /// Runs `f` on the connection (reads).

@@ -78,7 +78,7 @@ impl Journal {
     ) -> Result<Applied, JournalError> {
         let ids = view_artifact_ids(view);
         let limits = self.limits;
-        self.write_if_changed(action, |tx, e, now| {
+        self.write_attempts_if_changed(&[id], action, |tx, e, now| {
             let (applied, _) =
                 Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
                     let change = change(held, artifacts)?;
@@ -103,7 +103,8 @@ impl Journal {
             return Ok(Vec::new());
         }
         let limits = self.limits;
-        self.write_if_changed("journal the tasks", |tx, e, now| {
+        let attempts: Vec<AttemptId> = batch.iter().map(|(id, _)| *id).collect();
+        self.write_attempts_if_changed(&attempts, "journal the tasks", |tx, e, now| {
             let mut out = Vec::with_capacity(batch.len());
             for (id, view) in batch {
                 let ids = view_artifact_ids(view);
@@ -210,7 +211,7 @@ impl Journal {
         update: &ArtifactUpdate,
     ) -> Result<Applied, JournalError> {
         let limits = self.limits;
-        self.write_if_changed("journal the artifact", |tx, e, now| {
+        self.write_attempts_if_changed(&[id], "journal the artifact", |tx, e, now| {
             let (applied, _) = Self::artifact_change_in(tx, &e, now, limits, id, update)?;
             let changed = applied.changed();
             Ok((applied, changed))
@@ -281,7 +282,8 @@ impl Journal {
             return Ok(Vec::new());
         }
         let limits = self.limits;
-        self.write_if_changed("journal the stream events", |tx, e, now| {
+        let attempts: Vec<AttemptId> = batch.iter().map(StreamObservation::attempt).collect();
+        self.write_attempts_if_changed(&attempts, "journal the stream events", |tx, e, now| {
             let mut out = Vec::with_capacity(batch.len());
             // The artifacts that stream updates of this batch touched, as they stand, written once
             // at the end: appending chunk after chunk would otherwise read, parse and rewrite the

@@ -8,9 +8,11 @@
 //! ends up with is the same (`claim` + `set_endpoint`, then `apply_task` / `record_refusal` /
 //! … + `release`).
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use super::change::Change;
 use super::sql::{DbError, Tx};
 use super::{
     Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError, JournaledEndpoint, Lease,
@@ -83,7 +85,8 @@ impl Journal {
         }
         let now = self.clock.now();
         let me = my_lease(now, ttl);
-        self.write("claim the attempts", |tx| {
+        let attempts: Vec<AttemptId> = items.iter().map(|(id, _)| *id).collect();
+        self.write_attempts(&attempts, "claim the attempts", |tx| {
             let e = self.err("claim the attempts");
             let mut out = Vec::with_capacity(items.len());
             for (id, endpoint) in items {
@@ -98,11 +101,13 @@ impl Journal {
                     out.push(BatchClaim::Settled(held));
                     continue;
                 }
-                queries::set_lease(tx, *id, Some(&me)).map_err(&e)?;
                 let fresh = held.interface_url.is_none() && endpoint.is_some();
                 if fresh {
-                    queries::stamp_send(tx, *id, now, send_timeout).map_err(&e)?;
+                    queries::set_lease_and_stamp_send(tx, *id, &me, now, send_timeout)
+                } else {
+                    queries::set_lease(tx, *id, Some(&me))
                 }
+                .map_err(&e)?;
                 let change = endpoint
                     .as_ref()
                     .and_then(|endpoint| Self::endpoint_change(&held, endpoint));
@@ -145,7 +150,7 @@ impl Journal {
         if ids.is_empty() {
             return Ok(());
         }
-        self.write("release the attempts", |tx| {
+        self.write_attempts(ids, "release the attempts", |tx| {
             let e = self.err("release the attempts");
             for id in ids {
                 Self::release_in(tx, &e, *id)?;
@@ -182,49 +187,72 @@ impl Journal {
             return Ok(Vec::new());
         }
         let limits = self.limits;
+        let attempts: Vec<AttemptId> = records.iter().map(|r| r.attempt).collect();
         // Always committed: every record releases its lease.
-        self.write_if_changed("journal the answers", |tx, e, now| {
+        self.write_attempts_if_changed(&attempts, "journal the answers", |tx, e, now| {
             let mut accepting = BTreeSet::new();
             let mut out = Vec::with_capacity(records.len());
             for record in records {
                 let id = record.attempt;
+                // The lease ends in the same UPDATE as a change that writes the row anyway.
+                let released = Cell::new(false);
+                let releasing = |held: &Attempt, change: Option<Change>| {
+                    change.map(|mut c| {
+                        let writes = c.next != *held || !c.artifacts.is_empty() || c.force_event;
+                        if writes && is_mine(held.lease.as_ref()) {
+                            c.next.lease = None;
+                            released.set(true);
+                        }
+                        c
+                    })
+                };
                 let applied = match &record.outcome {
                     SendOutcome::Task(view, source) => {
                         let ids = view_artifact_ids(view);
                         Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
                             let change = Self::task_change(held, arts, view, *source)?;
-                            Self::limit_change(tx, &e, now, limits, held, change, &mut false)
+                            let limited =
+                                Self::limit_change(tx, &e, now, limits, held, change, &mut false)?;
+                            Ok(releasing(held, limited))
                         })
                     }
                     SendOutcome::DirectReply {
                         message_json,
                         context_id,
                     } => Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                        Self::direct_reply_change(held, message_json, context_id.as_deref())
+                        let change =
+                            Self::direct_reply_change(held, message_json, context_id.as_deref())?;
+                        Ok(releasing(held, change))
                     }),
                     SendOutcome::Refused(summary) => {
                         Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                            Self::refusal_change(held, summary)
+                            Ok(releasing(held, Self::refusal_change(held, summary)?))
                         })
                     }
                     SendOutcome::Uncertain(reason) => {
                         Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                            Self::settle_change(
+                            let change = Self::settle_change(
                                 held,
                                 super::Observation::Unprovable,
                                 |next| next.error = Some(reason.clone()),
                                 serde_json::json!({"reason": reason}),
-                            )
+                            )?;
+                            Ok(releasing(held, change))
                         })
                     }
                     SendOutcome::Failed(kind, summary) => {
                         Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                            Ok(Some(Self::failure_change(held, *kind, summary)))
+                            Ok(releasing(
+                                held,
+                                Some(Self::failure_change(held, *kind, summary)),
+                            ))
                         })
                     }
                     SendOutcome::Release => Ok((super::Applied::Unchanged, None)),
                 };
-                Self::release_in(tx, &e, id)?;
+                if !released.get() {
+                    Self::release_in(tx, &e, id)?;
+                }
                 match applied {
                     Ok(_) => {
                         if let Some(card) = &record.accepts_context_id {
@@ -243,6 +271,10 @@ impl Journal {
                 }
             }
             for card in accepting {
+                // Nearly always journaled already: a statement spared per answer.
+                if self.agent_rows.accepts_context_id(card) == Some(true) {
+                    continue;
+                }
                 if queries::set_accepts_context_id(tx, card, true, queries::ms(now)).map_err(&e)? {
                     self.agent_rows.clear();
                 }

@@ -6,10 +6,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::JournalError;
 use super::postgres::PgStore;
 use super::sql::{DbError, DbResult, Tx};
 use super::sqlite;
+use super::{AttemptId, JournalError};
 
 /// An open store.
 pub(super) enum Store {
@@ -67,6 +67,24 @@ impl Store {
         match self {
             Self::Sqlite(s) => s.transaction(action, f),
             Self::Postgres(s) => s.transaction(action, |c, e| f(c, e)),
+        }
+    }
+
+    /// Runs `f` as [`Store::transaction`] does, for a transaction that changes only the rows
+    /// of `attempts` (see [`PgStore::attempts_transaction`]): on PostgreSQL such transactions
+    /// of different attempts run side by side; SQLite has one writer at a time all the same.
+    pub(super) fn attempts_transaction<T>(
+        &self,
+        attempts: &[AttemptId],
+        action: &'static str,
+        f: impl FnOnce(&Tx, &dyn Fn(DbError) -> JournalError) -> Result<(T, bool), JournalError>,
+    ) -> Result<T, JournalError> {
+        match self {
+            Self::Sqlite(s) => s.transaction(action, f),
+            Self::Postgres(s) => {
+                let ids: Vec<i64> = attempts.iter().map(|a| a.0).collect();
+                s.attempts_transaction(&ids, action, |c, e| f(c, e))
+            }
         }
     }
 

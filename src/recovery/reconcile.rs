@@ -615,19 +615,39 @@ impl<'a> Pass<'a> {
         detail: Value,
     ) -> anyhow::Result<Action> {
         let row = self.refresh(row)?;
+        Ok(Self::standing_of(&row, action, detail))
+    }
+
+    /// [`Pass::standing`] for a row whose attempt was read after its last change (a send's
+    /// answer as journaled): only whether it failed for good is read again.
+    fn standing_as_read(
+        &self,
+        row: &AttemptRow,
+        action: &'static str,
+        detail: Value,
+    ) -> anyhow::Result<Action> {
+        let row = AttemptRow {
+            failed_for_good: self.journal.failed_for_good(row.attempt.id)?,
+            ..row.clone()
+        };
+        Ok(Self::standing_of(&row, action, detail))
+    }
+
+    /// The action of [`Pass::standing`], from a row as it now stands.
+    fn standing_of(row: &AttemptRow, action: &'static str, detail: Value) -> Action {
         let mut a = Self::action(
-            &row,
+            row,
             row.attempt.number,
             action,
             row.attempt.state.as_str(),
             detail,
-            decide::code_of(&row),
+            decide::code_of(row),
         );
-        a.remedy = remedy_line(&row);
-        if let Some(outcome) = failed_outcome(&row) {
+        a.remedy = remedy_line(row);
+        if let Some(outcome) = failed_outcome(row) {
             outcome.clone_into(&mut a.outcome);
         }
-        Ok(a)
+        a
     }
 
     /// Re-reads a row's attempt (and whether it failed for good) after a change.
@@ -902,7 +922,7 @@ impl<'a> Pass<'a> {
             ..row.clone()
         };
         Ok(match sent {
-            Sent::Task(a) => self.standing(
+            Sent::Task(a) => self.standing_as_read(
                 &row,
                 what,
                 json!({"taskId": a.task_id, "contextId": a.context_id, "messageId": a.message_id}),
@@ -912,7 +932,7 @@ impl<'a> Pass<'a> {
                 "look",
                 json!({"found": true, "taskId": a.task_id, "messageId": a.message_id}),
             )?,
-            Sent::Replied(_) => self.standing(&row, what, json!({"reply": "direct"}))?,
+            Sent::Replied(_) => self.standing_as_read(&row, what, json!({"reply": "direct"}))?,
             Sent::Refused(_, e) => self.standing(&row, what, json!({"error": e.summary()}))?,
             Sent::Uncertain(_, reason) => self.standing(&row, "look", json!({"reason": reason}))?,
             Sent::InFlight(a, until) => Self::action(

@@ -265,9 +265,64 @@ impl PgStore {
 
     /// Runs `f` in one transaction (`BEGIN … COMMIT`), committed only when `f` says it changed
     /// something; rolled back otherwise, and when `f` fails. `f` gets the connection and the
-    /// error mapper for `action`.
+    /// error mapper for `action`. One such transaction at a time, as SQLite's `BEGIN
+    /// IMMEDIATE` gives: every read-decide-write cycle of the journal relies on no other write
+    /// landing between its read and its write.
     pub(in crate::journal) fn transaction<T>(
         &self,
+        action: &'static str,
+        f: impl FnOnce(&PgConn, &dyn Fn(DbError) -> JournalError) -> Result<(T, bool), JournalError>,
+    ) -> Result<T, JournalError> {
+        // The journal's write key, exclusively: it excludes every other write transaction. The
+        // lock is the transaction's and goes with its COMMIT or ROLLBACK; its wait is bounded
+        // by `lock_timeout`. Sent with the BEGIN, in one round trip (the key is a number of
+        // ours).
+        let begin = format!(
+            "BEGIN; SELECT pg_advisory_xact_lock({}, -1)",
+            self.write_key
+        );
+        self.transaction_after(&begin, action, f)
+    }
+
+    /// Runs `f` as [`PgStore::transaction`] does, for a transaction that changes only the rows
+    /// of `attempts` (each attempt's row, and the artifacts, replies and events that belong to
+    /// it) besides marks on agents' rows that only ever move one way (`accepts_context_id`):
+    /// such transactions run side by side unless they share an attempt.
+    ///
+    /// The journal's write key is taken shared (no other-scoped write runs meanwhile), then the
+    /// attempts' rows are locked in the order of their ids (two such transactions never wait
+    /// for each other in a cycle); a row lock costs no entry in the server's lock table, so a
+    /// group commit of hundreds of attempts is fine. Several hosts' passes then commit at once,
+    /// and PostgreSQL flushes their commits together.
+    pub(in crate::journal) fn attempts_transaction<T>(
+        &self,
+        attempts: &[i64],
+        action: &'static str,
+        f: impl FnOnce(&PgConn, &dyn Fn(DbError) -> JournalError) -> Result<(T, bool), JournalError>,
+    ) -> Result<T, JournalError> {
+        use std::fmt::Write as _;
+        let mut ids = attempts.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut begin = format!(
+            "BEGIN; SELECT pg_advisory_xact_lock_shared({}, -1)",
+            self.write_key
+        );
+        if let Some((first, rest)) = ids.split_first() {
+            // Ids are numbers of ours, written into the statement.
+            let _ = write!(begin, "; SELECT 1 FROM attempts WHERE id IN ({first}");
+            for id in rest {
+                let _ = write!(begin, ",{id}");
+            }
+            begin.push_str(") ORDER BY id FOR NO KEY UPDATE");
+        }
+        self.transaction_after(&begin, action, f)
+    }
+
+    /// Runs `begin` (a `BEGIN` and the locks), then `f`, then COMMIT or ROLLBACK.
+    fn transaction_after<T>(
+        &self,
+        begin: &str,
         action: &'static str,
         f: impl FnOnce(&PgConn, &dyn Fn(DbError) -> JournalError) -> Result<(T, bool), JournalError>,
     ) -> Result<T, JournalError> {
@@ -281,15 +336,7 @@ impl PgStore {
         let conn = self.lock();
         let e = self.err(action);
         conn.began();
-        // One writer at a time, as SQLite's `BEGIN IMMEDIATE` gives: every read-decide-write
-        // cycle of the journal relies on no other write landing between its read and its
-        // write. The lock is the transaction's and goes with its COMMIT or ROLLBACK; its wait
-        // is bounded by `lock_timeout`. Sent with the BEGIN, in one round trip (the key is a
-        // number of ours).
-        if let Err(err) = conn.batch(&format!(
-            "BEGIN; SELECT pg_advisory_xact_lock({}, -1)",
-            self.write_key
-        )) {
+        if let Err(err) = conn.batch(begin) {
             conn.ended();
             let _ = conn.batch("ROLLBACK");
             return Err(e(err));

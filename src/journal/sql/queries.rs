@@ -893,6 +893,29 @@ pub(in crate::journal) fn update_attempt_from(
     if next.cancel_requested_at != held.cancel_requested_at {
         sets.push(("cancel_requested_at", cancel_requested_at.to_arg()));
     }
+    // A lease released with the change it ends (one UPDATE, not two).
+    if next.lease != held.lease {
+        let lease = next.lease.as_ref();
+        let or_null = |v: Option<Arg<'static>>| v.unwrap_or(Arg::Null);
+        sets.push((
+            "lease_owner_pid",
+            or_null(lease.map(|l| Arg::Int(l.pid.into()))),
+        ));
+        sets.push((
+            "lease_owner_host",
+            lease.map_or(Arg::Null, |l| Arg::Text(l.host.as_str().into())),
+        ));
+        sets.push((
+            "lease_expires_at",
+            or_null(lease.map(|l| Arg::Int(ms(l.expires_at)))),
+        ));
+        sets.push((
+            "lease_owner_id",
+            lease
+                .and_then(|l| l.owner.as_deref())
+                .map_or(Arg::Null, |o| Arg::Text(o.into())),
+        ));
+    }
     sets.push(("updated_at", updated_at.to_arg()));
     // One string, not one per column: this runs for every change a group commit journals.
     let mut sql = String::with_capacity(64 + 24 * sets.len());
@@ -1008,6 +1031,32 @@ pub(in crate::journal) fn artifact_head(
             })
         },
     )
+}
+
+/// Sets an attempt's lease and stamps it with a send's start and request timeout, in one
+/// statement (a claim right before a first send).
+pub(in crate::journal) fn set_lease_and_stamp_send(
+    conn: &Tx,
+    id: AttemptId,
+    lease: &Lease,
+    at: chrono::DateTime<chrono::Utc>,
+    timeout: std::time::Duration,
+) -> DbResult<()> {
+    conn.exec(
+        "UPDATE attempts SET lease_owner_pid = ?2, lease_owner_host = ?3, lease_expires_at = ?4,
+             lease_owner_id = ?5, send_started_at = ?6, send_timeout_ms = ?7
+         WHERE id = ?1",
+        args![
+            id.0,
+            lease.pid,
+            lease.host.as_str(),
+            ms(lease.expires_at),
+            lease.owner.as_deref(),
+            ms(at),
+            i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX),
+        ],
+    )?;
+    Ok(())
 }
 
 /// Sets or clears an attempt's lease.
@@ -2202,21 +2251,6 @@ pub(in crate::journal) fn set_reply_state(
 // ---------------------------------------------------------------------------------------------
 // The in-flight horizon of a send (schema 4)
 // ---------------------------------------------------------------------------------------------
-
-/// Stamps an attempt with the start of a send and the request timeout it is made with.
-pub(in crate::journal) fn stamp_send(
-    conn: &Tx,
-    id: AttemptId,
-    at: DateTime<Utc>,
-    timeout: std::time::Duration,
-) -> DbResult<()> {
-    let timeout_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
-    conn.exec(
-        "UPDATE attempts SET send_started_at = ?2, send_timeout_ms = ?3 WHERE id = ?1",
-        args![id.0, ms(at), timeout_ms],
-    )?;
-    Ok(())
-}
 
 /// Returns when an attempt's last send started and the request timeout it was made with.
 pub(in crate::journal) fn send_stamp(

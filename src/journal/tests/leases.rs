@@ -236,3 +236,58 @@ fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_lea
         "another's lease is left alone"
     );
 }
+
+/// Holds a write transaction open on a journal of its own, on a thread, until `go` says; the
+/// transaction is scoped to `attempts`, or the whole journal's when `None`.
+fn holding<'s>(
+    s: &'s std::thread::Scope<'s, '_>,
+    fresh: &'s Fresh,
+    attempts: Option<Vec<AttemptId>>,
+) -> std::sync::mpsc::Sender<()> {
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    s.spawn(move || {
+        let j = fresh.open();
+        let hold = |_: &Tx| {
+            held_tx.send(()).unwrap();
+            go_rx.recv().unwrap();
+            Ok(())
+        };
+        match attempts {
+            Some(ids) => j.write_attempts(&ids, "hold the attempts", hold),
+            None => j.write("hold the journal", hold),
+        }
+        .unwrap();
+    });
+    held_rx.recv().unwrap();
+    go_tx
+}
+
+/// On PostgreSQL, writes confined to attempts (claims, answers, observations) run side by side
+/// unless they share an attempt; any other write still has the journal to itself.
+#[test]
+fn postgres_writes_of_other_attempts_go_on_while_one_attempt_is_written() {
+    let fresh = Fresh::new(Kind::Postgres);
+    let setup = fresh.open();
+    let (a, b) = (created(&setup, "w/a"), created(&setup, "w/b"));
+    let other = fresh.open_with(Duration::from_millis(300)).unwrap();
+    let busy = |r: Result<Claim, JournalError>| matches!(r, Err(JournalError::Busy { .. }));
+    std::thread::scope(|s| {
+        let go = holding(s, &fresh, Some(vec![a.id]));
+        assert!(claimed(&other, b.id), "another attempt waited");
+        other.release(b.id).unwrap();
+        assert!(busy(other.claim(a.id, T)), "the same attempt went on");
+        let intent = other.create_intents(&[intent("w/c", "x", "http://127.0.0.1:9/")]);
+        assert!(
+            matches!(intent, Err(JournalError::Busy { .. })),
+            "{intent:?}"
+        );
+        go.send(()).unwrap();
+    });
+    std::thread::scope(|s| {
+        let go = holding(s, &fresh, None);
+        assert!(busy(other.claim(b.id, T)), "an attempt write went on");
+        go.send(()).unwrap();
+    });
+    assert!(claimed(&other, a.id));
+}
