@@ -3,10 +3,11 @@
 //! The journal is synchronous and is called from inside tokio tasks of a current-thread runtime,
 //! where the blocking `postgres` crate panics ("Cannot start a runtime from within a runtime").
 //! So tokio-postgres's `Connection` future (the socket) runs on a thread of its own with its own
-//! current-thread runtime, and each call waits on the `Client`'s future with
-//! `futures_executor::block_on`: the client only exchanges messages with that thread over
-//! channels, so its futures need no reactor on the calling thread. Each wait is bounded by the
-//! request timeout (a timer on the connection's runtime); past it the connection is abandoned.
+//! current-thread runtime, and each call polls the `Client`'s future on the calling thread,
+//! parking it in between ([`block_on_within`]): the client only exchanges messages with that
+//! thread over channels, so its futures need no reactor on the calling thread. Each wait is
+//! bounded by the request timeout (the park's own timeout: no timer to arm and cancel on the
+//! connection's thread per statement); past it the connection is abandoned.
 //!
 //! Statements are prepared once per distinct text (a cache per connection). The shared queries
 //! use SQLite's `?N` placeholders, rewritten to `$N` here (outside string literals, quoted
@@ -70,12 +71,39 @@ impl fmt::Display for SetupError {
 
 impl StdError for SetupError {}
 
+/// Polls `fut` to completion on this thread, parked while it waits (its waker unparks the
+/// thread); `None` when `timeout` passed first.
+fn block_on_within<F: Future>(fut: F, timeout: Duration) -> Option<F::Output> {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+        fn wake_by_ref(self: &std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if let std::task::Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
+            return Some(out);
+        }
+        // A wake-up that came early or for nothing only means one more poll.
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        std::thread::park_timeout(left);
+    }
+}
+
 /// One open connection.
 pub(in crate::journal) struct PgConn {
     /// `None` only while dropping.
     client: Option<Client>,
-    /// The connection thread's runtime: runs the request timers.
-    runtime: tokio::runtime::Handle,
     thread: Option<JoinHandle<()>>,
     statements: RefCell<HashMap<String, Statement>>,
     timeout: Duration,
@@ -110,8 +138,7 @@ impl PgConn {
                 runtime.block_on(async move {
                     match config.connect(tls).await {
                         Ok((client, connection)) => {
-                            let handle = tokio::runtime::Handle::current();
-                            if tx.send(Ok((client, handle))).is_ok()
+                            if tx.send(Ok(client)).is_ok()
                                 && let Err(e) = connection.await
                             {
                                 tracing::debug!("journal connection closed: {e}");
@@ -124,14 +151,13 @@ impl PgConn {
                 });
             })
             .map_err(|e| backend(SetupError(format!("cannot start a thread: {e}"))))?;
-        let (client, runtime) = rx.recv().map_err(|_| {
+        let client = rx.recv().map_err(|_| {
             backend(SetupError(
                 "the connection thread ended before connecting".to_owned(),
             ))
         })??;
         Ok(Self {
             client: Some(client),
-            runtime,
             thread: Some(thread),
             statements: RefCell::new(HashMap::new()),
             timeout,
@@ -153,22 +179,8 @@ impl PgConn {
             return Err(backend(ClientTimeout(self.timeout)));
         }
         let timeout = self.timeout;
-        let timer = self
-            .runtime
-            .spawn(async move { tokio::time::sleep(timeout).await });
-        let abort = timer.abort_handle();
-        let fut = std::pin::pin!(fut);
-        let out = futures_executor::block_on(async {
-            match futures_util::future::select(fut, timer).await {
-                futures_util::future::Either::Left((out, _)) => Some(out),
-                // The timer fired.
-                futures_util::future::Either::Right((Ok(()), _)) => None,
-                // The runtime is gone (the connection closed): the request fails by itself.
-                futures_util::future::Either::Right((Err(_), fut)) => Some(fut.await),
-            }
-        });
-        abort.abort();
-        match out {
+        // A closed connection fails the request by itself (its channel closes).
+        match block_on_within(fut, timeout) {
             Some(Ok(v)) => Ok(v),
             Some(Err(e)) => {
                 if self.in_transaction.get() {

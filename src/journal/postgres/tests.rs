@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::conn::PgConn;
+use super::conn::{ClientTimeout, PgConn};
 use super::url::PgUrl;
 use super::{PgStore, locks};
 use crate::journal::JournalError;
@@ -624,4 +624,25 @@ fn postgres_prepares_every_dialect_statement() {
         })
         .collect();
     assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}
+
+/// Whether `e` is the client giving up on the server ([`ClientTimeout`]).
+fn is_client_timeout(e: &crate::journal::sql::DbError) -> bool {
+    matches!(e, crate::journal::sql::DbError::Backend(b) if b.downcast_ref::<ClientTimeout>().is_some())
+}
+
+#[test]
+fn postgres_a_request_past_the_client_timeout_abandons_the_connection() {
+    let url = parse(&pg_url());
+    let wait = Duration::from_millis(300);
+    let conn = PgConn::connect(&url, wait).unwrap();
+    assert_eq!(one(&conn, "SELECT 1", &[]).unwrap(), ["Int(1)"]);
+    // No statement_timeout on this bare connection: only the client's own wait ends it.
+    let started = std::time::Instant::now();
+    let err = conn.batch("SELECT pg_sleep(3)").unwrap_err();
+    assert!(is_client_timeout(&err), "{err:?}");
+    assert!(started.elapsed() >= wait);
+    // Its state unknown, the connection sends nothing more.
+    let err = one(&conn, "SELECT 1", &[]).unwrap_err();
+    assert!(is_client_timeout(&err), "{err:?}");
 }
