@@ -69,8 +69,7 @@ impl Journal {
         change: Change,
     ) -> Result<(Applied, Option<i64>, Attempt), JournalError> {
         let id = held.id;
-        let row_changed = change.next != *held;
-        if !row_changed && change.artifacts.is_empty() && !change.force_event {
+        if !change.writes(held) {
             return Ok((Applied::Unchanged, None, held.clone()));
         }
         let mut next = change.next;
@@ -207,4 +206,11 @@ pub(super) struct Change {
     pub(super) detail: Value,
     /// Force an event even if no column changes (failures).
     pub(super) force_event: bool,
+}
+
+impl Change {
+    /// Whether applying it to `held` writes anything (the row, an artifact or an event).
+    pub(super) fn writes(&self, held: &Attempt) -> bool {
+        self.next != *held || !self.artifacts.is_empty() || self.force_event
+    }
 }

@@ -8,15 +8,14 @@
 //! ends up with is the same (`claim` + `set_endpoint`, then `apply_task` / `record_refusal` /
 //! … + `release`).
 
-use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::change::Change;
 use super::sql::{DbError, Tx};
 use super::{
-    Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError, JournaledEndpoint, Lease,
-    Source, Wanted, is_mine, my_lease, queries, view_artifact_ids,
+    Applied, Artifact, Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError,
+    JournaledEndpoint, Lease, Source, Wanted, is_mine, my_lease, queries, view_artifact_ids,
 };
 use crate::a2a::TaskView;
 
@@ -159,6 +158,39 @@ impl Journal {
         })
     }
 
+    /// What journaling one send's outcome changes (nothing for [`SendOutcome::Release`]).
+    fn send_change(
+        tx: &Tx,
+        e: &impl Fn(DbError) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        limits: super::SizeLimits,
+        held: &Attempt,
+        artifacts: &[Artifact],
+        outcome: &SendOutcome,
+    ) -> Result<Option<Change>, JournalError> {
+        match outcome {
+            SendOutcome::Task(view, source) => {
+                let change = Self::task_change(held, artifacts, view, *source)?;
+                Self::limit_change(tx, e, now, limits, held, change, &mut false)
+            }
+            SendOutcome::DirectReply {
+                message_json,
+                context_id,
+            } => Self::direct_reply_change(held, message_json, context_id.as_deref()),
+            SendOutcome::Refused(summary) => Self::refusal_change(held, summary),
+            SendOutcome::Uncertain(reason) => Self::settle_change(
+                held,
+                super::Observation::Unprovable,
+                |next| next.error = Some(reason.clone()),
+                serde_json::json!({"reason": reason}),
+            ),
+            SendOutcome::Failed(kind, summary) => {
+                Ok(Some(Self::failure_change(held, *kind, summary)))
+            }
+            SendOutcome::Release => Ok(None),
+        }
+    }
+
     fn release_in(
         tx: &Tx,
         e: &impl Fn(DbError) -> JournalError,
@@ -194,63 +226,29 @@ impl Journal {
             let mut out = Vec::with_capacity(records.len());
             for record in records {
                 let id = record.attempt;
-                // The lease ends in the same UPDATE as a change that writes the row anyway.
-                let released = Cell::new(false);
-                let releasing = |held: &Attempt, change: Option<Change>| {
-                    change.map(|mut c| {
-                        let writes = c.next != *held || !c.artifacts.is_empty() || c.force_event;
-                        if writes && is_mine(held.lease.as_ref()) {
-                            c.next.lease = None;
-                            released.set(true);
-                        }
-                        c
-                    })
-                };
+                // The lease ends in the UPDATE of a change that writes the row anyway.
+                let mut released = false;
                 let applied = match &record.outcome {
-                    SendOutcome::Task(view, source) => {
-                        let ids = view_artifact_ids(view);
+                    SendOutcome::Release => Ok((Applied::Unchanged, None)),
+                    outcome => {
+                        let ids = match outcome {
+                            SendOutcome::Task(view, _) => view_artifact_ids(view),
+                            _ => Vec::new(),
+                        };
                         Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
-                            let change = Self::task_change(held, arts, view, *source)?;
-                            let limited =
-                                Self::limit_change(tx, &e, now, limits, held, change, &mut false)?;
-                            Ok(releasing(held, limited))
+                            let change =
+                                Self::send_change(tx, &e, now, limits, held, arts, outcome)?;
+                            Ok(change.map(|mut change| {
+                                if change.writes(held) && is_mine(held.lease.as_ref()) {
+                                    change.next.lease = None;
+                                    released = true;
+                                }
+                                change
+                            }))
                         })
                     }
-                    SendOutcome::DirectReply {
-                        message_json,
-                        context_id,
-                    } => Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                        let change =
-                            Self::direct_reply_change(held, message_json, context_id.as_deref())?;
-                        Ok(releasing(held, change))
-                    }),
-                    SendOutcome::Refused(summary) => {
-                        Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                            Ok(releasing(held, Self::refusal_change(held, summary)?))
-                        })
-                    }
-                    SendOutcome::Uncertain(reason) => {
-                        Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                            let change = Self::settle_change(
-                                held,
-                                super::Observation::Unprovable,
-                                |next| next.error = Some(reason.clone()),
-                                serde_json::json!({"reason": reason}),
-                            )?;
-                            Ok(releasing(held, change))
-                        })
-                    }
-                    SendOutcome::Failed(kind, summary) => {
-                        Self::change_in(tx, &e, now, id, Wanted::Only(&[]), |held, _| {
-                            Ok(releasing(
-                                held,
-                                Some(Self::failure_change(held, *kind, summary)),
-                            ))
-                        })
-                    }
-                    SendOutcome::Release => Ok((super::Applied::Unchanged, None)),
                 };
-                if !released.get() {
+                if !released {
                     Self::release_in(tx, &e, id)?;
                 }
                 match applied {

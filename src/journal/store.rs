@@ -81,10 +81,7 @@ impl Store {
     ) -> Result<T, JournalError> {
         match self {
             Self::Sqlite(s) => s.transaction(action, f),
-            Self::Postgres(s) => {
-                let ids: Vec<i64> = attempts.iter().map(|a| a.0).collect();
-                s.attempts_transaction(&ids, action, |c, e| f(c, e))
-            }
+            Self::Postgres(s) => s.attempts_transaction(attempts, action, |c, e| f(c, e)),
         }
     }
 

@@ -31,8 +31,8 @@ use crate::journal::sql::{Db, DbError, DbResult};
 use conn::{ClientTimeout, PgConn, SetupError};
 use url::PgUrl;
 
-use super::JournalError;
 use super::migrate::LATEST;
+use super::{AttemptId, JournalError};
 
 /// The margin the client gives the server past `statement_timeout` before it gives up on a
 /// request (the server's own timeout answers first, with a clear error).
@@ -296,12 +296,12 @@ impl PgStore {
     /// and PostgreSQL flushes their commits together.
     pub(in crate::journal) fn attempts_transaction<T>(
         &self,
-        attempts: &[i64],
+        attempts: &[AttemptId],
         action: &'static str,
         f: impl FnOnce(&PgConn, &dyn Fn(DbError) -> JournalError) -> Result<(T, bool), JournalError>,
     ) -> Result<T, JournalError> {
         use std::fmt::Write as _;
-        let mut ids = attempts.to_vec();
+        let mut ids: Vec<i64> = attempts.iter().map(|a| a.0).collect();
         ids.sort_unstable();
         ids.dedup();
         let mut begin = format!(

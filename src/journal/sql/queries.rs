@@ -895,26 +895,11 @@ pub(in crate::journal) fn update_attempt_from(
     }
     // A lease released with the change it ends (one UPDATE, not two).
     if next.lease != held.lease {
-        let lease = next.lease.as_ref();
-        let or_null = |v: Option<Arg<'static>>| v.unwrap_or(Arg::Null);
-        sets.push((
-            "lease_owner_pid",
-            or_null(lease.map(|l| Arg::Int(l.pid.into()))),
-        ));
-        sets.push((
-            "lease_owner_host",
-            lease.map_or(Arg::Null, |l| Arg::Text(l.host.as_str().into())),
-        ));
-        sets.push((
-            "lease_expires_at",
-            or_null(lease.map(|l| Arg::Int(ms(l.expires_at)))),
-        ));
-        sets.push((
-            "lease_owner_id",
-            lease
-                .and_then(|l| l.owner.as_deref())
-                .map_or(Arg::Null, |o| Arg::Text(o.into())),
-        ));
+        sets.extend(
+            LEASE_COLUMNS
+                .into_iter()
+                .zip(lease_args(next.lease.as_ref())),
+        );
     }
     sets.push(("updated_at", updated_at.to_arg()));
     // One string, not one per column: this runs for every change a group commit journals.
@@ -1033,6 +1018,29 @@ pub(in crate::journal) fn artifact_head(
     )
 }
 
+/// The columns of an attempt's lease, in the order of [`lease_args`].
+const LEASE_COLUMNS: [&str; 4] = [
+    "lease_owner_pid",
+    "lease_owner_host",
+    "lease_expires_at",
+    "lease_owner_id",
+];
+
+/// The values of a lease's columns ([`LEASE_COLUMNS`]), all NULL for none.
+fn lease_args(lease: Option<&Lease>) -> [Arg<'_>; 4] {
+    let Some(l) = lease else {
+        return [Arg::Null, Arg::Null, Arg::Null, Arg::Null];
+    };
+    [
+        Arg::Int(l.pid.into()),
+        Arg::Text(l.host.as_str().into()),
+        Arg::Int(ms(l.expires_at)),
+        l.owner
+            .as_deref()
+            .map_or(Arg::Null, |o| Arg::Text(o.into())),
+    ]
+}
+
 /// Sets an attempt's lease and stamps it with a send's start and request timeout, in one
 /// statement (a claim right before a first send).
 pub(in crate::journal) fn set_lease_and_stamp_send(
@@ -1046,15 +1054,19 @@ pub(in crate::journal) fn set_lease_and_stamp_send(
         "UPDATE attempts SET lease_owner_pid = ?2, lease_owner_host = ?3, lease_expires_at = ?4,
              lease_owner_id = ?5, send_started_at = ?6, send_timeout_ms = ?7
          WHERE id = ?1",
-        args![
-            id.0,
-            lease.pid,
-            lease.host.as_str(),
-            ms(lease.expires_at),
-            lease.owner.as_deref(),
-            ms(at),
-            i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX),
-        ],
+        &{
+            let [pid, host, expires, owner] = lease_args(Some(lease));
+            let timeout_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
+            [
+                Arg::Int(id.0),
+                pid,
+                host,
+                expires,
+                owner,
+                Arg::Int(ms(at)),
+                Arg::Int(timeout_ms),
+            ]
+        },
     )?;
     Ok(())
 }
@@ -1069,13 +1081,10 @@ pub(in crate::journal) fn set_lease(
         "UPDATE attempts SET lease_owner_pid = ?2, lease_owner_host = ?3, lease_expires_at = ?4,
              lease_owner_id = ?5
          WHERE id = ?1",
-        args![
-            id.0,
-            lease.map(|l| l.pid),
-            lease.map(|l| l.host.as_str()),
-            lease.map(|l| ms(l.expires_at)),
-            lease.and_then(|l| l.owner.as_deref()),
-        ],
+        &{
+            let [pid, host, expires, owner] = lease_args(lease);
+            [Arg::Int(id.0), pid, host, expires, owner]
+        },
     )?;
     Ok(())
 }
