@@ -145,7 +145,11 @@ impl Journal {
         let mut next = held.clone();
         let artifacts = merge_snapshot_artifacts(held_artifacts, view.artifacts.as_deref());
         if held.state.is_terminal() {
-            if artifacts.is_empty() {
+            // Artifacts may still arrive after the end, but not from a snapshot taken before
+            // it: a read answered earlier and journaled later would put back an artifact as it
+            // was then (fewer chunks).
+            let stale = freshness == Freshness::Older && !view.state.is_terminal();
+            if artifacts.is_empty() || stale {
                 return Ok(None);
             }
         } else if freshness == Freshness::Older

@@ -783,6 +783,53 @@ fn appends_past_the_artifact_limit_are_refused_to_the_byte(
     }
 }
 
+/// A snapshot read before the task ended and journaled after its end (another process's
+/// read, committed later) changes nothing: before, its artifacts replaced the final ones, one
+/// chunk short (found by the crash soak).
+#[rstest]
+fn a_snapshot_older_than_the_end_does_not_put_back_older_artifacts(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let (j, a, _) = two_working(&Fresh::new(kind));
+    let snapshot = |state: &str, ts: &str, chunks: usize| {
+        let parts: Vec<String> = (1..=chunks)
+            .map(|i| format!(r#"{{"text":"chunk {i};"}}"#))
+            .collect();
+        view(&format!(
+            r#"{{"id":"t1","contextId":"ctx-1","status":{{"state":"{state}","timestamp":"{ts}"}},"artifacts":[{{"artifactId":"result","parts":[{}]}}]}}"#,
+            parts.join(",")
+        ))
+    };
+    let done = snapshot("TASK_STATE_COMPLETED", "2026-11-30T01:00:09Z", 5);
+    assert!(j.apply_task(a, &done, Source::GetTask).unwrap().changed());
+    let events = j.event_count().unwrap();
+    let earlier = snapshot("TASK_STATE_WORKING", "2026-11-30T01:00:08Z", 4);
+    assert_eq!(
+        j.apply_task(a, &earlier, Source::GetTask).unwrap(),
+        Applied::Unchanged
+    );
+    assert_eq!(
+        j.apply_tasks(&[(a, earlier)], Source::GetTask).unwrap(),
+        vec![Applied::Unchanged]
+    );
+    assert_eq!(j.event_count().unwrap(), events);
+    let held = j.artifacts(a).unwrap();
+    assert_eq!(held.len(), 1);
+    assert_eq!(
+        held[0].parts.as_array().unwrap().len(),
+        5,
+        "{}",
+        held[0].parts
+    );
+    // An artifact that arrives with (or after) the end is still taken.
+    let later = snapshot("TASK_STATE_COMPLETED", "2026-11-30T01:00:09Z", 6);
+    assert!(j.apply_task(a, &later, Source::GetTask).unwrap().changed());
+    assert_eq!(
+        j.artifacts(a).unwrap()[0].parts.as_array().unwrap().len(),
+        6
+    );
+}
+
 /// Artifacts each under `--max-artifact-size` but together over `--max-task-size`, in one
 /// snapshot: none of them is journaled, the state is, and the attempt carries `task-too-large`.
 #[rstest]
