@@ -202,6 +202,9 @@ pub enum Claim {
 #[derive(Clone)]
 pub struct PassCursor {
     window: queries::PassWindow,
+    /// How many delegation positions the next read covers at most (see
+    /// [`Journal::next_pass_rows`]).
+    span: i64,
     /// How many rows the walk had when it started.
     pub total: usize,
 }
@@ -211,6 +214,7 @@ impl std::fmt::Debug for PassCursor {
         f.debug_struct("PassCursor")
             .field("after", &self.window.after)
             .field("through", &self.window.through)
+            .field("span", &self.span)
             .field("total", &self.total)
             .finish_non_exhaustive()
     }

@@ -42,24 +42,54 @@ impl Journal {
             let total = queries::pass_count(c, &window)?;
             Ok(PassCursor {
                 window,
+                span: 0,
                 total: usize::try_from(total).unwrap_or(usize::MAX),
             })
         })
     }
 
-    /// Returns the next page of at most `limit` rows of a walk (empty at its end).
+    /// Returns the next page of at most `limit` rows of a walk: exactly `limit` unless the walk
+    /// has reached its end (empty there).
+    ///
+    /// Each read covers a bounded range of delegation positions, not the rest of the walk: a
+    /// store may join and sort every row of the range it is given before it returns the first
+    /// `limit` (PostgreSQL's generic plan does when the tables have no statistics yet, as right
+    /// after a batch of intents), and over the rest of the walk that makes a pass quadratic in
+    /// its rows. The range starts at twice `limit` positions, doubles while it holds too few rows
+    /// (finished steps in between) and follows the density of the last full page.
     pub fn next_pass_rows(
         &self,
         cursor: &mut PassCursor,
         limit: usize,
     ) -> Result<Vec<AttemptRow>, JournalError> {
-        let page = self.read("read the attempts to reconcile", |c| {
-            queries::pass_page(c, &cursor.window, i64::try_from(limit).unwrap_or(i64::MAX))
-        })?;
-        if let Some((seq, _)) = page.last() {
-            cursor.window.after = *seq;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX).max(1);
+        let mut rows = Vec::new();
+        let mut wanted = limit;
+        while wanted > 0 && cursor.window.after < cursor.window.through {
+            let from = cursor.window.after;
+            let span = cursor.span.max(limit.saturating_mul(2));
+            let mut window = cursor.window.clone();
+            window.through = from.max(0).saturating_add(span).min(window.through);
+            let page = self.read("read the attempts to reconcile", |c| {
+                queries::pass_page(c, &window, wanted)
+            })?;
+            let got = i64::try_from(page.len()).unwrap_or(i64::MAX);
+            match page.last() {
+                Some(&(seq, _)) if got == wanted => {
+                    cursor.window.after = seq;
+                    // Positions per row on this page, times twice a page.
+                    let covered = seq.max(0).saturating_sub(from.max(0));
+                    cursor.span = covered.saturating_mul(2).saturating_mul(limit) / got;
+                }
+                _ => {
+                    cursor.window.after = window.through;
+                    cursor.span = span.saturating_mul(2);
+                }
+            }
+            wanted -= got;
+            rows.extend(page.into_iter().map(|(_, row)| row));
         }
-        Ok(page.into_iter().map(|(_, row)| row).collect())
+        Ok(rows)
     }
 
     /// Records that a step failed for good at this attempt, and why (a `failed-for-good`

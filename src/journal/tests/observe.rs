@@ -657,6 +657,47 @@ fn a_pass_walks_its_rows_a_page_at_a_time(#[values(Kind::Sqlite, Kind::Postgres)
 }
 
 #[rstest]
+fn a_walk_over_a_sparse_journal_returns_full_pages_in_order(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let fresh = Fresh::new(kind);
+    let j = fresh.open();
+    // 90 steps: a dense run of 12 unfinished ones, then one unfinished in every 9, then 5
+    // unfinished at the end; the rest completed (not pass rows).
+    for i in 0..90 {
+        let a = created(&j, &format!("w{}/s{i}", i / 10));
+        if (12..85).contains(&i) && i % 9 != 0 {
+            let done = task_json(
+                &format!("t{i}"),
+                "TASK_STATE_COMPLETED",
+                "2026-11-30T01:00:00Z",
+            );
+            j.apply_task(a.id, &view(&done), Source::Send).unwrap();
+        }
+    }
+    let ids = |rows: Vec<AttemptRow>| rows.into_iter().map(|r| r.attempt.id).collect::<Vec<_>>();
+    let all = ids(j.pass_rows(&[]).unwrap());
+    assert_eq!(all.len(), 12 + 8 + 5);
+    for limit in [1, 3, 7, 256] {
+        let mut cursor = j.pass_cursor(&[], &[]).unwrap();
+        assert_eq!(cursor.total, all.len());
+        let mut pages = Vec::new();
+        loop {
+            let page = ids(j.next_pass_rows(&mut cursor, limit).unwrap());
+            if page.is_empty() {
+                break;
+            }
+            pages.push(page);
+        }
+        // A short page says the walk is over: only the last may be one.
+        let (last, full) = pages.split_last().unwrap();
+        assert!(full.iter().all(|p| p.len() == limit), "limit {limit}");
+        assert!(!last.is_empty() && last.len() <= limit);
+        assert_eq!(pages.concat(), all, "limit {limit}");
+    }
+}
+
+#[rstest]
 fn unfinished_attempts_are_the_latest_unresolved_ones(
     #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
 ) {
