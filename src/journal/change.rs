@@ -68,13 +68,26 @@ impl Journal {
         held: &Attempt,
         change: Change,
     ) -> Result<(Applied, Option<i64>, Attempt), JournalError> {
+        Self::apply_change_stamped(tx, e, now, held, change, None)
+    }
+
+    /// [`Journal::apply_change`], stamping the row with the start of a send in the same
+    /// UPDATE.
+    pub(super) fn apply_change_stamped(
+        tx: &Tx,
+        e: &impl Fn(DbError) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        held: &Attempt,
+        change: Change,
+        send: Option<queries::SendStamp>,
+    ) -> Result<(Applied, Option<i64>, Attempt), JournalError> {
         let id = held.id;
         if !change.writes(held) {
             return Ok((Applied::Unchanged, None, held.clone()));
         }
         let mut next = change.next;
         next.updated_at = now;
-        queries::update_attempt_from(tx, held, &next).map_err(e)?;
+        queries::update_attempt_from(tx, held, &next, send).map_err(e)?;
         for artifact in &change.artifacts {
             queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
         }

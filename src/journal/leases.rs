@@ -46,7 +46,10 @@ impl Journal {
                 return Ok(Claim::HeldBy(lease));
             }
             match send_timeout {
-                Some(timeout) => queries::set_lease_and_stamp_send(tx, id, &me, now, timeout),
+                Some(timeout) => {
+                    let send = queries::SendStamp { at: now, timeout };
+                    queries::set_lease_and_stamp_send(tx, id, &me, send)
+                }
                 None => queries::set_lease(tx, id, Some(&me)),
             }
             .map_err(&e)?;

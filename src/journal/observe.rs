@@ -380,7 +380,7 @@ impl Journal {
             let mut next = held.clone();
             next.error = Some(reason.clone());
             next.updated_at = now;
-            queries::update_attempt_from(tx, &held, &next).map_err(e)?;
+            queries::update_attempt_from(tx, &held, &next, None).map_err(e)?;
             let event = Self::insert_over_limit_event(tx, e, now, &held, &reason)?;
             return Ok((
                 Applied::Changed {
@@ -395,7 +395,7 @@ impl Journal {
         }
         let mut next = held.clone();
         next.updated_at = now;
-        queries::update_attempt_from(tx, &held, &next).map_err(e)?;
+        queries::update_attempt_from(tx, &held, &next, None).map_err(e)?;
         let event = queries::insert_event(
             tx,
             &NewEvent {

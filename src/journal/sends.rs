@@ -100,21 +100,25 @@ impl Journal {
                     out.push(BatchClaim::Settled(held));
                     continue;
                 }
-                let fresh = held.interface_url.is_none() && endpoint.is_some();
-                if fresh {
-                    queries::set_lease_and_stamp_send(tx, *id, &me, now, send_timeout)
-                } else {
-                    queries::set_lease(tx, *id, Some(&me))
-                }
-                .map_err(&e)?;
+                // An endpoint journaled now (none yet) is of a send about to start.
                 let change = endpoint
                     .as_ref()
                     .and_then(|endpoint| Self::endpoint_change(&held, endpoint));
-                let mut after = match change {
-                    Some(change) => Self::apply_change(tx, &e, now, &held, change)?.2,
-                    None => held,
+                let fresh = change.is_some();
+                let after = if let Some(mut change) = change {
+                    // The endpoint, the lease and the send's stamp in one UPDATE.
+                    change.next.lease = Some(me.clone());
+                    let send = queries::SendStamp {
+                        at: now,
+                        timeout: send_timeout,
+                    };
+                    Self::apply_change_stamped(tx, &e, now, &held, change, Some(send))?.2
+                } else {
+                    queries::set_lease(tx, *id, Some(&me)).map_err(&e)?;
+                    let mut after = held;
+                    after.lease = Some(me.clone());
+                    after
                 };
-                after.lease = Some(me.clone());
                 out.push(BatchClaim::Claimed(after, fresh));
             }
             Ok(out)

@@ -827,13 +827,31 @@ pub(in crate::journal) fn update_attempt(conn: &Tx, a: &Attempt) -> DbResult<()>
     Ok(())
 }
 
+/// The start of a send and its request timeout, stamped on an attempt as it is claimed to be
+/// sent (its in-flight horizon).
+#[derive(Debug, Clone, Copy)]
+pub(in crate::journal) struct SendStamp {
+    /// When the send starts.
+    pub(in crate::journal) at: chrono::DateTime<chrono::Utc>,
+    /// The request timeout of the send.
+    pub(in crate::journal) timeout: std::time::Duration,
+}
+
+impl SendStamp {
+    fn args(self) -> [Arg<'static>; 2] {
+        let timeout_ms = i64::try_from(self.timeout.as_millis()).unwrap_or(i64::MAX);
+        [Arg::Int(ms(self.at)), Arg::Int(timeout_ms)]
+    }
+}
+
 /// Writes the mutable columns of an attempt that differ between `held` and `next`, and
-/// `updated_at`: an index whose columns are not set is not touched, and a large unchanged
-/// column (the last task's raw JSON) is not copied again.
+/// `updated_at` (and `send`'s stamp, if any): an index whose columns are not set is not
+/// touched, and a large unchanged column (the last task's raw JSON) is not copied again.
 pub(in crate::journal) fn update_attempt_from(
     conn: &Tx,
     held: &Attempt,
     next: &Attempt,
+    send: Option<SendStamp>,
 ) -> DbResult<()> {
     use super::ToArg;
     let pending_question = to_json(next.pending_question.as_ref());
@@ -900,6 +918,10 @@ pub(in crate::journal) fn update_attempt_from(
                 .into_iter()
                 .zip(lease_args(next.lease.as_ref())),
         );
+    }
+    if let Some(send) = send {
+        let [at, timeout] = send.args();
+        sets.extend([("send_started_at", at), ("send_timeout_ms", timeout)]);
     }
     sets.push(("updated_at", updated_at.to_arg()));
     // One string, not one per column: this runs for every change a group commit journals.
@@ -1047,8 +1069,7 @@ pub(in crate::journal) fn set_lease_and_stamp_send(
     conn: &Tx,
     id: AttemptId,
     lease: &Lease,
-    at: chrono::DateTime<chrono::Utc>,
-    timeout: std::time::Duration,
+    send: SendStamp,
 ) -> DbResult<()> {
     conn.exec(
         "UPDATE attempts SET lease_owner_pid = ?2, lease_owner_host = ?3, lease_expires_at = ?4,
@@ -1056,16 +1077,8 @@ pub(in crate::journal) fn set_lease_and_stamp_send(
          WHERE id = ?1",
         &{
             let [pid, host, expires, owner] = lease_args(Some(lease));
-            let timeout_ms = i64::try_from(timeout.as_millis()).unwrap_or(i64::MAX);
-            [
-                Arg::Int(id.0),
-                pid,
-                host,
-                expires,
-                owner,
-                Arg::Int(ms(at)),
-                Arg::Int(timeout_ms),
-            ]
+            let [at, timeout] = send.args();
+            [Arg::Int(id.0), pid, host, expires, owner, at, timeout]
         },
     )?;
     Ok(())
