@@ -619,18 +619,11 @@ impl<'a> Pass<'a> {
     }
 
     /// [`Pass::standing`] for a row whose attempt was read after its last change (a send's
-    /// answer as journaled): only whether it failed for good is read again.
-    fn standing_as_read(
-        &self,
-        row: &AttemptRow,
-        action: &'static str,
-        detail: Value,
-    ) -> anyhow::Result<Action> {
-        let row = AttemptRow {
-            failed_for_good: self.journal.failed_for_good(row.attempt.id)?,
-            ..row.clone()
-        };
-        Ok(Self::standing_of(&row, action, detail))
+    /// answer as journaled): nothing is read again. Whether the step failed for good is as
+    /// the page read it, under the workflow's lock: only a pass holding that lock marks a step
+    /// failed for good, and this one does not while it sends.
+    fn standing_as_read(row: &AttemptRow, action: &'static str, detail: Value) -> Action {
+        Self::standing_of(row, action, detail)
     }
 
     /// The action of [`Pass::standing`], from a row as it now stands.
@@ -706,9 +699,14 @@ impl<'a> Pass<'a> {
                     Err(a) => return Ok(vec![Self::credential_action(row, &a)]),
                 };
                 let sender = self.sender();
-                let sent =
-                    Box::pin(sender.deliver(row.attempt.id, &out, SendKind::LookFirst, &step))
-                        .await?;
+                // The step's record, read for the message, holds the attempt: which way to
+                // send it is decided from that copy, and the send reads it again under its lease.
+                let current = match rec.attempts.iter().find(|a| a.id == row.attempt.id) {
+                    Some(a) => a.clone(),
+                    None => self.journal.attempt(row.attempt.id)?,
+                };
+                let sent = Box::pin(sender.deliver_read(current, &out, SendKind::LookFirst, &step))
+                    .await?;
                 Ok(vec![self.sent_action(row, "send", &sent)?])
             }
             Triage::Uncertain => Ok(vec![self.standing(
@@ -922,17 +920,17 @@ impl<'a> Pass<'a> {
             ..row.clone()
         };
         Ok(match sent {
-            Sent::Task(a) => self.standing_as_read(
+            Sent::Task(a) => Self::standing_as_read(
                 &row,
                 what,
                 json!({"taskId": a.task_id, "contextId": a.context_id, "messageId": a.message_id}),
-            )?,
+            ),
             Sent::Found(a) => self.standing(
                 &row,
                 "look",
                 json!({"found": true, "taskId": a.task_id, "messageId": a.message_id}),
             )?,
-            Sent::Replied(_) => self.standing_as_read(&row, what, json!({"reply": "direct"}))?,
+            Sent::Replied(_) => Self::standing_as_read(&row, what, json!({"reply": "direct"})),
             Sent::Refused(_, e) => self.standing(&row, what, json!({"error": e.summary()}))?,
             Sent::Uncertain(_, reason) => self.standing(&row, "look", json!({"reason": reason}))?,
             Sent::InFlight(a, until) => Self::action(

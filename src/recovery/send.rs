@@ -414,10 +414,23 @@ impl Sender<'_> {
         kind: SendKind,
         step: &str,
     ) -> anyhow::Result<Sent> {
+        let current = self.journal.attempt(id)?;
+        Box::pin(self.deliver_read(current, out, kind, step)).await
+    }
+
+    /// [`Sender::deliver`] of an attempt the caller has just read from the journal (`current`,
+    /// a hint: whatever decides is read again under the attempt's lease).
+    pub async fn deliver_read(
+        &self,
+        current: Attempt,
+        out: &Outgoing,
+        kind: SendKind,
+        step: &str,
+    ) -> anyhow::Result<Sent> {
+        let id = current.id;
         // A never-sent attempt goes the batch's way, as a batch of one: lease, re-read,
         // endpoint and send stamp in ONE transaction, the answer and the lease's release in
         // another (two durable commits instead of five).
-        let current = self.journal.attempt(id)?;
         if current.state == AttemptState::Intent
             && lookup::never_sent(&current)
             && self.card_in_journal(&current)?
