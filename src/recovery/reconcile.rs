@@ -619,9 +619,10 @@ impl<'a> Pass<'a> {
     }
 
     /// [`Pass::standing`] for a row whose attempt was read after its last change (a send's
-    /// answer as journaled): nothing is read again. Whether the step failed for good is as
-    /// the page read it, under the workflow's lock: only a pass holding that lock marks a step
-    /// failed for good, and this one does not while it sends.
+    /// answer as journaled): nothing is read again. Whether the attempt failed for good is as
+    /// the page read it: a pass marks that only under the workflow's lock (this pass holds
+    /// it), and `follow` or `reply` only on an attempt with a task (this one had none until the
+    /// answer just journaled).
     fn standing_as_read(row: &AttemptRow, action: &'static str, detail: Value) -> Action {
         Self::standing_of(row, action, detail)
     }
