@@ -20,56 +20,30 @@ pub(super) const AGENT_REUSE: Duration = Duration::from_secs(1);
 /// round trip each. An agent not found is not kept, so a row inserted later (an intent's bare
 /// row) needs no clearing.
 #[derive(Default)]
-pub(super) struct AgentRows {
-    rows: Mutex<HashMap<String, (Instant, Agent)>>,
-    /// Agents this process journaled as accepting client context ids, and when: an answer
-    /// within [`AGENT_REUSE`] of that needs no write of its own.
-    accepting: Mutex<HashMap<String, Instant>>,
-}
+pub(super) struct AgentRows(Mutex<HashMap<String, (Instant, Agent)>>);
 
 impl AgentRows {
     fn get(&self, card_url: &str) -> Option<Agent> {
-        let rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        let rows = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         rows.get(card_url)
             .filter(|(at, _)| at.elapsed() < AGENT_REUSE)
             .map(|(_, a)| a.clone())
     }
 
-    /// Returns the `accepts_context_id` of a copy still fresh, or `true` if this process
-    /// journaled it lately (`None`: neither, or the agent has not answered yet).
+    /// Returns the `accepts_context_id` of a copy still fresh (`None`: no such copy, or the
+    /// agent has not answered yet).
     pub(super) fn accepts_context_id(&self, card_url: &str) -> Option<bool> {
-        let marked = self
-            .accepting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(card_url)
-            .is_some_and(|at| at.elapsed() < AGENT_REUSE);
-        if marked {
-            return Some(true);
-        }
         self.get(card_url).and_then(|a| a.accepts_context_id)
     }
 
-    /// Remembers that the agent's row now says it accepts client context ids (committed).
-    pub(super) fn mark_accepting(&self, card_url: &str) {
-        self.accepting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(card_url.to_owned(), Instant::now());
-    }
-
     fn put(&self, card_url: &str, agent: Agent) {
-        let mut rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut rows = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         rows.insert(card_url.to_owned(), (Instant::now(), agent));
     }
 
-    /// Drops every copy and mark: called by each write that may change an agent's row.
+    /// Drops every copy: called by each write that may change an agent's row.
     pub(super) fn clear(&self) {
-        self.rows
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
-        self.accepting
+        self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();

@@ -225,73 +225,63 @@ impl Journal {
         let limits = self.limits;
         let attempts: Vec<AttemptId> = records.iter().map(|r| r.attempt).collect();
         // Always committed: every record releases its lease.
-        let done =
-            self.write_attempts_if_changed(&attempts, "journal the answers", |tx, e, now| {
-                let mut accepting = BTreeSet::new();
-                let mut out = Vec::with_capacity(records.len());
-                for record in records {
-                    let id = record.attempt;
-                    // The lease ends in the UPDATE of a change that writes the row anyway.
-                    let mut released = false;
-                    let applied = match &record.outcome {
-                        SendOutcome::Release => Ok((Applied::Unchanged, None)),
-                        outcome => {
-                            let ids = match outcome {
-                                SendOutcome::Task(view, _) => view_artifact_ids(view),
-                                _ => Vec::new(),
-                            };
-                            Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
-                                let change =
-                                    Self::send_change(tx, &e, now, limits, held, arts, outcome)?;
-                                Ok(change.map(|mut change| {
-                                    if change.writes(held) && is_mine(held.lease.as_ref()) {
-                                        change.next.lease = None;
-                                        released = true;
-                                    }
-                                    change
-                                }))
-                            })
-                        }
-                    };
-                    if !released {
-                        Self::release_in(tx, &e, id)?;
+        self.write_attempts_if_changed(&attempts, "journal the answers", |tx, e, now| {
+            let mut accepting = BTreeSet::new();
+            let mut out = Vec::with_capacity(records.len());
+            for record in records {
+                let id = record.attempt;
+                // The lease ends in the UPDATE of a change that writes the row anyway.
+                let mut released = false;
+                let applied = match &record.outcome {
+                    SendOutcome::Release => Ok((Applied::Unchanged, None)),
+                    outcome => {
+                        let ids = match outcome {
+                            SendOutcome::Task(view, _) => view_artifact_ids(view),
+                            _ => Vec::new(),
+                        };
+                        Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
+                            let change =
+                                Self::send_change(tx, &e, now, limits, held, arts, outcome)?;
+                            Ok(change.map(|mut change| {
+                                if change.writes(held) && is_mine(held.lease.as_ref()) {
+                                    change.next.lease = None;
+                                    released = true;
+                                }
+                                change
+                            }))
+                        })
                     }
-                    match applied {
-                        Ok(_) => {
-                            if let Some(card) = &record.accepts_context_id {
-                                accepting.insert(card.as_str());
-                            }
-                            out.push(Ok(queries::attempt_by_id(tx, id)
-                                .map_err(&e)?
-                                .ok_or(JournalError::UnknownAttempt(id.0))?));
-                        }
-                        Err(
-                            err @ (JournalError::TaskMismatch { .. }
-                            | JournalError::Transition { .. }
-                            | JournalError::UnknownAttempt(_)),
-                        ) => out.push(Err(err)),
-                        Err(err) => return Err(err),
-                    }
+                };
+                if !released {
+                    Self::release_in(tx, &e, id)?;
                 }
-                let mut marked = Vec::new();
-                for card in accepting {
-                    // Nearly always journaled already: a statement spared per answer.
-                    if self.agent_rows.accepts_context_id(card) == Some(true) {
-                        continue;
+                match applied {
+                    Ok(_) => {
+                        if let Some(card) = &record.accepts_context_id {
+                            accepting.insert(card.as_str());
+                        }
+                        out.push(Ok(queries::attempt_by_id(tx, id)
+                            .map_err(&e)?
+                            .ok_or(JournalError::UnknownAttempt(id.0))?));
                     }
-                    if queries::set_accepts_context_id(tx, card, true, queries::ms(now))
-                        .map_err(&e)?
-                    {
-                        self.agent_rows.clear();
-                    }
-                    marked.push(card.to_owned());
+                    Err(
+                        err @ (JournalError::TaskMismatch { .. }
+                        | JournalError::Transition { .. }
+                        | JournalError::UnknownAttempt(_)),
+                    ) => out.push(Err(err)),
+                    Err(err) => return Err(err),
                 }
-                Ok(((out, marked), true))
-            });
-        let (out, marked) = done?;
-        for card in &marked {
-            self.agent_rows.mark_accepting(card);
-        }
-        Ok(out)
+            }
+            for card in accepting {
+                // Nearly always journaled already: a statement spared per answer.
+                if self.agent_rows.accepts_context_id(card) == Some(true) {
+                    continue;
+                }
+                if queries::set_accepts_context_id(tx, card, true, queries::ms(now)).map_err(&e)? {
+                    self.agent_rows.clear();
+                }
+            }
+            Ok((out, true))
+        })
     }
 }
