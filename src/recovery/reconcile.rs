@@ -618,15 +618,6 @@ impl<'a> Pass<'a> {
         Ok(Self::standing_of(&row, action, detail))
     }
 
-    /// [`Pass::standing`] for a row whose attempt was read after its last change (a send's
-    /// answer as journaled): nothing is read again. Whether the attempt failed for good is as
-    /// the page read it: a pass marks that only under the workflow's lock (this pass holds
-    /// it), and `follow` or `reply` only on an attempt with a task (this one had none until the
-    /// answer just journaled).
-    fn standing_as_read(row: &AttemptRow, action: &'static str, detail: Value) -> Action {
-        Self::standing_of(row, action, detail)
-    }
-
     /// The action of [`Pass::standing`], from a row as it now stands.
     fn standing_of(row: &AttemptRow, action: &'static str, detail: Value) -> Action {
         let mut a = Self::action(
@@ -920,8 +911,12 @@ impl<'a> Pass<'a> {
             attempt: attempt.clone(),
             ..row.clone()
         };
+        // A send's answer (`Task`, `Replied`) holds the attempt as journaled, and whether it
+        // failed for good is as the page read it: a pass marks that only under the workflow's
+        // lock (this pass holds it), and `follow` or `reply` only on an attempt with a task
+        // (this one had none until the answer just journaled). Nothing is read again.
         Ok(match sent {
-            Sent::Task(a) => Self::standing_as_read(
+            Sent::Task(a) => Self::standing_of(
                 &row,
                 what,
                 json!({"taskId": a.task_id, "contextId": a.context_id, "messageId": a.message_id}),
@@ -931,7 +926,7 @@ impl<'a> Pass<'a> {
                 "look",
                 json!({"found": true, "taskId": a.task_id, "messageId": a.message_id}),
             )?,
-            Sent::Replied(_) => Self::standing_as_read(&row, what, json!({"reply": "direct"})),
+            Sent::Replied(_) => Self::standing_of(&row, what, json!({"reply": "direct"})),
             Sent::Refused(_, e) => self.standing(&row, what, json!({"error": e.summary()}))?,
             Sent::Uncertain(_, reason) => self.standing(&row, "look", json!({"reason": reason}))?,
             Sent::InFlight(a, until) => Self::action(
