@@ -37,8 +37,9 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = env::MAX_RESPONSE_SIZE, value_name = "BYTES",
           default_value_t = 16 * 1024 * 1024)]
     pub max_response_size: u64,
-    /// Largest one artifact may grow to in the journal, its appended chunks together, in bytes;
-    /// past it the attempt needs a human (exit 4) and is never re-delegated.
+    /// Largest one artifact may grow to in the journal, its appended chunks, name, description
+    /// and metadata together, in bytes; past it the attempt needs a human (exit 4) and is never
+    /// re-delegated.
     #[arg(long, global = true, env = env::MAX_ARTIFACT_SIZE, value_name = "BYTES",
           default_value_t = 64 * 1024 * 1024)]
     pub max_artifact_size: u64,

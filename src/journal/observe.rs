@@ -438,7 +438,7 @@ impl Journal {
                 return Ok(true);
             }
             let seen = view.artifacts.as_deref().unwrap_or_default();
-            let sizes: Vec<u64> = seen.iter().map(|a| json_len(&a.parts)).collect();
+            let sizes: Vec<u64> = seen.iter().map(view_len).collect();
             let others: u64 = queries::artifact_sizes(c, id)?
                 .into_iter()
                 .filter(|(held, _)| !seen.iter().any(|a| a.artifact_id == *held))
@@ -478,11 +478,7 @@ impl Journal {
         let reason = match queries::failed_for_good(tx, held.id).map_err(e)? {
             Some(reason) if is_over_limit(&reason) => Some((reason, false)),
             _ => {
-                let sizes: Vec<u64> = change
-                    .artifacts
-                    .iter()
-                    .map(|a| json_len(&a.parts))
-                    .collect();
+                let sizes: Vec<u64> = change.artifacts.iter().map(artifact_len).collect();
                 let others: u64 = queries::artifact_sizes(tx, held.id)
                     .map_err(e)?
                     .into_iter()
@@ -567,6 +563,31 @@ fn task_too_large(size: u64, limit: u64) -> String {
     )
 }
 
+/// Returns the bytes an artifact takes in the journal, as the size limits count them: its
+/// parts' JSON and its head (id, name, description, metadata JSON). An agent cannot get past
+/// `--max-artifact-size` by putting the bulk in a name or in metadata.
+pub(super) fn artifact_len(a: &Artifact) -> u64 {
+    let (name, description) = (a.name.as_deref(), a.description.as_deref());
+    json_len(&a.parts) + head_len(&a.artifact_id, name, description, a.metadata.as_ref())
+}
+
+/// [`artifact_len`] of an artifact as an agent sent it.
+fn view_len(a: &ArtifactView) -> u64 {
+    let (name, description) = (a.name.as_deref(), a.description.as_deref());
+    json_len(&a.parts) + head_len(&a.artifact_id, name, description, a.metadata.as_ref())
+}
+
+/// Returns the bytes of an artifact's head: all of it but its parts.
+fn head_len(
+    id: &str,
+    name: Option<&str>,
+    description: Option<&str>,
+    metadata: Option<&Value>,
+) -> u64 {
+    let text = |t: Option<&str>| t.map_or(0, str::len) as u64;
+    id.len() as u64 + text(name) + text(description) + metadata.map_or(0, json_len)
+}
+
 /// Returns the bytes of `v` as compact JSON (what the journal stores), without building it.
 pub(super) fn json_len(v: &Value) -> u64 {
     struct Count(u64);
@@ -613,7 +634,7 @@ struct Slot {
     held: Held,
     /// Whether it must be written.
     dirty: bool,
-    /// The bytes of its parts' JSON as it stands (0: not held).
+    /// The bytes it takes as it stands, parts and head ([`artifact_len`]; 0: not held).
     size: u64,
 }
 
@@ -635,7 +656,7 @@ enum Held {
 /// What an attempt's artifacts weigh, as they stand in a batch.
 #[derive(Debug, Clone, Copy)]
 struct Budget {
-    /// Bytes of all its artifacts' parts.
+    /// Bytes of all its artifacts ([`artifact_len`]).
     total: u64,
     /// Whether it went past a size limit (nothing of its artifacts is kept any more).
     over: bool,
@@ -727,24 +748,42 @@ impl ArtifactCache {
     ) -> Option<String> {
         let s = &self.slots[slot];
         let (id, before) = (s.attempt, s.size);
-        // The held artifact an append adds to: whether it ends, whether its parts are an array.
+        // The held artifact an append adds to, and whether its parts are an array.
         let appended_to = match &s.held {
-            Held::Tail { head, .. } => Some((head.last_chunk, true)),
-            Held::Whole(Some(old)) => Some((old.last_chunk, old.parts.is_array())),
+            Held::Tail { head, .. } => Some((head, true)),
+            Held::Whole(Some(old)) => Some((old, old.parts.is_array())),
             Held::Whole(None) => None,
         };
+        let v = &u.artifact;
         let after = match appended_to {
-            Some((last_chunk, is_array)) if u.append => {
-                if last_chunk {
+            Some((old, is_array)) if u.append => {
+                if old.last_chunk {
                     return None;
                 }
-                let added = u.artifact.parts.as_array().map_or(&[][..], Vec::as_slice);
-                let base = if is_array { before } else { 2 };
+                let old_head = head_len(
+                    &old.artifact_id,
+                    old.name.as_deref(),
+                    old.description.as_deref(),
+                    old.metadata.as_ref(),
+                );
+                // The head as `merge_head` leaves it.
+                let new_head = head_len(
+                    &old.artifact_id,
+                    v.name.as_deref().or(old.name.as_deref()),
+                    v.description.as_deref().or(old.description.as_deref()),
+                    v.metadata.as_ref().or(old.metadata.as_ref()),
+                );
+                let added = v.parts.as_array().map_or(&[][..], Vec::as_slice);
+                let parts = if is_array {
+                    before.saturating_sub(old_head)
+                } else {
+                    2
+                };
                 // `[]` holds no part: the first one added needs no comma.
-                base + added.iter().map(|p| json_len(p) + 1).sum::<u64>()
-                    - u64::from(base == 2 && !added.is_empty())
+                new_head + parts + added.iter().map(|p| json_len(p) + 1).sum::<u64>()
+                    - u64::from(parts == 2 && !added.is_empty())
             }
-            _ => json_len(&u.artifact.parts),
+            _ => view_len(v),
         };
         let budget = &mut self.budgets.iter_mut().find(|(a, _)| *a == id)?.1;
         let total = budget.total - before.min(budget.total) + after;

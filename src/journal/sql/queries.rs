@@ -1136,13 +1136,17 @@ pub(in crate::journal) fn artifacts_of(conn: &Tx, attempt: AttemptId) -> DbResul
     Ok(all)
 }
 
-/// The bytes of an artifact's parts' JSON (`ar`), its chunks joined in: each chunk adds its
-/// array but for the brackets, plus a comma. Read from record headers: no part is loaded.
+/// The bytes an artifact (`ar`) takes: its parts' JSON, its chunks joined in (each chunk adds
+/// its array but for the brackets, plus a comma), and its head (id, name, description,
+/// metadata), as `observe::artifact_len` counts them. Read from record headers: no part is
+/// loaded.
 const ARTIFACT_SIZE: &str = "octet_length(ar.parts_json)
      + COALESCE((SELECT SUM(octet_length(c.parts_json) - 1) FROM artifact_chunks c
-                 WHERE c.attempt_id = ar.attempt_id AND c.artifact_id = ar.artifact_id), 0)";
+                 WHERE c.attempt_id = ar.attempt_id AND c.artifact_id = ar.artifact_id), 0)
+     + octet_length(ar.artifact_id) + COALESCE(octet_length(ar.name), 0)
+     + COALESCE(octet_length(ar.description), 0) + COALESCE(octet_length(ar.metadata_json), 0)";
 
-/// Returns the size in bytes of each artifact of an attempt (its parts' JSON, chunks joined):
+/// Returns the size in bytes of each artifact of an attempt (parts, chunks joined, and head):
 /// no artifact is loaded.
 pub(in crate::journal) fn artifact_sizes(
     conn: &Tx,

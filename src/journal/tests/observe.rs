@@ -753,7 +753,8 @@ fn appends_past_the_artifact_limit_are_refused_to_the_byte(
         .iter()
         .map(|t| serde_json::json!({"text": t}))
         .collect();
-    let limit = serde_json::Value::Array(parts).to_string().len() as u64;
+    // An artifact's size is its parts' JSON and its head: here only its id, `a1`.
+    let limit = serde_json::Value::Array(parts).to_string().len() as u64 + 2;
     let limits = SizeLimits {
         artifact: limit,
         task: SizeLimits::DEFAULT_TASK,
@@ -898,6 +899,98 @@ fn a_snapshot_past_the_task_limit_keeps_its_state_not_its_artifacts(
         Applied::Unchanged
     );
     assert!(j.over_size_limits(a, &done).unwrap());
+}
+
+/// The size limits count an artifact's head (id, name, description, metadata) with its parts:
+/// an agent that puts the bulk in names or metadata is held to them as one that puts it in the
+/// parts (found by a review: 30 MB journaled under a 1 MiB `--max-task-size`).
+#[rstest]
+fn the_size_limits_count_names_and_metadata_too(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let limits = SizeLimits {
+        artifact: 1024,
+        task: 3000,
+    };
+    let bulk = "m".repeat(900);
+    let update = |id: &str, append: bool, extra: serde_json::Value| {
+        let mut artifact = serde_json::json!({"artifactId": id, "parts": [{"text": "x"}]});
+        if let (Some(a), Some(x)) = (artifact.as_object_mut(), extra.as_object()) {
+            a.extend(x.clone());
+        }
+        ArtifactUpdate::from_value(&serde_json::json!({
+            "taskId": "t1", "append": append, "lastChunk": false, "artifact": artifact
+        }))
+        .unwrap()
+    };
+    // Streamed: new artifacts of one tiny part each, a 900-byte name each: the fourth would
+    // take the task past 3,000 bytes.
+    let (j, a, _) = two_working(&Fresh::new(kind));
+    let j = j.with_size_limits(limits);
+    let obs: Vec<StreamObservation> = (0..5)
+        .map(|i| StreamObservation::Artifact {
+            attempt: a,
+            update: update(&format!("n{i}"), false, serde_json::json!({"name": bulk})),
+        })
+        .collect();
+    let over: Vec<bool> = j
+        .apply_observations(&obs)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.unwrap().over_limit)
+        .collect();
+    assert_eq!(over, [false, false, false, true, false]);
+    assert_eq!(j.artifacts(a).unwrap().len(), 3);
+    let error = j.attempt(a).unwrap().error.unwrap_or_default();
+    assert!(error.starts_with(TASK_TOO_LARGE), "{error}");
+    // Streamed: an append whose metadata takes its artifact past 1,024 bytes.
+    let (j, a, _) = two_working(&Fresh::new(kind));
+    let j = j.with_size_limits(limits);
+    let first = StreamObservation::Artifact {
+        attempt: a,
+        update: update("m1", false, serde_json::json!({})),
+    };
+    let padded = StreamObservation::Artifact {
+        attempt: a,
+        update: update(
+            "m1",
+            true,
+            serde_json::json!({"metadata": {"pad": bulk, "more": bulk}}),
+        ),
+    };
+    assert!(
+        !j.apply_observations(&[first]).unwrap()[0]
+            .as_ref()
+            .unwrap()
+            .over_limit
+    );
+    assert!(
+        j.apply_observations(&[padded]).unwrap()[0]
+            .as_ref()
+            .unwrap()
+            .over_limit
+    );
+    let held = j.artifacts(a).unwrap();
+    assert_eq!((held.len(), held[0].metadata.as_ref()), (1, None));
+    let error = j.attempt(a).unwrap().error.unwrap_or_default();
+    assert!(error.starts_with(ARTIFACT_TOO_LARGE), "{error}");
+    // In a snapshot: one artifact whose description is past 1,024 bytes.
+    let (j, a, _) = two_working(&Fresh::new(kind));
+    let j = j.with_size_limits(limits);
+    let long = "d".repeat(1100);
+    let done = view(&format!(
+        r#"{{"id":"t1","contextId":"ctx-1","status":{{"state":"TASK_STATE_COMPLETED","timestamp":"2026-11-30T01:00:09Z"}},"artifacts":[{{"artifactId":"a1","description":"{long}","parts":[{{"text":"x"}}]}}]}}"#
+    ));
+    assert!(j.over_size_limits(a, &done).unwrap());
+    assert!(j.apply_task(a, &done, Source::GetTask).unwrap().changed());
+    assert!(j.artifacts(a).unwrap().is_empty());
+    let held = j.attempt(a).unwrap();
+    assert_eq!(held.state, AttemptState::Completed);
+    assert!(
+        held.error
+            .unwrap_or_default()
+            .starts_with(ARTIFACT_TOO_LARGE)
+    );
 }
 
 /// Bytes this process has written (`wchar` of `/proc/self/io`: every `write`/`pwrite`, the
