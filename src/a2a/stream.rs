@@ -109,10 +109,16 @@ impl EventStream {
                 return Some(self.binding.stream_response(&self.op, result));
             }
             if let Some(event) = self.decoder.next_event() {
-                self.heard = tokio::time::Instant::now();
+                let now = tokio::time::Instant::now();
                 // Bytes already read past this event started the next one.
-                self.event_began = self.decoder.is_mid_event().then_some(self.heard);
-                match self.convert(event) {
+                self.event_began = self.decoder.is_mid_event().then_some(now);
+                let item = self.convert(event);
+                // An event with no data is no sign of life, as a comment is not: a server that
+                // sends only those is silent and hits the idle timeout.
+                if item.is_some() {
+                    self.heard = now;
+                }
+                match item {
                     None => continue,
                     Some(Ok(event)) => {
                         // v0.3's `final: true` ends the stream, whatever the server does next.

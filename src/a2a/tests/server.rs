@@ -139,6 +139,16 @@ fn then_hang(first: Vec<u8>) -> Body {
     Body::from_stream(futures_util::StreamExt::chain(first, hang))
 }
 
+/// `first`, then `filler` every 100 ms, forever.
+fn then_drip(first: Vec<u8>, filler: &'static [u8]) -> Body {
+    let first = futures_util::stream::iter([Ok::<_, Infallible>(Bytes::from(first))]);
+    let drip = futures_util::stream::unfold((), move |()| async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        Some((Ok::<_, Infallible>(Bytes::from_static(filler)), ()))
+    });
+    Body::from_stream(futures_util::StreamExt::chain(first, drip))
+}
+
 fn sse(body: Body) -> Response {
     plain(StatusCode::OK, "text/event-stream; charset=utf-8", body)
 }
@@ -265,6 +275,13 @@ async fn answer(state: &State, uri: &Uri, headers: HeaderMap, body: &[u8]) -> Re
                 json!({"jsonrpc": "2.0", "id": id, "result": {"task": a_task("t-1")}})
             );
             sse(then_hang(event.into_bytes()))
+        }
+        ["sse", "empty-data"] => {
+            let event = format!(
+                "data: {}\n\n",
+                json!({"jsonrpc": "2.0", "id": id, "result": {"task": a_task("t-1")}})
+            );
+            sse(then_drip(event.into_bytes(), b"data: \n\n"))
         }
         ["sse", "cut"] => {
             let event = json!({"jsonrpc": "2.0", "id": id, "result": {"task": a_task("t-1")}});
@@ -796,6 +813,22 @@ async fn a_silent_stream_hits_the_idle_timeout() {
     assert!(matches!(err, A2aError::StreamIdle { .. }), "{err}");
     assert!(err.is_transient());
     assert!(stream.next().await.is_none());
+}
+
+/// Events with empty data every 100 ms carry nothing: the stream is as silent as one that
+/// sends only comments, and hits the idle timeout (before, each reset it: `follow` never ended).
+#[tokio::test]
+async fn a_stream_of_empty_events_hits_the_idle_timeout() {
+    let server = Server::start().await;
+    let c = client_with(Duration::from_secs(20), 16 * MIB, Duration::from_secs(1));
+    let mut stream = c
+        .subscribe(&server.endpoint("/sse/empty-data"), "t-1")
+        .await
+        .unwrap();
+    assert!(stream.next().await.unwrap().is_ok());
+    let next = tokio::time::timeout(Duration::from_secs(30), stream.next()).await;
+    let err = next.expect("cut by the idle timeout").unwrap().unwrap_err();
+    assert!(matches!(err, A2aError::StreamIdle { .. }), "{err}");
 }
 
 #[tokio::test]
