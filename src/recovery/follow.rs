@@ -107,6 +107,9 @@ pub struct FollowOptions {
     /// Seeds the jitter (each attempt gets its own generator derived from it); `None` draws a
     /// seed from the operating system.
     pub seed: Option<u64>,
+    /// The stream idle timeout: a stream that sends only events that cannot apply to the task
+    /// (another task's, unreadable ones) for longer is as good as silent, and is resubscribed.
+    pub idle: Duration,
 }
 
 impl Default for FollowOptions {
@@ -118,6 +121,7 @@ impl Default for FollowOptions {
             backoff_cap: BACKOFF_CAP,
             lease_ttl: MIN_LEASE_TTL,
             seed: None,
+            idle: Duration::from_mins(1),
         }
     }
 }
@@ -128,6 +132,7 @@ impl FollowOptions {
     pub fn for_idle_timeout(idle: Duration) -> Self {
         Self {
             lease_ttl: MIN_LEASE_TTL.max(idle.saturating_mul(3)),
+            idle,
             ..Self::default()
         }
     }
@@ -894,6 +899,8 @@ impl<R: Remote> Follower<'_, R> {
             Err(e) => return self.on_error(e).await,
         };
         let mut first = true;
+        // Since when every event has been one that cannot apply to this task.
+        let mut stray_since: Option<Instant> = None;
         loop {
             let item = {
                 let next = stream.next();
@@ -959,9 +966,9 @@ impl<R: Remote> Follower<'_, R> {
             };
             first = false;
             match self.read(&item, kind) {
-                Read::Queued { settle: false } => {}
-                Read::Queued { settle: true } => {
-                    if let Some(end) = self.settle().await? {
+                Read::Queued { settle } => {
+                    stray_since = None;
+                    if settle && let Some(end) = self.settle().await? {
                         return self.stop(end).await;
                     }
                 }
@@ -969,7 +976,9 @@ impl<R: Remote> Follower<'_, R> {
                     if let Some(end) = self.settle().await? {
                         return self.stop(end).await;
                     }
-                    self.ignore(&why)?;
+                    if let Some(round) = self.stray(&why, &mut stray_since)? {
+                        return Ok(round);
+                    }
                 }
             }
             if let Some(end) = self.renew_lease()? {
@@ -1196,6 +1205,37 @@ impl<R: Remote> Follower<'_, R> {
         };
         (self.observer)(self.target, &progress);
         end_for(self.state)
+    }
+
+    /// Skips an event of a subscription that cannot apply to this task: the first of a run
+    /// (`since`: when the run began) is journaled and logged; a flood of them writes no more,
+    /// and once the run is longer than the idle timeout the stream counts as silent
+    /// (`Some`: resubscribe).
+    fn stray(
+        &mut self,
+        why: &str,
+        since: &mut Option<Instant>,
+    ) -> Result<Option<Round>, JournalError> {
+        match *since {
+            None => {
+                *since = Some(Instant::now());
+                self.ignore(why)?;
+                Ok(None)
+            }
+            Some(began) if began.elapsed() >= self.opts.idle => {
+                let cause = format!(
+                    "the stream sent only events that cannot apply to this task for {}",
+                    crate::a2a::error::fmt_duration(self.opts.idle)
+                );
+                self.last_error = Some(cause.clone());
+                Ok(Some(Round::Again {
+                    cause,
+                    poll: false,
+                    retry_after: None,
+                }))
+            }
+            Some(_) => Ok(None),
+        }
     }
 
     /// Skips an event that cannot apply to this task (logged and journaled as a read failure).
@@ -1779,6 +1819,40 @@ mod tests {
             .map(|e| e.kind)
             .collect();
         assert!(!kinds.iter().any(|k| k == "read-failed"), "{kinds:?}");
+    }
+
+    /// A stream that floods events for another task: the first of a run is journaled (one
+    /// `read-failed` event, not one per event), and once they have come for longer than the
+    /// idle timeout with nothing for this task, the stream counts as silent: resubscribed, and
+    /// the follow ends when its reconnects are spent (before, it ran and wrote forever).
+    #[tokio::test(start_paused = true)]
+    async fn a_flood_of_events_for_another_task_writes_once_and_ends() {
+        let s = setup();
+        let other = |t: u32| {
+            Ok(Item::Status(json!({"taskId": "other", "contextId": "c-1",
+                "status": {"state": "TASK_STATE_WORKING", "timestamp": ts(t % 60)}})))
+        };
+        let mut items = vec![snapshot("TASK_STATE_WORKING", 1, None)];
+        items.extend((0..500).map(other));
+        let fake = script(vec![stays_open(items)], vec![]);
+        let o = FollowOptions {
+            max_reconnects: 2,
+            idle: Duration::ZERO,
+            ..opts(3)
+        };
+        let (out, _) = run(&s, &fake, &o).await;
+        assert_eq!(out.end, FollowEnd::ReconnectsSpent);
+        assert_eq!(out.reconnects, 2);
+        let kinds: Vec<String> = s
+            .journal
+            .events_of_step(&StepName::parse("w/s").unwrap())
+            .unwrap()
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        let failed = kinds.iter().filter(|k| *k == "read-failed").count();
+        // One per subscription (three: the first and two reconnects), not one per event.
+        assert!(failed <= 3, "{failed} read-failed events: {kinds:?}");
     }
 
     #[tokio::test(start_paused = true)]
