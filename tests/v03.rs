@@ -258,6 +258,33 @@ async fn a_card_with_no_interface_we_speak_refuses_the_attempt() {
     .await;
 }
 
+/// A card URL that answers 404 is a card we cannot read, like an HTML page: `INTENT` and
+/// exit 3 until the card patience has passed, then `REFUSED` and listed for a human. (Before,
+/// it exited 4 at once and on every pass with nothing in `inspect --pending`.)
+#[tokio::test]
+async fn a_card_that_answers_404_waits_for_its_patience_then_is_listed() {
+    guard(async {
+        let env = TestEnv::new();
+        let server = CardServer::start(|_: &str| "{}".to_owned()).await;
+        let gone = format!("{}missing/", server.url);
+        let out = run(&env, &["delegate", "w/m", "--agent", &gone, "go"]).await;
+        assert_eq!(code(&out), 3, "{}", stderr(&out));
+        assert!(stderr(&out).contains("404"), "{}", stderr(&out));
+        let out = run(&env, &["reconcile"]).await;
+        assert_eq!(code(&out), 3, "within the default hour: {}", stderr(&out));
+        let rows = crate::common::in_runtime::attempts(&env, "w/m").await;
+        assert_eq!(rows[0]["state"], "INTENT", "{}", rows[0]);
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let out = run(&env, &["reconcile", "--card-patience", "10ms"]).await;
+        assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+        let rows = crate::common::in_runtime::attempts(&env, "w/m").await;
+        assert_eq!(rows[0]["state"], "REFUSED", "{}", rows[0]);
+        let out = run(&env, &["inspect", "--pending"]).await;
+        assert!(stdout(&out).contains("w/m"), "{}", stdout(&out));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn an_unreadable_card_waits_for_its_patience_then_needs_a_human() {
     guard(async {

@@ -57,7 +57,7 @@ use crate::output::BrokenPipe;
 use crate::recovery::decide;
 use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
-use crate::recovery::send::{Outgoing, SendKind, Sender, Sent, Stage};
+use crate::recovery::send::{Outgoing, SendKind, Sender, Sent, Stage, card_failure_code};
 use crate::sanitize::inert;
 
 /// Delegates a step to an agent: the intent is journaled first, then sent.
@@ -786,10 +786,7 @@ impl Delegation<'_> {
                 // An unusable card is the agent answering garbage this pass: nothing was sent
                 // and the attempt stays INTENT, so "run again later" (exit 3), as `reconcile`
                 // says of the same card. (Only `agents add` exits 1 on an invalid card.)
-                let code = match error.exit_code() {
-                    exit::FAILURE => exit::WORK_REMAINS,
-                    code => code,
-                };
+                let code = card_failure_code(&error);
                 self.report(error);
                 let line = format!(
                     "{step} stays INTENT: the agent card could not be read; nothing was sent. {}",

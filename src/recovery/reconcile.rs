@@ -60,7 +60,7 @@ use crate::recovery::decide::{self, Settlement, Triage};
 use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
-use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent};
+use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent, Stage, card_failure_code};
 use crate::recovery::{follow, lookup, registry, send, verify};
 use crate::sanitize::inert;
 
@@ -958,7 +958,11 @@ impl<'a> Pass<'a> {
                 stage.as_str(),
                 format!("{}-failed", stage.as_str()),
                 json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
-                failure_code(error),
+                if *stage == Stage::Card {
+                    card_failure_code(error)
+                } else {
+                    failure_code(error)
+                },
             ),
             Sent::Busy(a, lease) => Self::action(
                 &row,

@@ -88,6 +88,17 @@ pub enum Stage {
     Send,
 }
 
+/// The exit code of a card that failed a never-sent attempt ([`Sent::Failed`] at
+/// [`Stage::Card`]): the attempt stays `INTENT`, so "run again later" (3), whatever the card's
+/// error (the card patience turns it `REFUSED` instead); only a bad URL or credential is a
+/// usage error (2).
+pub fn card_failure_code(error: &A2aError) -> u8 {
+    match error.exit_code() {
+        crate::exit::USAGE => crate::exit::USAGE,
+        _ => crate::exit::WORK_REMAINS,
+    }
+}
+
 impl Stage {
     /// Returns its name in action records.
     pub const fn as_str(self) -> &'static str {
@@ -636,19 +647,19 @@ impl Sender<'_> {
     }
 
     /// Journals a card that failed a never-sent attempt: a readable card with no interface we
-    /// speak refuses it (`REFUSED`); one we cannot read leaves it `INTENT` until it has failed
-    /// for longer than the card patience (from the first card failure journaled), then it is
-    /// `REFUSED` too: a human must look at the agent. Nothing was sent either way.
+    /// speak refuses it (`REFUSED`); one we reached but cannot read (an error status, not
+    /// JSON, not a card, too large) leaves it `INTENT` until it has failed for longer than the
+    /// card patience (from the first card failure journaled), then it is `REFUSED` too: a
+    /// human must look at the agent. One we cannot reach (refused, timed out, 429, 502–504) is
+    /// an agent unreachable this pass: `INTENT`, tried again by each pass. Nothing was sent
+    /// either way.
     fn card_failed(&self, attempt: &Attempt, error: A2aError) -> anyhow::Result<Sent> {
         let summary = error.summary();
         if matches!(error, A2aError::NoJsonRpcInterface { .. }) {
             self.journal.record_refusal(attempt.id, &summary)?;
             return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
         }
-        let unreadable = matches!(
-            error,
-            A2aError::InvalidCard { .. } | A2aError::Decode { .. }
-        );
+        let unreadable = !error.is_transient() && error.class() != ErrorClass::NotSent;
         let since = self.journal.first_failure(attempt.id, FailureKind::Card)?;
         let now = self.clock.now();
         if unreadable
