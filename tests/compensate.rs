@@ -337,6 +337,8 @@ fn a_crash_after_the_compensation_send_sends_exactly_one_compensation_message() 
         latest(&env, "trip-9/flight")["workflowState"],
         "COMPENSATING"
     );
+    reconcile_names_the_compensation_in_flight(&env, "trip-9");
+    assert_eq!(compensation_messages(&hotels.stats()), sent);
     // The hotel agent undoes the booking on that message.
     books.cancel(&hotel);
 
@@ -358,6 +360,22 @@ fn a_crash_after_the_compensation_send_sends_exactly_one_compensation_message() 
         latest(&env, "trip-9/flight")["workflowState"],
         "COMPENSATED"
     );
+    let out = env.run(["reconcile"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}
+
+/// A pass over a workflow whose compensation is in flight sends nothing for it, says so with
+/// the `compensate` command that finishes it, exits 3 and lists it in its summary's
+/// `compensating` (before, it said "nothing to do" and exited 0).
+fn reconcile_names_the_compensation_in_flight(env: &TestEnv, workflow: &str) {
+    let out = env.run(["reconcile"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let command = format!("run `a2a-recover compensate {workflow}`");
+    assert!(stdout(&out).contains(&command), "{}", stdout(&out));
+    let out = env.run(["--format", "json", "reconcile", workflow]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let listed = format!(r#""compensating":["{workflow}"]"#);
+    assert!(stdout(&out).contains(&listed), "{}", stdout(&out));
 }
 
 #[test]

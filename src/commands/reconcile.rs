@@ -284,6 +284,30 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     finish(ctx, args, &journal, alerts, &summary, Some(&followed))
 }
 
+/// Adds the pass's `COMPENSATING` workflows (those it covers) to its summary: a compensation
+/// in flight is work that remains (exit 3), one that failed needs a human (exit 4), and only
+/// `compensate` moves either on.
+fn with_compensations(
+    args: &ReconcileArgs,
+    journal: &Journal,
+    summary: &Summary,
+) -> anyhow::Result<Summary> {
+    let mut summary = summary.clone();
+    for (workflow, failed) in journal.compensating_workflows()? {
+        if !args.workflows.is_empty() && !args.workflows.contains(&workflow) {
+            continue;
+        }
+        let code = if failed {
+            exit::NEEDS_HUMAN
+        } else {
+            exit::WORK_REMAINS
+        };
+        summary.code = exit::worst(summary.code, code);
+        summary.compensating.insert(workflow);
+    }
+    Ok(summary)
+}
+
 /// The warning about a workflow skipped because another pass holds its lock.
 fn held_line(workflow: &str, owner: &str) -> String {
     format!(
@@ -703,6 +727,7 @@ fn summary_record(
         "unvisited": summary.unvisited,
         "dryRun": args.dry_run,
         "compensate": summary.compensate,
+        "compensating": summary.compensating,
         "skippedAgents": summary.skipped.iter().map(|(agent, (reason, n))| {
             json!({"agent": agent, "reason": reason, "attempts": n})
         }).collect::<Vec<_>>(),
@@ -732,6 +757,7 @@ fn finish(
     summary: &Summary,
     followed: Option<&Followed>,
 ) -> anyhow::Result<u8> {
+    let summary = &with_compensations(args, journal, summary)?;
     let (code, new, old) = judge_alerts(args, journal, alerts, summary.code)?;
     if ctx.out.is_json() {
         ctx.out
@@ -766,6 +792,12 @@ fn finish(
              again.",
             inert(agent),
             inert(reason)
+        ))?;
+    }
+    for w in &summary.compensating {
+        ctx.out.line(&format!(
+            "workflow {w} is being compensated and its compensation has not ended; a pass \
+             sends nothing for it: run `a2a-recover compensate {w}` to finish it"
         ))?;
     }
     for w in &summary.compensate {

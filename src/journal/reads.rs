@@ -111,6 +111,15 @@ impl Journal {
         })
     }
 
+    /// Returns the workflows whose compensation has begun and not ended (`COMPENSATING`), in
+    /// creation order, each with whether a compensation of it failed.
+    pub fn compensating_workflows(&self) -> Result<Vec<(String, bool)>, JournalError> {
+        self.read(
+            "read the compensating workflows",
+            queries::compensating_workflows,
+        )
+    }
+
     /// Returns the names of every workflow not yet `COMPENSATED`, in creation order.
     pub fn open_workflow_names(&self) -> Result<Vec<String>, JournalError> {
         self.read("read the workflows", queries::open_workflow_names)

@@ -154,6 +154,9 @@ pub struct Summary {
     pub unvisited: usize,
     /// Workflows with a step failed for good (print the `compensate` command).
     pub compensate: BTreeSet<String>,
+    /// Workflows whose compensation has begun and not ended (`COMPENSATING`): a pass sends
+    /// nothing for them, `compensate` finishes them (exit 3; 4 when a compensation failed).
+    pub compensating: BTreeSet<String>,
     /// Agents whose remaining items were skipped (their circuit opened), by redacted interface
     /// URL: why, and how many items.
     pub skipped: BTreeMap<String, (String, u32)>,

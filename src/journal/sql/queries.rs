@@ -1856,6 +1856,18 @@ pub(in crate::journal) fn delete_unsent_attempt(conn: &Tx, id: AttemptId) -> DbR
     Ok(())
 }
 
+/// Returns every `COMPENSATING` workflow, in creation order, and whether one of its attempts'
+/// compensations failed (`compensation-failed`).
+pub(in crate::journal) fn compensating_workflows(conn: &Tx) -> DbResult<Vec<(String, bool)>> {
+    conn.rows(
+        "SELECT w.name, EXISTS (SELECT 1 FROM steps s JOIN attempts a ON a.step_id = s.id
+                                WHERE s.workflow_id = w.id AND a.effect = 'compensation-failed')
+         FROM workflows w WHERE w.state = 'COMPENSATING' ORDER BY w.id",
+        args![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
 /// Returns the names of every workflow not yet `COMPENSATED`, in creation order (the
 /// workflows a pass over all of them locks).
 pub(in crate::journal) fn open_workflow_names(conn: &Tx) -> DbResult<Vec<String>> {

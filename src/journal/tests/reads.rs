@@ -147,3 +147,34 @@ fn every_write_changes_the_data_version_another_connection_reads(
     j.inspect(&InspectFilter::default()).unwrap();
     assert_eq!(other.data_version().unwrap(), version, "a read");
 }
+
+/// The `COMPENSATING` workflows, in creation order, each with whether a compensation of it
+/// failed; `ACTIVE` and `COMPENSATED` ones are not listed.
+#[rstest]
+fn compensating_workflows_say_whether_a_compensation_failed(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let (_fresh, j) = Fresh::journal(kind);
+    for name in ["a/s", "b/s", "c/s", "d/s"] {
+        created(&j, name);
+    }
+    let failed = created(&j, "b/t");
+    assert!(j.compensating_workflows().unwrap().is_empty());
+    for (w, state) in [
+        ("a", WorkflowState::Compensating),
+        ("b", WorkflowState::Compensating),
+        ("c", WorkflowState::Compensated),
+    ] {
+        assert!(j.set_workflow_state(w, state).unwrap());
+    }
+    j.set_effect(
+        failed.id,
+        Some(EffectState::CompensationFailed),
+        &serde_json::json!({}),
+    )
+    .unwrap();
+    assert_eq!(
+        j.compensating_workflows().unwrap(),
+        [("a".to_owned(), false), ("b".to_owned(), true)]
+    );
+}
