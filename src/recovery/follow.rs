@@ -1852,7 +1852,7 @@ mod tests {
             .collect();
         let failed = kinds.iter().filter(|k| *k == "read-failed").count();
         // One per subscription (three: the first and two reconnects), not one per event.
-        assert!(failed <= 3, "{failed} read-failed events: {kinds:?}");
+        assert_eq!(failed, 3, "{kinds:?}");
     }
 
     #[tokio::test(start_paused = true)]
