@@ -71,7 +71,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l clo
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l command-timeout -d 'Timeout for compensation and verification commands' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l binding -d 'Forces the agent\'s binding (`jsonrpc` or `http-json`) instead of choosing from its card' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l protocol -d 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l card-patience -d 'How long an unreadable Agent Card is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l card-patience -d 'How long an Agent Card that cannot be read or reached is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -102,7 +102,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l al
 new\t'Only items no earlier `--alert new` pass reported'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l realert -d 'With `--alert new`: reports an old item again once it was reported this long ago' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l metrics-file -d 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l card-patience -d 'How long an unreadable Agent Card is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l card-patience -d 'How long an Agent Card that cannot be read or reached is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"

@@ -98,7 +98,8 @@ fn a_v2_journal_opens_with_the_current_binary() {
         [
             "events_by_attempt",
             "events_by_step",
-            "events_failed_for_good"
+            "events_failed_for_good",
+            "events_needing_human"
         ]
     );
     drop(conn);

@@ -312,3 +312,71 @@ async fn an_unreadable_card_waits_for_its_patience_then_needs_a_human() {
     })
     .await;
 }
+
+#[test]
+fn an_unreachable_card_needs_a_human_past_its_patience_and_is_sent_once_it_answers() {
+    let env = TestEnv::new();
+    let a = agent(v03());
+    let (url, port) = (a.url(), a.get().port());
+    drop(a);
+    let out = delegate(&env, "w/u", &url, "go", &[]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 3, "within the default hour: {}", stderr(&out));
+    std::thread::sleep(Duration::from_millis(30));
+
+    // Past the patience: a human must look (exit 4), but the attempt stays INTENT.
+    let out = reconcile(&env, &["--card-patience", "10ms", "--format", "json"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let records = json_lines(&out);
+    let action = records
+        .iter()
+        .find(|r| r["type"] == "action" && r["step"] == "u")
+        .unwrap();
+    assert_eq!(action["outcome"], "card-failed", "{action}");
+    assert_eq!(
+        action["detail"]["needsHuman"]["cause"], "card-unreachable",
+        "{action}"
+    );
+    assert_eq!(
+        action["remedy"]["command"], "a2a-recover reconcile w",
+        "{action}"
+    );
+    assert_eq!(the_attempt(&env, "w/u")["state"], "INTENT");
+    let out = env.run(["inspect", "--pending", "--format", "json"]);
+    let listed: Vec<Value> = json_lines(&out)
+        .into_iter()
+        .filter(|r| r["type"] == "attempt")
+        .collect();
+    assert_eq!(listed.len(), 1, "{}", stdout(&out));
+    assert!(
+        listed[0]["remedy"]["what"]
+            .as_str()
+            .unwrap()
+            .contains("unreachable"),
+        "{}",
+        listed[0]
+    );
+    let out = env.run(["status", "--check"]);
+    assert_eq!(code(&out), 4, "status counts it: {}", stdout(&out));
+    let out = delegate(&env, "w/u", &url, "go", &["--card-patience", "10ms"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("needs a human"), "{}", stdout(&out));
+
+    // The agent answers again on its port: the next pass sends it once, with no human.
+    let back = crate::common::agent::Background::start(move || async move {
+        a2a_recover::scripted_agent::ScriptedAgent::start(v03(), port)
+            .await
+            .expect("the agent back on its port")
+    });
+    let out = settle(&env, 200);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(the_attempt(&env, "w/u")["state"], "COMPLETED");
+    assert_eq!(back.stats().requests["SendMessage"], 1, "sent once");
+    let out = env.run(["inspect", "--pending", "--format", "json"]);
+    assert!(
+        !json_lines(&out).iter().any(|r| r["type"] == "attempt"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -50,8 +50,8 @@ use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    Attempt, AttemptState, Binding, InspectFilter, IntentOutcome, Journal, NewIntent, Step,
-    StepName, StepSpec, Target,
+    Attempt, AttemptState, Binding, InspectFilter, IntentOutcome, Journal, NeedsHuman, NewIntent,
+    Step, StepName, StepSpec, Target,
 };
 use crate::output::BrokenPipe;
 use crate::recovery::decide;
@@ -141,8 +141,8 @@ pub struct DelegateArgs {
     /// Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card.
     #[arg(long, value_name = "VERSION", conflicts_with = "plan")]
     pub protocol: Option<ProtocolVersion>,
-    /// How long an unreadable Agent Card is waited out (from the attempt's first card failure)
-    /// before the attempt needs a human.
+    /// How long an Agent Card that cannot be read or reached is waited out (from the attempt's
+    /// first card failure) before the attempt needs a human.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     pub card_patience: Duration,
 }
@@ -737,6 +737,11 @@ impl Delegation<'_> {
                 stage,
                 error,
             } => self.failed(&attempt, stage, error),
+            Sent::NeedsHuman {
+                attempt,
+                error,
+                why,
+            } => self.needs_human(&attempt, error, &why),
             Sent::Refused(attempt, error) => {
                 self.action(
                     &attempt,
@@ -774,6 +779,31 @@ impl Delegation<'_> {
                 self.finish("REPLIED", &line, exit::OK)
             }
         }
+    }
+
+    /// Reports a card unreachable for longer than the card patience: the attempt stays
+    /// `INTENT` (the first pass that reaches the agent sends it), and a human must look.
+    fn needs_human(
+        &mut self,
+        attempt: &Attempt,
+        error: A2aError,
+        why: &NeedsHuman,
+    ) -> anyhow::Result<u8> {
+        let step = self.step().to_string();
+        self.action(
+            attempt,
+            "card",
+            "error",
+            &json!({"error": error.summary(), "needsHuman": why.detail()}),
+        )?;
+        self.report(error);
+        let line = format!(
+            "{step} stays INTENT and needs a human: {}. Bring the agent back (the next \
+             `a2a-recover reconcile` sends it), or `a2a-recover resolve {step} --as \
+             done|abandoned --reason \"…\"`.",
+            inert(&why.reason)
+        );
+        self.finish("INTENT", &line, exit::NEEDS_HUMAN)
     }
 
     /// Reports a card fetch, look or send that failed: the attempt stays `INTENT`.

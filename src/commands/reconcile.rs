@@ -91,8 +91,8 @@ pub struct ReconcileArgs {
     /// Writes a Prometheus textfile (for node_exporter) here after the pass, atomically.
     #[arg(long, value_name = "PATH")]
     pub metrics_file: Option<std::path::PathBuf>,
-    /// How long an unreadable Agent Card is waited out (from the attempt's first card failure)
-    /// before the attempt needs a human.
+    /// How long an Agent Card that cannot be read or reached is waited out (from the attempt's
+    /// first card failure) before the attempt needs a human.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     pub card_patience: Duration,
 }

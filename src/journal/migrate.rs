@@ -48,6 +48,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(11, "0011_token_cmd"),
     migration!(12, "0012_lease_owner"),
     migration!(13, "0013_moved"),
+    migration!(14, "0014_needs_human"),
 ];
 
 /// The newest schema version this binary knows.

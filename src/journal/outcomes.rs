@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use super::change::Change;
 use super::queries;
 use super::{
-    Applied, Attempt, AttemptId, EffectState, FailureKind, Journal, JournalError, Observation,
-    Source, message_text,
+    Applied, Attempt, AttemptId, EffectState, FailureKind, Journal, JournalError, NeedsHuman,
+    Observation, Source, message_text,
 };
 
 impl Journal {
@@ -176,6 +176,25 @@ impl Journal {
     ) -> Result<(), JournalError> {
         self.change(id, "journal the failure", |held, _| {
             Ok(Some(Self::failure_change(held, kind, summary)))
+        })
+        .map(|_| ())
+    }
+
+    /// Records that a never-sent (`INTENT`) attempt needs a human although every pass tries it
+    /// again (its agent's card unreachable for longer than `--card-patience`): a `needs-human`
+    /// event, which `inspect --pending` reads while it is the attempt's latest, and the
+    /// attempt's `error`. Always writes (as [`Journal::record_failure`], which it stands for).
+    pub fn record_needs_human(&self, id: AttemptId, why: &NeedsHuman) -> Result<(), JournalError> {
+        self.change(id, "journal the failure", |held, _| {
+            let mut next = held.clone();
+            next.error = Some(why.reason.clone());
+            Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: "needs-human",
+                detail: why.detail(),
+                force_event: true,
+            }))
         })
         .map(|_| ())
     }

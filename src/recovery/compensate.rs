@@ -1510,6 +1510,14 @@ impl Pass<'_> {
                     error.summary()
                 ),
             ),
+            Sent::NeedsHuman { why, .. } => (
+                "compensate",
+                "card-failed".to_owned(),
+                format!(
+                    "{name}: the compensation was not sent: {}; a human must look at the agent.",
+                    inert(&why.reason)
+                ),
+            ),
             Sent::Busy(_, lease) => (
                 "compensate",
                 "busy".to_owned(),

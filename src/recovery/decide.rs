@@ -335,6 +335,7 @@ mod tests {
             artifact_count: 0,
             failed_for_good: None,
             allow_cross_origin: false,
+            needs_human: None,
         }
     }
 

@@ -89,7 +89,8 @@ pub struct PassConfig {
     pub lease_ttl: Duration,
     /// Timeout of effect verification commands (`--command-timeout`).
     pub command_timeout: Duration,
-    /// How long an unreadable Agent Card is waited out before an attempt needs a human.
+    /// How long an Agent Card that cannot be read or reached is waited out before an attempt
+    /// needs a human.
     pub card_patience: Duration,
 }
 
@@ -429,6 +430,7 @@ impl<'a> Pass<'a> {
             artifact_count: 0,
             failed_for_good: self.journal.failed_for_good(attempt.id)?,
             allow_cross_origin: rec.step.spec.allow_cross_origin,
+            needs_human: None,
             attempt,
         }))
     }
@@ -967,6 +969,27 @@ impl<'a> Pass<'a> {
                     failure_code(error)
                 },
             ),
+            Sent::NeedsHuman {
+                attempt,
+                error,
+                why,
+            } => {
+                let row = AttemptRow {
+                    needs_human: Some(why.clone()),
+                    ..row
+                };
+                let mut action = Self::action(
+                    &row,
+                    attempt.number,
+                    Stage::Card.as_str(),
+                    "card-failed",
+                    json!({"error": error.summary(), "hint": error.hint(),
+                           "state": attempt.state.as_str(), "needsHuman": why.detail()}),
+                    exit::NEEDS_HUMAN,
+                );
+                action.remedy = remedy_line(&row);
+                action
+            }
             Sent::Busy(a, lease) => Self::action(
                 &row,
                 a.number,
@@ -1249,6 +1272,7 @@ impl<'a> Pass<'a> {
             attempt: attempt.clone(),
             previous_task_id: row.attempt.task_id.clone(),
             failed_for_good: None,
+            needs_human: None,
             resolution: None,
             ..row.clone()
         };
@@ -1355,6 +1379,7 @@ fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
     } else if let Some(why) = row
         .failed_for_good
         .as_deref()
+        .or(row.needs_human.as_ref().map(|n| n.reason.as_str()))
         .or(row.attempt.error.as_deref())
     {
         what = format!("{what}: {}", inert(why));

@@ -63,6 +63,12 @@ impl Remedy {
             RemedyKind::Effect | RemedyKind::TooLarge => {
                 format!("a2a-recover resolve {s} --as done|abandoned --reason \"…\"")
             }
+            // Once the agent answers again, a pass sends it: nothing to decide but whether to
+            // wait.
+            RemedyKind::CardUnreachable if self.compensating => {
+                format!("a2a-recover compensate {}", s.workflow)
+            }
+            RemedyKind::CardUnreachable => format!("a2a-recover reconcile {}", s.workflow),
         }
     }
 
@@ -82,6 +88,10 @@ impl Remedy {
             RemedyKind::InterfaceGone => vec![format!(
                 "a2a-recover agents add NEW-AGENT-URL, then a2a-recover resolve {s} \
                  --as retry --reason \"…\""
+            )],
+            // The agent is gone for good, or the work was done another way.
+            RemedyKind::CardUnreachable => vec![format!(
+                "a2a-recover resolve {s} --as done|abandoned --reason \"…\""
             )],
             _ => Vec::new(),
         }
@@ -127,6 +137,10 @@ impl Remedy {
             RemedyKind::TooLarge => {
                 "its artifacts went past a size limit and are not all journaled (the work \
                  probably happened: fetch the result from the agent, then resolve)"
+            }
+            RemedyKind::CardUnreachable => {
+                "never sent: the agent's card has been unreachable for longer than \
+                 --card-patience (bring the agent back and the next pass sends it, or resolve)"
             }
         }
     }

@@ -41,7 +41,7 @@ use crate::clock::Clock;
 use crate::crash::{self, Point};
 use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError,
-    Lease, Reply, ReplyState, SendOutcome, SendRecord, Source,
+    Lease, NeedsHuman, Reply, ReplyState, SendOutcome, SendRecord, Source,
 };
 use crate::recovery::lookup::{self, LookHow, Sweeps};
 use crate::recovery::moved::{self, Rechosen};
@@ -90,8 +90,8 @@ pub enum Stage {
 
 /// The exit code of a card that failed a never-sent attempt ([`Sent::Failed`] at
 /// [`Stage::Card`]): the attempt stays `INTENT`, so "run again later" (3), whatever the card's
-/// error (the card patience turns it `REFUSED` instead); only a bad URL or credential is a
-/// usage error (2).
+/// error (past the card patience it is [`Sent::Refused`] or [`Sent::NeedsHuman`] instead);
+/// only a bad URL or credential is a usage error (2).
 pub fn card_failure_code(error: &A2aError) -> u8 {
     match error.exit_code() {
         crate::exit::USAGE => crate::exit::USAGE,
@@ -135,6 +135,17 @@ pub enum Sent {
         /// The error.
         error: A2aError,
     },
+    /// Not sent, and a human must look, although the attempt stays `INTENT` and every pass
+    /// tries it again: its agent's card has been unreachable for longer than the card
+    /// patience (the `needs-human` event journaled).
+    NeedsHuman {
+        /// The attempt.
+        attempt: Attempt,
+        /// The card's error this time.
+        error: A2aError,
+        /// Why, as journaled.
+        why: NeedsHuman,
+    },
     /// Another live process holds the attempt's lease; nothing was done.
     Busy(Attempt, Lease),
     /// Another process settled the attempt meanwhile; nothing was sent.
@@ -152,6 +163,7 @@ impl Sent {
             | Self::Uncertain(a, _)
             | Self::InFlight(a, _)
             | Self::Failed { attempt: a, .. }
+            | Self::NeedsHuman { attempt: a, .. }
             | Self::Busy(a, _)
             | Self::Settled(a) => a,
         }
@@ -247,8 +259,8 @@ pub struct Sender<'a> {
     pub lease_ttl: Duration,
     /// Looks by time shared by the intents of one reconcile page, if any.
     pub sweeps: Option<&'a Sweeps>,
-    /// How long an unreadable Agent Card is waited out, from the attempt's first card failure,
-    /// before the attempt needs a human (`--card-patience`).
+    /// How long an Agent Card that cannot be read or reached is waited out, from the attempt's
+    /// first card failure, before the attempt needs a human (`--card-patience`).
     pub card_patience: Duration,
 }
 
@@ -651,8 +663,9 @@ impl Sender<'_> {
     /// JSON, not a card, too large) leaves it `INTENT` until it has failed for longer than the
     /// card patience (from the first card failure journaled), then it is `REFUSED` too: a
     /// human must look at the agent. One we cannot reach (refused, timed out, 429, 502–504) is
-    /// an agent unreachable this pass: `INTENT`, tried again by each pass. Nothing was sent
-    /// either way.
+    /// an agent unreachable this pass: `INTENT`, tried again by each pass; past the card
+    /// patience it needs a human too ([`Sent::NeedsHuman`]), but stays `INTENT`, so that the
+    /// pass after the outage sends it without one. Nothing was sent either way.
     fn card_failed(&self, attempt: &Attempt, error: A2aError) -> anyhow::Result<Sent> {
         let summary = error.summary();
         if matches!(error, A2aError::NoJsonRpcInterface { .. }) {
@@ -660,16 +673,16 @@ impl Sender<'_> {
             return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
         }
         let unreadable = !error.is_transient() && error.class() != ErrorClass::NotSent;
+        let unreachable = !unreadable && card_failure_code(&error) != crate::exit::USAGE;
         let since = self.journal.first_failure(attempt.id, FailureKind::Card)?;
         let now = self.clock.now();
-        if unreadable
-            && let Some(since) = since
-            && now
-                .signed_duration_since(since)
+        let overdue = since.filter(|since| {
+            now.signed_duration_since(*since)
                 .to_std()
                 .unwrap_or_default()
                 > self.card_patience
-        {
+        });
+        if let Some(since) = overdue.filter(|_| unreadable) {
             let reason = format!(
                 "{summary}; the card has been unreadable since {} (longer than --card-patience \
                  {}), nothing was sent",
@@ -678,6 +691,23 @@ impl Sender<'_> {
             );
             self.journal.record_refusal(attempt.id, &reason)?;
             return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
+        }
+        if let Some(since) = overdue.filter(|_| unreachable) {
+            let why = NeedsHuman {
+                cause: NeedsHuman::CARD_UNREACHABLE.to_owned(),
+                reason: format!(
+                    "{summary}; the card has been unreachable since {} (longer than \
+                     --card-patience {}), nothing was sent; each pass tries it again",
+                    crate::clock::rfc3339(since),
+                    crate::a2a::error::fmt_duration(self.card_patience)
+                ),
+            };
+            self.journal.record_needs_human(attempt.id, &why)?;
+            return Ok(Sent::NeedsHuman {
+                attempt: self.journal.attempt(attempt.id)?,
+                error,
+                why,
+            });
         }
         self.journal
             .record_failure(attempt.id, FailureKind::Card, &summary)?;

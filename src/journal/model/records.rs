@@ -405,6 +405,40 @@ pub struct AttemptRow {
     pub failed_for_good: Option<String>,
     /// Whether its step lets the credential go to an interface on another origin.
     pub allow_cross_origin: bool,
+    /// Why it needs a human although it was never sent and every pass tries it again (its
+    /// latest event is a `needs-human` one, and it is still `INTENT`), if it does.
+    pub needs_human: Option<NeedsHuman>,
+}
+
+/// Why a never-sent (`INTENT`) attempt needs a human although every pass tries it again: the
+/// detail of a `needs-human` event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeedsHuman {
+    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`] (the only cause so far).
+    pub cause: String,
+    /// Why, in words (the error and since when).
+    pub reason: String,
+}
+
+impl NeedsHuman {
+    /// The agent's card has been unreachable for longer than `--card-patience`.
+    pub const CARD_UNREACHABLE: &'static str = "card-unreachable";
+
+    /// Reads it from a `needs-human` event's detail (`{"cause": …, "reason": …}`); a detail it
+    /// cannot read still needs a human, for the reason given as it is.
+    pub fn from_detail(json: &str) -> Self {
+        let detail: Value = serde_json::from_str(json).unwrap_or_default();
+        let text = |key: &str| detail.get(key).and_then(Value::as_str).map(str::to_owned);
+        Self {
+            cause: text("cause").unwrap_or_else(|| Self::CARD_UNREACHABLE.to_owned()),
+            reason: text("reason").unwrap_or_else(|| json.to_owned()),
+        }
+    }
+
+    /// Returns the event's detail.
+    pub fn detail(&self) -> Value {
+        serde_json::json!({"cause": self.cause, "reason": self.reason})
+    }
 }
 
 impl AttemptRow {
@@ -429,6 +463,9 @@ impl AttemptRow {
             .is_some_and(is_interface_gone)
         {
             return Some(RemedyKind::InterfaceGone);
+        }
+        if a.state == AttemptState::Intent && self.needs_human.is_some() {
+            return Some(RemedyKind::CardUnreachable);
         }
         let failed_for_good = matches!(a.state, AttemptState::Failed | AttemptState::Rejected)
             && (matches!(self.binding, Binding::Agent(_)) || a.number >= self.max_attempts)
@@ -474,6 +511,9 @@ pub enum RemedyKind {
     /// The interface the attempt was sent to left its agent's card, and the card offers no
     /// interface a2a-recover speaks: the task may still run, but nothing can read it.
     InterfaceGone,
+    /// Never sent: the agent's card has been unreachable for longer than `--card-patience`
+    /// (every pass still tries it again, and sends it once the agent answers).
+    CardUnreachable,
 }
 
 /// The error (and `failed-for-good` reason) of an attempt an artifact took past

@@ -18,8 +18,8 @@ use super::{Arg, DbError, DbResult, Dialect, Row, Tx, args};
 use crate::a2a::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
 use crate::journal::model::{
     Agent, AgentCard, AgentId, AgentProfile, Artifact, Attempt, AttemptId, AttemptRow,
-    AttemptState, Binding, EffectState, Event, InspectFilter, Lease, NewReply, Reply, ReplyId,
-    ReplyState, Resolution, Step, StepId, StepName, StepSpec, Target, WorkflowState,
+    AttemptState, Binding, EffectState, Event, InspectFilter, Lease, NeedsHuman, NewReply, Reply,
+    ReplyId, ReplyState, Resolution, Step, StepId, StepName, StepSpec, Target, WorkflowState,
     WorkflowSummary,
 };
 use crate::journal::operator::AttemptResolution;
@@ -1337,7 +1337,10 @@ pub(in crate::journal) const PENDING_SQL: &str =
           OR (a.state = 'CANCELED' AND a.cancel_requested_at IS NULL)
           OR a.effect IN ('absent', 'unknown', 'compensation-failed')
           OR EXISTS (SELECT 1 FROM events fe
-                     WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good')))";
+                     WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good')
+          OR (a.state = 'INTENT'
+              AND (SELECT le.kind FROM events le WHERE le.attempt_id = a.id
+                   ORDER BY le.id DESC LIMIT 1) = 'needs-human')))";
 
 /// The part of [`PENDING_SQL`] that reads the attempt row alone, widened to what an index can
 /// hold (any FAILED or REJECTED attempt): word for word the WHERE clause of the partial index
@@ -1352,14 +1355,16 @@ pub(in crate::journal) const PENDING_ATTEMPT_SQL: &str = "state = 'INPUT_REQUIRE
      OR effect = 'absent' OR effect = 'unknown' OR effect = 'compensation-failed'";
 
 /// The rows `inspect --pending` starts from: every attempt [`PENDING_SQL`] can hold true for,
-/// found through two small partial indexes (migration 0003) rather than by reading every
-/// attempt. [`PENDING_SQL`] then decides on these rows only.
+/// found through three small partial indexes (migrations 0003 and 0014) rather than by reading
+/// every attempt. [`PENDING_SQL`] then decides on these rows only.
 fn pending_from() -> String {
     format!(
         "WITH pending_candidates (id) AS (
              SELECT id FROM attempts WHERE {PENDING_ATTEMPT_SQL}
              UNION
-             SELECT attempt_id FROM events WHERE kind = 'failed-for-good')"
+             SELECT attempt_id FROM events WHERE kind = 'failed-for-good'
+             UNION
+             SELECT attempt_id FROM events WHERE kind = 'needs-human')"
     )
 }
 
@@ -1393,6 +1398,9 @@ fn row_from(r: &Row<'_>) -> DbResult<AttemptRow> {
         artifact_count: r.get(o + 10)?,
         failed_for_good: r.get(o + 11)?,
         allow_cross_origin: r.get(o + 12)?,
+        needs_human: r
+            .get::<Option<String>>(o + 13)?
+            .map(|json| NeedsHuman::from_detail(&json)),
     })
 }
 
@@ -1415,6 +1423,12 @@ fn failed_for_good_reason(d: Dialect) -> String {
     )
 }
 
+/// The detail of the latest event of attempt `a` if it is a `needs-human` one and the attempt
+/// is still `INTENT` (NULL otherwise): why a never-sent attempt needs a human.
+const NEEDS_HUMAN_DETAIL: &str = "CASE WHEN a.state = 'INTENT' THEN
+         (SELECT CASE WHEN le.kind = 'needs-human' THEN le.detail_json END
+            FROM events le WHERE le.attempt_id = a.id ORDER BY le.id DESC LIMIT 1) END";
+
 /// [`row_select_with`] over `from` ([`ROW_FROM`] or [`PENDING_ROW_FROM`]).
 fn row_select_from(d: Dialect, extra: &str, from: &str) -> String {
     format!(
@@ -1423,7 +1437,7 @@ fn row_select_from(d: Dialect, extra: &str, from: &str) -> String {
              CASE WHEN {IS_LATEST} THEN 1 ELSE 0 END,
              (SELECT count(*) FROM artifacts ar WHERE ar.attempt_id = a.id),
              {},
-             s.allow_cross_origin{extra}
+             s.allow_cross_origin, {NEEDS_HUMAN_DETAIL}{extra}
          {from}",
         failed_for_good_reason(d)
     )
@@ -1431,14 +1445,15 @@ fn row_select_from(d: Dialect, extra: &str, from: &str) -> String {
 
 /// The pass rows' columns: [`row_select_with`]'s, but `is_latest` is the constant 1 (the pass
 /// WHERE keeps only latest attempts, so a second correlated `MAX()` per row would only repeat
-/// it) and `artifact_count` 0 (no decision of a pass reads it; `Pass::row_of` builds its rows
-/// the same way). Two index searches fewer per row (docs/performance.md).
+/// it), `artifact_count` 0 (no decision of a pass reads it; `Pass::row_of` builds its rows
+/// the same way) and `needs_human` NULL (a pass tries an `INTENT` attempt again, and says what
+/// it needs from that try). Three index searches fewer per row (docs/performance.md).
 fn pass_select(d: Dialect) -> String {
     format!(
         "SELECT {ATTEMPT_COLUMNS}, w.name, s.name, s.agent_url, s.skill, s.command,
              s.max_attempts, s.resolution, w.state, prev.task_id, 1, 0,
              {},
-             s.allow_cross_origin, s.seq
+             s.allow_cross_origin, CAST(NULL AS TEXT), s.seq
          {ROW_FROM}",
         failed_for_good_reason(d)
     )
@@ -2177,7 +2192,7 @@ pub(in crate::journal) fn pass_page(
             pass_where(d)
         ),
         args![w.workflows, w.skip, w.after, w.through, limit],
-        |r| Ok((r.get(ATTEMPT_WIDTH + 13)?, row_from(r)?)),
+        |r| Ok((r.get(ATTEMPT_WIDTH + 14)?, row_from(r)?)),
     )
 }
 

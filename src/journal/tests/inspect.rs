@@ -121,6 +121,27 @@ fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kin
         "ok",
     )
     .unwrap();
+    // Never sent, and pending while its latest event is a `needs-human` one.
+    let why = NeedsHuman {
+        cause: NeedsHuman::CARD_UNREACHABLE.to_owned(),
+        reason: "unreachable for long".to_owned(),
+    };
+    let unreachable = created(&j, "p/unreachable");
+    j.record_failure(unreachable.id, FailureKind::Card, "refused")
+        .unwrap();
+    j.record_needs_human(unreachable.id, &why).unwrap();
+    let came_back = created(&j, "p/cameback");
+    j.record_needs_human(came_back.id, &why).unwrap();
+    j.record_failure(came_back.id, FailureKind::Send, "timed out")
+        .unwrap();
+    let sent_later = created(&j, "p/sentlater");
+    j.record_needs_human(sent_later.id, &why).unwrap();
+    j.apply_task(
+        sent_later.id,
+        &view(&task_json("sl", "TASK_STATE_WORKING", ts)),
+        Source::Send,
+    )
+    .unwrap();
 
     let all = j.inspect(&InspectFilter::default()).unwrap().rows;
     let by_remedy: Vec<String> = all
@@ -144,8 +165,14 @@ fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kin
         .filter(|c| c.2)
         .map(|c| c.0.trim_start_matches("p/"))
         .collect();
-    expected.extend(["unsure", "refused", "effect", "gaveup"]);
+    expected.extend(["unsure", "refused", "effect", "gaveup", "unreachable"]);
     assert_eq!(pending, expected);
+    let held = all.iter().find(|r| r.step.step == "unreachable").unwrap();
+    assert_eq!(held.needs_human.as_ref(), Some(&why));
+    assert_eq!(held.remedy_kind(), Some(RemedyKind::CardUnreachable));
+    // The workflows' "needs a human" counts read the same rule.
+    let (workflows, _) = j.workflow_summaries(None).unwrap();
+    assert_eq!(workflows[0].needs_human, expected.len() as u64);
 }
 
 /// Normalizes SQL whitespace, to compare an expression across files.
@@ -227,10 +254,12 @@ fn sqlite_inspect_pending_starts_from_its_partial_indexes() {
             text.contains("USING INDEX attempts_needing_human"),
             "{name}:\n{text}"
         );
-        assert!(
-            text.contains("USING COVERING INDEX events_failed_for_good"),
-            "{name}:\n{text}"
-        );
+        for events in ["events_failed_for_good", "events_needing_human"] {
+            assert!(
+                text.contains(&format!("USING COVERING INDEX {events}")),
+                "{name}:\n{text}"
+            );
+        }
         // Every other table is reached from a candidate by key, never scanned.
         let scans: Vec<&str> = plan
             .iter()
@@ -238,6 +267,7 @@ fn sqlite_inspect_pending_starts_from_its_partial_indexes() {
             .filter(|l| l.starts_with("SCAN") && !l.starts_with("SCAN pc"))
             .filter(|l| !l.contains("attempts_needing_human") && !l.contains("json_each"))
             .filter(|l| !l.contains("events_failed_for_good"))
+            .filter(|l| !l.contains("events_needing_human"))
             .collect();
         assert!(scans.is_empty(), "{name}: {scans:?}\n{text}");
     }
