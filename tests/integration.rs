@@ -31,6 +31,7 @@ mod interop_v03;
 mod journal;
 mod journal_copy;
 mod locks;
+mod messages;
 mod moved;
 mod plan;
 mod postgres_cli;

@@ -305,7 +305,8 @@ impl Step<'_> {
             }
             Looked::InFlight(until) => {
                 let line = format!(
-                    "{step} is INTENT: its agent holds no task for it yet, but its last send may                      still be in flight until {}; run again after that.",
+                    "{step} is INTENT: its agent holds no task for it yet, but its last send may \
+                     still be in flight until {}; run again after that.",
                     crate::clock::rfc3339(until)
                 );
                 Ok((

@@ -648,7 +648,8 @@ impl Pass<'_> {
                         "in-flight",
                         &json!({"until": until}),
                         &format!(
-                            "{name}: its agent holds no task for it yet, but its send may still                              be in flight until {until}; run again later."
+                            "{name}: its agent holds no task for it yet, but its send may still \
+                             be in flight until {until}; run again later."
                         ),
                     )?;
                     return Ok(false);
@@ -1496,7 +1497,8 @@ impl Pass<'_> {
                 "look",
                 "in-flight".to_owned(),
                 format!(
-                    "{name}: its compensation sent before is not on the agent yet, but may                      still be in flight until {}; nothing resent, run again later.",
+                    "{name}: its compensation sent before is not on the agent yet, but may \
+                     still be in flight until {}; nothing resent, run again later.",
                     crate::clock::rfc3339(*until)
                 ),
             ),

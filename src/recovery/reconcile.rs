@@ -940,7 +940,8 @@ impl<'a> Pass<'a> {
                 "look",
                 "in-flight",
                 json!({"until": crate::clock::rfc3339(*until), "state": a.state.as_str(),
-                       "reason": "nothing found yet, but the last send may still be in flight;                                   looked for again after its horizon"}),
+                       "reason": "nothing found yet, but the last send may still be in flight; \
+                                  looked for again after its horizon"}),
                 exit::WORK_REMAINS,
             ),
             Sent::Failed {
