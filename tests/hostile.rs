@@ -98,12 +98,24 @@ struct Expect {
     /// The state a look leaves an `INTENT` in (`INTENT`; `UNCERTAIN` when the agent lists a
     /// task in our context that cannot be read: something is there, so never resend).
     look_state: &'static str,
+    /// Whether an `INTENT` whose send or look meets the mode needs a human while it stays
+    /// `INTENT` (an answer over the size cap): each such failure is a `needs-human` event
+    /// rather than `send-failed` / `lookup-failed`, and `inspect --pending` lists it.
+    held: bool,
+}
+
+impl Expect {
+    /// The event a failed send (`send-failed`) or look (`lookup-failed`) of the intent leaves.
+    fn event(&self, plain: &'static str) -> &'static str {
+        if self.held { "needs-human" } else { plain }
+    }
 }
 
 const GARBAGE: Expect = Expect {
     code: 3,
     words: "invalid answer",
     look_state: "INTENT",
+    held: false,
 };
 
 /// Drives one mode through `delegate`, a `delegate` re-run, and `reconcile` (an intent and a
@@ -145,9 +157,20 @@ fn drill(mode: &Mode, expect: &Expect) {
     assert!(a["error"].as_str().is_some_and(|e| !e.is_empty()), "{a}");
     assert_eq!(
         events(&env, "w/a").last().map(String::as_str),
-        Some("send-failed")
+        Some(expect.event("send-failed"))
     );
     assert_eq!(h.count("SendMessage"), 2, "one honest send, one hostile");
+    let listed: Vec<Value> = pending(&env)
+        .into_iter()
+        .filter(|r| r["step"] == "a")
+        .collect();
+    assert_eq!(listed.len(), usize::from(expect.held), "{listed:?}");
+    if let Some(row) = listed.first() {
+        assert_eq!(
+            row["remedy"]["command"], "a2a-recover reconcile w --max-response-size …",
+            "{row}"
+        );
+    }
 
     // 2. delegate again: it looks first (the agent answers the look the same way), never
     //    resends.
@@ -168,7 +191,10 @@ fn drill(mode: &Mode, expect: &Expect) {
     assert_eq!(after.len(), before.len() + 1, "{before:?} → {after:?}");
     if expect.look_state == "INTENT" {
         check_error(&m, "error: ", expect.words);
-        assert_eq!(after.last().map(String::as_str), Some("lookup-failed"));
+        assert_eq!(
+            after.last().map(String::as_str),
+            Some(expect.event("lookup-failed"))
+        );
     }
 
     // 3. reconcile: the intent is looked for again, the known task is read; both fail.
@@ -196,7 +222,10 @@ fn drill(mode: &Mode, expect: &Expect) {
             before_a.len() + 1,
             "{before_a:?} → {after_a:?}"
         );
-        assert_eq!(after_a.last().map(String::as_str), Some("lookup-failed"));
+        assert_eq!(
+            after_a.last().map(String::as_str),
+            Some(expect.event("lookup-failed"))
+        );
     } else {
         assert_eq!(after_a, before_a, "an UNCERTAIN attempt is only reported");
     }
@@ -240,7 +269,10 @@ fn drill(mode: &Mode, expect: &Expect) {
             before_a.len() + 1,
             "{before_a:?} → {after_a:?}"
         );
-        assert_eq!(after_a.last().map(String::as_str), Some("lookup-failed"));
+        assert_eq!(
+            after_a.last().map(String::as_str),
+            Some(expect.event("lookup-failed"))
+        );
     }
     assert_eq!(h.count("SendMessage"), 2, "an ambiguous send was repeated");
 
@@ -252,6 +284,10 @@ fn drill(mode: &Mode, expect: &Expect) {
         assert_eq!(code(&m.out), 3, "running tasks remain: {}", stderr(&m.out));
         assert_eq!(a["state"], "WORKING", "{a}");
         assert_eq!(a["taskId"], "task-2", "{a}");
+        assert!(
+            !pending(&env).iter().any(|r| r["step"] == "a"),
+            "found: no longer listed"
+        );
     } else {
         assert_eq!(code(&m.out), 4, "{}", stderr(&m.out));
         assert_eq!(a["state"], "UNCERTAIN", "{a}");
@@ -295,6 +331,7 @@ fn a_100_mb_answer_is_cut_at_the_cap_exit_4() {
             code: 4,
             words: "larger than the 1048576-byte limit",
             look_state: "INTENT",
+            held: true,
         },
     );
 }
@@ -363,6 +400,7 @@ fn a_100_mb_event_in_place_of_json_is_cut_at_the_cap_exit_4() {
             code: 4,
             words: "larger than the 1048576-byte limit",
             look_state: "INTENT",
+            held: true,
         },
     );
 }

@@ -739,9 +739,10 @@ impl Delegation<'_> {
             } => self.failed(&attempt, stage, error),
             Sent::NeedsHuman {
                 attempt,
+                stage,
                 error,
                 why,
-            } => self.needs_human(&attempt, error, &why),
+            } => self.needs_human(&attempt, stage, error, &why),
             Sent::Refused(attempt, error) => {
                 self.action(
                     &attempt,
@@ -781,26 +782,33 @@ impl Delegation<'_> {
         }
     }
 
-    /// Reports a card unreachable for longer than the card patience: the attempt stays
-    /// `INTENT` (the first pass that reaches the agent sends it), and a human must look.
+    /// Reports an attempt that stays `INTENT` but needs a human: its card unreachable for
+    /// longer than the card patience (the first pass that reaches the agent sends it), or the
+    /// send answered with more than `--max-response-size` (the next pass looks for its task).
     fn needs_human(
         &mut self,
         attempt: &Attempt,
+        stage: Stage,
         error: A2aError,
         why: &NeedsHuman,
     ) -> anyhow::Result<u8> {
         let step = self.step().to_string();
         self.action(
             attempt,
-            "card",
+            stage.as_str(),
             "error",
             &json!({"error": error.summary(), "needsHuman": why.detail()}),
         )?;
         self.report(error);
+        let first = if why.cause == NeedsHuman::ANSWER_TOO_LARGE {
+            "Raise --max-response-size if the agent's answers are this large (the next \
+             `a2a-recover reconcile` looks for its task before any resend)"
+        } else {
+            "Bring the agent back (the next `a2a-recover reconcile` sends it)"
+        };
         let line = format!(
-            "{step} stays INTENT and needs a human: {}. Bring the agent back (the next \
-             `a2a-recover reconcile` sends it), or `a2a-recover resolve {step} --as \
-             done|abandoned --reason \"…\"`.",
+            "{step} stays INTENT and needs a human: {}. {first}, or `a2a-recover resolve \
+             {step} --as done|abandoned --reason \"…\"`.",
             inert(&why.reason)
         );
         self.finish("INTENT", &line, exit::NEEDS_HUMAN)

@@ -180,23 +180,30 @@ impl Journal {
         .map(|_| ())
     }
 
-    /// Records that a never-sent (`INTENT`) attempt needs a human although every pass tries it
-    /// again (its agent's card unreachable for longer than `--card-patience`): a `needs-human`
+    /// Records that an `INTENT` attempt needs a human although every pass tries it again (its
+    /// agent's card unreachable for longer than `--card-patience`, or the send answered with
+    /// more than `--max-response-size`): a `needs-human`
     /// event, which `inspect --pending` reads while it is the attempt's latest, and the
     /// attempt's `error`. Always writes (as [`Journal::record_failure`], which it stands for).
     pub fn record_needs_human(&self, id: AttemptId, why: &NeedsHuman) -> Result<(), JournalError> {
         self.change(id, "journal the failure", |held, _| {
-            let mut next = held.clone();
-            next.error = Some(why.reason.clone());
-            Ok(Some(Change {
-                next,
-                artifacts: Vec::new(),
-                kind: "needs-human",
-                detail: why.detail(),
-                force_event: true,
-            }))
+            Ok(Some(Self::needs_human_change(held, why)))
         })
         .map(|_| ())
+    }
+
+    /// What recording that an attempt needs a human changes (see
+    /// [`Journal::record_needs_human`]).
+    pub(super) fn needs_human_change(held: &Attempt, why: &NeedsHuman) -> Change {
+        let mut next = held.clone();
+        next.error = Some(why.reason.clone());
+        Change {
+            next,
+            artifacts: Vec::new(),
+            kind: "needs-human",
+            detail: why.detail(),
+            force_event: true,
+        }
     }
 
     /// Sets an attempt's effect state (verification, compensation); no-op if unchanged.

@@ -15,7 +15,8 @@ use super::change::Change;
 use super::sql::{DbError, Tx};
 use super::{
     Applied, Artifact, Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError,
-    JournaledEndpoint, Lease, Source, Wanted, is_mine, my_lease, queries, view_artifact_ids,
+    JournaledEndpoint, Lease, NeedsHuman, Source, Wanted, is_mine, my_lease, queries,
+    view_artifact_ids,
 };
 use crate::a2a::TaskView;
 
@@ -47,6 +48,8 @@ pub enum SendOutcome {
     Refused(String),
     /// A failure that changes no state (an unknown outcome, a failed look), with its summary.
     Failed(FailureKind, String),
+    /// A failure that changes no state but needs a human (an answer over the size cap).
+    NeedsHuman(NeedsHuman),
     /// The look could not tell whether a previous send created anything (`UNCERTAIN`).
     Uncertain(String),
     /// Nothing to journal: only the lease is released.
@@ -191,6 +194,7 @@ impl Journal {
             SendOutcome::Failed(kind, summary) => {
                 Ok(Some(Self::failure_change(held, *kind, summary)))
             }
+            SendOutcome::NeedsHuman(why) => Ok(Some(Self::needs_human_change(held, why))),
             SendOutcome::Release => Ok(None),
         }
     }

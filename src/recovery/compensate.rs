@@ -1512,11 +1512,11 @@ impl Pass<'_> {
                     error.summary()
                 ),
             ),
-            Sent::NeedsHuman { why, .. } => (
+            Sent::NeedsHuman { stage, why, .. } => (
                 "compensate",
-                "card-failed".to_owned(),
+                format!("{}-failed", stage.as_str()),
                 format!(
-                    "{name}: the compensation was not sent: {}; a human must look at the agent.",
+                    "{name}: the compensation needs a human: {}.",
                     inert(&why.reason)
                 ),
             ),

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::a2a::A2aError;
+use crate::journal::NeedsHuman;
 use crate::sanitize::inert;
 
 /// Errors a recovery pass raises with their meaning (the command layer chooses the exit code).
@@ -62,4 +63,19 @@ pub trait Report {
     fn say(&self, said: &Said<'_>) -> Result<(), Stopped>;
     /// Reports an error that stopped the work on one attempt (the pass goes on).
     fn problem(&self, error: &anyhow::Error);
+}
+
+/// Why an `INTENT` attempt whose `send` or `look` was answered with more than
+/// `--max-response-size` needs a human, if `error` is that. The attempt stays `INTENT` (a send
+/// may have created a task, which every pass looks for before any resend), but the agent's
+/// answers will not fit until the limit is raised.
+pub fn too_large_answer(error: &A2aError, what: &str) -> Option<NeedsHuman> {
+    error.is_too_large().then(|| NeedsHuman {
+        cause: NeedsHuman::ANSWER_TOO_LARGE.to_owned(),
+        reason: format!(
+            "{}; the {what}'s answer is over --max-response-size: nothing is resent until a look \
+             can read what the send may have created",
+            error.summary()
+        ),
+    })
 }

@@ -54,6 +54,7 @@ use crate::a2a::{
 use crate::clock::Clock;
 use crate::journal::model::{Attempt, AttemptId};
 use crate::journal::{Agent, FailureKind, Journal, ListTasksSupport, Source};
+use crate::recovery::error::too_large_answer;
 
 /// How many times a transient read failure is retried within one look.
 const READ_ATTEMPTS: u32 = 3;
@@ -788,8 +789,10 @@ pub async fn look_and_journal<T>(
             Looked::Uncertain(journal.attempt(attempt.id)?, reason)
         }
         Err(error) => {
-            // A skipped agent (its circuit open) was not asked: nothing to journal.
-            if !matches!(error, A2aError::Skipped { .. }) {
+            if let Some(why) = too_large_answer(&error, "look") {
+                journal.record_needs_human(attempt.id, &why)?;
+            } else if !matches!(error, A2aError::Skipped { .. }) {
+                // A skipped agent (its circuit open) was not asked: nothing to journal.
                 journal.record_failure(attempt.id, FailureKind::Lookup, &error.summary())?;
             }
             Looked::Failed(error)

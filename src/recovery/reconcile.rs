@@ -972,6 +972,7 @@ impl<'a> Pass<'a> {
             ),
             Sent::NeedsHuman {
                 attempt,
+                stage,
                 error,
                 why,
             } => {
@@ -982,8 +983,8 @@ impl<'a> Pass<'a> {
                 let mut action = Self::action(
                     &row,
                     attempt.number,
-                    Stage::Card.as_str(),
-                    "card-failed",
+                    stage.as_str(),
+                    format!("{}-failed", stage.as_str()),
                     json!({"error": error.summary(), "hint": error.hint(),
                            "state": attempt.state.as_str(), "needsHuman": why.detail()}),
                     exit::NEEDS_HUMAN,

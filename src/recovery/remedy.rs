@@ -69,6 +69,15 @@ impl Remedy {
                 format!("a2a-recover compensate {}", s.workflow)
             }
             RemedyKind::CardUnreachable => format!("a2a-recover reconcile {}", s.workflow),
+            RemedyKind::AnswerTooLarge if self.compensating => {
+                format!(
+                    "a2a-recover compensate {} --max-response-size …",
+                    s.workflow
+                )
+            }
+            RemedyKind::AnswerTooLarge => {
+                format!("a2a-recover reconcile {} --max-response-size …", s.workflow)
+            }
         }
     }
 
@@ -90,7 +99,7 @@ impl Remedy {
                  --as retry --reason \"…\""
             )],
             // The agent is gone for good, or the work was done another way.
-            RemedyKind::CardUnreachable => vec![format!(
+            RemedyKind::CardUnreachable | RemedyKind::AnswerTooLarge => vec![format!(
                 "a2a-recover resolve {s} --as done|abandoned --reason \"…\""
             )],
             _ => Vec::new(),
@@ -141,6 +150,12 @@ impl Remedy {
             RemedyKind::CardUnreachable => {
                 "never sent: the agent's card has been unreachable for longer than \
                  --card-patience (bring the agent back and the next pass sends it, or resolve)"
+            }
+            RemedyKind::AnswerTooLarge => {
+                "the agent answered its send, or the look for it, with more than \
+                 --max-response-size (the send may have created a task: nothing is resent until \
+                 a look can read it; raise the limit if the agent's answers are this large, or \
+                 resolve)"
             }
         }
     }

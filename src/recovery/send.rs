@@ -43,6 +43,7 @@ use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError,
     Lease, NeedsHuman, Reply, ReplyState, SendOutcome, SendRecord, Source,
 };
+use crate::recovery::error::too_large_answer;
 use crate::recovery::lookup::{self, LookHow, Sweeps};
 use crate::recovery::moved::{self, Rechosen};
 
@@ -135,13 +136,16 @@ pub enum Sent {
         /// The error.
         error: A2aError,
     },
-    /// Not sent, and a human must look, although the attempt stays `INTENT` and every pass
-    /// tries it again: its agent's card has been unreachable for longer than the card
-    /// patience (the `needs-human` event journaled).
+    /// A human must look, although the attempt stays `INTENT` and every pass tries it again
+    /// (the `needs-human` event journaled): its agent's card has been unreachable for longer
+    /// than the card patience (nothing was sent), or the send was answered with more than
+    /// `--max-response-size` (the next pass looks for what it may have created).
     NeedsHuman {
         /// The attempt.
         attempt: Attempt,
-        /// The card's error this time.
+        /// Where it failed: [`Stage::Card`] or [`Stage::Send`].
+        stage: Stage,
+        /// The error this time.
         error: A2aError,
         /// Why, as journaled.
         why: NeedsHuman,
@@ -705,6 +709,7 @@ impl Sender<'_> {
             self.journal.record_needs_human(attempt.id, &why)?;
             return Ok(Sent::NeedsHuman {
                 attempt: self.journal.attempt(attempt.id)?,
+                stage: Stage::Card,
                 error,
                 why,
             });
@@ -802,11 +807,22 @@ impl Sender<'_> {
                         until,
                     )))
                 }
-                lookup::Looked::Failed(error) => Some(Looked::Done(Sent::Failed {
-                    attempt: self.journal.attempt(attempt.id)?,
-                    stage: Stage::Look,
-                    error,
-                })),
+                lookup::Looked::Failed(error) => {
+                    let attempt = self.journal.attempt(attempt.id)?;
+                    Some(Looked::Done(match too_large_answer(&error, "look") {
+                        Some(why) => Sent::NeedsHuman {
+                            attempt,
+                            stage: Stage::Look,
+                            error,
+                            why,
+                        },
+                        None => Sent::Failed {
+                            attempt,
+                            stage: Stage::Look,
+                            error,
+                        },
+                    }))
+                }
             },
         )
     }
@@ -870,6 +886,15 @@ impl Sender<'_> {
                 if error.class() == ErrorClass::Refused {
                     self.journal.record_refusal(attempt.id, &summary)?;
                     return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
+                }
+                if let Some(why) = too_large_answer(&error, "send") {
+                    self.journal.record_needs_human(attempt.id, &why)?;
+                    return Ok(Sent::NeedsHuman {
+                        attempt: self.journal.attempt(attempt.id)?,
+                        stage: Stage::Send,
+                        error,
+                        why,
+                    });
                 }
                 // A skipped agent (its circuit open) was not asked: nothing to journal.
                 if !matches!(error, A2aError::Skipped { .. }) {

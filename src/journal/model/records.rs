@@ -405,16 +405,16 @@ pub struct AttemptRow {
     pub failed_for_good: Option<String>,
     /// Whether its step lets the credential go to an interface on another origin.
     pub allow_cross_origin: bool,
-    /// Why it needs a human although it was never sent and every pass tries it again (its
-    /// latest event is a `needs-human` one, and it is still `INTENT`), if it does.
+    /// Why it needs a human although it is still `INTENT` and every pass tries it again (its
+    /// latest event is a `needs-human` one), if it does.
     pub needs_human: Option<NeedsHuman>,
 }
 
-/// Why a never-sent (`INTENT`) attempt needs a human although every pass tries it again: the
+/// Why an `INTENT` attempt needs a human although every pass tries it again: the
 /// detail of a `needs-human` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeedsHuman {
-    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`] (the only cause so far).
+    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`] or [`NeedsHuman::ANSWER_TOO_LARGE`].
     pub cause: String,
     /// Why, in words (the error and since when).
     pub reason: String,
@@ -423,6 +423,9 @@ pub struct NeedsHuman {
 impl NeedsHuman {
     /// The agent's card has been unreachable for longer than `--card-patience`.
     pub const CARD_UNREACHABLE: &'static str = "card-unreachable";
+    /// The agent answered the send, or the look for it, with more than `--max-response-size`:
+    /// the send may have created a task, which every pass looks for before any resend.
+    pub const ANSWER_TOO_LARGE: &'static str = "answer-too-large";
 
     /// Reads it from a `needs-human` event's detail (`{"cause": …, "reason": …}`); a detail it
     /// cannot read still needs a human, for the reason given as it is.
@@ -464,8 +467,14 @@ impl AttemptRow {
         {
             return Some(RemedyKind::InterfaceGone);
         }
-        if a.state == AttemptState::Intent && self.needs_human.is_some() {
-            return Some(RemedyKind::CardUnreachable);
+        if a.state == AttemptState::Intent
+            && let Some(why) = &self.needs_human
+        {
+            return Some(if why.cause == NeedsHuman::ANSWER_TOO_LARGE {
+                RemedyKind::AnswerTooLarge
+            } else {
+                RemedyKind::CardUnreachable
+            });
         }
         let failed_for_good = matches!(a.state, AttemptState::Failed | AttemptState::Rejected)
             && (matches!(self.binding, Binding::Agent(_)) || a.number >= self.max_attempts)
@@ -514,6 +523,10 @@ pub enum RemedyKind {
     /// Never sent: the agent's card has been unreachable for longer than `--card-patience`
     /// (every pass still tries it again, and sends it once the agent answers).
     CardUnreachable,
+    /// `INTENT`: the agent answered its send, or the look for it, with more than
+    /// `--max-response-size` (the send may have created a task; every pass looks for it before
+    /// any resend).
+    AnswerTooLarge,
 }
 
 /// The error (and `failed-for-good` reason) of an attempt an artifact took past

@@ -1424,7 +1424,7 @@ fn failed_for_good_reason(d: Dialect) -> String {
 }
 
 /// The detail of the latest event of attempt `a` if it is a `needs-human` one and the attempt
-/// is still `INTENT` (NULL otherwise): why a never-sent attempt needs a human.
+/// is still `INTENT` (NULL otherwise): why an attempt still `INTENT` needs a human.
 const NEEDS_HUMAN_DETAIL: &str = "CASE WHEN a.state = 'INTENT' THEN
          (SELECT CASE WHEN le.kind = 'needs-human' THEN le.detail_json END
             FROM events le WHERE le.attempt_id = a.id ORDER BY le.id DESC LIMIT 1) END";

@@ -134,6 +134,15 @@ fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kin
     j.record_needs_human(came_back.id, &why).unwrap();
     j.record_failure(came_back.id, FailureKind::Send, "timed out")
         .unwrap();
+    let too_large = created(&j, "p/toolarge");
+    j.record_needs_human(
+        too_large.id,
+        &NeedsHuman {
+            cause: NeedsHuman::ANSWER_TOO_LARGE.to_owned(),
+            reason: "over the cap".to_owned(),
+        },
+    )
+    .unwrap();
     let sent_later = created(&j, "p/sentlater");
     j.record_needs_human(sent_later.id, &why).unwrap();
     j.apply_task(
@@ -165,11 +174,20 @@ fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kin
         .filter(|c| c.2)
         .map(|c| c.0.trim_start_matches("p/"))
         .collect();
-    expected.extend(["unsure", "refused", "effect", "gaveup", "unreachable"]);
+    expected.extend([
+        "unsure",
+        "refused",
+        "effect",
+        "gaveup",
+        "unreachable",
+        "toolarge",
+    ]);
     assert_eq!(pending, expected);
     let held = all.iter().find(|r| r.step.step == "unreachable").unwrap();
     assert_eq!(held.needs_human.as_ref(), Some(&why));
     assert_eq!(held.remedy_kind(), Some(RemedyKind::CardUnreachable));
+    let answer = all.iter().find(|r| r.step.step == "toolarge").unwrap();
+    assert_eq!(answer.remedy_kind(), Some(RemedyKind::AnswerTooLarge));
     // The workflows' "needs a human" counts read the same rule.
     let (workflows, _) = j.workflow_summaries(None).unwrap();
     assert_eq!(workflows[0].needs_human, expected.len() as u64);

@@ -42,6 +42,7 @@ use crate::journal::{
     self, Attempt, AttemptId, BatchClaim, FailureKind, Lease, SendOutcome, SendRecord, Source,
 };
 use crate::recovery::commit::{Committed, Records as _, Writer};
+use crate::recovery::error::too_large_answer;
 use crate::recovery::lookup;
 
 /// One attempt of a batch: its id, its message and the step name its crash points use.
@@ -428,10 +429,18 @@ impl<'s, 'a> Batch<'s, 'a> {
                     }) => Sent::Task(now),
                     Ok(_) => Sent::Replied(now),
                     Err(error) if error.class() == ErrorClass::Refused => Sent::Refused(now, error),
-                    Err(error) => Sent::Failed {
-                        attempt: now,
-                        stage: Stage::Send,
-                        error,
+                    Err(error) => match too_large_answer(&error, "send") {
+                        Some(why) => Sent::NeedsHuman {
+                            attempt: now,
+                            stage: Stage::Send,
+                            error,
+                            why,
+                        },
+                        None => Sent::Failed {
+                            attempt: now,
+                            stage: Stage::Send,
+                            error,
+                        },
                     },
                 }),
             ));
@@ -483,10 +492,13 @@ impl<'s, 'a> Batch<'s, 'a> {
             Err(error) if error.class() == ErrorClass::Refused => {
                 (SendOutcome::Refused(error.summary()), None)
             }
-            Err(error) => (
-                SendOutcome::Failed(FailureKind::Send, error.summary()),
-                None,
-            ),
+            Err(error) => match too_large_answer(error, "send") {
+                Some(why) => (SendOutcome::NeedsHuman(why), None),
+                None => (
+                    SendOutcome::Failed(FailureKind::Send, error.summary()),
+                    None,
+                ),
+            },
         };
         let accepted = answer.with_context
             && answered_context.is_some()
