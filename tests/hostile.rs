@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::common::commands::attempts;
 use crate::common::hostile::{CardMode, Hostile, Measured, Mode, Script, run_measured};
-use crate::common::{TestEnv, code, stderr, stdout};
+use crate::common::{TestEnv, agent, code, fast, stderr, stdout};
 
 /// Peak resident memory any run of the binary may reach, in KiB (the 100 MB answers are
 /// refused at the cap of 1 MiB given below).
@@ -919,4 +919,58 @@ fn a_snapshot_then_close_loop_is_bounded_by_max_reconnects() {
         "{}",
         h.count("SubscribeToTask")
     );
+}
+
+/// An agent that answers a send with a direct message over the size cap received the send (and
+/// may have done the work): the attempt stays `INTENT`, listed as needing a human, through the
+/// send's in-flight horizon; once a look past it finds no task, the attempt is `UNCERTAIN`. It
+/// is never sent again without a human.
+#[test]
+fn a_send_answered_over_the_cap_is_never_sent_again_without_a_human() {
+    let env = TestEnv::new().in_flight_horizon();
+    let a = agent(fast());
+    let out = env.run(["agents", "add", &a.url()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The answer repeats the text: well over the 1,500-byte cap; every other answer is under it.
+    let text = format!("direct {}", "x".repeat(3000));
+    let capped = |args: &[&str]| {
+        let mut all = vec!["--max-response-size", "1500", "--timeout", "3s"];
+        all.extend_from_slice(args);
+        env.run(all)
+    };
+    let sent_at = std::time::Instant::now();
+    let out = capped(&["delegate", "w/big", "--agent", &a.url(), &text]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("needs a human"), "{}", stdout(&out));
+    let listed = pending(&env);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(
+        listed[0]["remedy"]["command"], "a2a-recover reconcile w --max-response-size …",
+        "{}",
+        listed[0]
+    );
+
+    // Inside the horizon (twice the 3 s timeout) the look finds nothing: an `in-flight` note,
+    // and the attempt is still listed.
+    let out = capped(&["reconcile"]);
+    if sent_at.elapsed() < std::time::Duration::from_secs(6) {
+        assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+        assert_eq!(
+            events(&env, "w/big").last().map(String::as_str),
+            Some("in-flight")
+        );
+        assert_eq!(pending(&env).len(), 1, "a note does not hide it");
+    }
+
+    // Past the horizon: nothing found proves nothing, since the agent answered.
+    std::thread::sleep(std::time::Duration::from_millis(6_200).saturating_sub(sent_at.elapsed()));
+    for _ in 0..2 {
+        let out = capped(&["reconcile"]);
+        assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+        assert_eq!(attempt(&env, "w/big")["state"], "UNCERTAIN");
+    }
+    assert_eq!(a.stats().requests["SendMessage"], 1, "never sent again");
+    let listed = pending(&env);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["state"], "UNCERTAIN", "{}", listed[0]);
 }

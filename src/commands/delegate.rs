@@ -793,10 +793,17 @@ impl Delegation<'_> {
         why: &NeedsHuman,
     ) -> anyhow::Result<u8> {
         let step = self.step().to_string();
+        // The outcomes a failed card, look or send has always had: a send over the size cap
+        // is one whose outcome is unknown.
+        let outcome = if stage == Stage::Send {
+            "unknown"
+        } else {
+            "error"
+        };
         self.action(
             attempt,
             stage.as_str(),
-            "error",
+            outcome,
             &json!({"error": error.summary(), "needsHuman": why.detail()}),
         )?;
         self.report(error);

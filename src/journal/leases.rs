@@ -212,18 +212,45 @@ impl Journal {
     pub fn note_event(
         &self,
         id: AttemptId,
-        kind: &'static str,
+        note: Note,
         detail: &serde_json::Value,
     ) -> Result<(), JournalError> {
         self.change(id, "journal the event", |held, _| {
             Ok(Some(super::change::Change {
                 next: held.clone(),
                 artifacts: Vec::new(),
-                kind,
+                kind: note.as_str(),
                 detail: detail.clone(),
                 force_event: true,
             }))
         })
         .map(|_| ())
+    }
+}
+
+/// An event that only reports what a look saw and changes nothing: it never supersedes a
+/// `needs-human` event (the pending rule looks past notes for an attempt's latest event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Note {
+    /// Nothing found yet, but the last send may still be in flight (`in-flight`).
+    InFlight,
+    /// An agent that cannot be searched is resent the same messageId, trusted to de-duplicate
+    /// (`dedup-trusted`).
+    DedupTrusted,
+    /// Other remote tasks hold our messageId too (`duplicate-task`).
+    DuplicateTask,
+}
+
+impl Note {
+    /// Every note.
+    pub const ALL: [Self; 3] = [Self::InFlight, Self::DedupTrusted, Self::DuplicateTask];
+
+    /// Returns its event kind.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InFlight => "in-flight",
+            Self::DedupTrusted => "dedup-trusted",
+            Self::DuplicateTask => "duplicate-task",
+        }
     }
 }

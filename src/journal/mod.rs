@@ -86,7 +86,7 @@ use std::sync::Arc;
 pub use alerts::AlertItem;
 pub use copy::CopyReport;
 pub use error::JournalError;
-pub use leases::{host_label, host_name, owner_id};
+pub use leases::{Note, host_label, host_name, owner_id};
 pub use location::{Location, LocationError};
 pub use model::*;
 pub use operator::{AttemptResolution, Decided, Decision, Undone};

@@ -192,6 +192,14 @@ impl Journal {
         .map(|_| ())
     }
 
+    /// Returns whether the attempt ever journaled a `needs-human` event of this cause (the
+    /// agent answered its send over the size cap, say).
+    pub fn needs_human_for(&self, id: AttemptId, cause: &str) -> Result<bool, JournalError> {
+        self.read("read the attempt's events", |c| {
+            queries::needs_human_for(c, id, cause)
+        })
+    }
+
     /// What recording that an attempt needs a human changes (see
     /// [`Journal::record_needs_human`]).
     pub(super) fn needs_human_change(held: &Attempt, why: &NeedsHuman) -> Change {

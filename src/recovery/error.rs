@@ -65,16 +65,28 @@ pub trait Report {
     fn problem(&self, error: &anyhow::Error);
 }
 
-/// Why an `INTENT` attempt whose `send` or `look` was answered with more than
-/// `--max-response-size` needs a human, if `error` is that. The attempt stays `INTENT` (a send
-/// may have created a task, which every pass looks for before any resend), but the agent's
-/// answers will not fit until the limit is raised.
+/// Why an `INTENT` attempt whose send or look (`what`: `send`, `look`) was answered with more
+/// than `--max-response-size` needs a human, if `error` is that. The attempt stays `INTENT`,
+/// but the agent's answers will not fit until the limit is raised: an answered send is never
+/// sent again without a human (the agent received it), and nothing is resent while the look
+/// cannot read its answer.
 pub fn too_large_answer(error: &A2aError, what: &str) -> Option<NeedsHuman> {
+    let (cause, then) = if what == "send" {
+        (
+            NeedsHuman::ANSWER_TOO_LARGE,
+            "the agent received the send, so it is never sent again without a human; a look \
+             finds the task it may have created once the answers fit",
+        )
+    } else {
+        (
+            NeedsHuman::LOOK_TOO_LARGE,
+            "nothing is resent until a look can read its answer",
+        )
+    };
     error.is_too_large().then(|| NeedsHuman {
-        cause: NeedsHuman::ANSWER_TOO_LARGE.to_owned(),
+        cause: cause.to_owned(),
         reason: format!(
-            "{}; the {what}'s answer is over --max-response-size: nothing is resent until a look \
-             can read what the send may have created",
+            "{}; the {what}'s answer is over --max-response-size: {then}",
             error.summary()
         ),
     })

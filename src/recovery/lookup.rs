@@ -53,7 +53,7 @@ use crate::a2a::{
 };
 use crate::clock::Clock;
 use crate::journal::model::{Attempt, AttemptId};
-use crate::journal::{Agent, FailureKind, Journal, ListTasksSupport, Source};
+use crate::journal::{Agent, FailureKind, Journal, ListTasksSupport, NeedsHuman, Note, Source};
 use crate::recovery::error::too_large_answer;
 
 /// How many times a transient read failure is retried within one look.
@@ -753,7 +753,22 @@ pub async fn look_and_journal<T>(
             }
             Looked::Found(found(view)?)
         }
-        Ok(Lookup::ProvenAbsent) => absent_unless_in_flight(journal, attempt, how.clock)?,
+        Ok(Lookup::ProvenAbsent) => match absent_unless_in_flight(journal, attempt, how.clock)? {
+            // The agent received the send and answered it (over the size cap): finding no task
+            // proves nothing was created only if it answered with a task, and it may have
+            // answered with a message. Resending could do the work twice: a human decides.
+            Looked::Absent
+                if journal.needs_human_for(attempt.id, NeedsHuman::ANSWER_TOO_LARGE)? =>
+            {
+                let reason = "the agent answered the send with more than --max-response-size, \
+                              and a look finds no task for it: it may have answered with a \
+                              message, so nothing is resent"
+                    .to_owned();
+                journal.mark_uncertain(attempt.id, &reason)?;
+                Looked::Uncertain(journal.attempt(attempt.id)?, reason)
+            }
+            looked => looked,
+        },
         Ok(Lookup::Unprovable(reason))
             if agent
                 .as_ref()
@@ -781,7 +796,7 @@ pub async fn look_and_journal<T>(
                      resending with the same messageId"
                 ),
             });
-            journal.note_event(attempt.id, "dedup-trusted", &detail)?;
+            journal.note_event(attempt.id, Note::DedupTrusted, &detail)?;
             absent_unless_in_flight(journal, attempt, how.clock)?
         }
         Ok(Lookup::Unprovable(reason)) => {
@@ -814,7 +829,7 @@ fn absent_unless_in_flight<T>(
                 "reason": "the last send may still be in flight: nothing found is no \
                            proof before twice its request timeout has passed",
             });
-            journal.note_event(attempt.id, "in-flight", &detail)?;
+            journal.note_event(attempt.id, Note::InFlight, &detail)?;
             Looked::InFlight(until)
         }
         _ => Looked::Absent,
@@ -842,7 +857,7 @@ fn report_duplicates(
     let mut ids = vec![found.to_owned()];
     ids.extend(duplicates.iter().cloned());
     let detail = serde_json::json!({"messageId": attempt.message_id, "taskIds": ids});
-    journal.note_event(attempt.id, "duplicate-task", &detail)?;
+    journal.note_event(attempt.id, Note::DuplicateTask, &detail)?;
     tracing::warn!(
         "{} remote tasks hold messageId {} (tasks {}): task {} is journaled; the others are \
          duplicates someone must look at",

@@ -153,9 +153,8 @@ impl Remedy {
             }
             RemedyKind::AnswerTooLarge => {
                 "the agent answered its send, or the look for it, with more than \
-                 --max-response-size (the send may have created a task: nothing is resent until \
-                 a look can read it; raise the limit if the agent's answers are this large, or \
-                 resolve)"
+                 --max-response-size (nothing is resent: raise the limit if the agent's answers \
+                 are this large, and the next pass looks for what the send created; or resolve)"
             }
         }
     }

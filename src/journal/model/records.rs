@@ -414,7 +414,8 @@ pub struct AttemptRow {
 /// detail of a `needs-human` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeedsHuman {
-    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`] or [`NeedsHuman::ANSWER_TOO_LARGE`].
+    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`], [`NeedsHuman::ANSWER_TOO_LARGE`] or
+    /// [`NeedsHuman::LOOK_TOO_LARGE`].
     pub cause: String,
     /// Why, in words (the error and since when).
     pub reason: String,
@@ -423,9 +424,13 @@ pub struct NeedsHuman {
 impl NeedsHuman {
     /// The agent's card has been unreachable for longer than `--card-patience`.
     pub const CARD_UNREACHABLE: &'static str = "card-unreachable";
-    /// The agent answered the send, or the look for it, with more than `--max-response-size`:
-    /// the send may have created a task, which every pass looks for before any resend.
+    /// The agent answered the send with more than `--max-response-size`: it received the
+    /// send, so the attempt is never sent again without a human; every pass looks for the
+    /// task it may have created.
     pub const ANSWER_TOO_LARGE: &'static str = "answer-too-large";
+    /// The agent answered the look for a possibly-sent attempt with more than
+    /// `--max-response-size`: nothing is resent until a look can read its answer.
+    pub const LOOK_TOO_LARGE: &'static str = "look-too-large";
 
     /// Reads it from a `needs-human` event's detail (`{"cause": …, "reason": …}`); a detail it
     /// cannot read still needs a human, for the reason given as it is.
@@ -470,10 +475,11 @@ impl AttemptRow {
         if a.state == AttemptState::Intent
             && let Some(why) = &self.needs_human
         {
-            return Some(if why.cause == NeedsHuman::ANSWER_TOO_LARGE {
-                RemedyKind::AnswerTooLarge
-            } else {
-                RemedyKind::CardUnreachable
+            return Some(match why.cause.as_str() {
+                NeedsHuman::ANSWER_TOO_LARGE | NeedsHuman::LOOK_TOO_LARGE => {
+                    RemedyKind::AnswerTooLarge
+                }
+                _ => RemedyKind::CardUnreachable,
             });
         }
         let failed_for_good = matches!(a.state, AttemptState::Failed | AttemptState::Rejected)

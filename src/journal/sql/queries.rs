@@ -1340,6 +1340,7 @@ pub(in crate::journal) const PENDING_SQL: &str =
                      WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good')
           OR (a.state = 'INTENT'
               AND (SELECT le.kind FROM events le WHERE le.attempt_id = a.id
+                     AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task')
                    ORDER BY le.id DESC LIMIT 1) = 'needs-human')))";
 
 /// The part of [`PENDING_SQL`] that reads the attempt row alone, widened to what an index can
@@ -1423,11 +1424,14 @@ fn failed_for_good_reason(d: Dialect) -> String {
     )
 }
 
-/// The detail of the latest event of attempt `a` if it is a `needs-human` one and the attempt
-/// is still `INTENT` (NULL otherwise): why an attempt still `INTENT` needs a human.
-const NEEDS_HUMAN_DETAIL: &str = "CASE WHEN a.state = 'INTENT' THEN
+/// The detail of the latest event of attempt `a` (notes aside: [`Note`](crate::journal::Note))
+/// if it is a `needs-human` one and the attempt is still `INTENT` (NULL otherwise): why an
+/// attempt still `INTENT` needs a human. [`PENDING_SQL`] reads the same latest event.
+pub(in crate::journal) const NEEDS_HUMAN_DETAIL: &str = "CASE WHEN a.state = 'INTENT' THEN
          (SELECT CASE WHEN le.kind = 'needs-human' THEN le.detail_json END
-            FROM events le WHERE le.attempt_id = a.id ORDER BY le.id DESC LIMIT 1) END";
+            FROM events le WHERE le.attempt_id = a.id
+              AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task')
+            ORDER BY le.id DESC LIMIT 1) END";
 
 /// [`row_select_with`] over `from` ([`ROW_FROM`] or [`PENDING_ROW_FROM`]).
 fn row_select_from(d: Dialect, extra: &str, from: &str) -> String {
@@ -2326,6 +2330,20 @@ pub(in crate::journal) fn send_stamp(
 }
 
 /// Returns when the first event of `kind` was appended for an attempt, if any.
+/// Returns whether attempt `id` has a `needs-human` event of this `cause`.
+pub(in crate::journal) fn needs_human_for(conn: &Tx, id: AttemptId, cause: &str) -> DbResult<bool> {
+    let d = conn.dialect();
+    conn.row(
+        &format!(
+            "SELECT EXISTS (SELECT 1 FROM events
+                 WHERE attempt_id = ?1 AND kind = 'needs-human' AND {} = ?2)",
+            json_member(d, "detail_json", "cause")
+        ),
+        args![id.0, cause],
+        |r| r.get::<bool>(0),
+    )
+}
+
 pub(in crate::journal) fn first_event_at(
     conn: &Tx,
     id: AttemptId,

@@ -134,6 +134,11 @@ fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kin
     j.record_needs_human(came_back.id, &why).unwrap();
     j.record_failure(came_back.id, FailureKind::Send, "timed out")
         .unwrap();
+    // A look's note after it changes nothing: still pending.
+    let noted = created(&j, "p/noted");
+    j.record_needs_human(noted.id, &why).unwrap();
+    j.note_event(noted.id, Note::InFlight, &serde_json::json!({}))
+        .unwrap();
     let too_large = created(&j, "p/toolarge");
     j.record_needs_human(
         too_large.id,
@@ -180,6 +185,7 @@ fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kin
         "effect",
         "gaveup",
         "unreachable",
+        "noted",
         "toolarge",
     ]);
     assert_eq!(pending, expected);
@@ -191,6 +197,23 @@ fn pending_in_sql_agrees_with_remedy(#[values(Kind::Sqlite, Kind::Postgres)] kin
     // The workflows' "needs a human" counts read the same rule.
     let (workflows, _) = j.workflow_summaries(None).unwrap();
     assert_eq!(workflows[0].needs_human, expected.len() as u64);
+}
+
+/// Both statements that pick an attempt's latest event for the pending rule look past exactly
+/// the notes a look writes (which change nothing).
+#[test]
+fn the_pending_rule_looks_past_every_note_and_nothing_else() {
+    let list: Vec<String> = Note::ALL
+        .iter()
+        .map(|n| format!("'{}'", n.as_str()))
+        .collect();
+    let clause = format!("le.kind NOT IN ({})", list.join(", "));
+    for (name, sql) in [
+        ("PENDING_SQL", queries::PENDING_SQL),
+        ("NEEDS_HUMAN_DETAIL", queries::NEEDS_HUMAN_DETAIL),
+    ] {
+        assert!(one_line(sql).contains(&clause), "{name}: {sql}\n{clause}");
+    }
 }
 
 /// Normalizes SQL whitespace, to compare an expression across files.
