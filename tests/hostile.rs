@@ -5,6 +5,7 @@
 //! in the child, a journal unchanged except for an event recording the failure, and no
 //! repeated send (the hostile agent processed the first one: it counts every `SendMessage`).
 
+use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
 use crate::common::commands::attempts;
@@ -973,4 +974,37 @@ fn a_send_answered_over_the_cap_is_never_sent_again_without_a_human() {
     let listed = pending(&env);
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["state"], "UNCERTAIN", "{}", listed[0]);
+}
+
+/// The same answer from an agent that cannot be searched but is trusted to de-duplicate by
+/// messageId: that trust covers tasks, and a direct message creates none, so the answered send
+/// is `UNCERTAIN` at the first look, never resent.
+#[test]
+fn an_answered_send_is_not_resent_on_the_trust_of_de_duplication() {
+    let env = TestEnv::new();
+    let a = agent(AgentConfig {
+        no_list_tasks: true,
+        dedup: true,
+        ..fast()
+    });
+    let out = env.run(["agents", "add", &a.url(), "--trust-dedup"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = format!("direct {}", "x".repeat(3000));
+    let capped = |args: &[&str]| {
+        let mut all = vec!["--max-response-size", "1500"];
+        all.extend_from_slice(args);
+        env.run(all)
+    };
+    let out = capped(&["delegate", "w/big", "--agent", &a.url(), &text]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    for _ in 0..2 {
+        let out = capped(&["reconcile"]);
+        assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+        assert_eq!(attempt(&env, "w/big")["state"], "UNCERTAIN");
+    }
+    assert_eq!(a.stats().requests["SendMessage"], 1, "never sent again");
+    assert!(
+        !events(&env, "w/big").iter().any(|k| k == "dedup-trusted"),
+        "not resent on trust"
+    );
 }

@@ -807,11 +807,11 @@ impl Delegation<'_> {
             &json!({"error": error.summary(), "needsHuman": why.detail()}),
         )?;
         self.report(error);
-        let first = if why.cause == NeedsHuman::ANSWER_TOO_LARGE {
-            "Raise --max-response-size if the agent's answers are this large (the next \
-             `a2a-recover reconcile` looks for its task before any resend)"
-        } else {
+        let first = if why.cause == NeedsHuman::CARD_UNREACHABLE {
             "Bring the agent back (the next `a2a-recover reconcile` sends it)"
+        } else {
+            "Raise --max-response-size if the agent's answers are this large (the next \
+             `a2a-recover reconcile` looks for its task; nothing is resent)"
         };
         let line = format!(
             "{step} stays INTENT and needs a human: {}. {first}, or `a2a-recover resolve \

@@ -745,6 +745,12 @@ pub async fn look_and_journal<T>(
         }
         None => look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
     };
+    // The agent received the send and answered it (over the size cap): finding no task proves
+    // nothing was created only if it answered with a task, and it may have answered with a
+    // message (which no de-duplication by messageId covers). Resending could do the work
+    // twice: a human decides.
+    let answered = matches!(result, Ok(Lookup::ProvenAbsent | Lookup::Unprovable(_)))
+        && journal.needs_human_for(attempt.id, NeedsHuman::ANSWER_TOO_LARGE)?;
     Ok(match result {
         Ok(Lookup::Found { task, duplicates }) => {
             let view = TaskView::from_value(&task.raw, task.raw.to_string()).context(how.no_id)?;
@@ -754,12 +760,7 @@ pub async fn look_and_journal<T>(
             Looked::Found(found(view)?)
         }
         Ok(Lookup::ProvenAbsent) => match absent_unless_in_flight(journal, attempt, how.clock)? {
-            // The agent received the send and answered it (over the size cap): finding no task
-            // proves nothing was created only if it answered with a task, and it may have
-            // answered with a message. Resending could do the work twice: a human decides.
-            Looked::Absent
-                if journal.needs_human_for(attempt.id, NeedsHuman::ANSWER_TOO_LARGE)? =>
-            {
+            Looked::Absent if answered => {
                 let reason = "the agent answered the send with more than --max-response-size, \
                               and a look finds no task for it: it may have answered with a \
                               message, so nothing is resent"
@@ -770,9 +771,10 @@ pub async fn look_and_journal<T>(
             looked => looked,
         },
         Ok(Lookup::Unprovable(reason))
-            if agent
-                .as_ref()
-                .is_some_and(|a| super::probe::trusted_to_dedup(a, attempt.created_at)) =>
+            if !answered
+                && agent
+                    .as_ref()
+                    .is_some_and(|a| super::probe::trusted_to_dedup(a, attempt.created_at)) =>
         {
             // A probe made after this intent saw the agent return the same task for the same
             // messageId, or the operator registered it so (`agents add --trust-dedup`):

@@ -2329,7 +2329,6 @@ pub(in crate::journal) fn send_stamp(
     .map(Option::flatten)
 }
 
-/// Returns when the first event of `kind` was appended for an attempt, if any.
 /// Returns whether attempt `id` has a `needs-human` event of this `cause`.
 pub(in crate::journal) fn needs_human_for(conn: &Tx, id: AttemptId, cause: &str) -> DbResult<bool> {
     let d = conn.dialect();
@@ -2344,6 +2343,7 @@ pub(in crate::journal) fn needs_human_for(conn: &Tx, id: AttemptId, cause: &str)
     )
 }
 
+/// Returns when the first event of `kind` was appended for an attempt, if any.
 pub(in crate::journal) fn first_event_at(
     conn: &Tx,
     id: AttemptId,
