@@ -745,12 +745,20 @@ pub async fn look_and_journal<T>(
         }
         None => look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
     };
+    let trusted = agent
+        .as_ref()
+        .is_some_and(|a| super::probe::trusted_to_dedup(a, attempt.created_at));
     // The agent received the send and answered it (over the size cap): finding no task proves
     // nothing was created only if it answered with a task, and it may have answered with a
     // message (which no de-duplication by messageId covers). Resending could do the work
-    // twice: a human decides.
-    let answered = matches!(result, Ok(Lookup::ProvenAbsent | Lookup::Unprovable(_)))
-        && journal.needs_human_for(attempt.id, NeedsHuman::ANSWER_TOO_LARGE)?;
+    // twice: a human decides. Read only where a resend could follow.
+    let may_resend = match &result {
+        Ok(Lookup::ProvenAbsent) => true,
+        Ok(Lookup::Unprovable(_)) => trusted,
+        _ => false,
+    };
+    let answered =
+        may_resend && journal.needs_human_for(attempt.id, NeedsHuman::ANSWER_TOO_LARGE)?;
     Ok(match result {
         Ok(Lookup::Found { task, duplicates }) => {
             let view = TaskView::from_value(&task.raw, task.raw.to_string()).context(how.no_id)?;
@@ -770,12 +778,7 @@ pub async fn look_and_journal<T>(
             }
             looked => looked,
         },
-        Ok(Lookup::Unprovable(reason))
-            if !answered
-                && agent
-                    .as_ref()
-                    .is_some_and(|a| super::probe::trusted_to_dedup(a, attempt.created_at)) =>
-        {
+        Ok(Lookup::Unprovable(reason)) if trusted && !answered => {
             // A probe made after this intent saw the agent return the same task for the same
             // messageId, or the operator registered it so (`agents add --trust-dedup`):
             // resending it cannot create a second task.

@@ -172,6 +172,25 @@ impl Sent {
             | Self::Settled(a) => a,
         }
     }
+
+    /// A look or send that failed (the attempt stays `INTENT`, its failure journaled):
+    /// [`Sent::NeedsHuman`] when the agent's answer was over `--max-response-size`, else
+    /// [`Sent::Failed`].
+    pub fn failure(attempt: Attempt, stage: Stage, error: A2aError) -> Self {
+        match too_large_answer(&error, stage.as_str()) {
+            Some(why) => Self::NeedsHuman {
+                attempt,
+                stage,
+                error,
+                why,
+            },
+            None => Self::Failed {
+                attempt,
+                stage,
+                error,
+            },
+        }
+    }
 }
 
 /// What a reply send did.
@@ -807,22 +826,12 @@ impl Sender<'_> {
                         until,
                     )))
                 }
-                lookup::Looked::Failed(error) => {
-                    let attempt = self.journal.attempt(attempt.id)?;
-                    Some(Looked::Done(match too_large_answer(&error, "look") {
-                        Some(why) => Sent::NeedsHuman {
-                            attempt,
-                            stage: Stage::Look,
-                            error,
-                            why,
-                        },
-                        None => Sent::Failed {
-                            attempt,
-                            stage: Stage::Look,
-                            error,
-                        },
-                    }))
-                }
+                // Journaled by the look (a `needs-human` event when its answer was too large).
+                lookup::Looked::Failed(error) => Some(Looked::Done(Sent::failure(
+                    self.journal.attempt(attempt.id)?,
+                    Stage::Look,
+                    error,
+                ))),
             },
         )
     }
@@ -887,25 +896,18 @@ impl Sender<'_> {
                     self.journal.record_refusal(attempt.id, &summary)?;
                     return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
                 }
-                if let Some(why) = too_large_answer(&error, "send") {
+                if let Some(why) = too_large_answer(&error, Stage::Send.as_str()) {
                     self.journal.record_needs_human(attempt.id, &why)?;
-                    return Ok(Sent::NeedsHuman {
-                        attempt: self.journal.attempt(attempt.id)?,
-                        stage: Stage::Send,
-                        error,
-                        why,
-                    });
-                }
-                // A skipped agent (its circuit open) was not asked: nothing to journal.
-                if !matches!(error, A2aError::Skipped { .. }) {
+                } else if !matches!(error, A2aError::Skipped { .. }) {
+                    // A skipped agent (its circuit open) was not asked: nothing to journal.
                     self.journal
                         .record_failure(attempt.id, FailureKind::Send, &summary)?;
                 }
-                Ok(Sent::Failed {
-                    attempt: self.journal.attempt(attempt.id)?,
-                    stage: Stage::Send,
+                Ok(Sent::failure(
+                    self.journal.attempt(attempt.id)?,
+                    Stage::Send,
                     error,
-                })
+                ))
             }
         }
     }

@@ -429,19 +429,7 @@ impl<'s, 'a> Batch<'s, 'a> {
                     }) => Sent::Task(now),
                     Ok(_) => Sent::Replied(now),
                     Err(error) if error.class() == ErrorClass::Refused => Sent::Refused(now, error),
-                    Err(error) => match too_large_answer(&error, "send") {
-                        Some(why) => Sent::NeedsHuman {
-                            attempt: now,
-                            stage: Stage::Send,
-                            error,
-                            why,
-                        },
-                        None => Sent::Failed {
-                            attempt: now,
-                            stage: Stage::Send,
-                            error,
-                        },
-                    },
+                    Err(error) => Sent::failure(now, Stage::Send, error),
                 }),
             ));
         }
@@ -492,7 +480,7 @@ impl<'s, 'a> Batch<'s, 'a> {
             Err(error) if error.class() == ErrorClass::Refused => {
                 (SendOutcome::Refused(error.summary()), None)
             }
-            Err(error) => match too_large_answer(error, "send") {
+            Err(error) => match too_large_answer(error, Stage::Send.as_str()) {
                 Some(why) => (SendOutcome::NeedsHuman(why), None),
                 None => (
                     SendOutcome::Failed(FailureKind::Send, error.summary()),
