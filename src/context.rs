@@ -54,7 +54,7 @@ impl Context {
     /// Validates the global flags into a context, before any I/O on the journal or agents.
     pub fn from_global(global: &GlobalArgs) -> Result<Self, CliError> {
         let var = |name: &str| std::env::var(name).ok();
-        let journal = paths::journal_location(
+        let journal = journal_location(
             global.journal.as_ref(),
             var(env::XDG_STATE_HOME).as_deref(),
             var(env::HOME).as_deref(),
@@ -397,5 +397,71 @@ fn store_lock(journal: &Journal, scope: LockScope<'_>) -> Result<PassLock, LockE
             path: shown,
             source: std::io::Error::other("this journal's store keeps no locks of its own"),
         }),
+    }
+}
+
+/// Resolves where the journal lives: a `postgres://` / `postgresql://` value of `--journal` or
+/// `A2A_RECOVER_JOURNAL` selects a PostgreSQL journal; any other value, or the default
+/// ([`paths::journal_path`]), is a SQLite file. A URL of another scheme is refused (exit 2), as
+/// is a PostgreSQL URL that cannot be used (named without its password).
+pub fn journal_location(
+    flag: Option<&std::path::PathBuf>,
+    xdg_state_home: Option<&str>,
+    home: Option<&str>,
+) -> Result<Location, CliError> {
+    if let Some(s) = flag.and_then(|p| p.to_str())
+        && Location::is_postgres_url(s)
+    {
+        return Location::parse(std::path::Path::new(s)).map_err(|e| {
+            CliError::usage(crate::sanitize::inert(&e.to_string())).hint(
+                "write it as postgres://USER@HOST:PORT/DATABASE?schema=NAME (docs/journal.md, \
+                 \"Choosing a journal\"); the password goes in PGPASSWORD or the password file",
+            )
+        });
+    }
+    paths::journal_path(flag, xdg_state_home, home)
+        .map(Location::file)
+        .map_err(|e| path_error(&e))
+}
+
+/// A path the journal cannot use, as a usage error with what to do about it.
+fn path_error(e: &paths::PathError) -> CliError {
+    let hint = match *e {
+        paths::PathError::Empty => "pass --journal PATH or unset A2A_RECOVER_JOURNAL",
+        paths::PathError::NoHome => "pass --journal PATH or set A2A_RECOVER_JOURNAL",
+        paths::PathError::NotAJournal { .. } => {
+            "the journal is a local SQLite file (--journal PATH) or a PostgreSQL schema \
+             (--journal postgres://USER@HOST/DATABASE); fix --journal or A2A_RECOVER_JOURNAL"
+        }
+    };
+    CliError::usage(e.to_string()).hint(hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::journal_location;
+
+    #[test]
+    fn a_postgres_url_selects_postgres_and_never_shows_its_password() {
+        for url in [
+            "postgres://user:secret@127.0.0.1:5432/db",
+            "postgresql://user:secret@127.0.0.1/db?sslmode=require&schema=ops",
+        ] {
+            let l = journal_location(Some(&PathBuf::from(url)), None, Some("/h")).unwrap();
+            assert!(l.is_postgres(), "{url}");
+            assert!(!l.to_string().contains("secret"), "{l}");
+        }
+        let bad = PathBuf::from("postgres://user:secret@127.0.0.1/db?schema=Bad-Name");
+        let err = journal_location(Some(&bad), None, Some("/h")).unwrap_err();
+        assert_eq!(err.code, crate::exit::USAGE);
+        assert!(!err.message.contains("secret"), "{}", err.message);
+        let file = journal_location(None, Some("/x"), Some("/h")).unwrap();
+        assert_eq!(
+            file.file_path(),
+            Some(std::path::Path::new("/x/a2a-recover/journal.sqlite3"))
+        );
+        assert!(journal_location(Some(&PathBuf::from("sqlite://x")), None, None).is_err());
     }
 }

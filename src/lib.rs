@@ -29,6 +29,7 @@ pub mod env;
 pub mod error;
 pub mod exit;
 pub mod journal;
+pub mod model;
 pub mod output;
 pub mod paths;
 pub mod placeholders;

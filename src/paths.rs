@@ -2,8 +2,27 @@
 
 use std::path::PathBuf;
 
-use crate::error::CliError;
-use crate::journal::Location;
+/// Why no journal path could be chosen: the problem only; the command layer adds the hint.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// `--journal` or `A2A_RECOVER_JOURNAL` is empty.
+    #[error("the journal path is empty")]
+    Empty,
+    /// Neither a journal nor `HOME` is set.
+    #[error("cannot find a place for the journal: HOME is not set")]
+    NoHome,
+    /// The value is a URL of a scheme that is no journal (shown without its password, inert).
+    #[error(
+        "the journal `{shown}` is a URL of scheme `{scheme}`, which is no journal; nothing was \
+         created"
+    )]
+    NotAJournal {
+        /// The URL, its password replaced by `***`.
+        shown: String,
+        /// Its scheme, lower-case.
+        scheme: String,
+    },
+}
 
 /// How the journal path was chosen, for errors and `status` ("the journal in use and why").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,11 +84,10 @@ pub fn journal_path(
     flag: Option<&PathBuf>,
     xdg_state_home: Option<&str>,
     home: Option<&str>,
-) -> Result<PathBuf, CliError> {
+) -> Result<PathBuf, PathError> {
     if let Some(p) = flag {
         if p.as_os_str().is_empty() {
-            return Err(CliError::usage("the journal path is empty")
-                .hint("pass --journal PATH or unset A2A_RECOVER_JOURNAL"));
+            return Err(PathError::Empty);
         }
         if let Some(url) = url_shaped(p) {
             return Err(url_refused(&url));
@@ -81,33 +99,8 @@ pub fn journal_path(
     }
     match home.filter(|h| !h.is_empty()) {
         Some(h) => Ok(PathBuf::from(h).join(".local/state/a2a-recover/journal.sqlite3")),
-        None => Err(
-            CliError::usage("cannot find a place for the journal: HOME is not set")
-                .hint("pass --journal PATH or set A2A_RECOVER_JOURNAL"),
-        ),
+        None => Err(PathError::NoHome),
     }
-}
-
-/// Resolves where the journal lives: a `postgres://` / `postgresql://` value of `--journal` or
-/// `A2A_RECOVER_JOURNAL` selects a PostgreSQL journal; any other value, or the default
-/// ([`journal_path`]), is a SQLite file. A URL of another scheme is refused (exit 2), as is a
-/// PostgreSQL URL that cannot be used (named without its password).
-pub fn journal_location(
-    flag: Option<&PathBuf>,
-    xdg_state_home: Option<&str>,
-    home: Option<&str>,
-) -> Result<Location, CliError> {
-    if let Some(s) = flag.and_then(|p| p.to_str())
-        && Location::is_postgres_url(s)
-    {
-        return Location::parse(std::path::Path::new(s)).map_err(|e| {
-            CliError::usage(crate::sanitize::inert(&e.to_string())).hint(
-                "write it as postgres://USER@HOST:PORT/DATABASE?schema=NAME (docs/journal.md, \
-                 \"Choosing a journal\"); the password goes in PGPASSWORD or the password file",
-            )
-        });
-    }
-    journal_path(flag, xdg_state_home, home).map(Location::file)
 }
 
 /// Returns the value when it is shaped like a URL (`scheme://…`), which is never a file path
@@ -123,7 +116,7 @@ fn url_shaped(p: &std::path::Path) -> Option<String> {
 }
 
 /// The error for a URL-shaped journal: named without its password, nothing created.
-fn url_refused(url: &str) -> CliError {
+fn url_refused(url: &str) -> PathError {
     let shown = match url::Url::parse(url) {
         Ok(mut u) => {
             if u.password().is_some() {
@@ -138,15 +131,10 @@ fn url_refused(url: &str) -> CliError {
         .split_once("://")
         .map_or("", |(s, _)| s)
         .to_ascii_lowercase();
-    CliError::usage(format!(
-        "the journal `{}` is a URL of scheme `{}`, which is no journal; nothing was created",
-        crate::sanitize::inert(&shown),
-        crate::sanitize::inert(&scheme)
-    ))
-    .hint(
-        "the journal is a local SQLite file (--journal PATH) or a PostgreSQL schema \
-         (--journal postgres://USER@HOST/DATABASE); fix --journal or A2A_RECOVER_JOURNAL",
-    )
+    PathError::NotAJournal {
+        shown: crate::sanitize::inert(&shown),
+        scheme: crate::sanitize::inert(&scheme),
+    }
 }
 
 #[cfg(test)]
@@ -198,38 +186,12 @@ mod tests {
     fn a_url_shaped_journal_is_refused_without_its_password() {
         for url in ["mysql://user:secret@127.0.0.1:5432/db", "sqlite://x"] {
             let err = journal_path(Some(&PathBuf::from(url)), None, Some("/h")).unwrap_err();
-            assert_eq!(err.code, crate::exit::USAGE);
-            assert!(
-                err.message.contains("is a URL of scheme"),
-                "{}",
-                err.message
-            );
-            assert!(!err.message.contains("secret"), "{}", err.message);
+            let message = err.to_string();
+            assert!(message.contains("is a URL of scheme"), "{message}");
+            assert!(!message.contains("secret"), "{message}");
         }
         // A path that merely contains `://` later on is still a path.
         let odd = PathBuf::from("./dir/a://b");
         assert_eq!(journal_path(Some(&odd), None, Some("/h")).unwrap(), odd);
-    }
-
-    #[test]
-    fn a_postgres_url_selects_postgres_and_never_shows_its_password() {
-        for url in [
-            "postgres://user:secret@127.0.0.1:5432/db",
-            "postgresql://user:secret@127.0.0.1/db?sslmode=require&schema=ops",
-        ] {
-            let l = journal_location(Some(&PathBuf::from(url)), None, Some("/h")).unwrap();
-            assert!(l.is_postgres(), "{url}");
-            assert!(!l.to_string().contains("secret"), "{l}");
-        }
-        let bad = PathBuf::from("postgres://user:secret@127.0.0.1/db?schema=Bad-Name");
-        let err = journal_location(Some(&bad), None, Some("/h")).unwrap_err();
-        assert_eq!(err.code, crate::exit::USAGE);
-        assert!(!err.message.contains("secret"), "{}", err.message);
-        let file = journal_location(None, Some("/x"), Some("/h")).unwrap();
-        assert_eq!(
-            file.file_path(),
-            Some(std::path::Path::new("/x/a2a-recover/journal.sqlite3"))
-        );
-        assert!(journal_location(Some(&PathBuf::from("sqlite://x")), None, None).is_err());
     }
 }

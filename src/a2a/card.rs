@@ -17,12 +17,12 @@
 use serde_json::Value;
 use url::Url;
 
-use super::binding::{InterfaceChoice, ProtocolBinding};
 use super::credentials::{parse_http_url, redact_url};
 use super::error::A2aError;
 use super::normalize;
 use super::security::{self, Placement};
 use super::types;
+use crate::model::{InterfaceChoice, ProtocolBinding};
 
 /// The well-known path of the agent card.
 pub const WELL_KNOWN_CARD_PATH: &str = "/.well-known/agent-card.json";

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use reqwest::StatusCode;
 
-use super::binding::{Call, ListTasksPage, ProtocolBinding, Raw};
+use super::binding::{Call, ListTasksPage, Raw};
 use super::card::{AgentCardInfo, card_url_for, parse_card};
 use super::credentials::{Credential, Placed, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
@@ -22,6 +22,7 @@ use super::security::Placement;
 use super::stream::EventStream;
 use super::transport::{ClientConfig, Op, Target, Transport, decode_json};
 use super::types;
+use crate::model::ProtocolBinding;
 
 /// Where and how to call one agent.
 #[derive(Debug, Clone)]

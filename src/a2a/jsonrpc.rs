@@ -227,9 +227,10 @@ pub(crate) mod test_support {
 
     use serde::de::DeserializeOwned;
 
-    use super::super::binding::{ListTasksPage, ProtocolBinding};
+    use super::super::binding::ListTasksPage;
     use super::super::sse::SseDecoder;
     use super::*;
+    use crate::model::ProtocolBinding;
 
     /// Decodes a unary JSON-RPC answer body the way every call does.
     pub(crate) fn decode_answer<T: DeserializeOwned>(

@@ -24,6 +24,8 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+use crate::model::Overrides;
+
 use super::client::Endpoint;
 use super::credentials::{Credential, redact_url};
 use super::error::{A2aError, fmt_duration};
@@ -86,18 +88,6 @@ impl Limits {
         limits
     }
 }
-
-/// One agent's own limits; a field left `None` keeps the default's.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct AgentOverride {
-    /// Requests in flight at once.
-    pub concurrency: Option<usize>,
-    /// Requests started per second.
-    pub rate: Option<f64>,
-}
-
-/// Agents' own limits by interface URL.
-pub type Overrides = HashMap<String, AgentOverride>;
 
 /// An agent's key: its interface URL and credential variable.
 type Key = (String, Option<String>);
@@ -333,6 +323,7 @@ mod tests {
 
     use super::*;
     use crate::a2a::ProtocolBinding;
+    use crate::model::AgentOverride;
 
     fn ep(url: &str) -> Endpoint {
         Endpoint {

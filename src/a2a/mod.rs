@@ -44,7 +44,6 @@ mod normalize;
 mod security;
 mod sse;
 mod stream;
-mod task;
 mod transport;
 /// A2A v0.3 payloads ⇄ v1.0 (also the scripted agent's v0.3 mode).
 pub mod v03;
@@ -55,21 +54,21 @@ mod tests;
 /// The `a2a-lf` wire types (crate `a2a`): `types::Task`, `types::SendMessageRequest`, ….
 pub use ::a2a as types;
 
-pub use backoff::{full_jitter, retry_read};
-pub use binding::{
-    InterfaceChoice, ListTasksPage, ProtocolBinding, ProtocolVersion, Raw, WireBinding,
+/// The task model the wire decodes into, shared with the journal (`crate::model`).
+pub use crate::model::{
+    AgentOverride, ArtifactUpdate, ArtifactView, InterfaceChoice, Overrides, ProtocolBinding,
+    ProtocolVersion, RemoteState, StatusTimestamp, TaskView, ViewError, WireBinding, artifact_view,
+    history_holds, message_text, parse_timestamp, parts_text,
 };
+pub use backoff::{full_jitter, retry_read};
+pub use binding::{ListTasksPage, Raw};
 pub use card::{
     AgentCardInfo, CardInterface, Chosen, WELL_KNOWN_CARD_PATH, card_placement, card_url_for,
 };
 pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
-pub use limits::{AgentLimits, AgentOverride, LONGEST_PAUSE, Limits, Overrides, Skip};
+pub use limits::{AgentLimits, LONGEST_PAUSE, Limits, Skip};
 pub use security::Placement;
 pub use stream::EventStream;
-pub use task::{
-    ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,
-    history_holds, message_text, parse_timestamp, parts_text,
-};
 pub use transport::{A2A_VERSION, ClientConfig, USER_AGENT};

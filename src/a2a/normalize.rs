@@ -112,7 +112,7 @@ fn status(v: &mut Value) {
     let Some(obj) = v.as_object_mut() else { return };
     enum_field(obj, "state", STATES, STATES, "TASK_STATE_UNSPECIFIED");
     if let Some(Value::String(ts)) = obj.get_mut("timestamp")
-        && let Some(utc) = naive_as_utc(ts)
+        && let Some(utc) = crate::model::naive_as_utc(ts)
     {
         *ts = utc;
         NAIVE_SEEN.set(true);
@@ -131,19 +131,6 @@ thread_local! {
 /// Returns whether the last normalization read an offset-less timestamp as UTC, and clears it.
 pub(crate) fn take_naive_seen() -> bool {
     NAIVE_SEEN.replace(false)
-}
-
-/// Returns an offset-less ISO 8601 date-time (`2026-03-12T10:00:00.123456`, also with a space
-/// for the `T`) as the same instant in UTC (`…Z`); `None` for anything else, an RFC 3339 time
-/// included.
-pub(crate) fn naive_as_utc(ts: &str) -> Option<String> {
-    if chrono::DateTime::parse_from_rfc3339(ts).is_ok() {
-        return None;
-    }
-    let naive = chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f")
-        .or_else(|_| chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%d %H:%M:%S%.f"))
-        .ok()?;
-    Some(format!("{}Z", naive.format("%Y-%m-%dT%H:%M:%S%.f")))
 }
 
 /// Agents whose offset-less timestamps were already noted (one warning per agent and process).
@@ -467,16 +454,19 @@ mod tests {
     #[test]
     fn offset_less_timestamps_become_utc_and_others_are_left_alone() {
         assert_eq!(
-            naive_as_utc("2026-03-12T10:00:00.123456").as_deref(),
+            crate::model::naive_as_utc("2026-03-12T10:00:00.123456").as_deref(),
             Some("2026-03-12T10:00:00.123456Z")
         );
         assert_eq!(
-            naive_as_utc("2026-03-12 10:00:00").as_deref(),
+            crate::model::naive_as_utc("2026-03-12 10:00:00").as_deref(),
             Some("2026-03-12T10:00:00Z")
         );
-        assert_eq!(naive_as_utc("2026-03-12T10:00:00Z"), None);
-        assert_eq!(naive_as_utc("2026-03-12T10:00:00+02:00"), None);
-        assert_eq!(naive_as_utc("yesterday"), None);
+        assert_eq!(crate::model::naive_as_utc("2026-03-12T10:00:00Z"), None);
+        assert_eq!(
+            crate::model::naive_as_utc("2026-03-12T10:00:00+02:00"),
+            None
+        );
+        assert_eq!(crate::model::naive_as_utc("yesterday"), None);
         let mut v = json!({"id": "t", "status": {"state": "TASK_STATE_WORKING",
             "timestamp": "2026-03-12T10:00:00.5"}});
         let _ = take_naive_seen();

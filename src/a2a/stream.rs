@@ -12,11 +12,12 @@ use std::time::Duration;
 use reqwest::Response;
 use serde_json::Value;
 
-use super::binding::{ProtocolBinding, Raw};
+use super::binding::Raw;
 use super::error::{A2aError, DecodeKind};
 use super::sse::{SseDecoder, SseError, SseEvent};
 use super::transport::{Op, Transport, media_type};
 use super::types;
+use crate::model::ProtocolBinding;
 
 /// The events of `SubscribeToTask` or `SendStreamingMessage`.
 pub struct EventStream {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::queries;
 use super::{Agent, AgentCard, AgentProfile, Journal, JournalError};
-use crate::a2a::{AgentOverride, Overrides};
+use crate::model::{AgentOverride, Overrides};
 
 /// How long an agent's row read from the journal is reused: another process's change to it
 /// (a card fetched again, `agents add`) is seen at most this late; this journal's own writes to

@@ -156,7 +156,7 @@ impl Journal {
             {
                 return Ok(None);
             }
-            let side = |url: Option<&str>, b: Option<crate::a2a::ProtocolBinding>| {
+            let side = |url: Option<&str>, b: Option<crate::model::ProtocolBinding>| {
                 json!({"interfaceUrl": url,
                        "binding": b.map(|b| b.wire().card_name()),
                        "protocolVersion": b.map(|b| b.version().as_str())})

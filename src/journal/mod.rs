@@ -95,8 +95,8 @@ pub use prune::{PRUNE_BATCH, Storage};
 pub use reads::Overview;
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 
-use crate::a2a::{ArtifactUpdate, TaskView, message_text};
 use crate::clock::Clock;
+use crate::model::{ArtifactUpdate, TaskView, message_text};
 use change::Wanted;
 use leases::{is_mine, my_lease};
 use observe::view_artifact_ids;
@@ -160,7 +160,7 @@ pub struct JournaledEndpoint {
     /// The interface's tenant.
     pub tenant: Option<String>,
     /// The binding it speaks.
-    pub binding: crate::a2a::ProtocolBinding,
+    pub binding: crate::model::ProtocolBinding,
 }
 
 /// A failure that changes no state but is recorded (an event and the attempt's `error`).

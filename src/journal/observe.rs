@@ -12,7 +12,7 @@ use super::{
     JournalError, Observation, Recorded, SizeLimits, Source, StreamObservation, TASK_TOO_LARGE,
     is_over_limit, message_text,
 };
-use crate::a2a::{ArtifactUpdate, ArtifactView, TaskView};
+use crate::model::{ArtifactUpdate, ArtifactView, TaskView};
 
 impl Journal {
     /// Applies a remote Task (a send's answer, GetTask, ListTasks, a stream snapshot or status

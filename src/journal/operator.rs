@@ -456,9 +456,9 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
-    use crate::a2a::TaskView;
     use crate::journal::tests::{Fresh, Kind};
     use crate::journal::{IntentOutcome, NewIntent, Source, StepName, StepSpec};
+    use crate::model::TaskView;
 
     const AGENT: &str = "http://127.0.0.1:9/.well-known/agent-card.json";
 

@@ -18,7 +18,7 @@ use super::{
     JournaledEndpoint, Lease, NeedsHuman, Source, Wanted, is_mine, my_lease, queries,
     view_artifact_ids,
 };
-use crate::a2a::TaskView;
+use crate::model::TaskView;
 
 /// What claiming one attempt of a batch found.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use super::AttemptState;
-use crate::a2a::RemoteState;
+use crate::model::RemoteState;
 
 /// How an incoming status timestamp compares with the one held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -204,7 +204,7 @@ pub fn transition(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::a2a::parse_timestamp;
+    use crate::model::parse_timestamp;
     use AttemptState as S;
 
     /// The expected table, written independently of `transition`'s match.

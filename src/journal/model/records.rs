@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::{AttemptState, EffectState, ReplyState, Resolution, StepName, Target, WorkflowState};
-use crate::a2a::{
+use crate::model::{
     InterfaceChoice, ProtocolBinding, TaskView, message_text, parse_timestamp, parts_text,
 };
 

@@ -15,7 +15,6 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{Arg, DbError, DbResult, Dialect, Row, Tx, args};
-use crate::a2a::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
 use crate::journal::model::{
     Agent, AgentCard, AgentId, AgentProfile, Artifact, Attempt, AttemptId, AttemptRow,
     AttemptState, Binding, EffectState, Event, InspectFilter, Lease, NeedsHuman, NewReply, Reply,
@@ -23,6 +22,7 @@ use crate::journal::model::{
     WorkflowSummary,
 };
 use crate::journal::operator::AttemptResolution;
+use crate::model::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
 
 /// Converts a time to stored unix milliseconds.
 pub(in crate::journal) fn ms(t: DateTime<Utc>) -> i64 {

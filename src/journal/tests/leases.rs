@@ -169,7 +169,7 @@ fn a_batch_claim_skips_held_and_settled_attempts_and_its_records_release_the_lea
     set_lease(&j, held.id, &held_by);
     j.record_refusal(settled.id, "no").unwrap();
     let endpoint = JournaledEndpoint {
-        binding: crate::a2a::ProtocolBinding::JsonRpcV1,
+        binding: crate::model::ProtocolBinding::JsonRpcV1,
         interface_url: "http://127.0.0.1:9/".into(),
         tenant: None,
     };

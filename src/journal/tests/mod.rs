@@ -13,8 +13,8 @@ use rstest::rstest;
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::*;
-use crate::a2a::ArtifactView;
 use crate::clock::FixedClock;
+use crate::model::ArtifactView;
 
 #[path = "../../../tests/common/postgres.rs"]
 #[allow(dead_code, unreachable_pub)]

@@ -114,7 +114,7 @@ fn the_first_endpoint_wins(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
     let j = fresh.open();
     let a = created(&j, "w/s");
     let ep = |u: &str| JournaledEndpoint {
-        binding: crate::a2a::ProtocolBinding::JsonRpcV1,
+        binding: crate::model::ProtocolBinding::JsonRpcV1,
         interface_url: u.to_owned(),
         tenant: Some("t1".to_owned()),
     };

@@ -67,7 +67,7 @@ fn replies_alerts_limits_and_summaries_read_back(
 
     // An agent's own limits, a float and an integer.
     let card = AgentCard {
-        binding: crate::a2a::ProtocolBinding::JsonRpcV1,
+        binding: crate::model::ProtocolBinding::JsonRpcV1,
         card_url: "http://127.0.0.1:9/.well-known/agent-card.json".to_owned(),
         interface_url: "http://127.0.0.1:9/".to_owned(),
         protocol_version: Some("1.0".to_owned()),

@@ -138,10 +138,23 @@ fn non_empty_str(v: Option<&Value>) -> Option<String> {
 pub fn parse_timestamp(s: &str) -> Option<DateTime<Utc>> {
     match DateTime::parse_from_rfc3339(s) {
         Ok(t) => Some(t.with_timezone(&Utc)),
-        Err(_) => super::normalize::naive_as_utc(s)
+        Err(_) => naive_as_utc(s)
             .and_then(|utc| DateTime::parse_from_rfc3339(&utc).ok())
             .map(|t| t.with_timezone(&Utc)),
     }
+}
+
+/// Returns an offset-less ISO 8601 date-time (`2026-03-12T10:00:00.123456`, also with a space
+/// for the `T`) as the same instant in UTC (`…Z`); `None` for anything else, an RFC 3339 time
+/// included.
+pub fn naive_as_utc(ts: &str) -> Option<String> {
+    if chrono::DateTime::parse_from_rfc3339(ts).is_ok() {
+        return None;
+    }
+    let naive = chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%d %H:%M:%S%.f"))
+        .ok()?;
+    Some(format!("{}Z", naive.format("%Y-%m-%dT%H:%M:%S%.f")))
 }
 
 fn status_parts(
