@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::codes::ErrorKind;
 use crate::exit;
 use crate::sanitize::inert;
 
@@ -332,15 +333,25 @@ impl A2aError {
                 rpc,
                 reason,
                 ..
-            } => rpc.as_ref().is_none_or(|e| e.code == -32601) && reason.is_none(),
+            } => {
+                rpc.as_ref()
+                    .is_none_or(|e| ErrorKind::of_code(e.code) == Some(ErrorKind::MethodNotFound))
+                    && reason.is_none()
+            }
             Self::Connect { .. } => true,
-            _ => self.rpc_code() == Some(-32601),
+            _ => self.kind() == Some(ErrorKind::MethodNotFound),
         }
     }
 
     /// Returns the JSON-RPC error code, also when it came in a non-2xx body.
     pub fn rpc_code(&self) -> Option<i64> {
         self.rpc_error().map(|e| e.code)
+    }
+
+    /// Returns the A2A error kind the agent answered with (a JSON-RPC error, or the error an
+    /// HTTP+JSON body's reason stands for); `None` for codes A2A does not name.
+    pub fn kind(&self) -> Option<ErrorKind> {
+        self.rpc_code().and_then(ErrorKind::of_code)
     }
 
     /// Returns the JSON-RPC error object, also when it came in a non-2xx body.
@@ -357,12 +368,15 @@ impl A2aError {
     /// Note that some agents answer -32004 for a terminal task too: ask about a task that
     /// cannot be terminal (an unknown id) before reading "unsupported" as "absent".
     pub fn is_unsupported_operation(&self) -> bool {
-        matches!(self.rpc_code(), Some(-32601 | -32004))
+        matches!(
+            self.kind(),
+            Some(ErrorKind::MethodNotFound | ErrorKind::UnsupportedOperation)
+        )
     }
 
     /// Returns whether the agent said the task does not exist (JSON-RPC -32001).
     pub fn is_task_not_found(&self) -> bool {
-        self.rpc_code() == Some(-32001)
+        self.kind() == Some(ErrorKind::TaskNotFound)
     }
 
     /// Returns the error code the agent answered with, as its binding names it, for a profile
@@ -398,7 +412,7 @@ impl A2aError {
         let Some(error) = self.rpc_error() else {
             return false;
         };
-        if error.code != -32602 {
+        if ErrorKind::of_code(error.code) != Some(ErrorKind::InvalidParams) {
             return false;
         }
         if names_context_id(&error.message) {
@@ -564,22 +578,29 @@ impl A2aError {
     /// Returns what the operator can do about an A2A error (a JSON-RPC error, or the error an
     /// HTTP+JSON body's reason stands for).
     fn rpc_hint(&self, error: &RpcError) -> Option<String> {
-        Some(match error.code {
-            -32009 => "the agent does not accept A2A version 1.0 (JSON-RPC -32009); \
+        use ErrorKind as K;
+        Some(match ErrorKind::of_code(error.code)? {
+            K::VersionNotSupported => {
+                "the agent does not accept A2A version 1.0 (JSON-RPC -32009); \
                 check which protocol versions its card declares"
-                .to_owned(),
-            -32601 => "the agent does not implement this method; it may only speak A2A \
+                    .to_owned()
+            }
+            K::MethodNotFound => "the agent does not implement this method; it may only speak A2A \
                 v0.3"
                 .to_owned(),
-            -32602 if self.is_context_id_refusal() => "the agent refuses client-chosen \
+            K::InvalidParams if self.is_context_id_refusal() => "the agent refuses client-chosen \
                 context ids; a2a-recover resends without one"
                 .to_owned(),
-            -32600 | -32602 | -32005 => "the agent refused the request as invalid; \
+            K::InvalidRequest | K::InvalidParams | K::ContentTypeNotSupported => {
+                "the agent refused the request as invalid; \
                 nothing was created"
-                .to_owned(),
-            -32603 => "the agent failed internally; the request may have been processed, \
+                    .to_owned()
+            }
+            K::InternalError => {
+                "the agent failed internally; the request may have been processed, \
                 so recovery looks before it resends"
-                .to_owned(),
+                    .to_owned()
+            }
             _ => return None,
         })
     }
@@ -604,9 +625,16 @@ impl A2aError {
 
 /// Returns the class of an A2A error code (JSON-RPC, or an HTTP+JSON reason's code).
 fn rpc_class(code: i64) -> ErrorClass {
-    match code {
-        -32600 | -32601 | -32602 | -32005 | -32009 => ErrorClass::Refused,
-        -32603 => ErrorClass::Ambiguous,
+    use ErrorKind as K;
+    match ErrorKind::of_code(code) {
+        Some(
+            K::InvalidRequest
+            | K::MethodNotFound
+            | K::InvalidParams
+            | K::ContentTypeNotSupported
+            | K::VersionNotSupported,
+        ) => ErrorClass::Refused,
+        Some(K::InternalError) => ErrorClass::Ambiguous,
         _ => ErrorClass::Remote,
     }
 }

@@ -33,31 +33,10 @@ const CONTENT_TYPE: &str = "application/a2a+json";
 /// What unary requests accept.
 const ACCEPT_JSON: &str = "application/a2a+json, application/json";
 
-/// The JSON-RPC code each A2A `ErrorInfo` reason stands for (the two bindings' shared table),
-/// and the reasons the SDKs add for the standard JSON-RPC errors.
-const REASONS: [(&str, i64); 14] = [
-    ("TASK_NOT_FOUND", -32001),
-    ("TASK_NOT_CANCELABLE", -32002),
-    ("PUSH_NOTIFICATION_NOT_SUPPORTED", -32003),
-    ("UNSUPPORTED_OPERATION", -32004),
-    ("CONTENT_TYPE_NOT_SUPPORTED", -32005),
-    ("INVALID_AGENT_RESPONSE", -32006),
-    ("EXTENDED_AGENT_CARD_NOT_CONFIGURED", -32007),
-    ("EXTENSION_SUPPORT_REQUIRED", -32008),
-    ("VERSION_NOT_SUPPORTED", -32009),
-    ("INVALID_REQUEST", -32600),
-    ("METHOD_NOT_FOUND", -32601),
-    ("INVALID_PARAMS", -32602),
-    ("INTERNAL_ERROR", -32603),
-    ("PARSE_ERROR", -32700),
-];
-
-/// Returns the JSON-RPC code an `ErrorInfo` reason stands for, if it is an A2A reason.
+/// Returns the JSON-RPC code an `ErrorInfo` reason stands for, if it is an A2A reason (the two
+/// bindings' shared table is [`ErrorKind`](super::ErrorKind)).
 pub(crate) fn code_of_reason(reason: &str) -> Option<i64> {
-    REASONS
-        .iter()
-        .find(|(r, _)| r.eq_ignore_ascii_case(reason.trim()))
-        .map(|(_, code)| *code)
+    super::ErrorKind::of_reason(reason).map(super::ErrorKind::code)
 }
 
 /// Returns the operation's name for errors and logs (the v1.0 operation name).

@@ -44,7 +44,7 @@ const NO_LIST: &str = "ListTasks (not in A2A v0.3)";
 /// The text `a2a-sdk` 0.3 sends, alone in `{"message"}`, for an unknown task.
 const PYTHON_TASK_NOT_FOUND: &str = "Task not found";
 /// The JSON-RPC code of `TaskNotFoundError`.
-const TASK_NOT_FOUND: i64 = -32001;
+const TASK_NOT_FOUND: i64 = super::ErrorKind::TaskNotFound.code();
 
 /// Returns the operation's name for errors and logs.
 pub(crate) fn method(call: &Call<'_>) -> &'static str {

@@ -32,6 +32,7 @@ mod backoff;
 mod binding;
 mod card;
 mod client;
+mod codes;
 mod credentials;
 /// Also the text helpers (`one_line`, `truncate_chars`, `fmt_duration`) recovery borrows.
 pub(crate) mod error;
@@ -66,6 +67,7 @@ pub use card::{
     AgentCardInfo, CardInterface, Chosen, WELL_KNOWN_CARD_PATH, card_placement, card_url_for,
 };
 pub use client::{A2aClient, Endpoint};
+pub use codes::ErrorKind;
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
 pub use limits::{AgentLimits, LONGEST_PAUSE, Limits, Skip};

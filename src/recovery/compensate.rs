@@ -64,8 +64,6 @@ use crate::sanitize::inert;
 
 /// How many times a transient read failure is retried.
 const READ_ATTEMPTS: u32 = 3;
-/// The JSON-RPC code of `TaskNotFoundError`.
-const TASK_NOT_FOUND: i64 = -32001;
 
 // ---------------------------------------------------------------------------------------------
 // Pure decisions
@@ -780,7 +778,7 @@ impl Pass<'_> {
         };
         match read {
             Ok(t) => Ok(Some(self.apply(a, &t.raw, Source::GetTask)?)),
-            Err(e) if e.rpc_code() == Some(TASK_NOT_FOUND) => {
+            Err(e) if e.is_task_not_found() => {
                 self.journal.mark_lost(a.id, &e.summary())?;
                 Ok(Some(self.journal.attempt(a.id)?))
             }

@@ -825,9 +825,15 @@ impl<R: Remote> Follower<'_, R> {
     async fn on_error(&mut self, e: A2aError) -> Result<Round, JournalError> {
         // The a2a-sdk 0.3 server answers `tasks/resubscribe` on a terminal task with -32602
         // ("… is in terminal state"), where v1.0 says -32004.
-        let v03_terminal = e.rpc_code() == Some(-32602)
+        use crate::a2a::ErrorKind as K;
+        let v03_terminal = e.kind() == Some(K::InvalidParams)
             && self.binding.version() == crate::a2a::ProtocolVersion::V0_3;
-        if v03_terminal || matches!(e.rpc_code(), Some(-32004 | -32001 | -32601)) {
+        if v03_terminal
+            || matches!(
+                e.kind(),
+                Some(K::UnsupportedOperation | K::TaskNotFound | K::MethodNotFound)
+            )
+        {
             // An expected answer (a terminal task, or an agent that cannot stream), not a
             // failure: GetTask decides.
             self.last_error = Some(e.summary());
@@ -1001,7 +1007,7 @@ impl<R: Remote> Follower<'_, R> {
                     retry_after: None,
                 })
             }
-            Err(e) if e.rpc_code() == Some(-32001) => {
+            Err(e) if e.is_task_not_found() => {
                 let summary = e.summary();
                 self.journal.mark_lost(self.target.attempt, &summary)?;
                 self.last_error = Some(summary);

@@ -263,7 +263,11 @@ pub fn decide(mode: LookMode, candidates: &[Seen], unreadable: usize) -> Verdict
 
 /// Returns whether an error means the agent cannot run this search at all.
 fn cannot_search(e: &A2aError) -> bool {
-    matches!(e.rpc_code(), Some(-32601 | -32004 | -32602))
+    use crate::a2a::ErrorKind as K;
+    matches!(
+        e.kind(),
+        Some(K::MethodNotFound | K::UnsupportedOperation | K::InvalidParams)
+    )
 }
 
 /// Searches the agent for what a send of `look.message_id` created (see the module docs): by

@@ -1134,7 +1134,7 @@ impl<'a> Pass<'a> {
                     )?])
                 }
             }
-            Err(e) if e.rpc_code() == Some(-32001) => {
+            Err(e) if e.is_task_not_found() => {
                 self.journal.mark_lost(a.id, &e.summary())?;
                 Ok(vec![self.standing(
                     row,

@@ -161,7 +161,7 @@ impl Pass<'_> {
                 }
                 x
             }
-            Err(e) if e.rpc_code() == Some(-32001) => Self::action(
+            Err(e) if e.is_task_not_found() => Self::action(
                 row,
                 a.number,
                 "read",

@@ -238,7 +238,7 @@ impl Pass<'_> {
             let page =
                 match retry_read(READ_ATTEMPTS, || self.client.list_tasks(endpoint, &req)).await {
                     Ok(page) => page,
-                    Err(e) if matches!(e.rpc_code(), Some(-32601 | -32004)) => {
+                    Err(e) if e.is_unsupported_operation() => {
                         return Ok(self.unsearchable(attempt));
                     }
                     Err(e) => return Ok(Elsewhere::Failed(e)),
