@@ -185,7 +185,7 @@ _a2a__recover() {
 
     case "${cmd}" in
         a2a__recover)
-            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help"
+            opts="-o -q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -196,6 +196,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -235,7 +239,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help add list remove probe help"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help add list remove probe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -246,6 +250,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -285,7 +293,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__add)
-            opts="-q -v -h --token-env --token-cmd --concurrency --rate --binding --protocol --trust-dedup --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --token-env --token-cmd --concurrency --rate --binding --protocol --trust-dedup --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -320,6 +328,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -443,7 +455,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__list)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -454,6 +466,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -493,7 +509,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__probe)
-            opts="-q -v -h --token-env --token-cmd --send-test --binding --protocol --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --token-env --token-cmd --send-test --binding --protocol --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -524,6 +540,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -563,7 +583,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__remove)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -574,6 +594,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -613,7 +637,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__compensate)
-            opts="-y -q -v -h --dry-run --command-timeout --clock-skew --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-y -o -q -v -h --dry-run --command-timeout --clock-skew --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -632,6 +656,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -671,7 +699,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__completions)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help bash elvish fish powershell zsh"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -682,6 +710,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -721,7 +753,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__delegate)
-            opts="-q -v -h --agent --skill --token-env --token-cmd --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --binding --protocol --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --agent --skill --token-env --token-cmd --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --binding --protocol --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -799,6 +831,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
+                -o)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -835,7 +871,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__demo)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -846,6 +882,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -885,7 +925,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__follow)
-            opts="-q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -904,6 +944,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1265,7 +1309,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-q -v -h --state --pending --events --limit --agent --since --unresolved --wide --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --state --pending --events --limit --agent --since --until --unresolved --wide --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1287,11 +1331,19 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --until)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1331,7 +1383,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__journal)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help init copy help"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help init copy help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1342,6 +1394,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1381,7 +1437,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__journal__subcmd__copy)
-            opts="-q -v -h --from --to --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --from --to --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1400,6 +1456,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1495,7 +1555,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__journal__subcmd__init)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1506,6 +1566,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1545,7 +1609,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__man)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1556,6 +1620,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1595,7 +1663,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__prune)
-            opts="-y -q -v -h --older-than --dry-run --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-y -o -q -v -h --older-than --dry-run --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1610,6 +1678,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1649,7 +1721,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reconcile)
-            opts="-q -v -h --concurrency --agent-concurrency --agent-rate --agent-failures --follow-for --deadline --dry-run --clock-skew --command-timeout --alert --realert --metrics-file --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --concurrency --agent-concurrency --agent-rate --agent-failures --follow-for --deadline --dry-run --clock-skew --command-timeout --alert --realert --metrics-file --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1711,6 +1783,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
+                -o)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1747,7 +1823,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reply)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1758,6 +1834,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1797,7 +1877,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__resolve)
-            opts="-y -q -v -h --as --reason --undo --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-y -o -q -v -h --as --reason --undo --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1816,6 +1896,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
@@ -1855,7 +1939,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --list-ignores-filters --replace-context-id --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --delay --black-hole --rate-limit --protocol --require-token --api-key-header --api-key-query --api-key-cookie --api-key-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --list-ignores-filters --replace-context-id --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --delay --black-hole --rate-limit --protocol --require-token --api-key-header --api-key-query --api-key-cookie --api-key-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1961,6 +2045,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;
+                -o)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
@@ -1997,7 +2085,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__status)
-            opts="-q -v -h --check --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --check --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2008,6 +2096,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "human json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
                     COMPREPLY=($(compgen -W "human json" -- "${cur}"))
                     return 0
                     ;;

@@ -19,6 +19,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
     var completions = [
         &'a2a-recover'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -70,6 +71,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --protocol 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card'
             cand --card-patience 'How long an Agent Card that cannot be read or reached is waited out (from the attempt''s first card failure) before the attempt needs a human'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -102,6 +104,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --metrics-file 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically'
             cand --card-patience 'How long an Agent Card that cannot be read or reached is waited out (from the attempt''s first card failure) before the attempt needs a human'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -122,6 +125,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --max-reconnects 'Resubscriptions allowed without an event in between'
             cand --until 'Stops following after this long (exit 3 if still running)'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -139,6 +143,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;reply'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -158,6 +163,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --command-timeout 'Timeout for compensation and verification commands (also the longest wait for a compensation task to finish before it is verified)'
             cand --clock-skew 'How far an agent''s clock may be behind ours when searching for a send by time'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -181,6 +187,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --as 'The decision'
             cand --reason 'Why (journaled with the decision)'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -204,8 +211,10 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --state 'Only attempts in these states (case-insensitive; `-` and `_` alike)'
             cand --limit 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]'
             cand --agent 'Only attempts sent to this agent (its base URL or card URL)'
-            cand --since 'Only attempts changed within this long (`30m`, `2h`, `1d`)'
+            cand --since 'Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339 time (`2026-12-06T03:00:00Z`)'
+            cand --until 'Only attempts whose last change is at least this old (`30m`) or no later than this RFC 3339 time'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -228,6 +237,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;prune'= {
             cand --older-than 'Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w)'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -248,6 +258,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;status'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -266,6 +277,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;journal'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -286,6 +298,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;journal;init'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -305,6 +318,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --from 'The journal to copy: a SQLite file, or a postgres:// URL'
             cand --to 'Where to copy it: a new or empty SQLite file, or a postgres:// URL whose schema holds no journal rows'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -333,6 +347,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;agents'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -361,6 +376,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --binding 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card'
             cand --protocol 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -379,6 +395,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;agents;list'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -396,6 +413,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;agents;remove'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -418,6 +436,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --binding 'Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card would choose'
             cand --protocol 'Probes over this A2A protocol version (`1.0` or `0.3`) instead of the one the card would choose'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -475,6 +494,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --api-key-cookie 'As `--api-key-header`, with the key in this cookie'
             cand --api-key-env 'The environment variable holding the API key expected (with `--api-key-header`, `--api-key-query` or `--api-key-cookie`)'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -503,6 +523,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;demo'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -520,6 +541,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;completions'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
@@ -537,6 +559,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;man'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
             cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'

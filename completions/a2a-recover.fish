@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_a2a_recover_global_optspecs
-    string join \n journal= format= color= timeout= max-response-size= max-artifact-size= max-task-size= max-look-size= wait= q/quiet v/verbose h/help V/version
+    string join \n journal= o/format= color= timeout= max-response-size= max-artifact-size= max-task-size= max-look-size= wait= q/quiet v/verbose h/help V/version
 end
 
 function __fish_a2a_recover_needs_command
@@ -25,7 +25,7 @@ function __fish_a2a_recover_using_subcommand
 end
 
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_needs_command" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -73,7 +73,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l bin
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l protocol -d 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l card-patience -d 'How long an Agent Card that cannot be read or reached is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -104,7 +104,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l re
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l metrics-file -d 'Writes a Prometheus textfile (for node_exporter) here after the pass, atomically' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l card-patience -d 'How long an Agent Card that cannot be read or reached is waited out (from the attempt\'s first card failure) before the attempt needs a human' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -122,7 +122,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s h 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-reconnects -d 'Resubscriptions allowed without an event in between' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l until -d 'Stops following after this long (exit 3 if still running)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -137,7 +137,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s q -l 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -154,7 +154,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s h -l h
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l command-timeout -d 'Timeout for compensation and verification commands (also the longest wait for a compensation task to finish before it is verified)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l clock-skew -d 'How far an agent\'s clock may be behind ours when searching for a send by time' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand compensate" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -177,7 +177,7 @@ retry\t'A new attempt with fresh ids, budget permitting'
 resend\t'For UNCERTAIN: send again with the same messageId, accepting the risk'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l reason -d 'Why (journaled with the decision)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -197,9 +197,10 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand resolve" -s h -l
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l state -d 'Only attempts in these states (case-insensitive; `-` and `_` alike)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l limit -d 'Most rows shown; 0 means no limit [default: 200 in tables, no limit in JSON]' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l agent -d 'Only attempts sent to this agent (its base URL or card URL)' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l since -d 'Only attempts changed within this long (`30m`, `2h`, `1d`)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l since -d 'Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339 time (`2026-12-06T03:00:00Z`)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l until -d 'Only attempts whose last change is at least this old (`30m`) or no later than this RFC 3339 time' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -219,7 +220,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s v -l
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l older-than -d 'Only events older than this: `30d`, `2w`, `12h` (units ms, s, m, h, d, w)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -236,7 +237,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s q -l q
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -252,7 +253,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s q -l 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init copy help" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init copy help" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init copy help" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init copy help" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -270,7 +271,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init copy help" -f -a "copy" -d 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and not __fish_seen_subcommand_from init copy help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from init" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -287,7 +288,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __f
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from copy" -l from -d 'The journal to copy: a SQLite file, or a postgres:// URL' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from copy" -l to -d 'Where to copy it: a new or empty SQLite file, or a postgres:// URL whose schema holds no journal rows' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from copy" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from copy" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from copy" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from copy" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -305,7 +306,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __f
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from help" -f -a "copy" -d 'Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row by row, all or nothing, and marks the source as moved: every command then refuses it, naming the new location'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand journal; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and not __fish_seen_subcommand_from add list remove probe help" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -331,7 +332,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l binding -d 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l protocol -d 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -347,7 +348,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -362,7 +363,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from remove" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -382,7 +383,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l binding -d 'Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card would choose' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l protocol -d 'Probes over this A2A protocol version (`1.0` or `0.3`) instead of the one the card would choose' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand agents; and __fish_seen_subcommand_from probe" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -430,7 +431,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-cookie -d 'As `--api-key-header`, with the key in this cookie' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l api-key-env -d 'The environment variable holding the API key expected (with `--api-key-header`, `--api-key-query` or `--api-key-cookie`)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -456,7 +457,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -471,7 +472,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s q -l qu
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand demo" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'
@@ -486,7 +487,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand man" -l color -d 'When to use colors (`NO_COLOR` also turns them off in `auto`)' -r -f -a "auto\t'Colors on a terminal, unless `NO_COLOR` is set'
 always\t'Always'

@@ -22,7 +22,8 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = env::JOURNAL, hide_env_values = true, value_name = "PATH")]
     pub journal: Option<PathBuf>,
     /// Output format: tables and sentences for people, or JSON Lines for programs.
-    #[arg(long, global = true, env = env::FORMAT, value_enum, default_value_t = Format::Human)]
+    #[arg(long, short = 'o', global = true, env = env::FORMAT, value_enum,
+          default_value_t = Format::Human)]
     pub format: Format,
     /// When to use colors (`NO_COLOR` also turns them off in `auto`).
     #[arg(long, global = true, env = env::COLOR, value_enum, default_value_t = ColorChoice::Auto)]

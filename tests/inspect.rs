@@ -542,7 +542,7 @@ fn a_step_shows_in_full_with_times_and_events() {
     assert_snapshot!("step_80", snapshot_of(&env, &bus));
 }
 
-/// `--agent`, `--since` and `--unresolved` narrow the attempts.
+/// `--agent`, `--since`, `--until` and `--unresolved` narrow the attempts.
 #[test]
 fn filters_by_agent_age_and_resolution() {
     let env = TestEnv::new();
@@ -586,6 +586,27 @@ fn filters_by_agent_age_and_resolution() {
     assert_eq!(steps(&["--agent", "http://127.0.0.1:8002/"]), ["later/one"]);
     assert_eq!(steps(&["--since", "1h"]), ["later/one"]);
     assert_eq!(steps(&["--since", "3h"]).len(), 8);
+    // Compound durations and RFC 3339 times, on both ends.
+    assert_eq!(steps(&["--since", "1h30m"]), ["later/one"]);
+    assert_eq!(steps(&["--since", "2026-11-30T02:30:00Z"]), ["later/one"]);
+    let earlier = steps(&["--until", "2026-11-30T02:00:00Z"]);
+    assert_eq!(earlier.len(), 7, "{earlier:?}");
+    assert!(!earlier.contains(&"later/one".to_owned()));
+    assert_eq!(steps(&["--until", "1h"]), earlier);
+    assert!(steps(&["--since", "1h", "--until", "2026-11-30T02:00:00Z"]).is_empty());
+    // `-o` is `--format`.
+    let short = env
+        .cmd()
+        .env("A2A_RECOVER_TEST_NOW", "2026-11-30T03:05:00Z")
+        .args(["inspect", "-o", "json", "--since", "1h"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&short), 0, "{}", stderr(&short));
+    let attempts = json_lines(&short)
+        .into_iter()
+        .filter(|r| r["type"] == "attempt")
+        .count();
+    assert_eq!(attempts, 1, "{}", stdout(&short));
     let unresolved = steps(&["--unresolved"]);
     assert_eq!(unresolved.len(), 7);
     assert!(!unresolved.contains(&"trip-42/bus".to_owned()));

@@ -68,9 +68,14 @@ pub struct InspectArgs {
     /// Only attempts sent to this agent (its base URL or card URL).
     #[arg(long, value_name = "URL")]
     pub agent: Option<String>,
-    /// Only attempts changed within this long (`30m`, `2h`, `1d`).
-    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_duration)]
-    pub since: Option<std::time::Duration>,
+    /// Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339
+    /// time (`2026-12-06T03:00:00Z`).
+    #[arg(long, value_name = "DURATION|TIME", value_parser = crate::duration::parse_time_bound)]
+    pub since: Option<crate::duration::TimeBound>,
+    /// Only attempts whose last change is at least this old (`30m`) or no later than this
+    /// RFC 3339 time.
+    #[arg(long, value_name = "DURATION|TIME", value_parser = crate::duration::parse_time_bound)]
+    pub until: Option<crate::duration::TimeBound>,
     /// Only steps the operator has not resolved (`resolve`).
     #[arg(long)]
     pub unresolved: bool,
@@ -87,6 +92,7 @@ impl InspectArgs {
             || self.pending
             || self.agent.is_some()
             || self.since.is_some()
+            || self.until.is_some()
             || self.unresolved
             || self.wide
     }
@@ -158,10 +164,9 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
     let journal = ctx.open_journal_for_reading()?;
     refuse_unknown_target(&journal, target.as_ref())?;
     let now = ctx.display_clock.now();
-    let since = args.since.map(|d| {
-        // Measured against the displayed clock, as ages are (pinned in tests).
-        now - chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX)
-    });
+    // Measured against the displayed clock, as ages are (pinned in tests).
+    let since = args.since.map(|b| b.at(now));
+    let until = args.until.map(|b| b.at(now));
     let page = journal.inspect(&InspectFilter {
         target: target.clone(),
         states,
@@ -169,6 +174,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         limit,
         agent,
         since,
+        until,
         unresolved: args.unresolved,
     })?;
     let chain = Chain::of(&journal, &page.rows)?;

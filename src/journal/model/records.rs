@@ -573,6 +573,8 @@ pub struct InspectFilter {
     pub agent: Option<String>,
     /// Only attempts changed at or after this time.
     pub since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Only attempts changed at or before this time.
+    pub until: Option<chrono::DateTime<chrono::Utc>>,
     /// Only steps the operator has not resolved.
     pub unresolved: bool,
 }

@@ -1465,8 +1465,9 @@ fn pass_select(d: Dialect) -> String {
 
 /// The WHERE clause of inspect with its parameters (?1 workflow, ?2 step, ?3 states as a
 /// JSON array or NULL), and the filters ?4 agent (card URL or NULL), ?5 updated at or after
-/// (unix ms or NULL) and ?6 unresolved steps only (0 or 1). ?7 is the page's LIMIT, last so
-/// that the count takes ?1 to ?6 alone (PostgreSQL types every parameter up to the highest).
+/// (unix ms or NULL), ?6 unresolved steps only (0 or 1) and ?7 updated at or before (unix ms
+/// or NULL). ?8 is the page's LIMIT, last so that the count takes ?1 to ?7 alone (PostgreSQL
+/// types every parameter up to the highest).
 /// A parameter tested for NULL is cast: PostgreSQL cannot type `?N IS NULL` by itself.
 fn inspect_where(d: Dialect) -> String {
     format!(
@@ -1476,7 +1477,8 @@ fn inspect_where(d: Dialect) -> String {
        AND (CAST(?4 AS TEXT) IS NULL
             OR a.agent_id = (SELECT id FROM agents WHERE card_url = ?4))
        AND (CAST(?5 AS BIGINT) IS NULL OR a.updated_at >= ?5)
-       AND (?6 = 0 OR s.resolution IS NULL)",
+       AND (?6 = 0 OR s.resolution IS NULL)
+       AND (CAST(?7 AS BIGINT) IS NULL OR a.updated_at <= ?7)",
         json_items(d, "?3", false)
     )
 }
@@ -1494,11 +1496,12 @@ struct InspectSql {
     agent: Option<String>,
     since: Option<i64>,
     unresolved: bool,
+    until: Option<i64>,
 }
 
 impl InspectSql {
-    /// The parameters of the page, ?1 to ?7; the count takes ?1 to ?6 (all but the LIMIT).
-    fn params(&self) -> [Arg<'_>; 7] {
+    /// The parameters of the page, ?1 to ?8; the count takes ?1 to ?7 (all but the LIMIT).
+    fn params(&self) -> [Arg<'_>; 8] {
         use super::ToArg;
         [
             self.workflow.to_arg(),
@@ -1507,14 +1510,15 @@ impl InspectSql {
             self.agent.to_arg(),
             self.since.to_arg(),
             self.unresolved.to_arg(),
+            self.until.to_arg(),
             self.limit.to_arg(),
         ]
     }
 
     /// The parameters of the count: the page's but the LIMIT; none when it is unfiltered.
-    fn count_params<'a>(&self, params: &'a [Arg<'a>; 7]) -> &'a [Arg<'a>] {
+    fn count_params<'a>(&self, params: &'a [Arg<'a>; 8]) -> &'a [Arg<'a>] {
         if self.count_filtered {
-            &params[..6]
+            &params[..7]
         } else {
             &[]
         }
@@ -1546,6 +1550,7 @@ fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
         || f.pending
         || f.agent.is_some()
         || f.since.is_some()
+        || f.until.is_some()
         || f.unresolved;
     let (mut count, mut page) = if f.pending {
         let with = pending_from();
@@ -1553,7 +1558,7 @@ fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
         (
             format!("{with} SELECT count(*) {PENDING_FROM} {pending}"),
             format!(
-                "{with} {} {pending} ORDER BY w.id, s.seq, a.number LIMIT ?7",
+                "{with} {} {pending} ORDER BY w.id, s.seq, a.number LIMIT ?8",
                 row_select_from(d, "", PENDING_ROW_FROM)
             ),
         )
@@ -1561,7 +1566,7 @@ fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
         (
             format!("SELECT count(*) {ROW_FROM} {inspect_where}"),
             format!(
-                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?7",
+                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?8",
                 row_select(d)
             ),
         )
@@ -1569,7 +1574,7 @@ fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
         (
             "SELECT count(*) FROM attempts".to_owned(),
             format!(
-                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?7",
+                "{} {inspect_where} ORDER BY w.id, s.seq, a.number LIMIT ?8",
                 row_select(d)
             ),
         )
@@ -1594,6 +1599,7 @@ fn inspect_sql(d: Dialect, f: &InspectFilter) -> InspectSql {
         agent: f.agent.clone(),
         since: f.since.map(ms),
         unresolved: f.unresolved,
+        until: f.until.map(ms),
     }
 }
 
