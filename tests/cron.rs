@@ -240,3 +240,80 @@ fn the_systemd_units_from_the_docs_verify() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "systemd-analyze found problems");
 }
+
+/// Cron's environment is nearly empty (`PATH=/usr/bin:/bin`): docs/cron.md's wrapper finds the
+/// binary where `cargo install` puts it, and when it cannot run the pass or cannot alert it exits
+/// non-zero saying why, never 0 in silence.
+#[test]
+fn the_cron_wrapper_under_crons_path_runs_or_says_why_it_cannot() {
+    let env = TestEnv::new();
+    let home = env.path().join("home");
+    let cargo_bin = home.join(".cargo/bin");
+    std::fs::create_dir_all(&cargo_bin).unwrap();
+    let wrapper = env.path().join("a2a-reconcile-cron");
+    executable(
+        &wrapper,
+        &doc_block("with `/usr/local/bin/a2a-reconcile-cron`:", "```sh\n"),
+    );
+    let cron_run = || {
+        std::process::Command::new(&wrapper)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap()
+    };
+    let has_mail = ["/usr/bin/mail", "/bin/mail"]
+        .iter()
+        .any(|m| Path::new(m).exists());
+    // No binary anywhere it looks (unless this host installed one in /usr/local/bin).
+    if !Path::new("/usr/local/bin/a2a-recover").exists() {
+        let out = cron_run();
+        assert_eq!(code(&out), 1, "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("a2a-recover not found in PATH, /usr/local/bin or ~/.cargo/bin"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // The binary where `cargo install` puts it.
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_a2a-recover"),
+        cargo_bin.join("a2a-recover"),
+    )
+    .unwrap();
+    let out = cron_run();
+    if has_mail {
+        // It ran the pass: no journal yet is exit 1, a page it sent by mail.
+        let last = home.join(".local/state/a2a-recover/last-pass.err");
+        assert!(last.exists(), "{}", stderr(&out));
+    } else {
+        assert_eq!(code(&out), 1, "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("mail not found: no alert could be sent"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // A mail that fails is a page that was not sent: exit 1, never 0.
+    let bin = env.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    executable(&bin.join("mail"), "#!/bin/sh\ncat >/dev/null\nexit 75\n");
+    let out = std::process::Command::new(&wrapper)
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("mail failed: the page was not sent"),
+        "{}",
+        stderr(&out)
+    );
+    let err = std::fs::read_to_string(home.join(".local/state/a2a-recover/last-pass.err")).unwrap();
+    assert!(
+        err.contains("journal"),
+        "the pass ran and found no journal: {err}"
+    );
+}
