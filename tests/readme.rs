@@ -183,6 +183,13 @@ fn the_install_section_names_what_ships() {
         install.contains("cargo install --locked --path ."),
         "{install}"
     );
+    // The one install path docs/cron.md's wrapper and the systemd units name.
+    assert!(install.contains("/usr/local/bin/"), "{install}");
+    let cron = std::fs::read_to_string(format!("{root}/docs/cron.md")).unwrap();
+    assert!(
+        cron.contains("ExecStart=/usr/local/bin/a2a-recover "),
+        "the unit runs the installed binary"
+    );
     for shell in ["bash", "zsh", "fish"] {
         assert!(
             install.contains(&format!("a2a-recover completions {shell}")),
