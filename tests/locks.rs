@@ -40,6 +40,11 @@ fn a_held_workflow_is_skipped_and_the_others_are_done() {
     // Naming only the held workflow: nothing to do but wait.
     let out = reconcile(&env, &["a"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("nothing visited: 1 workflow(s) locked by another pass"),
+        "{}",
+        stdout(&out)
+    );
     let out = env.run(["compensate", "a"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert!(

@@ -917,3 +917,23 @@ fn an_unreachable_agent_is_one_line_per_step_and_one_hint() {
     );
     assert_eq!(err.matches("hint:").count(), 1, "{err}");
 }
+
+/// A dry run that finds a question journals nothing, so `inspect --pending` cannot list it yet:
+/// its verdict names the step instead of pointing at that command.
+#[test]
+fn a_dry_run_that_needs_a_human_names_the_step() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    assert_eq!(
+        code(&delegate(&env, "trip-3/hotel", &a.url(), "ask", &[])),
+        0
+    );
+    let out = reconcile(&env, &["--dry-run"]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("a human would have to act on trip-3/hotel (exit 4)"),
+        "{text}"
+    );
+    assert!(!text.contains("inspect --pending"), "{text}");
+}

@@ -17,7 +17,7 @@
 //! 4. `--dry-run --follow-for` is a usage error: following journals every event.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -222,6 +222,7 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
         ctx.out.begin("reconcile")?;
         let summary = Summary {
             code: exit::WORK_REMAINS,
+            held: held.len(),
             ..Summary::default()
         };
         return finish(ctx, args, &journal, alerts, &summary, None);
@@ -245,6 +246,7 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     let mut first = run_pass(ctx, &journal, &client, &cfg, locks, &shown, args, alerts).await?;
     let held_reached = lazy.as_ref().is_some_and(LazyLocks::finish);
     if !held.is_empty() || held_reached {
+        first.summary.held = held.len() + lazy.as_ref().map_or(0, |l| l.held.get());
         first.summary.code = exit::worst(first.summary.code, exit::WORK_REMAINS);
         first.human = exit::worst(first.human, exit::WORK_REMAINS);
     }
@@ -749,6 +751,20 @@ fn summary_record(
     record
 }
 
+/// Names the steps of a set, at most five of them: `w/a, w/b and 3 more`.
+fn named_steps(steps: &BTreeSet<String>) -> String {
+    const SHOWN: usize = 5;
+    let mut names: Vec<String> = steps.iter().take(SHOWN).map(|s| inert(s)).collect();
+    if steps.len() > SHOWN {
+        names.push(format!("{} more", steps.len() - SHOWN));
+    }
+    match names.len() {
+        0 => "a step".to_owned(),
+        1 => names.remove(0),
+        n => format!("{} and {}", names[..n - 1].join(", "), names[n - 1]),
+    }
+}
+
 fn finish(
     ctx: &Context,
     args: &ReconcileArgs,
@@ -808,7 +824,12 @@ fn finish(
     }
     // Attempts by how they ended, not actions: a read and the record that follows it are one
     // attempt (the JSON summary has both).
-    let counts = if summary.attempts.is_empty() {
+    let counts = if summary.attempts.is_empty() && summary.held > 0 {
+        format!(
+            "nothing visited: {} workflow(s) locked by another pass",
+            summary.held
+        )
+    } else if summary.attempts.is_empty() {
         "nothing to do".to_owned()
     } else {
         summary
@@ -825,6 +846,11 @@ fn finish(
         ),
         exit::OK => "done".to_owned(),
         exit::WORK_REMAINS => "work remains; run again later (exit 3)".to_owned(),
+        // A dry run journals nothing, so `inspect --pending` cannot list what it found yet.
+        exit::NEEDS_HUMAN if args.dry_run => format!(
+            "a human would have to act on {} (exit 4)",
+            named_steps(&summary.needs_human)
+        ),
         exit::NEEDS_HUMAN => {
             "a human must act; see `a2a-recover inspect --pending` (exit 4)".to_owned()
         }

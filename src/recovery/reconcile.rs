@@ -161,6 +161,10 @@ pub struct Summary {
     /// Agents whose remaining items were skipped (their circuit opened), by redacted interface
     /// URL: why, and how many items.
     pub skipped: BTreeMap<String, (String, u32)>,
+    /// The steps (`workflow/step`) an action said a human must act on.
+    pub needs_human: BTreeSet<String>,
+    /// How many workflows the pass left alone because another pass held their lock.
+    pub held: usize,
 }
 
 impl Summary {
@@ -179,6 +183,10 @@ impl Summary {
     fn count(&mut self, a: &Action) {
         *self.outcomes.entry(a.outcome.clone()).or_default() += 1;
         self.code = exit::worst(self.code, a.code);
+        if a.code == exit::NEEDS_HUMAN {
+            self.needs_human
+                .insert(format!("{}/{}", a.workflow, a.step));
+        }
         if a.action == "failed-for-good" || a.outcome == "failed-for-good" {
             self.compensate.insert(a.workflow.clone());
         }
