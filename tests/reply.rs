@@ -191,3 +191,32 @@ fn auth_required_is_resumed_by_a_reply() {
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
+
+/// A bare name is a step of `default` (DESIGN §1); when it names a workflow instead, the error
+/// keeps that meaning and its hint names the workflow's steps.
+#[test]
+fn a_workflow_named_where_a_step_is_expected_gets_its_steps_as_a_hint() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    for step in ["trip-7/hotel", "trip-7/car"] {
+        assert_eq!(code(&delegate(&env, step, &a.url(), "ask", &[])), 0);
+    }
+    for args in [&["reply", "trip-7", "x"][..], &["follow", "trip-7"]] {
+        let out = env.run(args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("unknown step `default/trip-7`"), "{err}");
+        assert!(
+            err.contains("`trip-7` is a workflow (a bare name is a step of `default`); name one of its steps: `trip-7/hotel`, `trip-7/car`"),
+            "{err}"
+        );
+    }
+    // An unknown name that is no workflow keeps the plain hint.
+    let out = env.run(["reply", "nowhere", "x"]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("inspect --pending"),
+        "{}",
+        stderr(&out)
+    );
+}

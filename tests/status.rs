@@ -45,6 +45,18 @@ fn status_shows_the_journal_its_lock_and_what_needs_a_human() {
     assert_snapshot!("status", snapshot_of(&env, &out));
     // Without --check it is informational: exit 0.
     assert_eq!(code(&env.run(["status"])), 0);
+    // `-q` prints nothing and keeps the exit code.
+    for args in [
+        &["-q", "status", "--check"][..],
+        &["-q", "status", "--check", "-o", "json"],
+    ] {
+        let quiet = env.run(args);
+        assert_eq!(code(&quiet), 4, "{args:?}: {}", stderr(&quiet));
+        assert!(
+            quiet.stdout.is_empty() && quiet.stderr.is_empty(),
+            "{args:?}: {quiet:?}"
+        );
+    }
 
     let out = env.run(["status", "--check", "--format", "json"]);
     assert_eq!(code(&out), 4);

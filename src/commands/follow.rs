@@ -78,13 +78,12 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
         CliError::usage(e.to_string())
             .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
     })?;
-    let unknown = || {
-        CliError::usage(format!("unknown step `{name}`"))
-            .hint("list the journaled steps with `a2a-recover inspect`")
-    };
     ctx.require_journal()?;
     let journal = ctx.open_journal_for_writing()?;
-    let record = journal.step(&name)?.ok_or_else(unknown)?;
+    let Some(record) = journal.step(&name)? else {
+        let hint = "list the journaled steps with `a2a-recover inspect`";
+        return Err(super::util::unknown_step(&journal, &name, hint)?.into());
+    };
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("follow")?;
     let opts = FollowOptions {

@@ -483,16 +483,14 @@ fn refuse_unknown_target(
                 .hint("list workflows with `a2a-recover inspect`")
                 .into())
         }
-        Some(Target::Step(s)) if journal.step(s)?.is_none() => Err(CliError::usage(format!(
-            "unknown step `{}`",
-            inert(&s.to_string())
-        ))
-        .hint(format!(
-            "list the steps of `{}` with `a2a-recover inspect {}`",
-            inert(&s.workflow),
-            inert(&s.workflow)
-        ))
-        .into()),
+        Some(Target::Step(s)) if journal.step(s)?.is_none() => {
+            let hint = format!(
+                "list the steps of `{}` with `a2a-recover inspect {}`",
+                inert(&s.workflow),
+                inert(&s.workflow)
+            );
+            Err(super::util::unknown_step(journal, s, &hint)?.into())
+        }
         _ => Ok(()),
     }
 }

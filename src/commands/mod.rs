@@ -15,6 +15,7 @@ pub mod reply;
 pub mod resolve;
 pub mod scripted_agent;
 pub mod status;
+mod util;
 
 use clap::{Parser, Subcommand};
 

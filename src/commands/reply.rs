@@ -165,13 +165,12 @@ fn pending_question(
     ctx: &Context,
     name: &StepName,
 ) -> anyhow::Result<(Journal, StepRecord, Attempt)> {
-    let unknown = || {
-        CliError::usage(format!("unknown step `{name}`"))
-            .hint("list the journaled steps with `a2a-recover inspect --pending`")
-    };
     ctx.require_journal()?;
     let journal = ctx.open_journal_for_writing()?;
-    let rec = journal.step(name)?.ok_or_else(unknown)?;
+    let Some(rec) = journal.step(name)? else {
+        let hint = "list the journaled steps with `a2a-recover inspect --pending`";
+        return Err(super::util::unknown_step(&journal, name, hint)?.into());
+    };
     let attempt = rec
         .latest()
         .cloned()

@@ -44,6 +44,10 @@ pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> 
     } else {
         exit::OK
     };
+    // `-q`: nothing at all; the exit code says it (a probe's `status --check -q`).
+    if ctx.out.is_quiet() {
+        return Ok(code);
+    }
     ctx.out.begin("status")?;
     if ctx.out.is_json() {
         ctx.out.record(&record(
