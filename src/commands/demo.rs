@@ -306,7 +306,13 @@ async fn story_with(
     story
         .say("a2a-recover demo: a trip (flight, hotel, car) is delegated to scripted A2A agents")?;
     story.say("running on this machine; the process is killed in the middle; recovery follows.")?;
-    story.say(&format!("journal: {journal_path}"))?;
+    if ctx.journal_explicit {
+        story.say(&format!("journal: {journal_path}"))?;
+    } else {
+        story.say(&format!(
+            "journal: {journal_path} (temporary, removed at the end; `--journal PATH` keeps it)"
+        ))?;
+    }
     story.say("")?;
 
     // 0. The car agents are registered for the skill `car` (re-delegation picks from them).

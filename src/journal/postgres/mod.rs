@@ -501,7 +501,10 @@ fn client_hint(source: &DbError) -> Option<&'static str> {
     } else if text.contains("timeout") || text.contains("timed out") {
         Some("the database server did not answer in time (connect_timeout); is it reachable?")
     } else if text.contains("does not support TLS") {
-        Some("the server does not offer TLS; enable ssl on it, or drop sslmode=require")
+        Some(
+            "the server does not offer TLS; enable ssl on it, or set the URL's sslmode to \
+             prefer or disable",
+        )
     } else if text.contains("certificate") || text.contains("TLS") {
         Some(
             "TLS failed: the server's certificate must be valid for the URL's host and signed \
