@@ -1046,8 +1046,6 @@ impl Pass<'_> {
             Some(comp) => {
                 let new = NewAttempt {
                     agent_url: plan.card_url.clone(),
-                    token_env: plan.spec.token_env.clone(),
-                    token_cmd: plan.spec.token_cmd.clone(),
                     message_id: uuid::Uuid::new_v4().to_string(),
                     context_id: plan
                         .card_url
@@ -1800,6 +1798,7 @@ mod tests {
             tenant: None,
             token_env: None,
             token_cmd: None,
+            credential_source: crate::journal::CredentialSource::None,
             message_id: format!("m{n}"),
             context_id: None,
             context_id_ours: true,
