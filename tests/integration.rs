@@ -7,6 +7,7 @@ mod broken_journal;
 mod cli;
 mod common;
 mod compensate;
+mod credential_owner;
 mod credentials;
 mod cron;
 mod delegate;

@@ -152,6 +152,8 @@ pub struct DelegateArgs {
 struct Request {
     spec: StepSpec,
     card_url: String,
+    /// The credential the send will carry, checked before anything is committed; each send
+    /// reads its attempt's journaled one ([`Delegation::outgoing`]).
     credential: Option<Credential>,
     clock_skew: Duration,
     card_patience: Duration,
@@ -300,14 +302,16 @@ fn no_agent_with(skill: &str) -> CliError {
     )
 }
 
-/// Chooses the agent of a `--skill` step, and the credential of a step sent without
-/// `--token-env` to an agent registered with a variable of its own; nothing is journaled here.
+/// Chooses the agent of a `--skill` step, and checks the credential its send will carry;
+/// nothing is journaled here.
 ///
 /// A new `--skill` step goes to the first registered agent advertising the skill
 /// (`recovery::registry::pick_agent`); a re-run continues with the agent of the step's latest
-/// attempt, wherever re-delegation took it. Without `--token-env` the credential is the one
-/// the latest attempt is journaled with, else the registered agent's (`agents add
-/// --token-env`); an unset variable is a usage error before anything is committed.
+/// attempt, wherever re-delegation took it. A new step sends with `--token-env` / `--token-cmd`,
+/// else the registered agent's credential (`agents add --token-env`); a re-run sends with the
+/// credential journaled on its latest attempt (the step's own only at the agent it was given
+/// for, never at an agent re-delegation chose). An unset variable is a usage error before
+/// anything is committed or sent.
 fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
     let latest = journal
         .step(&req.spec.name)?
@@ -324,11 +328,10 @@ fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
             registered = Some(agent);
         }
     }
-    if req.credential.is_some() {
-        return Ok(());
-    }
     let (var, cmd) = if let Some(attempt) = &latest {
-        (attempt.token_env.clone(), attempt.token_cmd.clone())
+        attempt.token_source()
+    } else if req.credential.is_some() {
+        return Ok(());
     } else {
         let agent = match registered {
             Some(agent) => Some(agent),
@@ -340,26 +343,38 @@ fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
             .unwrap_or_default();
         (var.map(str::to_owned), cmd.map(str::to_owned))
     };
+    req.credential = credential_for(&req.card_url, var.as_deref(), cmd.as_deref())?;
+    Ok(())
+}
+
+/// Reads (or runs the command for) the credential an agent's attempt carries; an unusable one
+/// is a usage error naming the agent, never the token.
+fn credential_for(
+    card_url: &str,
+    var: Option<&str>,
+    cmd: Option<&str>,
+) -> Result<Option<Credential>, CliError> {
     if let Some(cmd) = cmd {
-        req.credential = Some(Credential::from_cmd(&cmd).map_err(|e| {
+        Credential::from_cmd(cmd).map(Some).map_err(|e| {
             CliError::usage(format!(
                 "{e}: the agent `{}` takes its token from it",
-                agent_shown(&req.card_url)
+                agent_shown(card_url)
             ))
             .hint(e.hint().unwrap_or_default())
-        })?);
+        })
     } else if let Some(var) = var {
-        req.credential = Some(Credential::from_env(&var).map_err(|e| {
+        Credential::from_env(var).map(Some).map_err(|e| {
             CliError::usage(format!(
                 "{e}: the agent `{}` takes its token from it",
-                agent_shown(&req.card_url)
+                agent_shown(card_url)
             ))
             .hint(format!(
                 "export `{var}` with the agent's bearer token, or pass --token-env VAR"
             ))
-        })?);
+        })
+    } else {
+        Ok(None)
     }
-    Ok(())
 }
 
 /// Returns an agent's card URL shortened to its base URL for messages (redacted).
@@ -617,19 +632,27 @@ impl Delegation<'_> {
     }
 
     /// The message of an attempt: the step's text and metadata, with its predecessor's task
-    /// and failure when it has one; the request's credential.
+    /// and failure when it has one; the credential journaled on the attempt (chosen for its
+    /// own agent when its intent was committed), never one given for another agent.
     fn outgoing(&self, attempt: &Attempt) -> anyhow::Result<Outgoing> {
         let previous = match attempt.previous_attempt {
             Some(p) => Some(self.journal.attempt(p)?),
             None => None,
         };
+        // Checked before anything was committed (`bind_agent`, the plan's checks); a token
+        // command is not run again (its token is cached for the process).
+        let credential = credential_for(
+            attempt.agent_url.as_deref().unwrap_or(&self.req.card_url),
+            attempt.token_env.as_deref(),
+            attempt.token_cmd.as_deref(),
+        )?;
         Ok(Outgoing {
             text: decide::previous_attempt_text(&self.req.spec.text, previous.as_ref()),
             metadata: decide::previous_attempt_metadata(
                 self.req.spec.metadata.as_ref(),
                 previous.as_ref(),
             ),
-            credential: self.req.credential.clone(),
+            credential,
             allow_cross_origin: self.req.spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
             interface: self.req.spec.interface,

@@ -530,6 +530,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "protocolVersion": binding.map(|b| b.version().as_str()),
         "tokenEnv": a.token_env,
         "tokenCmd": a.token_cmd,
+        "credentialSource": a.credential_source.as_str(),
         "remoteState": a.remote_state,
         "statusTimestamp": a.status_timestamp,
         "outcome": Some(outcome(row)).filter(|o| !o.is_empty()),

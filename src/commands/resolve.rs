@@ -143,7 +143,6 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
             message_id: uuid::Uuid::new_v4().to_string(),
             context_id: Some(uuid::Uuid::new_v4().to_string()),
             previous: Some(latest.id),
-            ..NewAttempt::default()
         }),
     };
     if !ctx.out.confirm(

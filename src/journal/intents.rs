@@ -8,8 +8,8 @@ use serde_json::json;
 use super::queries::{self, NewEvent};
 use super::sql::Tx;
 use super::{
-    Attempt, AttemptState, IntentOutcome, Journal, JournalError, NewAttempt, NewIntent, StepId,
-    StepRecord,
+    Attempt, AttemptState, CredentialSource, IntentOutcome, Journal, JournalError, NewAttempt,
+    NewIntent, StepId, StepRecord, StepSpec,
 };
 
 impl Journal {
@@ -72,8 +72,6 @@ impl Journal {
                 let step = queries::insert_step(tx, wf, &intent.spec, None, now).map_err(&e)?;
                 let new = NewAttempt {
                     agent_url: intent.agent_url.clone(),
-                    token_env: intent.spec.token_env.clone(),
-                    token_cmd: intent.spec.token_cmd.clone(),
                     message_id: intent.message_id.clone(),
                     context_id: intent.context_id.clone(),
                     previous: None,
@@ -81,7 +79,7 @@ impl Journal {
                 out.push(IntentOutcome::Created(self.insert_attempt_of(
                     tx,
                     (step, Some(wf)),
-                    1,
+                    (1, &intent.spec),
                     &new,
                     agent.as_ref(),
                     now,
@@ -91,10 +89,11 @@ impl Journal {
         })
     }
 
+    /// Inserts attempt `number` of step `step` (defined by `spec`) and its `intent` event.
     pub(super) fn insert_attempt(
         &self,
         tx: &Tx,
-        step: StepId,
+        (step, spec): (StepId, &StepSpec),
         number: u32,
         new: &NewAttempt,
         now: i64,
@@ -105,29 +104,41 @@ impl Journal {
             }
             None => None,
         };
-        self.insert_attempt_of(tx, (step, None), number, new, agent.as_ref(), now)
+        self.insert_attempt_of(tx, (step, None), (number, spec), new, agent.as_ref(), now)
     }
 
     /// Inserts an `INTENT` attempt and its `intent` event for a step (and its workflow's id
     /// when known); `agent` is the row of `new.agent_url`.
+    ///
+    /// The attempt's credential is chosen here, once, and every later call on the attempt uses
+    /// it ([`CredentialSource::choose`]): the step's own credential goes only to the agent it
+    /// was given for (its first attempt's); any other agent gets its registered credential
+    /// (`agents add --token-env` / `--token-cmd`), or none.
     fn insert_attempt_of(
         &self,
         tx: &Tx,
         (step, workflow): (StepId, Option<i64>),
-        number: u32,
+        (number, spec): (u32, &StepSpec),
         new: &NewAttempt,
         agent: Option<&queries::IntentAgent>,
         now: i64,
     ) -> Result<Attempt, JournalError> {
         let e = self.err("commit the intent");
-        let mut token_env = new.token_env.clone();
-        let mut token_cmd = new.token_cmd.clone();
-        // No credential named for the step: a registered agent's own one (`agents add
-        // --token-env` / `--token-cmd`) is what every send and look of this attempt uses.
-        if token_env.is_none() && token_cmd.is_none() {
-            token_env = agent.and_then(|a| a.registered_token_env.clone());
-            token_cmd = agent.and_then(|a| a.registered_token_cmd.clone());
-        }
+        let for_owner = match agent {
+            None => false,
+            Some(_) if number == 1 => true,
+            Some(a) => queries::first_attempt_agent(tx, step).map_err(&e)? == Some(a.id),
+        };
+        let (source, (token_env, token_cmd)) = CredentialSource::choose(
+            (spec.token_env.clone(), spec.token_cmd.clone()),
+            for_owner,
+            agent.map_or((None, None), |a| {
+                (
+                    a.registered_token_env.clone(),
+                    a.registered_token_cmd.clone(),
+                )
+            }),
+        );
         let context_id = if agent.is_some_and(|a| a.refuses_context_id) {
             None
         } else {
@@ -139,6 +150,7 @@ impl Journal {
             agent: agent.map(|a| a.id),
             token_env: token_env.as_deref(),
             token_cmd: token_cmd.as_deref(),
+            credential_source: source,
             message_id: &new.message_id,
             context_id: context_id.as_deref(),
             previous: new.previous,
@@ -150,6 +162,7 @@ impl Journal {
             "contextId": context_id,
             "agent": new.agent_url,
             "previousAttempt": new.previous.map(|p| p.0),
+            "credentialSource": source.as_str(),
         });
         queries::insert_event(
             tx,
@@ -185,12 +198,7 @@ impl Journal {
                     max: s.spec.max_attempts,
                 });
             }
-            let mut new = new.clone();
-            if new.token_env.is_none() && new.token_cmd.is_none() {
-                new.token_env.clone_from(&s.spec.token_env);
-                new.token_cmd.clone_from(&s.spec.token_cmd);
-            }
-            self.insert_attempt(tx, step, number, &new, now)
+            self.insert_attempt(tx, (step, &s.spec), number, new, now)
         })
     }
 }

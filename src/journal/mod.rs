@@ -135,15 +135,13 @@ pub enum IntentOutcome {
     Existing(StepRecord),
 }
 
-/// A further attempt of an existing step (re-delegation, `resolve --as retry`).
+/// A further attempt of an existing step (re-delegation, `resolve --as retry`). Its credential
+/// is the journal's choice ([`CredentialSource::choose`]): the step's own at the agent it was
+/// given for, else the agent's registered one, else none.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NewAttempt {
     /// The agent's card URL (`None` for a command step).
     pub agent_url: Option<String>,
-    /// The credential variable's name (defaults to the step's, then to the registered agent's).
-    pub token_env: Option<String>,
-    /// The credential command (defaults with `token_env`, as one credential source).
-    pub token_cmd: Option<String>,
     /// A fresh messageId.
     pub message_id: String,
     /// A fresh contextId (dropped if the agent is known to refuse client context ids).

@@ -52,7 +52,8 @@ pub enum Decision {
     /// Give the step up; it counts as failed for compensation.
     Abandoned,
     /// A new attempt with these fresh ids and this agent (its `previous` is set to the decided
-    /// attempt; its `token_env` defaults to the step's, then the registered agent's).
+    /// attempt; its credential is the step's at the agent it was given for, else the agent's
+    /// registered one, else none).
     Retry(NewAttempt),
     /// Send the `UNCERTAIN` attempt again with its own `messageId`, accepting the risk.
     Resend,
@@ -156,10 +157,6 @@ impl Journal {
                     }
                     let mut new = new.clone();
                     new.previous = Some(held.id);
-                    if new.token_env.is_none() && new.token_cmd.is_none() {
-                        new.token_env.clone_from(&step.spec.token_env);
-                        new.token_cmd.clone_from(&step.spec.token_cmd);
-                    }
                     retry = Some(new);
                 }
                 Decision::Resend => {
@@ -208,7 +205,13 @@ impl Journal {
             )
             .map_err(&e)?;
             let new_attempt = match retry {
-                Some(new) => Some(self.insert_attempt(tx, step.id, held.number + 1, &new, now)?),
+                Some(new) => Some(self.insert_attempt(
+                    tx,
+                    (step.id, &step.spec),
+                    held.number + 1,
+                    &new,
+                    now,
+                )?),
                 None => None,
             };
             let attempt = queries::attempt_by_id(tx, held.id)
@@ -483,8 +486,6 @@ mod tests {
     fn retry() -> Decision {
         Decision::Retry(NewAttempt {
             agent_url: Some(AGENT.to_owned()),
-            token_env: None,
-            token_cmd: None,
             message_id: uuid::Uuid::new_v4().to_string(),
             context_id: Some(uuid::Uuid::new_v4().to_string()),
             previous: None,

@@ -36,15 +36,17 @@ impl Journal {
                 queries::insert_step(tx, wf, &intent.spec, Some(compensates), now).map_err(&e)?;
             let new = NewAttempt {
                 agent_url: intent.agent_url.clone(),
-                token_env: intent.spec.token_env.clone(),
-                token_cmd: intent.spec.token_cmd.clone(),
                 message_id: intent.message_id.clone(),
                 context_id: intent.context_id.clone(),
                 previous: None,
             };
-            Ok(IntentOutcome::Created(
-                self.insert_attempt(tx, step, 1, &new, now)?,
-            ))
+            Ok(IntentOutcome::Created(self.insert_attempt(
+                tx,
+                (step, &intent.spec),
+                1,
+                &new,
+                now,
+            )?))
         })
     }
 

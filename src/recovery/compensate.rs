@@ -1044,8 +1044,6 @@ impl Pass<'_> {
             Some(comp) => {
                 let new = NewAttempt {
                     agent_url: plan.card_url.clone(),
-                    token_env: plan.spec.token_env.clone(),
-                    token_cmd: plan.spec.token_cmd.clone(),
                     message_id: uuid::Uuid::new_v4().to_string(),
                     context_id: plan
                         .card_url
@@ -1100,7 +1098,6 @@ impl Pass<'_> {
         let plan = Planned {
             spec: comp.step.spec.clone(),
             card_url: comp_attempt.agent_url.clone(),
-            credential: None,
             allow_cross_origin: record.step.spec.allow_cross_origin,
             reference_task_ids: references(attempt, comp_attempt.agent_url.as_deref()),
         };
@@ -1332,7 +1329,6 @@ impl Pass<'_> {
                     cwd: step.spec.cwd.clone(),
                 },
                 card_url: None,
-                credential: None,
                 allow_cross_origin: false,
                 reference_task_ids: Vec::new(),
             }),
@@ -1369,7 +1365,8 @@ impl Pass<'_> {
                         (agent.card_url.clone(), token, false)
                     }
                 };
-                let credential = Credential::resolve(token_env.as_deref(), token_cmd.as_deref())
+                // Checked now; the send reads the one journaled on its attempt.
+                Credential::resolve(token_env.as_deref(), token_cmd.as_deref())
                     .map_err(|e| e.to_string())?;
                 let artifacts = self
                     .journal
@@ -1399,7 +1396,6 @@ impl Pass<'_> {
                     },
                     reference_task_ids: references(attempt, Some(&card_url)),
                     card_url: Some(card_url),
-                    credential,
                     allow_cross_origin: cross,
                 })
             }
@@ -1425,10 +1421,9 @@ impl Pass<'_> {
         if a.state != AttemptState::Intent {
             return Ok(());
         }
-        let credential = match &plan.credential {
-            Some(c) => Some(c.clone()),
-            None => Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref())?,
-        };
+        // The credential journaled on the attempt, chosen for its own agent when its intent
+        // was committed.
+        let credential = Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref())?;
         let out = Outgoing {
             text: comp_step.spec.text.clone(),
             metadata: comp_step.spec.metadata.clone(),
@@ -1690,7 +1685,6 @@ fn references(undone: &Attempt, target: Option<&str>) -> Vec<String> {
 struct Planned {
     spec: StepSpec,
     card_url: Option<String>,
-    credential: Option<Credential>,
     allow_cross_origin: bool,
     /// The undone task, named in `referenceTaskIds` when the message goes to its own agent
     /// (another agent does not know that task).
@@ -1798,6 +1792,7 @@ mod tests {
             tenant: None,
             token_env: None,
             token_cmd: None,
+            credential_source: crate::journal::CredentialSource::None,
             message_id: format!("m{n}"),
             context_id: None,
             context_id_ours: true,

@@ -1014,6 +1014,7 @@ mod tests {
             tenant: None,
             token_env: None,
             token_cmd: None,
+            credential_source: crate::journal::CredentialSource::None,
             message_id: "m".into(),
             context_id: Some("c".into()),
             context_id_ours: true,

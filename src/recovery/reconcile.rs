@@ -61,7 +61,7 @@ use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
 use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent, Stage, card_failure_code};
-use crate::recovery::{follow, lookup, registry, send, verify};
+use crate::recovery::{follow, lookup, send, verify};
 use crate::sanitize::inert;
 
 /// How many times a read is tried before the attempt is left as it was this pass.
@@ -1229,7 +1229,6 @@ impl<'a> Pass<'a> {
 
     /// Bucket 3: decides a settled attempt.
     async fn settle(&self, row: &AttemptRow, rec: &StepRecord) -> anyhow::Result<Vec<Action>> {
-        let spec = &rec.step.spec;
         match self.settlement(row, rec)? {
             Settlement::Nothing | Settlement::NeedsHuman => Ok(vec![self.standing(
                 row,
@@ -1240,14 +1239,9 @@ impl<'a> Pass<'a> {
             Settlement::FailedForGood(reason) => self.fail_for_good(row, &reason),
             Settlement::Redelegate(agent) => {
                 let new = NewAttempt {
+                    // Its credential is the journal's choice: the agent's registered one, or
+                    // none; never the step's, which belongs to the agent it was given for.
                     agent_url: Some(agent.card_url.clone()),
-                    // The step's credential, else the registered agent's own one.
-                    token_env: registry::credential_source(spec, &agent)
-                        .0
-                        .map(str::to_owned),
-                    token_cmd: registry::credential_source(spec, &agent)
-                        .1
-                        .map(str::to_owned),
                     message_id: uuid::Uuid::new_v4().to_string(),
                     context_id: Some(uuid::Uuid::new_v4().to_string()),
                     previous: Some(row.attempt.id),

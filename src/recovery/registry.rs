@@ -14,16 +14,18 @@
 //! match pick_agent(&journal, skill, &tried_agents(&record))? {
 //!     Some(agent) => journal.add_attempt(step_id, &NewAttempt {
 //!         agent_url: Some(agent.card_url.clone()),
-//!         token_env: None, // the step's --token-env, else the agent's own (`agents add --token-env`)
 //!         message_id: fresh, context_id: Some(fresh), previous: Some(row.attempt.id),
 //!     })?,                                                 // BudgetSpent: failed for good
 //!     None => { /* no untried agent advertises the skill: failed for good */ }
 //! }
 //! ```
 //!
-//! The credential of an attempt is decided when its intent is committed and journaled on it
-//! (`Attempt::token_env`): the step's `--token-env` if one was given, else the registered
-//! agent's own variable ([`credential_source`] says the same for code that has not committed yet).
+//! The credential of an attempt is decided by the journal when its intent is committed, and
+//! journaled on it (`Attempt::token_env`, `token_cmd`, `credential_source`): a step's own
+//! `--token-env` / `--token-cmd` belongs to the agent it was given for (the step's first
+//! attempt's), so a re-delegated attempt carries its new agent's registered credential, or none
+//! (`journal::CredentialSource::choose`). [`credential_source`] says the same for a new step's
+//! first agent, before anything is committed.
 
 use crate::journal::{Agent, Journal, JournalError, StepRecord, StepSpec};
 
@@ -56,8 +58,10 @@ pub fn tried_agents(record: &StepRecord) -> Vec<String> {
     tried
 }
 
-/// Returns where the credential for sending `spec` to `agent` comes from (`token_env`,
-/// `token_cmd`): the step's own `--token-env` / `--token-cmd`, else the agent's registered one.
+/// Returns where the credential for sending a new step `spec` to its first agent `agent` comes
+/// from (`token_env`, `token_cmd`): the step's own `--token-env` / `--token-cmd`, else the
+/// agent's registered one. Any later agent of the step (re-delegation) never gets the step's:
+/// the journal chooses its registered one, or none.
 pub fn credential_source<'a>(
     spec: &'a StepSpec,
     agent: &'a Agent,
@@ -77,7 +81,9 @@ mod tests {
 
     use super::*;
     use crate::journal::test_store::{Fresh, Kind};
-    use crate::journal::{AgentCard, IntentOutcome, NewAttempt, NewIntent, StepName};
+    use crate::journal::{
+        AgentCard, CredentialSource, IntentOutcome, NewAttempt, NewIntent, StepName,
+    };
 
     fn card(url: &str, skills: &[&str]) -> AgentCard {
         AgentCard {
@@ -165,8 +171,6 @@ mod tests {
                 first.step_id,
                 &NewAttempt {
                     agent_url: Some(url(2)),
-                    token_env: None,
-                    token_cmd: None,
                     message_id: "m-2".to_owned(),
                     context_id: None,
                     previous: Some(first.id),
@@ -174,6 +178,8 @@ mod tests {
             )
             .unwrap();
         assert_eq!(second.token_env, None, "agent 2 has no variable of its own");
+        assert_eq!(first.credential_source, CredentialSource::Agent);
+        assert_eq!(second.credential_source, CredentialSource::None);
         let record = j.step(&name).unwrap().unwrap();
         assert_eq!(tried_agents(&record), [url(1), url(2)]);
         assert_eq!(pick_agent(&j, "car", &tried_agents(&record)).unwrap(), None);

@@ -176,7 +176,7 @@ pub(super) async fn run_plan(
             crash::at(Point::AfterIntent, &intent.spec.name.to_string());
         }
     }
-    let requests = requests_for(&journal, args, planned, outcomes)?;
+    let requests = requests_for(args, planned, outcomes)?;
     let Tally {
         code,
         totals,
@@ -286,7 +286,6 @@ fn refuse_if_plan_differs(
 
 /// Pairs each planned step with its intent's outcome as a request to send.
 fn requests_for(
-    journal: &Journal,
     args: &DelegateArgs,
     planned: Vec<(StepSpec, String, Option<Credential>)>,
     outcomes: Vec<IntentOutcome>,
@@ -294,28 +293,17 @@ fn requests_for(
     let mut requests = Vec::with_capacity(outcomes.len());
     for ((spec, card_url, credential), outcome) in planned.into_iter().zip(outcomes) {
         // An existing step goes on with the agent of its latest attempt (re-delegation may
-        // have moved it) and that attempt's credential variable.
+        // have moved it) and the credential journaled on that attempt: the step's own only at
+        // the agent it was given for.
         let (card_url, credential) = match &outcome {
             IntentOutcome::Created(_) => (card_url, credential),
             IntentOutcome::Existing(record) => match record.latest() {
                 Some(latest) => {
                     let url = latest.agent_url.clone().unwrap_or(card_url);
-                    let credential = if latest.token_env.is_some() || latest.token_cmd.is_some() {
-                        credential_of(
-                            (latest.token_env.as_deref(), latest.token_cmd.as_deref()),
-                            &spec,
-                        )?
-                    } else {
-                        let registered = journal.agent(&url)?;
-                        let registered = registered.as_ref();
-                        credential_of(
-                            (
-                                registered.and_then(|a| a.token_env.as_deref()),
-                                registered.and_then(|a| a.token_cmd.as_deref()),
-                            ),
-                            &spec,
-                        )?
-                    };
+                    let credential = credential_of(
+                        (latest.token_env.as_deref(), latest.token_cmd.as_deref()),
+                        &spec,
+                    )?;
                     (url, credential)
                 }
                 None => (card_url, credential),
@@ -582,11 +570,17 @@ fn resolve_step(
     plan_file: &str,
 ) -> anyhow::Result<(StepSpec, String, Option<Credential>)> {
     match &spec.binding {
-        Binding::Agent(url) => Ok((
-            spec.clone(),
-            url.clone(),
-            credential_of((spec.token_env.as_deref(), spec.token_cmd.as_deref()), spec)?,
-        )),
+        Binding::Agent(url) => {
+            // The credential its attempt will be journaled with: the step's, else the agent's
+            // registered one.
+            let credential = match journal.agent(url)? {
+                Some(agent) => credential_of(credential_source(spec, &agent), spec)?,
+                None => {
+                    credential_of((spec.token_env.as_deref(), spec.token_cmd.as_deref()), spec)?
+                }
+            };
+            Ok((spec.clone(), url.clone(), credential))
+        }
         Binding::Skill(skill) => {
             // A journaled step keeps the agent it was given; only new steps pick one.
             if let Some(record) = journal.step(&spec.name)?

@@ -191,6 +191,9 @@ pub struct Attempt {
     pub token_env: Option<String>,
     /// The command printing the credential (`--token-cmd`; never its output).
     pub token_cmd: Option<String>,
+    /// Whose credential `token_env` / `token_cmd` name: the step's own, its agent's registered
+    /// one, or none ([`CredentialSource`]).
+    pub credential_source: CredentialSource,
     /// Our messageId (UUIDv4), reused on every resend.
     pub message_id: String,
     /// The contextId: ours while `context_id_ours`, else the agent's.
@@ -228,6 +231,77 @@ pub struct Attempt {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+}
+
+/// Whose credential an attempt carries, chosen when its intent is committed and used by every
+/// later call on it (send, look, read, subscribe, cancel, reply, resend): never the token, only
+/// where the attempt's `token_env` / `token_cmd` came from.
+///
+/// A step's own credential (`--token-env`, `--token-cmd`, a plan step's `token_env` /
+/// `token_cmd`) belongs to the agent it was given for, the agent of the step's first attempt;
+/// an attempt at any other agent (a re-delegation, a retry elsewhere) carries that agent's
+/// registered credential (`agents add --token-env` / `--token-cmd`), or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CredentialSource {
+    /// The step's own credential, at the agent it was given for.
+    Step,
+    /// The attempt's agent's registered credential.
+    Agent,
+    /// No credential.
+    #[default]
+    None,
+}
+
+impl CredentialSource {
+    /// Every source.
+    pub const ALL: [Self; 3] = [Self::Step, Self::Agent, Self::None];
+
+    /// Returns the documented name (`step`, `agent`, `none`), as journaled and printed.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Step => "step",
+            Self::Agent => "agent",
+            Self::None => "none",
+        }
+    }
+
+    /// Chooses an attempt's credential: the step's own (`step`: its `token_env`, `token_cmd`)
+    /// when the attempt goes to the agent it was given for (`for_owner`), else the agent's
+    /// registered one (`registered`), else none.
+    pub fn choose(
+        step: (Option<String>, Option<String>),
+        for_owner: bool,
+        registered: (Option<String>, Option<String>),
+    ) -> (Self, (Option<String>, Option<String>)) {
+        let named = |c: &(Option<String>, Option<String>)| c.0.is_some() || c.1.is_some();
+        if for_owner && named(&step) {
+            (Self::Step, step)
+        } else if named(&registered) {
+            (Self::Agent, registered)
+        } else {
+            (Self::None, (None, None))
+        }
+    }
+}
+
+impl fmt::Display for CredentialSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for CredentialSource {
+    type Err = super::ParseStateError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| super::ParseStateError {
+                kind: "credential source",
+                value: s.to_owned(),
+            })
+    }
 }
 
 /// How far ahead of our clock a remote status stamp may be and still order later reports.

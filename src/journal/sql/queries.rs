@@ -17,9 +17,9 @@ use serde_json::Value;
 use super::{Arg, DbError, DbResult, Dialect, Row, Tx, args};
 use crate::journal::model::{
     Agent, AgentCard, AgentId, AgentProfile, Artifact, Attempt, AttemptId, AttemptRow,
-    AttemptState, Binding, EffectState, Event, InspectFilter, Lease, NeedsHuman, NewReply, Reply,
-    ReplyId, ReplyState, Resolution, Step, StepId, StepName, StepSpec, Target, WorkflowState,
-    WorkflowSummary,
+    AttemptState, Binding, CredentialSource, EffectState, Event, InspectFilter, Lease, NeedsHuman,
+    NewReply, Reply, ReplyId, ReplyState, Resolution, Step, StepId, StepName, StepSpec, Target,
+    WorkflowState, WorkflowSummary,
 };
 use crate::journal::operator::AttemptResolution;
 use crate::model::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
@@ -589,10 +589,10 @@ const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interfa
      a.remote_state, a.status_timestamp, a.pending_question, a.last_task_json, a.outcome_json, \
      a.error, a.effect, a.cancel_requested_at, a.previous_attempt_id, a.lease_owner_pid, \
      a.lease_owner_host, a.lease_expires_at, a.created_at, a.updated_at, a.continuation_task_id, \
-     a.binding, a.protocol_version, a.token_cmd, a.lease_owner_id";
+     a.binding, a.protocol_version, a.token_cmd, a.lease_owner_id, a.credential_source";
 
 /// How many columns [`ATTEMPT_COLUMNS`] has.
-const ATTEMPT_WIDTH: usize = 31;
+const ATTEMPT_WIDTH: usize = 32;
 
 /// Reads the binding columns of a row whose interface is journaled (`interface` set); both
 /// NULL (a row written before bindings were journaled) reads as `None`: the caller then takes
@@ -654,6 +654,7 @@ fn attempt_from_row(r: &Row<'_>) -> DbResult<Attempt> {
         binding: binding_cols(r, r.get::<Option<String>>(4)?.is_some(), 27, 28)?,
         token_env: r.get(6)?,
         token_cmd: r.get(29)?,
+        credential_source: parse_col::<CredentialSource>(r, 31)?,
         message_id: r.get(7)?,
         context_id: r.get(8)?,
         context_id_ours: r.get(9)?,
@@ -682,6 +683,7 @@ pub(in crate::journal) struct NewAttemptRow<'a> {
     pub(in crate::journal) agent: Option<AgentId>,
     pub(in crate::journal) token_env: Option<&'a str>,
     pub(in crate::journal) token_cmd: Option<&'a str>,
+    pub(in crate::journal) credential_source: CredentialSource,
     pub(in crate::journal) message_id: &'a str,
     pub(in crate::journal) context_id: Option<&'a str>,
     pub(in crate::journal) previous: Option<AttemptId>,
@@ -692,8 +694,9 @@ pub(in crate::journal) struct NewAttemptRow<'a> {
 pub(in crate::journal) fn insert_attempt(conn: &Tx, a: &NewAttemptRow<'_>) -> DbResult<AttemptId> {
     conn.row(
         "INSERT INTO attempts (step_id, number, agent_id, token_env, message_id, context_id,
-             context_id_ours, state, previous_attempt_id, created_at, updated_at, token_cmd)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8, ?9)
+             context_id_ours, state, previous_attempt_id, created_at, updated_at, token_cmd,
+             credential_source)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8, ?9, ?10)
          RETURNING id",
         args![
             a.step.0,
@@ -705,6 +708,7 @@ pub(in crate::journal) fn insert_attempt(conn: &Tx, a: &NewAttemptRow<'_>) -> Db
             a.previous.map(|x| x.0),
             a.now,
             a.token_cmd,
+            a.credential_source.as_str(),
         ],
         |r| Ok(AttemptId(r.get(0)?)),
     )
@@ -727,6 +731,7 @@ pub(in crate::journal) fn inserted_attempt(
         binding: None,
         token_env: a.token_env.map(str::to_owned),
         token_cmd: a.token_cmd.map(str::to_owned),
+        credential_source: a.credential_source,
         message_id: a.message_id.to_owned(),
         context_id: a.context_id.map(str::to_owned),
         context_id_ours: true,
@@ -785,6 +790,22 @@ pub(in crate::journal) fn attempts_of_step(conn: &Tx, step: StepId) -> DbResult<
 }
 
 /// Returns the highest attempt number of a step (0 if none).
+/// Returns the agent of a step's first attempt: the agent the step's own credential was given
+/// for (`None`: no first attempt, or one without an agent).
+pub(in crate::journal) fn first_attempt_agent(
+    conn: &Tx,
+    step: StepId,
+) -> DbResult<Option<AgentId>> {
+    Ok(conn
+        .opt_row(
+            "SELECT agent_id FROM attempts WHERE step_id = ?1 AND number = 1",
+            args![step.0],
+            |r| r.get::<Option<i64>>(0),
+        )?
+        .flatten()
+        .map(AgentId))
+}
+
 pub(in crate::journal) fn max_attempt_number(conn: &Tx, step: StepId) -> DbResult<u32> {
     conn.row(
         "SELECT COALESCE(MAX(number), 0) FROM attempts WHERE step_id = ?1",

@@ -25,6 +25,7 @@ pub(in crate::journal) mod pg;
 mod journal_dump;
 
 mod copy;
+mod credentials;
 mod inspect;
 mod leases;
 mod observe;

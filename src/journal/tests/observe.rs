@@ -540,8 +540,6 @@ fn attempts_stay_within_the_budget(#[values(Kind::Sqlite, Kind::Postgres)] kind:
     let first = created(&j, "w/s");
     let next = |prev| NewAttempt {
         agent_url: Some("http://127.0.0.1:8/".to_owned()),
-        token_env: None,
-        token_cmd: None,
         message_id: uuid::Uuid::new_v4().to_string(),
         context_id: Some(uuid::Uuid::new_v4().to_string()),
         previous: Some(prev),
