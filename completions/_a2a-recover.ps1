@@ -149,6 +149,8 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;reply' {
+            [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'Sends the answer as one data part: a JSON object (`{"rooms": "one"}`)')
+            [CompletionResult]::new('--data-file', '--data-file', [CompletionResultType]::ParameterName, 'Sends the answer as one data part read from a file of JSON (`-` reads standard input)')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')

@@ -142,6 +142,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;reply'= {
+            cand --data 'Sends the answer as one data part: a JSON object (`{"rooms": "one"}`)'
+            cand --data-file 'Sends the answer as one data part read from a file of JSON (`-` reads standard input)'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'

@@ -136,6 +136,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l wait 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l data -d 'Sends the answer as one data part: a JSON object (`{"rooms": "one"}`)' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l data-file -d 'Sends the answer as one data part read from a file of JSON (`-` reads standard input)' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reply" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"

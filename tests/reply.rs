@@ -220,3 +220,59 @@ fn a_workflow_named_where_a_step_is_expected_gets_its_steps_as_a_hint() {
         stderr(&out)
     );
 }
+
+/// `reply --data` sends one data part (agents built to take only a structured answer), on
+/// v1.0 and v0.3 alike; the journal keeps what was answered, text or data: the `reply-intent`
+/// event's `answer` and the attempt record's `lastAnswer`.
+#[test]
+fn a_data_reply_reaches_the_agent_as_a_data_part_and_the_journal_keeps_the_words() {
+    for v03 in [false, true] {
+        let env = TestEnv::new();
+        let a = agent(AgentConfig {
+            protocol_v03: v03,
+            ..fast()
+        });
+        asked(&env, &a.url(), "trip/rooms");
+        let out = env.run(["reply", "trip/rooms", "--data", r#"{"rooms": "one"}"#]);
+        assert_eq!(code(&out), 0, "v03 {v03}: {}{}", stdout(&out), stderr(&out));
+        let stats = a.stats();
+        let last = stats.messages.last().unwrap();
+        assert_eq!(
+            last.data,
+            [serde_json::json!({"rooms": "one"})],
+            "v03 {v03}: {last:?}"
+        );
+        assert_eq!(last.text, "", "no text part beside the data");
+        let row = the_attempt(&env, "trip/rooms");
+        assert_eq!(
+            row["lastAnswer"],
+            serde_json::json!({"data": {"rooms": "one"}})
+        );
+        let out = env.run(["inspect", "trip/rooms", "--events", "--format", "json"]);
+        let intent = json_lines(&out)
+            .into_iter()
+            .find(|r| r["kind"] == "reply-intent")
+            .expect("a reply-intent event");
+        assert_eq!(
+            intent["detail"]["answer"],
+            serde_json::json!({"data": {"rooms": "one"}}),
+            "{intent}"
+        );
+        assert!(
+            intent["detail"]["answers"].is_string(),
+            "`answers` keeps its meaning"
+        );
+    }
+    // A text reply's words are kept too; data that is not a JSON object is refused.
+    let env = TestEnv::new();
+    let a = agent(fast());
+    asked(&env, &a.url(), "trip/text");
+    for bad in ["[1, 2]", "not json"] {
+        let out = env.run(["reply", "trip/text", "--data", bad]);
+        assert_eq!(code(&out), 2, "{bad}: {}", stderr(&out));
+    }
+    let out = env.run(["reply", "trip/text", "one room"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let row = the_attempt(&env, "trip/text");
+    assert_eq!(row["lastAnswer"], serde_json::json!({"text": "one room"}));
+}

@@ -123,6 +123,7 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
          ALTER TABLE agents DROP COLUMN token_cmd;
          ALTER TABLE attempts DROP COLUMN lease_owner_id;
          ALTER TABLE attempts DROP COLUMN credential_source;
+         ALTER TABLE replies DROP COLUMN data_json;
          DROP TABLE moved;
          DROP INDEX attempts_needing_human;
          DROP INDEX events_failed_for_good;

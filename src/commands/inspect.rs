@@ -357,6 +357,8 @@ pub(crate) struct Chain {
     numbers: HashMap<AttemptId, u32>,
     /// The operator's last decision on each attempt.
     resolutions: HashMap<AttemptId, AttemptResolution>,
+    /// The answer of each attempt's latest reply (`lastAnswer`).
+    answers: HashMap<AttemptId, Value>,
 }
 
 impl Chain {
@@ -381,9 +383,11 @@ impl Chain {
             .into_iter()
             .map(|r| (r.attempt, r))
             .collect();
+        let answers = journal.last_answers(&shown)?;
         Ok(Self {
             numbers,
             resolutions,
+            answers,
         })
     }
 
@@ -538,6 +542,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "artifacts": row.artifact_count,
         "latest": row.is_latest,
         "resolution": chain.resolution_record(row),
+        "lastAnswer": chain.answers.get(&a.id),
         "remedy": remedy,
     })
 }

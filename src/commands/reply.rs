@@ -33,13 +33,91 @@ use crate::sanitize::inert;
 #[command(after_help = "\
 Examples:
   a2a-recover reply trip-42/hotel \"one room\"
-  a2a-recover reply trip-42/hotel - < answer.txt     the text from standard input")]
+  a2a-recover reply trip-42/hotel - < answer.txt     the text from standard input
+  a2a-recover reply trip-42/hotel --data '{\"rooms\": \"one\"}'
+                                  a data part, for agents that take only structured answers")]
 pub struct ReplyArgs {
     /// The step, `WORKFLOW/STEP`.
     pub step: String,
     /// The answer; `-` reads it from standard input.
-    #[arg(value_parser = crate::cli::text_arg)]
-    pub text: String,
+    #[arg(value_parser = crate::cli::text_arg, required_unless_present_any = ["data", "data_file"],
+          conflicts_with_all = ["data", "data_file"])]
+    pub text: Option<String>,
+    /// Sends the answer as one data part: a JSON object (`{"rooms": "one"}`).
+    #[arg(long, value_name = "JSON", conflicts_with = "data_file")]
+    pub data: Option<String>,
+    /// Sends the answer as one data part read from a file of JSON (`-` reads standard input).
+    #[arg(long, value_name = "PATH")]
+    pub data_file: Option<std::path::PathBuf>,
+}
+
+/// The answer a `reply` sends: text, or one data part (a JSON object).
+#[derive(Debug, Clone, PartialEq)]
+struct Answer {
+    text: String,
+    data: Option<serde_json::Value>,
+}
+
+impl Answer {
+    /// Reads the answer from the arguments: the text, `--data` or `--data-file`.
+    fn of(args: &ReplyArgs) -> Result<Self, CliError> {
+        let json = match (&args.text, &args.data, &args.data_file) {
+            (Some(text), _, _) => {
+                if text.trim().is_empty() {
+                    return Err(CliError::usage("the reply TEXT is empty")
+                        .hint("give the answer to send, e.g. \"two rooms\""));
+                }
+                return Ok(Self {
+                    text: text.clone(),
+                    data: None,
+                });
+            }
+            (None, Some(json), _) => json.clone(),
+            (None, None, Some(path)) if path.as_os_str() == "-" => crate::cli::text_arg("-")
+                .map_err(|e| CliError::usage(format!("--data-file: {e}")))?,
+            (None, None, Some(path)) => {
+                read_bounded(path).map_err(|e| CliError::usage(format!("--data-file: {e}")))?
+            }
+            (None, None, None) => {
+                return Err(CliError::usage(
+                    "the reply needs TEXT, --data or --data-file",
+                ));
+            }
+        };
+        let data: serde_json::Value = serde_json::from_str(&json).map_err(|e| {
+            CliError::usage(format!("the reply's data is not JSON: {e}"))
+                .hint("give a JSON object, e.g. --data '{\"rooms\": \"one\"}'")
+        })?;
+        if !data.is_object() {
+            return Err(CliError::usage("the reply's data is not a JSON object")
+                .hint("a data part carries an object, e.g. --data '{\"rooms\": \"one\"}'"));
+        }
+        Ok(Self {
+            text: String::new(),
+            data: Some(data),
+        })
+    }
+
+    /// Whether a journaled reply carried this answer.
+    fn is(&self, reply: &crate::journal::Reply) -> bool {
+        reply.text == self.text && reply.data == self.data
+    }
+}
+
+/// Reads a file of at most 16 MiB, as text.
+fn read_bounded(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read as _;
+    const LIMIT: u64 = 16 * 1024 * 1024;
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let mut text = String::new();
+    file.take(LIMIT + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    if text.len() as u64 > LIMIT {
+        return Err(format!("`{}` is larger than 16 MiB", path.display()));
+    }
+    Ok(text)
 }
 
 /// Runs `reply`.
@@ -48,16 +126,12 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         CliError::usage(e.to_string())
             .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
     })?;
-    if args.text.trim().is_empty() {
-        return Err(CliError::usage("the reply TEXT is empty")
-            .hint("give the answer to send, e.g. \"two rooms\"")
-            .into());
-    }
-    if let Some(code) = already_delivered(ctx, &name, &args.text)? {
+    let answer = Answer::of(args)?;
+    if let Some(code) = already_delivered(ctx, &name, &answer)? {
         return Ok(code);
     }
     let (journal, rec, attempt) = pending_question(ctx, &name)?;
-    let out = outgoing(args, &rec, &attempt)?;
+    let out = outgoing(&answer, &rec, &attempt)?;
     ctx.out.begin("reply")?;
     // An undelivered reply is never resent blindly: the same text is the same reply, and
     // `reconcile` looks for it first; another text must wait for that.
@@ -66,7 +140,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         .into_iter()
         .find(|r| r.state == ReplyState::Intent)
     {
-        if pending.text != args.text {
+        if !answer.is(&pending) {
             return Err(CliError::usage(format!(
                 "step `{name}` already has a reply whose delivery is unknown"
             ))
@@ -96,7 +170,8 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         attempt.id,
         &NewReply {
             message_id: uuid::Uuid::new_v4().to_string(),
-            text: args.text.clone(),
+            text: answer.text.clone(),
+            data: answer.data.clone(),
             answers: attempt.status_timestamp.clone(),
         },
     )?;
@@ -120,7 +195,11 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
 /// `reply` again with the text already delivered to the step's latest attempt (a script or an
 /// operator repeating themselves): exit 0, nothing sent, instead of "no pending question".
 /// Returns `None` when that is not the case (the caller goes on as usual).
-fn already_delivered(ctx: &Context, name: &StepName, text: &str) -> anyhow::Result<Option<u8>> {
+fn already_delivered(
+    ctx: &Context,
+    name: &StepName,
+    answer: &Answer,
+) -> anyhow::Result<Option<u8>> {
     if !ctx.journal_exists()? {
         return Ok(None);
     }
@@ -138,7 +217,7 @@ fn already_delivered(ctx: &Context, name: &StepName, text: &str) -> anyhow::Resu
         .replies(attempt.id)?
         .into_iter()
         .rev()
-        .find(|r| r.state == ReplyState::Delivered && r.text == text)
+        .find(|r| r.state == ReplyState::Delivered && answer.is(r))
     else {
         return Ok(None);
     };
@@ -206,7 +285,7 @@ fn pending_question(
 }
 
 /// Builds the reply's message, with the credential of the attempt it answers.
-fn outgoing(args: &ReplyArgs, rec: &StepRecord, attempt: &Attempt) -> anyhow::Result<Outgoing> {
+fn outgoing(answer: &Answer, rec: &StepRecord, attempt: &Attempt) -> anyhow::Result<Outgoing> {
     let spec = &rec.step.spec;
     let credential =
         Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref()).map_err(
@@ -216,7 +295,7 @@ fn outgoing(args: &ReplyArgs, rec: &StepRecord, attempt: &Attempt) -> anyhow::Re
             },
         )?;
     Ok(Outgoing {
-        text: args.text.clone(),
+        text: answer.text.clone(),
         metadata: None,
         credential,
         allow_cross_origin: spec.allow_cross_origin,

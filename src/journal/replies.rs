@@ -17,7 +17,11 @@ impl Journal {
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(attempt.0))?;
             let id = queries::insert_reply(tx, attempt, new, now).map_err(&e)?;
-            let detail = json!({"messageId": new.message_id, "answers": new.answers});
+            let detail = json!({
+                "messageId": new.message_id,
+                "answers": new.answers,
+                "answer": new.answer(),
+            });
             queries::insert_event(
                 tx,
                 &NewEvent {
@@ -35,6 +39,16 @@ impl Journal {
             queries::reply_by_id(tx, id)
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(attempt.0))
+        })
+    }
+
+    /// Returns the answer of each attempt's latest reply, as records show it (`lastAnswer`).
+    pub fn last_answers(
+        &self,
+        attempts: &[AttemptId],
+    ) -> Result<std::collections::HashMap<AttemptId, serde_json::Value>, JournalError> {
+        self.read("read the replies", |c| {
+            queries::last_answers(c, attempts).map(|v| v.into_iter().collect())
         })
     }
 

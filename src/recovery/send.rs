@@ -1034,7 +1034,7 @@ impl Sender<'_> {
             .current_task_id()
             .map(str::to_owned)
             .context("the attempt has no task to reply on")?;
-        let req = request(
+        let mut req = request(
             &reply.message_id,
             attempt.context_id.as_deref(),
             Some(&task_id),
@@ -1042,6 +1042,9 @@ impl Sender<'_> {
             None,
             &[],
         );
+        if let Some(data) = &reply.data {
+            req.message.parts = vec![types::Part::data(data.clone())];
+        }
         crash::at(Point::AfterIntent, step);
         let result = self.client.send_message(&endpoint, &req).await;
         crash::at(Point::AfterSend, step);

@@ -369,6 +369,9 @@ pub struct ReceivedMessage {
     /// Its `referenceTaskIds` (empty when absent).
     #[serde(default)]
     pub reference_task_ids: Vec<String>,
+    /// Its data parts, in order (empty when it has none).
+    #[serde(default)]
+    pub data: Vec<serde_json::Value>,
 }
 
 /// One task the agent created.

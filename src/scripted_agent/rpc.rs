@@ -776,6 +776,14 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         text: text.clone(),
         metadata,
         reference_task_ids: message.reference_task_ids.clone().unwrap_or_default(),
+        data: message
+            .parts
+            .iter()
+            .filter_map(|p| match &p.content {
+                a2a::types::PartContent::Data(d) => Some(d.clone()),
+                _ => None,
+            })
+            .collect(),
     });
     let context_id = message.context_id.clone().filter(|c| !c.is_empty());
     if let Some(task_id) = message.task_id.clone().filter(|t| !t.is_empty()) {

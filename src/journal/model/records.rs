@@ -20,10 +20,27 @@ pub struct ReplyId(pub i64);
 pub struct NewReply {
     /// A fresh messageId (UUIDv4), reused on every resend.
     pub message_id: String,
-    /// The answer's text.
+    /// The answer's text (empty for a data reply).
     pub text: String,
+    /// The answer as one data part (`reply --data`), instead of text.
+    pub data: Option<serde_json::Value>,
     /// The status timestamp of the question it answers, as the agent sent it.
     pub answers: Option<String>,
+}
+
+impl NewReply {
+    /// The answer as records show it: `{"text": …}` or `{"data": …}`.
+    pub fn answer(&self) -> serde_json::Value {
+        answer_json(&self.text, self.data.as_ref())
+    }
+}
+
+/// A reply's answer as records show it: `{"data": …}` for a data reply, else `{"text": …}`.
+pub fn answer_json(text: &str, data: Option<&serde_json::Value>) -> serde_json::Value {
+    match data {
+        Some(data) => serde_json::json!({ "data": data }),
+        None => serde_json::json!({ "text": text }),
+    }
 }
 
 /// A further message on an attempt's task, as journaled.
@@ -35,8 +52,10 @@ pub struct Reply {
     pub attempt_id: AttemptId,
     /// Its messageId.
     pub message_id: String,
-    /// Its text.
+    /// Its text (empty for a data reply).
     pub text: String,
+    /// Its data part, for a data reply.
+    pub data: Option<serde_json::Value>,
     /// The status timestamp of the question it answers.
     pub answers: Option<String>,
     /// Its state.

@@ -2245,7 +2245,7 @@ pub(in crate::journal) fn failed_for_good(conn: &Tx, id: AttemptId) -> DbResult<
 // ---------------------------------------------------------------------------------------------
 
 const REPLY_COLUMNS: &str = "r.id, r.attempt_id, r.message_id, r.text, r.answers, r.state, r.error, r.created_at, \
-     r.updated_at";
+     r.updated_at, r.data_json";
 
 fn reply_from_row(r: &Row<'_>) -> DbResult<Reply> {
     Ok(Reply {
@@ -2258,6 +2258,9 @@ fn reply_from_row(r: &Row<'_>) -> DbResult<Reply> {
         error: r.get(6)?,
         created_at: time(r.get(7)?),
         updated_at: time(r.get(8)?),
+        data: r
+            .get::<Option<String>>(9)?
+            .and_then(|j| serde_json::from_str(&j).ok()),
     })
 }
 
@@ -2269,12 +2272,58 @@ pub(in crate::journal) fn insert_reply(
     now: i64,
 ) -> DbResult<ReplyId> {
     conn.row(
-        "INSERT INTO replies (attempt_id, message_id, text, answers, state, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, 'INTENT', ?5, ?5)
+        "INSERT INTO replies (attempt_id, message_id, text, answers, state, created_at, updated_at,
+                              data_json)
+         VALUES (?1, ?2, ?3, ?4, 'INTENT', ?5, ?5, ?6)
          RETURNING id",
-        args![attempt.0, new.message_id, new.text, new.answers, now],
+        args![
+            attempt.0,
+            new.message_id,
+            new.text,
+            new.answers,
+            now,
+            new.data.as_ref().map(Value::to_string)
+        ],
         |r| Ok(ReplyId(r.get(0)?)),
     )
+}
+
+/// Returns the answer of each attempt's latest reply (`{"text": …}` or `{"data": …}`), for
+/// the attempts given.
+pub(in crate::journal) fn last_answers(
+    conn: &Tx,
+    attempts: &[AttemptId],
+) -> DbResult<Vec<(AttemptId, Value)>> {
+    if attempts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids = Value::Array(attempts.iter().map(|a| Value::from(a.0)).collect()).to_string();
+    let rows = conn.rows(
+        &format!(
+            "SELECT r.attempt_id, r.text, r.data_json FROM replies r
+             WHERE r.attempt_id IN ({}) ORDER BY r.attempt_id, r.id",
+            json_items(conn.dialect(), "?1", true)
+        ),
+        args![ids],
+        |r| {
+            let data: Option<String> = r.get(2)?;
+            let data = data.and_then(|j| serde_json::from_str::<Value>(&j).ok());
+            let text: String = r.get(1)?;
+            Ok((
+                AttemptId(r.get(0)?),
+                super::super::model::answer_json(&text, data.as_ref()),
+            ))
+        },
+    )?;
+    // Oldest first: the last of each attempt wins.
+    let mut last: Vec<(AttemptId, Value)> = Vec::new();
+    for (id, answer) in rows {
+        match last.last_mut() {
+            Some((held, a)) if *held == id => *a = answer,
+            _ => last.push((id, answer)),
+        }
+    }
+    Ok(last)
 }
 
 /// Returns a reply by id.

@@ -30,6 +30,7 @@ fn replies_alerts_limits_and_summaries_read_back(
         .create_reply(
             ask.id,
             &NewReply {
+                data: None,
                 message_id: "r-1".to_owned(),
                 text: "one room".to_owned(),
                 answers: Some(ts.to_owned()),
