@@ -912,6 +912,9 @@ impl Pass<'_> {
                         "its send was looked for and proven absent: nothing was created",
                     );
                 }
+                if let Some((what, c)) = self.collision(&record.step, &attempt)? {
+                    return self.collided(name, &attempt, what, &c);
+                }
                 let check = self.verify(&record.step, &attempt).await?;
                 let (state, compensate) = after_verify(check.found);
                 self.set(name, &attempt, state, "verify", &check.detail)?;
@@ -923,9 +926,15 @@ impl Pass<'_> {
             }
             FirstMove::Resume => {
                 let comp = comp.context("no compensation step to resume")?;
+                if let Some((what, c)) = self.collision(&record.step, &attempt)? {
+                    return self.collided(name, &attempt, what, &c);
+                }
                 self.resume_compensation(record, &attempt, &comp).await
             }
             FirstMove::Recheck => {
+                if let Some((what, c)) = self.collision(&record.step, &attempt)? {
+                    return self.collided(name, &attempt, what, &c);
+                }
                 let check = self.verify(&record.step, &attempt).await?;
                 if let Some(state) = after_recheck(check.found, attempt.effect) {
                     self.set(name, &attempt, state, "verify", &check.detail)
@@ -970,21 +979,74 @@ impl Pass<'_> {
         Ok(Some(state))
     }
 
+    /// Returns what two or more of the attempt's artifacts collide on, if the step's verify or
+    /// compensate recipe reads it (a command reads every artifact variable; a URL or a text its
+    /// own `{artifact:NAME}`s), and which recipe that is.
+    fn collision(
+        &self,
+        step: &Step,
+        attempt: &Attempt,
+    ) -> anyhow::Result<Option<(&'static str, placeholders::Collision)>> {
+        let artifacts = self.journal.artifacts(attempt.id)?;
+        let values = Values::of_attempt(&step.spec.name, attempt, &artifacts);
+        let of_text = |t: &str, mode| match placeholders::fill(t, &values, mode) {
+            Err(placeholders::FillError::Collision(c)) => Some(c),
+            _ => None,
+        };
+        let verify = match step.spec.verify.as_ref().map(Verification::from_json) {
+            Some(Ok(Verification::Command(_))) => values.env().err().map(|c| ("verify command", c)),
+            Some(Ok(Verification::Url(t))) => of_text(&t, Fill::Url).map(|c| ("verify URL", c)),
+            _ => None,
+        };
+        let compensate = || match step.spec.compensate.as_ref().map(Compensation::from_json) {
+            Some(Ok(Compensation::Command(_))) => {
+                values.env().err().map(|c| ("compensation command", c))
+            }
+            Some(Ok(Compensation::Message { text, .. })) => {
+                of_text(&text, Fill::Text).map(|c| ("compensation text", c))
+            }
+            _ => None,
+        };
+        Ok(verify.or_else(compensate))
+    }
+
+    /// Leaves the effect `unknown` for a human, running nothing: two or more artifacts map to
+    /// what `what` (a verify or compensate recipe) reads, so which value it would act on is the
+    /// agent's choice. The attempt's error names them, and `inspect --pending` lists it.
+    fn collided(
+        &self,
+        name: &StepName,
+        attempt: &Attempt,
+        what: &str,
+        collision: &placeholders::Collision,
+    ) -> anyhow::Result<Option<EffectState>> {
+        let ids = collision.artifact_ids();
+        let why = crate::a2a::error::one_line(&format!("{what} not run: {collision}"));
+        self.journal.record_collision(attempt.id, &why, &ids)?;
+        self.say_step(
+            Some(name),
+            Some(attempt),
+            "verify",
+            EffectState::Unknown.as_str(),
+            &json!({"detail": why, "collision": ids}),
+            &format!(
+                "{name}: unknown ({why}); neither verified nor compensated: a human compares the \
+                 artifacts, undoes the effect by hand if it exists, and resolves the step."
+            ),
+        )?;
+        Ok(Some(EffectState::Unknown))
+    }
+
     /// Runs the step's verification recipe with its attempt's values.
     async fn verify(&self, step: &Step, attempt: &Attempt) -> anyhow::Result<Check> {
         let recipe = match step.spec.verify.as_ref().map(Verification::from_json) {
             Some(Ok(r)) => r,
-            Some(Err(e)) => {
-                return Ok(Check {
-                    found: Found::Unknown,
-                    detail: e.to_string(),
-                });
-            }
+            Some(Err(e)) => return Ok(Check::found(Found::Unknown, e.to_string())),
             None => {
-                return Ok(Check {
-                    found: Found::Unknown,
-                    detail: "the step declares an effect but no verify recipe".to_owned(),
-                });
+                return Ok(Check::found(
+                    Found::Unknown,
+                    "the step declares an effect but no verify recipe".to_owned(),
+                ));
             }
         };
         let artifacts = self.journal.artifacts(attempt.id)?;
@@ -1232,10 +1294,14 @@ impl Pass<'_> {
         values: &Values,
     ) -> anyhow::Result<Result<(), String>> {
         let cwd = comp_step.spec.cwd.as_deref().map(Path::new);
+        // Checked before the compensation started (`collision`); the artifacts are terminal.
+        let env = values
+            .env()
+            .context("the artifacts collide; the compensation command is not run")?;
         let run = Box::pin(verify::run_command(
             command,
             cwd,
-            &values.env(),
+            &env,
             self.opts.command_timeout,
         ))
         .await;
@@ -1632,7 +1698,18 @@ impl Pass<'_> {
                 ),
                 _ => "an unreadable compensation recipe".to_owned(),
             };
-            let (outcome, line) = match first_move(a.effect, stage) {
+            let first = first_move(a.effect, stage);
+            let collided = match first {
+                FirstMove::Skip => None,
+                _ => self.collision(&r.step, a)?,
+            };
+            let (outcome, line) = match first {
+                _ if let Some((what, c)) = &collided => (
+                    "would-leave-unknown",
+                    crate::a2a::error::one_line(&format!(
+                        "would leave {n} unknown and run nothing: {what} not run: {c}"
+                    )),
+                ),
                 FirstMove::Skip => (
                     "skip",
                     format!(

@@ -494,6 +494,13 @@ impl AttemptRow {
             AttemptState::Lost => RemedyKind::Lost,
             _ if failed_for_good => RemedyKind::FailedForGood,
             _ => match a.effect {
+                Some(EffectState::Unknown)
+                    if a.error
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with(ARTIFACT_COLLISION)) =>
+                {
+                    RemedyKind::ArtifactCollision
+                }
                 Some(
                     EffectState::Absent | EffectState::Unknown | EffectState::CompensationFailed,
                 ) => RemedyKind::Effect,
@@ -533,6 +540,10 @@ pub enum RemedyKind {
     /// `--max-response-size` (the send may have created a task; every pass looks for it before
     /// any resend).
     AnswerTooLarge,
+    /// The effect stays `unknown`: two or more of its artifacts map to one variable or
+    /// `{artifact:NAME}` its verify or compensate recipe reads, so nothing was run (the
+    /// attempt's error names them).
+    ArtifactCollision,
 }
 
 /// The error (and `failed-for-good` reason) of an attempt an artifact took past
@@ -545,6 +556,11 @@ pub const TASK_TOO_LARGE: &str = "task-too-large";
 /// The `failed-for-good` reason (and error) of an attempt whose interface left its agent's card,
 /// which offers nothing a2a-recover speaks any more.
 pub const INTERFACE_GONE: &str = "interface-gone";
+
+/// The start of the error of an attempt whose effect stays `unknown` because two or more of
+/// its artifacts map to one variable or `{artifact:NAME}` a verify or compensate recipe reads
+/// (`Journal::record_collision`): nothing was run, a human decides.
+pub const ARTIFACT_COLLISION: &str = "artifact-collision";
 
 /// Returns whether a `failed-for-good` reason says the attempt's interface is gone
 /// ([`INTERFACE_GONE`]).

@@ -1,0 +1,227 @@
+//! Remote data adopted as ours (issue 30): an agent's artifact that chooses the file a local
+//! command reads, or that shadows the artifact a recipe means (hole 1), and a task id that
+//! names another resource than the task's own (hole 4). Each is pinned against a misbehaving
+//! agent on loopback, through the real binary and the real journal; the commands' own output
+//! and the agent's own counters prove what was read and what was sent.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::bookings::bookings;
+use crate::common::commands::latest;
+use crate::common::hostile::{Hostile, Script};
+use crate::common::{TestEnv, code, explain, json_lines, stdout};
+
+/// A hostile agent whose tasks complete at once with these (name, text) artifacts, ids `a-0`,
+/// `a-1`, … in this order.
+fn completing_with(artifacts: &[(&str, &str)]) -> Hostile {
+    let h = Hostile::start();
+    h.set_script(Script {
+        state: "TASK_STATE_COMPLETED".to_owned(),
+        artifact_texts: artifacts
+            .iter()
+            .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+            .collect(),
+        ..Script::default()
+    });
+    h
+}
+
+/// Single-quotes a path for `sh`.
+fn quoted(path: &Path) -> String {
+    format!("'{}'", path.display().to_string().replace('\'', r"'\''"))
+}
+
+/// The lines a verify or compensate command logged, or none when it never ran.
+fn logged(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Delegates `w/hotel` with an effect whose verify command logs what `$A2A_ARTIFACT_BOOKING_FILE`
+/// holds and what `$A2A_ARTIFACT_BOOKING` is (exit 0 until the compensation left `gone`), and
+/// whose compensation logs the same and leaves `gone`: the docs' way (docs/sagas.md) to read
+/// an artifact of any size.
+fn delegate_logging(env: &TestEnv, h: &Hostile, log: &Path, gone: &Path) {
+    let (log, gone) = (quoted(log), quoted(gone));
+    let read = r#""$(cat "$A2A_ARTIFACT_BOOKING_FILE")" "${A2A_ARTIFACT_BOOKING-unset}""#;
+    let verify = format!("printf 'verify file=%s var=%s\\n' {read} >> {log}; test ! -e {gone}");
+    let compensate =
+        format!("printf 'compensate file=%s var=%s\\n' {read} >> {log} && touch {gone}");
+    let o = env.run([
+        "delegate",
+        "w/hotel",
+        "--agent",
+        h.url(),
+        "--effect",
+        "--verify-cmd",
+        &verify,
+        "--compensate-cmd",
+        &compensate,
+        "book a room",
+    ]);
+    assert_eq!(code(&o), 0, "{}", explain(&o));
+}
+
+/// Hole 1: an artifact named `booking_file` (a path of the agent's choosing), sent before the
+/// real `booking`, used to take `A2A_ARTIFACT_BOOKING_FILE`: the verify and compensate commands
+/// read the agent's file, and the real booking reached no command. A `…_FILE` variable now only
+/// ever names a file a2a-recover wrote.
+#[test]
+fn an_artifact_named_like_a_file_variable_never_chooses_the_file_a_command_reads() {
+    let env = TestEnv::new();
+    let dir = env.path().join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    let planted = dir.join("planted.txt");
+    std::fs::write(&planted, "PLANTED-BY-THE-AGENT").unwrap();
+    let h = completing_with(&[
+        ("booking_file", planted.to_str().unwrap()),
+        ("booking", "BK-REAL-42"),
+    ]);
+    let (log, gone) = (dir.join("read.log"), dir.join("gone"));
+    delegate_logging(&env, &h, &log, &gone);
+
+    let o = env.run(["reconcile"]);
+    assert_eq!(code(&o), 0, "{}", explain(&o));
+    assert_eq!(latest(&env, "w/hotel")["effect"], "verified");
+    let o = env.run(["compensate", "w"]);
+    assert_eq!(code(&o), 0, "{}", explain(&o));
+    assert_eq!(latest(&env, "w/hotel")["effect"], "compensated");
+
+    // The commands' own words: every read was the real booking, by file and by variable
+    // (verified by reconcile, verified again by compensate, compensated, verified gone).
+    assert_eq!(
+        logged(&log),
+        [
+            "verify file=BK-REAL-42 var=BK-REAL-42",
+            "verify file=BK-REAL-42 var=BK-REAL-42",
+            "compensate file=BK-REAL-42 var=BK-REAL-42",
+            "verify file=BK-REAL-42 var=BK-REAL-42",
+        ],
+        "{}",
+        explain(&o)
+    );
+    assert_eq!(h.count("SendMessage"), 1);
+}
+
+/// Hole 1: two artifacts on one variable (`booking` and `Booking`): whichever the agent sent
+/// first used to win. Now neither is read: nothing runs, the effect stays `unknown`, and every
+/// pass and `compensate` need a human (exit 4) with both artifact ids in the remedy.
+#[test]
+fn two_artifacts_on_one_variable_run_nothing_and_need_a_human() {
+    let env = TestEnv::new();
+    let dir = env.path().join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    let h = completing_with(&[("booking", "BK-AGENTS-PICK"), ("Booking", "BK-REAL-42")]);
+    let (log, gone) = (dir.join("read.log"), dir.join("gone"));
+    delegate_logging(&env, &h, &log, &gone);
+
+    for pass in 0..2 {
+        let o = env.run(["--format", "json", "reconcile"]);
+        assert_eq!(code(&o), 4, "pass {pass}: {}", explain(&o));
+        let action = json_lines(&o)
+            .into_iter()
+            .find(|r| r["type"] == "action" && r["step"] == "hotel")
+            .unwrap_or_else(|| panic!("no action for the step: {}", explain(&o)));
+        let what = action["remedy"]["what"].as_str().unwrap_or_default();
+        assert!(
+            what.contains("`a-0`") && what.contains("`a-1`"),
+            "pass {pass}: {action:#}"
+        );
+        assert!(
+            action["remedy"]["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("resolve w/hotel")),
+            "{action:#}"
+        );
+    }
+    let attempt = latest(&env, "w/hotel");
+    assert_eq!(attempt["effect"], "unknown", "{attempt:#}");
+    let error = attempt["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("`a-0`") && error.contains("`a-1`"),
+        "{attempt:#}"
+    );
+    let o = env.run(["inspect", "--pending", "--format", "json"]);
+    let pending = json_lines(&o);
+    assert!(
+        pending.iter().any(|r| r["step"] == "hotel"
+            && r["remedy"]["command"].is_string()
+            && r["error"].as_str().is_some_and(|e| e.contains("`a-1`"))),
+        "{pending:#?}"
+    );
+    let o = env.run(["inspect", "w/hotel"]);
+    assert!(stdout(&o).contains("`a-0` and `a-1`"), "{}", explain(&o));
+
+    // compensate runs nothing either, and says why.
+    let o = env.run(["compensate", "w"]);
+    assert_eq!(code(&o), 4, "{}", explain(&o));
+    let said = stdout(&o);
+    assert!(
+        said.contains("`a-0`") && said.contains("`a-1`"),
+        "{}",
+        explain(&o)
+    );
+    assert_eq!(latest(&env, "w/hotel")["effect"], "unknown");
+    assert_eq!(logged(&log), Vec::<String>::new(), "a command ran");
+    assert!(!gone.exists(), "the compensation ran");
+}
+
+/// Hole 1: `{artifact:NAME}` in a verify URL and a compensation text meant "the first artifact
+/// named NAME". Two named `booking`: the URL is never read and no compensation message is
+/// sent; the effect stays `unknown` for a human (exit 4), naming both artifacts.
+#[test]
+fn a_placeholder_two_artifacts_answer_to_fills_nothing() {
+    let env = TestEnv::new();
+    let books = bookings();
+    books.book("BK-AGENTS-PICK");
+    books.book("BK-REAL-42");
+    let h = completing_with(&[("booking", "BK-AGENTS-PICK"), ("booking", "BK-REAL-42")]);
+    let verify_url = format!("{}/bookings/{{artifact:booking}}", books.url());
+    let o = env.run([
+        "delegate",
+        "w/flight",
+        "--agent",
+        h.url(),
+        "--effect",
+        "--verify-url",
+        &verify_url,
+        "--compensate",
+        "cancel booking {artifact:booking}",
+        "book a flight",
+    ]);
+    assert_eq!(code(&o), 0, "{}", explain(&o));
+
+    let o = env.run(["--format", "json", "reconcile"]);
+    assert_eq!(code(&o), 4, "{}", explain(&o));
+    assert!(
+        books.reads().is_empty(),
+        "the URL was read: {:?}",
+        books.reads()
+    );
+    let attempt = latest(&env, "w/flight");
+    assert_eq!(attempt["effect"], "unknown", "{attempt:#}");
+    let error = attempt["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("{artifact:booking}") && error.contains("`a-0`") && error.contains("`a-1`"),
+        "{attempt:#}"
+    );
+
+    let o = env.run(["--format", "json", "compensate", "w"]);
+    assert_eq!(code(&o), 4, "{}", explain(&o));
+    let verify: Vec<Value> = json_lines(&o)
+        .into_iter()
+        .filter(|r| r["step"] == "flight" && r["action"] == "verify")
+        .collect();
+    assert_eq!(verify.len(), 1, "{}", explain(&o));
+    assert_eq!(verify[0]["outcome"], "unknown");
+    assert_eq!(
+        verify[0]["detail"]["collision"],
+        serde_json::json!(["a-0", "a-1"])
+    );
+    assert!(books.reads().is_empty(), "{:?}", books.reads());
+    assert_eq!(h.count("SendMessage"), 1, "a compensation message was sent");
+    assert!(books.is_booked("BK-AGENTS-PICK") && books.is_booked("BK-REAL-42"));
+}
