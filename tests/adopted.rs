@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::common::bookings::bookings;
 use crate::common::commands::latest;
 use crate::common::hostile::{Hostile, Script};
+use crate::common::odd_ids::{Speaks, odd_ids};
 use crate::common::{TestEnv, code, explain, json_lines, stdout};
 
 /// A hostile agent whose tasks complete at once with these (name, text) artifacts, ids `a-0`,
@@ -224,4 +225,112 @@ fn a_placeholder_two_artifacts_answer_to_fills_nothing() {
     assert!(books.reads().is_empty(), "{:?}", books.reads());
     assert_eq!(h.count("SendMessage"), 1, "a compensation message was sent");
     assert!(books.is_booked("BK-AGENTS-PICK") && books.is_booked("BK-REAL-42"));
+}
+
+/// Hole 4: an HTTP+JSON agent answers the send with a task named `..` (or `.`). The URL library
+/// drops such a segment, so reading `/tasks/..` read the task collection: on v0.3 its 404
+/// (`{"message": "Task not found"}`) made the WORKING task `LOST`, with a remedy whose `retry`
+/// runs the work twice; on v1.0 the read got a task list and every `reconcile` exited 3 for
+/// ever. Now such an answer is a bad answer: the attempt stays `INTENT`, needs a human on every
+/// run (exit 4, a `needs-human` event, listed by `inspect --pending`), and is never read, looked
+/// for or sent again: the agent counts one send, and its task is still WORKING.
+#[test]
+fn a_task_id_that_is_not_one_path_segment_needs_a_human_and_is_never_resent() {
+    for speaks in [Speaks::V1, Speaks::V03] {
+        for id in ["..", "."] {
+            let env = TestEnv::new();
+            let agent = odd_ids(speaks, id);
+            let case = format!("{speaks:?} {id:?}");
+            let url = agent.url();
+            needs_a_human_and_is_never_resent(&env, &url, &case);
+            // The agent's own counters: one send, one task, still WORKING, and nothing but
+            // the card and that send was ever asked of it (no read of another resource).
+            assert_eq!(agent.sends(), 1, "{case}: {:?}", agent.seen());
+            let tasks = agent.tasks();
+            assert_eq!(tasks.len(), 1, "{case}");
+            assert_eq!(tasks[0]["status"]["state"], "TASK_STATE_WORKING", "{case}");
+            let other: Vec<_> = agent
+                .seen()
+                .into_iter()
+                .filter(|(_, p)| {
+                    p != "/.well-known/agent-card.json" && !p.ends_with("/message:send")
+                })
+                .collect();
+            assert!(other.is_empty(), "{case}: {other:?}");
+        }
+    }
+}
+
+/// Hole 4, over JSON-RPC: the id goes in no path there, but it is the same bad answer (the
+/// attempt could later be read over an HTTP+JSON interface of the same agent): handled alike.
+#[test]
+fn a_json_rpc_agent_naming_its_task_dot_dot_is_handled_alike() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_script(Script {
+        task_id: Some("..".to_owned()),
+        ..Script::default()
+    });
+    needs_a_human_and_is_never_resent(&env, h.url(), "JSON-RPC \"..\"");
+    assert_eq!(h.count("SendMessage"), 1);
+    assert_eq!(h.tasks()[0]["status"]["state"], "TASK_STATE_WORKING");
+    let asked: Vec<String> = h.seen().into_iter().map(|s| s.method).collect();
+    assert!(
+        asked.iter().all(|m| m.is_empty() || m == "SendMessage"),
+        "{asked:?}"
+    );
+}
+
+/// Delegates `w/odd` to `url`, whose agent answers with an unusable task id, then runs two
+/// passes: each needs a human (exit 4, `bad-task-id`), and the attempt stays `INTENT` with no
+/// task id, listed by `inspect --pending`.
+fn needs_a_human_and_is_never_resent(env: &TestEnv, url: &str, case: &str) {
+    let o = env.run([
+        "--format",
+        "json",
+        "delegate",
+        "w/odd",
+        "--agent",
+        url,
+        "book a room",
+    ]);
+    assert_eq!(code(&o), 4, "{case}: {}", explain(&o));
+    assert!(
+        stdout(&o).contains("bad-task-id"),
+        "{case}: {}",
+        explain(&o)
+    );
+    for pass in 0..2 {
+        let o = env.run(["--format", "json", "reconcile"]);
+        assert_eq!(code(&o), 4, "{case} pass {pass}: {}", explain(&o));
+        let action = json_lines(&o)
+            .into_iter()
+            .find(|r| r["type"] == "action" && r["step"] == "odd")
+            .unwrap_or_else(|| panic!("{case}: no action: {}", explain(&o)));
+        assert_eq!(
+            action["detail"]["needsHuman"]["cause"], "bad-task-id",
+            "{action:#}"
+        );
+        assert!(
+            action["remedy"]["what"]
+                .as_str()
+                .is_some_and(|w| w.contains("no URL can hold")),
+            "{case}: {action:#}"
+        );
+        assert!(
+            action["remedy"]["command"]
+                .as_str()
+                .is_some_and(|c| c.contains("resolve w/odd --as done|abandoned")),
+            "{case}: {action:#}"
+        );
+    }
+    let attempt = latest(env, "w/odd");
+    assert_eq!(attempt["state"], "INTENT", "{case}: {attempt:#}");
+    assert_eq!(attempt["taskId"], Value::Null, "{case}: {attempt:#}");
+    let o = env.run(["inspect", "--pending", "--format", "json"]);
+    assert!(
+        json_lines(&o).iter().any(|r| r["step"] == "odd"),
+        "{case}: {}",
+        explain(&o)
+    );
 }

@@ -70,6 +70,6 @@ pub use security::Placement;
 pub use stream::EventStream;
 pub use task::{
     ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,
-    history_holds, message_text, parse_timestamp, parts_text,
+    history_holds, message_text, parse_timestamp, parts_text, task_id_problem,
 };
 pub use transport::{A2A_VERSION, ClientConfig, USER_AGENT};

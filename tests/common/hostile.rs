@@ -101,6 +101,8 @@ pub struct Script {
     pub artifact_texts: Vec<(String, String)>,
     /// Task ids are this prefix followed by a number.
     pub task_prefix: String,
+    /// Every new task gets exactly this id instead (however unusable: `..`).
+    pub task_id: Option<String>,
     /// The status timestamp, as sent (`None`: the current time).
     pub timestamp: Option<String>,
     /// A stream sends a `statusUpdate` repeating the task's status after its snapshot.
@@ -133,6 +135,7 @@ impl Default for Script {
             artifact_names: Vec::new(),
             artifact_texts: Vec::new(),
             task_prefix: "task-".to_owned(),
+            task_id: None,
             timestamp: None,
             repeat_status: false,
             fresh_stamps: false,
@@ -565,8 +568,12 @@ fn create_task(shared: &Shared, params: &Value) -> Value {
     if let Value::Object(m) = &mut user {
         m.insert("contextId".to_owned(), json!(context_id));
     }
+    let id = script
+        .task_id
+        .clone()
+        .unwrap_or_else(|| format!("{}{}", script.task_prefix, tasks.len() + 1));
     let mut task = json!({
-        "id": format!("{}{}", script.task_prefix, tasks.len() + 1),
+        "id": id,
         "contextId": context_id,
         "status": {},
         "history": [user],

@@ -414,8 +414,8 @@ pub struct AttemptRow {
 /// detail of a `needs-human` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeedsHuman {
-    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`], [`NeedsHuman::ANSWER_TOO_LARGE`] or
-    /// [`NeedsHuman::LOOK_TOO_LARGE`].
+    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`], [`NeedsHuman::ANSWER_TOO_LARGE`],
+    /// [`NeedsHuman::LOOK_TOO_LARGE`] or [`NeedsHuman::BAD_TASK_ID`].
     pub cause: String,
     /// Why, in words (the error and since when).
     pub reason: String,
@@ -431,6 +431,11 @@ impl NeedsHuman {
     /// The agent answered the look for a possibly-sent attempt with more than
     /// `--max-response-size`: nothing is resent until a look can read its answer.
     pub const LOOK_TOO_LARGE: &'static str = "look-too-large";
+    /// The agent answered the send with a task whose id no URL can hold (`.`, `..`, empty, or
+    /// with a tab or a line break): it received the send, and no request can name the task
+    /// (one that tried would read another resource), so the attempt is never read, looked for
+    /// or sent again without a human.
+    pub const BAD_TASK_ID: &'static str = "bad-task-id";
 
     /// Reads it from a `needs-human` event's detail (`{"cause": …, "reason": …}`); a detail it
     /// cannot read still needs a human, for the reason given as it is.
@@ -479,6 +484,7 @@ impl AttemptRow {
                 NeedsHuman::ANSWER_TOO_LARGE | NeedsHuman::LOOK_TOO_LARGE => {
                     RemedyKind::AnswerTooLarge
                 }
+                NeedsHuman::BAD_TASK_ID => RemedyKind::BadTaskId,
                 _ => RemedyKind::CardUnreachable,
             });
         }
@@ -544,6 +550,9 @@ pub enum RemedyKind {
     /// `{artifact:NAME}` its verify or compensate recipe reads, so nothing was run (the
     /// attempt's error names them).
     ArtifactCollision,
+    /// `INTENT`: the agent answered its send with a task whose id no URL can hold; it received
+    /// the send, and nothing can read, find or resend it (a human decides).
+    BadTaskId,
 }
 
 /// The error (and `failed-for-good` reason) of an attempt an artifact took past
