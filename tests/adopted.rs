@@ -283,7 +283,7 @@ fn a_json_rpc_agent_naming_its_task_dot_dot_is_handled_alike() {
 
 /// Delegates `w/odd` to `url`, whose agent answers with an unusable task id, then runs two
 /// passes: each needs a human (exit 4, `bad-task-id`), and the attempt stays `INTENT` with no
-/// task id, listed by `inspect --pending`.
+/// task id, listed by `inspect --pending`; `compensate` needs a human too.
 fn needs_a_human_and_is_never_resent(env: &TestEnv, url: &str, case: &str) {
     let o = env.run([
         "--format",
@@ -330,6 +330,15 @@ fn needs_a_human_and_is_never_resent(env: &TestEnv, url: &str, case: &str) {
     let o = env.run(["inspect", "--pending", "--format", "json"]);
     assert!(
         json_lines(&o).iter().any(|r| r["step"] == "odd"),
+        "{case}: {}",
+        explain(&o)
+    );
+    // `compensate` can neither find nor cancel that task: a human decides (exit 4, not 3 for
+    // ever), and nothing is asked of the agent.
+    let o = env.run(["compensate", "w"]);
+    assert_eq!(code(&o), 4, "{case}: {}", explain(&o));
+    assert!(
+        stdout(&o).contains("task id no URL can hold"),
         "{case}: {}",
         explain(&o)
     );

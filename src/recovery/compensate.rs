@@ -49,8 +49,8 @@ use crate::exit;
 use crate::journal::Resolution;
 use crate::journal::{
     Attempt, AttemptId, AttemptState, Binding, EffectState, FailureKind, INTERFACE_GONE,
-    IntentOutcome, Journal, JournalError, NewAttempt, NewIntent, Source, Step, StepName,
-    StepRecord, StepSpec, WorkflowState,
+    IntentOutcome, Journal, JournalError, NeedsHuman, NewAttempt, NewIntent, Source, Step,
+    StepName, StepRecord, StepSpec, WorkflowState,
 };
 use crate::placeholders::{self, Fill, Values};
 use crate::plan_file::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
@@ -331,6 +331,14 @@ pub fn settled_by_operator(record: &StepRecord) -> bool {
     )
 }
 
+/// Why a look for an `INTENT` attempt found nothing to go on.
+enum Unlooked {
+    /// The last send may still be in flight until then: look again later.
+    InFlight(chrono::DateTime<chrono::Utc>),
+    /// The look failed (journaled by it, or standing on the attempt's `needs-human` event).
+    Failed(A2aError),
+}
+
 /// Returns whether an attempt provably created nothing remotely: never sent, or refused.
 fn created_nothing(a: &Attempt) -> bool {
     (a.state == AttemptState::Intent && lookup::never_sent(a)) || a.state == AttemptState::Refused
@@ -399,8 +407,9 @@ struct Pass<'a> {
     /// `INTENT` attempts that may have been sent, proven absent on their agent this pass: they
     /// created nothing, and the workflow sends nothing any more.
     proven_absent: std::cell::RefCell<std::collections::HashSet<AttemptId>>,
-    /// An attempt's interface left its agent's card, which offers nothing we speak: journaled
-    /// as needing a human, and the pass exits 4.
+    /// An attempt needs a human that this pass cannot help: its interface left its agent's
+    /// card, which offers nothing we speak, or its send was answered with a task id no URL can
+    /// hold (both journaled as such); the pass exits 4.
     gone: std::cell::Cell<bool>,
 }
 
@@ -639,7 +648,7 @@ impl Pass<'_> {
             }
             let found = match self.look(&a, step.spec.allow_cross_origin).await? {
                 Ok(found) => found,
-                Err(Some(until)) => {
+                Err(Unlooked::InFlight(until)) => {
                     let until = crate::clock::rfc3339(until);
                     self.say_step(
                         Some(name),
@@ -654,7 +663,26 @@ impl Pass<'_> {
                     )?;
                     return Ok(false);
                 }
-                Err(None) => {
+                Err(Unlooked::Failed(e)) if e.is_bad_task_id() => {
+                    // Its send was answered with a task no request can name: it can be neither
+                    // found nor cancelled, and its effect is not decided here.
+                    self.gone.set(true);
+                    let a = self.journal.attempt(a.id)?;
+                    self.say_step(
+                        Some(name),
+                        Some(&a),
+                        "look",
+                        "error",
+                        &json!({"error": a.error, "needsHuman": NeedsHuman::BAD_TASK_ID}),
+                        &format!(
+                            "{name}: its agent answered the send with a task id no URL can \
+                             hold, so the task can be neither read nor cancelled; a human \
+                             decides (`a2a-recover resolve {name} --as done|abandoned`)."
+                        ),
+                    )?;
+                    return Ok(false);
+                }
+                Err(Unlooked::Failed(_)) => {
                     self.say_step(
                         Some(name),
                         Some(&a),
@@ -828,7 +856,7 @@ impl Pass<'_> {
         &self,
         a: &Attempt,
         allow_cross_origin: bool,
-    ) -> anyhow::Result<Result<Attempt, Option<chrono::DateTime<chrono::Utc>>>> {
+    ) -> anyhow::Result<Result<Attempt, Unlooked>> {
         let ep = endpoint_of(self.journal, a, allow_cross_origin)?;
         let how = LookHow {
             client: self.client,
@@ -844,8 +872,8 @@ impl Pass<'_> {
                 Looked::Found((now, _)) | Looked::Uncertain(now, _) => Ok(now),
                 Looked::Absent => Ok(a.clone()),
                 // The last send may still be in flight: look again later.
-                Looked::InFlight(until) => Err(Some(until)),
-                Looked::Failed(_) => Err(None),
+                Looked::InFlight(until) => Err(Unlooked::InFlight(until)),
+                Looked::Failed(e) => Err(Unlooked::Failed(e)),
             },
         )
     }
