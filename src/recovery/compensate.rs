@@ -673,7 +673,9 @@ impl Pass<'_> {
                         Some(&a),
                         "look",
                         "error",
-                        &json!({"error": a.error, "needsHuman": NeedsHuman::BAD_TASK_ID}),
+                        &json!({"error": a.error,
+                               "needsHuman": {"cause": NeedsHuman::BAD_TASK_ID,
+                                              "reason": a.error}}),
                         &format!(
                             "{name}: its agent answered the send with a task id no URL can \
                              hold, so the task can be neither read nor cancelled; a human \
