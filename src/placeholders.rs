@@ -6,6 +6,17 @@
 //! joined). In a URL every value is percent-encoded (everything but `A-Z a-z 0-9 - . _ ~`), so a
 //! value can never add a path segment, a query or a host. Other braces are left alone.
 //!
+//! # Invariant: the agent never chooses which value a recipe reads
+//!
+//! - A variable whose name ends in `_FILE` only ever names a file a2a-recover wrote: an
+//!   artifact whose own variable would end in `_FILE` (`booking_file` → `A2A_ARTIFACT_BOOKING_FILE`)
+//!   gets only its file variable (`A2A_ARTIFACT_BOOKING_FILE_FILE`), never that name.
+//! - Two artifacts that map to one variable (`booking` and `Booking`, two named `booking`), or
+//!   that `{artifact:NAME}` could both mean (named NAME, or with the id NAME), are a
+//!   [`Collision`]: nothing is filled and no command gets an environment ([`Values::env`],
+//!   [`fill`] fail), so the order in which the agent sent them never decides. The callers leave
+//!   the effect `unknown` for a human, and run nothing.
+//!
 //! # Invariant: remote values never reach a shell as code
 //!
 //! The agent controls task ids, context ids and artifact texts. Commands (`sh -c`) therefore
@@ -87,6 +98,81 @@ pub struct MissingValue {
     pub reason: &'static str,
 }
 
+/// The most characters of one artifact id a [`Collision`] names (ids are remote text).
+const ID_CHARS: usize = 80;
+
+/// Artifacts that map to one variable or one `{artifact:NAME}`: what they share and their ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shared {
+    /// The variable (`A2A_ARTIFACT_BOOKING`) or the placeholder (`{artifact:booking}`).
+    pub target: String,
+    /// The `artifactId`s of the artifacts that map to it, in journal order (as received).
+    pub artifact_ids: Vec<String>,
+}
+
+/// Two or more artifacts map to one variable or one `{artifact:NAME}`: which value a command
+/// or a recipe would read is the agent's choice (the order it sent them in), so none is read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", describe(.0))]
+pub struct Collision(pub Vec<Shared>);
+
+impl Collision {
+    /// Returns every colliding artifact id, each once, in order.
+    pub fn artifact_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        for id in self.0.iter().flat_map(|s| &s.artifact_ids) {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        ids
+    }
+}
+
+/// `artifacts `a-0` and `a-1` both map to `A2A_ARTIFACT_BOOKING``, each shared target in turn;
+/// ids made inert and cut.
+fn describe(shared: &[Shared]) -> String {
+    let each: Vec<String> = shared
+        .iter()
+        .map(|s| {
+            let ids: Vec<String> = s
+                .artifact_ids
+                .iter()
+                .map(|id| {
+                    let shown: String = id.chars().take(ID_CHARS).collect();
+                    let cut = if shown.len() < id.len() { "…" } else { "" };
+                    format!("`{}{cut}`", crate::sanitize::inert(&shown))
+                })
+                .collect();
+            let (last, rest) = ids
+                .split_last()
+                .map_or(("", &[][..]), |(l, r)| (l.as_str(), r));
+            let all = if rest.is_empty() {
+                last.to_owned()
+            } else {
+                format!("{} and {last}", rest.join(", "))
+            };
+            let both = if ids.len() == 2 { "both " } else { "all " };
+            format!(
+                "artifacts {all} {both}map to `{}`",
+                crate::sanitize::inert(&s.target)
+            )
+        })
+        .collect();
+    each.join("; ")
+}
+
+/// Why a placeholder could not be filled.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FillError {
+    /// The journal holds no value for it (yet).
+    #[error(transparent)]
+    Missing(#[from] MissingValue),
+    /// Two or more artifacts map to it.
+    #[error(transparent)]
+    Collision(#[from] Collision),
+}
+
 /// How filled values are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fill {
@@ -147,8 +233,10 @@ impl Values {
 
     /// Returns the value of one placeholder.
     ///
-    /// `{artifact:NAME}` takes the first artifact named NAME, else the first whose id is NAME.
-    pub fn value(&self, p: &Placeholder) -> Result<&str, MissingValue> {
+    /// `{artifact:NAME}` takes the artifact named NAME, else the one whose id is NAME; two
+    /// artifacts it could mean (two named NAME, or one named NAME and another whose id is NAME)
+    /// are a [`Collision`].
+    pub fn value(&self, p: &Placeholder) -> Result<&str, FillError> {
         let missing = |reason| MissingValue {
             placeholder: p.to_string(),
             reason,
@@ -157,28 +245,54 @@ impl Values {
             Placeholder::TaskId => self
                 .task_id
                 .as_deref()
-                .ok_or_else(|| missing("the attempt has no task id")),
+                .ok_or_else(|| missing("the attempt has no task id").into()),
             Placeholder::ContextId => self
                 .context_id
                 .as_deref()
-                .ok_or_else(|| missing("the attempt has no context id")),
+                .ok_or_else(|| missing("the attempt has no context id").into()),
             Placeholder::Step => Ok(&self.step),
-            Placeholder::Artifact(name) => self
-                .artifacts
-                .iter()
-                .find(|a| a.name.as_deref() == Some(name))
-                .or_else(|| self.artifacts.iter().find(|a| a.artifact_id == *name))
-                .map(|a| a.text.as_str())
-                .ok_or_else(|| missing("no journaled artifact has that name or id")),
+            Placeholder::Artifact(name) => Ok(self.artifact(name)?.text.as_str()),
+        }
+    }
+
+    /// Returns the one artifact `{artifact:NAME}` means: the artifact named NAME, else the one
+    /// whose id is NAME; none is a [`MissingValue`], two or more a [`Collision`].
+    pub fn artifact(&self, name: &str) -> Result<&NamedArtifact, FillError> {
+        let meant: Vec<&NamedArtifact> = self
+            .artifacts
+            .iter()
+            .filter(|a| a.name.as_deref() == Some(name) || a.artifact_id == name)
+            .collect();
+        match meant.as_slice() {
+            [] => Err(MissingValue {
+                placeholder: Placeholder::Artifact(name.to_owned()).to_string(),
+                reason: "no journaled artifact has that name or id",
+            }
+            .into()),
+            [one] => Ok(one),
+            many => Err(Collision(vec![Shared {
+                target: Placeholder::Artifact(name.to_owned()).to_string(),
+                artifact_ids: many.iter().map(|a| a.artifact_id.clone()).collect(),
+            }])
+            .into()),
         }
     }
 
     /// Returns the environment a command gets: `A2A_STEP`, `A2A_TASK_ID`, `A2A_CONTEXT_ID`
-    /// (when known) as variables, and per artifact (the first of colliding names wins) its
-    /// value as a file (`A2A_ARTIFACT_<NAME>_FILE`) and, when it is at most
-    /// [`ENV_VALUE_LIMIT`] bytes, holds no NUL byte and the values so far stay within
-    /// [`ENV_VALUES_TOTAL`], as the variable `A2A_ARTIFACT_<NAME>` too. Values are exact bytes.
-    pub fn env(&self) -> CommandEnv {
+    /// (when known) as variables, and per artifact its value as a file whose path is in
+    /// `A2A_ARTIFACT_<NAME>_FILE` and, when it is at most [`ENV_VALUE_LIMIT`] bytes, holds no
+    /// NUL byte and the values so far stay within [`ENV_VALUES_TOTAL`], as the variable
+    /// `A2A_ARTIFACT_<NAME>` too. Values are exact bytes.
+    ///
+    /// An artifact whose variable would end in `_FILE` gets only its file variable, so a
+    /// `…_FILE` variable always names a file we wrote; two artifacts that map to one variable
+    /// are a [`Collision`] (no environment at all: which one a command reads would be the
+    /// agent's choice).
+    pub fn env(&self) -> Result<CommandEnv, Collision> {
+        let collisions = self.env_collisions();
+        if !collisions.is_empty() {
+            return Err(Collision(collisions));
+        }
         let mut vars = vec![(STEP_ENV.to_owned(), self.step.clone())];
         if let Some(t) = &self.task_id {
             vars.push((TASK_ID_ENV.to_owned(), t.clone()));
@@ -190,20 +304,43 @@ impl Values {
         let mut total = 0;
         for a in &self.artifacts {
             let name = artifact_env_name(a.key());
-            let file_var = format!("{name}{FILE_ENV_SUFFIX}");
-            let taken =
-                |n: &str| vars.iter().any(|(v, _)| v == n) || files.iter().any(|(v, _)| v == n);
-            if taken(&name) || taken(&file_var) {
+            files.push((format!("{name}{FILE_ENV_SUFFIX}"), a.text.clone()));
+            if name.ends_with(FILE_ENV_SUFFIX) {
                 continue;
             }
-            files.push((file_var, a.text.clone()));
             let fits = a.text.len() <= ENV_VALUE_LIMIT && total + a.text.len() <= ENV_VALUES_TOTAL;
             if fits && !a.text.contains('\0') {
                 total += a.text.len();
                 vars.push((name, a.text.clone()));
             }
         }
-        CommandEnv { vars, files }
+        Ok(CommandEnv { vars, files })
+    }
+
+    /// Returns the variables two or more artifacts map to, with their ids. Every variable an
+    /// artifact gets is its name's (`A2A_ARTIFACT_<NAME>`, never ending in `_FILE`) or that
+    /// name and `_FILE`: two artifacts share a variable exactly when they share the name.
+    fn env_collisions(&self) -> Vec<Shared> {
+        let mut by_name: Vec<(String, Vec<String>)> = Vec::new();
+        for a in &self.artifacts {
+            let name = artifact_env_name(a.key());
+            match by_name.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, ids)) => ids.push(a.artifact_id.clone()),
+                None => by_name.push((name, vec![a.artifact_id.clone()])),
+            }
+        }
+        by_name
+            .into_iter()
+            .filter(|(_, ids)| ids.len() > 1)
+            .map(|(name, artifact_ids)| Shared {
+                target: if name.ends_with(FILE_ENV_SUFFIX) {
+                    format!("{name}{FILE_ENV_SUFFIX}")
+                } else {
+                    name
+                },
+                artifact_ids,
+            })
+            .collect()
     }
 }
 
@@ -292,8 +429,9 @@ pub fn find(template: &str) -> Vec<Placeholder> {
         .collect()
 }
 
-/// Fills a template's placeholders; a value the journal does not hold is an error.
-pub fn fill(template: &str, values: &Values, mode: Fill) -> Result<String, MissingValue> {
+/// Fills a template's placeholders; a value the journal does not hold, or an artifact name two
+/// artifacts answer to, is an error.
+pub fn fill(template: &str, values: &Values, mode: Fill) -> Result<String, FillError> {
     let mut out = String::with_capacity(template.len());
     for piece in pieces(template) {
         match piece {
@@ -404,21 +542,135 @@ mod tests {
     fn missing_values_are_errors() {
         let mut v = values();
         v.task_id = None;
-        let e = fill("x {task_id}", &v, Fill::Text).unwrap_err();
+        let FillError::Missing(e) = fill("x {task_id}", &v, Fill::Text).unwrap_err() else {
+            panic!("not a missing value");
+        };
         assert_eq!(e.placeholder, "{task_id}");
         assert!(fill("{artifact:nope}", &v, Fill::Url).is_err());
     }
 
     #[test]
-    fn names_prefer_name_then_id() {
+    fn a_name_two_artifacts_answer_to_is_a_collision() {
         let mut v = values();
+        // `a-1` is one artifact's id and another's name: which one is meant would be a guess.
         v.artifacts.push(NamedArtifact {
             name: Some("a-1".into()),
             artifact_id: "zzz".into(),
             text: "by name".into(),
         });
-        // `a-1` is an artifact's id and another's name: the name wins.
-        assert_eq!(fill("{artifact:a-1}", &v, Fill::Text).unwrap(), "by name");
+        let FillError::Collision(c) = fill("{artifact:a-1}", &v, Fill::Text).unwrap_err() else {
+            panic!("not a collision");
+        };
+        assert_eq!(c.artifact_ids(), ["a-1", "zzz"]);
+        assert_eq!(
+            c.to_string(),
+            "artifacts `a-1` and `zzz` both map to `{artifact:a-1}`"
+        );
+        // Two named alike, in either order: never the first one.
+        v.artifacts.push(NamedArtifact {
+            name: Some("booking".into()),
+            artifact_id: "a-9".into(),
+            text: "the agent's pick".into(),
+        });
+        assert!(matches!(
+            fill("x/{artifact:booking}", &v, Fill::Url),
+            Err(FillError::Collision(_))
+        ));
+        // An artifact named as its own id is one artifact.
+        v.artifacts = vec![NamedArtifact {
+            name: Some("r".into()),
+            artifact_id: "r".into(),
+            text: "one".into(),
+        }];
+        assert_eq!(fill("{artifact:r}", &v, Fill::Text).unwrap(), "one");
+    }
+
+    #[test]
+    fn a_file_variable_only_ever_names_a_file_we_wrote() {
+        let mut v = values();
+        // Sent first, so that under "the first free name wins" it took the real booking's file
+        // variable, with a path of the agent's choosing as its value.
+        v.artifacts.insert(
+            0,
+            NamedArtifact {
+                name: Some("booking_file".into()),
+                artifact_id: "a-0".into(),
+                text: "/etc/passwd".into(),
+            },
+        );
+        let env = v.env().unwrap();
+        let var = |n: &str| {
+            env.vars
+                .iter()
+                .find(|(k, _)| k == n)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(var("A2A_ARTIFACT_BOOKING_FILE"), None);
+        assert_eq!(var("A2A_ARTIFACT_BOOKING"), Some("H 7/../x?y=1#z"));
+        let files: Vec<(&str, &str)> = env
+            .files
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            files,
+            [
+                ("A2A_ARTIFACT_BOOKING_FILE_FILE", "/etc/passwd"),
+                ("A2A_ARTIFACT_BOOKING_FILE", "H 7/../x?y=1#z"),
+                ("A2A_ARTIFACT_RECEIPT_2_FILE", "$(touch pwned); rm -rf x"),
+            ]
+        );
+        assert!(
+            env.vars.iter().all(|(k, _)| !k.ends_with(FILE_ENV_SUFFIX)),
+            "{:?}",
+            env.vars
+        );
+    }
+
+    #[test]
+    fn two_artifacts_on_one_variable_are_a_collision() {
+        for (first, second, target) in [
+            ("booking", "Booking", "A2A_ARTIFACT_BOOKING"),
+            ("booking-ref", "booking.ref", "A2A_ARTIFACT_BOOKING_REF"),
+            ("x_file", "X-FILE", "A2A_ARTIFACT_X_FILE_FILE"),
+        ] {
+            let mut v = values();
+            v.artifacts.clear();
+            for (i, name) in [first, second].into_iter().enumerate() {
+                v.artifacts.push(NamedArtifact {
+                    name: Some(name.into()),
+                    artifact_id: format!("id-{i}"),
+                    text: name.into(),
+                });
+            }
+            let c = v.env().unwrap_err();
+            assert_eq!(c.artifact_ids(), ["id-0", "id-1"], "{first} {second}");
+            assert_eq!(c.0[0].target, target);
+            assert!(
+                c.to_string().contains("`id-0` and `id-1` both map to"),
+                "{c}"
+            );
+        }
+        // An unnamed artifact is known by its id: named alike, the two collide too.
+        let mut v = values();
+        v.artifacts.push(NamedArtifact {
+            name: None,
+            artifact_id: "booking".into(),
+            text: "x".into(),
+        });
+        assert_eq!(v.env().unwrap_err().artifact_ids(), ["a-1", "booking"]);
+    }
+
+    #[test]
+    fn collision_messages_are_inert_and_bounded() {
+        let c = Collision(vec![Shared {
+            target: "A2A_ARTIFACT_X".into(),
+            artifact_ids: vec!["\u{1b}[31mred".into(), "y".repeat(500), "z".into()],
+        }]);
+        let text = c.to_string();
+        assert!(!text.contains('\u{1b}'), "{text}");
+        assert!(text.len() < 300, "{text}");
+        assert!(text.contains("all map to `A2A_ARTIFACT_X`"), "{text}");
     }
 
     #[test]
@@ -427,7 +679,7 @@ mod tests {
             artifact_env_name("booking-ref.v2 ü"),
             "A2A_ARTIFACT_BOOKING_REF_V2__"
         );
-        let env = values().env();
+        let env = values().env().unwrap();
         assert_eq!(
             env.vars,
             vec![
@@ -479,7 +731,7 @@ mod tests {
                 text: "ok".into(),
             },
         ];
-        let env = v.env();
+        let env = v.env().unwrap();
         let names: Vec<&str> = env.vars.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,

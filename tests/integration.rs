@@ -1,6 +1,7 @@
 //! The single integration test binary: every test module is listed here, and a test below
 //! fails when a file under tests/ is not.
 
+mod adopted;
 mod agents;
 mod bends;
 mod broken_journal;

@@ -27,6 +27,7 @@ use super::sse::SseEvent;
 use super::transport::Op;
 use super::types;
 use crate::model::ProtocolBinding;
+use crate::model::task_id_problem;
 
 /// One operation and its parameters, whatever the binding.
 #[derive(Debug, Clone, Copy)]
@@ -174,22 +175,28 @@ impl ProtocolBinding {
         op: &Op,
         result: Value,
     ) -> Result<Raw<types::SendMessageResponse>, A2aError> {
-        match self {
+        let answer = match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => {
                 typed(op, result, normalize::send_message_response)
             }
             Self::JsonRpcV03 => jsonrpc03::send_message_response(op, result),
             Self::HttpJsonV03 => httpjson03::send_message_response(op, result),
+        }?;
+        if let types::SendMessageResponse::Task(task) = &answer.value {
+            addressable(op, &task.id)?;
         }
+        Ok(answer)
     }
 
     /// Reads a `GetTask` or `CancelTask` result.
     pub(crate) fn task(self, op: &Op, result: Value) -> Result<Raw<types::Task>, A2aError> {
-        match self {
+        let task: Raw<types::Task> = match self {
             Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::task),
             Self::JsonRpcV03 => jsonrpc03::task(op, result),
             Self::HttpJsonV03 => httpjson03::task(op, result),
-        }
+        }?;
+        addressable(op, &task.value.id)?;
+        Ok(task)
     }
 
     /// Reads a `ListTasks` result.
@@ -256,6 +263,23 @@ pub(crate) fn typed<T: DeserializeOwned>(
     Ok(Raw { value, raw })
 }
 
+/// Refuses a task id that no URL path segment can hold ([`task_id_problem`]), on every
+/// binding alike: such an answer is a bad answer ([`DecodeKind::TaskId`]), never a task to
+/// journal, since every later read, cancel or subscribe of it would go to another resource (or,
+/// over JSON-RPC, to one an HTTP+JSON interface of the same agent could never reach).
+pub(crate) fn addressable(op: &Op, id: &str) -> Result<(), A2aError> {
+    match task_id_problem(id) {
+        Some(why) => Err(op.decode(
+            DecodeKind::TaskId,
+            format!(
+                "task id `{}` cannot name a task in a URL: {why}",
+                super::error::truncate_chars(id, 80)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Reads a v1.0 `ListTasksResponse`; each task is typed on its own.
 fn v1_list_page(op: &Op, mut result: Value) -> Result<ListTasksPage, A2aError> {
     if !result.is_object() {
@@ -282,20 +306,22 @@ fn v1_list_page(op: &Op, mut result: Value) -> Result<ListTasksPage, A2aError> {
         .into_iter()
         .enumerate()
         .map(|(i, raw)| {
-            typed(op, raw, normalize::task).map_err(|e| match e {
-                A2aError::Decode {
-                    url,
-                    method,
-                    kind,
-                    detail,
-                } => A2aError::Decode {
-                    url,
-                    method,
-                    kind,
-                    detail: format!("task {i} of the page: {detail}"),
-                },
-                other => other,
-            })
+            typed(op, raw, normalize::task)
+                .and_then(|t: Raw<types::Task>| addressable(op, &t.value.id).map(|()| t))
+                .map_err(|e| match e {
+                    A2aError::Decode {
+                        url,
+                        method,
+                        kind,
+                        detail,
+                    } => A2aError::Decode {
+                        url,
+                        method,
+                        kind,
+                        detail: format!("task {i} of the page: {detail}"),
+                    },
+                    other => other,
+                })
         })
         .collect();
     Ok(ListTasksPage {
@@ -305,4 +331,44 @@ fn v1_list_page(op: &Op, mut result: Value) -> Result<ListTasksPage, A2aError> {
         total_size,
         body_bytes: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_binding_refuses_an_answer_whose_task_id_no_url_can_hold() {
+        let op = Op::new("http://127.0.0.1/", "SendMessage");
+        let v1 = |id: &str| json!({"id": id, "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}});
+        let v03_rpc = |id: &str| json!({"kind": "task", "id": id, "contextId": "c", "status": {"state": "working"}});
+        for id in ["..", ".", "a\tb"] {
+            let answers = [
+                (ProtocolBinding::JsonRpcV1, json!({"task": v1(id)}), v1(id)),
+                (ProtocolBinding::HttpJsonV1, json!({"task": v1(id)}), v1(id)),
+                (ProtocolBinding::JsonRpcV03, v03_rpc(id), v03_rpc(id)),
+                (
+                    ProtocolBinding::HttpJsonV03,
+                    json!({"task": v1(id)}),
+                    v1(id),
+                ),
+            ];
+            for (binding, sent, read) in answers {
+                let e = binding.send_message_response(&op, sent).unwrap_err();
+                assert!(e.is_bad_task_id(), "{binding:?} {id:?}: {e}");
+                let e = binding.task(&op, read).unwrap_err();
+                assert!(e.is_bad_task_id(), "{binding:?} {id:?}: {e}");
+            }
+            let page = json!({"tasks": [v1(id), v1("t-2")], "nextPageToken": "",
+                              "pageSize": 2, "totalSize": 2});
+            let page = ProtocolBinding::HttpJsonV1.list_page(&op, page).unwrap();
+            assert!(page.tasks[0].as_ref().is_err_and(A2aError::is_bad_task_id));
+            assert!(page.tasks[1].is_ok(), "one bad task costs one entry");
+        }
+        let fine =
+            ProtocolBinding::HttpJsonV1.send_message_response(&op, json!({"task": v1("t-1")}));
+        assert!(fine.is_ok());
+    }
 }

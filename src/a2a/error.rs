@@ -58,6 +58,10 @@ pub enum DecodeKind {
     WrongId,
     /// The `Content-Type` is neither JSON nor an event stream.
     ContentType,
+    /// A task id that cannot be one URL path segment (`.`, `..`, empty, or holding a tab or a
+    /// line break, which URLs drop): no request could name the task, and one that tried would
+    /// read another resource (`GET /tasks/..` is the task collection).
+    TaskId,
 }
 
 impl fmt::Display for DecodeKind {
@@ -68,6 +72,7 @@ impl fmt::Display for DecodeKind {
             Self::WrongShape => "unexpected shape",
             Self::WrongId => "wrong JSON-RPC id",
             Self::ContentType => "unexpected content type",
+            Self::TaskId => "unusable task id",
         })
     }
 }
@@ -440,6 +445,18 @@ impl A2aError {
         matches!(self, Self::TooLarge { .. })
     }
 
+    /// Returns whether the agent named a task with an id no URL path can hold
+    /// ([`DecodeKind::TaskId`]): the request was received, and the task cannot be read.
+    pub fn is_bad_task_id(&self) -> bool {
+        matches!(
+            self,
+            Self::Decode {
+                kind: DecodeKind::TaskId,
+                ..
+            }
+        )
+    }
+
     /// Returns the exit code this error maps to when it ends a command.
     ///
     /// Over the size cap → 4; refused or another JSON-RPC error → 4; not sent or ambiguous
@@ -455,6 +472,7 @@ impl A2aError {
                 exit::FAILURE
             }
             Self::TooLarge { .. } => exit::NEEDS_HUMAN,
+            _ if self.is_bad_task_id() => exit::NEEDS_HUMAN,
             _ => match self.class() {
                 ErrorClass::Refused | ErrorClass::Remote => exit::NEEDS_HUMAN,
                 ErrorClass::NotSent | ErrorClass::Ambiguous => exit::WORK_REMAINS,
@@ -521,6 +539,13 @@ impl A2aError {
                 method: CARD_FETCH, ..
             } => "what that address serves is not an A2A Agent Card; check that the URL \
                 points at an A2A agent (its card is at /.well-known/agent-card.json)"
+                .to_owned(),
+            Self::Decode {
+                kind: DecodeKind::TaskId,
+                ..
+            } => "the agent named its task with an id no URL can hold, so a2a-recover cannot \
+                read it; the agent received the request, so nothing is sent again: ask the \
+                agent's operator about the task, then `a2a-recover resolve` the step"
                 .to_owned(),
             Self::Http {
                 unattributed: true, ..

@@ -51,6 +51,7 @@ pub(crate) fn request(
     tenant: Option<&str>,
 ) -> Result<WireRequest, A2aError> {
     let tenant = tenant.filter(|t| !t.is_empty());
+    refuse_unaddressable(call, base)?;
     let (method, segments, body, accept): (_, Vec<String>, _, _) = match *call {
         Call::SendMessage(req) => (
             Method::POST,
@@ -114,11 +115,38 @@ pub(crate) fn request(
     })
 }
 
-/// Returns `base` without its query and fragment, with `segments` appended to its path.
+/// Refuses to build a request for a task whose id no URL path segment can hold
+/// ([`task_id_problem`](crate::model::task_id_problem)): `GET /tasks/..` would read the task
+/// collection, and its 404 would be taken for the task's. The binding's answers never yield
+/// such an id; this keeps one journaled before that rule from reaching the wire.
+pub(crate) fn refuse_unaddressable(call: &Call<'_>, base: &Url) -> Result<(), A2aError> {
+    let (Call::GetTask { id, .. } | Call::CancelTask { id } | Call::SubscribeToTask { id }) = *call
+    else {
+        return Ok(());
+    };
+    match crate::model::task_id_problem(id) {
+        Some(why) => Err(A2aError::Decode {
+            url: super::credentials::redact_url(base.as_str()),
+            method: method(call),
+            kind: DecodeKind::TaskId,
+            detail: format!(
+                "task id `{}` cannot name a task in a URL: {why}; nothing was sent",
+                super::error::truncate_chars(id, 80)
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Returns `base` without its query and fragment, with `segments` appended to its path, each
+/// percent-encoded into exactly one path segment; a segment that would not come out as itself
+/// (empty, `.` or `..`, which the URL library drops or resolves, or holding a tab or a line
+/// break, which it drops) is an error: the URL would name another resource.
 pub(crate) fn join_path<'a>(
     base: &Url,
     segments: impl IntoIterator<Item = &'a str>,
 ) -> Result<Url, A2aError> {
+    let segments: Vec<&str> = segments.into_iter().collect();
     let mut url = base.clone();
     url.set_query(None);
     url.set_fragment(None);
@@ -128,9 +156,49 @@ pub(crate) fn join_path<'a>(
             reason: "it cannot be a base for HTTP+JSON paths".to_owned(),
         })?;
         path.pop_if_empty();
-        path.extend(segments);
+        path.extend(&segments);
+    }
+    let built: Vec<&str> = url.path_segments().into_iter().flatten().collect();
+    let stays = built.len() >= segments.len()
+        && built[built.len() - segments.len()..]
+            .iter()
+            .zip(&segments)
+            .all(|(got, want)| !want.is_empty() && percent_decoded(got) == want.as_bytes());
+    if !stays {
+        return Err(A2aError::InvalidUrl {
+            url: super::credentials::redact_url(base.as_str()),
+            reason: format!(
+                "the path segments {} would not each stay one segment of the URL",
+                segments
+                    .iter()
+                    .map(|s| format!("`{}`", super::error::truncate_chars(s, 80)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
     }
     Ok(url)
+}
+
+/// Decodes `%XX` escapes (anything else, a malformed escape included, is kept as it is).
+fn percent_decoded(segment: &str) -> Vec<u8> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(&h), Some(&l)) = (bytes.get(i + 1), bytes.get(i + 2))
+            && let (Some(h), Some(l)) = (hex(h), hex(l))
+        {
+            out.push(u8::try_from(h * 16 + l).unwrap_or_default());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Returns the `GET` a server that refused `POST /tasks/{id}:subscribe` with 405 is asked next.
@@ -444,6 +512,54 @@ mod tests {
         .unwrap();
         assert_eq!(wire.url.path(), "/t%2F1/tasks/a%2Fb%3Fc%23d%20e");
         assert_eq!(wire.url.query(), None);
+    }
+
+    #[test]
+    fn a_task_id_that_is_not_one_segment_never_reaches_another_resource() {
+        let b = base("http://a.example/rest/");
+        // Before: `..` was dropped by the URL library (`GET /rest/tasks`, the collection), `.`
+        // too, a tab silently (`a\tb` read task `ab`), and an empty id read `/rest/tasks/`.
+        for id in ["..", ".", "", "a\tb", ".\n.", "\r"] {
+            for call in [
+                Call::GetTask {
+                    id,
+                    history_length: None,
+                },
+                Call::CancelTask { id },
+                Call::SubscribeToTask { id },
+            ] {
+                let e = request(&call, &b, None).unwrap_err();
+                assert!(e.is_bad_task_id(), "{id:?}: {e}");
+                assert_eq!(e.exit_code(), crate::exit::NEEDS_HUMAN);
+                let e = super::super::httpjson03::request(&call, &b).unwrap_err();
+                assert!(e.is_bad_task_id(), "v0.3 {id:?}: {e}");
+            }
+        }
+        // Dots and escapes that are not dot segments stay one segment, as themselves.
+        for (id, path) in [
+            ("%2e%2e", "/rest/tasks/%252e%252e"),
+            ("...", "/rest/tasks/..."),
+            ("../x", "/rest/tasks/..%2Fx"),
+            ("a\\b", "/rest/tasks/a%5Cb"),
+        ] {
+            let call = Call::GetTask {
+                id,
+                history_length: None,
+            };
+            assert_eq!(request(&call, &b, None).unwrap().url.path(), path, "{id}");
+        }
+        // A tenant the card names is held to the same rule.
+        let call = Call::GetTask {
+            id: "t-1",
+            history_length: None,
+        };
+        let e = request(&call, &b, Some("..")).unwrap_err();
+        assert!(matches!(e, A2aError::InvalidUrl { .. }), "{e}");
+        assert!(join_path(&b, ["tasks", "a\tb"]).is_err());
+        assert_eq!(
+            join_path(&b, ["tasks", "a/b"]).unwrap().path(),
+            "/rest/tasks/a%2Fb"
+        );
     }
 
     #[test]

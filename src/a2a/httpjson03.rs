@@ -56,6 +56,7 @@ pub(crate) fn method(call: &Call<'_>) -> &'static str {
 
 /// Builds the request of an operation: its verb, `/v1` path, query and body.
 pub(crate) fn request(call: &Call<'_>, base: &Url) -> Result<WireRequest, A2aError> {
+    httpjson::refuse_unaddressable(call, base)?;
     let (method, segments, body, accept): (_, Vec<String>, _, _) = match *call {
         Call::SendMessage(req) => (
             Method::POST,

@@ -832,6 +832,9 @@ impl Delegation<'_> {
         self.report(error);
         let first = if why.cause == NeedsHuman::CARD_UNREACHABLE {
             "Bring the agent back (the next `a2a-recover reconcile` sends it)"
+        } else if why.cause == NeedsHuman::BAD_TASK_ID {
+            "Ask the agent's operator about the task it created (nothing can read it, and \
+             nothing is resent)"
         } else {
             "Raise --max-response-size if the agent's answers are this large (the next \
              `a2a-recover reconcile` looks for its task; nothing is resent)"

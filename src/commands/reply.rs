@@ -368,6 +368,25 @@ fn report_sent(
                 exit::NEEDS_HUMAN,
             )
         }
+        ReplySent::Failed(e) if e.is_bad_task_id() => {
+            let mut detail = id;
+            detail["error"] = json!(e.summary());
+            let line = format!(
+                "{name}: the agent took the reply but answered with a task no URL can name ({}); \
+                 the reply is UNCERTAIN and is never sent again: ask the agent's operator.",
+                e.summary()
+            );
+            report(
+                ctx,
+                name,
+                attempt.number,
+                "UNCERTAIN",
+                "UNCERTAIN",
+                &detail,
+                &line,
+                exit::NEEDS_HUMAN,
+            )
+        }
         ReplySent::Failed(e) => {
             let mut detail = id;
             detail["error"] = json!(e.summary());

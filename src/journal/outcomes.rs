@@ -234,6 +234,34 @@ impl Journal {
         })
     }
 
+    /// Records that the effect stays `unknown` because two or more of the attempt's artifacts
+    /// map to one variable or `{artifact:NAME}` that a verify or compensate recipe reads:
+    /// nothing was run, a human decides. The attempt's `error` says so
+    /// ([`ARTIFACT_COLLISION`](super::ARTIFACT_COLLISION) first, then `why`, naming the
+    /// artifacts), and the `effect` event carries their ids (`collision`).
+    pub fn record_collision(
+        &self,
+        id: AttemptId,
+        why: &str,
+        artifact_ids: &[String],
+    ) -> Result<Applied, JournalError> {
+        let error = format!("{}: {why}", super::ARTIFACT_COLLISION);
+        self.change(id, "journal the effect", |held, _| {
+            let mut next = held.clone();
+            next.effect = Some(EffectState::Unknown);
+            next.error = Some(error.clone());
+            Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: "effect",
+                detail: json!({"effect": EffectState::Unknown.as_str(),
+                               "detail": {"found": "unknown", "detail": why,
+                                          "collision": artifact_ids}}),
+                force_event: false,
+            }))
+        })
+    }
+
     /// Records that `compensate` asked the agent to cancel this attempt's task.
     pub fn mark_cancel_requested(&self, id: AttemptId) -> Result<Applied, JournalError> {
         let now = self.clock.now();

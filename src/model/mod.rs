@@ -14,7 +14,7 @@ pub use binding::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding
 pub use limits::{AgentOverride, Overrides};
 pub use task::{
     ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,
-    history_holds, message_text, naive_as_utc, parse_timestamp, parts_text,
+    history_holds, message_text, naive_as_utc, parse_timestamp, parts_text, task_id_problem,
 };
 
 #[cfg(test)]

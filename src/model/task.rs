@@ -127,6 +127,42 @@ pub struct TaskView {
 #[error("not a task: {0}")]
 pub struct ViewError(pub String);
 
+/// Returns why a task id cannot be one URL path segment, if it cannot: empty, `.` or `..`
+/// (URL libraries drop those segments, so `GET /tasks/..` reads the task collection), or
+/// holding a tab or a line break (URLs drop those characters: `a\tb` would read task `ab`).
+/// Such an id names no task a request could reach; every binding refuses it, so that the
+/// journal never holds an id whose reads go somewhere else.
+pub fn task_id_problem(id: &str) -> Option<&'static str> {
+    match id {
+        "" => Some("it is empty"),
+        "." | ".." => Some("a URL drops a `.` or `..` path segment"),
+        _ if id.contains(['\t', '\n', '\r']) => Some("a URL drops tabs and line breaks"),
+        _ => None,
+    }
+}
+
+/// Returns the task id of a task, a status update or an artifact update (`key`), when it is
+/// one a request can name.
+fn task_id_of(value: &Value, key: &str, what: &str) -> Result<String, ViewError> {
+    let id = non_empty_str(value.get(key))
+        .ok_or_else(|| ViewError(format!("the {what} has no `{key}`")))?;
+    match task_id_problem(&id) {
+        Some(why) => Err(ViewError(format!(
+            "the {what}'s task id `{}` cannot name a task in a URL: {why}",
+            truncate_chars(&crate::sanitize::inert(&id), 80)
+        ))),
+        None => Ok(id),
+    }
+}
+
+/// Cuts a string to at most `max` characters, marking the cut with `…`.
+fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
 fn non_empty_str(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_str)
         .filter(|s| !s.is_empty())
@@ -216,8 +252,7 @@ impl TaskView {
 
     /// Builds a view from a Task's JSON value and its raw text.
     pub fn from_value(value: &Value, raw: String) -> Result<Self, ViewError> {
-        let task_id = non_empty_str(value.get("id"))
-            .ok_or_else(|| ViewError("the task has no `id`".to_owned()))?;
+        let task_id = task_id_of(value, "id", "task")?;
         let (state, remote_state, timestamp, status_message) = status_parts(value.get("status"));
         let mut artifacts: Option<Vec<ArtifactView>> = value
             .get("artifacts")
@@ -260,8 +295,7 @@ impl TaskView {
 
     /// Builds a view from a stream `statusUpdate` object (`taskId`, `contextId`, `status`).
     pub fn from_status_update(value: &Value) -> Result<Self, ViewError> {
-        let task_id = non_empty_str(value.get("taskId"))
-            .ok_or_else(|| ViewError("the status update has no `taskId`".to_owned()))?;
+        let task_id = task_id_of(value, "taskId", "status update")?;
         let (state, remote_state, timestamp, status_message) = status_parts(value.get("status"));
         Ok(Self {
             task_id,
@@ -395,8 +429,7 @@ pub struct ArtifactUpdate {
 impl ArtifactUpdate {
     /// Reads a stream `artifactUpdate` object.
     pub fn from_value(value: &Value) -> Result<Self, ViewError> {
-        let task_id = non_empty_str(value.get("taskId"))
-            .ok_or_else(|| ViewError("the artifact update has no `taskId`".to_owned()))?;
+        let task_id = task_id_of(value, "taskId", "artifact update")?;
         let artifact = value
             .get("artifact")
             .and_then(artifact_view)
@@ -431,6 +464,27 @@ pub fn message_text(message: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_id_no_url_can_hold_is_no_task() {
+        for id in ["", ".", "..", "a\tb", "x\n", "\r.."] {
+            assert!(task_id_problem(id).is_some(), "{id:?}");
+        }
+        for id in ["t-1", "...", "%2e%2e", "a/b", " ", "..x"] {
+            assert_eq!(task_id_problem(id), None, "{id:?}");
+        }
+        let status = serde_json::json!({"state": "TASK_STATE_WORKING"});
+        for id in [".", ".."] {
+            let task = serde_json::json!({"id": id, "contextId": "c", "status": status});
+            let e = TaskView::from_value(&task, task.to_string()).unwrap_err();
+            assert!(e.0.contains("cannot name a task in a URL"), "{e}");
+            let update = serde_json::json!({"taskId": id, "contextId": "c", "status": status});
+            assert!(TaskView::from_status_update(&update).is_err());
+            let update = serde_json::json!({"taskId": id,
+                "artifact": {"artifactId": "a", "parts": []}});
+            assert!(ArtifactUpdate::from_value(&update).is_err());
+        }
+    }
 
     #[test]
     fn task_view_reads_raw_json_at_full_precision() {

@@ -49,8 +49,8 @@ use crate::exit;
 use crate::journal::Resolution;
 use crate::journal::{
     Attempt, AttemptId, AttemptState, Binding, EffectState, FailureKind, INTERFACE_GONE,
-    IntentOutcome, Journal, JournalError, NewAttempt, NewIntent, Source, Step, StepName,
-    StepRecord, StepSpec, WorkflowState,
+    IntentOutcome, Journal, JournalError, NeedsHuman, NewAttempt, NewIntent, Source, Step,
+    StepName, StepRecord, StepSpec, WorkflowState,
 };
 use crate::placeholders::{self, Fill, Values};
 use crate::plan_file::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
@@ -329,6 +329,14 @@ pub fn settled_by_operator(record: &StepRecord) -> bool {
     )
 }
 
+/// Why a look for an `INTENT` attempt found nothing to go on.
+enum Unlooked {
+    /// The last send may still be in flight until then: look again later.
+    InFlight(chrono::DateTime<chrono::Utc>),
+    /// The look failed (journaled by it, or standing on the attempt's `needs-human` event).
+    Failed(A2aError),
+}
+
 /// Returns whether an attempt provably created nothing remotely: never sent, or refused.
 fn created_nothing(a: &Attempt) -> bool {
     (a.state == AttemptState::Intent && lookup::never_sent(a)) || a.state == AttemptState::Refused
@@ -397,8 +405,9 @@ struct Pass<'a> {
     /// `INTENT` attempts that may have been sent, proven absent on their agent this pass: they
     /// created nothing, and the workflow sends nothing any more.
     proven_absent: std::cell::RefCell<std::collections::HashSet<AttemptId>>,
-    /// An attempt's interface left its agent's card, which offers nothing we speak: journaled
-    /// as needing a human, and the pass exits 4.
+    /// An attempt needs a human that this pass cannot help: its interface left its agent's
+    /// card, which offers nothing we speak, or its send was answered with a task id no URL can
+    /// hold (both journaled as such); the pass exits 4.
     gone: std::cell::Cell<bool>,
 }
 
@@ -637,7 +646,7 @@ impl Pass<'_> {
             }
             let found = match self.look(&a, step.spec.allow_cross_origin).await? {
                 Ok(found) => found,
-                Err(Some(until)) => {
+                Err(Unlooked::InFlight(until)) => {
                     let until = crate::clock::rfc3339(until);
                     self.say_step(
                         Some(name),
@@ -652,7 +661,28 @@ impl Pass<'_> {
                     )?;
                     return Ok(false);
                 }
-                Err(None) => {
+                Err(Unlooked::Failed(e)) if e.is_bad_task_id() => {
+                    // Its send was answered with a task no request can name: it can be neither
+                    // found nor cancelled, and its effect is not decided here.
+                    self.gone.set(true);
+                    let a = self.journal.attempt(a.id)?;
+                    self.say_step(
+                        Some(name),
+                        Some(&a),
+                        "look",
+                        "error",
+                        &json!({"error": a.error,
+                               "needsHuman": {"cause": NeedsHuman::BAD_TASK_ID,
+                                              "reason": a.error}}),
+                        &format!(
+                            "{name}: its agent answered the send with a task id no URL can \
+                             hold, so the task can be neither read nor cancelled; a human \
+                             decides (`a2a-recover resolve {name} --as done|abandoned`)."
+                        ),
+                    )?;
+                    return Ok(false);
+                }
+                Err(Unlooked::Failed(_)) => {
                     self.say_step(
                         Some(name),
                         Some(&a),
@@ -826,7 +856,7 @@ impl Pass<'_> {
         &self,
         a: &Attempt,
         allow_cross_origin: bool,
-    ) -> anyhow::Result<Result<Attempt, Option<chrono::DateTime<chrono::Utc>>>> {
+    ) -> anyhow::Result<Result<Attempt, Unlooked>> {
         let ep = endpoint_of(self.journal, a, allow_cross_origin)?;
         let how = LookHow {
             client: self.client,
@@ -842,8 +872,8 @@ impl Pass<'_> {
                 Looked::Found((now, _)) | Looked::Uncertain(now, _) => Ok(now),
                 Looked::Absent => Ok(a.clone()),
                 // The last send may still be in flight: look again later.
-                Looked::InFlight(until) => Err(Some(until)),
-                Looked::Failed(_) => Err(None),
+                Looked::InFlight(until) => Err(Unlooked::InFlight(until)),
+                Looked::Failed(e) => Err(Unlooked::Failed(e)),
             },
         )
     }
@@ -910,6 +940,9 @@ impl Pass<'_> {
                         "its send was looked for and proven absent: nothing was created",
                     );
                 }
+                if let Some((what, c)) = self.collision(&record.step, &attempt)? {
+                    return self.collided(name, &attempt, what, &c);
+                }
                 let check = self.verify(&record.step, &attempt).await?;
                 let (state, compensate) = after_verify(check.found);
                 self.set(name, &attempt, state, "verify", &check.detail)?;
@@ -921,9 +954,15 @@ impl Pass<'_> {
             }
             FirstMove::Resume => {
                 let comp = comp.context("no compensation step to resume")?;
+                if let Some((what, c)) = self.collision(&record.step, &attempt)? {
+                    return self.collided(name, &attempt, what, &c);
+                }
                 self.resume_compensation(record, &attempt, &comp).await
             }
             FirstMove::Recheck => {
+                if let Some((what, c)) = self.collision(&record.step, &attempt)? {
+                    return self.collided(name, &attempt, what, &c);
+                }
                 let check = self.verify(&record.step, &attempt).await?;
                 if let Some(state) = after_recheck(check.found, attempt.effect) {
                     self.set(name, &attempt, state, "verify", &check.detail)
@@ -968,21 +1007,74 @@ impl Pass<'_> {
         Ok(Some(state))
     }
 
+    /// Returns what two or more of the attempt's artifacts collide on, if the step's verify or
+    /// compensate recipe reads it (a command reads every artifact variable; a URL or a text its
+    /// own `{artifact:NAME}`s), and which recipe that is.
+    fn collision(
+        &self,
+        step: &Step,
+        attempt: &Attempt,
+    ) -> anyhow::Result<Option<(&'static str, placeholders::Collision)>> {
+        let artifacts = self.journal.artifacts(attempt.id)?;
+        let values = Values::of_attempt(&step.spec.name, attempt, &artifacts);
+        let of_text = |t: &str, mode| match placeholders::fill(t, &values, mode) {
+            Err(placeholders::FillError::Collision(c)) => Some(c),
+            _ => None,
+        };
+        let verify = match step.spec.verify.as_ref().map(Verification::from_json) {
+            Some(Ok(Verification::Command(_))) => values.env().err().map(|c| ("verify command", c)),
+            Some(Ok(Verification::Url(t))) => of_text(&t, Fill::Url).map(|c| ("verify URL", c)),
+            _ => None,
+        };
+        let compensate = || match step.spec.compensate.as_ref().map(Compensation::from_json) {
+            Some(Ok(Compensation::Command(_))) => {
+                values.env().err().map(|c| ("compensation command", c))
+            }
+            Some(Ok(Compensation::Message { text, .. })) => {
+                of_text(&text, Fill::Text).map(|c| ("compensation text", c))
+            }
+            _ => None,
+        };
+        Ok(verify.or_else(compensate))
+    }
+
+    /// Leaves the effect `unknown` for a human, running nothing: two or more artifacts map to
+    /// what `what` (a verify or compensate recipe) reads, so which value it would act on is the
+    /// agent's choice. The attempt's error names them, and `inspect --pending` lists it.
+    fn collided(
+        &self,
+        name: &StepName,
+        attempt: &Attempt,
+        what: &str,
+        collision: &placeholders::Collision,
+    ) -> anyhow::Result<Option<EffectState>> {
+        let ids = collision.artifact_ids();
+        let why = crate::a2a::error::one_line(&format!("{what} not run: {collision}"));
+        self.journal.record_collision(attempt.id, &why, &ids)?;
+        self.say_step(
+            Some(name),
+            Some(attempt),
+            "verify",
+            EffectState::Unknown.as_str(),
+            &json!({"detail": why, "collision": ids}),
+            &format!(
+                "{name}: unknown ({why}); neither verified nor compensated: a human compares the \
+                 artifacts, undoes the effect by hand if it exists, and resolves the step."
+            ),
+        )?;
+        Ok(Some(EffectState::Unknown))
+    }
+
     /// Runs the step's verification recipe with its attempt's values.
     async fn verify(&self, step: &Step, attempt: &Attempt) -> anyhow::Result<Check> {
         let recipe = match step.spec.verify.as_ref().map(Verification::from_json) {
             Some(Ok(r)) => r,
-            Some(Err(e)) => {
-                return Ok(Check {
-                    found: Found::Unknown,
-                    detail: e.to_string(),
-                });
-            }
+            Some(Err(e)) => return Ok(Check::found(Found::Unknown, e.to_string())),
             None => {
-                return Ok(Check {
-                    found: Found::Unknown,
-                    detail: "the step declares an effect but no verify recipe".to_owned(),
-                });
+                return Ok(Check::found(
+                    Found::Unknown,
+                    "the step declares an effect but no verify recipe".to_owned(),
+                ));
             }
         };
         let artifacts = self.journal.artifacts(attempt.id)?;
@@ -1227,10 +1319,14 @@ impl Pass<'_> {
         values: &Values,
     ) -> anyhow::Result<Result<(), String>> {
         let cwd = comp_step.spec.cwd.as_deref().map(Path::new);
+        // Checked before the compensation started (`collision`); the artifacts are terminal.
+        let env = values
+            .env()
+            .context("the artifacts collide; the compensation command is not run")?;
         let run = Box::pin(verify::run_command(
             command,
             cwd,
-            &values.env(),
+            &env,
             self.opts.command_timeout,
         ))
         .await;
@@ -1625,7 +1721,18 @@ impl Pass<'_> {
                 ),
                 _ => "an unreadable compensation recipe".to_owned(),
             };
-            let (outcome, line) = match first_move(a.effect, stage) {
+            let first = first_move(a.effect, stage);
+            let collided = match first {
+                FirstMove::Skip => None,
+                _ => self.collision(&r.step, a)?,
+            };
+            let (outcome, line) = match first {
+                _ if let Some((what, c)) = &collided => (
+                    "would-leave-unknown",
+                    crate::a2a::error::one_line(&format!(
+                        "would leave {n} unknown and run nothing: {what} not run: {c}"
+                    )),
+                ),
                 FirstMove::Skip => (
                     "skip",
                     format!(

@@ -65,12 +65,26 @@ pub trait Report {
     fn problem(&self, error: &anyhow::Error);
 }
 
-/// Why an `INTENT` attempt whose send or look (`what`: `send`, `look`) was answered with more
-/// than `--max-response-size` needs a human, if `error` is that. The attempt stays `INTENT`,
-/// but the agent's answers will not fit until the limit is raised: an answered send is never
-/// sent again without a human (the agent received it), and nothing is resent while the look
-/// cannot read its answer.
-pub fn too_large_answer(error: &A2aError, what: &str) -> Option<NeedsHuman> {
+/// Why an `INTENT` attempt whose send or look (`what`: `send`, `look`) met `error` needs a
+/// human, if that error is one a pass cannot get past on its own. The attempt stays `INTENT`
+/// either way, and is never sent again without a human:
+///
+/// - an answer over `--max-response-size`: an answered send was received by the agent, and
+///   nothing is resent while the look cannot read its answer;
+/// - a task id no URL can hold (`.`, `..`, empty, or with a tab or a line break): the agent
+///   received the send and created a task that no request can name (reading it would read
+///   another resource), so no look can find it either.
+pub fn unusable_answer(error: &A2aError, what: &str) -> Option<NeedsHuman> {
+    if error.is_bad_task_id() {
+        return Some(NeedsHuman {
+            cause: NeedsHuman::BAD_TASK_ID.to_owned(),
+            reason: format!(
+                "{}; the agent received the send, so nothing is read, looked for or sent again \
+                 without a human",
+                error.summary()
+            ),
+        });
+    }
     let (cause, then) = if what == "send" {
         (
             NeedsHuman::ANSWER_TOO_LARGE,

@@ -843,7 +843,10 @@ impl<R: Remote> Follower<'_, R> {
             return Ok(round);
         }
         let summary = self.failed(&e)?;
-        if e.is_too_large() || matches!(e.class(), ErrorClass::Refused | ErrorClass::Remote) {
+        if e.is_too_large()
+            || e.is_bad_task_id()
+            || matches!(e.class(), ErrorClass::Refused | ErrorClass::Remote)
+        {
             return Ok(Round::Stop(FollowEnd::Failed {
                 error: summary,
                 code: e.exit_code(),

@@ -54,7 +54,7 @@ use crate::a2a::{
 use crate::clock::Clock;
 use crate::journal::model::{Attempt, AttemptId};
 use crate::journal::{Agent, FailureKind, Journal, ListTasksSupport, NeedsHuman, Note, Source};
-use crate::recovery::error::too_large_answer;
+use crate::recovery::error::unusable_answer;
 
 /// How many times a transient read failure is retried within one look.
 const READ_ATTEMPTS: u32 = 3;
@@ -724,6 +724,9 @@ pub async fn look_and_journal<T>(
     how: LookHow<'_>,
     found: impl FnOnce(TaskView) -> anyhow::Result<T>,
 ) -> anyhow::Result<Looked<T>> {
+    if let Some(error) = unaddressable_send(journal, attempt, how.endpoint)? {
+        return Ok(Looked::Failed(error));
+    }
     let agent = match &attempt.agent_url {
         Some(url) => journal.agent(url)?,
         None => None,
@@ -813,7 +816,7 @@ pub async fn look_and_journal<T>(
             Looked::Uncertain(journal.attempt(attempt.id)?, reason)
         }
         Err(error) => {
-            if let Some(why) = too_large_answer(&error, "look") {
+            if let Some(why) = unusable_answer(&error, "look") {
                 journal.record_needs_human(attempt.id, &why)?;
             } else if !matches!(error, A2aError::Skipped { .. }) {
                 // A skipped agent (its circuit open) was not asked: nothing to journal.
@@ -822,6 +825,32 @@ pub async fn look_and_journal<T>(
             Looked::Failed(error)
         }
     })
+}
+
+/// The error a look stands on, without asking anything, when the agent answered the attempt's
+/// send with a task id no URL can hold (its `needs-human` event, cause `bad-task-id`): no look
+/// can find that task, and resending would do the work twice. The event stands; nothing more
+/// is journaled.
+fn unaddressable_send(
+    journal: &Journal,
+    attempt: &Attempt,
+    endpoint: &Endpoint,
+) -> anyhow::Result<Option<A2aError>> {
+    if !journal.needs_human_for(attempt.id, NeedsHuman::BAD_TASK_ID)? {
+        return Ok(None);
+    }
+    Ok(Some(A2aError::Decode {
+        url: crate::a2a::redact_url(
+            attempt
+                .interface_url
+                .as_deref()
+                .unwrap_or(endpoint.url.as_str()),
+        ),
+        method: "SendMessage",
+        kind: crate::a2a::error::DecodeKind::TaskId,
+        detail: "its task id can name no task in a URL (journaled when the send was answered)"
+            .to_owned(),
+    }))
 }
 
 /// [`Looked::Absent`], unless the last send may still be in flight ([`Journal::send_horizon`]):

@@ -1344,10 +1344,11 @@ fn skipped_action(row: &AttemptRow, skip: &Skip) -> Action {
 }
 
 /// The exit code of a failed read or send: unreachable or garbage → 3 (the attempt is left as
-/// it was); over the size cap, a refusal or another JSON-RPC error → 4.
+/// it was); over the size cap, a task id no URL can hold, a refusal or another JSON-RPC error →
+/// 4.
 fn failure_code(e: &A2aError) -> u8 {
     if e.is_transient() || matches!(e.class(), ErrorClass::NotSent | ErrorClass::Ambiguous) {
-        if e.is_too_large() {
+        if e.is_too_large() || e.is_bad_task_id() {
             exit::NEEDS_HUMAN
         } else {
             exit::WORK_REMAINS

@@ -60,7 +60,10 @@ impl Remedy {
                 format!("a2a-recover resolve {s} --as done|retry|abandoned --reason \"…\"")
             }
             RemedyKind::FailedForGood => format!("a2a-recover compensate {}", s.workflow),
-            RemedyKind::Effect | RemedyKind::TooLarge => {
+            RemedyKind::Effect
+            | RemedyKind::TooLarge
+            | RemedyKind::ArtifactCollision
+            | RemedyKind::BadTaskId => {
                 format!("a2a-recover resolve {s} --as done|abandoned --reason \"…\"")
             }
             // Once the agent answers again, a pass sends it: nothing to decide but whether to
@@ -155,6 +158,15 @@ impl Remedy {
                 "the agent answered its send, or the look for it, with more than \
                  --max-response-size (nothing is resent: raise the limit if the agent's answers \
                  are this large, and the next pass looks for what the send created; or resolve)"
+            }
+            RemedyKind::BadTaskId => {
+                "the agent answered its send with a task id no URL can hold: it received the \
+                 send, and a2a-recover can neither read that task nor send it again (ask the \
+                 agent's operator about the work, then resolve)"
+            }
+            RemedyKind::ArtifactCollision => {
+                "its artifacts collide, so no verify or compensate recipe ran (compare them with \
+                 `a2a-recover inspect STEP`, undo the effect by hand if it exists, then resolve)"
             }
         }
     }

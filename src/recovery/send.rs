@@ -43,7 +43,7 @@ use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError,
     Lease, NeedsHuman, Reply, ReplyState, SendOutcome, SendRecord, Source,
 };
-use crate::recovery::error::too_large_answer;
+use crate::recovery::error::unusable_answer;
 use crate::recovery::lookup::{self, LookHow, Sweeps};
 use crate::recovery::moved::{self, Rechosen};
 
@@ -177,7 +177,7 @@ impl Sent {
     /// [`Sent::NeedsHuman`] when the agent's answer was over `--max-response-size`, else
     /// [`Sent::Failed`].
     pub fn failure(attempt: Attempt, stage: Stage, error: A2aError) -> Self {
-        match too_large_answer(&error, stage.as_str()) {
+        match unusable_answer(&error, stage.as_str()) {
             Some(why) => Self::NeedsHuman {
                 attempt,
                 stage,
@@ -896,7 +896,7 @@ impl Sender<'_> {
                     self.journal.record_refusal(attempt.id, &summary)?;
                     return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
                 }
-                if let Some(why) = too_large_answer(&error, Stage::Send.as_str()) {
+                if let Some(why) = unusable_answer(&error, Stage::Send.as_str()) {
                     self.journal.record_needs_human(attempt.id, &why)?;
                 } else if !matches!(error, A2aError::Skipped { .. }) {
                     // A skipped agent (its circuit open) was not asked: nothing to journal.
@@ -1094,7 +1094,9 @@ impl Sender<'_> {
         Ok(sent)
     }
 
-    /// Journals a reply's send that failed at an interface that still serves the task.
+    /// Journals a reply's send that failed at an interface that still serves the task. An
+    /// answer naming a task no URL can hold was received by the agent: the reply is
+    /// `UNCERTAIN` (never sent again without a human), not left `INTENT` for a resend.
     fn reply_failed(&self, reply: &Reply, error: A2aError) -> Result<ReplySent, JournalError> {
         Ok(match error {
             error if error.class() == ErrorClass::Refused => {
@@ -1104,6 +1106,14 @@ impl Sender<'_> {
                     Some(&error.summary()),
                 )?;
                 ReplySent::Refused(error)
+            }
+            error if error.is_bad_task_id() => {
+                self.journal.set_reply_state(
+                    reply.id,
+                    ReplyState::Uncertain,
+                    Some(&error.summary()),
+                )?;
+                ReplySent::Failed(error)
             }
             error => {
                 self.journal.set_reply_state(

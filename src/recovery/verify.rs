@@ -30,7 +30,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use crate::a2a::A2aClient;
 use crate::a2a::error::one_line;
 use crate::journal::{Attempt, EffectState, Journal, JournalError, Step};
-use crate::placeholders::{self, CommandEnv, Fill, Values};
+use crate::placeholders::{self, Collision, CommandEnv, Fill, FillError, Values};
 use crate::plan_file::Verification;
 
 /// The most bytes kept of a command's stdout, and of its stderr.
@@ -76,6 +76,29 @@ pub struct Check {
     pub found: Found,
     /// How it was found, one line.
     pub detail: String,
+    /// Nothing was run: two artifacts map to a variable the command would get, or to a
+    /// placeholder of the URL (`found` is then [`Found::Unknown`]; a human decides).
+    pub collision: Option<Collision>,
+}
+
+impl Check {
+    /// A check that found `found`, and how.
+    pub fn found(found: Found, detail: String) -> Self {
+        Self {
+            found,
+            detail,
+            collision: None,
+        }
+    }
+
+    /// A check that ran nothing because of a collision: unknown.
+    pub fn collided(what: &str, collision: Collision) -> Self {
+        Self {
+            found: Found::Unknown,
+            detail: one_line(&format!("{what} not run: {collision}")),
+            collision: Some(collision),
+        }
+    }
 }
 
 /// How a command ended.
@@ -321,7 +344,9 @@ pub fn found_by_status(status: u16) -> Found {
 
 /// Runs a verification recipe with the values of one attempt.
 ///
-/// A placeholder the journal holds no value for makes the result unknown (never absent).
+/// A placeholder the journal holds no value for makes the result unknown (never absent); two
+/// artifacts that map to one variable of the command, or to one placeholder of the URL, run
+/// nothing: unknown, with the [`Collision`] ([`Check::collision`]).
 pub async fn check(
     client: &A2aClient,
     recipe: &Verification,
@@ -331,31 +356,30 @@ pub async fn check(
 ) -> Check {
     match recipe {
         Verification::Command(command) => {
-            let run = run_command(command, cwd, &values.env(), command_timeout).await;
-            Check {
-                found: found_by_command(&run),
-                detail: format!("verify command: {}", run.summary()),
-            }
+            let env = match values.env() {
+                Ok(env) => env,
+                Err(c) => return Check::collided("verify command", c),
+            };
+            let run = run_command(command, cwd, &env, command_timeout).await;
+            Check::found(
+                found_by_command(&run),
+                format!("verify command: {}", run.summary()),
+            )
         }
         Verification::Url(template) => {
             let url = match placeholders::fill(template, values, Fill::Url) {
                 Ok(url) => url,
-                Err(e) => {
-                    return Check {
-                        found: Found::Unknown,
-                        detail: one_line(&format!("verify URL: {e}")),
-                    };
+                Err(FillError::Collision(c)) => return Check::collided("verify URL", c),
+                Err(e @ FillError::Missing(_)) => {
+                    return Check::found(Found::Unknown, one_line(&format!("verify URL: {e}")));
                 }
             };
             match client.get_url_status(&url).await {
-                Ok(status) => Check {
-                    found: found_by_status(status),
-                    detail: format!("verify URL: HTTP {status}"),
-                },
-                Err(e) => Check {
-                    found: Found::Unknown,
-                    detail: format!("verify URL: {}", e.summary()),
-                },
+                Ok(status) => Check::found(
+                    found_by_status(status),
+                    format!("verify URL: HTTP {status}"),
+                ),
+                Err(e) => Check::found(Found::Unknown, format!("verify URL: {}", e.summary())),
             }
         }
     }
@@ -408,15 +432,19 @@ pub async fn verify_effect(
             let cwd = step.spec.cwd.as_deref().map(Path::new);
             check(client, &recipe, &values, cwd, command_timeout).await
         }
-        Some(Err(e)) => Check {
-            found: Found::Unknown,
-            detail: e.to_string(),
-        },
-        None => Check {
-            found: Found::Unknown,
-            detail: "the step declares an effect but no verify recipe".to_owned(),
-        },
+        Some(Err(e)) => Check::found(Found::Unknown, e.to_string()),
+        None => Check::found(
+            Found::Unknown,
+            "the step declares an effect but no verify recipe".to_owned(),
+        ),
     };
+    if let Some(c) = &check.collision {
+        journal.record_collision(attempt.id, &check.detail, &c.artifact_ids())?;
+        return Ok(Verified {
+            effect: EffectState::Unknown,
+            detail: check.detail,
+        });
+    }
     let effect = check.found.as_effect();
     journal.set_effect(
         attempt.id,

@@ -96,8 +96,13 @@ pub struct Script {
     pub status_role: String,
     /// Artifact names; each artifact holds one text part.
     pub artifact_names: Vec<String>,
+    /// More artifacts after those of `artifact_names`, as (name, text): each holds exactly
+    /// that text (ids go on counting `a-N`).
+    pub artifact_texts: Vec<(String, String)>,
     /// Task ids are this prefix followed by a number.
     pub task_prefix: String,
+    /// Every new task gets exactly this id instead (however unusable: `..`).
+    pub task_id: Option<String>,
     /// The status timestamp, as sent (`None`: the current time).
     pub timestamp: Option<String>,
     /// A stream sends a `statusUpdate` repeating the task's status after its snapshot.
@@ -128,7 +133,9 @@ impl Default for Script {
             status_text: None,
             status_role: "ROLE_AGENT".to_owned(),
             artifact_names: Vec::new(),
+            artifact_texts: Vec::new(),
             task_prefix: "task-".to_owned(),
+            task_id: None,
             timestamp: None,
             repeat_status: false,
             fresh_stamps: false,
@@ -561,8 +568,12 @@ fn create_task(shared: &Shared, params: &Value) -> Value {
     if let Value::Object(m) = &mut user {
         m.insert("contextId".to_owned(), json!(context_id));
     }
+    let id = script
+        .task_id
+        .clone()
+        .unwrap_or_else(|| format!("{}{}", script.task_prefix, tasks.len() + 1));
     let mut task = json!({
-        "id": format!("{}{}", script.task_prefix, tasks.len() + 1),
+        "id": id,
         "contextId": context_id,
         "status": {},
         "history": [user],
@@ -588,13 +599,21 @@ fn style_task(task: &mut Value, script: &Script) {
         });
     }
     task["status"] = status;
-    let artifacts: Vec<Value> = script
-        .artifact_names
+    let named = script.artifact_names.iter().map(|name| {
+        (
+            name,
+            padded(format!("content of {name}"), script.artifact_bytes),
+        )
+    });
+    let given = script
+        .artifact_texts
         .iter()
+        .map(|(name, text)| (name, text.clone()));
+    let artifacts: Vec<Value> = named
+        .chain(given)
         .enumerate()
-        .map(|(i, name)| {
-            json!({"artifactId": format!("a-{i}"), "name": name,
-                   "parts": [{"text": padded(format!("content of {name}"), script.artifact_bytes)}]})
+        .map(|(i, (name, text))| {
+            json!({"artifactId": format!("a-{i}"), "name": name, "parts": [{"text": text}]})
         })
         .collect();
     if artifacts.is_empty() {

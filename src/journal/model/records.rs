@@ -507,8 +507,8 @@ pub struct AttemptRow {
 /// detail of a `needs-human` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NeedsHuman {
-    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`], [`NeedsHuman::ANSWER_TOO_LARGE`] or
-    /// [`NeedsHuman::LOOK_TOO_LARGE`].
+    /// What holds it: [`NeedsHuman::CARD_UNREACHABLE`], [`NeedsHuman::ANSWER_TOO_LARGE`],
+    /// [`NeedsHuman::LOOK_TOO_LARGE`] or [`NeedsHuman::BAD_TASK_ID`].
     pub cause: String,
     /// Why, in words (the error and since when).
     pub reason: String,
@@ -524,6 +524,11 @@ impl NeedsHuman {
     /// The agent answered the look for a possibly-sent attempt with more than
     /// `--max-response-size`: nothing is resent until a look can read its answer.
     pub const LOOK_TOO_LARGE: &'static str = "look-too-large";
+    /// The agent answered the send with a task whose id no URL can hold (`.`, `..`, empty, or
+    /// with a tab or a line break): it received the send, and no request can name the task
+    /// (one that tried would read another resource), so the attempt is never read, looked for
+    /// or sent again without a human.
+    pub const BAD_TASK_ID: &'static str = "bad-task-id";
 
     /// Reads it from a `needs-human` event's detail (`{"cause": …, "reason": …}`); a detail it
     /// cannot read still needs a human, for the reason given as it is.
@@ -572,6 +577,7 @@ impl AttemptRow {
                 NeedsHuman::ANSWER_TOO_LARGE | NeedsHuman::LOOK_TOO_LARGE => {
                     RemedyKind::AnswerTooLarge
                 }
+                NeedsHuman::BAD_TASK_ID => RemedyKind::BadTaskId,
                 _ => RemedyKind::CardUnreachable,
             });
         }
@@ -587,6 +593,13 @@ impl AttemptRow {
             AttemptState::Lost => RemedyKind::Lost,
             _ if failed_for_good => RemedyKind::FailedForGood,
             _ => match a.effect {
+                Some(EffectState::Unknown)
+                    if a.error
+                        .as_deref()
+                        .is_some_and(|e| e.starts_with(ARTIFACT_COLLISION)) =>
+                {
+                    RemedyKind::ArtifactCollision
+                }
                 Some(
                     EffectState::Absent | EffectState::Unknown | EffectState::CompensationFailed,
                 ) => RemedyKind::Effect,
@@ -626,6 +639,13 @@ pub enum RemedyKind {
     /// `--max-response-size` (the send may have created a task; every pass looks for it before
     /// any resend).
     AnswerTooLarge,
+    /// The effect stays `unknown`: two or more of its artifacts map to one variable or
+    /// `{artifact:NAME}` its verify or compensate recipe reads, so nothing was run (the
+    /// attempt's error names them).
+    ArtifactCollision,
+    /// `INTENT`: the agent answered its send with a task whose id no URL can hold; it received
+    /// the send, and nothing can read, find or resend it (a human decides).
+    BadTaskId,
 }
 
 /// The error (and `failed-for-good` reason) of an attempt an artifact took past
@@ -638,6 +658,11 @@ pub const TASK_TOO_LARGE: &str = "task-too-large";
 /// The `failed-for-good` reason (and error) of an attempt whose interface left its agent's card,
 /// which offers nothing a2a-recover speaks any more.
 pub const INTERFACE_GONE: &str = "interface-gone";
+
+/// The start of the error of an attempt whose effect stays `unknown` because two or more of
+/// its artifacts map to one variable or `{artifact:NAME}` a verify or compensate recipe reads
+/// (`Journal::record_collision`): nothing was run, a human decides.
+pub const ARTIFACT_COLLISION: &str = "artifact-collision";
 
 /// Returns whether a `failed-for-good` reason says the attempt's interface is gone
 /// ([`INTERFACE_GONE`]).

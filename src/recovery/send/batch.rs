@@ -42,7 +42,7 @@ use crate::journal::{
     self, Attempt, AttemptId, BatchClaim, FailureKind, Lease, SendOutcome, SendRecord, Source,
 };
 use crate::recovery::commit::{Committed, Records as _, Writer};
-use crate::recovery::error::too_large_answer;
+use crate::recovery::error::unusable_answer;
 use crate::recovery::lookup;
 
 /// One attempt of a batch: its id, its message and the step name its crash points use.
@@ -480,7 +480,7 @@ impl<'s, 'a> Batch<'s, 'a> {
             Err(error) if error.class() == ErrorClass::Refused => {
                 (SendOutcome::Refused(error.summary()), None)
             }
-            Err(error) => match too_large_answer(error, Stage::Send.as_str()) {
+            Err(error) => match unusable_answer(error, Stage::Send.as_str()) {
                 Some(why) => (SendOutcome::NeedsHuman(why), None),
                 None => (
                     SendOutcome::Failed(FailureKind::Send, error.summary()),
