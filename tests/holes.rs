@@ -186,6 +186,15 @@ fn a_send_still_in_flight_is_not_taken_as_absent() {
     let o = reconcile(&env, &["--timeout", "1s", "--format", "json"]);
     assert_eq!(code(&o), 3, "{}", explain(&o));
     assert!(stdout(&o).contains("\"in-flight\""), "{}", explain(&o));
+    // The human view says when the step is looked for again, in words.
+    let o = reconcile(&env, &["--timeout", "1s"]);
+    assert_eq!(code(&o), 3, "{}", explain(&o));
+    assert!(
+        stderr(&o).contains("w/slow (attempt 1): sent, and its answer is unknown")
+            && stderr(&o).contains("looked for again after 20"),
+        "{}",
+        explain(&o)
+    );
     assert_eq!(h.count("SendMessage"), 1, "a send inside the horizon");
     assert_eq!(journaled(&env.journal(), step).0.state.as_str(), "INTENT");
     assert!(

@@ -642,6 +642,32 @@ fn print_action(
             )
         }
         _ if dry_run && a.detail.get("error").is_none() => dry_run_line(a),
+        // A send whose answer is unknown: when it is looked for again, in words.
+        _ if a.outcome == "in-flight" => {
+            let until = a.detail["until"].as_str().unwrap_or_default();
+            let wait = chrono::DateTime::parse_from_rfc3339(until)
+                .ok()
+                .and_then(|t| {
+                    (t.with_timezone(&chrono::Utc) - ctx.clock.now())
+                        .to_std()
+                        .ok()
+                })
+                .map(|d| format!(" (in {})", humantime(Duration::from_secs(d.as_secs()))))
+                .unwrap_or_default();
+            let text = format!(
+                "{}/{} (attempt {}): sent, and its answer is unknown: nothing found yet, and \
+                 the send may still be in flight; looked for again after {}{wait}",
+                a.workflow,
+                a.step,
+                a.attempt,
+                inert(until)
+            );
+            match bar {
+                Some(b) => b.suspend(|| ctx.out.status(&text)),
+                None => ctx.out.status(&text),
+            }
+            return Ok(());
+        }
         _ => {
             // A failure this pass (unreachable, garbage: 3; over the size cap: 4) is one line
             // naming the step and the error, then what to do about it.
