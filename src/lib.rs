@@ -100,6 +100,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
         }
     };
     let result = runtime.block_on(run_until_signal(&ctx, &cli));
+    // A signal may have dropped the command while a token command ran on a blocking thread.
+    a2a::end_token_commands();
     // Pending HTTP connections must not delay the exit.
     runtime.shutdown_timeout(Duration::from_millis(100));
     match result {

@@ -15,6 +15,7 @@ use url::Url;
 
 use super::error::A2aError;
 use super::security::{Placement, is_cookie_value_byte};
+use super::token_cmd::{self, Failure, TOKEN_CMD_MAX_OUTPUT, TOKEN_CMD_TIMEOUT};
 
 /// Where a credential comes from: the name of an environment variable (`--token-env`) or a
 /// command that prints it (`--token-cmd`). Either is journaled; the token never is.
@@ -50,12 +51,6 @@ pub struct Credential {
     /// it in when they differ (an agent may echo its request URL).
     secrets: Arc<[Arc<str>]>,
 }
-
-/// How long a `--token-cmd` command may run.
-pub(crate) const TOKEN_CMD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The most a `--token-cmd` command may print on stdout.
-pub(crate) const TOKEN_CMD_MAX_OUTPUT: usize = 64 * 1024;
 
 /// Tokens printed by commands, cached for the process (command line → token).
 static TOKEN_CMD_CACHE: std::sync::Mutex<Vec<(String, Arc<str>)>> =
@@ -131,9 +126,9 @@ impl Credential {
         }
     }
 
-    /// Runs the command with a timeout and a bound on its output; caches what it printed.
+    /// Runs the command with a timeout and a bound on its output (`token_cmd`); caches what
+    /// it printed.
     fn run_cmd(cmd: &str) -> Result<Arc<str>, A2aError> {
-        use std::io::Read;
         let fail = |problem: String| A2aError::TokenCommand {
             cmd: crate::sanitize::inert(cmd),
             problem,
@@ -141,50 +136,24 @@ impl Credential {
         let argv = shlex::split(cmd)
             .filter(|argv| !argv.is_empty())
             .ok_or_else(|| fail("cannot be split into a program and its arguments".into()))?;
-        let mut child = std::process::Command::new(&argv[0])
-            .args(&argv[1..])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| fail(format!("could not be started: {}", e.kind())))?;
-        let mut stdout = child.stdout.take().expect("stdout is piped");
-        let reader = std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let limit = u64::try_from(TOKEN_CMD_MAX_OUTPUT).unwrap_or(u64::MAX) + 1;
-            let read = (&mut stdout).take(limit).read_to_end(&mut out);
-            // Drain the rest so the command is not blocked writing to a full pipe.
-            let _ = std::io::copy(&mut stdout, &mut std::io::sink());
-            read.map(|_| out)
-        });
-        let deadline = std::time::Instant::now() + TOKEN_CMD_TIMEOUT;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
+        let out = token_cmd::run(&argv).map_err(|failure| {
+            fail(match failure {
+                Failure::Start(kind) => format!("could not be started: {kind}"),
+                Failure::Timeout => {
+                    format!("did not finish within {}s", TOKEN_CMD_TIMEOUT.as_secs())
                 }
-                Ok(None) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(fail(format!(
-                        "did not finish within {}s",
-                        TOKEN_CMD_TIMEOUT.as_secs()
-                    )));
-                }
-                Err(e) => return Err(fail(format!("could not be waited for: {}", e.kind()))),
-            }
-        };
-        let out = reader
-            .join()
-            .map_err(|_| fail("could not be read".into()))?
-            .map_err(|e| fail(format!("could not be read: {}", e.kind())))?;
-        if !status.success() {
-            return Err(fail(match status.code() {
-                Some(code) => format!("exited with status {code}"),
-                None => "was killed by a signal".to_owned(),
-            }));
-        }
+                Failure::OutputHeld => format!(
+                    "exited, but a process it started outside its process group kept its \
+                     output open past {}s",
+                    TOKEN_CMD_TIMEOUT.as_secs()
+                ),
+                Failure::Io(kind) => format!("could not be read: {kind}"),
+                Failure::Status(status) => match status.code() {
+                    Some(code) => format!("exited with status {code}"),
+                    None => "was killed by a signal".to_owned(),
+                },
+            })
+        })?;
         if out.len() > TOKEN_CMD_MAX_OUTPUT {
             return Err(fail(format!(
                 "printed more than {} KiB",
