@@ -74,34 +74,51 @@ impl Credential {
 
     /// Returns the credential of `--token-env VAR` or `--token-cmd CMD` (the command wins
     /// when a step somehow carries both), or `None` without either.
-    pub fn resolve(
+    ///
+    /// A command that must run (this process has not run it yet) runs on a blocking thread: it
+    /// may take up to its 10 s (`TOKEN_CMD_TIMEOUT`), and the other requests and streams of the
+    /// runtime go on meanwhile.
+    pub async fn resolve(
         token_env: Option<&str>,
         token_cmd: Option<&str>,
     ) -> Result<Option<Self>, A2aError> {
         match (token_cmd, token_env) {
-            (Some(cmd), _) => Self::from_cmd(cmd).map(Some),
+            (Some(cmd), _) => Self::from_cmd(cmd).await.map(Some),
             (None, Some(var)) => Self::from_env(var).map(Some),
             (None, None) => Ok(None),
         }
     }
 
-    /// Runs `cmd` (split into argv without a shell) for the token it prints on stdout, or
-    /// returns the token it printed earlier in this process.
-    pub fn from_cmd(cmd: &str) -> Result<Self, A2aError> {
-        let cached = TOKEN_CMD_CACHE
-            .lock()
-            .ok()
-            .and_then(|c| c.iter().find(|(k, _)| k == cmd).map(|(_, t)| Arc::clone(t)));
-        let token = match cached {
+    /// Runs `cmd` (split into argv without a shell) for the token it prints on stdout, on a
+    /// blocking thread, or returns the token it printed earlier in this process.
+    pub async fn from_cmd(cmd: &str) -> Result<Self, A2aError> {
+        if Self::cached(cmd).is_some() {
+            return Self::from_cmd_blocking(cmd);
+        }
+        let owned = cmd.to_owned();
+        off_runtime(cmd, move || Self::from_cmd_blocking(&owned)).await
+    }
+
+    /// [`Self::from_cmd`] on this thread: blocks while the command runs.
+    fn from_cmd_blocking(cmd: &str) -> Result<Self, A2aError> {
+        let token = match Self::cached(cmd) {
             Some(token) => token,
             None => Self::run_cmd(cmd)?,
         };
         Self::build(TokenSource::Cmd(cmd.to_owned()), &token)
     }
 
-    /// Runs `cmd` again (after the agent refused the token it printed), replacing the cached
-    /// token.
-    pub fn refresh(&self) -> Result<Self, A2aError> {
+    /// Returns the token `cmd` printed earlier in this process.
+    fn cached(cmd: &str) -> Option<Arc<str>> {
+        TOKEN_CMD_CACHE
+            .lock()
+            .ok()
+            .and_then(|c| c.iter().find(|(k, _)| k == cmd).map(|(_, t)| Arc::clone(t)))
+    }
+
+    /// Runs `cmd` again (after the agent refused the token it printed), on a blocking thread,
+    /// replacing the cached token; reads a variable again.
+    pub async fn refresh(&self) -> Result<Self, A2aError> {
         match &self.source {
             TokenSource::Cmd(cmd) => {
                 // Another call already ran it again since this token was printed.
@@ -114,7 +131,7 @@ impl Credential {
                     return Self::build(self.source.clone(), &token);
                 }
                 Self::forget(cmd);
-                Self::from_cmd(cmd)
+                Self::from_cmd(cmd).await
             }
             TokenSource::Env(var) => Self::from_env(var),
         }
@@ -267,6 +284,25 @@ impl Credential {
         let mut value = HeaderValue::from_str(value).ok()?;
         value.set_sensitive(true);
         Some(value)
+    }
+}
+
+/// Runs `f` (which may run the token command `cmd`) on the runtime's blocking threads, or
+/// here outside a runtime.
+async fn off_runtime<T: Send + 'static>(
+    cmd: &str,
+    f: impl FnOnce() -> Result<T, A2aError> + Send + 'static,
+) -> Result<T, A2aError> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return f();
+    };
+    match runtime.spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(A2aError::TokenCommand {
+            cmd: crate::sanitize::inert(cmd),
+            problem: "was cancelled: the process is ending".to_owned(),
+        }),
     }
 }
 
@@ -502,6 +538,35 @@ mod tests {
             !unparsed.contains("pw") && !unparsed.contains("abc"),
             "{unparsed}"
         );
+    }
+
+    /// A token command runs off the runtime's thread: here it waits for a file that only a
+    /// task on the same (current-thread) runtime creates, so a command run on the runtime's
+    /// thread would time out instead of printing its token.
+    #[tokio::test]
+    async fn a_token_command_leaves_the_runtime_free_while_it_runs() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
+        let script = dir.path().join("token.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nwhile [ ! -e '{}' ]; do sleep 0.01; done\necho the-token\n",
+                ready.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cmd = script.display().to_string();
+        let other_work = async {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            std::fs::write(&ready, "").unwrap();
+        };
+        let (credential, ()) = tokio::join!(Credential::from_cmd(&cmd), other_work);
+        let credential = credential.unwrap();
+        assert_eq!(&*credential.token, "the-token");
+        assert_eq!(credential.command(), Some(cmd.as_str()));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! process takes to die), whatever the command or the processes it starts do with its output;
 //! when it returns, nothing of the command's process group is left running; a command still
 //! running when the process ends (its caller was dropped on a signal) is ended by
-//! [`end_all`].
+//! [`end_all`]. Callers on the async runtime run it on a blocking thread
+//! (`Credential::resolve`).
 
 use std::io::Read as _;
 use std::os::unix::process::CommandExt as _;

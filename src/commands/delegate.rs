@@ -204,10 +204,6 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
             }
         },
     };
-    let credential = crate::commands::agents::given_credential(
-        args.token_env.as_deref(),
-        args.token_cmd.as_deref(),
-    )?;
     let mut spec = StepSpec {
         name,
         text: text.clone(),
@@ -227,7 +223,8 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
     Ok(Request {
         spec,
         card_url,
-        credential,
+        // Read or run by `run`, once everything else is checked.
+        credential: None,
         clock_skew: args.clock_skew,
         card_patience: args.card_patience,
     })
@@ -308,7 +305,7 @@ fn no_agent_with(skill: &str) -> CliError {
 /// attempt, wherever re-delegation took it. Without `--token-env` the credential is the one
 /// the latest attempt is journaled with, else the registered agent's (`agents add
 /// --token-env`); an unset variable is a usage error before anything is committed.
-fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
+async fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
     let latest = journal
         .step(&req.spec.name)?
         .and_then(|record| record.latest().cloned());
@@ -341,7 +338,7 @@ fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
         (var.map(str::to_owned), cmd.map(str::to_owned))
     };
     if let Some(cmd) = cmd {
-        req.credential = Some(Credential::from_cmd(&cmd).map_err(|e| {
+        req.credential = Some(Credential::from_cmd(&cmd).await.map_err(|e| {
             CliError::usage(format!(
                 "{e}: the agent `{}` takes its token from it",
                 agent_shown(&req.card_url)
@@ -376,6 +373,11 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         return saga::run_plan(ctx, args, plan).await;
     }
     let mut req = validate(args)?;
+    req.credential = crate::commands::agents::given_credential(
+        args.token_env.as_deref(),
+        args.token_cmd.as_deref(),
+    )
+    .await?;
     if let Binding::Skill(skill) = &req.spec.binding
         && !ctx.journal_exists()?
     {
@@ -384,7 +386,7 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
     }
     let journal = ctx.open_journal_for_writing()?;
     saga::refuse_if_not_active(&journal, &req.spec.name.workflow)?;
-    bind_agent(&journal, &mut req)?;
+    bind_agent(&journal, &mut req).await?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("delegate")?;
     let mut d = Delegation {

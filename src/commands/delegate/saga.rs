@@ -154,7 +154,7 @@ pub(super) async fn run_plan(
     // Everything that can be refused is refused before the one commit.
     let mut planned = Vec::with_capacity(plan.steps.len());
     for spec in &plan.steps {
-        planned.push(resolve_step(&journal, spec, &shown)?);
+        planned.push(resolve_step(&journal, spec, &shown).await?);
     }
     let intents: Vec<NewIntent> = planned
         .iter()
@@ -176,7 +176,7 @@ pub(super) async fn run_plan(
             crash::at(Point::AfterIntent, &intent.spec.name.to_string());
         }
     }
-    let requests = requests_for(&journal, args, planned, outcomes)?;
+    let requests = requests_for(&journal, args, planned, outcomes).await?;
     let Tally {
         code,
         totals,
@@ -285,7 +285,7 @@ fn refuse_if_plan_differs(
 }
 
 /// Pairs each planned step with its intent's outcome as a request to send.
-fn requests_for(
+async fn requests_for(
     journal: &Journal,
     args: &DelegateArgs,
     planned: Vec<(StepSpec, String, Option<Credential>)>,
@@ -304,7 +304,8 @@ fn requests_for(
                         credential_of(
                             (latest.token_env.as_deref(), latest.token_cmd.as_deref()),
                             &spec,
-                        )?
+                        )
+                        .await?
                     } else {
                         let registered = journal.agent(&url)?;
                         let registered = registered.as_ref();
@@ -314,7 +315,8 @@ fn requests_for(
                                 registered.and_then(|a| a.token_cmd.as_deref()),
                             ),
                             &spec,
-                        )?
+                        )
+                        .await?
                     };
                     (url, credential)
                 }
@@ -563,12 +565,12 @@ fn batch_items<'c>(
 }
 
 /// Returns the credential of a step's (`token_env`, `token_cmd`) (or the agent's), read or
-/// run now.
-fn credential_of(
+/// run now (on a blocking thread).
+async fn credential_of(
     (var, cmd): (Option<&str>, Option<&str>),
     spec: &StepSpec,
 ) -> Result<Option<Credential>, CliError> {
-    Credential::resolve(var, cmd).map_err(|e| {
+    Credential::resolve(var, cmd).await.map_err(|e| {
         let hint = e.hint().unwrap_or_default();
         CliError::usage(format!("step `{}`: {e}", spec.name)).hint(hint)
     })
@@ -576,7 +578,7 @@ fn credential_of(
 
 /// Resolves a plan step's agent: its `agent`, or the first registered agent with its `skill`
 /// (whose registered credential variable is used unless the step names one).
-fn resolve_step(
+async fn resolve_step(
     journal: &Journal,
     spec: &StepSpec,
     plan_file: &str,
@@ -585,7 +587,7 @@ fn resolve_step(
         Binding::Agent(url) => Ok((
             spec.clone(),
             url.clone(),
-            credential_of((spec.token_env.as_deref(), spec.token_cmd.as_deref()), spec)?,
+            credential_of((spec.token_env.as_deref(), spec.token_cmd.as_deref()), spec).await?,
         )),
         Binding::Skill(skill) => {
             // A journaled step keeps the agent it was given; only new steps pick one.
@@ -604,7 +606,7 @@ fn resolve_step(
                 .hint("register one with `a2a-recover agents add URL`; nothing was journaled")
                 .into());
             };
-            let credential = credential_of(credential_source(spec, &agent), spec)?;
+            let credential = credential_of(credential_source(spec, &agent), spec).await?;
             Ok((spec.clone(), agent.card_url.clone(), credential))
         }
         Binding::Command(_) => Err(CliError::usage("a plan step cannot be a command").into()),
