@@ -13,6 +13,8 @@
 //! - [`recovery`]: the reconcile pass and its pure decision table.
 //! - [`scripted_agent`]: an in-crate A2A agent for drills, the demo, tests and benchmarks.
 //! - [`output`], [`error`], [`exit`]: printing, error rendering, exit codes.
+//! - [`sanitize`], [`scrub`]: leaves everyone uses: remote text made inert, secrets taken out
+//!   of what was sent back.
 //!
 //! # Invariant
 //!
@@ -36,6 +38,7 @@ pub mod plan_file;
 pub mod recovery;
 pub mod sanitize;
 pub mod scripted_agent;
+pub mod scrub;
 
 use std::ffi::OsString;
 use std::time::Duration;

@@ -16,6 +16,7 @@ use url::Url;
 use super::error::A2aError;
 use super::security::{Placement, is_cookie_value_byte};
 use super::token_cmd::{self, Failure, TOKEN_CMD_MAX_OUTPUT, TOKEN_CMD_TIMEOUT};
+use crate::scrub::{self, REDACTED};
 
 /// Where a credential comes from: the name of an environment variable (`--token-env`) or a
 /// command that prints it (`--token-cmd`). Either is journaled; the token never is.
@@ -47,8 +48,7 @@ pub struct Credential {
     /// The token itself, to place it as an API key and to scrub it from what an agent echoes
     /// back.
     token: Arc<str>,
-    /// What an agent's answer is scrubbed of: the token, and the forms a query string encodes
-    /// it in when they differ (an agent may echo its request URL).
+    /// What an agent's answer is scrubbed of: the token (in any encoding `crate::scrub` finds).
     secrets: Arc<[Arc<str>]>,
 }
 
@@ -209,19 +209,11 @@ impl Credential {
         })?;
         header.set_sensitive(true);
         let token: Arc<str> = Arc::from(token);
-        let form: String = url::form_urlencoded::byte_serialize(token.as_bytes()).collect();
-        let percent = form.replace('+', "%20");
-        let mut secrets = vec![Arc::clone(&token)];
-        for encoded in [form, percent] {
-            if secrets.iter().all(|s| **s != *encoded) {
-                secrets.push(Arc::from(encoded));
-            }
-        }
         Ok(Self {
             source,
             header,
+            secrets: Arc::from([Arc::clone(&token)]),
             token,
-            secrets: secrets.into(),
         })
     }
 
@@ -274,7 +266,8 @@ impl Credential {
         self.header.clone()
     }
 
-    /// Returns what answers are scrubbed of: the token and its query-string encodings.
+    /// Returns what answers are scrubbed of: the token, found in any encoding
+    /// `crate::scrub` knows.
     pub(crate) fn secrets(&self) -> Arc<[Arc<str>]> {
         Arc::clone(&self.secrets)
     }
@@ -395,59 +388,43 @@ pub(crate) fn credential_for<'a>(
     }
 }
 
-/// Returns a body with every occurrence of each secret replaced by `REDACTED`.
+/// Returns a body with every occurrence of each secret (raw, percent-encoded or JSON-escaped,
+/// in any mixture: `crate::scrub`) replaced by `REDACTED`.
 pub(crate) fn scrub_all<'b>(secrets: &[Arc<str>], body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
-    let mut out: Option<Vec<u8>> = None;
-    for secret in secrets {
-        let current = out.as_deref().unwrap_or(body);
-        let scrubbed = match scrub_bytes(secret.as_bytes(), current) {
-            std::borrow::Cow::Owned(scrubbed) => Some(scrubbed),
-            std::borrow::Cow::Borrowed(_) => None,
-        };
-        if scrubbed.is_some() {
-            out = scrubbed;
-        }
-    }
-    out.map_or(std::borrow::Cow::Borrowed(body), std::borrow::Cow::Owned)
+    scrub::scrub_bytes(secrets, body, REDACTED)
 }
 
-/// Returns a body with every occurrence of `secret` replaced by `REDACTED`.
-fn scrub_bytes<'b>(secret: &[u8], body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
-    if secret.is_empty() || !body.windows(secret.len()).any(|w| w == secret) {
-        return std::borrow::Cow::Borrowed(body);
-    }
-    let mut out = Vec::with_capacity(body.len());
-    let mut rest = body;
-    while !rest.is_empty() {
-        if rest.starts_with(secret) {
-            out.extend_from_slice(REDACTED.as_bytes());
-            rest = &rest[secret.len()..];
-        } else {
-            out.push(rest[0]);
-            rest = &rest[1..];
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// What replaces a credential echoed back by an agent.
-const REDACTED: &str = "REDACTED";
-
-/// Replaces `secret` in every string and object key of a JSON value.
-pub(crate) fn scrub_json(value: &mut Value, secret: &str) {
+/// Replaces each secret, in any encoding `crate::scrub` finds, in every string and object key
+/// of a JSON value; returns whether it replaced any.
+pub(crate) fn scrub_json(value: &mut Value, secrets: &[Arc<str>]) -> bool {
+    let scrubbed = |s: &str| match scrub::scrub_str(secrets, s, REDACTED) {
+        std::borrow::Cow::Owned(s) => Some(s),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
     match value {
-        Value::String(s) if s.contains(secret) => *s = s.replace(secret, REDACTED),
-        Value::Array(items) => items.iter_mut().for_each(|v| scrub_json(v, secret)),
+        Value::String(s) => scrubbed(s).map(|clean| *s = clean).is_some(),
+        Value::Array(items) => {
+            // Every item, not up to the first that held one.
+            let mut any = false;
+            for v in items {
+                any |= scrub_json(v, secrets);
+            }
+            any
+        }
         Value::Object(map) => {
-            if map.keys().any(|k| k.contains(secret)) {
+            let mut any = map.keys().any(|k| scrubbed(k).is_some());
+            if any {
                 *map = std::mem::take(map)
                     .into_iter()
-                    .map(|(k, v)| (k.replace(secret, REDACTED), v))
+                    .map(|(k, v)| (scrubbed(&k).unwrap_or(k), v))
                     .collect();
             }
-            map.values_mut().for_each(|v| scrub_json(v, secret));
+            for v in map.values_mut() {
+                any |= scrub_json(v, secrets);
+            }
+            any
         }
-        _ => {}
+        _ => false,
     }
 }
 
