@@ -2,7 +2,8 @@
 //! back — percent-encoded with lower- or mixed-case hex, the way Python's `quote` or
 //! JavaScript's `encodeURIComponent` write it, JSON-escaped, or any mixture — from every byte
 //! of the journal (database and WAL) and of the output (stderr at `-vvv`, `--format json`,
-//! `inspect --events`).
+//! `inspect --events`). And an HTTP 401 or 403 answer to a send is `REFUSED` (exit 4) whatever
+//! its body says.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::process::Output;
 
 use a2a_recover::journal::Journal;
 
+use crate::common::commands::the_attempt;
 use crate::common::hostile::{Hostile, Mode};
 use crate::common::{TestEnv, code, explain, stdout};
 
@@ -319,4 +321,88 @@ fn a_token_echoed_in_any_encoding_is_in_no_journal_byte_or_output() {
             "{call:?}"
         );
     }
+}
+
+/// A 401 or 403 answer to a send is the agent refusing our credentials, whatever its body
+/// says: a JSON-RPC error in it (here -32603, "internal error", which alone would leave the
+/// send's outcome unknown) does not make the send `send-failed` (exit 3).
+#[test]
+fn a_401_or_403_whose_body_is_a_json_rpc_error_is_refused_exit_4() {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let url = h.url().to_owned();
+    for status in [401, 403] {
+        h.set_mode(Mode::Answer {
+            status,
+            content_type: "application/json".to_owned(),
+            body: r#"{"jsonrpc":"2.0","id":{id},"error":{"code":-32603,"message":"who are you?"}}"#
+                .to_owned(),
+        });
+        let step = format!("w/http-{status}");
+        let out = env
+            .cmd()
+            .env(VAR, "a-token-it-refuses")
+            .args(["delegate", &step, "--agent", &url, "--token-env", VAR, "go"])
+            .output()
+            .expect("run");
+        assert_eq!(code(&out), 4, "{status}: {}", explain(&out));
+        assert_eq!(the_attempt(&env, &step)["state"], "REFUSED", "{status}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("HTTP {status}")), "{err}");
+        assert!(err.contains("refused the credentials"), "{err}");
+    }
+    let out = env.run(["inspect", "--pending"]);
+    for status in [401, 403] {
+        assert!(
+            stdout(&out).contains(&format!("w/http-{status}")),
+            "{}",
+            explain(&out)
+        );
+    }
+}
+
+/// With `--token-cmd`, a 401 runs the command once more and asks again (the token may have
+/// expired); a second 401 with a JSON-RPC error body is then `REFUSED`, exit 4.
+#[test]
+fn a_token_command_refused_twice_with_a_json_rpc_body_is_refused_exit_4() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    h.set_mode(Mode::Answer {
+        status: 401,
+        content_type: "application/json".to_owned(),
+        body: r#"{"jsonrpc":"2.0","id":{id},"error":{"code":-32603,"message":"expired"}}"#
+            .to_owned(),
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let runs = dir.path().join("runs");
+    let script = crate::common::write(
+        dir.path(),
+        "token.sh",
+        &format!(
+            "#!/bin/sh\necho run >> '{}'\necho \"token-$(wc -l < '{}')\"\n",
+            runs.display(),
+            runs.display()
+        ),
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let url = h.url().to_owned();
+    let out = env
+        .cmd()
+        .args(["delegate", "w/cmd", "--agent", &url, "--token-cmd"])
+        .arg(&script)
+        .arg("go")
+        .output()
+        .expect("run");
+    assert_eq!(code(&out), 4, "{}", explain(&out));
+    assert_eq!(the_attempt(&env, "w/cmd")["state"], "REFUSED");
+    let ran = std::fs::read_to_string(&runs).expect("the command ran");
+    assert_eq!(ran.lines().count(), 2, "run, refused, run again");
+    let sends: Vec<_> = h
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == "SendMessage")
+        .map(|s| s.authorization.unwrap_or_default())
+        .collect();
+    assert_eq!(sends, ["Bearer token-1", "Bearer token-2"]);
 }
