@@ -278,7 +278,8 @@ async fn rate(events: usize, work: bool) -> Result<(), BoxError> {
         &attempt,
         false,
         a2a_recover::recovery::send::JournaledWire::default(),
-    )?;
+    )
+    .await?;
     let before = j.event_count()?;
     let started = Instant::now();
     let outcome = follow_attempt(
@@ -409,12 +410,15 @@ async fn many(n: usize) -> Result<(), BoxError> {
             Source::Send,
         )?;
         let a = j.attempt(a.id)?;
-        targets.push(FollowTarget::new(
-            &StepName::parse(&format!("many/s{i}"))?,
-            &a,
-            false,
-            a2a_recover::recovery::send::JournaledWire::default(),
-        )?);
+        targets.push(
+            FollowTarget::new(
+                &StepName::parse(&format!("many/s{i}"))?,
+                &a,
+                false,
+                a2a_recover::recovery::send::JournaledWire::default(),
+            )
+            .await?,
+        );
     }
     out(&format!(
         "  delegated {n} in {:.2} s",

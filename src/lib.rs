@@ -13,6 +13,8 @@
 //! - [`recovery`]: the reconcile pass and its pure decision table.
 //! - [`scripted_agent`]: an in-crate A2A agent for drills, the demo, tests and benchmarks.
 //! - [`output`], [`error`], [`exit`]: printing, error rendering, exit codes.
+//! - [`sanitize`], [`scrub`]: leaves everyone uses: remote text made inert, secrets taken out
+//!   of what was sent back.
 //!
 //! # Invariant
 //!
@@ -37,6 +39,7 @@ pub mod plan_file;
 pub mod recovery;
 pub mod sanitize;
 pub mod scripted_agent;
+pub mod scrub;
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -101,6 +104,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
         }
     };
     let result = runtime.block_on(run_until_signal(&ctx, &cli));
+    // A signal may have dropped the command while a token command ran on a blocking thread.
+    a2a::end_token_commands();
     // Pending HTTP connections must not delay the exit.
     runtime.shutdown_timeout(Duration::from_millis(100));
     match result {

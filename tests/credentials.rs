@@ -776,3 +776,123 @@ fn a_missing_or_wrong_api_key_refuses_the_send_with_exit_4() {
         stderr(&out)
     );
 }
+
+/// Issue 30, hole 5: a token command that prints its token and leaves a child holding its
+/// stdout (`sleep 3600 &`) neither holds `delegate` up for the child's hour nor outlives it:
+/// the whole read is bounded, and the command's process group is ended once it has exited.
+#[test]
+fn a_token_command_whose_child_holds_its_stdout_neither_hangs_nor_lingers() {
+    use crate::common::{agent, fast};
+    let env = TestEnv::new();
+    let secret = token();
+    let a = agent(AgentConfig {
+        require_token: Some(secret.clone()),
+        ..fast()
+    });
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let (leader, child) = (dir.path().join("leader"), dir.path().join("child"));
+    let script = crate::common::write(
+        dir.path(),
+        "token.sh",
+        &format!(
+            "#!/bin/sh\necho $$ > '{leader}'\nsleep 3600 &\necho $! > '{child}'\necho '{secret}'\n",
+            leader = leader.display(),
+            child = child.display()
+        ),
+    );
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let url = a.url();
+    let mut cmd = env.std_cmd();
+    cmd.args(["delegate", "w/a", "--agent", &url, "--token-cmd"])
+        .arg(&script)
+        .args(["hello", "-vv"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let run = cmd.spawn().expect("spawn the binary");
+    let pid = run.id();
+    // The bound is a minute, far past the documented 10 s and far short of the child's hour.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let _ = tx.send(run.wait_with_output());
+    });
+    let Ok(out) = rx.recv_timeout(std::time::Duration::from_secs(60)) else {
+        let sleeper = std::fs::read_to_string(&child).unwrap_or_default();
+        for p in [pid.to_string(), sleeper.trim().to_owned()] {
+            if let Some(p) = p.parse().ok().and_then(rustix::process::Pid::from_raw) {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            }
+        }
+        let _ = waiter.join();
+        panic!("`delegate` still ran a minute after its token command printed the token");
+    };
+    let out = out.expect("wait for the binary");
+    let _ = waiter.join();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        a.stats().messages.len(),
+        1,
+        "the send went through with the token"
+    );
+    // Nothing of the command's process group is left: not the child that held the pipe, nor
+    // any other process of the group the command led.
+    let read_pid = |path: &Path| -> i32 {
+        std::fs::read_to_string(path)
+            .expect("the script wrote it")
+            .trim()
+            .parse()
+            .expect("a pid")
+    };
+    let (group, sleeper) = (read_pid(&leader), read_pid(&child));
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let left = loop {
+        let left = live_in_group(group);
+        if left.is_empty() || std::time::Instant::now() > until {
+            break left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    if !left.is_empty() {
+        for p in left.iter().chain([&sleeper]) {
+            if let Some(p) = rustix::process::Pid::from_raw(*p) {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+            }
+        }
+    }
+    assert!(
+        left.is_empty(),
+        "processes of the token command's group {group} outlived it: {left:?} (the child was \
+         {sleeper})"
+    );
+    assert!(
+        !is_live(sleeper),
+        "the child {sleeper} outlived the command"
+    );
+}
+
+/// The live (not zombie) processes whose process group is `group`, from `/proc`.
+fn live_in_group(group: i32) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| stat_of(pid).is_some_and(|(state, pgrp)| state != 'Z' && pgrp == group))
+        .collect()
+}
+
+/// Whether `pid` is a live process (not gone, not a zombie).
+fn is_live(pid: i32) -> bool {
+    stat_of(pid).is_some_and(|(state, _)| state != 'Z')
+}
+
+/// A process's state and process group, from `/proc/PID/stat` (after the parenthesized name,
+/// which may hold spaces).
+fn stat_of(pid: i32) -> Option<(char, i32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let pgrp = rest.nth(1)?.parse().ok()?;
+    Some((state, pgrp))
+}

@@ -660,6 +660,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
                     false,
                     a2a_recover::recovery::send::JournaledWire::default(),
                 )
+                .await
                 .unwrap(),
             );
         }

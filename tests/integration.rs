@@ -45,6 +45,7 @@ mod reply;
 mod resolve;
 mod scheduling;
 mod scripted_agent;
+mod scrub;
 mod signals;
 mod snapshots;
 mod soak;

@@ -187,7 +187,8 @@ async fn followed_rate(cfg: &Cfg, url: &str, events: usize) -> anyhow::Result<f6
         &attempt,
         false,
         a2a_recover::recovery::send::JournaledWire::default(),
-    )?;
+    )
+    .await?;
     let client = client()?;
     let started = Instant::now();
     let outcome = follow_attempt(
@@ -310,12 +311,15 @@ pub(crate) fn child_follow_many(n: usize, url: &str) -> anyhow::Result<String> {
         let mut targets = Vec::with_capacity(n);
         for rec in j.workflow_steps("many")? {
             let a = rec.latest().context("a step without attempt")?.clone();
-            targets.push(FollowTarget::new(
-                &rec.step.spec.name,
-                &a,
-                false,
-                a2a_recover::recovery::send::JournaledWire::default(),
-            )?);
+            targets.push(
+                FollowTarget::new(
+                    &rec.step.spec.name,
+                    &a,
+                    false,
+                    a2a_recover::recovery::send::JournaledWire::default(),
+                )
+                .await?,
+            );
         }
         let rss_before_kib = self_status("VmRSS:");
         let client = client()?;

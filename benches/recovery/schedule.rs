@@ -433,12 +433,12 @@ pub(crate) fn child_storm(n: usize, url: &str) -> anyhow::Result<String> {
     let mut targets = Vec::with_capacity(n);
     for rec in journal.workflow_steps("storm")? {
         let a = rec.latest().context("a step without attempt")?.clone();
-        targets.push(FollowTarget::new(
+        targets.push(rt.block_on(FollowTarget::new(
             &rec.step.spec.name,
             &a,
             false,
             a2a_recover::recovery::send::JournaledWire::default(),
-        )?);
+        ))?);
     }
     let client = A2aClient::new(ClientConfig {
         timeout: Duration::from_secs(30),

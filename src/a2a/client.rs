@@ -79,6 +79,11 @@ impl Endpoint {
     }
 }
 
+/// Returns whether an answer is HTTP 401.
+fn unauthorized<T>(answer: &Result<T, A2aError>) -> bool {
+    answer.as_ref().err().and_then(A2aError::http_status) == Some(401)
+}
+
 /// A card fetched once per client: concurrent callers wait for the one fetch in flight.
 type CardCell = tokio::sync::OnceCell<Arc<AgentCardInfo>>;
 
@@ -314,8 +319,8 @@ impl A2aClient {
     /// Returns the endpoint with its credential's command run again, after the agent answered
     /// 401 to a token that command printed (it may have expired); `None` for any other
     /// answer or credential. A 401 is a refusal before any work: asking again is safe.
-    fn refreshed<T>(ep: &Endpoint, answer: &Result<T, A2aError>) -> Option<Endpoint> {
-        let refused = answer.as_ref().err().and_then(A2aError::http_status) == Some(401);
+    /// The command runs on a blocking thread: the other calls of the runtime go on meanwhile.
+    async fn refreshed(ep: &Endpoint, refused: bool) -> Option<Endpoint> {
         let credential = ep.credential.as_ref().filter(|c| c.command().is_some())?;
         if !refused {
             return None;
@@ -325,7 +330,7 @@ impl A2aClient {
             "the agent refused the token; running the token command again"
         );
         // A failing command leaves the 401 as the answer.
-        let fresh = credential.refresh().ok()?;
+        let fresh = credential.refresh().await.ok()?;
         Some(Endpoint {
             credential: Some(fresh),
             ..ep.clone()
@@ -340,7 +345,7 @@ impl A2aClient {
         call: &Call<'_>,
     ) -> Result<(ProtocolBinding, Op, serde_json::Value), A2aError> {
         let answer = self.call_once(ep, call).await;
-        match Self::refreshed(ep, &answer) {
+        match Self::refreshed(ep, unauthorized(&answer)).await {
             Some(fresh) => self.call_once(&fresh, call).await,
             None => answer,
         }
@@ -381,7 +386,7 @@ impl A2aClient {
     /// asked once more the way the binding names (HTTP+JSON `SubscribeToTask`: `GET`).
     async fn stream(&self, ep: &Endpoint, call: &Call<'_>) -> Result<EventStream, A2aError> {
         let answer = self.stream_once(ep, call).await;
-        match Self::refreshed(ep, &answer) {
+        match Self::refreshed(ep, unauthorized(&answer)).await {
             Some(fresh) => self.stream_once(&fresh, call).await,
             None => answer,
         }

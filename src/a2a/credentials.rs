@@ -15,6 +15,8 @@ use url::Url;
 
 use super::error::A2aError;
 use super::security::{Placement, is_cookie_value_byte};
+use super::token_cmd::{self, Failure, TOKEN_CMD_MAX_OUTPUT, TOKEN_CMD_TIMEOUT};
+use crate::scrub::{self, REDACTED};
 
 /// Where a credential comes from: the name of an environment variable (`--token-env`) or a
 /// command that prints it (`--token-cmd`). Either is journaled; the token never is.
@@ -46,16 +48,9 @@ pub struct Credential {
     /// The token itself, to place it as an API key and to scrub it from what an agent echoes
     /// back.
     token: Arc<str>,
-    /// What an agent's answer is scrubbed of: the token, and the forms a query string encodes
-    /// it in when they differ (an agent may echo its request URL).
+    /// What an agent's answer is scrubbed of: the token (in any encoding `crate::scrub` finds).
     secrets: Arc<[Arc<str>]>,
 }
-
-/// How long a `--token-cmd` command may run.
-pub(crate) const TOKEN_CMD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The most a `--token-cmd` command may print on stdout.
-pub(crate) const TOKEN_CMD_MAX_OUTPUT: usize = 64 * 1024;
 
 /// Tokens printed by commands, cached for the process (command line → token).
 static TOKEN_CMD_CACHE: std::sync::Mutex<Vec<(String, Arc<str>)>> =
@@ -79,34 +74,51 @@ impl Credential {
 
     /// Returns the credential of `--token-env VAR` or `--token-cmd CMD` (the command wins
     /// when a step somehow carries both), or `None` without either.
-    pub fn resolve(
+    ///
+    /// A command that must run (this process has not run it yet) runs on a blocking thread: it
+    /// may take up to its 10 s (`TOKEN_CMD_TIMEOUT`), and the other requests and streams of the
+    /// runtime go on meanwhile.
+    pub async fn resolve(
         token_env: Option<&str>,
         token_cmd: Option<&str>,
     ) -> Result<Option<Self>, A2aError> {
         match (token_cmd, token_env) {
-            (Some(cmd), _) => Self::from_cmd(cmd).map(Some),
+            (Some(cmd), _) => Self::from_cmd(cmd).await.map(Some),
             (None, Some(var)) => Self::from_env(var).map(Some),
             (None, None) => Ok(None),
         }
     }
 
-    /// Runs `cmd` (split into argv without a shell) for the token it prints on stdout, or
-    /// returns the token it printed earlier in this process.
-    pub fn from_cmd(cmd: &str) -> Result<Self, A2aError> {
-        let cached = TOKEN_CMD_CACHE
-            .lock()
-            .ok()
-            .and_then(|c| c.iter().find(|(k, _)| k == cmd).map(|(_, t)| Arc::clone(t)));
-        let token = match cached {
+    /// Runs `cmd` (split into argv without a shell) for the token it prints on stdout, on a
+    /// blocking thread, or returns the token it printed earlier in this process.
+    pub async fn from_cmd(cmd: &str) -> Result<Self, A2aError> {
+        if Self::cached(cmd).is_some() {
+            return Self::from_cmd_blocking(cmd);
+        }
+        let owned = cmd.to_owned();
+        off_runtime(cmd, move || Self::from_cmd_blocking(&owned)).await
+    }
+
+    /// [`Self::from_cmd`] on this thread: blocks while the command runs.
+    fn from_cmd_blocking(cmd: &str) -> Result<Self, A2aError> {
+        let token = match Self::cached(cmd) {
             Some(token) => token,
             None => Self::run_cmd(cmd)?,
         };
         Self::build(TokenSource::Cmd(cmd.to_owned()), &token)
     }
 
-    /// Runs `cmd` again (after the agent refused the token it printed), replacing the cached
-    /// token.
-    pub fn refresh(&self) -> Result<Self, A2aError> {
+    /// Returns the token `cmd` printed earlier in this process.
+    fn cached(cmd: &str) -> Option<Arc<str>> {
+        TOKEN_CMD_CACHE
+            .lock()
+            .ok()
+            .and_then(|c| c.iter().find(|(k, _)| k == cmd).map(|(_, t)| Arc::clone(t)))
+    }
+
+    /// Runs `cmd` again (after the agent refused the token it printed), on a blocking thread,
+    /// replacing the cached token; reads a variable again.
+    pub async fn refresh(&self) -> Result<Self, A2aError> {
         match &self.source {
             TokenSource::Cmd(cmd) => {
                 // Another call already ran it again since this token was printed.
@@ -119,7 +131,7 @@ impl Credential {
                     return Self::build(self.source.clone(), &token);
                 }
                 Self::forget(cmd);
-                Self::from_cmd(cmd)
+                Self::from_cmd(cmd).await
             }
             TokenSource::Env(var) => Self::from_env(var),
         }
@@ -131,9 +143,9 @@ impl Credential {
         }
     }
 
-    /// Runs the command with a timeout and a bound on its output; caches what it printed.
+    /// Runs the command with a timeout and a bound on its output (`token_cmd`); caches what
+    /// it printed.
     fn run_cmd(cmd: &str) -> Result<Arc<str>, A2aError> {
-        use std::io::Read;
         let fail = |problem: String| A2aError::TokenCommand {
             cmd: crate::sanitize::inert(cmd),
             problem,
@@ -141,50 +153,24 @@ impl Credential {
         let argv = shlex::split(cmd)
             .filter(|argv| !argv.is_empty())
             .ok_or_else(|| fail("cannot be split into a program and its arguments".into()))?;
-        let mut child = std::process::Command::new(&argv[0])
-            .args(&argv[1..])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .map_err(|e| fail(format!("could not be started: {}", e.kind())))?;
-        let mut stdout = child.stdout.take().expect("stdout is piped");
-        let reader = std::thread::spawn(move || {
-            let mut out = Vec::new();
-            let limit = u64::try_from(TOKEN_CMD_MAX_OUTPUT).unwrap_or(u64::MAX) + 1;
-            let read = (&mut stdout).take(limit).read_to_end(&mut out);
-            // Drain the rest so the command is not blocked writing to a full pipe.
-            let _ = std::io::copy(&mut stdout, &mut std::io::sink());
-            read.map(|_| out)
-        });
-        let deadline = std::time::Instant::now() + TOKEN_CMD_TIMEOUT;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
+        let out = token_cmd::run(&argv).map_err(|failure| {
+            fail(match failure {
+                Failure::Start(kind) => format!("could not be started: {kind}"),
+                Failure::Timeout => {
+                    format!("did not finish within {}s", TOKEN_CMD_TIMEOUT.as_secs())
                 }
-                Ok(None) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(fail(format!(
-                        "did not finish within {}s",
-                        TOKEN_CMD_TIMEOUT.as_secs()
-                    )));
-                }
-                Err(e) => return Err(fail(format!("could not be waited for: {}", e.kind()))),
-            }
-        };
-        let out = reader
-            .join()
-            .map_err(|_| fail("could not be read".into()))?
-            .map_err(|e| fail(format!("could not be read: {}", e.kind())))?;
-        if !status.success() {
-            return Err(fail(match status.code() {
-                Some(code) => format!("exited with status {code}"),
-                None => "was killed by a signal".to_owned(),
-            }));
-        }
+                Failure::OutputHeld => format!(
+                    "exited, but a process it started outside its process group kept its \
+                     output open past {}s",
+                    TOKEN_CMD_TIMEOUT.as_secs()
+                ),
+                Failure::Io(kind) => format!("could not be read: {kind}"),
+                Failure::Status(status) => match status.code() {
+                    Some(code) => format!("exited with status {code}"),
+                    None => "was killed by a signal".to_owned(),
+                },
+            })
+        })?;
         if out.len() > TOKEN_CMD_MAX_OUTPUT {
             return Err(fail(format!(
                 "printed more than {} KiB",
@@ -223,19 +209,11 @@ impl Credential {
         })?;
         header.set_sensitive(true);
         let token: Arc<str> = Arc::from(token);
-        let form: String = url::form_urlencoded::byte_serialize(token.as_bytes()).collect();
-        let percent = form.replace('+', "%20");
-        let mut secrets = vec![Arc::clone(&token)];
-        for encoded in [form, percent] {
-            if secrets.iter().all(|s| **s != *encoded) {
-                secrets.push(Arc::from(encoded));
-            }
-        }
         Ok(Self {
             source,
             header,
+            secrets: Arc::from([Arc::clone(&token)]),
             token,
-            secrets: secrets.into(),
         })
     }
 
@@ -288,7 +266,8 @@ impl Credential {
         self.header.clone()
     }
 
-    /// Returns what answers are scrubbed of: the token and its query-string encodings.
+    /// Returns what answers are scrubbed of: the token, found in any encoding
+    /// `crate::scrub` knows.
     pub(crate) fn secrets(&self) -> Arc<[Arc<str>]> {
         Arc::clone(&self.secrets)
     }
@@ -298,6 +277,25 @@ impl Credential {
         let mut value = HeaderValue::from_str(value).ok()?;
         value.set_sensitive(true);
         Some(value)
+    }
+}
+
+/// Runs `f` (which may run the token command `cmd`) on the runtime's blocking threads, or
+/// here outside a runtime.
+async fn off_runtime<T: Send + 'static>(
+    cmd: &str,
+    f: impl FnOnce() -> Result<T, A2aError> + Send + 'static,
+) -> Result<T, A2aError> {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return f();
+    };
+    match runtime.spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(_) => Err(A2aError::TokenCommand {
+            cmd: crate::sanitize::inert(cmd),
+            problem: "was cancelled: the process is ending".to_owned(),
+        }),
     }
 }
 
@@ -390,59 +388,43 @@ pub(crate) fn credential_for<'a>(
     }
 }
 
-/// Returns a body with every occurrence of each secret replaced by `REDACTED`.
+/// Returns a body with every occurrence of each secret (raw, percent-encoded or JSON-escaped,
+/// in any mixture: `crate::scrub`) replaced by `REDACTED`.
 pub(crate) fn scrub_all<'b>(secrets: &[Arc<str>], body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
-    let mut out: Option<Vec<u8>> = None;
-    for secret in secrets {
-        let current = out.as_deref().unwrap_or(body);
-        let scrubbed = match scrub_bytes(secret.as_bytes(), current) {
-            std::borrow::Cow::Owned(scrubbed) => Some(scrubbed),
-            std::borrow::Cow::Borrowed(_) => None,
-        };
-        if scrubbed.is_some() {
-            out = scrubbed;
-        }
-    }
-    out.map_or(std::borrow::Cow::Borrowed(body), std::borrow::Cow::Owned)
+    scrub::scrub_bytes(secrets, body, REDACTED)
 }
 
-/// Returns a body with every occurrence of `secret` replaced by `REDACTED`.
-fn scrub_bytes<'b>(secret: &[u8], body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
-    if secret.is_empty() || !body.windows(secret.len()).any(|w| w == secret) {
-        return std::borrow::Cow::Borrowed(body);
-    }
-    let mut out = Vec::with_capacity(body.len());
-    let mut rest = body;
-    while !rest.is_empty() {
-        if rest.starts_with(secret) {
-            out.extend_from_slice(REDACTED.as_bytes());
-            rest = &rest[secret.len()..];
-        } else {
-            out.push(rest[0]);
-            rest = &rest[1..];
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// What replaces a credential echoed back by an agent.
-const REDACTED: &str = "REDACTED";
-
-/// Replaces `secret` in every string and object key of a JSON value.
-pub(crate) fn scrub_json(value: &mut Value, secret: &str) {
+/// Replaces each secret, in any encoding `crate::scrub` finds, in every string and object key
+/// of a JSON value; returns whether it replaced any.
+pub(crate) fn scrub_json(value: &mut Value, secrets: &[Arc<str>]) -> bool {
+    let scrubbed = |s: &str| match scrub::scrub_str(secrets, s, REDACTED) {
+        std::borrow::Cow::Owned(s) => Some(s),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
     match value {
-        Value::String(s) if s.contains(secret) => *s = s.replace(secret, REDACTED),
-        Value::Array(items) => items.iter_mut().for_each(|v| scrub_json(v, secret)),
+        Value::String(s) => scrubbed(s).map(|clean| *s = clean).is_some(),
+        Value::Array(items) => {
+            // Every item, not up to the first that held one.
+            let mut any = false;
+            for v in items {
+                any |= scrub_json(v, secrets);
+            }
+            any
+        }
         Value::Object(map) => {
-            if map.keys().any(|k| k.contains(secret)) {
+            let mut any = map.keys().any(|k| scrubbed(k).is_some());
+            if any {
                 *map = std::mem::take(map)
                     .into_iter()
-                    .map(|(k, v)| (k.replace(secret, REDACTED), v))
+                    .map(|(k, v)| (scrubbed(&k).unwrap_or(k), v))
                     .collect();
             }
-            map.values_mut().for_each(|v| scrub_json(v, secret));
+            for v in map.values_mut() {
+                any |= scrub_json(v, secrets);
+            }
+            any
         }
-        _ => {}
+        _ => false,
     }
 }
 
@@ -533,6 +515,35 @@ mod tests {
             !unparsed.contains("pw") && !unparsed.contains("abc"),
             "{unparsed}"
         );
+    }
+
+    /// A token command runs off the runtime's thread: here it waits for a file that only a
+    /// task on the same (current-thread) runtime creates, so a command run on the runtime's
+    /// thread would time out instead of printing its token.
+    #[tokio::test]
+    async fn a_token_command_leaves_the_runtime_free_while_it_runs() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
+        let script = dir.path().join("token.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nwhile [ ! -e '{}' ]; do sleep 0.01; done\necho the-token\n",
+                ready.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cmd = script.display().to_string();
+        let other_work = async {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            std::fs::write(&ready, "").unwrap();
+        };
+        let (credential, ()) = tokio::join!(Credential::from_cmd(&cmd), other_work);
+        let credential = credential.unwrap();
+        assert_eq!(&*credential.token, "the-token");
+        assert_eq!(credential.command(), Some(cmd.as_str()));
     }
 
     #[test]

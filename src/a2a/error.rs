@@ -284,10 +284,12 @@ impl A2aError {
                 ..
             } => match (status, rpc) {
                 _ if *unattributed => ErrorClass::Ambiguous,
+                // The credentials were refused before any work, whatever the body says.
+                (401 | 403, _) => ErrorClass::Refused,
                 // A structured error in a 4xx body decides (HTTP+JSON carries every A2A error
                 // so).
                 (400..=428 | 430..=499, Some(error)) => rpc_class(error.code),
-                (400 | 401 | 403 | 404 | 405, _) => ErrorClass::Refused,
+                (400 | 404 | 405, _) => ErrorClass::Refused,
                 _ => ErrorClass::Ambiguous,
             },
             Self::Rpc { error, .. } => rpc_class(error.code),
@@ -483,10 +485,11 @@ impl A2aError {
     /// Returns what the operator can do about it.
     pub fn hint(&self) -> Option<String> {
         if let Self::Http {
-            status: 400..=428 | 430..=499,
+            status: status @ (400..=428 | 430..=499),
             rpc: Some(error),
             ..
         } = self
+            && !matches!(status, 401 | 403)
             && let Some(hint) = self.rpc_hint(error)
         {
             return Some(hint);

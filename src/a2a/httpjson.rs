@@ -24,7 +24,7 @@ use super::binding::{Call, Raw, WireRequest, typed};
 use super::error::{A2aError, DecodeKind, RpcError};
 use super::normalize;
 use super::sse::SseEvent;
-use super::transport::{self, A2A_VERSION, Op, decode_json, snippet};
+use super::transport::{self, A2A_VERSION, Op, decode_json};
 use super::types;
 
 /// The media type of request bodies (the binding's own; servers also accept
@@ -287,7 +287,7 @@ pub(crate) fn stream_item(
                 format!(
                     "an error event without an A2A reason{}: {}",
                     reason.map(|r| format!(" (reason {r})")).unwrap_or_default(),
-                    snippet(&op.scrub(event.data.as_bytes()))
+                    op.snippet(event.data.as_bytes())
                 ),
             ),
         });
@@ -297,7 +297,7 @@ pub(crate) fn stream_item(
             DecodeKind::WrongShape,
             format!(
                 "an `error` event without an error body: {}",
-                snippet(&op.scrub(event.data.as_bytes()))
+                op.snippet(event.data.as_bytes())
             ),
         ));
     }

@@ -31,7 +31,7 @@ use super::error::{A2aError, DecodeKind, RpcError};
 use super::httpjson;
 use super::normalize;
 use super::sse::SseEvent;
-use super::transport::{Op, decode_json, snippet};
+use super::transport::{Op, decode_json};
 use super::types;
 use super::v03;
 
@@ -476,7 +476,7 @@ pub(crate) fn stream_item(
                 DecodeKind::WrongShape,
                 format!(
                     "an error event without an A2A code: {}",
-                    snippet(&op.scrub(event.data.as_bytes()))
+                    op.snippet(event.data.as_bytes())
                 ),
             ),
         });

@@ -15,7 +15,7 @@ use super::binding::{Call, Raw, WireRequest, typed};
 use super::error::{A2aError, DecodeKind, RpcError, truncate_chars};
 use super::normalize;
 use super::sse::SseEvent;
-use super::transport::{self, A2A_VERSION, Op, decode_json, snippet};
+use super::transport::{self, A2A_VERSION, Op, decode_json};
 use super::types;
 
 /// Returns the JSON-RPC method of an operation.
@@ -137,7 +137,7 @@ pub(crate) fn stream_result(
             DecodeKind::WrongShape,
             format!(
                 "an `error` event without a JSON-RPC error: {}",
-                snippet(&op.scrub(event.data.as_bytes()))
+                op.snippet(event.data.as_bytes())
             ),
         ));
     }

@@ -15,7 +15,8 @@
 //!   v0.3 JSON-RPC payloads ⇄ v1.0.
 //! - `transport`: reqwest, timeouts, redirects, body caps, the error snippet ([`ClientConfig`]).
 //! - `stream`: [`EventStream`], SSE over the transport; `sse`: the pure SSE decoder.
-//! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction.
+//! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction;
+//!   `token_cmd`: running a `--token-cmd` command, bounded, in its own process group.
 //! - `security`: where a credential goes ([`Placement`]), from the card's security schemes.
 //! - `card`: the card URL, validating a card, choosing its interface ([`AgentCardInfo`]).
 //! - `normalize`: the JSON pass that lets `a2a-lf` read what real servers send.
@@ -45,6 +46,7 @@ mod normalize;
 mod security;
 mod sse;
 mod stream;
+mod token_cmd;
 mod transport;
 /// A2A v0.3 payloads ⇄ v1.0 (also the scripted agent's v0.3 mode).
 pub mod v03;
@@ -73,4 +75,5 @@ pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
 pub use limits::{AgentLimits, LONGEST_PAUSE, Limits, Skip};
 pub use security::Placement;
 pub use stream::EventStream;
+pub use token_cmd::end_all as end_token_commands;
 pub use transport::{A2A_VERSION, ClientConfig, USER_AGENT};

@@ -287,8 +287,8 @@ impl Transport {
 pub(crate) struct Op {
     pub(crate) url: String,
     pub(crate) method: &'static str,
-    /// The token sent with the request (and its query-string encodings): an agent that echoes
-    /// it back (an error page quoting the request headers or URL, a task quoting them) must not
+    /// The token sent with the request (found in any encoding `crate::scrub` knows): an agent
+    /// that echoes it back (an error page quoting the request headers or URL, a task quoting them) must not
     /// get it into an error, a log line or the journal, so every answer is scrubbed of it
     /// before it is read.
     secrets: Option<Arc<[Arc<str>]>>,
@@ -339,14 +339,27 @@ impl Op {
         }
     }
 
-    /// Replaces the token in every string and key of a parsed answer (it may have been
-    /// written with JSON escapes, which the byte scrub cannot see).
-    pub(crate) fn scrub_value(&self, value: &mut Value) {
-        for secret in self.secrets.iter().flat_map(|s| s.iter()) {
-            if !secret.is_empty() {
-                scrub_json(value, secret);
-            }
+    /// Replaces the token in every string and key of a parsed answer (JSON escapes are
+    /// undone there: a token percent-encoded inside a `\u`-escaped string is seen).
+    /// Returns whether it replaced any.
+    pub(crate) fn scrub_value(&self, value: &mut Value) -> bool {
+        self.secrets
+            .as_deref()
+            .is_some_and(|secrets| scrub_json(value, secrets))
+    }
+
+    /// Returns the start of a body (or of a stream event) as errors quote it, scrubbed: a JSON
+    /// body whose parsed strings held the token (escaped once more in the body, where the byte
+    /// scrub cannot see it) is quoted as its scrubbed JSON, not as it came.
+    pub(crate) fn snippet(&self, body: &[u8]) -> String {
+        let body = self.scrub(body);
+        if self.secrets.is_some()
+            && let Ok(mut value) = serde_json::from_slice::<Value>(&body)
+            && self.scrub_value(&mut value)
+        {
+            return snippet(value.to_string().as_bytes());
         }
+        snippet(&body)
     }
 
     pub(crate) fn decode(&self, kind: DecodeKind, detail: impl Into<String>) -> A2aError {
@@ -519,7 +532,7 @@ pub(crate) fn http_error(
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after),
-        snippet: snippet(body),
+        snippet: op.snippet(body),
         rpc: rpc.map(Box::new),
         reason: None,
         unattributed: false,

@@ -154,7 +154,7 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
         } => {
             let choice = crate::commands::delegate::interface_choice(*binding, *protocol)?;
             let limits = (*concurrency, *rate);
-            let given = given_credential(token_env.as_deref(), token_cmd.as_deref())?;
+            let given = given_credential(token_env.as_deref(), token_cmd.as_deref()).await?;
             add(ctx, url, given, limits, choice, *trust_dedup).await
         }
         AgentsCommand::List => list(ctx),
@@ -168,7 +168,7 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
             protocol,
         } => {
             let choice = crate::commands::delegate::interface_choice(*binding, *protocol)?;
-            let given = given_credential(token_env.as_deref(), token_cmd.as_deref())?;
+            let given = given_credential(token_env.as_deref(), token_cmd.as_deref()).await?;
             probe(ctx, url, given, send_test.as_deref(), choice).await
         }
     }
@@ -222,26 +222,28 @@ fn skill_ids(info: &AgentCardInfo) -> Result<Vec<String>, String> {
 }
 
 /// Reads the credential of `--token-env VAR` or runs `--token-cmd CMD` (a usage error when
-/// either is unusable; nothing is sent).
-pub(crate) fn given_credential(
+/// either is unusable; nothing is sent). The command runs on a blocking thread.
+pub(crate) async fn given_credential(
     token_env: Option<&str>,
     token_cmd: Option<&str>,
 ) -> Result<Option<Credential>, CliError> {
-    Credential::resolve(token_env, token_cmd).map_err(|e| {
-        let hint = e.hint().unwrap_or_default();
-        match token_cmd {
-            Some(_) => CliError::usage(format!("--token-cmd: {e}")).hint(hint),
-            None => CliError::usage(format!("--token-env: {e}")).hint(format!(
-                "export `{}` with the agent's bearer token, or drop --token-env",
-                token_env.unwrap_or_default()
-            )),
-        }
-    })
+    Credential::resolve(token_env, token_cmd)
+        .await
+        .map_err(|e| {
+            let hint = e.hint().unwrap_or_default();
+            match token_cmd {
+                Some(_) => CliError::usage(format!("--token-cmd: {e}")).hint(hint),
+                None => CliError::usage(format!("--token-env: {e}")).hint(format!(
+                    "export `{}` with the agent's bearer token, or drop --token-env",
+                    token_env.unwrap_or_default()
+                )),
+            }
+        })
 }
 
 /// Returns the credential to talk to a known agent with: the one given, else the variable it
-/// was registered with.
-fn credential(
+/// was registered with (a command runs on a blocking thread).
+async fn credential(
     card_url: &str,
     given: Option<Credential>,
     registered: Option<&Agent>,
@@ -251,7 +253,7 @@ fn credential(
     let cmd = registered.and_then(|a| a.token_cmd.as_deref());
     match (given, var, cmd) {
         (Some(c), _, _) => Ok(Some(c)),
-        (None, _, Some(cmd)) => Ok(Some(Credential::from_cmd(cmd).map_err(|e| {
+        (None, _, Some(cmd)) => Ok(Some(Credential::from_cmd(cmd).await.map_err(|e| {
             CliError::usage(format!(
                 "{e}: `{}` was registered with --token-cmd",
                 shown(card_url)
@@ -287,7 +289,7 @@ async fn add(
     };
     // A refresh without --token-env / --token-cmd keeps the credential the agent was
     // registered with.
-    let credential = credential(&card_url, given, known.as_ref())?;
+    let credential = credential(&card_url, given, known.as_ref()).await?;
     ctx.out.begin("agents add")?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     // Exit 1 whatever the wire error, with its hint.
@@ -480,7 +482,7 @@ async fn probe(
         Some(j) => j.agent(&card_url)?,
         None => None,
     };
-    let credential = credential(&card_url, given, known.as_ref())?;
+    let credential = credential(&card_url, given, known.as_ref()).await?;
     ctx.out.begin("agents probe")?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     let not_probed = |e: crate::a2a::A2aError| {

@@ -206,10 +206,6 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
             }
         },
     };
-    let credential = crate::commands::agents::given_credential(
-        args.token_env.as_deref(),
-        args.token_cmd.as_deref(),
-    )?;
     let mut spec = StepSpec {
         name,
         text: text.clone(),
@@ -229,7 +225,8 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
     Ok(Request {
         spec,
         card_url,
-        credential,
+        // Read or run by `run`, once everything else is checked.
+        credential: None,
         clock_skew: args.clock_skew,
         card_patience: args.card_patience,
     })
@@ -312,7 +309,7 @@ fn no_agent_with(skill: &str) -> CliError {
 /// credential journaled on its latest attempt (the step's own only at the agent it was given
 /// for, never at an agent re-delegation chose). An unset variable is a usage error before
 /// anything is committed or sent.
-fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
+async fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
     let latest = journal
         .step(&req.spec.name)?
         .and_then(|record| record.latest().cloned());
@@ -343,19 +340,19 @@ fn bind_agent(journal: &Journal, req: &mut Request) -> anyhow::Result<()> {
             .unwrap_or_default();
         (var.map(str::to_owned), cmd.map(str::to_owned))
     };
-    req.credential = credential_for(&req.card_url, var.as_deref(), cmd.as_deref())?;
+    req.credential = credential_for(&req.card_url, var.as_deref(), cmd.as_deref()).await?;
     Ok(())
 }
 
 /// Reads (or runs the command for) the credential an agent's attempt carries; an unusable one
 /// is a usage error naming the agent, never the token.
-fn credential_for(
+async fn credential_for(
     card_url: &str,
     var: Option<&str>,
     cmd: Option<&str>,
 ) -> Result<Option<Credential>, CliError> {
     if let Some(cmd) = cmd {
-        Credential::from_cmd(cmd).map(Some).map_err(|e| {
+        Credential::from_cmd(cmd).await.map(Some).map_err(|e| {
             CliError::usage(format!(
                 "{e}: the agent `{}` takes its token from it",
                 agent_shown(card_url)
@@ -391,6 +388,11 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         return saga::run_plan(ctx, args, plan).await;
     }
     let mut req = validate(args)?;
+    req.credential = crate::commands::agents::given_credential(
+        args.token_env.as_deref(),
+        args.token_cmd.as_deref(),
+    )
+    .await?;
     if let Binding::Skill(skill) = &req.spec.binding
         && !ctx.journal_exists()?
     {
@@ -399,7 +401,7 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
     }
     let journal = ctx.open_journal_for_writing()?;
     saga::refuse_if_not_active(&journal, &req.spec.name.workflow)?;
-    bind_agent(&journal, &mut req)?;
+    bind_agent(&journal, &mut req).await?;
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("delegate")?;
     let mut d = Delegation {
@@ -634,7 +636,7 @@ impl Delegation<'_> {
     /// The message of an attempt: the step's text and metadata, with its predecessor's task
     /// and failure when it has one; the credential journaled on the attempt (chosen for its
     /// own agent when its intent was committed), never one given for another agent.
-    fn outgoing(&self, attempt: &Attempt) -> anyhow::Result<Outgoing> {
+    async fn outgoing(&self, attempt: &Attempt) -> anyhow::Result<Outgoing> {
         let previous = match attempt.previous_attempt {
             Some(p) => Some(self.journal.attempt(p)?),
             None => None,
@@ -645,7 +647,8 @@ impl Delegation<'_> {
             attempt.agent_url.as_deref().unwrap_or(&self.req.card_url),
             attempt.token_env.as_deref(),
             attempt.token_cmd.as_deref(),
-        )?;
+        )
+        .await?;
         Ok(Outgoing {
             text: decide::previous_attempt_text(&self.req.spec.text, previous.as_ref()),
             metadata: decide::previous_attempt_metadata(
@@ -667,7 +670,7 @@ impl Delegation<'_> {
         if resume && lookup::never_sent(&attempt) {
             self.action(&attempt, "look", "never-sent", &json!({}))?;
         }
-        let out = self.outgoing(&attempt)?;
+        let out = self.outgoing(&attempt).await?;
         let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
             let detail = if detail.is_null() {
                 json!({})

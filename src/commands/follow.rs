@@ -272,6 +272,7 @@ impl Step<'_> {
             self.record.step.spec.allow_cross_origin,
             wire,
         )
+        .await
         .map_err(target_error)?;
         let how = LookHow {
             client: self.client,
@@ -357,6 +358,7 @@ impl Step<'_> {
             self.record.step.spec.allow_cross_origin,
             wire,
         )
+        .await
         .map_err(target_error)?;
         show.start(attempt);
         let journal = show.journal;

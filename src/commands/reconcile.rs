@@ -265,7 +265,7 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     let targets = if cfg.workflows.is_empty() && lazy.is_some() {
         Vec::new()
     } else {
-        pass.running_targets()?
+        pass.running_targets().await?
     };
     if targets.is_empty() {
         let followed = Followed::default();

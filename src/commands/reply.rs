@@ -131,7 +131,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         return Ok(code);
     }
     let (journal, rec, attempt) = pending_question(ctx, &name)?;
-    let out = outgoing(&answer, &rec, &attempt)?;
+    let out = outgoing(&answer, &rec, &attempt).await?;
     ctx.out.begin("reply")?;
     // An undelivered reply is never resent blindly: the same text is the same reply, and
     // `reconcile` looks for it first; another text must wait for that.
@@ -285,15 +285,19 @@ fn pending_question(
 }
 
 /// Builds the reply's message, with the credential of the attempt it answers.
-fn outgoing(answer: &Answer, rec: &StepRecord, attempt: &Attempt) -> anyhow::Result<Outgoing> {
+async fn outgoing(
+    answer: &Answer,
+    rec: &StepRecord,
+    attempt: &Attempt,
+) -> anyhow::Result<Outgoing> {
     let spec = &rec.step.spec;
     let credential =
-        Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref()).map_err(
-            |e| {
+        Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref())
+            .await
+            .map_err(|e| {
                 let hint = e.hint().unwrap_or_default();
                 CliError::usage(format!("the step's credential: {e}")).hint(hint)
-            },
-        )?;
+            })?;
     Ok(Outgoing {
         text: answer.text.clone(),
         metadata: None,

@@ -357,8 +357,9 @@ fn agent_shown(card_url: &str) -> String {
     inert(&redact_url(&base))
 }
 
-/// Builds the endpoint of a journaled attempt (where it was sent) with its credential.
-fn endpoint_of(
+/// Builds the endpoint of a journaled attempt (where it was sent) with its credential (a
+/// token command runs on a blocking thread).
+async fn endpoint_of(
     journal: &Journal,
     a: &Attempt,
     allow_cross_origin: bool,
@@ -369,6 +370,7 @@ fn endpoint_of(
         .context("the attempt has no journaled endpoint")?;
     let card = a.agent_url.clone().context("the attempt has no agent")?;
     let credential = Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref())
+        .await
         .map_err(RecoveryError::CredentialGone)?;
     let wire = crate::recovery::send::journaled_wire(journal, a)?;
     Ok(Endpoint {
@@ -708,7 +710,7 @@ impl Pass<'_> {
             .current_task_id()
             .map(str::to_owned)
             .context("a running attempt has no task id")?;
-        let mut ep = endpoint_of(self.journal, &a, step.spec.allow_cross_origin)?;
+        let mut ep = endpoint_of(self.journal, &a, step.spec.allow_cross_origin).await?;
         if a.cancel_requested_at.is_some() {
             // A previous run asked already: read first, ask again only if it still runs.
             match self.read_task(&a, &mut ep).await? {
@@ -857,7 +859,7 @@ impl Pass<'_> {
         a: &Attempt,
         allow_cross_origin: bool,
     ) -> anyhow::Result<Result<Attempt, Unlooked>> {
-        let ep = endpoint_of(self.journal, a, allow_cross_origin)?;
+        let ep = endpoint_of(self.journal, a, allow_cross_origin).await?;
         let how = LookHow {
             client: self.client,
             endpoint: &ep,
@@ -1099,7 +1101,7 @@ impl Pass<'_> {
         comp: Option<StepRecord>,
     ) -> anyhow::Result<Option<EffectState>> {
         let name = &record.step.spec.name;
-        let plan = match self.plan_compensation(record, attempt) {
+        let plan = match self.plan_compensation(record, attempt).await {
             Ok(p) => p,
             Err(why) => {
                 return self.set(
@@ -1371,7 +1373,7 @@ impl Pass<'_> {
 
     /// Polls a compensation task until it is finished or `--command-timeout` passes.
     async fn wait_finished(&self, a: &Attempt, plan: &Planned) -> anyhow::Result<Attempt> {
-        let mut ep = endpoint_of(self.journal, a, plan.allow_cross_origin)?;
+        let mut ep = endpoint_of(self.journal, a, plan.allow_cross_origin).await?;
         let deadline = tokio::time::Instant::now() + self.opts.command_timeout;
         let mut delay = Duration::from_millis(50);
         let mut now = a.clone();
@@ -1396,7 +1398,11 @@ impl Pass<'_> {
 
     /// Resolves where and what a compensation sends, before anything is journaled; an error
     /// says why it cannot be done (the effect becomes `compensation-failed`).
-    fn plan_compensation(&self, record: &StepRecord, attempt: &Attempt) -> Result<Planned, String> {
+    async fn plan_compensation(
+        &self,
+        record: &StepRecord,
+        attempt: &Attempt,
+    ) -> Result<Planned, String> {
         let step = &record.step;
         let recipe = match step.spec.compensate.as_ref().map(Compensation::from_json) {
             Some(Ok(r)) => r,
@@ -1408,26 +1414,7 @@ impl Pass<'_> {
             "compensates": {"step": step.spec.name.to_string(), "taskId": attempt.task_id}
         });
         match recipe {
-            Compensation::Command(command) => Ok(Planned {
-                spec: StepSpec {
-                    name: comp_name,
-                    text: command.clone(),
-                    binding: Binding::Command(command),
-                    token_env: None,
-                    token_cmd: None,
-                    metadata: None,
-                    max_attempts: step.spec.max_attempts,
-                    allow_cross_origin: false,
-                    interface: crate::a2a::InterfaceChoice::default(),
-                    effect: None,
-                    compensate: None,
-                    verify: None,
-                    cwd: step.spec.cwd.clone(),
-                },
-                card_url: None,
-                allow_cross_origin: false,
-                reference_task_ids: Vec::new(),
-            }),
+            Compensation::Command(command) => Ok(Planned::command(step, comp_name, command)),
             Compensation::Message { text, target } => {
                 let (card_url, (token_env, token_cmd), cross) = match target {
                     None => (
@@ -1463,6 +1450,7 @@ impl Pass<'_> {
                 };
                 // Checked now; the send reads the one journaled on its attempt.
                 Credential::resolve(token_env.as_deref(), token_cmd.as_deref())
+                    .await
                     .map_err(|e| e.to_string())?;
                 let artifacts = self
                     .journal
@@ -1519,7 +1507,8 @@ impl Pass<'_> {
         }
         // The credential journaled on the attempt, chosen for its own agent when its intent
         // was committed.
-        let credential = Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref())?;
+        let credential =
+            Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref()).await?;
         let out = Outgoing {
             text: comp_step.spec.text.clone(),
             metadata: comp_step.spec.metadata.clone(),
@@ -1796,6 +1785,32 @@ struct Planned {
     /// The undone task, named in `referenceTaskIds` when the message goes to its own agent
     /// (another agent does not know that task).
     reference_task_ids: Vec<String>,
+}
+
+impl Planned {
+    /// The plan of a compensation that runs `command` locally (no agent, no credential).
+    fn command(step: &Step, name: StepName, command: String) -> Self {
+        Self {
+            spec: StepSpec {
+                name,
+                text: command.clone(),
+                binding: Binding::Command(command),
+                token_env: None,
+                token_cmd: None,
+                metadata: None,
+                max_attempts: step.spec.max_attempts,
+                allow_cross_origin: false,
+                interface: crate::a2a::InterfaceChoice::default(),
+                effect: None,
+                compensate: None,
+                verify: None,
+                cwd: step.spec.cwd.clone(),
+            },
+            card_url: None,
+            allow_cross_origin: false,
+            reference_task_ids: Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -182,7 +182,7 @@ pub enum TargetError {
 impl FollowTarget {
     /// Builds the target of a journaled attempt: its task id, the endpoint it was sent to, and
     /// the credential from the variable named by its `token_env`.
-    pub fn new(
+    pub async fn new(
         step: &StepName,
         attempt: &Attempt,
         allow_cross_origin: bool,
@@ -202,15 +202,15 @@ impl FollowTarget {
             attempt: attempt.id,
             number: attempt.number,
             task_id,
-            endpoint: endpoint_of(step, attempt, allow_cross_origin, wire)?,
+            endpoint: endpoint_of(step, attempt, allow_cross_origin, wire).await?,
         })
     }
 }
 
 /// Returns the endpoint a journaled attempt was sent to (always where it was first sent, called
 /// as `wire` says: `send::journaled_wire`), with the credential its `token_env` / `token_cmd`
-/// name.
-pub fn endpoint_of(
+/// name (a token command runs on a blocking thread).
+pub async fn endpoint_of(
     step: &StepName,
     attempt: &Attempt,
     allow_cross_origin: bool,
@@ -223,7 +223,7 @@ pub fn endpoint_of(
     let url = attempt.interface_url.clone().ok_or_else(no_endpoint)?;
     let card = attempt.agent_url.as_deref().ok_or_else(no_endpoint)?;
     let credential =
-        Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref())?;
+        Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref()).await?;
     Ok(Endpoint {
         url,
         tenant: attempt.tenant.clone(),
@@ -1472,7 +1472,7 @@ mod tests {
     }
 
     /// A journal holding `w/s` attempt 1, sent, with task `t-1` SUBMITTED.
-    fn setup() -> Setup {
+    async fn setup() -> Setup {
         let dir = tempfile::tempdir().unwrap();
         let journal =
             Journal::open(&dir.path().join("j.sqlite3"), Duration::from_secs(10)).unwrap();
@@ -1508,7 +1508,9 @@ mod tests {
             )
             .unwrap();
         let attempt = journal.attempt(attempt.id).unwrap();
-        let target = FollowTarget::new(&step, &attempt, false, JournaledWire::default()).unwrap();
+        let target = FollowTarget::new(&step, &attempt, false, JournaledWire::default())
+            .await
+            .unwrap();
         Setup {
             _dir: dir,
             journal,
@@ -1626,7 +1628,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn drops_are_resubscribed_and_the_snapshot_replaces_state() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(
             vec![
                 // EOF after two events.
@@ -1675,7 +1677,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn backoff_is_full_jitter_capped_at_thirty_seconds_on_tokio_time() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(vec![Err(refused_connection())], vec![]);
         let o = FollowOptions {
             max_reconnects: 40,
@@ -1715,10 +1717,10 @@ mod tests {
             .fold((f64::MAX, 0.0_f64), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
         assert!(lo < 6.0 && hi > 24.0, "capped delays span {lo}..{hi}");
         // Same seed, same delays; another seed, others.
-        let again = setup();
+        let again = setup().await;
         let (_, seen2) = run(&again, &script(vec![Err(refused_connection())], vec![]), &o).await;
         assert_eq!(delays(&seen2), d);
-        let other = setup();
+        let other = setup().await;
         let (_, seen3) = run(
             &other,
             &script(vec![Err(refused_connection())], vec![]),
@@ -1733,7 +1735,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn first_delays_spread_over_the_first_ceiling_across_seeds() {
-        let s = setup();
+        let s = setup().await;
         let mut firsts = Vec::new();
         for seed in 0..40 {
             let fake = script(vec![Err(refused_connection())], vec![]);
@@ -1758,7 +1760,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_event_resets_the_backoff() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(
             vec![
                 Err(refused_connection()),
@@ -1783,7 +1785,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_snapshot_that_brings_nothing_does_not_reset_the_streak() {
-        let s = setup();
+        let s = setup().await;
         // Like the JS server with no live executor: the same snapshot, then the end, each time.
         let fake = script(
             vec![ends(vec![snapshot("TASK_STATE_WORKING", 2, None)])],
@@ -1807,7 +1809,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn finished_while_away_is_read_with_get_task() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(
             vec![Err(rpc(-32004))],
             vec![Ok(task("TASK_STATE_COMPLETED", 9, Some("booked")))],
@@ -1836,7 +1838,7 @@ mod tests {
     /// the follow ends when its reconnects are spent (before, it ran and wrote forever).
     #[tokio::test(start_paused = true)]
     async fn a_flood_of_events_for_another_task_writes_once_and_ends() {
-        let s = setup();
+        let s = setup().await;
         let other = |t: u32| {
             Ok(Item::Status(json!({"taskId": "other", "contextId": "c-1",
                 "status": {"state": "TASK_STATE_WORKING", "timestamp": ts(t % 60)}})))
@@ -1866,7 +1868,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn an_agent_that_cannot_stream_is_polled() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(
             vec![Err(rpc(-32004))],
             vec![
@@ -1892,7 +1894,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn unknown_on_subscribe_and_get_is_lost() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(vec![Err(rpc(-32001))], vec![Err(rpc(-32001))]);
         let (out, _) = run(&s, &fake, &opts(1)).await;
         assert_eq!(out.end, FollowEnd::Lost);
@@ -1906,7 +1908,7 @@ mod tests {
             ("TASK_STATE_INPUT_REQUIRED", AttemptState::InputRequired),
             ("TASK_STATE_AUTH_REQUIRED", AttemptState::AuthRequired),
         ] {
-            let s = setup();
+            let s = setup().await;
             let fake = script(
                 vec![stays_open(vec![
                     snapshot("TASK_STATE_WORKING", 1, None),
@@ -1937,7 +1939,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn terminal_never_regresses_and_older_statuses_are_ignored() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(
             vec![ends(vec![
                 snapshot("TASK_STATE_WORKING", 5, None),
@@ -1958,7 +1960,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn retry_after_is_the_least_wait_up_to_the_cap() {
-        let s = setup();
+        let s = setup().await;
         let busy = |secs| A2aError::Http {
             url: "http://127.0.0.1:9/".to_owned(),
             method: "SubscribeToTask",
@@ -1990,7 +1992,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_refusal_stops_without_retrying() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(
             vec![Err(A2aError::Http {
                 url: "http://127.0.0.1:9/".to_owned(),
@@ -2016,7 +2018,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_deadline_ends_a_running_follow_and_releases_the_lease() {
-        let s = setup();
+        let s = setup().await;
         let fake = script(
             vec![stays_open(vec![snapshot("TASK_STATE_WORKING", 1, None)])],
             vec![],
@@ -2034,7 +2036,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn events_for_another_task_are_ignored() {
-        let s = setup();
+        let s = setup().await;
         let mut stranger = task("TASK_STATE_COMPLETED", 2, None);
         stranger["id"] = json!("t-other");
         let fake = script(
@@ -2050,22 +2052,22 @@ mod tests {
         assert_eq!(out.events, 2, "the stranger is not counted");
     }
 
-    #[test]
-    fn a_target_needs_a_task_and_an_endpoint() {
-        let s = setup();
+    #[tokio::test]
+    async fn a_target_needs_a_task_and_an_endpoint() {
+        let s = setup().await;
         let mut a = s.journal.attempt(s.target.attempt).unwrap();
         assert_eq!(s.target.task_id, TASK);
         assert_eq!(s.target.endpoint.card_origin, "http://127.0.0.1:9");
         a.state = AttemptState::Intent;
         a.task_id = None;
         assert!(matches!(
-            FollowTarget::new(&s.target.step, &a, false, JournaledWire::default()),
+            FollowTarget::new(&s.target.step, &a, false, JournaledWire::default()).await,
             Err(TargetError::NoTask { .. })
         ));
         let mut b = s.journal.attempt(s.target.attempt).unwrap();
         b.token_env = Some("A2A_RECOVER_TEST_SURELY_UNSET_VARIABLE".to_owned());
         assert!(matches!(
-            FollowTarget::new(&s.target.step, &b, false, JournaledWire::default()),
+            FollowTarget::new(&s.target.step, &b, false, JournaledWire::default()).await,
             Err(TargetError::Wire(A2aError::Credential { .. }))
         ));
     }

@@ -553,7 +553,7 @@ impl<'a> Pass<'a> {
     /// known and neither finished nor waiting for a human, in plan order.
     ///
     /// An attempt whose credential variable is unset is left out: the pass reports it.
-    pub fn running_targets(&self) -> anyhow::Result<Vec<follow::FollowTarget>> {
+    pub async fn running_targets(&self) -> anyhow::Result<Vec<follow::FollowTarget>> {
         let mut targets = Vec::new();
         for row in self.journal.pass_rows(&self.cfg.workflows)? {
             let state = row.attempt.state;
@@ -568,7 +568,10 @@ impl<'a> Pass<'a> {
                 continue;
             }
             let wire = send::journaled_wire(self.journal, &row.attempt)?;
-            match follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin, wire) {
+            let target =
+                follow::FollowTarget::new(&row.step, &row.attempt, row.allow_cross_origin, wire)
+                    .await;
+            match target {
                 Ok(target) => targets.push(target),
                 Err(e) => tracing::debug!(step = %row.step, error = %e, "not followed"),
             }
@@ -699,7 +702,7 @@ impl<'a> Pass<'a> {
             }
             Triage::Send | Triage::Look => {
                 let rec = rec.get()?;
-                let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec) {
+                let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec).await {
                     Ok(out) => out,
                     Err(a) => return Ok(vec![Self::credential_action(row, &a)]),
                 };
@@ -799,7 +802,7 @@ impl<'a> Pass<'a> {
             (attempt, sweeps)
         };
         let rec = rec.get()?;
-        let out = match Self::outgoing(&rec.step.spec, &attempt, rec) {
+        let out = match Self::outgoing(&rec.step.spec, &attempt, rec).await {
             Ok(out) => out,
             Err(e) => {
                 release(self);
@@ -836,7 +839,7 @@ impl<'a> Pass<'a> {
 
     /// The message for an attempt: the step's text and metadata, with the predecessor's task
     /// id and failure when there is one; the credential from the journaled variable name.
-    fn outgoing(
+    async fn outgoing(
         spec: &StepSpec,
         attempt: &Attempt,
         rec: &StepRecord,
@@ -845,7 +848,7 @@ impl<'a> Pass<'a> {
             .previous_attempt
             .and_then(|p| rec.attempts.iter().find(|a| a.id == p));
         let credential =
-            Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref())?;
+            Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref()).await?;
         Ok(Outgoing {
             text: decide::previous_attempt_text(&spec.text, previous),
             metadata: decide::previous_attempt_metadata(spec.metadata.as_ref(), previous),
@@ -1061,7 +1064,7 @@ impl<'a> Pass<'a> {
 
     async fn read(&self, row: &AttemptRow, rec: &StepOf<'_>) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
-        let endpoint = match self.read_endpoint(row)? {
+        let endpoint = match self.read_endpoint(row).await? {
             Ok(endpoint) => endpoint,
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
         };
@@ -1163,7 +1166,10 @@ impl<'a> Pass<'a> {
 
     /// Returns the endpoint to read a row's task at (where the attempt was sent), or the error
     /// of its unset credential variable; built once per interface, card and credential.
-    fn read_endpoint(&self, row: &AttemptRow) -> anyhow::Result<Result<Rc<Endpoint>, A2aError>> {
+    async fn read_endpoint(
+        &self,
+        row: &AttemptRow,
+    ) -> anyhow::Result<Result<Rc<Endpoint>, A2aError>> {
         let a = &row.attempt;
         let same = |card: &str, ep: &Endpoint| {
             a.agent_url.as_deref() == Some(card)
@@ -1179,7 +1185,8 @@ impl<'a> Pass<'a> {
         {
             return Ok(Ok(Rc::clone(ep)));
         }
-        let credential = match Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref()) {
+        let resolved = Credential::resolve(a.token_env.as_deref(), a.token_cmd.as_deref()).await;
+        let credential = match resolved {
             Ok(credential) => credential,
             Err(e) => return Ok(Err(e)),
         };
@@ -1293,7 +1300,7 @@ impl<'a> Pass<'a> {
             }),
             exit::WORK_REMAINS,
         )];
-        let out = match Self::outgoing(&rec.step.spec, &attempt, &rec) {
+        let out = match Self::outgoing(&rec.step.spec, &attempt, &rec).await {
             Ok(out) => out,
             Err(e) => {
                 actions.push(Self::credential_action(&new_row, &e));

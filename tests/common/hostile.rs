@@ -70,6 +70,16 @@ pub enum Mode {
     RpcError(i64, String),
     /// HTTP 401 whose body quotes the `Authorization` header the agent received.
     EchoAuth,
+    /// This status, content type and body for every JSON-RPC call, the body written as given
+    /// (JSON escapes stay as the test wrote them); `{id}` in it becomes the request's id.
+    Answer {
+        /// The HTTP status.
+        status: u16,
+        /// The `Content-Type`.
+        content_type: String,
+        /// The body.
+        body: String,
+    },
 }
 
 /// How the card endpoint answers.
@@ -473,6 +483,15 @@ fn answer(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Respo
         Mode::RpcError(code, message) => {
             rpc(&id, "error", &json!({"code": code, "message": message}))
         }
+        Mode::Answer {
+            status,
+            content_type,
+            body,
+        } => plain(
+            StatusCode::from_u16(status).expect("status"),
+            &content_type,
+            body.replace("{id}", &id.to_string()),
+        ),
         Mode::EchoAuth => plain(
             StatusCode::UNAUTHORIZED,
             "application/json",

@@ -479,6 +479,41 @@ fn context_id_refusals_are_recognized() {
     assert_eq!(by_violation.exit_code(), crate::exit::NEEDS_HUMAN);
 }
 
+/// A 401 or 403 is a refusal of the credentials whatever A2A error its body carries (alone,
+/// -32603 leaves the outcome unknown and -32001 is the caller's to read); other 4xx statuses
+/// let the body's error decide.
+#[test]
+fn http_401_and_403_are_refused_whatever_their_body_says() {
+    let http = |status: u16, code: i64| A2aError::Http {
+        url: "http://127.0.0.1/".to_owned(),
+        method: "SendMessage",
+        status,
+        retry_after: None,
+        snippet: String::new(),
+        rpc: Some(Box::new(super::RpcError {
+            code,
+            message: "no".to_owned(),
+            data: None,
+        })),
+        reason: None,
+        unattributed: false,
+    };
+    for status in [401, 403] {
+        for code in [-32603, -32001, -32600] {
+            let e = http(status, code);
+            assert_eq!(e.class(), ErrorClass::Refused, "{status} {code}");
+            assert_eq!(e.exit_code(), crate::exit::NEEDS_HUMAN, "{status} {code}");
+            assert!(
+                e.hint().unwrap().contains("refused the credentials"),
+                "{status} {code}: {:?}",
+                e.hint()
+            );
+        }
+    }
+    assert_eq!(http(400, -32603).class(), ErrorClass::Ambiguous);
+    assert_eq!(http(409, -32001).class(), ErrorClass::Remote);
+}
+
 #[test]
 fn summaries_are_one_inert_line() {
     let e = rpc_error(-32001, "Task not found:\n\u{1b}[31mt-9\u{1b}[0m", None);

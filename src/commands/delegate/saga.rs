@@ -154,7 +154,7 @@ pub(super) async fn run_plan(
     // Everything that can be refused is refused before the one commit.
     let mut planned = Vec::with_capacity(plan.steps.len());
     for spec in &plan.steps {
-        planned.push(resolve_step(&journal, spec, &shown)?);
+        planned.push(resolve_step(&journal, spec, &shown).await?);
     }
     let intents: Vec<NewIntent> = planned
         .iter()
@@ -176,7 +176,7 @@ pub(super) async fn run_plan(
             crash::at(Point::AfterIntent, &intent.spec.name.to_string());
         }
     }
-    let requests = requests_for(args, planned, outcomes)?;
+    let requests = requests_for(args, planned, outcomes).await?;
     let Tally {
         code,
         totals,
@@ -285,7 +285,7 @@ fn refuse_if_plan_differs(
 }
 
 /// Pairs each planned step with its intent's outcome as a request to send.
-fn requests_for(
+async fn requests_for(
     args: &DelegateArgs,
     planned: Vec<(StepSpec, String, Option<Credential>)>,
     outcomes: Vec<IntentOutcome>,
@@ -303,7 +303,8 @@ fn requests_for(
                     let credential = credential_of(
                         (latest.token_env.as_deref(), latest.token_cmd.as_deref()),
                         &spec,
-                    )?;
+                    )
+                    .await?;
                     (url, credential)
                 }
                 None => (card_url, credential),
@@ -423,7 +424,7 @@ async fn send_batch<'r>(
         req,
         outcomes: BTreeMap::new(),
     };
-    let (items, by_id) = batch_items(fresh, delegation)?;
+    let (items, by_id) = batch_items(fresh, delegation).await?;
     let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
         if let Some(&i) = by_id.get(&a.id) {
             let detail = if detail.is_null() {
@@ -526,7 +527,7 @@ async fn settle(mut d: Delegation<'_>, sent: anyhow::Result<Sent>, tally: &mut T
 
 /// Prints each new step's intent and returns its batch item, with each attempt's index in
 /// `fresh` by its id.
-fn batch_items<'c>(
+async fn batch_items<'c>(
     fresh: &[(&'c Request, Attempt)],
     delegation: impl Fn(&'c Request) -> Delegation<'c>,
 ) -> anyhow::Result<(Vec<BatchItem>, HashMap<AttemptId, usize>)> {
@@ -542,7 +543,7 @@ fn batch_items<'c>(
         )?;
         items.push(BatchItem {
             attempt: attempt.clone(),
-            out: d.outgoing(attempt)?,
+            out: d.outgoing(attempt).await?,
             step: d.step().to_string(),
         });
         by_id.insert(attempt.id, i);
@@ -551,12 +552,12 @@ fn batch_items<'c>(
 }
 
 /// Returns the credential of a step's (`token_env`, `token_cmd`) (or the agent's), read or
-/// run now.
-fn credential_of(
+/// run now (on a blocking thread).
+async fn credential_of(
     (var, cmd): (Option<&str>, Option<&str>),
     spec: &StepSpec,
 ) -> Result<Option<Credential>, CliError> {
-    Credential::resolve(var, cmd).map_err(|e| {
+    Credential::resolve(var, cmd).await.map_err(|e| {
         let hint = e.hint().unwrap_or_default();
         CliError::usage(format!("step `{}`: {e}", spec.name)).hint(hint)
     })
@@ -564,7 +565,7 @@ fn credential_of(
 
 /// Resolves a plan step's agent: its `agent`, or the first registered agent with its `skill`
 /// (whose registered credential variable is used unless the step names one).
-fn resolve_step(
+async fn resolve_step(
     journal: &Journal,
     spec: &StepSpec,
     plan_file: &str,
@@ -574,9 +575,10 @@ fn resolve_step(
             // The credential its attempt will be journaled with: the step's, else the agent's
             // registered one.
             let credential = match journal.agent(url)? {
-                Some(agent) => credential_of(credential_source(spec, &agent), spec)?,
+                Some(agent) => credential_of(credential_source(spec, &agent), spec).await?,
                 None => {
-                    credential_of((spec.token_env.as_deref(), spec.token_cmd.as_deref()), spec)?
+                    credential_of((spec.token_env.as_deref(), spec.token_cmd.as_deref()), spec)
+                        .await?
                 }
             };
             Ok((spec.clone(), url.clone(), credential))
@@ -598,7 +600,7 @@ fn resolve_step(
                 .hint("register one with `a2a-recover agents add URL`; nothing was journaled")
                 .into());
             };
-            let credential = credential_of(credential_source(spec, &agent), spec)?;
+            let credential = credential_of(credential_source(spec, &agent), spec).await?;
             Ok((spec.clone(), agent.card_url.clone(), credential))
         }
         Binding::Command(_) => Err(CliError::usage("a plan step cannot be a command").into()),

@@ -245,10 +245,12 @@ impl PgUrl {
         self.password.is_some()
     }
 
-    /// Returns `text` with the password replaced by `***`, for error texts from below.
+    /// Returns `text` with the password replaced by `***`, for error texts from below; raw,
+    /// percent-encoded (a URL quoting it) or JSON-escaped, as every secret is
+    /// ([`crate::scrub`]).
     pub(in crate::journal) fn scrub(&self, text: &str) -> String {
         match &self.password {
-            Some(p) => text.replace(p.as_str(), "***"),
+            Some(p) => crate::scrub::scrub_str(&[p], text, "***").into_owned(),
             None => text.to_owned(),
         }
     }
@@ -457,6 +459,7 @@ mod tests {
         );
         assert!(!format!("{url:?}").contains("cret"));
         assert_eq!(url.scrub("x s@cret y"), "x *** y");
+        assert_eq!(url.scrub(r"x s%40cret, s\u0040cret y"), "x ***, *** y");
     }
 
     #[test]

@@ -96,7 +96,7 @@ impl Pass<'_> {
         rec: &StepRecord,
     ) -> anyhow::Result<Vec<Action>> {
         let a = &row.attempt;
-        let out = match Self::outgoing(&rec.step.spec, a, rec) {
+        let out = match Self::outgoing(&rec.step.spec, a, rec).await {
             Ok(out) => out,
             Err(e) => return Ok(vec![Self::credential_action(row, &e)]),
         };

@@ -25,7 +25,7 @@ impl Pass<'_> {
         reply: &Reply,
     ) -> anyhow::Result<Action> {
         let attempt = self.journal.attempt(reply.attempt_id)?;
-        let out = match Self::outgoing(&rec.step.spec, &attempt, rec) {
+        let out = match Self::outgoing(&rec.step.spec, &attempt, rec).await {
             Ok(out) => out,
             Err(e) => return Ok(Self::credential_action(row, &e)),
         };
