@@ -336,3 +336,65 @@ fn a_plan_steps_token_command_stays_with_the_agent_it_was_given_for() {
     r.seen.keep_journal_files(&env.journal());
     r.seen.assert_free_of(&step_token);
 }
+
+/// A step's `--allow-cross-origin` covers the step's own credential at the agent it was given
+/// for, never a re-delegated attempt's: agent B, registered with its own token, whose card names
+/// an interface on another origin (C), never hands B's token to C.
+#[test]
+fn a_steps_cross_origin_allowance_never_covers_a_redelegated_agents_credential() {
+    let env = TestEnv::new();
+    let (step_token, b_token) = (token("step"), token("b"));
+    let (a, b, c) = (Hostile::start(), Hostile::start(), Hostile::start());
+    a.set_script(failing());
+    b.set_interface_url(c.url());
+    let run = |args: &[&str]| {
+        env.cmd()
+            .env(STEP_VAR, &step_token)
+            .env(B_VAR, &b_token)
+            .args(args)
+            .output()
+            .expect("run the binary")
+    };
+    assert_eq!(code(&run(&["agents", "add", a.url()])), 0);
+    let out = run(&["agents", "add", b.url(), "--token-env", B_VAR]);
+    assert_eq!(code(&out), 0, "{}", explain(&out));
+    let out = run(&[
+        "delegate",
+        "w/car",
+        "--skill",
+        "hostile",
+        "--token-env",
+        STEP_VAR,
+        "--allow-cross-origin",
+        "rent a car",
+    ]);
+    assert_eq!(code(&out), 0, "{}", explain(&out));
+    assert_eq!(a.count("SendMessage"), 1, "the step went to A first");
+    // A failed: the pass re-delegates to B, whose interface is C's.
+    for _ in 0..2 {
+        let out = run(&["reconcile"]);
+        assert_ne!(code(&out), 0, "{}", explain(&out));
+    }
+    assert!(
+        !calls(&c).is_empty(),
+        "the re-delegation went to C: {:?}",
+        c.seen()
+    );
+    let leaked: Vec<Seen> = c
+        .seen()
+        .into_iter()
+        .filter(|s| s.authorization.is_some())
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "a credential went to another origin: {leaked:?}"
+    );
+    let step_bearer = format!("Bearer {step_token}");
+    assert!(
+        b.seen()
+            .iter()
+            .chain(c.seen().iter())
+            .all(|s| s.authorization.as_deref() != Some(step_bearer.as_str())),
+        "the step's token stays with A"
+    );
+}

@@ -380,7 +380,7 @@ async fn endpoint_of(
         card_origin: origin_of(&card)?,
         credential,
         placement: wire.placement,
-        allow_cross_origin,
+        allow_cross_origin: a.may_cross_origin(allow_cross_origin),
     })
 }
 

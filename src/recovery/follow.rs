@@ -231,7 +231,7 @@ pub async fn endpoint_of(
         card_origin: origin_of(card)?,
         credential,
         placement: wire.placement,
-        allow_cross_origin,
+        allow_cross_origin: attempt.may_cross_origin(allow_cross_origin),
     })
 }
 

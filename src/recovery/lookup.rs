@@ -659,7 +659,7 @@ pub fn sweep_key(attempt: &Attempt, allow_cross_origin: bool) -> Option<SweepKey
         url,
         attempt.tenant.clone(),
         crate::a2a::source_key(attempt.token_env.as_deref(), attempt.token_cmd.as_deref()),
-        allow_cross_origin,
+        attempt.may_cross_origin(allow_cross_origin),
     ))
 }
 

@@ -1175,7 +1175,7 @@ impl<'a> Pass<'a> {
             a.agent_url.as_deref() == Some(card)
                 && ep.tenant == a.tenant
                 && a.binding.is_none_or(|b| b == ep.binding)
-                && ep.allow_cross_origin == row.allow_cross_origin
+                && ep.allow_cross_origin == a.may_cross_origin(row.allow_cross_origin)
                 && ep.credential.as_ref().map(Credential::key)
                     == crate::a2a::source_key(a.token_env.as_deref(), a.token_cmd.as_deref())
         };

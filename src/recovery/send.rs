@@ -371,7 +371,7 @@ pub fn endpoint_of(
         card_origin: origin_of(card)?,
         credential: out.credential.clone(),
         placement: wire.placement,
-        allow_cross_origin: out.allow_cross_origin,
+        allow_cross_origin: attempt.may_cross_origin(out.allow_cross_origin),
     })
 }
 

@@ -327,6 +327,14 @@ impl std::str::FromStr for CredentialSource {
 pub const FUTURE_STAMP_TOLERANCE: chrono::TimeDelta = chrono::TimeDelta::seconds(60);
 
 impl Attempt {
+    /// Returns whether this attempt's credential may go to an interface on another origin than
+    /// its card's: only where the step allows it (`--allow-cross-origin`) and the credential is
+    /// the step's own (or there is none). A re-delegated attempt carries its agent's registered
+    /// credential, which the step's allowance never covers.
+    pub fn may_cross_origin(&self, step_allows: bool) -> bool {
+        step_allows && self.credential_source != CredentialSource::Agent
+    }
+
     /// Returns where its credential comes from: (`token_env`, `token_cmd`).
     pub fn token_source(&self) -> (Option<String>, Option<String>) {
         (self.token_env.clone(), self.token_cmd.clone())
