@@ -185,7 +185,7 @@ _a2a__recover() {
 
     case "${cmd}" in
         a2a__recover)
-            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help"
+            opts="-q -v -h -V --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help --version delegate reconcile follow reply compensate resolve inspect prune status journal agents scripted-agent demo completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,6 +223,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -235,7 +239,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help add list remove probe help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help add list remove probe help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -273,6 +277,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -285,7 +293,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__add)
-            opts="-q -v -h --token-env --token-cmd --concurrency --rate --binding --protocol --trust-dedup --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --token-env --token-cmd --concurrency --rate --binding --protocol --trust-dedup --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -344,6 +352,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-card-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -443,7 +455,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__list)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -481,6 +493,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -493,7 +509,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__probe)
-            opts="-q -v -h --token-env --token-cmd --send-test --binding --protocol --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --token-env --token-cmd --send-test --binding --protocol --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -551,6 +567,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -563,7 +583,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__agents__subcmd__remove)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -601,6 +621,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -613,7 +637,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__compensate)
-            opts="-y -q -v -h --dry-run --command-timeout --clock-skew --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-y -q -v -h --dry-run --command-timeout --clock-skew --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -659,6 +683,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -671,7 +699,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__completions)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help bash elvish fish powershell zsh"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -709,6 +737,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -721,7 +753,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__delegate)
-            opts="-q -v -h --agent --skill --token-env --token-cmd --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --binding --protocol --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --agent --skill --token-env --token-cmd --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --binding --protocol --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -823,6 +855,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -835,7 +871,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__demo)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -873,6 +909,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -885,7 +925,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__follow)
-            opts="-q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -928,6 +968,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-card-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1265,7 +1309,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-q -v -h --state --pending --events --limit --agent --since --unresolved --wide --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --state --pending --events --limit --agent --since --unresolved --wide --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1319,6 +1363,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1331,7 +1379,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__journal)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help init copy help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help init copy help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1369,6 +1417,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1381,7 +1433,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__journal__subcmd__copy)
-            opts="-q -v -h --from --to --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --from --to --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1424,6 +1476,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-card-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1495,7 +1551,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__journal__subcmd__init)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1533,6 +1589,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1545,7 +1605,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__man)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1583,6 +1643,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1595,7 +1659,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__prune)
-            opts="-y -q -v -h --older-than --dry-run --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-y -q -v -h --older-than --dry-run --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1637,6 +1701,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1649,7 +1717,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reconcile)
-            opts="-q -v -h --concurrency --agent-concurrency --agent-rate --agent-failures --follow-for --deadline --dry-run --clock-skew --command-timeout --alert --realert --metrics-file --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --concurrency --agent-concurrency --agent-rate --agent-failures --follow-for --deadline --dry-run --clock-skew --command-timeout --alert --realert --metrics-file --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1735,6 +1803,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1747,7 +1819,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__reply)
-            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1785,6 +1857,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1797,7 +1873,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__resolve)
-            opts="-y -q -v -h --as --reason --undo --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-y -q -v -h --as --reason --undo --force --yes --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1843,6 +1919,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1855,7 +1935,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --list-ignores-filters --replace-context-id --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --delay --black-hole --rate-limit --protocol --require-token --api-key-header --api-key-query --api-key-cookie --api-key-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --list-ignores-filters --replace-context-id --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --delay --black-hole --rate-limit --protocol --require-token --api-key-header --api-key-query --api-key-cookie --api-key-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1985,6 +2065,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --max-card-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --wait)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1997,7 +2081,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__status)
-            opts="-q -v -h --check --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --wait --quiet --verbose --help"
+            opts="-q -v -h --check --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2032,6 +2116,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --max-look-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-card-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

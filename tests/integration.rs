@@ -3,6 +3,7 @@
 
 mod agents;
 mod bends;
+mod bounds;
 mod broken_journal;
 mod cli;
 mod common;

@@ -245,6 +245,18 @@ pub enum A2aError {
         /// What is wrong.
         detail: String,
     },
+    /// The card is over a bound on what a card may hold (its bytes, its interfaces, its
+    /// skills): a card we cannot use, like one offering no interface we speak.
+    #[error("the agent card at `{url}` {what}")]
+    CardOverBound {
+        /// The redacted card URL.
+        url: String,
+        /// Which bound, for the message: "is larger than the 1048576-byte bound of
+        /// --max-card-size", "lists more than 64 interfaces (the bound on a card)".
+        what: String,
+        /// The flag that sets the bound, if one does.
+        flag: Option<&'static str>,
+    },
     /// The card offers no interface we speak (A2A 1.x over JSON-RPC or HTTP+JSON, 0.3 over
     /// JSON-RPC), or none that the forced `--binding` / `--protocol` allow.
     #[error(
@@ -292,6 +304,7 @@ impl A2aError {
             | Self::StreamIdle { .. }
             | Self::StreamTruncated { .. }
             | Self::InvalidCard { .. }
+            | Self::CardOverBound { .. }
             | Self::NoJsonRpcInterface { .. } => ErrorClass::Ambiguous,
         }
     }
@@ -437,9 +450,10 @@ impl A2aError {
             Self::InvalidUrl { .. } | Self::Credential { .. } | Self::TokenCommand { .. } => {
                 exit::USAGE
             }
-            Self::Client { .. } | Self::InvalidCard { .. } | Self::NoJsonRpcInterface { .. } => {
-                exit::FAILURE
-            }
+            Self::Client { .. }
+            | Self::InvalidCard { .. }
+            | Self::CardOverBound { .. }
+            | Self::NoJsonRpcInterface { .. } => exit::FAILURE,
             Self::TooLarge { .. } => exit::NEEDS_HUMAN,
             _ => match self.class() {
                 ErrorClass::Refused | ErrorClass::Remote => exit::NEEDS_HUMAN,
@@ -525,6 +539,18 @@ impl A2aError {
             Self::InvalidCard { .. } => "check that the URL points at an A2A agent (its \
                 card is at /.well-known/agent-card.json)"
                 .to_owned(),
+            Self::CardOverBound {
+                flag: Some(flag), ..
+            } => format!(
+                "nothing was sent; real cards are a few KiB: raise {flag} if this agent's card \
+                 is legitimately that large"
+            ),
+            Self::CardOverBound { flag: None, .. } => format!(
+                "nothing was sent; a2a-recover uses cards of at most {} interfaces and {} \
+                 skills (real cards list a few): the agent's card must list fewer",
+                super::card::MAX_CARD_INTERFACES,
+                super::card::MAX_CARD_SKILLS
+            ),
             Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 over \
                 JSON-RPC or HTTP+JSON, and 0.3 over either; this v0.3 card's `url` / \
                 `preferredTransport` / `additionalInterfaces` name none of them (or not the one \

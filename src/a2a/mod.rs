@@ -60,7 +60,8 @@ pub use binding::{
     InterfaceChoice, ListTasksPage, ProtocolBinding, ProtocolVersion, Raw, WireBinding,
 };
 pub use card::{
-    AgentCardInfo, CardInterface, Chosen, WELL_KNOWN_CARD_PATH, card_placement, card_url_for,
+    AgentCardInfo, CardInterface, Chosen, DEFAULT_MAX_CARD_SIZE, MAX_CARD_INTERFACES,
+    MAX_CARD_SKILLS, WELL_KNOWN_CARD_PATH, card_placement, card_url_for,
 };
 pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};

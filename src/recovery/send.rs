@@ -682,7 +682,8 @@ impl Sender<'_> {
     }
 
     /// Journals a card that failed a never-sent attempt: a readable card with no interface we
-    /// speak refuses it (`REFUSED`); one we reached but cannot read (an error status, not
+    /// speak, or one over a bound on cards (its size, interfaces, skills), refuses it
+    /// (`REFUSED`); one we reached but cannot read (an error status, not
     /// JSON, not a card, too large) leaves it `INTENT` until it has failed for longer than the
     /// card patience (from the first card failure journaled), then it is `REFUSED` too: a
     /// human must look at the agent. One we cannot reach (refused, timed out, 429, 502–504) is
@@ -691,7 +692,10 @@ impl Sender<'_> {
     /// pass after the outage sends it without one. Nothing was sent either way.
     fn card_failed(&self, attempt: &Attempt, error: A2aError) -> anyhow::Result<Sent> {
         let summary = error.summary();
-        if matches!(error, A2aError::NoJsonRpcInterface { .. }) {
+        if matches!(
+            error,
+            A2aError::NoJsonRpcInterface { .. } | A2aError::CardOverBound { .. }
+        ) {
             self.journal.record_refusal(attempt.id, &summary)?;
             return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
         }
