@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::queries;
-use super::{Agent, AgentCard, AgentProfile, Journal, JournalError};
+use super::{Agent, AgentCard, AgentNotBefore, AgentProfile, Journal, JournalError};
 use crate::a2a::{AgentOverride, Overrides};
 
 /// How long an agent's row read from the journal is reused: another process's change to it
@@ -163,6 +163,24 @@ impl Journal {
                 Some((row.interface_url?, own))
             })
             .collect())
+    }
+
+    /// Journals an agent's not-before time (a `Retry-After` too long to wait for), so that
+    /// later passes make no request to it before then; those already passed are forgotten.
+    pub fn record_not_before(&self, nb: &AgentNotBefore) -> Result<(), JournalError> {
+        let now = self.now_ms();
+        self.write("journal the agent's not-before time", |tx| {
+            queries::record_not_before(tx, nb, now)
+                .map_err(self.err("journal the agent's not-before time"))
+        })
+    }
+
+    /// Returns the agents' not-before times still ahead, by interface URL and credential.
+    pub fn not_befores(&self) -> Result<Vec<AgentNotBefore>, JournalError> {
+        let now = self.now_ms();
+        self.read("read the agents' not-before times", |c| {
+            queries::not_befores(c, now)
+        })
     }
 
     /// Returns a registered agent's own request limits: concurrency and rate.

@@ -49,6 +49,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(12, "0012_lease_owner"),
     migration!(13, "0013_moved"),
     migration!(14, "0014_needs_human"),
+    migration!(15, "0015_agent_not_before"),
 ];
 
 /// The newest schema version this binary knows.
