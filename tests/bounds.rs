@@ -1,15 +1,164 @@
-//! Bounds an agent cannot push us past (issue 30), each pinned against a [`Hostile`] agent on
-//! loopback, through the real binary and the real journal: a huge Agent Card (9 MB, 100,000
-//! interfaces) is refused naming the bound it is over, in bounded memory, and leaves the
-//! journal small; a card over the interface or skill count is refused the same way.
+//! Bounds an agent cannot push us past (issue 30, holes 6 and 7), each pinned against a
+//! [`Hostile`] agent on loopback, through the real binary and the real journal:
+//!
+//! - a `Retry-After` of years (u64::MAX seconds, more than u64 holds, ten years, year 9999, an
+//!   HTTP date ten years ahead) skips the agent at once, naming when it may be tried again; the
+//!   agent's not-before is journaled, so the next pass and `follow` make no request to it, and
+//!   `status` shows it. Asserted on request counts and outcomes, never on seconds;
+//! - a huge Agent Card (9 MB, 100,000 interfaces) is refused naming the bound it is over, in
+//!   bounded memory, and leaves the journal small; a card over the interface or skill count is
+//!   refused the same way.
 
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::common::commands::the_attempt;
-use crate::common::hostile::{CardMode, Hostile, run_measured};
-use crate::common::{TestEnv, code, explain, json_lines};
+use crate::common::commands::{reconcile, the_attempt};
+use crate::common::hostile::{CardMode, Hostile, Mode, run_measured};
+use crate::common::{TestEnv, code, explain, json_lines, stdout};
+
+/// `Retry-After` values of years: u64::MAX seconds, more seconds than u64 holds, ten years, the
+/// year 9999, and an HTTP date ten years ahead.
+fn years() -> Vec<String> {
+    let ahead = a2a_recover::clock::system_now() + chrono::TimeDelta::days(3653);
+    vec![
+        u64::MAX.to_string(),
+        "99999999999999999999999999".to_owned(),
+        "315360000".to_owned(),
+        "Fri, 31 Dec 9999 23:59:59 GMT".to_owned(),
+        ahead.format("%a, %d %b %Y %H:%M:%S GMT").to_string(),
+    ]
+}
+
+/// The `action` records of a run.
+fn actions(out: &std::process::Output) -> Vec<Value> {
+    json_lines(out)
+        .into_iter()
+        .filter(|r| r["type"] == "action")
+        .collect()
+}
+
+/// Returns the `notBefore` of a skipped action, checked to lie ahead, at most a day.
+fn not_before_of(action: &Value) -> String {
+    assert_eq!(action["outcome"], "skipped", "{action}");
+    let at = action["detail"]["notBefore"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no notBefore: {action}"));
+    let parsed: DateTime<Utc> = at.parse().expect("an RFC 3339 time");
+    let now = a2a_recover::clock::system_now();
+    assert!(parsed > now, "{at} is not ahead");
+    assert!(
+        parsed <= now + chrono::TimeDelta::hours(24),
+        "{at} is more than a day ahead"
+    );
+    let reason = action["detail"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("Retry-After") && reason.contains(&format!("not tried again before {at}")),
+        "{reason}"
+    );
+    at.to_owned()
+}
+
+/// A WORKING step delegated to a new [`Hostile`] agent, which from then on answers every call
+/// with 429 and `retry_after`.
+fn busy_step(retry_after: &str) -> (TestEnv, Hostile) {
+    let env = TestEnv::new();
+    let h = Hostile::start();
+    let out = env.run(["delegate", "w/busy", "--agent", h.url(), "book a room"]);
+    assert_eq!(code(&out), 0, "{}", explain(&out));
+    h.set_mode(Mode::Busy(retry_after.to_owned()));
+    (env, h)
+}
+
+/// A `Retry-After` of years: one request, a `skipped` action naming when the agent may be
+/// tried again, exit 3; the next pass and `follow` make no request to the agent; `status`
+/// shows the not-before.
+#[test]
+fn a_retry_after_of_years_skips_the_agent_at_once_and_the_next_pass_too() {
+    for retry_after in years() {
+        let (env, h) = busy_step(&retry_after);
+        let seen = h.seen().len();
+        let out = reconcile(&env, &["--format", "json"]);
+        assert_eq!(code(&out), 3, "{retry_after}: {}", explain(&out));
+        assert_eq!(
+            h.seen().len() - seen,
+            1,
+            "{retry_after}: requests to the agent"
+        );
+        let acts = actions(&out);
+        assert_eq!(acts.len(), 1, "{retry_after}: {acts:#?}");
+        let at = not_before_of(&acts[0]);
+        let summary = json_lines(&out).pop().unwrap();
+        assert_eq!(summary["skippedAgents"][0]["notBefore"], at, "{summary}");
+
+        // The next pass honours it: no request, the same not-before.
+        let out = reconcile(&env, &["--format", "json"]);
+        assert_eq!(code(&out), 3, "{retry_after}: {}", explain(&out));
+        assert_eq!(
+            h.seen().len() - seen,
+            1,
+            "{retry_after}: the next pass called"
+        );
+        assert_eq!(not_before_of(&actions(&out)[0]), at);
+        let out = reconcile(&env, &[]);
+        assert_eq!(code(&out), 3, "{}", explain(&out));
+        assert!(
+            stdout(&out).contains(&format!("not tried again before {at}; passes skip it")),
+            "{}",
+            explain(&out)
+        );
+        // So does `follow`: exit 3, no request.
+        let out = env.run(["follow", "w/busy"]);
+        assert_eq!(code(&out), 3, "{retry_after}: {}", explain(&out));
+        assert_eq!(h.seen().len() - seen, 1, "{retry_after}: follow called");
+
+        let out = env.run(["status", "--format", "json"]);
+        let status = json_lines(&out).pop().unwrap();
+        let paused = &status["pausedAgents"][0];
+        assert_eq!(paused["notBefore"], at, "{status}");
+        assert_eq!(paused["agent"], format!("{}/rpc", h.url()), "{status}");
+        let out = env.run(["status"]);
+        assert!(
+            stdout(&out).contains("Not before:") && stdout(&out).contains(&at),
+            "{}",
+            explain(&out)
+        );
+    }
+}
+
+/// `follow` meets the `Retry-After` of years itself: one request, exit 3 naming when, and the
+/// not-before it journaled keeps the next pass from calling.
+#[test]
+fn follow_stops_at_a_retry_after_of_years_and_the_next_pass_honours_it() {
+    let (env, h) = busy_step(&u64::MAX.to_string());
+    let seen = h.seen().len();
+    let out = env.run(["follow", "w/busy", "--format", "json"]);
+    assert_eq!(code(&out), 3, "{}", explain(&out));
+    assert_eq!(h.seen().len() - seen, 1, "requests to the agent");
+    let summary = json_lines(&out).pop().unwrap();
+    assert_eq!(summary["end"], "skipped", "{summary}");
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(code(&out), 3, "{}", explain(&out));
+    assert_eq!(h.seen().len() - seen, 1, "the pass called");
+    not_before_of(&actions(&out)[0]);
+}
+
+/// A `Retry-After` within the 30 s a pass waits, but past its `--deadline`, is not waited for
+/// either: one request, skipped at once, the not-before what the agent asked.
+#[test]
+fn a_retry_after_past_the_deadline_skips_the_agent_at_once() {
+    let (env, h) = busy_step("29");
+    let seen = h.seen().len();
+    let out = reconcile(&env, &["--format", "json", "--deadline", "2s"]);
+    assert_eq!(code(&out), 3, "{}", explain(&out));
+    assert_eq!(h.seen().len() - seen, 1, "requests to the agent");
+    let acts = actions(&out);
+    assert_eq!(acts.len(), 1, "{acts:#?}");
+    assert_eq!(acts[0]["outcome"], "skipped", "{acts:#?}");
+    let reason = acts[0]["detail"]["reason"].as_str().unwrap();
+    assert!(reason.contains("left before the deadline"), "{reason}");
+}
 
 /// Peak resident memory of a run refused a 9 MB card, in KiB: the card is refused before it
 /// is parsed (about 10 MiB for the binary itself, 1 MiB of the card read).

@@ -17,7 +17,7 @@ use super::binding::{Call, ListTasksPage, ProtocolBinding, Raw};
 use super::card::{AgentCardInfo, card_too_large, card_url_for, parse_card, read_card};
 use super::credentials::{Credential, Placed, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
-use super::limits::{Limiter, Limits, Skip};
+use super::limits::{Limiter, Limits, NotBefore, Skip};
 use super::security::Placement;
 use super::stream::EventStream;
 use super::transport::{ClientConfig, Op, Target, Transport};
@@ -136,9 +136,22 @@ impl A2aClient {
     }
 
     /// Returns why requests to the agent at this interface URL (with this credential variable)
-    /// are skipped for the rest of this process, if its circuit is open.
+    /// are skipped: its circuit is open for the rest of this process, or its not-before time is
+    /// ahead.
     pub fn skipped(&self, interface_url: &str, credential_var: Option<&str>) -> Option<Skip> {
         self.inner.limiter.skipped(interface_url, credential_var)
+    }
+
+    /// Sets the deadline of the pass under way (`None`: none): an agent that asks to wait
+    /// (`Retry-After`) past it is not waited for; it gets a not-before time instead.
+    pub fn set_deadline(&self, deadline: Option<tokio::time::Instant>) {
+        self.inner.limiter.set_deadline(deadline);
+    }
+
+    /// Returns the not-before times agents gave this client since the last call (interface URL,
+    /// credential key, not-before), for the journal.
+    pub fn fresh_not_befores(&self) -> Vec<(String, Option<String>, NotBefore)> {
+        self.inner.limiter.fresh_not_befores()
     }
 
     /// Returns the limits this client obeys.

@@ -227,7 +227,7 @@ pub enum A2aError {
         method: &'static str,
     },
     /// Not sent: the agent's circuit is open for this pass (consecutive timeouts or connection
-    /// failures, or a `Retry-After` too long to wait for).
+    /// failures), or its not-before time is ahead (a `Retry-After` too long to wait for).
     #[error("{method} to `{url}` skipped this pass: {reason}")]
     Skipped {
         /// The redacted interface URL.
@@ -236,6 +236,8 @@ pub enum A2aError {
         method: &'static str,
         /// Why the agent is skipped.
         reason: String,
+        /// When it may be tried again, if it gave a not-before time.
+        not_before: Option<chrono::DateTime<chrono::Utc>>,
     },
     /// The agent card does not parse as an A2A v1.0 card.
     #[error("invalid agent card at `{url}`: {}", one_line(detail))]
@@ -503,9 +505,7 @@ impl A2aError {
             Self::Timeout { .. } | Self::StreamIdle { .. } => {
                 "the agent did not answer in time; run again later, or raise --timeout".to_owned()
             }
-            Self::Skipped { .. } => "nothing was sent; the next pass tries this agent again \
-                (--agent-failures sets how many failures in a row skip an agent)"
-                .to_owned(),
+            Self::Skipped { not_before, .. } => skipped_hint(not_before.is_some()).to_owned(),
             Self::Transport { .. } | Self::StreamTruncated { .. } => {
                 "the connection broke; run again later (recovery looks before it resends)"
                     .to_owned()
@@ -539,18 +539,7 @@ impl A2aError {
             Self::InvalidCard { .. } => "check that the URL points at an A2A agent (its \
                 card is at /.well-known/agent-card.json)"
                 .to_owned(),
-            Self::CardOverBound {
-                flag: Some(flag), ..
-            } => format!(
-                "nothing was sent; real cards are a few KiB: raise {flag} if this agent's card \
-                 is legitimately that large"
-            ),
-            Self::CardOverBound { flag: None, .. } => format!(
-                "nothing was sent; a2a-recover uses cards of at most {} interfaces and {} \
-                 skills (real cards list a few): the agent's card must list fewer",
-                super::card::MAX_CARD_INTERFACES,
-                super::card::MAX_CARD_SKILLS
-            ),
+            Self::CardOverBound { flag, .. } => card_bound_hint(*flag),
             Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 over \
                 JSON-RPC or HTTP+JSON, and 0.3 over either; this v0.3 card's `url` / \
                 `preferredTransport` / `additionalInterfaces` name none of them (or not the one \
@@ -668,6 +657,33 @@ fn fmt_tries(tries: Option<(u32, Duration)>) -> String {
             format!(" on each of {n} tries, {} in all", fmt_duration(spent))
         }
         _ => String::new(),
+    }
+}
+
+/// The hint of a skipped request: its agent's not-before time is ahead, or its circuit open.
+fn skipped_hint(not_before: bool) -> &'static str {
+    if not_before {
+        "nothing was sent; the agent asked not to be called before the time named (a \
+         Retry-After, at most a day ahead): passes skip it until then, then try it again"
+    } else {
+        "nothing was sent; the next pass tries this agent again (--agent-failures sets how many \
+         failures in a row skip an agent)"
+    }
+}
+
+/// The hint of a card over a bound: the flag that sets it, or the fixed counts.
+fn card_bound_hint(flag: Option<&str>) -> String {
+    match flag {
+        Some(flag) => format!(
+            "nothing was sent; real cards are a few KiB: raise {flag} if this agent's card is \
+             legitimately that large"
+        ),
+        None => format!(
+            "nothing was sent; a2a-recover uses cards of at most {} interfaces and {} skills \
+             (real cards list a few): the agent's card must list fewer",
+            super::card::MAX_CARD_INTERFACES,
+            super::card::MAX_CARD_SKILLS
+        ),
     }
 }
 

@@ -66,7 +66,10 @@ pub use card::{
 pub use client::{A2aClient, Endpoint};
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
-pub use limits::{AgentLimits, AgentOverride, LONGEST_PAUSE, Limits, Overrides, Skip};
+pub use limits::{
+    AgentLimits, AgentOverride, LONGEST_NOT_BEFORE, LONGEST_PAUSE, Limits, NotBefore, NotBefores,
+    Overrides, Skip,
+};
 pub use security::Placement;
 pub use stream::EventStream;
 pub use task::{

@@ -543,14 +543,20 @@ pub(crate) fn http_error(
     }
 }
 
-/// Parses `Retry-After`: delay seconds, or an HTTP date (a past date means now).
+/// Parses `Retry-After`: delay seconds, or an HTTP date (a past date means now). Never panics
+/// nor overflows: more seconds than `u64` holds read as `u64::MAX` seconds, and a date however
+/// far ahead as the wait until it (what waits it is the limiter's to bound: `limits.rs`).
 pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(
+            value.parse::<u64>().unwrap_or(u64::MAX),
+        ));
     }
     let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let wait = date.with_timezone(&chrono::Utc) - crate::clock::system_now();
+    let wait = date
+        .with_timezone(&chrono::Utc)
+        .signed_duration_since(crate::clock::system_now());
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 

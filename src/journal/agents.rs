@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::queries;
 use super::{Agent, AgentCard, AgentNotBefore, AgentProfile, Journal, JournalError};
-use crate::a2a::{AgentOverride, Overrides};
+use crate::a2a::{AgentOverride, NotBefore, NotBefores, Overrides};
 
 /// How long an agent's row read from the journal is reused: another process's change to it
 /// (a card fetched again, `agents add`) is seen at most this late; this journal's own writes to
@@ -181,6 +181,24 @@ impl Journal {
         self.read("read the agents' not-before times", |c| {
             queries::not_befores(c, now)
         })
+    }
+
+    /// Returns the agents' not-before times still ahead as the request limiter takes them
+    /// (`a2a::Limits::not_before`).
+    pub fn not_before_limits(&self) -> Result<NotBefores, JournalError> {
+        Ok(self
+            .not_befores()?
+            .into_iter()
+            .map(|nb| {
+                (
+                    (nb.interface_url, nb.credential),
+                    NotBefore {
+                        at: nb.not_before,
+                        reason: nb.reason,
+                    },
+                )
+            })
+            .collect())
     }
 
     /// Returns a registered agent's own request limits: concurrency and rate.

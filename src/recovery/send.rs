@@ -580,7 +580,8 @@ impl Sender<'_> {
     }
 
     /// Right before a send: `Some` (nothing is sent, nothing journaled) when the agent's
-    /// circuit is open for this pass (`a2a::Limits`), so that no send start is stamped.
+    /// circuit is open for this pass or its not-before time is ahead (`a2a::Limits`), so that
+    /// no send start is stamped.
     fn skipped(&self, attempt: &Attempt, out: &Outgoing) -> Option<Sent> {
         let url = attempt.interface_url.as_deref()?;
         let key = out.credential.as_ref().map(Credential::key);
@@ -593,6 +594,7 @@ impl Sender<'_> {
                     url: skip.agent,
                     method: "SendMessage",
                     reason: skip.reason,
+                    not_before: skip.not_before,
                 },
             })
     }

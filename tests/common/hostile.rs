@@ -70,6 +70,8 @@ pub enum Mode {
     RpcError(i64, String),
     /// HTTP 401 whose body quotes the `Authorization` header the agent received.
     EchoAuth,
+    /// HTTP 429 with this `Retry-After` header, as given (seconds, an HTTP date, anything).
+    Busy(String),
 }
 
 /// How the card endpoint answers.
@@ -474,6 +476,12 @@ fn answer(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Respo
         Mode::RpcError(code, message) => {
             rpc(&id, "error", &json!({"code": code, "message": message}))
         }
+        Mode::Busy(retry_after) => Response::builder()
+            .status(StatusCode::TOO_MANY_REQUESTS)
+            .header(header::RETRY_AFTER, retry_after)
+            .header(header::CONTENT_TYPE, "text/plain")
+            .body(Body::from("slow down\n"))
+            .expect("response"),
         Mode::EchoAuth => plain(
             StatusCode::UNAUTHORIZED,
             "application/json",

@@ -221,4 +221,7 @@ fn not_before_times_read_back_while_ahead(#[values(Kind::Sqlite, Kind::Postgres)
             ),
         ]
     );
+    let limits = j.not_before_limits().unwrap();
+    assert!(limits.contains_key(&("http://a/".to_owned(), Some("env:TOK".to_owned()))));
+    assert_eq!(limits.len(), 2);
 }
