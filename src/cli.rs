@@ -54,6 +54,12 @@ pub struct GlobalArgs {
     #[arg(long, global = true, env = env::MAX_LOOK_SIZE, value_name = "BYTES",
           default_value_t = 64 * 1024 * 1024)]
     pub max_look_size: u64,
+    /// Largest Agent Card accepted, in bytes (enforced while reading; the smaller of this and
+    /// --max-response-size applies); a larger card is one a2a-recover cannot use: the step is
+    /// REFUSED (exit 4), `agents add` exits 1.
+    #[arg(long, global = true, env = env::MAX_CARD_SIZE, value_name = "BYTES",
+          default_value_t = crate::a2a::DEFAULT_MAX_CARD_SIZE)]
+    pub max_card_size: u64,
     /// How long a pass waits for a held lock (the journal's, or a workflow's) before it gives
     /// up on it (exit 3, or the workflow skipped); 0 = not at all.
     #[arg(long, global = true, env = env::WAIT, value_name = "DURATION", default_value = "0s",

@@ -96,6 +96,13 @@ impl Context {
                     .hint("use at least 1024 bytes; the defaults are 64 MiB and 256 MiB"));
             }
         }
+        if global.max_card_size < 1024 {
+            return Err(CliError::usage(format!(
+                "--max-card-size {} is too small",
+                global.max_card_size
+            ))
+            .hint("use at least 1024 bytes; the default is 1 MiB"));
+        }
         if global.max_look_size < 1024 * 1024 {
             return Err(CliError::usage(format!(
                 "--max-look-size {} is too small",
@@ -147,6 +154,7 @@ impl Context {
             max_response_size: self.max_response_size,
             stream_idle_timeout: self.stream_idle_timeout(),
             max_look_size: self.max_look_size,
+            max_card_size: self.global.max_card_size,
         }
     }
 

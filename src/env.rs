@@ -18,6 +18,8 @@ pub const MAX_ARTIFACT_SIZE: &str = "A2A_RECOVER_MAX_ARTIFACT_SIZE";
 pub const MAX_TASK_SIZE: &str = "A2A_RECOVER_MAX_TASK_SIZE";
 /// The bound on the bytes one look reads (`--max-look-size`).
 pub const MAX_LOOK_SIZE: &str = "A2A_RECOVER_MAX_LOOK_SIZE";
+/// The bound on an Agent Card's size (`--max-card-size`).
+pub const MAX_CARD_SIZE: &str = "A2A_RECOVER_MAX_CARD_SIZE";
 /// Disables color in `--color auto` (<https://no-color.org>).
 pub const NO_COLOR: &str = "NO_COLOR";
 /// The width tables fit (a positive number of columns); else the terminal's, when stdout is one.

@@ -463,6 +463,7 @@ async fn the_official_python_agent_is_registered_and_picked_by_skill() {
             max_response_size: 16 * 1024 * 1024,
             stream_idle_timeout: Duration::from_secs(20),
             max_look_size: 64 * 1024 * 1024,
+            max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
         })
         .unwrap();
         let info = client.fetch_card(&py.url, None).await.unwrap();

@@ -596,6 +596,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
             max_response_size: 1 << 20,
             stream_idle_timeout: Duration::from_secs(60),
             max_look_size: 64 * 1024 * 1024,
+            max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
         })
         .unwrap();
         let intents: Vec<NewIntent> = (0..N)

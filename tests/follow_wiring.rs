@@ -298,6 +298,7 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
         max_response_size: 1 << 20,
         stream_idle_timeout: Duration::from_secs(60),
         max_look_size: 64 * 1024 * 1024,
+        max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
     })
     .unwrap();
     let intents: Vec<NewIntent> = (0..n)

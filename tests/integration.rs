@@ -4,6 +4,7 @@
 mod adopted;
 mod agents;
 mod bends;
+mod bounds;
 mod broken_journal;
 mod cli;
 mod common;

@@ -93,6 +93,7 @@ fn client() -> A2aClient {
         max_response_size: 16 * 1024 * 1024,
         stream_idle_timeout: Duration::from_secs(20),
         max_look_size: 64 * 1024 * 1024,
+        max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
     })
     .expect("build the A2A client")
 }

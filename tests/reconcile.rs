@@ -794,6 +794,7 @@ fn a_task_canceled_by_the_agent_fails_the_step_for_good_without_redelegation() {
             max_response_size: 1 << 20,
             stream_idle_timeout: Duration::from_secs(60),
             max_look_size: 64 * 1024 * 1024,
+            max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
         })
         .unwrap();
         let ep = a2a_recover::a2a::Endpoint {

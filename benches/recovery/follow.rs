@@ -35,6 +35,7 @@ fn client() -> anyhow::Result<A2aClient> {
         max_response_size: 16 << 20,
         stream_idle_timeout: Duration::from_secs(60),
         max_look_size: 64 * 1024 * 1024,
+        max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
     })?)
 }
 

@@ -445,6 +445,7 @@ pub(crate) fn child_storm(n: usize, url: &str) -> anyhow::Result<String> {
         max_response_size: 16 << 20,
         stream_idle_timeout: Duration::from_secs(60),
         max_look_size: 64 * 1024 * 1024,
+        max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
     })?;
     let opts = FollowOptions {
         deadline: Some(tokio::time::Instant::now() + Duration::from_secs(120)),

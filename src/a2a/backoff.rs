@@ -18,7 +18,8 @@ use super::error::A2aError;
 pub(crate) const READ_RETRY_BASE: Duration = Duration::from_millis(100);
 /// The largest backoff ceiling of [`retry_read`].
 pub(crate) const READ_RETRY_CAP: Duration = Duration::from_secs(5);
-/// The longest `Retry-After` that [`retry_read`] honours.
+/// The longest `Retry-After` waited for (by the agent's limiter, `limits.rs`); one longer is
+/// not waited for: the agent gets a not-before time.
 pub(crate) const RETRY_AFTER_CAP: Duration = Duration::from_secs(30);
 
 /// Returns a delay drawn uniformly from `[0, min(cap, base·2^attempt)]`.
@@ -36,9 +37,12 @@ pub fn full_jitter(
 
 /// Runs a read up to `attempts` times, retrying only transient errors.
 ///
-/// Between tries it sleeps for the server's `Retry-After` when given (at most 30 s), else for
-/// a full-jitter delay (base 100 ms, cap 5 s). The last error is returned as is, but for a
-/// try skipped because the agent's circuit opened, which returns the error before it.
+/// Between tries it sleeps for a full-jitter delay (base 100 ms, cap 5 s), but after an answer
+/// with a `Retry-After`: that wait is the agent's limiter's (`limits.rs`), which holds the next
+/// try until it has passed, or, when it is longer than it waits (30 s, or past the pass's
+/// deadline), skips it at once. The last error is returned as is, but for a try skipped because
+/// the agent's circuit opened, which returns the error before it, and a try skipped because
+/// of that `Retry-After`, which returns the skip (it says when the agent may be tried again).
 pub async fn retry_read<T, F, Fut>(attempts: u32, mut op: F) -> Result<T, A2aError>
 where
     F: FnMut() -> Fut,
@@ -46,17 +50,23 @@ where
 {
     let attempts = attempts.max(1);
     let mut attempt = 0;
-    let mut last = None;
+    let mut last: Option<A2aError> = None;
     let started = tokio::time::Instant::now();
     loop {
         match op().await {
             Ok(v) => return Ok(v),
             // The agent's circuit opened meanwhile (`limits.rs`): what this read met itself is
-            // its error; a read skipped from the start is skipped.
-            Err(e @ A2aError::Skipped { .. }) => return Err(last.unwrap_or(e)),
+            // its error; a read skipped from the start, or for the Retry-After it met, is
+            // skipped.
+            Err(e @ A2aError::Skipped { .. }) => {
+                return Err(match last {
+                    Some(l) if l.retry_after().is_none() => l,
+                    _ => e,
+                });
+            }
             Err(e) if e.is_transient() && attempt + 1 < attempts => {
                 let delay = match e.retry_after() {
-                    Some(d) => d.min(RETRY_AFTER_CAP),
+                    Some(_) => Duration::ZERO,
                     None => full_jitter(attempt, READ_RETRY_BASE, READ_RETRY_CAP, &mut rand::rng()),
                 };
                 tracing::debug!(attempt, delay_ms = delay.as_millis(), error = %e.summary(), "retrying a read");
@@ -227,22 +237,51 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn honours_retry_after_up_to_thirty_seconds() {
+    async fn leaves_a_retry_after_to_the_limiter_and_returns_its_skip() {
         let calls = Cell::new(0);
         let start = Instant::now();
-        let out = retry_read(3, || {
+        let skip = || A2aError::Skipped {
+            url: "http://127.0.0.1/".to_owned(),
+            method: "GetTask",
+            reason: "it asked to wait 3600s (Retry-After)".to_owned(),
+            not_before: None,
+        };
+        // The limiter holds a try for a short Retry-After (not this loop), and skips one past
+        // what it waits: the read's error is the skip, which says when.
+        let out: Result<(), _> = retry_read(4, || {
             calls.set(calls.get() + 1);
             let n = calls.get();
             async move {
                 match n {
                     1 => Err(transient(Some(Duration::from_secs(2)))),
                     2 => Err(transient(Some(Duration::from_secs(3600)))),
-                    _ => Ok(()),
+                    _ => Err(skip()),
                 }
             }
         })
         .await;
-        assert!(out.is_ok());
-        assert_eq!(start.elapsed(), Duration::from_secs(32));
+        assert!(matches!(out, Err(A2aError::Skipped { .. })), "{out:?}");
+        assert_eq!(calls.get(), 3);
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        // A skip after a timeout (the circuit) keeps the timeout as the read's error.
+        calls.set(0);
+        let out: Result<(), _> = retry_read(4, || {
+            calls.set(calls.get() + 1);
+            let n = calls.get();
+            async move {
+                if n == 1 {
+                    Err(A2aError::Timeout {
+                        url: "http://127.0.0.1/".into(),
+                        method: "GetTask",
+                        after: Duration::from_secs(1),
+                        tries: None,
+                    })
+                } else {
+                    Err(skip())
+                }
+            }
+        })
+        .await;
+        assert!(matches!(out, Err(A2aError::Timeout { .. })), "{out:?}");
     }
 }

@@ -9,23 +9,66 @@
 //! `tenant` (empty means none) goes into every request. A card with none we speak is refused,
 //! naming what it offers.
 //!
+//! A card is bounded ([`read_card`]): at most `--max-card-size` bytes (default
+//! [`DEFAULT_MAX_CARD_SIZE`]), [`MAX_CARD_INTERFACES`] interfaces and [`MAX_CARD_SKILLS`]
+//! skills, counted while it is read; a card over a bound is one we cannot use
+//! ([`A2aError::CardOverBound`]). Only the members a2a-recover reads are kept (the trimmed
+//! snapshot the journal stores); the rest is skipped unread.
+//!
 //! URLs are http or https only, and never carry userinfo: credentials live in environment
 //! variables or come from a command. [`redact_url`] is what every log line and error shows.
 //! Where the credential goes (a bearer, or the header, query parameter or cookie an `apiKey`
 //! scheme names) is read from the card's security schemes ([`card_placement`]).
 
-use serde_json::Value;
+use std::cell::Cell;
+use std::fmt;
+
+use serde::Deserialize as _;
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 use url::Url;
 
 use super::credentials::{parse_http_url, redact_url};
 use super::error::A2aError;
 use super::normalize;
 use super::security::{self, Placement};
+use super::transport::{Op, decode_json_with};
 use super::types;
 use crate::model::{InterfaceChoice, ProtocolBinding};
 
 /// The well-known path of the agent card.
 pub const WELL_KNOWN_CARD_PATH: &str = "/.well-known/agent-card.json";
+
+/// The default of `--max-card-size`: 1 MiB. Real cards are 1 to 20 KiB (a skill is a few
+/// hundred bytes), so this is some fifty times the largest, and a card's read and parse then
+/// cost a few MiB at most.
+pub const DEFAULT_MAX_CARD_SIZE: u64 = 1024 * 1024;
+/// The most interfaces a card may list (v1.0 `supportedInterfaces`, the v0.3 top-level `url`
+/// and `additionalInterfaces`, together): real cards list one per binding, a handful.
+pub const MAX_CARD_INTERFACES: usize = 64;
+/// The most skills a card may list: real cards list one to a few dozen.
+pub const MAX_CARD_SKILLS: usize = 1024;
+
+/// The members of a card that are read (interfaces, security, capabilities, skills, and what
+/// typing the card needs); the others are skipped while reading and never kept.
+const CARD_MEMBERS: [&str; 13] = [
+    "name",
+    "description",
+    "version",
+    "protocolVersion",
+    "url",
+    "preferredTransport",
+    "additionalInterfaces",
+    "supportedInterfaces",
+    "capabilities",
+    "skills",
+    "securitySchemes",
+    "securityRequirements",
+    "security",
+];
+/// The members of a skill that are read (the registry and `agent` records).
+const SKILL_MEMBERS: [&str; 3] = ["id", "name", "tags"];
 
 /// A fetched and validated agent card, with the interface chosen by default (v1.0 first,
 /// then JSON-RPC; [`AgentCardInfo::choose`] chooses under a forced binding or version).
@@ -285,6 +328,195 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     })
 }
 
+/// Reads a card body (at most the size bound, already checked) into its trimmed snapshot:
+/// only [`CARD_MEMBERS`] (of each skill, only [`SKILL_MEMBERS`]), counting interfaces and
+/// skills as they are read, so a card listing 100,000 of them is refused after the bound's
+/// worth, never held whole. Invalid UTF-8 or JSON is the error
+/// [`super::transport::decode_json`] gives.
+pub(crate) fn read_card(op: &Op, card_url: &str, body: &[u8]) -> Result<Value, A2aError> {
+    let tally = Tally::default();
+    let parsed = decode_json_with(op, body, |bytes| {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let value = Reader {
+            shape: Shape::Card,
+            tally: &tally,
+        }
+        .deserialize(&mut de)?;
+        de.end()?;
+        Ok(value)
+    });
+    match tally.over.get() {
+        Some((bound, what)) => Err(A2aError::CardOverBound {
+            url: redact_url(card_url),
+            what: format!("lists more than {bound} {what} (the bound on a card)"),
+            flag: None,
+        }),
+        None => parsed,
+    }
+}
+
+/// Returns the error of a card body over `limit` bytes, naming the flag that set it.
+pub(crate) fn card_too_large(card_url: &str, limit: u64, max_card_size: u64) -> A2aError {
+    let flag = if limit < max_card_size {
+        "--max-response-size"
+    } else {
+        "--max-card-size"
+    };
+    A2aError::CardOverBound {
+        url: redact_url(card_url),
+        what: format!("is larger than the {limit}-byte bound of {flag}"),
+        flag: Some(flag),
+    }
+}
+
+/// What a card reader counted, and the bound it went over.
+#[derive(Default)]
+struct Tally {
+    interfaces: Cell<usize>,
+    skills: Cell<usize>,
+    over: Cell<Option<(usize, &'static str)>>,
+}
+
+impl Tally {
+    /// Counts one item; `Err` once there are more than `bound`.
+    fn count<E: de::Error>(
+        &self,
+        counter: &Cell<usize>,
+        bound: usize,
+        what: &'static str,
+    ) -> Result<(), E> {
+        counter.set(counter.get().saturating_add(1));
+        if counter.get() > bound {
+            self.over.set(Some((bound, what)));
+            return Err(E::custom(format_args!("more than {bound} {what}")));
+        }
+        Ok(())
+    }
+}
+
+/// Where in a card a value is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// The card: only [`CARD_MEMBERS`].
+    Card,
+    /// An array of interfaces: counted.
+    Interfaces,
+    /// The array of skills: counted, each a [`Shape::Skill`].
+    Skills,
+    /// A skill: only [`SKILL_MEMBERS`].
+    Skill,
+    /// Anything else: kept whole.
+    Whole,
+}
+
+/// Reads a value of a card as its [`Shape`] says.
+struct Reader<'t> {
+    shape: Shape,
+    tally: &'t Tally,
+}
+
+impl<'de> DeserializeSeed<'de> for Reader<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Reader<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let t = self.tally;
+        let (counter, bound, what, item) = match self.shape {
+            Shape::Interfaces => (
+                &t.interfaces,
+                MAX_CARD_INTERFACES,
+                "interfaces",
+                Shape::Whole,
+            ),
+            Shape::Skills => (&t.skills, MAX_CARD_SKILLS, "skills", Shape::Skill),
+            Shape::Card | Shape::Skill | Shape::Whole => {
+                return Value::deserialize(SeqAccessDeserializer::new(seq));
+            }
+        };
+        let mut items = Vec::new();
+        while let Some(v) = seq.next_element_seed(Reader {
+            shape: item,
+            tally: t,
+        })? {
+            t.count(counter, bound, what)?;
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let kept: &[&str] = match self.shape {
+            Shape::Card => &CARD_MEMBERS,
+            Shape::Skill => &SKILL_MEMBERS,
+            Shape::Interfaces | Shape::Skills | Shape::Whole => {
+                return Value::deserialize(MapAccessDeserializer::new(map));
+            }
+        };
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !kept.contains(&key.as_str()) {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let shape = match (self.shape, key.as_str()) {
+                (Shape::Card, "supportedInterfaces" | "additionalInterfaces") => Shape::Interfaces,
+                (Shape::Card, "skills") => Shape::Skills,
+                _ => Shape::Whole,
+            };
+            let value = map.next_value_seed(Reader {
+                shape,
+                tally: self.tally,
+            })?;
+            // The v0.3 top-level `url` is an interface too.
+            if self.shape == Shape::Card && key == "url" {
+                let t = self.tally;
+                t.count(&t.interfaces, MAX_CARD_INTERFACES, "interfaces")?;
+            }
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
 /// Returns where a credential goes for the card `raw` fetched from `card_url`
 /// (`security::card_placement`); an `apiKey` scheme that cannot be used makes the card
 /// invalid, the error naming the agent and the scheme.
@@ -505,5 +737,119 @@ mod tests {
         let err = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap_err();
         assert!(matches!(err, A2aError::InvalidCard { .. }), "{err}");
         assert!(!err.to_string().contains("u:p"), "{err}");
+    }
+
+    const URL: &str = "http://a.example/.well-known/agent-card.json";
+
+    fn read(card: &Value) -> Result<Value, A2aError> {
+        read_card(&Op::new(URL, "card"), URL, card.to_string().as_bytes())
+    }
+
+    #[test]
+    fn a_card_is_read_into_the_members_it_is_used_for() {
+        let mut raw = card(&json!([
+            {"url": "http://a.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0",
+             "tenant": "t"}
+        ]));
+        raw["signatures"] = json!([{"protected": "x".repeat(1000), "signature": "y"}]);
+        raw["defaultInputModes"] = json!(["text/plain"]);
+        raw["securitySchemes"] = json!({"k": {"apiKeySecurityScheme": {"location": "header",
+                                                                      "name": "X-Key"}}});
+        raw["capabilities"] = json!({"streaming": true, "extensions": [{"uri": "u"}]});
+        raw["skills"] = json!([{"id": "s", "name": "S", "tags": ["t"], "description": "long",
+                                "examples": ["e".repeat(1000)]}]);
+        let got = read(&raw).unwrap();
+        let keys: Vec<&str> = got
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "capabilities",
+                "description",
+                "name",
+                "securitySchemes",
+                "skills",
+                "supportedInterfaces",
+                "version"
+            ]
+        );
+        assert_eq!(got["supportedInterfaces"], raw["supportedInterfaces"]);
+        assert_eq!(got["capabilities"], raw["capabilities"]);
+        assert_eq!(
+            got["skills"],
+            json!([{"id": "s", "name": "S", "tags": ["t"]}])
+        );
+        // What is kept still makes the card: its interface, its credential placement.
+        let info = parse_card(URL, got).unwrap();
+        assert_eq!(info.interface_url, "http://a.example/rpc");
+        assert!(matches!(info.placement, Placement::Header { .. }));
+    }
+
+    #[test]
+    fn interfaces_and_skills_are_counted_while_read() {
+        let interface = json!({"url": "http://a.example/rpc", "protocolBinding": "JSONRPC"});
+        let mut raw = card(&json!(vec![interface.clone(); MAX_CARD_INTERFACES]));
+        assert!(read(&raw).is_ok());
+        // The v0.3 top-level `url` and `additionalInterfaces` count with them.
+        raw["url"] = json!("http://a.example/v03");
+        let err = read(&raw).unwrap_err();
+        assert!(
+            matches!(err, A2aError::CardOverBound { flag: None, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("more than 64 interfaces"), "{err}");
+        let raw = card(&json!([]));
+        let mut v03 = raw.clone();
+        v03["additionalInterfaces"] = json!(vec![interface; MAX_CARD_INTERFACES + 1]);
+        assert!(read(&v03).is_err());
+
+        let skill = json!({"id": "s", "name": "S", "tags": []});
+        let mut many = raw.clone();
+        many["skills"] = json!(vec![skill.clone(); MAX_CARD_SKILLS]);
+        assert!(read(&many).is_ok());
+        many["skills"] = json!(vec![skill; MAX_CARD_SKILLS + 1]);
+        let err = read(&many).unwrap_err();
+        assert!(err.to_string().contains("more than 1024 skills"), "{err}");
+        assert!(
+            err.hint().unwrap().contains("at most 64 interfaces"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_card_read_keeps_the_errors_of_json_and_of_shape() {
+        // Not JSON: the decode error, as for any answer.
+        let err = read_card(&Op::new(URL, "card"), URL, b"{\"name\": ").unwrap_err();
+        assert!(matches!(err, A2aError::Decode { .. }), "{err}");
+        let err = read_card(&Op::new(URL, "card"), URL, b"{} trailing").unwrap_err();
+        assert!(matches!(err, A2aError::Decode { .. }), "{err}");
+        // Not a card: read as given, refused by the parse.
+        for body in [json!([1, 2]), json!("card"), json!({"skills": "yes"})] {
+            let got = read(&body).unwrap();
+            assert_eq!(got, body);
+            assert!(parse_card(URL, got).is_err(), "{body}");
+        }
+    }
+
+    #[test]
+    fn a_card_over_its_bytes_names_the_flag_that_bounds_it() {
+        let err = card_too_large(URL, 1024 * 1024, 1024 * 1024);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the agent card at `{URL}` is larger than the 1048576-byte bound of --max-card-size"
+            )
+        );
+        assert!(err.hint().unwrap().contains("raise --max-card-size"));
+        let err = card_too_large(URL, 65536, 1024 * 1024);
+        assert!(
+            err.to_string()
+                .contains("65536-byte bound of --max-response-size"),
+            "{err}"
+        );
     }
 }

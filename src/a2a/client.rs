@@ -14,14 +14,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use reqwest::StatusCode;
 
 use super::binding::{Call, ListTasksPage, Raw};
-use super::card::{AgentCardInfo, card_url_for, parse_card};
+use super::card::{AgentCardInfo, card_too_large, card_url_for, parse_card, read_card};
 use super::credentials::{Credential, Placed, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
 use super::limits::{Limiter, Limits, Skip};
 use super::security::Placement;
 use super::stream::EventStream;
-use super::transport::{ClientConfig, Op, Target, Transport, decode_json};
+use super::transport::{ClientConfig, Op, Target, Transport};
 use super::types;
+use crate::model::NotBefore;
 use crate::model::ProtocolBinding;
 
 /// Where and how to call one agent.
@@ -142,9 +143,22 @@ impl A2aClient {
     }
 
     /// Returns why requests to the agent at this interface URL (with this credential variable)
-    /// are skipped for the rest of this process, if its circuit is open.
+    /// are skipped: its circuit is open for the rest of this process, or its not-before time is
+    /// ahead.
     pub fn skipped(&self, interface_url: &str, credential_var: Option<&str>) -> Option<Skip> {
         self.inner.limiter.skipped(interface_url, credential_var)
+    }
+
+    /// Sets the deadline of the pass under way (`None`: none): an agent that asks to wait
+    /// (`Retry-After`) past it is not waited for; it gets a not-before time instead.
+    pub fn set_deadline(&self, deadline: Option<tokio::time::Instant>) {
+        self.inner.limiter.set_deadline(deadline);
+    }
+
+    /// Returns the not-before times agents gave this client since the last call (interface URL,
+    /// credential key, not-before), for the journal.
+    pub fn fresh_not_befores(&self) -> Vec<(String, Option<String>, NotBefore)> {
+        self.inner.limiter.fresh_not_befores()
     }
 
     /// Returns the limits this client obeys.
@@ -155,7 +169,9 @@ impl A2aClient {
     /// Fetches an agent card from a base URL or card URL and chooses its interface.
     ///
     /// The credential, if given, is sent with the card request (the card's own origin;
-    /// redirects to another host drop it).
+    /// redirects to another host drop it). The body is read up to the smaller of
+    /// `max_card_size` and `max_response_size`, and parsed counting its interfaces and skills
+    /// (`card::read_card`): a card over a bound is [`A2aError::CardOverBound`].
     pub async fn fetch_card(
         &self,
         url: &str,
@@ -166,13 +182,22 @@ impl A2aClient {
         let op = Op::new(&card_url, CARD_FETCH).with_secret(credential);
         let transport = &self.inner.transport;
         let req = transport.get_json(parsed, credential);
-        let (status, headers, body) = transport.unary(req, &op).await?;
+        let cfg = transport.config();
+        let limit = cfg.max_card_size.min(cfg.max_response_size);
+        let (status, headers, body) = match transport.unary_within(req, &op, limit).await {
+            Err(A2aError::TooLarge { .. }) => {
+                return Err(card_too_large(&card_url, limit, cfg.max_card_size));
+            }
+            answer => answer?,
+        };
         if !status.is_success() {
             // No binding is chosen before the card: its error body is read as the default
             // binding reads one.
             return Err(ProtocolBinding::default().http_error(&op, status, &headers, &body));
         }
-        parse_card(&card_url, decode_json(&op, &body)?)
+        let raw = read_card(&op, &card_url, &body)?;
+        drop(body);
+        parse_card(&card_url, raw)
     }
 
     /// Fetches an agent card as [`A2aClient::fetch_card`] does, once per client: a card this

@@ -233,7 +233,7 @@ pub enum A2aError {
         method: &'static str,
     },
     /// Not sent: the agent's circuit is open for this pass (consecutive timeouts or connection
-    /// failures, or a `Retry-After` too long to wait for).
+    /// failures), or its not-before time is ahead (a `Retry-After` too long to wait for).
     #[error("{method} to `{url}` skipped this pass: {reason}")]
     Skipped {
         /// The redacted interface URL.
@@ -242,6 +242,8 @@ pub enum A2aError {
         method: &'static str,
         /// Why the agent is skipped.
         reason: String,
+        /// When it may be tried again, if it gave a not-before time.
+        not_before: Option<chrono::DateTime<chrono::Utc>>,
     },
     /// The agent card does not parse as an A2A v1.0 card.
     #[error("invalid agent card at `{url}`: {}", one_line(detail))]
@@ -250,6 +252,18 @@ pub enum A2aError {
         url: String,
         /// What is wrong.
         detail: String,
+    },
+    /// The card is over a bound on what a card may hold (its bytes, its interfaces, its
+    /// skills): a card we cannot use, like one offering no interface we speak.
+    #[error("the agent card at `{url}` {what}")]
+    CardOverBound {
+        /// The redacted card URL.
+        url: String,
+        /// Which bound, for the message: "is larger than the 1048576-byte bound of
+        /// --max-card-size", "lists more than 64 interfaces (the bound on a card)".
+        what: String,
+        /// The flag that sets the bound, if one does.
+        flag: Option<&'static str>,
     },
     /// The card offers no interface we speak (A2A 1.x over JSON-RPC or HTTP+JSON, 0.3 over
     /// JSON-RPC), or none that the forced `--binding` / `--protocol` allow.
@@ -300,6 +314,7 @@ impl A2aError {
             | Self::StreamIdle { .. }
             | Self::StreamTruncated { .. }
             | Self::InvalidCard { .. }
+            | Self::CardOverBound { .. }
             | Self::NoJsonRpcInterface { .. } => ErrorClass::Ambiguous,
         }
     }
@@ -470,9 +485,10 @@ impl A2aError {
             Self::InvalidUrl { .. } | Self::Credential { .. } | Self::TokenCommand { .. } => {
                 exit::USAGE
             }
-            Self::Client { .. } | Self::InvalidCard { .. } | Self::NoJsonRpcInterface { .. } => {
-                exit::FAILURE
-            }
+            Self::Client { .. }
+            | Self::InvalidCard { .. }
+            | Self::CardOverBound { .. }
+            | Self::NoJsonRpcInterface { .. } => exit::FAILURE,
             Self::TooLarge { .. } => exit::NEEDS_HUMAN,
             _ if self.is_bad_task_id() => exit::NEEDS_HUMAN,
             _ => match self.class() {
@@ -524,9 +540,7 @@ impl A2aError {
             Self::Timeout { .. } | Self::StreamIdle { .. } => {
                 "the agent did not answer in time; run again later, or raise --timeout".to_owned()
             }
-            Self::Skipped { .. } => "nothing was sent; the next pass tries this agent again \
-                (--agent-failures sets how many failures in a row skip an agent)"
-                .to_owned(),
+            Self::Skipped { not_before, .. } => skipped_hint(not_before.is_some()).to_owned(),
             Self::Transport { .. } | Self::StreamTruncated { .. } => {
                 "the connection broke; run again later (recovery looks before it resends)"
                     .to_owned()
@@ -567,6 +581,7 @@ impl A2aError {
             Self::InvalidCard { .. } => "check that the URL points at an A2A agent (its \
                 card is at /.well-known/agent-card.json)"
                 .to_owned(),
+            Self::CardOverBound { flag, .. } => card_bound_hint(*flag),
             Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 over \
                 JSON-RPC or HTTP+JSON, and 0.3 over either; this v0.3 card's `url` / \
                 `preferredTransport` / `additionalInterfaces` name none of them (or not the one \
@@ -698,6 +713,33 @@ fn fmt_tries(tries: Option<(u32, Duration)>) -> String {
             format!(" on each of {n} tries, {} in all", fmt_duration(spent))
         }
         _ => String::new(),
+    }
+}
+
+/// The hint of a skipped request: its agent's not-before time is ahead, or its circuit open.
+fn skipped_hint(not_before: bool) -> &'static str {
+    if not_before {
+        "nothing was sent; the agent asked not to be called before the time named (a \
+         Retry-After, at most a day ahead): passes skip it until then, then try it again"
+    } else {
+        "nothing was sent; the next pass tries this agent again (--agent-failures sets how many \
+         failures in a row skip an agent)"
+    }
+}
+
+/// The hint of a card over a bound: the flag that sets it, or the fixed counts.
+fn card_bound_hint(flag: Option<&str>) -> String {
+    match flag {
+        Some(flag) => format!(
+            "nothing was sent; real cards are a few KiB: raise {flag} if this agent's card is \
+             legitimately that large"
+        ),
+        None => format!(
+            "nothing was sent; a2a-recover uses cards of at most {} interfaces and {} skills \
+             (real cards list a few): the agent's card must list fewer",
+            super::card::MAX_CARD_INTERFACES,
+            super::card::MAX_CARD_SKILLS
+        ),
     }
 }
 

@@ -832,6 +832,7 @@ mod tests {
             max_response_size: 1 << 20,
             stream_idle_timeout: std::time::Duration::from_secs(10),
             max_look_size: 1 << 20,
+            max_card_size: crate::a2a::DEFAULT_MAX_CARD_SIZE,
         })
         .unwrap();
         let ep = Endpoint {

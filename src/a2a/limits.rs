@@ -11,9 +11,17 @@
 //!
 //! The circuit: after `failures` consecutive timeouts or connection failures (any answer resets
 //! the count), the agent's circuit is open for the rest of this process: every later request
-//! to it fails at once with [`A2aError::Skipped`], nothing sent. An agent that asks to wait
-//! longer than [`LONGEST_PAUSE`] is skipped the same way. The next process (the next pass)
-//! tries again.
+//! to it fails at once with [`A2aError::Skipped`], nothing sent. The next process (the next
+//! pass) tries again.
+//!
+//! Not-before: an agent that asks to wait (`Retry-After`) longer than this process will, the
+//! shorter of [`LONGEST_PAUSE`] and the time left before the pass's deadline
+//! ([`Limiter::set_deadline`]), is not waited for: its *not-before* time is now plus what it
+//! asked, at most [`LONGEST_NOT_BEFORE`] (a `Retry-After` of years, or of `u64::MAX` seconds,
+//! is clamped, never overflowed), and every request to it (stream opens too) fails at once with
+//! [`A2aError::Skipped`] until then, nothing sent. The commands journal each new not-before
+//! ([`Limiter::fresh_not_befores`]) and hand the journaled ones back to the next process
+//! ([`Limits::not_before`]), so a cron pass honours what an earlier one was told.
 //!
 //! Waits use `tokio::time`, so `#[tokio::test(start_paused = true)]` drives them.
 
@@ -21,18 +29,23 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
-use crate::model::Overrides;
+use crate::model::{NotBefore, NotBefores, Overrides};
 
 use super::client::Endpoint;
 use super::credentials::{Credential, redact_url};
 use super::error::{A2aError, fmt_duration};
 
-/// The longest `Retry-After` an agent is paused for; an agent asking for more is skipped for
-/// the rest of the pass (the same bound as a read's retries).
+/// The longest `Retry-After` an agent is paused for; an agent asking for more is not waited
+/// for: it gets a not-before time, and is skipped until then.
 pub const LONGEST_PAUSE: Duration = super::backoff::RETRY_AFTER_CAP;
+
+/// The furthest ahead a not-before time is set, whatever the agent asked (a day): an agent
+/// that asks for years is asked again, one request, a day later.
+pub const LONGEST_NOT_BEFORE: Duration = Duration::from_hours(24);
 
 /// The limits of one agent.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,15 +73,18 @@ pub struct Limits {
     pub overrides: Overrides,
     /// Consecutive timeouts or connection failures that open an agent's circuit; `None`: never.
     pub failures: Option<u32>,
+    /// Not-before times journaled by earlier processes: no request to those agents before.
+    pub not_before: NotBefores,
 }
 
 impl Default for Limits {
-    /// No limits and no circuit: what every command but the passes uses.
+    /// No limits, no circuit, no not-before: what every command but the passes uses.
     fn default() -> Self {
         Self {
             default: AgentLimits::UNBOUNDED,
             overrides: HashMap::new(),
             failures: None,
+            not_before: HashMap::new(),
         }
     }
 }
@@ -93,13 +109,34 @@ impl Limits {
 type Key = (String, Option<String>);
 
 /// Why an agent's remaining requests are skipped.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Skip {
     /// The agent's interface URL, redacted.
     pub agent: String,
     /// What happened, for a human: "3 consecutive timeouts or connection failures (the last:
     /// …)".
     pub reason: String,
+    /// When it may be tried again, if it gave a not-before time; `None`: the next process.
+    pub not_before: Option<DateTime<Utc>>,
+}
+
+impl Skip {
+    /// Returns the skip an [`A2aError::Skipped`] reports; `None` for any other error.
+    pub fn of(e: &A2aError) -> Option<Self> {
+        match e {
+            A2aError::Skipped {
+                url,
+                reason,
+                not_before,
+                ..
+            } => Some(Self {
+                agent: url.clone(),
+                reason: reason.clone(),
+                not_before: *not_before,
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// One agent's state.
@@ -120,6 +157,33 @@ struct GateState {
     failures: u32,
     /// Set once the circuit is open.
     skip: Option<Skip>,
+    /// No request before this (a `Retry-After` longer than this process waits).
+    not_before: Option<NotBefore>,
+    /// Whether `not_before` was set by an answer in this process (not journaled yet).
+    fresh: bool,
+}
+
+impl GateState {
+    /// Returns the skip in force now: the circuit (unary requests only), or a not-before time
+    /// still ahead.
+    fn skip(&self, url: &str, unary: bool) -> Option<Skip> {
+        if unary && let Some(skip) = &self.skip {
+            return Some(skip.clone());
+        }
+        let nb = self
+            .not_before
+            .as_ref()
+            .filter(|nb| nb.at > crate::clock::system_now())?;
+        Some(Skip {
+            agent: redact_url(url),
+            reason: format!(
+                "{}; not tried again before {}",
+                nb.reason,
+                crate::clock::rfc3339(nb.at)
+            ),
+            not_before: Some(nb.at),
+        })
+    }
 }
 
 /// The per-agent limiter of one client.
@@ -127,6 +191,8 @@ struct GateState {
 pub(crate) struct Limiter {
     limits: Limits,
     gates: Mutex<HashMap<Key, Arc<Gate>>>,
+    /// The pass's deadline: a `Retry-After` past it is not waited for.
+    deadline: Mutex<Option<Instant>>,
 }
 
 /// A request's turn: hold it while the request is in flight, then [`Turn::finish`] it with
@@ -137,6 +203,8 @@ pub(crate) struct Turn {
     threshold: Option<u32>,
     /// Whether the request counts toward the circuit (unary requests; not stream opens).
     circuit: bool,
+    /// The longest `Retry-After` waited for: [`LONGEST_PAUSE`], or less before a deadline.
+    longest: Duration,
     _permit: Option<OwnedSemaphorePermit>,
 }
 
@@ -145,7 +213,40 @@ impl Limiter {
         Self {
             limits,
             gates: Mutex::new(HashMap::new()),
+            deadline: Mutex::new(None),
         }
+    }
+
+    /// Sets the deadline of the pass under way (`None`: none): an agent that asks to wait past
+    /// it is not waited for, as one that asks for more than [`LONGEST_PAUSE`].
+    pub(crate) fn set_deadline(&self, deadline: Option<Instant>) {
+        *self.deadline.lock().unwrap_or_else(PoisonError::into_inner) = deadline;
+    }
+
+    /// Returns the longest `Retry-After` waited for now.
+    fn longest_wait(&self) -> Duration {
+        let deadline = *self.deadline.lock().unwrap_or_else(PoisonError::into_inner);
+        deadline.map_or(LONGEST_PAUSE, |d| {
+            LONGEST_PAUSE.min(d.saturating_duration_since(Instant::now()))
+        })
+    }
+
+    /// Returns the not-before times set by answers in this process and not yet taken, marking
+    /// them taken: (interface URL, credential key, not-before), for the journal.
+    pub(crate) fn fresh_not_befores(&self) -> Vec<(String, Option<String>, NotBefore)> {
+        let gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = Vec::new();
+        for ((url, credential), gate) in gates.iter() {
+            let mut s = gate.lock();
+            if s.fresh
+                && let Some(nb) = s.not_before.clone()
+            {
+                s.fresh = false;
+                out.push((url.clone(), credential.clone(), nb));
+            }
+        }
+        out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+        out
     }
 
     pub(crate) fn limits(&self) -> &Limits {
@@ -157,24 +258,35 @@ impl Limiter {
         Arc::clone(
             gates
                 .entry((url.to_owned(), credential.map(str::to_owned)))
-                .or_insert_with(|| {
+                .or_insert_with_key(|key| {
                     let limits = self.limits.of(url);
                     Arc::new(Gate {
                         limits,
                         permits: Arc::new(Semaphore::new(
                             limits.concurrency.clamp(1, Semaphore::MAX_PERMITS),
                         )),
-                        state: Mutex::new(GateState::default()),
+                        state: Mutex::new(GateState {
+                            not_before: self.limits.not_before.get(key).cloned(),
+                            ..GateState::default()
+                        }),
                     })
                 }),
         )
     }
 
-    /// Returns why the agent's requests are skipped, if its circuit is open.
+    /// Returns why the agent's requests are skipped, if its circuit is open or its not-before
+    /// time is ahead.
     pub(crate) fn skipped(&self, url: &str, credential: Option<&str>) -> Option<Skip> {
+        let key = (url.to_owned(), credential.map(str::to_owned));
         let gates = self.gates.lock().unwrap_or_else(PoisonError::into_inner);
-        let gate = gates.get(&(url.to_owned(), credential.map(str::to_owned)))?;
-        gate.lock().skip.clone()
+        match gates.get(&key) {
+            Some(gate) => gate.lock().skip(url, true),
+            None => GateState {
+                not_before: self.limits.not_before.get(&key).cloned(),
+                ..GateState::default()
+            }
+            .skip(url, true),
+        }
     }
 
     /// Waits for a unary request's turn at `ep`: a permit, the rate, the pause.
@@ -204,12 +316,13 @@ impl Limiter {
         let credential = ep.credential.as_ref().map(Credential::key);
         let gate = self.gate(&ep.url, credential.as_deref());
         let unary = permit;
-        let skipped = |skip: &Skip| A2aError::Skipped {
-            url: skip.agent.clone(),
+        let skipped = |skip: Skip| A2aError::Skipped {
+            url: skip.agent,
             method,
-            reason: skip.reason.clone(),
+            reason: skip.reason,
+            not_before: skip.not_before,
         };
-        if let Some(skip) = gate.lock().skip.as_ref().filter(|_| unary) {
+        if let Some(skip) = gate.lock().skip(&ep.url, unary) {
             return Err(skipped(skip));
         }
         let permit = if permit {
@@ -227,7 +340,7 @@ impl Limiter {
         loop {
             let wait = {
                 let mut s = gate.lock();
-                if let Some(skip) = s.skip.as_ref().filter(|_| unary) {
+                if let Some(skip) = s.skip(&ep.url, unary) {
                     return Err(skipped(skip));
                 }
                 let now = Instant::now();
@@ -248,6 +361,7 @@ impl Limiter {
             gate,
             threshold: self.limits.failures.filter(|_| unary),
             circuit: unary,
+            longest: self.longest_wait(),
             _permit: permit,
         })
     }
@@ -260,8 +374,9 @@ impl Gate {
 }
 
 impl Turn {
-    /// Records what the request came to: a `Retry-After` pauses the agent; timeouts and
-    /// connection failures in a row open its circuit; any answer closes the count.
+    /// Records what the request came to: a `Retry-After` pauses the agent (one longer than
+    /// this process waits sets its not-before time); timeouts and connection failures in a row
+    /// open its circuit; any answer closes the count.
     pub(crate) fn finish<T>(self, url: &str, result: &Result<T, A2aError>) {
         let mut s = self.gate.lock();
         let Err(e) = result else {
@@ -286,6 +401,7 @@ impl Turn {
                             s.failures,
                             e.summary()
                         ),
+                        not_before: None,
                     });
                 }
             }
@@ -296,16 +412,29 @@ impl Turn {
                 ..
             } => {
                 s.failures = 0;
-                if *after > LONGEST_PAUSE {
-                    if self.threshold.is_some() && s.skip.is_none() {
-                        s.skip = Some(Skip {
-                            agent: redact_url(url),
+                if *after > self.longest {
+                    let longest = if self.longest < LONGEST_PAUSE {
+                        format!(
+                            "the {} left before the deadline",
+                            fmt_duration(self.longest)
+                        )
+                    } else {
+                        fmt_duration(LONGEST_PAUSE)
+                    };
+                    // At most a day ahead: a Retry-After of years (or of u64::MAX seconds) is
+                    // clamped before it reaches any clock.
+                    let ahead = chrono::Duration::from_std((*after).min(LONGEST_NOT_BEFORE))
+                        .unwrap_or(chrono::Duration::zero());
+                    let at = crate::clock::system_now() + ahead;
+                    if s.not_before.as_ref().is_none_or(|nb| nb.at < at) {
+                        s.not_before = Some(NotBefore {
+                            at,
                             reason: format!(
-                                "it asked to wait {} (Retry-After), longer than {}",
-                                fmt_duration(*after),
-                                fmt_duration(LONGEST_PAUSE)
+                                "it asked to wait {} (Retry-After), longer than {longest}",
+                                fmt_duration(*after)
                             ),
                         });
+                        s.fresh = true;
                     }
                     return;
                 }
@@ -342,6 +471,7 @@ mod tests {
             default: AgentLimits { concurrency, rate },
             overrides: HashMap::new(),
             failures,
+            not_before: HashMap::new(),
         })
     }
 
@@ -475,6 +605,82 @@ mod tests {
             .unwrap()
             .finish(&a.url, &busy(&a.url, Duration::from_secs(3600)));
         assert!(l.skipped(&a.url, None).is_some());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_of_years_sets_a_not_before_a_day_ahead_at_most() {
+        // Every client, not only the passes': no circuit here.
+        let l = limiter(8, None, None);
+        let (a, b, other) = (ep("http://a/"), ep("http://b/"), ep("http://c/"));
+        for (agent, after) in [(&a, Duration::from_secs(u64::MAX)), (&other, Duration::MAX)] {
+            l.acquire(agent, "GetTask")
+                .await
+                .unwrap()
+                .finish(&agent.url, &busy(&agent.url, after));
+        }
+        assert!(l.skipped(&other.url, None).is_some());
+        let now = crate::clock::system_now();
+        let skip = l.skipped(&a.url, None).expect("skipped");
+        let at = skip.not_before.expect("a not-before");
+        assert!(at > now && at <= now + chrono::Duration::hours(24), "{at}");
+        assert!(
+            skip.reason
+                .contains("longer than 30s; not tried again before")
+        );
+        // Stream opens obey it too, and nothing waits.
+        let start = Instant::now();
+        let err = l.admit(&a, "SubscribeToTask").await.unwrap_err();
+        assert_eq!(Skip::of(&err).and_then(|s| s.not_before), Some(at), "{err}");
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        assert!(l.acquire(&b, "GetTask").await.is_ok(), "another agent");
+        // Taken once for the journal.
+        let fresh = l.fresh_not_befores();
+        assert_eq!(fresh.len(), 2);
+        assert_eq!(fresh[0].2.at, at);
+        assert!(l.fresh_not_befores().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_past_the_deadline_is_not_waited_for() {
+        let l = limiter(8, None, None);
+        let a = ep("http://a/");
+        l.set_deadline(Some(Instant::now() + Duration::from_secs(5)));
+        l.acquire(&a, "GetTask")
+            .await
+            .unwrap()
+            .finish(&a.url, &busy(&a.url, Duration::from_secs(10)));
+        let skip = l.skipped(&a.url, None).expect("skipped");
+        assert!(
+            skip.reason.contains("left before the deadline"),
+            "{}",
+            skip.reason
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_journaled_not_before_skips_the_agent_until_it_passes() {
+        let now = crate::clock::system_now();
+        let key = ("http://a/".to_owned(), Some("env:TOK".to_owned()));
+        let mut limits = Limits::default();
+        limits.not_before.insert(
+            key.clone(),
+            NotBefore {
+                at: now + chrono::Duration::hours(1),
+                reason: "it asked".to_owned(),
+            },
+        );
+        limits.not_before.insert(
+            ("http://b/".to_owned(), None),
+            NotBefore {
+                at: now - chrono::Duration::seconds(1),
+                reason: "passed".to_owned(),
+            },
+        );
+        let l = Limiter::new(limits);
+        assert!(l.skipped("http://a/", Some("env:TOK")).is_some());
+        assert!(l.skipped("http://a/", None).is_none(), "another credential");
+        assert!(l.skipped("http://b/", None).is_none(), "passed");
+        assert!(l.fresh_not_befores().is_empty(), "journaled already");
     }
 
     #[test]

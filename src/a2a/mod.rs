@@ -66,13 +66,14 @@ pub use crate::model::{
 pub use backoff::{full_jitter, retry_read};
 pub use binding::{ListTasksPage, Raw};
 pub use card::{
-    AgentCardInfo, CardInterface, Chosen, WELL_KNOWN_CARD_PATH, card_placement, card_url_for,
+    AgentCardInfo, CardInterface, Chosen, DEFAULT_MAX_CARD_SIZE, MAX_CARD_INTERFACES,
+    MAX_CARD_SKILLS, WELL_KNOWN_CARD_PATH, card_placement, card_url_for,
 };
 pub use client::{A2aClient, Endpoint};
 pub use codes::ErrorKind;
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
-pub use limits::{AgentLimits, LONGEST_PAUSE, Limits, Skip};
+pub use limits::{AgentLimits, LONGEST_NOT_BEFORE, LONGEST_PAUSE, Limits, Skip};
 pub use security::Placement;
 pub use stream::EventStream;
 pub use token_cmd::end_all as end_token_commands;

@@ -46,6 +46,9 @@ pub struct ClientConfig {
     /// The most bytes of `ListTasks` answers one look before a resend reads
     /// (`--max-look-size`); past it the look is inconclusive.
     pub max_look_size: u64,
+    /// The largest Agent Card read (`--max-card-size`; the smaller of it and
+    /// `max_response_size` applies); a larger card is one we cannot use.
+    pub max_card_size: u64,
 }
 
 /// An interface URL parsed once per client: the parsed URL, its origin (where a credential
@@ -181,20 +184,24 @@ impl Transport {
     /// Sends a request and reads its body, all within `timeout`; a non-success body is read
     /// up to [`ERROR_BODY_LIMIT`] only.
     pub(crate) async fn unary(&self, req: RequestBuilder, op: &Op) -> Result<Answer, A2aError> {
+        self.unary_within(req, op, self.cfg.max_response_size).await
+    }
+
+    /// [`Transport::unary`] with a success body refused past `limit` bytes (a card's own
+    /// bound), not `max_response_size`.
+    pub(crate) async fn unary_within(
+        &self,
+        req: RequestBuilder,
+        op: &Op,
+        limit: u64,
+    ) -> Result<Answer, A2aError> {
         let cfg = &self.cfg;
         let exchange = async {
             let mut resp = req.send().await.map_err(|e| op.transport(e, cfg.timeout))?;
             let status = resp.status();
             tracing::trace!(method = op.method, url = %op.url, status = status.as_u16(), "answer");
             let body = if status.is_success() {
-                read_body(
-                    &mut resp,
-                    op,
-                    cfg.max_response_size,
-                    Over::Fail,
-                    cfg.timeout,
-                )
-                .await?
+                read_body(&mut resp, op, limit, Over::Fail, cfg.timeout).await?
             } else {
                 let limit = ERROR_BODY_LIMIT.min(cfg.max_response_size);
                 read_body(&mut resp, op, limit, Over::Truncate, cfg.timeout).await?
@@ -488,6 +495,16 @@ pub(crate) fn media_type(resp: &Response) -> String {
 /// Parses a body as JSON, telling invalid UTF-8 from invalid JSON; the token sent is
 /// scrubbed from it first.
 pub(crate) fn decode_json(op: &Op, body: &[u8]) -> Result<Value, A2aError> {
+    decode_json_with(op, body, |b| serde_json::from_slice(b))
+}
+
+/// [`decode_json`] with the parser given (one that reads only part of the body into the
+/// value, say).
+pub(crate) fn decode_json_with(
+    op: &Op,
+    body: &[u8],
+    parse: impl FnOnce(&[u8]) -> serde_json::Result<Value>,
+) -> Result<Value, A2aError> {
     let body = op.scrub(body);
     if let Err(e) = std::str::from_utf8(&body) {
         return Err(op.decode(
@@ -495,7 +512,7 @@ pub(crate) fn decode_json(op: &Op, body: &[u8]) -> Result<Value, A2aError> {
             format!("invalid byte at offset {}", e.valid_up_to()),
         ));
     }
-    let mut value: Value = serde_json::from_slice(&body).map_err(|e| {
+    let mut value: Value = parse(&body).map_err(|e| {
         // Our words, not the parser's: where the JSON broke, and what the body starts with.
         let what = match e.classify() {
             serde_json::error::Category::Eof => "the body ends in the middle of a JSON value",
@@ -539,14 +556,20 @@ pub(crate) fn http_error(
     }
 }
 
-/// Parses `Retry-After`: delay seconds, or an HTTP date (a past date means now).
+/// Parses `Retry-After`: delay seconds, or an HTTP date (a past date means now). Never panics
+/// nor overflows: more seconds than `u64` holds read as `u64::MAX` seconds, and a date however
+/// far ahead as the wait until it (what waits it is the limiter's to bound: `limits.rs`).
 pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(
+            value.parse::<u64>().unwrap_or(u64::MAX),
+        ));
     }
     let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
-    let wait = date.with_timezone(&chrono::Utc) - crate::clock::system_now();
+    let wait = date
+        .with_timezone(&chrono::Utc)
+        .signed_duration_since(crate::clock::system_now());
     Some(wait.to_std().unwrap_or(Duration::ZERO))
 }
 

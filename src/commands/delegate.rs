@@ -412,6 +412,8 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         outcomes: BTreeMap::new(),
     };
     let code = d.delegate().await?;
+    // An agent that asked to wait longer than we do: later passes skip it until then.
+    crate::recovery::not_before::journal_fresh(&client, &journal)?;
     let followed = if args.follow {
         follow_after(ctx, &journal, &client, &req.spec.name).await?
     } else {

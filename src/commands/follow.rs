@@ -27,7 +27,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::a2a::{A2aClient, A2aError, redact_url};
+use crate::a2a::{A2aClient, A2aError, Limits, redact_url};
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::duration::parse_duration;
@@ -84,7 +84,13 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
         let hint = "list the journaled steps with `a2a-recover inspect`";
         return Err(super::util::unknown_step(&journal, &name, hint)?.into());
     };
-    let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
+    // No request to an agent before the not-before time an earlier command was given.
+    let limits = Limits {
+        not_before: journal.not_before_limits()?,
+        ..Limits::default()
+    };
+    let client = A2aClient::with_limits(ctx.client_config(), limits)
+        .context("failed to set up the HTTP client")?;
     ctx.out.begin("follow")?;
     let opts = FollowOptions {
         max_reconnects: args.max_reconnects,
@@ -151,6 +157,8 @@ pub(crate) async fn follow_step(
     };
     let result = step.follow(&mut show, attempt).await;
     show.finish_spinner();
+    // What the agent asked (a Retry-After too long to wait for) holds for later passes too.
+    crate::recovery::not_before::journal_fresh(client, journal)?;
     let (code, summary) = result?;
     show.flush_events(None)?;
     if let Some(e) = show.broken {
@@ -470,6 +478,15 @@ impl Step<'_> {
                     ),
                 )
             }
+            FollowEnd::Skipped(reason) => (
+                "skipped",
+                format!(
+                    "{step} is still {} (task {task}; {counts}): not waited for: {}; run again \
+                     later.",
+                    a.state,
+                    inert(reason)
+                ),
+            ),
             FollowEnd::Failed { error, .. } => (
                 "failed",
                 format!(
@@ -481,8 +498,10 @@ impl Step<'_> {
         };
         // A failure ended it (over the size cap, a refusal) or kept it from reading (reconnects
         // spent on errors): say what went wrong and what to do on stderr, as other commands do.
-        if let (FollowEnd::Failed { .. } | FollowEnd::ReconnectsSpent, Some(error)) =
-            (&o.end, &last_error)
+        if let (
+            FollowEnd::Failed { .. } | FollowEnd::ReconnectsSpent | FollowEnd::Skipped(_),
+            Some(error),
+        ) = (&o.end, &last_error)
         {
             if matches!(o.end, FollowEnd::Failed { .. }) {
                 show.status(&format!("{step}: could not read it: {error}"));

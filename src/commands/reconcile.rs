@@ -125,6 +125,7 @@ fn limits(journal: &Journal, args: &ReconcileArgs) -> anyhow::Result<Limits> {
         },
         overrides: journal.agent_limits()?,
         failures: Some(args.agent_failures),
+        not_before: journal.not_before_limits()?,
     })
 }
 
@@ -527,6 +528,7 @@ fn end_name(end: &FollowEnd) -> &'static str {
         FollowEnd::InterfaceGone(_) => "interface-gone",
         FollowEnd::Deadline => "deadline",
         FollowEnd::ReconnectsSpent => "reconnects-spent",
+        FollowEnd::Skipped(_) => "skipped",
         FollowEnd::HeldElsewhere(_) => "held-elsewhere",
         FollowEnd::Failed { .. } => "failed",
     }
@@ -756,8 +758,12 @@ fn summary_record(
         "dryRun": args.dry_run,
         "compensate": summary.compensate,
         "compensating": summary.compensating,
-        "skippedAgents": summary.skipped.iter().map(|(agent, (reason, n))| {
-            json!({"agent": agent, "reason": reason, "attempts": n})
+        "skippedAgents": summary.skipped.iter().map(|(agent, s)| {
+            let mut entry = json!({"agent": agent, "reason": s.reason, "attempts": s.attempts});
+            if let Some(at) = &s.not_before {
+                entry["notBefore"] = json!(at);
+            }
+            entry
         }).collect::<Vec<_>>(),
         "exitCode": code,
     });
@@ -828,12 +834,17 @@ fn finish(
             f.events
         ))?;
     }
-    for (agent, (reason, n)) in &summary.skipped {
+    for (agent, s) in &summary.skipped {
+        let then = if s.not_before.is_some() {
+            "passes skip it until then"
+        } else {
+            "the next pass tries it again"
+        };
         ctx.out.line(&format!(
-            "agent `{}`: {n} attempt(s) skipped this pass after {}; the next pass tries it \
-             again.",
+            "agent `{}`: {} attempt(s) skipped this pass after {}; {then}.",
             inert(agent),
-            inert(reason)
+            s.attempts,
+            inert(&s.reason)
         ))?;
     }
     for w in &summary.compensating {

@@ -1,14 +1,15 @@
 //! `status`: the journal at a glance, as `systemctl status` shows a unit: which journal is in
 //! use and why, its schema, who holds the pass lock, latest attempts by state, the oldest
-//! unfinished attempt, and when each agent was last reached. `--check` turns it into a probe:
-//! exit 4 when something needs a human, else 0. It only reads: no lock, no migration.
+//! unfinished attempt, when each agent was last reached, and the agents no pass calls before
+//! their not-before time. `--check` turns it into a probe: exit 4 when something needs a
+//! human, else 0. It only reads: no lock, no migration.
 
 use clap::Args;
 use serde_json::json;
 
 use crate::context::Context;
 use crate::exit;
-use crate::journal::{InspectFilter, Journal, Overview};
+use crate::journal::{AgentNotBefore, InspectFilter, Journal, Overview};
 use crate::output::age;
 use crate::sanitize::inert;
 
@@ -39,6 +40,7 @@ pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> 
         })?
         .total;
     let holders = ctx.lock_holders(&journal)?;
+    let paused = journal.not_befores()?;
     let code = if args.check && needs_human > 0 {
         exit::NEEDS_HUMAN
     } else {
@@ -54,12 +56,12 @@ pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> 
             ctx,
             &journal,
             &overview,
-            needs_human,
+            (needs_human, &paused),
             &holders,
             code,
         ))?;
     } else {
-        for line in human(ctx, &journal, &overview, needs_human, &holders) {
+        for line in human(ctx, &journal, &overview, (needs_human, &paused), &holders) {
             ctx.out.line(&line)?;
         }
     }
@@ -71,7 +73,7 @@ fn record(
     ctx: &Context,
     journal: &Journal,
     o: &Overview,
-    needs_human: u64,
+    (needs_human, paused): (u64, &[AgentNotBefore]),
     holders: &[(String, String)],
     code: u8,
 ) -> serde_json::Value {
@@ -104,8 +106,27 @@ fn record(
             "agent": crate::a2a::redact_url(url),
             "lastReached": at.map(crate::clock::rfc3339),
         })).collect::<Vec<_>>(),
+        "pausedAgents": paused.iter().map(|p| {
+            let (token_env, token_cmd) = token_source(p.credential.as_deref());
+            json!({
+                "agent": crate::a2a::redact_url(&p.interface_url),
+                "tokenEnv": token_env,
+                "tokenCmd": token_cmd,
+                "notBefore": crate::clock::rfc3339(p.not_before),
+                "reason": p.reason,
+            })
+        }).collect::<Vec<_>>(),
         "exitCode": code,
     })
+}
+
+/// Splits the journaled source of an agent's credential (`env:VAR`, `cmd:COMMAND`) into the
+/// `tokenEnv` and `tokenCmd` of records.
+fn token_source(credential: Option<&str>) -> (Option<&str>, Option<&str>) {
+    match credential {
+        Some(c) => (c.strip_prefix("env:"), c.strip_prefix("cmd:")),
+        None => (None, None),
+    }
 }
 
 /// The human lines, `systemctl status` style: a headline, then `Label: value` lines.
@@ -113,7 +134,7 @@ fn human(
     ctx: &Context,
     journal: &Journal,
     o: &Overview,
-    needs_human: u64,
+    (needs_human, paused): (u64, &[AgentNotBefore]),
     holders: &[(String, String)],
 ) -> Vec<String> {
     let now = ctx.display_clock.now();
@@ -197,6 +218,22 @@ fn human(
         );
         let label = if i == 0 { "Agents:" } else { "" };
         lines.push(format!("{label:>18} {shown}, {reached}"));
+    }
+    // An agent that asked to wait longer than a pass does: no pass calls it before then.
+    for (i, p) in paused.iter().enumerate() {
+        let shown = inert(&crate::a2a::redact_url(&p.interface_url));
+        let credential = p
+            .credential
+            .as_deref()
+            .map(|c| format!(" (credential {})", inert(c)))
+            .unwrap_or_default();
+        let label = if i == 0 { "Not before:" } else { "" };
+        lines.push(format!(
+            "{label:>18} {shown}{credential} until {} (in {}): {}",
+            crate::clock::rfc3339(p.not_before),
+            age(p.not_before, now),
+            inert(&p.reason)
+        ));
     }
     lines
 }

@@ -7,8 +7,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::queries;
-use super::{Agent, AgentCard, AgentProfile, Journal, JournalError};
-use crate::model::{AgentOverride, Overrides};
+use super::{Agent, AgentCard, AgentNotBefore, AgentProfile, Journal, JournalError};
+use crate::model::{AgentOverride, NotBefore, NotBefores, Overrides};
 
 /// How long an agent's row read from the journal is reused: another process's change to it
 /// (a card fetched again, `agents add`) is seen at most this late; this journal's own writes to
@@ -161,6 +161,42 @@ impl Journal {
                     rate: row.rate,
                 };
                 Some((row.interface_url?, own))
+            })
+            .collect())
+    }
+
+    /// Journals an agent's not-before time (a `Retry-After` too long to wait for), so that
+    /// later passes make no request to it before then; those already passed are forgotten.
+    pub fn record_not_before(&self, nb: &AgentNotBefore) -> Result<(), JournalError> {
+        let now = self.now_ms();
+        self.write("journal the agent's not-before time", |tx| {
+            queries::record_not_before(tx, nb, now)
+                .map_err(self.err("journal the agent's not-before time"))
+        })
+    }
+
+    /// Returns the agents' not-before times still ahead, by interface URL and credential.
+    pub fn not_befores(&self) -> Result<Vec<AgentNotBefore>, JournalError> {
+        let now = self.now_ms();
+        self.read("read the agents' not-before times", |c| {
+            queries::not_befores(c, now)
+        })
+    }
+
+    /// Returns the agents' not-before times still ahead as the request limiter takes them
+    /// (`a2a::Limits::not_before`).
+    pub fn not_before_limits(&self) -> Result<NotBefores, JournalError> {
+        Ok(self
+            .not_befores()?
+            .into_iter()
+            .map(|nb| {
+                (
+                    (nb.interface_url, nb.credential),
+                    NotBefore {
+                        at: nb.not_before,
+                        reason: nb.reason,
+                    },
+                )
             })
             .collect())
     }

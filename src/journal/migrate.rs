@@ -51,6 +51,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(14, "0014_needs_human"),
     migration!(15, "0015_credential_source"),
     migration!(16, "0016_reply_data"),
+    migration!(17, "0017_agent_not_before"),
 ];
 
 /// The newest schema version this binary knows.

@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
+
 /// One agent's own limits; a field left `None` keeps the default's.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct AgentOverride {
@@ -14,3 +16,15 @@ pub struct AgentOverride {
 
 /// Agents' own limits by interface URL.
 pub type Overrides = HashMap<String, AgentOverride>;
+
+/// An agent's not-before time: no request to it before `at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotBefore {
+    /// No request before this.
+    pub at: DateTime<Utc>,
+    /// Why, for a human: "it asked to wait 315360000s (Retry-After), longer than 30s".
+    pub reason: String,
+}
+
+/// Not-before times by agent (interface URL, credential key as `Credential::key` gives it).
+pub type NotBefores = HashMap<(String, Option<String>), NotBefore>;

@@ -11,7 +11,7 @@ mod limits;
 mod task;
 
 pub use binding::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
-pub use limits::{AgentOverride, Overrides};
+pub use limits::{AgentOverride, NotBefore, NotBefores, Overrides};
 pub use task::{
     ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,
     history_holds, message_text, naive_as_utc, parse_timestamp, parts_text, task_id_problem,

@@ -28,7 +28,10 @@
 //!   every stream event, except a snapshot that changed nothing in the journal (the JS server
 //!   answers a task it cannot stream with a bare snapshot and closes; resetting on that would
 //!   spin forever). At most `max_reconnects` reconnects in a row, then
-//!   [`FollowEnd::ReconnectsSpent`]. A `Retry-After` (429, 503) is the least wait, up to the cap.
+//!   [`FollowEnd::ReconnectsSpent`]. A `Retry-After` (429, 503) is the least wait, up to the cap;
+//!   one longer than the cap, or than the time left before the deadline, is not waited for:
+//!   [`FollowEnd::Skipped`] (exit 3), as is a request the agent's not-before time skips
+//!   (`a2a::Limits`).
 //! - `UnsupportedOperationError` (-32004), `TaskNotFoundError` (-32001) or `MethodNotFound`
 //!   (-32601) on subscribe → `GetTask`: terminal → recorded, stop; not terminal (the agent cannot
 //!   stream) → poll `GetTask` with the same backoff, each poll counting as a reconnect (and a
@@ -257,6 +260,10 @@ pub enum FollowEnd {
     /// The task's interface left the agent's card, which offers nothing we speak: journaled
     /// as needing a human (the reason; the task may still run at the agent).
     InterfaceGone(String),
+    /// The agent asked to wait (`Retry-After`) longer than the backoff cap or the time left
+    /// before the deadline, or its not-before time is ahead: not waited for (why, and when it
+    /// may be tried again; one inert line).
+    Skipped(String),
     /// The agent refused to be read, or answered over the size cap; retrying cannot help.
     Failed {
         /// The error, one inert line.
@@ -298,9 +305,10 @@ impl FollowOutcome {
             | FollowEnd::Lost
             | FollowEnd::TooLarge(_)
             | FollowEnd::InterfaceGone(_) => exit::NEEDS_HUMAN,
-            FollowEnd::Deadline | FollowEnd::ReconnectsSpent | FollowEnd::HeldElsewhere(_) => {
-                exit::WORK_REMAINS
-            }
+            FollowEnd::Deadline
+            | FollowEnd::ReconnectsSpent
+            | FollowEnd::HeldElsewhere(_)
+            | FollowEnd::Skipped(_) => exit::WORK_REMAINS,
             FollowEnd::Failed { code, .. } => *code,
         }
     }
@@ -762,6 +770,9 @@ impl<R: Remote> Follower<'_, R> {
                     (cause, retry_after)
                 }
             };
+            if let Some(end) = self.too_long(retry_after) {
+                return Ok(end);
+            }
             if self.streak >= self.opts.max_reconnects {
                 return Ok(FollowEnd::ReconnectsSpent);
             }
@@ -791,6 +802,35 @@ impl<R: Remote> Follower<'_, R> {
                 return Ok(end);
             }
         }
+    }
+
+    /// Returns [`FollowEnd::Skipped`] when the agent asked to wait longer than a follow waits:
+    /// the backoff cap, or the time left before the deadline. (Past the cap, the client's
+    /// limiter also gives the agent a not-before time, which the command journals.)
+    fn too_long(&self, retry_after: Option<Duration>) -> Option<FollowEnd> {
+        let asked = retry_after?;
+        let cap = self.opts.backoff_cap;
+        let left = self
+            .opts
+            .deadline
+            .map_or(cap, |d| d.saturating_duration_since(Instant::now()));
+        if asked <= cap.min(left) {
+            return None;
+        }
+        let fmt = crate::a2a::error::fmt_duration;
+        let what = format!("the agent asked to wait {} (Retry-After)", fmt(asked));
+        Some(FollowEnd::Skipped(if left < cap {
+            format!("{what}, longer than the {} left before --until", fmt(left))
+        } else {
+            // Clamped as the limiter clamps it: at most a day ahead, never overflowed.
+            let ahead = chrono::Duration::from_std(asked.min(crate::a2a::LONGEST_NOT_BEFORE))
+                .unwrap_or(chrono::Duration::zero());
+            format!(
+                "{what}, longer than {}; not tried again before {}",
+                fmt(cap),
+                crate::clock::rfc3339(crate::clock::system_now() + ahead)
+            )
+        }))
     }
 
     /// Renews the lease once a third of it has passed; another holder ends the follow.
@@ -823,6 +863,9 @@ impl<R: Remote> Follower<'_, R> {
     /// Decides what an error means: stop (refusal, size cap), read GetTask (the agent cannot
     /// stream this task, or does not know it), or try again.
     async fn on_error(&mut self, e: A2aError) -> Result<Round, JournalError> {
+        if let Some(round) = self.skipped(&e) {
+            return Ok(round);
+        }
         // The a2a-sdk 0.3 server answers `tasks/resubscribe` on a terminal task with -32602
         // ("… is in terminal state"), where v1.0 says -32004.
         use crate::a2a::ErrorKind as K;
@@ -857,6 +900,17 @@ impl<R: Remote> Follower<'_, R> {
             poll: false,
             retry_after: e.retry_after(),
         })
+    }
+
+    /// A request the client did not send (the agent's not-before time is ahead) stops the
+    /// follow (exit 3), journaling nothing: the agent did not fail.
+    fn skipped(&mut self, e: &A2aError) -> Option<Round> {
+        let A2aError::Skipped { reason, .. } = e else {
+            return None;
+        };
+        self.last_error = Some(e.summary());
+        self.last_hint = e.hint();
+        Some(Round::Stop(FollowEnd::Skipped(reason.clone())))
     }
 
     /// After a read failed with "not served here": when the interface left the agent's card,
@@ -1018,6 +1072,9 @@ impl<R: Remote> Follower<'_, R> {
                 Ok(Round::Stop(FollowEnd::Lost))
             }
             Err(e) => {
+                if let Some(round) = self.skipped(&e) {
+                    return Ok(round);
+                }
                 if let Some(round) = self.moved(&e).await? {
                     return Ok(round);
                 }
@@ -1959,7 +2016,7 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn retry_after_is_the_least_wait_up_to_the_cap() {
+    async fn retry_after_is_the_least_wait_and_one_past_the_cap_stops_the_follow() {
         let s = setup().await;
         let busy = |secs| A2aError::Http {
             url: "http://127.0.0.1:9/".to_owned(),
@@ -1980,14 +2037,52 @@ mod tests {
             vec![Ok(task("TASK_STATE_COMPLETED", 4, None))],
         );
         let (out, seen) = run(&s, &fake, &opts(1)).await;
-        assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+        // An hour is not waited for: the follow stops (exit 3), naming when to try again.
+        let FollowEnd::Skipped(reason) = &out.end else {
+            panic!("{:?}", out.end)
+        };
+        assert!(
+            reason.contains("asked to wait 3600s (Retry-After), longer than 30s; not tried again"),
+            "{reason}"
+        );
+        assert_eq!(out.exit_code(), crate::exit::WORK_REMAINS);
         let d: Vec<Duration> = delays(&seen).into_iter().map(|(_, d)| d).collect();
-        assert_eq!(d.len(), 2);
+        assert_eq!(d.len(), 1);
         assert!(
             d[0] >= Duration::from_secs(20) && d[0] <= BACKOFF_CAP,
             "{d:?}"
         );
-        assert_eq!(d[1], BACKOFF_CAP, "an hour is capped");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_past_the_deadline_stops_the_follow() {
+        let s = setup().await;
+        let fake = script(
+            vec![
+                Err(A2aError::Http {
+                    url: "http://127.0.0.1:9/".to_owned(),
+                    method: "SubscribeToTask",
+                    status: 429,
+                    retry_after: Some(Duration::from_secs(20)),
+                    snippet: String::new(),
+                    rpc: None,
+                    reason: None,
+                    unattributed: false,
+                }),
+                ends(vec![snapshot("TASK_STATE_COMPLETED", 4, None)]),
+            ],
+            vec![],
+        );
+        let o = FollowOptions {
+            deadline: Some(Instant::now() + Duration::from_secs(10)),
+            ..opts(1)
+        };
+        let (out, seen) = run(&s, &fake, &o).await;
+        let FollowEnd::Skipped(reason) = &out.end else {
+            panic!("{:?}", out.end)
+        };
+        assert!(reason.contains("left before --until"), "{reason}");
+        assert!(delays(&seen).is_empty(), "waited");
     }
 
     #[tokio::test(start_paused = true)]

@@ -17,6 +17,7 @@
 //! | [`registry`] | which registered agent a step goes to |
 //! | [`lock`] | the pass lock |
 //! | [`moved`] | re-choosing an interface that left the card |
+//! | [`not_before`] | journaling agents' not-before times (a `Retry-After` too long to wait) |
 //! | [`error`] | recovery's error type and report sink |
 
 pub(crate) mod commit;
@@ -27,6 +28,7 @@ pub mod follow;
 pub mod lock;
 pub mod lookup;
 pub mod moved;
+pub mod not_before;
 pub mod probe;
 pub mod reconcile;
 pub mod registry;

@@ -171,7 +171,9 @@ pub async fn rechoose_as(
             }
             info
         }
-        Err(e @ A2aError::NoJsonRpcInterface { .. }) => return Ok(nowhere(&e)),
+        Err(e @ (A2aError::NoJsonRpcInterface { .. } | A2aError::CardOverBound { .. })) => {
+            return Ok(nowhere(&e));
+        }
         Err(_) => return Ok(Rechosen::Stays),
     };
     if info.offers(&endpoint.url, endpoint.binding) {

@@ -61,15 +61,28 @@ use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
 use crate::recovery::send::{Claimed, Outgoing, SendKind, Sender, Sent, Stage, card_failure_code};
-use crate::recovery::{follow, lookup, send, verify};
+use crate::recovery::{follow, lookup, not_before, send, verify};
 use crate::sanitize::inert;
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;
 /// How many routine observations (a running task still running) are group-committed at once.
 const BATCH: usize = 512;
-/// The outcome of an item not tried because its agent's circuit is open.
+/// The outcome of an item not tried because its agent's circuit is open, or its not-before time
+/// is ahead.
 pub const SKIPPED: &str = "skipped";
+
+/// An agent whose items a pass skipped.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkippedAgent {
+    /// Why (the first skipped item's reason).
+    pub reason: String,
+    /// How many items were skipped.
+    pub attempts: u32,
+    /// When it may be tried again (RFC 3339), if it gave a not-before time; `None`: the next
+    /// pass.
+    pub not_before: Option<String>,
+}
 
 /// What a pass is asked to do.
 #[derive(Debug, Clone)]
@@ -158,9 +171,9 @@ pub struct Summary {
     /// Workflows whose compensation has begun and not ended (`COMPENSATING`): a pass sends
     /// nothing for them, `compensate` finishes them (exit 3; 4 when a compensation failed).
     pub compensating: BTreeSet<String>,
-    /// Agents whose remaining items were skipped (their circuit opened), by redacted interface
-    /// URL: why, and how many items.
-    pub skipped: BTreeMap<String, (String, u32)>,
+    /// Agents whose remaining items were skipped (their circuit opened, or their not-before
+    /// time is ahead), by redacted interface URL.
+    pub skipped: BTreeMap<String, SkippedAgent>,
     /// The steps (`workflow/step`) an action said a human must act on.
     pub needs_human: BTreeSet<String>,
     /// How many workflows the pass left alone because another pass held their lock.
@@ -193,12 +206,16 @@ impl Summary {
         if a.outcome == SKIPPED
             && let Some(agent) = a.detail["agent"].as_str()
         {
-            let reason = a.detail["reason"].as_str().unwrap_or_default();
+            let text = |k: &str| a.detail[k].as_str().map(str::to_owned);
             let entry = self
                 .skipped
                 .entry(agent.to_owned())
-                .or_insert_with(|| (reason.to_owned(), 0));
-            entry.1 += 1;
+                .or_insert_with(|| SkippedAgent {
+                    reason: text("reason").unwrap_or_default(),
+                    attempts: 0,
+                    not_before: text("notBefore"),
+                });
+            entry.attempts += 1;
         }
     }
 }
@@ -481,6 +498,8 @@ impl<'a> Pass<'a> {
         };
         let mut summary = Summary::default();
         let deadline = tokio::time::Instant::now() + self.cfg.deadline;
+        // An agent that asks to wait past the deadline is not waited for (`a2a::Limits`).
+        self.client.set_deadline(Some(deadline));
         let mut exhausted = false;
         loop {
             while !exhausted && schedule.queued() < lookahead {
@@ -543,8 +562,12 @@ impl<'a> Pass<'a> {
             }
         }
         drop(running);
+        self.client.set_deadline(None);
         self.release_unvisited();
         self.flush()?;
+        if !self.cfg.dry_run {
+            not_before::journal_fresh(self.client, self.journal)?;
+        }
         Ok(summary)
     }
 
@@ -956,15 +979,9 @@ impl<'a> Pass<'a> {
                 exit::WORK_REMAINS,
             ),
             Sent::Failed {
-                error: A2aError::Skipped { url, reason, .. },
+                error: error @ A2aError::Skipped { .. },
                 ..
-            } => skipped_action(
-                &row,
-                &Skip {
-                    agent: url.clone(),
-                    reason: reason.clone(),
-                },
-            ),
+            } => skipped_action(&row, &Skip::of(error).unwrap_or_default()),
             Sent::Failed {
                 stage,
                 error,
@@ -1153,8 +1170,8 @@ impl<'a> Pass<'a> {
                     json!({"taskId": task_id, "error": e.summary()}),
                 )?])
             }
-            Err(A2aError::Skipped { url, reason, .. }) => {
-                Ok(vec![skipped_action(row, &Skip { agent: url, reason })])
+            Err(e @ A2aError::Skipped { .. }) => {
+                Ok(vec![skipped_action(row, &Skip::of(&e).unwrap_or_default())])
             }
             Err(e) => {
                 self.journal
@@ -1336,16 +1353,21 @@ fn agent_key(a: &Attempt) -> AgentKey {
     )
 }
 
-/// The action of an item not tried because its agent's circuit is open: nothing journaled,
-/// exit 3 (the next pass tries again).
+/// The action of an item not tried because its agent's circuit is open, or its not-before time
+/// is ahead (`notBefore`: when it may be tried again): nothing journaled of the attempt, exit 3
+/// (a later pass tries again).
 fn skipped_action(row: &AttemptRow, skip: &Skip) -> Action {
     let a = &row.attempt;
+    let mut detail = json!({"agent": skip.agent, "reason": skip.reason, "state": a.state.as_str()});
+    if let Some(at) = skip.not_before {
+        detail["notBefore"] = json!(crate::clock::rfc3339(at));
+    }
     Pass::action(
         row,
         a.number,
         if a.state.has_task() { "read" } else { "look" },
         SKIPPED,
-        json!({"agent": skip.agent, "reason": skip.reason, "state": a.state.as_str()}),
+        detail,
         exit::WORK_REMAINS,
     )
 }

@@ -580,7 +580,8 @@ impl Sender<'_> {
     }
 
     /// Right before a send: `Some` (nothing is sent, nothing journaled) when the agent's
-    /// circuit is open for this pass (`a2a::Limits`), so that no send start is stamped.
+    /// circuit is open for this pass or its not-before time is ahead (`a2a::Limits`), so that
+    /// no send start is stamped.
     fn skipped(&self, attempt: &Attempt, out: &Outgoing) -> Option<Sent> {
         let url = attempt.interface_url.as_deref()?;
         let key = out.credential.as_ref().map(Credential::key);
@@ -593,6 +594,7 @@ impl Sender<'_> {
                     url: skip.agent,
                     method: "SendMessage",
                     reason: skip.reason,
+                    not_before: skip.not_before,
                 },
             })
     }
@@ -682,7 +684,8 @@ impl Sender<'_> {
     }
 
     /// Journals a card that failed a never-sent attempt: a readable card with no interface we
-    /// speak refuses it (`REFUSED`); one we reached but cannot read (an error status, not
+    /// speak, or one over a bound on cards (its size, interfaces, skills), refuses it
+    /// (`REFUSED`); one we reached but cannot read (an error status, not
     /// JSON, not a card, too large) leaves it `INTENT` until it has failed for longer than the
     /// card patience (from the first card failure journaled), then it is `REFUSED` too: a
     /// human must look at the agent. One we cannot reach (refused, timed out, 429, 502–504) is
@@ -691,7 +694,10 @@ impl Sender<'_> {
     /// pass after the outage sends it without one. Nothing was sent either way.
     fn card_failed(&self, attempt: &Attempt, error: A2aError) -> anyhow::Result<Sent> {
         let summary = error.summary();
-        if matches!(error, A2aError::NoJsonRpcInterface { .. }) {
+        if matches!(
+            error,
+            A2aError::NoJsonRpcInterface { .. } | A2aError::CardOverBound { .. }
+        ) {
             self.journal.record_refusal(attempt.id, &summary)?;
             return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
         }

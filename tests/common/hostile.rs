@@ -80,6 +80,8 @@ pub enum Mode {
         /// The body.
         body: String,
     },
+    /// HTTP 429 with this `Retry-After` header, as given (seconds, an HTTP date, anything).
+    Busy(String),
 }
 
 /// How the card endpoint answers.
@@ -93,6 +95,14 @@ pub enum CardMode {
     Invalid,
     /// A redirect to this URL (e.g. another origin's card).
     RedirectTo(String),
+    /// A valid v1.0 card whose first interface and skill are the agent's own, followed by
+    /// this many more of each (an interface is about 90 bytes: 100,000 make a 9 MB card).
+    Huge {
+        /// Interfaces after the first.
+        interfaces: usize,
+        /// Skills after the first.
+        skills: usize,
+    },
 }
 
 /// What an honest answer looks like: every new task copies it.
@@ -492,6 +502,12 @@ fn answer(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Respo
             &content_type,
             body.replace("{id}", &id.to_string()),
         ),
+        Mode::Busy(retry_after) => Response::builder()
+            .status(StatusCode::TOO_MANY_REQUESTS)
+            .header(header::RETRY_AFTER, retry_after)
+            .header(header::CONTENT_TYPE, "text/plain")
+            .body(Body::from("slow down\n"))
+            .expect("response"),
         Mode::EchoAuth => plain(
             StatusCode::UNAUTHORIZED,
             "application/json",
@@ -533,35 +549,57 @@ fn card(shared: &Shared, path: &str) -> Response {
             "application/json",
             r#"{"name": 42, "supportedInterfaces": "yes"}"#,
         ),
-        CardMode::Valid => {
-            let url = shared
-                .interface_url
-                .lock()
-                .unwrap()
-                .clone()
-                .unwrap_or_else(|| format!("{}/rpc", shared.base));
-            let name = shared
-                .card_name
-                .lock()
-                .unwrap()
-                .clone()
-                .unwrap_or_else(|| "Hostile agent".to_owned());
-            let card = json!({
-                "name": name,
-                "description": "an agent that misbehaves on purpose",
-                "version": "1.0.0",
-                "supportedInterfaces": [
-                    {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
-                ],
-                "capabilities": {"streaming": true},
-                "defaultInputModes": ["text/plain"],
-                "defaultOutputModes": ["text/plain"],
-                "skills": [{"id": "hostile", "name": "Hostile", "description": "misbehaves",
-                            "tags": ["test"]}]
-            });
+        CardMode::Huge { interfaces, skills } => {
+            let mut card = valid_card(shared);
+            let list = card["supportedInterfaces"]
+                .as_array_mut()
+                .expect("interfaces");
+            list.extend((0..interfaces).map(|i| {
+                json!({"url": format!("{}/rpc/{i:06}", shared.base), "protocolBinding": "JSONRPC",
+                       "protocolVersion": "1.0"})
+            }));
+            let list = card["skills"].as_array_mut().expect("skills");
+            list.extend(
+                (0..skills)
+                    .map(|i| json!({"id": format!("skill-{i}"), "name": "more", "tags": []})),
+            );
             plain(StatusCode::OK, "application/json", card.to_string())
         }
+        CardMode::Valid => plain(
+            StatusCode::OK,
+            "application/json",
+            valid_card(shared).to_string(),
+        ),
     }
+}
+
+/// The valid v1.0 card: one JSON-RPC interface (its own, unless a test set another).
+fn valid_card(shared: &Shared) -> Value {
+    let url = shared
+        .interface_url
+        .lock()
+        .unwrap()
+        .clone()
+        .unwrap_or_else(|| format!("{}/rpc", shared.base));
+    let name = shared
+        .card_name
+        .lock()
+        .unwrap()
+        .clone()
+        .unwrap_or_else(|| "Hostile agent".to_owned());
+    json!({
+        "name": name,
+        "description": "an agent that misbehaves on purpose",
+        "version": "1.0.0",
+        "supportedInterfaces": [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {"streaming": true},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "hostile", "name": "Hostile", "description": "misbehaves",
+                    "tags": ["test"]}]
+    })
 }
 
 fn create_task(shared: &Shared, params: &Value) -> Value {

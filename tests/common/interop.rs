@@ -46,6 +46,7 @@ pub fn test_client() -> A2aClient {
         max_response_size: 16 * 1024 * 1024,
         stream_idle_timeout: Duration::from_secs(60),
         max_look_size: 64 * 1024 * 1024,
+        max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
     })
     .expect("the client")
 }

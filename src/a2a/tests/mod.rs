@@ -448,6 +448,25 @@ fn retry_after_accepts_seconds_and_http_dates() {
     assert_eq!(retry_after("soon"), None);
 }
 
+#[test]
+fn retry_after_of_years_never_panics_nor_overflows() {
+    let max = std::time::Duration::from_secs(u64::MAX);
+    assert_eq!(retry_after(&u64::MAX.to_string()), Some(max));
+    assert_eq!(retry_after("99999999999999999999999999"), Some(max));
+    assert_eq!(
+        retry_after("315360000"),
+        Some(std::time::Duration::from_secs(315_360_000))
+    );
+    let year_9999 = retry_after("Fri, 31 Dec 9999 23:59:59 GMT").unwrap();
+    assert!(year_9999 > std::time::Duration::from_secs(7000 * 365 * 86_400));
+    // However far ahead a date is, the wait until it is what it reads as.
+    let far = retry_after("Fri, 31 Dec 99999 23:59:59 GMT").unwrap();
+    assert!(far > year_9999);
+    for odd in ["", "-1", "1.5", "+3", "9999-12-31T23:59:59Z"] {
+        assert!(retry_after(odd).is_none(), "{odd}");
+    }
+}
+
 fn rpc_error(code: i64, message: &str, data: Option<Value>) -> A2aError {
     A2aError::Rpc {
         url: "http://127.0.0.1/".to_owned(),

@@ -319,6 +319,7 @@ fn client_with(timeout: Duration, max: u64, idle: Duration) -> A2aClient {
         max_response_size: max,
         stream_idle_timeout: idle,
         max_look_size: 64 * 1024 * 1024,
+        max_card_size: crate::a2a::DEFAULT_MAX_CARD_SIZE,
     })
     .unwrap()
 }

@@ -182,6 +182,8 @@ pub(super) async fn run_plan(
         totals,
         first_error,
     } = send_requests(ctx, &journal, &client, args, &requests).await?;
+    // An agent that asked to wait longer than we do: later passes skip it until then.
+    crate::recovery::not_before::journal_fresh(&client, &journal)?;
     if let Some(e) = first_error {
         return Err(e);
     }

@@ -439,6 +439,19 @@ pub struct Agent {
     pub profile: Option<super::AgentProfile>,
 }
 
+/// An agent's not-before time (`agent_not_before`): no request to it before `not_before`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentNotBefore {
+    /// The agent's interface URL.
+    pub interface_url: String,
+    /// Where its credential comes from (`env:VAR`, `cmd:COMMAND`), if it has one.
+    pub credential: Option<String>,
+    /// No request before this.
+    pub not_before: DateTime<Utc>,
+    /// Why, for a human: what the agent asked.
+    pub reason: String,
+}
+
 /// A fetched Agent Card, to store in `agents`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentCard {

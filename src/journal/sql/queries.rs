@@ -16,10 +16,10 @@ use serde_json::Value;
 
 use super::{Arg, DbError, DbResult, Dialect, Row, Tx, args};
 use crate::journal::model::{
-    Agent, AgentCard, AgentId, AgentProfile, Artifact, Attempt, AttemptId, AttemptRow,
-    AttemptState, Binding, CredentialSource, EffectState, Event, InspectFilter, Lease, NeedsHuman,
-    NewReply, Reply, ReplyId, ReplyState, Resolution, Step, StepId, StepName, StepSpec, Target,
-    WorkflowState, WorkflowSummary,
+    Agent, AgentCard, AgentId, AgentNotBefore, AgentProfile, Artifact, Attempt, AttemptId,
+    AttemptRow, AttemptState, Binding, CredentialSource, EffectState, Event, InspectFilter, Lease,
+    NeedsHuman, NewReply, Reply, ReplyId, ReplyState, Resolution, Step, StepId, StepName, StepSpec,
+    Target, WorkflowState, WorkflowSummary,
 };
 use crate::journal::operator::AttemptResolution;
 use crate::model::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
@@ -526,6 +526,50 @@ pub(in crate::journal) fn store_profile(
         args![card_url, json, profile.probed_at.timestamp_millis(), now],
     )?;
     Ok(())
+}
+
+/// Journals an agent's not-before time (replacing the one it had), and forgets those passed.
+pub(in crate::journal) fn record_not_before(
+    conn: &Tx,
+    nb: &AgentNotBefore,
+    now: i64,
+) -> DbResult<()> {
+    conn.exec(
+        "DELETE FROM agent_not_before WHERE not_before <= ?1",
+        args![now],
+    )?;
+    conn.exec(
+        "INSERT INTO agent_not_before (interface_url, credential, not_before, reason, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (interface_url, credential) DO UPDATE SET not_before = excluded.not_before,
+             reason = excluded.reason, updated_at = excluded.updated_at",
+        args![
+            nb.interface_url,
+            nb.credential.clone().unwrap_or_default(),
+            ms(nb.not_before),
+            nb.reason,
+            now
+        ],
+    )?;
+    Ok(())
+}
+
+/// Returns the agents' not-before times still ahead of `now`, by interface URL and credential.
+pub(in crate::journal) fn not_befores(conn: &Tx, now: i64) -> DbResult<Vec<AgentNotBefore>> {
+    conn.rows(
+        "SELECT interface_url, credential, not_before, reason FROM agent_not_before
+         WHERE not_before > ?1 ORDER BY interface_url, credential",
+        args![now],
+        |r| {
+            let credential: String = r.get(1)?;
+            Ok(AgentNotBefore {
+                interface_url: r.get(0)?,
+                credential: Some(credential).filter(|c| !c.is_empty()),
+                not_before: time(r.get(2)?),
+                reason: r.get(3)?,
+            })
+        },
+    )
 }
 
 /// A registered agent's own request limits.

@@ -121,7 +121,8 @@ fn migration_15_takes_a_steps_credential_back_from_other_agents(
         // (and none of the later migrations' columns).
         let old = "UPDATE attempts SET token_env = 'TOKA';
                    ALTER TABLE attempts DROP COLUMN credential_source;
-                   ALTER TABLE replies DROP COLUMN data_json;";
+                   ALTER TABLE replies DROP COLUMN data_json;
+                   DROP TABLE agent_not_before;";
         match kind {
             Kind::Sqlite => j
                 .store

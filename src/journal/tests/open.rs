@@ -273,6 +273,9 @@ fn sqlite_opening_a_journal_locked_past_the_timeout_waits_it_out_and_names_it() 
 #[rstest]
 fn a_busy_journal_times_out_with_a_hint(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
     let fresh = Fresh::new(kind);
+    // Created first with the usual timeout: on PostgreSQL, committing the migrations' new
+    // tables can take longer than the 50 ms timed here.
+    drop(fresh.open());
     let j = fresh.open_with(Duration::from_millis(50)).unwrap();
     // Another writer holds the journal's write lock: SQLite's `BEGIN IMMEDIATE`, or the
     // advisory lock every PostgreSQL write transaction takes first.

@@ -179,3 +179,50 @@ fn compensating_workflows_say_whether_a_compensation_failed(
         [("a".to_owned(), false), ("b".to_owned(), true)]
     );
 }
+
+/// Agents' not-before times: read back while ahead, replaced per agent and credential, the
+/// passed ones forgotten.
+#[rstest]
+fn not_before_times_read_back_while_ahead(#[values(Kind::Sqlite, Kind::Postgres)] kind: Kind) {
+    let (_fresh, j) = Fresh::journal(kind);
+    let now = crate::clock::system_now();
+    let nb = |url: &str, credential: Option<&str>, ahead: i64, reason: &str| AgentNotBefore {
+        interface_url: url.to_owned(),
+        credential: credential.map(str::to_owned),
+        not_before: now + chrono::Duration::seconds(ahead),
+        reason: reason.to_owned(),
+    };
+    j.record_not_before(&nb("http://a/", None, 3600, "first"))
+        .unwrap();
+    j.record_not_before(&nb("http://a/", Some("env:TOK"), 60, "other credential"))
+        .unwrap();
+    j.record_not_before(&nb("http://b/", None, -1, "passed"))
+        .unwrap();
+    // The same agent again: replaced.
+    j.record_not_before(&nb("http://a/", None, 7200, "second"))
+        .unwrap();
+    let got = j.not_befores().unwrap();
+    let ms = |t: chrono::DateTime<chrono::Utc>| t.timestamp_millis();
+    assert_eq!(
+        got.iter()
+            .map(|n| (
+                n.interface_url.as_str(),
+                n.credential.as_deref(),
+                ms(n.not_before),
+                n.reason.as_str()
+            ))
+            .collect::<Vec<_>>(),
+        [
+            ("http://a/", None, ms(now) + 7_200_000, "second"),
+            (
+                "http://a/",
+                Some("env:TOK"),
+                ms(now) + 60_000,
+                "other credential"
+            ),
+        ]
+    );
+    let limits = j.not_before_limits().unwrap();
+    assert!(limits.contains_key(&("http://a/".to_owned(), Some("env:TOK".to_owned()))));
+    assert_eq!(limits.len(), 2);
+}
