@@ -18,6 +18,7 @@ use super::card::{AgentCardInfo, card_url_for, parse_card};
 use super::credentials::{Credential, Placed, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
 use super::limits::{Limiter, Limits, Skip};
+use super::reach::{Reach, Reaches};
 use super::security::Placement;
 use super::stream::EventStream;
 use super::transport::{ClientConfig, Op, Target, Transport, decode_json};
@@ -102,6 +103,8 @@ struct Inner {
     rechecked: Mutex<HashMap<CardKey, Arc<CardCell>>>,
     /// Each agent's concurrency, rate, `Retry-After` pause and circuit (`limits.rs`).
     limiter: Limiter,
+    /// Whether each URL called answered (`reach.rs`).
+    reach: Reaches,
 }
 
 /// A request a binding built for an endpoint, ready to send.
@@ -127,6 +130,7 @@ impl A2aClient {
                 cards: Mutex::new(HashMap::new()),
                 rechecked: Mutex::new(HashMap::new()),
                 limiter: Limiter::new(limits),
+                reach: Reaches::default(),
             }),
         })
     }
@@ -140,6 +144,13 @@ impl A2aClient {
     /// are skipped for the rest of this process, if its circuit is open.
     pub fn skipped(&self, interface_url: &str, credential_var: Option<&str>) -> Option<Skip> {
         self.inner.limiter.skipped(interface_url, credential_var)
+    }
+
+    /// Returns whether each URL this client called answered (an interface URL, or a card URL
+    /// for a card fetch), since the last call, and forgets it: what a pass journals as its
+    /// agents' health.
+    pub fn take_reach(&self) -> Vec<(String, Reach)> {
+        self.inner.reach.take()
     }
 
     /// Returns the limits this client obeys.
@@ -161,13 +172,20 @@ impl A2aClient {
         let op = Op::new(&card_url, CARD_FETCH).with_secret(credential);
         let transport = &self.inner.transport;
         let req = transport.get_json(parsed, credential);
-        let (status, headers, body) = transport.unary(req, &op).await?;
-        if !status.is_success() {
-            // No binding is chosen before the card: its error body is read as the default
-            // binding reads one.
-            return Err(ProtocolBinding::default().http_error(&op, status, &headers, &body));
-        }
-        parse_card(&card_url, decode_json(&op, &body)?)
+        let answer = transport
+            .unary(req, &op)
+            .await
+            .and_then(|(status, headers, body)| {
+                if status.is_success() {
+                    Ok(body)
+                } else {
+                    // No binding is chosen before the card: its error body is read as the
+                    // default binding reads one.
+                    Err(ProtocolBinding::default().http_error(&op, status, &headers, &body))
+                }
+            });
+        self.inner.reach.record(&card_url, &answer);
+        parse_card(&card_url, decode_json(&op, &answer?)?)
     }
 
     /// Fetches an agent card as [`A2aClient::fetch_card`] does, once per client: a card this
@@ -254,6 +272,7 @@ impl A2aClient {
             .await?;
         let answer = self.unary(p.req, &p.op, p.binding).await;
         turn.finish(&ep.url, &answer);
+        self.inner.reach.record(&ep.url, &answer);
         let body = answer?;
         let body_bytes = u64::try_from(body.len()).unwrap_or(u64::MAX);
         let result = p.binding.result(&p.op, p.echo.as_deref(), &body)?;
@@ -359,6 +378,7 @@ impl A2aClient {
             .await?;
         let answer = self.unary(p.req, &p.op, p.binding).await;
         turn.finish(&ep.url, &answer);
+        self.inner.reach.record(&ep.url, &answer);
         let result = p.binding.result(&p.op, p.echo.as_deref(), &answer?)?;
         Ok((p.binding, p.op, result))
     }
@@ -410,6 +430,7 @@ impl A2aClient {
             Err(e) => Err(e),
         };
         turn.finish(&ep.url, &opened);
+        self.inner.reach.record(&ep.url, &opened);
         EventStream::open(transport, p.binding, p.op, p.echo, opened?).await
     }
 }
