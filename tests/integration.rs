@@ -18,6 +18,7 @@ mod follow;
 mod follow_wiring;
 mod generated;
 mod guard_rails;
+mod health;
 mod holes;
 mod hostile;
 mod hosts;

@@ -50,6 +50,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(13, "0013_moved"),
     migration!(14, "0014_needs_human"),
     migration!(15, "0015_credential_source"),
+    migration!(16, "0016_agent_health"),
 ];
 
 /// The newest schema version this binary knows.

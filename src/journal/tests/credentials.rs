@@ -117,9 +117,13 @@ fn migration_15_takes_a_steps_credential_back_from_other_agents(
         let first = delegated(&j, 3);
         next(&j, &first, 2);
         next(&j, &first, 3);
-        // As an older binary left it: the step's variable on every attempt, no source column.
+        // As an older binary left it: the step's variable on every attempt, no source column
+        // (nor any column of a later version).
         let old = "UPDATE attempts SET token_env = 'TOKA';
-                   ALTER TABLE attempts DROP COLUMN credential_source;";
+                   ALTER TABLE attempts DROP COLUMN credential_source;
+                   ALTER TABLE agents DROP COLUMN last_success_at;
+                   ALTER TABLE agents DROP COLUMN last_failure_at;
+                   ALTER TABLE agents DROP COLUMN failing_since;";
         match kind {
             Kind::Sqlite => j
                 .store
@@ -132,7 +136,7 @@ fn migration_15_takes_a_steps_credential_back_from_other_agents(
                 .postgres()
                 .lock()
                 .batch(&format!(
-                    "BEGIN; {old} DELETE FROM schema_migrations WHERE version = 15; COMMIT;"
+                    "BEGIN; {old} DELETE FROM schema_migrations WHERE version >= 15; COMMIT;"
                 ))
                 .unwrap(),
         }
