@@ -14,7 +14,7 @@ fn url(port: u16) -> String {
 
 fn card(port: u16) -> AgentCard {
     AgentCard {
-        binding: crate::a2a::ProtocolBinding::JsonRpcV1,
+        binding: crate::model::ProtocolBinding::JsonRpcV1,
         card_url: url(port),
         interface_url: format!("http://127.0.0.1:{port}/"),
         protocol_version: Some("1.0".to_owned()),
