@@ -280,6 +280,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;status' {
+            [CompletionResult]::new('--stale', '--stale', [CompletionResultType]::ParameterName, 'Also lists what is stale: an unfinished step not needing a human with no state change and no answer from its agent for longer than DURATION, or an agent work waits on that has been failing for longer; with `--check`, either exits 4')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')

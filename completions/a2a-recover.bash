@@ -2177,12 +2177,16 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__status)
-            opts="-o -q -v -h --check --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --check --stale --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --stale)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --journal)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -268,6 +268,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;status'= {
+            cand --stale 'Also lists what is stale: an unfinished step not needing a human with no state change and no answer from its agent for longer than DURATION, or an agent work waits on that has been failing for longer; with `--check`, either exits 4'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'

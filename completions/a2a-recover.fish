@@ -247,6 +247,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s y -l y
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand prune" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l stale -d 'Also lists what is stale: an unfinished step not needing a human with no state change and no answer from its agent for longer than DURATION, or an agent work waits on that has been failing for longer; with `--check`, either exits 4' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand status" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"

@@ -126,6 +126,87 @@ fn the_metrics_file_is_a_prometheus_textfile() {
     assert!(text.contains("a2a_recover_pass_exit_code 1\n"), "{text}");
 }
 
+/// The value of the series `name` (with its labels, as written) in a metrics textfile.
+fn series(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
+        .map(|v| v.parse().unwrap())
+}
+
+#[test]
+fn the_metrics_file_carries_each_agents_health_and_the_stalest_steps_age() {
+    let env = TestEnv::new();
+    let a = agent(a2a_recover::scripted_agent::AgentConfig {
+        tick: std::time::Duration::from_secs(3600),
+        ..fast()
+    });
+    assert_eq!(code(&delegate(&env, "w/long", &a.url(), "work:5", &[])), 0);
+    let prom = env.path().join("a2a.prom");
+    let metrics = ["--metrics-file", prom.to_str().unwrap()];
+    let out = reconcile(&env, &metrics);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let text = std::fs::read_to_string(&prom).unwrap();
+    // The agent's label is its base URL: no `/.well-known/agent-card.json`, no `/`.
+    let label = format!("{{agent=\"{}\"}}", a.url().trim_end_matches('/'));
+    let success = format!("a2a_recover_agent_last_success_timestamp_seconds{label}");
+    let failing = format!("a2a_recover_agent_failing_since_timestamp_seconds{label}");
+    let answered = series(&text, &success).unwrap_or_else(|| panic!("{success} in:\n{text}"));
+    let now = a2a_recover::clock::system_now().timestamp_millis() as f64 / 1000.0;
+    assert!(
+        answered > now - 60.0 && answered <= now,
+        "{answered} vs {now}"
+    );
+    assert_eq!(
+        series(&text, &failing),
+        None,
+        "absent while it answers:\n{text}"
+    );
+    let age = series(&text, "a2a_recover_oldest_unfinished_age_seconds").unwrap();
+    assert!((0.0..60.0).contains(&age), "{age}");
+    for kind in [
+        "# TYPE a2a_recover_oldest_unfinished_age_seconds gauge",
+        "# TYPE a2a_recover_agent_last_success_timestamp_seconds gauge",
+        "# TYPE a2a_recover_agent_failing_since_timestamp_seconds gauge",
+    ] {
+        assert!(
+            text.lines().any(|l| l == kind),
+            "{kind} missing from:\n{text}"
+        );
+    }
+
+    // The agent dies: failing since the pass's first failed read; its last answer stays.
+    drop(a);
+    let out = reconcile(&env, &metrics);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let text = std::fs::read_to_string(&prom).unwrap();
+    let since = series(&text, &failing).unwrap_or_else(|| panic!("{failing} in:\n{text}"));
+    assert!(since > answered, "{since} vs {answered}");
+    assert_eq!(series(&text, &success), Some(answered), "{text}");
+
+    // docs/cron.md's alert rules use only series the file carries, and its probe runs.
+    let rules = doc_block("Prometheus alerting rules that use them:", "```yaml\n");
+    for name in rules
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with("a2a_recover_"))
+    {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("# TYPE {name} "))),
+            "the alert rules use {name}, which the metrics file lacks:\n{text}"
+        );
+    }
+    let probe = doc_block("A probe that exits 4", "```sh\n");
+    let args: Vec<&str> = probe.split_whitespace().skip(1).collect();
+    assert_eq!(
+        args,
+        ["-q", "status", "--check", "--stale", "2h"],
+        "{probe}"
+    );
+    let out = env.run(&args);
+    assert_eq!(code(&out), 0, "quiet for less than 2h: {out:?}");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+}
+
 /// The code block that follows `marker` in docs/cron.md, verbatim.
 fn doc_block(marker: &str, fence: &str) -> String {
     let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cron.md"))

@@ -20,6 +20,7 @@ mod follow;
 mod follow_wiring;
 mod generated;
 mod guard_rails;
+mod health;
 mod holes;
 mod hostile;
 mod hosts;

@@ -96,3 +96,30 @@ fn status_shows_the_journal_its_lock_and_what_needs_a_human() {
     assert_eq!(s["locks"].as_array().unwrap().len(), 0, "{s}");
     assert_eq!(s["oldestUnfinished"]["step"], "car", "{s}");
 }
+
+#[test]
+fn status_names_a_failing_agent_and_what_is_stale() {
+    let env = TestEnv::new();
+    let a = agent(a2a_recover::scripted_agent::AgentConfig {
+        tick: std::time::Duration::from_secs(3600),
+        ..fast()
+    });
+    assert_eq!(
+        code(&delegate(&env, "trip-8/car", &a.url(), "work:5", &[])),
+        0
+    );
+    assert_eq!(code(&crate::common::commands::reconcile(&env, &[])), 3);
+    // The agent dies; the next pass's reads are refused.
+    drop(a);
+    assert_eq!(code(&crate::common::commands::reconcile(&env, &[])), 3);
+    // Seen two hours later (every age reads `2h`).
+    let later = a2a_recover::clock::system_now() + chrono::Duration::hours(2);
+    let out = env
+        .cmd()
+        .env("A2A_RECOVER_TEST_NOW", a2a_recover::clock::rfc3339(later))
+        .args(["status", "--check", "--stale", "1h"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert_snapshot!("status_stale", snapshot_of(&env, &out));
+}

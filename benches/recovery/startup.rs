@@ -125,6 +125,9 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
          ALTER TABLE attempts DROP COLUMN credential_source;
          ALTER TABLE replies DROP COLUMN data_json;
          DROP TABLE agent_not_before;
+         ALTER TABLE agents DROP COLUMN last_success_at;
+         ALTER TABLE agents DROP COLUMN last_failure_at;
+         ALTER TABLE agents DROP COLUMN failing_since;
          DROP TABLE moved;
          DROP INDEX attempts_needing_human;
          DROP INDEX events_failed_for_good;

@@ -18,6 +18,7 @@ use super::card::{AgentCardInfo, card_too_large, card_url_for, parse_card, read_
 use super::credentials::{Credential, Placed, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
 use super::limits::{Limiter, Limits, Skip};
+use super::reach::{Reach, Reaches};
 use super::security::Placement;
 use super::stream::EventStream;
 use super::transport::{ClientConfig, Op, Target, Transport};
@@ -108,6 +109,8 @@ struct Inner {
     rechecked: Mutex<HashMap<CardKey, Arc<CardCell>>>,
     /// Each agent's concurrency, rate, `Retry-After` pause and circuit (`limits.rs`).
     limiter: Limiter,
+    /// Whether each URL called answered (`reach.rs`).
+    reach: Reaches,
 }
 
 /// A request a binding built for an endpoint, ready to send.
@@ -133,6 +136,7 @@ impl A2aClient {
                 cards: Mutex::new(HashMap::new()),
                 rechecked: Mutex::new(HashMap::new()),
                 limiter: Limiter::new(limits),
+                reach: Reaches::default(),
             }),
         })
     }
@@ -161,6 +165,13 @@ impl A2aClient {
         self.inner.limiter.fresh_not_befores()
     }
 
+    /// Returns whether each URL this client called answered (an interface URL, or a card URL
+    /// for a card fetch), since the last call, and forgets it: what a pass journals as its
+    /// agents' health.
+    pub fn take_reach(&self) -> Vec<(String, Reach)> {
+        self.inner.reach.take()
+    }
+
     /// Returns the limits this client obeys.
     pub fn config(&self) -> &ClientConfig {
         self.inner.transport.config()
@@ -184,17 +195,23 @@ impl A2aClient {
         let req = transport.get_json(parsed, credential);
         let cfg = transport.config();
         let limit = cfg.max_card_size.min(cfg.max_response_size);
-        let (status, headers, body) = match transport.unary_within(req, &op, limit).await {
+        let answer = match transport.unary_within(req, &op, limit).await {
             Err(A2aError::TooLarge { .. }) => {
-                return Err(card_too_large(&card_url, limit, cfg.max_card_size));
+                Err(card_too_large(&card_url, limit, cfg.max_card_size))
             }
-            answer => answer?,
+            Ok((status, headers, body)) => {
+                if status.is_success() {
+                    Ok(body)
+                } else {
+                    // No binding is chosen before the card: its error body is read as the
+                    // default binding reads one.
+                    Err(ProtocolBinding::default().http_error(&op, status, &headers, &body))
+                }
+            }
+            Err(e) => Err(e),
         };
-        if !status.is_success() {
-            // No binding is chosen before the card: its error body is read as the default
-            // binding reads one.
-            return Err(ProtocolBinding::default().http_error(&op, status, &headers, &body));
-        }
+        self.inner.reach.record(&card_url, &answer);
+        let body = answer?;
         let raw = read_card(&op, &card_url, &body)?;
         drop(body);
         parse_card(&card_url, raw)
@@ -284,6 +301,7 @@ impl A2aClient {
             .await?;
         let answer = self.unary(p.req, &p.op, p.binding).await;
         turn.finish(&ep.url, &answer);
+        self.inner.reach.record(&ep.url, &answer);
         let body = answer?;
         let body_bytes = u64::try_from(body.len()).unwrap_or(u64::MAX);
         let result = p.binding.result(&p.op, p.echo.as_deref(), &body)?;
@@ -389,6 +407,7 @@ impl A2aClient {
             .await?;
         let answer = self.unary(p.req, &p.op, p.binding).await;
         turn.finish(&ep.url, &answer);
+        self.inner.reach.record(&ep.url, &answer);
         let result = p.binding.result(&p.op, p.echo.as_deref(), &answer?)?;
         Ok((p.binding, p.op, result))
     }
@@ -440,6 +459,7 @@ impl A2aClient {
             Err(e) => Err(e),
         };
         turn.finish(&ep.url, &opened);
+        self.inner.reach.record(&ep.url, &opened);
         EventStream::open(transport, p.binding, p.op, p.echo, opened?).await
     }
 }

@@ -396,6 +396,42 @@ impl A2aError {
         )
     }
 
+    /// Returns what the error says of the agent's health: `Some(false)` when it did not answer
+    /// (a connection refused or cut, a timeout, a stream gone silent or cut, a gateway's 502,
+    /// 503 or 504, or a 404 no A2A error attributes to it), `Some(true)` when it answered, even
+    /// with an error of its own, and `None` when nothing was asked of it (a bad URL, a
+    /// credential that could not be read, the agent's circuit open).
+    pub fn answered(&self) -> Option<bool> {
+        match self {
+            Self::InvalidUrl { .. }
+            | Self::Credential { .. }
+            | Self::TokenCommand { .. }
+            | Self::Client { .. }
+            | Self::Skipped { .. } => None,
+            Self::Connect { .. }
+            | Self::Timeout { .. }
+            | Self::Transport { .. }
+            | Self::StreamIdle { .. }
+            | Self::StreamTruncated { .. } => Some(false),
+            Self::Http {
+                status,
+                rpc,
+                reason,
+                unattributed,
+                ..
+            } => Some(
+                !(*unattributed
+                    || (matches!(status, 502..=504) && rpc.is_none() && reason.is_none())),
+            ),
+            Self::Rpc { .. }
+            | Self::Decode { .. }
+            | Self::TooLarge { .. }
+            | Self::InvalidCard { .. }
+            | Self::CardOverBound { .. }
+            | Self::NoJsonRpcInterface { .. } => Some(true),
+        }
+    }
+
     /// Returns whether the agent said the task does not exist (JSON-RPC -32001).
     pub fn is_task_not_found(&self) -> bool {
         self.kind() == Some(ErrorKind::TaskNotFound)

@@ -22,6 +22,7 @@
 //! - `normalize`: the JSON pass that lets `a2a-lf` read what real servers send.
 //! - `error`: [`A2aError`] and its [`ErrorClass`]: not sent, ambiguous, refused, remote.
 //! - `limits`: per-agent concurrency, rate, `Retry-After` pause and circuit ([`Limits`]).
+//! - `reach`: whether each URL a client called answered ([`Reach`]), for its agents' health.
 //! - `backoff`: full-jitter backoff and the retry loop for reads ([`retry_read`]).
 //! - `task`: [`TaskView`], [`ArtifactUpdate`]: a task's state and artifacts read from its raw JSON.
 //!
@@ -43,6 +44,7 @@ mod jsonrpc;
 mod jsonrpc03;
 mod limits;
 mod normalize;
+mod reach;
 mod security;
 mod sse;
 mod stream;
@@ -74,6 +76,7 @@ pub use codes::ErrorKind;
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
 pub use limits::{AgentLimits, LONGEST_NOT_BEFORE, LONGEST_PAUSE, Limits, Skip};
+pub use reach::Reach;
 pub use security::Placement;
 pub use stream::EventStream;
 pub use token_cmd::end_all as end_token_commands;

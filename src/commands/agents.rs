@@ -344,7 +344,9 @@ async fn add(
     store_limits(&journal, &card_url, limits)?;
     let registered_at = journal.registered_at(&card_url)?;
     if ctx.out.is_json() {
-        ctx.out.record(&agent_record(&agent, registered_at))?;
+        let health = journal.agent_health(&card_url)?;
+        ctx.out
+            .record(&agent_record(&agent, registered_at, health.as_ref()))?;
         return Ok(exit::OK);
     }
     let registry = journal.registered_agents()?;
@@ -403,14 +405,15 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
             .into_iter()
             .map(|a| {
                 let at = j.registered_at(&a.card_url)?;
-                Ok((a, at))
+                let health = j.agent_health(&a.card_url)?;
+                Ok((a, at, health))
             })
             .collect::<Result<Vec<_>, journal::JournalError>>()?,
         None => Vec::new(),
     };
     if ctx.out.is_json() {
-        for (agent, at) in &agents {
-            ctx.out.record(&agent_record(agent, *at))?;
+        for (agent, at, health) in &agents {
+            ctx.out.record(&agent_record(agent, *at, health.as_ref()))?;
         }
         return Ok(exit::OK);
     }
@@ -433,7 +436,7 @@ fn list(ctx: &Context) -> anyhow::Result<u8> {
             "FETCHED",
         ],
     );
-    for (i, (agent, _)) in agents.iter().enumerate() {
+    for (i, (agent, _, _)) in agents.iter().enumerate() {
         let view = CardView::of(agent);
         let skills: Vec<&str> = view.skills.iter().map(|s| s.id.as_str()).collect();
         table.add_row(vec![
@@ -696,9 +699,13 @@ impl CardView {
 }
 
 /// The `agent` record, camelCase; card text kept as data.
-fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
+fn agent_record(
+    agent: &Agent,
+    registered_at: Option<DateTime<Utc>>,
+    health: Option<&journal::AgentHealth>,
+) -> Value {
     let view = CardView::of(agent);
-    json!({
+    let mut record = json!({
         "type": "agent",
         "url": agent.card_url,
         "name": view.name,
@@ -720,7 +727,11 @@ fn agent_record(agent: &Agent, registered_at: Option<DateTime<Utc>>) -> Value {
         "registeredAt": registered_at.map(rfc3339),
         "fetchedAt": agent.fetched_at.map(rfc3339),
         "profile": agent.profile.as_ref().map(probe::profile_json),
-    })
+    });
+    if let Some(m) = record.as_object_mut() {
+        m.extend(super::status::health_fields(health));
+    }
+    record
 }
 
 #[cfg(test)]

@@ -919,8 +919,12 @@ mod metrics {
     use std::path::Path;
     use std::time::Duration;
 
+    use std::collections::BTreeMap;
+
+    use chrono::{DateTime, Utc};
+
     use crate::context::Context;
-    use crate::journal::{InspectFilter, Journal};
+    use crate::journal::{AgentHealth, InspectFilter, Journal, Unheard};
 
     /// Renders the metrics after a pass that exited `code` after `took`; the journal's gauges
     /// are read afresh (read-only) and left out when it cannot be read.
@@ -938,9 +942,11 @@ mod metrics {
                     })
                     .ok()?
                     .total;
-                Some((overview, pending))
+                let unheard = j.longest_unheard().ok()?;
+                Some((overview, pending, unheard))
             });
-        if let Some((overview, pending)) = gauges {
+        let now = ctx.clock.now();
+        if let Some((overview, pending, unheard)) = gauges {
             out.push_str(
                 "# HELP a2a_recover_attempts Latest attempts of the journal's steps, by state.\n\
                  # TYPE a2a_recover_attempts gauge\n",
@@ -959,8 +965,8 @@ mod metrics {
                  # TYPE a2a_recover_needs_human gauge\n\
                  a2a_recover_needs_human {pending}\n"
             );
+            health(&mut out, now, &overview.agents, unheard.as_ref());
         }
-        let now = ctx.clock.now();
         let _ = write!(
             out,
             "# HELP a2a_recover_pass_duration_seconds How long the last reconcile pass took.\n\
@@ -975,6 +981,88 @@ mod metrics {
             took.as_secs_f64(),
             now.timestamp_millis() as f64 / 1000.0,
         );
+        out
+    }
+
+    /// The health series: the age of the unfinished attempt not needing a human heard of
+    /// longest ago (as `status --stale` measures it; 0 when there is none), and each agent's
+    /// last answer and, while it fails, since when, for every agent work waits on and every
+    /// registered one.
+    fn health(
+        out: &mut String,
+        now: DateTime<Utc>,
+        agents: &[AgentHealth],
+        unheard: Option<&Unheard>,
+    ) {
+        let age = unheard.map_or(0.0, |u| {
+            ((now - u.heard).num_milliseconds().max(0) as f64) / 1000.0
+        });
+        let _ = write!(
+            out,
+            "# HELP a2a_recover_oldest_unfinished_age_seconds How long the unfinished step not \
+             needing a human heard of longest ago has gone without a state change or an answer \
+             from its agent.\n\
+             # TYPE a2a_recover_oldest_unfinished_age_seconds gauge\n\
+             a2a_recover_oldest_unfinished_age_seconds {age:.3}\n"
+        );
+        // One series per label: two card URLs of one base URL keep the first (failing first,
+        // then the latest reached).
+        let mut by_label: BTreeMap<String, &AgentHealth> = BTreeMap::new();
+        for h in agents.iter().filter(|h| h.waited_on || h.registered) {
+            by_label.entry(label(&h.card_url)).or_insert(h);
+        }
+        let seconds = |t: DateTime<Utc>| t.timestamp_millis() as f64 / 1000.0;
+        out.push_str(
+            "# HELP a2a_recover_agent_last_success_timestamp_seconds When the agent last \
+             answered (to within a minute).\n\
+             # TYPE a2a_recover_agent_last_success_timestamp_seconds gauge\n",
+        );
+        for (agent, h) in &by_label {
+            if let Some(t) = h.last_success_at {
+                let _ = writeln!(
+                    out,
+                    "a2a_recover_agent_last_success_timestamp_seconds{{agent=\"{agent}\"}} {:.3}",
+                    seconds(t)
+                );
+            }
+        }
+        out.push_str(
+            "# HELP a2a_recover_agent_failing_since_timestamp_seconds Since when the agent has \
+             not answered (absent while it answers).\n\
+             # TYPE a2a_recover_agent_failing_since_timestamp_seconds gauge\n",
+        );
+        for (agent, h) in &by_label {
+            if let Some(t) = h.failing_since {
+                let _ = writeln!(
+                    out,
+                    "a2a_recover_agent_failing_since_timestamp_seconds{{agent=\"{agent}\"}} {:.3}",
+                    seconds(t)
+                );
+            }
+        }
+    }
+
+    /// An agent's `agent` label: its base URL (the card URL less the well-known path, else the
+    /// card URL), redacted, escaped as the text format wants a label value.
+    fn label(card_url: &str) -> String {
+        let url = crate::a2a::redact_url(card_url);
+        let base = url
+            .strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
+            .unwrap_or(&url);
+        escape(base)
+    }
+
+    /// A label value escaped as the text format wants it: `\\`, `\"` and `\n`.
+    fn escape(value: &str) -> String {
+        let mut out = String::with_capacity(value.len());
+        for c in value.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '"' => out.push_str("\\\""),
+                '\n' => out.push_str("\\n"),
+                c => out.push(c),
+            }
+        }
         out
     }
 
@@ -1004,6 +1092,19 @@ mod metrics {
     #[cfg(test)]
     mod tests {
         use super::*;
+
+        #[test]
+        fn an_agent_label_is_its_base_url_escaped() {
+            assert_eq!(
+                label("http://a.example:8001/.well-known/agent-card.json"),
+                "http://a.example:8001"
+            );
+            assert_eq!(
+                label("http://a.example/cards/x.json"),
+                "http://a.example/cards/x.json"
+            );
+            assert_eq!(escape("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+        }
 
         #[test]
         fn the_textfile_replaces_the_old_one_whole() {

@@ -1,15 +1,18 @@
 //! `status`: the journal at a glance, as `systemctl status` shows a unit: which journal is in
 //! use and why, its schema, who holds the pass lock, latest attempts by state, the oldest
-//! unfinished attempt, when each agent was last reached, and the agents no pass calls before
-//! their not-before time. `--check` turns it into a probe: exit 4 when something needs a
-//! human, else 0. It only reads: no lock, no migration.
+//! unfinished attempt, each agent's health (last reached, failing since), and the agents no pass
+//! calls before their not-before time. `--check` turns it
+//! into a probe: exit 4 when something needs a human (or, with `--stale`, when work or an agent
+//! has been quiet too long), else 0. It only reads: no lock, no migration.
+
+use std::fmt::Write as _;
 
 use clap::Args;
 use serde_json::json;
 
 use crate::context::Context;
 use crate::exit;
-use crate::journal::{AgentNotBefore, InspectFilter, Journal, Overview};
+use crate::journal::{AgentHealth, AgentNotBefore, InspectFilter, Journal, Overview, Stale};
 use crate::output::age;
 use crate::sanitize::inert;
 
@@ -19,13 +22,22 @@ use crate::sanitize::inert;
 Examples:
   a2a-recover status                 the journal in use and why, its lock, steps by state
   a2a-recover status --check         exit 4 when something needs a human (monitoring)
+  a2a-recover status --check --stale 2h  ... or when work or an agent is quiet for 2h
   a2a-recover status --format json")]
 pub struct StatusArgs {
     /// Exits 4 when something needs a human (`inspect --pending` lists it), else 0: a probe
     /// for monitoring.
     #[arg(long)]
     pub check: bool,
+    /// Also lists what is stale: an unfinished step not needing a human with no state change
+    /// and no answer from its agent for longer than DURATION, or an agent work waits on that
+    /// has been failing for longer; with `--check`, either exits 4.
+    #[arg(long, value_name = "DURATION", value_parser = crate::duration::parse_duration)]
+    pub stale: Option<std::time::Duration>,
 }
+
+/// How many stale steps `status` names (the record says how many there are in all).
+const STALE_SHOWN: u64 = 20;
 
 /// Runs `status`.
 pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> {
@@ -40,8 +52,18 @@ pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> 
         })?
         .total;
     let holders = ctx.lock_holders(&journal)?;
-    let paused = journal.not_befores()?;
-    let code = if args.check && needs_human > 0 {
+    let stale = match args.stale {
+        Some(d) => {
+            let before = chrono::Duration::from_std(d)
+                .ok()
+                .and_then(|d| ctx.display_clock.now().checked_sub_signed(d))
+                .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+            Some(journal.stale(before, STALE_SHOWN)?)
+        }
+        None => None,
+    };
+    let is_stale = stale.as_ref().is_some_and(Stale::any);
+    let code = if args.check && (needs_human > 0 || is_stale) {
         exit::NEEDS_HUMAN
     } else {
         exit::OK
@@ -51,37 +73,92 @@ pub(crate) async fn run(ctx: &Context, args: &StatusArgs) -> anyhow::Result<u8> 
         return Ok(code);
     }
     ctx.out.begin("status")?;
+    let paused = journal.not_befores()?;
+    let seen = Seen {
+        overview: &overview,
+        needs_human,
+        holders: &holders,
+        paused: &paused,
+        stale: stale.as_ref().zip(args.stale),
+    };
     if ctx.out.is_json() {
-        ctx.out.record(&record(
-            ctx,
-            &journal,
-            &overview,
-            (needs_human, &paused),
-            &holders,
-            code,
-        ))?;
+        ctx.out.record(&record(ctx, &journal, &seen, code))?;
     } else {
-        for line in human(ctx, &journal, &overview, (needs_human, &paused), &holders) {
+        for line in human(ctx, &journal, &seen) {
             ctx.out.line(&line)?;
         }
     }
     Ok(code)
 }
 
+/// What `status` read of the journal.
+struct Seen<'a> {
+    overview: &'a Overview,
+    needs_human: u64,
+    holders: &'a [(String, String)],
+    /// The agents no pass calls before their not-before time.
+    paused: &'a [AgentNotBefore],
+    /// With `--stale`: what is stale, and the duration given.
+    stale: Option<(&'a Stale, std::time::Duration)>,
+}
+
+/// An agent's health fields of the `status` and `agent` records: `lastSuccessAt`,
+/// `lastFailureAt`, `failingSince` (null while it answers).
+pub(crate) fn health_fields(h: Option<&AgentHealth>) -> serde_json::Map<String, serde_json::Value> {
+    let at = |t: Option<chrono::DateTime<chrono::Utc>>| json!(t.map(crate::clock::rfc3339));
+    let mut m = serde_json::Map::new();
+    m.insert(
+        "lastSuccessAt".into(),
+        at(h.and_then(|h| h.last_success_at)),
+    );
+    m.insert(
+        "lastFailureAt".into(),
+        at(h.and_then(|h| h.last_failure_at)),
+    );
+    m.insert("failingSince".into(), at(h.and_then(|h| h.failing_since)));
+    m
+}
+
 /// The `status` record.
-fn record(
-    ctx: &Context,
-    journal: &Journal,
-    o: &Overview,
-    (needs_human, paused): (u64, &[AgentNotBefore]),
-    holders: &[(String, String)],
-    code: u8,
-) -> serde_json::Value {
+fn record(ctx: &Context, journal: &Journal, seen: &Seen<'_>, code: u8) -> serde_json::Value {
+    let o = seen.overview;
     let states: serde_json::Map<String, serde_json::Value> = o
         .states
         .iter()
         .map(|(s, n)| (s.as_str().to_owned(), json!(n)))
         .collect();
+    let agents: Vec<serde_json::Value> = o
+        .agents
+        .iter()
+        .map(|h| {
+            let mut m = serde_json::Map::new();
+            m.insert("agent".into(), json!(crate::a2a::redact_url(&h.card_url)));
+            m.insert(
+                "lastReached".into(),
+                json!(h.last_reached().map(crate::clock::rfc3339)),
+            );
+            m.extend(health_fields(Some(h)));
+            serde_json::Value::Object(m)
+        })
+        .collect();
+    let stale = seen.stale.map(|(stale, d)| {
+        json!({
+            "olderThanSeconds": d.as_secs_f64(),
+            "attempts": stale.attempts.iter().map(|u| json!({
+                "workflow": u.step.workflow,
+                "step": u.step.step,
+                "attempt": u.attempt,
+                "state": u.state.as_str(),
+                "agent": u.agent.as_deref().map(crate::a2a::redact_url),
+                "heardAt": crate::clock::rfc3339(u.heard),
+            })).collect::<Vec<_>>(),
+            "attemptsTotal": stale.attempts_total,
+            "agents": stale.agents.iter().map(|(url, since)| json!({
+                "agent": crate::a2a::redact_url(url),
+                "failingSince": crate::clock::rfc3339(*since),
+            })).collect::<Vec<_>>(),
+        })
+    });
     json!({
         "type": "status",
         "journal": ctx.journal.to_string(),
@@ -89,12 +166,12 @@ fn record(
         "chosenBy": ctx.journal_source.as_str(),
         "schemaVersion": journal.schema_version(),
         "knownSchemaVersion": Journal::known_schema_version(),
-        "locks": holders
+        "locks": seen.holders
             .iter()
             .map(|(scope, h)| json!({"scope": scope, "holder": h}))
             .collect::<Vec<_>>(),
         "states": states,
-        "needsHuman": needs_human,
+        "needsHuman": seen.needs_human,
         "oldestUnfinished": o.oldest_unfinished.as_ref().map(|(name, n, state, at)| json!({
             "workflow": name.workflow,
             "step": name.step,
@@ -102,11 +179,8 @@ fn record(
             "state": state.as_str(),
             "createdAt": crate::clock::rfc3339(*at),
         })),
-        "agents": o.agents.iter().map(|(url, at)| json!({
-            "agent": crate::a2a::redact_url(url),
-            "lastReached": at.map(crate::clock::rfc3339),
-        })).collect::<Vec<_>>(),
-        "pausedAgents": paused.iter().map(|p| {
+        "agents": agents,
+        "pausedAgents": seen.paused.iter().map(|p| {
             let (token_env, token_cmd) = token_source(p.credential.as_deref());
             json!({
                 "agent": crate::a2a::redact_url(&p.interface_url),
@@ -116,32 +190,33 @@ fn record(
                 "reason": p.reason,
             })
         }).collect::<Vec<_>>(),
+        "stale": stale,
         "exitCode": code,
     })
 }
 
-/// Splits the journaled source of an agent's credential (`env:VAR`, `cmd:COMMAND`) into the
-/// `tokenEnv` and `tokenCmd` of records.
-fn token_source(credential: Option<&str>) -> (Option<&str>, Option<&str>) {
-    match credential {
-        Some(c) => (c.strip_prefix("env:"), c.strip_prefix("cmd:")),
-        None => (None, None),
-    }
+/// An agent's card URL as `status` shows it: its base URL (the card URL less the well-known
+/// path, with its `/`), redacted and inert.
+fn shown_agent(card_url: &str) -> String {
+    let base = card_url
+        .strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
+        .map_or_else(|| card_url.to_owned(), |b| format!("{b}/"));
+    inert(&crate::a2a::redact_url(&base))
 }
 
 /// The human lines, `systemctl status` style: a headline, then `Label: value` lines.
-fn human(
-    ctx: &Context,
-    journal: &Journal,
-    o: &Overview,
-    (needs_human, paused): (u64, &[AgentNotBefore]),
-    holders: &[(String, String)],
-) -> Vec<String> {
+fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
+    let (o, needs_human, holders) = (seen.overview, seen.needs_human, seen.holders);
     let now = ctx.display_clock.now();
     let when = |t: chrono::DateTime<chrono::Utc>| {
         format!("{} ({} ago)", crate::clock::rfc3339(t), age(now, t))
     };
-    let mark = if needs_human > 0 { "×" } else { "●" };
+    let is_stale = seen.stale.is_some_and(|(s, _)| s.any());
+    let mark = if needs_human > 0 || is_stale {
+        "×"
+    } else {
+        "●"
+    };
     let mut lines = vec![format!("{mark} a2a-recover journal {}", ctx.journal)];
     let mut field = |label: &str, value: String| lines.push(format!("{label:>17}: {value}"));
     field("Chosen by", ctx.journal_source.describe().to_owned());
@@ -204,23 +279,33 @@ fn human(
             |(name, n, state, at)| format!("{name} attempt {n}, {state}, since {}", when(*at)),
         ),
     );
-    if o.agents.is_empty() {
-        field("Agents", "none".to_owned());
+    if let Some((stale, d)) = seen.stale {
+        stale_lines(&mut lines, stale, d, &when);
     }
-    for (i, (url, at)) in o.agents.iter().enumerate() {
-        let base = url
-            .strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
-            .map_or_else(|| url.clone(), |b| format!("{b}/"));
-        let shown = inert(&crate::a2a::redact_url(&base));
-        let reached = at.map_or_else(
-            || "never reached".to_owned(),
-            |t| format!("last reached {}", when(t)),
-        );
+    if o.agents.is_empty() {
+        lines.push(format!("{:>17}: none", "Agents"));
+    }
+    for (i, h) in o.agents.iter().enumerate() {
+        // A failed request never moves "last reached"; a failing agent says since when, and
+        // how long ago it last answered.
+        let health = match (h.failing_since, h.last_reached()) {
+            (Some(since), Some(t)) => format!(
+                "failing since {}, last reached {} ago",
+                when(since),
+                age(now, t)
+            ),
+            (Some(since), None) => format!("failing since {}, never reached", when(since)),
+            (None, Some(t)) => format!("last reached {}", when(t)),
+            (None, None) => "never reached".to_owned(),
+        };
         let label = if i == 0 { "Agents:" } else { "" };
-        lines.push(format!("{label:>18} {shown}, {reached}"));
+        lines.push(format!(
+            "{label:>18} {}, {health}",
+            shown_agent(&h.card_url)
+        ));
     }
     // An agent that asked to wait longer than a pass does: no pass calls it before then.
-    for (i, p) in paused.iter().enumerate() {
+    for (i, p) in seen.paused.iter().enumerate() {
         let shown = inert(&crate::a2a::redact_url(&p.interface_url));
         let credential = p
             .credential
@@ -236,4 +321,94 @@ fn human(
         ));
     }
     lines
+}
+
+/// Splits the journaled source of an agent's credential (`env:VAR`, `cmd:COMMAND`) into the
+/// `tokenEnv` and `tokenCmd` of records.
+fn token_source(credential: Option<&str>) -> (Option<&str>, Option<&str>) {
+    match credential {
+        Some(c) => (c.strip_prefix("env:"), c.strip_prefix("cmd:")),
+        None => (None, None),
+    }
+}
+
+/// The `Stale:` lines of `status --stale`: each stale step (at most [`STALE_SHOWN`]) and each
+/// agent failing for longer than the duration, or that nothing is.
+fn stale_lines(
+    lines: &mut Vec<String>,
+    stale: &Stale,
+    d: std::time::Duration,
+    when: &dyn Fn(chrono::DateTime<chrono::Utc>) -> String,
+) {
+    let over = compound(d);
+    let mut items: Vec<String> = stale
+        .attempts
+        .iter()
+        .map(|u| {
+            format!(
+                "{} attempt {}, {}, no change or answer since {}",
+                u.step,
+                u.attempt,
+                u.state,
+                when(u.heard)
+            )
+        })
+        .collect();
+    let more = stale
+        .attempts_total
+        .saturating_sub(stale.attempts.len() as u64);
+    if more > 0 {
+        items.push(format!(
+            "… and {more} more step(s) quiet for longer than {over} (`--format json` counts them)"
+        ));
+    }
+    items.extend(
+        stale.agents.iter().map(|(url, since)| {
+            format!("agent {} failing since {}", shown_agent(url), when(*since))
+        }),
+    );
+    if items.is_empty() {
+        lines.push(format!(
+            "{:>17}: nothing quiet for longer than {over}",
+            "Stale"
+        ));
+    }
+    for (i, item) in items.into_iter().enumerate() {
+        let label = if i == 0 { "Stale:" } else { "" };
+        lines.push(format!("{label:>18} {item}"));
+    }
+}
+
+/// A duration as `--stale` takes one: `2h`, `1h30m`, `45s`, `500ms`.
+fn compound(d: std::time::Duration) -> String {
+    let secs = d.as_secs();
+    if secs == 0 {
+        return format!("{}ms", d.as_millis());
+    }
+    let parts = [
+        (secs / 86_400, "d"),
+        (secs / 3600 % 24, "h"),
+        (secs / 60 % 60, "m"),
+        (secs % 60, "s"),
+    ];
+    let mut out = String::new();
+    for (n, unit) in parts.iter().filter(|(n, _)| *n > 0) {
+        let _ = write!(out, "{n}{unit}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_they_are_given() {
+        let s = std::time::Duration::from_secs;
+        assert_eq!(compound(s(7200)), "2h");
+        assert_eq!(compound(s(5400)), "1h30m");
+        assert_eq!(compound(s(1)), "1s");
+        assert_eq!(compound(s(90_061)), "1d1h1m1s");
+        assert_eq!(compound(std::time::Duration::from_millis(500)), "500ms");
+    }
 }

@@ -52,6 +52,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(15, "0015_credential_source"),
     migration!(16, "0016_reply_data"),
     migration!(17, "0017_agent_not_before"),
+    migration!(18, "0018_agent_health"),
 ];
 
 /// The newest schema version this binary knows.

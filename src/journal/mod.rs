@@ -37,7 +37,8 @@
 //! - `outcomes`: a send's settled outcome, failures, effects, cancel requests.
 //! - `sends`: a batch send's claims and group-committed outcomes.
 //! - `leases`: [`Journal::claim`] and [`Journal::release`].
-//! - `agents`: the agents table, cards and the registry.
+//! - `agents`: the agents table, cards and the registry; `health`: each agent's health
+//!   (last answer, last failure, failing since) and what is stale.
 //! - `replies`: replies to a waiting task.
 //! - `workflows`, `saga`: workflow states, resolutions, compensation steps.
 //! - [`operator`]: `resolve` decisions; [`prune`]: what `prune` deletes.
@@ -58,6 +59,7 @@ mod change;
 mod copy;
 mod error;
 mod file;
+mod health;
 mod intents;
 mod leases;
 mod location;
@@ -86,6 +88,7 @@ use std::sync::Arc;
 pub use alerts::AlertItem;
 pub use copy::CopyReport;
 pub use error::JournalError;
+pub use health::{AgentHealth, AgentSeen, HEALTH_EVERY, Stale, Unheard, next_health};
 pub use leases::{Note, host_label, host_name, owner_id};
 pub use location::{Location, LocationError};
 pub use model::*;

@@ -17,8 +17,8 @@ pub struct Overview {
     pub states: Vec<(AttemptState, u64)>,
     /// The oldest unfinished latest attempt of an undecided step: name, number, state, when.
     pub oldest_unfinished: Option<(StepName, u32, AttemptState, DateTime<Utc>)>,
-    /// Every agent and when it was last reached (card fetched or an attempt changed).
-    pub agents: Vec<(String, Option<DateTime<Utc>>)>,
+    /// Every agent's health, failing agents first, then the latest reached first.
+    pub agents: Vec<super::AgentHealth>,
 }
 
 impl Journal {
@@ -100,13 +100,13 @@ impl Journal {
     }
 
     /// Returns what `status` shows of the journal: latest attempts per state, the oldest
-    /// unfinished one, and when each agent was last reached.
+    /// unfinished one, and each agent's health.
     pub fn overview(&self) -> Result<Overview, JournalError> {
         self.read("read the journal's overview", |c| {
             Ok(Overview {
                 states: queries::latest_state_counts(c)?,
                 oldest_unfinished: queries::oldest_unfinished(c)?,
-                agents: queries::agents_last_reached(c)?,
+                agents: queries::agents_health(c)?,
             })
         })
     }

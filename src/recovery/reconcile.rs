@@ -22,7 +22,8 @@
 //!   in a crash, it is looked up again next pass); leases of rows not reached are released at
 //!   the end, also on a signal.
 //! - Reading unchanged remote work writes nothing (`Journal::apply_task` skips no-ops): a cron
-//!   pass over running tasks costs no disk.
+//!   pass over running tasks costs no disk. Each agent's health is journaled at the end of a
+//!   pass, on a transition (it stopped or started answering) or at most once a minute.
 //! - A dry run opens the journal read-only and sends nothing: it reads (GetTask, ListTasks) and
 //!   says what it would do.
 //! - Workflows that are COMPENSATING get no sends and no re-delegation; COMPENSATED ones are not
@@ -51,9 +52,9 @@ use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, ErrorClass, Skip, re
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::{
-    ARTIFACT_TOO_LARGE, Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, FailureKind,
-    INTERFACE_GONE, Journal, JournalError, NewAttempt, PassCursor, Reply, SendOutcome, SendRecord,
-    Source, StepRecord, StepSpec, TASK_TOO_LARGE, is_interface_gone,
+    ARTIFACT_TOO_LARGE, AgentSeen, Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim,
+    FailureKind, INTERFACE_GONE, Journal, JournalError, NewAttempt, PassCursor, Reply, SendOutcome,
+    SendRecord, Source, StepRecord, StepSpec, TASK_TOO_LARGE, is_interface_gone,
 };
 use crate::recovery::commit::Queue;
 use crate::recovery::decide::{self, Settlement, Triage};
@@ -567,8 +568,48 @@ impl<'a> Pass<'a> {
         self.flush()?;
         if !self.cfg.dry_run {
             not_before::journal_fresh(self.client, self.journal)?;
+            self.record_health()?;
         }
         Ok(summary)
+    }
+
+    /// Journals what this pass's requests (and those made since the last pass in this process)
+    /// said of each agent's health: a transition at once, a later answer at most once a minute
+    /// (`Journal::record_health`), so a pass over unchanged work soon after another writes
+    /// nothing.
+    fn record_health(&self) -> anyhow::Result<()> {
+        let mut by_agent: BTreeMap<String, crate::a2a::Reach> = BTreeMap::new();
+        for (url, reach) in self.client.take_reach() {
+            let known = self
+                .endpoints
+                .borrow()
+                .get(&url)
+                .map(|(card, _)| card.clone());
+            let card = match known {
+                Some(card) => card,
+                None => match self.journal.card_url_of(&url)? {
+                    Some(card) => card,
+                    None => continue,
+                },
+            };
+            by_agent
+                .entry(card)
+                .and_modify(|r| r.merge(&reach))
+                .or_insert(reach);
+        }
+        let seen: Vec<(String, AgentSeen)> = by_agent
+            .into_iter()
+            .map(|(card, r)| {
+                let seen = AgentSeen {
+                    answered: r.answered,
+                    failed: r.failed,
+                    failing_since: r.failing_since,
+                };
+                (card, seen)
+            })
+            .collect();
+        self.journal.record_health(&seen)?;
+        Ok(())
     }
 
     /// Returns a follow target for every attempt still running now (`--follow-for`,

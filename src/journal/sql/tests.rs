@@ -67,7 +67,23 @@ pub(in crate::journal) fn statements(dialect: Dialect) -> Vec<String> {
     let _ = queries::workflow_summaries(c, None);
     let _ = queries::prunable_events(c, 0, 10, 0);
     let _ = queries::prune_events(c, 0, 10, 0);
-    let _ = queries::agents_last_reached(c);
+    let _ = queries::agents_health(c);
+    let _ = queries::agent_health(c, "u");
+    let _ = queries::set_agent_health(
+        c,
+        &crate::journal::AgentHealth {
+            card_url: "u".to_owned(),
+            fetched_at: None,
+            last_success_at: None,
+            last_failure_at: None,
+            failing_since: None,
+            registered: false,
+            waited_on: false,
+        },
+    );
+    let _ = queries::card_url_of(c, "u");
+    let _ = queries::unheard_attempts(c, 0, 10);
+    let _ = queries::failing_agents(c, 0);
     let _ = queries::attempt_resolutions(c, None);
     let _ = queries::resolutions_of(c, &[a]);
     let _ = queries::registered_at(c, "u");
