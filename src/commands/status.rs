@@ -304,23 +304,32 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
             shown_agent(&h.card_url)
         ));
     }
-    // An agent that asked to wait longer than a pass does: no pass calls it before then.
-    for (i, p) in seen.paused.iter().enumerate() {
-        let shown = inert(&crate::a2a::redact_url(&p.interface_url));
-        let credential = p
-            .credential
-            .as_deref()
-            .map(|c| format!(" (credential {})", inert(c)))
-            .unwrap_or_default();
-        let label = if i == 0 { "Not before:" } else { "" };
-        lines.push(format!(
-            "{label:>18} {shown}{credential} until {} (in {}): {}",
-            crate::clock::rfc3339(p.not_before),
-            age(p.not_before, now),
-            inert(&p.reason)
-        ));
-    }
+    lines.extend(paused_lines(seen.paused, now));
     lines
+}
+
+/// The `Not before:` lines: each agent that asked to wait longer than a pass does, which no pass
+/// calls before then.
+fn paused_lines(paused: &[AgentNotBefore], now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+    paused
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let shown = inert(&crate::a2a::redact_url(&p.interface_url));
+            let credential = p
+                .credential
+                .as_deref()
+                .map(|c| format!(" (credential {})", inert(c)))
+                .unwrap_or_default();
+            let label = if i == 0 { "Not before:" } else { "" };
+            format!(
+                "{label:>18} {shown}{credential} until {} (in {}): {}",
+                crate::clock::rfc3339(p.not_before),
+                age(p.not_before, now),
+                inert(&p.reason)
+            )
+        })
+        .collect()
 }
 
 /// Splits the journaled source of an agent's credential (`env:VAR`, `cmd:COMMAND`) into the
