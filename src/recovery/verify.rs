@@ -14,8 +14,9 @@
 //! - Unknown is never read as "gone": only exit 1 or HTTP 404 give [`Found::Absent`].
 //! - Commands get remote values only through environment variables (`placeholders`);
 //!   stdin is null; stdout and stderr are captured and bounded ([`OUTPUT_LIMIT`] each, the rest
-//!   read and dropped); the command runs in its own process group, which is killed (SIGKILL) on
-//!   timeout, so a `sleep` under `sh` cannot outlive it.
+//!   read and dropped); the command runs in its own process group, which is killed (SIGKILL)
+//!   once the command exits or at the timeout, so a `sleep` under `sh` cannot outlive it, and a
+//!   child left holding the output (`sleep 60 &`) does not hold the run up.
 //! - [`verify_effect`] is what the reconcile pass calls for a COMPLETED step with a declared
 //!   effect: it records `claimed`, then `verified`, `absent` or `unknown`, and never touches an
 //!   effect that `compensate` owns (`compensating`, `compensated`, `compensation-failed`).
@@ -154,6 +155,10 @@ impl CommandRun {
     }
 }
 
+/// How long a command's output is still read once it has exited and its process group has
+/// been killed (a process outside the group may hold a pipe open).
+const OUTPUT_GRACE: Duration = Duration::from_secs(2);
+
 /// Reads a pipe to its end, keeping the first `limit` bytes.
 async fn read_bounded(pipe: Option<impl AsyncRead + Unpin>, limit: usize) -> Vec<u8> {
     let Some(mut pipe) = pipe else {
@@ -231,25 +236,34 @@ pub async fn run_command(
         Err(e) => return failed(e.to_string()),
     };
     let pid = child.id();
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let run = async {
-        let (status, out, err) = tokio::join!(
-            child.wait(),
-            read_bounded(stdout, OUTPUT_LIMIT),
-            read_bounded(stderr, OUTPUT_LIMIT)
-        );
-        (status, out, err)
-    };
-    let Ok((status, out, err)) = tokio::time::timeout(timeout, run).await else {
+    // The pipes are read beside the wait (a command that fills one must not block), but the
+    // run ends with the command itself: a child it left behind holding its output (`sleep 60 &`)
+    // neither holds the run up nor outlives it.
+    let stdout = tokio::spawn(read_bounded(child.stdout.take(), OUTPUT_LIMIT));
+    let stderr = tokio::spawn(read_bounded(child.stderr.take(), OUTPUT_LIMIT));
+    let Ok(status) = tokio::time::timeout(timeout, child.wait()).await else {
         kill_group(pid);
         let _ = child.kill().await;
+        stdout.abort();
+        stderr.abort();
         return CommandRun {
             status: CommandStatus::TimedOut(timeout),
             stdout: String::new(),
             stderr: String::new(),
         };
     };
+    // The command has exited: end whatever it started, which closes their ends of the pipes.
+    // (Its group id is not reused while a member of the group lives.)
+    kill_group(pid);
+    let drained = |task: tokio::task::JoinHandle<Vec<u8>>| async move {
+        // A process that left the group (`setsid`) may still hold a pipe: what was read by
+        // then is what the command printed.
+        match tokio::time::timeout(OUTPUT_GRACE, task).await {
+            Ok(Ok(bytes)) => bytes,
+            _ => Vec::new(),
+        }
+    };
+    let (out, err) = tokio::join!(drained(stdout), drained(stderr));
     let status = match status {
         Ok(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
             (Some(c), _) => CommandStatus::Exited(c),
@@ -486,6 +500,40 @@ mod tests {
         .await;
         assert_eq!(run.code(), Some(127));
         assert!(run.summary().starts_with("exit 127: "), "{}", run.summary());
+    }
+
+    /// A command that exits leaving a child holding its output (`sleep 3600 &`) ends with
+    /// the command: its output is read, its exit code counts, and the child is killed.
+    #[tokio::test]
+    async fn a_command_whose_child_holds_its_output_ends_with_it() {
+        let dir = std::env::temp_dir().join(format!("a2a-recover-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir(&dir).unwrap();
+        let pid_file = dir.join("pid");
+        let cmd = format!(
+            "sleep 3600 & echo $! > '{}'; echo found",
+            pid_file.display()
+        );
+        let run = run_command(&cmd, None, &CommandEnv::default(), Duration::from_secs(30)).await;
+        assert_eq!(run.status, CommandStatus::Exited(0), "{run:?}");
+        assert_eq!(run.stdout.trim(), "found");
+        assert_eq!(found_by_command(&run), Found::Exists);
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        // Killed: gone, or a zombie until its new parent reaps it.
+        let alive = || {
+            std::fs::read_to_string(&stat)
+                .ok()
+                .and_then(|s| s.rsplit(") ").next().map(|r| !r.starts_with('Z')))
+                .unwrap_or(false)
+        };
+        for _ in 0..200 {
+            if !alive() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(!alive(), "the child outlived the command");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[tokio::test]
