@@ -642,7 +642,9 @@ impl Show<'_> {
                 };
                 self.state = *state;
                 if from != to && self.spinner.is_none() {
-                    self.status(&format!("{}: {from} → {to}", self.name));
+                    // When it was seen, as `journalctl` and `kubectl get -w` readers expect.
+                    let at = self.ctx.display_clock.now().format("%Y-%m-%dT%H:%M:%SZ");
+                    self.status(&format!("{at} {}: {from} → {to}", self.name));
                 }
             }
             Progress::Waiting {
