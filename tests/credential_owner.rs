@@ -13,6 +13,7 @@ use a2a_recover::journal::{Journal, StepName};
 use serde_json::Value;
 
 use crate::common::hostile::{Hostile, Mode, Script, Seen};
+use crate::common::transcript::Transcript;
 use crate::common::{TestEnv, code, explain, json_lines};
 
 /// The step's own credential (given with `--token-env` for the agent it is first sent to).
@@ -29,55 +30,6 @@ fn failing() -> Script {
         state: "TASK_STATE_FAILED".to_owned(),
         status_text: Some("no cars left".to_owned()),
         ..Script::default()
-    }
-}
-
-fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
-}
-
-/// Every byte the binary wrote (stdout, stderr of each run) and every file beside the journal
-/// (the database, its WAL and shared memory, the lock file).
-#[derive(Default)]
-struct Transcript {
-    bytes: Vec<(String, Vec<u8>)>,
-}
-
-impl Transcript {
-    fn keep(&mut self, what: &str, out: &Output) {
-        self.bytes
-            .push((format!("stdout of {what}"), out.stdout.clone()));
-        self.bytes
-            .push((format!("stderr of {what}"), out.stderr.clone()));
-    }
-
-    fn keep_journal_files(&mut self, journal: &Path) {
-        let dir = journal.parent().expect("a directory");
-        let mut n = 0;
-        for entry in std::fs::read_dir(dir).expect("the journal's directory") {
-            let path = entry.expect("an entry").path();
-            if path.is_file() {
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                self.bytes.push((
-                    format!("journal file {name}"),
-                    std::fs::read(&path).expect("read"),
-                ));
-                n += 1;
-            }
-        }
-        assert!(n >= 2, "the journal and its WAL or lock file: {n} file(s)");
-    }
-
-    fn assert_free_of(&self, token: &str) {
-        for (what, bytes) in &self.bytes {
-            assert!(
-                !contains(bytes, token),
-                "a token is in {what}:\n{}",
-                String::from_utf8_lossy(bytes)
-            );
-        }
     }
 }
 

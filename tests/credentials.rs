@@ -11,6 +11,7 @@ use std::process::Output;
 use a2a_recover::scripted_agent::{AgentConfig, ApiKey, KeyLocation, ServedBinding};
 
 use crate::common::hostile::{CardMode, Hostile, Mode, Script};
+use crate::common::transcript::{Transcript, contains};
 use crate::common::{TestEnv, code, stderr, stdout};
 
 const VAR: &str = "A2A_TEST_TOKEN";
@@ -46,37 +47,6 @@ fn name(p: &Path) -> String {
         .unwrap_or_default()
         .to_string_lossy()
         .into_owned()
-}
-
-fn contains(haystack: &[u8], needle: &str) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w == needle.as_bytes())
-}
-
-/// Collects every byte the binary wrote, and checks none of it holds the token.
-#[derive(Default)]
-struct Transcript {
-    bytes: Vec<(String, Vec<u8>)>,
-}
-
-impl Transcript {
-    fn keep(&mut self, what: &str, out: &Output) {
-        self.bytes
-            .push((format!("stdout of {what}"), out.stdout.clone()));
-        self.bytes
-            .push((format!("stderr of {what}"), out.stderr.clone()));
-    }
-
-    fn assert_free_of(&self, token: &str) {
-        for (what, bytes) in &self.bytes {
-            assert!(
-                !contains(bytes, token),
-                "the token is in {what}:\n{}",
-                String::from_utf8_lossy(bytes)
-            );
-        }
-    }
 }
 
 #[test]
@@ -521,7 +491,7 @@ fn a_token_command_is_run_again_after_a_401_and_only_the_command_is_journaled() 
     );
     seen.keep("inspect", &out);
     for (file, bytes) in journal_files(&env) {
-        seen.bytes.push((file, bytes));
+        seen.keep_bytes(file, bytes);
     }
     seen.assert_free_of(&expired);
     seen.assert_free_of(&fresh);
@@ -666,7 +636,7 @@ fn an_api_key_goes_where_the_card_says_on_every_pass(
     );
     seen.keep("a crashed delegate", &crashed);
     for (file, bytes) in journal_files(&env) {
-        seen.bytes.push((file, bytes));
+        seen.keep_bytes(file, bytes);
     }
     for form in key_forms(&key) {
         seen.assert_free_of(&form);
