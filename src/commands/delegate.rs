@@ -30,7 +30,7 @@
 //! unknown) is not followed and keeps the delegation's exit code. `--plan` with `--follow` is a
 //! usage error (follow each step with `follow`, or let `reconcile --follow-for` follow them all).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -44,6 +44,8 @@ use crate::a2a::{
 };
 use crate::clock::rfc3339;
 use crate::commands::follow::{Followed, follow_step};
+use crate::commands::report::SendSteps;
+use crate::commands::report::records::ActionRecord;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::duration::parse_duration;
@@ -484,15 +486,16 @@ impl Delegation<'_> {
         detail: &Value,
     ) -> Result<(), BrokenPipe> {
         if self.ctx.out.is_json() {
-            self.ctx.out.record(&json!({
-                "type": "action",
-                "workflow": self.step().workflow,
-                "step": self.step().step,
-                "attempt": attempt.number,
-                "action": action,
-                "outcome": outcome,
-                "detail": detail,
-            }))?;
+            let step = self.step();
+            let record = ActionRecord::new(
+                &step.workflow,
+                &step.step,
+                attempt.number,
+                action,
+                outcome,
+                detail,
+            );
+            self.ctx.out.record(&record.to_value())?;
         }
         Ok(())
     }
@@ -673,22 +676,10 @@ impl Delegation<'_> {
             self.action(&attempt, "look", "never-sent", &json!({}))?;
         }
         let out = self.outgoing(&attempt).await?;
-        let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
-            let detail = if detail.is_null() {
-                json!({})
-            } else {
-                detail.clone()
-            };
-            if outcome == "unsearchable" && !self.ctx.out.is_json() {
-                self.ctx
-                    .out
-                    .warn(&inert(detail["reason"].as_str().unwrap_or_default()));
-            }
-            // A broken pipe here shows again at the final line, which reports it.
-            let _ = self.action(a, action, outcome, &detail);
-        };
+        let step = self.step().clone();
+        let sink = SendSteps::new(&self.ctx.out, HashMap::from([(attempt.id, &step)]));
         let sender = Sender {
-            note: Some(&note),
+            sink: &sink,
             journal: self.journal,
             client: self.client,
             clock: self.ctx.clock.as_ref(),

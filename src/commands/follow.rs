@@ -29,6 +29,7 @@ use tokio::time::Instant;
 
 use crate::a2a::{A2aClient, A2aError, Limits, redact_url};
 use crate::clock::rfc3339;
+use crate::commands::report::records;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
@@ -44,6 +45,7 @@ use crate::recovery::follow::{
 use crate::recovery::lookup::{self, LookHow, Looked};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::send;
+use crate::recovery::{Event as PassEvent, Sink};
 use crate::sanitize::inert;
 
 /// How far the agent's clock may be behind ours when an `INTENT` is looked for by time
@@ -370,9 +372,8 @@ impl Step<'_> {
         .map_err(target_error)?;
         show.start(attempt);
         let journal = show.journal;
-        let mut observer = |_: &FollowTarget, p: &Progress| show.progress(p);
-        let outcome =
-            follow_attempt(journal, self.client, &target, self.opts, &mut observer).await?;
+        let sink = Shown(RefCell::new(&mut *show));
+        let outcome = follow_attempt(journal, self.client, &target, self.opts, &sink).await?;
         show.finish_spinner();
         Ok(self.ended(show, &outcome))
     }
@@ -728,27 +729,11 @@ impl EventTail {
         while let Some(e) = self.waiting.front()
             && e.id <= upto
         {
-            ctx.out.record(&event_record(e))?;
+            ctx.out.record(&records::event(e))?;
             self.waiting.pop_front();
         }
         Ok(())
     }
-}
-
-/// The `event` record, the shape of `inspect --events`.
-fn event_record(e: &Event) -> Value {
-    json!({
-        "type": "event",
-        "id": e.id,
-        "at": rfc3339(e.at),
-        "workflow": e.workflow,
-        "step": e.step,
-        "attempt": e.attempt,
-        "kind": e.kind,
-        "from": e.from,
-        "to": e.to,
-        "detail": e.detail,
-    })
 }
 
 /// Shows what many follows at once journal (`reconcile --follow-for`): with `--format json`,
@@ -799,8 +784,8 @@ impl<'a> ShowMany<'a> {
         })
     }
 
-    /// The observer of `follow_many`: prints the events committed for the target's step.
-    pub(crate) fn observe(&self, target: &FollowTarget, p: &Progress) {
+    /// Prints the events committed for the target's step.
+    fn observe(&self, target: &FollowTarget, p: &Progress) {
         let upto = match p {
             Progress::Observed { event, state, .. } => {
                 let stops = state.is_finished()
@@ -845,5 +830,27 @@ impl<'a> ShowMany<'a> {
             .entry(step.to_string())
             .or_default()
             .print(self.ctx, self.journal, step, upto)
+    }
+}
+
+/// `follow_many`'s sink: the events committed for each followed step, printed as they come.
+impl Sink for ShowMany<'_> {
+    fn event(&self, event: PassEvent<'_>) -> anyhow::Result<()> {
+        if let PassEvent::Followed { target, progress } = event {
+            self.observe(target, progress);
+        }
+        Ok(())
+    }
+}
+
+/// One follow's sink: its progress shown as it comes.
+struct Shown<'s, 'c>(RefCell<&'s mut Show<'c>>);
+
+impl Sink for Shown<'_, '_> {
+    fn event(&self, event: PassEvent<'_>) -> anyhow::Result<()> {
+        if let PassEvent::Followed { progress, .. } = event {
+            self.0.borrow_mut().progress(progress);
+        }
+        Ok(())
     }
 }

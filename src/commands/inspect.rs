@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 
 use crate::a2a::{ProtocolBinding, message_text};
 use crate::clock::rfc3339;
+use crate::commands::report::records;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
@@ -193,7 +194,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
             ctx.out.record(&attempt_record(row, &chain))?;
         }
         for e in &events {
-            ctx.out.record(&event_record(e))?;
+            ctx.out.record(&records::event(e))?;
         }
         if workflows_view {
             for w in journal.workflow_summaries(limit)?.0 {
@@ -559,22 +560,6 @@ fn workflow_record(w: &WorkflowSummary) -> Value {
         "resolved": w.resolved,
         "createdAt": rfc3339(w.created_at),
         "updatedAt": rfc3339(w.updated_at),
-    })
-}
-
-/// The `event` record.
-fn event_record(e: &Event) -> Value {
-    json!({
-        "type": "event",
-        "id": e.id,
-        "at": rfc3339(e.at),
-        "workflow": e.workflow,
-        "step": e.step,
-        "attempt": e.attempt,
-        "kind": e.kind,
-        "from": e.from,
-        "to": e.to,
-        "detail": e.detail,
     })
 }
 

@@ -12,6 +12,7 @@ pub mod journal;
 pub mod prune;
 pub mod reconcile;
 pub mod reply;
+pub(crate) mod report;
 pub mod resolve;
 pub mod scripted_agent;
 pub mod status;

@@ -24,6 +24,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
+use crate::commands::report::records::ActionRecord;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
@@ -174,21 +175,22 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
             }
         })?;
     if ctx.out.is_json() {
-        ctx.out.record(&json!({
-            "type": "action",
-            "workflow": name.workflow,
-            "step": name.step,
-            "attempt": latest.number,
-            "action": "resolve",
-            "outcome": as_str(decision_as),
-            "detail": {
-                "reason": reason,
-                "from": latest.state.as_str(),
-                "state": decided.attempt.state.as_str(),
-                "newAttempt": decided.new_attempt.as_ref().map(|a| a.number),
-                "agent": decided.new_attempt.as_ref().and_then(|a| a.agent_url.clone()),
-            },
-        }))?;
+        let detail = json!({
+            "reason": reason,
+            "from": latest.state.as_str(),
+            "state": decided.attempt.state.as_str(),
+            "newAttempt": decided.new_attempt.as_ref().map(|a| a.number),
+            "agent": decided.new_attempt.as_ref().and_then(|a| a.agent_url.clone()),
+        });
+        let record = ActionRecord::new(
+            &name.workflow,
+            &name.step,
+            latest.number,
+            "resolve",
+            as_str(decision_as),
+            &detail,
+        );
+        ctx.out.record(&record.to_value())?;
         return Ok(exit::OK);
     }
     ctx.out
@@ -337,20 +339,21 @@ fn undo(
             }
         })?;
     if ctx.out.is_json() {
-        ctx.out.record(&json!({
-            "type": "action",
-            "workflow": name.workflow,
-            "step": name.step,
-            "attempt": undone.attempt.number,
-            "action": "resolve",
-            "outcome": "undone",
-            "detail": {
-                "undid": undone.undid.as_str(),
-                "reason": reason,
-                "removedAttempt": undone.removed,
-                "state": undone.attempt.state.as_str(),
-            },
-        }))?;
+        let detail = json!({
+            "undid": undone.undid.as_str(),
+            "reason": reason,
+            "removedAttempt": undone.removed,
+            "state": undone.attempt.state.as_str(),
+        });
+        let record = ActionRecord::new(
+            &name.workflow,
+            &name.step,
+            undone.attempt.number,
+            "resolve",
+            "undone",
+            &detail,
+        );
+        ctx.out.record(&record.to_value())?;
         return Ok(exit::OK);
     }
     let removed = undone

@@ -8,6 +8,7 @@ use comfy_table::Cell;
 
 use super::tables::{fit, room_left};
 use super::{Chain, agent_cell, outcome};
+use crate::commands::report::vocabulary::{Kind, human};
 use crate::journal::{AttemptRow, Binding, Event, StepRecord};
 use crate::output::{Printer, age, render_table, table};
 use crate::recovery::remedy::Remedy;
@@ -146,7 +147,10 @@ fn attempt_view(out: &Printer, row: &AttemptRow, chain: &Chain, now: DateTime<Ut
             .as_deref()
             .map(|t| format!(" at {}", inert(t)))
             .unwrap_or_default();
-        f.add("remote", format!("{}{at}", inert(remote)));
+        f.add(
+            "remote",
+            format!("{}{at}", inert(&human(Kind::State, remote))),
+        );
     }
     let previous = chain.previous_cell(row);
     if previous != "-" {
@@ -191,7 +195,7 @@ pub(super) fn events_table(out: &Printer, events: &[Event]) -> String {
         vec![
             Cell::new(absolute(e.at)),
             Cell::new(e.attempt.map_or_else(|| "-".to_owned(), |n| n.to_string())),
-            Cell::new(inert(&e.kind)),
+            Cell::new(inert(&human(Kind::Event, &e.kind))),
             Cell::new(e.from.clone().unwrap_or_default()),
             Cell::new(e.to.clone().unwrap_or_default()),
         ]
