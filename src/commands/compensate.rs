@@ -129,7 +129,7 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
             args.yes,
         )
     {
-        return Err(crate::commands::resolve::declined().into());
+        return Err(super::util::flags::declined().into());
     }
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("compensate")?;

@@ -25,7 +25,6 @@ use clap::Args;
 use serde_json::json;
 
 use crate::a2a::{A2aClient, AgentLimits, Limits};
-use crate::commands::follow::ShowMany;
 use crate::commands::report::human::Unreachable;
 use crate::commands::report::records::ActionRecord;
 use crate::commands::report::vocabulary::{Kind, human};
@@ -38,6 +37,9 @@ use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_man
 use crate::recovery::lock::{LockError, PassLock};
 use crate::recovery::{Action, Event, Pass, PassConfig, Sink, Summary, WorkflowLocks};
 use crate::sanitize::inert;
+
+use super::util::flags::parse_rate;
+use super::util::follow::ShowMany;
 
 /// Runs one recovery pass over every unfinished attempt.
 ///
@@ -107,16 +109,6 @@ pub enum AlertMode {
     All,
     /// Only items no earlier `--alert new` pass reported.
     New,
-}
-
-/// Reads a request rate: a positive number of requests per second (`50`, `0.5`).
-pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!(
-            "`{s}` is not a positive number of requests per second (e.g. `50` or `0.5`)"
-        )),
-    }
 }
 
 /// The per-agent limits of a pass: the flags, overridden per agent by the registry.

@@ -35,6 +35,8 @@ use crate::journal::{
 use crate::recovery::registry::{pick_agent, tried_agents};
 use crate::sanitize::inert;
 
+use super::util::flags::declined;
+
 /// Records an operator's decision on a step that needs a human.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -265,13 +267,6 @@ fn consequence(decision: ResolveAs) -> &'static str {
         ResolveAs::Retry => "a new attempt with fresh ids, sent by the next `reconcile`",
         ResolveAs::Resend => "sent again once with its own messageId, without a look",
     }
-}
-
-/// The error when the operator answers no: nothing was changed (exit 1, as `apt` and
-/// `terraform apply` do).
-pub(crate) fn declined() -> CliError {
-    CliError::failure("not confirmed; nothing was changed")
-        .hint("answer `y` to go on, or pass --yes in a script")
 }
 
 /// Refuses a `retry` or `resend` that would run finished work again: the step COMPLETED, or

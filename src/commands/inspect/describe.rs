@@ -6,8 +6,9 @@
 use chrono::{DateTime, Utc};
 use comfy_table::Cell;
 
+use super::agent_cell;
 use super::tables::{fit, room_left};
-use super::{Chain, agent_cell, outcome};
+use crate::commands::util::records::{Chain, outcome};
 use crate::commands::report::vocabulary::{Kind, human};
 use crate::journal::{AttemptRow, Binding, Event, StepRecord};
 use crate::output::{Printer, age, render_table, table};
