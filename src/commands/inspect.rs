@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::a2a::{ProtocolBinding, message_text};
+use crate::a2a::{ProtocolBinding, message_said};
 use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
@@ -307,7 +307,7 @@ fn outcome(row: &AttemptRow) -> String {
         {
             return format!("command: {status}");
         }
-        return message_text(&m);
+        return message_said(&m);
     }
     if let Some(e) = &a.error {
         return e.clone();
@@ -316,7 +316,7 @@ fn outcome(row: &AttemptRow) -> String {
         .last_task_json
         .as_deref()
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .and_then(|t| t.pointer("/status/message").map(message_text))
+        .and_then(|t| t.pointer("/status/message").map(message_said))
         .filter(|t| !t.is_empty());
     if let Some(t) = status_text {
         return t;
@@ -522,6 +522,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "continuationTaskId": a.continuation_task_id,
         "pendingQuestion": a.question_text(),
         "pendingQuestionMessage": a.pending_question,
+        "pendingQuestionData": a.question_data(),
         "previousTaskId": row.previous_task_id,
         "previousAttempt": chain.previous_attempt(row),
         "effect": a.effect.map(EffectState::as_str),
