@@ -566,6 +566,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--history-only', '--history-only', [CompletionResultType]::ParameterName, 'Sends tasks without artifacts; their text is in the history instead')
             [CompletionResult]::new('--reply-new-task', '--reply-new-task', [CompletionResultType]::ParameterName, 'Answers a reply to a question with a new task in the same context')
             [CompletionResult]::new('--block-send', '--block-send', [CompletionResultType]::ParameterName, 'Ignores returnImmediately: SendMessage answers once the task stops')
+            [CompletionResult]::new('--structured-answers', '--structured-answers', [CompletionResultType]::ParameterName, 'Takes only structured answers: asks `Agent requires input:` then `- rooms: QUESTION`, refuses a text reply (-32602) and accepts a data part `{"rooms": "…"}`')
             [CompletionResult]::new('--black-hole', '--black-hole', [CompletionResultType]::ParameterName, 'Never answers a JSON-RPC request (a hung agent); the card is still served')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')

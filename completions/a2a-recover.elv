@@ -535,6 +535,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --history-only 'Sends tasks without artifacts; their text is in the history instead'
             cand --reply-new-task 'Answers a reply to a question with a new task in the same context'
             cand --block-send 'Ignores returnImmediately: SendMessage answers once the task stops'
+            cand --structured-answers 'Takes only structured answers: asks `Agent requires input:` then `- rooms: QUESTION`, refuses a text reply (-32602) and accepts a data part `{"rooms": "…"}`'
             cand --black-hole 'Never answers a JSON-RPC request (a hung agent); the card is still served'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'

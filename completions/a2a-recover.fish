@@ -474,6 +474,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l history-only -d 'Sends tasks without artifacts; their text is in the history instead'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l reply-new-task -d 'Answers a reply to a question with a new task in the same context'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l block-send -d 'Ignores returnImmediately: SendMessage answers once the task stops'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l structured-answers -d 'Takes only structured answers: asks `Agent requires input:` then `- rooms: QUESTION`, refuses a text reply (-32602) and accepts a data part `{"rooms": "…"}`'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l black-hole -d 'Never answers a JSON-RPC request (a hung agent); the card is still served'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'

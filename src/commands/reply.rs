@@ -15,7 +15,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::a2a::{A2aClient, Credential, redact_url};
+use crate::a2a::{A2aClient, A2aError, Credential, ErrorKind, redact_url};
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -189,7 +189,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         card_patience: crate::recovery::send::DEFAULT_CARD_PATIENCE,
     };
     let sent = sender.deliver_reply(&reply, &out, &step).await?;
-    report_sent(ctx, &name, &attempt, &reply.message_id, sent)
+    report_sent(ctx, &name, &attempt, (&reply.message_id, &answer), sent)
 }
 
 /// `reply` again with the text already delivered to the step's latest attempt (a script or an
@@ -308,6 +308,18 @@ async fn outgoing(
     })
 }
 
+/// Returns the remedy for a text reply refused as invalid parameters (`-32602`): some agents
+/// take only a structured answer, a data part shaped like their question (`reply --data`).
+fn structured_hint(name: &StepName, answer: &Answer, e: &A2aError) -> Option<String> {
+    (answer.data.is_none() && e.kind() == Some(ErrorKind::InvalidParams)).then(|| {
+        format!(
+            "the agent may take only a structured answer, a data part shaped like its \
+             question; answer with --data:\n  a2a-recover reply {} --data '{{\"FIELD\": \"VALUE\"}}'",
+            inert(&name.to_string())
+        )
+    })
+}
+
 /// Reports what the reply's send did.
 #[expect(
     clippy::too_many_lines,
@@ -317,7 +329,7 @@ fn report_sent(
     ctx: &Context,
     name: &StepName,
     attempt: &Attempt,
-    message_id: &str,
+    (message_id, answer): (&str, &Answer),
     sent: ReplySent,
 ) -> anyhow::Result<u8> {
     let id = json!({"messageId": message_id});
@@ -357,10 +369,14 @@ fn report_sent(
         ReplySent::Refused(e) => {
             let mut detail = id;
             detail["error"] = json!(e.summary());
-            let line = format!(
+            let mut line = format!(
                 "{name}: the agent refused the reply: {}. Nothing was delivered.",
                 e.summary()
             );
+            if let Some(hint) = structured_hint(name, answer, &e) {
+                line = format!("{line}\nhint: {hint}");
+                detail["hint"] = json!(hint);
+            }
             report(
                 ctx,
                 name,

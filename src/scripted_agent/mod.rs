@@ -251,7 +251,15 @@ pub struct Bends {
     pub reply_new_task: bool,
     /// `SendMessage` ignores `returnImmediately` and answers once the task stops.
     pub block_send: bool,
+    /// Takes only structured answers, as agents built on one popular agent SDK do: asks in
+    /// text over two lines (`Agent requires input:\n- rooms: two rooms or one?`), refuses a
+    /// reply without a data part shaped like the question with `-32602`, and accepts
+    /// `{"rooms": "one"}`.
+    pub structured_answers: bool,
 }
+
+/// The field a structured-answer agent asks for ([`Bends::structured_answers`]).
+pub const STRUCTURED_FIELD: &str = "rooms";
 
 /// Where an agent puts the question of an interrupted task.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
