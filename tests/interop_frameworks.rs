@@ -36,10 +36,10 @@ fn task_with_history(row: &Value, task_id: &str) -> Value {
     })
 }
 
-/// delegate → COMPLETED with the agent's answer recorded as an artifact.
-fn completes_with_the_result_recorded(agent: &InteropAgent, answer: &str) {
-    let env = TestEnv::new();
-    let out = delegate(&env, "w/hello", &agent.url, "hello", &[]);
+/// Delegates `step` to the agent, asserts that the send went through, and returns the exit code
+/// of `reconcile` once nothing is left to wait for.
+fn delegated(env: &TestEnv, agent: &InteropAgent, step: &str, text: &str, extra: &[&str]) -> i32 {
+    let out = delegate(env, step, &agent.url, text, extra);
     assert_eq!(
         code(&out),
         0,
@@ -48,7 +48,18 @@ fn completes_with_the_result_recorded(agent: &InteropAgent, answer: &str) {
         stderr(&out),
         agent.context()
     );
-    assert_eq!(settle(&env), 0, "{}", agent.context());
+    settle(env)
+}
+
+/// delegate → COMPLETED with the agent's answer recorded as an artifact.
+fn completes_with_the_result_recorded(agent: &InteropAgent, answer: &str) {
+    let env = TestEnv::new();
+    assert_eq!(
+        delegated(&env, agent, "w/hello", "hello", &[]),
+        0,
+        "{}",
+        agent.context()
+    );
     let row = the_attempt(&env, "w/hello");
     assert_eq!(row["state"], "COMPLETED", "{row}\n{}", agent.context());
     let texts = artifact_texts_of(&env.journal(), "w/hello");
@@ -166,22 +177,12 @@ fn langgraph_an_interrupt_is_shown_and_reply_completes_the_graph() {
 fn fasta2a_a_question_in_history_is_shown_and_reply_completes_it() {
     let agent = start_fasta2a_agent();
     let env = TestEnv::new();
-    let out = delegate(
-        &env,
-        "trip/hotel",
-        &agent.url,
-        "please ask about rooms",
-        &[],
-    );
     assert_eq!(
-        code(&out),
-        0,
-        "{}{}\n{}",
-        stdout(&out),
-        stderr(&out),
+        delegated(&env, &agent, "trip/hotel", "please ask about rooms", &[]),
+        4,
+        "{}",
         agent.context()
     );
-    assert_eq!(settle(&env), 4, "{}", agent.context());
     let row = the_attempt(&env, "trip/hotel");
     assert_eq!(row["pendingQuestion"], "two rooms or one?", "{row}");
     let out = env.run(["reply", "trip/hotel", "one room"]);
@@ -207,16 +208,12 @@ fn fasta2a_a_data_part_artifact_reaches_the_artifact_variables_as_json() {
         "--verify-cmd",
         &verify,
     ];
-    let out = delegate(&env, "trip/booking", &agent.url, "give data", &extra);
     assert_eq!(
-        code(&out),
+        delegated(&env, &agent, "trip/booking", "give data", &extra),
         0,
-        "{}{}\n{}",
-        stdout(&out),
-        stderr(&out),
+        "{}",
         agent.context()
     );
-    assert_eq!(settle(&env), 0, "{}", agent.context());
     let row = the_attempt(&env, "trip/booking");
     assert_eq!(row["state"], "COMPLETED", "{row}");
     assert_eq!(row["effect"], "verified", "{row}");

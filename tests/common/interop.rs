@@ -127,30 +127,29 @@ pub const FRAMEWORKS_HINT: &str = "run `scripts/test` (it installs the pinned La
 /// (langgraph-api 0.16.7, in-memory runtime) with no network. Its URL is the A2A agent's base,
 /// `http://127.0.0.1:PORT/a2a/ASSISTANT/`.
 pub fn start_langgraph_agent() -> InteropAgent {
-    let python = venv_python(
-        "A2A_RECOVER_INTEROP_LANGGRAPH_PYTHON",
-        ".interop/langgraph",
-        "LangGraph",
-    );
-    let mut cmd = Command::new(python);
-    cmd.arg(interop_dir().join("langgraph/serve.py"))
-        .env("PYTHONUNBUFFERED", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    spawn_agent("the LangGraph Agent Server", FRAMEWORKS_HINT, cmd)
+    start_framework(
+        ("A2A_RECOVER_INTEROP_LANGGRAPH_PYTHON", ".interop/langgraph"),
+        "langgraph/serve.py",
+        "the LangGraph Agent Server",
+    )
 }
 
 /// Starts `tests/interop/fasta2a/agent.py`, a deterministic worker on fasta2a 2.1.1.
 pub fn start_fasta2a_agent() -> InteropAgent {
-    let python = venv_python(
-        "A2A_RECOVER_INTEROP_FASTA2A_PYTHON",
-        ".interop/fasta2a",
-        "fasta2a",
-    );
-    let mut cmd = Command::new(python);
-    cmd.arg(interop_dir().join("fasta2a/agent.py"))
+    start_framework(
+        ("A2A_RECOVER_INTEROP_FASTA2A_PYTHON", ".interop/fasta2a"),
+        "fasta2a/agent.py",
+        "the fasta2a agent",
+    )
+}
+
+/// Starts `tests/interop/<script>` with the python of a framework's venv (`$var`, else `venv`).
+fn start_framework((var, venv): (&str, &str), script: &str, what: &str) -> InteropAgent {
+    let mut cmd = Command::new(venv_python(var, venv, what));
+    cmd.arg(interop_dir().join(script))
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    spawn_agent("the fasta2a agent", FRAMEWORKS_HINT, cmd)
+    spawn_agent(what, FRAMEWORKS_HINT, cmd)
 }
 
 /// Returns `$var`, or `venv/bin/python` in this repository, after checking that it exists.
