@@ -64,6 +64,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--token-env', '--token-env', [CompletionResultType]::ParameterName, 'The environment variable holding the agent''s bearer token or API key (placed as its card asks; only its name is journaled)')
             [CompletionResult]::new('--token-cmd', '--token-cmd', [CompletionResultType]::ParameterName, 'A command printing the agent''s bearer token or API key on stdout, run without a shell when one is needed (the command is journaled, never what it prints)')
             [CompletionResult]::new('--metadata', '--metadata', [CompletionResultType]::ParameterName, 'JSON object sent as the message''s `metadata`')
+            [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'JSON object sent as one data part beside the text (structured input)')
             [CompletionResult]::new('--max-attempts', '--max-attempts', [CompletionResultType]::ParameterName, 'Attempt budget for this step, across all agents')
             [CompletionResult]::new('--compensate', '--compensate', [CompletionResultType]::ParameterName, 'Compensation: a message sent to the step''s agent')
             [CompletionResult]::new('--compensate-cmd', '--compensate-cmd', [CompletionResultType]::ParameterName, 'Compensation: a command run with `sh -c`')

@@ -785,7 +785,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__delegate)
-            opts="-o -q -v -h --agent --skill --token-env --token-cmd --metadata --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --binding --protocol --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --agent --skill --token-env --token-cmd --metadata --data --max-attempts --effect --compensate --compensate-cmd --verify-cmd --verify-url --follow --plan --allow-cross-origin --clock-skew --command-timeout --binding --protocol --card-patience --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -808,6 +808,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --metadata)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

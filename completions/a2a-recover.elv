@@ -60,6 +60,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --token-env 'The environment variable holding the agent''s bearer token or API key (placed as its card asks; only its name is journaled)'
             cand --token-cmd 'A command printing the agent''s bearer token or API key on stdout, run without a shell when one is needed (the command is journaled, never what it prints)'
             cand --metadata 'JSON object sent as the message''s `metadata`'
+            cand --data 'JSON object sent as one data part beside the text (structured input)'
             cand --max-attempts 'Attempt budget for this step, across all agents'
             cand --compensate 'Compensation: a message sent to the step''s agent'
             cand --compensate-cmd 'Compensation: a command run with `sh -c`'

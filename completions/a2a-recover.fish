@@ -62,6 +62,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l ski
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-env -d 'The environment variable holding the agent\'s bearer token or API key (placed as its card asks; only its name is journaled)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-cmd -d 'A command printing the agent\'s bearer token or API key on stdout, run without a shell when one is needed (the command is journaled, never what it prints)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l metadata -d 'JSON object sent as the message\'s `metadata`' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l data -d 'JSON object sent as one data part beside the text (structured input)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-attempts -d 'Attempt budget for this step, across all agents' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l compensate -d 'Compensation: a message sent to the step\'s agent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l compensate-cmd -d 'Compensation: a command run with `sh -c`' -r

@@ -84,17 +84,9 @@ impl Answer {
                 ));
             }
         };
-        let data: serde_json::Value = serde_json::from_str(&json).map_err(|e| {
-            CliError::usage(format!("the reply's data is not JSON: {e}"))
-                .hint("give a JSON object, e.g. --data '{\"rooms\": \"one\"}'")
-        })?;
-        if !data.is_object() {
-            return Err(CliError::usage("the reply's data is not a JSON object")
-                .hint("a data part carries an object, e.g. --data '{\"rooms\": \"one\"}'"));
-        }
         Ok(Self {
             text: String::new(),
-            data: Some(data),
+            data: Some(super::util::data_object(&json, "the reply's data")?),
         })
     }
 
@@ -301,6 +293,8 @@ async fn outgoing(
     Ok(Outgoing {
         text: answer.text.clone(),
         metadata: None,
+        // The reply's data part goes with the journaled reply (`deliver_reply`).
+        data: None,
         credential,
         allow_cross_origin: spec.allow_cross_origin,
         reference_task_ids: Vec::new(),

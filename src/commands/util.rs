@@ -72,3 +72,17 @@ pub(crate) fn indented_json(value: &serde_json::Value, indent: &str) -> String {
     }
     shown.join("\n")
 }
+
+/// Reads one data part's JSON (`reply --data`, `delegate --data`): a JSON object, else a usage
+/// error naming `what`.
+pub(crate) fn data_object(json: &str, what: &str) -> Result<serde_json::Value, CliError> {
+    let data: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        CliError::usage(format!("{what} is not JSON: {e}"))
+            .hint("give a JSON object, e.g. --data '{\"rooms\": \"one\"}'")
+    })?;
+    if !data.is_object() {
+        return Err(CliError::usage(format!("{what} is not a JSON object"))
+            .hint("a data part carries an object, e.g. --data '{\"rooms\": \"one\"}'"));
+    }
+    Ok(data)
+}

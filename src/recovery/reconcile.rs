@@ -916,6 +916,7 @@ impl<'a> Pass<'a> {
         Ok(Outgoing {
             text: decide::previous_attempt_text(&spec.text, previous),
             metadata: decide::previous_attempt_metadata(spec.metadata.as_ref(), previous),
+            data: spec.data.clone(),
             credential,
             allow_cross_origin: spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
@@ -1251,6 +1252,7 @@ impl<'a> Pass<'a> {
         let out = Outgoing {
             text: String::new(),
             metadata: None,
+            data: None,
             credential,
             allow_cross_origin: row.allow_cross_origin,
             reference_task_ids: Vec::new(),

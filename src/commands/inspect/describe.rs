@@ -80,6 +80,11 @@ pub(super) fn step_view(
         },
     );
     f.add("text", inert(&spec.text));
+    if let Some(data) = &spec.data {
+        f.add("data", "");
+        f.lines
+            .push(crate::commands::util::indented_json(data, "    "));
+    }
     f.add(
         "attempts",
         format!("{} of at most {}", rows.len(), spec.max_attempts),

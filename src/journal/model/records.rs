@@ -128,6 +128,9 @@ pub struct StepSpec {
     pub verify: Option<Value>,
     /// The absolute directory commands run in.
     pub cwd: Option<String>,
+    /// A data part the message carries beside its text (`delegate --data`, a plan step's
+    /// `data`).
+    pub data: Option<Value>,
 }
 
 impl StepSpec {
@@ -147,6 +150,7 @@ impl StepSpec {
             compensate: None,
             verify: None,
             cwd: None,
+            data: None,
         }
     }
 }
