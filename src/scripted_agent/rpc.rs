@@ -312,7 +312,7 @@ pub(crate) async fn handle(
             .with_metadata(json!({"requestedVersion": version, "supportedVersions": "1.0"})),
         );
     }
-    let params = request.remove("params").unwrap_or(Value::Null);
+    let params = super::fields::camel_case_fields(request.remove("params").unwrap_or(Value::Null));
     let outcome = match method {
         Method::SendMessage => send_message(&shared, &id, params, false).await,
         Method::SendStreamingMessage => send_message(&shared, &id, params, true).await,
