@@ -62,6 +62,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l ski
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-env -d 'The environment variable holding the agent\'s bearer token or API key (placed as its card asks; only its name is journaled)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l token-cmd -d 'A command printing the agent\'s bearer token or API key on stdout, run without a shell when one is needed (the command is journaled, never what it prints)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l metadata -d 'JSON object sent as the message\'s `metadata`' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l data -d 'JSON object sent as one data part beside the text (structured input)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l max-attempts -d 'Attempt budget for this step, across all agents' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l compensate -d 'Compensation: a message sent to the step\'s agent' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand delegate" -l compensate-cmd -d 'Compensation: a command run with `sh -c`' -r
@@ -474,6 +475,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l history-only -d 'Sends tasks without artifacts; their text is in the history instead'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l reply-new-task -d 'Answers a reply to a question with a new task in the same context'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l block-send -d 'Ignores returnImmediately: SendMessage answers once the task stops'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l structured-answers -d 'Takes only structured answers: asks `Agent requires input:` then `- rooms: QUESTION`, refuses a text reply (-32602) and accepts a data part `{"rooms": "…"}`'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l black-hole -d 'Never answers a JSON-RPC request (a hung agent); the card is still served'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'

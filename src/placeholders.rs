@@ -202,7 +202,7 @@ pub struct NamedArtifact {
     pub name: Option<String>,
     /// Its `artifactId`.
     pub artifact_id: String,
-    /// Its text parts joined.
+    /// Its value: its text parts, and its data parts as compact JSON, in order.
     pub text: String,
 }
 

@@ -2,7 +2,7 @@
 //! against what the journal holds.
 //!
 //! A plan is TOML with exactly the documented keys (docs/sagas.md: `workflow`, `[[step]]` with `name`,
-//! `agent` | `skill`, `text`, `token_env` | `token_cmd`, `metadata`, `max_attempts`, `effect`, `compensate`,
+//! `agent` | `skill`, `text`, `token_env` | `token_cmd`, `metadata`, `data`, `max_attempts`, `effect`, `compensate`,
 //! `verify`). [`parse`] validates the WHOLE file before anything is journaled and returns every
 //! problem it finds, each with its line and column ([`Issue`]): unknown keys, wrong types,
 //! missing `text`, both or neither of `agent` and `skill`, `effect = true` without `compensate`
@@ -31,6 +31,10 @@ use crate::a2a::card_url_for;
 use crate::journal::{Binding, StepName, StepSpec, check_name_part};
 use crate::placeholders;
 use crate::sanitize::inert;
+
+mod toml_json;
+
+use toml_json::toml_table_to_json;
 
 /// The attempt budget of a step when the plan does not say.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
@@ -207,6 +211,7 @@ struct RawStep {
     token_env: Option<Spanned<String>>,
     token_cmd: Option<Spanned<String>>,
     metadata: Option<Spanned<toml::Table>>,
+    data: Option<Spanned<toml::Table>>,
     max_attempts: Option<Spanned<i64>>,
     effect: Option<Spanned<bool>>,
     compensate: Option<Spanned<RawCompensate>>,
@@ -409,16 +414,7 @@ fn check_step(
             );
         }
     }
-    let metadata = step
-        .metadata
-        .as_ref()
-        .and_then(|m| match toml_table_to_json(m.get_ref()) {
-            Ok(map) => Some(map),
-            Err(why) => {
-                issues.at(m.span(), format!("bad `metadata` in step `{name}`: {why}"));
-                None
-            }
-        });
+    let metadata = table_field(issues, step.metadata.as_ref(), "metadata", name);
     let max_attempts = match &step.max_attempts {
         None => DEFAULT_MAX_ATTEMPTS,
         Some(n) if (1..=MAX_MAX_ATTEMPTS).contains(n.get_ref()) => *n.get_ref() as u32,
@@ -432,6 +428,7 @@ fn check_step(
     };
     let interface = check_interface(issues, step, name);
     let declared = check_effect(issues, step, &span, name);
+    let data = table_field(issues, step.data.as_ref(), "data", name).map(Value::Object);
     let compensate = step
         .compensate
         .as_ref()
@@ -459,7 +456,29 @@ fn check_step(
         compensate: compensate.as_ref().map(Compensation::to_json),
         verify: verify.as_ref().map(Verification::to_json),
         cwd: has_command.then(|| dir.display().to_string()),
+        data,
     })
+}
+
+/// Converts a step's table `field` (`metadata`, `data`) to a JSON object, noting an issue at
+/// its position when it cannot be one.
+fn table_field(
+    issues: &mut Issues<'_>,
+    table: Option<&Spanned<toml::Table>>,
+    field: &str,
+    name: &str,
+) -> Option<Map<String, Value>> {
+    let table = table?;
+    match toml_table_to_json(table.get_ref()) {
+        Ok(map) => Some(map),
+        Err(why) => {
+            issues.at(
+                table.span(),
+                format!("bad `{field}` in step `{name}`: {why}"),
+            );
+            None
+        }
+    }
 }
 
 /// Checks a step's `binding` and `protocol` (as `--binding` / `--protocol` take them).
@@ -721,30 +740,6 @@ pub fn check_url(template: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Converts a TOML table to a JSON object (datetimes become their RFC 3339 text).
-fn toml_table_to_json(table: &toml::Table) -> Result<Map<String, Value>, String> {
-    table
-        .iter()
-        .map(|(k, v)| Ok((k.clone(), toml_to_json(v)?)))
-        .collect()
-}
-
-fn toml_to_json(v: &toml::Value) -> Result<Value, String> {
-    Ok(match v {
-        toml::Value::String(s) => Value::String(s.clone()),
-        toml::Value::Integer(i) => Value::from(*i),
-        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
-            .map(Value::Number)
-            .ok_or_else(|| format!("{f} cannot be sent as JSON"))?,
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Datetime(d) => Value::String(d.to_string()),
-        toml::Value::Array(a) => {
-            Value::Array(a.iter().map(toml_to_json).collect::<Result<_, _>>()?)
-        }
-        toml::Value::Table(t) => Value::Object(toml_table_to_json(t)?),
-    })
-}
-
 // ---------------------------------------------------------------------------------------------
 // The diff against the journal
 // ---------------------------------------------------------------------------------------------
@@ -833,6 +828,12 @@ fn step_changes(journaled: &StepSpec, planned: &StepSpec) -> Vec<String> {
             j.metadata != p.metadata,
             meta(j.metadata.as_ref()),
             meta(p.metadata.as_ref()),
+        ),
+        (
+            "data",
+            j.data != p.data,
+            shown_json(j.data.as_ref()),
+            shown_json(p.data.as_ref()),
         ),
         (
             "max_attempts",

@@ -269,3 +269,49 @@ fn an_unknown_reply_to_a_continuing_agent_is_looked_for_by_context() {
         }
     }
 }
+
+/// An agent that takes only structured answers asks in text over two lines, refuses a text
+/// reply (-32602) with a remedy naming `reply --data`, and completes on a data part shaped like
+/// its question; the refused text is never resent.
+#[test]
+fn a_structured_answer_agent_takes_the_data_reply_and_the_refusal_names_it() {
+    let env = TestEnv::new();
+    let a = agent(bent(Bends {
+        structured_answers: true,
+        ..Bends::default()
+    }));
+    let out = delegate(&env, "trip/rooms", &a.url(), "ask about rooms", &[]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(&env, "trip/rooms");
+    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
+    assert_eq!(
+        row["pendingQuestion"],
+        "Agent requires input:\n- rooms: two rooms or one?"
+    );
+
+    let out = env.run(["reply", "trip/rooms", "one"]);
+    let said = stdout(&out);
+    assert_eq!(code(&out), 4, "{said}{}", stderr(&out));
+    assert!(said.contains("refused the reply"), "{said}");
+    assert!(
+        said.contains("\n  a2a-recover reply trip/rooms --data '{\"FIELD\": \"VALUE\"}'"),
+        "the remedy names reply --data on a line of its own: {said}"
+    );
+    let row = the_attempt(&env, "trip/rooms");
+    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
+
+    let out = env.run(["reply", "trip/rooms", "--data", r#"{"rooms": "one"}"#]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let row = the_attempt(&env, "trip/rooms");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    let texts: Vec<String> = a.stats().messages.iter().map(|m| m.text.clone()).collect();
+    assert_eq!(
+        texts,
+        ["ask about rooms", "one", ""],
+        "the refused text was sent once"
+    );
+    let last = a.stats().messages.last().cloned().unwrap();
+    assert_eq!(last.data, [serde_json::json!({"rooms": "one"})]);
+}

@@ -673,3 +673,56 @@ fn a_step_being_delegated_by_a_live_process_is_left_alone() {
     assert_eq!(a.stats().messages.len(), 1);
     assert!(the_attempt(&env, "w/s")["state"] == "SUBMITTED");
 }
+
+/// `delegate --data JSON` and a plan step's `data` send one data part beside the text; the
+/// step keeps it (`inspect STEP` shows it), and data that is not a JSON object is refused
+/// before anything is journaled.
+#[test]
+fn delegate_data_and_a_plan_steps_data_send_one_data_part_beside_the_text() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let out = delegate(
+        &env,
+        "w/rooms",
+        &a.url(),
+        "book",
+        &["--data", r#"{"rooms": 1}"#],
+    );
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let last = a.stats().messages.last().cloned().unwrap();
+    assert_eq!(last.text, "book");
+    assert_eq!(last.data, [serde_json::json!({"rooms": 1})]);
+    let out = env.run(["inspect", "w/rooms"]);
+    assert!(
+        stdout(&out).contains("data:       \n    {\n      \"rooms\": 1\n    }"),
+        "{}",
+        stdout(&out)
+    );
+
+    let plan = crate::common::write(
+        env.path(),
+        "plan.toml",
+        &format!(
+            "workflow = \"p\"\n[[step]]\nname = \"s\"\nagent = \"{}\"\ntext = \"go\"\n\
+             data = {{ nights = 2, guest = {{ name = \"Ada\" }} }}\n",
+            a.url()
+        ),
+    );
+    let out = env.run(["delegate", "--plan", plan.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let last = a.stats().messages.last().cloned().unwrap();
+    assert_eq!(last.text, "go");
+    assert_eq!(
+        last.data,
+        [serde_json::json!({"nights": 2, "guest": {"name": "Ada"}})]
+    );
+
+    let sent = a.stats().messages.len();
+    for bad in ["[1]", "{"] {
+        let out = delegate(&env, "w/bad", &a.url(), "book", &["--data", bad]);
+        assert_eq!(code(&out), 2, "{bad}: {}", stderr(&out));
+    }
+    assert_eq!(a.stats().messages.len(), sent, "nothing sent");
+    let out = env.run(["inspect", "w/bad"]);
+    assert!(stderr(&out).contains("unknown step"), "nothing journaled");
+}

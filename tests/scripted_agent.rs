@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use a2a_recover::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent};
+use a2a_recover::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent, ServedBinding};
 use serde_json::{Value, json};
 
 use crate::common::{TestEnv, code, fast, stderr};
@@ -1304,6 +1304,74 @@ async fn completed_tasks_make_bookings_that_cancel_removes() {
             ["nothing to cancel"]
         );
         agent.shutdown().await;
+    })
+    .await;
+}
+
+/// Conformance: snake_case request fields (`history_length`, `message_id`, …) are read beside
+/// lowerCamelCase, over JSON-RPC and in HTTP+JSON queries; the card is served with
+/// `Cache-Control` and `Last-Modified`; over HTTP+JSON a push-config request is a 400
+/// `PushNotificationNotSupportedError` in JSON, not a plain-text 404.
+#[tokio::test]
+async fn snake_case_fields_card_caching_and_push_config_refusal_are_as_the_spec_asks() {
+    guard(async {
+        let agent = ScriptedAgent::start(fast(), 0).await.unwrap();
+        let c = Client::new(&agent);
+        let task = c
+            .ok(
+                "SendMessage",
+                json!({"message": {"message_id": "m-1", "role": "ROLE_USER",
+                    "parts": [{"text": "hello"}]},
+                    "configuration": {"return_immediately": true}}),
+            )
+            .await;
+        let id = task["task"]["id"].as_str().unwrap().to_owned();
+        c.wait_state(&id, "TASK_STATE_COMPLETED").await;
+        let full = c.ok("GetTask", json!({"id": id})).await;
+        assert!(!full["history"].as_array().unwrap().is_empty(), "{full}");
+        let cut = c
+            .ok("GetTask", json!({"id": id, "history_length": 0}))
+            .await;
+        assert!(
+            cut["history"].as_array().is_none_or(Vec::is_empty),
+            "history_length is read: {cut}"
+        );
+
+        let http = reqwest::Client::new();
+        let resp = http.get(agent.card_url()).send().await.unwrap();
+        assert!(
+            resp.headers()["cache-control"]
+                .to_str()
+                .unwrap()
+                .contains("max-age")
+        );
+        let modified = resp.headers()["last-modified"].to_str().unwrap().to_owned();
+        assert!(modified.ends_with(" GMT"), "{modified}");
+
+        let rest = ScriptedAgent::start(
+            AgentConfig {
+                binding: ServedBinding::HttpJson,
+                ..fast()
+            },
+            0,
+        )
+        .await
+        .unwrap();
+        let url = format!("{}tasks/{id}/pushNotificationConfigs", rest.url());
+        let resp = http
+            .post(&url)
+            .header("A2A-Version", "1.0")
+            .header("content-type", "application/json")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 400);
+        let body = resp.json_value().await;
+        assert_eq!(
+            body["error"]["details"][0]["reason"], "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            "{body}"
+        );
     })
     .await;
 }

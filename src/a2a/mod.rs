@@ -64,7 +64,8 @@ pub use ::a2a as types;
 pub use crate::model::{
     AgentOverride, ArtifactUpdate, ArtifactView, InterfaceChoice, Overrides, ProtocolBinding,
     ProtocolVersion, RemoteState, StatusTimestamp, TaskView, ViewError, WireBinding, artifact_view,
-    history_holds, message_text, parse_timestamp, parts_text, task_id_problem,
+    history_holds, message_data, message_said, message_text, parse_timestamp, parts_text,
+    parts_value, task_id_problem,
 };
 pub use backoff::{full_jitter, retry_read};
 pub use binding::{ListTasksPage, Raw};

@@ -102,6 +102,9 @@ pub struct DelegateArgs {
     /// JSON object sent as the message's `metadata`.
     #[arg(long, value_name = "JSON", conflicts_with = "plan")]
     pub metadata: Option<String>,
+    /// JSON object sent as one data part beside the text (structured input).
+    #[arg(long, value_name = "JSON", conflicts_with = "plan")]
+    pub data: Option<String>,
     /// Attempt budget for this step, across all agents.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_attempts: u32,
@@ -162,6 +165,14 @@ struct Request {
     credential: Option<Credential>,
     clock_skew: Duration,
     card_patience: Duration,
+}
+
+/// Reads `--data`: one data part, a JSON object.
+fn data_arg(args: &DelegateArgs) -> Result<Option<serde_json::Value>, CliError> {
+    args.data
+        .as_deref()
+        .map(|json| super::util::data_object(json, "--data"))
+        .transpose()
 }
 
 /// Validates the flags; nothing is journaled when this fails.
@@ -225,6 +236,7 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
         compensate: None,
         verify: None,
         cwd: None,
+        data: data_arg(args)?,
     };
     saga::apply_effect_flags(args, &mut spec)?;
     Ok(Request {
@@ -646,6 +658,7 @@ impl Delegation<'_> {
                 self.req.spec.metadata.as_ref(),
                 previous.as_ref(),
             ),
+            data: self.req.spec.data.clone(),
             credential,
             allow_cross_origin: self.req.spec.allow_cross_origin,
             reference_task_ids: Vec::new(),

@@ -15,7 +15,7 @@ use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
 
-use crate::a2a::{A2aClient, Credential, redact_url};
+use crate::a2a::{A2aClient, A2aError, Credential, ErrorKind, redact_url};
 use crate::commands::report::records::ActionRecord;
 use crate::context::Context;
 use crate::crash::{self, Point};
@@ -85,17 +85,9 @@ impl Answer {
                 ));
             }
         };
-        let data: serde_json::Value = serde_json::from_str(&json).map_err(|e| {
-            CliError::usage(format!("the reply's data is not JSON: {e}"))
-                .hint("give a JSON object, e.g. --data '{\"rooms\": \"one\"}'")
-        })?;
-        if !data.is_object() {
-            return Err(CliError::usage("the reply's data is not a JSON object")
-                .hint("a data part carries an object, e.g. --data '{\"rooms\": \"one\"}'"));
-        }
         Ok(Self {
             text: String::new(),
-            data: Some(data),
+            data: Some(super::util::data_object(&json, "the reply's data")?),
         })
     }
 
@@ -190,7 +182,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
         card_patience: crate::recovery::send::DEFAULT_CARD_PATIENCE,
     };
     let sent = sender.deliver_reply(&reply, &out, &step).await?;
-    report_sent(ctx, &name, &attempt, &reply.message_id, sent)
+    report_sent(ctx, &name, &attempt, (&reply.message_id, &answer), sent)
 }
 
 /// `reply` again with the text already delivered to the step's latest attempt (a script or an
@@ -302,10 +294,24 @@ async fn outgoing(
     Ok(Outgoing {
         text: answer.text.clone(),
         metadata: None,
+        // The reply's data part goes with the journaled reply (`deliver_reply`).
+        data: None,
         credential,
         allow_cross_origin: spec.allow_cross_origin,
         reference_task_ids: Vec::new(),
         interface: spec.interface,
+    })
+}
+
+/// Returns the remedy for a text reply refused as invalid parameters (`-32602`): some agents
+/// take only a structured answer, a data part shaped like their question (`reply --data`).
+fn structured_hint(name: &StepName, answer: &Answer, e: &A2aError) -> Option<String> {
+    (answer.data.is_none() && e.kind() == Some(ErrorKind::InvalidParams)).then(|| {
+        format!(
+            "the agent may take only a structured answer, a data part shaped like its \
+             question; answer with --data:\n  a2a-recover reply {} --data '{{\"FIELD\": \"VALUE\"}}'",
+            inert(&name.to_string())
+        )
     })
 }
 
@@ -318,7 +324,7 @@ fn report_sent(
     ctx: &Context,
     name: &StepName,
     attempt: &Attempt,
-    message_id: &str,
+    (message_id, answer): (&str, &Answer),
     sent: ReplySent,
 ) -> anyhow::Result<u8> {
     let id = json!({"messageId": message_id});
@@ -358,10 +364,14 @@ fn report_sent(
         ReplySent::Refused(e) => {
             let mut detail = id;
             detail["error"] = json!(e.summary());
-            let line = format!(
+            let mut line = format!(
                 "{name}: the agent refused the reply: {}. Nothing was delivered.",
                 e.summary()
             );
+            if let Some(hint) = structured_hint(name, answer, &e) {
+                line = format!("{line}\nhint: {hint}");
+                detail["hint"] = json!(hint);
+            }
             report(
                 ctx,
                 name,

@@ -95,6 +95,10 @@ pub struct ScriptedAgentArgs {
     /// Ignores returnImmediately: SendMessage answers once the task stops.
     #[arg(long)]
     pub block_send: bool,
+    /// Takes only structured answers: asks `Agent requires input:` then `- rooms: QUESTION`,
+    /// refuses a text reply (-32602) and accepts a data part `{"rooms": "…"}`.
+    #[arg(long)]
+    pub structured_answers: bool,
     /// Answers every JSON-RPC request this long after it arrived (a slow agent).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "0s")]
     pub delay: Duration,
@@ -188,6 +192,7 @@ impl ScriptedAgentArgs {
                 history_only: self.history_only,
                 reply_new_task: self.reply_new_task,
                 block_send: self.block_send,
+                structured_answers: self.structured_answers,
             },
             delay: self.delay,
             black_hole: self.black_hole,

@@ -99,7 +99,7 @@ pub use reads::Overview;
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 
 use crate::clock::Clock;
-use crate::model::{ArtifactUpdate, TaskView, message_text};
+use crate::model::{ArtifactUpdate, TaskView, message_said};
 use change::Wanted;
 use leases::{is_mine, my_lease};
 use observe::view_artifact_ids;

@@ -10,7 +10,7 @@ use super::sql::{DbError, DbResult, Tx};
 use super::{
     ARTIFACT_TOO_LARGE, Applied, Artifact, Attempt, AttemptId, DateTimeUtc, Freshness, Journal,
     JournalError, Observation, Recorded, SizeLimits, Source, StreamObservation, TASK_TOO_LARGE,
-    is_over_limit, message_text,
+    is_over_limit, message_said,
 };
 use crate::model::{ArtifactUpdate, ArtifactView, TaskView};
 
@@ -197,7 +197,7 @@ impl Journal {
                 "taskId": view.task_id,
                 "remoteState": view.remote_state,
                 "statusTimestamp": view.timestamp.as_ref().map(|t| &t.text),
-                "question": next.pending_question.as_ref().map(message_text),
+                "question": next.pending_question.as_ref().map(message_said),
                 "artifacts": artifacts.iter().map(|a| &a.artifact_id).collect::<Vec<_>>(),
             }),
             next,

@@ -8,7 +8,7 @@ use super::change::Change;
 use super::queries;
 use super::{
     Applied, Attempt, AttemptId, EffectState, FailureKind, Journal, JournalError, NeedsHuman,
-    Observation, Source, message_text,
+    Observation, Source, message_said,
 };
 
 impl Journal {
@@ -80,7 +80,7 @@ impl Journal {
         context_id: Option<&str>,
     ) -> Result<Option<Change>, JournalError> {
         let text = serde_json::from_str::<Value>(message_json)
-            .map(|m| message_text(&m))
+            .map(|m| message_said(&m))
             .unwrap_or_default();
         Self::settle_change(
             held,

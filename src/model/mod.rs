@@ -8,10 +8,12 @@
 
 mod binding;
 mod limits;
+mod parts;
 mod task;
 
 pub use binding::{InterfaceChoice, ProtocolBinding, ProtocolVersion, WireBinding};
 pub use limits::{AgentOverride, NotBefore, NotBefores, Overrides};
+pub use parts::{message_data, message_said, parts_say_something, parts_value};
 pub use task::{
     ArtifactUpdate, ArtifactView, RemoteState, StatusTimestamp, TaskView, ViewError, artifact_view,
     history_holds, message_text, naive_as_utc, parse_timestamp, parts_text, task_id_problem,

@@ -7,6 +7,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::parts::parts_say_something;
+
 /// A state as a remote agent reports it (the `TaskState` of A2A, without the prefix).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RemoteState {
@@ -327,7 +329,7 @@ fn is_agent(m: &Value) -> bool {
     )
 }
 
-/// Returns the last agent message of a history that has text.
+/// Returns the last agent message of a history that says something (text or data).
 fn last_agent_message(history: &[Value]) -> Option<&Value> {
     history
         .iter()
@@ -338,16 +340,22 @@ fn last_agent_message(history: &[Value]) -> Option<&Value> {
                 Some("ROLE_USER" | "user")
             )
         })
-        .find(|m| is_agent(m) && !message_text(m).trim().is_empty())
+        .find(|m| is_agent(m) && says_something(m))
+}
+
+/// Returns whether a message has a text part with more than blanks, or a data part.
+fn says_something(m: &Value) -> bool {
+    m.get("parts").is_some_and(parts_say_something)
 }
 
 /// Returns an artifact that carries the question of an interrupted task, as a message: one
-/// named (or with an id) like a question, else the only artifact with text.
+/// named (or with an id) like a question (LangGraph's `Interrupt`), else the only artifact that
+/// says something (text or data).
 fn question_artifact(artifacts: &[ArtifactView]) -> Option<Value> {
     let question_like = |a: &&ArtifactView| {
         let named = |s: &str| {
             let s = s.to_ascii_lowercase();
-            ["question", "input", "prompt", "clarif"]
+            ["question", "input", "prompt", "clarif", "interrupt"]
                 .iter()
                 .any(|w| s.contains(w))
         };
@@ -355,7 +363,7 @@ fn question_artifact(artifacts: &[ArtifactView]) -> Option<Value> {
     };
     let with_text: Vec<&ArtifactView> = artifacts
         .iter()
-        .filter(|a| !parts_text(&a.parts).trim().is_empty())
+        .filter(|a| parts_say_something(&a.parts))
         .collect();
     let chosen = with_text
         .iter()
@@ -379,7 +387,7 @@ fn results_in_history(history: &[Value]) -> Vec<ArtifactView> {
         .map_or(0, |i| i + 1);
     history[start..]
         .iter()
-        .filter(|m| is_agent(m) && !message_text(m).trim().is_empty())
+        .filter(|m| is_agent(m) && says_something(m))
         .enumerate()
         .map(|(i, m)| {
             let id = m
@@ -541,6 +549,16 @@ mod tests {
         );
         assert_eq!(q(&v).as_deref(), Some("which day?"));
         assert!(!v.wants_history);
+        // LangGraph's interrupt: an artifact named `Interrupt` whose one part is a data part.
+        let v = asked(
+            r#","artifacts":[{"artifactId":"x","name":"Interrupt","parts":[{"kind":"data","data":{"id":"i-1","value":"two rooms or one?"}}]}]"#,
+        );
+        let m = v.status_message.as_ref().unwrap();
+        assert_eq!(super::super::message_said(m), "two rooms or one?");
+        let v = asked(
+            r#","history":[{"messageId":"m","role":"agent","parts":[{"kind":"data","data":{"rooms":"?"}}]}]"#,
+        );
+        assert!(v.status_message.is_some(), "a data part in history asks");
         let v = asked("");
         assert_eq!(q(&v), None);
         assert!(v.wants_history, "no history was sent: read it with history");

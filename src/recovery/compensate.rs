@@ -1478,6 +1478,7 @@ impl Pass<'_> {
                         compensate: None,
                         verify: None,
                         cwd: None,
+                        data: None,
                     },
                     reference_task_ids: references(attempt, Some(&card_url)),
                     card_url: Some(card_url),
@@ -1513,6 +1514,7 @@ impl Pass<'_> {
         let out = Outgoing {
             text: comp_step.spec.text.clone(),
             metadata: comp_step.spec.metadata.clone(),
+            data: comp_step.spec.data.clone(),
             credential,
             allow_cross_origin: plan.allow_cross_origin,
             reference_task_ids: plan.reference_task_ids.clone(),
@@ -1806,6 +1808,7 @@ impl Planned {
                 compensate: None,
                 verify: None,
                 cwd: step.spec.cwd.clone(),
+                data: None,
             },
             card_url: None,
             allow_cross_origin: false,

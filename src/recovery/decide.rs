@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::a2a::{RemoteState, message_text};
+use crate::a2a::{RemoteState, message_said};
 use crate::exit;
 use crate::journal::model::{
     Agent, Attempt, AttemptRow, AttemptState, Binding, EffectState, RemedyKind, Resolution,
@@ -233,7 +233,7 @@ pub fn failure_summary(a: &Attempt) -> String {
         .and_then(|t| {
             t.get("status")
                 .and_then(|s| s.get("message"))
-                .map(message_text)
+                .map(message_said)
         })
         .filter(|t| !t.trim().is_empty());
     let text = from_task

@@ -868,6 +868,7 @@ impl<'a> Pass<'a> {
         Ok(Outgoing {
             text: decide::previous_attempt_text(&spec.text, previous),
             metadata: decide::previous_attempt_metadata(spec.metadata.as_ref(), previous),
+            data: spec.data.clone(),
             credential,
             allow_cross_origin: spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
@@ -1207,6 +1208,7 @@ impl<'a> Pass<'a> {
         let out = Outgoing {
             text: String::new(),
             metadata: None,
+            data: None,
             credential,
             allow_cross_origin: row.allow_cross_origin,
             reference_task_ids: Vec::new(),

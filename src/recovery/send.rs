@@ -59,6 +59,8 @@ pub struct Outgoing {
     pub text: String,
     /// The message's `metadata`.
     pub metadata: Option<Map<String, Value>>,
+    /// A data part sent beside the text (`delegate --data`, a plan step's `data`).
+    pub data: Option<Value>,
     /// The bearer credential (read from the journaled variable name).
     pub credential: Option<Credential>,
     /// Whether the credential may go to an interface on another origin than the card's.
@@ -954,7 +956,7 @@ impl Sender<'_> {
         let mut with_context = prepared.with_context;
         crash::at(Point::AfterIntent, step);
         loop {
-            let req = request(
+            let mut req = request(
                 &attempt.message_id,
                 attempt.context_id.as_deref().filter(|_| with_context),
                 None,
@@ -962,6 +964,9 @@ impl Sender<'_> {
                 out.metadata.as_ref(),
                 &out.reference_task_ids,
             );
+            if let Some(data) = &out.data {
+                req.message.parts.push(types::Part::data(data.clone()));
+            }
             let result = self.client.send_message(&prepared.endpoint, &req).await;
             crash::at(Point::AfterSend, step);
             compensate_crash_point(step);

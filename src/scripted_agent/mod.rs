@@ -50,6 +50,7 @@
 //! happens under it and publishes its stream event under it, so a subscriber that takes its
 //! snapshot and subscribes in one critical section sees every later event exactly once.
 
+mod fields;
 mod rest;
 mod rpc;
 mod scenario;
@@ -251,7 +252,15 @@ pub struct Bends {
     pub reply_new_task: bool,
     /// `SendMessage` ignores `returnImmediately` and answers once the task stops.
     pub block_send: bool,
+    /// Takes only structured answers, as agents built on one popular agent SDK do: asks in
+    /// text over two lines (`Agent requires input:\n- rooms: two rooms or one?`), refuses a
+    /// reply without a data part shaped like the question with `-32602`, and accepts
+    /// `{"rooms": "one"}`.
+    pub structured_answers: bool,
 }
+
+/// The field a structured-answer agent asks for ([`Bends::structured_answers`]).
+pub const STRUCTURED_FIELD: &str = "rooms";
 
 /// Where an agent puts the question of an interrupted task.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -452,6 +461,13 @@ impl ScriptedAgent {
         let card = card_json(&cfg, &base_url);
         let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", fnv1a(&card)))
             .map_err(std::io::Error::other)?;
+        // The card is built once, now: it was last modified when the agent started.
+        let last_modified = HeaderValue::from_str(
+            &crate::clock::system_now()
+                .format("%a, %d %b %Y %H:%M:%S GMT")
+                .to_string(),
+        )
+        .map_err(std::io::Error::other)?;
         let shared = Arc::new(Shared {
             scenario: cfg.scenario.as_deref().map(Scenario::parse),
             rng: AtomicU64::new(cfg.seed),
@@ -473,6 +489,7 @@ impl ScriptedAgent {
             cfg,
             card,
             etag,
+            last_modified,
             shutdown: shutdown_rx.clone(),
         });
         let app = router(Arc::clone(&shared));
@@ -586,6 +603,8 @@ pub(crate) struct Shared {
     scenario: Option<Scenario>,
     card: Bytes,
     etag: HeaderValue,
+    /// The card's `Last-Modified`: when the agent started.
+    last_modified: HeaderValue,
     rng: AtomicU64,
     fail_budget: AtomicU32,
     /// How many more HTTP+JSON requests get a bare 404 (`/_scripted/not-found-next/{n}`).
@@ -807,6 +826,9 @@ pub(crate) fn unauthorized(
     })
 }
 
+/// How long a client may keep the card without asking again (it changes only on a restart).
+const CARD_CACHE_CONTROL: &str = "public, max-age=60";
+
 async fn card(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     shared.card_fetches.fetch_add(1, Ordering::Relaxed);
     let fresh = headers
@@ -829,6 +851,11 @@ async fn card(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response
                 HeaderValue::from_static("application/json"),
             ),
             (header::ETAG, shared.etag.clone()),
+            (header::LAST_MODIFIED, shared.last_modified.clone()),
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static(CARD_CACHE_CONTROL),
+            ),
         ],
         shared.card.clone(),
     )

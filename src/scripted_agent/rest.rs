@@ -24,11 +24,15 @@ use super::sse;
 
 /// One HTTP+JSON operation, read from the verb and the path.
 enum Op {
-    Send { streaming: bool },
+    Send {
+        streaming: bool,
+    },
     Get(String),
     List,
     Cancel(String),
     Subscribe(String),
+    /// `/tasks/{id}/pushNotificationConfigs[/{configId}]`, any verb: push is not supported.
+    PushConfig,
 }
 
 impl Op {
@@ -40,6 +44,7 @@ impl Op {
             Self::List => "ListTasks",
             Self::Cancel(_) => "CancelTask",
             Self::Subscribe(_) => "SubscribeToTask",
+            Self::PushConfig => "PushConfig",
         }
     }
 }
@@ -62,6 +67,7 @@ fn route(method: &Method, path: &str, tenant: Option<&str>) -> Option<Op> {
         (&Method::POST, ["message:send"]) => Some(Op::Send { streaming: false }),
         (&Method::POST, ["message:stream"]) => Some(Op::Send { streaming: true }),
         (&Method::GET, ["tasks"]) => Some(Op::List),
+        (_, ["tasks", _, "pushNotificationConfigs", ..]) => Some(Op::PushConfig),
         (m, ["tasks", rest]) => {
             if let Some(id) = rest.strip_suffix(":cancel") {
                 (m == Method::POST).then(|| Op::Cancel(id.to_owned()))
@@ -121,6 +127,11 @@ pub(crate) async fn handle(
         Op::Subscribe(id) => {
             rpc::subscribe(&shared, &json!({ "id": id })).map(|s| sse::response(&shared, None, s))
         }
+        Op::PushConfig => Err(RpcError::a2a(
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            "Push notifications are not supported",
+        )),
     };
     outcome.unwrap_or_else(|e| e.to_rest())
 }
@@ -151,6 +162,7 @@ fn percent_decode(segment: &str) -> String {
 
 async fn send(shared: &Arc<Shared>, body: &[u8], streaming: bool) -> Result<Response, RpcError> {
     let params: Value = serde_json::from_slice(body)
+        .map(super::fields::camel_case_fields)
         .map_err(|e| RpcError::plain(-32700, format!("Invalid JSON payload: {e}")))?;
     Ok(match rpc::send_core(shared, params, streaming).await? {
         Sent::Unavailable => rpc::unavailable(),
@@ -172,6 +184,7 @@ async fn send(shared: &Arc<Shared>, body: &[u8], streaming: bool) -> Result<Resp
 fn query_params(uri: &Uri) -> Result<Map<String, Value>, RpcError> {
     let mut out = Map::new();
     for (key, value) in url::form_urlencoded::parse(uri.query().unwrap_or_default().as_bytes()) {
+        let key = super::fields::camel_case(&key);
         let parsed = match &*key {
             "pageSize" | "historyLength" => Value::from(
                 value
@@ -185,7 +198,7 @@ fn query_params(uri: &Uri) -> Result<Map<String, Value>, RpcError> {
             }),
             _ => Value::from(value.into_owned()),
         };
-        out.insert(key.into_owned(), parsed);
+        out.insert(key, parsed);
     }
     Ok(out)
 }

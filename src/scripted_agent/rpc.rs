@@ -312,7 +312,7 @@ pub(crate) async fn handle(
             .with_metadata(json!({"requestedVersion": version, "supportedVersions": "1.0"})),
         );
     }
-    let params = request.remove("params").unwrap_or(Value::Null);
+    let params = super::fields::camel_case_fields(request.remove("params").unwrap_or(Value::Null));
     let outcome = match method {
         Method::SendMessage => send_message(&shared, &id, params, false).await,
         Method::SendStreamingMessage => send_message(&shared, &id, params, true).await,
@@ -846,6 +846,30 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
     }
 }
 
+/// Returns the answer of a structured-answer agent's reply (`Bends::structured_answers`): the
+/// string its data part gives the asked field; a reply without such a data part is refused
+/// with `-32602`, as those agents refuse a text answer.
+fn structured_answer(message: &Message) -> Result<String, RpcError> {
+    let field = super::STRUCTURED_FIELD;
+    message
+        .parts
+        .iter()
+        .find_map(|p| match &p.content {
+            a2a::types::PartContent::Data(d) => d.get(field).and_then(Value::as_str),
+            _ => None,
+        })
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            RpcError::invalid_params(
+                "message.parts",
+                format!(
+                    "this agent takes only a data part shaped like its question, \
+                     e.g. {{\"{field}\": \"…\"}}"
+                ),
+            )
+        })
+}
+
 /// The locked part of a send on a known task (a reply, or a message to a running task).
 #[expect(
     clippy::too_many_arguments,
@@ -878,6 +902,13 @@ fn on_task(
         return Err(RpcError::terminal(&task_id, &state));
     }
     let interrupted = matches!(state, TaskState::InputRequired | TaskState::AuthRequired);
+    let structured;
+    let text = if interrupted && shared.cfg.bends.structured_answers {
+        structured = structured_answer(&message)?;
+        structured.as_str()
+    } else {
+        text
+    };
     let task_id = if interrupted && shared.cfg.bends.reply_new_task {
         // The answer starts a new task in the same context; the old one stays as it was.
         inner.create_task(message, task_context, scenario)

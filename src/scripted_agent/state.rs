@@ -166,6 +166,16 @@ impl Inner {
 
     /// Puts a task in an interrupted state with a question, where [`Bends::question_in`] says.
     pub(crate) fn ask(&mut self, id: &str, state: TaskState, question: &str) {
+        let structured;
+        let question = if self.bends.structured_answers {
+            structured = format!(
+                "Agent requires input:\n- {}: {question}",
+                super::STRUCTURED_FIELD
+            );
+            structured.as_str()
+        } else {
+            question
+        };
         match self.bends.question_in {
             QuestionIn::Status => {
                 self.set_status(id, state, Some(question));

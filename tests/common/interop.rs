@@ -27,8 +27,8 @@ use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, origi
 use tempfile::TempDir;
 
 /// What to run when an SDK is missing; the README gives the same command.
-pub const INSTALL_HINT: &str =
-    "run `scripts/test` (it installs the pinned a2a-sdk and @a2a-js/sdk)";
+pub const INSTALL_HINT: &str = "run `scripts/test` (it installs the pinned a2a-sdk and \
+     @a2a-js/sdk, the LangGraph Agent Server and fasta2a)";
 
 /// Where the v0.3 agents serve HTTP+JSON, under their base URL: `POST /rest/v1/message:send`.
 pub const V03_REST_PATH: &str = "rest";
@@ -117,6 +117,39 @@ pub fn interop_python03() -> PathBuf {
         ".interop/venv03",
         "Python v0.3",
     )
+}
+
+/// What to run when a framework is missing; the README gives the same command.
+pub const FRAMEWORKS_HINT: &str = "run `scripts/test` (it installs the pinned LangGraph Agent \
+     Server and fasta2a; LangGraph needs Python 3.11 or newer)";
+
+/// Starts `tests/interop/langgraph/serve.py`: `graph.py` on the LangGraph Agent Server
+/// (langgraph-api 0.16.7, in-memory runtime) with no network. Its URL is the A2A agent's base,
+/// `http://127.0.0.1:PORT/a2a/ASSISTANT/`.
+pub fn start_langgraph_agent() -> InteropAgent {
+    start_framework(
+        ("A2A_RECOVER_INTEROP_LANGGRAPH_PYTHON", ".interop/langgraph"),
+        "langgraph/serve.py",
+        "the LangGraph Agent Server",
+    )
+}
+
+/// Starts `tests/interop/fasta2a/agent.py`, a deterministic worker on fasta2a 2.1.1.
+pub fn start_fasta2a_agent() -> InteropAgent {
+    start_framework(
+        ("A2A_RECOVER_INTEROP_FASTA2A_PYTHON", ".interop/fasta2a"),
+        "fasta2a/agent.py",
+        "the fasta2a agent",
+    )
+}
+
+/// Starts `tests/interop/<script>` with the python of a framework's venv (`$var`, else `venv`).
+fn start_framework((var, venv): (&str, &str), script: &str, what: &str) -> InteropAgent {
+    let mut cmd = Command::new(venv_python(var, venv, what));
+    cmd.arg(interop_dir().join(script))
+        .env("PYTHONUNBUFFERED", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    spawn_agent(what, FRAMEWORKS_HINT, cmd)
 }
 
 /// Returns `$var`, or `venv/bin/python` in this repository, after checking that it exists.

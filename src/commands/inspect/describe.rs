@@ -83,6 +83,11 @@ pub(super) fn step_view(
         },
     );
     f.add("text", inert(&spec.text));
+    if let Some(data) = &spec.data {
+        f.add("data", "");
+        f.lines
+            .push(crate::commands::util::indented_json(data, "    "));
+    }
     f.add(
         "attempts",
         format!("{} of at most {}", rows.len(), spec.max_attempts),
@@ -163,6 +168,11 @@ fn attempt_view(out: &Printer, row: &AttemptRow, chain: &Chain, now: DateTime<Ut
     f.add("updated", when(a.updated_at, now));
     if let Some(q) = a.question_text() {
         f.add("question", inert(&q));
+        if let Some(data) = a.question_data() {
+            f.add("as data", "");
+            f.lines
+                .push(crate::commands::util::indented_json(data, "    "));
+        }
     } else {
         let o = outcome(row);
         if !o.is_empty() {

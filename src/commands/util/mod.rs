@@ -54,3 +54,39 @@ pub(crate) fn unknown_step(
         named.join(", ")
     )))
 }
+
+/// The most lines of one remote JSON value a human view shows.
+pub(crate) const JSON_LINES_SHOWN: usize = 20;
+
+/// Returns a remote JSON value (a question's data part) as indented JSON, each line inert and
+/// starting with `indent`, at most [`JSON_LINES_SHOWN`] lines (a last line says how many more).
+pub(crate) fn indented_json(value: &serde_json::Value, indent: &str) -> String {
+    let pretty = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    let lines: Vec<&str> = pretty.lines().collect();
+    let mut shown: Vec<String> = lines
+        .iter()
+        .take(JSON_LINES_SHOWN)
+        .map(|l| format!("{indent}{}", inert(l)))
+        .collect();
+    if lines.len() > JSON_LINES_SHOWN {
+        shown.push(format!(
+            "{indent}… ({} more lines)",
+            lines.len() - JSON_LINES_SHOWN
+        ));
+    }
+    shown.join("\n")
+}
+
+/// Reads one data part's JSON (`reply --data`, `delegate --data`): a JSON object, else a usage
+/// error naming `what`.
+pub(crate) fn data_object(json: &str, what: &str) -> Result<serde_json::Value, CliError> {
+    let data: serde_json::Value = serde_json::from_str(json).map_err(|e| {
+        CliError::usage(format!("{what} is not JSON: {e}"))
+            .hint("give a JSON object, e.g. --data '{\"rooms\": \"one\"}'")
+    })?;
+    if !data.is_object() {
+        return Err(CliError::usage(format!("{what} is not a JSON object"))
+            .hint("a data part carries an object, e.g. --data '{\"rooms\": \"one\"}'"));
+    }
+    Ok(data)
+}

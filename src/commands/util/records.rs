@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
-use crate::a2a::{ProtocolBinding, message_text};
+use crate::a2a::{ProtocolBinding, message_said};
 use crate::clock::rfc3339;
 use crate::journal::{
     self, AgentHealth, AttemptId, AttemptResolution, AttemptRow, AttemptState, EffectState,
@@ -112,6 +112,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "continuationTaskId": a.continuation_task_id,
         "pendingQuestion": a.question_text(),
         "pendingQuestionMessage": a.pending_question,
+        "pendingQuestionData": a.question_data(),
         "previousTaskId": row.previous_task_id,
         "previousAttempt": chain.previous_attempt(row),
         "effect": a.effect.map(EffectState::as_str),
@@ -155,7 +156,7 @@ pub(crate) fn outcome(row: &AttemptRow) -> String {
         {
             return format!("command: {status}");
         }
-        return message_text(&m);
+        return message_said(&m);
     }
     if let Some(e) = &a.error {
         return e.clone();
@@ -164,7 +165,7 @@ pub(crate) fn outcome(row: &AttemptRow) -> String {
         .last_task_json
         .as_deref()
         .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .and_then(|t| t.pointer("/status/message").map(message_text))
+        .and_then(|t| t.pointer("/status/message").map(message_said))
         .filter(|t| !t.is_empty());
     if let Some(t) = status_text {
         return t;

@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 
 use super::{AttemptState, EffectState, ReplyState, Resolution, StepName, Target, WorkflowState};
 use crate::model::{
-    InterfaceChoice, ProtocolBinding, TaskView, message_text, parse_timestamp, parts_text,
+    InterfaceChoice, ProtocolBinding, TaskView, message_data, message_said, parse_timestamp,
+    parts_value,
 };
 
 /// The row id of a reply.
@@ -127,6 +128,9 @@ pub struct StepSpec {
     pub verify: Option<Value>,
     /// The absolute directory commands run in.
     pub cwd: Option<String>,
+    /// A data part the message carries beside its text (`delegate --data`, a plan step's
+    /// `data`).
+    pub data: Option<Value>,
 }
 
 impl StepSpec {
@@ -146,6 +150,7 @@ impl StepSpec {
             compensate: None,
             verify: None,
             cwd: None,
+            data: None,
         }
     }
 }
@@ -361,9 +366,15 @@ impl Attempt {
             .filter(|t| *t <= self.updated_at + FUTURE_STAMP_TOLERANCE)
     }
 
-    /// Returns the text of the pending question (its text parts joined), if any.
+    /// Returns the pending question as one string (`pendingQuestion`), if any: its text parts
+    /// joined, else its data part's string `value`, else that data as compact JSON.
     pub fn question_text(&self) -> Option<String> {
-        self.pending_question.as_ref().map(message_text)
+        self.pending_question.as_ref().map(message_said)
+    }
+
+    /// Returns the pending question's data part (`pendingQuestionData`), if it has one.
+    pub fn question_data(&self) -> Option<&Value> {
+        self.pending_question.as_ref().and_then(message_data)
     }
 
     /// Returns whether applying `view` to this attempt would certainly change nothing (the same
@@ -792,9 +803,10 @@ pub struct Artifact {
 }
 
 impl Artifact {
-    /// Returns its text parts joined (the value of `{artifact:NAME}` placeholders).
+    /// Returns its value (of `{artifact:NAME}` and the artifact variables): its text parts and
+    /// its data parts as compact JSON, in order.
     pub fn text(&self) -> String {
-        parts_text(&self.parts)
+        parts_value(&self.parts)
     }
 }
 

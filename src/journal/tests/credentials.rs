@@ -125,7 +125,8 @@ fn migration_15_takes_a_steps_credential_back_from_other_agents(
                    DROP TABLE agent_not_before;
                    ALTER TABLE agents DROP COLUMN last_success_at;
                    ALTER TABLE agents DROP COLUMN last_failure_at;
-                   ALTER TABLE agents DROP COLUMN failing_since;";
+                   ALTER TABLE agents DROP COLUMN failing_since;
+                   ALTER TABLE steps DROP COLUMN data_json;";
         match kind {
             Kind::Sqlite => j
                 .store

@@ -80,7 +80,8 @@ pub(in crate::journal) fn set_workflow_state(
 const STEP_COLUMNS: &str = "s.id, w.name, s.name, s.seq, s.text, s.agent_url, s.skill, s.command, \
      s.token_env, s.metadata_json, s.max_attempts, s.allow_cross_origin, s.effect_json, \
      s.compensate_json, s.verify_json, s.cwd, s.compensates_step_id, s.resolution, \
-     s.resolution_reason, w.state, s.created_at, s.updated_at, s.force_binding, s.force_protocol, s.token_cmd";
+     s.resolution_reason, w.state, s.created_at, s.updated_at, s.force_binding, s.force_protocol, s.token_cmd, \
+     s.data_json";
 
 pub(super) fn binding_from(
     agent: Option<String>,
@@ -132,6 +133,7 @@ fn step_from_row(r: &Row<'_>) -> DbResult<Step> {
             compensate: json_opt(r, 13)?,
             verify: json_opt(r, 14)?,
             cwd: r.get(15)?,
+            data: json_opt(r, 25)?,
         },
         seq: r.get(3)?,
         compensates: r.get::<Option<i64>>(16)?.map(StepId),
@@ -188,9 +190,9 @@ pub(in crate::journal) fn insert_step(
         "INSERT INTO steps (workflow_id, name, seq, text, agent_url, skill, command, token_env,
              metadata_json, max_attempts, allow_cross_origin, effect_json, compensate_json,
              verify_json, cwd, compensates_step_id, created_at, updated_at, force_binding,
-             force_protocol, token_cmd)
+             force_protocol, token_cmd, data_json)
          VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps), ?3, ?4, ?5, ?6, ?7, ?8,
-             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18, ?19)
+             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18, ?19, ?20)
          RETURNING id",
         args![
             workflow_id,
@@ -212,6 +214,7 @@ pub(in crate::journal) fn insert_step(
             spec.interface.binding.map(WireBinding::card_name),
             spec.interface.protocol.map(ProtocolVersion::as_str),
             spec.token_cmd,
+            to_json(spec.data.as_ref()),
         ],
         |r| Ok(StepId(r.get(0)?)),
     )
