@@ -37,4 +37,5 @@ pub(crate) mod schedule;
 pub mod send;
 pub mod verify;
 
+pub use commit::WriterMode;
 pub use reconcile::{Action, ActionRemedy, Pass, PassConfig, Summary, WorkflowLocks};
