@@ -16,6 +16,8 @@ use crate::support::{
 
 /// `delegate --plan` sends at most this many steps at once (`PLAN_CONCURRENCY`).
 const PLAN_CONCURRENCY: usize = 8;
+/// The goal of `delegate --plan` against its floor (issue 36).
+const PLAN_RATIO: f64 = 2.0;
 
 fn write_plan(path: &Path, workflow: &str, agent: &str, steps: usize) -> anyhow::Result<()> {
     let mut toml = format!("workflow = \"{workflow}\"\n");
@@ -128,7 +130,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
                 format!("{steps} bare SendMessage, c={PLAN_CONCURRENCY}"),
                 Value::Rate(floor_rate, "sends"),
             )),
-            target: Some(Target::Ratio(1.5)),
+            target: Some(Target::Ratio(PLAN_RATIO)),
             paired: Some(median_ratio(&pairs)),
         });
     }
