@@ -62,7 +62,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, table: &mut Table) -> anyhow::Result<
         );
         let _ = std::fs::remove_file(format!("{}-wal", journal.display()));
         let _ = std::fs::remove_file(format!("{}-shm", journal.display()));
-        std::fs::copy(&pristine, &journal)?;
+        crate::support::copy_journal(&pristine, &journal)?;
         passes.push(reconcile_finding_all(cfg, &journal, n)?.as_secs_f64());
     }
     let pairs: Vec<(f64, f64)> = passes.iter().copied().zip(floors.iter().copied()).collect();

@@ -16,25 +16,16 @@ use tokio::runtime::Runtime;
 
 use crate::floors;
 use crate::pg::{PgServer, Schema};
-use crate::reconcile::{pass, peak_rss_row, sizes};
+use crate::reconcile::{FIRST_PASS_RATIO, pass, peak_rss_row, sizes};
 use crate::report::{Row, Table, Target, Value};
-use crate::support::{Agent, Cfg, Run, median, median_ratio, run_child, running_attempts};
+use crate::support::{
+    Agent, Cfg, Run, bare_client, median, median_ratio, rpc_many, run_child, running_attempts,
+};
 
 /// Attempts in flight (`--concurrency` and `--agent-concurrency`).
 const C: usize = 8;
 /// The goal: an unchanged pass on PostgreSQL within 2× SQLite's.
 const MAX_RATIO: f64 = 2.0;
-
-/// Copies the SQLite journal `from` (closed: its WAL checkpointed) to `to`, `-wal` included if
-/// there is one.
-fn copy_file(from: &Path, to: &Path) -> anyhow::Result<()> {
-    std::fs::copy(from, to)?;
-    let wal = |p: &Path| format!("{}-wal", p.display());
-    if Path::new(&wal(from)).exists() {
-        std::fs::copy(wal(from), wal(to))?;
-    }
-    Ok(())
-}
 
 /// Copies the SQLite journal `path` into a fresh schema with `journal copy` (which marks its
 /// source moved: it copies a copy of the file, `NAME.sqlite3` beside it).
@@ -45,7 +36,7 @@ fn copy_in<'a>(
     name: &str,
 ) -> anyhow::Result<(Schema<'a>, Run)> {
     let source = path.with_file_name(format!("{name}.sqlite3"));
-    copy_file(path, &source)?;
+    crate::support::copy_journal(path, &source)?;
     let schema = pg.schema();
     let copy = run_child(
         &cfg.bin,
@@ -62,6 +53,17 @@ fn copy_in<'a>(
         bail!("journal copy exited {}: {}", copy.code, copy.stdout);
     }
     Ok((schema, copy))
+}
+
+/// Seconds of one bare `GetTask` of each of `task_ids`, at the passes' concurrency.
+fn bare_get_tasks(rt: &Runtime, agent: &Agent, task_ids: &[String]) -> anyhow::Result<f64> {
+    let params: Vec<serde_json::Value> = task_ids
+        .iter()
+        .map(|id| serde_json::json!({"id": id, "historyLength": 0}))
+        .collect();
+    Ok(rt
+        .block_on(rpc_many(&bare_client(), &agent.url, "GetTask", &params, C))?
+        .as_secs_f64())
 }
 
 /// Measures durable single-row commits on PostgreSQL beside SQLite's (WAL, `synchronous=FULL`)
@@ -101,7 +103,7 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, pg: &PgServer, table: &mut Table) -> 
         let dir = cfg.tempdir()?;
         let path = dir.path().join("journal.sqlite3");
         let started = Instant::now();
-        rt.block_on(running_attempts(&path, &agent.url, "bench", n))?;
+        let task_ids = rt.block_on(running_attempts(&path, &agent.url, "bench", n))?;
         let sent = started.elapsed();
         let (schema, copy) = copy_in(cfg, pg, &path, "source")?;
         let url = schema.url();
@@ -123,7 +125,19 @@ pub(crate) fn run(cfg: &Cfg, rt: &Runtime, pg: &PgServer, table: &mut Table) -> 
         let lite = path.display().to_string();
         let lite_first = pass(cfg, &lite, C, n)?;
         let pg_first = pass(cfg, &url, C, n)?;
+        let floor = bare_get_tasks(rt, &agent, &task_ids)?;
         let mut peak = pg_first.peak_rss_kib;
+        table.add(Row {
+            section: "postgres",
+            what: format!(
+                "first pass on PostgreSQL, {n} tasks SUBMITTED→WORKING (N changes), c={C}, \
+                 beside the wire's floor"
+            ),
+            figure: Value::Secs(pg_first.wall.as_secs_f64()),
+            floor: Some((format!("{n} bare GetTask, c={C}"), Value::Secs(floor))),
+            target: Some(Target::Ratio(FIRST_PASS_RATIO)),
+            paired: None,
+        });
         table.add(Row {
             section: "postgres",
             what: format!(

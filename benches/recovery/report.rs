@@ -13,6 +13,8 @@ pub(crate) enum Value {
     Kib(u64),
     /// Bytes; lower is better.
     Bytes(f64),
+    /// How many times something happened; lower is better.
+    Count(f64),
 }
 
 impl Value {
@@ -22,7 +24,9 @@ impl Value {
             (Self::Secs(a), Self::Secs(b)) if b > 0.0 => Some(a / b),
             (Self::Rate(a, _), Self::Rate(b, _)) if a > 0.0 => Some(b / a),
             (Self::Kib(a), Self::Kib(b)) if b > 0 => Some(a as f64 / b as f64),
-            (Self::Bytes(a), Self::Bytes(b)) if b > 0.0 => Some(a / b),
+            (Self::Bytes(a), Self::Bytes(b)) | (Self::Count(a), Self::Count(b)) if b > 0.0 => {
+                Some(a / b)
+            }
             _ => None,
         }
     }
@@ -39,6 +43,7 @@ impl std::fmt::Display for Value {
             Self::Bytes(b) if b >= 1e9 => write!(f, "{:.1} GB", b / 1e9),
             Self::Bytes(b) if b >= 1e6 => write!(f, "{:.1} MB", b / 1e6),
             Self::Bytes(b) => write!(f, "{b:.0} B"),
+            Self::Count(n) => write!(f, "{n:.0}"),
         }
     }
 }

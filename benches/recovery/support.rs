@@ -233,6 +233,17 @@ pub(crate) fn spawn_wait(program: &Path, args: &[&str]) -> anyhow::Result<Durati
     Ok(wall)
 }
 
+/// Copies the closed SQLite journal `from` to `to`, its `-wal` included if there is one (a
+/// closing process leaves a small WAL as it is).
+pub(crate) fn copy_journal(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::copy(from, to)?;
+    let wal = |p: &Path| PathBuf::from(format!("{}-wal", p.display()));
+    if wal(from).exists() {
+        std::fs::copy(wal(from), wal(to))?;
+    }
+    Ok(())
+}
+
 /// Returns the journal's bytes on disk (the database and its WAL).
 pub(crate) fn journal_bytes(path: &Path) -> u64 {
     let wal = PathBuf::from(format!("{}-wal", path.display()));

@@ -79,6 +79,7 @@ pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> 
         // Boxed: their futures are the largest (a send's state and the lease it may meet).
         Command::Delegate(args) => Box::pin(delegate::run(ctx, args)).await,
         Command::Reconcile(args) => reconcile::run(ctx, args).await,
+        // Boxed too: a follow holds its group commit and its writer in its future.
         Command::Follow(args) => Box::pin(follow::run(ctx, args)).await,
         Command::Reply(args) => reply::run(ctx, args).await,
         Command::Compensate(args) => compensate::run(ctx, args).await,

@@ -14,6 +14,24 @@ use crate::journal::error::JournalError;
 
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
+/// Makes the directory entries of `path`'s directory durable (a new journal file, a new WAL);
+/// a file system that cannot sync a directory is not an error, as for SQLite itself.
+pub(crate) fn sync_directory(path: &Path) {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        && let Ok(dir) = fs::File::open(parent)
+    {
+        let _ = dir.sync_all();
+    }
+}
+
+/// Returns the identity (device and inode) of `path`'s WAL, if it has one.
+pub(crate) fn wal_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    fs::metadata(sibling(path, "-wal"))
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
 /// Returns the path of a sibling file (`-wal`, `-shm`, `.lock`).
 pub(crate) fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -92,11 +110,7 @@ pub(crate) fn prepare(path: &Path, create: bool) -> Result<Vec<String>, JournalE
         Ok(file) => {
             // Make the new (empty) file's directory entry durable before anything refers to it.
             file.sync_all().map_err(io("create the journal", path))?;
-            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty())
-                && let Ok(dir) = fs::File::open(parent)
-            {
-                let _ = dir.sync_all();
-            }
+            sync_directory(path);
         }
         // Another process created it first: fine, it is checked like any existing file.
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {}

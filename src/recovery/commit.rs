@@ -6,18 +6,27 @@
 //!   stream observations (`Journal::apply_observations`).
 //! - [`Queue`]: the records waiting on the command's own connection, committed when its owner
 //!   says (`commit`), or at the end of the poll that asked for it ([`Queue::beside`]).
-//! - [`Writer`]: a thread with a connection of its own that makes the commits, so that sends go
-//!   on while a commit waits for the disk.
+//! - [`Writer`]: where the commits are made, chosen at construction ([`WriterMode`]): on a
+//!   thread with a connection of its own, fed through a bounded queue, so that requests go on
+//!   while a commit works or waits for the disk (on PostgreSQL, for the server); or inline, on
+//!   the caller's thread and connection (a deterministic run, one stream).
+//!
+//! The order that matters holds in both modes: intents and endpoints never go through a
+//! writer (they commit on the caller's connection before any send); a writer commits its jobs
+//! in the order they were handed to it; a record someone waits for is reported only once its
+//! commit is durable; and dropping a queue or a writer waits for every commit handed over, so
+//! that a signal loses at most what was not yet reported.
 //!
 //! The users differ only in when they commit and what they wait for, and keep that in a thin
-//! adapter: the reconcile pass pushes records nobody waits for and commits every `BATCH`
-//! records and at its end (`reconcile.rs`); the follows
-//! submit each observation and wait for it before showing it (`follow.rs`, `GroupCommit`);
-//! `delegate --plan` hands a whole batch of answers to the [`Writer`] and polls for it
-//! (`send/batch.rs`). Dropping a queue commits nothing: each owner's `Drop` decides (they all
-//! commit what they hold; the pass not while panicking).
+//! adapter: the reconcile pass pushes records nobody waits for, hands them to its writer every
+//! `BATCH` records and waits for them all at its end (`reconcile.rs`); the follows submit each
+//! observation and wait for it before showing it (`follow.rs`, `GroupCommit`); `delegate
+//! --plan` hands a whole batch of answers to the [`Writer`] and polls for it
+//! (`send/batch.rs`). Dropping a queue hands nothing over: each owner's `Drop` decides (they
+//! all commit what they hold; the pass not while panicking).
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
+use std::rc::Rc;
 
 use anyhow::Context as _;
 use tokio::sync::oneshot;
@@ -31,9 +40,9 @@ use crate::journal::{
 pub(crate) type Done<R> = Result<<R as Records>::Done, JournalError>;
 
 /// What one group commit journals, in one transaction.
-pub(crate) trait Records: Sized {
+pub(crate) trait Records: Sized + Send + 'static {
     /// What journaling one record gives.
-    type Done;
+    type Done: Send;
     /// What the transaction is called in a storage error.
     const ACTION: &'static str;
     /// Journals every record in ONE transaction; returns what each gave, in order.
@@ -83,16 +92,36 @@ pub(crate) struct Queue<'j, R: Records> {
     waiting: RefCell<Vec<(usize, oneshot::Sender<Done<R>>)>>,
     /// Someone waits: commit at the end of this poll ([`Queue::beside`]).
     requested: Cell<bool>,
+    /// Where the commits handed over ([`Queue::hand_off`]) are made (queues that share a
+    /// writer commit in the order they hand over).
+    writer: Rc<Writer<'j>>,
+    /// The commits handed over whose records nobody waits for: their results.
+    handed: RefCell<Vec<oneshot::Receiver<Handed<R>>>>,
 }
 
+/// What a commit handed to a [`Writer`] gives back: the records nobody waited for, each with
+/// its result (see [`dispatch`]).
+pub(crate) type Handed<R> = Result<Vec<(R, Done<R>)>, JournalError>;
+
+/// The records waiting for their results: their index in a batch, and where it goes.
+type Waiting<R> = Vec<(usize, oneshot::Sender<Done<R>>)>;
+
 impl<'j, R: Records> Queue<'j, R> {
-    /// Returns an empty queue on `journal`.
-    pub(crate) fn new(journal: &'j Journal) -> Self {
+    /// Returns an empty queue on `journal` with a writer of its own, whose commits handed over
+    /// are made as `mode` says.
+    pub(crate) fn new(journal: &'j Journal, mode: WriterMode) -> Self {
+        Self::on(Rc::new(Writer::new(journal, mode)))
+    }
+
+    /// Returns an empty queue on `writer`'s journal, whose commits handed over `writer` makes.
+    pub(crate) fn on(writer: Rc<Writer<'j>>) -> Self {
         Self {
-            journal,
+            journal: writer.journal,
             queued: RefCell::new(Vec::new()),
             waiting: RefCell::new(Vec::new()),
             requested: Cell::new(false),
+            writer,
+            handed: RefCell::new(Vec::new()),
         }
     }
 
@@ -101,7 +130,8 @@ impl<'j, R: Records> Queue<'j, R> {
         self.journal
     }
 
-    /// Queues a record nobody waits for: its result comes back from [`Queue::commit`].
+    /// Queues a record nobody waits for: its result comes back from [`Queue::reap`] or
+    /// [`Queue::settle`].
     pub(crate) fn push(&self, record: R) {
         self.queued.borrow_mut().push(record);
     }
@@ -130,47 +160,68 @@ impl<'j, R: Records> Queue<'j, R> {
         self.requested.set(true);
     }
 
-    /// Journals everything queued in ONE transaction. Each waiting record gets its result
-    /// (nobody listening is fine: the record is journaled all the same); the records nobody
-    /// waits for are returned with theirs. A failed transaction goes to the waiters (the
-    /// first gets the error, the others one with its text), and is returned only when nobody
-    /// waits.
-    pub(crate) fn commit(&self) -> Result<Vec<(R, Done<R>)>, JournalError> {
+    /// Hands everything queued to the queue's [`Writer`] as ONE group commit, and goes on
+    /// without waiting for it: each waiting record gets its result once the commit is made;
+    /// the results of the others are gathered by [`Queue::reap`] and [`Queue::settle`].
+    pub(crate) fn hand_off(&self) {
         let records = std::mem::take(&mut *self.queued.borrow_mut());
         let waiting = std::mem::take(&mut *self.waiting.borrow_mut());
         if records.is_empty() {
-            return Ok(Vec::new());
+            return;
         }
-        match R::commit(self.journal, &records) {
-            Ok(results) if waiting.is_empty() => Ok(records.into_iter().zip(results).collect()),
-            Ok(results) => {
-                let mut results: Vec<Option<Done<R>>> = results.into_iter().map(Some).collect();
-                for (i, tx) in waiting {
-                    if let Some(result) = results.get_mut(i).and_then(Option::take) {
-                        let _ = tx.send(result);
-                    }
+        let (done, handed) = oneshot::channel();
+        if waiting.len() < records.len() {
+            self.handed.borrow_mut().push(handed);
+        }
+        self.writer.run(move |journal| {
+            // The caller may be gone (a signal): the commit is made all the same.
+            let _ = done.send(dispatch(journal, records, waiting));
+        });
+    }
+
+    /// Returns the results of the commits handed over that are done, without waiting; the
+    /// first failed commit's error (the others are dropped with it).
+    pub(crate) fn reap(&self) -> Result<Vec<(R, Done<R>)>, JournalError> {
+        let mut out = Vec::new();
+        let mut first = None;
+        self.handed
+            .borrow_mut()
+            .retain_mut(|rx| match rx.try_recv() {
+                Err(oneshot::error::TryRecvError::Empty) => true,
+                Ok(Ok(done)) => {
+                    out.extend(done);
+                    false
                 }
-                Ok(records
-                    .into_iter()
-                    .zip(results)
-                    .filter_map(|(record, result)| Some((record, result?)))
-                    .collect())
-            }
-            Err(e) if waiting.is_empty() => Err(e),
-            Err(e) => {
-                let text = e.to_string();
-                let mut first = Some(e);
-                for (_, tx) in waiting {
-                    let err = first.take().unwrap_or_else(|| JournalError::Storage {
-                        action: R::ACTION,
-                        hint: None,
-                        source: Box::new(std::io::Error::other(text.clone())),
-                    });
-                    let _ = tx.send(Err(err));
+                Ok(Err(e)) => {
+                    first.get_or_insert(e);
+                    false
                 }
-                Ok(Vec::new())
+                Err(oneshot::error::TryRecvError::Closed) => {
+                    first.get_or_insert_with(|| writer_gone(R::ACTION));
+                    false
+                }
+            });
+        first.map_or(Ok(out), Err)
+    }
+
+    /// Waits for every commit handed over; returns their results, or the first failed
+    /// commit's error.
+    pub(crate) async fn settle(&self) -> Result<Vec<(R, Done<R>)>, JournalError> {
+        let handed = std::mem::take(&mut *self.handed.borrow_mut());
+        let mut out = Vec::new();
+        let mut first = None;
+        for rx in handed {
+            match rx.await {
+                Ok(Ok(done)) => out.extend(done),
+                Ok(Err(e)) => {
+                    first.get_or_insert(e);
+                }
+                Err(_) => {
+                    first.get_or_insert_with(|| writer_gone(R::ACTION));
+                }
             }
         }
+        first.map_or(Ok(out), Err)
     }
 
     /// Runs `work` and, each time it has been polled, commits if it asked for it
@@ -179,8 +230,7 @@ impl<'j, R: Records> Queue<'j, R> {
     pub(crate) async fn beside<T>(&self, work: impl Future<Output = T>) -> T {
         let committer = std::future::poll_fn(|_| {
             if self.requested.replace(false) {
-                // Failures went to the waiters.
-                let _ = self.commit();
+                self.hand_off();
             }
             std::task::Poll::<std::convert::Infallible>::Pending
         });
@@ -192,66 +242,178 @@ impl<'j, R: Records> Queue<'j, R> {
     }
 }
 
+/// Journals `records` in ONE transaction on `journal` and hands each waiting record its result
+/// (nobody listening is fine); returns the others with theirs. A failed transaction goes to
+/// the waiters (the first gets the error, the others one with its text), and is returned only
+/// when nobody waits.
+fn dispatch<R: Records>(
+    journal: &Journal,
+    records: Vec<R>,
+    waiting: Waiting<R>,
+) -> Result<Vec<(R, Done<R>)>, JournalError> {
+    if records.is_empty() {
+        return Ok(Vec::new());
+    }
+    match R::commit(journal, &records) {
+        Ok(results) if waiting.is_empty() => Ok(records.into_iter().zip(results).collect()),
+        Ok(results) => {
+            let mut results: Vec<Option<Done<R>>> = results.into_iter().map(Some).collect();
+            for (i, tx) in waiting {
+                if let Some(result) = results.get_mut(i).and_then(Option::take) {
+                    let _ = tx.send(result);
+                }
+            }
+            Ok(records
+                .into_iter()
+                .zip(results)
+                .filter_map(|(record, result)| Some((record, result?)))
+                .collect())
+        }
+        Err(e) if waiting.is_empty() => Err(e),
+        Err(e) => {
+            let text = e.to_string();
+            let mut first = Some(e);
+            for (_, tx) in waiting {
+                let err = first.take().unwrap_or_else(|| JournalError::Storage {
+                    action: R::ACTION,
+                    hint: None,
+                    source: Box::new(std::io::Error::other(text.clone())),
+                });
+                let _ = tx.send(Err(err));
+            }
+            Ok(Vec::new())
+        }
+    }
+}
+
 /// What the writer thread answers for one group commit.
 pub(crate) type Committed<R> = Result<Vec<Done<R>>, JournalError>;
 
-/// A group commit handed to the writer thread.
-type Job<R> = (Vec<R>, oneshot::Sender<Committed<R>>);
-
-/// A thread that makes group commits on a connection of its own; dropping it waits for the
-/// commit in progress.
-pub(crate) struct Writer<R: Records> {
-    jobs: Option<std::sync::mpsc::Sender<Job<R>>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+/// Where a [`Writer`] makes its commits, chosen when it is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriterMode {
+    /// On a thread with a connection of its own (started at the first job), fed through a
+    /// bounded queue: the caller goes on while a commit is made.
+    Thread,
+    /// On the caller's thread and connection, at once: no thread, no second connection, every
+    /// job done before [`Writer::run`] returns (a deterministic run; one follow).
+    Inline,
 }
 
-impl<R: Records + Send + 'static> Writer<R>
-where
-    R::Done: Send,
-{
-    /// Starts the thread on a second connection to the journal.
-    pub(crate) fn start(journal: &Journal) -> anyhow::Result<Self> {
-        let own = journal
-            .reopen()
-            .context("failed to open the journal for the group commits")?;
-        let (jobs, queue) = std::sync::mpsc::channel::<Job<R>>();
-        let thread = std::thread::Builder::new()
-            .name("group-commit".into())
-            .spawn(move || {
-                for (records, reply) in queue {
-                    // The caller may be gone (a signal): the commit is made all the same.
-                    let _ = reply.send(R::commit(&own, &records));
+/// How many jobs may wait for the writer thread: a caller that gets that far ahead waits
+/// for it (the records a pass holds stay bounded).
+const QUEUE_DEPTH: usize = 2;
+
+/// A job for the writer: anything done on the writer's connection, in the order handed over.
+type Job = Box<dyn FnOnce(&Journal) + Send>;
+
+/// The writer thread and the queue that feeds it.
+struct Thread {
+    jobs: Option<std::sync::mpsc::SyncSender<Job>>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Makes group commits, inline or on a thread of its own ([`WriterMode`]); dropping it waits
+/// for every job handed over.
+pub(crate) struct Writer<'j> {
+    journal: &'j Journal,
+    mode: WriterMode,
+    /// The thread, once started (`None`: it could not start, so jobs run inline).
+    thread: OnceCell<Option<Thread>>,
+}
+
+impl<'j> Writer<'j> {
+    /// Returns a writer on `journal` (its thread, in [`WriterMode::Thread`], opens a second
+    /// connection to it when the first job comes).
+    pub(crate) fn new(journal: &'j Journal, mode: WriterMode) -> Self {
+        Self {
+            journal,
+            mode,
+            thread: OnceCell::new(),
+        }
+    }
+
+    /// Runs `job` on the writer's connection: inline at once, or queued for the thread (waiting
+    /// while the queue is full). Jobs run in the order handed over; if the thread cannot start
+    /// or is gone, on the caller's connection.
+    pub(crate) fn run(&self, job: impl FnOnce(&Journal) + Send + 'static) {
+        let job: Job = Box::new(job);
+        let job = match self.mode {
+            WriterMode::Inline => job,
+            WriterMode::Thread => match self.thread() {
+                Some(jobs) => match jobs.send(job) {
+                    Ok(()) => return,
+                    Err(e) => e.0,
+                },
+                None => job,
+            },
+        };
+        job(self.journal);
+    }
+
+    /// The thread's queue, started at the first call.
+    fn thread(&self) -> Option<&std::sync::mpsc::SyncSender<Job>> {
+        self.thread
+            .get_or_init(|| match start(self.journal) {
+                Ok(thread) => Some(thread),
+                Err(e) => {
+                    tracing::debug!("group commits on the command's thread: {e:#}");
+                    None
                 }
             })
-            .context("failed to start the group-commit thread")?;
-        Ok(Self {
-            jobs: Some(jobs),
-            thread: Some(thread),
-        })
+            .as_ref()
+            .and_then(|t| t.jobs.as_ref())
     }
 
-    /// Hands `records` to the thread; gives them back if it is gone.
-    pub(crate) fn send(
-        &self,
-        records: Vec<R>,
-        done: oneshot::Sender<Committed<R>>,
-    ) -> Result<(), (Vec<R>, oneshot::Sender<Committed<R>>)> {
-        match &self.jobs {
-            Some(jobs) => jobs.send((records, done)).map_err(|e| e.0),
-            None => Err((records, done)),
+    /// Waits for every job handed over; later jobs run inline.
+    pub(crate) fn close(&mut self) {
+        if let Some(Some(mut thread)) = self.thread.take() {
+            drop(thread.jobs.take());
+            if let Some(handle) = thread.handle.take()
+                && handle.join().is_err()
+            {
+                tracing::warn!("the group-commit thread panicked");
+            }
         }
+        self.thread = OnceCell::from(None);
     }
 }
 
-impl<R: Records> Drop for Writer<R> {
-    /// Waits for the commit in progress: what was handed over is committed before the process
+/// Starts the writer thread on a second connection to the journal.
+fn start(journal: &Journal) -> anyhow::Result<Thread> {
+    let own = journal
+        .reopen()
+        .context("failed to open the journal for the group commits")?;
+    let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE_DEPTH);
+    let handle = std::thread::Builder::new()
+        .name("group-commit".into())
+        .spawn(move || {
+            for job in queue {
+                job(&own);
+            }
+        })
+        .context("failed to start the group-commit thread")?;
+    Ok(Thread {
+        jobs: Some(jobs),
+        handle: Some(handle),
+    })
+}
+
+impl Drop for Writer<'_> {
+    /// Waits for every job handed over: what was handed over is committed before the process
     /// goes on (or exits on a signal).
     fn drop(&mut self) {
-        drop(self.jobs.take());
-        if let Some(thread) = self.thread.take()
-            && thread.join().is_err()
-        {
-            tracing::warn!("the group-commit thread panicked");
-        }
+        self.close();
+    }
+}
+
+/// The error of a commit whose writer ended without answering.
+fn writer_gone(action: &'static str) -> JournalError {
+    JournalError::Storage {
+        action,
+        hint: None,
+        source: Box::new(std::io::Error::other(
+            "the group-commit thread ended before its commit",
+        )),
     }
 }

@@ -79,7 +79,7 @@ use crate::journal::{
     Applied, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError, Lease,
     Recorded, Source, StepName, StreamObservation, is_over_limit,
 };
-use crate::recovery::commit::{Done, Queue};
+use crate::recovery::commit::{Done, Queue, WriterMode};
 use crate::recovery::event::{Event, Sink};
 use crate::recovery::moved::{self, Rechosen};
 use crate::recovery::send::JournaledWire;
@@ -378,7 +378,9 @@ pub async fn follow_many(
     concurrency: usize,
     sink: &dyn Sink,
 ) -> Vec<(FollowTarget, Result<FollowOutcome, JournalError>)> {
-    let commit = GroupCommit::new(journal);
+    // Many streams: the commits on a thread of their own, so that the streams are read on
+    // while one is made.
+    let commit = GroupCommit::new(journal, WriterMode::Thread);
     let commit = &commit;
     let work = futures_util::stream::iter(targets.into_iter().enumerate())
         .map(|(i, target)| async move {
@@ -413,15 +415,16 @@ type CommitResult = Done<StreamObservation>;
 pub(crate) struct GroupCommit<'j>(Queue<'j, StreamObservation>);
 
 impl<'j> GroupCommit<'j> {
-    /// Returns an empty group commit on `journal`.
-    pub(crate) fn new(journal: &'j Journal) -> Self {
-        Self(Queue::new(journal))
+    /// Returns an empty group commit on `journal`, its commits made as `mode` says.
+    pub(crate) fn new(journal: &'j Journal, mode: WriterMode) -> Self {
+        Self(Queue::new(journal, mode))
     }
 
-    /// Journals everything queued in one transaction and hands each observation its result.
+    /// Hands everything queued to the writer as one transaction; each observation gets its
+    /// result once it is made (inline: at once).
     pub(crate) fn commit_now(&self) {
-        // Every observation has a waiter: a failed commit went to them.
-        let _ = self.0.commit();
+        // Every observation has a waiter: a failed commit goes to them.
+        self.0.hand_off();
     }
 }
 
@@ -568,7 +571,7 @@ pub(crate) async fn follow_with<R: Remote>(
     opts: &FollowOptions,
     sink: &dyn Sink,
 ) -> Result<FollowOutcome, JournalError> {
-    let commit = GroupCommit::new(journal);
+    let commit = GroupCommit::new(journal, WriterMode::Inline);
     commit
         .beside(follow_in(&commit, remote, target, opts, sink))
         .await

@@ -39,5 +39,6 @@ pub(crate) mod schedule;
 pub mod send;
 pub mod verify;
 
+pub use commit::WriterMode;
 pub use event::{Action, ActionRemedy, Event, OnFollow, Sink, Unheard};
 pub use reconcile::{Pass, PassConfig, Summary, WorkflowLocks};

@@ -56,7 +56,7 @@ use crate::journal::{
     FailureKind, INTERFACE_GONE, Journal, JournalError, NewAttempt, PassCursor, Reply, SendOutcome,
     SendRecord, Source, StepRecord, StepSpec, TASK_TOO_LARGE, is_interface_gone,
 };
-use crate::recovery::commit::Queue;
+use crate::recovery::commit::{Queue, Writer, WriterMode};
 use crate::recovery::decide::{self, Settlement, Triage};
 use crate::recovery::event::{Action, ActionRemedy, Event, Sink};
 use crate::recovery::moved::{self, Mode, Reread};
@@ -248,6 +248,19 @@ impl<'a> Pass<'a> {
         clock: &'a dyn Clock,
         cfg: PassConfig,
     ) -> Self {
+        Self::with_writer(journal, client, clock, cfg, WriterMode::Thread)
+    }
+
+    /// Prepares a pass whose group commits are made as `mode` says ([`Pass::new`]: on a
+    /// thread of their own, so that requests go on while a commit is made).
+    pub fn with_writer(
+        journal: &'a Journal,
+        client: &'a A2aClient,
+        clock: &'a dyn Clock,
+        cfg: PassConfig,
+        mode: WriterMode,
+    ) -> Self {
+        let writer = std::rc::Rc::new(Writer::new(journal, mode));
         Self {
             journal,
             client,
@@ -256,11 +269,11 @@ impl<'a> Pass<'a> {
             locks: None,
             mine: RefCell::new(HashMap::new()),
             held_rows: std::cell::Cell::new(0),
-            reads: Queue::new(journal),
+            reads: Queue::on(std::rc::Rc::clone(&writer)),
             endpoints: RefCell::new(HashMap::new()),
             claimed: RefCell::new(HashMap::new()),
             sweep_of: RefCell::new(HashMap::new()),
-            found: Queue::new(journal),
+            found: Queue::on(writer),
         }
     }
 
@@ -309,11 +322,29 @@ impl<'a> Pass<'a> {
         self.locks.is_none() || self.mine.borrow().get(workflow).copied().unwrap_or(false)
     }
 
-    /// Commits the routine observations gathered so far, in one transaction, and the found
-    /// tasks with the release of their leases in another.
+    /// Hands the routine observations gathered so far to the pass's writer as one group
+    /// commit, and the found tasks with the release of their leases as another, and goes on;
+    /// takes the results of those already made.
     fn flush(&self) -> anyhow::Result<()> {
-        self.reads.commit()?;
-        for (record, done) in self.found.commit()? {
+        self.reads.hand_off();
+        self.found.hand_off();
+        self.reads.reap()?;
+        Self::warn_unjournaled(self.found.reap()?);
+        Ok(())
+    }
+
+    /// [`Pass::flush`], then waits for every group commit handed over.
+    async fn flush_and_wait(&self) -> anyhow::Result<()> {
+        self.flush()?;
+        let reads = self.reads.settle().await;
+        Self::warn_unjournaled(self.found.settle().await?);
+        reads?;
+        Ok(())
+    }
+
+    /// Says which found tasks could not be journaled.
+    fn warn_unjournaled(found: Vec<(SendRecord, crate::recovery::commit::Done<SendRecord>)>) {
+        for (record, done) in found {
             if let Err(e) = done {
                 // Left INTENT: the next pass looks for it again.
                 tracing::warn!(
@@ -322,7 +353,6 @@ impl<'a> Pass<'a> {
                 );
             }
         }
-        Ok(())
     }
 
     /// Releases the leases of claimed intents the pass did not reach (its deadline, a signal),
@@ -516,7 +546,7 @@ impl<'a> Pass<'a> {
         drop(running);
         self.client.set_deadline(None);
         self.release_unvisited();
-        self.flush()?;
+        self.flush_and_wait().await?;
         if !self.cfg.dry_run {
             not_before::journal_fresh(self.client, self.journal)?;
             self.record_health()?;

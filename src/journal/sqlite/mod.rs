@@ -21,11 +21,36 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::JournalError;
 use super::sql::{DbError, DbResult, Tx};
 
+/// How large the WAL may be for a closing connection to leave it as it is (4 MiB, about
+/// SQLite's own automatic checkpoint at 1,000 pages): a short-lived process (one `delegate`)
+/// then neither checkpoints at close (two fsyncs) nor deletes the WAL, so that the next one
+/// need not create it again (two more: its header and the directory). Every commit is durable
+/// in the WAL all the same; docs/journal.md says how to back such a journal up.
+pub(super) const WAL_KEPT: u32 = 4 * 1024 * 1024;
+
 /// An open SQLite journal: its one connection, and what its errors name.
 pub(super) struct Store {
     conn: Mutex<Connection>,
     path: PathBuf,
     busy_timeout: Duration,
+    /// Whether closing may checkpoint (a sound, writable journal).
+    checkpoints: bool,
+}
+
+/// Closing checkpoints the WAL into the file (and deletes it, when no other connection is
+/// open) only once it has grown past [`WAL_KEPT`].
+impl Drop for Store {
+    fn drop(&mut self) {
+        if !self.checkpoints {
+            return;
+        }
+        let wal = super::file::sibling(&self.path, "-wal");
+        let grown = std::fs::metadata(wal).is_ok_and(|m| m.len() > u64::from(WAL_KEPT));
+        let conn = self.conn.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Err(e) = pragmas::set_checkpoint_on_close(conn, grown) {
+            tracing::debug!("failed to set the journal's checkpoint at close: {e}");
+        }
+    }
 }
 
 impl Store {

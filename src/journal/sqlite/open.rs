@@ -10,7 +10,7 @@ use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use super::{Store, db, error, pragmas};
 use crate::journal::sql::{Db, DbResult};
-use crate::journal::{JournalError, migrate};
+use crate::journal::{JournalError, file, migrate};
 use migrate::{APPLICATION_ID, LATEST, MIGRATIONS};
 
 impl Store {
@@ -21,6 +21,7 @@ impl Store {
         path: &Path,
         busy_timeout: Duration,
     ) -> Result<(Self, i64), JournalError> {
+        let wal_before = file::wal_identity(path);
         let (conn, user_version) = retry_busy(busy_timeout, |left| {
             let mut conn = Self::connect(path, left, false)?;
             let probe = Self::probe(&conn, path, busy_timeout)?;
@@ -29,15 +30,28 @@ impl Store {
                 pragmas::configure_read_only(&conn).map_err(sql("open the journal read-only"))?;
             } else {
                 pragmas::configure_writable(&conn).map_err(sql("configure the journal"))?;
-                migrate(&mut conn)
-                    .map_err(|e| error("migrate the journal", path, busy_timeout, e))?;
+                // A journal already at this binary's version (the common case) is not
+                // migrated: no write transaction at open.
+                if probe.user_version < LATEST {
+                    migrate(&mut conn)
+                        .map_err(|e| error("migrate the journal", path, busy_timeout, e))?;
+                }
             }
-            pragmas::set_checkpoint_on_close(&conn, true).map_err(sql("configure the journal"))?;
+            // Sound: a close may checkpoint again, but only once the WAL has grown (see
+            // `Store`'s `Drop`); a small WAL stays for the next process to append to.
             conn.busy_timeout(busy_timeout)
                 .map_err(sql("set the busy timeout"))?;
             Ok((conn, probe.user_version))
         })?;
-        Ok((Self::new(conn, path, busy_timeout), user_version))
+        // SQLite is built without its own directory sync (`SQLITE_DISABLE_DIRSYNC`, set in
+        // .cargo/config.toml), which would sync the directory in every process that opens the
+        // WAL, new or not: the entry of a WAL this open created is made durable here, once,
+        // before any commit goes into it.
+        let wal_now = file::wal_identity(path);
+        if wal_now.is_none() || wal_now != wal_before {
+            file::sync_directory(path);
+        }
+        Ok((Self::new(conn, path, busy_timeout, true), user_version))
     }
 
     /// Opens an existing file for reading only (never creates, migrates or writes); returns
@@ -53,14 +67,15 @@ impl Store {
                 .map_err(|e| error("set the busy timeout", path, busy_timeout, e))?;
             Ok((conn, probe.user_version))
         })?;
-        Ok((Self::new(conn, path, busy_timeout), user_version))
+        Ok((Self::new(conn, path, busy_timeout, false), user_version))
     }
 
-    fn new(conn: Connection, path: &Path, busy_timeout: Duration) -> Self {
+    fn new(conn: Connection, path: &Path, busy_timeout: Duration, checkpoints: bool) -> Self {
         Self {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
             busy_timeout,
+            checkpoints,
         }
     }
 

@@ -43,6 +43,8 @@ pub(super) fn configure_writable(conn: &Connection) -> rusqlite::Result<String> 
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // A WAL reset after a checkpoint is cut back to what a closing connection leaves.
+    conn.pragma_update(None, "journal_size_limit", super::WAL_KEPT)?;
     Ok(mode)
 }
 

@@ -121,6 +121,15 @@ fn view(raw: &str) -> TaskView {
     TaskView::from_raw(raw).unwrap()
 }
 
+/// Copies every commit of a closed journal's WAL into its file and removes the WAL (a closing
+/// process leaves a small WAL as it is): what a test that damages the file then damages.
+fn checkpoint(path: &Path) {
+    let c = rusqlite::Connection::open(path).unwrap();
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    c.pragma_update(None, "journal_mode", "DELETE").unwrap();
+}
+
 fn bytes(path: &Path) -> Vec<u8> {
     fs::read(path).unwrap_or_default()
 }

@@ -100,6 +100,7 @@ fn sqlite_a_truncated_journal_is_refused_untouched() {
             created(&j, &format!("w/s{i}"));
         }
     }
+    checkpoint(&path);
     let full = bytes(&path);
     assert!(
         full.len() > 8192,
@@ -122,6 +123,7 @@ fn sqlite_a_truncated_journal_is_refused_untouched() {
 fn sqlite_a_damaged_schema_page_is_refused_untouched() {
     let (_dir, path) = tmp_journal();
     drop(Journal::open(&path, T).unwrap());
+    checkpoint(&path);
     let mut data = bytes(&path);
     // Scribble over page 1 after the header: the schema b-tree.
     for b in &mut data[100..4096] {
@@ -249,12 +251,14 @@ fn concurrent_first_opens_of_a_new_journal_all_succeed(
     }
 }
 
-/// Opening waits for another process's write lock up to the timeout, then says so.
+/// Opening a journal it must migrate waits for another process's write lock up to the
+/// timeout, then says so; a journal already migrated opens without the write lock.
 #[test]
 fn sqlite_opening_a_journal_locked_past_the_timeout_waits_it_out_and_names_it() {
     let (_dir, path) = tmp_journal();
-    drop(Journal::open(&path, Duration::from_secs(5)).unwrap());
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
     let mut other = Connection::open(&path).unwrap();
+    other.pragma_update(None, "journal_mode", "WAL").unwrap();
     let tx = other
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .unwrap();
@@ -268,6 +272,11 @@ fn sqlite_opening_a_journal_locked_past_the_timeout_waits_it_out_and_names_it() 
     assert!(err.to_string().contains("stayed busy for 300ms"), "{err}");
     drop(tx);
     Journal::open(&path, Duration::from_millis(300)).unwrap();
+    let tx = other
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .unwrap();
+    Journal::open(&path, Duration::from_millis(300)).unwrap();
+    drop(tx);
 }
 
 #[rstest]

@@ -41,7 +41,7 @@ use crate::a2a::{A2aError, ErrorClass, types};
 use crate::journal::{
     self, Attempt, AttemptId, BatchClaim, FailureKind, Lease, SendOutcome, SendRecord, Source,
 };
-use crate::recovery::commit::{Committed, Records as _, Writer};
+use crate::recovery::commit::{Committed, Records as _, Writer, WriterMode};
 use crate::recovery::error::unusable_answer;
 use crate::recovery::lookup;
 
@@ -94,9 +94,9 @@ pub struct Batch<'s, 'a> {
     relook: RefCell<BTreeSet<AttemptId>>,
     /// Answers received and not yet handed to a group commit.
     pending: RefCell<Vec<Answer>>,
-    /// The thread running the group commits on its own connection, so that sends go on while
-    /// a commit waits for the disk; `None` until the first commit, or if it could not start.
-    writer: RefCell<Option<Writer<SendRecord>>>,
+    /// Where the group commits are made: a thread with its own connection (started at the
+    /// first commit), so that sends go on while a commit waits for the disk.
+    writer: Writer<'a>,
 }
 
 /// A group commit in progress: wait for it ([`Commit::poll_done`]), then hand it to
@@ -126,7 +126,7 @@ impl Drop for Batch<'_, '_> {
     /// A batch dropped early (a signal) first lets the writer finish the commit in progress,
     /// then commits the answers received since, then releases the leases still held.
     fn drop(&mut self) {
-        drop(self.writer.get_mut().take());
+        self.writer.close();
         let pending = std::mem::take(self.pending.get_mut());
         if !pending.is_empty() {
             let records: Vec<SendRecord> = pending.iter().map(|a| Self::record_of(a).0).collect();
@@ -162,7 +162,7 @@ impl<'s, 'a> Batch<'s, 'a> {
             expires_at: Cell::new(None),
             relook: RefCell::new(BTreeSet::new()),
             pending: RefCell::new(Vec::new()),
-            writer: RefCell::new(None),
+            writer: Writer::new(sender.journal, WriterMode::Thread),
         }
     }
 
@@ -358,19 +358,14 @@ impl<'s, 'a> Batch<'s, 'a> {
         }
         let ids = records.iter().map(|r| r.attempt).collect();
         let (done, reply) = tokio::sync::oneshot::channel();
-        let mut writer = self.writer.borrow_mut();
-        if on_writer && writer.is_none() {
-            match Writer::start(self.sender.journal) {
-                Ok(w) => *writer = Some(w),
-                Err(e) => tracing::debug!("group commits on the command's thread: {e:#}"),
-            }
-        }
-        let queued = match writer.as_ref().filter(|_| on_writer) {
-            Some(w) => w.send(records, done),
-            None => Err((records, done)),
+        let job = move |journal: &journal::Journal| {
+            // The caller may be gone (a signal): the commit is made all the same.
+            let _ = done.send(SendRecord::commit(journal, &records));
         };
-        if let Err((records, done)) = queued {
-            let _ = done.send(SendRecord::commit(self.sender.journal, &records));
+        if on_writer {
+            self.writer.run(job);
+        } else {
+            job(self.sender.journal);
         }
         Some(Commit {
             answers,
