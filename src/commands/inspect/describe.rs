@@ -201,7 +201,7 @@ pub(super) fn events_table(out: &Printer, events: &[Event]) -> String {
         for e in events {
             probe.add_row(fixed(e));
         }
-        room_left(out, &render_table(out, &probe), width).max(16)
+        room_left(&render_table(out, &probe), width).max(16)
     });
     let mut header = header;
     header.push("DETAIL");
