@@ -43,6 +43,7 @@ mod probe;
 mod prune;
 mod readme;
 mod reconcile;
+mod remote_lines;
 mod reply;
 mod resolve;
 mod scheduling;

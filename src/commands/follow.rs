@@ -44,7 +44,7 @@ use crate::recovery::follow::{
 use crate::recovery::lookup::{self, LookHow, Looked};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::send;
-use crate::sanitize::inert;
+use crate::sanitize::{LIST_LINES, inert, inert_lines};
 
 /// How far the agent's clock may be behind ours when an `INTENT` is looked for by time
 /// (the default of `--clock-skew` elsewhere).
@@ -399,7 +399,10 @@ impl Step<'_> {
                 format!("{step} is {s} (task {task}; {counts})."),
             ),
             FollowEnd::Interrupted(s) => {
-                let question = a.question_text().map(|q| inert(&q)).unwrap_or_default();
+                let question = a
+                    .question_text()
+                    .map(|q| inert_lines(&q, "  ", Some(LIST_LINES)))
+                    .unwrap_or_default();
                 let what = if *s == AttemptState::AuthRequired {
                     "the agent needs authentication"
                 } else {

@@ -11,7 +11,7 @@ use super::{Chain, agent_cell, outcome};
 use crate::journal::{AttemptRow, Binding, Event, StepRecord};
 use crate::output::{Printer, age, render_table, table};
 use crate::recovery::remedy::Remedy;
-use crate::sanitize::inert;
+use crate::sanitize::{inert, inert_lines};
 
 /// An absolute time as the full view shows it: UTC, to the second.
 pub(super) fn absolute(t: DateTime<Utc>) -> String {
@@ -44,6 +44,13 @@ impl Fields {
             format!("{label}:"),
             value.as_ref()
         ));
+    }
+
+    /// A field holding remote text, each of its lines under the value's column
+    /// ([`inert_lines`]), whole.
+    fn add_remote(&mut self, label: &str, text: &str) {
+        let indent = format!("{}{:12}", self.indent, "");
+        self.add(label, inert_lines(text, &indent, None));
     }
 
     fn add_opt(&mut self, label: &str, value: Option<impl AsRef<str>>) {
@@ -79,7 +86,7 @@ pub(super) fn step_view(
             Binding::Command(cmd) => format!("as the command `{}`", inert(cmd)),
         },
     );
-    f.add("text", inert(&spec.text));
+    f.add_remote("text", &spec.text);
     f.add(
         "attempts",
         format!("{} of at most {}", rows.len(), spec.max_attempts),
@@ -156,17 +163,17 @@ fn attempt_view(out: &Printer, row: &AttemptRow, chain: &Chain, now: DateTime<Ut
     f.add("created", when(a.created_at, now));
     f.add("updated", when(a.updated_at, now));
     if let Some(q) = a.question_text() {
-        f.add("question", inert(&q));
+        f.add_remote("question", &q);
     } else {
         let o = outcome(row);
         if !o.is_empty() {
-            f.add("outcome", inert(&o));
+            f.add_remote("outcome", &o);
         }
     }
     if let Some(e) = &a.error
         && a.question_text().is_some()
     {
-        f.add("error", inert(e));
+        f.add_remote("error", e);
     }
     if row.artifact_count > 0 {
         f.add("artifacts", row.artifact_count.to_string());

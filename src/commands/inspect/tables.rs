@@ -15,7 +15,7 @@ use super::{OUTCOME_CHARS, agent_cell, outcome, truncate};
 use crate::journal::{AttemptRow, WorkflowSummary};
 use crate::output::{Printer, age, display_width, render_table, state_cell, table};
 use crate::recovery::remedy::Remedy;
-use crate::sanitize::inert;
+use crate::sanitize::{LIST_LINES, inert, inert_lines};
 
 /// Task ids up to this many characters are shown whole in the narrow layout.
 const SHORT_ID_MAX: usize = 12;
@@ -50,6 +50,16 @@ pub(super) fn fit(s: &str, room: usize) -> String {
     } else {
         truncate(s, room.saturating_sub(1))
     }
+}
+
+/// Remote text for a table cell: its lines ([`inert_lines`], at most [`LIST_LINES`]), each cut
+/// to `room` characters.
+pub(super) fn cell_text(text: &str, room: usize) -> String {
+    inert_lines(text, "", Some(LIST_LINES))
+        .lines()
+        .map(|l| fit(l, room))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The widest line of a rendered table, as a terminal shows it (colours take no width).
@@ -113,7 +123,7 @@ pub(super) fn attempts(
     let mut t = table(out, header);
     for row in rows {
         let mut cells = fixed_cells(row);
-        cells.push(Cell::new(fit(&inert(&outcome(row)), room)));
+        cells.push(Cell::new(cell_text(&outcome(row), room)));
         t.add_row(cells);
     }
     let mut text = render_table(out, &t);
@@ -152,7 +162,7 @@ fn wide_table(out: &Printer, rows: &[AttemptRow], now: DateTime<Utc>, pending: b
             Cell::new(a.task_id.as_deref().map_or_else(|| "-".to_owned(), inert)),
             Cell::new(age(now, a.updated_at)),
             Cell::new(a.effect.map_or("-", |e| e.as_str())),
-            Cell::new(inert(&truncate(&outcome(row), OUTCOME_CHARS))),
+            Cell::new(cell_text(&outcome(row), OUTCOME_CHARS + 1)),
         ];
         if pending {
             cells.push(Cell::new(
