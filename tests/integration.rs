@@ -3,6 +3,7 @@
 
 mod adopted;
 mod agents;
+mod artifact_view;
 mod bends;
 mod bounds;
 mod broken_journal;

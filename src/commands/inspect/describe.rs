@@ -8,7 +8,7 @@ use comfy_table::Cell;
 
 use super::tables::{fit, room_left};
 use super::{Chain, agent_cell, outcome};
-use crate::journal::{AttemptRow, Binding, Event, StepRecord};
+use crate::journal::{Artifact, AttemptRow, Binding, Event, StepRecord};
 use crate::output::{Printer, age, render_table, table};
 use crate::recovery::remedy::Remedy;
 use crate::sanitize::{inert, inert_lines};
@@ -60,15 +60,29 @@ impl Fields {
     }
 }
 
-/// Renders the full view of a step: the step, then each attempt, then its events.
+/// What the full view of a step shows: its attempts, each one's artifacts (in the same
+/// order), the chain that links them, and the step's events.
+pub(super) struct Shown<'a> {
+    pub(super) rows: &'a [AttemptRow],
+    pub(super) artifacts: &'a [Vec<Artifact>],
+    pub(super) chain: &'a Chain,
+    pub(super) events: &'a [Event],
+}
+
+/// Renders the full view of a step: the step, each attempt with what its artifacts hold, then
+/// its events.
 pub(super) fn step_view(
     out: &Printer,
     rec: &StepRecord,
-    rows: &[AttemptRow],
-    chain: &Chain,
-    events: &[Event],
+    shown: &Shown<'_>,
     now: DateTime<Utc>,
 ) -> String {
+    let Shown {
+        rows,
+        chain,
+        events,
+        ..
+    } = *shown;
     let spec = &rec.step.spec;
     let mut f = Fields::new("");
     f.add("step", inert(&spec.name.to_string()));
@@ -110,9 +124,14 @@ pub(super) fn step_view(
         );
     }
     let mut text = f.lines.join("\n");
-    for row in rows {
+    for (i, row) in rows.iter().enumerate() {
         text.push_str("\n\n");
         text.push_str(&attempt_view(out, row, chain, now));
+        let held = shown.artifacts.get(i).map_or(&[][..], Vec::as_slice);
+        for line in super::artifacts::lines(held) {
+            text.push('\n');
+            text.push_str(&line);
+        }
     }
     text.push_str("\n\nevents:");
     if events.is_empty() {
