@@ -719,3 +719,30 @@ fn a_terminal_and_a_pipe_show_the_same_columns() {
         stdout(&tty)
     );
 }
+
+/// A workflow whose steps all completed stays ACTIVE, and says it is done: `ACTIVE (done)` in
+/// the workflows table, a line under its attempts.
+#[test]
+fn a_workflow_whose_steps_all_completed_says_it_is_done() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    let j = open(&env);
+    for step in ["home/keys", "home/door"] {
+        let a = add(&j, step);
+        observe(&j, &a, &format!("task-{step}"), "COMPLETED", None);
+    }
+    let list = stdout(&env.run(["inspect"]));
+    let home = list.lines().find(|l| l.starts_with("home")).unwrap();
+    assert!(home.contains("ACTIVE (done)"), "{list}");
+    let trip = list.lines().find(|l| l.starts_with("trip-42")).unwrap();
+    assert!(!trip.contains("(done)"), "{list}");
+    let one = stdout(&env.run(["inspect", "home"]));
+    assert!(
+        one.contains("workflow home is done: every step is COMPLETED."),
+        "{one}"
+    );
+    let other = stdout(&env.run(["inspect", "trip-42"]));
+    assert!(!other.contains("is done"), "{other}");
+    let filtered = stdout(&env.run(["inspect", "home", "--state", "completed"]));
+    assert!(!filtered.contains("is done"), "{filtered}");
+}

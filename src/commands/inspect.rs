@@ -348,7 +348,9 @@ fn print_attempts(
         let table = tables::attempts(&ctx.out, &page.rows, now, args.pending, args.wide);
         ctx.out.line(&table)?;
     }
-    for line in workflow_states(&page.rows) {
+    // A whole workflow (no filter) whose steps all completed says so: it stays ACTIVE.
+    let whole = matches!(&args.target, Some(t) if !t.contains('/')) && !args.filtered();
+    for line in workflow_states(&page.rows, whole) {
         ctx.out.line(&line)?;
     }
     let shown = page.rows.len() as u64;
@@ -371,9 +373,20 @@ fn print_attempts(
 
 /// Returns one line per workflow shown that is no longer ACTIVE (`compensate` started or
 /// finished), in the order they appear.
-fn workflow_states(rows: &[AttemptRow]) -> Vec<String> {
+fn workflow_states(rows: &[AttemptRow], whole: bool) -> Vec<String> {
     let mut seen: Vec<&str> = Vec::new();
     let mut lines = Vec::new();
+    let latest = || rows.iter().filter(|r| r.is_latest);
+    if whole
+        && let Some(first) = rows.first()
+        && first.workflow_state == crate::journal::WorkflowState::Active
+        && latest().all(|r| r.attempt.state == AttemptState::Completed)
+    {
+        lines.push(format!(
+            "workflow {} is done: every step is COMPLETED.",
+            inert(&first.step.workflow)
+        ));
+    }
     for row in rows {
         let w = row.step.workflow.as_str();
         if row.workflow_state != crate::journal::WorkflowState::Active && !seen.contains(&w) {

@@ -194,6 +194,19 @@ fn commands_below(rows: &[AttemptRow]) -> String {
     text
 }
 
+/// A workflow's state as lists show it: `ACTIVE (done)` when every step completed (it keeps
+/// its three states; "done" is derived).
+fn workflow_state_text(w: &WorkflowSummary) -> String {
+    let done = w.state == crate::journal::WorkflowState::Active
+        && !w.steps.is_empty()
+        && w.steps.keys().all(|s| s == "COMPLETED");
+    if done {
+        format!("{} (done)", w.state)
+    } else {
+        w.state.as_str().to_owned()
+    }
+}
+
 /// Renders the workflows (`inspect` with no argument): each with its state, how many steps,
 /// how many need a human, when it last changed, and its steps counted by state.
 pub(super) fn workflows(out: &Printer, list: &[WorkflowSummary], now: DateTime<Utc>) -> String {
@@ -201,7 +214,7 @@ pub(super) fn workflows(out: &Printer, list: &[WorkflowSummary], now: DateTime<U
     let fixed_cells = |w: &WorkflowSummary| {
         vec![
             Cell::new(inert(&w.name)),
-            state_cell(out, w.state.as_str()),
+            state_cell(out, &workflow_state_text(w)),
             Cell::new(w.steps.values().sum::<u64>()),
             Cell::new(w.needs_human),
             Cell::new(age(now, w.updated_at)),
