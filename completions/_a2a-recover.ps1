@@ -233,6 +233,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Only attempts sent to this agent (its base URL or card URL)')
             [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339 time (`2026-12-06T03:00:00Z`)')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Only attempts whose last change is at least this old (`30m`) or no later than this RFC 3339 time')
+            [CompletionResult]::new('--artifact', '--artifact', [CompletionResultType]::ParameterName, 'Prints the value of the step''s artifact NAME (its name, else its id) as `{artifact:NAME}` gives it: raw when stdout is not a terminal')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')

@@ -1357,7 +1357,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-o -q -v -h --state --pending --events --limit --agent --since --until --unresolved --wide --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --state --pending --events --limit --agent --since --until --unresolved --wide --artifact --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1380,6 +1380,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --until)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --artifact)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

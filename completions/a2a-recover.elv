@@ -223,6 +223,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --agent 'Only attempts sent to this agent (its base URL or card URL)'
             cand --since 'Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339 time (`2026-12-06T03:00:00Z`)'
             cand --until 'Only attempts whose last change is at least this old (`30m`) or no later than this RFC 3339 time'
+            cand --artifact 'Prints the value of the step''s artifact NAME (its name, else its id) as `{artifact:NAME}` gives it: raw when stdout is not a terminal'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'

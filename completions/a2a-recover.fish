@@ -209,6 +209,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l limi
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l agent -d 'Only attempts sent to this agent (its base URL or card URL)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l since -d 'Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339 time (`2026-12-06T03:00:00Z`)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l until -d 'Only attempts whose last change is at least this old (`30m`) or no later than this RFC 3339 time' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l artifact -d 'Prints the value of the step\'s artifact NAME (its name, else its id) as `{artifact:NAME}` gives it: raw when stdout is not a terminal' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"

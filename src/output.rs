@@ -44,7 +44,7 @@ pub struct Printer {
     color: bool,
     stdout_tty: bool,
     stderr_tty: bool,
-    /// The width tables fit: `COLUMNS`, else the terminal's; `None` when piped without
+    /// The width tables fit: the terminal's, else `COLUMNS`; `None` when piped without
     /// `COLUMNS` (nothing is cut to fit then, beyond each column's own bound).
     width: Option<usize>,
     /// What the JSON records written so far add up to, for the summary a signal still owes.
@@ -104,10 +104,10 @@ impl Printer {
         let stdout_tty = io::stdout().is_terminal();
         let stderr_tty = io::stderr().is_terminal();
         let color = wants_color(color, stdout_tty, no_color);
-        let width = columns_env(std::env::var(crate::env::COLUMNS).ok().as_deref()).or_else(|| {
-            let probe = comfy_table::Table::new();
-            stdout_tty.then(|| probe.width().map(usize::from)).flatten()
-        });
+        let width = stdout_tty
+            .then(terminal_width)
+            .flatten()
+            .or_else(|| columns_env(std::env::var(crate::env::COLUMNS).ok().as_deref()));
         Self {
             format,
             quiet,
@@ -141,7 +141,7 @@ impl Printer {
         self.color
     }
 
-    /// Returns the width tables fit (`COLUMNS`, else the terminal's), if known.
+    /// Returns the width tables fit (the terminal's, else `COLUMNS`), if known.
     pub fn width(&self) -> Option<usize> {
         self.width
     }
@@ -294,6 +294,19 @@ impl Printer {
     }
 }
 
+/// The width of the terminal stdout is, if it says one.
+fn terminal_width() -> Option<usize> {
+    rustix::termios::tcgetwinsize(io::stdout())
+        .ok()
+        .map(|w| usize::from(w.ws_col))
+        .filter(|w| *w > 0)
+}
+
+/// The width `text` takes on a terminal: escape sequences take none, wide characters two.
+pub fn display_width(text: &str) -> usize {
+    console::measure_text_width(text)
+}
+
 /// Parses `COLUMNS`: a positive number of columns, else nothing.
 pub fn columns_env(value: Option<&str>) -> Option<usize> {
     value
@@ -361,24 +374,21 @@ impl Printer {
     }
 }
 
-/// Starts a table: comfy-table borders on a terminal, a plain two-space layout when piped
-/// (which scripts and `grep` read more easily than box drawing).
+/// Starts a table. One layout on a terminal and on a pipe: no leading space, two spaces
+/// between columns, nothing wrapped or cut by the table itself (the views cut their long cells
+/// with `…` to fit [`Printer::width`]), so the same columns and cells show in both. A terminal
+/// adds a rule under the header ([`render_table`]) and colours.
 pub fn table(out: &Printer, header: Vec<&str>) -> comfy_table::Table {
     use comfy_table::{ContentArrangement, Table, presets};
     let mut table = Table::new();
-    if out.stdout_is_tty() {
-        table
-            .load_style(presets::UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic);
-    } else {
-        table
-            .load_style(presets::NOTHING)
-            .set_content_arrangement(ContentArrangement::Disabled);
-    }
+    table
+        .load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
     if out.color() {
         // Colours also when piped (`--color always`): comfy-table styles only terminals by
-        // itself.
+        // itself. Styling is applied after the layout: escape codes take no width.
         table.enforce_styling();
+        table.style_text_only();
         table.set_header(
             header
                 .into_iter()
@@ -387,29 +397,26 @@ pub fn table(out: &Printer, header: Vec<&str>) -> comfy_table::Table {
     } else {
         table.set_header(header);
     }
-    if let Some(w) = out.width().and_then(|w| u16::try_from(w).ok()) {
-        table.set_width(w);
-    }
-    if !out.stdout_is_tty() {
-        // Plain layout: no leading space, two spaces between columns.
-        for column in table.column_iter_mut() {
-            column.set_padding((0, 2));
-        }
+    for column in table.column_iter_mut() {
+        column.set_padding((0, 2));
     }
     table
 }
 
-/// Renders a table, trimming the trailing spaces the plain layout leaves on each line.
+/// Renders a table, trimming the trailing spaces the layout leaves on each line; on a terminal
+/// a rule under the header marks each column.
 pub fn render_table(out: &Printer, table: &comfy_table::Table) -> String {
-    let text = table.to_string();
-    if out.stdout_is_tty() {
-        text
-    } else {
-        text.lines()
-            .map(str::trim_end)
+    let mut lines: Vec<String> = table.lines().map(|l| l.trim_end().to_owned()).collect();
+    if out.stdout_is_tty() && !lines.is_empty() {
+        let rule = table
+            .column_max_content_widths()
+            .iter()
+            .map(|w| "─".repeat(usize::from(*w)))
             .collect::<Vec<_>>()
-            .join("\n")
+            .join("  ");
+        lines.insert(1, rule);
     }
+    lines.join("\n")
 }
 
 /// Returns a short age for tables: `42s`, `5m`, `3h`, `2d`.

@@ -28,6 +28,42 @@ pub fn inert(s: &str) -> String {
     out
 }
 
+/// What starts every line of remote text after its first (a question an agent phrased over
+/// several lines): no line a2a-recover prints of its own contains it, so a line an agent wrote
+/// can never pass for one of ours (a fake `a2a-recover resolve … --as done`).
+pub const REMOTE_LINE_PREFIX: &str = "│ ";
+
+/// Most lines of one remote text a list shows (`inspect WORKFLOW/STEP` shows it whole).
+pub const LIST_LINES: usize = 20;
+
+/// Makes remote text inert as [`inert`] does, but keeps its line feeds: each line after the
+/// first goes on a line of its own, `indent` then [`REMOTE_LINE_PREFIX`] before it. Carriage
+/// returns and every other control stay escaped; line feeds at the end are dropped. With
+/// `max_lines`, the lines past it are counted on a last line (`indent` then `… N more lines`).
+pub fn inert_lines(s: &str, indent: &str, max_lines: Option<usize>) -> String {
+    let lines: Vec<&str> = s.trim_end_matches('\n').split('\n').collect();
+    let shown = max_lines.map_or(lines.len(), |max| max.clamp(1, lines.len()));
+    let mut out = String::with_capacity(s.len() + 8 * shown);
+    for (i, line) in lines[..shown].iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(indent);
+            out.push_str(REMOTE_LINE_PREFIX);
+        }
+        out.push_str(&inert(line));
+    }
+    let more = lines.len() - shown;
+    if more > 0 {
+        use std::fmt::Write as _;
+        let _ = write!(
+            out,
+            "\n{indent}… {more} more line{}",
+            if more == 1 { "" } else { "s" }
+        );
+    }
+    out
+}
+
 fn is_dangerous(c: char) -> bool {
     c.is_control() || is_format(c) || matches!(c, '\u{2028}' | '\u{2029}')
 }
@@ -90,7 +126,21 @@ fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 
 #[cfg(test)]
 mod tests {
-    use super::inert;
+    use super::{inert, inert_lines};
+
+    #[test]
+    fn line_feeds_start_prefixed_lines_and_long_texts_are_cut() {
+        assert_eq!(inert_lines("one line\n", "  ", None), "one line");
+        assert_eq!(
+            inert_lines("Agent requires input:\n- rooms: two\r\u{1b}[2J", "  ", None),
+            "Agent requires input:\n  │ - rooms: two\\u{d}"
+        );
+        let long: Vec<String> = (1..=25).map(|i| format!("line {i}")).collect();
+        let shown = inert_lines(&long.join("\n"), "", Some(20));
+        assert_eq!(shown.lines().count(), 21, "{shown}");
+        assert!(shown.lines().nth(19).unwrap() == "│ line 20", "{shown}");
+        assert!(shown.ends_with("\n… 5 more lines"), "{shown}");
+    }
 
     #[test]
     fn inert_drops_escapes_and_shows_controls() {

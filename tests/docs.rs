@@ -266,6 +266,17 @@ fn inspect_and_reconcile_write_exactly_the_documented_records_and_fields() {
         "no events: {events:?}"
     );
     records.extend(events);
+    // A completed step: its `artifact` records.
+    let out = env.run(["delegate", "docs/book", "--agent", &url, "book a room"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = env.run(["follow", "docs/book"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    let step = run_json(&env, &["inspect", "docs/book"], 0);
+    assert!(
+        step.iter().any(|r| r["type"] == "artifact"),
+        "no artifacts: {step:?}"
+    );
+    records.extend(step);
     check("inspect", &documented_records(&doc, "inspect"), &records);
 
     // prune: a dry run and a real one (the summary's fields are the same).

@@ -643,3 +643,106 @@ fn color_always_colours_the_states_in_tables() {
         assert!(!stdout(&plain).contains('\u{1b}'), "{args:?}");
     }
 }
+
+/// `args` at `columns` on a real terminal (stdout a pty of that width; `COLUMNS` says another
+/// width, which the terminal's overrides).
+fn on_terminal(env: &TestEnv, columns: u16, colour: bool, args: &[&str]) -> std::process::Output {
+    let mut cmd = env.std_cmd();
+    cmd.env("A2A_RECOVER_TEST_NOW", "2026-11-30T01:05:00Z")
+        .env("COLUMNS", "120")
+        .args(args);
+    if colour {
+        cmd.env_remove("NO_COLOR");
+    }
+    crate::common::pty::run_on_terminal(cmd, columns)
+}
+
+/// What a terminal showed, as a pipe shows it: colours and the rule under the header gone.
+fn as_piped(text: &str) -> String {
+    let plain = regex::Regex::new("\u{1b}\\[[0-9;]*m")
+        .unwrap()
+        .replace_all(text, "")
+        .into_owned();
+    let mut text = String::new();
+    for line in plain.lines().filter(|l| !l.starts_with('─')) {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+/// One layout: at 80 and 200 columns, a terminal shows the same columns and the same cut cells
+/// as a pipe (the question of a pending step included), only a rule under the header and
+/// colours added; `--color always` on a pipe keeps the columns too.
+#[test]
+fn a_terminal_and_a_pipe_show_the_same_columns() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    for (columns, args, name) in [
+        (80, &["inspect", "--pending"][..], "pending"),
+        (80, &["inspect", "trip-42"], "attempts"),
+        (200, &["inspect", "trip-42"], "attempts"),
+        (80, &["inspect"], "workflows"),
+        (200, &["inspect"], "workflows"),
+    ] {
+        let width = columns.to_string();
+        let piped = at_width(&env, &width, args);
+        let tty = on_terminal(&env, columns, false, args);
+        assert_eq!(code(&tty), 0, "{}", stderr(&tty));
+        assert_fits(&stdout(&tty), usize::from(columns));
+        assert_eq!(
+            as_piped(&stdout(&tty)),
+            stdout(&piped),
+            "{args:?} at {columns}"
+        );
+        assert_snapshot!(
+            format!("{name}_{columns}_terminal"),
+            snapshot_of(&env, &tty)
+        );
+        let coloured = on_terminal(&env, columns, true, args);
+        assert!(stdout(&coloured).contains('\u{1b}'), "{args:?}");
+        assert_eq!(as_piped(&stdout(&coloured)), stdout(&piped), "{args:?}");
+        let always = env
+            .cmd()
+            .env("A2A_RECOVER_TEST_NOW", "2026-11-30T01:05:00Z")
+            .env("COLUMNS", &width)
+            .args(["--color", "always"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(as_piped(&stdout(&always)), stdout(&piped), "{args:?}");
+    }
+    let tty = on_terminal(&env, 80, false, &["inspect", "--pending"]);
+    assert!(
+        stdout(&tty).contains("two rooms or one?"),
+        "{}",
+        stdout(&tty)
+    );
+}
+
+/// A workflow whose steps all completed stays ACTIVE, and says it is done: `ACTIVE (done)` in
+/// the workflows table, a line under its attempts.
+#[test]
+fn a_workflow_whose_steps_all_completed_says_it_is_done() {
+    let env = TestEnv::new();
+    views_journal(&env);
+    let j = open(&env);
+    for step in ["home/keys", "home/door"] {
+        let a = add(&j, step);
+        observe(&j, &a, &format!("task-{step}"), "COMPLETED", None);
+    }
+    let list = stdout(&env.run(["inspect"]));
+    let home = list.lines().find(|l| l.starts_with("home")).unwrap();
+    assert!(home.contains("ACTIVE (done)"), "{list}");
+    let trip = list.lines().find(|l| l.starts_with("trip-42")).unwrap();
+    assert!(!trip.contains("(done)"), "{list}");
+    let one = stdout(&env.run(["inspect", "home"]));
+    assert!(
+        one.contains("workflow home is done: every step is COMPLETED."),
+        "{one}"
+    );
+    let other = stdout(&env.run(["inspect", "trip-42"]));
+    assert!(!other.contains("is done"), "{other}");
+    let filtered = stdout(&env.run(["inspect", "home", "--state", "completed"]));
+    assert!(!filtered.contains("is done"), "{filtered}");
+}

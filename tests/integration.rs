@@ -3,6 +3,7 @@
 
 mod adopted;
 mod agents;
+mod artifact_view;
 mod bends;
 mod bounds;
 mod broken_journal;
@@ -44,6 +45,7 @@ mod probe;
 mod prune;
 mod readme;
 mod reconcile;
+mod remote_lines;
 mod reply;
 mod resolve;
 mod scheduling;

@@ -893,7 +893,7 @@ fn the_summary_counts_attempts_by_outcome_not_actions() {
     let out = reconcile(&env, &[]);
     let text = stdout(&out);
     assert!(
-        text.contains("2 attempt(s) visited in journal") && text.contains("`: 2 COMPLETED; done."),
+        text.contains("2 attempt(s) visited: 2 COMPLETED; done."),
         "{text}"
     );
 }

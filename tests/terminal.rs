@@ -263,7 +263,7 @@ fn follow_shows_state_changes_and_the_question_inert_and_keeps_them_exact_in_jso
     assert_eq!(summary["taskId"], "t\u{1b}[2J\u{202e}-2", "{summary}");
 }
 
-/// Runs the binary on a pseudo-terminal (util-linux `script`), so tables get borders and
+/// Runs the binary on a pseudo-terminal (util-linux `script`), so tables get their rule and
 /// `reconcile` and `follow` draw their progress bar and spinner; returns the exit code and
 /// everything the terminal received.
 fn on_a_terminal(env: &TestEnv, args: &[&str]) -> (i32, String) {

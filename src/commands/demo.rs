@@ -113,9 +113,15 @@ impl Child {
 }
 
 /// The width the demo's final table fits when its output has none (piped without `COLUMNS`).
-const DEMO_WIDTH: usize = 120;
+const DEMO_WIDTH: usize = 80;
 /// The indent of the child output the demo quotes.
 const QUOTE_INDENT: &str = "   ";
+/// The widest line of narration.
+const NARRATION_WIDTH: usize = 80;
+/// The indent of a numbered paragraph's lines after its first.
+const STEP_INDENT: &str = "   ";
+/// The indent of a check's lines after its first (under its id).
+const CHECK_INDENT: &str = "          ";
 
 /// Runs children of this binary on one journal.
 struct Runner {
@@ -183,6 +189,22 @@ impl Story<'_> {
         Ok(())
     }
 
+    /// Says `text` wrapped to the width (the terminal's or `COLUMNS`, at most 80), its lines
+    /// after the first under `indent`.
+    fn paragraph(&self, text: &str, indent: &str) -> anyhow::Result<()> {
+        let width = self
+            .ctx
+            .out
+            .width()
+            .map_or(NARRATION_WIDTH, |w| w.min(NARRATION_WIDTH));
+        let options = textwrap::Options::new(width).subsequent_indent(indent);
+        for line in textwrap::wrap(text, options) {
+            self.say(&line)?;
+        }
+        Ok(())
+    }
+
+    /// Says a command it ran, whole on a line of its own (never wrapped: it can be copied).
     fn command(&self, args: &[&str], child: &Child) -> anyhow::Result<()> {
         let shown: Vec<String> = args
             .iter()
@@ -209,7 +231,7 @@ impl Story<'_> {
                 .record(&json!({"type": "recovery", "id": id, "ok": ok, "detail": detail}))?;
         } else {
             let mark = if ok { "ok  " } else { "FAIL" };
-            self.say(&format!("   [{mark}] {id}: {detail}"))?;
+            self.paragraph(&format!("   [{mark}] {id}: {detail}"), CHECK_INDENT)?;
         }
         Ok(())
     }
@@ -328,19 +350,15 @@ struct Scene<'a> {
 impl Scene<'_> {
     /// What the demo does, and where its journal is.
     fn introduce(&self) -> anyhow::Result<()> {
-        self.story.say(
-            "a2a-recover demo: a trip (flight, hotel, car) is delegated to scripted A2A agents",
+        self.story.paragraph(
+            "a2a-recover demo: a trip (flight, hotel, car) is delegated to scripted A2A agents \
+             running on this machine; the process is killed in the middle; recovery follows.",
+            "",
         )?;
-        self.story.say(
-            "running on this machine; the process is killed in the middle; recovery follows.",
-        )?;
-        if self.ctx.journal_explicit {
-            self.story.say(&format!("journal: {}", self.journal_path))?;
-        } else {
-            self.story.say(&format!(
-                "journal: {} (temporary, removed at the end; `--journal PATH` keeps it)",
-                self.journal_path
-            ))?;
+        self.story.say(&format!("journal: {}", self.journal_path))?;
+        if !self.ctx.journal_explicit {
+            self.story
+                .say("  (temporary, removed at the end; `--journal PATH` keeps it)")?;
         }
         self.story.say("")?;
         Ok(())
@@ -366,14 +384,12 @@ impl Scene<'_> {
     async fn delegate_and_crash(&mut self) -> anyhow::Result<(Attempt, Attempt)> {
         let (flight, hotel) = (self.agents.flight.url(), self.agents.hotel.url());
         self.story.say("")?;
-        self.story.say(
-            "1. Delegating. The flight is sent; the process is killed (SIGABRT, no cleanup)",
+        self.story.paragraph(
+            "1. Delegating. The flight is sent; the process is killed (SIGABRT, no cleanup) right \
+             after the hotel agent answered, before its task id was journaled; the car's intent \
+             is journaled and the process is killed again before it is sent.",
+            STEP_INDENT,
         )?;
-        self.story.say(
-            "   right after the hotel agent answered, before its task id was journaled; the car's",
-        )?;
-        self.story
-            .say("   intent is journaled and the process is killed again before it is sent.")?;
         let flight_verify = format!("{flight}_scripted/bookings/{{task_id}}");
         let hotel_verify = format!("{hotel}_scripted/bookings/{{task_id}}");
         let flight_args = [
@@ -444,24 +460,29 @@ impl Scene<'_> {
             .latest()
             .context("the car has no attempt")?
             .clone();
-        self.story.say(&format!(
-            "   journal now: flight {} (task {}), hotel {} with no task id, car {}.",
-            flight_before.latest().map_or("?", |a| a.state.as_str()),
-            short(
-                flight_before
-                    .latest()
-                    .and_then(|a| a.task_id.as_deref())
-                    .unwrap_or("?")
+        self.story.paragraph(
+            &format!(
+                "   journal now: flight {} (task {}), hotel {} with no task id, car {}.",
+                flight_before.latest().map_or("?", |a| a.state.as_str()),
+                short(
+                    flight_before
+                        .latest()
+                        .and_then(|a| a.task_id.as_deref())
+                        .unwrap_or("?")
+                ),
+                hotel_attempt.state.as_str(),
+                car_attempt.state.as_str(),
             ),
-            hotel_attempt.state.as_str(),
-            car_attempt.state.as_str(),
-        ))?;
-        self.story.say(&format!(
-            "   The hotel agent, however, holds {} task(s) for our messageId: a blind retry would book",
-            tasks_for(&self.agents.hotel.stats(), &hotel_attempt.message_id)
-        ))?;
-        self.story
-            .say("   a second room; giving up would leave an orphan booking.")?;
+            STEP_INDENT,
+        )?;
+        self.story.paragraph(
+            &format!(
+                "   The hotel agent, however, holds {} task(s) for our messageId: a blind retry \
+                 would book a second room; giving up would leave an orphan booking.",
+                tasks_for(&self.agents.hotel.stats(), &hotel_attempt.message_id)
+            ),
+            STEP_INDENT,
+        )?;
         let crashed = hotel_child.signal == Some(6)
             && car_child.signal == Some(6)
             && hotel_attempt.state == AttemptState::Intent
@@ -589,11 +610,11 @@ impl Scene<'_> {
     async fn redelegate_the_car(&mut self) -> anyhow::Result<()> {
         let reconcile = ["reconcile", WORKFLOW];
         self.story.say("")?;
-        self.story.say(
-            "4. Later passes (cron): the first car agent rejected the booking (no availability);",
+        self.story.paragraph(
+            "4. Later passes (cron): the first car agent rejected the booking (no availability); \
+             the step is re-delegated to the other registered car agent.",
+            STEP_INDENT,
         )?;
-        self.story
-            .say("   the step is re-delegated to the other registered car agent.")?;
         let mut last = None;
         for _ in 0..4 {
             let child = self.runner.run(&reconcile, None).await?;
@@ -638,11 +659,11 @@ impl Scene<'_> {
     /// Step 5: the trip is cancelled: compensated in reverse order and verified.
     async fn cancel_the_trip(&mut self) -> anyhow::Result<()> {
         self.story.say("")?;
-        self.story.say(
-            "5. The customer cancels the trip: compensate undoes what was booked, newest first,",
+        self.story.paragraph(
+            "5. The customer cancels the trip: compensate undoes what was booked, newest first, \
+             and checks each booking is gone through the agents' booking systems.",
+            STEP_INDENT,
         )?;
-        self.story
-            .say("   and checks each booking is gone through the agents' booking systems.")?;
         let compensate = ["compensate", WORKFLOW];
         let child = self.runner.run(&compensate, None).await?;
         self.story.command(&compensate, &child)?;

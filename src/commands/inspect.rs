@@ -15,6 +15,7 @@
 //! `attempt` record carries `previousTaskId`, `previousAttempt` and a `resolution` object (`as`,
 //! `reason`, `resolvedAt`, `resendPending`) or null.
 
+mod artifacts;
 mod describe;
 mod tables;
 
@@ -45,6 +46,8 @@ Examples:
   a2a-recover inspect                       the workflows, steps counted by state
   a2a-recover inspect trip-42               the attempts of one workflow
   a2a-recover inspect trip-42/hotel         one step in full: ids, question, events
+  a2a-recover inspect trip-42/hotel --artifact receipt
+                                            the value of one artifact
   a2a-recover inspect --pending             what needs a human, and the command to run
   a2a-recover inspect --since 1h --wide     attempts changed in the last hour, every column
   a2a-recover inspect --format json | jq .  the same as JSON Lines")]
@@ -80,6 +83,10 @@ pub struct InspectArgs {
     /// Every column: full task ids, the agent, and with --pending the command in a column.
     #[arg(long)]
     pub wide: bool,
+    /// Prints the value of the step's artifact NAME (its name, else its id) as
+    /// `{artifact:NAME}` gives it: raw when stdout is not a terminal.
+    #[arg(long, value_name = "NAME")]
+    pub artifact: Option<String>,
 }
 
 impl InspectArgs {
@@ -147,20 +154,14 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         None if ctx.out.is_json() => None,
         None => Some(DEFAULT_TABLE_LIMIT),
     };
-    let agent = args
-        .agent
-        .as_deref()
-        .map(|u| {
-            crate::a2a::card_url_for(u).map_err(|e| {
-                CliError::usage(format!("--agent `{}`: {e}", inert(u)))
-                    .hint("give the agent's base URL, e.g. `--agent http://127.0.0.1:8001`")
-            })
-        })
-        .transpose()?;
+    let agent = args.agent.as_deref().map(agent_filter).transpose()?;
     ctx.require_journal()?;
     ctx.out.begin("inspect")?;
     let journal = ctx.open_journal_for_reading()?;
     refuse_unknown_target(&journal, target.as_ref())?;
+    if let Some(name) = &args.artifact {
+        return print_artifact(ctx, &journal, target.as_ref(), name);
+    }
     let now = ctx.display_clock.now();
     // Measured against the displayed clock, as ages are (pinned in tests).
     let since = args.since.map(|b| b.at(now));
@@ -180,6 +181,11 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         Some(Target::Step(s)) if !args.filtered() => journal.step(s)?,
         _ => None,
     };
+    // The step view shows what each attempt's artifacts hold.
+    let contents = match &step_view {
+        Some(_) => artifacts::of_rows(&journal, &page.rows)?,
+        None => Vec::new(),
+    };
     let workflows_view = target.is_none() && !args.filtered();
     let events = match (&events_of, &step_view) {
         (Some(step), _) => journal.events_of_step(step)?,
@@ -189,6 +195,11 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
     if ctx.out.is_json() {
         for row in &page.rows {
             ctx.out.record(&attempt_record(row, &chain))?;
+        }
+        for (row, list) in page.rows.iter().zip(&contents) {
+            for a in list {
+                ctx.out.record(&artifacts::record(row, a))?;
+            }
         }
         for e in &events {
             ctx.out.record(&records::event(e))?;
@@ -201,14 +212,98 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         return Ok(exit::OK);
     }
     if let Some(rec) = &step_view {
-        let text = describe::step_view(&ctx.out, rec, &page.rows, &chain, &events, now);
-        ctx.out.line(&text)?;
+        let shown = describe::Shown {
+            rows: &page.rows,
+            artifacts: &contents,
+            chain: &chain,
+            events: &events,
+        };
+        ctx.out
+            .line(&describe::step_view(&ctx.out, rec, &shown, now))?;
         return Ok(exit::OK);
     }
     if workflows_view {
         return print_workflows(ctx, &journal, limit, now);
     }
     print_attempts(ctx, args, &page, events_of.as_ref(), &events, now)
+}
+
+/// The card URL `--agent URL` means (a base URL or a card URL).
+fn agent_filter(url: &str) -> Result<String, CliError> {
+    crate::a2a::card_url_for(url).map_err(|e| {
+        CliError::usage(format!("--agent `{}`: {e}", inert(url)))
+            .hint("give the agent's base URL, e.g. `--agent http://127.0.0.1:8001`")
+    })
+}
+
+/// Prints the value of one artifact of a step's latest attempt (`--artifact NAME`), as
+/// `{artifact:NAME}` gives it: raw when stdout is not a terminal, inert on one; in JSON its
+/// `artifact` record. No such artifact, or a NAME two artifacts share, is a usage error.
+fn print_artifact(
+    ctx: &Context,
+    journal: &journal::Journal,
+    target: Option<&Target>,
+    name: &str,
+) -> anyhow::Result<u8> {
+    use crate::placeholders::{FillError, Values};
+    let Some(Target::Step(step)) = target else {
+        return Err(CliError::usage("--artifact needs a step")
+            .hint("name one: `a2a-recover inspect WORKFLOW/STEP --artifact NAME`")
+            .into());
+    };
+    let rows = journal
+        .inspect(&InspectFilter {
+            target: Some(Target::Step(step.clone())),
+            ..InspectFilter::default()
+        })?
+        .rows;
+    let row = rows.iter().find(|r| r.is_latest).or(rows.last());
+    let list = match row {
+        Some(r) => journal.artifacts(r.attempt.id)?,
+        None => Vec::new(),
+    };
+    let values = row.map(|r| Values::of_attempt(step, &r.attempt, &list));
+    let found = match values.as_ref().map(|v| v.artifact(name)) {
+        Some(Ok(found)) => found,
+        Some(Err(FillError::Collision(c))) => {
+            let ids: Vec<String> = c.artifact_ids().iter().map(|i| inert(i)).collect();
+            return Err(CliError::usage(format!(
+                "more than one artifact of {step} is named `{}`",
+                inert(name)
+            ))
+            .hint(format!("their ids: {}; give one as NAME", ids.join(", ")))
+            .into());
+        }
+        _ => {
+            let known: Vec<String> = list
+                .iter()
+                .map(|a| inert(a.name.as_deref().unwrap_or(&a.artifact_id)))
+                .collect();
+            let hint = if known.is_empty() {
+                format!("{step} has no journaled artifact")
+            } else {
+                format!("its artifacts: {}", known.join(", "))
+            };
+            return Err(
+                CliError::usage(format!("{step} has no artifact `{}`", inert(name)))
+                    .hint(hint)
+                    .into(),
+            );
+        }
+    };
+    if ctx.out.is_json() {
+        let meant = list.iter().find(|a| a.artifact_id == found.artifact_id);
+        if let (Some(r), Some(a)) = (row, meant) {
+            ctx.out.record(&artifacts::record(r, a))?;
+        }
+    } else if ctx.out.stdout_is_tty() {
+        for line in found.text.lines() {
+            ctx.out.line(&inert(line))?;
+        }
+    } else {
+        ctx.out.raw(found.text.as_bytes())?;
+    }
+    Ok(exit::OK)
 }
 
 /// Prints the workflows (`inspect` with no argument and no filter).
@@ -251,7 +346,9 @@ fn print_attempts(
         let table = tables::attempts(&ctx.out, &page.rows, now, args.pending, args.wide);
         ctx.out.line(&table)?;
     }
-    for line in workflow_states(&page.rows) {
+    // A whole workflow (no filter) whose steps all completed says so: it stays ACTIVE.
+    let whole = matches!(&args.target, Some(t) if !t.contains('/')) && !args.filtered();
+    for line in workflow_states(&page.rows, whole) {
         ctx.out.line(&line)?;
     }
     let shown = page.rows.len() as u64;
@@ -274,9 +371,20 @@ fn print_attempts(
 
 /// Returns one line per workflow shown that is no longer ACTIVE (`compensate` started or
 /// finished), in the order they appear.
-fn workflow_states(rows: &[AttemptRow]) -> Vec<String> {
+fn workflow_states(rows: &[AttemptRow], whole: bool) -> Vec<String> {
     let mut seen: Vec<&str> = Vec::new();
     let mut lines = Vec::new();
+    let latest = || rows.iter().filter(|r| r.is_latest);
+    if whole
+        && let Some(first) = rows.first()
+        && first.workflow_state == crate::journal::WorkflowState::Active
+        && latest().all(|r| r.attempt.state == AttemptState::Completed)
+    {
+        lines.push(format!(
+            "workflow {} is done: every step is COMPLETED.",
+            inert(&first.step.workflow)
+        ));
+    }
     for row in rows {
         let w = row.step.workflow.as_str();
         if row.workflow_state != crate::journal::WorkflowState::Active && !seen.contains(&w) {

@@ -821,6 +821,17 @@ fn summary_record(
     record
 }
 
+/// ` in journal `PATH`` when a pass visited nothing (the wrong journal?), else nothing: the
+/// summary line does not repeat the path every time (`status` names it, and the JSON summary
+/// always does).
+fn journal_named(ctx: &Context, visited: usize) -> String {
+    if visited == 0 {
+        format!(" in journal `{}`", inert(&ctx.journal.to_string()))
+    } else {
+        String::new()
+    }
+}
+
 /// Names the steps of a set, at most five of them: `w/a, w/b and 3 more`.
 fn named_steps(steps: &BTreeSet<String>) -> String {
     const SHOWN: usize = 5;
@@ -936,10 +947,10 @@ fn finish(
     } else {
         "reconcile"
     };
+    let place = journal_named(ctx, summary.visited);
     ctx.out.line(&format!(
-        "{prefix}: {} attempt(s) visited in journal `{}`: {counts}; {verdict}.",
+        "{prefix}: {} attempt(s) visited{place}: {counts}; {verdict}.",
         summary.visited,
-        inert(&ctx.journal.to_string())
     ))?;
     if summary.unvisited > 0 {
         ctx.out.line(&format!(

@@ -261,7 +261,8 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
         "Oldest unfinished",
         o.oldest_unfinished.as_ref().map_or_else(
             || "none".to_owned(),
-            |(name, n, state, at)| format!("{name} attempt {n}, {state}, since {}", when(*at)),
+            // Within 80 columns: the time itself is in JSON and in `inspect STEP`.
+            |(name, n, state, at)| format!("{name} attempt {n}: {state} for {}", age(now, *at)),
         ),
     );
     if let Some((stale, d)) = seen.stale {

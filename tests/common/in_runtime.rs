@@ -146,4 +146,7 @@ pub async fn attempts(env: &TestEnv, step: &str) -> Vec<Value> {
     let o = run(env, &["inspect", step, "--format", "json"]).await;
     assert_code(&o, 0);
     records_after_begin(&o, "inspect")
+        .into_iter()
+        .filter(|r| r["type"] == "attempt")
+        .collect()
 }

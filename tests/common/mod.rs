@@ -10,6 +10,7 @@
 //! - [`journal`]: reading a journal directly (consistency, artifacts).
 //! - [`in_runtime`]: the same from inside a tokio test, next to agents served in-process.
 //! - [`bookings`]: a tiny booking system, the independent read path of `compensate`.
+//! - [`pty`]: the binary with its stdout on a real pseudo-terminal.
 //! - [`snapshot`]: a run as an insta snapshot (exit status, stdout, stderr), unstable values
 //!   redacted.
 
@@ -27,6 +28,7 @@ pub mod journal;
 pub mod journal_dump;
 pub mod odd_ids;
 pub mod postgres;
+pub mod pty;
 pub mod snapshot;
 pub mod transcript;
 

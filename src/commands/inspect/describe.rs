@@ -11,10 +11,10 @@ use super::tables::{fit, room_left};
 use crate::commands::report::human::event_detail;
 use crate::commands::report::vocabulary::{Kind, human};
 use crate::commands::util::records::{Chain, outcome};
-use crate::journal::{AttemptRow, Binding, Event, StepRecord};
+use crate::journal::{Artifact, AttemptRow, Binding, Event, StepRecord};
 use crate::output::{Printer, age, render_table, table};
 use crate::recovery::remedy::Remedy;
-use crate::sanitize::inert;
+use crate::sanitize::{inert, inert_lines};
 
 /// An absolute time as the full view shows it: UTC, to the second.
 pub(super) fn absolute(t: DateTime<Utc>) -> String {
@@ -49,6 +49,13 @@ impl Fields {
         ));
     }
 
+    /// A field holding remote text, each of its lines under the value's column
+    /// ([`inert_lines`]), whole.
+    fn add_remote(&mut self, label: &str, text: &str) {
+        let indent = format!("{}{:12}", self.indent, "");
+        self.add(label, inert_lines(text, &indent, None));
+    }
+
     fn add_opt(&mut self, label: &str, value: Option<impl AsRef<str>>) {
         if let Some(v) = value {
             self.add(label, v);
@@ -56,15 +63,29 @@ impl Fields {
     }
 }
 
-/// Renders the full view of a step: the step, then each attempt, then its events.
+/// What the full view of a step shows: its attempts, each one's artifacts (in the same
+/// order), the chain that links them, and the step's events.
+pub(super) struct Shown<'a> {
+    pub(super) rows: &'a [AttemptRow],
+    pub(super) artifacts: &'a [Vec<Artifact>],
+    pub(super) chain: &'a Chain,
+    pub(super) events: &'a [Event],
+}
+
+/// Renders the full view of a step: the step, each attempt with what its artifacts hold, then
+/// its events.
 pub(super) fn step_view(
     out: &Printer,
     rec: &StepRecord,
-    rows: &[AttemptRow],
-    chain: &Chain,
-    events: &[Event],
+    shown: &Shown<'_>,
     now: DateTime<Utc>,
 ) -> String {
+    let Shown {
+        rows,
+        chain,
+        events,
+        ..
+    } = *shown;
     let spec = &rec.step.spec;
     let mut f = Fields::new("");
     f.add("step", inert(&spec.name.to_string()));
@@ -82,7 +103,7 @@ pub(super) fn step_view(
             Binding::Command(cmd) => format!("as the command `{}`", inert(cmd)),
         },
     );
-    f.add("text", inert(&spec.text));
+    f.add_remote("text", &spec.text);
     if let Some(data) = &spec.data {
         f.add("data", "");
         f.lines
@@ -111,9 +132,14 @@ pub(super) fn step_view(
         );
     }
     let mut text = f.lines.join("\n");
-    for row in rows {
+    for (i, row) in rows.iter().enumerate() {
         text.push_str("\n\n");
         text.push_str(&attempt_view(out, row, chain, now));
+        let held = shown.artifacts.get(i).map_or(&[][..], Vec::as_slice);
+        for line in super::artifacts::lines(held) {
+            text.push('\n');
+            text.push_str(&line);
+        }
     }
     text.push_str("\n\nevents:");
     if events.is_empty() {
@@ -167,7 +193,7 @@ fn attempt_view(out: &Printer, row: &AttemptRow, chain: &Chain, now: DateTime<Ut
     f.add("created", when(a.created_at, now));
     f.add("updated", when(a.updated_at, now));
     if let Some(q) = a.question_text() {
-        f.add("question", inert(&q));
+        f.add_remote("question", &q);
         if let Some(data) = a.question_data() {
             f.add("as data", "");
             f.lines
@@ -176,13 +202,13 @@ fn attempt_view(out: &Printer, row: &AttemptRow, chain: &Chain, now: DateTime<Ut
     } else {
         let o = outcome(row);
         if !o.is_empty() {
-            f.add("outcome", inert(&o));
+            f.add_remote("outcome", &o);
         }
     }
     if let Some(e) = &a.error
         && a.question_text().is_some()
     {
-        f.add("error", inert(e));
+        f.add_remote("error", e);
     }
     if row.artifact_count > 0 {
         f.add("artifacts", row.artifact_count.to_string());
@@ -217,7 +243,7 @@ pub(super) fn events_table(out: &Printer, events: &[Event]) -> String {
         for e in events {
             probe.add_row(fixed(e));
         }
-        room_left(out, &render_table(out, &probe), width).max(16)
+        room_left(&render_table(out, &probe), width).max(16)
     });
     let mut header = header;
     header.push("DETAIL");

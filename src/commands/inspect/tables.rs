@@ -9,13 +9,13 @@
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
-use comfy_table::{Cell, ColumnConstraint, Table};
+use comfy_table::Cell;
 
 use super::{OUTCOME_CHARS, agent_cell, outcome, truncate};
 use crate::journal::{AttemptRow, WorkflowSummary};
-use crate::output::{Printer, age, render_table, state_cell, table};
+use crate::output::{Printer, age, display_width, render_table, state_cell, table};
 use crate::recovery::remedy::Remedy;
-use crate::sanitize::inert;
+use crate::sanitize::{LIST_LINES, inert, inert_lines};
 
 /// Task ids up to this many characters are shown whole in the narrow layout.
 const SHORT_ID_MAX: usize = 12;
@@ -52,16 +52,25 @@ pub(super) fn fit(s: &str, room: usize) -> String {
     }
 }
 
-/// The widest line of a rendered table, in characters.
+/// Remote text for a table cell: its lines ([`inert_lines`], at most [`LIST_LINES`]), each cut
+/// to `room` characters.
+pub(super) fn cell_text(text: &str, room: usize) -> String {
+    inert_lines(text, "", Some(LIST_LINES))
+        .lines()
+        .map(|l| fit(l, room))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The widest line of a rendered table, as a terminal shows it (colours take no width).
 fn rendered_width(text: &str) -> usize {
-    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+    text.lines().map(display_width).max().unwrap_or(0)
 }
 
 /// How much room is left for one more column after `table` (rendered), on a line of `width`:
-/// two spaces between columns when piped, a border and two paddings on a terminal.
-pub(super) fn room_left(out: &Printer, rendered: &str, width: usize) -> usize {
-    let gap = if out.stdout_is_tty() { 3 } else { 2 };
-    width.saturating_sub(rendered_width(rendered) + gap)
+/// two spaces between columns, on a terminal as on a pipe.
+pub(super) fn room_left(rendered: &str, width: usize) -> usize {
+    width.saturating_sub(rendered_width(rendered) + 2)
 }
 
 /// Renders the attempts table: narrow (the default) or `wide`; with `pending`, the wide layout
@@ -99,8 +108,8 @@ pub(super) fn attempts(
         }
         cells
     };
-    // Measure what the fixed columns take, then give the question or outcome what is left;
-    // on a line too narrow for even a short one, leave it out and say so.
+    // Measure what the fixed columns take, then give the question or outcome what is left:
+    // at least a short one, even past the width, so that a question is never left out.
     let mut probe = table(out, header.clone());
     for row in rows {
         probe.add_row(fixed_cells(row));
@@ -108,26 +117,13 @@ pub(super) fn attempts(
     let probe = render_table(out, &probe);
     let room = out
         .width()
-        .map_or(OUTCOME_CHARS, |width| room_left(out, &probe, width))
-        .min(OUTCOME_CHARS);
-    if room < MIN_OUTCOME {
-        let mut text = probe;
-        let _ = write!(
-            text,
-            "\n(questions and outcomes left out to fit {} columns: see `--wide`, or \
-             `a2a-recover inspect WORKFLOW/STEP`)",
-            out.width().unwrap_or_default()
-        );
-        if pending {
-            text.push_str(&commands_below(rows));
-        }
-        return text;
-    }
+        .map_or(OUTCOME_CHARS, |width| room_left(&probe, width))
+        .clamp(MIN_OUTCOME, OUTCOME_CHARS);
     header.push("QUESTION/OUTCOME");
     let mut t = table(out, header);
     for row in rows {
         let mut cells = fixed_cells(row);
-        cells.push(Cell::new(fit(&inert(&outcome(row)), room)));
+        cells.push(Cell::new(cell_text(&outcome(row), room)));
         t.add_row(cells);
     }
     let mut text = render_table(out, &t);
@@ -138,7 +134,7 @@ pub(super) fn attempts(
 }
 
 /// Every column, as before the narrow layout: full task ids, the agent, the effect, and with
-/// `pending` the command in its own column (never wrapped on a terminal).
+/// `pending` the command in its own column (nothing is wrapped or cut to fit the width).
 fn wide_table(out: &Printer, rows: &[AttemptRow], now: DateTime<Utc>, pending: bool) -> String {
     let mut header = vec![
         "WORKFLOW",
@@ -166,7 +162,7 @@ fn wide_table(out: &Printer, rows: &[AttemptRow], now: DateTime<Utc>, pending: b
             Cell::new(a.task_id.as_deref().map_or_else(|| "-".to_owned(), inert)),
             Cell::new(age(now, a.updated_at)),
             Cell::new(a.effect.map_or("-", |e| e.as_str())),
-            Cell::new(inert(&truncate(&outcome(row), OUTCOME_CHARS))),
+            Cell::new(cell_text(&outcome(row), OUTCOME_CHARS + 1)),
         ];
         if pending {
             cells.push(Cell::new(
@@ -177,17 +173,7 @@ fn wide_table(out: &Printer, rows: &[AttemptRow], now: DateTime<Utc>, pending: b
         }
         t.add_row(cells);
     }
-    keep_whole(&mut t, &[5, 9]);
     render_table(out, &t)
-}
-
-/// Keeps the columns at `indexes` (ids, commands) whole on a terminal: only the others wrap.
-fn keep_whole(t: &mut Table, indexes: &[usize]) {
-    for &i in indexes {
-        if let Some(c) = t.column_mut(i) {
-            c.set_constraint(ColumnConstraint::ContentWidth);
-        }
-    }
 }
 
 /// The commands that answer the rows, one per line below the table (each alternative on its
@@ -208,6 +194,19 @@ fn commands_below(rows: &[AttemptRow]) -> String {
     text
 }
 
+/// A workflow's state as lists show it: `ACTIVE (done)` when every step completed (it keeps
+/// its three states; "done" is derived).
+fn workflow_state_text(w: &WorkflowSummary) -> String {
+    let done = w.state == crate::journal::WorkflowState::Active
+        && !w.steps.is_empty()
+        && w.steps.keys().all(|s| s == "COMPLETED");
+    if done {
+        format!("{} (done)", w.state)
+    } else {
+        w.state.as_str().to_owned()
+    }
+}
+
 /// Renders the workflows (`inspect` with no argument): each with its state, how many steps,
 /// how many need a human, when it last changed, and its steps counted by state.
 pub(super) fn workflows(out: &Printer, list: &[WorkflowSummary], now: DateTime<Utc>) -> String {
@@ -215,7 +214,7 @@ pub(super) fn workflows(out: &Printer, list: &[WorkflowSummary], now: DateTime<U
     let fixed_cells = |w: &WorkflowSummary| {
         vec![
             Cell::new(inert(&w.name)),
-            state_cell(out, w.state.as_str()),
+            state_cell(out, &workflow_state_text(w)),
             Cell::new(w.steps.values().sum::<u64>()),
             Cell::new(w.needs_human),
             Cell::new(age(now, w.updated_at)),
@@ -226,7 +225,7 @@ pub(super) fn workflows(out: &Printer, list: &[WorkflowSummary], now: DateTime<U
         for w in list {
             probe.add_row(fixed_cells(w));
         }
-        room_left(out, &render_table(out, &probe), width).max(MIN_OUTCOME)
+        room_left(&render_table(out, &probe), width).max(MIN_OUTCOME)
     });
     let mut header = header;
     header.push("STEPS BY STATE");

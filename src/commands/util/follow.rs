@@ -28,7 +28,7 @@ use crate::recovery::lookup::{self, LookHow, Looked};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::send;
 use crate::recovery::{Event as PassEvent, Sink};
-use crate::sanitize::inert;
+use crate::sanitize::{LIST_LINES, inert, inert_lines};
 
 /// How far the agent's clock may be behind ours when an `INTENT` is looked for by time
 /// (the default of `--clock-skew` elsewhere).
@@ -324,7 +324,10 @@ impl Step<'_> {
                 format!("{step} is {s} (task {task}; {counts})."),
             ),
             FollowEnd::Interrupted(s) => {
-                let question = a.question_text().map(|q| inert(&q)).unwrap_or_default();
+                let question = a
+                    .question_text()
+                    .map(|q| inert_lines(&q, "  ", Some(LIST_LINES)))
+                    .unwrap_or_default();
                 let what = if *s == AttemptState::AuthRequired {
                     "the agent needs authentication"
                 } else {
