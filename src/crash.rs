@@ -16,6 +16,8 @@ pub enum Point {
     AfterEvent(u64),
     /// As `AfterSend`, for compensation sends only.
     AfterCompensateSend,
+    /// `listen` read and authenticated a push, nothing of it journaled yet.
+    AfterPushReceive,
 }
 
 /// Parses `POINT[:STEP]`; the step may itself contain `/`.
@@ -28,6 +30,7 @@ fn parse(spec: &str) -> Option<(Point, Option<&str>)> {
         "after-intent" => Some((Point::AfterIntent, rest)),
         "after-send" => Some((Point::AfterSend, rest)),
         "after-compensate-send" => Some((Point::AfterCompensateSend, rest)),
+        "after-push-receive" => Some((Point::AfterPushReceive, rest)),
         "after-event" => {
             let rest = rest?;
             let (n, step) = match rest.split_once(':') {
@@ -46,7 +49,7 @@ pub fn check_env() -> Result<(), String> {
     match std::env::var(env::CRASH_AT) {
         Ok(spec) if parse(&spec).is_none() => Err(format!(
             "{} is `{}`, which names no crash point; use after-intent, after-send, \
-             after-compensate-send or after-event:N, each optionally followed by `:STEP`",
+             after-compensate-send, after-push-receive or after-event:N, each optionally followed by `:STEP`",
             env::CRASH_AT,
             crate::sanitize::inert(&spec)
         )),

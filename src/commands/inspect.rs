@@ -359,6 +359,8 @@ pub(crate) struct Chain {
     resolutions: HashMap<AttemptId, AttemptResolution>,
     /// The answer of each attempt's latest reply (`lastAnswer`).
     answers: HashMap<AttemptId, Value>,
+    /// Each attempt's push config (`push`).
+    pushes: HashMap<AttemptId, journal::PushConfig>,
 }
 
 impl Chain {
@@ -384,10 +386,12 @@ impl Chain {
             .map(|r| (r.attempt, r))
             .collect();
         let answers = journal.last_answers(&shown)?;
+        let pushes = journal.push_configs(&shown)?;
         Ok(Self {
             numbers,
             resolutions,
             answers,
+            pushes,
         })
     }
 
@@ -543,6 +547,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "latest": row.is_latest,
         "resolution": chain.resolution_record(row),
         "lastAnswer": chain.answers.get(&a.id),
+        "push": chain.pushes.get(&a.id).map(journal::PushConfig::record),
         "remedy": remedy,
     })
 }

@@ -304,6 +304,7 @@ async fn outgoing(
         credential,
         allow_cross_origin: spec.allow_cross_origin,
         reference_task_ids: Vec::new(),
+        push: None,
         interface: spec.interface,
     })
 }

@@ -53,6 +53,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(16, "0016_reply_data"),
     migration!(17, "0017_agent_not_before"),
     migration!(18, "0018_agent_health"),
+    migration!(19, "0019_push"),
 ];
 
 /// The newest schema version this binary knows.

@@ -67,6 +67,9 @@ pub struct Outgoing {
     pub reference_task_ids: Vec<String>,
     /// What the step forced of the agent's interface (`--binding`, `--protocol`).
     pub interface: InterfaceChoice,
+    /// The listener's public base URL the agent is asked to push to (`--push`), if any: the
+    /// send carries the attempt's push config when the agent's card offers push.
+    pub push: Option<String>,
 }
 
 /// How a send goes about an attempt whose endpoint is journaled.
@@ -948,7 +951,7 @@ impl Sender<'_> {
         let mut with_context = prepared.with_context;
         crash::at(Point::AfterIntent, step);
         loop {
-            let req = request(
+            let mut req = request(
                 &attempt.message_id,
                 attempt.context_id.as_deref().filter(|_| with_context),
                 None,
@@ -956,6 +959,13 @@ impl Sender<'_> {
                 out.metadata.as_ref(),
                 &out.reference_task_ids,
             );
+            if let Some(base) = &out.push
+                && let Some(config) =
+                    super::push::register(self.journal, attempt.id, &prepared.card_url, base)?
+                && let Some(c) = req.configuration.as_mut()
+            {
+                c.task_push_notification_config = Some(config);
+            }
             let result = self.client.send_message(&prepared.endpoint, &req).await;
             crash::at(Point::AfterSend, step);
             compensate_crash_point(step);

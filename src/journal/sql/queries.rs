@@ -66,7 +66,7 @@ fn to_json(v: Option<&Value>) -> Option<String> {
 /// The rows of a JSON array parameter (`?N`, text), as a subquery of one column `value`:
 /// the items as text, or as integers with `int`. (PostgreSQL reads the parameter as text, then
 /// as `jsonb`: the parameter's own type stays text.)
-fn json_items(d: Dialect, param: &str, int: bool) -> String {
+pub(in crate::journal) fn json_items(d: Dialect, param: &str, int: bool) -> String {
     match (d, int) {
         (Dialect::Sqlite, _) => format!("SELECT value FROM json_each({param})"),
         (Dialect::Postgres, false) => format!(
@@ -1406,7 +1406,7 @@ pub(in crate::journal) const PENDING_SQL: &str =
                      WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good')
           OR (a.state = 'INTENT'
               AND (SELECT le.kind FROM events le WHERE le.attempt_id = a.id
-                     AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task')
+                     AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task', 'push-disagrees')
                    ORDER BY le.id DESC LIMIT 1) = 'needs-human')))";
 
 /// The part of [`PENDING_SQL`] that reads the attempt row alone, widened to what an index can
@@ -1496,7 +1496,7 @@ fn failed_for_good_reason(d: Dialect) -> String {
 pub(in crate::journal) const NEEDS_HUMAN_DETAIL: &str = "CASE WHEN a.state = 'INTENT' THEN
          (SELECT CASE WHEN le.kind = 'needs-human' THEN le.detail_json END
             FROM events le WHERE le.attempt_id = a.id
-              AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task')
+              AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task', 'push-disagrees')
             ORDER BY le.id DESC LIMIT 1) END";
 
 /// [`row_select_with`] over `from` ([`ROW_FROM`] or [`PENDING_ROW_FROM`]).
@@ -1823,7 +1823,7 @@ pub(in crate::journal) fn workflow_exists(conn: &Tx, name: &str) -> DbResult<boo
 fn prunable(d: Dialect) -> &'static str {
     match d {
         Dialect::Sqlite => {
-            "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.at < ?3
+            "e.id >= ?1 AND e.id < ?2 AND e.kind IN ('observed', 'push') AND e.at < ?3
      AND e.attempt_id IS NOT NULL
      AND CASE WHEN json_valid(e.detail_json)
               THEN json_array_length(e.detail_json, '$.artifacts') = 0
@@ -1833,7 +1833,7 @@ fn prunable(d: Dialect) -> &'static str {
         }
         // `json_array_length` is 0 for a member that is not an array, NULL for none.
         Dialect::Postgres => {
-            "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.at < ?3
+            "e.id >= ?1 AND e.id < ?2 AND e.kind IN ('observed', 'push') AND e.at < ?3
      AND e.attempt_id IS NOT NULL
      AND CASE WHEN jsonb_typeof(CAST(e.detail_json AS jsonb) -> 'artifacts') = 'array'
               THEN jsonb_array_length(CAST(e.detail_json AS jsonb) -> 'artifacts') = 0
@@ -1937,6 +1937,7 @@ pub(in crate::journal) fn clear_attempt_resolution(
 /// Deletes attempt `id` and its events: only for an `INTENT` attempt a `retry` journaled and
 /// nothing ever sent (`resolve --undo`); it has no task, reply or artifact.
 pub(in crate::journal) fn delete_unsent_attempt(conn: &Tx, id: AttemptId) -> DbResult<()> {
+    super::push::delete_config_of(conn, id)?;
     conn.exec("DELETE FROM events WHERE attempt_id = ?1", args![id.0])?;
     conn.exec("DELETE FROM alerts WHERE attempt_id = ?1", args![id.0])?;
     conn.exec(
