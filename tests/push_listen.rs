@@ -26,7 +26,7 @@ struct Listen {
 }
 
 impl Listen {
-    fn start(env: &TestEnv) -> Self {
+    fn start(env: &TestEnv, every: &str) -> Self {
         let mut child = env
             .std_cmd()
             .args([
@@ -37,7 +37,7 @@ impl Listen {
                 "--metrics-bind",
                 "127.0.0.1:0",
                 "--reconcile-every",
-                "0",
+                every,
             ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -157,7 +157,7 @@ fn pushes_are_journaled_and_forgeries_journal_nothing() {
         tick: Duration::from_millis(50),
         ..fast()
     });
-    let listen = Listen::start(&env);
+    let listen = Listen::start(&env, "0");
     let mut transcript = Transcript::default();
     let out = env.run([
         "delegate",
@@ -246,4 +246,37 @@ fn pushes_are_journaled_and_forgeries_journal_nothing() {
     assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));
     transcript.keep_bytes("listen's stderr".to_owned(), err);
     transcript.assert_free_of(&token);
+}
+
+#[test]
+fn a_lost_push_is_caught_by_the_timers_pass() {
+    let env = TestEnv::new().real_clock();
+    // The agent takes push configs and never pushes: every push is lost.
+    let a = agent(AgentConfig {
+        push: true,
+        tick: Duration::from_millis(20),
+        ..fast()
+    });
+    let listen = Listen::start(&env, "1s");
+    let out = env.run([
+        "delegate",
+        "w/s",
+        "--agent",
+        &a.url(),
+        "work:1",
+        "--push",
+        &listen.base(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    wait_state(&env, "w/s", "COMPLETED");
+    let status = env.run(["status"]);
+    let shown = crate::common::stdout(&status);
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.contains("Listener:") && l.contains(&listen.addr)),
+        "{shown}"
+    );
+    let (exit, err) = listen.stop();
+    assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));
 }

@@ -3,6 +3,7 @@
 //! pushes in flight are recorded. It only journals what agents say; verifying, re-delegating
 //! and compensating stay with the passes.
 
+mod backstop;
 mod receive;
 mod serve;
 

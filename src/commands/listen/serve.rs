@@ -116,7 +116,6 @@ pub(super) async fn serve(
     args: &ListenArgs,
     started: chrono::DateTime<chrono::Utc>,
 ) -> anyhow::Result<()> {
-    let _ = args;
     let bound = pushes.local_addr()?.to_string();
     let app = Router::new()
         .route("/push/{config_id}", post(super::receive::receive))
@@ -148,6 +147,8 @@ pub(super) async fn serve(
             }
         }
     });
+    let backstop = (!args.reconcile_every.is_zero())
+        .then(|| tokio::spawn(super::backstop::run(args.reconcile_every, stop_rx.clone())));
     let signal = async move {
         stop_signal().await;
         let _ = stop_tx.send(true);
@@ -170,6 +171,9 @@ pub(super) async fn serve(
     };
     heartbeat.abort();
     let _ = metrics_server.await;
+    if let Some(pass) = backstop {
+        let _ = pass.await;
+    }
     ctx.out
         .status("stopped; every push answered was journaled first.");
     served.context("the push server failed")
