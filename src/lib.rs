@@ -7,7 +7,7 @@
 //!
 //! - [`cli`] and [`commands`]: the command line; one file per subcommand, one dispatch `match`.
 //! - [`context`]: global flags validated once into a [`context::Context`].
-//! - [`journal`]: the journal; all SQL lives in `journal/sql/queries.rs`, run through a store
+//! - [`journal`]: the journal; all SQL lives in `journal/sql/queries/`, run through a store
 //!   seam by the SQLite store (`journal/sqlite/`).
 //! - [`a2a`]: the A2A v1.0 JSON-RPC client (the wire): card, calls, SSE, errors, normalizer.
 //! - [`recovery`]: the reconcile pass and its pure decision table.
@@ -145,7 +145,7 @@ async fn run_until_signal(ctx: &Context, cli: &Cli) -> anyhow::Result<u8> {
     if matches!(cli.command, commands::Command::Listen(_)) {
         // `listen` stops on SIGTERM and SIGINT itself, once the pushes in flight are recorded,
         // and exits 0 (docs/exit-codes.md).
-        return commands::run(ctx, &cli.command).await;
+        return Box::pin(commands::run(ctx, &cli.command)).await;
     }
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
