@@ -50,6 +50,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Deletes status refreshes older than an age, keeping every state change and decision')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Shows the journal in use, its lock, steps by state and what needs a human')
             [CompletionResult]::new('journal', 'journal', [CompletionResultType]::ParameterValue, 'Creates the journal (`journal init`); passes never create one')
+            [CompletionResult]::new('listen', 'listen', [CompletionResultType]::ParameterValue, 'Receives push notifications from agents into the journal')
             [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'Manages the registry of agents used by --skill and re-delegation')
             [CompletionResult]::new('scripted-agent', 'scripted-agent', [CompletionResultType]::ParameterValue, 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Runs the worked example end to end with a real crash, and narrates each recovery')
@@ -76,6 +77,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'Forces the agent''s binding (`jsonrpc` or `http-json`) instead of choosing from its card')
             [CompletionResult]::new('--protocol', '--protocol', [CompletionResultType]::ParameterName, 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card')
             [CompletionResult]::new('--card-patience', '--card-patience', [CompletionResultType]::ParameterName, 'How long an Agent Card that cannot be read or reached is waited out (from the attempt''s first card failure) before the attempt needs a human')
+            [CompletionResult]::new('--push', '--push', [CompletionResultType]::ParameterName, 'Asks the agent to push each change of the task to URL (a running `listen`''s public base; the agent posts to `URL/push/CONFIG_ID`). Default: the agent''s registration, else `A2A_RECOVER_PUSH_URL`')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
@@ -90,6 +92,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--effect', '--effect', [CompletionResultType]::ParameterName, 'The step has a side effect that `compensate` must undo and verify')
             [CompletionResult]::new('--follow', '--follow', [CompletionResultType]::ParameterName, 'Follows the task after sending, as `follow` does')
             [CompletionResult]::new('--allow-cross-origin', '--allow-cross-origin', [CompletionResultType]::ParameterName, 'Sends credentials to an interface on another origin than the card''s')
+            [CompletionResult]::new('--no-push', '--no-push', [CompletionResultType]::ParameterName, 'Asks the agent for no pushes, whatever the plan, the registry or the environment say')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
@@ -383,6 +386,33 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
         'a2a-recover;journal;help;help' {
             break
         }
+        'a2a-recover;listen' {
+            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'The address pushes are received on')
+            [CompletionResult]::new('--metrics-bind', '--metrics-bind', [CompletionResultType]::ParameterName, 'The address `/metrics` and `/healthz` are served on (plain HTTP)')
+            [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'The TLS certificate chain (PEM) pushes are received with; needs --tls-key')
+            [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The TLS private key (PEM); needs --tls-cert')
+            [CompletionResult]::new('--reconcile-every', '--reconcile-every', [CompletionResultType]::ParameterName, 'Runs a reconcile pass this often (the backstop for lost pushes); `0` turns it off')
+            [CompletionResult]::new('--max-push-size', '--max-push-size', [CompletionResultType]::ParameterName, 'The largest push body accepted, in bytes')
+            [CompletionResult]::new('--agent-rate', '--agent-rate', [CompletionResultType]::ParameterName, 'The most pushes accepted from one agent per second (more are answered 429)')
+            [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to use colors (`NO_COLOR` also turns them off in `auto`)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal')
+            [CompletionResult]::new('--max-response-size', '--max-response-size', [CompletionResultType]::ParameterName, 'Largest response body or single stream event accepted, in bytes (enforced while reading)')
+            [CompletionResult]::new('--max-artifact-size', '--max-artifact-size', [CompletionResultType]::ParameterName, 'Largest one artifact may grow to in the journal, its appended chunks, name, description and metadata together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-task-size', '--max-task-size', [CompletionResultType]::ParameterName, 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated')
+            [CompletionResult]::new('--max-look-size', '--max-look-size', [CompletionResultType]::ParameterName, 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent')
+            [CompletionResult]::new('--max-card-size', '--max-card-size', [CompletionResultType]::ParameterName, 'Largest Agent Card accepted, in bytes (enforced while reading; the smaller of this and --max-response-size applies); a larger card is one a2a-recover cannot use: the step is REFUSED (exit 4), `agents add` exits 1')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long a pass waits for a held lock (the journal''s, or a workflow''s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'a2a-recover;agents' {
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
@@ -415,6 +445,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'This agent''s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it')
             [CompletionResult]::new('--binding', '--binding', [CompletionResultType]::ParameterName, 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card')
             [CompletionResult]::new('--protocol', '--protocol', [CompletionResultType]::ParameterName, 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card')
+            [CompletionResult]::new('--push', '--push', [CompletionResultType]::ParameterName, 'Asks the agent to push each change of its tasks to URL (a running `listen`''s public base) when a step is delegated to it without `--push` or `--no-push`')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
@@ -427,6 +458,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--max-card-size', '--max-card-size', [CompletionResultType]::ParameterName, 'Largest Agent Card accepted, in bytes (enforced while reading; the smaller of this and --max-response-size applies); a larger card is one a2a-recover cannot use: the step is REFUSED (exit 4), `agents add` exits 1')
             [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long a pass waits for a held lock (the journal''s, or a workflow''s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all')
             [CompletionResult]::new('--trust-dedup', '--trust-dedup', [CompletionResultType]::ParameterName, 'Trusts the agent to de-duplicate by messageId: when its tasks cannot be searched (A2A v0.3 has no tasks/list), a send whose outcome is unknown is resent with the same messageId instead of waiting for a human')
+            [CompletionResult]::new('--trust-push', '--trust-push', [CompletionResultType]::ParameterName, 'Lets a push from this agent make a step terminal, or record its question, without reading the task back first')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')
@@ -649,6 +681,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('prune', 'prune', [CompletionResultType]::ParameterValue, 'Deletes status refreshes older than an age, keeping every state change and decision')
             [CompletionResult]::new('status', 'status', [CompletionResultType]::ParameterValue, 'Shows the journal in use, its lock, steps by state and what needs a human')
             [CompletionResult]::new('journal', 'journal', [CompletionResultType]::ParameterValue, 'Creates the journal (`journal init`); passes never create one')
+            [CompletionResult]::new('listen', 'listen', [CompletionResultType]::ParameterValue, 'Receives push notifications from agents into the journal')
             [CompletionResult]::new('agents', 'agents', [CompletionResultType]::ParameterValue, 'Manages the registry of agents used by --skill and re-delegation')
             [CompletionResult]::new('scripted-agent', 'scripted-agent', [CompletionResultType]::ParameterValue, 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Runs the worked example end to end with a real crash, and narrates each recovery')
@@ -693,6 +726,9 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;help;journal;copy' {
+            break
+        }
+        'a2a-recover;help;listen' {
             break
         }
         'a2a-recover;help;agents' {

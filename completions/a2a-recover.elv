@@ -47,6 +47,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand prune 'Deletes status refreshes older than an age, keeping every state change and decision'
             cand status 'Shows the journal in use, its lock, steps by state and what needs a human'
             cand journal 'Creates the journal (`journal init`); passes never create one'
+            cand listen 'Receives push notifications from agents into the journal'
             cand agents 'Manages the registry of agents used by --skill and re-delegation'
             cand scripted-agent 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
             cand demo 'Runs the worked example end to end with a real crash, and narrates each recovery'
@@ -72,6 +73,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --binding 'Forces the agent''s binding (`jsonrpc` or `http-json`) instead of choosing from its card'
             cand --protocol 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card'
             cand --card-patience 'How long an Agent Card that cannot be read or reached is waited out (from the attempt''s first card failure) before the attempt needs a human'
+            cand --push 'Asks the agent to push each change of the task to URL (a running `listen`''s public base; the agent posts to `URL/push/CONFIG_ID`). Default: the agent''s registration, else `A2A_RECOVER_PUSH_URL`'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
@@ -86,6 +88,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --effect 'The step has a side effect that `compensate` must undo and verify'
             cand --follow 'Follows the task after sending, as `follow` does'
             cand --allow-cross-origin 'Sends credentials to an interface on another origin than the card''s'
+            cand --no-push 'Asks the agent for no pushes, whatever the plan, the registry or the environment say'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -363,6 +366,32 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         }
         &'a2a-recover;journal;help;help'= {
         }
+        &'a2a-recover;listen'= {
+            cand --bind 'The address pushes are received on'
+            cand --metrics-bind 'The address `/metrics` and `/healthz` are served on (plain HTTP)'
+            cand --tls-cert 'The TLS certificate chain (PEM) pushes are received with; needs --tls-key'
+            cand --tls-key 'The TLS private key (PEM); needs --tls-cert'
+            cand --reconcile-every 'Runs a reconcile pass this often (the backstop for lost pushes); `0` turns it off'
+            cand --max-push-size 'The largest push body accepted, in bytes'
+            cand --agent-rate 'The most pushes accepted from one agent per second (more are answered 429)'
+            cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
+            cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
+            cand --color 'When to use colors (`NO_COLOR` also turns them off in `auto`)'
+            cand --timeout 'Per-request timeout; for streams the connect time, the longest wait for the next complete event (at least 60s) and the longest one event may take; also the longest wait for a busy journal'
+            cand --max-response-size 'Largest response body or single stream event accepted, in bytes (enforced while reading)'
+            cand --max-artifact-size 'Largest one artifact may grow to in the journal, its appended chunks, name, description and metadata together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-task-size 'Largest all of a task''s artifacts may grow to in the journal together, in bytes; past it the attempt needs a human (exit 4) and is never re-delegated'
+            cand --max-look-size 'Most bytes of `ListTasks` answers one look before a resend reads (every page of a search); past it the look cannot tell, and nothing is resent'
+            cand --max-card-size 'Largest Agent Card accepted, in bytes (enforced while reading; the smaller of this and --max-response-size applies); a larger card is one a2a-recover cannot use: the step is REFUSED (exit 4), `agents add` exits 1'
+            cand --wait 'How long a pass waits for a held lock (the journal''s, or a workflow''s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all'
+            cand -q 'Print less (errors and data only)'
+            cand --quiet 'Print less (errors and data only)'
+            cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand --verbose 'Print more; repeat for more detail (-vvv traces HTTP)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'a2a-recover;agents'= {
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
@@ -394,6 +423,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --rate 'This agent''s own limit of requests per second in a pass (instead of `reconcile --agent-rate`); kept by a refresh without it'
             cand --binding 'Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card'
             cand --protocol 'Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card'
+            cand --push 'Asks the agent to push each change of its tasks to URL (a running `listen`''s public base) when a step is delegated to it without `--push` or `--no-push`'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
@@ -406,6 +436,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --max-card-size 'Largest Agent Card accepted, in bytes (enforced while reading; the smaller of this and --max-response-size applies); a larger card is one a2a-recover cannot use: the step is REFUSED (exit 4), `agents add` exits 1'
             cand --wait 'How long a pass waits for a held lock (the journal''s, or a workflow''s) before it gives up on it (exit 3, or the workflow skipped); 0 = not at all'
             cand --trust-dedup 'Trusts the agent to de-duplicate by messageId: when its tasks cannot be searched (A2A v0.3 has no tasks/list), a send whose outcome is unknown is resent with the same messageId instead of waiting for a human'
+            cand --trust-push 'Lets a push from this agent make a step terminal, or record its question, without reading the task back first'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'
@@ -614,6 +645,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand prune 'Deletes status refreshes older than an age, keeping every state change and decision'
             cand status 'Shows the journal in use, its lock, steps by state and what needs a human'
             cand journal 'Creates the journal (`journal init`); passes never create one'
+            cand listen 'Receives push notifications from agents into the journal'
             cand agents 'Manages the registry of agents used by --skill and re-delegation'
             cand scripted-agent 'Runs a scripted A2A v1.0 agent on loopback, for drills and tests'
             cand demo 'Runs the worked example end to end with a real crash, and narrates each recovery'
@@ -646,6 +678,8 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
         &'a2a-recover;help;journal;init'= {
         }
         &'a2a-recover;help;journal;copy'= {
+        }
+        &'a2a-recover;help;listen'= {
         }
         &'a2a-recover;help;agents'= {
             cand add 'Fetches, validates and stores an agent''s card (again = refresh)'

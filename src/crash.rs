@@ -16,6 +16,8 @@ pub enum Point {
     AfterEvent(u64),
     /// As `AfterSend`, for compensation sends only.
     AfterCompensateSend,
+    /// `listen` read and authenticated a push, nothing of it journaled yet.
+    AfterPushReceive,
 }
 
 /// The point as `A2A_RECOVER_CRASH_AT` names it (`after-send`, `after-event:3`).
@@ -26,6 +28,7 @@ impl std::fmt::Display for Point {
             Self::AfterSend => f.write_str("after-send"),
             Self::AfterEvent(n) => write!(f, "after-event:{n}"),
             Self::AfterCompensateSend => f.write_str("after-compensate-send"),
+            Self::AfterPushReceive => f.write_str("after-push-receive"),
         }
     }
 }
@@ -40,6 +43,7 @@ fn parse(spec: &str) -> Option<(Point, Option<&str>)> {
         "after-intent" => Some((Point::AfterIntent, rest)),
         "after-send" => Some((Point::AfterSend, rest)),
         "after-compensate-send" => Some((Point::AfterCompensateSend, rest)),
+        "after-push-receive" => Some((Point::AfterPushReceive, rest)),
         "after-event" => {
             let rest = rest?;
             let (n, step) = match rest.split_once(':') {
@@ -58,7 +62,7 @@ pub fn check_env() -> Result<(), String> {
     match std::env::var(env::CRASH_AT) {
         Ok(spec) if parse(&spec).is_none() => Err(format!(
             "{} is `{}`, which names no crash point; use after-intent, after-send, \
-             after-compensate-send or after-event:N, each optionally followed by `:STEP`",
+             after-compensate-send, after-push-receive or after-event:N, each optionally followed by `:STEP`",
             env::CRASH_AT,
             crate::sanitize::inert(&spec)
         )),
@@ -104,6 +108,7 @@ mod tests {
             "after-intent",
             "after-send",
             "after-compensate-send",
+            "after-push-receive",
             "after-event:3",
         ] {
             let (point, _) = parse(spec).unwrap();

@@ -8,6 +8,9 @@ pub const FORMAT: &str = "A2A_RECOVER_FORMAT";
 pub const COLOR: &str = "A2A_RECOVER_COLOR";
 /// How long a pass waits for a held lock (`--wait`).
 pub const WAIT: &str = "A2A_RECOVER_WAIT";
+/// The listener's public base URL agents are asked to push to (`delegate --push`), when no
+/// flag, plan step or agent registration names one.
+pub const PUSH_URL: &str = "A2A_RECOVER_PUSH_URL";
 /// The per-request timeout (`--timeout`).
 pub const TIMEOUT: &str = "A2A_RECOVER_TIMEOUT";
 /// The response size cap (`--max-response-size`).

@@ -142,6 +142,11 @@ fn journal_flag_given(matches: &ArgMatches) -> bool {
 /// far is committed and nothing is half-written.
 async fn run_until_signal(ctx: &Context, cli: &Cli) -> anyhow::Result<u8> {
     use tokio::signal::unix::{SignalKind, signal};
+    if matches!(cli.command, commands::Command::Listen(_)) {
+        // `listen` stops on SIGTERM and SIGINT itself, once the pushes in flight are recorded,
+        // and exits 0 (docs/exit-codes.md).
+        return Box::pin(commands::run(ctx, &cli.command)).await;
+    }
     let mut int = signal(SignalKind::interrupt())?;
     let mut term = signal(SignalKind::terminate())?;
     tokio::select! {

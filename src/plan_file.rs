@@ -191,6 +191,8 @@ pub struct Plan {
     pub workflow: String,
     /// The steps, in plan order (compensation runs in reverse).
     pub steps: Vec<StepSpec>,
+    /// Each step's `push` (the listener's public base URL), in the order of `steps`.
+    pub push: Vec<Option<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -218,6 +220,7 @@ struct RawStep {
     verify: Option<Spanned<RawVerify>>,
     binding: Option<Spanned<String>>,
     protocol: Option<Spanned<String>>,
+    push: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -312,6 +315,7 @@ pub fn parse(
         );
     }
     let mut steps = Vec::new();
+    let mut push = Vec::new();
     let mut seen: Vec<(String, Range<usize>)> = Vec::new();
     for raw_step in &raw.step {
         let span = raw_step.span();
@@ -350,12 +354,17 @@ pub fn parse(
         if let (Some(workflow), Some(name), Some(mut spec)) = (&workflow, name, spec) {
             spec.name = StepName::from_parts(workflow.clone(), name);
             steps.push(spec);
+            push.push(step.push.as_ref().map(|p| p.get_ref().clone()));
         }
     }
     if issues.list.is_empty()
         && let Some(workflow) = workflow
     {
-        Ok(Plan { workflow, steps })
+        Ok(Plan {
+            workflow,
+            steps,
+            push,
+        })
     } else {
         issues.list.sort_by_key(|i| (i.line, i.column));
         Err(issues.list)

@@ -224,6 +224,7 @@ fn inspect_and_reconcile_write_exactly_the_documented_records_and_fields() {
     let doc = read("docs/json-output.md");
     let server = agent(AgentConfig {
         tick: Duration::from_millis(20),
+        push: true,
         ..AgentConfig::default()
     });
     let url = server.url();
@@ -232,7 +233,9 @@ fn inspect_and_reconcile_write_exactly_the_documented_records_and_fields() {
         ("docs/ask", "ask book a room"),
         ("docs/done", "ask book a car"),
     ] {
-        let out = env.run(["delegate", step, "--agent", &url, text]);
+        // An attempt with a push config (`push` as an object).
+        let push = "http://127.0.0.1:9/hooks";
+        let out = env.run(["delegate", step, "--agent", &url, text, "--push", push]);
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         // follow stops at INPUT_REQUIRED (exit 4): no sleeps, the question is journaled.
         let out = env.run(["follow", step]);

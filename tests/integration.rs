@@ -43,6 +43,8 @@ mod plan;
 mod postgres_cli;
 mod probe;
 mod prune;
+mod push;
+mod push_listen;
 mod readme;
 mod reconcile;
 mod remote_lines;

@@ -129,6 +129,11 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
          ALTER TABLE agents DROP COLUMN last_success_at;
          ALTER TABLE agents DROP COLUMN last_failure_at;
          ALTER TABLE agents DROP COLUMN failing_since;
+         DROP TABLE push_tokens;
+         DROP TABLE push_configs;
+         DROP TABLE push_listeners;
+         ALTER TABLE agents DROP COLUMN push_url;
+         ALTER TABLE agents DROP COLUMN trust_push;
          DROP TABLE moved;
          DROP INDEX attempts_needing_human;
          DROP INDEX events_failed_for_good;

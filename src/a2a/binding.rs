@@ -47,6 +47,22 @@ pub(crate) enum Call<'a> {
     },
 }
 
+impl Call<'_> {
+    /// The token of the push config a send carries, if any: answers are scrubbed of it.
+    pub(crate) fn push_token(&self) -> Option<&str> {
+        match self {
+            Self::SendMessage(req) | Self::SendStreamingMessage(req) => req
+                .configuration
+                .as_ref()?
+                .task_push_notification_config
+                .as_ref()?
+                .token
+                .as_deref(),
+            _ => None,
+        }
+    }
+}
+
 /// One HTTP request as a binding describes it; the transport adds the credential and sends it.
 #[derive(Debug)]
 pub(crate) struct WireRequest {

@@ -343,7 +343,8 @@ impl A2aClient {
         let transport = &self.inner.transport;
         let target = transport.target(&ep.url)?;
         let binding = ep.binding;
-        let op = Op::on(&target, ep.credential.as_ref(), binding.method(call));
+        let op = Op::on(&target, ep.credential.as_ref(), binding.method(call))
+            .with_body_secret(call.push_token());
         let wire = binding.request(call, &target.url, ep.tenant.as_deref())?;
         let echo = wire.echo.clone();
         let placed = ep.credential_for(&target);

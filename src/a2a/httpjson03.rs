@@ -205,9 +205,34 @@ pub(crate) fn send_request_from_v1(v: &Value) -> Value {
         .and_then(Value::as_bool)
         .unwrap_or(false);
     conf.insert("blocking".to_owned(), Value::Bool(!immediate));
+    if let Some(push) = config.and_then(|c| c.get("taskPushNotificationConfig")) {
+        conf.insert("pushNotification".to_owned(), push_config_from_v1(push));
+    }
     out.insert("configuration".to_owned(), Value::Object(conf));
     if let Some(m) = v.get("metadata") {
         out.insert("metadata".to_owned(), m.clone());
+    }
+    Value::Object(out)
+}
+
+/// Rewrites a v1.0 `TaskPushNotificationConfig` as a v0.3 proto `PushNotificationConfig`:
+/// `{id, url, token, authentication {schemes [scheme], credentials}}`.
+fn push_config_from_v1(v: &Value) -> Value {
+    let mut out = Map::new();
+    for key in ["id", "url", "token"] {
+        if let Some(x) = v.get(key) {
+            out.insert(key.to_owned(), x.clone());
+        }
+    }
+    if let Some(auth) = v.get("authentication") {
+        let mut a = Map::new();
+        if let Some(scheme) = auth.get("scheme") {
+            a.insert("schemes".to_owned(), Value::Array(vec![scheme.clone()]));
+        }
+        if let Some(c) = auth.get("credentials") {
+            a.insert("credentials".to_owned(), c.clone());
+        }
+        out.insert("authentication".to_owned(), Value::Object(a));
     }
     Value::Object(out)
 }
@@ -588,6 +613,26 @@ mod tests {
         );
         let b = body(&request(&Call::SendMessage(&send_request(false)), &base).unwrap());
         assert_eq!(b["configuration"]["blocking"], true);
+    }
+
+    #[test]
+    fn a_push_config_goes_as_the_v03_push_notification() {
+        let base = Url::parse("http://a.example/").unwrap();
+        let mut req = send_request(true);
+        req.configuration
+            .as_mut()
+            .unwrap()
+            .task_push_notification_config = Some(
+            serde_json::from_value(json!({"url": "https://h/push/c", "id": "c", "token": "t",
+                "authentication": {"scheme": "Bearer", "credentials": "t"}}))
+            .unwrap(),
+        );
+        let b = body(&request(&Call::SendMessage(&req), &base).unwrap());
+        assert_eq!(
+            b["configuration"]["pushNotification"],
+            json!({"url": "https://h/push/c", "id": "c", "token": "t",
+                   "authentication": {"schemes": ["Bearer"], "credentials": "t"}})
+        );
     }
 
     #[test]

@@ -338,6 +338,17 @@ impl Op {
         self
     }
 
+    /// Adds a secret the request's body carries (a push config's token) to what answers are
+    /// scrubbed of.
+    pub(crate) fn with_body_secret(mut self, secret: Option<&str>) -> Self {
+        if let Some(secret) = secret.filter(|s| !s.is_empty()) {
+            let mut all: Vec<Arc<str>> = self.secrets.as_deref().unwrap_or_default().to_vec();
+            all.push(Arc::from(secret));
+            self.secrets = Some(all.into());
+        }
+        self
+    }
+
     /// Returns a body with every occurrence of the token replaced by `REDACTED`.
     pub(crate) fn scrub<'b>(&self, body: &'b [u8]) -> std::borrow::Cow<'b, [u8]> {
         match self.secrets.as_deref() {

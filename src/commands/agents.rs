@@ -30,7 +30,7 @@ use crate::clock::rfc3339;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{self, Agent, AgentCard, AgentProfile, Journal, YesNo};
+use crate::journal::{self, Agent, AgentCard, AgentProfile, AgentPush, Journal, YesNo};
 use crate::recovery::probe::{self, ProbeHow};
 use crate::sanitize::inert;
 
@@ -87,6 +87,14 @@ Examples:
         /// same messageId instead of waiting for a human.
         #[arg(long)]
         trust_dedup: bool,
+        /// Asks the agent to push each change of its tasks to URL (a running `listen`'s public
+        /// base) when a step is delegated to it without `--push` or `--no-push`.
+        #[arg(long, value_name = "URL")]
+        push: Option<String>,
+        /// Lets a push from this agent make a step terminal, or record its question, without
+        /// reading the task back first.
+        #[arg(long)]
+        trust_push: bool,
     },
     /// Lists registered agents in the order they are tried.
     #[command(after_help = "\
@@ -154,11 +162,21 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
             binding,
             protocol,
             trust_dedup,
+            push,
+            trust_push,
         } => {
             let choice = interface_choice(*binding, *protocol)?;
             let limits = (*concurrency, *rate);
             let given = given_credential(token_env.as_deref(), token_cmd.as_deref()).await?;
-            add(ctx, url, given, limits, choice, *trust_dedup).await
+            let push = AgentPush {
+                url: push
+                    .as_deref()
+                    .map(crate::recovery::push::base_url)
+                    .transpose()
+                    .map_err(|e| CliError::usage(format!("bad --push: {e}")))?,
+                trusted: *trust_push,
+            };
+            add(ctx, url, given, limits, choice, (*trust_dedup, push)).await
         }
         AgentsCommand::List => list(ctx),
         AgentsCommand::Remove { url } => remove(ctx, url),
@@ -262,7 +280,7 @@ async fn add(
     given: Option<Credential>,
     limits: (Option<u32>, Option<f64>),
     choice: InterfaceChoice,
-    trust_dedup: bool,
+    (trust_dedup, push): (bool, AgentPush),
 ) -> anyhow::Result<u8> {
     let card_url = card_url_arg(url)?;
     let journal = existing_journal(ctx, true)?;
@@ -325,6 +343,9 @@ async fn add(
         )
         .context("failed to store the agent card")?;
     store_limits(&journal, &card_url, limits)?;
+    journal
+        .set_agent_push(&card_url, &push)
+        .context("failed to store the agent's push registration")?;
     let registered_at = journal.registered_at(&card_url)?;
     if ctx.out.is_json() {
         let health = journal.agent_health(&card_url)?;

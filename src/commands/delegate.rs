@@ -58,6 +58,7 @@ use crate::output::BrokenPipe;
 use crate::recovery::decide;
 use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
+use crate::recovery::push;
 use crate::recovery::send::{Outgoing, SendKind, Sender, Sent, Stage, card_failure_code};
 use crate::sanitize::inert;
 
@@ -153,6 +154,14 @@ pub struct DelegateArgs {
     /// first card failure) before the attempt needs a human.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     pub card_patience: Duration,
+    /// Asks the agent to push each change of the task to URL (a running `listen`'s public
+    /// base; the agent posts to `URL/push/CONFIG_ID`). Default: the agent's registration, else
+    /// `A2A_RECOVER_PUSH_URL`.
+    #[arg(long, value_name = "URL")]
+    pub push: Option<String>,
+    /// Asks the agent for no pushes, whatever the plan, the registry or the environment say.
+    #[arg(long, conflicts_with = "push")]
+    pub no_push: bool,
 }
 
 /// A validated request.
@@ -165,6 +174,10 @@ struct Request {
     credential: Option<Credential>,
     clock_skew: Duration,
     card_patience: Duration,
+    /// The push URL given (`--push`, a plan step's `push`); ignored with `no_push`.
+    push: Option<String>,
+    /// `--no-push`.
+    no_push: bool,
 }
 
 /// Reads `--data`: one data part, a JSON object.
@@ -239,6 +252,7 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
         data: data_arg(args)?,
     };
     saga::apply_effect_flags(args, &mut spec)?;
+    let push = args.push.as_deref().map(push_arg).transpose()?;
     Ok(Request {
         spec,
         card_url,
@@ -246,6 +260,16 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
         credential: None,
         clock_skew: args.clock_skew,
         card_patience: args.card_patience,
+        push,
+        no_push: args.no_push,
+    })
+}
+
+/// Checks a push URL (`--push`, a plan step's `push`): usage error, exit 2.
+fn push_arg(url: &str) -> Result<String, CliError> {
+    crate::recovery::push::base_url(url).map_err(|e| {
+        CliError::usage(format!("bad push URL: {e}"))
+            .hint("give a running `listen`'s public base, e.g. https://hooks.example.com")
     })
 }
 
@@ -663,6 +687,11 @@ impl Delegation<'_> {
             allow_cross_origin: self.req.spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
             interface: self.req.spec.interface,
+            push: if self.req.no_push {
+                None
+            } else {
+                push::base_for(self.journal, attempt, self.req.push.as_deref())?
+            },
         })
     }
 

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod follow;
 pub mod inspect;
 pub mod journal;
+pub mod listen;
 pub mod prune;
 pub mod reconcile;
 pub mod reply;
@@ -60,6 +61,8 @@ pub enum Command {
     Status(status::StatusArgs),
     /// Creates the journal (`journal init`); passes never create one.
     Journal(journal::JournalArgs),
+    /// Receives push notifications from agents into the journal.
+    Listen(listen::ListenArgs),
     /// Manages the registry of agents used by --skill and re-delegation.
     Agents(agents::AgentsArgs),
     /// Runs a scripted A2A v1.0 agent on loopback, for drills and tests.
@@ -88,6 +91,7 @@ pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> 
         Command::Prune(args) => prune::run(ctx, args).await,
         Command::Status(args) => status::run(ctx, args).await,
         Command::Journal(args) => journal::run(ctx, args).await,
+        Command::Listen(args) => listen::run(ctx, args).await,
         Command::Agents(args) => agents::run(ctx, args).await,
         Command::ScriptedAgent(args) => scripted_agent::run(ctx, args).await,
         Command::Demo(args) => demo::run(ctx, args).await,

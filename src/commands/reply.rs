@@ -299,6 +299,7 @@ async fn outgoing(
         credential,
         allow_cross_origin: spec.allow_cross_origin,
         reference_task_ids: Vec::new(),
+        push: None,
         interface: spec.interface,
     })
 }

@@ -183,6 +183,7 @@ impl ScriptedAgentArgs {
             drop_mode: self.drop_mode,
             tick: self.tick,
             no_streaming: self.no_streaming,
+            push: false,
             seed: self.seed,
             binding: self.binding,
             tenant: self.tenant.clone().filter(|t| !t.is_empty()),

@@ -190,6 +190,26 @@ fn shown_agent(card_url: &str) -> String {
 }
 
 /// The human lines, `systemctl status` style: a headline, then `Label: value` lines.
+/// The running `listen` processes, one line each (none on a journal older than schema 19).
+fn listeners(
+    journal: &Journal,
+    when: &dyn Fn(chrono::DateTime<chrono::Utc>) -> String,
+) -> Vec<String> {
+    journal
+        .listeners()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|l| {
+            let last = l.last_push_at.map_or_else(
+                || "no push yet".to_owned(),
+                |t| format!("last push {}", when(t)),
+            );
+            let (host, pid, bind) = (inert(&l.host), l.pid, inert(&l.bind));
+            format!("{:>17}: {host} pid {pid} on {bind}, {last}", "Listener")
+        })
+        .collect()
+}
+
 fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
     let (o, needs_human, holders) = (seen.overview, seen.needs_human, seen.holders);
     let now = ctx.display_clock.now();
@@ -291,6 +311,7 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
         ));
     }
     lines.extend(paused_lines(seen.paused, now));
+    lines.extend(listeners(journal, &when));
     lines
 }
 

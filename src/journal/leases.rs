@@ -239,11 +239,18 @@ pub enum Note {
     DedupTrusted,
     /// Other remote tasks hold our messageId too (`duplicate-task`).
     DuplicateTask,
+    /// A push's read-back differed from the push; the read won (`push-disagrees`).
+    PushDisagrees,
 }
 
 impl Note {
     /// Every note.
-    pub const ALL: [Self; 3] = [Self::InFlight, Self::DedupTrusted, Self::DuplicateTask];
+    pub const ALL: [Self; 4] = [
+        Self::InFlight,
+        Self::DedupTrusted,
+        Self::DuplicateTask,
+        Self::PushDisagrees,
+    ];
 
     /// Returns its event kind.
     pub const fn as_str(self) -> &'static str {
@@ -251,6 +258,7 @@ impl Note {
             Self::InFlight => "in-flight",
             Self::DedupTrusted => "dedup-trusted",
             Self::DuplicateTask => "duplicate-task",
+            Self::PushDisagrees => "push-disagrees",
         }
     }
 }

@@ -54,6 +54,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(17, "0017_agent_not_before"),
     migration!(18, "0018_agent_health"),
     migration!(19, "0019_step_data"),
+    migration!(20, "0020_push"),
 ];
 
 /// The newest schema version this binary knows.

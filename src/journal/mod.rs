@@ -73,6 +73,7 @@ mod pass_locks;
 mod passes;
 mod postgres;
 pub mod prune;
+mod push;
 mod reads;
 mod replies;
 mod saga;
@@ -95,6 +96,7 @@ pub use model::*;
 pub use operator::{AttemptResolution, Decided, Decision, Undone};
 pub use pass_locks::{LockAttempt, LockScope, StoreLock};
 pub use prune::{PRUNE_BATCH, Storage};
+pub use push::{AgentPush, LISTENER_LAPSE, Listener, PushConfig};
 pub use reads::Overview;
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 

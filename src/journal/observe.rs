@@ -202,7 +202,11 @@ impl Journal {
             }),
             next,
             artifacts,
-            kind: "observed",
+            kind: if source == Source::Push {
+                "push"
+            } else {
+                "observed"
+            },
             force_event: false,
         }))
     }

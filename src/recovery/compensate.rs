@@ -1518,6 +1518,7 @@ impl Pass<'_> {
             credential,
             allow_cross_origin: plan.allow_cross_origin,
             reference_task_ids: plan.reference_task_ids.clone(),
+            push: None,
             interface: comp_step.spec.interface,
         };
         let sender = Sender {

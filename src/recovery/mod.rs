@@ -32,6 +32,7 @@ pub mod lookup;
 pub mod moved;
 pub mod not_before;
 pub mod probe;
+pub mod push;
 pub mod reconcile;
 pub mod registry;
 pub mod remedy;

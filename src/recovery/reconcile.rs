@@ -748,7 +748,7 @@ impl<'a> Pass<'a> {
             }
             Triage::Send | Triage::Look => {
                 let rec = rec.get()?;
-                let out = match Self::outgoing(&rec.step.spec, &row.attempt, rec).await {
+                let out = match self.outgoing_for(&rec.step.spec, &row.attempt, rec).await? {
                     Ok(out) => out,
                     Err(a) => return Ok(vec![Self::credential_action(row, &a)]),
                 };
@@ -848,7 +848,7 @@ impl<'a> Pass<'a> {
             (attempt, sweeps)
         };
         let rec = rec.get()?;
-        let out = match Self::outgoing(&rec.step.spec, &attempt, rec).await {
+        let out = match self.outgoing_for(&rec.step.spec, &attempt, rec).await? {
             Ok(out) => out,
             Err(e) => {
                 release(self);
@@ -883,6 +883,20 @@ impl<'a> Pass<'a> {
         }
     }
 
+    /// [`Self::outgoing`], asking for pushes as the attempt's config, its previous attempt's,
+    /// its agent's registration or `A2A_RECOVER_PUSH_URL` say (`push::base_for`).
+    async fn outgoing_for(
+        &self,
+        spec: &StepSpec,
+        attempt: &Attempt,
+        rec: &StepRecord,
+    ) -> anyhow::Result<Result<Outgoing, A2aError>> {
+        let push = super::push::base_for(self.journal, attempt, None)?;
+        Ok(Self::outgoing(spec, attempt, rec)
+            .await
+            .map(|out| Outgoing { push, ..out }))
+    }
+
     /// The message for an attempt: the step's text and metadata, with the predecessor's task
     /// id and failure when there is one; the credential from the journaled variable name.
     async fn outgoing(
@@ -903,6 +917,7 @@ impl<'a> Pass<'a> {
             allow_cross_origin: spec.allow_cross_origin,
             reference_task_ids: Vec::new(),
             interface: spec.interface,
+            push: None,
         })
     }
 
@@ -1243,6 +1258,7 @@ impl<'a> Pass<'a> {
             allow_cross_origin: row.allow_cross_origin,
             reference_task_ids: Vec::new(),
             interface: crate::a2a::InterfaceChoice::default(),
+            push: None,
         };
         let wire = send::journaled_wire(self.journal, a)?;
         let endpoint = Rc::new(send::endpoint_of(a, &out, wire)?);
@@ -1346,7 +1362,7 @@ impl<'a> Pass<'a> {
             }),
             exit::WORK_REMAINS,
         )];
-        let out = match Self::outgoing(&rec.step.spec, &attempt, &rec).await {
+        let out = match self.outgoing_for(&rec.step.spec, &attempt, &rec).await? {
             Ok(out) => out,
             Err(e) => {
                 actions.push(Self::credential_action(&new_row, &e));

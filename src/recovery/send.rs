@@ -70,6 +70,9 @@ pub struct Outgoing {
     pub reference_task_ids: Vec<String>,
     /// What the step forced of the agent's interface (`--binding`, `--protocol`).
     pub interface: InterfaceChoice,
+    /// The listener's public base URL the agent is asked to push to (`--push`), if any: the
+    /// send carries the attempt's push config when the agent's card offers push.
+    pub push: Option<String>,
 }
 
 /// How a send goes about an attempt whose endpoint is journaled.
@@ -966,6 +969,13 @@ impl Sender<'_> {
             );
             if let Some(data) = &out.data {
                 req.message.parts.push(types::Part::data(data.clone()));
+            }
+            if let Some(base) = &out.push
+                && let Some(config) =
+                    super::push::register(self.journal, attempt.id, &prepared.card_url, base)?
+                && let Some(c) = req.configuration.as_mut()
+            {
+                c.task_push_notification_config = Some(config);
             }
             let result = self.client.send_message(&prepared.endpoint, &req).await;
             crash::at(Point::AfterSend, step);

@@ -116,6 +116,9 @@ pub struct AgentConfig {
     pub tick: Duration,
     /// Declares `capabilities.streaming: false` and refuses streaming methods with -32004.
     pub no_streaming: bool,
+    /// Declares `capabilities.pushNotifications: true` (the push config a send carries is
+    /// recorded with its message).
+    pub push: bool,
     /// Seed of the generator behind `fail_rate`.
     pub seed: u64,
     /// The binding served and offered on the card.
@@ -293,6 +296,7 @@ impl Default for AgentConfig {
             drop_mode: DropMode::Eof,
             tick: Duration::from_millis(100),
             no_streaming: false,
+            push: false,
             seed: 0,
             binding: ServedBinding::Jsonrpc,
             tenant: None,
@@ -381,6 +385,9 @@ pub struct ReceivedMessage {
     /// Its data parts, in order (empty when it has none).
     #[serde(default)]
     pub data: Vec<serde_json::Value>,
+    /// The push config the send carried (`configuration.taskPushNotificationConfig`), if any.
+    #[serde(default)]
+    pub push_config: Option<serde_json::Value>,
 }
 
 /// One task the agent created.
@@ -976,7 +983,7 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
             "url": base_url,
             "preferredTransport": "JSONRPC",
             "version": env!("CARGO_PKG_VERSION"),
-            "capabilities": {"streaming": !cfg.no_streaming},
+            "capabilities": capabilities(cfg),
             "defaultInputModes": ["text/plain"],
             "defaultOutputModes": ["text/plain"],
             "skills": skills,
@@ -999,7 +1006,7 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
         "description": "A scripted A2A v1.0 agent for drills, demos and tests (a2a-recover).",
         "supportedInterfaces": [interface],
         "version": env!("CARGO_PKG_VERSION"),
-        "capabilities": {"streaming": !cfg.no_streaming},
+        "capabilities": capabilities(cfg),
         "defaultInputModes": ["text/plain"],
         "defaultOutputModes": ["text/plain"],
         "skills": skills,
@@ -1022,4 +1029,13 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// The card's `capabilities`: `pushNotifications` only when the agent takes push configs.
+fn capabilities(cfg: &AgentConfig) -> serde_json::Value {
+    let mut caps = json!({"streaming": !cfg.no_streaming});
+    if cfg.push {
+        caps["pushNotifications"] = json!(true);
+    }
+    caps
 }

@@ -620,6 +620,7 @@ struct Send {
     metadata: Option<Value>,
     history: Option<usize>,
     mode: Mode,
+    push_config: Option<Value>,
 }
 
 fn parse_send(params: Value, streaming: bool) -> Result<Send, RpcError> {
@@ -654,6 +655,9 @@ fn parse_send(params: Value, streaming: bool) -> Result<Send, RpcError> {
         ));
     }
     let metadata = m.get("metadata").cloned();
+    let push_config = params
+        .pointer("/configuration/taskPushNotificationConfig")
+        .cloned();
     let req: SendMessageRequest = serde_json::from_value(params)
         .map_err(|e| RpcError::invalid_params("message", e.to_string()))?;
     let config = req.configuration.as_ref();
@@ -686,6 +690,7 @@ fn parse_send(params: Value, streaming: bool) -> Result<Send, RpcError> {
         metadata,
         history,
         mode,
+        push_config,
     })
 }
 
@@ -767,6 +772,7 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         metadata,
         history,
         mode,
+        push_config,
     } = send;
     let mut inner = shared.lock();
     inner.record_message(ReceivedMessage {
@@ -784,6 +790,7 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
                 _ => None,
             })
             .collect(),
+        push_config,
     });
     let context_id = message.context_id.clone().filter(|c| !c.is_empty());
     if let Some(task_id) = message.task_id.clone().filter(|t| !t.is_empty()) {

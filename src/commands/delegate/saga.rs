@@ -177,7 +177,17 @@ pub(super) async fn run_plan(
             crash::at(Point::AfterIntent, &intent.spec.name.to_string());
         }
     }
-    let requests = requests_for(args, planned, outcomes).await?;
+    // `--push` wins over a step's `push`.
+    let flag = args.push.as_deref().map(super::push_arg).transpose()?;
+    let push = plan
+        .push
+        .iter()
+        .map(|p| match &flag {
+            Some(f) => Ok(Some(f.clone())),
+            None => p.as_deref().map(super::push_arg).transpose(),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let requests = requests_for(args, planned, outcomes, push).await?;
     let Tally {
         code,
         totals,
@@ -292,9 +302,12 @@ async fn requests_for(
     args: &DelegateArgs,
     planned: Vec<(StepSpec, String, Option<Credential>)>,
     outcomes: Vec<IntentOutcome>,
+    push: Vec<Option<String>>,
 ) -> anyhow::Result<Vec<(Request, IntentOutcome)>> {
     let mut requests = Vec::with_capacity(outcomes.len());
-    for ((spec, card_url, credential), outcome) in planned.into_iter().zip(outcomes) {
+    for (((spec, card_url, credential), outcome), push) in
+        planned.into_iter().zip(outcomes).zip(push)
+    {
         // An existing step goes on with the agent of its latest attempt (re-delegation may
         // have moved it) and the credential journaled on that attempt: the step's own only at
         // the agent it was given for.
@@ -320,6 +333,8 @@ async fn requests_for(
                 credential,
                 clock_skew: args.clock_skew,
                 card_patience: args.card_patience,
+                push,
+                no_push: args.no_push,
             },
             outcome,
         ));

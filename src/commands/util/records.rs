@@ -22,6 +22,8 @@ pub(crate) struct Chain {
     pub(crate) resolutions: HashMap<AttemptId, AttemptResolution>,
     /// The answer of each attempt's latest reply (`lastAnswer`).
     pub(crate) answers: HashMap<AttemptId, Value>,
+    /// Each attempt's push config (`push`).
+    pub(crate) pushes: HashMap<AttemptId, journal::PushConfig>,
 }
 
 impl Chain {
@@ -47,10 +49,12 @@ impl Chain {
             .map(|r| (r.attempt, r))
             .collect();
         let answers = journal.last_answers(&shown)?;
+        let pushes = journal.push_configs(&shown)?;
         Ok(Self {
             numbers,
             resolutions,
             answers,
+            pushes,
         })
     }
 
@@ -134,6 +138,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "latest": row.is_latest,
         "resolution": chain.resolution_record(row),
         "lastAnswer": chain.answers.get(&a.id),
+        "push": chain.pushes.get(&a.id).map(journal::PushConfig::record),
         "remedy": remedy,
     })
 }

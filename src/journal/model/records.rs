@@ -770,6 +770,8 @@ pub enum Source {
     Stream,
     /// CancelTask's answer.
     Cancel,
+    /// A push notification (`listen`).
+    Push,
 }
 
 impl Source {
@@ -780,6 +782,7 @@ impl Source {
             Self::GetTask => "get-task",
             Self::ListTasks => "list-tasks",
             Self::Stream => "stream",
+            Self::Push => "push",
             Self::Cancel => "cancel",
         }
     }

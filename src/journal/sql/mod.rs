@@ -10,6 +10,7 @@
 //! `JournalError`s (it alone knows what "busy" or "disk full" look like).
 
 pub(in crate::journal) mod catalog;
+pub(in crate::journal) mod push;
 pub(in crate::journal) mod queries;
 
 use std::borrow::Cow;

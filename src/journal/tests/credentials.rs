@@ -126,7 +126,13 @@ fn migration_15_takes_a_steps_credential_back_from_other_agents(
                    ALTER TABLE agents DROP COLUMN last_success_at;
                    ALTER TABLE agents DROP COLUMN last_failure_at;
                    ALTER TABLE agents DROP COLUMN failing_since;
-                   ALTER TABLE steps DROP COLUMN data_json;";
+                   ALTER TABLE steps DROP COLUMN data_json;
+
+                   DROP TABLE push_tokens;
+                   DROP TABLE push_configs;
+                   DROP TABLE push_listeners;
+                   ALTER TABLE agents DROP COLUMN push_url;
+                   ALTER TABLE agents DROP COLUMN trust_push;";
         match kind {
             Kind::Sqlite => j
                 .store

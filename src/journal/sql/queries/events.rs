@@ -81,7 +81,7 @@ pub(in crate::journal) fn event_count(conn: &Tx) -> DbResult<i64> {
 fn prunable(d: Dialect) -> &'static str {
     match d {
         Dialect::Sqlite => {
-            "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.at < ?3
+            "e.id >= ?1 AND e.id < ?2 AND e.kind IN ('observed', 'push') AND e.at < ?3
      AND e.attempt_id IS NOT NULL
      AND CASE WHEN json_valid(e.detail_json)
               THEN json_array_length(e.detail_json, '$.artifacts') = 0
@@ -91,7 +91,7 @@ fn prunable(d: Dialect) -> &'static str {
         }
         // `json_array_length` is 0 for a member that is not an array, NULL for none.
         Dialect::Postgres => {
-            "e.id >= ?1 AND e.id < ?2 AND e.kind = 'observed' AND e.at < ?3
+            "e.id >= ?1 AND e.id < ?2 AND e.kind IN ('observed', 'push') AND e.at < ?3
      AND e.attempt_id IS NOT NULL
      AND CASE WHEN jsonb_typeof(CAST(e.detail_json AS jsonb) -> 'artifacts') = 'array'
               THEN jsonb_array_length(CAST(e.detail_json AS jsonb) -> 'artifacts') = 0

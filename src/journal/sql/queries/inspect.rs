@@ -37,7 +37,7 @@ pub(in crate::journal) const PENDING_SQL: &str =
                      WHERE fe.attempt_id = a.id AND fe.kind = 'failed-for-good')
           OR (a.state = 'INTENT'
               AND (SELECT le.kind FROM events le WHERE le.attempt_id = a.id
-                     AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task')
+                     AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task', 'push-disagrees')
                    ORDER BY le.id DESC LIMIT 1) = 'needs-human')))";
 
 /// The part of [`PENDING_SQL`] that reads the attempt row alone, widened to what an index can
@@ -127,7 +127,7 @@ pub(super) fn failed_for_good_reason(d: Dialect) -> String {
 pub(in crate::journal) const NEEDS_HUMAN_DETAIL: &str = "CASE WHEN a.state = 'INTENT' THEN
          (SELECT CASE WHEN le.kind = 'needs-human' THEN le.detail_json END
             FROM events le WHERE le.attempt_id = a.id
-              AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task')
+              AND le.kind NOT IN ('in-flight', 'dedup-trusted', 'duplicate-task', 'push-disagrees')
             ORDER BY le.id DESC LIMIT 1) END";
 
 /// [`row_select_with`] over `from` ([`ROW_FROM`] or [`PENDING_ROW_FROM`]).

@@ -79,7 +79,7 @@ fn to_json(v: Option<&Value>) -> Option<String> {
 /// The rows of a JSON array parameter (`?N`, text), as a subquery of one column `value`:
 /// the items as text, or as integers with `int`. (PostgreSQL reads the parameter as text, then
 /// as `jsonb`: the parameter's own type stays text.)
-fn json_items(d: Dialect, param: &str, int: bool) -> String {
+pub(in crate::journal) fn json_items(d: Dialect, param: &str, int: bool) -> String {
     match (d, int) {
         (Dialect::Sqlite, _) => format!("SELECT value FROM json_each({param})"),
         (Dialect::Postgres, false) => format!(

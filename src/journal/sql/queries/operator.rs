@@ -57,6 +57,7 @@ pub(in crate::journal) fn clear_attempt_resolution(
 /// Deletes attempt `id` and its events: only for an `INTENT` attempt a `retry` journaled and
 /// nothing ever sent (`resolve --undo`); it has no task, reply or artifact.
 pub(in crate::journal) fn delete_unsent_attempt(conn: &Tx, id: AttemptId) -> DbResult<()> {
+    super::super::push::delete_config_of(conn, id)?;
     conn.exec("DELETE FROM events WHERE attempt_id = ?1", args![id.0])?;
     conn.exec("DELETE FROM alerts WHERE attempt_id = ?1", args![id.0])?;
     conn.exec(

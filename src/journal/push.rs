@@ -1,0 +1,234 @@
+//! Push notifications in the journal: the config each attempt asked its agent for (one per
+//! attempt, kept by every resend of its messageId), the hashes of the tokens sent with it (never
+//! a token), and each agent's push registration.
+
+use std::collections::HashMap;
+
+use super::sql::push::{self as sql, ConfigRow};
+use super::{AttemptId, Journal, JournalError};
+
+/// An attempt's push config as journaled (`attempt` records show `configId` and `url`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushConfig {
+    /// The attempt.
+    pub attempt: AttemptId,
+    /// The config id: random, the last segment of its URL.
+    pub config_id: String,
+    /// The URL the agent was asked to push to (`BASE/push/CONFIG_ID`).
+    pub url: String,
+    /// When a listener last recorded a push for it.
+    pub last_push_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl From<ConfigRow> for PushConfig {
+    fn from(r: ConfigRow) -> Self {
+        Self {
+            attempt: r.attempt,
+            config_id: r.config_id,
+            url: r.url,
+            last_push_at: r
+                .last_push_at
+                .and_then(chrono::DateTime::from_timestamp_millis),
+        }
+    }
+}
+
+impl PushConfig {
+    /// The config as `attempt` records show it: `{configId, url}`.
+    pub fn record(&self) -> serde_json::Value {
+        serde_json::json!({"configId": self.config_id, "url": self.url})
+    }
+}
+
+/// An agent's push registration (`agents add --push URL`, `--trust-push`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentPush {
+    /// The listener's public base URL the agent is asked to push to.
+    pub url: Option<String>,
+    /// Whether a push may make a step terminal without a read-back.
+    pub trusted: bool,
+}
+
+impl Journal {
+    /// Right before a send: journals attempt `id`'s push config, unless it has one (a resend of
+    /// its messageId keeps it), and adds the hash of the token this send carries, in one
+    /// transaction. `config_id` and `url` are used only for a new config; returns the config
+    /// the send must carry.
+    pub fn register_push(
+        &self,
+        id: AttemptId,
+        config_id: &str,
+        url: &str,
+        token_hash: &str,
+    ) -> Result<PushConfig, JournalError> {
+        let now = self.now_ms();
+        let action = "journal the push config";
+        self.write_attempts(&[id], action, |tx| {
+            let e = self.err(action);
+            let held = if let Some(held) = sql::config_of(tx, id).map_err(&e)? {
+                held
+            } else {
+                sql::insert_config(tx, id, config_id, url, now).map_err(&e)?;
+                ConfigRow {
+                    attempt: id,
+                    config_id: config_id.to_owned(),
+                    url: url.to_owned(),
+                    last_push_at: None,
+                }
+            };
+            sql::insert_token_hash(tx, &held.config_id, token_hash, now).map_err(&e)?;
+            Ok(held.into())
+        })
+    }
+
+    /// Returns attempt `id`'s push config, if it asked for one.
+    pub fn push_config(&self, id: AttemptId) -> Result<Option<PushConfig>, JournalError> {
+        self.read("read the push config", |c| {
+            sql::config_of(c, id).map(|r| r.map(Into::into))
+        })
+    }
+
+    /// Returns the push configs of the attempts given, by attempt.
+    pub fn push_configs(
+        &self,
+        ids: &[AttemptId],
+    ) -> Result<HashMap<AttemptId, PushConfig>, JournalError> {
+        self.read("read the push configs", |c| {
+            sql::configs_of(c, ids).map(|rows| {
+                rows.into_iter()
+                    .map(|r| (r.attempt, PushConfig::from(r)))
+                    .collect()
+            })
+        })
+    }
+
+    /// Returns the push config whose id is `config_id` and the hashes of the tokens sent with
+    /// it, if there is one.
+    pub fn push_config_by_id(
+        &self,
+        config_id: &str,
+    ) -> Result<Option<(PushConfig, Vec<String>)>, JournalError> {
+        self.read("read the push config", |c| {
+            let Some(row) = sql::config_by_id(c, config_id)? else {
+                return Ok(None);
+            };
+            let hashes = sql::token_hashes(c, config_id)?;
+            Ok(Some((row.into(), hashes)))
+        })
+    }
+
+    /// Returns an agent's push registration (the default when it is not journaled).
+    pub fn agent_push(&self, card_url: &str) -> Result<AgentPush, JournalError> {
+        self.read("read the agent", |c| sql::agent_push(c, card_url))
+            .map(|r| {
+                r.map(|(url, trusted)| AgentPush { url, trusted })
+                    .unwrap_or_default()
+            })
+    }
+
+    /// Sets a journaled agent's push registration (`agents add`: a refresh without `--push`
+    /// clears it, as it clears `--trust-dedup`).
+    pub fn set_agent_push(&self, card_url: &str, push: &AgentPush) -> Result<(), JournalError> {
+        self.agent_rows.clear();
+        let now = self.now_ms();
+        self.write("journal the agent", |tx| {
+            sql::set_agent_push(tx, card_url, push.url.as_deref(), push.trusted, now)
+                .map_err(self.err("journal the agent"))
+        })
+    }
+}
+
+/// A running `listen` process, as `status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listener {
+    /// Its host (name and pid namespace).
+    pub host: String,
+    /// Its pid.
+    pub pid: i64,
+    /// The address it receives pushes on.
+    pub bind: String,
+    /// When it started.
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    /// When it last said it runs.
+    pub heartbeat_at: chrono::DateTime<chrono::Utc>,
+    /// When it last recorded a push.
+    pub last_push_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// How long a listener's row counts as running after its last heartbeat.
+pub const LISTENER_LAPSE: std::time::Duration = std::time::Duration::from_secs(90);
+
+fn ms_time(ms: i64) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default()
+}
+
+impl Journal {
+    /// Records a push received for config `config_id`: when, and `hint` (the push as received)
+    /// when it must be read back before it counts. One durable commit.
+    pub fn record_push(
+        &self,
+        attempt: AttemptId,
+        config_id: &str,
+        hint: Option<&str>,
+    ) -> Result<(), JournalError> {
+        let now = self.now_ms();
+        let action = "journal the push";
+        self.write_attempts(&[attempt], action, |tx| {
+            sql::record_push(tx, config_id, hint, now).map_err(self.err(action))
+        })
+    }
+
+    /// Clears an attempt's push hint once a read settled it.
+    pub fn clear_push_hint(&self, attempt: AttemptId) -> Result<(), JournalError> {
+        let action = "journal the push";
+        self.write_attempts(&[attempt], action, |tx| {
+            sql::clear_hint(tx, attempt).map_err(self.err(action))
+        })
+    }
+
+    /// Journals this process as a running listener on `bind`, or renews its heartbeat.
+    pub fn listener_heartbeat(
+        &self,
+        bind: &str,
+        started_at: chrono::DateTime<chrono::Utc>,
+        last_push_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Result<(), JournalError> {
+        let row = sql::ListenerRow {
+            owner: super::owner_id().to_owned(),
+            host: super::host_name().to_owned(),
+            pid: i64::from(std::process::id()),
+            bind: bind.to_owned(),
+            started_at: started_at.timestamp_millis(),
+            heartbeat_at: self.now_ms(),
+            last_push_at: last_push_at.map(|t| t.timestamp_millis()),
+        };
+        self.write("journal the listener", |tx| {
+            sql::upsert_listener(tx, &row).map_err(self.err("journal the listener"))
+        })
+    }
+
+    /// Deletes this process's listener row (it stops).
+    pub fn listener_stopped(&self) -> Result<(), JournalError> {
+        self.write("journal the listener", |tx| {
+            sql::delete_listener(tx, super::owner_id()).map_err(self.err("journal the listener"))
+        })
+    }
+
+    /// Returns the running listeners (a heartbeat within [`LISTENER_LAPSE`]).
+    pub fn listeners(&self) -> Result<Vec<Listener>, JournalError> {
+        let lapse = i64::try_from(LISTENER_LAPSE.as_millis()).unwrap_or(i64::MAX);
+        let since = self.now_ms().saturating_sub(lapse);
+        let rows = self.read("read the listeners", |c| sql::listeners(c, since))?;
+        Ok(rows
+            .into_iter()
+            .map(|r| Listener {
+                host: r.host,
+                pid: r.pid,
+                bind: r.bind,
+                started_at: ms_time(r.started_at),
+                heartbeat_at: ms_time(r.heartbeat_at),
+                last_push_at: r.last_push_at.map(ms_time),
+            })
+            .collect())
+    }
+}
