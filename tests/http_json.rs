@@ -343,7 +343,7 @@ fn an_agent_whose_card_offers_nothing_we_speak_any_more_needs_a_human() {
         .find(|v| v["outcome"] == "interface-gone")
         .unwrap_or_else(|| panic!("{}", stdout(&out)));
     let remedy = action["remedy"].to_string();
-    assert!(remedy.contains("GRPC 1.0"), "{action}");
+    assert!(remedy.contains("WEBSOCKET 1.0"), "{action}");
     assert!(remedy.contains("has left the agent's card"), "{action}");
     let row = the_attempt(&env, "w/gone");
     assert_eq!(row["state"], before, "nothing is proven of the task: {row}");
@@ -399,22 +399,22 @@ pub(crate) fn delegated_then_gone(
     let out = delegate(env, step, &a.url(), text, &[]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let before = the_attempt(env, step)["state"].clone();
-    (before, grpc_only_on(a))
+    (before, unspoken_only_on(a))
 }
 
-/// Stops `a` and serves, on its port, a card that offers only gRPC (an agent that upgraded to
-/// a binding a2a-recover does not speak; every other path answers 404).
-pub(crate) fn grpc_only_on(
+/// Stops `a` and serves, on its port, a card that offers only WebSocket (an agent that upgraded
+/// to a binding a2a-recover does not speak; every other path answers 404).
+pub(crate) fn unspoken_only_on(
     a: crate::common::Background<a2a_recover::scripted_agent::ScriptedAgent>,
 ) -> crate::common::Background<crate::common::in_runtime::CardServer> {
     let port = a.get().port();
     drop(a);
     crate::common::agent::Background::start(move || {
         crate::common::in_runtime::CardServer::start_on(port, |base: &str| {
-            serde_json::json!({"name": "grpc", "description": "d", "version": "2",
+            serde_json::json!({"name": "websocket", "description": "d", "version": "2",
                 "capabilities": {}, "defaultInputModes": ["text/plain"],
                 "defaultOutputModes": ["text/plain"], "skills": [],
-                "supportedInterfaces": [{"url": base, "protocolBinding": "GRPC",
+                "supportedInterfaces": [{"url": base, "protocolBinding": "WEBSOCKET",
                                          "protocolVersion": "1.0"}]})
             .to_string()
         })

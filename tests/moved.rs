@@ -12,7 +12,7 @@ use crate::common::commands::{delegate, latest, reconcile, spawn, task_of, the_a
 use crate::common::journal::artifact_texts_of;
 use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
 use crate::http_json::{
-    assert_pending_gone, calls, delegated_then_gone, grpc_only_on, http_json, moves,
+    assert_pending_gone, calls, delegated_then_gone, http_json, moves, unspoken_only_on,
 };
 use a2a_recover::scripted_agent::ScriptedAgent;
 
@@ -165,7 +165,7 @@ fn the_dry_run_says_it_would_move_and_writes_nothing() {
     assert_eq!(calls(&a.stats(), "SendMessage"), 0);
 
     // When the card offers nothing we speak, it says so, exit 4, still writing nothing.
-    let _server = grpc_only_on(a);
+    let _server = unspoken_only_on(a);
     let out = reconcile(&env, &["--dry-run", "--format", "json"]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     let gone = json_lines(&out)

@@ -75,10 +75,11 @@ pub enum Command {
 /// Runs one subcommand and returns its exit code.
 pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> {
     match command {
-        // Boxed: its future is the largest (a send's state and the lease it may meet).
+        // Boxed: their futures are the largest (a send's state and the lease it may meet; a
+        // stream of any binding).
         Command::Delegate(args) => Box::pin(delegate::run(ctx, args)).await,
         Command::Reconcile(args) => reconcile::run(ctx, args).await,
-        Command::Follow(args) => follow::run(ctx, args).await,
+        Command::Follow(args) => Box::pin(follow::run(ctx, args)).await,
         Command::Reply(args) => reply::run(ctx, args).await,
         Command::Compensate(args) => compensate::run(ctx, args).await,
         Command::Resolve(args) => resolve::run(ctx, args).await,
