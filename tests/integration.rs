@@ -28,6 +28,7 @@ mod http_json;
 mod inspect;
 mod interop;
 mod interop03;
+mod interop_grpc;
 mod interop_http_json;
 mod interop_probe;
 mod interop_recovery;

@@ -27,6 +27,7 @@ pub mod journal_dump;
 pub mod odd_ids;
 pub mod postgres;
 pub mod snapshot;
+pub mod tcp_cut_proxy;
 pub mod transcript;
 
 use std::path::{Path, PathBuf};
