@@ -5,7 +5,7 @@
 //! Against each: delegate → reconcile → follow to COMPLETED; `ask` → reply on the same task; a
 //! crash after the send found by ListTasks (v0.3, which has none: `UNCERTAIN`, nothing resent);
 //! a stream cut by a proxy, resubscribed, its artifact stored once; an unknown task is the
-//! agent's own `TASK_NOT_FOUND`.
+//! agent's own `TASK_NOT_FOUND`; `agents probe` over gRPC.
 //!
 //! The SDKs are installed, pinned, by `scripts/test`; see `tests/common/interop.rs`.
 
@@ -254,4 +254,45 @@ fn python03_grpc_unknown_task_is_task_not_found() {
 #[test]
 fn js_grpc_unknown_task_is_task_not_found() {
     an_unknown_task_is_the_agents_task_not_found(Sdk::Js);
+}
+
+/// `agents probe` over gRPC: the card's gRPC interface is the one chosen, and an unknown task's
+/// subscription is the agent's TASK_NOT_FOUND, reported by its JSON-RPC code.
+fn probe_over_grpc(sdk: Sdk) {
+    let a = sdk.start(None);
+    let env = TestEnv::new();
+    let out = env.run(["agents", "probe", &a.url, "--format", "json"]);
+    assert_eq!(
+        code(&out),
+        0,
+        "{}{}\n{}",
+        stdout(&out),
+        stderr(&out),
+        a.context()
+    );
+    let lines = json_lines(&out);
+    let probe = lines
+        .iter()
+        .find(|l| l["type"] == "probe")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    let profile = &probe["profile"];
+    assert_eq!(profile["bindings"][0]["binding"], "GRPC", "{probe}");
+    assert_eq!(profile["bindings"][0]["chosen"], true, "{probe}");
+    assert_eq!(profile["subscribe"], "ok", "{probe}");
+    assert_eq!(profile["unknownTaskSubscribeCode"], "-32001", "{probe}");
+    assert_eq!(
+        probe["interfaceUrl"],
+        format!("http://{}/", a.grpc_addr()),
+        "{probe}"
+    );
+}
+
+#[test]
+fn python_grpc_probe() {
+    probe_over_grpc(Sdk::Python);
+}
+
+#[test]
+fn js_grpc_probe() {
+    probe_over_grpc(Sdk::Js);
 }

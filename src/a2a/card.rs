@@ -111,6 +111,19 @@ pub struct CardInterface {
     pub speaks: Option<ProtocolBinding>,
 }
 
+impl CardInterface {
+    /// Returns its URL resolved against the card URL as a send to it would use it (a gRPC
+    /// `host:port` gets its scheme: [`resolve_interface`]); `None` when it does not parse.
+    pub fn resolved_url(&self, card_url: &str) -> Option<String> {
+        let base = Url::parse(card_url).ok()?;
+        let url = match self.speaks {
+            Some(binding) => resolve_interface(&base, &self.url, binding),
+            None => base.join(self.url.trim()),
+        };
+        url.ok().map(String::from)
+    }
+}
+
 /// An interface chosen for a send: where, with which tenant, over which binding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chosen {

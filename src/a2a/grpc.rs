@@ -60,6 +60,10 @@ pub(crate) struct Grpc {
 pub(crate) struct GrpcStream {
     messages: Messages,
     limit: u64,
+    /// A v1.0 stream's first message, read when it opened (`None` once read).
+    first: Option<Value>,
+    /// Whether the stream ended (cleanly) when it opened.
+    ended: bool,
 }
 
 enum Messages {
@@ -70,6 +74,12 @@ enum Messages {
 impl GrpcStream {
     /// Returns the next message as protobuf JSON; `None` at the stream's clean end.
     pub(crate) async fn message(&mut self, op: &Op) -> Result<Option<Value>, A2aError> {
+        if let Some(first) = self.first.take() {
+            return Ok(Some(first));
+        }
+        if self.ended {
+            return Ok(None);
+        }
         let limit = self.limit;
         match &mut self.messages {
             Messages::V1(s) => next_json(op, ProtocolBinding::GrpcV1, limit, s.message().await),
@@ -329,12 +339,22 @@ impl Grpc {
             _ => return Err(not_unary(op)),
         };
         let limit = self.cfg.max_response_size;
-        opened
-            .map(|r| GrpcStream {
-                messages: Messages::V1(r.into_inner()),
-                limit,
-            })
-            .map_err(|s| status_error(op, binding, limit, &s))
+        let mut stream = GrpcStream {
+            messages: Messages::V1(
+                opened
+                    .map_err(|s| status_error(op, binding, limit, &s))?
+                    .into_inner(),
+            ),
+            limit,
+            first: None,
+            ended: false,
+        };
+        // A v1.0 stream begins with the task (or the message): a server that sends its headers
+        // before it fails the call (@a2a-js/sdk for an unknown or finished task) has failed to
+        // open it, as one that fails at once has.
+        stream.first = stream.message(op).await?;
+        stream.ended = stream.first.is_none();
+        Ok(stream)
     }
 
     async fn v03_open(
@@ -366,6 +386,8 @@ impl Grpc {
             .map(|r| GrpcStream {
                 messages: Messages::V03(r.into_inner()),
                 limit,
+                first: None,
+                ended: false,
             })
             .map_err(|s| status_error(op, binding, limit, &s))
     }
