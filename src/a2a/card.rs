@@ -113,7 +113,7 @@ pub struct CardInterface {
 
 impl CardInterface {
     /// Returns its URL resolved against the card URL as a send to it would use it (a gRPC
-    /// `host:port` gets its scheme: [`resolve_interface`]); `None` when it does not parse.
+    /// `host:port` gets its scheme, as `choose` resolves it); `None` when it does not parse.
     pub fn resolved_url(&self, card_url: &str) -> Option<String> {
         let base = Url::parse(card_url).ok()?;
         let url = match self.speaks {
