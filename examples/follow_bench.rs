@@ -288,7 +288,7 @@ async fn rate(events: usize, work: bool) -> Result<(), BoxError> {
         &client,
         &target,
         &FollowOptions::default(),
-        &mut |_, _| {},
+        &a2a_recover::recovery::Unheard,
     )
     .await?;
     let elapsed = started.elapsed();
@@ -429,7 +429,7 @@ async fn many(n: usize) -> Result<(), BoxError> {
     let task_ids: Vec<String> = targets.iter().map(|t| t.task_id.clone()).collect();
     let snapshots = Cell::new(0usize);
     let all = tokio::sync::Notify::new();
-    let observer = |_: &FollowTarget, p: &Progress| {
+    let observer = a2a_recover::recovery::event::OnFollow(|_: &FollowTarget, p: &Progress| {
         if let Progress::Observed {
             source: Source::Stream,
             events: 1,
@@ -441,7 +441,7 @@ async fn many(n: usize) -> Result<(), BoxError> {
                 all.notify_one();
             }
         }
-    };
+    });
     let http = reqwest::Client::new();
     let subscribed_in = Cell::new(Duration::ZERO);
     let started = Instant::now();

@@ -18,6 +18,18 @@ pub enum Point {
     AfterCompensateSend,
 }
 
+/// The point as `A2A_RECOVER_CRASH_AT` names it (`after-send`, `after-event:3`).
+impl std::fmt::Display for Point {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::AfterIntent => f.write_str("after-intent"),
+            Self::AfterSend => f.write_str("after-send"),
+            Self::AfterEvent(n) => write!(f, "after-event:{n}"),
+            Self::AfterCompensateSend => f.write_str("after-compensate-send"),
+        }
+    }
+}
+
 /// Parses `POINT[:STEP]`; the step may itself contain `/`.
 fn parse(spec: &str) -> Option<(Point, Option<&str>)> {
     let (point, rest) = match spec.split_once(':') {
@@ -77,7 +89,7 @@ pub fn armed(point: Point, step: &str) -> bool {
 /// Aborts the process if `point` is armed for `step`.
 pub fn at(point: Point, step: &str) {
     if armed(point, step) {
-        tracing::warn!("crash point {point:?} reached for {step}: aborting (A2A_RECOVER_CRASH_AT)");
+        tracing::warn!("crash point {point} reached for {step}: aborting (A2A_RECOVER_CRASH_AT)");
         std::process::abort();
     }
 }
@@ -85,6 +97,19 @@ pub fn at(point: Point, step: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_point_is_named_as_the_variable_names_it() {
+        for spec in [
+            "after-intent",
+            "after-send",
+            "after-compensate-send",
+            "after-event:3",
+        ] {
+            let (point, _) = parse(spec).unwrap();
+            assert_eq!(point.to_string(), spec);
+        }
+    }
 
     #[test]
     fn parses_points() {

@@ -7,7 +7,7 @@
 //!
 //! - [`cli`] and [`commands`]: the command line; one file per subcommand, one dispatch `match`.
 //! - [`context`]: global flags validated once into a [`context::Context`].
-//! - [`journal`]: the journal; all SQL lives in `journal/sql/queries.rs`, run through a store
+//! - [`journal`]: the journal; all SQL lives in `journal/sql/queries/`, run through a store
 //!   seam by the SQLite store (`journal/sqlite/`).
 //! - [`a2a`]: the A2A v1.0 JSON-RPC client (the wire): card, calls, SSE, errors, normalizer.
 //! - [`recovery`]: the reconcile pass and its pure decision table.

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use insta::assert_snapshot;
 
 use crate::common::in_runtime::{
-    CardServer, assert_code, attempts, guard, json_lines, run, run_with, scripted,
+    CardServer, assert_code, attempts, guard, records_after_begin, run, run_with, scripted,
 };
 use crate::common::interop::start_python_agent;
 use crate::common::snapshot::snapshot_of;
@@ -36,7 +36,7 @@ fn count(path: &Path, table: &str) -> i64 {
 async fn listed(env: &TestEnv) -> Vec<Value> {
     let o = run(env, &["agents", "list", "--format", "json"]).await;
     assert_code(&o, 0);
-    json_lines(&o, "agents list")
+    records_after_begin(&o, "agents list")
 }
 
 #[tokio::test]
@@ -241,7 +241,7 @@ async fn add_refuses_unreachable_agents_and_invalid_cards_and_stores_nothing() {
         }
         let o = run(&env, &["agents", "add", &dead_url(), "--format", "json"]).await;
         assert_code(&o, 1);
-        assert!(json_lines(&o, "agents add").is_empty());
+        assert!(records_after_begin(&o, "agents add").is_empty());
         assert_eq!(count(&env.journal(), "agents"), 1, "only the good agent");
         let agents = listed(&env).await;
         assert_eq!(agents.len(), 1);

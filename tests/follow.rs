@@ -669,7 +669,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
         // Once every follow has its first snapshot, the agent completes every task.
         let snapshots = Cell::new(0usize);
         let all_subscribed = tokio::sync::Notify::new();
-        let observer = |_: &FollowTarget, p: &Progress| {
+        let observer = a2a_recover::recovery::event::OnFollow(|_: &FollowTarget, p: &Progress| {
             if let Progress::Observed {
                 source: Source::Stream,
                 events: 1,
@@ -681,7 +681,7 @@ async fn a_thousand_running_tasks_are_followed_at_once_in_one_process() {
                     all_subscribed.notify_one();
                 }
             }
-        };
+        });
         let opts = FollowOptions {
             seed: Some(42),
             ..FollowOptions::default()

@@ -73,7 +73,7 @@ fn status_after_an_agent_is_killed_shows_it_failing_not_reached(
     drop(a);
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
-    assert!(stdout(&out).contains("read-failed"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("read failed"), "{}", stdout(&out));
 
     let (code_now, after) = status_record(&env, &[]);
     assert_eq!(code_now, 0);

@@ -207,7 +207,15 @@ fn drill(mode: &Mode, expect: &Expect) {
         expect.code
     };
     assert_eq!(code(&m.out), want, "reconcile {mode:?}: {}", stderr(&m.out));
-    check_error(&m, "w/known", expect.words);
+    // An agent that cannot be reached is one line for all the steps that wait on it; any other
+    // failure is one line per step.
+    let err = stderr(&m.out);
+    if err.contains(" is unreachable: ") {
+        check_error(&m, " is unreachable: ", expect.words);
+        assert!(err.contains("wait on it: w/a, w/known"), "{err}");
+    } else {
+        check_error(&m, "w/known", expect.words);
+    }
     assert_eq!(h.count("SendMessage"), 2, "an ambiguous send was repeated");
     let now_known = attempt(&env, "w/known");
     assert_eq!(settled_part(&now_known), settled_part(&known));

@@ -8,24 +8,15 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use a2a_recover::scripted_agent::{AgentConfig, ServedBinding, Stats};
+use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
+use crate::common::bindings::{
+    assert_pending_gone, calls, delegated_then_gone, events, http_json, moves,
+};
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::journal::artifact_texts_of;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
-
-pub(crate) fn http_json(cfg: AgentConfig) -> AgentConfig {
-    AgentConfig {
-        binding: ServedBinding::HttpJson,
-        ..cfg
-    }
-}
-
-/// Requests the agent counted for an operation (0 when never called).
-pub(crate) fn calls(stats: &Stats, op: &str) -> u64 {
-    stats.requests.get(op).copied().unwrap_or(0)
-}
 
 #[test]
 fn the_card_offers_only_http_json_and_json_rpc_is_not_served() {
@@ -277,24 +268,6 @@ fn agents_add_takes_a_card_that_offers_only_http_json() {
     assert_eq!(the_attempt(&env, "w/reg")["state"], "COMPLETED");
 }
 
-/// The step's event kinds and details, oldest first (`inspect STEP --events`).
-/// How many `interface-moved` events the step has.
-pub(crate) fn moves(env: &TestEnv, step: &str) -> usize {
-    events(env, step)
-        .iter()
-        .filter(|e| e["kind"] == "interface-moved")
-        .count()
-}
-
-fn events(env: &TestEnv, step: &str) -> Vec<Value> {
-    let out = env.run(["inspect", step, "--events", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .into_iter()
-        .filter(|v| v["type"] == "event")
-        .collect()
-}
-
 #[test]
 fn an_agent_that_moved_to_http_json_is_read_there_and_completes() {
     let env = TestEnv::new();
@@ -349,74 +322,4 @@ fn an_agent_whose_card_offers_nothing_we_speak_any_more_needs_a_human() {
     assert_eq!(row["state"], before, "nothing is proven of the task: {row}");
     assert_eq!(row["binding"], "JSONRPC", "{row}");
     assert_pending_gone(&env, "w/gone");
-}
-
-/// `inspect --pending` lists `step` as interface-gone, with a command and an alternative, and
-/// `status --check` counts it as needing a human.
-pub(crate) fn assert_pending_gone(env: &TestEnv, step: &str) {
-    let out = env.run(["inspect", "--pending", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let row = json_lines(&out)
-        .into_iter()
-        .find(|r| r["type"] == "attempt" && r["step"] == step.split('/').nth(1).unwrap())
-        .unwrap_or_else(|| panic!("{step} is not pending: {}", stdout(&out)));
-    let remedy = &row["remedy"];
-    assert!(
-        remedy["what"]
-            .as_str()
-            .unwrap()
-            .contains("left the agent's card"),
-        "{row}"
-    );
-    assert_eq!(
-        remedy["command"],
-        format!("a2a-recover resolve {step} --as done|retry|abandoned --reason \"…\""),
-        "{row}"
-    );
-    assert!(
-        remedy["alternatives"][0]
-            .as_str()
-            .unwrap()
-            .contains("agents add"),
-        "{row}"
-    );
-    let out = env.run(["status", "--check"]);
-    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
-}
-
-/// Delegates `text` as `step` to a JSON-RPC scripted agent that then upgrades to a card that
-/// offers only gRPC (JSON-RPC is not served any more); returns the attempt's state before, and
-/// the card's server.
-pub(crate) fn delegated_then_gone(
-    env: &TestEnv,
-    step: &str,
-    text: &str,
-) -> (
-    Value,
-    crate::common::Background<crate::common::in_runtime::CardServer>,
-) {
-    let a = agent(fast());
-    let out = delegate(env, step, &a.url(), text, &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let before = the_attempt(env, step)["state"].clone();
-    (before, unspoken_only_on(a))
-}
-
-/// Stops `a` and serves, on its port, a card that offers only WebSocket (an agent that upgraded
-/// to a binding a2a-recover does not speak; every other path answers 404).
-pub(crate) fn unspoken_only_on(
-    a: crate::common::Background<a2a_recover::scripted_agent::ScriptedAgent>,
-) -> crate::common::Background<crate::common::in_runtime::CardServer> {
-    let port = a.get().port();
-    drop(a);
-    crate::common::agent::Background::start(move || {
-        crate::common::in_runtime::CardServer::start_on(port, |base: &str| {
-            serde_json::json!({"name": "websocket", "description": "d", "version": "2",
-                "capabilities": {}, "defaultInputModes": ["text/plain"],
-                "defaultOutputModes": ["text/plain"], "skills": [],
-                "supportedInterfaces": [{"url": base, "protocolBinding": "WEBSOCKET",
-                                         "protocolVersion": "1.0"}]})
-            .to_string()
-        })
-    })
 }

@@ -6,17 +6,15 @@
 //!
 //! The SDKs are installed, pinned, by `scripts/test`; see `tests/common/interop.rs`.
 
-use std::fmt::Write as _;
-
 use a2a_recover::a2a::{ProtocolBinding, types};
 
+use crate::common::bindings::{followed_through_a_cut, steps};
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
-use crate::common::cut_proxy::CutProxy;
 use crate::common::interop::{
     InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
 };
 use crate::common::journal::artifact_texts_of;
-use crate::common::{Background, TestEnv, code, json_lines, stderr, stdout};
+use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
 #[derive(Debug, Clone, Copy)]
 enum Sdk {
@@ -29,13 +27,6 @@ fn start(sdk: Sdk) -> InteropAgent {
         Sdk::Python => start_python_agent_with(&["--http-json-only"]),
         Sdk::Js => start_js_agent_with(&["--http-json-only"]),
     }
-}
-
-pub(crate) fn steps(n: u32) -> String {
-    (1..=n).fold(String::new(), |mut s, i| {
-        let _ = writeln!(s, "step {i}");
-        s
-    })
 }
 
 /// The attempt went to the SDK's HTTP+JSON interface (the card's only one, under `/rest`).
@@ -168,30 +159,6 @@ fn a_cut_stream_is_resubscribed(sdk: Sdk) {
     let (env, row, _proxy) = followed_through_a_cut(&a, &[]);
     assert_sent_over_http_json(&row);
     assert_eq!(artifact_texts_of(&env.journal(), "w/s"), [steps(40)]);
-}
-
-/// Delegates `work:40` as `w/s` to `a` through a proxy that cuts the first stream after three
-/// events, follows it, and checks it was resubscribed to COMPLETED; returns the journal, the
-/// attempt and the proxy (still forwarding).
-pub(crate) fn followed_through_a_cut(
-    a: &InteropAgent,
-    args: &[&str],
-) -> (TestEnv, serde_json::Value, Background<CutProxy>) {
-    let proxy = CutProxy::start(a.url.clone(), 3, 1);
-    let env = TestEnv::new();
-    let why = || a.context();
-    let out = delegate(&env, "w/s", &proxy.url(), "work:40", args);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let out = env.run(["follow", "w/s", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let lines = json_lines(&out);
-    let summary = lines.last().unwrap();
-    assert_eq!(summary["state"], "COMPLETED", "{summary}");
-    assert_eq!(proxy.cut(), 1, "{summary}");
-    assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
-    let row = the_attempt(&env, "w/s");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
-    (env, row, proxy)
 }
 
 #[test]

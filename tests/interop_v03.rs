@@ -10,9 +10,9 @@
 
 use serde_json::Value;
 
+use crate::common::bindings::{followed_through_a_cut, steps};
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::journal::artifact_texts_of;
-use crate::interop_http_json::{followed_through_a_cut, steps};
 use a2a_recover::a2a::ProtocolBinding;
 
 use crate::common::interop::{InteropAgent, Sdk, Transport, plain_endpoint, test_client};

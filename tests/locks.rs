@@ -20,7 +20,7 @@ fn a_held_workflow_is_skipped_and_the_others_are_done() {
     for step in ["a/s", "b/s"] {
         assert_eq!(code(&delegate(&env, step, &a.url(), "work:2", &[])), 0);
     }
-    std::thread::sleep(Duration::from_millis(300));
+    a.settle();
     // Another pass works on workflow `a`: it holds the journal's lock shared and `a`'s lock.
     let shared = lock::acquire_scoped(&env.journal(), Scope::Workflows, 4242, "then").unwrap();
     let a_lock = lock::acquire_workflow(&env.journal(), "a", 4242, "then").unwrap();
@@ -106,7 +106,7 @@ fn a_pass_names_ten_held_workflows_counts_the_rest_and_does_the_others() {
         let step = format!("{w}/s");
         assert_eq!(code(&delegate(&env, &step, &a.url(), "work:2", &[])), 0);
     }
-    std::thread::sleep(Duration::from_millis(300));
+    a.settle();
     // Another pass holds twelve of the thirteen workflows (the journal's lock shared, as a
     // pass does); the pass reaches each held one, skips it, and does the last.
     let shared = lock::acquire_scoped(&env.journal(), Scope::Workflows, 4242, "then").unwrap();

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::common::bindings::{
+    assert_pending_gone, calls, delegated_then_gone, http_json, moves, unspoken_only_on,
+};
 use crate::common::commands::{delegate, latest, reconcile, spawn, task_of, the_attempt};
 use crate::common::journal::artifact_texts_of;
 use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
-use crate::http_json::{
-    assert_pending_gone, calls, delegated_then_gone, http_json, moves, unspoken_only_on,
-};
 use a2a_recover::scripted_agent::ScriptedAgent;
 
 /// Delegates `text` as `step` to a JSON-RPC scripted agent, lets it settle when `settle`, then

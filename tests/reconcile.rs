@@ -898,25 +898,42 @@ fn the_summary_counts_attempts_by_outcome_not_actions() {
     );
 }
 
-/// An agent gone: one line per step that could not be read, and the hint once, not under each.
+/// An agent gone: one line for the agent, naming the cause in words and the steps that wait on
+/// it, and the hint once; each step's error chain only at `-v`.
 #[test]
-fn an_unreachable_agent_is_one_line_per_step_and_one_hint() {
+fn an_unreachable_agent_is_one_line_for_all_its_steps() {
     let env = TestEnv::new();
     let a = agent(fast());
     for step in ["w/a", "w/b", "w/c"] {
         assert_eq!(code(&delegate(&env, step, &a.url(), "work:500", &[])), 0);
     }
+    let base = a.url();
     drop(a);
     let out = reconcile(&env, &["--timeout", "2s"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     let err = stderr(&out);
-    let failures: Vec<&str> = err.lines().filter(|l| l.contains("read-failed:")).collect();
-    assert_eq!(failures.len(), 3, "{err}");
     assert!(
-        failures.iter().all(|l| !l.contains("read read-failed")),
+        !err.contains("os error"),
+        "no error chain by default: {err}"
+    );
+    assert_eq!(err.matches("is unreachable").count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("agent {base} is unreachable: connection refused")),
         "{err}"
     );
+    assert!(err.contains("3 steps wait on it: w/a, w/b, w/c"), "{err}");
     assert_eq!(err.matches("hint:").count(), 1, "{err}");
+
+    let out = reconcile(&env, &["--timeout", "2s", "-v"]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    let err = stderr(&out);
+    let failures: Vec<&str> = err.lines().filter(|l| l.contains("read failed:")).collect();
+    assert_eq!(failures.len(), 3, "{err}");
+    assert!(
+        failures.iter().all(|l| l.contains("Connection refused")),
+        "{err}"
+    );
+    assert!(!err.contains("read read failed"), "{err}");
 }
 
 /// A dry run that finds a question journals nothing, so `inspect --pending` cannot list it yet:

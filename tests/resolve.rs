@@ -15,7 +15,8 @@ use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
 use serde_json::{Value, json};
 
 use crate::common::in_runtime::{
-    CardServer, assert_code, attempts, guard, json_lines, refusing_card, run, run_with, scripted,
+    CardServer, assert_code, attempts, guard, records_after_begin, refusing_card, run, run_with,
+    scripted,
 };
 use crate::common::{TestEnv, code, stderr, stdout};
 
@@ -23,14 +24,14 @@ use crate::common::{TestEnv, code, stderr, stdout};
 async fn pending(env: &TestEnv) -> Vec<Value> {
     let o = run(env, &["inspect", "--pending", "--format", "json"]).await;
     assert_code(&o, 0);
-    json_lines(&o, "inspect")
+    records_after_begin(&o, "inspect")
 }
 
 /// Returns the events of a step (`inspect STEP --events --format json`).
 async fn events(env: &TestEnv, step: &str) -> Vec<Value> {
     let o = run(env, &["inspect", step, "--events", "--format", "json"]).await;
     assert_code(&o, 0);
-    json_lines(&o, "inspect")
+    records_after_begin(&o, "inspect")
         .into_iter()
         .filter(|r| r["type"] == "event")
         .collect()
@@ -292,7 +293,7 @@ async fn resend_reopens_an_uncertain_attempt_and_the_rerun_sends_it_once_unlooke
         )
         .await;
         assert_code(&o, 0);
-        let actions = json_lines(&o, "delegate");
+        let actions = records_after_begin(&o, "delegate");
         assert_eq!(actions[0]["action"], "look");
         assert_eq!(actions[0]["outcome"], "resend-approved");
         let mid = first["messageId"].as_str().unwrap();
@@ -457,7 +458,7 @@ async fn a_skill_step_retries_with_an_agent_not_yet_tried() {
         )
         .await;
         assert_code(&o, 0);
-        let action = json_lines(&o, "resolve").remove(0);
+        let action = records_after_begin(&o, "resolve").remove(0);
         assert_eq!(
             action,
             json!({"type": "action", "workflow": "trip", "step": "car", "attempt": 1,
@@ -642,7 +643,7 @@ async fn abandoned_ends_exit_4_without_sending() {
         resolve(&env, "w/car", "abandoned", "no car needed").await;
         let o = run(&env, &["reconcile", "--format", "json"]).await;
         assert_code(&o, 0);
-        let lines = json_lines(&o, "reconcile");
+        let lines = records_after_begin(&o, "reconcile");
         assert_eq!(lines.last().unwrap()["exitCode"], 0);
         assert_eq!(
             attempts(&env, "w/car").await.len(),

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::common::hostile::{Hostile, Mode, Script};
-use crate::common::{TestEnv, code, stderr, stdout};
+use crate::common::{TestEnv, code, json_lines_of, stderr, stdout};
 
 /// Remote text built to attack a terminal: SGR colors, an OSC window title (BEL-terminated), an
 /// OSC 8 hyperlink (ST-terminated), a carriage return that would overwrite the line, a bidi
@@ -40,12 +40,6 @@ fn run(env: &TestEnv, args: &[&str]) -> (i32, String, String) {
     assert_inert(&format!("stdout of `{what}`"), &o);
     assert_inert(&format!("stderr of `{what}`"), &e);
     (code(&out), o, e)
-}
-
-fn json_lines(text: &str) -> Vec<Value> {
-    text.lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
 }
 
 fn question() -> String {
@@ -137,7 +131,7 @@ fn json_keeps_the_exact_remote_text_as_data() {
     let h = evil_agent();
     let out = env.run(["agents", "add", h.url(), "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let agent = &json_lines(&stdout(&out))[1];
+    let agent = &json_lines_of(&stdout(&out))[1];
     assert_eq!(agent["name"], format!("Hotel {EVIL}"));
 
     let out = env.run([
@@ -155,7 +149,7 @@ fn json_keeps_the_exact_remote_text_as_data() {
 
     let out = env.run(["reconcile", "--format", "json"]);
     assert_eq!(code(&out), 4, "{}", stderr(&out));
-    let lines = json_lines(&stdout(&out));
+    let lines = json_lines_of(&stdout(&out));
     let action = lines
         .iter()
         .find(|l| l["type"] == "action")
@@ -163,7 +157,7 @@ fn json_keeps_the_exact_remote_text_as_data() {
     assert_eq!(action["detail"]["question"], question(), "{action}");
 
     let out = env.run(["inspect", "trip/hotel", "--events", "--format", "json"]);
-    let lines = json_lines(&stdout(&out));
+    let lines = json_lines_of(&stdout(&out));
     let attempt = lines
         .iter()
         .find(|l| l["type"] == "attempt")
@@ -221,7 +215,7 @@ fn remote_error_messages_are_inert_in_errors_and_pass_lines() {
 
     // Exact text in JSON.
     let out = env.run(["inspect", "w/refused", "--format", "json"]);
-    let lines = json_lines(&stdout(&out));
+    let lines = json_lines_of(&stdout(&out));
     let error = lines[1]["error"].as_str().expect("an error");
     assert!(error.contains("no "), "{error}");
 }
@@ -262,7 +256,7 @@ fn follow_shows_state_changes_and_the_question_inert_and_keeps_them_exact_in_jso
 
     let out = env.run(["follow", "trip/car", "--format", "json"]);
     assert_eq!(code(&out), 4, "{}", stderr(&out));
-    let lines = json_lines(&stdout(&out));
+    let lines = json_lines_of(&stdout(&out));
     let summary = lines.last().expect("a summary");
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["pendingQuestion"], question(), "{summary}");

@@ -197,7 +197,7 @@ async fn followed_rate(cfg: &Cfg, url: &str, events: usize) -> anyhow::Result<f6
         &client,
         &target,
         &FollowOptions::default(),
-        &mut |_, _| {},
+        &a2a_recover::recovery::Unheard,
     )
     .await?;
     let elapsed = started.elapsed().as_secs_f64();
@@ -327,7 +327,7 @@ pub(crate) fn child_follow_many(n: usize, url: &str) -> anyhow::Result<String> {
         let http = bare_client();
         let snapshots = Cell::new(0usize);
         let all = tokio::sync::Notify::new();
-        let observer = |_: &FollowTarget, p: &Progress| {
+        let observer = a2a_recover::recovery::event::OnFollow(|_: &FollowTarget, p: &Progress| {
             if let Progress::Observed {
                 source: Source::Stream,
                 events: 1,
@@ -339,7 +339,7 @@ pub(crate) fn child_follow_many(n: usize, url: &str) -> anyhow::Result<String> {
                     all.notify_one();
                 }
             }
-        };
+        });
         let subscribed = Cell::new(0.0);
         let started = Instant::now();
         let completer = async {

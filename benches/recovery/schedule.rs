@@ -457,7 +457,7 @@ pub(crate) fn child_storm(n: usize, url: &str) -> anyhow::Result<String> {
         targets,
         &opts,
         n,
-        &|_, _| {},
+        &a2a_recover::recovery::Unheard,
     ));
     let completed = results
         .iter()

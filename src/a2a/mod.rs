@@ -53,6 +53,7 @@ mod sse;
 mod stream;
 mod token_cmd;
 mod transport;
+mod unreached;
 /// A2A v0.3 payloads ⇄ v1.0 (also the scripted agent's v0.3 mode).
 pub mod v03;
 
@@ -77,6 +78,7 @@ pub use card::{
 pub use client::{A2aClient, Endpoint};
 pub use codes::ErrorKind;
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
+pub(crate) use error::fmt_duration;
 pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
 pub use limits::{AgentLimits, LONGEST_NOT_BEFORE, LONGEST_PAUSE, Limits, Skip};
 pub use reach::Reach;
@@ -84,3 +86,4 @@ pub use security::Placement;
 pub use stream::EventStream;
 pub use token_cmd::end_all as end_token_commands;
 pub use transport::{A2A_VERSION, ClientConfig, USER_AGENT};
+pub use unreached::Unreached;

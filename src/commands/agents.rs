@@ -34,6 +34,9 @@ use crate::journal::{self, Agent, AgentCard, AgentProfile, Journal, YesNo};
 use crate::recovery::probe::{self, ProbeHow};
 use crate::sanitize::inert;
 
+use super::util::flags::{given_credential, interface_choice};
+use super::util::records::health_fields;
+
 /// Manages the registry of agents used by --skill and re-delegation.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -71,7 +74,7 @@ Examples:
         concurrency: Option<u32>,
         /// This agent's own limit of requests per second in a pass (instead of `reconcile
         /// --agent-rate`); kept by a refresh without it.
-        #[arg(long, value_name = "PER_SECOND", value_parser = crate::commands::reconcile::parse_rate)]
+        #[arg(long, value_name = "PER_SECOND", value_parser = super::util::flags::parse_rate)]
         rate: Option<f64>,
         /// Forces the binding (`jsonrpc`, `http-json` or `grpc`) instead of choosing from the card.
         #[arg(long, value_name = "BINDING")]
@@ -152,7 +155,7 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
             protocol,
             trust_dedup,
         } => {
-            let choice = crate::commands::delegate::interface_choice(*binding, *protocol)?;
+            let choice = interface_choice(*binding, *protocol)?;
             let limits = (*concurrency, *rate);
             let given = given_credential(token_env.as_deref(), token_cmd.as_deref()).await?;
             add(ctx, url, given, limits, choice, *trust_dedup).await
@@ -167,7 +170,7 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
             binding,
             protocol,
         } => {
-            let choice = crate::commands::delegate::interface_choice(*binding, *protocol)?;
+            let choice = interface_choice(*binding, *protocol)?;
             let given = given_credential(token_env.as_deref(), token_cmd.as_deref()).await?;
             probe(ctx, url, given, send_test.as_deref(), choice).await
         }
@@ -219,26 +222,6 @@ fn skill_ids(info: &AgentCardInfo) -> Result<Vec<String>, String> {
         }
     }
     Ok(ids)
-}
-
-/// Reads the credential of `--token-env VAR` or runs `--token-cmd CMD` (a usage error when
-/// either is unusable; nothing is sent). The command runs on a blocking thread.
-pub(crate) async fn given_credential(
-    token_env: Option<&str>,
-    token_cmd: Option<&str>,
-) -> Result<Option<Credential>, CliError> {
-    Credential::resolve(token_env, token_cmd)
-        .await
-        .map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
-            match token_cmd {
-                Some(_) => CliError::usage(format!("--token-cmd: {e}")).hint(hint),
-                None => CliError::usage(format!("--token-env: {e}")).hint(format!(
-                    "export `{}` with the agent's bearer token, or drop --token-env",
-                    token_env.unwrap_or_default()
-                )),
-            }
-        })
 }
 
 /// Returns the credential to talk to a known agent with: the one given, else the variable it
@@ -729,7 +712,7 @@ fn agent_record(
         "profile": agent.profile.as_ref().map(probe::profile_json),
     });
     if let Some(m) = record.as_object_mut() {
-        m.extend(super::status::health_fields(health));
+        m.extend(health_fields(health));
     }
     record
 }

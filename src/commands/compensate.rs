@@ -11,13 +11,15 @@ use clap::Args;
 use serde_json::json;
 
 use crate::a2a::A2aClient;
+use crate::commands::report::records::ActionRecord;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::journal::{DEFAULT_WORKFLOW, WorkflowState, check_name_part};
 use crate::output::{BrokenPipe, Printer};
 use crate::recovery::compensate::{self, Options};
-use crate::recovery::error::{Report, Said, Stopped};
+use crate::recovery::error::Stopped;
+use crate::recovery::{Event, Sink};
 use crate::sanitize::inert;
 
 /// Undoes a workflow's effects in reverse order of delegation and verifies them gone.
@@ -127,14 +129,14 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
             args.yes,
         )
     {
-        return Err(crate::commands::resolve::declined().into());
+        return Err(super::util::flags::declined().into());
     }
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("compensate")?;
     let io = compensate::Io {
         clock: ctx.clock.as_ref(),
         send_lease_ttl: ctx.send_lease_ttl,
-        report: &Printed(&ctx.out),
+        sink: &Printed(&ctx.out),
     };
     let outcome = compensate::run(&io, &journal, &client, &args.workflow, &opts).await?;
     if ctx.out.is_json() {
@@ -153,31 +155,25 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
     Ok(outcome.exit_code)
 }
 
-/// The pass's report, printed: an `action` record (JSON) or its sentence (human), and an error
-/// report for each problem.
+/// The pass's sink: each thing it did is an `action` record (JSON) or its sentence (human);
+/// each problem also goes to stderr with its hints.
 struct Printed<'a>(&'a Printer);
 
-impl Report for Printed<'_> {
-    fn say(&self, said: &Said<'_>) -> Result<(), Stopped> {
+impl Sink for Printed<'_> {
+    fn event(&self, event: Event<'_>) -> anyhow::Result<()> {
         let out = self.0;
-        let printed = if out.is_json() {
-            out.record(&json!({
-                "type": "action",
-                "workflow": said.workflow,
-                "step": said.step,
-                "attempt": said.attempt,
-                "action": said.action,
-                "outcome": said.outcome,
-                "detail": said.detail,
-            }))
-        } else {
-            out.line(&inert(said.line))
+        let printed = match event {
+            Event::Compensated(said) if out.is_json() => {
+                out.record(&ActionRecord::compensated(said).to_value())
+            }
+            Event::Compensated(said) => out.line(&inert(said.line)),
+            Event::Problem(error) => {
+                let c = crate::error::classify(error);
+                out.error_report(&crate::error::render(error, &c.hints));
+                Ok(())
+            }
+            _ => Ok(()),
         };
-        printed.map_err(|BrokenPipe| Stopped)
-    }
-
-    fn problem(&self, error: &anyhow::Error) {
-        let c = crate::error::classify(error);
-        self.0.error_report(&crate::error::render(error, &c.hints));
+        printed.map_err(|BrokenPipe| Stopped.into())
     }
 }

@@ -30,7 +30,7 @@
 //! unknown) is not followed and keeps the delegation's exit code. `--plan` with `--follow` is a
 //! usage error (follow each step with `follow`, or let `reconcile --follow-for` follow them all).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -39,11 +39,12 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::a2a::{
-    A2aClient, A2aError, Credential, ErrorClass, InterfaceChoice, ProtocolVersion, WireBinding,
-    card_url_for, redact_url,
+    A2aClient, A2aError, Credential, ErrorClass, ProtocolVersion, WireBinding, card_url_for,
+    redact_url,
 };
 use crate::clock::rfc3339;
-use crate::commands::follow::{Followed, follow_step};
+use crate::commands::report::SendSteps;
+use crate::commands::report::records::ActionRecord;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::duration::parse_duration;
@@ -59,6 +60,10 @@ use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
 use crate::recovery::send::{Outgoing, SendKind, Sender, Sent, Stage, card_failure_code};
 use crate::sanitize::inert;
+
+use super::util::flags::{given_credential, interface_choice};
+use super::util::follow::{Followed, follow_step};
+use super::util::records::{Chain, attempt_record};
 
 /// Delegates a step to an agent: the intent is journaled first, then sent.
 ///
@@ -232,17 +237,6 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
     })
 }
 
-/// Checks a forced `--binding` / `--protocol` (usage error, exit 2, for a pair no binding
-/// implements); shared by `delegate` and `agents add`.
-pub fn interface_choice(
-    binding: Option<WireBinding>,
-    protocol: Option<ProtocolVersion>,
-) -> Result<InterfaceChoice, CliError> {
-    InterfaceChoice { binding, protocol }
-        .check()
-        .map_err(|e| CliError::usage(e).hint("drop --binding / --protocol to let the card decide"))
-}
-
 /// Refuses a re-run whose definition differs from the journaled step.
 fn check_same(journaled: &Step, req: &StepSpec) -> Result<(), CliError> {
     let j = &journaled.spec;
@@ -388,11 +382,7 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         return saga::run_plan(ctx, args, plan).await;
     }
     let mut req = validate(args)?;
-    req.credential = crate::commands::agents::given_credential(
-        args.token_env.as_deref(),
-        args.token_cmd.as_deref(),
-    )
-    .await?;
+    req.credential = given_credential(args.token_env.as_deref(), args.token_cmd.as_deref()).await?;
     if let Binding::Skill(skill) = &req.spec.binding
         && !ctx.journal_exists()?
     {
@@ -484,15 +474,16 @@ impl Delegation<'_> {
         detail: &Value,
     ) -> Result<(), BrokenPipe> {
         if self.ctx.out.is_json() {
-            self.ctx.out.record(&json!({
-                "type": "action",
-                "workflow": self.step().workflow,
-                "step": self.step().step,
-                "attempt": attempt.number,
-                "action": action,
-                "outcome": outcome,
-                "detail": detail,
-            }))?;
+            let step = self.step();
+            let record = ActionRecord::new(
+                &step.workflow,
+                &step.step,
+                attempt.number,
+                action,
+                outcome,
+                detail,
+            );
+            self.ctx.out.record(&record.to_value())?;
         }
         Ok(())
     }
@@ -506,11 +497,9 @@ impl Delegation<'_> {
             target: Some(Target::Step(self.step().clone())),
             ..InspectFilter::default()
         })?;
-        let chain = crate::commands::inspect::Chain::of(self.journal, &page.rows)?;
+        let chain = Chain::of(self.journal, &page.rows)?;
         if let Some(latest) = page.rows.iter().find(|r| r.is_latest) {
-            self.ctx
-                .out
-                .record(&crate::commands::inspect::attempt_record(latest, &chain))?;
+            self.ctx.out.record(&attempt_record(latest, &chain))?;
         }
         Ok(())
     }
@@ -673,22 +662,10 @@ impl Delegation<'_> {
             self.action(&attempt, "look", "never-sent", &json!({}))?;
         }
         let out = self.outgoing(&attempt).await?;
-        let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
-            let detail = if detail.is_null() {
-                json!({})
-            } else {
-                detail.clone()
-            };
-            if outcome == "unsearchable" && !self.ctx.out.is_json() {
-                self.ctx
-                    .out
-                    .warn(&inert(detail["reason"].as_str().unwrap_or_default()));
-            }
-            // A broken pipe here shows again at the final line, which reports it.
-            let _ = self.action(a, action, outcome, &detail);
-        };
+        let step = self.step().clone();
+        let sink = SendSteps::new(&self.ctx.out, HashMap::from([(attempt.id, &step)]));
         let sender = Sender {
-            note: Some(&note),
+            sink: &sink,
             journal: self.journal,
             client: self.client,
             clock: self.ctx.clock.as_ref(),

@@ -22,7 +22,7 @@ use crate::context::Context;
 use crate::env;
 use crate::exit;
 use crate::journal::{
-    AttemptState, EffectState, Journal, Location, StepName, StepRecord, WorkflowState,
+    Attempt, AttemptState, EffectState, Journal, Location, StepName, StepRecord, WorkflowState,
 };
 use crate::sanitize::inert;
 use crate::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
@@ -277,10 +277,6 @@ async fn story(
     result
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "the story reads top to bottom, one step after another"
-)]
 async fn story_with(
     ctx: &Context,
     dir: &Path,
@@ -297,323 +293,410 @@ async fn story_with(
             .max(40)
             .to_string(),
     };
-    let mut story = Story {
+    let mut scene = Scene {
         ctx,
-        results: Vec::new(),
+        runner,
+        agents,
+        journal_path,
+        story: Story {
+            ctx,
+            results: Vec::new(),
+        },
     };
-    let (flight, hotel) = (agents.flight.url(), agents.hotel.url());
-
-    story
-        .say("a2a-recover demo: a trip (flight, hotel, car) is delegated to scripted A2A agents")?;
-    story.say("running on this machine; the process is killed in the middle; recovery follows.")?;
-    if ctx.journal_explicit {
-        story.say(&format!("journal: {journal_path}"))?;
-    } else {
-        story.say(&format!(
-            "journal: {journal_path} (temporary, removed at the end; `--journal PATH` keeps it)"
-        ))?;
-    }
-    story.say("")?;
-
-    // 0. The car agents are registered for the skill `car` (re-delegation picks from them).
-    story.say("0. Two car agents are registered for the skill `car`.")?;
-    for car in [&agents.car_a, &agents.car_b] {
-        let url = car.url();
-        let args = ["agents", "add", url.as_str()];
-        let child = runner.run(&args, None).await?;
-        story.command(&args, &child)?;
-        expect_code(&child, exit::OK, &args)?;
-    }
-
-    // 1. Delegation, with a crash.
-    story.say("")?;
-    story.say("1. Delegating. The flight is sent; the process is killed (SIGABRT, no cleanup)")?;
-    story.say(
-        "   right after the hotel agent answered, before its task id was journaled; the car's",
-    )?;
-    story.say("   intent is journaled and the process is killed again before it is sent.")?;
-    let flight_verify = format!("{flight}_scripted/bookings/{{task_id}}");
-    let hotel_verify = format!("{hotel}_scripted/bookings/{{task_id}}");
-    let flight_args = [
-        "delegate",
-        "trip-42/flight",
-        "--agent",
-        flight.as_str(),
-        "--effect",
-        "--compensate",
-        "cancel {task_id}",
-        "--verify-url",
-        flight_verify.as_str(),
-        "work:8 book a flight LHR to JFK",
-    ];
-    let child = runner.run(&flight_args, None).await?;
-    story.command(&flight_args, &child)?;
-    expect_code(&child, exit::OK, &flight_args)?;
-    let hotel_args = [
-        "delegate",
-        "trip-42/hotel",
-        "--agent",
-        hotel.as_str(),
-        "--effect",
-        "--compensate",
-        "cancel {task_id}",
-        "--verify-url",
-        hotel_verify.as_str(),
-        "ask book a hotel in New York",
-    ];
-    let hotel_child = runner
-        .run(&hotel_args, Some("after-send:trip-42/hotel"))
-        .await?;
-    story.command(&hotel_args, &hotel_child)?;
-    let car_args = [
-        "delegate",
-        "trip-42/car",
-        "--skill",
-        "car",
-        "book a car at JFK",
-    ];
-    let car_child = runner
-        .run(&car_args, Some("after-intent:trip-42/car"))
-        .await?;
-    story.command(&car_args, &car_child)?;
-
-    let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
-    let hotel_before = step(&j, "hotel")?;
-    let car_before = step(&j, "car")?;
-    let flight_before = step(&j, "flight")?;
-    drop(j);
-    let hotel_attempt = hotel_before
-        .latest()
-        .context("the hotel has no attempt")?
-        .clone();
-    let car_attempt = car_before
-        .latest()
-        .context("the car has no attempt")?
-        .clone();
-    story.say(&format!(
-        "   journal now: flight {} (task {}), hotel {} with no task id, car {}.",
-        flight_before.latest().map_or("?", |a| a.state.as_str()),
-        short(
-            flight_before
-                .latest()
-                .and_then(|a| a.task_id.as_deref())
-                .unwrap_or("?")
-        ),
-        hotel_attempt.state.as_str(),
-        car_attempt.state.as_str(),
-    ))?;
-    story.say(&format!(
-        "   The hotel agent, however, holds {} task(s) for our messageId: a blind retry would book",
-        tasks_for(&agents.hotel.stats(), &hotel_attempt.message_id)
-    ))?;
-    story.say("   a second room; giving up would leave an orphan booking.")?;
-    let crashed = hotel_child.signal == Some(6)
-        && car_child.signal == Some(6)
-        && hotel_attempt.state == AttemptState::Intent
-        && hotel_attempt.task_id.is_none()
-        && car_attempt.state == AttemptState::Intent;
-    if !crashed {
-        bail!(
-            "the crash did not happen as scripted (hotel: {}, car: {}); stderr: {}",
-            hotel_child.describe(),
-            car_child.describe(),
-            inert(hotel_child.stderr.trim())
-        );
-    }
-
+    scene.introduce()?;
+    scene.register_the_cars().await?;
+    let (hotel_attempt, car_attempt) = scene.delegate_and_crash().await?;
     // The flight finishes while nobody is watching.
     wait_for_bookings(&agents.flight, 1).await;
+    let hotel_now = scene.recovery_pass(&hotel_attempt, &car_attempt).await?;
+    scene.answer_the_hotel(&hotel_now).await?;
+    scene.redelegate_the_car().await?;
+    scene.cancel_the_trip().await?;
+    scene.final_table().await
+}
 
-    // 2. The recovery pass.
-    story.say("")?;
-    story.say("2. After the incident, the on-call engineer (or cron) runs one recovery pass.")?;
-    let reconcile = ["reconcile", WORKFLOW];
-    let child = runner.run(&reconcile, None).await?;
-    story.command(&reconcile, &child)?;
-    let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
-    let flight_rec = step(&j, "flight")?;
-    let hotel_rec = step(&j, "hotel")?;
-    let car_rec = step(&j, "car")?;
-    let flight_now = flight_rec.latest().context("flight attempt")?;
-    let artifacts = j.artifacts(flight_now.id)?;
-    story.check(
-        "flight-finished-while-away",
-        flight_now.state == AttemptState::Completed
-            && !artifacts.is_empty()
-            && flight_now.effect == Some(EffectState::Verified),
-        &format!(
-            "the flight completed while we were down; reconcile read {}, stored {} artifact(s) and \
-             verified the booking through the agent's booking system (effect {}).",
-            flight_now.state.as_str(),
-            artifacts.len(),
-            flight_now.effect.map_or("none", EffectState::as_str),
-        ),
-    )?;
-    let hotel_now = hotel_rec.latest().context("hotel attempt")?;
-    let hotel_tasks = tasks_for(&agents.hotel.stats(), &hotel_now.message_id);
-    story.check(
-        "hotel-found-by-message-id",
-        hotel_now.task_id.is_some()
-            && hotel_now.message_id == hotel_attempt.message_id
-            && hotel_tasks == 1,
-        &format!(
-            "the journal held only the hotel's messageId and contextId; ListTasks on that \
-             context found task {} holding the messageId, so nothing was resent (the agent \
-             holds {hotel_tasks} task for it).",
-            short(hotel_now.task_id.as_deref().unwrap_or("?"))
-        ),
-    )?;
-    let question = hotel_now.question_text().unwrap_or_default();
-    story.check(
-        "hotel-question-saved",
-        hotel_now.state == AttemptState::InputRequired && question == "two rooms or one?",
-        &format!(
-            "the hotel agent asked {:?}; the full question is journaled and survives any crash \
-             (reconcile exit {}: a human must answer).",
-            inert(&question),
-            child.code.unwrap_or(-1)
-        ),
-    )?;
-    let car_now = car_rec.attempts.first().context("car attempt")?;
-    let car_tasks = tasks_for(&agents.car_a.stats(), &car_now.message_id);
-    story.check(
-        "car-sent-from-intent",
-        car_now.message_id == car_attempt.message_id && car_now.task_id.is_some() && car_tasks == 1,
-        &format!(
-            "the car's intent was never sent; the look proved nothing existed, so it was sent \
-             once with the journaled messageId (task {}, {} task on the agent).",
-            short(car_now.task_id.as_deref().unwrap_or("?")),
-            car_tasks
-        ),
-    )?;
-    drop(j);
+/// What each step of the story runs and reads: the agents, the journal, and the story told so
+/// far.
+struct Scene<'a> {
+    ctx: &'a Context,
+    runner: Runner,
+    agents: &'a Agents,
+    journal_path: &'a Location,
+    story: Story<'a>,
+}
 
-    // 3. The operator answers the hotel's question.
-    story.say("")?;
-    story.say("3. The operator answers the hotel's question on the same task.")?;
-    let reply = ["reply", "trip-42/hotel", "one room"];
-    let child = runner.run(&reply, None).await?;
-    story.command(&reply, &child)?;
-    let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
-    let hotel_after = step(&j, "hotel")?;
-    let hotel_after = hotel_after.latest().context("hotel attempt")?;
-    let hotel_stats = agents.hotel.stats();
-    let answered_on_task = hotel_stats
-        .messages
-        .iter()
-        .any(|m| m.task_id.is_some() && m.task_id == hotel_now.task_id && m.text == "one room");
-    story.check(
-        "hotel-answered-on-same-task",
-        hotel_after.task_id == hotel_now.task_id
-            && answered_on_task
-            && hotel_after.state == AttemptState::Completed
-            && tasks_for(&hotel_stats, &hotel_now.message_id) == 1,
-        &format!(
-            "the answer went to task {} (not a new task) and the hotel is {}.",
-            short(hotel_after.task_id.as_deref().unwrap_or("?")),
-            hotel_after.state.as_str()
-        ),
-    )?;
-    drop(j);
-
-    // 4. Later passes: the car is rejected and re-delegated.
-    story.say("")?;
-    story.say(
-        "4. Later passes (cron): the first car agent rejected the booking (no availability);",
-    )?;
-    story.say("   the step is re-delegated to the other registered car agent.")?;
-    let mut last = None;
-    for _ in 0..4 {
-        let child = runner.run(&reconcile, None).await?;
-        story.command(&reconcile, &child)?;
-        let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
-        let car = step(&j, "car")?;
-        let settled =
-            car.attempts.len() >= 2 && car.latest().is_some_and(|a| a.state.is_terminal());
-        last = Some(car);
-        if settled {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let car = last.context("no reconcile ran")?;
-    let first_task = car.attempts.first().and_then(|a| a.task_id.clone());
-    let second = car.attempts.get(1);
-    let car_b_stats = agents.car_b.stats();
-    let carried = car_b_stats.messages.iter().any(|m| {
-        m.metadata
-            .as_ref()
-            .and_then(|md| md.get("previousTaskId"))
-            .and_then(serde_json::Value::as_str)
-            == first_task.as_deref()
-    });
-    story.check(
-        "car-redelegated",
-        second.is_some_and(|a| a.agent_url.as_deref() == Some(agents.car_b.card_url().as_str()))
-            && first_task.is_some()
-            && carried,
-        &format!(
-            "attempt 2 went to the second car agent with the rejected task {} in its metadata \
-             (previousTaskId); it {} too, so the step failed for good within its budget.",
-            short(first_task.as_deref().unwrap_or("?")),
-            second.map_or("?", |a| a.state.as_str()),
-        ),
-    )?;
-
-    // 5. The customer cancels the trip.
-    story.say("")?;
-    story.say(
-        "5. The customer cancels the trip: compensate undoes what was booked, newest first,",
-    )?;
-    story.say("   and checks each booking is gone through the agents' booking systems.")?;
-    let compensate = ["compensate", WORKFLOW];
-    let child = runner.run(&compensate, None).await?;
-    story.command(&compensate, &child)?;
-    let j = Journal::open_read_only_at(journal_path, ctx.timeout)?;
-    let flight_done = step(&j, "flight")?;
-    let hotel_done = step(&j, "hotel")?;
-    let order = compensation_order(&j)?;
-    let state = j.workflow_state(WORKFLOW)?;
-    let effect = |r: &StepRecord| r.latest().and_then(|a| a.effect);
-    story.check(
-        "trip-compensated-in-reverse",
-        state == Some(WorkflowState::Compensated)
-            && effect(&hotel_done) == Some(EffectState::Compensated)
-            && effect(&flight_done) == Some(EffectState::Compensated)
-            && order == ["hotel~compensate", "flight~compensate"],
-        &format!(
-            "compensations ran in the order {}; both bookings verified gone; workflow {}.",
-            order.join(" then "),
-            state.map_or("?", WorkflowState::as_str)
-        ),
-    )?;
-    drop(j);
-
-    // The final table.
-    story.say("")?;
-    story.say("The journal, as an operator reads it:")?;
-    if !ctx.out.is_json() {
-        let child = runner.run(&["inspect", WORKFLOW], None).await?;
-        for line in child.stdout.lines() {
-            ctx.out.line(&format!("{QUOTE_INDENT}{line}"))?;
-        }
-    }
-    let ok = story.results.iter().filter(|(_, ok)| *ok).count();
-    let total = RECOVERY_IDS.len();
-    story.say("")?;
-    story.say(&format!("{ok} of {total} recoveries checked."))?;
-    let code = if ok == total && story.results.len() == total {
-        exit::OK
-    } else {
-        exit::FAILURE
-    };
-    if ctx.out.is_json() {
-        ctx.out.record(
-            &json!({"type": "summary", "ok": ok, "total": total, "exitCode": code,
-                            "journal": journal_path.to_string()}),
+impl Scene<'_> {
+    /// What the demo does, and where its journal is.
+    fn introduce(&self) -> anyhow::Result<()> {
+        self.story.say(
+            "a2a-recover demo: a trip (flight, hotel, car) is delegated to scripted A2A agents",
         )?;
+        self.story.say(
+            "running on this machine; the process is killed in the middle; recovery follows.",
+        )?;
+        if self.ctx.journal_explicit {
+            self.story.say(&format!("journal: {}", self.journal_path))?;
+        } else {
+            self.story.say(&format!(
+                "journal: {} (temporary, removed at the end; `--journal PATH` keeps it)",
+                self.journal_path
+            ))?;
+        }
+        self.story.say("")?;
+        Ok(())
     }
-    Ok(code)
+
+    /// Step 0: the car agents are registered for the skill `car`.
+    async fn register_the_cars(&mut self) -> anyhow::Result<()> {
+        // Re-delegation picks from them.
+        self.story
+            .say("0. Two car agents are registered for the skill `car`.")?;
+        for car in [&self.agents.car_a, &self.agents.car_b] {
+            let url = car.url();
+            let args = ["agents", "add", url.as_str()];
+            let child = self.runner.run(&args, None).await?;
+            self.story.command(&args, &child)?;
+            expect_code(&child, exit::OK, &args)?;
+        }
+        Ok(())
+    }
+
+    /// Step 1: the trip is delegated, with two crashes; returns the hotel's and the car's
+    /// attempts as the crashes left them.
+    async fn delegate_and_crash(&mut self) -> anyhow::Result<(Attempt, Attempt)> {
+        let (flight, hotel) = (self.agents.flight.url(), self.agents.hotel.url());
+        self.story.say("")?;
+        self.story.say(
+            "1. Delegating. The flight is sent; the process is killed (SIGABRT, no cleanup)",
+        )?;
+        self.story.say(
+            "   right after the hotel agent answered, before its task id was journaled; the car's",
+        )?;
+        self.story
+            .say("   intent is journaled and the process is killed again before it is sent.")?;
+        let flight_verify = format!("{flight}_scripted/bookings/{{task_id}}");
+        let hotel_verify = format!("{hotel}_scripted/bookings/{{task_id}}");
+        let flight_args = [
+            "delegate",
+            "trip-42/flight",
+            "--agent",
+            flight.as_str(),
+            "--effect",
+            "--compensate",
+            "cancel {task_id}",
+            "--verify-url",
+            flight_verify.as_str(),
+            "work:8 book a flight LHR to JFK",
+        ];
+        let child = self.runner.run(&flight_args, None).await?;
+        self.story.command(&flight_args, &child)?;
+        expect_code(&child, exit::OK, &flight_args)?;
+        let hotel_args = [
+            "delegate",
+            "trip-42/hotel",
+            "--agent",
+            hotel.as_str(),
+            "--effect",
+            "--compensate",
+            "cancel {task_id}",
+            "--verify-url",
+            hotel_verify.as_str(),
+            "ask book a hotel in New York",
+        ];
+        let hotel_child = self
+            .runner
+            .run(&hotel_args, Some("after-send:trip-42/hotel"))
+            .await?;
+        self.story.command(&hotel_args, &hotel_child)?;
+        let car_args = [
+            "delegate",
+            "trip-42/car",
+            "--skill",
+            "car",
+            "book a car at JFK",
+        ];
+        let car_child = self
+            .runner
+            .run(&car_args, Some("after-intent:trip-42/car"))
+            .await?;
+        self.story.command(&car_args, &car_child)?;
+
+        self.read_the_crash(&hotel_child, &car_child)
+    }
+
+    /// What the crashes left in the journal, told and checked; returns the hotel's and the
+    /// car's attempts.
+    fn read_the_crash(
+        &self,
+        hotel_child: &Child,
+        car_child: &Child,
+    ) -> anyhow::Result<(Attempt, Attempt)> {
+        let j = Journal::open_read_only_at(self.journal_path, self.ctx.timeout)?;
+        let hotel_before = step(&j, "hotel")?;
+        let car_before = step(&j, "car")?;
+        let flight_before = step(&j, "flight")?;
+        drop(j);
+        let hotel_attempt = hotel_before
+            .latest()
+            .context("the hotel has no attempt")?
+            .clone();
+        let car_attempt = car_before
+            .latest()
+            .context("the car has no attempt")?
+            .clone();
+        self.story.say(&format!(
+            "   journal now: flight {} (task {}), hotel {} with no task id, car {}.",
+            flight_before.latest().map_or("?", |a| a.state.as_str()),
+            short(
+                flight_before
+                    .latest()
+                    .and_then(|a| a.task_id.as_deref())
+                    .unwrap_or("?")
+            ),
+            hotel_attempt.state.as_str(),
+            car_attempt.state.as_str(),
+        ))?;
+        self.story.say(&format!(
+            "   The hotel agent, however, holds {} task(s) for our messageId: a blind retry would book",
+            tasks_for(&self.agents.hotel.stats(), &hotel_attempt.message_id)
+        ))?;
+        self.story
+            .say("   a second room; giving up would leave an orphan booking.")?;
+        let crashed = hotel_child.signal == Some(6)
+            && car_child.signal == Some(6)
+            && hotel_attempt.state == AttemptState::Intent
+            && hotel_attempt.task_id.is_none()
+            && car_attempt.state == AttemptState::Intent;
+        if !crashed {
+            bail!(
+                "the crash did not happen as scripted (hotel: {}, car: {}); stderr: {}",
+                hotel_child.describe(),
+                car_child.describe(),
+                inert(hotel_child.stderr.trim())
+            );
+        }
+        Ok((hotel_attempt, car_attempt))
+    }
+
+    /// Step 2: one recovery pass; returns the hotel's attempt after it.
+    async fn recovery_pass(
+        &mut self,
+        hotel_attempt: &Attempt,
+        car_attempt: &Attempt,
+    ) -> anyhow::Result<Attempt> {
+        self.story.say("")?;
+        self.story
+            .say("2. After the incident, the on-call engineer (or cron) runs one recovery pass.")?;
+        let reconcile = ["reconcile", WORKFLOW];
+        let child = self.runner.run(&reconcile, None).await?;
+        self.story.command(&reconcile, &child)?;
+        let j = Journal::open_read_only_at(self.journal_path, self.ctx.timeout)?;
+        let flight_rec = step(&j, "flight")?;
+        let hotel_rec = step(&j, "hotel")?;
+        let car_rec = step(&j, "car")?;
+        let flight_now = flight_rec.latest().context("flight attempt")?;
+        let artifacts = j.artifacts(flight_now.id)?;
+        self.story.check(
+            "flight-finished-while-away",
+            flight_now.state == AttemptState::Completed
+                && !artifacts.is_empty()
+                && flight_now.effect == Some(EffectState::Verified),
+            &format!(
+                "the flight completed while we were down; reconcile read {}, stored {} artifact(s) and \
+                 verified the booking through the agent's booking system (effect {}).",
+                flight_now.state.as_str(),
+                artifacts.len(),
+                flight_now.effect.map_or("none", EffectState::as_str),
+            ),
+        )?;
+        let hotel_now = hotel_rec.latest().context("hotel attempt")?;
+        let hotel_tasks = tasks_for(&self.agents.hotel.stats(), &hotel_now.message_id);
+        self.story.check(
+            "hotel-found-by-message-id",
+            hotel_now.task_id.is_some()
+                && hotel_now.message_id == hotel_attempt.message_id
+                && hotel_tasks == 1,
+            &format!(
+                "the journal held only the hotel's messageId and contextId; ListTasks on that \
+                 context found task {} holding the messageId, so nothing was resent (the agent \
+                 holds {hotel_tasks} task for it).",
+                short(hotel_now.task_id.as_deref().unwrap_or("?"))
+            ),
+        )?;
+        let question = hotel_now.question_text().unwrap_or_default();
+        self.story.check(
+            "hotel-question-saved",
+            hotel_now.state == AttemptState::InputRequired && question == "two rooms or one?",
+            &format!(
+                "the hotel agent asked {:?}; the full question is journaled and survives any crash \
+                 (reconcile exit {}: a human must answer).",
+                inert(&question),
+                child.code.unwrap_or(-1)
+            ),
+        )?;
+        let car_now = car_rec.attempts.first().context("car attempt")?;
+        let car_tasks = tasks_for(&self.agents.car_a.stats(), &car_now.message_id);
+        self.story.check(
+            "car-sent-from-intent",
+            car_now.message_id == car_attempt.message_id
+                && car_now.task_id.is_some()
+                && car_tasks == 1,
+            &format!(
+                "the car's intent was never sent; the look proved nothing existed, so it was sent \
+                 once with the journaled messageId (task {}, {} task on the agent).",
+                short(car_now.task_id.as_deref().unwrap_or("?")),
+                car_tasks
+            ),
+        )?;
+        let hotel_now = hotel_now.clone();
+        drop(j);
+        Ok(hotel_now)
+    }
+
+    /// Step 3: the operator answers the hotel's question on the same task.
+    async fn answer_the_hotel(&mut self, hotel_now: &Attempt) -> anyhow::Result<()> {
+        self.story.say("")?;
+        self.story
+            .say("3. The operator answers the hotel's question on the same task.")?;
+        let reply = ["reply", "trip-42/hotel", "one room"];
+        let child = self.runner.run(&reply, None).await?;
+        self.story.command(&reply, &child)?;
+        let j = Journal::open_read_only_at(self.journal_path, self.ctx.timeout)?;
+        let hotel_after = step(&j, "hotel")?;
+        let hotel_after = hotel_after.latest().context("hotel attempt")?;
+        let hotel_stats = self.agents.hotel.stats();
+        let answered_on_task = hotel_stats
+            .messages
+            .iter()
+            .any(|m| m.task_id.is_some() && m.task_id == hotel_now.task_id && m.text == "one room");
+        self.story.check(
+            "hotel-answered-on-same-task",
+            hotel_after.task_id == hotel_now.task_id
+                && answered_on_task
+                && hotel_after.state == AttemptState::Completed
+                && tasks_for(&hotel_stats, &hotel_now.message_id) == 1,
+            &format!(
+                "the answer went to task {} (not a new task) and the hotel is {}.",
+                short(hotel_after.task_id.as_deref().unwrap_or("?")),
+                hotel_after.state.as_str()
+            ),
+        )?;
+        drop(j);
+        Ok(())
+    }
+
+    /// Step 4: later passes: the car is rejected and re-delegated.
+    async fn redelegate_the_car(&mut self) -> anyhow::Result<()> {
+        let reconcile = ["reconcile", WORKFLOW];
+        self.story.say("")?;
+        self.story.say(
+            "4. Later passes (cron): the first car agent rejected the booking (no availability);",
+        )?;
+        self.story
+            .say("   the step is re-delegated to the other registered car agent.")?;
+        let mut last = None;
+        for _ in 0..4 {
+            let child = self.runner.run(&reconcile, None).await?;
+            self.story.command(&reconcile, &child)?;
+            let j = Journal::open_read_only_at(self.journal_path, self.ctx.timeout)?;
+            let car = step(&j, "car")?;
+            let settled =
+                car.attempts.len() >= 2 && car.latest().is_some_and(|a| a.state.is_terminal());
+            last = Some(car);
+            if settled {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let car = last.context("no reconcile ran")?;
+        let first_task = car.attempts.first().and_then(|a| a.task_id.clone());
+        let second = car.attempts.get(1);
+        let car_b_stats = self.agents.car_b.stats();
+        let carried = car_b_stats.messages.iter().any(|m| {
+            m.metadata
+                .as_ref()
+                .and_then(|md| md.get("previousTaskId"))
+                .and_then(serde_json::Value::as_str)
+                == first_task.as_deref()
+        });
+        self.story.check(
+            "car-redelegated",
+            second.is_some_and(|a| {
+                a.agent_url.as_deref() == Some(self.agents.car_b.card_url().as_str())
+            }) && first_task.is_some()
+                && carried,
+            &format!(
+                "attempt 2 went to the second car agent with the rejected task {} in its metadata \
+                 (previousTaskId); it {} too, so the step failed for good within its budget.",
+                short(first_task.as_deref().unwrap_or("?")),
+                second.map_or("?", |a| a.state.as_str()),
+            ),
+        )?;
+        Ok(())
+    }
+
+    /// Step 5: the trip is cancelled: compensated in reverse order and verified.
+    async fn cancel_the_trip(&mut self) -> anyhow::Result<()> {
+        self.story.say("")?;
+        self.story.say(
+            "5. The customer cancels the trip: compensate undoes what was booked, newest first,",
+        )?;
+        self.story
+            .say("   and checks each booking is gone through the agents' booking systems.")?;
+        let compensate = ["compensate", WORKFLOW];
+        let child = self.runner.run(&compensate, None).await?;
+        self.story.command(&compensate, &child)?;
+        let j = Journal::open_read_only_at(self.journal_path, self.ctx.timeout)?;
+        let flight_done = step(&j, "flight")?;
+        let hotel_done = step(&j, "hotel")?;
+        let order = compensation_order(&j)?;
+        let state = j.workflow_state(WORKFLOW)?;
+        let effect = |r: &StepRecord| r.latest().and_then(|a| a.effect);
+        self.story.check(
+            "trip-compensated-in-reverse",
+            state == Some(WorkflowState::Compensated)
+                && effect(&hotel_done) == Some(EffectState::Compensated)
+                && effect(&flight_done) == Some(EffectState::Compensated)
+                && order == ["hotel~compensate", "flight~compensate"],
+            &format!(
+                "compensations ran in the order {}; both bookings verified gone; workflow {}.",
+                order.join(" then "),
+                state.map_or("?", WorkflowState::as_str)
+            ),
+        )?;
+        drop(j);
+        Ok(())
+    }
+
+    /// The final table, and the count of recoveries checked; returns the exit code.
+    async fn final_table(&self) -> anyhow::Result<u8> {
+        // The final table.
+        self.story.say("")?;
+        self.story.say("The journal, as an operator reads it:")?;
+        if !self.ctx.out.is_json() {
+            let child = self.runner.run(&["inspect", WORKFLOW], None).await?;
+            for line in child.stdout.lines() {
+                self.ctx.out.line(&format!("{QUOTE_INDENT}{line}"))?;
+            }
+        }
+        let ok = self.story.results.iter().filter(|(_, ok)| *ok).count();
+        let total = RECOVERY_IDS.len();
+        self.story.say("")?;
+        self.story
+            .say(&format!("{ok} of {total} recoveries checked."))?;
+        let code = if ok == total && self.story.results.len() == total {
+            exit::OK
+        } else {
+            exit::FAILURE
+        };
+        if self.ctx.out.is_json() {
+            self.ctx.out.record(
+                &json!({"type": "summary", "ok": ok, "total": total, "exitCode": code,
+                                "journal": self.journal_path.to_string()}),
+            )?;
+        }
+        Ok(code)
+    }
 }
 
 fn step(j: &Journal, name: &str) -> anyhow::Result<StepRecord> {

@@ -18,22 +18,20 @@
 mod describe;
 mod tables;
 
-use std::collections::HashMap;
-
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::a2a::{ProtocolBinding, message_text};
 use crate::clock::rfc3339;
+use crate::commands::report::records;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
-    self, AttemptId, AttemptResolution, AttemptRow, AttemptState, EffectState, Event,
-    InspectFilter, Target, WorkflowSummary,
+    self, AttemptRow, AttemptState, Event, InspectFilter, Target, WorkflowSummary,
 };
-use crate::recovery::remedy::Remedy;
 use crate::sanitize::inert;
+
+use super::util::records::{Chain, attempt_record, outcome};
 
 /// Rows shown in a table when `--limit` is not given.
 const DEFAULT_TABLE_LIMIT: u64 = 200;
@@ -193,7 +191,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
             ctx.out.record(&attempt_record(row, &chain))?;
         }
         for e in &events {
-            ctx.out.record(&event_record(e))?;
+            ctx.out.record(&records::event(e))?;
         }
         if workflows_view {
             for w in journal.workflow_summaries(limit)?.0 {
@@ -289,45 +287,6 @@ fn workflow_states(rows: &[AttemptRow]) -> Vec<String> {
     lines
 }
 
-/// Returns the text of a row's question, or what it ended with.
-fn outcome(row: &AttemptRow) -> String {
-    let a = &row.attempt;
-    if let Some(q) = a.question_text() {
-        return q;
-    }
-    if a.state == AttemptState::Replied
-        && let Some(m) = a
-            .outcome_json
-            .as_deref()
-            .and_then(|s| serde_json::from_str::<Value>(s).ok())
-    {
-        // A compensation command's result (`compensate`) has a status, not a message.
-        if let Some(status) = m.get("status").and_then(Value::as_str)
-            && m.get("command").is_some()
-        {
-            return format!("command: {status}");
-        }
-        return message_text(&m);
-    }
-    if let Some(e) = &a.error {
-        return e.clone();
-    }
-    let status_text = a
-        .last_task_json
-        .as_deref()
-        .and_then(|s| serde_json::from_str::<Value>(s).ok())
-        .and_then(|t| t.pointer("/status/message").map(message_text))
-        .filter(|t| !t.is_empty());
-    if let Some(t) = status_text {
-        return t;
-    }
-    match row.artifact_count {
-        0 => String::new(),
-        1 => "1 artifact".to_owned(),
-        n => format!("{n} artifacts"),
-    }
-}
-
 fn truncate(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", &s[..i]),
@@ -350,58 +309,7 @@ fn agent_cell(card_url: Option<&str>) -> String {
 // The chain of attempts: previous attempt and operator decisions (`resolve`)
 // ---------------------------------------------------------------------------------------------
 
-/// What links the attempts shown: each one's previous attempt number, and the decisions.
-#[derive(Debug, Default)]
-pub(crate) struct Chain {
-    /// Attempt numbers by id (the previous attempts of the rows shown).
-    numbers: HashMap<AttemptId, u32>,
-    /// The operator's last decision on each attempt.
-    resolutions: HashMap<AttemptId, AttemptResolution>,
-    /// The answer of each attempt's latest reply (`lastAnswer`).
-    answers: HashMap<AttemptId, Value>,
-}
-
 impl Chain {
-    /// Links `rows`: their previous attempts' numbers, and the decisions on them.
-    pub(crate) fn of(
-        journal: &journal::Journal,
-        rows: &[AttemptRow],
-    ) -> Result<Self, journal::JournalError> {
-        let mut numbers: HashMap<AttemptId, u32> = rows
-            .iter()
-            .map(|r| (r.attempt.id, r.attempt.number))
-            .collect();
-        for prev in rows.iter().filter_map(|r| r.attempt.previous_attempt) {
-            if let std::collections::hash_map::Entry::Vacant(e) = numbers.entry(prev) {
-                e.insert(journal.attempt(prev)?.number);
-            }
-        }
-        // Only the rows shown: the decisions of a whole journal would read every attempt.
-        let shown: Vec<AttemptId> = rows.iter().map(|r| r.attempt.id).collect();
-        let resolutions = journal
-            .resolutions_of(&shown)?
-            .into_iter()
-            .map(|r| (r.attempt, r))
-            .collect();
-        let answers = journal.last_answers(&shown)?;
-        Ok(Self {
-            numbers,
-            resolutions,
-            answers,
-        })
-    }
-
-    /// Whether the operator's decision on this attempt is known.
-    fn decided(&self, row: &AttemptRow) -> bool {
-        self.resolutions.contains_key(&row.attempt.id)
-    }
-
-    fn previous_attempt(&self, row: &AttemptRow) -> Option<u32> {
-        row.attempt
-            .previous_attempt
-            .and_then(|p| self.numbers.get(&p).copied())
-    }
-
     /// `#1 (task t-1)`, or `-`.
     fn previous_cell(&self, row: &AttemptRow) -> String {
         match (self.previous_attempt(row), &row.previous_task_id) {
@@ -451,28 +359,6 @@ impl Chain {
             },
         }
     }
-
-    /// The `resolution` object of an `attempt` record: the decision on this attempt (or, for
-    /// the latest attempt, the step's when no attempt carries one), else null.
-    fn resolution_record(&self, row: &AttemptRow) -> Value {
-        match self.resolutions.get(&row.attempt.id) {
-            Some(r) => json!({
-                "as": r.resolution.as_str(),
-                "reason": r.reason,
-                "resolvedAt": rfc3339(r.resolved_at),
-                "resendPending": r.resend_pending,
-            }),
-            None => match row.resolution.filter(|_| row.is_latest) {
-                Some(step) => json!({
-                    "as": step.as_str(),
-                    "reason": null,
-                    "resolvedAt": null,
-                    "resendPending": false,
-                }),
-                None => Value::Null,
-            },
-        }
-    }
 }
 
 /// An unknown WORKFLOW or STEP is a usage error (exit 2), as in every other command: a typo
@@ -499,54 +385,6 @@ fn refuse_unknown_target(
     }
 }
 
-/// The `attempt` record, camelCase; remote text kept as data.
-pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
-    let a = &row.attempt;
-    // An attempt journaled before bindings were was sent over v1.0 JSON-RPC.
-    let binding = a
-        .binding
-        .or_else(|| a.interface_url.as_ref().map(|_| ProtocolBinding::JsonRpcV1));
-    let remedy = Remedy::of(row).map(
-        |r| json!({"what": r.what(), "command": r.command(), "alternatives": r.alternatives()}),
-    );
-    json!({
-        "type": "attempt",
-        "workflow": row.step.workflow,
-        "step": row.step.step,
-        "attempt": a.number,
-        "agent": a.agent_url,
-        "state": a.state.as_str(),
-        "messageId": a.message_id,
-        "contextId": a.context_id,
-        "taskId": a.task_id,
-        "continuationTaskId": a.continuation_task_id,
-        "pendingQuestion": a.question_text(),
-        "pendingQuestionMessage": a.pending_question,
-        "previousTaskId": row.previous_task_id,
-        "previousAttempt": chain.previous_attempt(row),
-        "effect": a.effect.map(EffectState::as_str),
-        "workflowState": row.workflow_state.as_str(),
-        "createdAt": rfc3339(a.created_at),
-        "updatedAt": rfc3339(a.updated_at),
-        "interfaceUrl": a.interface_url,
-        "tenant": a.tenant,
-        "binding": binding.map(|b| b.wire().card_name()),
-        "protocolVersion": binding.map(|b| b.version().as_str()),
-        "tokenEnv": a.token_env,
-        "tokenCmd": a.token_cmd,
-        "credentialSource": a.credential_source.as_str(),
-        "remoteState": a.remote_state,
-        "statusTimestamp": a.status_timestamp,
-        "outcome": Some(outcome(row)).filter(|o| !o.is_empty()),
-        "error": a.error,
-        "artifacts": row.artifact_count,
-        "latest": row.is_latest,
-        "resolution": chain.resolution_record(row),
-        "lastAnswer": chain.answers.get(&a.id),
-        "remedy": remedy,
-    })
-}
-
 /// The `workflow` record (`inspect` with no argument).
 fn workflow_record(w: &WorkflowSummary) -> Value {
     json!({
@@ -559,22 +397,6 @@ fn workflow_record(w: &WorkflowSummary) -> Value {
         "resolved": w.resolved,
         "createdAt": rfc3339(w.created_at),
         "updatedAt": rfc3339(w.updated_at),
-    })
-}
-
-/// The `event` record.
-fn event_record(e: &Event) -> Value {
-    json!({
-        "type": "event",
-        "id": e.id,
-        "at": rfc3339(e.at),
-        "workflow": e.workflow,
-        "step": e.step,
-        "attempt": e.attempt,
-        "kind": e.kind,
-        "from": e.from,
-        "to": e.to,
-        "detail": e.detail,
     })
 }
 

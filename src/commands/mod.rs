@@ -12,6 +12,7 @@ pub mod journal;
 pub mod prune;
 pub mod reconcile;
 pub mod reply;
+pub(crate) mod report;
 pub mod resolve;
 pub mod scripted_agent;
 pub mod status;
@@ -103,5 +104,122 @@ mod tests {
     #[test]
     fn cli_definition_is_valid() {
         Cli::command().debug_assert();
+    }
+
+    /// The modules this file declares (every command, and `util`).
+    fn declared_modules() -> Vec<String> {
+        include_str!("mod.rs")
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("pub mod ")
+                    .or_else(|| l.strip_prefix("mod "))
+            })
+            .filter_map(|l| l.strip_suffix(';'))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The first segment of every path that follows `prefix` in `code` (each item of a
+    /// `prefix{a::b, c}` group), where `prefix` is not the tail of a longer path.
+    fn named_after(code: &str, prefix: &str) -> Vec<String> {
+        let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+        let mut names = Vec::new();
+        for (at, _) in code.match_indices(prefix) {
+            if code[..at].ends_with(|c: char| is_ident(c) || c == ':') {
+                continue;
+            }
+            let rest = &code[at + prefix.len()..];
+            let items: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => {
+                    let mut depth = 0;
+                    let end = group
+                        .find(|c| {
+                            depth += i32::from(c == '{') - i32::from(c == '}');
+                            depth < 0
+                        })
+                        .unwrap_or(group.len());
+                    let mut top = Vec::new();
+                    let (mut start, mut depth) = (0, 0);
+                    for (i, c) in group[..end].char_indices() {
+                        depth += i32::from(c == '{') - i32::from(c == '}');
+                        if c == ',' && depth == 0 {
+                            top.push(&group[start..i]);
+                            start = i + 1;
+                        }
+                    }
+                    top.push(&group[start..end]);
+                    top
+                }
+                None => vec![rest],
+            };
+            for item in items {
+                let name: String = item
+                    .trim_start()
+                    .chars()
+                    .take_while(|&c| is_ident(c))
+                    .collect();
+                if !name.is_empty() {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+
+    /// Every `.rs` file under `dir` with its depth below src/commands and its text, comments
+    /// dropped.
+    fn sources(dir: &std::path::Path, depth: usize) -> Vec<(std::path::PathBuf, usize, String)> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(sources(&path, depth + 1));
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code: Vec<&str> = text
+                    .lines()
+                    .map(|l| l.split("//").next().unwrap())
+                    .collect();
+                out.push((path, depth, code.join("\n")));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_path_scanner_reads_single_paths_and_groups() {
+        let code = "use crate::x::{a::B, c, d::{e, f}};\nlet g = crate::x::h(1); y::crate::x::i";
+        assert_eq!(named_after(code, "crate::x::"), ["a", "c", "d", "h"]);
+    }
+
+    #[test]
+    fn commands_never_import_each_other_only_the_shared_helpers() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+        let commands: Vec<String> = declared_modules()
+            .into_iter()
+            .filter(|m| m != "util")
+            .collect();
+        assert!(commands.len() > 10, "{commands:?}");
+        let mut offenders = Vec::new();
+        for (path, depth, code) in sources(&root, 0) {
+            let rel = path.strip_prefix(&root).unwrap();
+            if rel == std::path::Path::new("mod.rs") {
+                continue; // the list of commands and the dispatch
+            }
+            let own = rel.iter().next().unwrap().to_string_lossy();
+            let own = own.trim_end_matches(".rs");
+            let up = format!("{}super::", "super::".repeat(depth));
+            let root_path = format!("{}::commands::", "crate");
+            for name in [named_after(&code, &root_path), named_after(&code, &up)].concat() {
+                if name != own && commands.contains(&name) {
+                    offenders.push(format!("{}: names `{name}`", rel.display()));
+                }
+            }
+        }
+        assert_eq!(
+            offenders,
+            Vec::<String>::new(),
+            "shared helpers go in util/"
+        );
     }
 }

@@ -81,7 +81,7 @@ pub(crate) async fn run(ctx: &Context, args: &PruneArgs) -> anyhow::Result<u8> {
             args.yes,
         )
     {
-        return Err(crate::commands::resolve::declined().into());
+        return Err(super::util::flags::declined().into());
     }
     let (journal, _lock) = ctx
         .open_journal_for_pass(args.dry_run, crate::recovery::lock::Scope::Journal)

@@ -16,7 +16,7 @@
 //! command's, with a `followed` object; anything the first pass found for a human keeps exit
 //! 4. `--dry-run --follow-for` is a usage error: following journals every event.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
@@ -25,7 +25,9 @@ use clap::Args;
 use serde_json::json;
 
 use crate::a2a::{A2aClient, AgentLimits, Limits};
-use crate::commands::follow::ShowMany;
+use crate::commands::report::human::Unreachable;
+use crate::commands::report::records::ActionRecord;
+use crate::commands::report::vocabulary::{Kind, human};
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
@@ -33,8 +35,11 @@ use crate::exit;
 use crate::journal::{Journal, check_name_part};
 use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
 use crate::recovery::lock::{LockError, PassLock};
-use crate::recovery::{Action, Pass, PassConfig, Summary, WorkflowLocks};
+use crate::recovery::{Action, Event, Pass, PassConfig, Sink, Summary, WorkflowLocks};
 use crate::sanitize::inert;
+
+use super::util::flags::parse_rate;
+use super::util::follow::ShowMany;
 
 /// Runs one recovery pass over every unfinished attempt.
 ///
@@ -104,16 +109,6 @@ pub enum AlertMode {
     All,
     /// Only items no earlier `--alert new` pass reported.
     New,
-}
-
-/// Reads a request rate: a positive number of requests per second (`50`, `0.5`).
-pub(crate) fn parse_rate(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!(
-            "`{s}` is not a positive number of requests per second (e.g. `50` or `0.5`)"
-        )),
-    }
 }
 
 /// The per-agent limits of a pass: the flags, overridden per agent by the registry.
@@ -423,36 +418,94 @@ async fn run_pass(
         }
         bar
     });
-    let mut human = exit::OK;
-    let summary = pass
-        .run(
-            |total| {
-                if let Some(b) = &bar {
-                    b.set_length(total as u64);
+    let report = PassReport {
+        ctx,
+        journal,
+        bar,
+        shown,
+        args,
+        alerts,
+        dry_run: cfg.dry_run,
+        human: Cell::new(exit::OK),
+        unreachable: Unreachable::default(),
+    };
+    let summary = pass.run(&report).await?;
+    if let Some(b) = &report.bar {
+        b.finish_and_clear();
+    }
+    let human = report.human.get();
+    let grouped = report
+        .unreachable
+        .take_lines(&mut |hint| shown.borrow_mut().insert(format!("hint: {hint}")));
+    for text in grouped {
+        ctx.out.status(&text);
+    }
+    Ok(PassResult { summary, human })
+}
+
+/// A pass's sink: each action printed as it comes (a record, or a line), `--alert new` judged,
+/// the progress bar moved, and the worst code of the actions that need a human kept.
+struct PassReport<'a> {
+    ctx: &'a Context,
+    journal: &'a Journal,
+    bar: Option<indicatif::ProgressBar>,
+    shown: &'a RefCell<HashSet<String>>,
+    args: &'a ReconcileArgs,
+    alerts: &'a Alerts,
+    dry_run: bool,
+    /// The worst code of the actions that need a human (or a missing credential), folded
+    /// from the events.
+    human: Cell<u8>,
+    /// Steps whose agent could not be reached, said once per agent after the pass.
+    unreachable: Unreachable,
+}
+
+impl Sink for PassReport<'_> {
+    fn event(&self, event: Event<'_>) -> anyhow::Result<()> {
+        match event {
+            Event::Started { items } => {
+                if let Some(b) = &self.bar {
+                    b.set_length(items as u64);
                 }
-            },
-            |action| {
+            }
+            Event::Acted(action) => {
                 if matches!(action.code, exit::NEEDS_HUMAN | exit::USAGE) {
-                    human = exit::worst(human, action.code);
+                    self.human.set(exit::worst(self.human.get(), action.code));
                 }
-                let new = if args.alert == AlertMode::New && action.code == exit::NEEDS_HUMAN {
-                    alert_item(journal, action, args.realert, alerts)?
+                let new = if self.args.alert == AlertMode::New && action.code == exit::NEEDS_HUMAN {
+                    alert_item(self.journal, action, self.args.realert, self.alerts)?
                 } else {
                     None
                 };
-                print_action(ctx, bar.as_ref(), shown, action, cfg.dry_run, new)
-            },
-            || {
-                if let Some(b) = &bar {
+                // An agent that cannot be reached is one line for all its steps, after the pass
+                // (each step's error at `-v`).
+                if let Some((agent, why)) = &action.unreached
+                    && !self.ctx.out.is_json()
+                    && self.ctx.out.verbosity() == 0
+                {
+                    let step = format!("{}/{}", action.workflow, action.step);
+                    let hint = action.detail.get("hint").and_then(|h| h.as_str());
+                    self.unreachable.add(agent, *why, step, hint);
+                    return Ok(());
+                }
+                print_action(
+                    self.ctx,
+                    self.bar.as_ref(),
+                    self.shown,
+                    action,
+                    self.dry_run,
+                    new,
+                )?;
+            }
+            Event::ItemDone => {
+                if let Some(b) = &self.bar {
                     b.inc(1);
                 }
-            },
-        )
-        .await?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
+            }
+            _ => {}
+        }
+        Ok(())
     }
-    Ok(PassResult { summary, human })
 }
 
 /// What `--follow-for` did: how each follow ended.
@@ -489,10 +542,7 @@ async fn follow_running(
     };
     let show = ShowMany::new(ctx, journal, &targets)?;
     let limit = FOLLOW_STREAMS.max(args.concurrency as usize);
-    let results = follow_many(journal, client, targets, &opts, limit, &|t, p| {
-        show.observe(t, p);
-    })
-    .await;
+    let results = follow_many(journal, client, targets, &opts, limit, &show).await;
     let mut followed = Followed {
         streams,
         duration: follow_for,
@@ -569,7 +619,7 @@ fn dry_run_line(a: &Action) -> String {
                 .detail
                 .pointer("/then/action")
                 .and_then(|v| v.as_str())
-                .map(|t| format!(", then {t}"))
+                .map(|t| format!(", then {}", human(Kind::Outcome, t)))
                 .unwrap_or_default();
             format!("would read task {task} on {agent} and record {seen}{then}")
         }
@@ -615,21 +665,8 @@ fn print_action(
     new: Option<bool>,
 ) -> anyhow::Result<()> {
     if ctx.out.is_json() {
-        let mut record = json!({
-            "type": "action",
-            "workflow": a.workflow,
-            "step": a.step,
-            "attempt": a.attempt,
-            "action": a.action,
-            "outcome": a.outcome,
-            "detail": a.detail,
-            "remedy": a.remedy.as_ref().map(|r| {
-                json!({"what": r.what, "command": r.command, "alternatives": r.alternatives})
-            }),
-        });
-        // `null` unless `--alert new` judged a needs-a-human item.
-        record["new"] = json!(new);
-        ctx.out.record(&record)?;
+        // `new` is `null` unless `--alert new` judged a needs-a-human item.
+        ctx.out.record(&ActionRecord::judged(a, new).to_value())?;
         return Ok(());
     }
     // `--alert new -q`: an item reported before is not printed again.
@@ -676,11 +713,12 @@ fn print_action(
             if matches!(a.code, exit::WORK_REMAINS | exit::NEEDS_HUMAN)
                 && let Some(err) = a.detail.get("error").and_then(|e| e.as_str())
             {
-                // `look-failed` already says `look`: never `look look-failed`.
+                // `look-failed` already says `look`: never `look look failed`.
+                let word = human(Kind::Outcome, &a.outcome);
                 let what = if a.outcome.starts_with(a.action) {
-                    a.outcome.clone()
+                    word.into_owned()
                 } else {
-                    format!("{} {}", a.action, a.outcome)
+                    format!("{} {word}", a.action)
                 };
                 let mut text = format!(
                     "{}/{} (attempt {}): {what}: {}",
@@ -823,7 +861,7 @@ fn finish(
         } else {
             f.ends
                 .iter()
-                .map(|(k, v)| format!("{v} {k}"))
+                .map(|(k, v)| format!("{v} {}", human(Kind::End, k)))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -872,7 +910,7 @@ fn finish(
         summary
             .attempts
             .iter()
-            .map(|(k, v)| format!("{v} {k}"))
+            .map(|(k, v)| format!("{v} {}", human(Kind::Outcome, k)))
             .collect::<Vec<_>>()
             .join(", ")
     };

@@ -16,6 +16,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::a2a::{A2aClient, Credential, redact_url};
+use crate::commands::report::records::ActionRecord;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -179,7 +180,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
     crash::at(Point::AfterIntent, &step);
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     let sender = Sender {
-        note: None,
+        sink: &crate::recovery::Unheard,
         journal: &journal,
         client: &client,
         clock: ctx.clock.as_ref(),
@@ -514,16 +515,16 @@ fn report(
     code: u8,
 ) -> anyhow::Result<u8> {
     if ctx.out.is_json() {
-        ctx.out.record(&json!({
-            "type": "action",
-            "workflow": name.workflow,
-            "step": name.step,
-            "attempt": attempt,
-            "action": "reply",
-            "outcome": outcome,
-            "detail": detail,
-            "replyState": reply_state,
-        }))?;
+        let record = ActionRecord::new(
+            &name.workflow,
+            &name.step,
+            attempt,
+            "reply",
+            outcome,
+            detail,
+        )
+        .with_reply_state(reply_state);
+        ctx.out.record(&record.to_value())?;
         ctx.out.record(&json!({
             "type": "summary",
             "command": "reply",

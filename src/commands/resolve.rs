@@ -24,6 +24,7 @@
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
+use crate::commands::report::records::ActionRecord;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
@@ -33,6 +34,8 @@ use crate::journal::{
 };
 use crate::recovery::registry::{pick_agent, tried_agents};
 use crate::sanitize::inert;
+
+use super::util::flags::declined;
 
 /// Records an operator's decision on a step that needs a human.
 #[derive(Debug, Args)]
@@ -174,21 +177,22 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
             }
         })?;
     if ctx.out.is_json() {
-        ctx.out.record(&json!({
-            "type": "action",
-            "workflow": name.workflow,
-            "step": name.step,
-            "attempt": latest.number,
-            "action": "resolve",
-            "outcome": as_str(decision_as),
-            "detail": {
-                "reason": reason,
-                "from": latest.state.as_str(),
-                "state": decided.attempt.state.as_str(),
-                "newAttempt": decided.new_attempt.as_ref().map(|a| a.number),
-                "agent": decided.new_attempt.as_ref().and_then(|a| a.agent_url.clone()),
-            },
-        }))?;
+        let detail = json!({
+            "reason": reason,
+            "from": latest.state.as_str(),
+            "state": decided.attempt.state.as_str(),
+            "newAttempt": decided.new_attempt.as_ref().map(|a| a.number),
+            "agent": decided.new_attempt.as_ref().and_then(|a| a.agent_url.clone()),
+        });
+        let record = ActionRecord::new(
+            &name.workflow,
+            &name.step,
+            latest.number,
+            "resolve",
+            as_str(decision_as),
+            &detail,
+        );
+        ctx.out.record(&record.to_value())?;
         return Ok(exit::OK);
     }
     ctx.out
@@ -265,13 +269,6 @@ fn consequence(decision: ResolveAs) -> &'static str {
     }
 }
 
-/// The error when the operator answers no: nothing was changed (exit 1, as `apt` and
-/// `terraform apply` do).
-pub(crate) fn declined() -> CliError {
-    CliError::failure("not confirmed; nothing was changed")
-        .hint("answer `y` to go on, or pass --yes in a script")
-}
-
 /// Refuses a `retry` or `resend` that would run finished work again: the step COMPLETED, or
 /// one of its effects is verified to exist. `--force` skips this.
 fn refuse_finished_work(
@@ -337,20 +334,21 @@ fn undo(
             }
         })?;
     if ctx.out.is_json() {
-        ctx.out.record(&json!({
-            "type": "action",
-            "workflow": name.workflow,
-            "step": name.step,
-            "attempt": undone.attempt.number,
-            "action": "resolve",
-            "outcome": "undone",
-            "detail": {
-                "undid": undone.undid.as_str(),
-                "reason": reason,
-                "removedAttempt": undone.removed,
-                "state": undone.attempt.state.as_str(),
-            },
-        }))?;
+        let detail = json!({
+            "undid": undone.undid.as_str(),
+            "reason": reason,
+            "removedAttempt": undone.removed,
+            "state": undone.attempt.state.as_str(),
+        });
+        let record = ActionRecord::new(
+            &name.workflow,
+            &name.step,
+            undone.attempt.number,
+            "resolve",
+            "undone",
+            &detail,
+        );
+        ctx.out.record(&record.to_value())?;
         return Ok(exit::OK);
     }
     let removed = undone

@@ -12,9 +12,11 @@ use serde_json::json;
 
 use crate::context::Context;
 use crate::exit;
-use crate::journal::{AgentHealth, AgentNotBefore, InspectFilter, Journal, Overview, Stale};
+use crate::journal::{AgentNotBefore, InspectFilter, Journal, Overview, Stale};
 use crate::output::age;
 use crate::sanitize::inert;
+
+use super::util::records::health_fields;
 
 /// Shows the journal in use, its lock, attempts by state and what needs a human.
 #[derive(Debug, Args)]
@@ -100,23 +102,6 @@ struct Seen<'a> {
     paused: &'a [AgentNotBefore],
     /// With `--stale`: what is stale, and the duration given.
     stale: Option<(&'a Stale, std::time::Duration)>,
-}
-
-/// An agent's health fields of the `status` and `agent` records: `lastSuccessAt`,
-/// `lastFailureAt`, `failingSince` (null while it answers).
-pub(crate) fn health_fields(h: Option<&AgentHealth>) -> serde_json::Map<String, serde_json::Value> {
-    let at = |t: Option<chrono::DateTime<chrono::Utc>>| json!(t.map(crate::clock::rfc3339));
-    let mut m = serde_json::Map::new();
-    m.insert(
-        "lastSuccessAt".into(),
-        at(h.and_then(|h| h.last_success_at)),
-    );
-    m.insert(
-        "lastFailureAt".into(),
-        at(h.and_then(|h| h.last_failure_at)),
-    );
-    m.insert("failingSince".into(), at(h.and_then(|h| h.failing_since)));
-    m
 }
 
 /// The `status` record.

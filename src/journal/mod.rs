@@ -45,7 +45,7 @@
 //! - `passes`: the rows a reconcile pass walks; `reads`: what `inspect` and the commands read.
 //! - [`model`]: states, rows and the pure [`transition`]; [`migrate`]: schema versions.
 //! - `sql`: the store seam (`Db`, `Row`, `Arg`, `DbError`: no store's types) and every query
-//!   (`sql/queries.rs`), written once for every store, picking dialect-specific text (JSON
+//!   (`sql/queries/`, one file per seam), written once for every store, picking dialect-specific text (JSON
 //!   functions) by `Db::dialect`.
 //! - `store`: [`Journal`]'s store, one enum arm per engine: `read`, `transaction`, the error
 //!   mapper, and what each engine answers its own way (`data_version`, page counts).

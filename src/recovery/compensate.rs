@@ -54,7 +54,8 @@ use crate::journal::{
 };
 use crate::placeholders::{self, Fill, Values};
 use crate::plan_file::{COMPENSATE_SUFFIX, Compensation, CompensationTarget, Verification};
-use crate::recovery::error::{RecoveryError, Report, Said, Stopped};
+use crate::recovery::error::{RecoveryError, Stopped};
+use crate::recovery::event::{Event, Said, Sink};
 use crate::recovery::lookup::{self, LookHow, Looked};
 use crate::recovery::moved;
 use crate::recovery::registry::pick_agent;
@@ -390,8 +391,8 @@ pub struct Io<'a> {
     pub clock: &'a dyn Clock,
     /// How long a send's lease is held before another process may break it.
     pub send_lease_ttl: Duration,
-    /// Where the pass reports what it does.
-    pub report: &'a dyn Report,
+    /// Where the pass tells what it does.
+    pub sink: &'a dyn Sink,
 }
 
 struct Pass<'a> {
@@ -549,7 +550,7 @@ impl Pass<'_> {
         outcome: &str,
         detail: &Value,
         line: &str,
-    ) -> Result<(), Stopped> {
+    ) -> anyhow::Result<()> {
         self.say_step(None, attempt, action, outcome, detail, line)
     }
 
@@ -561,13 +562,13 @@ impl Pass<'_> {
         outcome: &str,
         detail: &Value,
         line: &str,
-    ) -> Result<(), Stopped> {
+    ) -> anyhow::Result<()> {
         *self
             .outcomes
             .borrow_mut()
             .entry(outcome.to_owned())
             .or_default() += 1;
-        self.io.report.say(&Said {
+        self.io.sink.event(Event::Compensated(&Said {
             workflow: self.workflow,
             step: step.map(|s| s.step.as_str()),
             attempt: attempt.map(|a| a.number),
@@ -575,7 +576,7 @@ impl Pass<'_> {
             outcome,
             detail,
             line,
-        })
+        }))
     }
 
     /// Applies a task the agent returned; returns the attempt as journaled now.
@@ -615,7 +616,7 @@ impl Pass<'_> {
         if e.downcast_ref::<Stopped>().is_some() || e.downcast_ref::<JournalError>().is_some() {
             return Err(e);
         }
-        self.io.report.problem(&e);
+        self.io.sink.event(Event::Problem(&e))?;
         self.say_step(
             Some(step),
             Some(a),
@@ -1518,7 +1519,7 @@ impl Pass<'_> {
             interface: comp_step.spec.interface,
         };
         let sender = Sender {
-            note: None,
+            sink: &crate::recovery::Unheard,
             journal: self.journal,
             client: self.client,
             clock: self.io.clock,

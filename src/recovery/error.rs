@@ -1,8 +1,6 @@
 //! What a recovery pass reports, and the errors it raises; the command layer prints the one and
 //! maps the other to exit codes.
 
-use serde_json::Value;
-
 use crate::a2a::A2aError;
 use crate::journal::NeedsHuman;
 use crate::sanitize::inert;
@@ -36,34 +34,6 @@ impl RecoveryError {
 #[derive(Debug, thiserror::Error)]
 #[error("the reader of the output went away")]
 pub struct Stopped;
-
-/// One thing a pass did, or in a dry run would do, about a workflow, a step or an attempt: an
-/// `action` record for programs, `line` for people.
-#[derive(Debug, Clone, Copy)]
-pub struct Said<'a> {
-    /// The workflow.
-    pub workflow: &'a str,
-    /// The step (the part after `/`), if the action is about one.
-    pub step: Option<&'a str>,
-    /// The attempt number, if the action is about one.
-    pub attempt: Option<u32>,
-    /// What was done: `cancel`, `verify`, `compensate`, `workflow`, ….
-    pub action: &'a str,
-    /// How it came out.
-    pub outcome: &'a str,
-    /// Details for the record.
-    pub detail: &'a Value,
-    /// The sentence for people (may quote remote text; the printer makes it inert).
-    pub line: &'a str,
-}
-
-/// Where a pass reports as it goes; the caller (the command layer) prints.
-pub trait Report {
-    /// Reports one action; [`Stopped`] when the reader went away.
-    fn say(&self, said: &Said<'_>) -> Result<(), Stopped>;
-    /// Reports an error that stopped the work on one attempt (the pass goes on).
-    fn problem(&self, error: &anyhow::Error);
-}
 
 /// Why an `INTENT` attempt whose send or look (`what`: `send`, `look`) met `error` needs a
 /// human, if that error is one a pass cannot get past on its own. The attempt stays `INTENT`

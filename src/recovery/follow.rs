@@ -80,6 +80,7 @@ use crate::journal::{
     Recorded, Source, StepName, StreamObservation, is_over_limit,
 };
 use crate::recovery::commit::{Done, Queue};
+use crate::recovery::event::{Event, Sink};
 use crate::recovery::moved::{self, Rechosen};
 use crate::recovery::send::JournaledWire;
 use crate::sanitize::inert;
@@ -347,7 +348,8 @@ pub enum Progress {
 }
 
 /// Follows one attempt's task until it stops by itself, the deadline passes, or reconnects are
-/// spent; journals every observation and calls `observer` after each commit.
+/// spent; journals every observation and tells `sink` of each after its commit
+/// ([`Event::Followed`]).
 ///
 /// Only a journal failure is an `Err`; everything the agent does is a [`FollowEnd`]. The
 /// attempt's lease is taken first and released at the end.
@@ -356,16 +358,16 @@ pub async fn follow_attempt(
     client: &A2aClient,
     target: &FollowTarget,
     opts: &FollowOptions,
-    observer: &mut dyn FnMut(&FollowTarget, &Progress),
+    sink: &dyn Sink,
 ) -> Result<FollowOutcome, JournalError> {
     let wire = Wire::new(client, journal, target);
-    follow_with(journal, &wire, target, opts, observer).await
+    follow_with(journal, &wire, target, opts, sink).await
 }
 
 /// Follows many attempts at once in this task, at most `concurrency` at a time, and returns
 /// each target with its outcome, in the order given.
 ///
-/// The observer is shared by all of them (called after each commit, from this task only).
+/// The sink is shared by all of them (told after each commit, from this task only).
 /// The follows share one group commit: the events that arrive together on any of the streams
 /// are journaled in one transaction.
 pub async fn follow_many(
@@ -374,15 +376,14 @@ pub async fn follow_many(
     targets: Vec<FollowTarget>,
     opts: &FollowOptions,
     concurrency: usize,
-    observer: &dyn Fn(&FollowTarget, &Progress),
+    sink: &dyn Sink,
 ) -> Vec<(FollowTarget, Result<FollowOutcome, JournalError>)> {
     let commit = GroupCommit::new(journal);
     let commit = &commit;
     let work = futures_util::stream::iter(targets.into_iter().enumerate())
         .map(|(i, target)| async move {
-            let mut obs = |t: &FollowTarget, p: &Progress| observer(t, p);
             let wire = Wire::new(client, journal, &target);
-            let outcome = follow_in(commit, &wire, &target, opts, &mut obs).await;
+            let outcome = follow_in(commit, &wire, &target, opts, sink).await;
             (i, target, outcome)
         })
         .buffer_unordered(concurrency.max(1))
@@ -565,11 +566,11 @@ pub(crate) async fn follow_with<R: Remote>(
     remote: &R,
     target: &FollowTarget,
     opts: &FollowOptions,
-    observer: &mut dyn FnMut(&FollowTarget, &Progress),
+    sink: &dyn Sink,
 ) -> Result<FollowOutcome, JournalError> {
     let commit = GroupCommit::new(journal);
     commit
-        .beside(follow_in(&commit, remote, target, opts, observer))
+        .beside(follow_in(&commit, remote, target, opts, sink))
         .await
 }
 
@@ -579,7 +580,7 @@ async fn follow_in<R: Remote>(
     remote: &R,
     target: &FollowTarget,
     opts: &FollowOptions,
-    observer: &mut dyn FnMut(&FollowTarget, &Progress),
+    sink: &dyn Sink,
 ) -> Result<FollowOutcome, JournalError> {
     let journal = commit.journal();
     let attempt = journal.attempt(target.attempt)?;
@@ -589,7 +590,7 @@ async fn follow_in<R: Remote>(
         remote,
         target,
         opts,
-        observer,
+        sink,
         rng: match opts.seed {
             Some(seed) => StdRng::seed_from_u64(seed ^ (target.attempt.0 as u64).rotate_left(32)),
             None => rand::make_rng(),
@@ -699,7 +700,7 @@ struct Follower<'a, R> {
     remote: &'a R,
     target: &'a FollowTarget,
     opts: &'a FollowOptions,
-    observer: &'a mut dyn FnMut(&FollowTarget, &Progress),
+    sink: &'a dyn Sink,
     rng: StdRng,
     /// The attempt's state as journaled (after the last observation settled).
     state: AttemptState,
@@ -723,6 +724,18 @@ struct Follower<'a, R> {
 }
 
 impl<R: Remote> Follower<'_, R> {
+    /// Tells the sink what happened. A follow stops only on a journal failure: a reporter that
+    /// cannot print (its reader went away) does not stop the journaling.
+    fn tell(&self, progress: &Progress) {
+        let told = self.sink.event(Event::Followed {
+            target: self.target,
+            progress,
+        });
+        if let Err(e) = told {
+            tracing::debug!(attempt = %self.target.attempt, "follow progress not told: {e:#}");
+        }
+    }
+
     /// Returns [`FollowEnd::TooLarge`] if the attempt's artifacts went past a size limit.
     fn over_limit_end(&self) -> Result<Option<FollowEnd>, JournalError> {
         Ok(self
@@ -791,7 +804,7 @@ impl<R: Remote> Follower<'_, R> {
                 polling: poll,
                 cause,
             };
-            (self.observer)(self.target, &waiting);
+            self.tell(&waiting);
             tokio::time::sleep(delay).await;
             self.streak += 1;
             self.reconnects += 1;
@@ -1269,7 +1282,7 @@ impl<R: Remote> Follower<'_, R> {
             events: self.events,
             event: recorded.event,
         };
-        (self.observer)(self.target, &progress);
+        self.tell(&progress);
         end_for(self.state)
     }
 

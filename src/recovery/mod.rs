@@ -18,12 +18,14 @@
 //! | [`lock`] | the pass lock |
 //! | [`moved`] | re-choosing an interface that left the card |
 //! | [`not_before`] | journaling agents' not-before times (a `Retry-After` too long to wait) |
-//! | [`error`] | recovery's error type and report sink |
+//! | [`event`] | what a pass tells as it goes: the one [`Event`] type and its [`Sink`] |
+//! | [`error`] | recovery's error type |
 
 pub(crate) mod commit;
 pub mod compensate;
 pub mod decide;
 pub mod error;
+pub mod event;
 pub mod follow;
 pub mod lock;
 pub mod lookup;
@@ -37,4 +39,5 @@ pub(crate) mod schedule;
 pub mod send;
 pub mod verify;
 
-pub use reconcile::{Action, ActionRemedy, Pass, PassConfig, Summary, WorkflowLocks};
+pub use event::{Action, ActionRemedy, Event, OnFollow, Sink, Unheard};
+pub use reconcile::{Pass, PassConfig, Summary, WorkflowLocks};

@@ -58,6 +58,7 @@ use crate::journal::{
 };
 use crate::recovery::commit::Queue;
 use crate::recovery::decide::{self, Settlement, Triage};
+use crate::recovery::event::{Action, ActionRemedy, Event, Sink};
 use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::remedy::Remedy;
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
@@ -106,51 +107,6 @@ pub struct PassConfig {
     /// How long an Agent Card that cannot be read or reached is waited out before an attempt
     /// needs a human.
     pub card_patience: Duration,
-}
-
-/// One thing a pass did (or, in a dry run, would do) about one attempt: an `action` record.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Action {
-    /// The workflow.
-    pub workflow: String,
-    /// The step (the part after `/`).
-    pub step: String,
-    /// The attempt number.
-    pub attempt: u32,
-    /// What was done: `send`, `look`, `read`, `redelegate`, `reply`, `resend`, `retry`, ….
-    pub action: &'static str,
-    /// How it came out: an attempt state, or a word such as `busy`, `read-failed`.
-    pub outcome: String,
-    /// Details (task id, error, reason, question).
-    pub detail: Value,
-    /// The exit code it contributes (0, 3 or 4; 2 for a missing credential variable).
-    pub code: u8,
-    /// For a human: what is wrong and the command that answers it.
-    pub remedy: Option<ActionRemedy>,
-}
-
-/// What a human must do about an action's attempt (as `inspect --pending` says it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActionRemedy {
-    /// What is wrong, with the question or the reason.
-    pub what: String,
-    /// The command that answers it, if there is one.
-    pub command: Option<String>,
-    /// Other commands that answer it instead.
-    pub alternatives: Vec<String>,
-}
-
-impl std::fmt::Display for ActionRemedy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.command {
-            Some(c) => write!(f, "{}; run `{c}`", self.what)?,
-            None => f.write_str(&self.what)?,
-        }
-        for alt in &self.alternatives {
-            write!(f, ", or `{alt}`")?;
-        }
-        Ok(())
-    }
 }
 
 /// What a whole pass came to.
@@ -390,7 +346,7 @@ impl<'a> Pass<'a> {
 
     fn sender(&self) -> Sender<'_> {
         Sender {
-            note: None,
+            sink: &crate::recovery::Unheard,
             journal: self.journal,
             client: self.client,
             clock: self.clock,
@@ -461,17 +417,12 @@ impl<'a> Pass<'a> {
         }))
     }
 
-    /// Runs the pass; `on_start` learns how many items it will visit, `on_action` sees each
-    /// action as it happens, `on_item` each finished item.
-    pub async fn run(
-        &self,
-        on_start: impl FnOnce(usize),
-        mut on_action: impl FnMut(&Action) -> anyhow::Result<()>,
-        mut on_item: impl FnMut(),
-    ) -> anyhow::Result<Summary> {
+    /// Runs the pass, telling `sink` how many items it will visit ([`Event::Started`]), each
+    /// action as it happens ([`Event::Acted`]) and each finished item ([`Event::ItemDone`]).
+    pub async fn run(&self, sink: &dyn Sink) -> anyhow::Result<Summary> {
         let (first, cursor) = self.collect()?;
         let total = first.len() + cursor.total;
-        on_start(total);
+        sink.event(Event::Started { items: total })?;
         let prepare = |page: &mut VecDeque<AttemptRow>| self.prepare_page(page);
         let prepare = (!self.cfg.dry_run).then_some(&prepare as &rows::PagePrep<'_>);
         let rows = Rows::new(self.journal, cursor, self.lookahead(), prepare);
@@ -557,9 +508,9 @@ impl<'a> Pass<'a> {
                 summary.count_attempts(&actions);
                 for a in actions {
                     summary.count(&a);
-                    on_action(&a)?;
+                    sink.event(Event::Acted(&a))?;
                 }
-                on_item();
+                sink.event(Event::ItemDone)?;
             }
         }
         drop(running);
@@ -664,6 +615,7 @@ impl<'a> Pass<'a> {
             detail,
             code,
             remedy: None,
+            unreached: None,
         }
     }
 
@@ -925,14 +877,15 @@ impl<'a> Pass<'a> {
 
     /// The action of a read that failed (the attempt is left as it was).
     fn read_failed(row: &AttemptRow, task_id: &str, e: &A2aError) -> Action {
-        Self::action(
+        let action = Self::action(
             row,
             row.attempt.number,
             "read",
             "read-failed",
             json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
             failure_code(e),
-        )
+        );
+        unreached(action, row, e)
     }
 
     /// A task whose interface left the card, and the card offers nothing we speak: journaled
@@ -1027,18 +980,21 @@ impl<'a> Pass<'a> {
                 stage,
                 error,
                 attempt,
-            } => Self::action(
-                &row,
-                attempt.number,
-                stage.as_str(),
-                format!("{}-failed", stage.as_str()),
-                json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
-                if *stage == Stage::Card {
-                    card_failure_code(error)
-                } else {
-                    failure_code(error)
-                },
-            ),
+            } => {
+                let action = Self::action(
+                    &row,
+                    attempt.number,
+                    stage.as_str(),
+                    format!("{}-failed", stage.as_str()),
+                    json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
+                    if *stage == Stage::Card {
+                        card_failure_code(error)
+                    } else {
+                        failure_code(error)
+                    },
+                );
+                unreached(action, &row, error)
+            }
             Sent::NeedsHuman {
                 attempt,
                 stage,
@@ -1392,6 +1348,17 @@ fn agent_key(a: &Attempt) -> AgentKey {
             .unwrap_or_default(),
         crate::a2a::source_key(a.token_env.as_deref(), a.token_cmd.as_deref()),
     )
+}
+
+/// Marks a failed action whose agent could not be reached (and no human is needed), with the
+/// agent, so a reporter can say it once per agent.
+pub(super) fn unreached(mut action: Action, row: &AttemptRow, e: &A2aError) -> Action {
+    if action.code == exit::WORK_REMAINS
+        && let (Some(why), Some(agent)) = (e.unreached(), row.attempt.agent_url.as_deref())
+    {
+        action.unreached = Some((agent.to_owned(), why));
+    }
+    action
 }
 
 /// The action of an item not tried because its agent's circuit is open, or its not-before time

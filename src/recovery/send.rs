@@ -44,6 +44,7 @@ use crate::journal::{
     Lease, NeedsHuman, Reply, ReplyState, SendOutcome, SendRecord, Source,
 };
 use crate::recovery::error::unusable_answer;
+use crate::recovery::event::{Event, Sink};
 use crate::recovery::lookup::{self, LookHow, Sweeps};
 use crate::recovery::moved::{self, Rechosen};
 
@@ -262,14 +263,10 @@ impl Drop for LeaseGuard<'_> {
     }
 }
 
-/// A step of a send worth reporting before its outcome (`look`/`absent`,
-/// `send`/`context-refused`): the attempt, the action, the outcome and details.
-pub type Note<'a> = &'a dyn Fn(&Attempt, &'static str, &'static str, &Value);
-
 /// Everything a send needs: the journal, the wire client, the clock and the limits.
 pub struct Sender<'a> {
-    /// Told about intermediate steps (delegate prints them as `action` records).
-    pub note: Option<Note<'a>>,
+    /// Told about the send's steps before its outcome ([`Event::Sending`]).
+    pub sink: &'a dyn Sink,
     /// The journal.
     pub journal: &'a Journal,
     /// The wire client.
@@ -434,10 +431,19 @@ pub(crate) fn request(
 }
 
 impl Sender<'_> {
-    fn note(&self, attempt: &Attempt, action: &'static str, outcome: &'static str, detail: &Value) {
-        if let Some(note) = self.note {
-            note(attempt, action, outcome, detail);
-        }
+    fn note(
+        &self,
+        attempt: &Attempt,
+        action: &'static str,
+        outcome: &'static str,
+        detail: &Value,
+    ) -> anyhow::Result<()> {
+        self.sink.event(Event::Sending {
+            attempt,
+            action,
+            outcome,
+            detail,
+        })
     }
 
     fn claim(&self, id: AttemptId) -> anyhow::Result<Result<LeaseGuard<'_>, Lease>> {
@@ -507,7 +513,7 @@ impl Sender<'_> {
             // `resolve --as resend`: the operator accepted ONE send without a look; the approval
             // is consumed (committed) before the send (journal/operator.rs).
             if kind == SendKind::LookFirst && self.journal.take_resend_approval(attempt.id)? {
-                self.note(&attempt, "look", "resend-approved", &Value::Null);
+                self.note(&attempt, "look", "resend-approved", &Value::Null)?;
             } else if kind == SendKind::LookFirst
                 && let Some(looked) = self
                     .look(
@@ -629,7 +635,7 @@ impl Sender<'_> {
             Ok(endpoint) => endpoint,
             Err(error) => return self.card_failed(&attempt, error).map(Err),
         };
-        self.say_unsearchable(&attempt, &endpoint);
+        self.say_unsearchable(&attempt, &endpoint)?;
         let attempt = self.journal.set_endpoint(attempt.id, &endpoint)?;
         Ok(Ok(attempt))
     }
@@ -641,21 +647,21 @@ impl Sender<'_> {
         &self,
         attempt: &Attempt,
         endpoint: &journal::JournaledEndpoint,
-    ) {
+    ) -> anyhow::Result<()> {
         static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
         let b = endpoint.binding;
         let Some(card_url) = attempt.agent_url.as_deref() else {
-            return;
+            return Ok(());
         };
         if b.can_list_tasks() {
-            return;
+            return Ok(());
         }
         {
             let mut said = SAID
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             if said.iter().any(|s| s == card_url) {
-                return;
+                return Ok(());
             }
             said.push(card_url.to_owned());
         }
@@ -680,7 +686,7 @@ impl Sender<'_> {
             }
         );
         let detail = serde_json::json!({"reason": reason, "trustDedup": trusted});
-        self.note(attempt, "send", "unsearchable", &detail);
+        self.note(attempt, "send", "unsearchable", &detail)
     }
 
     /// Journals a card that failed a never-sent attempt: a readable card with no interface we
@@ -817,7 +823,7 @@ impl Sender<'_> {
         Ok(
             match lookup::look_and_journal(self.journal, attempt, how, found).await? {
                 lookup::Looked::Absent => {
-                    self.note(attempt, "look", "absent", &Value::Null);
+                    self.note(attempt, "look", "absent", &Value::Null)?;
                     None
                 }
                 lookup::Looked::Found(t) => Some(Looked::Found(t)),
@@ -826,7 +832,7 @@ impl Sender<'_> {
                 }
                 lookup::Looked::InFlight(until) => {
                     let detail = serde_json::json!({"until": crate::clock::rfc3339(until)});
-                    self.note(attempt, "look", "in-flight", &detail);
+                    self.note(attempt, "look", "in-flight", &detail)?;
                     Some(Looked::Done(Sent::InFlight(
                         self.journal.attempt(attempt.id)?,
                         until,
@@ -860,7 +866,7 @@ impl Sender<'_> {
             armed: true,
         };
         if self.journal.take_resend_approval(attempt.id)? {
-            self.note(&attempt, "look", "resend-approved", &Value::Null);
+            self.note(&attempt, "look", "resend-approved", &Value::Null)?;
         } else {
             match self.look(&attempt, out, Ok).await? {
                 None => {}
@@ -969,7 +975,7 @@ impl Sender<'_> {
                     self.journal
                         .record_failure(attempt.id, FailureKind::Send, note)?;
                     let detail = serde_json::json!({"error": e.summary()});
-                    self.note(attempt, "send", "context-refused", &detail);
+                    self.note(attempt, "send", "context-refused", &detail)?;
                     with_context = false;
                 }
                 result => return Ok((result, with_context)),

@@ -38,12 +38,9 @@ pub async fn run_with(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Ou
         .expect("join the binary's thread")
 }
 
-/// Returns the JSON Lines of stdout, asserting the first is `begin` for `command`.
-pub fn json_lines(o: &Output, command: &str) -> Vec<Value> {
-    let mut lines: Vec<Value> = stdout(o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect();
+/// Returns the JSON Lines of stdout after the first, asserting it is `begin` for `command`.
+pub fn records_after_begin(o: &Output, command: &str) -> Vec<Value> {
+    let mut lines = super::json_lines(o);
     assert!(!lines.is_empty(), "no output: {}", stderr(o));
     let begin = lines.remove(0);
     assert_eq!(
@@ -148,5 +145,5 @@ pub fn refusing_card(base: &str, skills: &[&str]) -> String {
 pub async fn attempts(env: &TestEnv, step: &str) -> Vec<Value> {
     let o = run(env, &["inspect", step, "--format", "json"]).await;
     assert_code(&o, 0);
-    json_lines(&o, "inspect")
+    records_after_begin(&o, "inspect")
 }

@@ -16,6 +16,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod agent;
+pub mod bindings;
 pub mod bookings;
 pub mod commands;
 pub mod cut_proxy;
@@ -220,9 +221,13 @@ pub fn code(o: &Output) -> i32 {
 
 /// Parses stdout as JSON Lines.
 pub fn json_lines(out: &Output) -> Vec<Value> {
-    stdout(out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+    json_lines_of(&stdout(out))
+}
+
+/// Parses `text` as JSON Lines.
+pub fn json_lines_of(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect()
 }
 

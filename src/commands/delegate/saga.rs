@@ -20,10 +20,11 @@ use std::task::Poll;
 
 use anyhow::Context as _;
 use futures_util::StreamExt as _;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::{DelegateArgs, Delegation, Request};
 use crate::a2a::{A2aClient, Credential};
+use crate::commands::report::SendSteps;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -427,23 +428,13 @@ async fn send_batch<'r>(
         outcomes: BTreeMap::new(),
     };
     let (items, by_id) = batch_items(fresh, delegation).await?;
-    let note = |a: &Attempt, action: &'static str, outcome: &'static str, detail: &Value| {
-        if let Some(&i) = by_id.get(&a.id) {
-            let detail = if detail.is_null() {
-                json!({})
-            } else {
-                detail.clone()
-            };
-            if outcome == "unsearchable" && !ctx.out.is_json() {
-                ctx.out
-                    .warn(&inert(detail["reason"].as_str().unwrap_or_default()));
-            }
-            // A broken pipe here shows again at the step's final line, which reports it.
-            let _ = delegation(fresh[i].0).action(a, action, outcome, &detail);
-        }
-    };
+    let steps = by_id
+        .iter()
+        .map(|(&id, &i)| (id, &fresh[i].0.spec.name))
+        .collect();
+    let sink = SendSteps::new(&ctx.out, steps);
     let sender = Sender {
-        note: Some(&note),
+        sink: &sink,
         journal,
         client,
         clock: ctx.clock.as_ref(),

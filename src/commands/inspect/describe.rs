@@ -6,8 +6,11 @@
 use chrono::{DateTime, Utc};
 use comfy_table::Cell;
 
+use super::agent_cell;
 use super::tables::{fit, room_left};
-use super::{Chain, agent_cell, outcome};
+use crate::commands::report::human::event_detail;
+use crate::commands::report::vocabulary::{Kind, human};
+use crate::commands::util::records::{Chain, outcome};
 use crate::journal::{AttemptRow, Binding, Event, StepRecord};
 use crate::output::{Printer, age, render_table, table};
 use crate::recovery::remedy::Remedy;
@@ -146,7 +149,10 @@ fn attempt_view(out: &Printer, row: &AttemptRow, chain: &Chain, now: DateTime<Ut
             .as_deref()
             .map(|t| format!(" at {}", inert(t)))
             .unwrap_or_default();
-        f.add("remote", format!("{}{at}", inert(remote)));
+        f.add(
+            "remote",
+            format!("{}{at}", inert(&human(Kind::State, remote))),
+        );
     }
     let previous = chain.previous_cell(row);
     if previous != "-" {
@@ -191,7 +197,7 @@ pub(super) fn events_table(out: &Printer, events: &[Event]) -> String {
         vec![
             Cell::new(absolute(e.at)),
             Cell::new(e.attempt.map_or_else(|| "-".to_owned(), |n| n.to_string())),
-            Cell::new(inert(&e.kind)),
+            Cell::new(inert(&human(Kind::Event, &e.kind))),
             Cell::new(e.from.clone().unwrap_or_default()),
             Cell::new(e.to.clone().unwrap_or_default()),
         ]
@@ -207,13 +213,9 @@ pub(super) fn events_table(out: &Printer, events: &[Event]) -> String {
     header.push("DETAIL");
     let mut t = table(out, header);
     for e in events {
-        let detail = e
-            .detail
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let detail = e.detail.as_ref().map(event_detail).unwrap_or_default();
         let mut cells = fixed(e);
-        cells.push(Cell::new(fit(&inert(&detail), room)));
+        cells.push(Cell::new(fit(&detail, room)));
         t.add_row(cells);
     }
     render_table(out, &t)

@@ -135,14 +135,26 @@ fn opts(seed: u64) -> FollowOptions {
     }
 }
 
-/// Runs a follow, collecting what the observer saw.
+/// A sink keeping the progress a follow told.
+#[derive(Default)]
+struct Seen(RefCell<Vec<Progress>>);
+
+impl crate::recovery::Sink for Seen {
+    fn event(&self, event: crate::recovery::Event<'_>) -> anyhow::Result<()> {
+        if let crate::recovery::Event::Followed { progress, .. } = event {
+            self.0.borrow_mut().push(progress.clone());
+        }
+        Ok(())
+    }
+}
+
+/// Runs a follow, collecting what its sink was told.
 async fn run(s: &Setup, fake: &Fake, opts: &FollowOptions) -> (FollowOutcome, Vec<Progress>) {
-    let seen = RefCell::new(Vec::new());
-    let mut obs = |_: &FollowTarget, p: &Progress| seen.borrow_mut().push(p.clone());
-    let out = follow_with(&s.journal, fake, &s.target, opts, &mut obs)
+    let seen = Seen::default();
+    let out = follow_with(&s.journal, fake, &s.target, opts, &seen)
         .await
         .unwrap();
-    (out, seen.into_inner())
+    (out, seen.0.into_inner())
 }
 
 fn delays(seen: &[Progress]) -> Vec<(u32, Duration)> {

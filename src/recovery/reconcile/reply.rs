@@ -78,11 +78,12 @@ impl Pass<'_> {
                     FailureKind::Read,
                     &format!("looking for reply {}: {}", reply.message_id, e.summary()),
                 )?;
-                return Ok(action(
+                let failed = action(
                     "read-failed",
                     json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
                     failure_code(&e),
-                ));
+                );
+                return Ok(super::unreached(failed, row, &e));
             }
         };
         let view = TaskView::from_value(&task.raw, task.raw.to_string())
@@ -146,12 +147,13 @@ impl Pass<'_> {
                         ));
                     }
                     Elsewhere::Failed(e) => {
-                        return Ok(action(
+                        let failed = action(
                             "read-failed",
                             json!({"messageId": reply.message_id, "error": e.summary(),
                                    "hint": e.hint()}),
                             failure_code(&e),
-                        ));
+                        );
+                        return Ok(super::unreached(failed, row, &e));
                     }
                 }
                 if !decide::sends_allowed(row.workflow_state) {

@@ -202,7 +202,7 @@ impl<'s, 'a> Batch<'s, 'a> {
             };
             match endpoint {
                 Some(endpoint) => {
-                    self.sender.say_unsearchable(attempt, &endpoint);
+                    self.sender.say_unsearchable(attempt, &endpoint)?;
                     slots.push(Some(claims.len()));
                     claims.push((attempt.id, Some(endpoint)));
                 }

@@ -1,6 +1,10 @@
 //! Helpers the commands share: the one module a command imports besides its own (commands
 //! never import each other's modules for these).
 
+pub(crate) mod flags;
+pub(crate) mod follow;
+pub(crate) mod records;
+
 use crate::error::CliError;
 use crate::journal::{InspectFilter, Journal, JournalError, StepName, Target};
 use crate::sanitize::inert;

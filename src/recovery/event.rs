@@ -1,0 +1,156 @@
+//! What a recovery pass tells as it goes: one event type, handed to one sink per pass.
+//!
+//! Every pass — `reconcile` and its dry run, a send or resend (`send.rs`), a follow, a
+//! compensation — reports through [`Event`]s given to the [`Sink`] its caller passes in. The
+//! command layer's reporters (`commands/report/`) turn each event into a line for people or a
+//! record for programs and fold the pass's exit code from them; nothing here prints.
+//!
+//! A new thing a pass does gets a variant here (or an `action`/`outcome` word in an existing
+//! one, named in `commands/report/vocabulary.rs`), then an arm in each reporter.
+
+use serde_json::Value;
+
+use crate::a2a::Unreached;
+use crate::journal::Attempt;
+use crate::recovery::follow::{FollowTarget, Progress};
+
+/// One thing a pass did, or in a dry run would do, about one attempt: an `action` record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Action {
+    /// The workflow.
+    pub workflow: String,
+    /// The step (the part after `/`).
+    pub step: String,
+    /// The attempt number.
+    pub attempt: u32,
+    /// What was done: `send`, `look`, `read`, `redelegate`, `reply`, `resend`, `retry`, ….
+    pub action: &'static str,
+    /// How it came out: an attempt state, or a word such as `busy`, `read-failed`.
+    pub outcome: String,
+    /// Details (task id, error, reason, question).
+    pub detail: Value,
+    /// The exit code it contributes (0, 3 or 4; 2 for a missing credential variable).
+    pub code: u8,
+    /// For a human: what is wrong and the command that answers it.
+    pub remedy: Option<ActionRemedy>,
+    /// Why the attempt's agent could not be reached, when that is why the action failed, with
+    /// the agent (its card URL): a reporter groups such failures by agent.
+    pub unreached: Option<(String, Unreached)>,
+}
+
+/// What a human must do about an action's attempt (as `inspect --pending` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionRemedy {
+    /// What is wrong, with the question or the reason.
+    pub what: String,
+    /// The command that answers it, if there is one.
+    pub command: Option<String>,
+    /// Other commands that answer it instead.
+    pub alternatives: Vec<String>,
+}
+
+impl std::fmt::Display for ActionRemedy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.command {
+            Some(c) => write!(f, "{}; run `{c}`", self.what)?,
+            None => f.write_str(&self.what)?,
+        }
+        for alt in &self.alternatives {
+            write!(f, ", or `{alt}`")?;
+        }
+        Ok(())
+    }
+}
+
+/// One thing a compensation pass did, or in a dry run would do, about its workflow, a step or
+/// an attempt.
+#[derive(Debug, Clone, Copy)]
+pub struct Said<'a> {
+    /// The workflow.
+    pub workflow: &'a str,
+    /// The step (the part after `/`), if the action is about one.
+    pub step: Option<&'a str>,
+    /// The attempt number, if the action is about one.
+    pub attempt: Option<u32>,
+    /// What was done: `cancel`, `verify`, `compensate`, `workflow`, ….
+    pub action: &'a str,
+    /// How it came out.
+    pub outcome: &'a str,
+    /// Details for the record.
+    pub detail: &'a Value,
+    /// The sentence for people (may quote remote text; the reporter makes it inert).
+    pub line: &'a str,
+}
+
+/// What a pass tells its sink.
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// A pass knows how many items it will visit.
+    Started {
+        /// The items.
+        items: usize,
+    },
+    /// What a reconcile pass (or its dry run) did about one attempt.
+    Acted(&'a Action),
+    /// One of the pass's items is finished (all its actions were told).
+    ItemDone,
+    /// A step of a send worth telling before its outcome: `look`/`absent`,
+    /// `look`/`in-flight`, `look`/`resend-approved`, `send`/`unsearchable`,
+    /// `send`/`context-refused`.
+    Sending {
+        /// The attempt being sent.
+        attempt: &'a Attempt,
+        /// `look` or `send`.
+        action: &'static str,
+        /// What it came to.
+        outcome: &'static str,
+        /// Details (`null` when there are none).
+        detail: &'a Value,
+    },
+    /// What a compensation pass did about its workflow, a step or an attempt.
+    Compensated(&'a Said<'a>),
+    /// A follow journaled an observation, or waits before it reconnects.
+    Followed {
+        /// The attempt followed.
+        target: &'a FollowTarget,
+        /// What happened.
+        progress: &'a Progress,
+    },
+    /// An error stopped the work on one attempt; the pass goes on.
+    Problem(&'a anyhow::Error),
+}
+
+/// Where a pass tells what it does. The pass runs its items concurrently on one thread, so a
+/// sink takes `&self` (a reporter keeps its state in cells).
+pub trait Sink {
+    /// Takes one event. An error stops the pass: the reader went away
+    /// ([`crate::recovery::error::Stopped`]), or the reporter's own journal work failed.
+    ///
+    /// # Errors
+    ///
+    /// The pass must stop.
+    fn event(&self, event: Event<'_>) -> anyhow::Result<()>;
+}
+
+/// A sink that hears nothing, for passes run where nobody reads their events.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Unheard;
+
+impl Sink for Unheard {
+    fn event(&self, _: Event<'_>) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sink that hands each follow's progress to a function, for callers that want only that
+/// (benchmarks, tests).
+pub struct OnFollow<F>(pub F);
+
+impl<F: Fn(&FollowTarget, &Progress)> Sink for OnFollow<F> {
+    fn event(&self, event: Event<'_>) -> anyhow::Result<()> {
+        if let Event::Followed { target, progress } = event {
+            (self.0)(target, progress);
+        }
+        Ok(())
+    }
+}
