@@ -140,8 +140,9 @@ async fn add_stores_the_card_and_list_shows_the_registry_in_order() {
     .await;
 }
 
-/// Card members that turn a v1.0 card's `supportedInterfaces` into a v0.3 gRPC-only card.
-const V03_GRPC_FIELDS: &str = r#""url":"http://127.0.0.1:1/","preferredTransport":"GRPC","unused""#;
+/// Card members that turn a v1.0 card's `supportedInterfaces` into a v0.3 WebSocket-only card.
+const V03_WEBSOCKET_FIELDS: &str =
+    r#""url":"http://127.0.0.1:1/","preferredTransport":"WEBSOCKET","unused""#;
 
 #[tokio::test]
 async fn add_refuses_unreachable_agents_and_invalid_cards_and_stores_nothing() {
@@ -162,16 +163,17 @@ async fn add_refuses_unreachable_agents_and_invalid_cards_and_stores_nothing() {
         assert_code(&run(&env, &["agents", "add", &good.url()]).await, 0);
 
         let skill = json!([{"id": "s", "name": "S", "description": "d", "tags": []}]);
-        let grpc_only = json!({
-            "name": "gRPC only", "description": "d", "version": "1", "capabilities": {},
+        let websocket_only = json!({
+            "name": "WebSocket only", "description": "d", "version": "1", "capabilities": {},
             "supportedInterfaces": [
-                {"url": "http://127.0.0.1:1/", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+                {"url": "http://127.0.0.1:1/", "protocolBinding": "WEBSOCKET", "protocolVersion": "1.0"}
             ],
             "defaultInputModes": [], "defaultOutputModes": [], "skills": skill,
         })
         .to_string();
-        // The same card in v0.3's shape: a top-level `url` whose transport is gRPC.
-        let v03_grpc = grpc_only.replace("\"supportedInterfaces\"", V03_GRPC_FIELDS);
+        // The same card in v0.3's shape: a top-level `url` whose transport is WebSocket.
+        let v03_websocket =
+            websocket_only.replace("\"supportedInterfaces\"", V03_WEBSOCKET_FIELDS);
         let card_with = |skills: Value| {
             move |base: &str| {
                 json!({
@@ -186,14 +188,14 @@ async fn add_refuses_unreachable_agents_and_invalid_cards_and_stores_nothing() {
         };
         let cases: Vec<(&str, CardServer, &str)> = vec![
             (
-                "no JSON-RPC interface",
-                CardServer::start(move |_| grpc_only.clone()).await,
-                "offers no interface a2a-recover speaks (found: GRPC 1.0)",
+                "no interface we speak",
+                CardServer::start(move |_| websocket_only.clone()).await,
+                "offers no interface a2a-recover speaks (found: WEBSOCKET 1.0)",
             ),
             (
-                "a v0.3 card offering only gRPC",
-                CardServer::start(move |_| v03_grpc.clone()).await,
-                "offers no interface a2a-recover speaks (found: GRPC 0.3.0)",
+                "a v0.3 card offering only WebSocket",
+                CardServer::start(move |_| v03_websocket.clone()).await,
+                "offers no interface a2a-recover speaks (found: WEBSOCKET 0.3.0)",
             ),
             (
                 "not JSON",

@@ -316,7 +316,7 @@ fn an_agent_whose_card_offers_nothing_we_speak_any_more_needs_a_human() {
         .find(|v| v["outcome"] == "interface-gone")
         .unwrap_or_else(|| panic!("{}", stdout(&out)));
     let remedy = action["remedy"].to_string();
-    assert!(remedy.contains("GRPC 1.0"), "{action}");
+    assert!(remedy.contains("WEBSOCKET 1.0"), "{action}");
     assert!(remedy.contains("has left the agent's card"), "{action}");
     let row = the_attempt(&env, "w/gone");
     assert_eq!(row["state"], before, "nothing is proven of the task: {row}");

@@ -30,6 +30,7 @@ mod inspect;
 mod interop;
 mod interop03;
 mod interop_frameworks;
+mod interop_grpc;
 mod interop_http_json;
 mod interop_probe;
 mod interop_recovery;

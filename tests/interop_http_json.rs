@@ -40,7 +40,15 @@ fn assert_sent_over_http_json(row: &serde_json::Value) {
 }
 
 fn delegate_reconcile_follow(sdk: Sdk) {
-    let a = start(sdk);
+    delegate_reconcile_follow_at(&start(sdk), assert_sent_over_http_json);
+}
+
+/// delegate `work:5` → reconcile → follow to COMPLETED, the artifact stored whole; `sent_over`
+/// checks the attempt's interface.
+pub(crate) fn delegate_reconcile_follow_at(
+    a: &InteropAgent,
+    sent_over: impl Fn(&serde_json::Value),
+) {
     let env = TestEnv::new();
     let why = || a.context();
     let out = delegate(&env, "w/work", &a.url, "work:5", &[]);
@@ -59,12 +67,17 @@ fn delegate_reconcile_follow(sdk: Sdk) {
     assert_eq!(lines.last().unwrap()["state"], "COMPLETED", "{lines:?}");
     let row = the_attempt(&env, "w/work");
     assert_eq!(row["state"], "COMPLETED", "{row}");
-    assert_sent_over_http_json(&row);
+    sent_over(&row);
     assert_eq!(artifact_texts_of(&env.journal(), "w/work"), [steps(5)]);
 }
 
 fn ask_then_reply(sdk: Sdk) {
-    let a = start(sdk);
+    ask_then_reply_at(&start(sdk), assert_sent_over_http_json);
+}
+
+/// `ask` → INPUT_REQUIRED with the question → reply → COMPLETED on the same task; `sent_over`
+/// checks the attempt's interface.
+pub(crate) fn ask_then_reply_at(a: &InteropAgent, sent_over: impl Fn(&serde_json::Value)) {
     let env = TestEnv::new();
     let why = || a.context();
     let out = delegate(&env, "trip/hotel", &a.url, "ask", &[]);
@@ -74,7 +87,7 @@ fn ask_then_reply(sdk: Sdk) {
     let row = the_attempt(&env, "trip/hotel");
     assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
     assert_eq!(row["pendingQuestion"], "two rooms or one?");
-    assert_sent_over_http_json(&row);
+    sent_over(&row);
     let task = row["taskId"].as_str().unwrap().to_owned();
 
     let out = env.run(["reply", "trip/hotel", "two rooms"]);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::common::bindings::{
-    assert_pending_gone, calls, delegated_then_gone, grpc_only_on, http_json, moves,
+    assert_pending_gone, calls, delegated_then_gone, http_json, moves, unspoken_only_on,
 };
 use crate::common::commands::{delegate, latest, reconcile, spawn, task_of, the_attempt};
 use crate::common::journal::artifact_texts_of;
@@ -165,7 +165,7 @@ fn the_dry_run_says_it_would_move_and_writes_nothing() {
     assert_eq!(calls(&a.stats(), "SendMessage"), 0);
 
     // When the card offers nothing we speak, it says so, exit 4, still writing nothing.
-    let _server = grpc_only_on(a);
+    let _server = unspoken_only_on(a);
     let out = reconcile(&env, &["--dry-run", "--format", "json"]);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     let gone = json_lines(&out)

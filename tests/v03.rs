@@ -231,8 +231,8 @@ async fn a_card_with_no_interface_we_speak_refuses_the_attempt() {
     guard(async {
         let env = TestEnv::new();
         let server = CardServer::start(|base: &str| {
-            json!({"name": "grpc", "description": "d", "version": "1", "capabilities": {},
-                   "protocolVersion": "0.3.0", "url": base, "preferredTransport": "GRPC",
+            json!({"name": "websocket", "description": "d", "version": "1", "capabilities": {},
+                   "protocolVersion": "0.3.0", "url": base, "preferredTransport": "WEBSOCKET",
                    "skills": [{"id": "s", "name": "S", "description": "d", "tags": []}]})
             .to_string()
         })
@@ -253,7 +253,7 @@ async fn a_card_with_no_interface_we_speak_refuses_the_attempt() {
         assert!(stdout(&out).contains("w/g"), "{}", stdout(&out));
         let out = run(&env, &["agents", "add", &server.url]).await;
         assert_eq!(code(&out), 1, "{}", stderr(&out));
-        assert!(stderr(&out).contains("GRPC 0.3.0"), "{}", stderr(&out));
+        assert!(stderr(&out).contains("WEBSOCKET 0.3.0"), "{}", stderr(&out));
     })
     .await;
 }

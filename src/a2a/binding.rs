@@ -4,7 +4,8 @@
 //! A binding is sans-I/O: it builds a [`WireRequest`] and decodes bytes; the transport, size
 //! caps, credentials, card cache and retries are shared and know no binding. [`ProtocolBinding`] is an
 //! enum of siblings, each a file (`jsonrpc.rs`, `httpjson.rs`, `jsonrpc03.rs`,
-//! `httpjson03.rs`), not a trait: the set is closed and
+//! `httpjson03.rs`; gRPC, whose calls are not HTTP requests, sends its own in `grpc.rs` and
+//! hands its answers here as protobuf JSON), not a trait: the set is closed and
 //! small, the value is `Copy` and can be journaled with an attempt, a `match` dispatches with
 //! no boxed futures (a2a's async I/O stays outside the binding), and a new variant is a compile
 //! error at every place that must learn it. Each variant turns its answers into v1.0 JSON before
@@ -88,17 +89,16 @@ impl ProtocolBinding {
         let base = Url::parse(card_url).ok()?;
         card.supported_interfaces
             .iter()
-            .filter(|i| {
-                base.join(i.url.trim())
-                    .is_ok_and(|u| u.as_str() == interface_url)
-            })
             .filter_map(|i| {
                 let version = if i.protocol_version.trim().is_empty() {
                     "1.0"
                 } else {
                     i.protocol_version.as_str()
                 };
-                Self::of_interface(&i.protocol_binding, version)
+                let binding = Self::of_interface(&i.protocol_binding, version)?;
+                super::card::resolve_interface(&base, &i.url, binding)
+                    .is_ok_and(|u| u.as_str() == interface_url)
+                    .then_some(binding)
             })
             .min_by_key(|b| b.preference())
     }
@@ -107,9 +107,9 @@ impl ProtocolBinding {
     pub(crate) fn method(self, call: &Call<'_>) -> &'static str {
         match self {
             Self::JsonRpcV1 => jsonrpc::method(call),
-            Self::HttpJsonV1 => httpjson::method(call),
+            Self::HttpJsonV1 | Self::GrpcV1 => httpjson::method(call),
             Self::JsonRpcV03 => jsonrpc03::method(call),
-            Self::HttpJsonV03 => httpjson03::method(call),
+            Self::HttpJsonV03 | Self::GrpcV03 => httpjson03::method(call),
         }
     }
 
@@ -125,6 +125,9 @@ impl ProtocolBinding {
             Self::HttpJsonV1 => httpjson::request(call, url, tenant),
             Self::JsonRpcV03 => jsonrpc03::request(call, url),
             Self::HttpJsonV03 => httpjson03::request(call, url),
+            Self::GrpcV1 | Self::GrpcV03 => Err(A2aError::Client {
+                detail: "a gRPC call is not an HTTP request".to_owned(),
+            }),
         }
     }
 
@@ -137,7 +140,11 @@ impl ProtocolBinding {
         tenant: Option<&str>,
     ) -> Result<Option<WireRequest>, A2aError> {
         match self {
-            Self::JsonRpcV1 | Self::JsonRpcV03 | Self::HttpJsonV03 => Ok(None),
+            Self::JsonRpcV1
+            | Self::JsonRpcV03
+            | Self::HttpJsonV03
+            | Self::GrpcV1
+            | Self::GrpcV03 => Ok(None),
             Self::HttpJsonV1 => httpjson::fallback(call, url, tenant),
         }
     }
@@ -151,7 +158,9 @@ impl ProtocolBinding {
     ) -> Result<Value, A2aError> {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => jsonrpc::result(op, echo, body),
-            Self::HttpJsonV1 | Self::HttpJsonV03 => httpjson::result(op, body),
+            Self::HttpJsonV1 | Self::HttpJsonV03 | Self::GrpcV1 | Self::GrpcV03 => {
+                httpjson::result(op, body)
+            }
         }
     }
 
@@ -165,8 +174,8 @@ impl ProtocolBinding {
     ) -> A2aError {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => jsonrpc::http_error(op, status, headers, body),
-            Self::HttpJsonV1 => httpjson::http_error(op, status, headers, body),
-            Self::HttpJsonV03 => httpjson03::http_error(op, status, headers, body),
+            Self::HttpJsonV1 | Self::GrpcV1 => httpjson::http_error(op, status, headers, body),
+            Self::HttpJsonV03 | Self::GrpcV03 => httpjson03::http_error(op, status, headers, body),
         }
     }
 
@@ -179,9 +188,9 @@ impl ProtocolBinding {
     ) -> Result<Raw<types::StreamResponse>, A2aError> {
         match self {
             Self::JsonRpcV1 => jsonrpc::stream_item(op, echo, event),
-            Self::HttpJsonV1 => httpjson::stream_item(op, event),
+            Self::HttpJsonV1 | Self::GrpcV1 => httpjson::stream_item(op, event),
             Self::JsonRpcV03 => jsonrpc03::stream_item(op, echo, event),
-            Self::HttpJsonV03 => httpjson03::stream_item(op, event),
+            Self::HttpJsonV03 | Self::GrpcV03 => httpjson03::stream_item(op, event),
         }
     }
 
@@ -192,11 +201,11 @@ impl ProtocolBinding {
         result: Value,
     ) -> Result<Raw<types::SendMessageResponse>, A2aError> {
         let answer = match self {
-            Self::JsonRpcV1 | Self::HttpJsonV1 => {
+            Self::JsonRpcV1 | Self::HttpJsonV1 | Self::GrpcV1 => {
                 typed(op, result, normalize::send_message_response)
             }
             Self::JsonRpcV03 => jsonrpc03::send_message_response(op, result),
-            Self::HttpJsonV03 => httpjson03::send_message_response(op, result),
+            Self::HttpJsonV03 | Self::GrpcV03 => httpjson03::send_message_response(op, result),
         }?;
         if let types::SendMessageResponse::Task(task) = &answer.value {
             addressable(op, &task.id)?;
@@ -207,9 +216,9 @@ impl ProtocolBinding {
     /// Reads a `GetTask` or `CancelTask` result.
     pub(crate) fn task(self, op: &Op, result: Value) -> Result<Raw<types::Task>, A2aError> {
         let task: Raw<types::Task> = match self {
-            Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::task),
+            Self::JsonRpcV1 | Self::HttpJsonV1 | Self::GrpcV1 => typed(op, result, normalize::task),
             Self::JsonRpcV03 => jsonrpc03::task(op, result),
-            Self::HttpJsonV03 => httpjson03::task(op, result),
+            Self::HttpJsonV03 | Self::GrpcV03 => httpjson03::task(op, result),
         }?;
         addressable(op, &task.value.id)?;
         Ok(task)
@@ -218,8 +227,8 @@ impl ProtocolBinding {
     /// Reads a `ListTasks` result.
     pub(crate) fn list_page(self, op: &Op, result: Value) -> Result<ListTasksPage, A2aError> {
         match self {
-            Self::JsonRpcV1 | Self::HttpJsonV1 => v1_list_page(op, result),
-            Self::JsonRpcV03 | Self::HttpJsonV03 => Err(op.decode(
+            Self::JsonRpcV1 | Self::HttpJsonV1 | Self::GrpcV1 => v1_list_page(op, result),
+            Self::JsonRpcV03 | Self::HttpJsonV03 | Self::GrpcV03 => Err(op.decode(
                 DecodeKind::WrongShape,
                 "an A2A v0.3 agent has no tasks/list",
             )),
@@ -233,9 +242,11 @@ impl ProtocolBinding {
         result: Value,
     ) -> Result<Raw<types::StreamResponse>, A2aError> {
         match self {
-            Self::JsonRpcV1 | Self::HttpJsonV1 => typed(op, result, normalize::stream_response),
+            Self::JsonRpcV1 | Self::HttpJsonV1 | Self::GrpcV1 => {
+                typed(op, result, normalize::stream_response)
+            }
             Self::JsonRpcV03 => jsonrpc03::stream_response(op, result),
-            Self::HttpJsonV03 => httpjson03::stream_response(op, result),
+            Self::HttpJsonV03 | Self::GrpcV03 => httpjson03::stream_response(op, result),
         }
     }
 }

@@ -111,6 +111,19 @@ pub struct CardInterface {
     pub speaks: Option<ProtocolBinding>,
 }
 
+impl CardInterface {
+    /// Returns its URL resolved against the card URL as a send to it would use it (a gRPC
+    /// `host:port` gets its scheme, as `choose` resolves it); `None` when it does not parse.
+    pub fn resolved_url(&self, card_url: &str) -> Option<String> {
+        let base = Url::parse(card_url).ok()?;
+        let url = match self.speaks {
+            Some(binding) => resolve_interface(&base, &self.url, binding),
+            None => base.join(self.url.trim()),
+        };
+        url.ok().map(String::from)
+    }
+}
+
 /// An interface chosen for a send: where, with which tenant, over which binding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chosen {
@@ -152,8 +165,7 @@ impl AgentCardInfo {
         };
         self.interfaces.iter().any(|i| {
             i.speaks == Some(binding)
-                && base
-                    .join(i.url.trim())
+                && resolve_interface(&base, &i.url, binding)
                     .is_ok_and(|u| String::from(u) == interface_url)
         })
     }
@@ -258,8 +270,7 @@ fn choose(
         detail,
     };
     let base = Url::parse(card_url).map_err(|e| invalid(e.to_string()))?;
-    let interface = base
-        .join(chosen.url.trim())
+    let interface = resolve_interface(&base, &chosen.url, binding)
         .map_err(|e| invalid(format!("its interface URL does not parse: {e}")))?;
     let interface_url: String = interface.into();
     if let Err(A2aError::InvalidUrl { reason, .. }) = parse_http_url(&interface_url) {
@@ -273,6 +284,27 @@ fn choose(
         tenant: chosen.tenant.clone(),
         binding,
     })
+}
+
+/// Resolves an interface URL as a card writes it against the card URL. A gRPC interface given
+/// as `host:port`, without a scheme (as the SDKs' cards give it), is plaintext (`http://`) only
+/// when the card itself came over `http`; otherwise it is TLS (`https://`).
+pub(crate) fn resolve_interface(
+    card_url: &Url,
+    url: &str,
+    binding: ProtocolBinding,
+) -> Result<Url, url::ParseError> {
+    let url = url.trim();
+    let bare = !url.contains("://") && !url.starts_with(['/', '.', '?', '#']);
+    if bare && binding.wire() == crate::model::WireBinding::Grpc {
+        let scheme = if card_url.scheme() == "http" {
+            "http"
+        } else {
+            "https"
+        };
+        return Url::parse(&format!("{scheme}://{url}"));
+    }
+    card_url.join(url)
 }
 
 /// Returns the card URL for a base URL; a URL whose path already ends in `.json` is the card
@@ -646,16 +678,61 @@ mod tests {
     }
 
     #[test]
-    fn no_v1_jsonrpc_interface_is_a_clear_error() {
+    fn grpc_comes_after_json_rpc_and_http_json_but_v1_before_v03() {
+        let card_url = "http://a.example/.well-known/agent-card.json";
+        let grpc =
+            json!({"url": "a.example:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"});
+        let rest =
+            json!({"url": "/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"});
+        let rpc03 = json!({"url": "/v03", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"});
+        let cases = [
+            (json!([grpc, rest]), ProtocolBinding::HttpJsonV1),
+            // The changed default: v1.0 over gRPC before v0.3 over JSON-RPC.
+            (json!([rpc03, grpc]), ProtocolBinding::GrpcV1),
+            (json!([grpc]), ProtocolBinding::GrpcV1),
+        ];
+        for (interfaces, want) in cases {
+            let info = parse_card(card_url, card(&interfaces)).unwrap();
+            assert_eq!(info.binding, want, "{interfaces}");
+        }
+    }
+
+    #[test]
+    fn a_bare_grpc_host_port_is_plaintext_only_for_a_card_over_http() {
+        let grpc = json!([{"url": "a.example:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]);
+        for (card_url, want) in [
+            (
+                "http://a.example/.well-known/agent-card.json",
+                "http://a.example:50051/",
+            ),
+            (
+                "https://a.example/.well-known/agent-card.json",
+                "https://a.example:50051/",
+            ),
+        ] {
+            let info = parse_card(card_url, card(&grpc)).unwrap();
+            assert_eq!(info.interface_url, want, "{card_url}");
+            assert!(info.offers(want, ProtocolBinding::GrpcV1), "{card_url}");
+            let found = ProtocolBinding::of_card_interface(card_url, &info.raw.to_string(), want);
+            assert_eq!(found, Some(ProtocolBinding::GrpcV1), "{card_url}");
+        }
+        // A URL with its scheme keeps it.
+        let tls = json!([{"url": "https://g.example:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]);
+        let info = parse_card("http://a.example/.well-known/agent-card.json", card(&tls)).unwrap();
+        assert_eq!(info.interface_url, "https://g.example/");
+    }
+
+    #[test]
+    fn no_spoken_interface_is_a_clear_error() {
         let raw = card(&json!([
-            {"url": "http://a.example/", "protocolBinding": "GRPC", "protocolVersion": "1.0"}
+            {"url": "http://a.example/", "protocolBinding": "WEBSOCKET", "protocolVersion": "1.0"}
         ]));
         let err = parse_card("http://a.example/.well-known/agent-card.json", raw).unwrap_err();
         assert!(
             matches!(err, A2aError::NoJsonRpcInterface { legacy: false, .. }),
             "{err}"
         );
-        assert!(err.to_string().contains("GRPC 1.0"), "{err}");
+        assert!(err.to_string().contains("WEBSOCKET 1.0"), "{err}");
         assert_eq!(err.exit_code(), crate::exit::FAILURE);
     }
 

@@ -17,6 +17,7 @@ use super::binding::{Call, ListTasksPage, Raw};
 use super::card::{AgentCardInfo, card_too_large, card_url_for, parse_card, read_card};
 use super::credentials::{Credential, Placed, credential_for, parse_http_url};
 use super::error::{A2aError, CARD_FETCH};
+use super::grpc::Grpc;
 use super::limits::{Limiter, Limits, Skip};
 use super::reach::{Reach, Reaches};
 use super::security::Placement;
@@ -24,7 +25,7 @@ use super::stream::EventStream;
 use super::transport::{ClientConfig, Op, Target, Transport};
 use super::types;
 use crate::model::NotBefore;
-use crate::model::ProtocolBinding;
+use crate::model::{ProtocolBinding, WireBinding};
 
 /// Where and how to call one agent.
 #[derive(Debug, Clone)]
@@ -101,6 +102,8 @@ pub struct A2aClient {
 #[derive(Debug)]
 struct Inner {
     transport: Transport,
+    /// The gRPC binding's HTTP/2 client.
+    grpc: Grpc,
     /// Cards fetched successfully, by card URL and credential variable: a process fetches an
     /// agent's card once, however many of its steps it sends ([`A2aClient::fetch_card_once`]).
     cards: Mutex<HashMap<CardKey, Arc<CardCell>>>,
@@ -132,6 +135,7 @@ impl A2aClient {
     pub fn with_limits(cfg: ClientConfig, limits: Limits) -> Result<Self, A2aError> {
         Ok(Self {
             inner: Arc::new(Inner {
+                grpc: Grpc::new(cfg.clone())?,
                 transport: Transport::new(cfg)?,
                 cards: Mutex::new(HashMap::new()),
                 rechecked: Mutex::new(HashMap::new()),
@@ -293,6 +297,13 @@ impl A2aClient {
         req: &types::ListTasksRequest,
     ) -> Result<ListTasksPage, A2aError> {
         let call = Call::ListTasks(req);
+        if ep.binding.wire() == WireBinding::Grpc {
+            let (binding, op, result) = self.call(ep, &call).await?;
+            let body_bytes = u64::try_from(result.to_string().len()).unwrap_or(u64::MAX);
+            let mut page = binding.list_page(&op, result)?;
+            page.body_bytes = body_bytes;
+            return Ok(page);
+        }
         let p = self.prepare(ep, &call)?;
         let turn = self
             .inner
@@ -400,6 +411,10 @@ impl A2aClient {
         ep: &Endpoint,
         call: &Call<'_>,
     ) -> Result<(ProtocolBinding, Op, serde_json::Value), A2aError> {
+        if ep.binding.wire() == WireBinding::Grpc {
+            // Boxed: a gRPC call's future is large, and every caller's future would hold it.
+            return Box::pin(self.grpc_call_once(ep, call)).await;
+        }
         let p = self.prepare(ep, call)?;
         let turn = self
             .inner
@@ -438,6 +453,9 @@ impl A2aClient {
     }
 
     async fn stream_once(&self, ep: &Endpoint, call: &Call<'_>) -> Result<EventStream, A2aError> {
+        if ep.binding.wire() == WireBinding::Grpc {
+            return Box::pin(self.grpc_stream_once(ep, call)).await;
+        }
         let p = self.prepare(ep, call)?;
         let turn = self.inner.limiter.admit(ep, p.binding.method(call)).await?;
         let transport = &self.inner.transport;
@@ -462,5 +480,61 @@ impl A2aClient {
         turn.finish(&ep.url, &opened);
         self.inner.reach.record(&ep.url, &opened);
         EventStream::open(transport, p.binding, p.op, p.echo, opened?).await
+    }
+
+    /// The interface, operation and placed credential of a gRPC call.
+    fn grpc_target<'e>(
+        &self,
+        ep: &'e Endpoint,
+        call: &Call<'_>,
+    ) -> Result<(Arc<Target>, Op, Option<Placed<'e>>), A2aError> {
+        let target = self.inner.transport.target(&ep.url)?;
+        let op = Op::on(&target, ep.credential.as_ref(), ep.binding.method(call));
+        let placed = ep.credential_for(&target);
+        if let Some(p) = placed {
+            p.credential.check_placement(p.placement)?;
+        }
+        Ok((target, op, placed))
+    }
+
+    /// [`Self::call_once`] over gRPC: its answer as protobuf JSON, read as the binding reads it.
+    async fn grpc_call_once(
+        &self,
+        ep: &Endpoint,
+        call: &Call<'_>,
+    ) -> Result<(ProtocolBinding, Op, serde_json::Value), A2aError> {
+        let (target, op, placed) = self.grpc_target(ep, call)?;
+        let turn = self.inner.limiter.acquire(ep, op.method).await?;
+        let answer = self
+            .inner
+            .grpc
+            .unary(ep.binding, call, &target, ep.tenant.as_deref(), placed, &op)
+            .await;
+        turn.finish(&ep.url, &answer);
+        self.inner.reach.record(&ep.url, &answer);
+        Ok((ep.binding, op, answer?))
+    }
+
+    /// [`Self::stream_once`] over gRPC.
+    async fn grpc_stream_once(
+        &self,
+        ep: &Endpoint,
+        call: &Call<'_>,
+    ) -> Result<EventStream, A2aError> {
+        let (target, op, placed) = self.grpc_target(ep, call)?;
+        let turn = self.inner.limiter.admit(ep, op.method).await?;
+        let opened = self
+            .inner
+            .grpc
+            .open(ep.binding, call, &target, ep.tenant.as_deref(), placed, &op)
+            .await;
+        turn.finish(&ep.url, &opened);
+        self.inner.reach.record(&ep.url, &opened);
+        Ok(EventStream::grpc(
+            self.inner.transport.config(),
+            ep.binding,
+            op,
+            opened?,
+        ))
     }
 }

@@ -102,6 +102,26 @@ impl ErrorKind {
         Self::ALL.into_iter().find(|k| k.code() == code)
     }
 
+    /// Returns the kind of an SDK's error class name (`TaskNotFoundError`, `InternalError`),
+    /// as v0.3 gRPC status messages begin: the reason in CamelCase, `Error` at the end optional.
+    pub fn of_class_name(name: &str) -> Option<Self> {
+        let name = name.trim();
+        let name = name.strip_suffix("Error").unwrap_or(name);
+        Self::ALL.into_iter().find(|k| {
+            let camel: String = k
+                .reason()
+                .split('_')
+                .map(|w| {
+                    let mut cs = w.chars();
+                    cs.next().map_or_else(String::new, |c| {
+                        c.to_string() + &cs.as_str().to_ascii_lowercase()
+                    })
+                })
+                .collect();
+            camel.strip_suffix("Error").unwrap_or(&camel) == name
+        })
+    }
+
     /// Returns the kind of an `ErrorInfo` reason (case-insensitive), if it is an A2A reason.
     pub fn of_reason(reason: &str) -> Option<Self> {
         let reason = reason.trim();
@@ -127,5 +147,16 @@ mod tests {
         }
         assert_eq!(ErrorKind::of_code(-32099), None);
         assert_eq!(ErrorKind::of_reason("NOT_A_REASON"), None);
+        let classes = [
+            ("TaskNotFoundError", ErrorKind::TaskNotFound),
+            ("TaskNotCancelableError", ErrorKind::TaskNotCancelable),
+            ("InvalidParamsError", ErrorKind::InvalidParams),
+            ("InternalError", ErrorKind::InternalError),
+            ("MethodNotFoundError", ErrorKind::MethodNotFound),
+        ];
+        for (class, kind) in classes {
+            assert_eq!(ErrorKind::of_class_name(class), Some(kind), "{class}");
+        }
+        assert_eq!(ErrorKind::of_class_name("Unknown error type"), None);
     }
 }

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use reqwest::RequestBuilder;
-use reqwest::header::{AUTHORIZATION, COOKIE, HeaderValue};
+use reqwest::header::{AUTHORIZATION, COOKIE, HeaderName, HeaderValue};
 use serde_json::Value;
 use url::Url;
 
@@ -321,6 +321,24 @@ pub(crate) struct Placed<'a> {
 }
 
 impl Placed<'_> {
+    /// Returns the credential as one header (gRPC metadata): `Authorization: Bearer`, the
+    /// card's API key header, or `Cookie`, marked sensitive; `None` for a query parameter
+    /// (gRPC has no URL query) or a token no header can hold.
+    pub(crate) fn header_pair(self) -> Option<(HeaderName, HeaderValue)> {
+        let c = self.credential;
+        match self.placement {
+            Placement::Bearer => Some((AUTHORIZATION, c.header())),
+            Placement::Header { name, .. } => {
+                Some((name.clone(), Credential::sensitive(&c.token)?))
+            }
+            Placement::Query { .. } => None,
+            Placement::Cookie { name, .. } => Some((
+                COOKIE,
+                Credential::sensitive(&format!("{name}={}", c.token))?,
+            )),
+        }
+    }
+
     /// Puts the credential on a request: `Authorization: Bearer`, or the card's API key header,
     /// query parameter or cookie. Header values are marked sensitive; the request's URL is
     /// never logged or shown unredacted (`Op`, `redact_url`).

@@ -1,5 +1,5 @@
 //! The A2A client ("the wire"): one [`A2aClient`] over a [`ProtocolBinding`] seam; cards,
-//! calls, streams, errors. The bindings are v1.0 JSON-RPC and v1.0 HTTP+JSON.
+//! calls, streams, errors. The bindings are JSON-RPC, HTTP+JSON and gRPC, each v1.0 and v0.3.
 //!
 //! A thin reqwest + SSE layer of our own over the `a2a-lf` types (re-exported as
 //! [`types`]), not `a2a-client-lf`: recovery needs the HTTP status and `Retry-After`,
@@ -12,7 +12,8 @@
 //!   and reads answers into [`Raw`] v1.0 types; `jsonrpc`: the v1.0 JSON-RPC binding;
 //!   `httpjson`: the v1.0 HTTP+JSON binding; `jsonrpc03`: the v0.3 JSON-RPC binding;
 //!   `httpjson03`: the v0.3 HTTP+JSON binding (protobuf JSON); `v03`:
-//!   v0.3 JSON-RPC payloads ⇄ v1.0.
+//!   v0.3 JSON-RPC payloads ⇄ v1.0; `grpc`: the gRPC binding, v1.0 and v0.3, over the tonic
+//!   clients and messages `grpc_pb` holds (generated from `proto/` by `build.rs`).
 //! - `transport`: reqwest, timeouts, redirects, body caps, the error snippet ([`ClientConfig`]).
 //! - `stream`: [`EventStream`], SSE over the transport; `sse`: the pure SSE decoder.
 //! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction;
@@ -38,6 +39,8 @@ mod codes;
 mod credentials;
 /// Also the text helpers (`one_line`, `truncate_chars`, `fmt_duration`) recovery borrows.
 pub(crate) mod error;
+mod grpc;
+mod grpc_pb;
 mod httpjson;
 mod httpjson03;
 mod jsonrpc;

@@ -14,8 +14,9 @@ use serde_json::Value;
 
 use super::binding::Raw;
 use super::error::{A2aError, DecodeKind};
+use super::grpc::GrpcStream;
 use super::sse::{SseDecoder, SseError, SseEvent};
-use super::transport::{Op, Transport, media_type};
+use super::transport::{ClientConfig, Op, Transport, media_type};
 use super::types;
 use crate::model::ProtocolBinding;
 
@@ -38,6 +39,8 @@ pub struct EventStream {
     decoder: SseDecoder,
     /// A plain JSON success answer given in place of a stream: one event.
     single: Option<Value>,
+    /// A gRPC server stream, in place of SSE: each message one event.
+    grpc: Option<Box<GrpcStream>>,
     done: bool,
 }
 
@@ -62,20 +65,7 @@ impl EventStream {
         mut resp: Response,
     ) -> Result<Self, A2aError> {
         let cfg = transport.config();
-        let mut stream = Self {
-            decoder: SseDecoder::new(0),
-            resp: None,
-            single: None,
-            op,
-            binding,
-            echo,
-            idle: cfg.stream_idle_timeout,
-            event_limit: cfg.timeout,
-            heard: tokio::time::Instant::now(),
-            event_began: None,
-            limit: cfg.max_response_size,
-            done: false,
-        };
+        let mut stream = Self::empty(cfg, binding, op, echo);
         match media_type(&resp).as_str() {
             "text/event-stream" => {
                 let cap = usize::try_from(cfg.max_response_size).unwrap_or(usize::MAX);
@@ -97,6 +87,74 @@ impl EventStream {
         Ok(stream)
     }
 
+    /// A stream that reads nothing yet.
+    fn empty(cfg: &ClientConfig, binding: ProtocolBinding, op: Op, echo: Option<String>) -> Self {
+        Self {
+            decoder: SseDecoder::new(0),
+            resp: None,
+            single: None,
+            grpc: None,
+            op,
+            binding,
+            echo,
+            idle: cfg.stream_idle_timeout,
+            event_limit: cfg.timeout,
+            heard: tokio::time::Instant::now(),
+            event_began: None,
+            limit: cfg.max_response_size,
+            done: false,
+        }
+    }
+
+    /// Reads a gRPC server stream: each message is one event, decoded by the binding.
+    pub(crate) fn grpc(
+        cfg: &ClientConfig,
+        binding: ProtocolBinding,
+        op: Op,
+        messages: GrpcStream,
+    ) -> Self {
+        let mut stream = Self::empty(cfg, binding, op, None);
+        stream.grpc = Some(Box::new(messages));
+        stream
+    }
+
+    /// Returns the next gRPC message within the idle timeout, decoded.
+    async fn next_grpc(&mut self) -> Option<Result<Raw<types::StreamResponse>, A2aError>> {
+        let messages = self.grpc.as_mut()?;
+        let deadline = self.heard + self.idle;
+        let next = tokio::time::timeout_at(deadline, messages.message(&self.op)).await;
+        let item = match next {
+            Err(_) => Err(A2aError::StreamIdle {
+                url: self.op.url.clone(),
+                method: self.op.method,
+                after: self.idle,
+            }),
+            Ok(Ok(None)) => {
+                self.done = true;
+                self.grpc = None;
+                return None;
+            }
+            Ok(Ok(Some(value))) => {
+                self.heard = tokio::time::Instant::now();
+                self.binding.stream_response(&self.op, value)
+            }
+            Ok(Err(e)) => Err(e),
+        };
+        match item {
+            Ok(event) => {
+                if super::v03::is_final(&event.raw) {
+                    self.done = true;
+                    self.grpc = None;
+                }
+                Some(Ok(event))
+            }
+            Err(e) => {
+                self.grpc = None;
+                Some(Err(self.fail(e)))
+            }
+        }
+    }
+
     /// Returns the next event; `None` is a clean end (the server closed between events).
     ///
     /// After the first error every later call returns `None`.
@@ -108,6 +166,10 @@ impl EventStream {
             if let Some(result) = self.single.take() {
                 self.done = true;
                 return Some(self.binding.stream_response(&self.op, result));
+            }
+            if self.grpc.is_some() {
+                // Boxed: a gRPC read's future is large, and every caller's future would hold it.
+                return Box::pin(self.next_grpc()).await;
             }
             if let Some(event) = self.decoder.next_event() {
                 let now = tokio::time::Instant::now();

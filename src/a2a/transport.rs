@@ -397,7 +397,7 @@ impl Op {
         }
     }
 
-    fn timeout(&self, after: Duration) -> A2aError {
+    pub(crate) fn timeout(&self, after: Duration) -> A2aError {
         A2aError::Timeout {
             url: self.url.clone(),
             method: self.method,
@@ -444,7 +444,7 @@ impl Op {
 }
 
 /// Joins an error and its sources into one line, skipping repeats.
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

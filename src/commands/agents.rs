@@ -76,7 +76,7 @@ Examples:
         /// --agent-rate`); kept by a refresh without it.
         #[arg(long, value_name = "PER_SECOND", value_parser = super::util::flags::parse_rate)]
         rate: Option<f64>,
-        /// Forces the binding (`jsonrpc` or `http-json`) instead of choosing from the card.
+        /// Forces the binding (`jsonrpc`, `http-json` or `grpc`) instead of choosing from the card.
         #[arg(long, value_name = "BINDING")]
         binding: Option<WireBinding>,
         /// Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card.
@@ -139,7 +139,7 @@ Examples:
         /// history retention.
         #[arg(long, value_name = "TEXT")]
         send_test: Option<String>,
-        /// Probes over this binding (`jsonrpc` or `http-json`) instead of the one the card
+        /// Probes over this binding (`jsonrpc`, `http-json` or `grpc`) instead of the one the card
         /// would choose.
         #[arg(long, value_name = "BINDING")]
         binding: Option<WireBinding>,

@@ -144,7 +144,7 @@ pub struct DelegateArgs {
     /// Timeout for compensation and verification commands.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub command_timeout: Duration,
-    /// Forces the agent's binding (`jsonrpc` or `http-json`) instead of choosing from its card.
+    /// Forces the agent's binding (`jsonrpc`, `http-json` or `grpc`) instead of choosing from its card.
     #[arg(long, value_name = "BINDING", conflicts_with = "plan")]
     pub binding: Option<WireBinding>,
     /// Forces the A2A protocol version (`1.0` or `0.3`) instead of choosing from the card.

@@ -79,7 +79,8 @@ pub enum Command {
 /// Runs one subcommand and returns its exit code.
 pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> {
     match command {
-        // Boxed: their futures are the largest (a send's state and the lease it may meet).
+        // Boxed: their futures are the largest (a send's state and the lease it may meet; a
+        // stream of any binding).
         Command::Delegate(args) => Box::pin(delegate::run(ctx, args)).await,
         Command::Reconcile(args) => reconcile::run(ctx, args).await,
         // Boxed too: a follow holds its group commit and its writer in its future.

@@ -15,6 +15,10 @@ pub enum ProtocolBinding {
     JsonRpcV03,
     /// A2A v0.3 over HTTP+JSON (the v0.3 protobuf JSON under `/v1`; no task listing).
     HttpJsonV03,
+    /// A2A v1.0 over gRPC (`lf.a2a.v1.A2AService`).
+    GrpcV1,
+    /// A2A v0.3 over gRPC (`a2a.v1.A2AService`; no task listing).
+    GrpcV03,
 }
 
 /// The wire binding of an interface, as a card names it (`protocolBinding`) and as
@@ -25,22 +29,26 @@ pub enum WireBinding {
     JsonRpc,
     /// HTTP+JSON, also called REST (`HTTP+JSON`; `--binding http-json`).
     HttpJson,
+    /// gRPC (`GRPC`; `--binding grpc`).
+    Grpc,
 }
 
 impl WireBinding {
-    /// Returns its name in cards and in the journal (`JSONRPC`, `HTTP+JSON`).
+    /// Returns its name in cards and in the journal (`JSONRPC`, `HTTP+JSON`, `GRPC`).
     pub const fn card_name(self) -> &'static str {
         match self {
             Self::JsonRpc => "JSONRPC",
             Self::HttpJson => "HTTP+JSON",
+            Self::Grpc => "GRPC",
         }
     }
 
-    /// Returns its name as `--binding` takes it (`jsonrpc`, `http-json`).
+    /// Returns its name as `--binding` takes it (`jsonrpc`, `http-json`, `grpc`).
     pub const fn flag_name(self) -> &'static str {
         match self {
             Self::JsonRpc => "jsonrpc",
             Self::HttpJson => "http-json",
+            Self::Grpc => "grpc",
         }
     }
 
@@ -51,6 +59,8 @@ impl WireBinding {
             Some(Self::JsonRpc)
         } else if name.eq_ignore_ascii_case("HTTP+JSON") || name.eq_ignore_ascii_case("REST") {
             Some(Self::HttpJson)
+        } else if name.eq_ignore_ascii_case("GRPC") {
+            Some(Self::Grpc)
         } else {
             None
         }
@@ -60,14 +70,14 @@ impl WireBinding {
 impl std::str::FromStr for WireBinding {
     type Err = String;
 
-    /// Reads `--binding`: `jsonrpc` or `http-json` (also the card spellings).
+    /// Reads `--binding`: `jsonrpc`, `http-json` or `grpc` (also the card spellings).
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().to_ascii_lowercase().as_str() {
             "jsonrpc" | "json-rpc" => Ok(Self::JsonRpc),
             "http-json" | "http+json" | "rest" => Ok(Self::HttpJson),
             _ => Self::from_card_name(s).ok_or_else(|| {
                 format!(
-                    "unknown binding `{}`: expected jsonrpc or http-json",
+                    "unknown binding `{}`: expected jsonrpc, http-json or grpc",
                     crate::sanitize::inert(s)
                 )
             }),
@@ -123,7 +133,7 @@ impl std::str::FromStr for ProtocolVersion {
 }
 
 /// What the operator forced of an agent's interface (`--binding`, `--protocol`); the default
-/// forces nothing: v1.0 first, then JSON-RPC.
+/// forces nothing: v1.0 first, then JSON-RPC, HTTP+JSON, gRPC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct InterfaceChoice {
     /// The binding, if forced.
@@ -197,12 +207,15 @@ impl ProtocolBinding {
     }
 
     /// Every binding we speak, in order of preference when a card offers several: v1.0
-    /// first, then JSON-RPC (v1.0 JSON-RPC, v1.0 HTTP+JSON, v0.3 JSON-RPC, v0.3 HTTP+JSON).
+    /// first, then JSON-RPC, HTTP+JSON, gRPC (v1.0 JSON-RPC, v1.0 HTTP+JSON, v1.0 gRPC, v0.3
+    /// JSON-RPC, v0.3 HTTP+JSON, v0.3 gRPC).
     pub const ALL: &'static [Self] = &[
         Self::JsonRpcV1,
         Self::HttpJsonV1,
+        Self::GrpcV1,
         Self::JsonRpcV03,
         Self::HttpJsonV03,
+        Self::GrpcV03,
     ];
 
     /// Returns its wire binding.
@@ -210,14 +223,15 @@ impl ProtocolBinding {
         match self {
             Self::JsonRpcV1 | Self::JsonRpcV03 => WireBinding::JsonRpc,
             Self::HttpJsonV1 | Self::HttpJsonV03 => WireBinding::HttpJson,
+            Self::GrpcV1 | Self::GrpcV03 => WireBinding::Grpc,
         }
     }
 
     /// Returns its protocol version.
     pub const fn version(self) -> ProtocolVersion {
         match self {
-            Self::JsonRpcV1 | Self::HttpJsonV1 => ProtocolVersion::V1_0,
-            Self::JsonRpcV03 | Self::HttpJsonV03 => ProtocolVersion::V0_3,
+            Self::JsonRpcV1 | Self::HttpJsonV1 | Self::GrpcV1 => ProtocolVersion::V1_0,
+            Self::JsonRpcV03 | Self::HttpJsonV03 | Self::GrpcV03 => ProtocolVersion::V0_3,
         }
     }
 
@@ -245,8 +259,8 @@ impl ProtocolBinding {
     /// agent only when it does (v0.3 has no `tasks/list`).
     pub fn can_list_tasks(self) -> bool {
         match self {
-            Self::JsonRpcV1 | Self::HttpJsonV1 => true,
-            Self::JsonRpcV03 | Self::HttpJsonV03 => false,
+            Self::JsonRpcV1 | Self::HttpJsonV1 | Self::GrpcV1 => true,
+            Self::JsonRpcV03 | Self::HttpJsonV03 | Self::GrpcV03 => false,
         }
     }
 }

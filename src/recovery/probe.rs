@@ -139,14 +139,10 @@ pub async fn probe(how: &ProbeHow<'_>) -> Probed {
 /// Returns the interfaces the card offers (v1.0 and v0.3 alike), whether we speak each, and
 /// which one the probe used (`endpoint`).
 fn bindings(card: &AgentCardInfo, endpoint: &Endpoint) -> Vec<OfferedBinding> {
-    let base = url::Url::parse(&card.card_url).ok();
     card.interfaces
         .iter()
         .map(|i| {
-            let resolved = base
-                .as_ref()
-                .and_then(|b| b.join(i.url.trim()).ok())
-                .map(String::from);
+            let resolved = i.resolved_url(&card.card_url);
             OfferedBinding {
                 binding: i.binding.trim().to_owned(),
                 protocol_version: i.protocol_version.trim().to_owned(),

@@ -78,7 +78,7 @@ pub fn assert_pending_gone(env: &TestEnv, step: &str) {
 }
 
 /// Delegates `text` as `step` to a JSON-RPC scripted agent that then upgrades to a card that
-/// offers only gRPC (JSON-RPC is not served any more); returns the attempt's state before, and
+/// offers only WebSocket (JSON-RPC is not served any more); returns the attempt's state before, and
 /// the card's server.
 pub fn delegated_then_gone(
     env: &TestEnv,
@@ -89,20 +89,20 @@ pub fn delegated_then_gone(
     let out = delegate(env, step, &a.url(), text, &[]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let before = the_attempt(env, step)["state"].clone();
-    (before, grpc_only_on(a))
+    (before, unspoken_only_on(a))
 }
 
-/// Stops `a` and serves, on its port, a card that offers only gRPC (an agent that upgraded to
-/// a binding a2a-recover does not speak; every other path answers 404).
-pub fn grpc_only_on(a: Background<ScriptedAgent>) -> Background<CardServer> {
+/// Stops `a` and serves, on its port, a card that offers only WebSocket (an agent that upgraded
+/// to a binding a2a-recover does not speak; every other path answers 404).
+pub fn unspoken_only_on(a: Background<ScriptedAgent>) -> Background<CardServer> {
     let port = a.get().port();
     drop(a);
     Background::start(move || {
         CardServer::start_on(port, |base: &str| {
-            serde_json::json!({"name": "grpc", "description": "d", "version": "2",
+            serde_json::json!({"name": "websocket", "description": "d", "version": "2",
                 "capabilities": {}, "defaultInputModes": ["text/plain"],
                 "defaultOutputModes": ["text/plain"], "skills": [],
-                "supportedInterfaces": [{"url": base, "protocolBinding": "GRPC",
+                "supportedInterfaces": [{"url": base, "protocolBinding": "WEBSOCKET",
                                          "protocolVersion": "1.0"}]})
             .to_string()
         })

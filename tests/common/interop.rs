@@ -68,6 +68,8 @@ pub fn plain_endpoint(url: &str, binding: ProtocolBinding) -> Endpoint {
 pub struct InteropAgent {
     /// The base URL from the ready line, e.g. `http://127.0.0.1:41234/`.
     pub url: String,
+    /// What the agent printed before its ready line (a gRPC agent's `grpc on HOST:PORT`).
+    pub preamble: Vec<String>,
     what: String,
     child: Child,
     stderr_log: PathBuf,
@@ -78,6 +80,17 @@ impl InteropAgent {
     /// Returns the last few KiB of the agent's stderr, for failure messages.
     pub fn stderr_tail(&self) -> String {
         tail(&self.stderr_log)
+    }
+
+    /// Returns the `HOST:PORT` an agent serves gRPC on (its `grpc on HOST:PORT` line).
+    pub fn grpc_addr(&self) -> String {
+        self.preamble
+            .iter()
+            .find_map(|l| l.strip_prefix("grpc on "))
+            .map_or_else(
+                || panic!("{} printed no `grpc on` line", self.what),
+                |a| a.trim().to_owned(),
+            )
     }
 
     /// Returns a line naming the agent and its stderr tail, to append to assertion messages.
@@ -343,7 +356,7 @@ pub fn spawn_agent(what: &str, hint: &str, mut cmd: Command) -> InteropAgent {
             let Ok(line) = line else { break };
             if !sent {
                 if let Some(url) = line.strip_prefix("listening on ") {
-                    let _ = tx.send(Ok(url.trim().to_owned()));
+                    let _ = tx.send(Ok((url.trim().to_owned(), std::mem::take(&mut seen))));
                     sent = true;
                 } else {
                     seen.push(line);
@@ -356,8 +369,8 @@ pub fn spawn_agent(what: &str, hint: &str, mut cmd: Command) -> InteropAgent {
         }
     });
 
-    let url = match rx.recv_timeout(READY_TIMEOUT) {
-        Ok(Ok(url)) => url,
+    let (url, preamble) = match rx.recv_timeout(READY_TIMEOUT) {
+        Ok(Ok(ready)) => ready,
         Ok(Err(stdout)) => not_ready(
             (what, hint),
             &mut child,
@@ -381,6 +394,7 @@ pub fn spawn_agent(what: &str, hint: &str, mut cmd: Command) -> InteropAgent {
     }
     InteropAgent {
         url,
+        preamble,
         what: what.to_owned(),
         child,
         stderr_log,

@@ -30,6 +30,7 @@ pub mod odd_ids;
 pub mod postgres;
 pub mod pty;
 pub mod snapshot;
+pub mod tcp_cut_proxy;
 pub mod transcript;
 
 use std::path::{Path, PathBuf};

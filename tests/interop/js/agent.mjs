@@ -4,7 +4,11 @@
 // It binds 127.0.0.1 port 0 itself, prints `listening on http://127.0.0.1:PORT/` once the socket
 // listens, and serves the agent card at /.well-known/agent-card.json, JSON-RPC at / and HTTP+JSON
 // (the SDK's REST handler) under /rest. The card offers JSON-RPC first, then HTTP+JSON; with
-// `--http-json-only` it offers HTTP+JSON alone (and JSON-RPC is not served).
+// `--http-json-only` it offers HTTP+JSON alone (and JSON-RPC is not served). With `--grpc` it also
+// serves the SDK's gRPC service (@a2a-js/sdk/server/grpc on @grpc/grpc-js) on another port of
+// 127.0.0.1, and the card offers that interface alone, as `127.0.0.1:PORT` without a scheme (as
+// the SDK's cards give it), or as `--grpc-advertise HOST:PORT` (a proxy in front of it). The line
+// `grpc on 127.0.0.1:PORT` comes before the ready line.
 //
 // Scenarios, chosen by the first word of the first text line that does not start with `[`
 // (the same words as `a2a-recover scripted-agent` and tests/interop/python/agent.py):
@@ -25,6 +29,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 
 import express from 'express';
+import * as grpc from '@grpc/grpc-js';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
@@ -32,6 +37,9 @@ import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a
 const QUESTION = 'two rooms or one?';
 const REST_PREFIX = '/rest';
 const HTTP_JSON_ONLY = process.argv.includes('--http-json-only');
+const GRPC = process.argv.includes('--grpc');
+const ADVERTISE_AT = process.argv.indexOf('--grpc-advertise');
+const GRPC_ADVERTISE = ADVERTISE_AT > 0 ? process.argv[ADVERTISE_AT + 1] : undefined;
 const STEP_MS = 100;
 const MAX_STEPS = 1000;
 
@@ -186,7 +194,7 @@ class InteropExecutor {
   }
 }
 
-function agentCard(baseUrl) {
+function agentCard(baseUrl, grpcUrl) {
   const rpc = { url: baseUrl, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' };
   const rest = {
     url: baseUrl.replace(/\/$/, '') + REST_PREFIX,
@@ -197,7 +205,11 @@ function agentCard(baseUrl) {
   return {
     name: '@a2a-js/sdk interop agent',
     description: 'Scripted scenarios on the official JS A2A SDK, for interop tests.',
-    supportedInterfaces: HTTP_JSON_ONLY ? [rest] : [rpc, rest],
+    supportedInterfaces: grpcUrl
+      ? [{ url: grpcUrl, protocolBinding: 'GRPC', tenant: '', protocolVersion: '1.0' }]
+      : HTTP_JSON_ONLY
+        ? [rest]
+        : [rpc, rest],
     provider: undefined,
     version: '1.3.0',
     capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
@@ -221,15 +233,44 @@ function agentCard(baseUrl) {
   };
 }
 
+/** Serves the agent over gRPC on a free port of 127.0.0.1; resolves to that port. */
+async function serveGrpc(handlerOf) {
+  const { A2AService, grpcService, UserBuilder: GrpcUserBuilder } = await import('@a2a-js/sdk/server/grpc');
+  const grpcServer = new grpc.Server();
+  const port = await new Promise((resolve, reject) =>
+    grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  grpcServer.addService(
+    A2AService,
+    grpcService({ requestHandler: handlerOf(port), userBuilder: GrpcUserBuilder.noAuthentication }),
+  );
+  return port;
+}
+
 const server = createServer();
-server.listen({ host: '127.0.0.1', port: 0 }, () => {
+server.listen({ host: '127.0.0.1', port: 0 }, async () => {
   const { port } = server.address();
   const baseUrl = `http://127.0.0.1:${port}/`;
-  const handler = new DefaultRequestHandler(agentCard(baseUrl), new InMemoryTaskStore(), new InteropExecutor());
+  let handler;
+  const makeHandler = (grpcUrl) =>
+    new DefaultRequestHandler(agentCard(baseUrl, grpcUrl), new InMemoryTaskStore(), new InteropExecutor());
+  if (GRPC) {
+    const grpcPort = await serveGrpc((p) => {
+      handler = makeHandler(GRPC_ADVERTISE ?? `127.0.0.1:${p}`);
+      return handler;
+    });
+    process.stdout.write(`grpc on 127.0.0.1:${grpcPort}\n`);
+  } else {
+    handler = makeHandler(undefined);
+  }
   const app = express();
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
-  app.use(REST_PREFIX, restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
-  if (!HTTP_JSON_ONLY) {
+  if (!GRPC) {
+    app.use(REST_PREFIX, restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  }
+  if (!HTTP_JSON_ONLY && !GRPC) {
     app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
   }
   server.on('request', app);

@@ -3,7 +3,12 @@
 It binds 127.0.0.1 port 0 itself, prints `listening on http://127.0.0.1:PORT/` once the socket
 listens, and serves the agent card at /.well-known/agent-card.json, JSON-RPC at / and HTTP+JSON
 (the SDK's REST routes) under /rest. The card offers JSON-RPC first, then HTTP+JSON; with
-`--http-json-only` it offers HTTP+JSON alone (and JSON-RPC is not served).
+`--http-json-only` it offers HTTP+JSON alone (and JSON-RPC is not served). With `--grpc` it also
+serves the SDK's gRPC service (a2a.server.request_handlers.grpc_handler) on another port of
+127.0.0.1, and with `--grpc03` the v0.3 gRPC service of a2a.compat.v0_3; the card then offers that
+gRPC interface alone, as `127.0.0.1:PORT` without a scheme (as the SDK's cards give it), or as
+`--grpc-advertise HOST:PORT` (a proxy in front of it). The line `grpc on 127.0.0.1:PORT` comes
+before the ready line.
 
 Scenarios, chosen by the first word of the first text line that does not start with `[`
 (the same words as `a2a-recover scripted-agent`):
@@ -184,16 +189,24 @@ class InteropExecutor(AgentExecutor):
 REST_PREFIX = '/rest'
 
 
-def build_app(base_url: str, http_json_only: bool) -> Starlette:
+def build_app(
+    base_url: str, http_json_only: bool, grpc: AgentInterface | None = None
+) -> tuple[Starlette, DefaultRequestHandler]:
     rest = AgentInterface(
         url=base_url.rstrip('/') + REST_PREFIX, protocol_binding='HTTP+JSON', protocol_version='1.0'
     )
     rpc = AgentInterface(url=base_url, protocol_binding='JSONRPC', protocol_version='1.0')
+    if grpc is not None:
+        interfaces = [grpc]
+    elif http_json_only:
+        interfaces = [rest]
+    else:
+        interfaces = [rpc, rest]
     card = AgentCard(
         name='a2a-sdk interop agent',
         description='Scripted scenarios on the official Python A2A SDK, for interop tests.',
         version='1.3.0',
-        supported_interfaces=[rest] if http_json_only else [rpc, rest],
+        supported_interfaces=interfaces,
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain'],
@@ -210,10 +223,38 @@ def build_app(base_url: str, http_json_only: bool) -> Starlette:
         agent_executor=InteropExecutor(), task_store=InMemoryTaskStore(), agent_card=card
     )
     routes = create_agent_card_routes(card)
-    if not http_json_only:
-        routes += create_jsonrpc_routes(handler, rpc_url='/')
-    routes += create_rest_routes(handler, path_prefix=REST_PREFIX)
-    return Starlette(routes=routes)
+    if grpc is None:
+        if not http_json_only:
+            routes += create_jsonrpc_routes(handler, rpc_url='/')
+        routes += create_rest_routes(handler, path_prefix=REST_PREFIX)
+    return Starlette(routes=routes), handler
+
+
+async def serve_with_grpc(sock: socket.socket, base_url: str, args: argparse.Namespace) -> None:
+    """Serves the card over HTTP and the agent over gRPC (v1.0, or v0.3 with `--grpc03`)."""
+    import grpc
+
+    server = grpc.aio.server()
+    port = server.add_insecure_port('127.0.0.1:0')
+    version = '0.3' if args.grpc03 else '1.0'
+    advertised = args.grpc_advertise or f'127.0.0.1:{port}'
+    interface = AgentInterface(url=advertised, protocol_binding='GRPC', protocol_version=version)
+    app, handler = build_app(base_url, False, interface)
+    if args.grpc03:
+        from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
+        from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
+
+        a2a_v0_3_pb2_grpc.add_A2AServiceServicer_to_server(CompatGrpcHandler(handler), server)
+    else:
+        from a2a.server.request_handlers.grpc_handler import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
+
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    await server.start()
+    web = uvicorn.Server(uvicorn.Config(app, log_level='warning', lifespan='off'))
+    print(f'grpc on 127.0.0.1:{port}', flush=True)
+    print(f'listening on {base_url}', flush=True)
+    await web.serve(sockets=[sock])
 
 
 def main() -> None:
@@ -223,6 +264,9 @@ def main() -> None:
         action='store_true',
         help='offer (and serve) only the HTTP+JSON interface',
     )
+    parser.add_argument('--grpc', action='store_true', help='offer (and serve) only gRPC, v1.0')
+    parser.add_argument('--grpc03', action='store_true', help='offer (and serve) only gRPC, v0.3')
+    parser.add_argument('--grpc-advertise', help='the gRPC HOST:PORT the card names')
     args = parser.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -230,7 +274,10 @@ def main() -> None:
     sock.listen(128)
     port = sock.getsockname()[1]
     base_url = f'http://127.0.0.1:{port}/'
-    app = build_app(base_url, args.http_json_only)
+    if args.grpc or args.grpc03:
+        asyncio.run(serve_with_grpc(sock, base_url, args))
+        return
+    app, _ = build_app(base_url, args.http_json_only)
     server = uvicorn.Server(uvicorn.Config(app, log_level='warning', lifespan='off'))
     # The socket already listens, so connections made from now on wait in its backlog.
     print(f'listening on {base_url}', flush=True)
