@@ -8,8 +8,8 @@ use comfy_table::Cell;
 
 use super::agent_cell;
 use super::tables::{fit, room_left};
-use crate::commands::util::records::{Chain, outcome};
 use crate::commands::report::vocabulary::{Kind, human};
+use crate::commands::util::records::{Chain, outcome};
 use crate::journal::{AttemptRow, Binding, Event, StepRecord};
 use crate::output::{Printer, age, render_table, table};
 use crate::recovery::remedy::Remedy;

@@ -660,7 +660,6 @@ impl EventTail {
     }
 }
 
-
 /// Shows what many follows at once journal (`reconcile --follow-for`): with `--format json`,
 /// each journaled change as an `event` record, as `follow` prints them, once it is committed;
 /// on a terminal, a bar counting the tasks that stopped.
