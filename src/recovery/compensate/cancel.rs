@@ -1,5 +1,7 @@
 //! Phase 2 of the compensation pass: cancelling what still runs, and reading back its task.
 
+use std::ops::ControlFlow;
+
 use anyhow::Context as _;
 use serde_json::json;
 
@@ -57,83 +59,15 @@ impl Pass<'_> {
         Ok(false)
     }
 
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one attempt cancelled, read back and decided; each branch ends in its journaled outcome"
-    )]
+    /// Cancels one unfinished attempt (an `INTENT` is looked for first), reads it back and
+    /// decides; returns whether it is finished.
     async fn cancel_attempt(&self, step: &Step, a: &Attempt) -> anyhow::Result<bool> {
         let name = &step.spec.name;
         let mut a = a.clone();
         if a.state == AttemptState::Intent {
-            if lookup::never_sent(&a) {
-                self.say_step(
-                    Some(name),
-                    Some(&a),
-                    "cancel",
-                    "never-sent",
-                    &json!({}),
-                    &format!("{name}: never sent; it will not be sent now."),
-                )?;
-                return Ok(true);
-            }
-            let found = match self.look(&a, step.spec.allow_cross_origin).await? {
-                Ok(found) => found,
-                Err(Unlooked::InFlight(until)) => {
-                    let until = crate::clock::rfc3339(until);
-                    self.say_step(
-                        Some(name),
-                        Some(&a),
-                        "look",
-                        "in-flight",
-                        &json!({"until": until}),
-                        &format!(
-                            "{name}: its agent holds no task for it yet, but its send may still \
-                             be in flight until {until}; run again later."
-                        ),
-                    )?;
-                    return Ok(false);
-                }
-                Err(Unlooked::Failed(e)) if e.is_bad_task_id() => {
-                    // Its send was answered with a task no request can name: it can be neither
-                    // found nor cancelled, and its effect is not decided here.
-                    self.gone.set(true);
-                    let a = self.journal.attempt(a.id)?;
-                    self.say_step(
-                        Some(name),
-                        Some(&a),
-                        "look",
-                        "error",
-                        &json!({"error": a.error,
-                               "needsHuman": {"cause": NeedsHuman::BAD_TASK_ID,
-                                              "reason": a.error}}),
-                        &format!(
-                            "{name}: its agent answered the send with a task id no URL can \
-                             hold, so the task can be neither read nor cancelled; a human \
-                             decides (`a2a-recover resolve {name} --as done|abandoned`)."
-                        ),
-                    )?;
-                    return Ok(false);
-                }
-                Err(Unlooked::Failed(_)) => {
-                    self.say_step(
-                        Some(name),
-                        Some(&a),
-                        "look",
-                        "error",
-                        &json!({"error": a.error}),
-                        &format!(
-                            "{name}: could not search the agent for its task; run again later."
-                        ),
-                    )?;
-                    return Ok(false);
-                }
-            };
-            a = found;
-            if a.state == AttemptState::Intent {
-                self.proven_absent.borrow_mut().insert(a.id);
-            }
-            if a.state.is_finished() || a.state == AttemptState::Intent {
-                return Ok(true);
+            match self.look_before_cancel(step, &a).await? {
+                ControlFlow::Continue(found) => a = found,
+                ControlFlow::Break(decided) => return Ok(decided),
             }
         }
         let task = a
@@ -222,6 +156,86 @@ impl Pass<'_> {
             &format!("{name}: cancel task {task}: {}{note}.", now.state),
         )?;
         Ok(finished)
+    }
+
+    /// An `INTENT` that may have been sent is looked for before any cancel: `Continue` with
+    /// the attempt as found, running; `Break(decided)` when there is nothing to cancel (never
+    /// sent, proven absent, finished) or it cannot be found now.
+    async fn look_before_cancel(
+        &self,
+        step: &Step,
+        a: &Attempt,
+    ) -> anyhow::Result<ControlFlow<bool, Attempt>> {
+        let name = &step.spec.name;
+        if lookup::never_sent(a) {
+            self.say_step(
+                Some(name),
+                Some(a),
+                "cancel",
+                "never-sent",
+                &json!({}),
+                &format!("{name}: never sent; it will not be sent now."),
+            )?;
+            return Ok(ControlFlow::Break(true));
+        }
+        let found = match self.look(a, step.spec.allow_cross_origin).await? {
+            Ok(found) => found,
+            Err(Unlooked::InFlight(until)) => {
+                let until = crate::clock::rfc3339(until);
+                self.say_step(
+                    Some(name),
+                    Some(a),
+                    "look",
+                    "in-flight",
+                    &json!({"until": until}),
+                    &format!(
+                        "{name}: its agent holds no task for it yet, but its send may still \
+                         be in flight until {until}; run again later."
+                    ),
+                )?;
+                return Ok(ControlFlow::Break(false));
+            }
+            Err(Unlooked::Failed(e)) if e.is_bad_task_id() => {
+                // Its send was answered with a task no request can name: it can be neither
+                // found nor cancelled, and its effect is not decided here.
+                self.gone.set(true);
+                let a = self.journal.attempt(a.id)?;
+                self.say_step(
+                    Some(name),
+                    Some(&a),
+                    "look",
+                    "error",
+                    &json!({"error": a.error,
+                           "needsHuman": {"cause": NeedsHuman::BAD_TASK_ID,
+                                          "reason": a.error}}),
+                    &format!(
+                        "{name}: its agent answered the send with a task id no URL can \
+                         hold, so the task can be neither read nor cancelled; a human \
+                         decides (`a2a-recover resolve {name} --as done|abandoned`)."
+                    ),
+                )?;
+                return Ok(ControlFlow::Break(false));
+            }
+            Err(Unlooked::Failed(_)) => {
+                self.say_step(
+                    Some(name),
+                    Some(a),
+                    "look",
+                    "error",
+                    &json!({"error": a.error}),
+                    &format!("{name}: could not search the agent for its task; run again later."),
+                )?;
+                return Ok(ControlFlow::Break(false));
+            }
+        };
+        let a = found;
+        if a.state == AttemptState::Intent {
+            self.proven_absent.borrow_mut().insert(a.id);
+        }
+        if a.state.is_finished() || a.state == AttemptState::Intent {
+            return Ok(ControlFlow::Break(true));
+        }
+        Ok(ControlFlow::Continue(a))
     }
 
     /// Reads a task with `GetTask` and journals it; `None` when it cannot be read now.
