@@ -8,6 +8,7 @@ use comfy_table::Cell;
 
 use super::agent_cell;
 use super::tables::{fit, room_left};
+use crate::commands::report::human::event_detail;
 use crate::commands::report::vocabulary::{Kind, human};
 use crate::commands::util::records::{Chain, outcome};
 use crate::journal::{AttemptRow, Binding, Event, StepRecord};
@@ -212,13 +213,9 @@ pub(super) fn events_table(out: &Printer, events: &[Event]) -> String {
     header.push("DETAIL");
     let mut t = table(out, header);
     for e in events {
-        let detail = e
-            .detail
-            .as_ref()
-            .map(ToString::to_string)
-            .unwrap_or_default();
+        let detail = e.detail.as_ref().map(event_detail).unwrap_or_default();
         let mut cells = fixed(e);
-        cells.push(Cell::new(fit(&inert(&detail), room)));
+        cells.push(Cell::new(fit(&detail, room)));
         t.add_row(cells);
     }
     render_table(out, &t)

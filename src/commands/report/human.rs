@@ -140,3 +140,105 @@ mod tests {
         assert!(u.take_lines(&mut |_| true).is_empty());
     }
 }
+
+/// What a journal event's detail says, as a sentence (the raw JSON is in `--format json`):
+/// its error or reason first, then the question, the task, where it was seen, and the rest.
+pub(crate) fn event_detail(detail: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let text = |k: &str| detail.get(k).and_then(Value::as_str).map(inert);
+    let mut said: Vec<String> = Vec::new();
+    if let Some(e) = text("error") {
+        said.push(e);
+    }
+    if let Some(r) = text("reason") {
+        said.push(r);
+    }
+    if let Some(q) = text("question") {
+        said.push(format!("asks \"{q}\""));
+    }
+    if let Some(a) = detail.get("answer") {
+        match (a.get("text").and_then(Value::as_str), a.get("data")) {
+            (Some(t), _) => said.push(format!("answered \"{}\"", inert(t))),
+            (None, Some(d)) => said.push(format!("answered with data {}", inert(&d.to_string()))),
+            _ => {}
+        }
+    }
+    if let Some(r) = text("resolution").or_else(|| text("as")) {
+        said.push(format!("decided as {r}"));
+    }
+    if let Some(effect) = text("effect") {
+        said.push(format!("effect {effect}"));
+    }
+    if let Some(t) = text("taskId") {
+        said.push(format!("task {t}"));
+    }
+    if let Some(source) = text("source") {
+        let how = match source.as_str() {
+            "send" => "in the send's answer".to_owned(),
+            "get-task" => "read with GetTask".to_owned(),
+            "list-tasks" => "found with ListTasks".to_owned(),
+            "stream" => "from the stream".to_owned(),
+            "cancel" => "in the cancel's answer".to_owned(),
+            other => format!("seen by {other}"),
+        };
+        said.push(how);
+    }
+    if let Some(n) = detail
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .map(Vec::len)
+        .filter(|n| *n > 0)
+    {
+        said.push(format!("{n} artifact{}", if n == 1 { "" } else { "s" }));
+    }
+    if let Some(name) = text("name") {
+        said.push(format!("artifact {name}"));
+    }
+    if let Some(agent) = text("agent") {
+        said.push(format!("agent {}", agent_name(&agent)));
+    }
+    if let Some(to) = text("to").or_else(|| text("interfaceUrl")) {
+        said.push(format!("at {to}"));
+    }
+    if let Some(until) = text("until") {
+        said.push(format!("looked for again after {until}"));
+    }
+    if let Some(m) = text("messageId") {
+        said.push(format!("message {m}"));
+    }
+    if said.is_empty() {
+        return match detail {
+            Value::Null => String::new(),
+            Value::Object(m) if m.is_empty() => String::new(),
+            other => inert(&other.to_string()),
+        };
+    }
+    said.join("; ")
+}
+
+#[cfg(test)]
+mod event_tests {
+    use serde_json::json;
+
+    use super::event_detail;
+
+    #[test]
+    fn an_event_detail_reads_as_a_sentence() {
+        let state = json!({"artifacts": [], "question": "two rooms or one?",
+            "remoteState": "TASK_STATE_INPUT_REQUIRED", "source": "stream",
+            "statusTimestamp": "2026-11-30T04:28:23.842183Z", "taskId": "38f8"});
+        assert_eq!(
+            event_detail(&state),
+            "asks \"two rooms or one?\"; task 38f8; from the stream"
+        );
+        let failed = json!({"error": "GetTask at `http://h/` timed out after 2s"});
+        assert_eq!(
+            event_detail(&failed),
+            "GetTask at `http://h/` timed out after 2s"
+        );
+        let intent = json!({"agent": "http://h/.well-known/agent-card.json", "messageId": "m-1"});
+        assert_eq!(event_detail(&intent), "agent http://h/; message m-1");
+        assert_eq!(event_detail(&json!({"odd": 1})), r#"{"odd":1}"#);
+        assert_eq!(event_detail(&json!({})), "");
+    }
+}
