@@ -287,39 +287,17 @@ mod tests {
     use rstest::rstest;
 
     use super::*;
-    use crate::journal::model::{AgentId, AttemptId, StepId, StepName};
+    use crate::journal::model::{AgentId, StepName};
 
     fn attempt(state: AttemptState, number: u32) -> Attempt {
-        let now = crate::clock::system_now();
-        Attempt {
-            binding: None,
-            id: AttemptId(1),
-            step_id: StepId(1),
-            number,
-            agent_url: Some("http://a/.well-known/agent-card.json".into()),
-            interface_url: Some("http://a/".into()),
-            tenant: None,
-            token_env: None,
-            token_cmd: None,
-            credential_source: crate::journal::CredentialSource::None,
-            message_id: "m".into(),
-            context_id: Some("c".into()),
-            context_id_ours: true,
-            task_id: state.has_task().then(|| "t-1".to_owned()),
-            continuation_task_id: None,
-            state,
-            remote_state: None,
-            status_timestamp: None,
-            pending_question: None,
-            last_task_json: None,
-            outcome_json: None,
-            error: None,
-            effect: None,
-            cancel_requested_at: None,
-            previous_attempt: None,
-            lease: None,
-            created_at: now,
-            updated_at: now,
+        let a = Attempt::for_test(number, state)
+            .with_agent("http://a/.well-known/agent-card.json", "http://a/")
+            .with_ids("m", "c")
+            .at(crate::clock::system_now());
+        if state.has_task() {
+            a.with_task("t-1")
+        } else {
+            a
         }
     }
 

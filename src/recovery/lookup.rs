@@ -1033,36 +1033,8 @@ mod tests {
     #[test]
     fn the_look_follows_the_agents_answer_about_context_ids() {
         let now = crate::clock::system_now();
-        let attempt = Attempt {
-            binding: None,
-            id: crate::journal::model::AttemptId(1),
-            step_id: crate::journal::model::StepId(1),
-            number: 1,
-            agent_url: None,
-            interface_url: None,
-            tenant: None,
-            token_env: None,
-            token_cmd: None,
-            credential_source: crate::journal::CredentialSource::None,
-            message_id: "m".into(),
-            context_id: Some("c".into()),
-            context_id_ours: true,
-            task_id: None,
-            continuation_task_id: None,
-            state: crate::journal::model::AttemptState::Intent,
-            remote_state: None,
-            status_timestamp: None,
-            pending_question: None,
-            last_task_json: None,
-            outcome_json: None,
-            error: None,
-            effect: None,
-            cancel_requested_at: None,
-            previous_attempt: None,
-            lease: None,
-            created_at: now,
-            updated_at: now,
-        };
+        let attempt =
+            Attempt::for_test(1, crate::journal::model::AttemptState::Intent).with_ids("m", "c");
         assert!(never_sent(&attempt));
         assert_eq!(
             LookFor::for_attempt(&attempt, None).context_id.as_deref(),

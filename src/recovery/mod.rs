@@ -3,15 +3,15 @@
 //!
 //! | module | what it is |
 //! | --- | --- |
-//! | [`reconcile`] | the reconcile pass ([`Pass`]): one visit of every attempt that may need work |
+//! | [`reconcile`] | the reconcile pass ([`Pass`]): one visit of every attempt that may need work (`reconcile/`: `rows` pages, `intents` bucket 1, `reads` bucket 2, `settle` bucket 3, `reply` replies, `actions`, `preview` the dry run) |
 //! | `schedule` | the order a pass starts its items in: per agent, in turn, each below its limit |
 //! | [`decide`] | the pass's pure decisions (triage, settled attempts, replies, exit codes) |
 //! | [`send`] | the one send path, under a lease (`send/batch.rs`: many attempts at once) |
 //! | [`lookup`] | the look before a resend, and journaling what it found |
 //! | [`probe`] | `agents probe`: an agent's recovery profile, and what recovery trusts of it |
-//! | [`follow`] | following task streams, group-committing their events |
+//! | [`follow`] | following task streams, group-committing their events (`follow/`: `follower` one follow's loop, `follower/observe` what it reads, `group_commit`, `remote` the wire seam) |
 //! | `commit` | the one group-commit mechanism (the pass, the follows, `delegate --plan`) |
-//! | [`compensate`] | undoing a workflow's effects in reverse order |
+//! | [`compensate`] | undoing a workflow's effects in reverse order (`compensate/`: `cancel` phase 2, `effects` phase 3, `sends` compensations sent or run, `dry_run`) |
 //! | [`verify`] | effect verification recipes |
 //! | [`remedy`] | the command a human runs for a row that needs one |
 //! | [`registry`] | which registered agent a step goes to |

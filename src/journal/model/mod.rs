@@ -12,8 +12,11 @@
 //!
 //! `states`: the state enums and their names; `names`: step and workflow names, targets;
 //! `machine`: observations and [`transition`]; `records`: the rows the journal returns;
-//! `profile`: an agent's recovery profile (`agents probe`).
+//! `profile`: an agent's recovery profile (`agents probe`); `for_test`: a builder for test
+//! attempts ([`Attempt::for_test`]).
 
+#[cfg(test)]
+mod for_test;
 mod machine;
 mod names;
 mod profile;

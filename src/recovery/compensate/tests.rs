@@ -87,36 +87,7 @@ fn the_workflow_is_compensated_only_when_everything_is_undone() {
 
 #[test]
 fn the_effect_attempt_is_the_one_that_completed() {
-    let a = |n: u32, state, effect| Attempt {
-        binding: None,
-        id: crate::journal::AttemptId(i64::from(n)),
-        step_id: crate::journal::StepId(1),
-        number: n,
-        agent_url: None,
-        interface_url: None,
-        tenant: None,
-        token_env: None,
-        token_cmd: None,
-        credential_source: crate::journal::CredentialSource::None,
-        message_id: format!("m{n}"),
-        context_id: None,
-        context_id_ours: true,
-        task_id: None,
-        continuation_task_id: None,
-        state,
-        remote_state: None,
-        status_timestamp: None,
-        pending_question: None,
-        last_task_json: None,
-        outcome_json: None,
-        error: None,
-        effect,
-        cancel_requested_at: None,
-        previous_attempt: None,
-        lease: None,
-        created_at: chrono::DateTime::UNIX_EPOCH,
-        updated_at: chrono::DateTime::UNIX_EPOCH,
-    };
+    let a = |n: u32, state, effect| Attempt::for_test(n, state).with_effect(effect);
     let list = [
         a(1, AttemptState::Rejected, None),
         a(2, AttemptState::Completed, None),

@@ -1,7 +1,11 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
+use serde_json::Value;
+
+use super::remote::{Item, Remote, RemoteStream};
 use super::*;
+use crate::recovery::moved::Rechosen;
 
 /// What one subscribe answers: an error, or a stream of items then a clean end (or, with
 /// `open`, a stream that stays open and silent, as a server may keep it).
@@ -128,8 +132,8 @@ impl Remote for Fake {
         answer.map(|s| FakeStream(s.items.into(), s.open))
     }
 
-    async fn rechoose(&self, _e: &A2aError) -> Result<super::Rechosen, JournalError> {
-        Ok(super::Rechosen::Stays)
+    async fn rechoose(&self, _e: &A2aError) -> Result<Rechosen, JournalError> {
+        Ok(Rechosen::Stays)
     }
 
     async fn get_task(&self, _task_id: &str) -> Result<Value, A2aError> {

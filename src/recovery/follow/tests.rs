@@ -1,10 +1,13 @@
 use std::cell::RefCell;
 
+use serde_json::Value;
 use serde_json::json;
 
 use super::fake::{Fake, ends, stays_open};
+use super::remote::Item;
 use super::*;
 use crate::a2a::RpcError;
+use crate::a2a::TaskView;
 use crate::journal::{IntentOutcome, NewIntent, StepSpec};
 
 const TASK: &str = "t-1";

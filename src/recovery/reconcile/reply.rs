@@ -9,15 +9,11 @@ use crate::exit;
 use crate::journal::{Attempt, AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
 use crate::recovery::moved::{self, Mode};
-use crate::recovery::send::{self, ReplySent};
+use crate::recovery::send::{self, Outgoing, ReplySent};
 
 impl Pass<'_> {
     /// A reply whose outcome is unknown: looks for its messageId in the task's history, then
     /// records it delivered, resends it (same messageId), or marks it uncertain.
-    #[expect(
-        clippy::too_many_lines,
-        reason = "one reply looked for in the history, then each outcome in turn"
-    )]
     pub(super) async fn reconcile_reply(
         &self,
         row: &AttemptRow,
@@ -115,101 +111,129 @@ impl Pass<'_> {
                 ))
             }
             ReplyCheck::Resend => {
-                // Some agents answer a reply with a new task in the same context: look there
-                // for the reply's messageId before any resend.
-                match self
-                    .reply_elsewhere(&attempt, &task_id, &endpoint, reply)
-                    .await?
-                {
-                    Elsewhere::Found(view) => {
-                        self.journal
-                            .apply_continuation(attempt.id, &view, Source::ListTasks)?;
-                        self.journal
-                            .set_reply_state(reply.id, ReplyState::Delivered, None)?;
-                        return Ok(action(
-                            "DELIVERED",
-                            json!({"messageId": reply.message_id, "found": true,
-                                   "continuationTaskId": view.task_id}),
-                            exit::OK,
-                        ));
-                    }
-                    Elsewhere::Absent => {}
-                    Elsewhere::Unsearchable(reason) => {
-                        self.journal.set_reply_state(
-                            reply.id,
-                            ReplyState::Uncertain,
-                            Some(&reason),
-                        )?;
-                        return Ok(action(
-                            "UNCERTAIN",
-                            json!({"messageId": reply.message_id, "reason": reason}),
-                            exit::NEEDS_HUMAN,
-                        ));
-                    }
-                    Elsewhere::Failed(e) => {
-                        let failed = action(
-                            "read-failed",
-                            json!({"messageId": reply.message_id, "error": e.summary(),
-                                   "hint": e.hint()}),
-                            failure_code(&e),
-                        );
-                        return Ok(super::unreached(failed, row, &e));
-                    }
-                }
-                if !decide::sends_allowed(row.workflow_state) {
-                    return Ok(action(
-                        "INTENT",
-                        json!({"messageId": reply.message_id,
-                               "reason": format!("the workflow is {}: no sends", row.workflow_state)}),
-                        exit::WORK_REMAINS,
-                    ));
-                }
-                let sent = self
-                    .sender()
-                    .deliver_reply(reply, &out, &row.step.to_string())
-                    .await?;
-                Ok(match sent {
-                    ReplySent::Delivered(a) => action(
-                        "DELIVERED",
-                        json!({"messageId": reply.message_id, "resent": true,
-                               "state": a.state.as_str()}),
-                        exit::OK,
-                    ),
-                    ReplySent::Refused(e) => action(
-                        "REFUSED",
-                        json!({"messageId": reply.message_id, "error": e.summary()}),
-                        exit::NEEDS_HUMAN,
-                    ),
-                    ReplySent::Failed(e) => action(
-                        "reply-failed",
-                        json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
-                        failure_code(&e),
-                    ),
-                    ReplySent::Moved(e, _) => action(
-                        "reply-failed",
-                        json!({"messageId": reply.message_id, "error": e.summary(),
-                               "interfaceMoved": true}),
-                        exit::WORK_REMAINS,
-                    ),
-                    ReplySent::Gone(reason) => {
-                        let mut gone = self.nowhere(row, &task_id, &reason)?;
-                        gone.action = "reply";
-                        gone.detail["messageId"] = json!(reply.message_id);
-                        gone
-                    }
-                    ReplySent::Busy(_) => action(
-                        "busy",
-                        json!({"messageId": reply.message_id}),
-                        exit::WORK_REMAINS,
-                    ),
-                    ReplySent::Settled(r) => action(
-                        r.state.as_str(),
-                        json!({"messageId": reply.message_id, "settledElsewhere": true}),
-                        exit::OK,
-                    ),
-                })
+                Box::pin(self.resend_reply(row, &attempt, (&task_id, &endpoint), reply, &out)).await
             }
         }
+    }
+
+    /// A reply the task's history does not hold: looked for in the other tasks of its context
+    /// first, then resent (same messageId) if the workflow still sends.
+    async fn resend_reply(
+        &self,
+        row: &AttemptRow,
+        attempt: &Attempt,
+        (task_id, endpoint): (&str, &Endpoint),
+        reply: &Reply,
+        out: &Outgoing,
+    ) -> anyhow::Result<Action> {
+        let action = |outcome: &str, detail: Value, code: u8| {
+            Self::action(row, attempt.number, "reply", outcome, detail, code)
+        };
+        // Some agents answer a reply with a new task in the same context: look there
+        // for the reply's messageId before any resend.
+        match self
+            .reply_elsewhere(attempt, task_id, endpoint, reply)
+            .await?
+        {
+            Elsewhere::Found(view) => {
+                self.journal
+                    .apply_continuation(attempt.id, &view, Source::ListTasks)?;
+                self.journal
+                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                return Ok(action(
+                    "DELIVERED",
+                    json!({"messageId": reply.message_id, "found": true,
+                           "continuationTaskId": view.task_id}),
+                    exit::OK,
+                ));
+            }
+            Elsewhere::Absent => {}
+            Elsewhere::Unsearchable(reason) => {
+                self.journal
+                    .set_reply_state(reply.id, ReplyState::Uncertain, Some(&reason))?;
+                return Ok(action(
+                    "UNCERTAIN",
+                    json!({"messageId": reply.message_id, "reason": reason}),
+                    exit::NEEDS_HUMAN,
+                ));
+            }
+            Elsewhere::Failed(e) => {
+                let failed = action(
+                    "read-failed",
+                    json!({"messageId": reply.message_id, "error": e.summary(),
+                           "hint": e.hint()}),
+                    failure_code(&e),
+                );
+                return Ok(super::unreached(failed, row, &e));
+            }
+        }
+        if !decide::sends_allowed(row.workflow_state) {
+            return Ok(action(
+                "INTENT",
+                json!({"messageId": reply.message_id,
+                       "reason": format!("the workflow is {}: no sends", row.workflow_state)}),
+                exit::WORK_REMAINS,
+            ));
+        }
+        let sent = self
+            .sender()
+            .deliver_reply(reply, out, &row.step.to_string())
+            .await?;
+        self.reply_sent(row, attempt, task_id, reply, sent)
+    }
+
+    /// The action for what resending a reply did.
+    fn reply_sent(
+        &self,
+        row: &AttemptRow,
+        attempt: &Attempt,
+        task_id: &str,
+        reply: &Reply,
+        sent: ReplySent,
+    ) -> anyhow::Result<Action> {
+        let action = |outcome: &str, detail: Value, code: u8| {
+            Self::action(row, attempt.number, "reply", outcome, detail, code)
+        };
+        Ok(match sent {
+            ReplySent::Delivered(a) => action(
+                "DELIVERED",
+                json!({"messageId": reply.message_id, "resent": true,
+                       "state": a.state.as_str()}),
+                exit::OK,
+            ),
+            ReplySent::Refused(e) => action(
+                "REFUSED",
+                json!({"messageId": reply.message_id, "error": e.summary()}),
+                exit::NEEDS_HUMAN,
+            ),
+            ReplySent::Failed(e) => action(
+                "reply-failed",
+                json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
+                failure_code(&e),
+            ),
+            ReplySent::Moved(e, _) => action(
+                "reply-failed",
+                json!({"messageId": reply.message_id, "error": e.summary(),
+                       "interfaceMoved": true}),
+                exit::WORK_REMAINS,
+            ),
+            ReplySent::Gone(reason) => {
+                let mut gone = self.nowhere(row, task_id, &reason)?;
+                gone.action = "reply";
+                gone.detail["messageId"] = json!(reply.message_id);
+                gone
+            }
+            ReplySent::Busy(_) => action(
+                "busy",
+                json!({"messageId": reply.message_id}),
+                exit::WORK_REMAINS,
+            ),
+            ReplySent::Settled(r) => action(
+                r.state.as_str(),
+                json!({"messageId": reply.message_id, "settledElsewhere": true}),
+                exit::OK,
+            ),
+        })
     }
 
     /// Looks for a reply in the other tasks of the attempt's context (ListTasks by contextId,

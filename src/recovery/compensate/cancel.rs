@@ -1,0 +1,330 @@
+//! Phase 2 of the compensation pass: cancelling what still runs, and reading back its task.
+
+use std::ops::ControlFlow;
+
+use anyhow::Context as _;
+use serde_json::json;
+
+use super::{Pass, READ_ATTEMPTS, Unlooked, endpoint_of};
+use crate::a2a::{A2aError, Endpoint, retry_read};
+use crate::journal::{
+    Attempt, AttemptState, FailureKind, INTERFACE_GONE, JournalError, NeedsHuman, Source, Step,
+    StepName, StepRecord,
+};
+use crate::recovery::error::Stopped;
+use crate::recovery::event::Event;
+use crate::recovery::lookup::{self, LookHow, Looked};
+use crate::recovery::moved;
+
+impl Pass<'_> {
+    /// Cancels every unfinished attempt of a step; returns false when one still runs (or could
+    /// not be read), so its effect cannot be decided yet.
+    pub(super) async fn cancel_step(&mut self, record: &StepRecord) -> anyhow::Result<bool> {
+        let mut decided = true;
+        for a in &record.attempts {
+            if a.state.is_finished() || a.state == AttemptState::Uncertain {
+                continue;
+            }
+            let done = self
+                .cancel_attempt(&record.step, a)
+                .await
+                .or_else(|e| self.problem(&record.step.spec.name, a, e))?;
+            if !done {
+                decided = false;
+                self.running += 1;
+            }
+        }
+        Ok(decided)
+    }
+
+    /// Reports an error that stops the work on one attempt (the pass goes on).
+    pub(super) fn problem(
+        &self,
+        step: &StepName,
+        a: &Attempt,
+        e: anyhow::Error,
+    ) -> anyhow::Result<bool> {
+        if e.downcast_ref::<Stopped>().is_some() || e.downcast_ref::<JournalError>().is_some() {
+            return Err(e);
+        }
+        self.io.sink.event(Event::Problem(&e))?;
+        self.say_step(
+            Some(step),
+            Some(a),
+            "error",
+            "error",
+            &json!({"error": format!("{e:#}")}),
+            &format!("{step}: {e:#}"),
+        )?;
+        Ok(false)
+    }
+
+    /// Cancels one unfinished attempt (an `INTENT` is looked for first), reads it back and
+    /// decides; returns whether it is finished.
+    async fn cancel_attempt(&self, step: &Step, a: &Attempt) -> anyhow::Result<bool> {
+        let name = &step.spec.name;
+        let mut a = a.clone();
+        if a.state == AttemptState::Intent {
+            match self.look_before_cancel(step, &a).await? {
+                ControlFlow::Continue(found) => a = found,
+                ControlFlow::Break(decided) => return Ok(decided),
+            }
+        }
+        let task = a
+            .current_task_id()
+            .map(str::to_owned)
+            .context("a running attempt has no task id")?;
+        let mut ep = endpoint_of(self.journal, &a, step.spec.allow_cross_origin).await?;
+        if a.cancel_requested_at.is_some() {
+            // A previous run asked already: read first, ask again only if it still runs.
+            match self.read_task(&a, &mut ep).await? {
+                Some(now) if now.state.is_finished() => {
+                    self.say_step(
+                        Some(name),
+                        Some(&now),
+                        "cancel",
+                        now.state.as_str(),
+                        &json!({"taskId": task, "alreadyRequested": true}),
+                        &format!(
+                            "{name}: task {} is {} (cancel asked by an earlier run).",
+                            task, now.state
+                        ),
+                    )?;
+                    return Ok(true);
+                }
+                Some(now) => a = now,
+                None => return Ok(false),
+            }
+        } else {
+            self.journal.mark_cancel_requested(a.id)?;
+        }
+        let tid = task.as_str();
+        let cancel = |ep: Endpoint| async move { self.client.cancel_task(&ep, tid).await };
+        let Some(answer) = self.moving(&a, &mut ep, cancel).await? else {
+            self.say_step(
+                Some(name),
+                Some(&a),
+                "cancel",
+                INTERFACE_GONE,
+                &json!({"taskId": task}),
+                &format!(
+                    "{name}: task {task} cannot be canceled: its interface left the agent's \
+                     card, which offers nothing a2a-recover speaks; see `a2a-recover inspect \
+                     {} --pending`.",
+                    name.workflow
+                ),
+            )?;
+            return Ok(false);
+        };
+        let cancel_detail = match &answer {
+            Ok(t) => {
+                a = self.apply(&a, &t.raw, Source::Cancel)?;
+                json!({"answer": "task"})
+            }
+            Err(e) => json!({"answer": e.summary(), "code": e.rpc_code()}),
+        };
+        // After any answer, read the task again and decide from what it says.
+        let Some(now) = self.read_task(&a, &mut ep).await? else {
+            self.say_step(
+                Some(name),
+                Some(&a),
+                "cancel",
+                "unreadable",
+                &json!({"taskId": task, "cancel": cancel_detail}),
+                &format!("{name}: cancel sent for task {task}, but the task could not be read."),
+            )?;
+            return Ok(false);
+        };
+        let finished = now.state.is_finished();
+        let note = match now.state {
+            AttemptState::Completed => {
+                "; it completed first, so its effect is undone below".to_owned()
+            }
+            AttemptState::Canceled => String::new(),
+            _ if finished => String::new(),
+            _ => format!(
+                "; it still runs, run `a2a-recover compensate {}` again later",
+                name.workflow
+            ),
+        };
+        self.say_step(
+            Some(name),
+            Some(&now),
+            "cancel",
+            now.state.as_str(),
+            &json!({"taskId": task, "cancel": cancel_detail}),
+            &format!("{name}: cancel task {task}: {}{note}.", now.state),
+        )?;
+        Ok(finished)
+    }
+
+    /// An `INTENT` that may have been sent is looked for before any cancel: `Continue` with
+    /// the attempt as found, running; `Break(decided)` when there is nothing to cancel (never
+    /// sent, proven absent, finished) or it cannot be found now.
+    async fn look_before_cancel(
+        &self,
+        step: &Step,
+        a: &Attempt,
+    ) -> anyhow::Result<ControlFlow<bool, Attempt>> {
+        let name = &step.spec.name;
+        if lookup::never_sent(a) {
+            self.say_step(
+                Some(name),
+                Some(a),
+                "cancel",
+                "never-sent",
+                &json!({}),
+                &format!("{name}: never sent; it will not be sent now."),
+            )?;
+            return Ok(ControlFlow::Break(true));
+        }
+        let found = match self.look(a, step.spec.allow_cross_origin).await? {
+            Ok(found) => found,
+            Err(Unlooked::InFlight(until)) => {
+                let until = crate::clock::rfc3339(until);
+                self.say_step(
+                    Some(name),
+                    Some(a),
+                    "look",
+                    "in-flight",
+                    &json!({"until": until}),
+                    &format!(
+                        "{name}: its agent holds no task for it yet, but its send may still \
+                         be in flight until {until}; run again later."
+                    ),
+                )?;
+                return Ok(ControlFlow::Break(false));
+            }
+            Err(Unlooked::Failed(e)) if e.is_bad_task_id() => {
+                // Its send was answered with a task no request can name: it can be neither
+                // found nor cancelled, and its effect is not decided here.
+                self.gone.set(true);
+                let a = self.journal.attempt(a.id)?;
+                self.say_step(
+                    Some(name),
+                    Some(&a),
+                    "look",
+                    "error",
+                    &json!({"error": a.error,
+                           "needsHuman": {"cause": NeedsHuman::BAD_TASK_ID,
+                                          "reason": a.error}}),
+                    &format!(
+                        "{name}: its agent answered the send with a task id no URL can \
+                         hold, so the task can be neither read nor cancelled; a human \
+                         decides (`a2a-recover resolve {name} --as done|abandoned`)."
+                    ),
+                )?;
+                return Ok(ControlFlow::Break(false));
+            }
+            Err(Unlooked::Failed(_)) => {
+                self.say_step(
+                    Some(name),
+                    Some(a),
+                    "look",
+                    "error",
+                    &json!({"error": a.error}),
+                    &format!("{name}: could not search the agent for its task; run again later."),
+                )?;
+                return Ok(ControlFlow::Break(false));
+            }
+        };
+        let a = found;
+        if a.state == AttemptState::Intent {
+            self.proven_absent.borrow_mut().insert(a.id);
+        }
+        if a.state.is_finished() || a.state == AttemptState::Intent {
+            return Ok(ControlFlow::Break(true));
+        }
+        Ok(ControlFlow::Continue(a))
+    }
+
+    /// Reads a task with `GetTask` and journals it; `None` when it cannot be read now.
+    /// The attempt's interface is re-chosen (`ep` with it) when it left the agent's card.
+    pub(super) async fn read_task(
+        &self,
+        a: &Attempt,
+        ep: &mut Endpoint,
+    ) -> anyhow::Result<Option<Attempt>> {
+        let task = a
+            .current_task_id()
+            .map(str::to_owned)
+            .context("no task id")?;
+        let tid = task.as_str();
+        let get = |ep: Endpoint| async move {
+            retry_read(READ_ATTEMPTS, || self.client.get_task(&ep, tid, Some(0))).await
+        };
+        let Some(read) = self.moving(a, ep, get).await? else {
+            return Ok(None);
+        };
+        match read {
+            Ok(t) => Ok(Some(self.apply(a, &t.raw, Source::GetTask)?)),
+            Err(e) if e.is_task_not_found() => {
+                self.journal.mark_lost(a.id, &e.summary())?;
+                Ok(Some(self.journal.attempt(a.id)?))
+            }
+            Err(e) => {
+                self.journal
+                    .record_failure(a.id, FailureKind::Read, &e.summary())?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Runs `call` at the attempt's interface, re-chosen (and `ep` with it) when it left the
+    /// agent's card; `None` when the card offers nothing we speak (journaled: a human decides).
+    async fn moving<T, F, Fut>(
+        &self,
+        a: &Attempt,
+        ep: &mut Endpoint,
+        call: F,
+    ) -> anyhow::Result<Option<Result<T, A2aError>>>
+    where
+        F: Fn(Endpoint) -> Fut,
+        Fut: std::future::Future<Output = Result<T, A2aError>>,
+    {
+        Ok(
+            match moved::read(self.client, self.journal, a, ep, moved::Mode::Journal, call).await? {
+                moved::Reread::Read { result, moved } => {
+                    if let Some(to) = moved {
+                        *ep = to;
+                    }
+                    Some(result)
+                }
+                moved::Reread::Gone(reason) => {
+                    moved::journal_gone(self.journal, a.id, &reason)?;
+                    self.gone.set(true);
+                    None
+                }
+            },
+        )
+    }
+
+    /// Looks for what a possibly-sent `INTENT` created; `Err(Some(until))` when nothing is
+    /// found yet but the last send may still be in flight until then, `Err(None)` when the
+    /// look could not run.
+    async fn look(
+        &self,
+        a: &Attempt,
+        allow_cross_origin: bool,
+    ) -> anyhow::Result<Result<Attempt, Unlooked>> {
+        let ep = endpoint_of(self.journal, a, allow_cross_origin).await?;
+        let how = LookHow {
+            client: self.client,
+            endpoint: &ep,
+            clock: self.io.clock,
+            clock_skew: self.opts.clock_skew,
+            sweeps: None,
+            no_id: "the agent's task has no id",
+        };
+        let found = lookup::journal_found(self.journal, a.id);
+        Ok(
+            match lookup::look_and_journal(self.journal, a, how, found).await? {
+                Looked::Found((now, _)) | Looked::Uncertain(now, _) => Ok(now),
+                Looked::Absent => Ok(a.clone()),
+                // The last send may still be in flight: look again later.
+                Looked::InFlight(until) => Err(Unlooked::InFlight(until)),
+                Looked::Failed(e) => Err(Unlooked::Failed(e)),
+            },
+        )
+    }
+}
