@@ -213,7 +213,9 @@ fn pushes_are_journaled_and_forgeries_journal_nothing() {
     }
     assert_eq!(events(&env, "w/s").len(), before);
 
-    // A terminal push (the token as a bearer credential) is read back, then journaled.
+    // A terminal push (the token as a bearer credential) is read back, then journaled. The
+    // agent's task must be done by then: a read that still says WORKING wins over the push.
+    a.settle();
     let auth = format!("Bearer {token}");
     let (status, _) = post(
         &listen.addr,
