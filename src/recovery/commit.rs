@@ -289,14 +289,14 @@ fn dispatch<R: Records>(
 /// What the writer thread answers for one group commit.
 pub(crate) type Committed<R> = Result<Vec<Done<R>>, JournalError>;
 
-/// Where a [`Writer`] makes its commits, chosen when it is made.
+/// Where a `Writer` makes its commits, chosen when it is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriterMode {
     /// On a thread with a connection of its own (started at the first job), fed through a
     /// bounded queue: the caller goes on while a commit is made.
     Thread,
     /// On the caller's thread and connection, at once: no thread, no second connection, every
-    /// job done before [`Writer::run`] returns (a deterministic run; one follow).
+    /// job done before `Writer::run` returns (a deterministic run; one follow).
     Inline,
 }
 

@@ -351,7 +351,7 @@ pub enum Progress {
 
 /// Follows one attempt's task until it stops by itself, the deadline passes, or reconnects are
 /// spent; journals every observation and tells `sink` of each after its commit
-/// ([`Event::Followed`]).
+/// ([`crate::recovery::Event::Followed`]).
 ///
 /// Only a journal failure is an `Err`; everything the agent does is a [`FollowEnd`]. The
 /// attempt's lease is taken first and released at the end.

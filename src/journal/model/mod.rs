@@ -13,7 +13,7 @@
 //! `states`: the state enums and their names; `names`: step and workflow names, targets;
 //! `machine`: observations and [`transition`]; `records`: the rows the journal returns;
 //! `profile`: an agent's recovery profile (`agents probe`); `for_test`: a builder for test
-//! attempts ([`Attempt::for_test`]).
+//! attempts (`Attempt::for_test`).
 
 #[cfg(test)]
 mod for_test;

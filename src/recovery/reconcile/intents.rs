@@ -18,7 +18,7 @@ use crate::recovery::send::{Claimed, Outgoing, Sent, Stage, card_failure_code};
 
 impl Pass<'_> {
     /// Bucket 1 under the lease the item's page claimed: looks for the attempt (then resends it
-    /// only if proven absent, as [`Sender::deliver`] does); a found task is group-committed with
+    /// only if proven absent, as [`crate::recovery::send::Sender::deliver`] does); a found task is group-committed with
     /// the release of its lease, like a routine observation.
     pub(super) async fn look_claimed(
         &self,
@@ -205,6 +205,7 @@ impl Pass<'_> {
             },
             command: None,
             alternatives: Vec::new(),
+            told: None,
         });
         a
     }
