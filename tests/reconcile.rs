@@ -553,8 +553,8 @@ fn exit_codes_0_3_and_4() {
     assert_eq!(code(&out), 4);
     assert!(
         stdout(&out).contains(
-            "asking/s (attempt 1): answer the agent's question: \"two rooms or one?\"; run \
-             `a2a-recover reply asking/s \"…\"`"
+            "asking/s (attempt 1): answer the agent's question: \"two rooms or one?\"\n  \
+             a2a-recover reply asking/s \"…\"\n"
         ),
         "{}",
         stdout(&out)

@@ -25,7 +25,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::a2a::{A2aClient, AgentLimits, Limits};
-use crate::commands::report::human::Unreachable;
+use crate::commands::report::human::{Unreachable, remedy_lines};
 use crate::commands::report::records::ActionRecord;
 use crate::commands::report::vocabulary::{Kind, human};
 use crate::context::Context;
@@ -675,10 +675,8 @@ fn print_action(
     }
     let line = match &a.remedy {
         Some(remedy) if a.code == exit::NEEDS_HUMAN || a.code == exit::USAGE => {
-            format!(
-                "{}/{} (attempt {}): {remedy}",
-                a.workflow, a.step, a.attempt
-            )
+            let subject = format!("{}/{} (attempt {})", a.workflow, a.step, a.attempt);
+            remedy_lines(&subject, remedy)
         }
         _ if dry_run && a.detail.get("error").is_none() => dry_run_line(a),
         // A send whose answer is unknown: when it is looked for again, in words.

@@ -47,6 +47,20 @@ pub struct ActionRemedy {
     pub command: Option<String>,
     /// Other commands that answer it instead.
     pub alternatives: Vec<String>,
+    /// For people: what is wrong in a few words and the remote text it quotes (the question,
+    /// or the reason), raw: a reporter makes it inert, line by line.
+    pub told: Option<Told>,
+}
+
+/// What is wrong, in words, and the remote text it quotes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Told {
+    /// What is wrong (`answer the agent's question`).
+    pub what: String,
+    /// The text it quotes, as the agent (or the journal) has it.
+    pub text: String,
+    /// Whether the text is the agent's question (shown in quotes).
+    pub question: bool,
 }
 
 impl std::fmt::Display for ActionRemedy {

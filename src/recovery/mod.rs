@@ -41,5 +41,5 @@ pub mod send;
 pub mod verify;
 
 pub use commit::WriterMode;
-pub use event::{Action, ActionRemedy, Event, OnFollow, Sink, Unheard};
+pub use event::{Action, ActionRemedy, Event, OnFollow, Sink, Told, Unheard};
 pub use reconcile::{Pass, PassConfig, Summary, WorkflowLocks};

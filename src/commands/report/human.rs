@@ -242,3 +242,55 @@ mod event_tests {
         assert_eq!(event_detail(&json!({})), "");
     }
 }
+
+/// What a human must do about `subject` (`trip/hotel (attempt 1)`): what is wrong, with the
+/// agent's text line by line under the remote prefix, then each command that answers it, whole,
+/// on an indented line of its own.
+pub(crate) fn remedy_lines(subject: &str, r: &crate::recovery::ActionRemedy) -> String {
+    let mut text = match &r.told {
+        Some(told) => {
+            let quoted =
+                crate::sanitize::inert_lines(&told.text, "  ", Some(crate::sanitize::LIST_LINES));
+            if told.question {
+                format!("{subject}: {}: \"{quoted}\"", told.what)
+            } else {
+                format!("{subject}: {}: {quoted}", told.what)
+            }
+        }
+        None => format!("{subject}: {}", r.what),
+    };
+    if let Some(command) = &r.command {
+        text.push_str("\n  ");
+        text.push_str(command);
+    }
+    for alt in &r.alternatives {
+        text.push_str("\n  or ");
+        text.push_str(alt);
+    }
+    text
+}
+
+#[cfg(test)]
+mod remedy_tests {
+    use crate::recovery::{ActionRemedy, Told};
+
+    #[test]
+    fn a_question_over_two_lines_keeps_its_lines_and_the_command_stands_alone() {
+        let r = ActionRemedy {
+            what: "unused for people".into(),
+            command: Some("a2a-recover reply w/s \"…\"".into()),
+            alternatives: vec!["a2a-recover resolve w/s --as done --reason \"…\"".into()],
+            told: Some(Told {
+                what: "answer the agent's question".into(),
+                text: "Agent requires input:\n- rooms: two rooms or one?".into(),
+                question: true,
+            }),
+        };
+        insta::assert_snapshot!(super::remedy_lines("w/s (attempt 1)", &r), @r#"
+        w/s (attempt 1): answer the agent's question: "Agent requires input:
+          │ - rooms: two rooms or one?"
+          a2a-recover reply w/s "…"
+          or a2a-recover resolve w/s --as done --reason "…"
+        "#);
+    }
+}

@@ -161,6 +161,7 @@ mod tests {
                 what: "asks".into(),
                 command: Some("a2a-recover reply w/s \"…\"".into()),
                 alternatives: vec![],
+                told: None,
             }),
             unreached: None,
         };

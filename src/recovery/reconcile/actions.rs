@@ -9,7 +9,7 @@ use crate::journal::{
     ARTIFACT_TOO_LARGE, AttemptRow, INTERFACE_GONE, TASK_TOO_LARGE, is_interface_gone,
 };
 use crate::recovery::decide::{self};
-use crate::recovery::event::{Action, ActionRemedy};
+use crate::recovery::event::{Action, ActionRemedy, Told};
 use crate::recovery::remedy::Remedy;
 use crate::sanitize::inert;
 
@@ -141,8 +141,14 @@ pub(super) fn failed_outcome(row: &AttemptRow) -> Option<&'static str> {
 pub(super) fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
     let remedy = Remedy::of(row)?;
     let mut what = remedy.what().to_owned();
+    let mut told = None;
     if let Some(q) = row.attempt.question_text() {
         what = format!("{what}: \"{}\"", inert(&q));
+        told = Some(Told {
+            what: remedy.what().to_owned(),
+            text: q,
+            question: true,
+        });
     } else if let Some(why) = row
         .failed_for_good
         .as_deref()
@@ -150,10 +156,16 @@ pub(super) fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
         .or(row.attempt.error.as_deref())
     {
         what = format!("{what}: {}", inert(why));
+        told = Some(Told {
+            what: remedy.what().to_owned(),
+            text: why.to_owned(),
+            question: false,
+        });
     }
     Some(ActionRemedy {
         what,
         command: Some(remedy.command()),
         alternatives: remedy.alternatives(),
+        told,
     })
 }
