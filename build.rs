@@ -15,7 +15,12 @@ const PROTOS: [&str; 4] = [
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
-    let fds = protox::compile(PROTOS, ["proto"])?;
+    let mut fds = protox::compile(PROTOS, ["proto"])?;
+    // No comments in the generated code: the protos' comments hold examples in other
+    // languages, which rustdoc would take for Rust doc tests.
+    for file in &mut fds.file {
+        file.source_code_info = None;
+    }
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
     pbjson_build::Builder::new()
         .register_descriptors(&fds.encode_to_vec())?
