@@ -52,7 +52,7 @@ pub(crate) fn pass(cfg: &Cfg, journal: &str, concurrency: usize, n: usize) -> an
         ],
     )?;
     // The summary line (`-q` would print nothing: no human is needed).
-    let expected = format!("{n} attempt(s) visited in journal");
+    let expected = format!("{n} attempt(s) visited");
     // Attempts by how they ended, as the summary line counts them.
     let counts = format!(": {n} WORKING;");
     if run.code != 3 || !run.stdout.contains(&expected) || !run.stdout.contains(&counts) {
