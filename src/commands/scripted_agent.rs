@@ -12,7 +12,8 @@ use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::scripted_agent::{
-    AgentConfig, ApiKey, Bends, DropMode, FailMode, QuestionIn, ScriptedAgent, ServedBinding,
+    AgentConfig, ApiKey, Bends, DropMode, FailMode, PushFault, QuestionIn, ScriptedAgent,
+    ServedBinding,
 };
 
 /// Runs a scripted A2A v1.0 agent on loopback, for drills, the demo, tests and benchmarks.
@@ -67,6 +68,13 @@ pub struct ScriptedAgentArgs {
     /// Declares no streaming on the card and refuses streaming methods (-32004).
     #[arg(long)]
     pub no_streaming: bool,
+    /// Declares push notifications on the card and pushes each change of a task to the push
+    /// config its send carried (`http://` URLs).
+    #[arg(long)]
+    pub push: bool,
+    /// Makes the pushes go wrong on purpose; repeat for more (implies --push).
+    #[arg(long, value_enum, value_name = "FAULT")]
+    pub push_fault: Vec<PushFault>,
     /// The card's name.
     #[arg(long, default_value = "scripted-agent")]
     pub name: String,
@@ -183,7 +191,8 @@ impl ScriptedAgentArgs {
             drop_mode: self.drop_mode,
             tick: self.tick,
             no_streaming: self.no_streaming,
-            push: false,
+            push: self.push || !self.push_fault.is_empty(),
+            push_faults: self.push_fault.clone(),
             seed: self.seed,
             binding: self.binding,
             tenant: self.tenant.clone().filter(|t| !t.is_empty()),

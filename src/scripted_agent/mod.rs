@@ -51,12 +51,14 @@
 //! snapshot and subscribes in one critical section sees every later event exactly once.
 
 mod fields;
+mod push;
 mod rest;
 mod rpc;
 mod scenario;
 mod sse;
 mod state;
 
+pub use push::{PushFault, SLOW_PAUSE};
 pub use scenario::help as scenarios_help;
 
 use std::collections::BTreeMap;
@@ -116,9 +118,11 @@ pub struct AgentConfig {
     pub tick: Duration,
     /// Declares `capabilities.streaming: false` and refuses streaming methods with -32004.
     pub no_streaming: bool,
-    /// Declares `capabilities.pushNotifications: true` (the push config a send carries is
-    /// recorded with its message).
+    /// Declares `capabilities.pushNotifications: true`: the push config a send carries is
+    /// recorded with its message, and each change of its task is pushed to it (`http://` URLs).
     pub push: bool,
+    /// How those pushes go wrong, on purpose ([`PushFault`]).
+    pub push_faults: Vec<PushFault>,
     /// Seed of the generator behind `fail_rate`.
     pub seed: u64,
     /// The binding served and offered on the card.
@@ -297,6 +301,7 @@ impl Default for AgentConfig {
             tick: Duration::from_millis(100),
             no_streaming: false,
             push: false,
+            push_faults: Vec::new(),
             seed: 0,
             binding: ServedBinding::Jsonrpc,
             tenant: None,
@@ -363,6 +368,15 @@ pub struct Stats {
     /// `Retry-After` it gave (1 s), in order (the first 20 000).
     #[serde(default)]
     pub throttled_ms: Vec<f64>,
+    /// The HTTP status each push got, in the order posted (0: no answer; the first 20 000).
+    #[serde(default)]
+    pub push_answers: Vec<u16>,
+    /// How many pushes were queued.
+    #[serde(default)]
+    pub pushes_queued: u64,
+    /// How many of those are done with: posted (twice under `duplicate`) or lost on purpose.
+    #[serde(default)]
+    pub pushes_settled: u64,
 }
 
 /// One user message as received.
@@ -491,7 +505,11 @@ impl ScriptedAgent {
             inner: Mutex::new(
                 tasks
                     .unwrap_or_else(|| Inner::new(cfg.forget_after))
-                    .with_bends(cfg.bends),
+                    .with_bends(cfg.bends)
+                    .with_pusher(
+                        cfg.push
+                            .then(|| push::Pusher::start(cfg.push_faults.clone())),
+                    ),
             ),
             cfg,
             card,

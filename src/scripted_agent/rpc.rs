@@ -17,6 +17,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
+use super::push::Target;
 use super::scenario::{self, Scenario};
 use super::sse::{self, Start};
 use super::state::{CancelOutcome, EventRx, Inner, ListQuery, decode_token, state_name, stops_at};
@@ -774,6 +775,10 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         mode,
         push_config,
     } = send;
+    let target = push_config
+        .as_ref()
+        .filter(|_| shared.cfg.push)
+        .and_then(|c| Target::from_config(c, shared.cfg.protocol_v03));
     let mut inner = shared.lock();
     inner.record_message(ReceivedMessage {
         message_id: message.message_id.clone(),
@@ -794,6 +799,9 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
     });
     let context_id = message.context_id.clone().filter(|c| !c.is_empty());
     if let Some(task_id) = message.task_id.clone().filter(|t| !t.is_empty()) {
+        if let Some(target) = target {
+            inner.set_push(&task_id, target);
+        }
         return on_task(
             shared,
             &mut inner,
@@ -829,6 +837,9 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         return direct(&mut inner, &message.message_id, context_id, &text, mode);
     }
     let task_id = inner.create_task(message, context_id, scenario);
+    if let Some(target) = target {
+        inner.set_push(&task_id, target);
+    }
     let initial = match mode {
         Mode::Immediate => inner.snapshot(&task_id, history, true),
         Mode::Stream => inner.snapshot_event(&task_id),
