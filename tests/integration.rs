@@ -33,6 +33,7 @@ mod interop_frameworks;
 mod interop_grpc;
 mod interop_http_json;
 mod interop_probe;
+mod interop_push;
 mod interop_recovery;
 mod interop_v03;
 mod journal;
