@@ -46,6 +46,7 @@ mod postgres_cli;
 mod probe;
 mod prune;
 mod push;
+mod push_faults;
 mod push_listen;
 mod readme;
 mod reconcile;
