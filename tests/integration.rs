@@ -48,6 +48,7 @@ mod prune;
 mod push;
 mod push_faults;
 mod push_listen;
+mod push_postgres;
 mod readme;
 mod reconcile;
 mod remote_lines;
