@@ -2,14 +2,14 @@
 //! a read-back), and a forged token, an unknown config id, a foreign task and an oversized body
 //! get the same answer and journal nothing; the token is in no output and no journal file.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use a2a_recover::scripted_agent::{AgentConfig, PushFault};
 
 use crate::common::commands::{attempts, the_attempt};
 use crate::common::listen::{Listen, events, post, status_update, wait_state};
 use crate::common::transcript::Transcript;
-use crate::common::{TestEnv, agent, code, fast, stderr};
+use crate::common::{TestEnv, agent, code, fast, json_lines, stderr};
 
 #[test]
 fn pushes_are_journaled_and_forgeries_journal_nothing() {
@@ -152,6 +152,34 @@ fn a_lost_push_is_caught_by_the_timers_pass() {
             .any(|l| l.contains("Listener:") && l.contains(&listen.addr)),
         "{shown}"
     );
+    let status = env.run(["status", "--format", "json"]);
+    let records = json_lines(&status);
+    let record = records
+        .iter()
+        .find(|r| r["type"] == "status")
+        .expect("a status record");
+    assert_eq!(
+        record["listeners"][0]["bind"],
+        listen.addr.as_str(),
+        "{record}"
+    );
+    assert!(record["listeners"][0]["startedAt"].is_string(), "{record}");
+    // The pass that caught it is counted on /metrics (it ends after its commit: wait for it).
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let page = listen.metrics();
+        if page.contains("a2a_recover_listen_passes_total{outcome=\"ok\"} ")
+            && !page.contains("a2a_recover_listen_passes_total{outcome=\"ok\"} 0")
+        {
+            assert!(
+                page.contains("a2a_recover_listen_pass_last_exit_code 0"),
+                "{page}"
+            );
+            break;
+        }
+        assert!(Instant::now() < until, "no pass counted: {page}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let (exit, err) = listen.stop();
     assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));
 }

@@ -89,7 +89,10 @@ fn two_listeners_on_one_postgres_journal_apply_each_push_once() {
         .iter()
         .filter(|e| e["kind"] == "artifact" && e["detail"]["artifactId"] == "pushed")
         .count();
-    assert_eq!(pushed, 1, "the artifact was journaled more than once: {seen:?}");
+    assert_eq!(
+        pushed, 1,
+        "the artifact was journaled more than once: {seen:?}"
+    );
     for l in [one, two] {
         let (exit, err) = l.stop();
         assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));

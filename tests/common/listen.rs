@@ -18,6 +18,8 @@ pub struct Listen {
     child: Child,
     /// The address pushes are received on.
     pub addr: String,
+    /// The address `/metrics` is served on.
+    pub metrics_addr: String,
     lines: mpsc::Receiver<String>,
     seen: Vec<String>,
 }
@@ -61,18 +63,28 @@ impl Listen {
             }
         });
         let mut seen = Vec::new();
-        let addr = loop {
+        // `listening for pushes on ADDR (metrics on ADDR); …`
+        let (addr, metrics_addr) = loop {
             let line = lines
                 .recv_timeout(Duration::from_secs(30))
                 .unwrap_or_else(|e| panic!("listen did not start ({e}): {seen:?}"));
             seen.push(line.clone());
             if let Some(rest) = line.strip_prefix("listening for pushes on ") {
-                break rest.split_whitespace().next().unwrap().to_owned();
+                let metrics = rest
+                    .split("(metrics on ")
+                    .nth(1)
+                    .and_then(|m| m.split(')').next())
+                    .expect("the metrics address");
+                break (
+                    rest.split_whitespace().next().unwrap().to_owned(),
+                    metrics.to_owned(),
+                );
             }
         };
         Self {
             child,
             addr,
+            metrics_addr,
             lines,
             seen,
         }
@@ -81,6 +93,20 @@ impl Listen {
     /// The base URL agents are asked to push to.
     pub fn base(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// Returns its `/metrics` page.
+    pub fn metrics(&self) -> String {
+        let mut s = TcpStream::connect(&self.metrics_addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let req = format!(
+            "GET /metrics HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            self.metrics_addr
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut answer = String::new();
+        let _ = s.read_to_string(&mut answer);
+        answer
     }
 
     /// Stops it with SIGTERM; returns its exit code and everything it wrote on stderr.
