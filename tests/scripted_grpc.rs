@@ -119,20 +119,40 @@ fn ask_then_reply_on_the_same_task_over_grpc() {
     ask_then_reply_at(&a, |row| assert_sent_over_grpc(&a.url, row));
 }
 
-/// `follow` stops at the question although the agent keeps the subscription open.
-#[test]
-fn follow_stops_at_the_question_over_an_open_subscription() {
-    let a = agent(grpc(fast()));
+/// `follow` stops at the question (INPUT_REQUIRED, AUTH_REQUIRED) although the agent keeps the
+/// subscription open, and says so (exit 4).
+fn follow_stops_at_the_question_over_an_open_subscription(binding: ServedBinding) {
+    let a = agent(AgentConfig { binding, ..fast() });
     let env = TestEnv::new();
-    let out = delegate(&env, "trip/hotel", &a.url(), "ask", &[]);
-    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let out = env.run(["follow", "trip/hotel", "--format", "json"]);
-    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
-    let row = the_attempt(&env, "trip/hotel");
-    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
-    assert_eq!(row["pendingQuestion"], "two rooms or one?", "{row}");
-    assert_sent_over_grpc(&a.url(), &row);
-    assert!(calls(&a.stats(), "SubscribeToTask") >= 1);
+    for (step, text, state) in [
+        ("trip/hotel", "ask", "INPUT_REQUIRED"),
+        ("trip/login", "auth", "AUTH_REQUIRED"),
+    ] {
+        let out = delegate(&env, step, &a.url(), text, &[]);
+        assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+        let out = env.run(["follow", step, "--format", "json"]);
+        assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
+        assert_eq!(json_lines(&out).last().unwrap()["end"], "interrupted");
+        let row = the_attempt(&env, step);
+        assert_eq!(row["state"], state, "{row}");
+        assert!(row["pendingQuestion"].is_string(), "{row}");
+    }
+    assert!(calls(&a.stats(), "SubscribeToTask") >= 2);
+}
+
+#[test]
+fn follow_stops_at_the_question_over_json_rpc() {
+    follow_stops_at_the_question_over_an_open_subscription(ServedBinding::Jsonrpc);
+}
+
+#[test]
+fn follow_stops_at_the_question_over_http_json() {
+    follow_stops_at_the_question_over_an_open_subscription(ServedBinding::HttpJson);
+}
+
+#[test]
+fn follow_stops_at_the_question_over_grpc() {
+    follow_stops_at_the_question_over_an_open_subscription(ServedBinding::Grpc);
 }
 
 /// A crash after the send: reconcile finds the task by ListTasks over gRPC; nothing is resent.
