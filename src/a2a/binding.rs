@@ -46,6 +46,11 @@ pub(crate) enum Call<'a> {
     SubscribeToTask {
         id: &'a str,
     },
+    /// `DeleteTaskPushNotificationConfig`: its answer carries nothing (`null`, `{}`, no body).
+    DeletePushConfig {
+        task_id: &'a str,
+        config_id: &'a str,
+    },
 }
 
 impl Call<'_> {
@@ -146,6 +151,23 @@ impl ProtocolBinding {
             | Self::GrpcV1
             | Self::GrpcV03 => Ok(None),
             Self::HttpJsonV1 => httpjson::fallback(call, url, tenant),
+        }
+    }
+
+    /// Reads a unary success body into the operation's result, or the error it carries; an
+    /// answer that carries nothing over HTTP+JSON (a delete: `{}` or no body) is `null` unread.
+    pub(crate) fn unary_result(
+        self,
+        call: &Call<'_>,
+        op: &Op,
+        echo: Option<&str>,
+        body: &[u8],
+    ) -> Result<Value, A2aError> {
+        match (self, call) {
+            (Self::HttpJsonV1 | Self::HttpJsonV03, Call::DeletePushConfig { .. }) => {
+                Ok(Value::Null)
+            }
+            _ => self.result(op, echo, body),
         }
     }
 

@@ -328,6 +328,18 @@ impl A2aClient {
         binding.task(&op, result)
     }
 
+    /// Sends `DeleteTaskPushNotificationConfig` for config `config_id` of task `task_id`; `Ok`
+    /// whatever the answer carries (the bindings answer `null`, `{}` or nothing).
+    pub async fn delete_push_config(
+        &self,
+        ep: &Endpoint,
+        task_id: &str,
+        config_id: &str,
+    ) -> Result<(), A2aError> {
+        let call = Call::DeletePushConfig { task_id, config_id };
+        self.call(ep, &call).await.map(drop)
+    }
+
     /// Sends `SubscribeToTask`; a plain JSON error answer (e.g. -32004 for a terminal task) is
     /// returned as `Err`.
     pub async fn subscribe(&self, ep: &Endpoint, id: &str) -> Result<EventStream, A2aError> {
@@ -424,7 +436,9 @@ impl A2aClient {
         let answer = self.unary(p.req, &p.op, p.binding).await;
         turn.finish(&ep.url, &answer);
         self.inner.reach.record(&ep.url, &answer);
-        let result = p.binding.result(&p.op, p.echo.as_deref(), &answer?)?;
+        let result = p
+            .binding
+            .unary_result(call, &p.op, p.echo.as_deref(), &answer?)?;
         Ok((p.binding, p.op, result))
     }
 

@@ -264,6 +264,19 @@ impl Grpc {
                     client.cancel_task(msg).await,
                 )
             }
+            Call::DeletePushConfig { task_id, config_id } => {
+                let params = with_tenant(json!({"taskId": task_id, "id": config_id}), tenant);
+                let msg = self.request(
+                    message_of::<v1::DeleteTaskPushNotificationConfigRequest>(op, params)?,
+                    meta,
+                );
+                answer(
+                    op,
+                    binding,
+                    self.cfg.max_response_size,
+                    client.delete_task_push_notification_config(msg).await,
+                )
+            }
             Call::SendStreamingMessage(_) | Call::SubscribeToTask { .. } => Err(not_unary(op)),
         }
     }
@@ -306,6 +319,22 @@ impl Grpc {
                     binding,
                     self.cfg.max_response_size,
                     client.cancel_task(msg).await,
+                )
+            }
+            Call::DeletePushConfig { task_id, config_id } => {
+                let name = format!("tasks/{task_id}/pushNotificationConfigs/{config_id}");
+                let msg = self.request(
+                    message_of::<v03::DeleteTaskPushNotificationConfigRequest>(
+                        op,
+                        json!({ "name": name }),
+                    )?,
+                    meta,
+                );
+                answer(
+                    op,
+                    binding,
+                    self.cfg.max_response_size,
+                    client.delete_task_push_notification_config(msg).await,
                 )
             }
             Call::ListTasks(_) => Err(A2aError::Client {

@@ -84,6 +84,17 @@ pub(crate) fn request(
             Some(b"{}".to_vec()),
             "text/event-stream",
         ),
+        Call::DeletePushConfig { task_id, config_id } => (
+            Method::DELETE,
+            vec![
+                "tasks".to_owned(),
+                task_id.to_owned(),
+                "pushNotificationConfigs".to_owned(),
+                config_id.to_owned(),
+            ],
+            None,
+            ACCEPT_JSON,
+        ),
     };
     let mut url = join_path(
         base,
@@ -120,7 +131,10 @@ pub(crate) fn request(
 /// collection, and its 404 would be taken for the task's. The binding's answers never yield
 /// such an id; this keeps one journaled before that rule from reaching the wire.
 pub(crate) fn refuse_unaddressable(call: &Call<'_>, base: &Url) -> Result<(), A2aError> {
-    let (Call::GetTask { id, .. } | Call::CancelTask { id } | Call::SubscribeToTask { id }) = *call
+    let (Call::GetTask { id, .. }
+    | Call::CancelTask { id }
+    | Call::SubscribeToTask { id }
+    | Call::DeletePushConfig { task_id: id, .. }) = *call
     else {
         return Ok(());
     };

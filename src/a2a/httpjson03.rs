@@ -94,6 +94,17 @@ pub(crate) fn request(call: &Call<'_>, base: &Url) -> Result<WireRequest, A2aErr
             None,
             "text/event-stream",
         ),
+        Call::DeletePushConfig { task_id, config_id } => (
+            Method::DELETE,
+            vec![
+                "tasks".to_owned(),
+                task_id.to_owned(),
+                "pushNotificationConfigs".to_owned(),
+                config_id.to_owned(),
+            ],
+            None,
+            ACCEPT_JSON,
+        ),
     };
     let mut url = httpjson::join_path(
         base,

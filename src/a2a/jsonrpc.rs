@@ -28,6 +28,7 @@ pub(crate) fn method(call: &Call<'_>) -> &'static str {
         Call::ListTasks(_) => methods::LIST_TASKS,
         Call::CancelTask { .. } => methods::CANCEL_TASK,
         Call::SubscribeToTask { .. } => methods::SUBSCRIBE_TO_TASK,
+        Call::DeletePushConfig { .. } => methods::DELETE_PUSH_CONFIG,
     }
 }
 
@@ -51,6 +52,10 @@ pub(crate) fn request(
         Call::ListTasks(req) => (to_params(req)?, "application/json"),
         Call::CancelTask { id } => (json!({ "id": id }), "application/json"),
         Call::SubscribeToTask { id } => (json!({ "id": id }), "text/event-stream"),
+        Call::DeletePushConfig { task_id, config_id } => (
+            json!({ "taskId": task_id, "id": config_id }),
+            "application/json",
+        ),
     };
     if let (Some(tenant), Value::Object(p)) = (tenant, &mut params)
         && !tenant.is_empty()

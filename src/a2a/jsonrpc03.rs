@@ -33,6 +33,7 @@ pub(crate) fn method(call: &Call<'_>) -> &'static str {
         Call::ListTasks(_) => NO_LIST,
         Call::CancelTask { .. } => methods::CANCEL,
         Call::SubscribeToTask { .. } => methods::RESUBSCRIBE,
+        Call::DeletePushConfig { .. } => methods::DELETE_PUSH_CONFIG,
     }
 }
 
@@ -58,6 +59,10 @@ pub(crate) fn request(call: &Call<'_>, url: &Url) -> Result<WireRequest, A2aErro
         }
         Call::CancelTask { id } => (json!({ "id": id }), "application/json"),
         Call::SubscribeToTask { id } => (json!({ "id": id }), "text/event-stream"),
+        Call::DeletePushConfig { task_id, config_id } => (
+            json!({ "id": task_id, "pushNotificationConfigId": config_id }),
+            "application/json",
+        ),
     };
     jsonrpc::post(method(call), &params, accept, url, None)
 }

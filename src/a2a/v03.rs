@@ -35,6 +35,8 @@ pub mod methods {
     pub const CANCEL: &str = "tasks/cancel";
     /// `SubscribeToTask` (v0.3 calls it resubscribe).
     pub const RESUBSCRIBE: &str = "tasks/resubscribe";
+    /// `DeleteTaskPushNotificationConfig`.
+    pub const DELETE_PUSH_CONFIG: &str = "tasks/pushNotificationConfig/delete";
 }
 
 /// The `historyLength` a v0.3 `tasks/get` sends for a caller's `None` ("the whole history", as
