@@ -2196,7 +2196,7 @@ _a2a__recover() {
                     return 0
                     ;;
                 --push-fault)
-                    COMPREPLY=($(compgen -W "duplicate reorder lose forged-token other-task oversized slow" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "duplicate reorder lose forged-token other-task oversized slow delete-unsupported" -- "${cur}"))
                     return 0
                     ;;
                 --name)

@@ -471,7 +471,8 @@ lose\t'The push that makes a task terminal or asks its question is never posted,
 forged-token\t'Pushes carry a token other than the config\'s'
 other-task\t'Pushes name a task other than theirs'
 oversized\t'Pushes carry a body over 1 MiB'
-slow\t'Pushes send half their body, then the rest 3 s later (a slow client)'"
+slow\t'Pushes send half their body, then the rest 3 s later (a slow client)'
+delete-unsupported\t'Every delete of a push config is answered -32004 (`UnsupportedOperationError`)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l name -d 'The card\'s name' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l seed -d 'Seed for --fail-rate, so a run can be repeated' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l binding -d 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, HTTP+JSON (`/message:send`, `/tasks/{id}`, …), or gRPC on the same port (offered as `127.0.0.1:PORT`)' -r -f -a "jsonrpc\t'A2A v1.0 JSON-RPC at `POST /`'

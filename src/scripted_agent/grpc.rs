@@ -282,8 +282,11 @@ impl v1::a2a_service_server::A2aService for Grpc {
         &self,
         request: Request<v1::DeleteTaskPushNotificationConfigRequest>,
     ) -> Result<Response<pbjson_types::Empty>, Status> {
-        self.admit("DeleteTaskPushNotificationConfig", &request)?;
-        Err(push_not_supported())
+        let params = self.admit("DeleteTaskPushNotificationConfig", &request)?;
+        let field = |k: &str| params.get(k).and_then(Value::as_str).unwrap_or_default();
+        rpc::delete_push_config(&self.shared, field("taskId"), field("id"))
+            .map_err(|e| status(&e))?;
+        Ok(Response::new(pbjson_types::Empty {}))
     }
 }
 

@@ -393,6 +393,9 @@ pub struct Stats {
     /// How many of those are done with: posted (twice under `duplicate`) or lost on purpose.
     #[serde(default)]
     pub pushes_settled: u64,
+    /// The push configs deleted (`DeleteTaskPushNotificationConfig`), by id, in order.
+    #[serde(default)]
+    pub push_deletes: Vec<String>,
 }
 
 /// One user message as received.

@@ -34,6 +34,8 @@ pub enum PushFault {
     Oversized,
     /// Pushes send half their body, then the rest 3 s later (a slow client).
     Slow,
+    /// Every delete of a push config is answered -32004 (`UnsupportedOperationError`).
+    DeleteUnsupported,
 }
 
 /// How long a [`PushFault::Slow`] push waits in the middle of its body.
@@ -57,6 +59,8 @@ pub(crate) struct Target {
     token: Option<String>,
     authorization: Option<String>,
     v03: bool,
+    /// The config's id, if it has one (a delete names it).
+    config_id: Option<String>,
 }
 
 impl Target {
@@ -91,7 +95,13 @@ impl Target {
             token: text("/token"),
             authorization,
             v03,
+            config_id: text("/id"),
         })
+    }
+
+    /// Whether this is the config `id` names.
+    pub(crate) fn is(&self, id: &str) -> bool {
+        self.config_id.as_deref() == Some(id)
     }
 
     /// Whether pushes carry the whole task in A2A v0.3's form.

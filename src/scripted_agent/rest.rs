@@ -31,7 +31,9 @@ enum Op {
     List,
     Cancel(String),
     Subscribe(String),
-    /// `/tasks/{id}/pushNotificationConfigs[/{configId}]`, any verb: push is not supported.
+    /// `DELETE /tasks/{id}/pushNotificationConfigs/{configId}`.
+    DeletePushConfig(String, String),
+    /// `/tasks/{id}/pushNotificationConfigs[/{configId}]`, any other verb: not supported.
     PushConfig,
 }
 
@@ -44,6 +46,7 @@ impl Op {
             Self::List => "ListTasks",
             Self::Cancel(_) => "CancelTask",
             Self::Subscribe(_) => "SubscribeToTask",
+            Self::DeletePushConfig(..) => "DeleteTaskPushNotificationConfig",
             Self::PushConfig => "PushConfig",
         }
     }
@@ -67,6 +70,9 @@ fn route(method: &Method, path: &str, tenant: Option<&str>) -> Option<Op> {
         (&Method::POST, ["message:send"]) => Some(Op::Send { streaming: false }),
         (&Method::POST, ["message:stream"]) => Some(Op::Send { streaming: true }),
         (&Method::GET, ["tasks"]) => Some(Op::List),
+        (&Method::DELETE, ["tasks", id, "pushNotificationConfigs", config]) => {
+            Some(Op::DeletePushConfig((*id).to_owned(), (*config).to_owned()))
+        }
         (_, ["tasks", _, "pushNotificationConfigs", ..]) => Some(Op::PushConfig),
         (m, ["tasks", rest]) => {
             if let Some(id) = rest.strip_suffix(":cancel") {
@@ -120,6 +126,9 @@ pub(crate) async fn handle(
         }
         Op::Subscribe(id) => {
             rpc::subscribe(&shared, &json!({ "id": id })).map(|s| sse::response(&shared, None, s))
+        }
+        Op::DeletePushConfig(id, config) => {
+            rpc::delete_push_config(&shared, &id, &config).map(|()| payload(b"{}"))
         }
         Op::PushConfig => Err(RpcError::a2a(
             -32003,

@@ -325,14 +325,18 @@ pub(crate) async fn handle(
         Method::SubscribeToTask => {
             subscribe(&shared, &params).map(|s| sse::response(&shared, Some(id.clone()), s))
         }
-        Method::CreatePushConfig
-        | Method::GetPushConfig
-        | Method::ListPushConfigs
-        | Method::DeletePushConfig => Err(RpcError::a2a(
-            -32003,
-            "PUSH_NOTIFICATION_NOT_SUPPORTED",
-            "Push notifications are not supported",
-        )),
+        Method::DeletePushConfig => {
+            let field = |k: &str| params.get(k).and_then(Value::as_str).unwrap_or_default();
+            delete_push_config(&shared, field("taskId"), field("id"))
+                .map(|()| result(&id, &[b"null"]))
+        }
+        Method::CreatePushConfig | Method::GetPushConfig | Method::ListPushConfigs => {
+            Err(RpcError::a2a(
+                -32003,
+                "PUSH_NOTIFICATION_NOT_SUPPORTED",
+                "Push notifications are not supported",
+            ))
+        }
         Method::GetExtendedAgentCard => Err(RpcError::unsupported(
             "The extended agent card is not supported",
         )),
@@ -349,6 +353,7 @@ fn v03_method(name: &str) -> Option<&'static str> {
         methods::GET => "GetTask",
         methods::CANCEL => "CancelTask",
         methods::RESUBSCRIBE => "SubscribeToTask",
+        methods::DELETE_PUSH_CONFIG => "DeleteTaskPushNotificationConfig",
         _ => return None,
     })
 }
@@ -378,6 +383,11 @@ async fn v03_handle(
         Method::CancelTask => task(cancel_task(shared, params)?),
         Method::SubscribeToTask => {
             subscribe(shared, params).map(|s| sse::response(shared, Some(id.clone()), s))
+        }
+        Method::DeletePushConfig => {
+            let field = |k: &str| params.get(k).and_then(Value::as_str).unwrap_or_default();
+            delete_push_config(shared, field("id"), field("pushNotificationConfigId"))
+                .map(|()| result(id, &[b"null"]))
         }
         _ => Err(RpcError::plain(-32601, "Method not found")),
     }
@@ -564,6 +574,36 @@ pub(crate) fn cancel_task(shared: &Shared, params: &Value) -> Result<Bytes, RpcE
         )
         .with_metadata(json!({"taskId": id}))),
         CancelOutcome::Canceled(json) => Ok(json),
+    }
+}
+
+/// Deletes task `task_id`'s push config `config_id`: -32003 from an agent that takes no push
+/// configs, -32004 under the `delete-unsupported` fault, -32001 for an unknown task or config.
+pub(crate) fn delete_push_config(
+    shared: &Shared,
+    task_id: &str,
+    config_id: &str,
+) -> Result<(), RpcError> {
+    if !shared.cfg.push {
+        return Err(RpcError::a2a(
+            -32003,
+            "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            "Push notifications are not supported",
+        ));
+    }
+    if shared
+        .cfg
+        .push_faults
+        .contains(&super::PushFault::DeleteUnsupported)
+    {
+        return Err(RpcError::unsupported(
+            "Deleting push notification configs is not supported",
+        ));
+    }
+    if shared.lock().delete_push(task_id, config_id) {
+        Ok(())
+    } else {
+        Err(RpcError::task_not_found(task_id))
     }
 }
 

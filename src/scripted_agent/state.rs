@@ -131,6 +131,8 @@ pub(crate) struct Inner {
     messages: VecDeque<ReceivedMessage>,
     messages_dropped: u64,
     cancels: Vec<String>,
+    /// The push configs deleted (`DeleteTaskPushNotificationConfig`), by id, in order.
+    push_deletes: Vec<String>,
     forgotten: Vec<(u64, TaskSummary)>,
     /// The agent's "booking system": one entry per task that COMPLETED (except `cancel`
     /// tasks), removed by a `cancel <task id>` message. Served at `/_scripted/bookings/{id}`,
@@ -157,6 +159,7 @@ impl Inner {
             messages: VecDeque::new(),
             messages_dropped: 0,
             cancels: Vec::new(),
+            push_deletes: Vec::new(),
             forgotten: Vec::new(),
             bookings: BTreeMap::new(),
             bends: Bends::default(),
@@ -183,6 +186,20 @@ impl Inner {
         if let Some(e) = e {
             Self::push(self.pusher.as_ref(), self.bends, e, event);
         }
+    }
+
+    /// Deletes task `id`'s push config `config_id` (its changes are no longer pushed); false
+    /// when the task is unknown or its config is another.
+    pub(crate) fn delete_push(&mut self, id: &str, config_id: &str) -> bool {
+        let Some(e) = self.entry_mut(id) else {
+            return false;
+        };
+        if !e.push.as_ref().is_some_and(|t| t.is(config_id)) {
+            return false;
+        }
+        e.push = None;
+        self.push_deletes.push(config_id.to_owned());
+        true
     }
 
     /// Queues the push of a change of `e`: `event` (the v1.0 `StreamResponse`), or the whole
@@ -794,6 +811,7 @@ impl Inner {
             messages: self.messages.iter().cloned().collect(),
             messages_dropped: self.messages_dropped,
             cancels: self.cancels.clone(),
+            push_deletes: self.push_deletes.clone(),
             requests: BTreeMap::new(),
             tasks: tasks.into_iter().map(|(_, s)| s).collect(),
             card_fetches: 0,
