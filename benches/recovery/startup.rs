@@ -134,6 +134,7 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
          DROP TABLE push_listeners;
          ALTER TABLE agents DROP COLUMN push_url;
          ALTER TABLE agents DROP COLUMN trust_push;
+         ALTER TABLE agents DROP COLUMN push_delete_unsupported_at;
          DROP TABLE moved;
          DROP INDEX attempts_needing_human;
          DROP INDEX events_failed_for_good;

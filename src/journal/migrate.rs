@@ -55,6 +55,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(18, "0018_agent_health"),
     migration!(19, "0019_step_data"),
     migration!(20, "0020_push"),
+    migration!(21, "0021_push_tidy"),
 ];
 
 /// The newest schema version this binary knows.

@@ -74,6 +74,7 @@ mod passes;
 mod postgres;
 pub mod prune;
 mod push;
+mod push_tidy;
 mod reads;
 mod replies;
 mod saga;
@@ -97,6 +98,7 @@ pub use operator::{AttemptResolution, Decided, Decision, Undone};
 pub use pass_locks::{LockAttempt, LockScope, StoreLock};
 pub use prune::{PRUNE_BATCH, Storage};
 pub use push::{AgentPush, LISTENER_LAPSE, Listener, PushConfig};
+pub use push_tidy::PushTidied;
 pub use reads::Overview;
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 

@@ -11,6 +11,7 @@
 
 pub(in crate::journal) mod catalog;
 pub(in crate::journal) mod push;
+pub(in crate::journal) mod push_tidy;
 pub(in crate::journal) mod queries;
 
 use std::borrow::Cow;

@@ -132,7 +132,8 @@ fn migration_15_takes_a_steps_credential_back_from_other_agents(
                    DROP TABLE push_configs;
                    DROP TABLE push_listeners;
                    ALTER TABLE agents DROP COLUMN push_url;
-                   ALTER TABLE agents DROP COLUMN trust_push;";
+                   ALTER TABLE agents DROP COLUMN trust_push;
+                   ALTER TABLE agents DROP COLUMN push_delete_unsupported_at;";
         match kind {
             Kind::Sqlite => j
                 .store
