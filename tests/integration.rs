@@ -49,6 +49,7 @@ mod push;
 mod push_faults;
 mod push_listen;
 mod push_postgres;
+mod push_tidy;
 mod readme;
 mod reconcile;
 mod remote_lines;

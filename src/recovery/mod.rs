@@ -33,6 +33,7 @@ pub mod moved;
 pub mod not_before;
 pub mod probe;
 pub mod push;
+pub mod push_tidy;
 pub mod reconcile;
 pub mod registry;
 pub mod remedy;

@@ -29,6 +29,9 @@
 //! - Workflows that are COMPENSATING get no sends and no re-delegation; COMPENSATED ones are not
 //!   visited.
 //!
+//! - Once the items are done, the push configs of attempts that ended are deleted at their
+//!   agents, best effort and once each (`recovery/push_tidy.rs`).
+//!
 //! Beside this file, which holds the pass's setup, its run loop and the triage of one item:
 //! `reconcile/rows.rs` (the rows read a page at a time, and the page's lease claims),
 //! `reconcile/intents.rs` (bucket 1, and what every send did), `reconcile/reads.rs` (bucket 2),
@@ -68,7 +71,7 @@ use crate::recovery::decide::{self, Triage};
 use crate::recovery::event::{Action, Event, Sink};
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
 use crate::recovery::send::{SendKind, Sender};
-use crate::recovery::{follow, lookup, not_before, send};
+use crate::recovery::{follow, lookup, not_before, push_tidy, send};
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;
@@ -552,10 +555,30 @@ impl<'a> Pass<'a> {
         self.release_unvisited();
         self.flush_and_wait().await?;
         if !self.cfg.dry_run {
-            not_before::journal_fresh(self.client, self.journal)?;
-            self.record_health()?;
+            self.after_items(summary.unvisited == 0, deadline).await?;
         }
         Ok(summary)
+    }
+
+    /// After the items: deletes the push configs of attempts that ended (best effort, within
+    /// the pass's deadline, when it left no item unvisited; a config not deleted now is the next
+    /// pass's), then journals the agents' not-before times and health.
+    async fn after_items(
+        &self,
+        all_visited: bool,
+        deadline: tokio::time::Instant,
+    ) -> anyhow::Result<()> {
+        if all_visited {
+            let tidy = push_tidy::tidy(
+                self.journal,
+                self.client,
+                &self.cfg.workflows,
+                self.cfg.concurrency,
+            );
+            let _ = tokio::time::timeout_at(deadline, tidy).await;
+        }
+        not_before::journal_fresh(self.client, self.journal)?;
+        self.record_health()
     }
 
     /// Journals what this pass's requests (and those made since the last pass in this process)
