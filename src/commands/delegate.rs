@@ -45,6 +45,7 @@ use crate::a2a::{
 use crate::clock::rfc3339;
 use crate::commands::report::SendSteps;
 use crate::commands::report::records::ActionRecord;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::duration::parse_duration;
@@ -205,7 +206,7 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
         match (&args.agent, &args.skill) {
             (Some(agent), _) => {
                 let card_url = card_url_for(agent).map_err(|e| {
-                    let hint = e.hint().unwrap_or_default();
+                    let hint = e.hint_text().unwrap_or_default();
                     CliError::usage(format!("bad --agent: {e}")).hint(hint)
                 })?;
                 (Binding::Agent(card_url.clone()), card_url)
@@ -387,7 +388,7 @@ async fn credential_for(
                 "{e}: the agent `{}` takes its token from it",
                 agent_shown(card_url)
             ))
-            .hint(e.hint().unwrap_or_default())
+            .hint(e.hint_text().unwrap_or_default())
         })
     } else if let Some(var) = var {
         Credential::from_env(var).map(Some).map_err(|e| {

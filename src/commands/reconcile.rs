@@ -28,6 +28,7 @@ use crate::a2a::{A2aClient, AgentLimits, Limits};
 use crate::commands::report::human::{Unreachable, remedy_lines};
 use crate::commands::report::records::ActionRecord;
 use crate::commands::report::vocabulary::{Kind, human};
+use crate::commands::util::hints;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
@@ -484,8 +485,8 @@ impl Sink for PassReport<'_> {
                     && self.ctx.out.verbosity() == 0
                 {
                     let step = format!("{}/{}", action.workflow, action.step);
-                    let hint = action.detail.get("hint").and_then(|h| h.as_str());
-                    self.unreachable.add(agent, *why, step, hint);
+                    let hint = action.hint.as_ref().map(hints::wire);
+                    self.unreachable.add(agent, *why, step, hint.as_deref());
                     return Ok(());
                 }
                 print_action(
@@ -727,11 +728,11 @@ fn print_action(
                 );
                 // One line per step; the hint once per pass, under the first step it fits
                 // (ten unreachable steps of one agent are ten lines and one hint).
-                if let Some(hint) = a.detail.get("hint").and_then(|h| h.as_str())
+                if let Some(hint) = a.hint.as_ref().map(hints::wire)
                     && shown.borrow_mut().insert(format!("hint: {hint}"))
                 {
                     text.push_str("\n  hint: ");
-                    text.push_str(&inert(hint));
+                    text.push_str(&inert(&hint));
                 }
                 match bar {
                     Some(b) => b.suspend(|| ctx.out.status(&text)),

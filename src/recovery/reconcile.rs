@@ -53,7 +53,7 @@ use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 use serde_json::json;
 
-use self::actions::{failed_outcome, failure_code, remedy_line, skipped_action, unreached};
+use self::actions::{failed_outcome, failure_code, hinted, remedy_line, skipped_action, unreached};
 use self::rows::{Rows, StepOf};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aClient, Endpoint};

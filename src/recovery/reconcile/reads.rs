@@ -7,7 +7,8 @@ use serde_json::json;
 
 use super::rows::StepOf;
 use super::{
-    Pass, READ_ATTEMPTS, failed_outcome, failure_code, remedy_line, skipped_action, unreached,
+    Pass, READ_ATTEMPTS, failed_outcome, failure_code, hinted, remedy_line, skipped_action,
+    unreached,
 };
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, Credential, Endpoint, Skip, retry_read};
@@ -27,10 +28,10 @@ impl Pass<'_> {
             row.attempt.number,
             "read",
             "read-failed",
-            json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
+            json!({"taskId": task_id, "error": e.summary(), "hint": null}),
             failure_code(e),
         );
-        unreached(action, row, e)
+        unreached(hinted(action, e), row, e)
     }
 
     /// The action of a read that found the task still running: exit 3, unless a human must
