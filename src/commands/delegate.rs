@@ -60,7 +60,7 @@ use crate::recovery::decide;
 use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
 use crate::recovery::push;
-use crate::recovery::send::{Outgoing, SendKind, Sender, Sent, Stage, card_failure_code};
+use crate::recovery::send::{Outgoing, Sender, Sent, Stage, card_failure_code};
 use crate::sanitize::inert;
 
 use super::util::flags::{given_credential, interface_choice};
@@ -718,15 +718,8 @@ impl Delegation<'_> {
             card_patience: self.req.card_patience,
         };
         let step = self.step().to_string();
-        // `resolve --as resend`: the operator accepted ONE send of this attempt without a look;
-        // the approval is consumed (committed) before the send (journal/operator.rs).
-        let mode = if resume && self.journal.take_resend_approval(attempt.id)? {
-            self.action(&attempt, "look", "resend-approved", &json!({}))?;
-            SendKind::Force
-        } else {
-            SendKind::LookFirst
-        };
-        let sent = sender.deliver(attempt.id, &out, mode, &step).await?;
+        // An operator's `resolve --as resend` is honoured by the send path, under the lease.
+        let sent = sender.deliver(attempt.id, &out, &step).await?;
         self.sent(sent).await
     }
 

@@ -67,7 +67,7 @@ use crate::recovery::commit::{Queue, Writer, WriterMode};
 use crate::recovery::decide::{self, Triage};
 use crate::recovery::event::{Action, Event, Sink};
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
-use crate::recovery::send::{SendKind, Sender};
+use crate::recovery::send::Sender;
 use crate::recovery::{follow, lookup, not_before, send};
 
 /// How many times a read is tried before the attempt is left as it was this pass.
@@ -679,8 +679,7 @@ impl<'a> Pass<'a> {
                     Some(a) => a.clone(),
                     None => self.journal.attempt(row.attempt.id)?,
                 };
-                let sent = Box::pin(sender.deliver_read(current, &out, SendKind::LookFirst, &step))
-                    .await?;
+                let sent = Box::pin(sender.deliver_read(current, &out, &step)).await?;
                 Ok(vec![self.sent_action(row, "send", &sent)?])
             }
             Triage::Uncertain => Ok(vec![self.standing(
