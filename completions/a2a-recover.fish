@@ -467,8 +467,9 @@ reset\t'Aborts the connection mid-body'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l tick -d 'Duration of one `work` step' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l name -d 'The card\'s name' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l seed -d 'Seed for --fail-rate, so a run can be repeated' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l binding -d 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON (`/message:send`, `/tasks/{id}`, …)' -r -f -a "jsonrpc\t'A2A v1.0 JSON-RPC at `POST /`'
-http-json\t'A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l binding -d 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, HTTP+JSON (`/message:send`, `/tasks/{id}`, …), or gRPC on the same port (offered as `127.0.0.1:PORT`)' -r -f -a "jsonrpc\t'A2A v1.0 JSON-RPC at `POST /`'
+http-json\t'A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface'
+grpc\t'A2A v1.0 gRPC (`lf.a2a.v1.A2AService`, HTTP/2 without TLS) on the same port: the card offers only this interface, as `127.0.0.1:PORT` without a scheme (as the SDKs\' cards do)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l tenant -d 'A tenant on the card\'s interface (over HTTP+JSON, the first segment of every path)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l question-in -d 'Where the question of an interrupted task goes' -r -f -a "status\t'In the status message (the spec\'s place)'
 artifact\t'In an artifact named `question`; the status carries no message'
@@ -500,6 +501,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l list-ignores-filters -d 'ListTasks ignores its contextId and statusTimestampAfter filters'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l replace-context-id -d 'Files every new task under a contextId of its own, ignoring the client\'s'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-streaming -d 'Declares no streaming on the card and refuses streaming methods (-32004)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l grpc -d 'Also serves gRPC (A2A v1.0) on the same port and offers it on the card after the --binding interface'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l naive-timestamps -d 'Sends status timestamps without a UTC offset, as some frameworks do'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l history-only -d 'Sends tasks without artifacts; their text is in the history instead'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l reply-new-task -d 'Answers a reply to a question with a new task in the same context'

@@ -53,6 +53,7 @@ mod reply;
 mod resolve;
 mod scheduling;
 mod scripted_agent;
+mod scripted_grpc;
 mod scrub;
 mod signals;
 mod snapshots;

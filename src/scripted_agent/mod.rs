@@ -1,5 +1,6 @@
 //! The in-crate scripted A2A v1.0 agent: an axum server speaking the JSON-RPC binding (or, with
-//! [`ServedBinding::HttpJson`], the HTTP+JSON binding, on the same task logic) the way the
+//! [`ServedBinding::HttpJson`], the HTTP+JSON binding; with [`ServedBinding::Grpc`] or
+//! [`AgentConfig::grpc`], gRPC on the same port; all on the same task logic) the way the
 //! official SDK servers do, for drills, the demo, tests and benchmarks.
 //!
 //! # Behaviour
@@ -51,6 +52,7 @@
 //! snapshot and subscribes in one critical section sees every later event exactly once.
 
 mod fields;
+mod grpc;
 mod rest;
 mod rpc;
 mod scenario;
@@ -123,6 +125,9 @@ pub struct AgentConfig {
     pub seed: u64,
     /// The binding served and offered on the card.
     pub binding: ServedBinding,
+    /// Also serves the v1.0 gRPC binding, on the same port, and offers it on the card after
+    /// `binding`'s interface (implied by [`ServedBinding::Grpc`]).
+    pub grpc: bool,
     /// The tenant of the card's interface (over HTTP+JSON, the first path segment of every
     /// request).
     pub tenant: Option<String>,
@@ -237,6 +242,16 @@ pub enum ServedBinding {
     Jsonrpc,
     /// A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface.
     HttpJson,
+    /// A2A v1.0 gRPC (`lf.a2a.v1.A2AService`, HTTP/2 without TLS) on the same port: the card
+    /// offers only this interface, as `127.0.0.1:PORT` without a scheme (as the SDKs' cards do).
+    Grpc,
+}
+
+impl AgentConfig {
+    /// Whether the gRPC binding is served.
+    fn serves_grpc(&self) -> bool {
+        self.grpc || self.binding == ServedBinding::Grpc
+    }
 }
 
 /// Habits of real A2A servers that bend the spec, each off by default.
@@ -299,6 +314,7 @@ impl Default for AgentConfig {
             push: false,
             seed: 0,
             binding: ServedBinding::Jsonrpc,
+            grpc: false,
             tenant: None,
             bends: Bends::default(),
             delay: Duration::ZERO,
@@ -676,10 +692,14 @@ impl Shared {
 }
 
 fn router(shared: Arc<Shared>) -> Router {
-    let a2a = match shared.cfg.binding {
+    let mut a2a = match shared.cfg.binding {
         ServedBinding::Jsonrpc => Router::new().route("/", post(gate)),
         ServedBinding::HttpJson => Router::new().fallback(rest::handle),
+        ServedBinding::Grpc => Router::new(),
     };
+    if shared.cfg.serves_grpc() {
+        a2a = a2a.route_service(grpc::V1_PATH, grpc::service(Arc::clone(&shared)));
+    }
     a2a.route("/.well-known/agent-card.json", get(card))
         .route("/_scripted/stats", get(stats))
         .route("/_scripted/complete/{task_id}", post(complete))
@@ -812,6 +832,18 @@ pub(crate) fn unauthorized(
     headers: &HeaderMap,
     uri: &axum::http::Uri,
 ) -> Option<Response> {
+    (!authorized(cfg, headers, uri)).then(|| {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
+            "unauthorized\n",
+        )
+            .into_response()
+    })
+}
+
+/// Whether a request carries the token and API key the agent requires, if any.
+pub(crate) fn authorized(cfg: &AgentConfig, headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
     let bearer_missing = cfg.require_token.as_deref().is_some_and(|want| {
         headers
             .get(header::AUTHORIZATION)
@@ -823,14 +855,7 @@ pub(crate) fn unauthorized(
         .require_api_key
         .as_ref()
         .is_some_and(|key| !key.given(headers, uri));
-    (bearer_missing || key_missing).then(|| {
-        (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
-            "unauthorized\n",
-        )
-            .into_response()
-    })
+    !(bearer_missing || key_missing)
 }
 
 /// How long a client may keep the card without asking again (it changes only on a restart).
@@ -990,21 +1015,31 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
         });
         return Bytes::from(with_security(cfg, card).to_string());
     }
-    let mut interface = json!({
-        "url": base_url,
-        "protocolBinding": match cfg.binding {
-            ServedBinding::Jsonrpc => "JSONRPC",
-            ServedBinding::HttpJson => "HTTP+JSON",
-        },
-        "protocolVersion": "1.0",
-    });
-    if let Some(tenant) = &cfg.tenant {
-        interface["tenant"] = json!(tenant);
+    // gRPC's interface is the server's `host:port`, without a scheme, as the SDKs' cards give it.
+    let grpc_url = base_url.trim_start_matches("http://").trim_end_matches('/');
+    let interface = |url: &str, binding: &str| {
+        let mut interface = json!({
+            "url": url,
+            "protocolBinding": binding,
+            "protocolVersion": "1.0",
+        });
+        if let Some(tenant) = &cfg.tenant {
+            interface["tenant"] = json!(tenant);
+        }
+        interface
+    };
+    let mut interfaces = vec![match cfg.binding {
+        ServedBinding::Jsonrpc => interface(base_url, "JSONRPC"),
+        ServedBinding::HttpJson => interface(base_url, "HTTP+JSON"),
+        ServedBinding::Grpc => interface(grpc_url, "GRPC"),
+    }];
+    if cfg.grpc && cfg.binding != ServedBinding::Grpc {
+        interfaces.push(interface(grpc_url, "GRPC"));
     }
     let card = json!({
         "name": cfg.name,
         "description": "A scripted A2A v1.0 agent for drills, demos and tests (a2a-recover).",
-        "supportedInterfaces": [interface],
+        "supportedInterfaces": interfaces,
         "version": env!("CARGO_PKG_VERSION"),
         "capabilities": capabilities(cfg),
         "defaultInputModes": ["text/plain"],
