@@ -435,7 +435,17 @@ impl Pass<'_> {
         undecided: &[crate::journal::StepId],
     ) -> anyhow::Result<Vec<Option<EffectState>>> {
         let mut effects = Vec::new();
-        for record in main.iter().rev() {
+        #[cfg_attr(
+            not(feature = "sim"),
+            expect(unused_mut, reason = "a plant reorders it")
+        )]
+        let mut order: Vec<&StepRecord> = main.iter().rev().collect();
+        // A defect planted for the simulator only (`scripts/sim --plant compensate-forward`).
+        #[cfg(feature = "sim")]
+        if crate::sim_seam::planted(crate::sim_seam::Plant::CompensateForward) {
+            order.reverse();
+        }
+        for record in order {
             if record.step.spec.effect.is_none() {
                 continue;
             }

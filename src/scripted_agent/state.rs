@@ -316,7 +316,7 @@ impl Inner {
         context_id: String,
         scenario: Scenario,
     ) -> String {
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = crate::sim_seam::new_uuid().to_string();
         let (ts, micros) = self.now();
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -748,7 +748,7 @@ fn summary(e: &TaskEntry) -> TaskSummary {
 
 fn agent_message(task: &Task, text: &str) -> Message {
     Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
+        message_id: crate::sim_seam::new_uuid().to_string(),
         context_id: Some(task.context_id.clone()),
         task_id: Some(task.id.clone()),
         role: Role::Agent,
