@@ -5,6 +5,7 @@
 //!   a2a-sim --seed N [--plant NAME]               replays one run
 //!   --keep-going                                  goes on past a failed seed
 //!   --except S,T,...                              skips these seeds
+//!   --case FILE                                   replays a kept case (tests/sim-cases/)
 //!
 //! Its report goes to stderr (the simulated commands print to stdout); exit 1 on a failure.
 
@@ -27,6 +28,25 @@ fn main() -> ExitCode {
         match a.as_str() {
             "--seed" | "--from" => from = value().parse().unwrap_or(0),
             "--keep-going" => keep_going = true,
+            "--case" => {
+                let path = value();
+                let case = std::fs::read_to_string(&path)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+                let Some(seed) = case.as_ref().and_then(|c| c["seed"].as_u64()) else {
+                    eprintln!("a2a-sim: `{path}` is not a case (a JSON object with a `seed`)");
+                    return ExitCode::from(2);
+                };
+                from = seed;
+                if let Some(name) = case.as_ref().and_then(|c| c["plant"].as_str()) {
+                    let Some((n, p)) = Plant::ALL.iter().find(|(n, _)| *n == name) else {
+                        eprintln!("a2a-sim: `{path}` names no known plant");
+                        return ExitCode::from(2);
+                    };
+                    plant = Some(*p);
+                    plant_name = Some(*n);
+                }
+            }
             "--except" => except = value().split(',').filter_map(|v| v.parse().ok()).collect(),
             "--seeds" => count = value().parse().unwrap_or(1),
             "--plant" => {
@@ -41,11 +61,18 @@ fn main() -> ExitCode {
             }
             _ => {
                 eprintln!(
-                    "usage: a2a-sim [--seeds N] [--from S | --seed S] [--plant NAME] [--keep-going]"
+                    "usage: a2a-sim [--seeds N] [--from S | --seed S | --case FILE] [--plant NAME] [--keep-going] [--except S,T]"
                 );
                 return ExitCode::from(2);
             }
         }
+    }
+    if let Ok(filter) = std::env::var("A2A_SIM_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .without_time()
+            .try_init();
     }
     let started = std::time::Instant::now();
     let (mut processes, mut points, mut faults) = (0, BTreeSet::new(), BTreeMap::new());

@@ -120,7 +120,7 @@ fn identity() -> &'static Identity {
             .ok()
             .map(|p| p.to_string_lossy().into_owned());
         Identity {
-            owner: crate::sim_seam::new_uuid().to_string(),
+            owner: uuid::Uuid::new_v4().to_string(),
             host: match &ns {
                 Some(ns) => format!("{name} {ns}"),
                 None => name.clone(),

@@ -49,6 +49,11 @@ impl InProcessAgent {
         self.shared.stats()
     }
 
+    /// Steps the agent's clock back by `by` (its later timestamps may be older than earlier ones).
+    pub fn step_clock_back(&self, by: std::time::Duration) {
+        self.shared.lock().step_clock_back(by);
+    }
+
     /// Forgets a task now, as retention would; returns false if unknown.
     pub fn forget_task(&self, task_id: &str) -> bool {
         self.shared.lock().forget(task_id)

@@ -195,6 +195,19 @@ impl Sim {
             drop(run);
             sim_seam::set_killed(false);
         }
+        if std::env::var_os("A2A_SIM_TRACE").is_some() {
+            let at = sim_seam::virtual_now()
+                .map(crate::clock::rfc3339)
+                .unwrap_or_default();
+            let how = exit.map_or_else(
+                || format!("killed at {:?}", self.world.crash_point()),
+                |c| format!("exit {c}"),
+            );
+            #[expect(clippy::print_stderr, reason = "the simulator's trace (A2A_SIM_TRACE)")]
+            {
+                eprintln!("a2a-sim trace: {at} {} -> {how}", args.join(" "));
+            }
+        }
         if let Some(code) = exit {
             return Exit::Code(code);
         }

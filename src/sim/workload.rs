@@ -8,7 +8,7 @@ use rand::rngs::StdRng;
 
 use crate::scripted_agent::{AgentConfig, InProcessAgent};
 
-use super::world::World;
+use super::world::{Fault, World};
 use super::{Exit, Sim, TIMEOUT, invariants};
 
 /// The most passes after the faults stop before the run must be at a fixed point.
@@ -43,6 +43,7 @@ pub fn world(rng: &mut StdRng) -> World {
             name: format!("sim-{i}"),
             dedup: d,
             list_ignores_filters: rng.random_bool(0.3),
+            refuse_context_id: rng.random_bool(0.25),
             tick: Duration::from_secs(1),
             ..AgentConfig::default()
         };
@@ -148,6 +149,12 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
         if sim.rng.random_bool(0.1) {
             forget_one(sim);
         }
+        if sim.rng.random_bool(0.15) {
+            let a = sim.rng.random_range(0..sim.world.agents.len());
+            let back = Duration::from_secs(sim.rng.random_range(1..=120));
+            sim.world.agents[a].1.step_clock_back(back);
+            sim.world.count(Fault::ClockStepped);
+        }
         let pause = sim.rng.random_range(0..20);
         sim.advance(Duration::from_secs(pause)).await;
     }
@@ -174,14 +181,28 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
     ))
 }
 
-/// An agent forgets one of its tasks, as retention would.
+/// An agent forgets one of its tasks whose id is journaled, as retention would (a task forgotten
+/// before anyone learnt its id is one no client could ever find: not a fault to recover from).
 fn forget_one(sim: &mut Sim) {
+    let known: Vec<String> = invariants::rows(sim)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|r| r.task_id)
+        .collect();
     let a = sim.rng.random_range(0..sim.world.agents.len());
     let agent = &sim.world.agents[a].1;
-    let tasks = agent.stats().tasks;
+    let tasks: Vec<String> = agent
+        .stats()
+        .tasks
+        .into_iter()
+        .map(|t| t.id)
+        .filter(|id| known.contains(id))
+        .collect();
     if tasks.is_empty() {
         return;
     }
     let t = &tasks[sim.rng.random_range(0..tasks.len())];
-    agent.forget_task(&t.id);
+    if agent.forget_task(t) {
+        sim.world.count(Fault::Forgotten);
+    }
 }

@@ -30,6 +30,10 @@ pub enum Fault {
     CrashBefore,
     /// The process is killed after the agent processed the request.
     CrashAfter,
+    /// An agent forgot a task (retention), between processes.
+    Forgotten,
+    /// An agent's clock stepped back, between processes.
+    ClockStepped,
 }
 
 impl Fault {
@@ -43,6 +47,8 @@ impl Fault {
             Self::Throttled => "429",
             Self::CrashBefore => "crash-before",
             Self::CrashAfter => "crash-after",
+            Self::Forgotten => "forgotten",
+            Self::ClockStepped => "clock-step",
         }
     }
 }
@@ -117,7 +123,8 @@ impl World {
         lock(&self.crash_point).clone()
     }
 
-    fn count(&self, fault: Fault) {
+    /// Counts a fault injected.
+    pub fn count(&self, fault: Fault) {
         *lock(&self.injected).entry(fault).or_default() += 1;
     }
 
@@ -220,8 +227,20 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
     if let Some(f) = fault {
         world.count(f);
     }
+    if std::env::var_os("A2A_SIM_TRACE").is_some() {
+        let body = req
+            .body()
+            .and_then(reqwest::Body::as_bytes)
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        #[expect(clippy::print_stderr, reason = "the simulator's trace (A2A_SIM_TRACE)")]
+        {
+            eprintln!("a2a-sim trace:   #{n} {method} {url} {fault:?} {body:.300}");
+        }
+    }
     match fault {
-        None => match world.agent(&url) {
+        // Forgetting and clock steps happen between processes, never to an exchange.
+        None | Some(Fault::Forgotten | Fault::ClockStepped) => match world.agent(&url) {
             Some(agent) => to_client(agent.handle(agent_req).await),
             None => std::future::pending().await,
         },
