@@ -17,6 +17,7 @@ use serde_json::json;
 
 use crate::a2a::{A2aClient, A2aError, Credential, ErrorKind, redact_url};
 use crate::commands::report::records::ActionRecord;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -162,7 +163,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
     let reply = journal.create_reply(
         attempt.id,
         &NewReply {
-            message_id: uuid::Uuid::new_v4().to_string(),
+            message_id: crate::sim_seam::new_uuid().to_string(),
             text: answer.text.clone(),
             data: answer.data.clone(),
             answers: attempt.status_timestamp.clone(),
@@ -288,7 +289,7 @@ async fn outgoing(
         Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref())
             .await
             .map_err(|e| {
-                let hint = e.hint().unwrap_or_default();
+                let hint = e.hint_text().unwrap_or_default();
                 CliError::usage(format!("the step's credential: {e}")).hint(hint)
             })?;
     Ok(Outgoing {

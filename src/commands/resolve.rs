@@ -25,6 +25,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::commands::report::records::ActionRecord;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
@@ -143,8 +144,8 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         ResolveAs::Resend => Decision::Resend,
         ResolveAs::Retry => Decision::Retry(NewAttempt {
             agent_url: retry_agent(&journal, &record, &latest)?,
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(uuid::Uuid::new_v4().to_string()),
+            message_id: crate::sim_seam::new_uuid().to_string(),
+            context_id: Some(crate::sim_seam::new_uuid().to_string()),
             previous: Some(latest.id),
         }),
     };
@@ -165,7 +166,7 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         .decide(latest.id, &decision, reason)
         .map_err(|e| -> anyhow::Error {
             if e.is_refused_decision() {
-                let hint = e.hint().unwrap_or_default();
+                let hint = e.hint_text().unwrap_or_default();
                 CliError::usage(format!(
                     "cannot resolve `{name}` as {}: {e}",
                     as_str(decision_as)
@@ -325,7 +326,7 @@ fn undo(
         .undo_decision(latest.id, reason)
         .map_err(|e| -> anyhow::Error {
             if e.is_refused_decision() {
-                let hint = e.hint().unwrap_or_default();
+                let hint = e.hint_text().unwrap_or_default();
                 CliError::usage(format!("cannot undo the decision on `{name}`: {e}"))
                     .hint(hint)
                     .into()

@@ -25,6 +25,7 @@ use serde_json::json;
 use super::{DelegateArgs, Delegation, Request};
 use crate::a2a::{A2aClient, Credential};
 use crate::commands::report::SendSteps;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -162,8 +163,8 @@ pub(super) async fn run_plan(
         .map(|(spec, card_url, _)| NewIntent {
             spec: spec.clone(),
             agent_url: Some(card_url.clone()),
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(uuid::Uuid::new_v4().to_string()),
+            message_id: crate::sim_seam::new_uuid().to_string(),
+            context_id: Some(crate::sim_seam::new_uuid().to_string()),
         })
         .collect();
     let outcomes = journal
@@ -566,7 +567,7 @@ async fn credential_of(
     spec: &StepSpec,
 ) -> Result<Option<Credential>, CliError> {
     Credential::resolve(var, cmd).await.map_err(|e| {
-        let hint = e.hint().unwrap_or_default();
+        let hint = e.hint_text().unwrap_or_default();
         CliError::usage(format!("step `{}`: {e}", spec.name)).hint(hint)
     })
 }

@@ -9,7 +9,6 @@ use crate::exit;
 use crate::journal::{Attempt, AttemptRow, AttemptState, JournalError, NewAttempt, StepRecord};
 use crate::recovery::decide::{self, Settlement};
 use crate::recovery::event::Action;
-use crate::recovery::send::SendKind;
 use crate::recovery::verify;
 
 impl Pass<'_> {
@@ -82,8 +81,8 @@ impl Pass<'_> {
                     // Its credential is the journal's choice: the agent's registered one, or
                     // none; never the step's, which belongs to the agent it was given for.
                     agent_url: Some(agent.card_url.clone()),
-                    message_id: uuid::Uuid::new_v4().to_string(),
-                    context_id: Some(uuid::Uuid::new_v4().to_string()),
+                    message_id: crate::sim_seam::new_uuid().to_string(),
+                    context_id: Some(crate::sim_seam::new_uuid().to_string()),
                     previous: Some(row.attempt.id),
                 };
                 match self.journal.add_attempt(rec.step.id, &new) {
@@ -142,12 +141,7 @@ impl Pass<'_> {
         };
         let sent = self
             .sender()
-            .deliver(
-                attempt.id,
-                &out,
-                SendKind::LookFirst,
-                &new_row.step.to_string(),
-            )
+            .deliver(attempt.id, &out, &new_row.step.to_string())
             .await?;
         actions.push(self.sent_action(&new_row, "send", &sent)?);
         Ok(actions)

@@ -35,7 +35,7 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Answered, Outgoing, SendKind, Sender, Sent, Stage};
+use super::{Answered, Outgoing, Sender, Sent, Stage};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, ErrorClass, types};
 use crate::journal::{
@@ -126,6 +126,10 @@ impl Drop for Batch<'_, '_> {
     /// A batch dropped early (a signal) first lets the writer finish the commit in progress,
     /// then commits the answers received since, then releases the leases still held.
     fn drop(&mut self) {
+        // A killed process runs no drop-time work (the simulator's crash).
+        if crate::sim_seam::killed() {
+            return;
+        }
         self.writer.close();
         let pending = std::mem::take(self.pending.get_mut());
         if !pending.is_empty() {
@@ -303,13 +307,7 @@ impl<'s, 'a> Batch<'s, 'a> {
         }
         if self.relook.borrow_mut().remove(&attempt.id) {
             self.held.borrow_mut().remove(&attempt.id);
-            let sent = Box::pin(self.sender.deliver(
-                attempt.id,
-                &item.out,
-                SendKind::LookFirst,
-                &item.step,
-            ))
-            .await?;
+            let sent = Box::pin(self.sender.deliver(attempt.id, &item.out, &item.step)).await?;
             return Ok(Err(sent));
         }
         self.waiting.borrow_mut().remove(&attempt.id);
