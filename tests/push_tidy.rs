@@ -5,7 +5,7 @@
 use a2a_recover::scripted_agent::{AgentConfig, PushFault, ServedBinding};
 
 use crate::common::commands::{delegate, reconcile, settle, the_attempt};
-use crate::common::{TestEnv, agent, code, fast, stderr};
+use crate::common::{Store, TestEnv, agent, code, fast, stderr};
 
 const BASE: &str = "http://127.0.0.1:9/hooks";
 const DELETE: &str = "DeleteTaskPushNotificationConfig";
@@ -22,8 +22,10 @@ fn asked(stats: &a2a_recover::scripted_agent::Stats) -> u64 {
     stats.requests.get(DELETE).copied().unwrap_or(0)
 }
 
-#[test]
-fn a_pushed_step_that_completes_has_its_config_deleted_once_on_every_binding() {
+#[rstest::rstest]
+fn a_pushed_step_that_completes_has_its_config_deleted_once_on_every_binding(
+    #[values(Store::Sqlite, Store::Postgres)] store: Store,
+) {
     let bindings = [
         ("JSON-RPC", pushing()),
         (
@@ -49,7 +51,7 @@ fn a_pushed_step_that_completes_has_its_config_deleted_once_on_every_binding() {
         ),
     ];
     for (name, cfg) in bindings {
-        let env = TestEnv::new();
+        let env = TestEnv::on(store);
         let a = agent(cfg);
         let out = delegate(&env, "w/s", &a.url(), "work:1", &["--push", BASE]);
         assert!(matches!(code(&out), 0 | 3), "{name}: {}", stderr(&out));
@@ -73,9 +75,11 @@ fn a_pushed_step_that_completes_has_its_config_deleted_once_on_every_binding() {
     }
 }
 
-#[test]
-fn an_agent_that_deletes_no_configs_fails_no_pass_and_is_not_asked_again() {
-    let env = TestEnv::new();
+#[rstest::rstest]
+fn an_agent_that_deletes_no_configs_fails_no_pass_and_is_not_asked_again(
+    #[values(Store::Sqlite, Store::Postgres)] store: Store,
+) {
+    let env = TestEnv::on(store);
     let a = agent(AgentConfig {
         push_faults: vec![PushFault::DeleteUnsupported],
         ..pushing()
