@@ -420,4 +420,64 @@ mod tests {
             ProtocolBinding::HttpJsonV1.send_message_response(&op, json!({"task": v1("t-1")}));
         assert!(fine.is_ok());
     }
+
+    #[test]
+    fn every_binding_names_the_config_to_delete() {
+        let call = Call::DeletePushConfig {
+            task_id: "t-1",
+            config_id: "c-1",
+        };
+        let url = Url::parse("http://a.example/rest").unwrap();
+        let body = |w: &WireRequest| -> Value {
+            serde_json::from_slice(&w.body.as_ref().unwrap().1).unwrap()
+        };
+        let w = ProtocolBinding::JsonRpcV1
+            .request(&call, &url, None)
+            .unwrap();
+        assert_eq!(body(&w)["method"], "DeleteTaskPushNotificationConfig");
+        assert_eq!(body(&w)["params"], json!({"taskId": "t-1", "id": "c-1"}));
+        let w = ProtocolBinding::JsonRpcV03
+            .request(&call, &url, None)
+            .unwrap();
+        assert_eq!(body(&w)["method"], "tasks/pushNotificationConfig/delete");
+        assert_eq!(
+            body(&w)["params"],
+            json!({"id": "t-1", "pushNotificationConfigId": "c-1"})
+        );
+        for (binding, tenant, want) in [
+            (
+                ProtocolBinding::HttpJsonV1,
+                None,
+                "http://a.example/rest/tasks/t-1/pushNotificationConfigs/c-1",
+            ),
+            (
+                ProtocolBinding::HttpJsonV1,
+                Some("ten"),
+                "http://a.example/rest/ten/tasks/t-1/pushNotificationConfigs/c-1",
+            ),
+            (
+                ProtocolBinding::HttpJsonV03,
+                None,
+                "http://a.example/rest/v1/tasks/t-1/pushNotificationConfigs/c-1",
+            ),
+        ] {
+            let w = binding.request(&call, &url, tenant).unwrap();
+            assert_eq!(w.method, Method::DELETE);
+            assert_eq!(w.url.as_str(), want);
+            assert!(w.body.is_none());
+        }
+        let op = Op::new("http://a.example/rest", "DeleteTaskPushNotificationConfig");
+        for binding in [ProtocolBinding::HttpJsonV1, ProtocolBinding::HttpJsonV03] {
+            for answer in [&b""[..], b"{}"] {
+                let read = binding.unary_result(&call, &op, None, answer).unwrap();
+                assert_eq!(read, Value::Null);
+            }
+        }
+        let odd = Call::DeletePushConfig {
+            task_id: "..",
+            config_id: "c-1",
+        };
+        let refused = ProtocolBinding::HttpJsonV1.request(&odd, &url, None);
+        assert!(refused.is_err_and(|e| e.is_bad_task_id()));
+    }
 }
