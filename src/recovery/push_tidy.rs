@@ -120,3 +120,72 @@ fn outcome_of(error: Option<&A2aError>) -> Option<PushTidied> {
         ErrorClass::Refused | ErrorClass::Remote => Some(PushTidied::Refused),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::a2a::RpcError;
+
+    fn rpc(code: i64) -> A2aError {
+        A2aError::Rpc {
+            url: "http://127.0.0.1/".to_owned(),
+            method: "DeleteTaskPushNotificationConfig",
+            error: RpcError {
+                code,
+                message: String::new(),
+                data: None,
+            },
+        }
+    }
+
+    fn http(status: u16, unattributed: bool) -> A2aError {
+        A2aError::Http {
+            url: "http://127.0.0.1/".to_owned(),
+            method: "DeleteTaskPushNotificationConfig",
+            status,
+            retry_after: None,
+            snippet: String::new(),
+            rpc: None,
+            reason: None,
+            unattributed,
+        }
+    }
+
+    #[test]
+    fn each_answer_is_journaled_once_or_asked_again() {
+        assert_eq!(outcome_of(None), Some(PushTidied::Deleted));
+        assert_eq!(outcome_of(Some(&rpc(-32001))), Some(PushTidied::Gone));
+        for unsupported in [-32003, -32004, -32601] {
+            assert_eq!(
+                outcome_of(Some(&rpc(unsupported))),
+                Some(PushTidied::Unsupported),
+                "{unsupported}"
+            );
+        }
+        assert_eq!(
+            outcome_of(Some(&http(405, false))),
+            Some(PushTidied::Unsupported)
+        );
+        assert_eq!(
+            outcome_of(Some(&http(501, false))),
+            Some(PushTidied::Unsupported)
+        );
+        assert_eq!(outcome_of(Some(&rpc(-32602))), Some(PushTidied::Refused));
+        assert_eq!(
+            outcome_of(Some(&http(403, false))),
+            Some(PushTidied::Refused)
+        );
+        // No answer worth keeping: the next pass asks again.
+        assert_eq!(outcome_of(Some(&rpc(-32603))), None);
+        assert_eq!(outcome_of(Some(&http(503, false))), None);
+        let timeout = A2aError::Timeout {
+            url: "http://127.0.0.1/".to_owned(),
+            method: "DeleteTaskPushNotificationConfig",
+            after: Duration::from_secs(1),
+            tries: None,
+        };
+        assert_eq!(outcome_of(Some(&timeout)), None);
+    }
+}
