@@ -3,6 +3,7 @@
 
 mod adopted;
 mod agents;
+mod ages;
 mod artifact_view;
 mod bends;
 mod bounds;

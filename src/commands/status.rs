@@ -157,12 +157,13 @@ fn record(ctx: &Context, journal: &Journal, seen: &Seen<'_>, code: u8) -> serde_
             .collect::<Vec<_>>(),
         "states": states,
         "needsHuman": seen.needs_human,
-        "oldestUnfinished": o.oldest_unfinished.as_ref().map(|(name, n, state, at)| json!({
+        "oldestUnfinished": o.oldest_unfinished.as_ref().map(|(name, n, state, at, changed)| json!({
             "workflow": name.workflow,
             "step": name.step,
             "attempt": n,
             "state": state.as_str(),
             "createdAt": crate::clock::rfc3339(*at),
+            "stateChangedAt": crate::clock::rfc3339(*changed),
         })),
         "agents": agents,
         "pausedAgents": seen.paused.iter().map(|p| {
@@ -282,7 +283,8 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
         o.oldest_unfinished.as_ref().map_or_else(
             || "none".to_owned(),
             // Within 80 columns: the time itself is in JSON and in `inspect STEP`.
-            |(name, n, state, at)| format!("{name} attempt {n}: {state} for {}", age(now, *at)),
+            // AGE as every view measures it: since the last state change.
+            |(name, n, state, _, at)| format!("{name} attempt {n}: {state} for {}", age(now, *at)),
         ),
     );
     if let Some((stale, d)) = seen.stale {

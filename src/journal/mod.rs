@@ -97,7 +97,7 @@ pub use operator::{AttemptResolution, Decided, Decision, Undone};
 pub use pass_locks::{LockAttempt, LockScope, StoreLock};
 pub use prune::{PRUNE_BATCH, Storage};
 pub use push::{AgentPush, LISTENER_LAPSE, Listener, PushConfig};
-pub use reads::Overview;
+pub use reads::{OldestUnfinished, Overview};
 pub use sends::{BatchClaim, SendOutcome, SendRecord};
 
 use crate::clock::Clock;

@@ -16,6 +16,9 @@ pub struct Remedy {
     /// Whether its workflow is being compensated: nothing is sent for it any more, so a
     /// question or a failure is settled by finishing the compensation.
     pub compensating: bool,
+    /// Whether the agent refused a text reply as invalid parameters: it may take only a
+    /// structured answer, a data part shaped like its question (`reply --data`).
+    pub text_refused: bool,
 }
 
 impl Remedy {
@@ -25,6 +28,7 @@ impl Remedy {
             kind: row.remedy_kind()?,
             step: row.step.clone(),
             compensating: row.workflow_state == WorkflowState::Compensating,
+            text_refused: row.text_reply_refused,
         })
     }
 
@@ -46,6 +50,9 @@ impl Remedy {
             return format!("a2a-recover compensate {}", s.workflow);
         }
         match self.kind {
+            RemedyKind::Answer if self.text_refused => {
+                format!("a2a-recover reply {s} --data '{{\"FIELD\": \"VALUE\"}}'")
+            }
             RemedyKind::Answer => format!("a2a-recover reply {s} \"…\""),
             RemedyKind::Authenticate => {
                 format!("a2a-recover reply {s} \"…\"  (after granting the access it asks for)")
@@ -93,6 +100,10 @@ impl Remedy {
                     "a2a-recover resolve {s} --as done|abandoned --reason \"…\""
                 )]
             }
+            // A text reply was refused: a structured answer, or settle the step by hand.
+            RemedyKind::Answer if self.text_refused && !self.compensating => vec![format!(
+                "a2a-recover resolve {s} --as done|abandoned --reason \"…\""
+            )],
             RemedyKind::FailedForGood if !self.compensating => vec![format!(
                 "a2a-recover resolve {s} --as retry|abandoned --reason \"…\""
             )],
@@ -134,6 +145,10 @@ impl Remedy {
             }
         }
         match self.kind {
+            RemedyKind::Answer if self.text_refused => {
+                "the agent refused a text reply: it may take only a structured answer, a data \
+                 part shaped like its question"
+            }
             RemedyKind::Answer => "answer the agent's question",
             RemedyKind::Authenticate => "the agent needs authentication",
             RemedyKind::Uncertain => "the send's outcome is unknown; decide whether to resend",

@@ -394,6 +394,7 @@ impl Step<'_> {
                     kind: RemedyKind::InterfaceGone,
                     step: self.record.step.spec.name.clone(),
                     compensating: false,
+                    text_refused: false,
                 };
                 (
                     "interface-gone",
