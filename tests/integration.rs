@@ -61,6 +61,7 @@ mod soak;
 mod status;
 mod terminal;
 mod v03;
+mod watch;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
