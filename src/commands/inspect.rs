@@ -44,15 +44,14 @@ const OUTCOME_CHARS: usize = 80;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover inspect                       the workflows, steps counted by state
-  a2a-recover inspect trip-42               the attempts of one workflow
-  a2a-recover inspect trip-42/hotel         one step in full: ids, question, events
-  a2a-recover inspect trip-42/hotel --artifact receipt
-                                            the value of one artifact
-  a2a-recover inspect --pending             what needs a human, and the command to run
-  a2a-recover inspect --since 1h --wide     attempts changed in the last hour, every column
-  a2a-recover inspect --pending --watch     what needs a human, kept up to date
-  a2a-recover inspect --format json | jq .  the same as JSON Lines")]
+  a2a-recover inspect                   # the workflows, steps counted by state
+  a2a-recover inspect trip-42           # the attempts of one workflow
+  a2a-recover inspect trip-42/hotel     # one step in full, with its events
+  a2a-recover inspect trip-42/hotel --artifact receipt   # one artifact's value
+  a2a-recover inspect --pending         # what needs a human, and what to run
+  a2a-recover inspect --pending --watch # the same, kept up to date
+  a2a-recover inspect --since 1h --wide # changed in the last hour, every column
+  a2a-recover inspect -o json | jq .    # the same as JSON Lines")]
 pub struct InspectArgs {
     /// A workflow, or a step (`WORKFLOW/STEP`).
     pub target: Option<String>,

@@ -22,9 +22,9 @@ use super::util::records::health_fields;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover status                 the journal in use and why, its lock, steps by state
-  a2a-recover status --check         exit 4 when something needs a human (monitoring)
-  a2a-recover status --check --stale 2h  ... or when work or an agent is quiet for 2h
+  a2a-recover status            # the journal in use and why, locks, steps
+  a2a-recover status --check    # exit 4 when something needs a human
+  a2a-recover status --check --stale 2h   # ... or work or an agent quiet for 2h
   a2a-recover status --format json")]
 pub struct StatusArgs {
     /// Exits 4 when something needs a human (`inspect --pending` lists it), else 0: a probe
