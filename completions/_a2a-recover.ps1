@@ -135,6 +135,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;follow' {
+            [CompletionResult]::new('--workflow', '--workflow', [CompletionResultType]::ParameterName, 'Follows every unfinished step of WORKFLOW at once, each state change on a line with its time (a bare STEP stays a step of `default`)')
             [CompletionResult]::new('--max-reconnects', '--max-reconnects', [CompletionResultType]::ParameterName, 'Resubscriptions allowed without an event in between')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Stops following after this long (exit 3 if still running)')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')

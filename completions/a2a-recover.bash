@@ -983,12 +983,16 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__follow)
-            opts="-o -q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --workflow --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --workflow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --max-reconnects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -129,6 +129,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;follow'= {
+            cand --workflow 'Follows every unfinished step of WORKFLOW at once, each state change on a line with its time (a bare STEP stays a step of `default`)'
             cand --max-reconnects 'Resubscriptions allowed without an event in between'
             cand --until 'Stops following after this long (exit 3 if still running)'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'

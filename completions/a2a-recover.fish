@@ -126,6 +126,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l dr
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l workflow -d 'Follows every unfinished step of WORKFLOW at once, each state change on a line with its time (a bare STEP stays a step of `default`)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-reconnects -d 'Resubscriptions allowed without an event in between' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l until -d 'Stops following after this long (exit 3 if still running)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F

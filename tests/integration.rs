@@ -20,6 +20,7 @@ mod docs;
 mod effects;
 mod follow;
 mod follow_wiring;
+mod follow_workflow;
 mod generated;
 mod guard_rails;
 mod health;
