@@ -438,7 +438,7 @@ async fn run_pass(
         .unreachable
         .take_lines(&mut |hint| shown.borrow_mut().insert(format!("hint: {hint}")));
     for text in grouped {
-        ctx.out.status(&text);
+        ctx.out.status(&ctx.out.wrap(&text));
     }
     Ok(PassResult { summary, human })
 }

@@ -275,7 +275,7 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
         if needs_human == 0 {
             "nothing".to_owned()
         } else {
-            format!("{needs_human} (`a2a-recover inspect --pending` lists each with its remedy)")
+            format!("{needs_human} (`a2a-recover inspect --pending` says what to run)")
         },
     );
     field(
@@ -293,7 +293,22 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
     if o.agents.is_empty() {
         lines.push(format!("{:>17}: none", "Agents"));
     }
-    for (i, h) in o.agents.iter().enumerate() {
+    agent_lines(&mut lines, ctx.out.width(), &o.agents, now, &when);
+    lines.extend(paused_lines(seen.paused, now));
+    lines.extend(listeners(journal, &when));
+    lines
+}
+
+/// The `Agents:` lines: each agent and its health, or, when that is wider than the width, the
+/// agent and then each part of its health on a line of its own.
+fn agent_lines(
+    lines: &mut Vec<String>,
+    width: Option<usize>,
+    agents: &[crate::journal::AgentHealth],
+    now: chrono::DateTime<chrono::Utc>,
+    when: &dyn Fn(chrono::DateTime<chrono::Utc>) -> String,
+) {
+    for (i, h) in agents.iter().enumerate() {
         // A failed request never moves "last reached"; a failing agent says since when, and
         // how long ago it last answered.
         let health = match (h.failing_since, h.last_reached()) {
@@ -307,14 +322,17 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
             (None, None) => "never reached".to_owned(),
         };
         let label = if i == 0 { "Agents:" } else { "" };
-        lines.push(format!(
-            "{label:>18} {}, {health}",
-            shown_agent(&h.card_url)
-        ));
+        let agent = shown_agent(&h.card_url);
+        let one = format!("{label:>18} {agent}, {health}");
+        if width.is_some_and(|w| crate::output::display_width(&one) > w) {
+            lines.push(format!("{label:>18} {agent}"));
+            for part in health.split(", ") {
+                lines.push(format!("{:>18}   {part}", ""));
+            }
+        } else {
+            lines.push(one);
+        }
     }
-    lines.extend(paused_lines(seen.paused, now));
-    lines.extend(listeners(journal, &when));
-    lines
 }
 
 /// The `Not before:` lines: each agent that asked to wait longer than a pass does, which no pass
