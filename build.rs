@@ -1,6 +1,7 @@
 //! Generates the gRPC binding's code from the protos under `proto/` (`src/a2a/grpc_pb.rs`
-//! includes it): prost messages, tonic clients (no server) and the protobuf JSON mapping of the
-//! A2A messages (pbjson), compiled by `protox`, so no system `protoc` is needed.
+//! includes it): prost messages, tonic clients and servers and the protobuf JSON mapping of the
+//! A2A messages (pbjson), compiled by `protox`, so no system `protoc` is needed. The servers
+//! are the scripted agent's (`src/scripted_agent/grpc.rs`).
 
 use prost::Message as _;
 
@@ -28,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .out_dir(&out)
         .build(&[".lf.a2a.v1", ".a2a.v1"])?;
     tonic_prost_build::configure()
-        .build_server(false)
+        .build_server(true)
         .build_transport(false)
         .compile_well_known_types(true)
         .extern_path(".google.protobuf", "::pbjson_types")

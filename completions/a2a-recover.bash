@@ -2157,7 +2157,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__scripted__subcmd__agent)
-            opts="-o -q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --list-ignores-filters --replace-context-id --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --name --seed --binding --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --structured-answers --delay --black-hole --rate-limit --protocol --require-token --api-key-header --api-key-query --api-key-cookie --api-key-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --port --scenario --skill --dedup --forget-after --refuse-context-id --no-list-tasks --list-ignores-filters --replace-context-id --fail-rate --fail-first --fail-mode --drop-stream-after --drop-mode --tick --no-streaming --push --push-fault --name --seed --binding --grpc --tenant --naive-timestamps --question-in --history-only --reply-new-task --block-send --structured-answers --delay --black-hole --rate-limit --protocol --require-token --api-key-header --api-key-query --api-key-cookie --api-key-env --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2203,6 +2203,10 @@ _a2a__recover() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --push-fault)
+                    COMPREPLY=($(compgen -W "duplicate reorder lose forged-token other-task oversized slow" -- "${cur}"))
+                    return 0
+                    ;;
                 --name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -2212,7 +2216,7 @@ _a2a__recover() {
                     return 0
                     ;;
                 --binding)
-                    COMPREPLY=($(compgen -W "jsonrpc http-json" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "jsonrpc http-json grpc" -- "${cur}"))
                     return 0
                     ;;
                 --tenant)

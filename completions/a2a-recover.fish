@@ -468,10 +468,18 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l drop-mode -d 'How a stream is cut: a clean end of the body, or an aborted connection' -r -f -a "eof\t'Ends the response body cleanly'
 reset\t'Aborts the connection mid-body'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l tick -d 'Duration of one `work` step' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l push-fault -d 'Makes the pushes go wrong on purpose; repeat for more (implies --push)' -r -f -a "duplicate\t'Every push is posted twice'
+reorder\t'Pushes are posted in swapped pairs: each after the one that follows it'
+lose\t'The push that makes a task terminal or asks its question is never posted, nor any later push for that task'
+forged-token\t'Pushes carry a token other than the config\'s'
+other-task\t'Pushes name a task other than theirs'
+oversized\t'Pushes carry a body over 1 MiB'
+slow\t'Pushes send half their body, then the rest 3 s later (a slow client)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l name -d 'The card\'s name' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l seed -d 'Seed for --fail-rate, so a run can be repeated' -r
-complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l binding -d 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON (`/message:send`, `/tasks/{id}`, …)' -r -f -a "jsonrpc\t'A2A v1.0 JSON-RPC at `POST /`'
-http-json\t'A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface'"
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l binding -d 'The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, HTTP+JSON (`/message:send`, `/tasks/{id}`, …), or gRPC on the same port (offered as `127.0.0.1:PORT`)' -r -f -a "jsonrpc\t'A2A v1.0 JSON-RPC at `POST /`'
+http-json\t'A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface'
+grpc\t'A2A v1.0 gRPC (`lf.a2a.v1.A2AService`, HTTP/2 without TLS) on the same port: the card offers only this interface, as `127.0.0.1:PORT` without a scheme (as the SDKs\' cards do)'"
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l tenant -d 'A tenant on the card\'s interface (over HTTP+JSON, the first segment of every path)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l question-in -d 'Where the question of an interrupted task goes' -r -f -a "status\t'In the status message (the spec\'s place)'
 artifact\t'In an artifact named `question`; the status carries no message'
@@ -503,6 +511,8 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" 
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l list-ignores-filters -d 'ListTasks ignores its contextId and statusTimestampAfter filters'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l replace-context-id -d 'Files every new task under a contextId of its own, ignoring the client\'s'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l no-streaming -d 'Declares no streaming on the card and refuses streaming methods (-32004)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l push -d 'Declares push notifications on the card and pushes each change of a task to the push config its send carried (`http://` URLs)'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l grpc -d 'Also serves gRPC (A2A v1.0) on the same port and offers it on the card after the --binding interface'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l naive-timestamps -d 'Sends status timestamps without a UTC offset, as some frameworks do'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l history-only -d 'Sends tasks without artifacts; their text is in the history instead'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand scripted-agent" -l reply-new-task -d 'Answers a reply to a question with a new task in the same context'

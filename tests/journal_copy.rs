@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::common::commands::{delegate, settle};
 use crate::common::journal_dump::content;
 use crate::common::postgres::{pg_password, pg_url};
-use crate::common::{TestEnv, agent, code, fast_with_skills, stderr, stdout};
+use crate::common::{TestEnv, agent, code, fast, fast_with_skills, stderr, stdout};
 
 /// Runs the binary with `args` in `env` and the JSON records it printed.
 fn run_json(env: &TestEnv, args: &[&str]) -> (i32, Vec<Value>, String) {
@@ -39,7 +39,8 @@ fn s(p: &Path) -> &str {
 /// Fills the environment's journal with every kind of row, through the binary's own commands
 /// against scripted agents: registered agents with cards, steps and attempts that completed
 /// (with artifacts streamed in chunks), wait for an answer (and got a reply), failed, were
-/// rejected, a decision, and a workflow compensated with its compensation step.
+/// rejected, a decision, a workflow compensated with its compensation step, and an attempt
+/// with a push config.
 fn rich_journal(env: &TestEnv) {
     let flights = agent(fast_with_skills(&["flights"]));
     let out = env.run(["agents", "add", &flights.url()]);
@@ -68,6 +69,21 @@ fn rich_journal(env: &TestEnv) {
         &slow.url(),
         "--follow",
         "work:4",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // An attempt with a push config and its token's hash (nothing listens there).
+    let pushing = agent(AgentConfig {
+        push: true,
+        ..fast()
+    });
+    let out = env.run([
+        "delegate",
+        "push/it",
+        "--agent",
+        &pushing.url(),
+        "--push",
+        "http://127.0.0.1:9/hooks",
+        "work:1",
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     settle(env);
@@ -116,6 +132,8 @@ fn journal_copy_there_and_back_gives_identical_logical_content() {
         "artifacts",
         "artifact_chunks",
         "replies",
+        "push_configs",
+        "push_tokens",
     ] {
         assert!(!original[table].is_empty(), "the journal has no {table}");
     }

@@ -2,158 +2,22 @@
 //! a read-back), and a forged token, an unknown config id, a foreign task and an oversized body
 //! get the same answer and journal nothing; the token is in no output and no journal file.
 
-use std::fmt::Write as _;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
-use std::process::{Child, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use a2a_recover::scripted_agent::AgentConfig;
-use rustix::process::{Pid, Signal};
-use serde_json::{Value, json};
+use a2a_recover::scripted_agent::{AgentConfig, PushFault};
 
 use crate::common::commands::{attempts, the_attempt};
+use crate::common::listen::{Listen, events, post, status_update, wait_state};
 use crate::common::transcript::Transcript;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr};
-
-/// A running `listen` and what it wrote on stderr.
-struct Listen {
-    child: Child,
-    addr: String,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Listen {
-    fn start(env: &TestEnv, every: &str) -> Self {
-        let mut child = env
-            .std_cmd()
-            .args([
-                "-vvv",
-                "listen",
-                "--bind",
-                "127.0.0.1:0",
-                "--metrics-bind",
-                "127.0.0.1:0",
-                "--reconcile-every",
-                every,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn listen");
-        let err = child.stderr.take().expect("stderr");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut seen = Vec::new();
-        let addr = loop {
-            let line = lines
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|e| panic!("listen did not start ({e}): {seen:?}"));
-            seen.push(line.clone());
-            if let Some(rest) = line.strip_prefix("listening for pushes on ") {
-                break rest.split_whitespace().next().unwrap().to_owned();
-            }
-        };
-        Self {
-            child,
-            addr,
-            lines,
-            seen,
-        }
-    }
-
-    fn base(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// Stops it with SIGTERM; returns its exit code and everything it wrote on stderr.
-    fn stop(mut self) -> (i32, Vec<u8>) {
-        let pid = Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
-        rustix::process::kill_process(pid, Signal::TERM).expect("kill");
-        let status = self.child.wait().expect("wait");
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-            self.seen.push(line);
-        }
-        (
-            status.code().unwrap_or(-1),
-            self.seen.join("\n").into_bytes(),
-        )
-    }
-}
-
-/// POSTs `body` to `addr` + `path` with `headers`; returns the status and the answer's body.
-fn post(addr: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
-    let mut s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut req = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        let _ = write!(req, "{k}: {v}\r\n");
-    }
-    req.push_str("\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    let _ = s.write_all(body);
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    let status = answer
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = answer
-        .split("\r\n\r\n")
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned();
-    (status, body)
-}
-
-/// The events of a step, as `inspect --events` prints them.
-fn events(env: &TestEnv, step: &str) -> Vec<Value> {
-    let out = env.run(["inspect", step, "--events", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .into_iter()
-        .filter(|r| r["type"] == "event")
-        .collect()
-}
-
-/// Waits until `step`'s attempt is in `state` (hang guard: 30 s).
-fn wait_state(env: &TestEnv, step: &str, state: &str) -> Value {
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
-        let row = the_attempt(env, step);
-        if row["state"] == state {
-            return row;
-        }
-        assert!(Instant::now() < until, "{step} never became {state}: {row}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn status_update(task: &str, state: &str) -> Vec<u8> {
-    json!({"statusUpdate": {"taskId": task, "contextId": "c",
-                            "status": {"state": state}}})
-    .to_string()
-    .into_bytes()
-}
 
 #[test]
 fn pushes_are_journaled_and_forgeries_journal_nothing() {
     let env = TestEnv::new().real_clock();
+    // The agent's own pushes carry a forged token: only this test's posts are ours.
     let a = agent(AgentConfig {
         push: true,
+        push_faults: vec![PushFault::ForgedToken],
         tick: Duration::from_millis(50),
         ..fast()
     });
@@ -241,6 +105,12 @@ fn pushes_are_journaled_and_forgeries_journal_nothing() {
     assert_eq!(the_attempt(&env, "w/s")["state"], "COMPLETED");
     assert_eq!(events(&env, "w/s").len(), settled);
     assert_eq!(attempts(&env, None).len(), 1);
+    // Every push of the agent's, with its forged token, got the refusal.
+    let answers = a.stats().push_answers;
+    assert!(
+        !answers.is_empty() && answers.iter().all(|s| *s == 404),
+        "{answers:?}"
+    );
 
     // While it runs: the database and its WAL.
     transcript.keep_journal_files(&env.journal_file());
@@ -253,9 +123,10 @@ fn pushes_are_journaled_and_forgeries_journal_nothing() {
 #[test]
 fn a_lost_push_is_caught_by_the_timers_pass() {
     let env = TestEnv::new().real_clock();
-    // The agent takes push configs and never pushes: every push is lost.
+    // The agent pushes SUBMITTED and WORKING, and loses the push of COMPLETED.
     let a = agent(AgentConfig {
         push: true,
+        push_faults: vec![PushFault::Lose],
         tick: Duration::from_millis(20),
         ..fast()
     });
@@ -271,6 +142,8 @@ fn a_lost_push_is_caught_by_the_timers_pass() {
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     wait_state(&env, "w/s", "COMPLETED");
+    let stats = a.stats();
+    assert!(stats.push_answers.contains(&200), "{stats:?}");
     let status = env.run(["status"]);
     let shown = crate::common::stdout(&status);
     assert!(
@@ -279,6 +152,34 @@ fn a_lost_push_is_caught_by_the_timers_pass() {
             .any(|l| l.contains("Listener:") && l.contains(&listen.addr)),
         "{shown}"
     );
+    let status = env.run(["status", "--format", "json"]);
+    let records = json_lines(&status);
+    let record = records
+        .iter()
+        .find(|r| r["type"] == "status")
+        .expect("a status record");
+    assert_eq!(
+        record["listeners"][0]["bind"],
+        listen.addr.as_str(),
+        "{record}"
+    );
+    assert!(record["listeners"][0]["startedAt"].is_string(), "{record}");
+    // The pass that caught it is counted on /metrics (it ends after its commit: wait for it).
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let page = listen.metrics();
+        if page.contains("a2a_recover_listen_passes_total{outcome=\"ok\"} ")
+            && !page.contains("a2a_recover_listen_passes_total{outcome=\"ok\"} 0")
+        {
+            assert!(
+                page.contains("a2a_recover_listen_pass_last_exit_code 0"),
+                "{page}"
+            );
+            break;
+        }
+        assert!(Instant::now() < until, "no pass counted: {page}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let (exit, err) = listen.stop();
     assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));
 }

@@ -11,6 +11,7 @@
 //! ```
 //!
 //! Sections: `floors`, `reconcile`, `schedule`, `delegate`, `lookup`, `follow`, `startup`, `growth`,
+//! `push` (`listen`: pushes per second into the journal beside a bare commit and a bare HTTP server),
 //! `postgres` (passes on a PostgreSQL journal beside SQLite), `hosts` (three hosts on one journal
 //! beside one). The last two use the PostgreSQL server `A2A_RECOVER_TEST_PG_URL` names, or start
 //! one with `scripts/pg-test-server` for the run (stopped at its end). The
@@ -29,6 +30,7 @@ mod hosts;
 mod lookup;
 mod pg;
 mod postgres;
+mod push;
 mod reconcile;
 mod report;
 mod schedule;
@@ -45,7 +47,7 @@ use anyhow::{Context as _, bail};
 use crate::report::Table;
 use crate::support::Cfg;
 
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "floors",
     "reconcile",
     "schedule",
@@ -54,6 +56,7 @@ const SECTIONS: [&str; 10] = [
     "follow",
     "startup",
     "growth",
+    "push",
     "postgres",
     "hosts",
 ];
@@ -102,6 +105,7 @@ fn main() -> anyhow::Result<()> {
             "follow" => follow::run(&cfg, &rt, &mut table)?,
             "startup" => startup::run(&cfg, &mut table)?,
             "growth" => growth::run(&cfg, &mut table)?,
+            "push" => push::run(&cfg, &rt, &mut table)?,
             "postgres" => postgres::run(&cfg, &rt, pg::PgServer::get(&mut pg)?, &mut table)?,
             "hosts" => hosts::run(&cfg, &rt, pg::PgServer::get(&mut pg)?, &mut table)?,
             _ => unreachable!("sections are checked above"),

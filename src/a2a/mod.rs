@@ -40,7 +40,7 @@ mod credentials;
 /// Also the text helpers (`one_line`, `truncate_chars`, `fmt_duration`) recovery borrows.
 pub(crate) mod error;
 mod grpc;
-mod grpc_pb;
+pub(crate) mod grpc_pb;
 mod httpjson;
 mod httpjson03;
 mod jsonrpc;

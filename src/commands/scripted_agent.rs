@@ -12,7 +12,8 @@ use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::scripted_agent::{
-    AgentConfig, ApiKey, Bends, DropMode, FailMode, QuestionIn, ScriptedAgent, ServedBinding,
+    AgentConfig, ApiKey, Bends, DropMode, FailMode, PushFault, QuestionIn, ScriptedAgent,
+    ServedBinding,
 };
 
 /// Runs a scripted A2A v1.0 agent on loopback, for drills, the demo, tests and benchmarks.
@@ -67,16 +68,28 @@ pub struct ScriptedAgentArgs {
     /// Declares no streaming on the card and refuses streaming methods (-32004).
     #[arg(long)]
     pub no_streaming: bool,
+    /// Declares push notifications on the card and pushes each change of a task to the push
+    /// config its send carried (`http://` URLs).
+    #[arg(long)]
+    pub push: bool,
+    /// Makes the pushes go wrong on purpose; repeat for more (implies --push).
+    #[arg(long, value_enum, value_name = "FAULT")]
+    pub push_fault: Vec<PushFault>,
     /// The card's name.
     #[arg(long, default_value = "scripted-agent")]
     pub name: String,
     /// Seed for --fail-rate, so a run can be repeated.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, or HTTP+JSON
-    /// (`/message:send`, `/tasks/{id}`, …).
+    /// The A2A v1.0 binding served and offered on the card: JSON-RPC at `/`, HTTP+JSON
+    /// (`/message:send`, `/tasks/{id}`, …), or gRPC on the same port (offered as
+    /// `127.0.0.1:PORT`).
     #[arg(long, value_enum, default_value_t = ServedBinding::Jsonrpc)]
     pub binding: ServedBinding,
+    /// Also serves gRPC (A2A v1.0) on the same port and offers it on the card after the
+    /// --binding interface.
+    #[arg(long)]
+    pub grpc: bool,
     /// A tenant on the card's interface (over HTTP+JSON, the first segment of every path).
     #[arg(long, value_name = "NAME")]
     pub tenant: Option<String>,
@@ -161,6 +174,19 @@ impl ScriptedAgentArgs {
             return Err(CliError::usage("--tick must be more than zero")
                 .hint("give a duration such as `--tick 20ms`"));
         }
+        let grpc = self.grpc || self.binding == ServedBinding::Grpc;
+        if grpc && self.protocol == crate::a2a::ProtocolVersion::V0_3 {
+            return Err(
+                CliError::usage("the scripted agent serves gRPC in A2A v1.0 only")
+                    .hint("drop `--protocol 0.3`, or serve JSON-RPC with `--binding jsonrpc`"),
+            );
+        }
+        if grpc && self.naive_timestamps {
+            return Err(CliError::usage(
+                "--naive-timestamps cannot be carried over gRPC (its timestamps are binary)",
+            )
+            .hint("drop `--naive-timestamps`, or serve JSON-RPC or HTTP+JSON alone"));
+        }
         let require_api_key = self.api_key()?;
         Ok(AgentConfig {
             name: self.name.clone(),
@@ -183,9 +209,11 @@ impl ScriptedAgentArgs {
             drop_mode: self.drop_mode,
             tick: self.tick,
             no_streaming: self.no_streaming,
-            push: false,
+            push: self.push || !self.push_fault.is_empty(),
+            push_faults: self.push_fault.clone(),
             seed: self.seed,
             binding: self.binding,
+            grpc: self.grpc,
             tenant: self.tenant.clone().filter(|t| !t.is_empty()),
             bends: Bends {
                 naive_timestamps: self.naive_timestamps,

@@ -177,6 +177,14 @@ fn record(ctx: &Context, journal: &Journal, seen: &Seen<'_>, code: u8) -> serde_
             })
         }).collect::<Vec<_>>(),
         "stale": stale,
+        "listeners": journal.listeners().unwrap_or_default().iter().map(|l| json!({
+            "host": l.host,
+            "pid": l.pid,
+            "bind": l.bind,
+            "startedAt": crate::clock::rfc3339(l.started_at),
+            "heartbeatAt": crate::clock::rfc3339(l.heartbeat_at),
+            "lastPushAt": l.last_push_at.map(crate::clock::rfc3339),
+        })).collect::<Vec<_>>(),
         "exitCode": code,
     })
 }

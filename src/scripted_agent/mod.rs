@@ -1,5 +1,6 @@
 //! The in-crate scripted A2A v1.0 agent: an axum server speaking the JSON-RPC binding (or, with
-//! [`ServedBinding::HttpJson`], the HTTP+JSON binding, on the same task logic) the way the
+//! [`ServedBinding::HttpJson`], the HTTP+JSON binding; with [`ServedBinding::Grpc`] or
+//! [`AgentConfig::grpc`], gRPC on the same port; all on the same task logic) the way the
 //! official SDK servers do, for drills, the demo, tests and benchmarks.
 //!
 //! # Behaviour
@@ -51,12 +52,15 @@
 //! snapshot and subscribes in one critical section sees every later event exactly once.
 
 mod fields;
+mod grpc;
+mod push;
 mod rest;
 mod rpc;
 mod scenario;
 mod sse;
 mod state;
 
+pub use push::{PushFault, SLOW_PAUSE};
 pub use scenario::help as scenarios_help;
 
 use std::collections::BTreeMap;
@@ -116,13 +120,18 @@ pub struct AgentConfig {
     pub tick: Duration,
     /// Declares `capabilities.streaming: false` and refuses streaming methods with -32004.
     pub no_streaming: bool,
-    /// Declares `capabilities.pushNotifications: true` (the push config a send carries is
-    /// recorded with its message).
+    /// Declares `capabilities.pushNotifications: true`: the push config a send carries is
+    /// recorded with its message, and each change of its task is pushed to it (`http://` URLs).
     pub push: bool,
+    /// How those pushes go wrong, on purpose ([`PushFault`]).
+    pub push_faults: Vec<PushFault>,
     /// Seed of the generator behind `fail_rate`.
     pub seed: u64,
     /// The binding served and offered on the card.
     pub binding: ServedBinding,
+    /// Also serves the v1.0 gRPC binding, on the same port, and offers it on the card after
+    /// `binding`'s interface (implied by [`ServedBinding::Grpc`]).
+    pub grpc: bool,
     /// The tenant of the card's interface (over HTTP+JSON, the first path segment of every
     /// request).
     pub tenant: Option<String>,
@@ -237,6 +246,16 @@ pub enum ServedBinding {
     Jsonrpc,
     /// A2A v1.0 HTTP+JSON (REST) under `/`: the card offers only this interface.
     HttpJson,
+    /// A2A v1.0 gRPC (`lf.a2a.v1.A2AService`, HTTP/2 without TLS) on the same port: the card
+    /// offers only this interface, as `127.0.0.1:PORT` without a scheme (as the SDKs' cards do).
+    Grpc,
+}
+
+impl AgentConfig {
+    /// Whether the gRPC binding is served.
+    fn serves_grpc(&self) -> bool {
+        self.grpc || self.binding == ServedBinding::Grpc
+    }
 }
 
 /// Habits of real A2A servers that bend the spec, each off by default.
@@ -297,8 +316,10 @@ impl Default for AgentConfig {
             tick: Duration::from_millis(100),
             no_streaming: false,
             push: false,
+            push_faults: Vec::new(),
             seed: 0,
             binding: ServedBinding::Jsonrpc,
+            grpc: false,
             tenant: None,
             bends: Bends::default(),
             delay: Duration::ZERO,
@@ -363,6 +384,15 @@ pub struct Stats {
     /// `Retry-After` it gave (1 s), in order (the first 20 000).
     #[serde(default)]
     pub throttled_ms: Vec<f64>,
+    /// The HTTP status each push got, in the order posted (0: no answer; the first 20 000).
+    #[serde(default)]
+    pub push_answers: Vec<u16>,
+    /// How many pushes were queued.
+    #[serde(default)]
+    pub pushes_queued: u64,
+    /// How many of those are done with: posted (twice under `duplicate`) or lost on purpose.
+    #[serde(default)]
+    pub pushes_settled: u64,
 }
 
 /// One user message as received.
@@ -491,7 +521,11 @@ impl ScriptedAgent {
             inner: Mutex::new(
                 tasks
                     .unwrap_or_else(|| Inner::new(cfg.forget_after))
-                    .with_bends(cfg.bends),
+                    .with_bends(cfg.bends)
+                    .with_pusher(
+                        cfg.push
+                            .then(|| push::Pusher::start(cfg.push_faults.clone())),
+                    ),
             ),
             cfg,
             card,
@@ -676,10 +710,14 @@ impl Shared {
 }
 
 fn router(shared: Arc<Shared>) -> Router {
-    let a2a = match shared.cfg.binding {
+    let mut a2a = match shared.cfg.binding {
         ServedBinding::Jsonrpc => Router::new().route("/", post(gate)),
         ServedBinding::HttpJson => Router::new().fallback(rest::handle),
+        ServedBinding::Grpc => Router::new(),
     };
+    if shared.cfg.serves_grpc() {
+        a2a = a2a.route_service(grpc::V1_PATH, grpc::service(Arc::clone(&shared)));
+    }
     a2a.route("/.well-known/agent-card.json", get(card))
         .route("/_scripted/stats", get(stats))
         .route("/_scripted/complete/{task_id}", post(complete))
@@ -812,6 +850,18 @@ pub(crate) fn unauthorized(
     headers: &HeaderMap,
     uri: &axum::http::Uri,
 ) -> Option<Response> {
+    (!authorized(cfg, headers, uri)).then(|| {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
+            "unauthorized\n",
+        )
+            .into_response()
+    })
+}
+
+/// Whether a request carries the token and API key the agent requires, if any.
+pub(crate) fn authorized(cfg: &AgentConfig, headers: &HeaderMap, uri: &axum::http::Uri) -> bool {
     let bearer_missing = cfg.require_token.as_deref().is_some_and(|want| {
         headers
             .get(header::AUTHORIZATION)
@@ -823,14 +873,7 @@ pub(crate) fn unauthorized(
         .require_api_key
         .as_ref()
         .is_some_and(|key| !key.given(headers, uri));
-    (bearer_missing || key_missing).then(|| {
-        (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
-            "unauthorized\n",
-        )
-            .into_response()
-    })
+    !(bearer_missing || key_missing)
 }
 
 /// How long a client may keep the card without asking again (it changes only on a restart).
@@ -990,21 +1033,31 @@ fn card_json(cfg: &AgentConfig, base_url: &str) -> Bytes {
         });
         return Bytes::from(with_security(cfg, card).to_string());
     }
-    let mut interface = json!({
-        "url": base_url,
-        "protocolBinding": match cfg.binding {
-            ServedBinding::Jsonrpc => "JSONRPC",
-            ServedBinding::HttpJson => "HTTP+JSON",
-        },
-        "protocolVersion": "1.0",
-    });
-    if let Some(tenant) = &cfg.tenant {
-        interface["tenant"] = json!(tenant);
+    // gRPC's interface is the server's `host:port`, without a scheme, as the SDKs' cards give it.
+    let grpc_url = base_url.trim_start_matches("http://").trim_end_matches('/');
+    let interface = |url: &str, binding: &str| {
+        let mut interface = json!({
+            "url": url,
+            "protocolBinding": binding,
+            "protocolVersion": "1.0",
+        });
+        if let Some(tenant) = &cfg.tenant {
+            interface["tenant"] = json!(tenant);
+        }
+        interface
+    };
+    let mut interfaces = vec![match cfg.binding {
+        ServedBinding::Jsonrpc => interface(base_url, "JSONRPC"),
+        ServedBinding::HttpJson => interface(base_url, "HTTP+JSON"),
+        ServedBinding::Grpc => interface(grpc_url, "GRPC"),
+    }];
+    if cfg.grpc && cfg.binding != ServedBinding::Grpc {
+        interfaces.push(interface(grpc_url, "GRPC"));
     }
     let card = json!({
         "name": cfg.name,
         "description": "A scripted A2A v1.0 agent for drills, demos and tests (a2a-recover).",
-        "supportedInterfaces": [interface],
+        "supportedInterfaces": interfaces,
         "version": env!("CARGO_PKG_VERSION"),
         "capabilities": capabilities(cfg),
         "defaultInputModes": ["text/plain"],

@@ -104,13 +104,7 @@ pub(crate) async fn handle(
     }
     shared.methods.count(op.name());
     if let Err(version) = rpc::check_version(&headers, &uri) {
-        return RpcError::a2a(
-            -32009,
-            "VERSION_NOT_SUPPORTED",
-            format!("A2A version {version} is not supported; this agent speaks 1.0"),
-        )
-        .with_metadata(json!({"requestedVersion": version, "supportedVersions": "1.0"}))
-        .to_rest();
+        return RpcError::version(&version).to_rest();
     }
     let outcome = match op {
         Op::Send { streaming } => send(&shared, &body, streaming).await,

@@ -17,12 +17,13 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
+use super::push::Target;
 use super::scenario::{self, Scenario};
 use super::sse::{self, Start};
 use super::state::{CancelOutcome, EventRx, Inner, ListQuery, decode_token, state_name, stops_at};
 use super::{FailMode, ReceivedMessage, Shared};
 
-const DOMAIN: &str = "a2a-protocol.org";
+pub(crate) const DOMAIN: &str = "a2a-protocol.org";
 /// Most distinct unknown method names counted by name; the rest count as `(other)`.
 const MAX_UNKNOWN_METHODS: usize = 64;
 
@@ -102,13 +103,13 @@ impl MethodCounters {
 /// A JSON-RPC error about to be sent.
 #[derive(Debug)]
 pub(crate) struct RpcError {
-    code: i32,
-    message: String,
+    pub(crate) code: i32,
+    pub(crate) message: String,
     /// The ErrorInfo `reason`; `None` for plain JSON-RPC errors (no `data`).
     reason: Option<&'static str>,
-    metadata: Value,
+    pub(crate) metadata: Value,
     /// BadRequest field violations: `(field, description)`.
-    violations: Vec<(String, String)>,
+    pub(crate) violations: Vec<(String, String)>,
 }
 
 impl RpcError {
@@ -146,6 +147,16 @@ impl RpcError {
         }
     }
 
+    /// `VERSION_NOT_SUPPORTED` for a request in another major version (`version`).
+    pub(crate) fn version(version: &str) -> Self {
+        Self::a2a(
+            -32009,
+            "VERSION_NOT_SUPPORTED",
+            format!("A2A version {version} is not supported; this agent speaks 1.0"),
+        )
+        .with_metadata(json!({"requestedVersion": version, "supportedVersions": "1.0"}))
+    }
+
     fn task_not_found(id: &str) -> Self {
         Self::a2a(-32001, "TASK_NOT_FOUND", "Task not found").with_metadata(json!({"taskId": id}))
     }
@@ -164,7 +175,7 @@ impl RpcError {
 
     /// Returns the HTTP status, `google.rpc` status name and `ErrorInfo` reason of this
     /// error over HTTP+JSON (the Python server's table).
-    fn rest_status(&self) -> (StatusCode, &'static str, &'static str) {
+    pub(crate) fn rest_status(&self) -> (StatusCode, &'static str, &'static str) {
         let reason = self.reason.unwrap_or(match self.code {
             -32700 => "PARSE_ERROR",
             -32600 => "INVALID_REQUEST",
@@ -302,15 +313,7 @@ pub(crate) async fn handle(
             .unwrap_or_else(|e| error_as(&id, &e, true));
     }
     if let Err(version) = check_version(&headers, &uri) {
-        return error(
-            &id,
-            &RpcError::a2a(
-                -32009,
-                "VERSION_NOT_SUPPORTED",
-                format!("A2A version {version} is not supported; this agent speaks 1.0"),
-            )
-            .with_metadata(json!({"requestedVersion": version, "supportedVersions": "1.0"})),
-        );
+        return error(&id, &RpcError::version(&version));
     }
     let params = super::fields::camel_case_fields(request.remove("params").unwrap_or(Value::Null));
     let outcome = match method {
@@ -578,18 +581,27 @@ pub(crate) fn subscribe(shared: &Shared, params: &Value) -> Result<Start, RpcErr
     if state.is_terminal() {
         return Err(RpcError::terminal(id, &state));
     }
-    Ok(existing_stream(&mut inner, id, &state))
+    // A v1.0 subscription to an interrupted task stays open until the task moves on and ends;
+    // v0.3's ends at once (its last event says `final`).
+    let until_terminal = !shared.cfg.protocol_v03;
+    Ok(existing_stream(&mut inner, id, &state, until_terminal))
 }
 
-/// A stream over a task that already exists: its snapshot, then live events unless it stops.
-fn existing_stream(inner: &mut Inner, id: &str, state: &TaskState) -> Start {
+/// A stream over a task that already exists: its snapshot, then live events unless it stops
+/// (at a terminal state only, when `until_terminal`).
+fn existing_stream(inner: &mut Inner, id: &str, state: &TaskState, until_terminal: bool) -> Start {
     let initial = inner.snapshot_event(id).into_iter().collect();
-    let rx = if stops_at(state) {
-        None
+    let stopped = if until_terminal {
+        state.is_terminal()
     } else {
-        inner.subscribe(id)
+        stops_at(state)
     };
-    Start { initial, rx }
+    let rx = if stopped { None } else { inner.subscribe(id) };
+    Start {
+        initial,
+        rx,
+        until_terminal,
+    }
 }
 
 /// How a send is answered.
@@ -774,6 +786,10 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         mode,
         push_config,
     } = send;
+    let target = push_config
+        .as_ref()
+        .filter(|_| shared.cfg.push)
+        .and_then(|c| Target::from_config(c, shared.cfg.protocol_v03));
     let mut inner = shared.lock();
     inner.record_message(ReceivedMessage {
         message_id: message.message_id.clone(),
@@ -794,6 +810,9 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
     });
     let context_id = message.context_id.clone().filter(|c| !c.is_empty());
     if let Some(task_id) = message.task_id.clone().filter(|t| !t.is_empty()) {
+        if let Some(target) = target {
+            inner.set_push(&task_id, target);
+        }
         return on_task(
             shared,
             &mut inner,
@@ -829,6 +848,9 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
         return direct(&mut inner, &message.message_id, context_id, &text, mode);
     }
     let task_id = inner.create_task(message, context_id, scenario);
+    if let Some(target) = target {
+        inner.set_push(&task_id, target);
+    }
     let initial = match mode {
         Mode::Immediate => inner.snapshot(&task_id, history, true),
         Mode::Stream => inner.snapshot_event(&task_id),
@@ -844,10 +866,9 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
     }
     match (mode, initial, rx) {
         (Mode::Immediate, Some(json), _) => Ok(Reply::Ready("task", json)),
-        (Mode::Stream, initial, rx) => Ok(Reply::Stream(Start {
-            initial: initial.into_iter().collect(),
-            rx,
-        })),
+        (Mode::Stream, initial, rx) => {
+            Ok(Reply::Stream(Start::new(initial.into_iter().collect(), rx)))
+        }
         (Mode::Blocking, _, Some(rx)) if ticks > 0 => Ok(Reply::Wait(task_id, rx)),
         _ => ready_task(&inner, &task_id, history),
     }
@@ -934,10 +955,7 @@ fn on_task(
     };
     scenario::resume(inner, &task_id, scenario, text);
     Ok(match mode {
-        Mode::Stream => Reply::Stream(Start {
-            initial: Vec::new(),
-            rx,
-        }),
+        Mode::Stream => Reply::Stream(Start::new(Vec::new(), rx)),
         Mode::Immediate | Mode::Blocking => ready_task(inner, &task_id, history)?,
     })
 }
@@ -971,10 +989,7 @@ fn direct(
             let mut event = b"{\"message\":".to_vec();
             event.extend_from_slice(&json);
             event.push(b'}');
-            Reply::Stream(Start {
-                initial: vec![Bytes::from(event)],
-                rx: None,
-            })
+            Reply::Stream(Start::new(vec![Bytes::from(event)], None))
         }
         Mode::Immediate | Mode::Blocking => Reply::Ready("message", json),
     })
@@ -989,7 +1004,7 @@ fn existing(
     mode: Mode,
 ) -> Result<Reply, RpcError> {
     match mode {
-        Mode::Stream => Ok(Reply::Stream(existing_stream(inner, task_id, state))),
+        Mode::Stream => Ok(Reply::Stream(existing_stream(inner, task_id, state, false))),
         Mode::Blocking if !stops_at(state) => inner
             .subscribe(task_id)
             .map(|rx| Reply::Wait(task_id.to_owned(), rx))

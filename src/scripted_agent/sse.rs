@@ -2,7 +2,8 @@
 //!
 //! Each event is `data: <JSON-RPC response with the request id, result = StreamResponse>` (over
 //! HTTP+JSON `data: <StreamResponse>`) and a blank line, with `\n` line ends (like the JS server). A stream ends after an event that stops
-//! it (terminal or interrupted state), when the task's channel closes, when the subscriber falls
+//! it (terminal or interrupted state; a v1.0 `SubscribeToTask` stream goes on past an interrupted
+//! state until the task ends), when the task's channel closes, when the subscriber falls
 //! more than a buffer behind, or at shutdown. With `drop_stream_after` it is cut after K events:
 //! cleanly ([`DropMode::Eof`]) or by failing the body so the connection is aborted
 //! ([`DropMode::Reset`]).
@@ -15,6 +16,7 @@ use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use futures_util::StreamExt as _;
 use tokio::sync::watch;
 
 use super::state::EventRx;
@@ -26,11 +28,24 @@ pub(crate) struct Start {
     pub(crate) initial: Vec<Bytes>,
     /// Live events; `None` when the stream ends after `initial`.
     pub(crate) rx: Option<EventRx>,
+    /// Whether the stream goes on past an interrupted state (INPUT_REQUIRED, AUTH_REQUIRED)
+    /// and ends only when the task does: a v1.0 `SubscribeToTask`'s. A message stream ends at
+    /// an interrupted state, as the Python server's does.
+    pub(crate) until_terminal: bool,
+}
+
+impl Start {
+    /// A stream that ends at a terminal or interrupted state.
+    pub(crate) fn new(initial: Vec<Bytes>, rx: Option<EventRx>) -> Self {
+        Self {
+            initial,
+            rx,
+            until_terminal: false,
+        }
+    }
 }
 
 struct State {
-    /// The JSON-RPC request id as JSON; `None` frames bare `StreamResponse`s (HTTP+JSON).
-    id: Option<Bytes>,
     initial: VecDeque<Bytes>,
     rx: Option<EventRx>,
     sent: u32,
@@ -38,25 +53,22 @@ struct State {
     mode: DropMode,
     shutdown: watch::Receiver<bool>,
     done: bool,
-    /// Writes each event as A2A v0.3 does (`AgentConfig::protocol_v03`).
-    v03: bool,
+    until_terminal: bool,
 }
 
 /// Builds the SSE response for a stream; `id` is the JSON-RPC request id as JSON (`None` over
 /// HTTP+JSON, whose events are bare `StreamResponse`s).
 pub(crate) fn response(shared: &Arc<Shared>, id: Option<Bytes>, start: Start) -> Response {
-    let state = State {
-        id,
-        initial: start.initial.into(),
-        rx: start.rx,
-        sent: 0,
-        limit: shared.cfg.drop_stream_after,
-        mode: shared.cfg.drop_mode,
-        shutdown: shared.shutdown.clone(),
-        done: false,
-        v03: shared.cfg.protocol_v03,
-    };
-    let stream = futures_util::stream::unfold(state, next);
+    let v03 = shared.cfg.protocol_v03;
+    let stream = events(shared, start).map(move |event| {
+        event.map(|json| {
+            let json = if v03 { v03_event(&json) } else { json };
+            match &id {
+                Some(id) => frame(id, &json),
+                None => bare_frame(&json),
+            }
+        })
+    });
     (
         [
             (
@@ -68,6 +80,26 @@ pub(crate) fn response(shared: &Arc<Shared>, id: Option<Bytes>, start: Start) ->
         Body::from_stream(stream),
     )
         .into_response()
+}
+
+/// A stream's events as v1.0 `StreamResponse` JSONs, whatever the binding that frames them:
+/// the initial ones, then live ones until the stream ends (an error when it is cut by
+/// [`DropMode::Reset`]).
+pub(crate) fn events(
+    shared: &Arc<Shared>,
+    start: Start,
+) -> impl futures_util::Stream<Item = io::Result<Bytes>> + Send + 'static {
+    let state = State {
+        initial: start.initial.into(),
+        rx: start.rx,
+        sent: 0,
+        limit: shared.cfg.drop_stream_after,
+        mode: shared.cfg.drop_mode,
+        shutdown: shared.shutdown.clone(),
+        done: false,
+        until_terminal: start.until_terminal,
+    };
+    futures_util::stream::unfold(state, next)
 }
 
 async fn next(mut st: State) -> Option<(io::Result<Bytes>, State)> {
@@ -102,18 +134,14 @@ async fn next(mut st: State) -> Option<(io::Result<Bytes>, State)> {
             received = rx.recv() => received.ok()?,
             _ = st.shutdown.wait_for(|stop| *stop) => return None,
         };
-        if event.stops {
+        // A terminal state also closes the task's channel: the stream ends after it either way.
+        if event.stops && !st.until_terminal {
             st.rx = None;
         }
         event.json.clone()
     };
     st.sent += 1;
-    let json = if st.v03 { v03_event(&json) } else { json };
-    let framed = match &st.id {
-        Some(id) => frame(id, &json),
-        None => bare_frame(&json),
-    };
-    Some((Ok(framed), st))
+    Some((Ok(json), st))
 }
 
 /// Rewrites one v1.0 `StreamResponse` as the bare v0.3 event; a status update whose state ends

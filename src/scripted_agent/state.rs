@@ -18,6 +18,7 @@ use serde::ser::SerializeMap;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
+use super::push::{Outbound, Pusher, Target};
 use super::scenario::Scenario;
 use super::{Bends, QuestionIn, ReceivedMessage, Stats, TaskSummary};
 
@@ -67,6 +68,8 @@ struct TaskEntry {
     /// `(status timestamp in µs, creation sequence)`: this task's key in `Inner::index`.
     key: (i64, u64),
     tx: Option<broadcast::Sender<Arc<Event>>>,
+    /// Where its changes are pushed, if its send carried a push config.
+    push: Option<Arc<Target>>,
 }
 
 /// What CancelTask found.
@@ -135,6 +138,8 @@ pub(crate) struct Inner {
     bookings: BTreeMap<String, String>,
     /// How the agent bends the spec.
     bends: Bends,
+    /// Posts the pushes of tasks that carry a push config, when the agent pushes.
+    pusher: Option<Pusher>,
 }
 
 impl Inner {
@@ -155,7 +160,58 @@ impl Inner {
             forgotten: Vec::new(),
             bookings: BTreeMap::new(),
             bends: Bends::default(),
+            pusher: None,
         }
+    }
+
+    /// Sets who posts the pushes (`None`: the agent does not push).
+    pub(crate) fn with_pusher(mut self, pusher: Option<Pusher>) -> Self {
+        self.pusher = pusher;
+        self
+    }
+
+    /// Pushes task `id`'s changes to `target` from now on (a later send's config replaces an
+    /// earlier one's).
+    /// The task as it is now is pushed at once (as the SDKs push a new task's SUBMITTED).
+    pub(crate) fn set_push(&mut self, id: &str, target: Target) {
+        let event = self.snapshot_event(id).map(|b| b.to_vec());
+        let Some(e) = self.entry_mut(id) else {
+            return;
+        };
+        e.push = Some(Arc::new(target));
+        let e = self.entry(id);
+        if let Some(e) = e {
+            Self::push(self.pusher.as_ref(), self.bends, e, event);
+        }
+    }
+
+    /// Queues the push of a change of `e`: `event` (the v1.0 `StreamResponse`), or the whole
+    /// task for a v0.3 config.
+    fn push(pusher: Option<&Pusher>, bends: Bends, e: &TaskEntry, event: Option<Vec<u8>>) {
+        let (Some(pusher), Some(target)) = (pusher, &e.push) else {
+            return;
+        };
+        let body = if target.v03() {
+            let task = serde_json::to_value(TaskView {
+                task: &e.task,
+                history: None,
+                include_artifacts: true,
+                bends,
+            });
+            let Ok(task) = task else { return };
+            crate::a2a::v03::send_result_from_v1(serde_json::json!({ "task": task }))
+                .to_string()
+                .into_bytes()
+        } else {
+            let Some(event) = event else { return };
+            event
+        };
+        pusher.send(Outbound {
+            target: Arc::clone(target),
+            task_id: e.task.id.clone(),
+            body: Bytes::from(body),
+            ends: stops_at(&e.task.status.state),
+        });
     }
 
     /// Sets how the agent bends the spec.
@@ -360,6 +416,7 @@ impl Inner {
                 first_message_id: message_id,
                 key: (micros, seq),
                 tx: None,
+                push: None,
             }),
         );
         id
@@ -408,6 +465,7 @@ impl Inner {
     pub(crate) fn set_status(&mut self, id: &str, state: TaskState, text: Option<&str>) -> bool {
         let (ts, micros) = self.now();
         let naive = self.bends.naive_timestamps;
+        let bends = self.bends;
         let Some(e) = self.ids.get(id).and_then(|seq| self.tasks.get_mut(seq)) else {
             return false;
         };
@@ -430,7 +488,7 @@ impl Inner {
             e.key = (micros, e.key.1);
             self.index.insert(e.key);
         }
-        publish(e.tx.as_ref(), stops, || {
+        let event = || {
             #[derive(Serialize)]
             #[serde(rename_all = "camelCase")]
             struct StatusUpdate<'a> {
@@ -450,7 +508,10 @@ impl Inner {
                     status: StatusOut(&e.task.status, naive),
                 },
             })
-        });
+        };
+        publish(e.tx.as_ref(), stops, event);
+        let pushed = e.push.as_ref().and_then(|_| event().ok());
+        Self::push(self.pusher.as_ref(), bends, e, pushed);
         if terminal {
             // Subscribers drain what is buffered, then see the end.
             e.tx = None;
@@ -472,6 +533,8 @@ impl Inner {
         last_chunk: bool,
     ) {
         let history_only = self.bends.history_only;
+        let bends = self.bends;
+        let pusher = self.pusher.clone();
         let Some(e) = self.entry_mut(id) else {
             return;
         };
@@ -487,7 +550,7 @@ impl Inner {
             metadata: None,
             extensions: None,
         };
-        publish(e.tx.as_ref(), false, || {
+        let event = || {
             #[derive(Serialize)]
             #[serde(rename_all = "camelCase")]
             struct ArtifactUpdate<'a> {
@@ -513,7 +576,9 @@ impl Inner {
                     last_chunk,
                 },
             })
-        });
+        };
+        publish(e.tx.as_ref(), false, event);
+        let pushed = e.push.as_ref().and_then(|_| event().ok());
         // Most tasks have one artifact: no room for four.
         let artifacts = e
             .task
@@ -524,6 +589,7 @@ impl Inner {
             Some(existing) => *existing = chunk,
             None => artifacts.push(chunk),
         }
+        Self::push(pusher.as_ref(), bends, e, pushed);
     }
 
     /// Returns the task as JSON, with at most `history` history entries (the most recent) and
@@ -717,6 +783,8 @@ impl Inner {
             .chain(self.forgotten.iter().cloned())
             .collect();
         tasks.sort_unstable_by_key(|(seq, _)| *seq);
+        let (push_answers, pushes_queued, pushes_settled) =
+            self.pusher.as_ref().map(Pusher::tally).unwrap_or_default();
         Stats {
             tasks_per_message_id: self
                 .message_ids
@@ -732,6 +800,9 @@ impl Inner {
             max_in_flight: 0,
             arrivals_ms: Vec::new(),
             throttled_ms: Vec::new(),
+            push_answers,
+            pushes_queued,
+            pushes_settled,
         }
     }
 }

@@ -288,20 +288,31 @@ impl Sdk {
     /// Starts the agent on `127.0.0.1` with a free port; panics with [`INSTALL_HINT`] when its
     /// runtime is missing or it does not come up.
     pub fn start(self) -> InteropAgent {
+        self.start_with(&[])
+    }
+
+    /// Starts the agent with extra `args` (`--push`), as [`Sdk::start`] does.
+    pub fn start_with(self, args: &[&str]) -> InteropAgent {
         match self {
-            Sdk::Python => start_python_agent(),
-            Sdk::Js => start_js_agent(),
-            Sdk::Python03 { transport } => start_python03_agent(transport),
-            Sdk::Js03 { transport } => start_js03_agent(transport),
+            Sdk::Python => start_python_agent_with(args),
+            Sdk::Js => start_js_agent_with(args),
+            Sdk::Python03 { transport } => start_python03_agent_with(transport, args),
+            Sdk::Js03 { transport } => start_js03_agent_with(transport, args),
         }
     }
 }
 
 /// Starts `tests/interop/python03/agent.py` on the official Python SDK 0.3.26.
 pub fn start_python03_agent(preferred: Transport) -> InteropAgent {
+    start_python03_agent_with(preferred, &[])
+}
+
+/// Starts `tests/interop/python03/agent.py` with extra `args` (`--push`).
+pub fn start_python03_agent_with(preferred: Transport, args: &[&str]) -> InteropAgent {
     let mut cmd = Command::new(interop_python03());
     cmd.arg(interop_dir().join("python03/agent.py"))
         .args(["--preferred", preferred.flag()])
+        .args(args)
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONDONTWRITEBYTECODE", "1");
     spawn_agent("the a2a-sdk 0.3.26 (Python) agent", INSTALL_HINT, cmd)
@@ -309,10 +320,16 @@ pub fn start_python03_agent(preferred: Transport) -> InteropAgent {
 
 /// Starts `tests/interop/js03/agent.mjs` on the official JS SDK 0.3.14.
 pub fn start_js03_agent(preferred: Transport) -> InteropAgent {
+    start_js03_agent_with(preferred, &[])
+}
+
+/// Starts `tests/interop/js03/agent.mjs` with extra `args` (`--push`).
+pub fn start_js03_agent_with(preferred: Transport, args: &[&str]) -> InteropAgent {
     let dir = interop_js03_dir();
     let mut cmd = Command::new("node");
     cmd.arg(dir.join("agent.mjs"))
         .args(["--preferred", preferred.flag()])
+        .args(args)
         .current_dir(&dir);
     spawn_agent("the @a2a-js/sdk 0.3.14 agent", INSTALL_HINT, cmd)
 }

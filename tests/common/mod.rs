@@ -26,6 +26,7 @@ pub mod in_runtime;
 pub mod interop;
 pub mod journal;
 pub mod journal_dump;
+pub mod listen;
 pub mod odd_ids;
 pub mod postgres;
 pub mod pty;

@@ -86,6 +86,8 @@ pub(crate) struct Listener {
     /// Pushes recorded, and when the last was.
     recorded: AtomicU64,
     last_push: Mutex<Option<chrono::DateTime<chrono::Utc>>>,
+    /// The timer's passes: how many ended each way, and when the last ended with what code.
+    passes: backstop::Passes,
 }
 
 /// Pushes handled at once by one listener.
@@ -164,6 +166,7 @@ pub(crate) async fn run(ctx: &Context, args: &ListenArgs) -> anyhow::Result<u8> 
         trust: Mutex::new(HashMap::new()),
         recorded: AtomicU64::new(0),
         last_push: Mutex::new(None),
+        passes: backstop::Passes::default(),
     });
     let pushes = tokio::net::TcpListener::bind(args.bind)
         .await

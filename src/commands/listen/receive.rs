@@ -173,14 +173,18 @@ pub(super) async fn receive(
     match record(&st, &config, &attempt, &pushed, &bytes) {
         Ok(Recorded::Refused) => refused(),
         Ok(Recorded::Done) => StatusCode::OK.into_response(),
-        Ok(Recorded::ReadBack) => {
+        Ok(then @ (Recorded::ReadBack | Recorded::Unsent)) => {
             let st = Arc::clone(&st);
             let pushed_state = match &pushed {
                 Pushed::Task(v) => Some(v.remote_state.clone()),
                 _ => None,
             };
+            let task = pushed.task_id().map(str::to_owned);
             let id = attempt.id;
             tokio::spawn(async move {
+                if matches!(then, Recorded::Unsent) && !sent(&st, id, task.as_deref()).await {
+                    return;
+                }
                 if let Err(e) = read_back(&st, id, pushed_state).await {
                     tracing::warn!("the read-back of a push for attempt {id} failed: {e:#}");
                 }
@@ -202,6 +206,29 @@ enum Recorded {
     Done,
     /// Kept as a hint; read the task back.
     ReadBack,
+    /// Kept as a hint for an attempt not yet sent; read the task back once its send's answer
+    /// names that task.
+    Unsent,
+}
+
+/// How often the journal is asked whether an attempt's send was answered.
+const SENT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Waits (at most twice the request timeout) until attempt `id` holds an answer to its send
+/// naming `task`; false when it does not by then, or names another task (the pass's look
+/// decides then).
+async fn sent(st: &Listener, id: AttemptId, task: Option<&str>) -> bool {
+    let until = tokio::time::Instant::now() + st.request_timeout * 2;
+    while tokio::time::Instant::now() < until {
+        match st.journal.attempt(id) {
+            Ok(a) if a.state != AttemptState::Intent || a.task_id.is_some() => {
+                return task.is_some() && a.current_task_id() == task;
+            }
+            Ok(_) => tokio::time::sleep(SENT_POLL).await,
+            Err(_) => return false,
+        }
+    }
+    false
 }
 
 /// Journals a push (before its 2xx): applied when it may be, else kept as a hint.
@@ -229,7 +256,11 @@ fn record(
         st.journal
             .record_push(attempt.id, &config.config_id, Some(&hint))?;
         st.pushed();
-        return Ok(Recorded::Done);
+        return Ok(if pushed.needs_read_back() {
+            Recorded::Unsent
+        } else {
+            Recorded::Done
+        });
     }
     let trusted = st.trusted(attempt)?;
     if pushed.needs_read_back() && !trusted {

@@ -103,6 +103,7 @@ fn metrics(st: &Listener) -> String {
             at.timestamp()
         );
     }
+    st.passes.metrics(&mut out);
     out
 }
 
@@ -147,8 +148,13 @@ pub(super) async fn serve(
             }
         }
     });
-    let backstop = (!args.reconcile_every.is_zero())
-        .then(|| tokio::spawn(super::backstop::run(args.reconcile_every, stop_rx.clone())));
+    let backstop = (!args.reconcile_every.is_zero()).then(|| {
+        tokio::spawn(super::backstop::run(
+            Arc::clone(st),
+            args.reconcile_every,
+            stop_rx.clone(),
+        ))
+    });
     let signal = async move {
         stop_signal().await;
         let _ = stop_tx.send(true);

@@ -8,7 +8,9 @@
 // serves the SDK's gRPC service (@a2a-js/sdk/server/grpc on @grpc/grpc-js) on another port of
 // 127.0.0.1, and the card offers that interface alone, as `127.0.0.1:PORT` without a scheme (as
 // the SDK's cards give it), or as `--grpc-advertise HOST:PORT` (a proxy in front of it). The line
-// `grpc on 127.0.0.1:PORT` comes before the ready line.
+// `grpc on 127.0.0.1:PORT` comes before the ready line. With `--push` the card says
+// `pushNotifications: true`, and the SDK's default push sender posts each change of a task to the
+// config sent with its message.
 //
 // Scenarios, chosen by the first word of the first text line that does not start with `[`
 // (the same words as `a2a-recover scripted-agent` and tests/interop/python/agent.py):
@@ -38,6 +40,7 @@ const QUESTION = 'two rooms or one?';
 const REST_PREFIX = '/rest';
 const HTTP_JSON_ONLY = process.argv.includes('--http-json-only');
 const GRPC = process.argv.includes('--grpc');
+const PUSH = process.argv.includes('--push');
 const ADVERTISE_AT = process.argv.indexOf('--grpc-advertise');
 const GRPC_ADVERTISE = ADVERTISE_AT > 0 ? process.argv[ADVERTISE_AT + 1] : undefined;
 const STEP_MS = 100;
@@ -212,7 +215,7 @@ function agentCard(baseUrl, grpcUrl) {
         : [rpc, rest],
     provider: undefined,
     version: '1.3.0',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: PUSH, extensions: [], extendedAgentCard: false },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['text/plain'],

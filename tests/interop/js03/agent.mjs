@@ -10,7 +10,8 @@
 //
 // `--preferred jsonrpc` (the default) or `--preferred rest` (also A2A_RECOVER_PREFERRED) chooses
 // which of the two the card's `url` and `preferredTransport` name; `additionalInterfaces` lists
-// both.
+// both. With `--push` the card says `pushNotifications: true`, and the SDK's default push sender
+// posts the whole task to the config sent with each message.
 //
 // Scenarios, chosen by the first word of the first text line that does not start with `[`
 // (the same words as `a2a-recover scripted-agent` and tests/interop/js/agent.mjs):
@@ -195,7 +196,7 @@ function agentCard(baseUrl, preferred) {
     url: main.url,
     preferredTransport: main.transport,
     additionalInterfaces: [jsonrpc, rest],
-    capabilities: { streaming: true, pushNotifications: false },
+    capabilities: { streaming: true, pushNotifications: process.argv.includes('--push') },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: [

@@ -8,7 +8,9 @@ serves the SDK's gRPC service (a2a.server.request_handlers.grpc_handler) on anot
 127.0.0.1, and with `--grpc03` the v0.3 gRPC service of a2a.compat.v0_3; the card then offers that
 gRPC interface alone, as `127.0.0.1:PORT` without a scheme (as the SDK's cards give it), or as
 `--grpc-advertise HOST:PORT` (a proxy in front of it). The line `grpc on 127.0.0.1:PORT` comes
-before the ready line.
+before the ready line. With `--push` the card says `pushNotifications: true` and the SDK's own
+push sender (`BasePushNotificationSender` with its default: no push URL screening, so loopback
+webhooks are allowed) posts each change of a task to the config sent with its message.
 
 Scenarios, chosen by the first word of the first text line that does not start with `[`
 (the same words as `a2a-recover scripted-agent`):
@@ -35,6 +37,7 @@ import uuid
 
 from datetime import datetime, timezone
 
+import httpx
 import uvicorn
 
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -48,7 +51,12 @@ from a2a.server.routes import (
     create_jsonrpc_routes,
     create_rest_routes,
 )
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -190,7 +198,7 @@ REST_PREFIX = '/rest'
 
 
 def build_app(
-    base_url: str, http_json_only: bool, grpc: AgentInterface | None = None
+    base_url: str, http_json_only: bool, grpc: AgentInterface | None = None, push: bool = False
 ) -> tuple[Starlette, DefaultRequestHandler]:
     rest = AgentInterface(
         url=base_url.rstrip('/') + REST_PREFIX, protocol_binding='HTTP+JSON', protocol_version='1.0'
@@ -207,7 +215,7 @@ def build_app(
         description='Scripted scenarios on the official Python A2A SDK, for interop tests.',
         version='1.3.0',
         supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=push),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain'],
         skills=[
@@ -219,8 +227,16 @@ def build_app(
             )
         ],
     )
+    pushing = {}
+    if push:
+        store = InMemoryPushNotificationConfigStore()
+        sender = BasePushNotificationSender(httpx.AsyncClient(timeout=10), store)
+        pushing = {'push_config_store': store, 'push_sender': sender}
     handler = DefaultRequestHandler(
-        agent_executor=InteropExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=InteropExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=card,
+        **pushing,
     )
     routes = create_agent_card_routes(card)
     if grpc is None:
@@ -239,7 +255,7 @@ async def serve_with_grpc(sock: socket.socket, base_url: str, args: argparse.Nam
     version = '0.3' if args.grpc03 else '1.0'
     advertised = args.grpc_advertise or f'127.0.0.1:{port}'
     interface = AgentInterface(url=advertised, protocol_binding='GRPC', protocol_version=version)
-    app, handler = build_app(base_url, False, interface)
+    app, handler = build_app(base_url, False, interface, args.push)
     if args.grpc03:
         from a2a.compat.v0_3 import a2a_v0_3_pb2_grpc
         from a2a.compat.v0_3.grpc_handler import CompatGrpcHandler
@@ -267,6 +283,9 @@ def main() -> None:
     parser.add_argument('--grpc', action='store_true', help='offer (and serve) only gRPC, v1.0')
     parser.add_argument('--grpc03', action='store_true', help='offer (and serve) only gRPC, v0.3')
     parser.add_argument('--grpc-advertise', help='the gRPC HOST:PORT the card names')
+    parser.add_argument(
+        '--push', action='store_true', help="push each task's changes with the SDK's sender"
+    )
     args = parser.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -277,7 +296,7 @@ def main() -> None:
     if args.grpc or args.grpc03:
         asyncio.run(serve_with_grpc(sock, base_url, args))
         return
-    app, _ = build_app(base_url, args.http_json_only)
+    app, _ = build_app(base_url, args.http_json_only, push=args.push)
     server = uvicorn.Server(uvicorn.Config(app, log_level='warning', lifespan='off'))
     # The socket already listens, so connections made from now on wait in its backlog.
     print(f'listening on {base_url}', flush=True)

@@ -9,6 +9,8 @@ listens, and serves, on the SDK's own apps:
 
 `--preferred jsonrpc` (the default) or `--preferred rest` (also A2A_RECOVER_PREFERRED) chooses
 which of the two the card's `url` and `preferredTransport` name; `additionalInterfaces` lists both.
+With `--push` the card says `pushNotifications: true` and the SDK's own sender
+(`BasePushNotificationSender`) posts the whole task to the config sent with each message.
 
 Scenarios, chosen by the first word of the first text line that does not start with `[`
 (the same words as `a2a-recover scripted-agent` and tests/interop/python/agent.py):
@@ -35,13 +37,19 @@ import uuid
 
 from datetime import datetime, timezone
 
+import httpx
 import uvicorn
 
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2AFastAPIApplication, A2ARESTFastAPIApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import (
+    BasePushNotificationSender,
+    InMemoryPushNotificationConfigStore,
+    InMemoryTaskStore,
+    TaskUpdater,
+)
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -184,7 +192,7 @@ class InteropExecutor(AgentExecutor):
         await TaskUpdater(event_queue, task_id, context.context_id or '').cancel()
 
 
-def build_card(base_url: str, preferred: str) -> AgentCard:
+def build_card(base_url: str, preferred: str, push: bool) -> AgentCard:
     jsonrpc = AgentInterface(transport=TransportProtocol.jsonrpc.value, url=base_url)
     rest = AgentInterface(
         transport=TransportProtocol.http_json.value, url=base_url.rstrip('/') + REST_PREFIX
@@ -197,7 +205,7 @@ def build_card(base_url: str, preferred: str) -> AgentCard:
         url=main.url,
         preferred_transport=main.transport,
         additional_interfaces=[jsonrpc, rest],
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=push),
         default_input_modes=['text/plain'],
         default_output_modes=['text/plain'],
         skills=[
@@ -211,9 +219,16 @@ def build_card(base_url: str, preferred: str) -> AgentCard:
     )
 
 
-def build_app(base_url: str, preferred: str):
-    card = build_card(base_url, preferred)
-    handler = DefaultRequestHandler(agent_executor=InteropExecutor(), task_store=InMemoryTaskStore())
+def build_app(base_url: str, preferred: str, push: bool):
+    card = build_card(base_url, preferred, push)
+    pushing = {}
+    if push:
+        store = InMemoryPushNotificationConfigStore()
+        sender = BasePushNotificationSender(httpx.AsyncClient(timeout=10), store)
+        pushing = {'push_config_store': store, 'push_sender': sender}
+    handler = DefaultRequestHandler(
+        agent_executor=InteropExecutor(), task_store=InMemoryTaskStore(), **pushing
+    )
     # The REST app serves /rest/v1/...; the JSON-RPC routes (POST / and the card) join it.
     app = A2ARESTFastAPIApplication(agent_card=card, http_handler=handler).build(
         rpc_url=REST_PREFIX, openapi_url=None, docs_url=None, redoc_url=None
@@ -230,6 +245,9 @@ def main() -> None:
         default=os.environ.get('A2A_RECOVER_PREFERRED', 'jsonrpc'),
         help="the transport the card's url and preferredTransport name",
     )
+    parser.add_argument(
+        '--push', action='store_true', help="push each task's changes with the SDK's sender"
+    )
     args = parser.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -237,7 +255,7 @@ def main() -> None:
     sock.listen(128)
     port = sock.getsockname()[1]
     base_url = f'http://127.0.0.1:{port}/'
-    app = build_app(base_url, args.preferred)
+    app = build_app(base_url, args.preferred, args.push)
     server = uvicorn.Server(uvicorn.Config(app, log_level='warning', lifespan='off'))
     # The socket already listens, so connections made from now on wait in its backlog.
     print(f'listening on {base_url}', flush=True)
