@@ -146,8 +146,7 @@ impl Remedy {
         }
         match self.kind {
             RemedyKind::Answer if self.text_refused => {
-                "the agent refused a text reply: it may take only a structured answer, a data \
-                 part shaped like its question"
+                "a text reply was refused: answer with data shaped like the question"
             }
             RemedyKind::Answer => "answer the agent's question",
             RemedyKind::Authenticate => "the agent needs authentication",
