@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::commands::util::hints::HintText as _;
 use crate::exit;
 use crate::sanitize::inert;
 
@@ -87,16 +88,16 @@ pub fn classify(err: &anyhow::Error) -> Classified {
             hints.extend(e.hint.clone());
         } else if let Some(e) = cause.downcast_ref::<crate::journal::JournalError>() {
             code.get_or_insert(exit::FAILURE);
-            hints.extend(e.hint());
+            hints.extend(e.hint_text());
         } else if let Some(e) = cause.downcast_ref::<crate::a2a::A2aError>() {
             code.get_or_insert(e.exit_code());
-            hints.extend(e.hint());
+            hints.extend(e.hint_text());
         } else if let Some(e) = cause.downcast_ref::<crate::recovery::error::RecoveryError>() {
             code.get_or_insert(recovery_exit(e));
-            hints.extend(e.hint());
+            hints.extend(e.hint_text());
         } else if let Some(e) = cause.downcast_ref::<crate::recovery::lock::LockError>() {
             code.get_or_insert(exit::FAILURE);
-            hints.push(e.hint());
+            hints.extend(e.hint_text());
         }
     }
     Classified {

@@ -401,6 +401,33 @@ fn leases_held(env: &TestEnv, workflow: &str, n: usize) -> usize {
         .count()
 }
 
+/// Waits until every lease journaled on `workflow`'s first `n` steps has lapsed: a lease's end
+/// is a time, so only the clock moves it; this waits for the time the journal names, not a
+/// guess.
+fn wait_until_leases_lapse(env: &TestEnv, workflow: &str, n: usize) {
+    let journal =
+        a2a_recover::journal::Journal::open(&env.journal(), std::time::Duration::from_secs(10))
+            .unwrap();
+    let last = (0..n)
+        .filter_map(|i| {
+            let step = a2a_recover::journal::StepName::parse(&format!("{workflow}/s{i}")).unwrap();
+            let record = journal.step(&step).unwrap().unwrap();
+            record
+                .attempts
+                .iter()
+                .filter_map(|a| a.lease.as_ref().map(|l| l.expires_at))
+                .max()
+        })
+        .max();
+    let Some(last) = last else { return };
+    while a2a_recover::clock::system_now() <= last {
+        let left = (last - a2a_recover::clock::system_now())
+            .to_std()
+            .unwrap_or_default();
+        std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
+    }
+}
+
 #[test]
 fn a_batch_fetches_an_unregistered_agents_card_once_and_releases_every_lease() {
     let env = TestEnv::new();
@@ -460,7 +487,7 @@ fn leases_that_lapse_before_their_turn_are_reread_and_looked_for_never_sent_twic
         Some(6),
         "{out:?}"
     );
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    wait_until_leases_lapse(&env, "big", n);
     let started = std::time::Instant::now();
     let passing = spawn_with(
         &env,

@@ -77,6 +77,75 @@ impl fmt::Display for DecodeKind {
     }
 }
 
+/// What the operator can do about an [`A2aError`], as a kind ([`A2aError::hint`]): the
+/// command layer writes its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hint {
+    /// A URL given without its scheme: the URL as given, trimmed.
+    SchemeMissing(String),
+    /// A URL with `user:password@` in it.
+    UserInfo,
+    /// Another URL that is not an http:// or https:// one.
+    BadUrl,
+    /// The credential variable named is not set.
+    CredentialVar(String),
+    /// The token command failed.
+    TokenCommand,
+    /// The agent could not be reached: nothing was sent.
+    Connect,
+    /// The agent did not answer in time.
+    Timeout,
+    /// The request was skipped: the agent's not-before time is ahead (`true`), or its circuit
+    /// is open.
+    Skipped {
+        /// Whether a not-before time skipped it.
+        not_before: bool,
+    },
+    /// The connection broke.
+    Broken,
+    /// No Agent Card at that address.
+    NoCard,
+    /// What the address serves is not an Agent Card.
+    NotACard,
+    /// The agent named its task with an id no URL can hold.
+    BadTaskId,
+    /// A 404 whose body names no A2A error: a proxy's.
+    Proxy,
+    /// The agent refused the credentials (401, 403).
+    CredentialsRefused,
+    /// A 404 or 405 from the interface URL.
+    WrongInterfaceUrl,
+    /// The agent is busy (429, 503), with the wait it asked for.
+    Busy(Option<Duration>),
+    /// The agent or a proxy failed (5xx).
+    ServerFailed,
+    /// Another HTTP status.
+    UnexpectedStatus,
+    /// The agent does not accept A2A 1.0.
+    VersionNotSupported,
+    /// The agent does not implement the method.
+    MethodNotFound,
+    /// The agent refuses client-chosen context ids.
+    ContextIdRefused,
+    /// The agent refused the request as invalid.
+    RefusedAsInvalid,
+    /// The agent failed internally.
+    FailedInternally,
+    /// The answer is not a valid JSON-RPC response.
+    NotJsonRpc,
+    /// The answer was over the size cap.
+    TooLarge,
+    /// The card is not a valid Agent Card.
+    InvalidCard,
+    /// The card is over a bound: the flag that sets it, if one does.
+    CardOverBound(Option<&'static str>),
+    /// The card offers no interface a2a-recover speaks (`legacy`: a v0.3 card).
+    NoInterface {
+        /// Whether the card is a v0.3 one.
+        legacy: bool,
+    },
+}
+
 /// An error talking to a remote A2A agent.
 #[derive(Debug, thiserror::Error)]
 pub enum A2aError {
@@ -534,8 +603,9 @@ impl A2aError {
         }
     }
 
-    /// Returns what the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
+    /// Returns what the operator can do about it, as a kind: the command layer writes its
+    /// words.
+    pub fn hint(&self) -> Option<Hint> {
         if let Self::Http {
             status: status @ (400..=428 | 430..=499),
             rpc: Some(error),
@@ -548,138 +618,68 @@ impl A2aError {
         }
         Some(match self {
             // `127.0.0.1:8001`, `localhost:8001`: the scheme was left out.
-            Self::InvalidUrl { url, .. } if !url.contains("://") && !url.contains('@') => format!(
-                "did you mean `http://{}`? Give the agent's URL with its scheme (http:// or \
-                 https://)",
-                url.trim()
-            ),
-            Self::InvalidUrl { reason, .. } if reason.contains("user:password@") => {
-                "give the URL without user:password@; pass credentials through --token-env VAR \
-                 instead"
-                    .to_owned()
+            Self::InvalidUrl { url, .. } if !url.contains("://") && !url.contains('@') => {
+                Hint::SchemeMissing(url.trim().to_owned())
             }
-            Self::InvalidUrl { .. } => {
-                "give an http:// or https:// URL, e.g. `http://127.0.0.1:8001`".to_owned()
-            }
-            Self::Credential { var, .. } => format!(
-                "export `{var}` with the agent's bearer token: the journal keeps only this \
-                 variable's name, and every command that talks to the agent reads it"
-            ),
-            Self::TokenCommand { .. } => "make the command print the agent's token on stdout \
-                 and exit 0 (it runs without a shell, within 10s); the journal keeps only the \
-                 command, and every command that talks to the agent runs it again"
-                .to_owned(),
+            Self::InvalidUrl { reason, .. } if reason.contains("user:password@") => Hint::UserInfo,
+            Self::InvalidUrl { .. } => Hint::BadUrl,
+            Self::Credential { var, .. } => Hint::CredentialVar(var.clone()),
+            Self::TokenCommand { .. } => Hint::TokenCommand,
             Self::Client { .. } => return None,
-            Self::Connect { .. } => "check that the agent is running and reachable at that \
-                address; nothing was sent, so running again later is safe"
-                .to_owned(),
-            Self::Timeout { .. } | Self::StreamIdle { .. } => {
-                "the agent did not answer in time; run again later, or raise --timeout".to_owned()
-            }
-            Self::Skipped { not_before, .. } => skipped_hint(not_before.is_some()).to_owned(),
-            Self::Transport { .. } | Self::StreamTruncated { .. } => {
-                "the connection broke; run again later (recovery looks before it resends)"
-                    .to_owned()
-            }
+            Self::Connect { .. } => Hint::Connect,
+            Self::Timeout { .. } | Self::StreamIdle { .. } => Hint::Timeout,
+            Self::Skipped { not_before, .. } => Hint::Skipped {
+                not_before: not_before.is_some(),
+            },
+            Self::Transport { .. } | Self::StreamTruncated { .. } => Hint::Broken,
             Self::Http {
                 status: 404 | 405,
                 method: CARD_FETCH,
                 ..
-            } => "no Agent Card at that address: check the agent URL (give its base URL, whose \
-                card is at /.well-known/agent-card.json, or the card's own URL)"
-                .to_owned(),
+            } => Hint::NoCard,
             Self::Decode {
                 method: CARD_FETCH, ..
-            } => "what that address serves is not an A2A Agent Card; check that the URL \
-                points at an A2A agent (its card is at /.well-known/agent-card.json)"
-                .to_owned(),
+            } => Hint::NotACard,
             Self::Decode {
                 kind: DecodeKind::TaskId,
                 ..
-            } => "the agent named its task with an id no URL can hold, so a2a-recover cannot \
-                read it; the agent received the request, so nothing is sent again: ask the \
-                agent's operator about the task, then `a2a-recover resolve` the step"
-                .to_owned(),
+            } => Hint::BadTaskId,
             Self::Http {
                 unattributed: true, ..
-            } => "a 404 whose body names no A2A error comes from a proxy or a router in front \
-                of the agent, not from the agent: the task is not taken as gone; check the \
-                interface URL and any proxy in front of it, then run again later"
-                .to_owned(),
+            } => Hint::Proxy,
             Self::Http { status, .. } => self.http_hint(*status),
             Self::Rpc { error, .. } => return self.rpc_hint(error),
-            Self::Decode { .. } => "the agent answered with something that is not a valid \
-                A2A JSON-RPC response; run again later, or check the agent"
-                .to_owned(),
-            Self::TooLarge { .. } => "raise --max-response-size if this agent's answers are \
-                legitimately that large"
-                .to_owned(),
-            Self::InvalidCard { .. } => "check that the URL points at an A2A agent (its \
-                card is at /.well-known/agent-card.json)"
-                .to_owned(),
-            Self::CardOverBound { flag, .. } => card_bound_hint(*flag),
-            Self::NoJsonRpcInterface { legacy: true, .. } => "a2a-recover speaks A2A 1.0 over \
-                JSON-RPC or HTTP+JSON, and 0.3 over either; this v0.3 card's `url` / \
-                `preferredTransport` / `additionalInterfaces` name none of them (or not the one \
-                --binding / --protocol asked for)"
-                .to_owned(),
-            Self::NoJsonRpcInterface { .. } => "a2a-recover speaks A2A 1.0 over JSON-RPC or \
-                HTTP+JSON, and 0.3 over either; the card must list a `supportedInterfaces` \
-                entry with protocolBinding \"JSONRPC\" or \"HTTP+JSON\" (or drop --binding / \
-                --protocol if they asked for another)"
-                .to_owned(),
+            Self::Decode { .. } => Hint::NotJsonRpc,
+            Self::TooLarge { .. } => Hint::TooLarge,
+            Self::InvalidCard { .. } => Hint::InvalidCard,
+            Self::CardOverBound { flag, .. } => Hint::CardOverBound(*flag),
+            Self::NoJsonRpcInterface { legacy, .. } => Hint::NoInterface { legacy: *legacy },
         })
     }
 
     /// Returns what the operator can do about a non-success HTTP status.
-    fn http_hint(&self, status: u16) -> String {
+    fn http_hint(&self, status: u16) -> Hint {
         match status {
-            401 | 403 => "the agent refused the credentials; check the token in the \
-            variable named by --token-env, or printed by --token-cmd (sent only to the card's \
-            origin unless --allow-cross-origin)"
-                .to_owned(),
-            404 | 405 => "check the agent URL; the card's JSON-RPC interface URL may be \
-            wrong or out of date (`agents add URL` refreshes it)"
-                .to_owned(),
-            429 | 503 => match self.retry_after() {
-                Some(d) => format!(
-                    "the agent is busy and asked to retry after {}; run again later",
-                    fmt_duration(d)
-                ),
-                None => "the agent is busy; run again later".to_owned(),
-            },
-            500..=599 => "the agent or a proxy in front of it failed; run again later".to_owned(),
-            _ => "the agent answered with an unexpected HTTP status; check its URL and logs"
-                .to_owned(),
+            401 | 403 => Hint::CredentialsRefused,
+            404 | 405 => Hint::WrongInterfaceUrl,
+            429 | 503 => Hint::Busy(self.retry_after()),
+            500..=599 => Hint::ServerFailed,
+            _ => Hint::UnexpectedStatus,
         }
     }
 
     /// Returns what the operator can do about an A2A error (a JSON-RPC error, or the error an
     /// HTTP+JSON body's reason stands for).
-    fn rpc_hint(&self, error: &RpcError) -> Option<String> {
+    fn rpc_hint(&self, error: &RpcError) -> Option<Hint> {
         use ErrorKind as K;
         Some(match ErrorKind::of_code(error.code)? {
-            K::VersionNotSupported => {
-                "the agent does not accept A2A version 1.0 (JSON-RPC -32009); \
-                check which protocol versions its card declares"
-                    .to_owned()
-            }
-            K::MethodNotFound => "the agent does not implement this method; it may only speak A2A \
-                v0.3"
-                .to_owned(),
-            K::InvalidParams if self.is_context_id_refusal() => "the agent refuses client-chosen \
-                context ids; a2a-recover resends without one"
-                .to_owned(),
+            K::VersionNotSupported => Hint::VersionNotSupported,
+            K::MethodNotFound => Hint::MethodNotFound,
+            K::InvalidParams if self.is_context_id_refusal() => Hint::ContextIdRefused,
             K::InvalidRequest | K::InvalidParams | K::ContentTypeNotSupported => {
-                "the agent refused the request as invalid; \
-                nothing was created"
-                    .to_owned()
+                Hint::RefusedAsInvalid
             }
-            K::InternalError => {
-                "the agent failed internally; the request may have been processed, \
-                so recovery looks before it resends"
-                    .to_owned()
-            }
+            K::InternalError => Hint::FailedInternally,
             _ => return None,
         })
     }
@@ -749,33 +749,6 @@ fn fmt_tries(tries: Option<(u32, Duration)>) -> String {
             format!(" on each of {n} tries, {} in all", fmt_duration(spent))
         }
         _ => String::new(),
-    }
-}
-
-/// The hint of a skipped request: its agent's not-before time is ahead, or its circuit open.
-fn skipped_hint(not_before: bool) -> &'static str {
-    if not_before {
-        "nothing was sent; the agent asked not to be called before the time named (a \
-         Retry-After, at most a day ahead): passes skip it until then, then try it again"
-    } else {
-        "nothing was sent; the next pass tries this agent again (--agent-failures sets how many \
-         failures in a row skip an agent)"
-    }
-}
-
-/// The hint of a card over a bound: the flag that sets it, or the fixed counts.
-fn card_bound_hint(flag: Option<&str>) -> String {
-    match flag {
-        Some(flag) => format!(
-            "nothing was sent; real cards are a few KiB: raise {flag} if this agent's card is \
-             legitimately that large"
-        ),
-        None => format!(
-            "nothing was sent; a2a-recover uses cards of at most {} interfaces and {} skills \
-             (real cards list a few): the agent's card must list fewer",
-            super::card::MAX_CARD_INTERFACES,
-            super::card::MAX_CARD_SKILLS
-        ),
     }
 }
 

@@ -684,7 +684,7 @@ mod tests {
                 ),
                 "{e}"
             );
-            assert!(e.hint().unwrap().contains("proxy"), "{e}");
+            assert_eq!(e.hint(), Some(crate::a2a::Hint::Proxy), "{e}");
             assert_eq!(e.exit_code(), crate::exit::WORK_REMAINS);
         }
     }

@@ -80,7 +80,7 @@ pub use client::{A2aClient, Endpoint};
 pub use codes::ErrorKind;
 pub use credentials::{Credential, TokenSource, origin_of, redact_url, source_key};
 pub(crate) use error::fmt_duration;
-pub use error::{A2aError, DecodeKind, ErrorClass, RpcError};
+pub use error::{A2aError, DecodeKind, ErrorClass, Hint, RpcError};
 pub use limits::{AgentLimits, LONGEST_NOT_BEFORE, LONGEST_PAUSE, Limits, Skip};
 pub use reach::Reach;
 pub use security::Placement;

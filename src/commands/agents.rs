@@ -27,6 +27,7 @@ use crate::a2a::{
     WELL_KNOWN_CARD_PATH, WireBinding, card_url_for, redact_url,
 };
 use crate::clock::rfc3339;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
@@ -199,7 +200,7 @@ pub(crate) async fn run(ctx: &Context, args: &AgentsArgs) -> anyhow::Result<u8> 
 /// Returns the card URL for a URL given on the command line (a usage error if unusable).
 fn card_url_arg(url: &str) -> Result<String, CliError> {
     card_url_for(url).map_err(|e| {
-        let hint = e.hint().unwrap_or_default();
+        let hint = e.hint_text().unwrap_or_default();
         CliError::usage(e.to_string()).hint(hint)
     })
 }
@@ -260,7 +261,7 @@ async fn credential(
                 "{e}: `{}` was registered with --token-cmd",
                 shown(card_url)
             ))
-            .hint(e.hint().unwrap_or_default())
+            .hint(e.hint_text().unwrap_or_default())
         })?)),
         (None, Some(var), None) => Ok(Some(Credential::from_env(var).map_err(|e| {
             CliError::usage(format!(
@@ -302,7 +303,7 @@ async fn add(
         ))
     };
     let wire_failure = |e: crate::a2a::A2aError| {
-        let hint = e.hint();
+        let hint = e.hint_text();
         let mut failure = CliError::failure(e.to_string());
         failure.hint = hint;
         not_stored(failure)
@@ -495,7 +496,7 @@ async fn probe(
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     let not_probed = |e: crate::a2a::A2aError| {
         let mut failure = CliError::failure(e.to_string());
-        failure.hint = e.hint();
+        failure.hint = e.hint_text();
         anyhow::Error::new(failure).context(format!(
             "`{}` was not probed; nothing was stored",
             shown(&card_url)

@@ -45,6 +45,7 @@ use crate::a2a::{
 use crate::clock::rfc3339;
 use crate::commands::report::SendSteps;
 use crate::commands::report::records::ActionRecord;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::duration::parse_duration;
@@ -59,7 +60,7 @@ use crate::recovery::decide;
 use crate::recovery::follow::FollowOptions;
 use crate::recovery::lookup;
 use crate::recovery::push;
-use crate::recovery::send::{Outgoing, SendKind, Sender, Sent, Stage, card_failure_code};
+use crate::recovery::send::{Outgoing, Sender, Sent, Stage, card_failure_code};
 use crate::sanitize::inert;
 
 use super::util::flags::{given_credential, interface_choice};
@@ -207,7 +208,7 @@ fn validate(args: &DelegateArgs) -> Result<Request, CliError> {
         match (&args.agent, &args.skill) {
             (Some(agent), _) => {
                 let card_url = card_url_for(agent).map_err(|e| {
-                    let hint = e.hint().unwrap_or_default();
+                    let hint = e.hint_text().unwrap_or_default();
                     CliError::usage(format!("bad --agent: {e}")).hint(hint)
                 })?;
                 (Binding::Agent(card_url.clone()), card_url)
@@ -389,7 +390,7 @@ async fn credential_for(
                 "{e}: the agent `{}` takes its token from it",
                 agent_shown(card_url)
             ))
-            .hint(e.hint().unwrap_or_default())
+            .hint(e.hint_text().unwrap_or_default())
         })
     } else if let Some(var) = var {
         Credential::from_env(var).map(Some).map_err(|e| {
@@ -719,15 +720,8 @@ impl Delegation<'_> {
             card_patience: self.req.card_patience,
         };
         let step = self.step().to_string();
-        // `resolve --as resend`: the operator accepted ONE send of this attempt without a look;
-        // the approval is consumed (committed) before the send (journal/operator.rs).
-        let mode = if resume && self.journal.take_resend_approval(attempt.id)? {
-            self.action(&attempt, "look", "resend-approved", &json!({}))?;
-            SendKind::Force
-        } else {
-            SendKind::LookFirst
-        };
-        let sent = sender.deliver(attempt.id, &out, mode, &step).await?;
+        // An operator's `resolve --as resend` is honoured by the send path, under the lease.
+        let sent = sender.deliver(attempt.id, &out, &step).await?;
         self.sent(sent).await
     }
 

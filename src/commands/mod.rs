@@ -18,7 +18,7 @@ pub(crate) mod report;
 pub mod resolve;
 pub mod scripted_agent;
 pub mod status;
-mod util;
+pub(crate) mod util;
 
 use clap::{Parser, Subcommand};
 

@@ -28,6 +28,7 @@ use crate::a2a::{A2aClient, AgentLimits, Limits};
 use crate::commands::report::human::{Unreachable, remedy_lines};
 use crate::commands::report::records::ActionRecord;
 use crate::commands::report::vocabulary::{Kind, human};
+use crate::commands::util::hints;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
@@ -216,12 +217,15 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     }
     if !held.is_empty() && workflows.is_empty() {
         ctx.out.begin("reconcile")?;
-        let summary = Summary {
+        let held = PassResult {
+            summary: Summary {
+                held: held.len(),
+                ..Summary::default()
+            },
             code: exit::WORK_REMAINS,
-            held: held.len(),
-            ..Summary::default()
+            human: exit::OK,
         };
-        return finish(ctx, args, &journal, alerts, &summary, None);
+        return finish(ctx, args, &journal, alerts, &held, None);
     }
     let client = A2aClient::with_limits(ctx.client_config(), limits(&journal, args)?)
         .context("failed to set up the HTTP client")?;
@@ -243,11 +247,11 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     let held_reached = lazy.as_ref().is_some_and(LazyLocks::finish);
     if !held.is_empty() || held_reached {
         first.summary.held = held.len() + lazy.as_ref().map_or(0, |l| l.held.get());
-        first.summary.code = exit::worst(first.summary.code, exit::WORK_REMAINS);
+        first.code = exit::worst(first.code, exit::WORK_REMAINS);
         first.human = exit::worst(first.human, exit::WORK_REMAINS);
     }
     let Some(follow_for) = args.follow_for else {
-        return finish(ctx, args, &journal, alerts, &first.summary, None);
+        return finish(ctx, args, &journal, alerts, &first, None);
     };
     // What follows covers the workflows this pass holds, and only those.
     let cfg = match &lazy {
@@ -265,21 +269,18 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
     };
     if targets.is_empty() {
         let followed = Followed::default();
-        return finish(ctx, args, &journal, alerts, &first.summary, Some(&followed));
+        return finish(ctx, args, &journal, alerts, &first, Some(&followed));
     }
     let followed = follow_running(ctx, &journal, &client, targets, args, follow_for).await?;
     // A second ordinary pass decides from what following recorded: a COMPLETED step with an
     // effect is verified, a FAILED one re-delegated, a question reported, and a task still
     // running is read once more (exit 3).
-    let second = run_pass(ctx, &journal, &client, &cfg, None, &shown, args, alerts).await?;
-    let mut summary = second.summary;
+    let mut second = run_pass(ctx, &journal, &client, &cfg, None, &shown, args, alerts).await?;
     // What needed a human in the first pass still does (a reply found UNCERTAIN is not
     // visited again), whatever the second pass saw.
-    summary.code = exit::worst(summary.code, first.human);
-    for w in first.summary.compensate {
-        summary.compensate.insert(w);
-    }
-    finish(ctx, args, &journal, alerts, &summary, Some(&followed))
+    second.code = exit::worst(second.code, first.human);
+    second.summary.compensate.extend(first.summary.compensate);
+    finish(ctx, args, &journal, alerts, &second, Some(&followed))
 }
 
 /// Adds the pass's `COMPENSATING` workflows (those it covers) to its summary: a compensation
@@ -288,9 +289,9 @@ async fn pass(ctx: &Context, args: &ReconcileArgs, alerts: &Alerts) -> anyhow::R
 fn with_compensations(
     args: &ReconcileArgs,
     journal: &Journal,
-    summary: &Summary,
-) -> anyhow::Result<Summary> {
-    let mut summary = summary.clone();
+    pass: &PassResult,
+) -> anyhow::Result<(Summary, u8)> {
+    let (mut summary, mut pass_code) = (pass.summary.clone(), pass.code);
     for (workflow, failed) in journal.compensating_workflows()? {
         if !args.workflows.is_empty() && !args.workflows.contains(&workflow) {
             continue;
@@ -300,10 +301,10 @@ fn with_compensations(
         } else {
             exit::WORK_REMAINS
         };
-        summary.code = exit::worst(summary.code, code);
+        pass_code = exit::worst(pass_code, code);
         summary.compensating.insert(workflow);
     }
-    Ok(summary)
+    Ok((summary, pass_code))
 }
 
 /// The warning about a workflow skipped because another pass holds its lock.
@@ -384,6 +385,9 @@ const FOLLOW_STREAMS: usize = 1000;
 /// What one pass came to.
 struct PassResult {
     summary: Summary,
+    /// The pass's exit code (0, 3 or 4): the worst code of its actions, folded from the
+    /// events, and 3 when the deadline left items unvisited.
+    code: u8,
     /// The worst code of the actions a human must act on (4, or 2 for a missing credential).
     human: u8,
 }
@@ -427,6 +431,7 @@ async fn run_pass(
         alerts,
         dry_run: cfg.dry_run,
         human: Cell::new(exit::OK),
+        code: Cell::new(exit::OK),
         unreachable: Unreachable::default(),
     };
     let summary = pass.run(&report).await?;
@@ -434,13 +439,22 @@ async fn run_pass(
         b.finish_and_clear();
     }
     let human = report.human.get();
+    let code = if summary.unvisited > 0 {
+        exit::worst(report.code.get(), exit::WORK_REMAINS)
+    } else {
+        report.code.get()
+    };
     let grouped = report
         .unreachable
         .take_lines(&mut |hint| shown.borrow_mut().insert(format!("hint: {hint}")));
     for text in grouped {
         ctx.out.status(&ctx.out.wrap(&text));
     }
-    Ok(PassResult { summary, human })
+    Ok(PassResult {
+        summary,
+        code,
+        human,
+    })
 }
 
 /// A pass's sink: each action printed as it comes (a record, or a line), `--alert new` judged,
@@ -456,6 +470,8 @@ struct PassReport<'a> {
     /// The worst code of the actions that need a human (or a missing credential), folded
     /// from the events.
     human: Cell<u8>,
+    /// The worst code of all the actions, folded from the events.
+    code: Cell<u8>,
     /// Steps whose agent could not be reached, said once per agent after the pass.
     unreachable: Unreachable,
 }
@@ -469,6 +485,7 @@ impl Sink for PassReport<'_> {
                 }
             }
             Event::Acted(action) => {
+                self.code.set(exit::worst(self.code.get(), action.code));
                 if matches!(action.code, exit::NEEDS_HUMAN | exit::USAGE) {
                     self.human.set(exit::worst(self.human.get(), action.code));
                 }
@@ -484,8 +501,8 @@ impl Sink for PassReport<'_> {
                     && self.ctx.out.verbosity() == 0
                 {
                     let step = format!("{}/{}", action.workflow, action.step);
-                    let hint = action.detail.get("hint").and_then(|h| h.as_str());
-                    self.unreachable.add(agent, *why, step, hint);
+                    let hint = action.hint.as_ref().map(hints::wire);
+                    self.unreachable.add(agent, *why, step, hint.as_deref());
                     return Ok(());
                 }
                 print_action(
@@ -727,11 +744,11 @@ fn print_action(
                 );
                 // One line per step; the hint once per pass, under the first step it fits
                 // (ten unreachable steps of one agent are ten lines and one hint).
-                if let Some(hint) = a.detail.get("hint").and_then(|h| h.as_str())
+                if let Some(hint) = a.hint.as_ref().map(hints::wire)
                     && shown.borrow_mut().insert(format!("hint: {hint}"))
                 {
                     text.push_str("\n  hint: ");
-                    text.push_str(&inert(hint));
+                    text.push_str(&inert(&hint));
                 }
                 match bar {
                     Some(b) => b.suspend(|| ctx.out.status(&text)),
@@ -849,11 +866,11 @@ fn finish(
     args: &ReconcileArgs,
     journal: &Journal,
     alerts: &Alerts,
-    summary: &Summary,
+    pass: &PassResult,
     followed: Option<&Followed>,
 ) -> anyhow::Result<u8> {
-    let summary = &with_compensations(args, journal, summary)?;
-    let (code, new, old) = judge_alerts(args, journal, alerts, summary.code)?;
+    let (summary, pass_code) = &with_compensations(args, journal, pass)?;
+    let (code, new, old) = judge_alerts(args, journal, alerts, *pass_code)?;
     if ctx.out.is_json() {
         ctx.out
             .record(&summary_record(args, summary, (code, new, old), followed))?;

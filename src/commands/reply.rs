@@ -17,6 +17,7 @@ use serde_json::json;
 
 use crate::a2a::{A2aClient, A2aError, Credential, ErrorKind, redact_url};
 use crate::commands::report::records::ActionRecord;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -288,7 +289,7 @@ async fn outgoing(
         Credential::resolve(attempt.token_env.as_deref(), attempt.token_cmd.as_deref())
             .await
             .map_err(|e| {
-                let hint = e.hint().unwrap_or_default();
+                let hint = e.hint_text().unwrap_or_default();
                 CliError::usage(format!("the step's credential: {e}")).hint(hint)
             })?;
     Ok(Outgoing {

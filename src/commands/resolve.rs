@@ -25,6 +25,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::commands::report::records::ActionRecord;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
@@ -166,7 +167,7 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         .decide(latest.id, &decision, reason)
         .map_err(|e| -> anyhow::Error {
             if e.is_refused_decision() {
-                let hint = e.hint().unwrap_or_default();
+                let hint = e.hint_text().unwrap_or_default();
                 CliError::usage(format!(
                     "cannot resolve `{name}` as {}: {e}",
                     as_str(decision_as)
@@ -326,7 +327,7 @@ fn undo(
         .undo_decision(latest.id, reason)
         .map_err(|e| -> anyhow::Error {
             if e.is_refused_decision() {
-                let hint = e.hint().unwrap_or_default();
+                let hint = e.hint_text().unwrap_or_default();
                 CliError::usage(format!("cannot undo the decision on `{name}`: {e}"))
                     .hint(hint)
                     .into()

@@ -40,6 +40,20 @@ impl Journal {
         wanted: Wanted<'_>,
         f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
     ) -> Result<(Applied, Option<i64>), JournalError> {
+        Self::change_in_written(tx, e, now, id, wanted, f)
+            .map(|(applied, event, _)| (applied, event))
+    }
+
+    /// [`Journal::change_in`], also returning the attempt as the transaction leaves it (the row
+    /// as written, or as held when nothing changed).
+    pub(super) fn change_in_written(
+        tx: &Tx,
+        e: &impl Fn(DbError) -> JournalError,
+        now: chrono::DateTime<chrono::Utc>,
+        id: AttemptId,
+        wanted: Wanted<'_>,
+        f: impl FnOnce(&Attempt, &[Artifact]) -> Result<Option<Change>, JournalError>,
+    ) -> Result<(Applied, Option<i64>, Attempt), JournalError> {
         let held = queries::attempt_by_id(tx, id)
             .map_err(e)?
             .ok_or(JournalError::UnknownAttempt(id.0))?;
@@ -54,9 +68,9 @@ impl Journal {
             }
         };
         let Some(change) = f(&held, &held_artifacts)? else {
-            return Ok((Applied::Unchanged, None));
+            return Ok((Applied::Unchanged, None, held));
         };
-        Self::apply_change(tx, e, now, &held, change).map(|(applied, event, _)| (applied, event))
+        Self::apply_change(tx, e, now, &held, change)
     }
 
     /// Writes a change of an attempt read in the same transaction (`held`): the row, its

@@ -1,7 +1,7 @@
 //! `JournalError`: everything that can go wrong below the journal's interface.
 //!
-//! Every variant names the journal file (or the row) it concerns; [`JournalError::hint`] says
-//! what the operator can do. `src/error.rs` maps every variant to exit 1.
+//! Every variant names the journal file (or the row) it concerns; the command layer
+//! (`commands/util/hints.rs`) says what the operator can do. `src/error.rs` maps every variant to exit 1.
 
 use std::path::PathBuf;
 
@@ -234,91 +234,6 @@ fn humantime(d: std::time::Duration) -> String {
 }
 
 impl JournalError {
-    /// Returns what the operator can do about this error, if anything useful can be said.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            Self::Io { .. } => Some(
-                "check the permissions of the journal and its directory, or pass --journal PATH"
-                    .to_owned(),
-            ),
-            Self::BrokenSymlink { .. } => {
-                Some("restore the link's target, or pass --journal with another path".to_owned())
-            }
-            Self::NotSqlite { path } | Self::NotAJournal { path } => Some(format!(
-                "the file was left untouched; pass --journal with another path, or move `{}` away",
-                path.display()
-            )),
-            Self::Corrupt { path, .. } => Some(format!(
-                "the file was left untouched; restore it from a backup, or salvage it with \
-                 `sqlite3 {} .recover`",
-                path.display()
-            )),
-            Self::Moved { path, to, .. } => Some(format!(
-                "pass --journal {to} (or set A2A_RECOVER_JOURNAL to it); `{}` is kept only as \
-                 a record of what was moved: delete it (a file with its -wal and -shm, or the \
-                 schema) to reuse its place",
-                path.display()
-            )),
-            Self::TargetNotEmpty { .. } => Some(
-                "nothing was copied and the target was left as it was; `journal copy` never \
-                 merges two journals: copy into a new file or an empty schema"
-                    .to_owned(),
-            ),
-            Self::CopySchema { .. } => Some(
-                "nothing was copied; both journals must be at this a2a-recover's schema version"
-                    .to_owned(),
-            ),
-            Self::CopyMismatch { .. } => Some(
-                "nothing was committed to the target and the source was not marked as moved; \
-                 this is a bug in a2a-recover: please report it"
-                    .to_owned(),
-            ),
-            Self::NewerVersion { .. } => {
-                Some("this journal was written by a newer a2a-recover; upgrade to write it (reading works)".to_owned())
-            }
-            Self::ReadOnly { .. } => Some(
-                "the journal is empty or from an older a2a-recover, and a dry run writes \
-                 nothing: run `a2a-recover inspect` once (it creates or migrates the journal \
-                 and contacts no agent), then run this again"
-                    .to_owned(),
-            ),
-            Self::Busy { .. } => Some(
-                "another a2a-recover holds the journal; wait for it, or raise --timeout"
-                    .to_owned(),
-            ),
-            Self::Storage { hint, .. } => hint.map(str::to_owned),
-            Self::BadValue { .. } => {
-                Some("the journal may have been edited by hand or by a newer version".to_owned())
-            }
-            Self::UnknownAttempt(_) | Self::UnknownStep(_) | Self::UnknownWorkflow(_) => {
-                Some("`a2a-recover inspect` lists what the journal holds".to_owned())
-            }
-            Self::Transition { .. } | Self::TaskMismatch { .. } => {
-                Some("this is a bug in a2a-recover; please report it with `inspect --events`".to_owned())
-            }
-            Self::BudgetSpent { step, .. } => Some(format!(
-                "decide with `a2a-recover resolve {step} --as abandoned --reason \"…\"`"
-            )),
-            Self::NotLatest { step, .. } => Some(format!(
-                "see where it is now with `a2a-recover inspect {step}`, then decide again"
-            )),
-            Self::Undecidable {
-                step,
-                state,
-                resolution,
-                ..
-            } => Some(undecidable_hint(step, *state, *resolution)),
-            Self::WorkflowClosed { workflow, .. } => Some(format!(
-                "`a2a-recover compensate {workflow}` is undoing it; accept or give up its steps \
-                 with `resolve STEP --as done|abandoned` instead"
-            )),
-            Self::NotUndoable { step, .. } => Some(format!(
-                "nothing was changed; `a2a-recover inspect {step}` shows its decisions, and a \
-                 new `resolve {step} --as …` replaces what was sent"
-            )),
-        }
-    }
-
     /// Returns whether the operator asked for something the journal's state does not allow
     /// (a usage error, exit 2, rather than a failure of a2a-recover).
     pub fn is_refused_decision(&self) -> bool {
@@ -331,32 +246,5 @@ impl JournalError {
                 | Self::WorkflowClosed { .. }
                 | Self::NotUndoable { .. }
         )
-    }
-}
-
-/// What to do instead of a decision that does not apply.
-fn undecidable_hint(
-    step: &str,
-    state: crate::journal::model::AttemptState,
-    resolution: crate::journal::model::Resolution,
-) -> String {
-    use crate::journal::model::{AttemptState as S, Resolution as R};
-    match (resolution, state) {
-        (R::Resend, S::Intent) => format!(
-            "its send is not settled yet: `a2a-recover reconcile` looks for it first; resend is \
-             for UNCERTAIN attempts (`a2a-recover inspect {step}`)"
-        ),
-        (R::Resend, _) => format!(
-            "resend reuses the messageId of an UNCERTAIN attempt; for a new attempt use \
-             `a2a-recover resolve {step} --as retry --reason \"…\"`"
-        ),
-        (R::Retry, S::Intent) => {
-            "its send is not settled yet: `a2a-recover reconcile` looks for it and sends it"
-                .to_owned()
-        }
-        _ => format!(
-            "wait for it with `a2a-recover reconcile` (or `a2a-recover follow {step}`), or give \
-             it up with `a2a-recover resolve {step} --as abandoned --reason \"…\"`"
-        ),
     }
 }

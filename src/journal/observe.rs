@@ -9,8 +9,8 @@ use super::queries::{self, NewEvent};
 use super::sql::{DbError, DbResult, Tx};
 use super::{
     ARTIFACT_TOO_LARGE, Applied, Artifact, Attempt, AttemptId, DateTimeUtc, Freshness, Journal,
-    JournalError, Observation, Recorded, SizeLimits, Source, StreamObservation, TASK_TOO_LARGE,
-    is_over_limit, message_said,
+    JournalError, Observation, Recorded, SizeLimits, Source, Standing, StreamObservation,
+    TASK_TOO_LARGE, is_over_limit, message_said,
 };
 use crate::model::{ArtifactUpdate, ArtifactView, TaskView};
 
@@ -31,6 +31,37 @@ impl Journal {
     ) -> Result<Applied, JournalError> {
         self.apply_view(id, view, "journal the task", |held, artifacts| {
             Self::task_change(held, artifacts, view, source)
+        })
+    }
+
+    /// Applies a remote Task as [`Journal::apply_task`] does, and returns the attempt as the
+    /// write left it, with why it failed for good (if it did: a task past a size limit is
+    /// marked so in the same transaction), so that a caller that decides from the new state
+    /// reads nothing back.
+    pub fn apply_task_standing(
+        &self,
+        id: AttemptId,
+        view: &TaskView,
+        source: Source,
+    ) -> Result<Standing, JournalError> {
+        let ids = view_artifact_ids(view);
+        let limits = self.limits;
+        self.write_attempts_if_changed(&[id], "journal the task", |tx, e, now| {
+            let (applied, _, attempt) =
+                Self::change_in_written(tx, &e, now, id, Wanted::Only(&ids), |held, artifacts| {
+                    let change = Self::task_change(held, artifacts, view, source)?;
+                    Self::limit_change(tx, &e, now, limits, held, change, &mut false)
+                })?;
+            let failed_for_good = queries::failed_for_good(tx, id).map_err(&e)?;
+            let changed = applied.changed();
+            Ok((
+                Standing {
+                    applied,
+                    attempt,
+                    failed_for_good,
+                },
+                changed,
+            ))
         })
     }
 

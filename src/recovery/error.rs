@@ -17,18 +17,6 @@ pub enum RecoveryError {
     CredentialGone(A2aError),
 }
 
-impl RecoveryError {
-    /// Returns what the operator can do about it.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            Self::UnknownWorkflow(_) => {
-                Some("list workflows with `a2a-recover inspect`".to_owned())
-            }
-            Self::CredentialGone(e) => e.hint(),
-        }
-    }
-}
-
 /// The reader of a pass's report went away (stdout closed): the pass stops, commits what it
 /// saw, and the command exits quietly.
 #[derive(Debug, thiserror::Error)]

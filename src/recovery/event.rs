@@ -10,9 +10,10 @@
 
 use serde_json::Value;
 
-use crate::a2a::Unreached;
+use crate::a2a::{Hint, Unreached};
 use crate::journal::Attempt;
 use crate::recovery::follow::{FollowTarget, Progress};
+use crate::recovery::remedy::Remedy;
 
 /// One thing a pass did, or in a dry run would do, about one attempt: an `action` record.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,44 +37,39 @@ pub struct Action {
     /// Why the attempt's agent could not be reached, when that is why the action failed, with
     /// the agent (its card URL): a reporter groups such failures by agent.
     pub unreached: Option<(String, Unreached)>,
+    /// What the operator can do about the wire error the action met, when its record says it:
+    /// such an action's `detail` holds `"hint": null`, and the command layer writes the hint's
+    /// words there.
+    pub hint: Option<Hint>,
 }
 
-/// What a human must do about an action's attempt (as `inspect --pending` says it).
+/// What a human must do about an action's attempt, as a value: the command layer
+/// (`commands/util/remedy.rs`) writes its words and the commands that answer it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActionRemedy {
-    /// What is wrong, with the question or the reason.
-    pub what: String,
-    /// The command that answers it, if there is one.
-    pub command: Option<String>,
-    /// Other commands that answer it instead.
-    pub alternatives: Vec<String>,
-    /// For people: what is wrong in a few words and the remote text it quotes (the question,
-    /// or the reason), raw: a reporter makes it inert, line by line.
-    pub told: Option<Told>,
+pub enum ActionRemedy {
+    /// The attempt's row needs a human ([`Remedy::of`]).
+    Row {
+        /// Which remedy.
+        remedy: Remedy,
+        /// The remote text it quotes (the question, or the reason), if any.
+        told: Option<Told>,
+    },
+    /// A credential variable the attempt's agent needs is missing: no command answers it.
+    Credential {
+        /// The error, on one inert line.
+        summary: String,
+        /// What to do about it (the command layer writes its words).
+        hint: Option<Hint>,
+    },
 }
 
-/// What is wrong, in words, and the remote text it quotes.
+/// The remote text a remedy quotes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Told {
-    /// What is wrong (`answer the agent's question`).
-    pub what: String,
-    /// The text it quotes, as the agent (or the journal) has it.
+    /// The text, as the agent (or the journal) has it: a reporter makes it inert.
     pub text: String,
     /// Whether the text is the agent's question (shown in quotes).
     pub question: bool,
-}
-
-impl std::fmt::Display for ActionRemedy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.command {
-            Some(c) => write!(f, "{}; run `{c}`", self.what)?,
-            None => f.write_str(&self.what)?,
-        }
-        for alt in &self.alternatives {
-            write!(f, ", or `{alt}`")?;
-        }
-        Ok(())
-    }
 }
 
 /// One thing a compensation pass did, or in a dry run would do, about its workflow, a step or

@@ -294,7 +294,7 @@ pub struct FollowOutcome {
     /// The last error seen, if any (one inert line).
     pub last_error: Option<String>,
     /// What to do about the last failure ([`A2aError::hint`]), if it had a hint.
-    pub last_hint: Option<String>,
+    pub last_hint: Option<crate::a2a::Hint>,
 }
 
 impl FollowOutcome {

@@ -43,24 +43,6 @@ pub enum LockError {
     Store(#[source] crate::journal::JournalError),
 }
 
-impl LockError {
-    /// Returns what the operator can do about it.
-    pub fn hint(&self) -> String {
-        match self {
-            Self::Held { path, .. } => format!(
-                "nothing was touched; run again when it is done (lock file `{}`)",
-                path.display()
-            ),
-            Self::Io { path, .. } => format!(
-                "nothing was touched; the lock file `{}` sits beside the journal: check that \
-                 its directory is writable and that it is a regular file you may open",
-                path.display()
-            ),
-            Self::Store(_) => "nothing was touched; run again".to_owned(),
-        }
-    }
-}
-
 /// A pass lock: a lock file's `flock` (SQLite), or a lock the journal's store holds itself
 /// (PostgreSQL: [`crate::journal::StoreLock`]); released on drop.
 #[derive(Debug)]

@@ -53,7 +53,7 @@ use futures_util::StreamExt as _;
 use futures_util::stream::FuturesUnordered;
 use serde_json::json;
 
-use self::actions::{failed_outcome, failure_code, remedy_line, skipped_action, unreached};
+use self::actions::{failed_outcome, failure_code, hinted, remedy_line, skipped_action, unreached};
 use self::rows::{Rows, StepOf};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aClient, Endpoint};
@@ -67,7 +67,7 @@ use crate::recovery::commit::{Queue, Writer, WriterMode};
 use crate::recovery::decide::{self, Triage};
 use crate::recovery::event::{Action, Event, Sink};
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
-use crate::recovery::send::{SendKind, Sender};
+use crate::recovery::send::Sender;
 use crate::recovery::{follow, lookup, not_before, send};
 
 /// How many times a read is tried before the attempt is left as it was this pass.
@@ -121,8 +121,6 @@ pub struct Summary {
     /// How many attempts ended in each outcome: the outcome of the last action on each attempt
     /// (an attempt a re-delegation created counts as one more).
     pub attempts: BTreeMap<String, u32>,
-    /// The pass's exit code (0, 3 or 4; worst of all actions).
-    pub code: u8,
     /// How many items were visited.
     pub visited: usize,
     /// How many items the deadline left unvisited.
@@ -156,7 +154,6 @@ impl Summary {
     /// Counts one action.
     fn count(&mut self, a: &Action) {
         *self.outcomes.entry(a.outcome.clone()).or_default() += 1;
-        self.code = exit::worst(self.code, a.code);
         if a.code == exit::NEEDS_HUMAN {
             self.needs_human
                 .insert(format!("{}/{}", a.workflow, a.step));
@@ -527,7 +524,6 @@ impl<'a> Pass<'a> {
                         total.saturating_sub(summary.visited + self.held_rows.get());
                     *summary.outcomes.entry("deadline".to_owned()).or_default() +=
                         u32::try_from(summary.unvisited).unwrap_or(u32::MAX);
-                    summary.code = exit::worst(summary.code, exit::WORK_REMAINS);
                     break;
                 };
                 let Some((key, actions)) = next else { continue };
@@ -686,8 +682,7 @@ impl<'a> Pass<'a> {
                     Some(a) => a.clone(),
                     None => self.journal.attempt(row.attempt.id)?,
                 };
-                let sent = Box::pin(sender.deliver_read(current, &out, SendKind::LookFirst, &step))
-                    .await?;
+                let sent = Box::pin(sender.deliver_read(current, &out, &step)).await?;
                 Ok(vec![self.sent_action(row, "send", &sent)?])
             }
             Triage::Uncertain => Ok(vec![self.standing(

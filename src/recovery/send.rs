@@ -10,7 +10,7 @@
 //!    stored), journal the endpoint — from here on the attempt counts as possibly sent.
 //!    An endpoint journaled: the send may have happened, so look first (`lookup`, bucket 1)
 //!    unless the operator approved one resend without a look (`resolve --as resend`, consumed
-//!    before the send) or the caller forces it.
+//!    before the send): decided here, and only here, for every caller.
 //! 4. Crash point `after-intent`; send `SendMessage` (`returnImmediately: true`, our ids);
 //!    crash point `after-send`, before anything of the answer is journaled.
 //! 5. Journal the task, the direct reply, the refusal, or the failure (the attempt stays
@@ -73,15 +73,6 @@ pub struct Outgoing {
     /// The listener's public base URL the agent is asked to push to (`--push`), if any: the
     /// send carries the attempt's push config when the agent's card offers push.
     pub push: Option<String>,
-}
-
-/// How a send goes about an attempt whose endpoint is journaled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SendKind {
-    /// Look on the agent first; send only if the look proves nothing was created.
-    LookFirst,
-    /// Send again with the same messageId without looking (the operator's `resend`).
-    Force,
 }
 
 /// Which stage a failure happened at.
@@ -436,6 +427,18 @@ pub(crate) fn request(
 }
 
 impl Sender<'_> {
+    /// Returns whether the operator accepted ONE send of `attempt` without a look (`resolve
+    /// --as resend`), told as `look`/`resend-approved`. The one place the approval is decided:
+    /// under the attempt's lease, after it was read again, consuming (committing) the approval
+    /// before the send (journal/operator.rs).
+    fn resend_approved(&self, attempt: &Attempt) -> anyhow::Result<bool> {
+        if !self.journal.take_resend_approval(attempt.id)? {
+            return Ok(false);
+        }
+        self.note(attempt, "look", "resend-approved", &Value::Null)?;
+        Ok(true)
+    }
+
     fn note(
         &self,
         attempt: &Attempt,
@@ -464,15 +467,9 @@ impl Sender<'_> {
 
     /// Sends an `INTENT` attempt (see the module docs for the order); `step` names it for the
     /// crash points.
-    pub async fn deliver(
-        &self,
-        id: AttemptId,
-        out: &Outgoing,
-        kind: SendKind,
-        step: &str,
-    ) -> anyhow::Result<Sent> {
+    pub async fn deliver(&self, id: AttemptId, out: &Outgoing, step: &str) -> anyhow::Result<Sent> {
         let current = self.journal.attempt(id)?;
-        Box::pin(self.deliver_read(current, out, kind, step)).await
+        Box::pin(self.deliver_read(current, out, step)).await
     }
 
     /// [`Sender::deliver`] of an attempt the caller has just read from the journal (`current`,
@@ -481,7 +478,6 @@ impl Sender<'_> {
         &self,
         current: Attempt,
         out: &Outgoing,
-        kind: SendKind,
         step: &str,
     ) -> anyhow::Result<Sent> {
         let id = current.id;
@@ -515,11 +511,7 @@ impl Sender<'_> {
                 Err(sent) => return Ok(sent),
             }
         } else {
-            // `resolve --as resend`: the operator accepted ONE send without a look; the approval
-            // is consumed (committed) before the send (journal/operator.rs).
-            if kind == SendKind::LookFirst && self.journal.take_resend_approval(attempt.id)? {
-                self.note(&attempt, "look", "resend-approved", &Value::Null)?;
-            } else if kind == SendKind::LookFirst
+            if !self.resend_approved(&attempt)?
                 && let Some(looked) = self
                     .look(
                         &attempt,
@@ -870,9 +862,7 @@ impl Sender<'_> {
             id: attempt.id,
             armed: true,
         };
-        if self.journal.take_resend_approval(attempt.id)? {
-            self.note(&attempt, "look", "resend-approved", &Value::Null)?;
-        } else {
+        if !self.resend_approved(&attempt)? {
             match self.look(&attempt, out, Ok).await? {
                 None => {}
                 Some(Looked::Done(sent)) => return Ok(Claimed::Done(sent)),

@@ -570,7 +570,7 @@ async fn http_401_is_a_refusal() {
     assert_eq!(err.class(), ErrorClass::Refused);
     assert!(!err.is_transient());
     assert_eq!(err.exit_code(), exit::NEEDS_HUMAN);
-    assert!(err.hint().unwrap().contains("credentials"));
+    assert_eq!(err.hint(), Some(crate::a2a::Hint::CredentialsRefused));
 }
 
 #[tokio::test]

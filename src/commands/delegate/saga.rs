@@ -25,6 +25,7 @@ use serde_json::json;
 use super::{DelegateArgs, Delegation, Request};
 use crate::a2a::{A2aClient, Credential};
 use crate::commands::report::SendSteps;
+use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::crash::{self, Point};
 use crate::error::CliError;
@@ -566,7 +567,7 @@ async fn credential_of(
     spec: &StepSpec,
 ) -> Result<Option<Credential>, CliError> {
     Credential::resolve(var, cmd).await.map_err(|e| {
-        let hint = e.hint().unwrap_or_default();
+        let hint = e.hint_text().unwrap_or_default();
         CliError::usage(format!("step `{}`: {e}", spec.name)).hint(hint)
     })
 }

@@ -11,6 +11,7 @@ use super::tables::{fit, room_left};
 use crate::commands::report::human::event_detail;
 use crate::commands::report::vocabulary::{Kind, human};
 use crate::commands::util::records::{Chain, outcome};
+use crate::commands::util::remedy::RemedyText as _;
 use crate::journal::{Artifact, AttemptRow, Binding, Event, StepRecord};
 use crate::output::{Printer, age, render_table, table};
 use crate::recovery::remedy::Remedy;

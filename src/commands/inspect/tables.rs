@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use comfy_table::Cell;
 
 use super::{OUTCOME_CHARS, agent_cell, outcome, truncate};
+use crate::commands::util::remedy::RemedyText as _;
 use crate::journal::{AttemptRow, WorkflowSummary};
 use crate::output::{Printer, age, display_width, render_table, state_cell, table};
 use crate::recovery::remedy::Remedy;

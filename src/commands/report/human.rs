@@ -247,23 +247,24 @@ mod event_tests {
 /// agent's text line by line under the remote prefix, then each command that answers it, whole,
 /// on an indented line of its own.
 pub(crate) fn remedy_lines(subject: &str, r: &crate::recovery::ActionRemedy) -> String {
-    let mut text = match &r.told {
-        Some(told) => {
+    let words = crate::commands::util::remedy::words(r);
+    let mut text = match &words.told {
+        Some((what, told, question)) => {
             let quoted =
-                crate::sanitize::inert_lines(&told.text, "  ", Some(crate::sanitize::LIST_LINES));
-            if told.question {
-                format!("{subject}: {}: \"{quoted}\"", told.what)
+                crate::sanitize::inert_lines(told, "  ", Some(crate::sanitize::LIST_LINES));
+            if *question {
+                format!("{subject}: {what}: \"{quoted}\"")
             } else {
-                format!("{subject}: {}: {quoted}", told.what)
+                format!("{subject}: {what}: {quoted}")
             }
         }
-        None => format!("{subject}: {}", r.what),
+        None => format!("{subject}: {}", words.what),
     };
-    if let Some(command) = &r.command {
+    if let Some(command) = &words.command {
         text.push_str("\n  ");
         text.push_str(command);
     }
-    for alt in &r.alternatives {
+    for alt in &words.alternatives {
         text.push_str("\n  or ");
         text.push_str(alt);
     }
@@ -272,16 +273,20 @@ pub(crate) fn remedy_lines(subject: &str, r: &crate::recovery::ActionRemedy) -> 
 
 #[cfg(test)]
 mod remedy_tests {
+    use crate::journal::{RemedyKind, StepName};
+    use crate::recovery::remedy::Remedy;
     use crate::recovery::{ActionRemedy, Told};
 
     #[test]
     fn a_question_over_two_lines_keeps_its_lines_and_the_command_stands_alone() {
-        let r = ActionRemedy {
-            what: "unused for people".into(),
-            command: Some("a2a-recover reply w/s \"…\"".into()),
-            alternatives: vec!["a2a-recover resolve w/s --as done --reason \"…\"".into()],
+        let r = ActionRemedy::Row {
+            remedy: Remedy {
+                kind: RemedyKind::Answer,
+                step: StepName::parse("w/s").unwrap(),
+                compensating: false,
+                text_refused: false,
+            },
             told: Some(Told {
-                what: "answer the agent's question".into(),
                 text: "Agent requires input:\n- rooms: two rooms or one?".into(),
                 question: true,
             }),
@@ -290,7 +295,6 @@ mod remedy_tests {
         w/s (attempt 1): answer the agent's question: "Agent requires input:
           │ - rooms: two rooms or one?"
           a2a-recover reply w/s "…"
-          or a2a-recover resolve w/s --as done --reason "…"
         "#);
     }
 }

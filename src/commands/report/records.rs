@@ -2,10 +2,13 @@
 //! recovery events, so every command writes the same `action` record for the same thing.
 //! docs/json-output.md documents each field; keys come out sorted, as every record's do.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::clock::rfc3339;
+use crate::commands::util::{hints, remedy};
 use crate::journal::Event;
 use crate::recovery::event::Said;
 use crate::recovery::{Action, ActionRemedy};
@@ -21,10 +24,10 @@ pub(crate) struct ActionRecord<'a> {
     attempt: Option<u32>,
     action: &'a str,
     outcome: &'a str,
-    detail: &'a Value,
+    detail: Cow<'a, Value>,
     /// `reconcile` only: what a human must do, and whether `--alert new` judged it new.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    judged: Option<Judged<'a>>,
+    judged: Option<Judged>,
     /// `reply` only: the reply's delivery state.
     #[serde(rename = "replyState", skip_serializing_if = "Option::is_none")]
     reply_state: Option<&'a str>,
@@ -32,26 +35,27 @@ pub(crate) struct ActionRecord<'a> {
 
 /// What `reconcile` adds to its `action` records.
 #[derive(Debug, Serialize)]
-struct Judged<'a> {
-    remedy: Option<RemedyRecord<'a>>,
+struct Judged {
+    remedy: Option<RemedyRecord>,
     new: Option<bool>,
 }
 
 /// A `remedy` object: what is wrong and the commands that answer it.
 #[derive(Debug, Serialize)]
-pub(crate) struct RemedyRecord<'a> {
-    what: &'a str,
-    command: Option<&'a str>,
-    alternatives: &'a [String],
+pub(crate) struct RemedyRecord {
+    what: String,
+    command: Option<String>,
+    alternatives: Vec<String>,
 }
 
-impl<'a> RemedyRecord<'a> {
+impl RemedyRecord {
     /// The record of a pass's remedy.
-    pub(crate) fn of(r: &'a ActionRemedy) -> Self {
+    pub(crate) fn of(r: &ActionRemedy) -> Self {
+        let words = remedy::words(r);
         Self {
-            what: &r.what,
-            command: r.command.as_deref(),
-            alternatives: &r.alternatives,
+            what: words.what,
+            command: words.command,
+            alternatives: words.alternatives,
         }
     }
 }
@@ -73,7 +77,7 @@ impl<'a> ActionRecord<'a> {
             attempt: Some(attempt),
             action,
             outcome,
-            detail,
+            detail: Cow::Borrowed(detail),
             judged: None,
             reply_state: None,
         }
@@ -87,6 +91,7 @@ impl<'a> ActionRecord<'a> {
                 remedy: a.remedy.as_ref().map(RemedyRecord::of),
                 new,
             }),
+            detail: action_detail(a),
             ..Self::new(
                 &a.workflow,
                 &a.step,
@@ -119,6 +124,18 @@ impl<'a> ActionRecord<'a> {
     }
 }
 
+/// An action's details, with the words of the hint of the wire error it met.
+pub(crate) fn action_detail(a: &Action) -> Cow<'_, Value> {
+    match &a.hint {
+        Some(hint) => {
+            let mut detail = a.detail.clone();
+            detail["hint"] = Value::String(hints::wire(hint));
+            Cow::Owned(detail)
+        }
+        None => Cow::Borrowed(&a.detail),
+    }
+}
+
 /// An `event` record: one journal event (`inspect --events`, `follow`).
 pub(crate) fn event(e: &Event) -> Value {
     serde_json::json!({
@@ -140,6 +157,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::journal::{RemedyKind, StepName};
+    use crate::recovery::Told;
+    use crate::recovery::remedy::Remedy;
 
     #[test]
     fn an_action_record_is_the_json_it_always_was() {
@@ -157,17 +177,24 @@ mod tests {
             outcome: "INPUT_REQUIRED".into(),
             detail: detail.clone(),
             code: 4,
-            remedy: Some(ActionRemedy {
-                what: "asks".into(),
-                command: Some("a2a-recover reply w/s \"…\"".into()),
-                alternatives: vec![],
-                told: None,
+            remedy: Some(ActionRemedy::Row {
+                remedy: Remedy {
+                    kind: RemedyKind::Answer,
+                    step: StepName::parse("w/s").unwrap(),
+                    compensating: false,
+                    text_refused: false,
+                },
+                told: Some(Told {
+                    text: "rooms?".into(),
+                    question: true,
+                }),
             }),
             unreached: None,
+            hint: None,
         };
         assert_eq!(
             ActionRecord::judged(&a, None).to_value().to_string(),
-            r#"{"action":"read","attempt":1,"detail":{"taskId":"t-1"},"new":null,"outcome":"INPUT_REQUIRED","remedy":{"alternatives":[],"command":"a2a-recover reply w/s \"…\"","what":"asks"},"step":"s","type":"action","workflow":"w"}"#
+            r#"{"action":"read","attempt":1,"detail":{"taskId":"t-1"},"new":null,"outcome":"INPUT_REQUIRED","remedy":{"alternatives":[],"command":"a2a-recover reply w/s \"…\"","what":"answer the agent's question: \"rooms?\""},"step":"s","type":"action","workflow":"w"}"#
         );
         let said = Said {
             workflow: "w",

@@ -2,6 +2,7 @@
 //! credential, and the operator's "no" to a confirmation.
 
 use crate::a2a::{Credential, InterfaceChoice, ProtocolVersion, WireBinding};
+use crate::commands::util::hints::HintText as _;
 use crate::error::CliError;
 
 /// The error when the operator answers no: nothing was changed (exit 1, as `apt` and
@@ -41,7 +42,7 @@ pub(crate) async fn given_credential(
     Credential::resolve(token_env, token_cmd)
         .await
         .map_err(|e| {
-            let hint = e.hint().unwrap_or_default();
+            let hint = e.hint_text().unwrap_or_default();
             match token_cmd {
                 Some(_) => CliError::usage(format!("--token-cmd: {e}")).hint(hint),
                 None => CliError::usage(format!("--token-env: {e}")).hint(format!(

@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 use crate::a2a::{A2aClient, A2aError, redact_url};
 use crate::clock::rfc3339;
 use crate::commands::report::records;
+use crate::commands::util::hints::{self, HintText as _};
+use crate::commands::util::remedy::RemedyText as _;
 use crate::context::Context;
 use crate::error::CliError;
 use crate::exit;
@@ -466,7 +468,7 @@ impl Step<'_> {
                 show.status(&format!("{step}: could not read it: {error}"));
             }
             if let Some(hint) = &o.last_hint {
-                show.status(&format!("hint: {}", inert(hint)));
+                show.status(&format!("hint: {}", inert(&hints::wire(hint))));
             }
         }
         let extra = json!({
@@ -477,7 +479,7 @@ impl Step<'_> {
             "artifacts": artifacts,
             "pendingQuestion": a.question_text(),
             "lastError": o.last_error,
-            "hint": o.last_hint,
+            "hint": o.last_hint.as_ref().map(hints::wire),
             "agent": a.agent_url.as_deref().map(redact_url),
         });
         (o.exit_code(), self.summary(a, end, line, &extra))
@@ -492,7 +494,7 @@ fn plural(n: usize) -> &'static str {
 fn target_error(e: TargetError) -> anyhow::Error {
     match e {
         TargetError::Wire(e @ A2aError::Credential { .. }) => {
-            let hint = e.hint().unwrap_or_default();
+            let hint = e.hint_text().unwrap_or_default();
             CliError::usage(format!("the step's credential: {e}"))
                 .hint(hint)
                 .into()

@@ -3,7 +3,9 @@
 
 pub(crate) mod flags;
 pub(crate) mod follow;
+pub(crate) mod hints;
 pub(crate) mod records;
+pub(crate) mod remedy;
 
 use crate::error::CliError;
 use crate::journal::{InspectFilter, Journal, JournalError, StepName, Target};

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use crate::a2a::{ProtocolBinding, message_said};
 use crate::clock::rfc3339;
+use crate::commands::util::remedy::RemedyText as _;
 use crate::journal::{
     self, AgentHealth, AttemptId, AttemptResolution, AttemptRow, AttemptState, EffectState,
 };

@@ -836,6 +836,17 @@ pub enum Applied {
     },
 }
 
+/// What a write of a remote Task left ([`Journal::apply_task_standing`](crate::journal::Journal::apply_task_standing)).
+#[derive(Debug, Clone)]
+pub struct Standing {
+    /// What the write did.
+    pub applied: Applied,
+    /// The attempt as the write left it.
+    pub attempt: Attempt,
+    /// Why the attempt failed for good, if it did.
+    pub failed_for_good: Option<String>,
+}
+
 impl Applied {
     /// Returns whether anything was written.
     pub fn changed(self) -> bool {

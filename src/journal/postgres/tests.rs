@@ -27,7 +27,10 @@ fn open(url: &PgUrl) -> (PgStore, i64) {
 
 /// An error as an operator reads it: message, hint, and the chain of sources.
 fn report(e: &JournalError) -> String {
-    let mut text = format!("{e}; hint: {:?}", e.hint());
+    let mut text = match e {
+        JournalError::Storage { hint, .. } => format!("{e}; hint: {hint:?}"),
+        _ => e.to_string(),
+    };
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         let _ = write!(text, "; {s}");

@@ -73,7 +73,6 @@ fn assert_refused_untouched(path: &Path, check: impl Fn(&JournalError) -> bool) 
     let before = bytes(path);
     let err = Journal::open(path, T).unwrap_err();
     assert!(check(&err), "unexpected error: {err:?}");
-    assert!(err.hint().is_some());
     assert_eq!(bytes(path), before, "the file was modified");
     assert!(
         !file::sibling(path, "-wal").exists()
@@ -188,11 +187,6 @@ fn a_newer_journal_opens_read_only(#[values(Kind::Sqlite, Kind::Postgres)] kind:
         .create_intents(&[intent("trip/car", "x", "http://a/")])
         .unwrap_err();
     assert!(matches!(err, JournalError::NewerVersion { .. }), "{err:?}");
-    assert!(
-        err.hint()
-            .unwrap()
-            .contains("written by a newer a2a-recover")
-    );
     let id = page.rows[0].attempt.id;
     assert!(matches!(
         j.record_failure(id, FailureKind::Send, "x"),
@@ -310,5 +304,4 @@ fn a_busy_journal_times_out_with_a_hint(#[values(Kind::Sqlite, Kind::Postgres)] 
         .create_intents(&[intent("a/b", "x", "http://a/")])
         .unwrap_err();
     assert!(matches!(err, JournalError::Busy { .. }), "{err:?}");
-    assert!(err.hint().unwrap().contains("--timeout"));
 }

@@ -18,7 +18,7 @@ use crate::placeholders::{self, Fill, Values};
 use crate::plan_file::{Compensation, CompensationTarget};
 use crate::recovery::lookup;
 use crate::recovery::registry::pick_agent;
-use crate::recovery::send::{Outgoing, SendKind, Sender, Sent};
+use crate::recovery::send::{Outgoing, Sender, Sent};
 use crate::recovery::verify::{self, Found};
 use crate::sanitize::inert;
 
@@ -463,9 +463,7 @@ impl Pass<'_> {
         };
         let comp_full = comp_step.spec.name.to_string();
         let agent = agent_shown(a.agent_url.as_deref().unwrap_or("-"));
-        let sent = sender
-            .deliver(a.id, &out, SendKind::LookFirst, &comp_full)
-            .await?;
+        let sent = sender.deliver(a.id, &out, &comp_full).await?;
         let now = sent.attempt().clone();
         let task = inert(now.task_id.as_deref().unwrap_or("-"));
         let (action, outcome, line) = match &sent {

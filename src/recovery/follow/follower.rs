@@ -177,7 +177,7 @@ struct Follower<'a, R> {
     last_snapshot: Option<u64>,
     polls: u32,
     last_error: Option<String>,
-    last_hint: Option<String>,
+    last_hint: Option<crate::a2a::Hint>,
     leased_at: Instant,
     /// Observations read and queued, oldest first, not yet settled.
     pending: VecDeque<Pending>,

@@ -11,7 +11,6 @@ use crate::journal::{
 use crate::recovery::decide::{self};
 use crate::recovery::event::{Action, ActionRemedy, Told};
 use crate::recovery::remedy::Remedy;
-use crate::sanitize::inert;
 
 impl Pass<'_> {
     pub(super) fn action(
@@ -32,6 +31,7 @@ impl Pass<'_> {
             code,
             remedy: None,
             unreached: None,
+            hint: None,
         }
     }
 
@@ -136,36 +136,30 @@ pub(super) fn failed_outcome(row: &AttemptRow) -> Option<&'static str> {
     })
 }
 
+/// Returns `action` with the hint of the wire error it met (its `detail` holds `"hint": null`).
+pub(super) fn hinted(mut action: Action, e: &A2aError) -> Action {
+    action.hint = e.hint();
+    action
+}
+
 /// Returns what is wrong (with the question or reason) and the command that answers it, for a
 /// row a human must act on.
 pub(super) fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
     let remedy = Remedy::of(row)?;
-    let mut what = remedy.what().to_owned();
-    let mut told = None;
-    if let Some(q) = row.attempt.question_text() {
-        what = format!("{what}: \"{}\"", inert(&q));
-        told = Some(Told {
-            what: remedy.what().to_owned(),
-            text: q,
+    let told = match row.attempt.question_text() {
+        Some(text) => Some(Told {
+            text,
             question: true,
-        });
-    } else if let Some(why) = row
-        .failed_for_good
-        .as_deref()
-        .or(row.needs_human.as_ref().map(|n| n.reason.as_str()))
-        .or(row.attempt.error.as_deref())
-    {
-        what = format!("{what}: {}", inert(why));
-        told = Some(Told {
-            what: remedy.what().to_owned(),
-            text: why.to_owned(),
-            question: false,
-        });
-    }
-    Some(ActionRemedy {
-        what,
-        command: Some(remedy.command()),
-        alternatives: remedy.alternatives(),
-        told,
-    })
+        }),
+        None => row
+            .failed_for_good
+            .as_deref()
+            .or(row.needs_human.as_ref().map(|n| n.reason.as_str()))
+            .or(row.attempt.error.as_deref())
+            .map(|why| Told {
+                text: why.to_owned(),
+                question: false,
+            }),
+    };
+    Some(ActionRemedy::Row { remedy, told })
 }

@@ -4,7 +4,7 @@ use anyhow::Context as _;
 use serde_json::json;
 
 use super::rows::StepOf;
-use super::{Pass, failed_outcome, failure_code, remedy_line, skipped_action, unreached};
+use super::{Pass, failed_outcome, failure_code, hinted, remedy_line, skipped_action, unreached};
 use crate::a2a::{A2aError, Credential, Skip};
 use crate::exit;
 use crate::journal::{
@@ -197,15 +197,9 @@ impl Pass<'_> {
             json!({"error": e.summary()}),
             exit::USAGE,
         );
-        // What is wrong, then what to do: there is no command that answers it.
-        a.remedy = Some(ActionRemedy {
-            what: match e.hint() {
-                Some(hint) => format!("{}; {hint}", e.summary()),
-                None => e.summary(),
-            },
-            command: None,
-            alternatives: Vec::new(),
-            told: None,
+        a.remedy = Some(ActionRemedy::Credential {
+            summary: e.summary(),
+            hint: e.hint(),
         });
         a
     }
@@ -264,14 +258,14 @@ impl Pass<'_> {
                     attempt.number,
                     stage.as_str(),
                     format!("{}-failed", stage.as_str()),
-                    json!({"error": error.summary(), "hint": error.hint(), "state": attempt.state.as_str()}),
+                    json!({"error": error.summary(), "hint": null, "state": attempt.state.as_str()}),
                     if *stage == Stage::Card {
                         card_failure_code(error)
                     } else {
                         failure_code(error)
                     },
                 );
-                unreached(action, &row, error)
+                unreached(hinted(action, error), &row, error)
             }
             Sent::NeedsHuman {
                 attempt,
@@ -283,14 +277,17 @@ impl Pass<'_> {
                     needs_human: Some(why.clone()),
                     ..row
                 };
-                let mut action = Self::action(
-                    &row,
-                    attempt.number,
-                    stage.as_str(),
-                    format!("{}-failed", stage.as_str()),
-                    json!({"error": error.summary(), "hint": error.hint(),
-                           "state": attempt.state.as_str(), "needsHuman": why.detail()}),
-                    exit::NEEDS_HUMAN,
+                let mut action = hinted(
+                    Self::action(
+                        &row,
+                        attempt.number,
+                        stage.as_str(),
+                        format!("{}-failed", stage.as_str()),
+                        json!({"error": error.summary(), "hint": null,
+                               "state": attempt.state.as_str(), "needsHuman": why.detail()}),
+                        exit::NEEDS_HUMAN,
+                    ),
+                    error,
                 );
                 action.remedy = remedy_line(&row);
                 action

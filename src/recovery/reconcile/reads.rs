@@ -7,7 +7,8 @@ use serde_json::json;
 
 use super::rows::StepOf;
 use super::{
-    Pass, READ_ATTEMPTS, failed_outcome, failure_code, remedy_line, skipped_action, unreached,
+    Pass, READ_ATTEMPTS, failed_outcome, failure_code, hinted, remedy_line, skipped_action,
+    unreached,
 };
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, Credential, Endpoint, Skip, retry_read};
@@ -27,10 +28,10 @@ impl Pass<'_> {
             row.attempt.number,
             "read",
             "read-failed",
-            json!({"taskId": task_id, "error": e.summary(), "hint": e.hint()}),
+            json!({"taskId": task_id, "error": e.summary(), "hint": null}),
             failure_code(e),
         );
-        unreached(action, row, e)
+        unreached(hinted(action, e), row, e)
     }
 
     /// The action of a read that found the task still running: exit 3, unless a human must
@@ -129,24 +130,10 @@ impl Pass<'_> {
                     }
                     return Ok(vec![Self::still_running(row, seen, &task_id)]);
                 }
-                match self.journal.apply_task(a.id, &view, Source::GetTask) {
-                    Ok(_) => {}
-                    Err(JournalError::TaskMismatch { seen, .. }) => {
-                        let summary = format!("GetTask answered with another task `{seen}`");
-                        self.journal
-                            .record_failure(a.id, FailureKind::Read, &summary)?;
-                        return Ok(vec![Self::action(
-                            row,
-                            a.number,
-                            "read",
-                            "read-failed",
-                            json!({"error": summary}),
-                            exit::WORK_REMAINS,
-                        )]);
-                    }
-                    Err(e) => return Err(e.into()),
-                }
-                let now = self.refresh(row)?;
+                let now = match self.journal_read(row, &view)? {
+                    Ok(now) => now,
+                    Err(mismatch) => return Ok(vec![mismatch]),
+                };
                 if now.attempt.state.is_terminal() {
                     let mut actions = vec![Self::action(
                         &now,
@@ -183,6 +170,40 @@ impl Pass<'_> {
                     .record_failure(a.id, FailureKind::Read, &e.summary())?;
                 Ok(vec![Self::read_failed(row, &task_id, &e)])
             }
+        }
+    }
+
+    /// Journals a task read that is not routine and returns the row as the write left it
+    /// (nothing is read back), or the action of a read that answered with another task.
+    fn journal_read(
+        &self,
+        row: &AttemptRow,
+        view: &TaskView,
+    ) -> anyhow::Result<Result<AttemptRow, Action>> {
+        let a = &row.attempt;
+        match self
+            .journal
+            .apply_task_standing(a.id, view, Source::GetTask)
+        {
+            Ok(standing) => Ok(Ok(AttemptRow {
+                attempt: standing.attempt,
+                failed_for_good: standing.failed_for_good,
+                ..row.clone()
+            })),
+            Err(JournalError::TaskMismatch { seen, .. }) => {
+                let summary = format!("GetTask answered with another task `{seen}`");
+                self.journal
+                    .record_failure(a.id, FailureKind::Read, &summary)?;
+                Ok(Err(Self::action(
+                    row,
+                    a.number,
+                    "read",
+                    "read-failed",
+                    json!({"error": summary}),
+                    exit::WORK_REMAINS,
+                )))
+            }
+            Err(e) => Err(e.into()),
         }
     }
 

@@ -76,10 +76,10 @@ impl Pass<'_> {
                 )?;
                 let failed = action(
                     "read-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
+                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": null}),
                     failure_code(&e),
                 );
-                return Ok(super::unreached(failed, row, &e));
+                return Ok(super::unreached(super::hinted(failed, &e), row, &e));
             }
         };
         let view = TaskView::from_value(&task.raw, task.raw.to_string())
@@ -161,10 +161,10 @@ impl Pass<'_> {
                 let failed = action(
                     "read-failed",
                     json!({"messageId": reply.message_id, "error": e.summary(),
-                           "hint": e.hint()}),
+                           "hint": null}),
                     failure_code(&e),
                 );
-                return Ok(super::unreached(failed, row, &e));
+                return Ok(super::unreached(super::hinted(failed, &e), row, &e));
             }
         }
         if !decide::sends_allowed(row.workflow_state) {
@@ -206,10 +206,13 @@ impl Pass<'_> {
                 json!({"messageId": reply.message_id, "error": e.summary()}),
                 exit::NEEDS_HUMAN,
             ),
-            ReplySent::Failed(e) => action(
-                "reply-failed",
-                json!({"messageId": reply.message_id, "error": e.summary(), "hint": e.hint()}),
-                failure_code(&e),
+            ReplySent::Failed(e) => super::hinted(
+                action(
+                    "reply-failed",
+                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": null}),
+                    failure_code(&e),
+                ),
+                &e,
             ),
             ReplySent::Moved(e, _) => action(
                 "reply-failed",

@@ -9,7 +9,6 @@ use crate::exit;
 use crate::journal::{Attempt, AttemptRow, AttemptState, JournalError, NewAttempt, StepRecord};
 use crate::recovery::decide::{self, Settlement};
 use crate::recovery::event::Action;
-use crate::recovery::send::SendKind;
 use crate::recovery::verify;
 
 impl Pass<'_> {
@@ -142,12 +141,7 @@ impl Pass<'_> {
         };
         let sent = self
             .sender()
-            .deliver(
-                attempt.id,
-                &out,
-                SendKind::LookFirst,
-                &new_row.step.to_string(),
-            )
+            .deliver(attempt.id, &out, &new_row.step.to_string())
             .await?;
         actions.push(self.sent_action(&new_row, "send", &sent)?);
         Ok(actions)

@@ -35,7 +35,7 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Answered, Outgoing, SendKind, Sender, Sent, Stage};
+use super::{Answered, Outgoing, Sender, Sent, Stage};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, ErrorClass, types};
 use crate::journal::{
@@ -303,13 +303,7 @@ impl<'s, 'a> Batch<'s, 'a> {
         }
         if self.relook.borrow_mut().remove(&attempt.id) {
             self.held.borrow_mut().remove(&attempt.id);
-            let sent = Box::pin(self.sender.deliver(
-                attempt.id,
-                &item.out,
-                SendKind::LookFirst,
-                &item.step,
-            ))
-            .await?;
+            let sent = Box::pin(self.sender.deliver(attempt.id, &item.out, &item.step)).await?;
             return Ok(Err(sent));
         }
         self.waiting.borrow_mut().remove(&attempt.id);
