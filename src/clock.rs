@@ -18,6 +18,11 @@ impl Clock for SystemClock {
         reason = "this is the one place that reads the clock"
     )]
     fn now(&self) -> DateTime<Utc> {
+        // A simulated run (`--features sim`) reads its virtual time instead.
+        #[cfg(feature = "sim")]
+        if let Some(now) = crate::sim_seam::virtual_now() {
+            return now;
+        }
         Utc::now()
     }
 }

@@ -40,6 +40,9 @@ pub mod recovery;
 pub mod sanitize;
 pub mod scripted_agent;
 pub mod scrub;
+#[cfg(feature = "sim")]
+pub mod sim;
+pub mod sim_seam;
 
 use std::ffi::OsString;
 use std::time::Duration;

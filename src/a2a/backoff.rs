@@ -67,7 +67,12 @@ where
             Err(e) if e.is_transient() && attempt + 1 < attempts => {
                 let delay = match e.retry_after() {
                     Some(_) => Duration::ZERO,
-                    None => full_jitter(attempt, READ_RETRY_BASE, READ_RETRY_CAP, &mut rand::rng()),
+                    None => full_jitter(
+                        attempt,
+                        READ_RETRY_BASE,
+                        READ_RETRY_CAP,
+                        &mut crate::sim_seam::jitter_rng(),
+                    ),
                 };
                 tracing::debug!(attempt, delay_ms = delay.as_millis(), error = %e.summary(), "retrying a read");
                 tokio::time::sleep(delay).await;

@@ -68,7 +68,7 @@ pub(crate) fn post(
     url: &Url,
     version: Option<&'static str>,
 ) -> Result<WireRequest, A2aError> {
-    let id = uuid::Uuid::new_v4().to_string();
+    let id = crate::sim_seam::new_uuid().to_string();
     let body = RpcRequest {
         id: &id,
         jsonrpc: "2.0",

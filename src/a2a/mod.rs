@@ -49,6 +49,8 @@ mod limits;
 mod normalize;
 mod reach;
 mod security;
+#[cfg(feature = "sim")]
+pub mod sim_wire;
 mod sse;
 mod stream;
 mod token_cmd;

@@ -197,7 +197,7 @@ impl Transport {
     ) -> Result<Answer, A2aError> {
         let cfg = &self.cfg;
         let exchange = async {
-            let mut resp = req.send().await.map_err(|e| op.transport(e, cfg.timeout))?;
+            let mut resp = send(req).await.map_err(|e| op.transport(e, cfg.timeout))?;
             let status = resp.status();
             tracing::trace!(method = op.method, url = %op.url, status = status.as_u16(), "answer");
             let body = if status.is_success() {
@@ -222,7 +222,7 @@ impl Transport {
     ) -> Result<Result<Response, Answer>, A2aError> {
         let cfg = &self.cfg;
         let wait = cfg.stream_idle_timeout.max(cfg.timeout);
-        let mut resp = match tokio::time::timeout(wait, req.send()).await {
+        let mut resp = match tokio::time::timeout(wait, send(req)).await {
             Err(_) => return Err(op.timeout(wait)),
             Ok(Err(e)) => return Err(op.transport(e, cfg.timeout)),
             Ok(Ok(resp)) => resp,
@@ -269,7 +269,7 @@ impl Transport {
         let op = Op::new(url, "URL check");
         let cfg = &self.cfg;
         let deadline = tokio::time::Instant::now() + cfg.timeout;
-        let send = self.get.get(parsed).send();
+        let send = send(self.get.get(parsed));
         let mut resp = match tokio::time::timeout_at(deadline, send).await {
             Err(_) => return Err(op.timeout(cfg.timeout)),
             Ok(Err(e)) => return Err(op.transport(e, cfg.timeout)),
@@ -287,6 +287,17 @@ impl Transport {
         let _ = tokio::time::timeout_at(deadline, drain).await;
         Ok(status)
     }
+}
+
+/// Sends a request: over the network, or (in a simulated run, `--features sim`) to the
+/// simulator's in-process agents.
+async fn send(req: RequestBuilder) -> reqwest::Result<Response> {
+    #[cfg(feature = "sim")]
+    if let Some(exchange) = super::sim_wire::exchange() {
+        let (_, request) = req.build_split();
+        return Ok(exchange(request?).await);
+    }
+    req.send().await
 }
 
 /// The operation being performed, for errors and logs.

@@ -444,7 +444,7 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
     // An agent that asked to wait longer than we do: later passes skip it until then.
     crate::recovery::not_before::journal_fresh(&client, &journal)?;
     let followed = if args.follow {
-        follow_after(ctx, &journal, &client, &req.spec.name).await?
+        Box::pin(follow_after(ctx, &journal, &client, &req.spec.name)).await?
     } else {
         None
     };
@@ -565,8 +565,8 @@ impl Delegation<'_> {
         let intent = NewIntent {
             spec: self.req.spec.clone(),
             agent_url: Some(self.req.card_url.clone()),
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(uuid::Uuid::new_v4().to_string()),
+            message_id: crate::sim_seam::new_uuid().to_string(),
+            context_id: Some(crate::sim_seam::new_uuid().to_string()),
         };
         let outcome = self
             .journal

@@ -280,7 +280,8 @@ pub(crate) async fn run(ctx: &Context, _args: &DemoArgs) -> anyhow::Result<u8> {
 
 fn temp_dir() -> anyhow::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt as _;
-    let dir = std::env::temp_dir().join(format!("a2a-recover-demo-{}", uuid::Uuid::new_v4()));
+    let dir =
+        std::env::temp_dir().join(format!("a2a-recover-demo-{}", crate::sim_seam::new_uuid()));
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&dir)

@@ -163,7 +163,7 @@ pub(crate) async fn run(ctx: &Context, args: &ReplyArgs) -> anyhow::Result<u8> {
     let reply = journal.create_reply(
         attempt.id,
         &NewReply {
-            message_id: uuid::Uuid::new_v4().to_string(),
+            message_id: crate::sim_seam::new_uuid().to_string(),
             text: answer.text.clone(),
             data: answer.data.clone(),
             answers: attempt.status_timestamp.clone(),

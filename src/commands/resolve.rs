@@ -145,8 +145,8 @@ pub(crate) async fn run(ctx: &Context, args: &ResolveArgs) -> anyhow::Result<u8>
         ResolveAs::Resend => Decision::Resend,
         ResolveAs::Retry => Decision::Retry(NewAttempt {
             agent_url: retry_agent(&journal, &record, &latest)?,
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(uuid::Uuid::new_v4().to_string()),
+            message_id: crate::sim_seam::new_uuid().to_string(),
+            context_id: Some(crate::sim_seam::new_uuid().to_string()),
             previous: Some(latest.id),
         }),
     };

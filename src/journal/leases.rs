@@ -133,6 +133,11 @@ fn identity() -> &'static Identity {
 
 /// Returns this process's owner id: a random UUIDv4, the same for the whole process.
 pub fn owner_id() -> &'static str {
+    // Each simulated process (`--features sim`) is a process of its own.
+    #[cfg(feature = "sim")]
+    if let Some(owner) = crate::sim_seam::owner() {
+        return owner;
+    }
     &identity().owner
 }
 

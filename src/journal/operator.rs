@@ -473,8 +473,8 @@ mod tests {
             .create_intents(&[NewIntent {
                 spec,
                 agent_url: Some(AGENT.to_owned()),
-                message_id: uuid::Uuid::new_v4().to_string(),
-                context_id: Some(uuid::Uuid::new_v4().to_string()),
+                message_id: crate::sim_seam::new_uuid().to_string(),
+                context_id: Some(crate::sim_seam::new_uuid().to_string()),
             }])
             .unwrap()
             .remove(0)
@@ -487,8 +487,8 @@ mod tests {
     fn retry() -> Decision {
         Decision::Retry(NewAttempt {
             agent_url: Some(AGENT.to_owned()),
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(uuid::Uuid::new_v4().to_string()),
+            message_id: crate::sim_seam::new_uuid().to_string(),
+            context_id: Some(crate::sim_seam::new_uuid().to_string()),
             previous: None,
         })
     }

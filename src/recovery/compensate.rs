@@ -435,7 +435,20 @@ impl Pass<'_> {
         undecided: &[crate::journal::StepId],
     ) -> anyhow::Result<Vec<Option<EffectState>>> {
         let mut effects = Vec::new();
-        for record in main.iter().rev() {
+        #[cfg_attr(
+            not(feature = "sim"),
+            expect(unused_mut, reason = "a plant reorders it")
+        )]
+        let mut order: Vec<&StepRecord> = main.iter().rev().collect();
+        // A defect planted for the simulator only (`scripts/sim --plant compensate-forward`).
+        #[cfg(feature = "sim")]
+        if crate::sim_seam::planted(crate::sim_seam::Plant::CompensateForward) {
+            order.reverse();
+        }
+        // A newer step whose effect is not decided yet: older effects wait for it, so that
+        // effects are undone newest first even when it turns out to have one.
+        let mut newer_undecided: Option<String> = None;
+        for record in order {
             if record.step.spec.effect.is_none() {
                 continue;
             }
@@ -459,6 +472,23 @@ impl Pass<'_> {
                     &json!({}),
                     &format!(
                         "{}: still running or unreadable; its effect is decided on the next run.",
+                        fresh.step.spec.name
+                    ),
+                )?;
+                newer_undecided.get_or_insert_with(|| fresh.step.spec.name.to_string());
+                continue;
+            }
+            if let Some(newer) = &newer_undecided
+                && !settled_by_operator(&fresh)
+            {
+                self.say_step(
+                    Some(&fresh.step.spec.name),
+                    effect_attempt(&fresh.attempts),
+                    "wait",
+                    "newer-undecided",
+                    &json!({"newer": newer}),
+                    &format!(
+                        "{}: waits for {newer}, newer and still undecided, to be undone first.",
                         fresh.step.spec.name
                     ),
                 )?;

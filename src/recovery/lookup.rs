@@ -195,6 +195,11 @@ impl Summary {
 
     /// What this task tells about our send.
     pub fn seen(&self) -> Seen {
+        // A defect planted for the simulator only (`scripts/sim --plant adopt-any-task`).
+        #[cfg(feature = "sim")]
+        if crate::sim_seam::planted(crate::sim_seam::Plant::AdoptAnyTask) {
+            return Seen::Ours;
+        }
         if self.holds_message {
             Seen::Ours
         } else if self.history_complete {
@@ -566,7 +571,14 @@ impl Sweeps {
             Swept::Unprovable(reason) => return Some(Ok(Lookup::Unprovable(reason.clone()))),
             Swept::Listed(tasks, unreadable) => (tasks, *unreadable),
         };
-        let holds = |t: &&SweptTask| t.message_ids.iter().any(|m| m == message_id);
+        let holds = |t: &&SweptTask| {
+            // A defect planted for the simulator only (`scripts/sim --plant adopt-any-task`).
+            #[cfg(feature = "sim")]
+            if crate::sim_seam::planted(crate::sim_seam::Plant::AdoptAnyTask) {
+                return true;
+            }
+            t.message_ids.iter().any(|m| m == message_id)
+        };
         let mut ours = tasks.iter().filter(holds);
         if let Some(first) = ours.next() {
             let duplicates = ours.map(|t| t.id.clone()).collect();
@@ -727,6 +739,11 @@ pub async fn look_and_journal<T>(
     if let Some(error) = unaddressable_send(journal, attempt, how.endpoint)? {
         return Ok(Looked::Failed(error));
     }
+    // A defect planted for the simulator only (`scripts/sim --plant resend-without-look`).
+    #[cfg(feature = "sim")]
+    if crate::sim_seam::planted(crate::sim_seam::Plant::ResendWithoutLook) {
+        return Ok(Looked::Absent);
+    }
     let agent = match &attempt.agent_url {
         Some(url) => journal.agent(url)?,
         None => None,
@@ -860,6 +877,11 @@ fn absent_unless_in_flight<T>(
     attempt: &Attempt,
     clock: &dyn Clock,
 ) -> anyhow::Result<Looked<T>> {
+    // A defect planted for the simulator only (`scripts/sim --plant skip-horizon`).
+    #[cfg(feature = "sim")]
+    if crate::sim_seam::planted(crate::sim_seam::Plant::SkipHorizon) {
+        return Ok(Looked::Absent);
+    }
     Ok(match journal.send_horizon(attempt.id)? {
         Some(until) if clock.now() < until => {
             let detail = serde_json::json!({

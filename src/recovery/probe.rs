@@ -192,8 +192,8 @@ fn answer_of(raw: &Raw<types::SendMessageResponse>) -> Answer {
 /// Sends `text` with a fresh messageId and a fresh client contextId (again without the
 /// contextId if the agent refuses it), then the very same request again.
 async fn send_test(how: &ProbeHow<'_>, text: &str, notes: &mut Vec<String>) -> SendTest {
-    let message_id = uuid::Uuid::new_v4().to_string();
-    let ours = uuid::Uuid::new_v4().to_string();
+    let message_id = crate::sim_seam::new_uuid().to_string();
+    let ours = crate::sim_seam::new_uuid().to_string();
     let mut out = SendTest::default();
     let mut context = Some(ours.clone());
     let first = loop {
@@ -311,7 +311,7 @@ async fn list(
 
 /// Lists a fresh random context (any task then shows the filter is ignored), then unfiltered.
 async fn list_tasks(how: &ProbeHow<'_>, notes: &mut Vec<String>) -> Listing {
-    let fresh = uuid::Uuid::new_v4().to_string();
+    let fresh = crate::sim_seam::new_uuid().to_string();
     let mut listing = Listing {
         support: ListTasksSupport::Unknown,
         visible: false,
@@ -425,7 +425,7 @@ async fn subscribe_unknown(
     how: &ProbeHow<'_>,
     notes: &mut Vec<String>,
 ) -> (Support, Option<String>) {
-    let id = uuid::Uuid::new_v4().to_string();
+    let id = crate::sim_seam::new_uuid().to_string();
     match subscribe_first(how, &id).await {
         Ok(stream) => {
             drop(stream);

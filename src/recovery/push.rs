@@ -48,7 +48,7 @@ pub fn base_url(raw: &str) -> anyhow::Result<String> {
 
 /// Returns a fresh config id: 128 random bits, hex.
 pub fn fresh_config_id() -> String {
-    uuid::Uuid::new_v4().simple().to_string()
+    crate::sim_seam::new_uuid().simple().to_string()
 }
 
 /// Returns a fresh token: 256 random bits, hex.

@@ -229,6 +229,10 @@ struct Item {
 /// point, exit 130 / 143) still commits the routine observations it reported.
 impl Drop for Pass<'_> {
     fn drop(&mut self) {
+        // A killed process runs no drop-time work (the simulator's crash).
+        if crate::sim_seam::killed() {
+            return;
+        }
         if std::thread::panicking()
             || (self.reads.is_empty() && self.found.is_empty() && self.claimed.get_mut().is_empty())
         {

@@ -295,7 +295,7 @@ impl ValueFiles {
                 vars: Vec::new(),
             });
         }
-        let dir = std::env::temp_dir().join(format!("a2a-recover-{}", uuid::Uuid::new_v4()));
+        let dir = std::env::temp_dir().join(format!("a2a-recover-{}", crate::sim_seam::new_uuid()));
         std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
         let mut made = Self {
             dir: Some(dir.clone()),
@@ -506,7 +506,7 @@ mod tests {
     /// the command: its output is read, its exit code counts, and the child is killed.
     #[tokio::test]
     async fn a_command_whose_child_holds_its_output_ends_with_it() {
-        let dir = std::env::temp_dir().join(format!("a2a-recover-{}", uuid::Uuid::new_v4()));
+        let dir = std::env::temp_dir().join(format!("a2a-recover-{}", crate::sim_seam::new_uuid()));
         std::fs::create_dir(&dir).unwrap();
         let pid_file = dir.join("pid");
         let cmd = format!(

@@ -53,6 +53,8 @@
 
 mod fields;
 mod grpc;
+#[cfg(feature = "sim")]
+mod in_process;
 mod push;
 mod rest;
 mod rpc;
@@ -60,6 +62,8 @@ mod scenario;
 mod sse;
 mod state;
 
+#[cfg(feature = "sim")]
+pub use in_process::InProcessAgent;
 pub use push::{PushFault, SLOW_PAUSE};
 pub use scenario::help as scenarios_help;
 
@@ -495,44 +499,7 @@ impl ScriptedAgent {
         let port = listener.local_addr()?.port();
         let base_url = format!("http://127.0.0.1:{port}/");
         let (shutdown, shutdown_rx) = watch::channel(false);
-        let card = card_json(&cfg, &base_url);
-        let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", fnv1a(&card)))
-            .map_err(std::io::Error::other)?;
-        // The card is built once, now: it was last modified when the agent started.
-        let last_modified = HeaderValue::from_str(
-            &crate::clock::system_now()
-                .format("%a, %d %b %Y %H:%M:%S GMT")
-                .to_string(),
-        )
-        .map_err(std::io::Error::other)?;
-        let shared = Arc::new(Shared {
-            scenario: cfg.scenario.as_deref().map(Scenario::parse),
-            rng: AtomicU64::new(cfg.seed),
-            fail_budget: AtomicU32::new(cfg.fail_first),
-            not_found_budget: AtomicU32::new(0),
-            methods: rpc::MethodCounters::default(),
-            card_fetches: AtomicU64::new(0),
-            load: Load {
-                black_hole: std::sync::atomic::AtomicBool::new(cfg.black_hole),
-                rate_limit: AtomicU32::new(cfg.rate_limit.unwrap_or(0)),
-                delay_us: AtomicU64::new(u64::try_from(cfg.delay.as_micros()).unwrap_or(u64::MAX)),
-                ..Load::default()
-            },
-            inner: Mutex::new(
-                tasks
-                    .unwrap_or_else(|| Inner::new(cfg.forget_after))
-                    .with_bends(cfg.bends)
-                    .with_pusher(
-                        cfg.push
-                            .then(|| push::Pusher::start(cfg.push_faults.clone())),
-                    ),
-            ),
-            cfg,
-            card,
-            etag,
-            last_modified,
-            shutdown: shutdown_rx.clone(),
-        });
+        let shared = Shared::new(cfg, &base_url, tasks, shutdown_rx.clone())?;
         let app = router(Arc::clone(&shared));
         let mut signal = shutdown_rx;
         let server = tokio::spawn(async move {
@@ -655,6 +622,55 @@ pub(crate) struct Shared {
     load: Load,
     inner: Mutex<Inner>,
     shutdown: watch::Receiver<bool>,
+}
+
+impl Shared {
+    /// The state of an agent serving at `base_url`, knowing `tasks` (if any).
+    fn new(
+        cfg: AgentConfig,
+        base_url: &str,
+        tasks: Option<Inner>,
+        shutdown_rx: watch::Receiver<bool>,
+    ) -> std::io::Result<Arc<Self>> {
+        let card = card_json(&cfg, base_url);
+        let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", fnv1a(&card)))
+            .map_err(std::io::Error::other)?;
+        // The card is built once, now: it was last modified when the agent started.
+        let last_modified = HeaderValue::from_str(
+            &crate::clock::system_now()
+                .format("%a, %d %b %Y %H:%M:%S GMT")
+                .to_string(),
+        )
+        .map_err(std::io::Error::other)?;
+        Ok(Arc::new(Shared {
+            scenario: cfg.scenario.as_deref().map(Scenario::parse),
+            rng: AtomicU64::new(cfg.seed),
+            fail_budget: AtomicU32::new(cfg.fail_first),
+            not_found_budget: AtomicU32::new(0),
+            methods: rpc::MethodCounters::default(),
+            card_fetches: AtomicU64::new(0),
+            load: Load {
+                black_hole: std::sync::atomic::AtomicBool::new(cfg.black_hole),
+                rate_limit: AtomicU32::new(cfg.rate_limit.unwrap_or(0)),
+                delay_us: AtomicU64::new(u64::try_from(cfg.delay.as_micros()).unwrap_or(u64::MAX)),
+                ..Load::default()
+            },
+            inner: Mutex::new(
+                tasks
+                    .unwrap_or_else(|| Inner::new(cfg.forget_after))
+                    .with_bends(cfg.bends)
+                    .with_pusher(
+                        cfg.push
+                            .then(|| push::Pusher::start(cfg.push_faults.clone())),
+                    ),
+            ),
+            cfg,
+            card,
+            etag,
+            last_modified,
+            shutdown: shutdown_rx,
+        }))
+    }
 }
 
 impl Shared {

@@ -842,7 +842,7 @@ fn decide(shared: &Arc<Shared>, send: Send) -> Result<Reply, RpcError> {
             ));
         }
         Some(c) if !shared.cfg.replace_context_id => c,
-        _ => uuid::Uuid::new_v4().to_string(),
+        _ => crate::sim_seam::new_uuid().to_string(),
     };
     if scenario == Scenario::Direct {
         return direct(&mut inner, &message.message_id, context_id, &text, mode);
@@ -971,7 +971,7 @@ fn direct(
     inner.record_no_task(message_id);
     inner.add_context(&context_id);
     let answer = Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
+        message_id: crate::sim_seam::new_uuid().to_string(),
         context_id: Some(context_id),
         task_id: None,
         role: Role::Agent,

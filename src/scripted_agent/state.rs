@@ -126,6 +126,9 @@ pub(crate) struct Inner {
     message_ids: HashMap<String, MessageIdInfo>,
     next_seq: u64,
     last_micros: i64,
+    /// How far the agent's clock is behind the real one (a clock stepped back, the simulator's
+    /// fault; 0 otherwise).
+    behind_micros: i64,
     forget_after: Option<Duration>,
     forget_queue: VecDeque<(Instant, u64)>,
     messages: VecDeque<ReceivedMessage>,
@@ -152,6 +155,7 @@ impl Inner {
             message_ids: HashMap::new(),
             next_seq: 0,
             last_micros: 0,
+            behind_micros: 0,
             forget_after,
             forget_queue: VecDeque::new(),
             messages: VecDeque::new(),
@@ -252,12 +256,18 @@ impl Inner {
 
     /// Returns a fresh timestamp, truncated to µs and strictly later than every earlier one.
     fn now(&mut self) -> (DateTime<Utc>, i64) {
-        let micros = crate::clock::system_now()
-            .timestamp_micros()
+        let micros = (crate::clock::system_now().timestamp_micros() - self.behind_micros)
             .max(self.last_micros + 1);
         self.last_micros = micros;
         let t = DateTime::from_timestamp_micros(micros).unwrap_or_default();
         (t, micros)
+    }
+
+    /// Steps the agent's clock back by `by`: later timestamps may be older than earlier ones.
+    #[cfg(feature = "sim")]
+    pub(crate) fn step_clock_back(&mut self, by: Duration) {
+        self.behind_micros += i64::try_from(by.as_micros()).unwrap_or(i64::MAX / 2);
+        self.last_micros = 0;
     }
 
     /// Forgets the terminal tasks whose retention ran out.
@@ -372,7 +382,7 @@ impl Inner {
         context_id: String,
         scenario: Scenario,
     ) -> String {
-        let id = uuid::Uuid::new_v4().to_string();
+        let id = crate::sim_seam::new_uuid().to_string();
         let (ts, micros) = self.now();
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -819,7 +829,7 @@ fn summary(e: &TaskEntry) -> TaskSummary {
 
 fn agent_message(task: &Task, text: &str) -> Message {
     Message {
-        message_id: uuid::Uuid::new_v4().to_string(),
+        message_id: crate::sim_seam::new_uuid().to_string(),
         context_id: Some(task.context_id.clone()),
         task_id: Some(task.id.clone()),
         role: Role::Agent,

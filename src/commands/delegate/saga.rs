@@ -163,8 +163,8 @@ pub(super) async fn run_plan(
         .map(|(spec, card_url, _)| NewIntent {
             spec: spec.clone(),
             agent_url: Some(card_url.clone()),
-            message_id: uuid::Uuid::new_v4().to_string(),
-            context_id: Some(uuid::Uuid::new_v4().to_string()),
+            message_id: crate::sim_seam::new_uuid().to_string(),
+            context_id: Some(crate::sim_seam::new_uuid().to_string()),
         })
         .collect();
     let outcomes = journal

@@ -145,7 +145,15 @@ pub fn transition(
         ) => {
             // A terminal status is never dropped as older while the held one is not terminal:
             // agents' clocks step back, and a WORKING stamped ahead must not freeze the step.
-            if freshness == Freshness::Older && !state.is_terminal() {
+            // A defect planted for the simulator only (`scripts/sim --plant
+            // drop-terminal-as-stale`): a terminal status not strictly newer is dropped.
+            #[cfg(feature = "sim")]
+            let planted = crate::sim_seam::planted(crate::sim_seam::Plant::DropTerminalAsStale)
+                && state.is_terminal()
+                && freshness != Freshness::Newer;
+            #[cfg(not(feature = "sim"))]
+            let planted = false;
+            if (freshness == Freshness::Older && !state.is_terminal()) || planted {
                 None
             } else {
                 to(AttemptState::from_remote(state))

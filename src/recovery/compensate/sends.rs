@@ -48,11 +48,11 @@ impl Pass<'_> {
             None => {
                 let intent = NewIntent {
                     agent_url: plan.card_url.clone(),
-                    message_id: uuid::Uuid::new_v4().to_string(),
+                    message_id: crate::sim_seam::new_uuid().to_string(),
                     context_id: plan
                         .card_url
                         .as_ref()
-                        .map(|_| uuid::Uuid::new_v4().to_string()),
+                        .map(|_| crate::sim_seam::new_uuid().to_string()),
                     spec: plan.spec.clone(),
                 };
                 match self
@@ -69,11 +69,11 @@ impl Pass<'_> {
             Some(comp) => {
                 let new = NewAttempt {
                     agent_url: plan.card_url.clone(),
-                    message_id: uuid::Uuid::new_v4().to_string(),
+                    message_id: crate::sim_seam::new_uuid().to_string(),
                     context_id: plan
                         .card_url
                         .as_ref()
-                        .map(|_| uuid::Uuid::new_v4().to_string()),
+                        .map(|_| crate::sim_seam::new_uuid().to_string()),
                     previous: comp.latest().map(|a| a.id),
                 };
                 match self.journal.add_attempt(comp.step.id, &new) {

@@ -57,7 +57,7 @@ pub(super) async fn follow_in<R: Remote>(
         sink,
         rng: match opts.seed {
             Some(seed) => StdRng::seed_from_u64(seed ^ (target.attempt.0 as u64).rotate_left(32)),
-            None => rand::make_rng(),
+            None => crate::sim_seam::jitter_rng(),
         },
         state: attempt.state,
         events: 0,

@@ -81,8 +81,8 @@ impl Pass<'_> {
                     // Its credential is the journal's choice: the agent's registered one, or
                     // none; never the step's, which belongs to the agent it was given for.
                     agent_url: Some(agent.card_url.clone()),
-                    message_id: uuid::Uuid::new_v4().to_string(),
-                    context_id: Some(uuid::Uuid::new_v4().to_string()),
+                    message_id: crate::sim_seam::new_uuid().to_string(),
+                    context_id: Some(crate::sim_seam::new_uuid().to_string()),
                     previous: Some(row.attempt.id),
                 };
                 match self.journal.add_attempt(rec.step.id, &new) {

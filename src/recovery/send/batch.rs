@@ -126,6 +126,10 @@ impl Drop for Batch<'_, '_> {
     /// A batch dropped early (a signal) first lets the writer finish the commit in progress,
     /// then commits the answers received since, then releases the leases still held.
     fn drop(&mut self) {
+        // A killed process runs no drop-time work (the simulator's crash).
+        if crate::sim_seam::killed() {
+            return;
+        }
         self.writer.close();
         let pending = std::mem::take(self.pending.get_mut());
         if !pending.is_empty() {

@@ -1,0 +1,227 @@
+//! The deterministic simulator (`--features sim`, `scripts/sim`; docs/reliability.md).
+//!
+//! One seed is one run: a few in-process scripted agents behind a fault layer ([`world`]), a
+//! workload of `delegate`, `reconcile`, `reply` and `compensate` processes drawn from the seed
+//! ([`workload`]), each run through the same entry point as the binary on a real SQLite journal
+//! in a temporary directory, under tokio's paused clock (time is virtual, and jumps to the next
+//! timer when everything waits). A process may be killed at a seeded exchange, before or after
+//! the agent processed it: its future is dropped with the kill flag up, so no drop-time commit
+//! or lease release runs, and the next process starts with a new lease identity. Then faults
+//! stop, passes run to a fixed point, and the invariants ([`invariants`]) are checked.
+
+pub mod invariants;
+pub mod workload;
+pub mod world;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::future::Future as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser as _;
+use rand::SeedableRng as _;
+use rand::rngs::StdRng;
+
+use crate::commands::Cli;
+use crate::context::Context;
+use crate::sim_seam::{self, Plant};
+
+use self::world::World;
+
+/// The request timeout of every simulated process.
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What one run did, and the first invariant it broke.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The broken invariant, if any.
+    pub failure: Option<String>,
+    /// The processes run.
+    pub processes: u32,
+    /// Where processes were killed (`METHOD#N:side`, per command).
+    pub crash_points: BTreeSet<String>,
+    /// Faults injected, by name.
+    pub faults: BTreeMap<&'static str, u32>,
+}
+
+/// Runs seed `seed` (with `plant` planted) and checks every invariant.
+pub fn run_seed(seed: u64, plant: Option<Plant>) -> Outcome {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build();
+    let runtime = match runtime {
+        Ok(rt) => rt,
+        Err(e) => {
+            return Outcome {
+                failure: Some(format!("failed to start a runtime: {e}")),
+                ..Outcome::default()
+            };
+        }
+    };
+    // A memory-backed directory where there is one: the journal's fsyncs cost nothing there.
+    let shm = Path::new("/dev/shm");
+    let base = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!("a2a-sim-{}-{seed}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let outcome = match std::fs::create_dir_all(&dir) {
+        Ok(()) => runtime.block_on(run(seed, plant, &dir)),
+        Err(e) => Outcome {
+            failure: Some(format!("failed to create {}: {e}", dir.display())),
+            ..Outcome::default()
+        },
+    };
+    drop(runtime);
+    sim_seam::clear();
+    crate::a2a::sim_wire::install(None);
+    // `A2A_SIM_KEEP=1` keeps a failed run's journal for `a2a-recover inspect`.
+    if outcome.failure.is_some() && std::env::var_os("A2A_SIM_KEEP").is_some() {
+        return Outcome {
+            failure: outcome
+                .failure
+                .map(|f| format!("{f} (journal kept in {})", dir.display())),
+            ..outcome
+        };
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    outcome
+}
+
+async fn run(seed: u64, plant: Option<Plant>, dir: &Path) -> Outcome {
+    sim_seam::seed_ids(seed);
+    sim_seam::set_plant(plant);
+    let epoch = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
+    sim_seam::start_virtual_time(epoch);
+    let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let world = Arc::new(workload::world(&mut rng));
+    let exchange_world = Arc::clone(&world);
+    crate::a2a::sim_wire::install(Some(Arc::new(move |req| {
+        Box::pin(world::exchange(Arc::clone(&exchange_world), req))
+    })));
+    let mut sim = Sim {
+        world,
+        journal: dir.join("journal.db"),
+        rng,
+        outcome: Outcome::default(),
+    };
+    let failure = workload::drive(&mut sim).await.err();
+    let failure = match failure {
+        Some(f) => Some(f),
+        None => invariants::check(&sim).err(),
+    };
+    let mut outcome = std::mem::take(&mut sim.outcome);
+    outcome.failure = failure;
+    for (fault, n) in sim
+        .world
+        .injected
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+    {
+        outcome.faults.insert(fault.name(), *n);
+    }
+    outcome
+}
+
+/// One run's state.
+pub struct Sim {
+    /// The agents and the fault layer.
+    pub world: Arc<World>,
+    /// The journal file.
+    pub journal: PathBuf,
+    /// The workload's generator.
+    pub rng: StdRng,
+    /// What the run did so far.
+    pub outcome: Outcome,
+}
+
+/// How a simulated process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// It exited with this code.
+    Code(u8),
+    /// It was killed.
+    Killed,
+}
+
+impl Sim {
+    /// Runs one process of `args` (after `a2a-recover --journal J`), killed at exchange
+    /// `crash_at` if given; process-wide state starts fresh, as in a new process.
+    pub async fn process(&mut self, args: &[String], crash_at: Option<(u64, bool)>) -> Exit {
+        self.outcome.processes += 1;
+        let owner: &'static str = Box::leak(sim_seam::new_uuid().to_string().into_boxed_str());
+        sim_seam::set_owner(Some(owner));
+        self.world.start_process(crash_at);
+        let mut argv: Vec<OsString> = vec!["a2a-recover".into(), "--journal".into()];
+        argv.push(self.journal.clone().into_os_string());
+        argv.extend([
+            "--timeout".into(),
+            format!("{}s", TIMEOUT.as_secs()).into(),
+            "-q".into(),
+        ]);
+        argv.extend(args.iter().map(OsString::from));
+        let cli = match Cli::try_parse_from(argv) {
+            Ok(cli) => cli,
+            Err(e) => panic!("the simulator built a bad command line {args:?}: {e}"),
+        };
+        let ctx = match Context::from_global(&cli.global) {
+            Ok(ctx) => ctx,
+            Err(e) => panic!("the simulator built a bad context: {e}"),
+        };
+        let mut run = Box::pin(crate::commands::run(&ctx, &cli.command));
+        let mut killed = std::pin::pin!(self.world.crashed.notified());
+        let exit = std::future::poll_fn(|cx| {
+            if killed.as_mut().poll(cx).is_ready() {
+                return std::task::Poll::Ready(None);
+            }
+            run.as_mut().poll(cx).map(|result| {
+                Some(match result {
+                    Ok(code) => code,
+                    Err(err) => crate::error::classify(&err).code,
+                })
+            })
+        })
+        .await;
+        if exit.is_none() {
+            // A kill: the future is dropped with the kill flag up, so no drop-time commit or
+            // lease release runs (as none would after SIGKILL).
+            sim_seam::set_killed(true);
+            drop(run);
+            sim_seam::set_killed(false);
+        }
+        if std::env::var_os("A2A_SIM_TRACE").is_some() {
+            let at = sim_seam::virtual_now()
+                .map(crate::clock::rfc3339)
+                .unwrap_or_default();
+            let how = exit.map_or_else(
+                || format!("killed at {:?}", self.world.crash_point()),
+                |c| format!("exit {c}"),
+            );
+            #[expect(clippy::print_stderr, reason = "the simulator's trace (A2A_SIM_TRACE)")]
+            {
+                eprintln!("a2a-sim trace: {at} {} -> {how}", args.join(" "));
+            }
+        }
+        if let Some(code) = exit {
+            return Exit::Code(code);
+        }
+        if let Some(point) = self.world.crash_point() {
+            let command = args.first().map_or("", String::as_str);
+            self.outcome
+                .crash_points
+                .insert(format!("{command} {point}"));
+        }
+        Exit::Killed
+    }
+
+    /// Lets virtual time pass.
+    pub async fn advance(&self, by: Duration) {
+        tokio::time::sleep(by).await;
+    }
+}

@@ -1,0 +1,208 @@
+//! The workload a seed draws: agents, workflows of steps, and the order of the processes that
+//! drive them; then, faults off, passes until a fixed point.
+
+use std::time::Duration;
+
+use rand::RngExt as _;
+use rand::rngs::StdRng;
+
+use crate::scripted_agent::{AgentConfig, InProcessAgent};
+
+use super::world::{Fault, World};
+use super::{Exit, Sim, TIMEOUT, invariants};
+
+/// The most passes after the faults stop before the run must be at a fixed point.
+pub const LIVENESS_PASSES: u32 = 12;
+/// The text of every reply.
+pub const ANSWER: &str = "two rooms";
+/// The saga workflow's name.
+pub const SAGA: &str = "trip";
+
+/// One planned step.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// `WORKFLOW/STEP`.
+    pub name: String,
+    /// The agent's base URL.
+    pub agent: String,
+    /// The message text.
+    pub text: String,
+    /// Whether it is a saga step (an effect, compensated by a message).
+    pub saga: bool,
+}
+
+/// The agents a seed draws.
+pub fn world(rng: &mut StdRng) -> World {
+    let n = rng.random_range(1..=2);
+    let mut agents = Vec::new();
+    let mut dedup = Vec::new();
+    for i in 0..n {
+        let base = format!("http://127.0.0.1:{}/", 9001 + i);
+        let d = rng.random_bool(0.3);
+        let cfg = AgentConfig {
+            name: format!("sim-{i}"),
+            dedup: d,
+            list_ignores_filters: rng.random_bool(0.3),
+            refuse_context_id: rng.random_bool(0.25),
+            tick: Duration::from_secs(1),
+            ..AgentConfig::default()
+        };
+        let agent = InProcessAgent::new(cfg, &base).unwrap_or_else(|e| panic!("agent: {e}"));
+        agents.push((base, agent));
+        dedup.push(d);
+    }
+    let fault_rate = rng.random_range(0..250);
+    let faults = rand::SeedableRng::seed_from_u64(rng.random());
+    World::new(agents, dedup, faults, fault_rate, TIMEOUT)
+}
+
+/// The steps a seed draws: two plain workflows and a saga.
+pub fn plan(sim: &mut Sim) -> Vec<Planned> {
+    let urls: Vec<String> = sim.world.agents.iter().map(|(u, _)| u.clone()).collect();
+    let mut steps = Vec::new();
+    for w in 0..3 {
+        let saga = w == 2;
+        let count = sim.rng.random_range(if saga { 2..=3 } else { 1..=3 });
+        for s in 0..count {
+            let agent = urls[sim.rng.random_range(0..urls.len())].clone();
+            let text = if saga {
+                format!("book room {s}")
+            } else {
+                match sim.rng.random_range(0..4) {
+                    0 => format!("hello {w}.{s}"),
+                    1 => format!("work:{} {w}.{s}", sim.rng.random_range(1..=4)),
+                    2 => "ask".to_owned(),
+                    _ => format!("fail {w}.{s}"),
+                }
+            };
+            let workflow = if saga {
+                SAGA.to_owned()
+            } else {
+                format!("w{w}")
+            };
+            steps.push(Planned {
+                name: format!("{workflow}/s{s}"),
+                agent,
+                text,
+                saga,
+            });
+        }
+    }
+    steps
+}
+
+fn args(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| (*w).to_owned()).collect()
+}
+
+fn delegate_args(p: &Planned) -> Vec<String> {
+    let mut a = args(&["delegate", &p.name, "--agent", &p.agent]);
+    if p.saga {
+        a.extend(args(&[
+            "--effect",
+            "--compensate",
+            "cancel {task_id}",
+            "--verify-url",
+            &format!("{}_scripted/bookings/{{task_id}}", p.agent),
+        ]));
+    }
+    a.push(p.text.clone());
+    a
+}
+
+impl Sim {
+    /// A kill point for the next process, or none.
+    fn maybe_crash(&mut self) -> Option<(u64, bool)> {
+        self.rng
+            .random_bool(0.3)
+            .then(|| (self.rng.random_range(1..=4), self.rng.random_bool(0.5)))
+    }
+
+    async fn faulty(&mut self, a: &[String]) -> Exit {
+        let crash = self.maybe_crash();
+        self.process(a, crash).await
+    }
+}
+
+/// Runs the workload, then passes to a fixed point; `Err` names a liveness failure.
+pub async fn drive(sim: &mut Sim) -> Result<(), String> {
+    sim.world.set_faults(false);
+    let urls: Vec<String> = sim.world.agents.iter().map(|(u, _)| u.clone()).collect();
+    for url in &urls {
+        let exit = sim.process(&args(&["agents", "add", url]), None).await;
+        if exit != Exit::Code(0) {
+            return Err(format!("`agents add {url}` exited {exit:?}"));
+        }
+    }
+    let steps = plan(sim);
+    sim.world.set_faults(true);
+    for p in &steps {
+        sim.faulty(&delegate_args(p)).await;
+        if sim.rng.random_bool(0.4) {
+            sim.faulty(&args(&["reconcile"])).await;
+        }
+        if sim.rng.random_bool(0.3)
+            && let Some(ask) = steps.iter().find(|s| s.text == "ask")
+        {
+            sim.faulty(&args(&["reply", &ask.name, ANSWER])).await;
+        }
+        if sim.rng.random_bool(0.1) {
+            forget_one(sim);
+        }
+        if sim.rng.random_bool(0.15) {
+            let a = sim.rng.random_range(0..sim.world.agents.len());
+            let back = Duration::from_secs(sim.rng.random_range(1..=120));
+            sim.world.agents[a].1.step_clock_back(back);
+            sim.world.count(Fault::ClockStepped);
+        }
+        let pause = sim.rng.random_range(0..20);
+        sim.advance(Duration::from_secs(pause)).await;
+    }
+    if steps.iter().any(|p| p.saga) {
+        sim.faulty(&args(&["reconcile"])).await;
+        sim.faulty(&args(&["compensate", SAGA])).await;
+    }
+    sim.world.set_faults(false);
+    let mut last = None;
+    for _ in 0..LIVENESS_PASSES {
+        sim.advance(Duration::from_secs(600)).await;
+        let reconcile = sim.process(&args(&["reconcile"]), None).await;
+        let compensate = sim.process(&args(&["compensate", SAGA]), None).await;
+        let now = (invariants::snapshot(sim)?, reconcile, compensate);
+        let settled = matches!(reconcile, Exit::Code(0 | 4));
+        if settled && last.as_ref() == Some(&now) {
+            return Ok(());
+        }
+        last = Some(now);
+    }
+    Err(format!(
+        "liveness: no fixed point within {LIVENESS_PASSES} passes after the faults stopped \
+         (last: {last:?})"
+    ))
+}
+
+/// An agent forgets one of its tasks whose id is journaled, as retention would (a task forgotten
+/// before anyone learnt its id is one no client could ever find: not a fault to recover from).
+fn forget_one(sim: &mut Sim) {
+    let known: Vec<String> = invariants::rows(sim)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|r| r.task_id)
+        .collect();
+    let a = sim.rng.random_range(0..sim.world.agents.len());
+    let agent = &sim.world.agents[a].1;
+    let tasks: Vec<String> = agent
+        .stats()
+        .tasks
+        .into_iter()
+        .map(|t| t.id)
+        .filter(|id| known.contains(id))
+        .collect();
+    if tasks.is_empty() {
+        return;
+    }
+    let t = &tasks[sim.rng.random_range(0..tasks.len())];
+    if agent.forget_task(t) {
+        sim.world.count(Fault::Forgotten);
+    }
+}

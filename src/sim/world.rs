@@ -1,0 +1,272 @@
+//! The simulated world below the wire: in-process scripted agents behind a fault layer, and the
+//! crash trigger. Every choice is drawn from the run's seeded generator.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use axum::body::Body;
+use rand::RngExt as _;
+use rand::rngs::StdRng;
+use tokio::sync::Notify;
+
+use crate::scripted_agent::InProcessAgent;
+
+/// What the fault layer does to one exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fault {
+    /// Lost before the agent saw it.
+    LostBefore,
+    /// Processed, its answer lost.
+    LostAfter,
+    /// Processed after the request timed out (inside the in-flight horizon).
+    Late,
+    /// Answered 503 with `Retry-After`, not processed.
+    Unavailable,
+    /// Answered 429 with `Retry-After`, not processed.
+    Throttled,
+    /// The process is killed before the request leaves.
+    CrashBefore,
+    /// The process is killed after the agent processed the request.
+    CrashAfter,
+    /// An agent forgot a task (retention), between processes.
+    Forgotten,
+    /// An agent's clock stepped back, between processes.
+    ClockStepped,
+}
+
+impl Fault {
+    /// The fault's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::LostBefore => "lost-before",
+            Self::LostAfter => "lost-after",
+            Self::Late => "late",
+            Self::Unavailable => "503",
+            Self::Throttled => "429",
+            Self::CrashBefore => "crash-before",
+            Self::CrashAfter => "crash-after",
+            Self::Forgotten => "forgotten",
+            Self::ClockStepped => "clock-step",
+        }
+    }
+}
+
+/// The agents, the fault layer and what it did.
+pub struct World {
+    /// The agents, by base URL.
+    pub agents: Vec<(String, InProcessAgent)>,
+    /// Whether each agent de-duplicates by `messageId`.
+    pub dedup: Vec<bool>,
+    rng: Mutex<StdRng>,
+    /// Per mille of exchanges that get a (non-crash) fault while faults are on.
+    pub fault_rate: u32,
+    faults_on: AtomicBool,
+    /// The exchange number (of the current process) at which it is killed, and whether after
+    /// the agent processed it.
+    crash_at: Mutex<Option<(u64, bool)>>,
+    calls: AtomicU64,
+    /// Told when the current process is killed.
+    pub crashed: Notify,
+    crash_point: Mutex<Option<String>>,
+    /// How many of each fault were injected.
+    pub injected: Mutex<BTreeMap<Fault, u32>>,
+    /// The request timeout every process uses.
+    pub timeout: Duration,
+}
+
+impl World {
+    /// A world of these agents, drawing faults from `rng`.
+    pub fn new(
+        agents: Vec<(String, InProcessAgent)>,
+        dedup: Vec<bool>,
+        rng: StdRng,
+        fault_rate: u32,
+        timeout: Duration,
+    ) -> Self {
+        Self {
+            agents,
+            dedup,
+            rng: Mutex::new(rng),
+            fault_rate,
+            faults_on: AtomicBool::new(true),
+            crash_at: Mutex::new(None),
+            calls: AtomicU64::new(0),
+            crashed: Notify::new(),
+            crash_point: Mutex::new(None),
+            injected: Mutex::new(BTreeMap::new()),
+            timeout,
+        }
+    }
+
+    /// Draws from the world's generator.
+    pub fn with_rng<T>(&self, f: impl FnOnce(&mut StdRng) -> T) -> T {
+        f(&mut self.rng.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Switches the faults (crashes included) on or off.
+    pub fn set_faults(&self, on: bool) {
+        self.faults_on.store(on, Ordering::SeqCst);
+    }
+
+    /// Starts a new process: its exchanges are counted from 1, and it is killed at exchange
+    /// `crash_at` (before or after the agent processed it), if any.
+    pub fn start_process(&self, crash_at: Option<(u64, bool)>) {
+        self.calls.store(0, Ordering::SeqCst);
+        *lock(&self.crash_at) = crash_at;
+        *lock(&self.crash_point) = None;
+    }
+
+    /// Where the last process was killed: the exchange's number, method and side.
+    pub fn crash_point(&self) -> Option<String> {
+        lock(&self.crash_point).clone()
+    }
+
+    /// Counts a fault injected.
+    pub fn count(&self, fault: Fault) {
+        *lock(&self.injected).entry(fault).or_default() += 1;
+    }
+
+    fn agent(&self, url: &reqwest::Url) -> Option<&InProcessAgent> {
+        let origin = url.origin().ascii_serialization();
+        self.agents
+            .iter()
+            .find(|(base, _)| base.trim_end_matches('/') == origin)
+            .map(|(_, a)| a)
+    }
+
+    /// Chooses what happens to exchange `n` of the current process.
+    fn fault_for(&self, n: u64) -> Option<Fault> {
+        if !self.faults_on.load(Ordering::SeqCst) {
+            return None;
+        }
+        if let Some((at, after)) = *lock(&self.crash_at)
+            && at == n
+        {
+            return Some(if after {
+                Fault::CrashAfter
+            } else {
+                Fault::CrashBefore
+            });
+        }
+        self.with_rng(|rng| {
+            if rng.random_range(0..1000) >= self.fault_rate {
+                return None;
+            }
+            Some(match rng.random_range(0..5) {
+                0 => Fault::LostBefore,
+                1 => Fault::LostAfter,
+                2 => Fault::Late,
+                3 => Fault::Unavailable,
+                _ => Fault::Throttled,
+            })
+        })
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The JSON-RPC method of a request body, or the path of a bodiless one.
+fn method_of(req: &reqwest::Request) -> String {
+    req.body()
+        .and_then(reqwest::Body::as_bytes)
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
+        .and_then(|v| v.get("method").and_then(|m| m.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| format!("{} {}", req.method(), req.url().path()))
+}
+
+/// Turns the client's request into the agent's.
+fn to_agent(req: &reqwest::Request) -> http::Request<Body> {
+    let mut out = http::Request::builder()
+        .method(req.method().clone())
+        .uri(req.url().as_str());
+    for (name, value) in req.headers() {
+        out = out.header(name, value);
+    }
+    let body = req
+        .body()
+        .and_then(reqwest::Body::as_bytes)
+        .map_or_else(Body::empty, |b| Body::from(b.to_vec()));
+    out.body(body).unwrap_or_default()
+}
+
+/// Turns the agent's answer into the client's, its body streamed as the agent writes it.
+fn to_client(resp: http::Response<Body>) -> reqwest::Response {
+    let (parts, body) = resp.into_parts();
+    let body = reqwest::Body::wrap_stream(body.into_data_stream());
+    reqwest::Response::from(http::Response::from_parts(parts, body))
+}
+
+fn refusal(status: u16) -> reqwest::Response {
+    let resp = http::Response::builder()
+        .status(status)
+        .header("retry-after", "1")
+        .body(reqwest::Body::from("try later"))
+        .unwrap_or_default();
+    reqwest::Response::from(resp)
+}
+
+/// The agent processes the request; its whole answer is read and thrown away.
+async fn processed_unseen(world: &World, req: http::Request<Body>, url: &reqwest::Url) {
+    if let Some(agent) = world.agent(url) {
+        let resp = agent.handle(req).await;
+        let _ = axum::body::to_bytes(resp.into_body(), usize::MAX).await;
+    }
+}
+
+/// The exchange the simulated transport makes: the fault layer, then the agent.
+pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Response {
+    let n = world.calls.fetch_add(1, Ordering::SeqCst) + 1;
+    let url = req.url().clone();
+    let method = method_of(&req);
+    let fault = world.fault_for(n);
+    let agent_req = to_agent(&req);
+    if let Some(f) = fault {
+        world.count(f);
+    }
+    if std::env::var_os("A2A_SIM_TRACE").is_some() {
+        let body = req
+            .body()
+            .and_then(reqwest::Body::as_bytes)
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        #[expect(clippy::print_stderr, reason = "the simulator's trace (A2A_SIM_TRACE)")]
+        {
+            eprintln!("a2a-sim trace:   #{n} {method} {url} {fault:?} {body:.300}");
+        }
+    }
+    match fault {
+        // Forgetting and clock steps happen between processes, never to an exchange.
+        None | Some(Fault::Forgotten | Fault::ClockStepped) => match world.agent(&url) {
+            Some(agent) => to_client(agent.handle(agent_req).await),
+            None => std::future::pending().await,
+        },
+        Some(Fault::LostBefore) => std::future::pending().await,
+        Some(Fault::LostAfter) => {
+            processed_unseen(&world, agent_req, &url).await;
+            std::future::pending().await
+        }
+        Some(Fault::Late) => {
+            let w = Arc::clone(&world);
+            let delay = world.timeout + world.timeout / 2;
+            tokio::spawn(async move {
+                tokio::time::sleep(delay).await;
+                processed_unseen(&w, agent_req, &url).await;
+            });
+            std::future::pending().await
+        }
+        Some(Fault::Unavailable) => refusal(503),
+        Some(Fault::Throttled) => refusal(429),
+        Some(side @ (Fault::CrashBefore | Fault::CrashAfter)) => {
+            if side == Fault::CrashAfter {
+                processed_unseen(&world, agent_req, &url).await;
+            }
+            *lock(&world.crash_point) = Some(format!("{method}#{n}:{}", side.name()));
+            world.crashed.notify_one();
+            std::future::pending().await
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! The seams the deterministic simulator (`--features sim`, `scripts/sim`) reaches the real code
+//! through: ids, "now", a process killed mid-pass, and the planted defects.
+//!
+//! In the shipped binary (no `sim` feature) every function here is the plain thing: a random
+//! UUIDv4, `false` for "killed". With the feature, a simulated process installs a seeded id
+//! source, and the simulator marks the moment a pass's future is dropped as a kill (no drop-time
+//! commit or release runs, as none would after SIGKILL). Planted defects exist only in that build.
+//!
+//! Invariant: nothing here changes behaviour unless the simulator installed it on this thread.
+
+use uuid::Uuid;
+
+/// Returns a new UUIDv4: random, or (in a simulated run) drawn from the run's seed.
+pub fn new_uuid() -> Uuid {
+    #[cfg(feature = "sim")]
+    if let Some(id) = sim::next_uuid() {
+        return id;
+    }
+    Uuid::new_v4()
+}
+
+/// Returns a generator for jitter: seeded from the system, or (in a simulated run) from the run's
+/// seed.
+pub fn jitter_rng() -> rand::rngs::StdRng {
+    #[cfg(feature = "sim")]
+    if let Some(id) = sim::next_uuid() {
+        return rand::SeedableRng::seed_from_u64(id.as_u64_pair().0);
+    }
+    rand::make_rng()
+}
+
+/// Returns whether the simulated process is being killed: drop-time work (group commits, lease
+/// releases) must not run, as none runs after SIGKILL. Always `false` in the shipped binary.
+pub fn killed() -> bool {
+    #[cfg(feature = "sim")]
+    {
+        sim::killed()
+    }
+    #[cfg(not(feature = "sim"))]
+    {
+        false
+    }
+}
+
+#[cfg(feature = "sim")]
+pub use sim::*;
+
+#[cfg(feature = "sim")]
+mod sim {
+    use std::cell::{Cell, RefCell};
+
+    use rand::{RngExt as _, SeedableRng as _};
+    use uuid::Uuid;
+
+    /// A defect planted on purpose, to prove the simulator catches it (`scripts/sim --plant`).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Plant {
+        /// A possibly-sent attempt is resent without looking for the task it created.
+        ResendWithoutLook,
+        /// A look adopts a listed task whatever message it holds.
+        AdoptAnyTask,
+        /// A terminal status is dropped as stale like any older one.
+        DropTerminalAsStale,
+        /// A look that finds nothing resends inside the in-flight horizon.
+        SkipHorizon,
+        /// Compensations run oldest first.
+        CompensateForward,
+    }
+
+    impl Plant {
+        /// Every plant, with its `--plant` name.
+        pub const ALL: [(&'static str, Plant); 5] = [
+            ("resend-without-look", Plant::ResendWithoutLook),
+            ("adopt-any-task", Plant::AdoptAnyTask),
+            ("drop-terminal-as-stale", Plant::DropTerminalAsStale),
+            ("skip-horizon", Plant::SkipHorizon),
+            ("compensate-forward", Plant::CompensateForward),
+        ];
+    }
+
+    thread_local! {
+        static IDS: RefCell<Option<rand::rngs::StdRng>> = const { RefCell::new(None) };
+        static KILLED: Cell<bool> = const { Cell::new(false) };
+        static PLANT: Cell<Option<Plant>> = const { Cell::new(None) };
+        static OWNER: RefCell<Option<&'static str>> = const { RefCell::new(None) };
+        static EPOCH: Cell<Option<chrono::DateTime<chrono::Utc>>> = const { Cell::new(None) };
+        static START: Cell<Option<tokio::time::Instant>> = const { Cell::new(None) };
+    }
+
+    /// Seeds the id source of this thread (a simulated run).
+    pub fn seed_ids(seed: u64) {
+        IDS.with(|ids| *ids.borrow_mut() = Some(rand::rngs::StdRng::seed_from_u64(seed)));
+    }
+
+    /// Returns whether this thread runs a simulation (its ids are seeded).
+    pub fn simulated() -> bool {
+        IDS.with(|ids| ids.borrow().is_some())
+    }
+
+    /// Removes everything installed on this thread.
+    pub fn clear() {
+        IDS.with(|ids| *ids.borrow_mut() = None);
+        KILLED.set(false);
+        PLANT.set(None);
+        OWNER.with(|o| *o.borrow_mut() = None);
+        EPOCH.set(None);
+        START.set(None);
+    }
+
+    pub(super) fn next_uuid() -> Option<Uuid> {
+        IDS.with(|ids| {
+            ids.borrow_mut().as_mut().map(|rng| {
+                let bytes: [u8; 16] = rng.random();
+                uuid::Builder::from_random_bytes(bytes).into_uuid()
+            })
+        })
+    }
+
+    /// Marks the simulated process killed (or alive again).
+    pub fn set_killed(on: bool) {
+        KILLED.set(on);
+    }
+
+    pub(super) fn killed() -> bool {
+        KILLED.get()
+    }
+
+    /// Plants a defect (or none) on this thread.
+    pub fn set_plant(plant: Option<Plant>) {
+        PLANT.set(plant);
+    }
+
+    /// Returns whether `plant` is planted on this thread.
+    pub fn planted(plant: Plant) -> bool {
+        PLANT.get() == Some(plant)
+    }
+
+    /// Gives the simulated process a lease owner id of its own (a restart is a new process).
+    pub fn set_owner(owner: Option<&'static str>) {
+        OWNER.with(|o| *o.borrow_mut() = owner);
+    }
+
+    /// The simulated process's lease owner id, if one is installed.
+    pub fn owner() -> Option<&'static str> {
+        OWNER.with(|o| *o.borrow())
+    }
+
+    /// Starts virtual wall time at `epoch`, advancing with tokio's (paused) clock.
+    pub fn start_virtual_time(epoch: chrono::DateTime<chrono::Utc>) {
+        EPOCH.set(Some(epoch));
+        START.set(Some(tokio::time::Instant::now()));
+    }
+
+    /// The virtual wall time, when the simulator installed one.
+    pub fn virtual_now() -> Option<chrono::DateTime<chrono::Utc>> {
+        let (epoch, start) = (EPOCH.get()?, START.get()?);
+        let elapsed = tokio::time::Instant::now().duration_since(start);
+        Some(epoch + chrono::Duration::from_std(elapsed).unwrap_or_default())
+    }
+}
