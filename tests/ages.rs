@@ -63,10 +63,11 @@ fn every_view_shows_one_age_and_a_failed_read_does_not_reset_it() {
     assert_eq!(asked["state"], "INPUT_REQUIRED", "{asked}");
     let changed = time(&asked["stateChangedAt"]);
 
-    // The agent dies; the next pass's read fails and journals the error.
+    // The agent dies; the next pass's read fails and journals the error. The question still
+    // waits for a human: 4 wins over 3.
     drop(a);
     let out = reconcile(&env, &[]);
-    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     let failed = the_attempt(&env, "trip/hotel");
     assert_eq!(failed["state"], "INPUT_REQUIRED", "{failed}");
     assert!(
