@@ -135,6 +135,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             break
         }
         'a2a-recover;follow' {
+            [CompletionResult]::new('--workflow', '--workflow', [CompletionResultType]::ParameterName, 'Follows every unfinished step of WORKFLOW at once, each state change on a line with its time (a bare STEP stays a step of `default`)')
             [CompletionResult]::new('--max-reconnects', '--max-reconnects', [CompletionResultType]::ParameterName, 'Resubscriptions allowed without an event in between')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Stops following after this long (exit 3 if still running)')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
@@ -237,6 +238,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339 time (`2026-12-06T03:00:00Z`)')
             [CompletionResult]::new('--until', '--until', [CompletionResultType]::ParameterName, 'Only attempts whose last change is at least this old (`30m`) or no later than this RFC 3339 time')
             [CompletionResult]::new('--artifact', '--artifact', [CompletionResultType]::ParameterName, 'Prints the value of the step''s artifact NAME (its name, else its id) as `{artifact:NAME}` gives it: raw when stdout is not a terminal')
+            [CompletionResult]::new('--interval', '--interval', [CompletionResultType]::ParameterName, 'How often `--watch` reads the journal again (SQLite and PostgreSQL alike)')
             [CompletionResult]::new('--journal', '--journal', [CompletionResultType]::ParameterName, 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and sentences for people, or JSON Lines for programs')
@@ -252,6 +254,7 @@ Register-ArgumentCompleter -Native -CommandName 'a2a-recover' -ScriptBlock {
             [CompletionResult]::new('--events', '--events', [CompletionResultType]::ParameterName, 'Adds the event history of the named step')
             [CompletionResult]::new('--unresolved', '--unresolved', [CompletionResultType]::ParameterName, 'Only steps the operator has not resolved (`resolve`)')
             [CompletionResult]::new('--wide', '--wide', [CompletionResultType]::ParameterName, 'Every column: full task ids, the agent, and with --pending the command in a column')
+            [CompletionResult]::new('--watch', '--watch', [CompletionResultType]::ParameterName, 'Keeps watching: redraws the view on a terminal; on a pipe, or with `--format json`, prints the view once, then each attempt that changes. Ctrl-C ends it (exit 130)')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print less (errors and data only)')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Print more; repeat for more detail (-vvv traces HTTP)')

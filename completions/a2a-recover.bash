@@ -983,12 +983,16 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__follow)
-            opts="-o -q -v -h --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --workflow --max-reconnects --until --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --workflow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --max-reconnects)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1385,7 +1389,7 @@ _a2a__recover() {
             return 0
             ;;
         a2a__subcmd__recover__subcmd__inspect)
-            opts="-o -q -v -h --state --pending --events --limit --agent --since --until --unresolved --wide --artifact --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
+            opts="-o -q -v -h --state --pending --events --limit --agent --since --until --unresolved --wide --artifact --watch --interval --journal --format --color --timeout --max-response-size --max-artifact-size --max-task-size --max-look-size --max-card-size --wait --quiet --verbose --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1412,6 +1416,10 @@ _a2a__recover() {
                     return 0
                     ;;
                 --artifact)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interval)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -129,6 +129,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
         }
         &'a2a-recover;follow'= {
+            cand --workflow 'Follows every unfinished step of WORKFLOW at once, each state change on a line with its time (a bare STEP stays a step of `default`)'
             cand --max-reconnects 'Resubscriptions allowed without an event in between'
             cand --until 'Stops following after this long (exit 3 if still running)'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
@@ -227,6 +228,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --since 'Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339 time (`2026-12-06T03:00:00Z`)'
             cand --until 'Only attempts whose last change is at least this old (`30m`) or no later than this RFC 3339 time'
             cand --artifact 'Prints the value of the step''s artifact NAME (its name, else its id) as `{artifact:NAME}` gives it: raw when stdout is not a terminal'
+            cand --interval 'How often `--watch` reads the journal again (SQLite and PostgreSQL alike)'
             cand --journal 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]'
             cand -o 'Output format: tables and sentences for people, or JSON Lines for programs'
             cand --format 'Output format: tables and sentences for people, or JSON Lines for programs'
@@ -242,6 +244,7 @@ set edit:completion:arg-completer[a2a-recover] = {|@words|
             cand --events 'Adds the event history of the named step'
             cand --unresolved 'Only steps the operator has not resolved (`resolve`)'
             cand --wide 'Every column: full task ids, the agent, and with --pending the command in a column'
+            cand --watch 'Keeps watching: redraws the view on a terminal; on a pipe, or with `--format json`, prints the view once, then each attempt that changes. Ctrl-C ends it (exit 130)'
             cand -q 'Print less (errors and data only)'
             cand --quiet 'Print less (errors and data only)'
             cand -v 'Print more; repeat for more detail (-vvv traces HTTP)'

@@ -126,6 +126,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -l dr
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand reconcile" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l workflow -d 'Follows every unfinished step of WORKFLOW at once, each state change on a line with its time (a bare STEP stays a step of `default`)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l max-reconnects -d 'Resubscriptions allowed without an event in between' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l until -d 'Stops following after this long (exit 3 if still running)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand follow" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
@@ -213,6 +214,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l agen
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l since -d 'Only attempts changed within this long (`30m`, `1h30m`, `1d`) or since this RFC 3339 time (`2026-12-06T03:00:00Z`)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l until -d 'Only attempts whose last change is at least this old (`30m`) or no later than this RFC 3339 time' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l artifact -d 'Prints the value of the step\'s artifact NAME (its name, else its id) as `{artifact:NAME}` gives it: raw when stdout is not a terminal' -r
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l interval -d 'How often `--watch` reads the journal again (SQLite and PostgreSQL alike)' -r
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l journal -d 'The journal: a SQLite file, or a PostgreSQL URL (postgres://USER@HOST/DB?schema=NAME) [default: $XDG_STATE_HOME/a2a-recover/journal.sqlite3]' -r -F
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s o -l format -d 'Output format: tables and sentences for people, or JSON Lines for programs' -r -f -a "human\t'Tables and sentences'
 json\t'JSON Lines, one record per line (docs/json-output.md)'"
@@ -230,6 +232,7 @@ complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l pend
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l events -d 'Adds the event history of the named step'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l unresolved -d 'Only steps the operator has not resolved (`resolve`)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l wide -d 'Every column: full task ids, the agent, and with --pending the command in a column'
+complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -l watch -d 'Keeps watching: redraws the view on a terminal; on a pipe, or with `--format json`, prints the view once, then each attempt that changes. Ctrl-C ends it (exit 130)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s q -l quiet -d 'Print less (errors and data only)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s v -l verbose -d 'Print more; repeat for more detail (-vvv traces HTTP)'
 complete -c a2a-recover -n "__fish_a2a_recover_using_subcommand inspect" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -46,7 +46,7 @@ Exit codes:
   1    a2a-recover itself failed (journal, I/O, agents add on a bad agent)
   2    usage error (bad flags or plan, unknown step, unset --token-env variable)
   3    work remains; run again later
-  4    a human must act; `a2a-recover inspect --pending` lists each with its remedy
+  4    a human must act; `a2a-recover inspect --pending` says what to run
   101  a bug (panic)
   130  interrupted by SIGINT / 143 by SIGTERM, after committing what was seen";
 

@@ -48,7 +48,7 @@ use std::ffi::OsString;
 use std::time::Duration;
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory as _, FromArgMatches as _};
+use clap::{ArgMatches, FromArgMatches as _};
 
 use crate::commands::Cli;
 use crate::context::Context;
@@ -57,13 +57,13 @@ use crate::context::Context;
 pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     // `--journal` is looked up before the matches are taken apart (`from_arg_matches_mut`
     // moves the values out instead of cloning every one of them).
-    let parsed = Cli::command()
+    let parsed = commands::cli_command()
         .try_get_matches_from(args)
         .and_then(|mut matches| {
             let journal_flag = journal_flag_given(&matches);
             Cli::from_arg_matches_mut(&mut matches)
                 .map(|cli| (cli, journal_flag))
-                .map_err(|e| e.format(&mut Cli::command()))
+                .map_err(|e| e.format(&mut commands::cli_command()))
         });
     let (cli, journal_flag) = match parsed {
         Ok(parsed) => parsed,

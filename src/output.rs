@@ -189,6 +189,20 @@ impl Printer {
         self.raw(s.as_bytes())
     }
 
+    /// `text` wrapped to the width (unchanged when there is none): each line that is too long
+    /// goes on under its own indent plus two spaces. A span in backticks (a command, a flag)
+    /// is never split. Only for text of our own: a remote line wrapped would go on without its
+    /// prefix (`sanitize::REMOTE_LINE_PREFIX`), where an agent could forge a line of ours.
+    pub fn wrap(&self, text: &str) -> String {
+        let Some(width) = self.width() else {
+            return text.to_owned();
+        };
+        text.lines()
+            .map(|line| wrap_line(line, width))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Names the journal in use in every `summary` record.
     pub fn with_journal(mut self, shown: String) -> Self {
         self.journal = Some(shown);
@@ -419,6 +433,35 @@ pub fn render_table(out: &Printer, table: &comfy_table::Table) -> String {
     lines.join("\n")
 }
 
+/// One line wrapped to `width`, its backtick spans kept whole (their spaces are not places to
+/// break).
+fn wrap_line(line: &str, width: usize) -> String {
+    if display_width(line) <= width {
+        return line.to_owned();
+    }
+    const KEEP: char = '\u{a0}';
+    let mut kept = String::with_capacity(line.len());
+    let mut in_ticks = false;
+    for c in line.chars() {
+        if c == '`' {
+            in_ticks = !in_ticks;
+        }
+        kept.push(if in_ticks && c == ' ' { KEEP } else { c });
+    }
+    let indent: String = line.chars().take_while(|c| *c == ' ').collect();
+    let more = format!("{indent}  ");
+    let options = textwrap::Options::new(width)
+        .initial_indent(&indent)
+        .subsequent_indent(&more)
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
+    textwrap::wrap(kept.trim_start(), options)
+        .iter()
+        .map(|l| l.replace(KEEP, " "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Returns a short age for tables: `42s`, `5m`, `3h`, `2d`.
 pub fn age(now: chrono::DateTime<chrono::Utc>, then: chrono::DateTime<chrono::Utc>) -> String {
     let secs = (now - then).num_seconds().max(0);
@@ -433,6 +476,17 @@ pub fn age(now: chrono::DateTime<chrono::Utc>, then: chrono::DateTime<chrono::Ut
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wrapped_line_keeps_backtick_spans_and_hyphenated_words_whole() {
+        let line = "  hint: check that the agent runs; see `a2a-recover inspect --pending` again";
+        let got = wrap_line(line, 40);
+        assert_eq!(
+            got,
+            "  hint: check that the agent runs; see\n    `a2a-recover inspect --pending`\n    again"
+        );
+        assert_eq!(wrap_line("short", 40), "short");
+    }
 
     #[test]
     fn only_a_terminal_without_yes_is_asked() {

@@ -301,6 +301,23 @@ fn a_structured_answer_agent_takes_the_data_reply_and_the_refusal_names_it() {
     );
     let row = the_attempt(&env, "trip/rooms");
     assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
+    // After the refusal every remedy names the structured answer, and settling it by hand.
+    let data = "  a2a-recover reply trip/rooms --data '{\"FIELD\": \"VALUE\"}'";
+    let resolve = "a2a-recover resolve trip/rooms --as done|abandoned --reason \"…\"";
+    assert_eq!(
+        row["remedy"]["alternatives"],
+        serde_json::json!([resolve]),
+        "{row}"
+    );
+    assert_eq!(row["remedy"]["command"], data.trim_start(), "{row}");
+    for (args, exit) in [(&["inspect", "--pending"][..], 0), (&["reconcile"], 4)] {
+        let out = env.run(args);
+        let said = stdout(&out);
+        assert_eq!(code(&out), exit, "{said}{}", stderr(&out));
+        assert!(said.contains(data), "{args:?}: {said}");
+        assert!(said.contains(resolve), "{args:?}: {said}");
+        assert!(!said.contains("reply trip/rooms \"…\""), "{args:?}: {said}");
+    }
 
     let out = env.run(["reply", "trip/rooms", "--data", r#"{"rooms": "one"}"#]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));

@@ -146,10 +146,8 @@ fn a_name_with_a_bidi_control_is_refused() {
     assert!(!env.journal().exists(), "nothing may be journaled");
 }
 
-/// Every subcommand's help ends with examples that run that very subcommand (`agents add`'s
-/// start with `a2a-recover agents add`), as the binary prints them.
-#[test]
-fn every_subcommand_help_has_examples_of_itself() {
+/// Every visible subcommand's path (`["agents", "add"]`), `help` aside.
+fn subcommand_paths() -> Vec<Vec<String>> {
     use clap::CommandFactory as _;
     fn walk(cmd: &clap::Command, path: &[&str], out: &mut Vec<Vec<String>>) {
         for sub in cmd
@@ -165,8 +163,15 @@ fn every_subcommand_help_has_examples_of_itself() {
     let mut paths = Vec::new();
     walk(&a2a_recover::commands::Cli::command(), &[], &mut paths);
     assert!(paths.len() > 12, "{paths:?}");
+    paths
+}
+
+/// Every subcommand's help ends with examples that run that very subcommand (`agents add`'s
+/// start with `a2a-recover agents add`), as the binary prints them.
+#[test]
+fn every_subcommand_help_has_examples_of_itself() {
     let env = TestEnv::new();
-    for path in paths {
+    for path in subcommand_paths() {
         let mut args = path.clone();
         args.push("--help".to_owned());
         let out = env.run(&args);
@@ -184,4 +189,54 @@ fn every_subcommand_help_has_examples_of_itself() {
             "`{invocation}` has no example of itself:\n{examples}"
         );
     }
+}
+
+/// At 80 columns a subcommand's help lists its own flags, not the ~60 lines of global ones
+/// (`a2a-recover --help` lists those, and the subcommand's help says so), and no line wraps:
+/// an example's note never runs into the command column.
+#[test]
+fn subcommand_help_leaves_the_global_options_to_the_top_help_and_fits_80_columns() {
+    let env = TestEnv::new();
+    let note = "Global options (--journal, -o/--format, -q, -v, …): see `a2a-recover --help`.";
+    for path in subcommand_paths() {
+        for flag in ["--help", "-h"] {
+            let mut args = path.clone();
+            args.push(flag.to_owned());
+            let out = env.cmd().env("COLUMNS", "80").args(&args).output().unwrap();
+            assert_eq!(code(&out), 0, "{args:?}");
+            let text = stdout(&out);
+            assert!(!text.contains("--max-card-size"), "{args:?}:\n{text}");
+            assert!(!text.contains("Global options:"), "{args:?}:\n{text}");
+            assert!(text.contains(note), "{args:?}:\n{text}");
+            for line in text.lines() {
+                assert!(
+                    line.chars().count() <= 80,
+                    "{args:?} wraps: {line:?}\n{text}"
+                );
+            }
+        }
+    }
+    let top = env
+        .cmd()
+        .env("COLUMNS", "80")
+        .arg("--help")
+        .output()
+        .unwrap();
+    let text = stdout(&top);
+    assert!(text.contains("Global options:"), "{text}");
+    assert!(text.contains("--max-card-size"), "{text}");
+    assert!(text.contains("before or after the subcommand"), "{text}");
+    // Still accepted after the subcommand, as before.
+    let out = env.run([
+        "inspect",
+        "--journal",
+        "/nonexistent/j.sqlite3",
+        "-o",
+        "json",
+    ]);
+    assert!(
+        stderr(&out).contains("chosen by --journal"),
+        "{}",
+        stderr(&out)
+    );
 }

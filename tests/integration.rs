@@ -3,6 +3,7 @@
 
 mod adopted;
 mod agents;
+mod ages;
 mod artifact_view;
 mod bends;
 mod bounds;
@@ -19,6 +20,7 @@ mod docs;
 mod effects;
 mod follow;
 mod follow_wiring;
+mod follow_workflow;
 mod generated;
 mod guard_rails;
 mod health;
@@ -65,6 +67,7 @@ mod soak;
 mod status;
 mod terminal;
 mod v03;
+mod watch;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

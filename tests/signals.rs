@@ -75,6 +75,18 @@ impl Running {
         }
     }
 
+    /// Returns the next line of stdout (it is also kept among those seen); panics at `until`.
+    pub(crate) fn next_line(&mut self, until: Instant) -> String {
+        let left = until.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left) {
+            Ok(line) => {
+                self.seen.push(line.clone());
+                line
+            }
+            Err(e) => panic!("no line ({e}); seen:\n{}", self.seen.join("\n")),
+        }
+    }
+
     /// The JSON lines seen so far (other lines are skipped).
     pub(crate) fn json(&self) -> Vec<Value> {
         self.seen

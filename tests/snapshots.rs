@@ -36,6 +36,15 @@ fn help() {
         run(&env, &["scripted-agent", "--help"])
     );
     assert_snapshot!("no_command", run(&env, &[]));
+    for columns in ["80", "200"] {
+        let out = env
+            .cmd()
+            .env("COLUMNS", columns)
+            .args(["inspect", "--help"])
+            .output()
+            .unwrap();
+        assert_snapshot!(format!("inspect_help_{columns}"), shown(&env, &out));
+    }
 }
 
 #[test]

@@ -122,8 +122,9 @@ Examples:
     #[command(after_help = "\
 Examples:
   a2a-recover agents probe http://127.0.0.1:8001
-  a2a-recover agents probe https://cars.example.com --token-env CAR_TOKEN --format json
-  a2a-recover agents probe http://127.0.0.1:8001 --send-test ping   # creates one or two tasks")]
+  a2a-recover agents probe https://cars.example.com --token-env TOKEN -o json
+  # creates one or two tasks on the agent:
+  a2a-recover agents probe http://127.0.0.1:8001 --send-test ping")]
     Probe {
         /// The agent's base URL or card URL.
         url: String,

@@ -10,7 +10,8 @@ use crate::context::Context;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover completions bash > ~/.local/share/bash-completion/completions/a2a-recover
+  a2a-recover completions bash \\
+      > ~/.local/share/bash-completion/completions/a2a-recover
   a2a-recover completions zsh > ~/.zfunc/_a2a-recover
   a2a-recover completions fish > ~/.config/fish/completions/a2a-recover.fish")]
 pub struct CompletionsArgs {

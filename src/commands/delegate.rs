@@ -75,11 +75,13 @@ use super::util::records::{Chain, attempt_record};
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover delegate trip-42/hotel --agent http://127.0.0.1:8001 \"book a room in New York\"
-  a2a-recover delegate trip-42/car --skill car --token-env CAR_TOKEN \"rent a car\"
-  a2a-recover delegate trip-42/flight --agent http://127.0.0.1:8001 --follow \"book a flight\"
+  a2a-recover delegate trip-42/hotel --agent http://127.0.0.1:8001 \"book a room\"
+  a2a-recover delegate trip-42/car --skill car --token-env CAR_TOKEN \"a car\"
+  a2a-recover delegate trip-42/flight --agent http://127.0.0.1:8001 --follow \\
+      \"book a flight\"
   a2a-recover delegate --plan trip.toml
-  echo \"a long request\" | a2a-recover delegate trip-42/note --agent http://127.0.0.1:8001 -")]
+  # the text from standard input:
+  echo \"a long request\" | a2a-recover delegate trip-42/note --agent URL -")]
 pub struct DelegateArgs {
     /// The step, `WORKFLOW/STEP` (a bare name means `default/NAME`).
     #[arg(required_unless_present = "plan", conflicts_with = "plan")]

@@ -37,7 +37,8 @@ use crate::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
 #[command(after_help = "\
 Examples:
   a2a-recover demo
-  a2a-recover demo --journal /tmp/demo.sqlite3   keep the journal to inspect it afterwards")]
+  # keeps the journal, to inspect it afterwards:
+  a2a-recover demo --journal /tmp/demo.sqlite3")]
 pub struct DemoArgs {}
 
 const WORKFLOW: &str = "trip-42";

@@ -32,6 +32,8 @@ use crate::recovery::follow::FollowOptions;
 
 use super::util::follow::follow_step;
 
+mod workflow;
+
 /// Follows a step's latest task, journaling every event.
 ///
 /// Exit 0 when the task is terminal, 4 when it waits for input or auth (or is LOST), 3 when it
@@ -40,10 +42,16 @@ use super::util::follow::follow_step;
 #[command(after_help = "\
 Examples:
   a2a-recover follow trip-42/hotel
-  a2a-recover follow trip-42/flight --until 10m --max-reconnects 5")]
+  a2a-recover follow trip-42/flight --until 10m --max-reconnects 5
+  a2a-recover follow --workflow trip-42   # every unfinished step, at once")]
 pub struct FollowArgs {
     /// The step, `WORKFLOW/STEP` (or a compensation step `WORKFLOW/STEP~compensate`).
-    pub step: String,
+    #[arg(required_unless_present = "workflow")]
+    pub step: Option<String>,
+    /// Follows every unfinished step of WORKFLOW at once, each state change on a line with
+    /// its time (a bare STEP stays a step of `default`).
+    #[arg(long, value_name = "WORKFLOW", conflicts_with = "step")]
+    pub workflow: Option<String>,
     /// Resubscriptions allowed without an event in between.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub max_reconnects: u32,
@@ -55,30 +63,38 @@ pub struct FollowArgs {
 /// Runs `follow`.
 pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
+    let opts = FollowOptions {
+        max_reconnects: args.max_reconnects,
+        deadline: args.until.map(|d| started + d),
+        ..FollowOptions::for_idle_timeout(ctx.stream_idle_timeout())
+    };
+    let step = match (&args.step, &args.workflow) {
+        (Some(step), _) => step,
+        (None, Some(workflow)) => return workflow::run(ctx, workflow, &opts).await,
+        (None, None) => return Err(CliError::usage("give a STEP, or --workflow WORKFLOW").into()),
+    };
     // A compensation step (`WORKFLOW/STEP~compensate`) is followed like any other.
-    let name = crate::plan_file::parse_journaled_step(&args.step).map_err(|e| {
+    let name = crate::plan_file::parse_journaled_step(step).map_err(|e| {
         CliError::usage(e.to_string())
             .hint("write WORKFLOW/STEP (e.g. `trip-42/hotel`), or a bare STEP for `default/STEP`")
     })?;
     ctx.require_journal()?;
     let journal = ctx.open_journal_for_writing()?;
     let Some(record) = journal.step(&name)? else {
-        let hint = "list the journaled steps with `a2a-recover inspect`";
-        return Err(super::util::unknown_step(&journal, &name, hint)?.into());
+        let hint = "list the journaled steps with `a2a-recover inspect` (`--workflow WORKFLOW` \
+                    follows every step of one)";
+        let mut err = super::util::unknown_step(&journal, &name, hint)?;
+        if name.workflow == "default" && journal.workflow_exists(&name.step)? {
+            let all = format!(
+                "; or follow them all: `a2a-recover follow --workflow {}`",
+                crate::sanitize::inert(&name.step)
+            );
+            err.hint = err.hint.map(|h| h + &all);
+        }
+        return Err(err.into());
     };
-    // No request to an agent before the not-before time an earlier command was given.
-    let limits = Limits {
-        not_before: journal.not_before_limits()?,
-        ..Limits::default()
-    };
-    let client = A2aClient::with_limits(ctx.client_config(), limits)
-        .context("failed to set up the HTTP client")?;
+    let client = client(ctx, &journal)?;
     ctx.out.begin("follow")?;
-    let opts = FollowOptions {
-        max_reconnects: args.max_reconnects,
-        deadline: args.until.map(|d| started + d),
-        ..FollowOptions::for_idle_timeout(ctx.stream_idle_timeout())
-    };
     let followed = follow_step(ctx, &journal, &client, &record, &opts).await?;
     if ctx.out.is_json() {
         let mut record = followed.record;
@@ -88,4 +104,14 @@ pub(crate) async fn run(ctx: &Context, args: &FollowArgs) -> anyhow::Result<u8> 
         ctx.out.line(&followed.line)?;
     }
     Ok(followed.code)
+}
+
+/// The HTTP client of a follow: no request to an agent before the not-before time an earlier
+/// command was given.
+fn client(ctx: &Context, journal: &crate::journal::Journal) -> anyhow::Result<A2aClient> {
+    let limits = Limits {
+        not_before: journal.not_before_limits()?,
+        ..Limits::default()
+    };
+    A2aClient::with_limits(ctx.client_config(), limits).context("failed to set up the HTTP client")
 }

@@ -18,6 +18,7 @@
 mod artifacts;
 mod describe;
 mod tables;
+mod watch;
 
 use clap::Args;
 use serde_json::{Value, json};
@@ -43,14 +44,14 @@ const OUTCOME_CHARS: usize = 80;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover inspect                       the workflows, steps counted by state
-  a2a-recover inspect trip-42               the attempts of one workflow
-  a2a-recover inspect trip-42/hotel         one step in full: ids, question, events
-  a2a-recover inspect trip-42/hotel --artifact receipt
-                                            the value of one artifact
-  a2a-recover inspect --pending             what needs a human, and the command to run
-  a2a-recover inspect --since 1h --wide     attempts changed in the last hour, every column
-  a2a-recover inspect --format json | jq .  the same as JSON Lines")]
+  a2a-recover inspect                   # the workflows, steps counted by state
+  a2a-recover inspect trip-42           # the attempts of one workflow
+  a2a-recover inspect trip-42/hotel     # one step in full, with its events
+  a2a-recover inspect trip-42/hotel --artifact receipt   # one artifact's value
+  a2a-recover inspect --pending         # what needs a human, and what to run
+  a2a-recover inspect --pending --watch # the same, kept up to date
+  a2a-recover inspect --since 1h --wide # changed in the last hour, every column
+  a2a-recover inspect -o json | jq .    # the same as JSON Lines")]
 pub struct InspectArgs {
     /// A workflow, or a step (`WORKFLOW/STEP`).
     pub target: Option<String>,
@@ -87,6 +88,14 @@ pub struct InspectArgs {
     /// `{artifact:NAME}` gives it: raw when stdout is not a terminal.
     #[arg(long, value_name = "NAME")]
     pub artifact: Option<String>,
+    /// Keeps watching: redraws the view on a terminal; on a pipe, or with `--format json`,
+    /// prints the view once, then each attempt that changes. Ctrl-C ends it (exit 130).
+    #[arg(long)]
+    pub watch: bool,
+    /// How often `--watch` reads the journal again (SQLite and PostgreSQL alike).
+    #[arg(long, value_name = "DURATION", default_value = "2s",
+          value_parser = crate::duration::parse_duration, requires = "watch")]
+    pub interval: std::time::Duration,
 }
 
 impl InspectArgs {
@@ -155,6 +164,12 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         None => Some(DEFAULT_TABLE_LIMIT),
     };
     let agent = args.agent.as_deref().map(agent_filter).transpose()?;
+    if args.watch && (args.artifact.is_some() || args.events) {
+        return Err(CliError::usage("--watch shows a list, not one artifact or event history")
+            .hint("watch a workflow, `--pending`, or the whole journal; `a2a-recover follow STEP` \
+                   follows one step")
+            .into());
+    }
     ctx.require_journal()?;
     ctx.out.begin("inspect")?;
     let journal = ctx.open_journal_for_reading()?;
@@ -162,32 +177,72 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
     if let Some(name) = &args.artifact {
         return print_artifact(ctx, &journal, target.as_ref(), name);
     }
-    let now = ctx.display_clock.now();
-    // Measured against the displayed clock, as ages are (pinned in tests).
-    let since = args.since.map(|b| b.at(now));
-    let until = args.until.map(|b| b.at(now));
-    let page = journal.inspect(&InspectFilter {
-        target: target.clone(),
+    let query = Query {
+        target,
         states,
-        pending: args.pending,
+        events_of,
         limit,
         agent,
-        since,
-        until,
-        unresolved: args.unresolved,
-    })?;
-    let chain = Chain::of(&journal, &page.rows)?;
-    let step_view = match &target {
+    };
+    if args.watch {
+        return watch::run(ctx, &journal, args, &query).await;
+    }
+    show(ctx, &journal, args, &query)
+}
+
+/// What `inspect` was asked for, parsed: the rows are read again from it on every redraw.
+struct Query {
+    target: Option<Target>,
+    states: Vec<AttemptState>,
+    events_of: Option<journal::StepName>,
+    limit: Option<u64>,
+    agent: Option<String>,
+}
+
+impl Query {
+    /// The rows' filter, its times measured against `now` (the displayed clock, as ages are).
+    fn filter(&self, args: &InspectArgs, now: chrono::DateTime<chrono::Utc>) -> InspectFilter {
+        InspectFilter {
+            target: self.target.clone(),
+            states: self.states.clone(),
+            pending: args.pending,
+            limit: self.limit,
+            agent: self.agent.clone(),
+            since: args.since.map(|b| b.at(now)),
+            until: args.until.map(|b| b.at(now)),
+            unresolved: args.unresolved,
+        }
+    }
+}
+
+/// Prints the view once: the workflows, the attempts, or a step in full (or their records).
+fn show(
+    ctx: &Context,
+    journal: &journal::Journal,
+    args: &InspectArgs,
+    query: &Query,
+) -> anyhow::Result<u8> {
+    let Query {
+        target,
+        events_of,
+        limit,
+        ..
+    } = query;
+    let limit = *limit;
+    let now = ctx.display_clock.now();
+    let page = journal.inspect(&query.filter(args, now))?;
+    let chain = Chain::of(journal, &page.rows)?;
+    let step_view = match target {
         Some(Target::Step(s)) if !args.filtered() => journal.step(s)?,
         _ => None,
     };
     // The step view shows what each attempt's artifacts hold.
     let contents = match &step_view {
-        Some(_) => artifacts::of_rows(&journal, &page.rows)?,
+        Some(_) => artifacts::of_rows(journal, &page.rows)?,
         None => Vec::new(),
     };
     let workflows_view = target.is_none() && !args.filtered();
-    let events = match (&events_of, &step_view) {
+    let events = match (events_of, &step_view) {
         (Some(step), _) => journal.events_of_step(step)?,
         (None, Some(rec)) if !ctx.out.is_json() => journal.events_of_step(&rec.step.spec.name)?,
         _ => Vec::new(),
@@ -223,7 +278,7 @@ pub(crate) async fn run(ctx: &Context, args: &InspectArgs) -> anyhow::Result<u8>
         return Ok(exit::OK);
     }
     if workflows_view {
-        return print_workflows(ctx, &journal, limit, now);
+        return print_workflows(ctx, journal, limit, now);
     }
     print_attempts(ctx, args, &page, events_of.as_ref(), &events, now)
 }

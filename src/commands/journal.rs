@@ -27,10 +27,11 @@ use crate::recovery::lock;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover journal init            create the journal a cron job's passes will use
+  # create the journal a cron job's passes will use:
+  a2a-recover journal init
+  # move the journal to PostgreSQL:
   a2a-recover journal copy --from ~/.local/state/a2a-recover/journal.sqlite3 \\
-      --to postgres://ops@db.internal/ops
-                                      move the journal to PostgreSQL")]
+      --to postgres://ops@db.internal/ops")]
 pub struct JournalArgs {
     #[command(subcommand)]
     pub command: JournalCommand,
@@ -45,7 +46,8 @@ pub enum JournalCommand {
 Examples:
   a2a-recover journal init
   a2a-recover --journal /var/lib/ops/journal.sqlite3 journal init
-  a2a-recover --journal 'postgres://ops@db.internal/ops?schema=a2a_recover' journal init")]
+  a2a-recover --journal 'postgres://ops@db.internal/ops?schema=a2a_recover' \\
+      journal init")]
     Init,
     /// Copies a journal into another store (a SQLite file, or a PostgreSQL URL), verified row
     /// by row, all or nothing, and marks the source as moved: every command then refuses it,
@@ -57,8 +59,10 @@ no pass runs on it meanwhile. Passwords come from the URL's environment (PGPASSW
 password file) and are never shown.
 
 Examples:
-  a2a-recover journal copy --from journal.sqlite3 --to postgres://ops@db.internal/ops
-  a2a-recover journal copy --from 'postgres://ops@db.internal/ops?schema=a2a_recover' \\
+  a2a-recover journal copy --from journal.sqlite3 \\
+      --to postgres://ops@db.internal/ops
+  a2a-recover journal copy \\
+      --from 'postgres://ops@db.internal/ops?schema=a2a_recover' \\
       --to /var/lib/ops/journal.sqlite3 --format json")]
     Copy(CopyArgs),
 }

@@ -7,6 +7,7 @@ pub mod completions;
 pub mod delegate;
 pub mod demo;
 pub mod follow;
+mod help;
 pub mod inspect;
 pub mod journal;
 pub mod listen;
@@ -75,6 +76,8 @@ pub enum Command {
     #[command(hide = true)]
     Man,
 }
+
+pub use help::cli_command;
 
 /// Runs one subcommand and returns its exit code.
 pub(crate) async fn run(ctx: &Context, command: &Command) -> anyhow::Result<u8> {

@@ -49,10 +49,10 @@ use super::util::follow::ShowMany;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover reconcile                      one pass over every workflow
-  a2a-recover reconcile trip-42 --dry-run    what it would do, and with which agent
-  a2a-recover reconcile --follow-for 2m      follow running tasks, then decide
-  a2a-recover -q reconcile                   cron: prints nothing unless a human must act")]
+  a2a-recover reconcile                  # one pass over every workflow
+  a2a-recover reconcile trip-42 --dry-run  # what it would do, with which agent
+  a2a-recover reconcile --follow-for 2m  # follow running tasks, then decide
+  a2a-recover -q reconcile               # cron: silent unless a human must act")]
 pub struct ReconcileArgs {
     /// Only these workflows (default: all).
     #[arg(value_name = "WORKFLOW")]
@@ -448,7 +448,7 @@ async fn run_pass(
         .unreachable
         .take_lines(&mut |hint| shown.borrow_mut().insert(format!("hint: {hint}")));
     for text in grouped {
-        ctx.out.status(&text);
+        ctx.out.status(&ctx.out.wrap(&text));
     }
     Ok(PassResult {
         summary,

@@ -35,9 +35,9 @@ use crate::sanitize::inert;
 #[command(after_help = "\
 Examples:
   a2a-recover reply trip-42/hotel \"one room\"
-  a2a-recover reply trip-42/hotel - < answer.txt     the text from standard input
-  a2a-recover reply trip-42/hotel --data '{\"rooms\": \"one\"}'
-                                  a data part, for agents that take only structured answers")]
+  a2a-recover reply trip-42/hotel - < answer.txt   # the text from stdin
+  # a data part, for agents that take only structured answers:
+  a2a-recover reply trip-42/hotel --data '{\"rooms\": \"one\"}'")]
 pub struct ReplyArgs {
     /// The step, `WORKFLOW/STEP`.
     pub step: String,

@@ -42,7 +42,8 @@ use super::util::flags::declined;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover resolve trip-42/car --as resend --reason \"the agent's log shows nothing arrived\"
+  a2a-recover resolve trip-42/car --as resend \\
+      --reason \"the agent's log shows nothing arrived\"
   a2a-recover resolve trip-42/hotel --as done --reason \"booked by phone\"
   a2a-recover resolve trip-42/taxi --as retry --reason \"endpoint fixed\"")]
 pub struct ResolveArgs {

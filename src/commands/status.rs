@@ -22,9 +22,9 @@ use super::util::records::health_fields;
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  a2a-recover status                 the journal in use and why, its lock, steps by state
-  a2a-recover status --check         exit 4 when something needs a human (monitoring)
-  a2a-recover status --check --stale 2h  ... or when work or an agent is quiet for 2h
+  a2a-recover status            # the journal in use and why, locks, steps
+  a2a-recover status --check    # exit 4 when something needs a human
+  a2a-recover status --check --stale 2h   # ... or work or an agent quiet for 2h
   a2a-recover status --format json")]
 pub struct StatusArgs {
     /// Exits 4 when something needs a human (`inspect --pending` lists it), else 0: a probe
@@ -157,12 +157,13 @@ fn record(ctx: &Context, journal: &Journal, seen: &Seen<'_>, code: u8) -> serde_
             .collect::<Vec<_>>(),
         "states": states,
         "needsHuman": seen.needs_human,
-        "oldestUnfinished": o.oldest_unfinished.as_ref().map(|(name, n, state, at)| json!({
+        "oldestUnfinished": o.oldest_unfinished.as_ref().map(|(name, n, state, at, changed)| json!({
             "workflow": name.workflow,
             "step": name.step,
             "attempt": n,
             "state": state.as_str(),
             "createdAt": crate::clock::rfc3339(*at),
+            "stateChangedAt": crate::clock::rfc3339(*changed),
         })),
         "agents": agents,
         "pausedAgents": seen.paused.iter().map(|p| {
@@ -282,7 +283,7 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
         if needs_human == 0 {
             "nothing".to_owned()
         } else {
-            format!("{needs_human} (`a2a-recover inspect --pending` lists each with its remedy)")
+            format!("{needs_human} (`a2a-recover inspect --pending` says what to run)")
         },
     );
     field(
@@ -290,7 +291,8 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
         o.oldest_unfinished.as_ref().map_or_else(
             || "none".to_owned(),
             // Within 80 columns: the time itself is in JSON and in `inspect STEP`.
-            |(name, n, state, at)| format!("{name} attempt {n}: {state} for {}", age(now, *at)),
+            // AGE as every view measures it: since the last state change.
+            |(name, n, state, _, at)| format!("{name} attempt {n}: {state} for {}", age(now, *at)),
         ),
     );
     if let Some((stale, d)) = seen.stale {
@@ -299,7 +301,22 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
     if o.agents.is_empty() {
         lines.push(format!("{:>17}: none", "Agents"));
     }
-    for (i, h) in o.agents.iter().enumerate() {
+    agent_lines(&mut lines, ctx.out.width(), &o.agents, now, &when);
+    lines.extend(paused_lines(seen.paused, now));
+    lines.extend(listeners(journal, &when));
+    lines
+}
+
+/// The `Agents:` lines: each agent and its health, or, when that is wider than the width, the
+/// agent and then each part of its health on a line of its own.
+fn agent_lines(
+    lines: &mut Vec<String>,
+    width: Option<usize>,
+    agents: &[crate::journal::AgentHealth],
+    now: chrono::DateTime<chrono::Utc>,
+    when: &dyn Fn(chrono::DateTime<chrono::Utc>) -> String,
+) {
+    for (i, h) in agents.iter().enumerate() {
         // A failed request never moves "last reached"; a failing agent says since when, and
         // how long ago it last answered.
         let health = match (h.failing_since, h.last_reached()) {
@@ -313,14 +330,17 @@ fn human(ctx: &Context, journal: &Journal, seen: &Seen<'_>) -> Vec<String> {
             (None, None) => "never reached".to_owned(),
         };
         let label = if i == 0 { "Agents:" } else { "" };
-        lines.push(format!(
-            "{label:>18} {}, {health}",
-            shown_agent(&h.card_url)
-        ));
+        let agent = shown_agent(&h.card_url);
+        let one = format!("{label:>18} {agent}, {health}");
+        if width.is_some_and(|w| crate::output::display_width(&one) > w) {
+            lines.push(format!("{label:>18} {agent}"));
+            for part in health.split(", ") {
+                lines.push(format!("{:>18}   {part}", ""));
+            }
+        } else {
+            lines.push(one);
+        }
     }
-    lines.extend(paused_lines(seen.paused, now));
-    lines.extend(listeners(journal, &when));
-    lines
 }
 
 /// The `Not before:` lines: each agent that asked to wait longer than a pass does, which no pass

@@ -15,11 +15,15 @@ use chrono::{DateTime, Utc};
 pub struct Overview {
     /// How many latest attempts are in each state.
     pub states: Vec<(AttemptState, u64)>,
-    /// The oldest unfinished latest attempt of an undecided step: name, number, state, when.
-    pub oldest_unfinished: Option<(StepName, u32, AttemptState, DateTime<Utc>)>,
+    /// The oldest unfinished latest attempt of an undecided step: name, number, state, when it
+    /// was journaled, and when its state last changed (its AGE).
+    pub oldest_unfinished: Option<OldestUnfinished>,
     /// Every agent's health, failing agents first, then the latest reached first.
     pub agents: Vec<super::AgentHealth>,
 }
+
+/// A step, an attempt number, its state, when it was journaled and when its state last changed.
+pub type OldestUnfinished = (StepName, u32, AttemptState, DateTime<Utc>, DateTime<Utc>);
 
 impl Journal {
     /// Returns a step and all its attempts, or `None` if the journal has no such step.

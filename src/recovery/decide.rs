@@ -303,6 +303,8 @@ mod tests {
 
     fn row(a: Attempt, binding: Binding, max: u32) -> AttemptRow {
         AttemptRow {
+            state_changed_at: a.updated_at,
+            text_reply_refused: false,
             attempt: a,
             step: StepName::from_parts("w", "s"),
             binding,

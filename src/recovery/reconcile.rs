@@ -451,6 +451,9 @@ impl<'a> Pass<'a> {
             failed_for_good: self.journal.failed_for_good(attempt.id)?,
             allow_cross_origin: rec.step.spec.allow_cross_origin,
             needs_human: None,
+            // No pass shows an age, and it never answers a question.
+            state_changed_at: attempt.updated_at,
+            text_reply_refused: false,
             attempt,
         }))
     }

@@ -17,6 +17,9 @@ pub struct Remedy {
     /// Whether its workflow is being compensated: nothing is sent for it any more, so a
     /// question or a failure is settled by finishing the compensation.
     pub compensating: bool,
+    /// Whether the agent refused a text reply as invalid parameters: it may take only a
+    /// structured answer, a data part shaped like its question (`reply --data`).
+    pub text_refused: bool,
 }
 
 impl Remedy {
@@ -26,6 +29,7 @@ impl Remedy {
             kind: row.remedy_kind()?,
             step: row.step.clone(),
             compensating: row.workflow_state == WorkflowState::Compensating,
+            text_refused: row.text_reply_refused,
         })
     }
 

@@ -102,7 +102,7 @@ pub(super) fn attempts(
                     .as_deref()
                     .map_or_else(|| "-".to_owned(), short_id),
             ),
-            Cell::new(age(now, a.updated_at)),
+            Cell::new(age(now, row.state_changed_at)),
         ];
         if with_effect {
             cells.push(Cell::new(a.effect.map_or("-", |e| e.as_str())));
@@ -161,7 +161,7 @@ fn wide_table(out: &Printer, rows: &[AttemptRow], now: DateTime<Utc>, pending: b
             Cell::new(agent_cell(a.agent_url.as_deref())),
             state_cell(out, &state_text(row)),
             Cell::new(a.task_id.as_deref().map_or_else(|| "-".to_owned(), inert)),
-            Cell::new(age(now, a.updated_at)),
+            Cell::new(age(now, row.state_changed_at)),
             Cell::new(a.effect.map_or("-", |e| e.as_str())),
             Cell::new(cell_text(&outcome(row), OUTCOME_CHARS + 1)),
         ];
@@ -218,7 +218,7 @@ pub(super) fn workflows(out: &Printer, list: &[WorkflowSummary], now: DateTime<U
             state_cell(out, &workflow_state_text(w)),
             Cell::new(w.steps.values().sum::<u64>()),
             Cell::new(w.needs_human),
-            Cell::new(age(now, w.updated_at)),
+            Cell::new(age(now, w.state_changed_at)),
         ]
     };
     let room = out.width().map_or(usize::MAX, |width| {

@@ -284,6 +284,7 @@ mod remedy_tests {
                 kind: RemedyKind::Answer,
                 step: StepName::parse("w/s").unwrap(),
                 compensating: false,
+                text_refused: false,
             },
             told: Some(Told {
                 text: "Agent requires input:\n- rooms: two rooms or one?".into(),

@@ -182,6 +182,7 @@ mod tests {
                     kind: RemedyKind::Answer,
                     step: StepName::parse("w/s").unwrap(),
                     compensating: false,
+                    text_refused: false,
                 },
                 told: Some(Told {
                     text: "rooms?".into(),

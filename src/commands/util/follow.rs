@@ -60,6 +60,35 @@ pub(crate) async fn follow_step(
     record: &StepRecord,
     opts: &FollowOptions,
 ) -> anyhow::Result<Followed> {
+    follow_one(ctx, journal, client, record, opts, true).await
+}
+
+/// Follows several steps at once (`follow --workflow`), each as [`follow_step`] does, without
+/// spinners (several would draw over each other): each state change is a line with its time.
+/// Returns what each came to, in the order given.
+pub(crate) async fn follow_steps(
+    ctx: &Context,
+    journal: &Journal,
+    client: &A2aClient,
+    records: &[StepRecord],
+    opts: &FollowOptions,
+) -> Vec<anyhow::Result<Followed>> {
+    futures_util::future::join_all(
+        records
+            .iter()
+            .map(|r| follow_one(ctx, journal, client, r, opts, false)),
+    )
+    .await
+}
+
+async fn follow_one(
+    ctx: &Context,
+    journal: &Journal,
+    client: &A2aClient,
+    record: &StepRecord,
+    opts: &FollowOptions,
+    spinner: bool,
+) -> anyhow::Result<Followed> {
     let name = record.step.spec.name.clone();
     let attempt = record
         .latest()
@@ -72,6 +101,7 @@ pub(crate) async fn follow_step(
         name,
         events: EventTail::after(last_event),
         spinner: None,
+        may_spin: spinner,
         attempt: None,
         state: attempt.state,
         reconnects: 0,
@@ -396,6 +426,7 @@ impl Step<'_> {
                     kind: RemedyKind::InterfaceGone,
                     step: self.record.step.spec.name.clone(),
                     compensating: false,
+                    text_refused: false,
                 };
                 (
                     "interface-gone",
@@ -480,6 +511,8 @@ struct Show<'a> {
     /// The step's events printed so far, and those read but not yet shown.
     events: EventTail,
     spinner: Option<ProgressBar>,
+    /// Whether a terminal may get a spinner (not when several steps are followed at once).
+    may_spin: bool,
     /// The attempt followed, once known.
     attempt: Option<AttemptId>,
     /// Its state as last journaled.
@@ -512,7 +545,7 @@ impl Show<'_> {
     fn start(&mut self, attempt: &Attempt) {
         self.attempt = Some(attempt.id);
         self.state = attempt.state;
-        if self.ctx.out.progress_allowed() {
+        if self.may_spin && self.ctx.out.progress_allowed() {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} [{elapsed}]") {
                 bar.set_style(style);
@@ -571,8 +604,9 @@ impl Show<'_> {
                     return;
                 };
                 self.state = *state;
-                if from != to && self.spinner.is_none() {
-                    // When it was seen, as `journalctl` and `kubectl get -w` readers expect.
+                if from != to {
+                    // When it was seen, as `journalctl` and `kubectl get -w` readers expect;
+                    // above the spinner on a terminal.
                     let at = self.ctx.display_clock.now().format("%Y-%m-%dT%H:%M:%SZ");
                     self.status(&format!("{at} {}: {from} → {to}", self.name));
                 }

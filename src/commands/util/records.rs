@@ -124,6 +124,7 @@ pub(crate) fn attempt_record(row: &AttemptRow, chain: &Chain) -> Value {
         "workflowState": row.workflow_state.as_str(),
         "createdAt": rfc3339(a.created_at),
         "updatedAt": rfc3339(a.updated_at),
+        "stateChangedAt": rfc3339(row.state_changed_at),
         "interfaceUrl": a.interface_url,
         "tenant": a.tenant,
         "binding": binding.map(|b| b.wire().card_name()),

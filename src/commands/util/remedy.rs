@@ -32,6 +32,9 @@ impl RemedyText for Remedy {
             return format!("a2a-recover compensate {}", s.workflow);
         }
         match self.kind {
+            RemedyKind::Answer if self.text_refused => {
+                format!("a2a-recover reply {s} --data '{{\"FIELD\": \"VALUE\"}}'")
+            }
             RemedyKind::Answer => format!("a2a-recover reply {s} \"…\""),
             RemedyKind::Authenticate => {
                 format!("a2a-recover reply {s} \"…\"  (after granting the access it asks for)")
@@ -78,6 +81,10 @@ impl RemedyText for Remedy {
                     "a2a-recover resolve {s} --as done|abandoned --reason \"…\""
                 )]
             }
+            // A text reply was refused: a structured answer, or settle the step by hand.
+            RemedyKind::Answer if self.text_refused && !self.compensating => vec![format!(
+                "a2a-recover resolve {s} --as done|abandoned --reason \"…\""
+            )],
             RemedyKind::FailedForGood if !self.compensating => vec![format!(
                 "a2a-recover resolve {s} --as retry|abandoned --reason \"…\""
             )],
@@ -117,6 +124,9 @@ impl RemedyText for Remedy {
             }
         }
         match self.kind {
+            RemedyKind::Answer if self.text_refused => {
+                "a text reply was refused: answer with data shaped like the question"
+            }
             RemedyKind::Answer => "answer the agent's question",
             RemedyKind::Authenticate => "the agent needs authentication",
             RemedyKind::Uncertain => "the send's outcome is unknown; decide whether to resend",

@@ -533,6 +533,12 @@ pub struct AttemptRow {
     /// Why it needs a human although it is still `INTENT` and every pass tries it again (its
     /// latest event is a `needs-human` one), if it does.
     pub needs_human: Option<NeedsHuman>,
+    /// When its state last changed (its creation if never): what AGE measures in every view.
+    /// A failed read moves `updated_at`, never this.
+    pub state_changed_at: DateTime<Utc>,
+    /// Whether it waits for an answer and its latest reply was text the agent refused as
+    /// invalid parameters: it may take only a structured answer (`reply --data`).
+    pub text_reply_refused: bool,
 }
 
 /// Why an `INTENT` attempt needs a human although every pass tries it again: the
@@ -746,6 +752,9 @@ pub struct WorkflowSummary {
     pub created_at: chrono::DateTime<chrono::Utc>,
     /// When it, or the latest attempt of one of its steps, last changed.
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// When its state, or the state of one of its steps' latest attempts, last changed: its
+    /// AGE, as an attempt's AGE is (a failed read moves `updated_at`, never this).
+    pub state_changed_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// A page of `inspect` rows and the total count before the limit.

@@ -99,7 +99,7 @@ fn replies_alerts_limits_and_summaries_read_back(
             (AttemptState::Intent, 1)
         ]
     );
-    let (oldest, number, state, _) = overview.oldest_unfinished.unwrap();
+    let (oldest, number, state, _, _) = overview.oldest_unfinished.unwrap();
     assert_eq!(
         (oldest.to_string(), number, state),
         ("trip/hotel".to_owned(), 1, AttemptState::InputRequired)

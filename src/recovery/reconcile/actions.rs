@@ -88,7 +88,7 @@ pub(super) fn unreached(mut action: Action, row: &AttemptRow, e: &A2aError) -> A
 
 /// The action of an item not tried because its agent's circuit is open, or its not-before time
 /// is ahead (`notBefore`: when it may be tried again): nothing journaled of the attempt, exit 3
-/// (a later pass tries again).
+/// (a later pass tries again), or 4 when the attempt already needs a human (a pending question).
 pub(super) fn skipped_action(row: &AttemptRow, skip: &Skip) -> Action {
     let a = &row.attempt;
     let mut detail = json!({"agent": skip.agent, "reason": skip.reason, "state": a.state.as_str()});
@@ -101,7 +101,7 @@ pub(super) fn skipped_action(row: &AttemptRow, skip: &Skip) -> Action {
         if a.state.has_task() { "read" } else { "look" },
         SKIPPED,
         detail,
-        exit::WORK_REMAINS,
+        exit::worst(exit::WORK_REMAINS, decide::code_of(row)),
     )
 }
 

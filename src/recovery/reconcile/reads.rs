@@ -21,7 +21,8 @@ use crate::recovery::send;
 use crate::recovery::send::Outgoing;
 
 impl Pass<'_> {
-    /// The action of a read that failed (the attempt is left as it was).
+    /// The action of a read that failed (the attempt is left as it was, and so is what it
+    /// needs: a pending question still needs a human, and 4 wins over 3).
     pub(super) fn read_failed(row: &AttemptRow, task_id: &str, e: &A2aError) -> Action {
         let action = Self::action(
             row,
@@ -31,7 +32,9 @@ impl Pass<'_> {
             json!({"taskId": task_id, "error": e.summary(), "hint": null}),
             failure_code(e),
         );
-        unreached(hinted(action, e), row, e)
+        let mut action = unreached(hinted(action, e), row, e);
+        action.code = exit::worst(action.code, decide::code_of(row));
+        action
     }
 
     /// The action of a read that found the task still running: exit 3, unless a human must

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::attempts::{ATTEMPT_COLUMNS, ATTEMPT_WIDTH, attempt_from_row};
 use super::passes::workflows_filter;
+use super::row_facts::{STATE_CHANGED_AT, TEXT_REPLY_REFUSED};
 use super::steps::binding_from;
 use super::{json_items, json_member, ms, parse_col, parse_opt, time};
 use crate::journal::model::{
@@ -99,6 +100,8 @@ pub(super) fn row_from(r: &Row<'_>) -> DbResult<AttemptRow> {
         needs_human: r
             .get::<Option<String>>(o + 13)?
             .map(|json| NeedsHuman::from_detail(&json)),
+        state_changed_at: time(r.get(o + 14)?),
+        text_reply_refused: r.get(o + 15)?,
     })
 }
 
@@ -138,7 +141,8 @@ fn row_select_from(d: Dialect, extra: &str, from: &str) -> String {
              CASE WHEN {IS_LATEST} THEN 1 ELSE 0 END,
              (SELECT count(*) FROM artifacts ar WHERE ar.attempt_id = a.id),
              {},
-             s.allow_cross_origin, {NEEDS_HUMAN_DETAIL}{extra}
+             s.allow_cross_origin, {NEEDS_HUMAN_DETAIL},
+             {STATE_CHANGED_AT}, {TEXT_REPLY_REFUSED}{extra}
          {from}",
         failed_for_good_reason(d)
     )
@@ -379,7 +383,7 @@ pub(in crate::journal) fn workflow_summaries(
         "SELECT a.state, count(*),
                 CAST(sum(CASE WHEN {PENDING_SQL} THEN 1 ELSE 0 END) AS BIGINT),
                 CAST(sum(CASE WHEN s.resolution IS NOT NULL THEN 1 ELSE 0 END) AS BIGINT),
-                max(a.updated_at)
+                max(a.updated_at), max({STATE_CHANGED_AT})
            FROM steps s
            JOIN workflows w ON w.id = s.workflow_id
            JOIN attempts a ON a.step_id = s.id AND {IS_LATEST}
@@ -396,6 +400,7 @@ pub(in crate::journal) fn workflow_summaries(
             resolved: 0,
             created_at: time(created),
             updated_at: time(updated),
+            state_changed_at: time(updated),
         };
         let rows = conn.rows(&counts, args![id], |r| {
             Ok((
@@ -404,14 +409,16 @@ pub(in crate::journal) fn workflow_summaries(
                 r.get::<i64>(2)?,
                 r.get::<i64>(3)?,
                 r.get::<i64>(4)?,
+                r.get::<i64>(5)?,
             ))
         })?;
-        for (state, n, human, resolved, last) in rows {
+        for (state, n, human, resolved, last, changed) in rows {
             let n = u64::try_from(n).unwrap_or_default();
             summary.steps.insert(state, n);
             summary.needs_human += u64::try_from(human).unwrap_or_default();
             summary.resolved += u64::try_from(resolved).unwrap_or_default();
             summary.updated_at = summary.updated_at.max(time(last));
+            summary.state_changed_at = summary.state_changed_at.max(time(changed));
         }
         out.push(summary);
     }
@@ -439,14 +446,15 @@ pub(in crate::journal) fn latest_state_counts(conn: &Tx) -> DbResult<Vec<(Attemp
     })
 }
 
-/// A step, an attempt number, its state and when it was journaled.
-pub(in crate::journal) type Unfinished = (StepName, u32, AttemptState, DateTime<Utc>);
+/// A step, an attempt number, its state, when it was journaled and when its state last changed.
+pub(in crate::journal) type Unfinished =
+    (StepName, u32, AttemptState, DateTime<Utc>, DateTime<Utc>);
 
 /// Returns the oldest latest attempt that is not finished, of a step without a decision
 /// (`status`): its name, number, state and when it was journaled.
 pub(in crate::journal) fn oldest_unfinished(conn: &Tx) -> DbResult<Option<Unfinished>> {
     let sql = format!(
-        "SELECT w.name, s.name, a.number, a.state, a.created_at
+        "SELECT w.name, s.name, a.number, a.state, a.created_at, {STATE_CHANGED_AT}
          FROM attempts a JOIN steps s ON s.id = a.step_id JOIN workflows w ON w.id = s.workflow_id
          WHERE {IS_LATEST} AND s.resolution IS NULL AND w.state <> 'COMPENSATED'
            AND a.state NOT IN ('COMPLETED', 'FAILED', 'CANCELED', 'REJECTED', 'REPLIED',
@@ -459,6 +467,7 @@ pub(in crate::journal) fn oldest_unfinished(conn: &Tx) -> DbResult<Option<Unfini
             r.get(2)?,
             parse_col::<AttemptState>(r, 3)?,
             time(r.get(4)?),
+            time(r.get(5)?),
         ))
     })
 }

@@ -20,6 +20,7 @@ mod inspect;
 mod operator;
 mod passes;
 mod replies;
+mod row_facts;
 mod steps;
 
 pub(in crate::journal) use agents::*;

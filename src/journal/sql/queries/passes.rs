@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use super::attempts::{ATTEMPT_COLUMNS, ATTEMPT_WIDTH};
 use super::inspect::{IS_LATEST, ROW_FROM, failed_for_good_reason, row_from};
+use super::row_facts::TEXT_REPLY_REFUSED;
 use super::{json_items, json_member};
 use crate::journal::model::{AttemptId, AttemptRow};
 use crate::journal::sql::{DbResult, Dialect, Tx, args};
@@ -11,14 +12,16 @@ use crate::journal::sql::{DbResult, Dialect, Tx, args};
 /// The pass rows' columns: `inspect::row_select_with`'s, but `is_latest` is the constant 1
 /// (the pass WHERE keeps only latest attempts, so a second correlated `MAX()` per row would
 /// only repeat it), `artifact_count` 0 (no decision of a pass reads it; `Pass::row_of` builds its rows
-/// the same way) and `needs_human` NULL (a pass tries an `INTENT` attempt again, and says what
-/// it needs from that try). Three index searches fewer per row (docs/performance.md).
+/// the same way), `needs_human` NULL (a pass tries an `INTENT` attempt again, and says what
+/// it needs from that try) and `state_changed_at` the row's `updated_at` (no pass shows an
+/// age). Three index searches fewer per row (docs/performance.md).
 fn pass_select(d: Dialect) -> String {
     format!(
         "SELECT {ATTEMPT_COLUMNS}, w.name, s.name, s.agent_url, s.skill, s.command,
              s.max_attempts, s.resolution, w.state, prev.task_id, 1, 0,
              {},
-             s.allow_cross_origin, CAST(NULL AS TEXT), s.seq
+             s.allow_cross_origin, CAST(NULL AS TEXT), a.updated_at, {TEXT_REPLY_REFUSED},
+             s.seq
          {ROW_FROM}",
         failed_for_good_reason(d)
     )
@@ -121,7 +124,7 @@ pub(in crate::journal) fn pass_page(
             pass_where(d)
         ),
         args![w.workflows, w.skip, w.after, w.through, limit],
-        |r| Ok((r.get(ATTEMPT_WIDTH + 14)?, row_from(r)?)),
+        |r| Ok((r.get(ATTEMPT_WIDTH + 16)?, row_from(r)?)),
     )
 }
 
