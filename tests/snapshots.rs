@@ -206,7 +206,11 @@ fn demo_narrates_each_recovery() {
     let env = TestEnv::new();
     // The demo reads its own journal with the real clock: ages in its table, and the first
     // eight characters of task ids in its sentences, change from run to run.
-    let extra = compile(&[(r"\b[0-9a-f]{8}\b", "[TASK]"), (r"  \d+s   ", "  [AGE]")]);
+    let extra = compile(&[
+        (r"a2a-recover-demo-[0-9a-f]{12}", "a2a-recover-demo-[ID]"),
+        (r"\b[0-9a-f]{8}\b", "[TASK]"),
+        (r"  \d+s   ", "  [AGE]"),
+    ]);
     // Without `COLUMNS` (piped), every line of narration fits 80 columns, but the commands it
     // ran (each whole on a line of its own) and the journal's path; the final table fits what
     // it can (its question column keeps 16 characters, past the width if it must).

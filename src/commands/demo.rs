@@ -280,8 +280,10 @@ pub(crate) async fn run(ctx: &Context, _args: &DemoArgs) -> anyhow::Result<u8> {
 
 fn temp_dir() -> anyhow::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt as _;
-    let dir =
-        std::env::temp_dir().join(format!("a2a-recover-demo-{}", crate::sim_seam::new_uuid()));
+    // 48 random bits name the directory (it is created exclusively, never reused), short
+    // enough for its path to fit an 80-column line.
+    let id = crate::sim_seam::new_uuid().simple().to_string();
+    let dir = std::env::temp_dir().join(format!("a2a-recover-demo-{}", &id[..12]));
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&dir)

@@ -904,24 +904,24 @@ fn finish(
         } else {
             "the next pass tries it again"
         };
-        ctx.out.line(&format!(
+        ctx.out.line(&ctx.out.wrap(&format!(
             "agent `{}`: {} attempt(s) skipped this pass after {}; {then}.",
             inert(agent),
             s.attempts,
             inert(&s.reason)
-        ))?;
+        )))?;
     }
     for w in &summary.compensating {
-        ctx.out.line(&format!(
+        ctx.out.line(&ctx.out.wrap(&format!(
             "workflow {w} is being compensated and its compensation has not ended; a pass \
              sends nothing for it: run `a2a-recover compensate {w}` to finish it"
-        ))?;
+        )))?;
     }
     for w in &summary.compensate {
-        ctx.out.line(&format!(
+        ctx.out.line(&ctx.out.wrap(&format!(
             "workflow {w} has a step that failed for good; to undo what its steps did, run \
              `a2a-recover compensate {w}`"
-        ))?;
+        )))?;
     }
     // Attempts by how they ended, not actions: a read and the record that follows it are one
     // attempt (the JSON summary has both).
@@ -963,10 +963,8 @@ fn finish(
         "reconcile"
     };
     let place = journal_named(ctx, summary.visited);
-    ctx.out.line(&format!(
-        "{prefix}: {} attempt(s) visited{place}: {counts}; {verdict}.",
-        summary.visited,
-    ))?;
+    let head = format!("{prefix}: {} attempt(s) visited{place}:", summary.visited);
+    summary_line(ctx, head, &counts, &verdict)?;
     if summary.unvisited > 0 {
         ctx.out.line(&format!(
             "the deadline ended the pass with {} attempt(s) not visited; run again.",
@@ -974,6 +972,24 @@ fn finish(
         ))?;
     }
     Ok(code)
+}
+
+/// Prints the pass's summary line: `HEAD COUNTS; VERDICT.`, or, when that is too wide for the
+/// terminal, what was seen and the verdict each on a line of their own.
+fn summary_line(ctx: &Context, head: String, counts: &str, verdict: &str) -> anyhow::Result<()> {
+    let line = format!("{head} {counts}; {verdict}.");
+    if ctx
+        .out
+        .width()
+        .is_some_and(|w| crate::output::display_width(&line) > w)
+    {
+        for part in [head, format!("  {counts};"), format!("  {verdict}.")] {
+            ctx.out.line(&ctx.out.wrap(&part))?;
+        }
+    } else {
+        ctx.out.line(&line)?;
+    }
+    Ok(())
 }
 
 /// `--metrics-file`: a Prometheus textfile for node_exporter's textfile collector.
