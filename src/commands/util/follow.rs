@@ -60,7 +60,8 @@ pub(crate) async fn follow_step(
     record: &StepRecord,
     opts: &FollowOptions,
 ) -> anyhow::Result<Followed> {
-    follow_one(ctx, journal, client, record, opts, true).await
+    // Boxed: the follower's future is large (16 KiB in the simulator's build).
+    Box::pin(follow_one(ctx, journal, client, record, opts, true)).await
 }
 
 /// Follows several steps at once (`follow --workflow`), each as [`follow_step`] does, without
