@@ -10,6 +10,7 @@
 //! stop, passes run to a fixed point, and the invariants ([`invariants`]) are checked.
 
 pub mod invariants;
+pub mod settled;
 pub mod workload;
 pub mod world;
 
@@ -109,11 +110,16 @@ async fn run(seed: u64, plant: Option<Plant>, dir: &Path) -> Outcome {
         journal: dir.join("journal.db"),
         rng,
         outcome: Outcome::default(),
+        killed_owners: BTreeSet::new(),
+        fixed_point: None,
     };
     let failure = workload::drive(&mut sim).await.err();
     let failure = match failure {
         Some(f) => Some(f),
-        None => invariants::check(&sim).err(),
+        None => invariants::check(&sim)
+            .and_then(|()| settled::leases(&sim))
+            .and_then(|()| settled::exits(&sim))
+            .err(),
     };
     let mut outcome = std::mem::take(&mut sim.outcome);
     outcome.failure = failure;
@@ -139,6 +145,10 @@ pub struct Sim {
     pub rng: StdRng,
     /// What the run did so far.
     pub outcome: Outcome,
+    /// The lease owner ids of the processes that were killed.
+    pub killed_owners: BTreeSet<String>,
+    /// How the fixed point's `reconcile` and `compensate` exited, once reached.
+    pub fixed_point: Option<(Exit, Exit)>,
 }
 
 /// How a simulated process ended.
@@ -211,6 +221,7 @@ impl Sim {
         if let Some(code) = exit {
             return Exit::Code(code);
         }
+        self.killed_owners.insert(owner.to_owned());
         if let Some(point) = self.world.crash_point() {
             let command = args.first().map_or("", String::as_str);
             self.outcome

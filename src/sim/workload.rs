@@ -171,6 +171,7 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
         let now = (invariants::snapshot(sim)?, reconcile, compensate);
         let settled = matches!(reconcile, Exit::Code(0 | 4));
         if settled && last.as_ref() == Some(&now) {
+            sim.fixed_point = Some((reconcile, compensate));
             return Ok(());
         }
         last = Some(now);
