@@ -97,36 +97,49 @@ fn expected_pass_exit(conn: &rusqlite::Connection) -> Result<(u8, Option<String>
     Ok((0, None))
 }
 
-/// Invariant 8: the exit codes of the fixed point's `reconcile` and `compensate` agree with the
-/// journal: `reconcile` 0 only when nothing is unfinished or needs a human, 4 only when something
-/// needs a human, 3 only when work remains and nothing needs a human; `compensate` 0 only for a
+/// Invariant 8, for one `reconcile` that exited (not killed): 0 only when nothing is unfinished
+/// or needs a human, 4 only when something needs a human, 3 only when work remains and nothing
+/// needs a human.
+pub fn reconcile_exit(sim: &Sim, exit: Exit) -> Result<(), String> {
+    let Exit::Code(code) = exit else {
+        return Ok(());
+    };
+    let (want, why) = expected_pass_exit(&db(sim)?)?;
+    if code != want {
+        return Err(format!(
+            "exit code vs journal: reconcile exited {code}, the journal says {want}{}",
+            why.map(|w| format!(" ({w})")).unwrap_or_default()
+        ));
+    }
+    Ok(())
+}
+
+/// Invariant 8, for one `compensate` of the saga that exited (not killed): 0 only for a
 /// `COMPENSATED` saga, and a `COMPENSATED` saga only with 0.
+pub fn compensate_exit(sim: &Sim, exit: Exit) -> Result<(), String> {
+    let Exit::Code(code) = exit else {
+        return Ok(());
+    };
+    let sql = format!(
+        "SELECT name, state FROM workflows WHERE name = '{}'",
+        super::workload::SAGA
+    );
+    if let Some((_, state)) = strings(&db(sim)?, &sql)?.first()
+        && (state == "COMPENSATED") != (code == 0)
+    {
+        return Err(format!(
+            "exit code vs journal: compensate exited {code}, the saga is {state}"
+        ));
+    }
+    Ok(())
+}
+
+/// Invariant 8 at the fixed point: its `reconcile` and `compensate` (run with nothing changing
+/// in between).
 pub fn exits(sim: &Sim) -> Result<(), String> {
     let Some((reconcile, compensate)) = sim.fixed_point else {
         return Ok(());
     };
-    let conn = db(sim)?;
-    let (want, why) = expected_pass_exit(&conn)?;
-    if reconcile != Exit::Code(want) {
-        return Err(format!(
-            "exit code vs journal: the last reconcile exited {reconcile:?}, the journal says {want}{}",
-            why.map(|w| format!(" ({w})")).unwrap_or_default()
-        ));
-    }
-    let saga = strings(
-        &conn,
-        &format!(
-            "SELECT name, state FROM workflows WHERE name = '{}'",
-            super::workload::SAGA
-        ),
-    )?;
-    if let Some((_, state)) = saga.first() {
-        let compensated = state == "COMPENSATED";
-        if compensated != (compensate == Exit::Code(0)) {
-            return Err(format!(
-                "exit code vs journal: the last compensate exited {compensate:?}, the saga is {state}"
-            ));
-        }
-    }
-    Ok(())
+    reconcile_exit(sim, reconcile)?;
+    compensate_exit(sim, compensate)
 }

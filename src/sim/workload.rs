@@ -9,7 +9,7 @@ use rand::rngs::StdRng;
 use crate::scripted_agent::{AgentConfig, InProcessAgent};
 
 use super::world::{Fault, World};
-use super::{Exit, Sim, TIMEOUT, invariants};
+use super::{Exit, Sim, TIMEOUT, invariants, settled};
 
 /// The most passes after the faults stop before the run must be at a fixed point.
 pub const LIVENESS_PASSES: u32 = 12;
@@ -122,6 +122,12 @@ impl Sim {
         let crash = self.maybe_crash();
         self.process(a, crash).await
     }
+
+    /// A `reconcile` under faults, its exit code checked against the journal (invariant 8).
+    async fn reconcile(&mut self) -> Result<Exit, String> {
+        let exit = self.faulty(&args(&["reconcile"])).await;
+        settled::reconcile_exit(self, exit).map(|()| exit)
+    }
 }
 
 /// Runs the workload, then passes to a fixed point; `Err` names a liveness failure.
@@ -139,7 +145,7 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
     for p in &steps {
         sim.faulty(&delegate_args(p)).await;
         if sim.rng.random_bool(0.4) {
-            sim.faulty(&args(&["reconcile"])).await;
+            sim.reconcile().await?;
         }
         if sim.rng.random_bool(0.3)
             && let Some(ask) = steps.iter().find(|s| s.text == "ask")
@@ -159,8 +165,9 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
         sim.advance(Duration::from_secs(pause)).await;
     }
     if steps.iter().any(|p| p.saga) {
-        sim.faulty(&args(&["reconcile"])).await;
-        sim.faulty(&args(&["compensate", SAGA])).await;
+        sim.reconcile().await?;
+        let exit = sim.faulty(&args(&["compensate", SAGA])).await;
+        settled::compensate_exit(sim, exit)?;
     }
     sim.world.set_faults(false);
     let mut last = None;
