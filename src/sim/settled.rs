@@ -134,6 +134,74 @@ pub fn compensate_exit(sim: &Sim, exit: Exit) -> Result<(), String> {
     Ok(())
 }
 
+/// The latest attempt of `step` (`WORKFLOW/STEP`): its state, whether it has a task id, and the
+/// state of its latest reply, if any.
+fn latest(sim: &Sim, step: &str) -> Result<Option<(String, bool, Option<String>)>, String> {
+    let conn = db(sim)?;
+    let mut stmt = conn
+        .prepare(
+            "SELECT a.state, a.task_id IS NOT NULL, \
+             (SELECT r.state FROM replies r WHERE r.attempt_id = a.id ORDER BY r.id DESC LIMIT 1) \
+             FROM attempts a JOIN steps s ON s.id = a.step_id \
+             JOIN workflows w ON w.id = s.workflow_id WHERE w.name || '/' || s.name = ?1 \
+             ORDER BY a.number DESC LIMIT 1",
+        )
+        .map_err(|e| e.to_string())?;
+    let mut rows = stmt
+        .query_map([step], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .map_err(|e| e.to_string())?;
+    rows.next().transpose().map_err(|e| e.to_string())
+}
+
+/// Invariant 8, for one `delegate` of `step` that exited (not killed): 0 only once its task id
+/// (or a direct answer) is journaled, 3 only while its send's outcome is unknown (no task id), 4
+/// only for `REFUSED`.
+pub fn delegate_exit(sim: &Sim, step: &str, exit: Exit) -> Result<(), String> {
+    let Exit::Code(code) = exit else {
+        return Ok(());
+    };
+    let (state, task, _) = latest(sim, step)?.unwrap_or_default();
+    let agrees = match code {
+        0 => task || state == "REPLIED",
+        3 => !task && state != "REPLIED" && state != "REFUSED",
+        4 => state == "REFUSED",
+        _ => false,
+    };
+    if agrees {
+        return Ok(());
+    }
+    Err(format!(
+        "exit code vs journal: delegate {step} exited {code}, its attempt is {state} {}",
+        if task {
+            "with a task"
+        } else {
+            "without a task"
+        }
+    ))
+}
+
+/// Invariant 8, for one `reply` to `step` that exited (not killed): 0 only once the reply is
+/// journaled `DELIVERED`, 3 only while its latest reply is not, 2 (no pending question) only
+/// while the step is not waiting for input.
+pub fn reply_exit(sim: &Sim, step: &str, exit: Exit) -> Result<(), String> {
+    let Exit::Code(code) = exit else {
+        return Ok(());
+    };
+    let (state, _, reply) = latest(sim, step)?.unwrap_or_default();
+    let agrees = match code {
+        0 => reply.as_deref() == Some("DELIVERED"),
+        3 => reply.as_deref().is_some_and(|r| r != "DELIVERED"),
+        2 => state != "INPUT_REQUIRED",
+        _ => false,
+    };
+    if agrees {
+        return Ok(());
+    }
+    Err(format!(
+        "exit code vs journal: reply {step} exited {code}, its attempt is {state}, its reply {reply:?}"
+    ))
+}
+
 /// Invariant 8 at the fixed point: its `reconcile` and `compensate` (run with nothing changing
 /// in between).
 pub fn exits(sim: &Sim) -> Result<(), String> {

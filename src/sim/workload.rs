@@ -143,14 +143,16 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
     let steps = plan(sim);
     sim.world.set_faults(true);
     for p in &steps {
-        sim.faulty(&delegate_args(p)).await;
+        let exit = sim.faulty(&delegate_args(p)).await;
+        settled::delegate_exit(sim, &p.name, exit)?;
         if sim.rng.random_bool(0.4) {
             sim.reconcile().await?;
         }
         if sim.rng.random_bool(0.3)
             && let Some(ask) = steps.iter().find(|s| s.text == "ask")
         {
-            sim.faulty(&args(&["reply", &ask.name, ANSWER])).await;
+            let exit = sim.faulty(&args(&["reply", &ask.name, ANSWER])).await;
+            settled::reply_exit(sim, &ask.name, exit)?;
         }
         if sim.rng.random_bool(0.1) {
             forget_one(sim);
