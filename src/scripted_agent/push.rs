@@ -47,7 +47,7 @@ const POST_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long [`PushFault::Reorder`] holds a push when nothing follows it.
 const HOLD: Duration = Duration::from_millis(300);
 
-/// How many push answers [`Pusher::answers`] keeps.
+/// How many push answers [`Tally::answers`] keeps.
 const MAX_ANSWERS: usize = 20_000;
 
 /// Where a task's pushes go: the config its send carried.
