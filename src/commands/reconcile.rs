@@ -904,12 +904,12 @@ fn finish(
         } else {
             "the next pass tries it again"
         };
-        ctx.out.line(&ctx.out.wrap(&format!(
+        ctx.out.line(&format!(
             "agent `{}`: {} attempt(s) skipped this pass after {}; {then}.",
             inert(agent),
             s.attempts,
             inert(&s.reason)
-        )))?;
+        ))?;
     }
     for w in &summary.compensating {
         ctx.out.line(&ctx.out.wrap(&format!(
