@@ -9,6 +9,7 @@
 //! or lease release runs, and the next process starts with a new lease identity. Then faults
 //! stop, passes run to a fixed point, and the invariants ([`invariants`]) are checked.
 
+pub mod identity;
 pub mod invariants;
 pub mod settled;
 pub mod workload;
@@ -112,6 +113,7 @@ async fn run(seed: u64, plant: Option<Plant>, dir: &Path) -> Outcome {
         outcome: Outcome::default(),
         killed_owners: BTreeSet::new(),
         fixed_point: None,
+        fleet: identity::Fleet::new(seed),
     };
     let failure = workload::drive(&mut sim).await.err();
     let failure = match failure {
@@ -132,6 +134,7 @@ async fn run(seed: u64, plant: Option<Plant>, dir: &Path) -> Outcome {
     {
         outcome.faults.insert(fault.name(), *n);
     }
+    outcome.faults.extend(std::mem::take(&mut sim.fleet.kills));
     outcome
 }
 
@@ -149,6 +152,8 @@ pub struct Sim {
     pub killed_owners: BTreeSet<String>,
     /// How the fixed point's `reconcile` and `compensate` exited, once reached.
     pub fixed_point: Option<(Exit, Exit)>,
+    /// The processes' pids and hosts.
+    pub fleet: identity::Fleet,
 }
 
 /// How a simulated process ended.
@@ -167,6 +172,7 @@ impl Sim {
         self.outcome.processes += 1;
         let owner: &'static str = Box::leak(sim_seam::new_uuid().to_string().into_boxed_str());
         sim_seam::set_owner(Some(owner));
+        let pid = self.fleet.start();
         self.world.start_process(crash_at);
         let mut argv: Vec<OsString> = vec!["a2a-recover".into(), "--journal".into()];
         argv.push(self.journal.clone().into_os_string());
@@ -205,6 +211,7 @@ impl Sim {
             drop(run);
             sim_seam::set_killed(false);
         }
+        self.fleet.stop();
         if std::env::var_os("A2A_SIM_TRACE").is_some() {
             let at = sim_seam::virtual_now()
                 .map(crate::clock::rfc3339)
@@ -222,6 +229,7 @@ impl Sim {
             return Exit::Code(code);
         }
         self.killed_owners.insert(owner.to_owned());
+        self.fleet.killed(pid);
         if let Some(point) = self.world.crash_point() {
             let command = args.first().map_or("", String::as_str);
             self.outcome
