@@ -750,23 +750,26 @@ pub async fn look_and_journal<T>(
     };
     let look = LookFor::for_agent(attempt, agent.as_ref());
     let now = how.clock.now();
+    // An agent without ListTasks is never swept (its error would read as a failed look, retried
+    // forever): it cannot be searched at all.
+    let listable = how.endpoint.binding.can_list_tasks();
     let shared = match (how.sweeps, &look.context_id) {
-        (Some((sweeps, cross_origin)), None) => match sweep_key(attempt, cross_origin) {
-            Some(key) => {
-                let window = time_window(look.created_at, now, how.clock_skew);
-                sweeps
-                    .look(how.client, &key, how.endpoint, &look.message_id, window)
-                    .await
+        (Some((sweeps, cross_origin)), None) if listable => {
+            match sweep_key(attempt, cross_origin) {
+                Some(key) => {
+                    let window = time_window(look.created_at, now, how.clock_skew);
+                    sweeps
+                        .look(how.client, &key, how.endpoint, &look.message_id, window)
+                        .await
+                }
+                None => None,
             }
-            None => None,
-        },
+        }
         _ => None,
     };
     let result = match shared {
         Some(result) => result,
-        None if !how.endpoint.binding.can_list_tasks() => {
-            Ok(Lookup::Unprovable(unlistable(how.endpoint.binding)))
-        }
+        None if !listable => Ok(Lookup::Unprovable(unlistable(how.endpoint.binding))),
         None => look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
     };
     let trusted = agent
