@@ -6,7 +6,7 @@ use std::time::Duration;
 use rand::RngExt as _;
 use rand::rngs::StdRng;
 
-use crate::scripted_agent::{AgentConfig, InProcessAgent};
+use crate::scripted_agent::{AgentConfig, InProcessAgent, ServedBinding};
 
 use super::world::{Fault, World};
 use super::{Exit, Sim, TIMEOUT, invariants, settled};
@@ -47,6 +47,7 @@ pub fn world(rng: &mut StdRng) -> World {
             tick: Duration::from_secs(1),
             ..AgentConfig::default()
         };
+        let cfg = binding(cfg, rng.random_range(0..3));
         let agent = InProcessAgent::new(cfg, &base).unwrap_or_else(|e| panic!("agent: {e}"));
         agents.push((base, agent));
         dedup.push(d);
@@ -54,6 +55,22 @@ pub fn world(rng: &mut StdRng) -> World {
     let fault_rate = rng.random_range(0..250);
     let faults = rand::SeedableRng::seed_from_u64(rng.random());
     World::new(agents, dedup, faults, fault_rate, TIMEOUT)
+}
+
+/// The binding an agent serves, drawn per seed: A2A v1.0 over JSON-RPC (0) or HTTP+JSON (1),
+/// or A2A v0.3 over JSON-RPC (2).
+fn binding(cfg: AgentConfig, which: u32) -> AgentConfig {
+    match which {
+        0 => cfg,
+        1 => AgentConfig {
+            binding: ServedBinding::HttpJson,
+            ..cfg
+        },
+        _ => AgentConfig {
+            protocol_v03: true,
+            ..cfg
+        },
+    }
 }
 
 /// The steps a seed draws: two plain workflows and a saga.

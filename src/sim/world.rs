@@ -169,13 +169,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The JSON-RPC method of a request body, or the path of a bodiless one.
+/// The JSON-RPC method of a request body, the HTTP+JSON operation its verb and path name, or
+/// its verb and path (a task id in the path left out): what a crash point is named after.
 fn method_of(req: &reqwest::Request) -> String {
     req.body()
         .and_then(reqwest::Body::as_bytes)
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
         .and_then(|v| v.get("method").and_then(|m| m.as_str()).map(str::to_owned))
-        .unwrap_or_else(|| format!("{} {}", req.method(), req.url().path()))
+        .or_else(|| {
+            crate::scripted_agent::operation_name(req.method(), req.url().path())
+                .map(|op| format!("{op} (HTTP+JSON)"))
+        })
+        .unwrap_or_else(|| {
+            let path = req.url().path();
+            let path = match path.rsplit_once('/') {
+                Some((dir, id)) if uuid::Uuid::parse_str(id).is_ok() => dir,
+                _ => path,
+            };
+            format!("{} {path}", req.method())
+        })
 }
 
 /// Turns the client's request into the agent's.
