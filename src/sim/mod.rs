@@ -9,9 +9,11 @@
 //! or lease release runs, and the next process starts with a new lease identity. Then faults
 //! stop, passes run to a fixed point, and the invariants ([`invariants`]) are checked.
 
+pub mod artifacts;
 pub mod identity;
 pub mod invariants;
 pub mod settled;
+pub mod streams;
 pub mod workload;
 pub mod world;
 
@@ -101,7 +103,10 @@ async fn run(seed: u64, plant: Option<Plant>, dir: &Path) -> Outcome {
     let epoch = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
     sim_seam::start_virtual_time(epoch);
     let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let world = Arc::new(workload::world(&mut rng));
+    // The draws added after the first workloads (bindings, follows) come from a generator of
+    // their own, so that the first draws stay as they were.
+    let mut breadth = StdRng::seed_from_u64(seed ^ 0xB4EA_D7B0);
+    let world = Arc::new(workload::world(&mut rng, &mut breadth));
     let exchange_world = Arc::clone(&world);
     crate::a2a::sim_wire::install(Some(Arc::new(move |req| {
         Box::pin(world::exchange(Arc::clone(&exchange_world), req))
@@ -114,11 +119,13 @@ async fn run(seed: u64, plant: Option<Plant>, dir: &Path) -> Outcome {
         killed_owners: BTreeSet::new(),
         fixed_point: None,
         fleet: identity::Fleet::new(seed),
+        breadth,
     };
     let failure = workload::drive(&mut sim).await.err();
     let failure = match failure {
         Some(f) => Some(f),
         None => invariants::check(&sim)
+            .and_then(|()| artifacts::check(&sim))
             .and_then(|()| settled::leases(&sim))
             .and_then(|()| settled::exits(&sim))
             .err(),
@@ -154,6 +161,8 @@ pub struct Sim {
     pub fixed_point: Option<(Exit, Exit)>,
     /// The processes' pids and hosts.
     pub fleet: identity::Fleet,
+    /// The generator of the bindings and follows.
+    pub breadth: StdRng,
 }
 
 /// How a simulated process ended.

@@ -34,6 +34,14 @@ pub enum Fault {
     Forgotten,
     /// An agent's clock stepped back, between processes.
     ClockStepped,
+    /// An event stream ended early (`streams`).
+    StreamCut,
+    /// An event stream went silent, left open.
+    StreamStalled,
+    /// An event of a stream came twice.
+    StreamRepeated,
+    /// An event of a stream came after the next one.
+    StreamReordered,
 }
 
 impl Fault {
@@ -49,6 +57,10 @@ impl Fault {
             Self::CrashAfter => "crash-after",
             Self::Forgotten => "forgotten",
             Self::ClockStepped => "clock-step",
+            Self::StreamCut => "stream-cut",
+            Self::StreamStalled => "stream-stalled",
+            Self::StreamRepeated => "stream-repeated",
+            Self::StreamReordered => "stream-reordered",
         }
     }
 }
@@ -103,6 +115,11 @@ impl World {
     /// Draws from the world's generator.
     pub fn with_rng<T>(&self, f: impl FnOnce(&mut StdRng) -> T) -> T {
         f(&mut self.rng.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Whether the faults are on.
+    pub fn faults_on(&self) -> bool {
+        self.faults_on.load(Ordering::SeqCst)
     }
 
     /// Switches the faults (crashes included) on or off.
@@ -205,10 +222,19 @@ fn to_agent(req: &reqwest::Request) -> http::Request<Body> {
     out.body(body).unwrap_or_default()
 }
 
-/// Turns the agent's answer into the client's, its body streamed as the agent writes it.
-fn to_client(resp: http::Response<Body>) -> reqwest::Response {
+/// Turns the agent's answer into the client's, its body streamed as the agent writes it (through
+/// a stream fault, for an event stream that draws one).
+fn to_client(world: &World, resp: http::Response<Body>) -> reqwest::Response {
+    let fault = if super::streams::is_stream(&resp) {
+        super::streams::draw(world)
+    } else {
+        None
+    };
     let (parts, body) = resp.into_parts();
-    let body = reqwest::Body::wrap_stream(body.into_data_stream());
+    let body = match fault {
+        Some(f) => reqwest::Body::wrap_stream(super::streams::wrap(body.into_data_stream(), f)),
+        None => reqwest::Body::wrap_stream(body.into_data_stream()),
+    };
     reqwest::Response::from(http::Response::from_parts(parts, body))
 }
 
@@ -251,9 +277,18 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
         }
     }
     match fault {
-        // Forgetting and clock steps happen between processes, never to an exchange.
-        None | Some(Fault::Forgotten | Fault::ClockStepped) => match world.agent(&url) {
-            Some(agent) => to_client(agent.handle(agent_req).await),
+        // Forgetting and clock steps happen between processes, stream faults to the answer's
+        // body (`streams`), never to an exchange.
+        None
+        | Some(
+            Fault::Forgotten
+            | Fault::ClockStepped
+            | Fault::StreamCut
+            | Fault::StreamStalled
+            | Fault::StreamRepeated
+            | Fault::StreamReordered,
+        ) => match world.agent(&url) {
+            Some(agent) => to_client(&world, agent.handle(agent_req).await),
             None => std::future::pending().await,
         },
         Some(Fault::LostBefore) => std::future::pending().await,
