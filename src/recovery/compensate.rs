@@ -34,6 +34,7 @@
 mod cancel;
 mod dry_run;
 mod effects;
+mod leftover;
 mod sends;
 
 use std::collections::BTreeMap;
@@ -245,6 +246,7 @@ pub async fn run(
     }
     if state == WorkflowState::Compensated {
         pass.say(Did::AlreadyCompensated { dry_run: false })?;
+        pass.read_leftover_compensations().await?;
         return Ok(Outcome::untouched(state));
     }
     if journal.set_workflow_state(workflow, WorkflowState::Compensating)? {

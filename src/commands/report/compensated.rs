@@ -65,6 +65,7 @@ pub(crate) fn action(did: &Did<'_>) -> &'static str {
         | Did::CommandNotRun { .. }
         | Did::CommandRan { .. } => "compensate",
         Did::Resuming { .. } => "resume",
+        Did::LeftoverRead { .. } => "read",
         Did::Sent { sent, .. } => match sent {
             Sent::Found(_) | Sent::Uncertain(..) | Sent::InFlight(..) => "look",
             _ => "compensate",
@@ -85,7 +86,8 @@ pub(crate) fn outcome(did: &Did<'_>) -> Cow<'static, str> {
         | Did::Cancelled {
             state: Some(state), ..
         }
-        | Did::Resuming { state, .. } => state.as_str(),
+        | Did::Resuming { state, .. }
+        | Did::LeftoverRead { state, .. } => state.as_str(),
         Did::CancelGone { .. } => INTERFACE_GONE,
         Did::Cancelled { state: None, .. } => "unreadable",
         Did::WouldCancel { .. } => "would-cancel",
@@ -176,6 +178,9 @@ fn detail(did: &Did<'_>) -> Value {
         Did::CommandNotRun { compensation, run } | Did::CommandRan { compensation, run } => {
             json!({"compensation": compensation.to_string(), "status": run.summary()})
         }
+        Did::LeftoverRead {
+            compensation, task, ..
+        } => json!({"compensation": compensation.to_string(), "taskId": task}),
         Did::Sent { compensation, sent } => {
             let now = sent.attempt();
             json!({"compensation": compensation.to_string(), "taskId": now.task_id,
@@ -281,6 +286,14 @@ fn sentence(s: &Said<'_>) -> String {
         Did::CommandRan { run, .. } => {
             format!("{n}: compensation command ran ({}).", run.summary())
         }
+        Did::LeftoverRead {
+            compensation,
+            task,
+            state,
+        } => format!(
+            "{n}: its compensation {compensation} (task {task}), still running when {w} was \
+             compensated, is {state} now."
+        ),
         Did::Sent { sent, .. } => sent_sentence(&n, sent),
     }
 }

@@ -174,6 +174,15 @@ pub enum Did<'a> {
         /// How it ended.
         run: &'a CommandRun,
     },
+    /// A compensation task still running in a `COMPENSATED` workflow was read again.
+    LeftoverRead {
+        /// The compensation step.
+        compensation: &'a StepName,
+        /// The task.
+        task: &'a str,
+        /// Its state now.
+        state: AttemptState,
+    },
     /// A compensation message went through the send path.
     Sent {
         /// The compensation step.
