@@ -95,15 +95,6 @@ fn replies(sim: &Sim) -> Result<BTreeMap<i64, Vec<String>>, String> {
 pub fn check(sim: &Sim) -> Result<(), String> {
     let rows = rows(sim)?;
     let replies = replies(sim)?;
-    let compensated: Vec<String> = {
-        let conn = db(sim)?;
-        let mut stmt = conn
-            .prepare("SELECT name FROM workflows WHERE state = 'COMPENSATED'")
-            .map_err(|e| e.to_string())?;
-        stmt.query_map([], |r| r.get(0))
-            .and_then(Iterator::collect)
-            .map_err(|e| e.to_string())?
-    };
     let stats: Vec<_> = sim.world.agents.iter().map(|(_, a)| a.stats()).collect();
     let agent_of = |url: Option<&str>| {
         url.and_then(|u| {
@@ -162,13 +153,7 @@ pub fn check(sim: &Sim) -> Result<(), String> {
             .unwrap_or_default()
             .trim_start_matches("TASK_STATE_")
             .to_owned();
-        // A `COMPENSATED` workflow is not visited again (its effects verified gone): a
-        // compensation's own task may finish after its last read there.
-        let lagging = r.step.contains("~compensate")
-            && r.step
-                .split_once('/')
-                .is_some_and(|(w, _)| compensated.iter().any(|c| c == w));
-        let documented = r.state == "UNCERTAIN" || (r.state == "LOST" && t.forgotten) || lagging;
+        let documented = r.state == "UNCERTAIN" || (r.state == "LOST" && t.forgotten);
         if r.state != remote && !documented {
             return Err(format!(
                 "journal vs agent: {} attempt {} is {} in the journal, {remote} on the agent",
