@@ -180,6 +180,7 @@ impl Sim {
     /// `crash_at` if given; process-wide state starts fresh, as in a new process.
     pub async fn process(&mut self, args: &[String], crash_at: Option<(u64, bool)>) -> Exit {
         self.outcome.processes += 1;
+        sim_seam::new_process();
         let command = schedule::command_of(args);
         self.world.faults.start(self.outcome.processes, &command);
         let owner: &'static str = Box::leak(sim_seam::new_uuid().to_string().into_boxed_str());
