@@ -85,7 +85,10 @@ fn main() -> ExitCode {
     }
     let started = std::time::Instant::now();
     let (mut processes, mut points, mut faults) = (0, BTreeSet::new(), BTreeMap::new());
-    for seed in (from..from + count).filter(|s| !except.contains(s)) {
+    let seeds: Vec<u64> = (from..from + count)
+        .filter(|s| !except.contains(s))
+        .collect();
+    for &seed in &seeds {
         let outcome = sim::run_with(seed, plant, given.clone());
         processes += outcome.processes;
         points.extend(outcome.crash_points);
@@ -112,8 +115,9 @@ fn main() -> ExitCode {
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "a2a-sim: {count} seed(s) from {from}, {failed} failed, in {secs:.1} s ({:.1} seeds/s), {processes} processes, {} distinct kill points, faults {faults:?}",
-        count as f64 / secs.max(1e-9),
+        "a2a-sim: {} seed(s) from {from}, {failed} failed, in {secs:.1} s ({:.1} seeds/s), {processes} processes, {} distinct kill points, faults {faults:?}",
+        seeds.len(),
+        seeds.len() as f64 / secs.max(1e-9),
         points.len()
     );
     if failed > 0 {
