@@ -654,7 +654,7 @@ impl Sender<'_> {
         attempt: &Attempt,
         endpoint: &journal::JournaledEndpoint,
     ) -> anyhow::Result<()> {
-        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        static SAID: crate::sim_seam::OncePerProcess = crate::sim_seam::OncePerProcess::new();
         let b = endpoint.binding;
         let Some(card_url) = attempt.agent_url.as_deref() else {
             return Ok(());
@@ -662,14 +662,8 @@ impl Sender<'_> {
         if b.can_list_tasks() {
             return Ok(());
         }
-        {
-            let mut said = SAID
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if said.iter().any(|s| s == card_url) {
-                return Ok(());
-            }
-            said.push(card_url.to_owned());
+        if !SAID.first(card_url) {
+            return Ok(());
         }
         let trusted = self
             .journal
