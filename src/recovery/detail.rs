@@ -49,8 +49,8 @@ pub struct Detail {
     pub question: Option<Option<String>>,
     /// Why: a reason the journal, the wire or a decision gave (`null`: none given).
     pub reason: Option<Option<String>>,
-    /// Why the action held back, when the pass itself says it.
-    pub held: Option<Held>,
+    /// Why, when the pass itself says it (written as `reason`).
+    pub why: Option<Why>,
     /// The agent answered with a direct message, not a task (`reply: "direct"`).
     pub replied_directly: bool,
     /// The resend is approved by an operator (`resendApproved: true`).
@@ -73,13 +73,22 @@ pub struct Detail {
     pub until: Option<DateTime<Utc>>,
 }
 
-/// Why an action held back, in the pass's own terms (`reason`: the command layer writes it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Held {
+/// Why, in the pass's own terms (`reason`: the command layer writes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
     /// The workflow takes no sends (it is compensating or compensated).
     NoSends(crate::journal::WorkflowState),
     /// Nothing was found yet, but the last send may still be in flight.
     MayBeInFlight,
+    /// The agent's binding has no `ListTasks`: a send lost in a crash cannot be searched for.
+    Unsearchable {
+        /// The agent's card URL, redacted.
+        agent: String,
+        /// The binding it is spoken to over.
+        binding: ProtocolBinding,
+        /// Whether it is trusted to de-duplicate by messageId (the same messageId is resent).
+        trusted: bool,
+    },
 }
 
 /// What a dry run would do after its action.

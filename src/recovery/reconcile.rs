@@ -63,7 +63,7 @@ use crate::journal::{
 };
 use crate::recovery::commit::{Queue, Writer, WriterMode};
 use crate::recovery::decide::{self, Triage};
-use crate::recovery::detail::{Detail, Held};
+use crate::recovery::detail::{Detail, Why};
 use crate::recovery::event::{Action, Event, Left, Sink};
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
 use crate::recovery::send::Sender;
@@ -688,7 +688,7 @@ impl<'a> Pass<'a> {
                 "hold",
                 row.attempt.state.as_str(),
                 Detail {
-                    held: Some(Held::NoSends(row.workflow_state)),
+                    why: Some(Why::NoSends(row.workflow_state)),
                     ..Detail::default()
                 },
                 Left::Work,

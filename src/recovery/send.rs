@@ -43,7 +43,7 @@ use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError,
     Lease, NeedsHuman, Reply, ReplyState, SendOutcome, SendRecord, Source,
 };
-use crate::recovery::detail::Detail;
+use crate::recovery::detail::{Detail, Why};
 use crate::recovery::error::unusable_answer;
 use crate::recovery::event::{Event, Sink};
 use crate::recovery::lookup::{self, LookHow, Sweeps};
@@ -673,23 +673,14 @@ impl Sender<'_> {
             .ok()
             .flatten()
             .is_some_and(|a| a.trust_dedup);
-        let reason = format!(
-            "{} speaks A2A {} over {}, which has no ListTasks: if a2a-recover dies between \
-             sending and journaling, the task cannot be searched for; {}",
-            crate::a2a::redact_url(card_url),
-            b.version().as_str(),
-            b.wire().card_name(),
-            if trusted {
-                "the agent is trusted to de-duplicate by messageId, so the same messageId is \
-                 resent"
-            } else {
-                "the attempt then goes UNCERTAIN and a human decides (`agents add \
-                 --trust-dedup` if the agent de-duplicates by messageId)"
-            }
-        );
         let detail = Detail {
             trust_dedup: Some(trusted),
-            ..Detail::reason(Some(reason))
+            why: Some(Why::Unsearchable {
+                agent: crate::a2a::redact_url(card_url),
+                binding: b,
+                trusted,
+            }),
+            ..Detail::default()
         };
         self.note(attempt, "send", "unsearchable", &detail)
     }

@@ -55,9 +55,9 @@ impl Sink for SendSteps<'_> {
         };
         if !self.out.is_json() {
             if outcome == "unsearchable"
-                && let Some(Some(reason)) = &detail.reason
+                && let Some(reason) = records::reason(detail)
             {
-                self.out.warn(&inert(reason));
+                self.out.warn(&inert(&reason));
             }
             return Ok(());
         }

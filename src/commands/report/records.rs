@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::clock::rfc3339;
 use crate::commands::util::{hints, remedy};
 use crate::journal::{AttemptState, EffectState, Event, NeedsHuman};
-use crate::recovery::detail::{Detail, Held, Side, Then};
+use crate::recovery::detail::{Detail, Side, Then, Why};
 use crate::recovery::event::Said;
 use crate::recovery::{Action, ActionRemedy};
 
@@ -223,7 +223,7 @@ pub(crate) fn detail(d: &Detail) -> Value {
         not_before: d.not_before.map(rfc3339),
         previous_task_id: nullable(&d.previous_task_id),
         question: nullable(&d.question),
-        reason: match (&d.held, &d.reason) {
+        reason: match (&d.why, &d.reason) {
             (None, None) => None,
             _ => Some(reason(d)),
         },
@@ -259,19 +259,36 @@ fn nullable(o: &Option<Option<String>>) -> Option<Option<&str>> {
 
 /// Why, as an action's record says it (`reason`): the reason given, or why it held back.
 pub(crate) fn reason(d: &Detail) -> Option<Cow<'_, str>> {
-    match (&d.held, &d.reason) {
-        (Some(held), _) => Some(Cow::Owned(held_reason(*held))),
+    match (&d.why, &d.reason) {
+        (Some(why), _) => Some(Cow::Owned(why_reason(why))),
         (None, r) => r.as_ref()?.as_deref().map(Cow::Borrowed),
     }
 }
 
-/// Why an action held back, as its record's `reason` says it.
-fn held_reason(held: Held) -> String {
-    match held {
-        Held::NoSends(workflow) => format!("the workflow is {workflow}: no sends"),
-        Held::MayBeInFlight => "nothing found yet, but the last send may still be in flight; \
+/// Why, as an action's record says it (`reason`).
+fn why_reason(why: &Why) -> String {
+    match why {
+        Why::NoSends(workflow) => format!("the workflow is {workflow}: no sends"),
+        Why::MayBeInFlight => "nothing found yet, but the last send may still be in flight; \
                                 looked for again after its horizon"
             .to_owned(),
+        Why::Unsearchable {
+            agent,
+            binding,
+            trusted,
+        } => format!(
+            "{agent} speaks A2A {} over {}, which has no ListTasks: if a2a-recover dies between \
+             sending and journaling, the task cannot be searched for; {}",
+            binding.version().as_str(),
+            binding.wire().card_name(),
+            if *trusted {
+                "the agent is trusted to de-duplicate by messageId, so the same messageId is \
+                 resent"
+            } else {
+                "the attempt then goes UNCERTAIN and a human decides (`agents add \
+                 --trust-dedup` if the agent de-duplicates by messageId)"
+            }
+        ),
     }
 }
 
@@ -373,7 +390,7 @@ mod tests {
             r#"{"question":null,"taskId":null}"#
         );
         let held = Detail {
-            held: Some(Held::NoSends(crate::journal::WorkflowState::Compensating)),
+            why: Some(Why::NoSends(crate::journal::WorkflowState::Compensating)),
             then: Some(Then::ResendIfAbsent),
             ..Detail::message("m-1")
         };
@@ -382,5 +399,18 @@ mod tests {
             r#"{"messageId":"m-1","reason":"the workflow is COMPENSATING: no sends","then":"resend only if proven absent"}"#
         );
         assert_eq!(detail(&Detail::default()).to_string(), "{}");
+        let unsearchable = Detail {
+            trust_dedup: Some(false),
+            why: Some(Why::Unsearchable {
+                agent: "http://h/card".into(),
+                binding: crate::model::ProtocolBinding::default(),
+                trusted: false,
+            }),
+            ..Detail::default()
+        };
+        assert_eq!(
+            detail(&unsearchable).to_string(),
+            r#"{"reason":"http://h/card speaks A2A 1.0 over JSONRPC, which has no ListTasks: if a2a-recover dies between sending and journaling, the task cannot be searched for; the attempt then goes UNCERTAIN and a human decides (`agents add --trust-dedup` if the agent de-duplicates by messageId)","trustDedup":false}"#
+        );
     }
 }

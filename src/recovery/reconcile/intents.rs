@@ -9,7 +9,7 @@ use crate::journal::{
     StepRecord, StepSpec,
 };
 use crate::recovery::decide::{self};
-use crate::recovery::detail::{Detail, Held};
+use crate::recovery::detail::{Detail, Why};
 use crate::recovery::event::{Action, ActionRemedy, Left};
 use crate::recovery::moved::{self};
 use crate::recovery::send::{Claimed, Outgoing, Sent, Stage};
@@ -238,7 +238,7 @@ impl Pass<'_> {
                 "in-flight",
                 Detail {
                     until: Some(*until),
-                    held: Some(Held::MayBeInFlight),
+                    why: Some(Why::MayBeInFlight),
                     ..Detail::default().with_state(a.state)
                 },
                 Left::Work,

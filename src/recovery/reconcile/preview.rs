@@ -6,7 +6,7 @@ use crate::a2a::retry_read;
 use crate::a2a::{Endpoint, TaskView};
 use crate::journal::{AttemptRow, AttemptState, INTERFACE_GONE, StepRecord};
 use crate::recovery::decide::{self, Settlement, Triage};
-use crate::recovery::detail::{Detail, Held, Move, Side, Then};
+use crate::recovery::detail::{Detail, Move, Side, Then, Why};
 use crate::recovery::event::Left;
 use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::send;
@@ -43,7 +43,7 @@ impl Pass<'_> {
                 "hold",
                 a.state.as_str(),
                 Detail {
-                    held: Some(Held::NoSends(row.workflow_state)),
+                    why: Some(Why::NoSends(row.workflow_state)),
                     ..Detail::default()
                 },
             ),

@@ -4,7 +4,7 @@ use super::{Action, Pass, READ_ATTEMPTS, failure_left};
 use crate::a2a::{A2aError, Endpoint, TaskView, history_holds, retry_read, types};
 use crate::journal::{Attempt, AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
-use crate::recovery::detail::{Detail, Held};
+use crate::recovery::detail::{Detail, Why};
 use crate::recovery::event::Left;
 use crate::recovery::moved::{self, Mode};
 use crate::recovery::send::{self, Outgoing, ReplySent};
@@ -175,7 +175,7 @@ impl Pass<'_> {
             return Ok(action(
                 "INTENT",
                 Detail {
-                    held: Some(Held::NoSends(row.workflow_state)),
+                    why: Some(Why::NoSends(row.workflow_state)),
                     ..Detail::message(reply.message_id.as_str())
                 },
                 Left::Work,
