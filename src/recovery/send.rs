@@ -459,15 +459,21 @@ impl Sender<'_> {
         })
     }
 
-    fn claim(&self, id: AttemptId) -> anyhow::Result<Result<LeaseGuard<'_>, Lease>> {
-        match self.journal.claim(id, self.lease_ttl)? {
-            Claim::Claimed(_) => Ok(Ok(LeaseGuard {
-                journal: self.journal,
-                id,
-                armed: true,
-            })),
-            Claim::HeldBy(lease) => Ok(Err(lease)),
-        }
+    /// Claims the attempt's lease; returns the attempt as journaled after the claim, and the
+    /// guard (or the lease another process holds).
+    fn claim(&self, id: AttemptId) -> anyhow::Result<(Result<LeaseGuard<'_>, Lease>, Attempt)> {
+        let (claim, attempt) = self.journal.claim_row(id, self.lease_ttl)?;
+        Ok(match claim {
+            Claim::Claimed(_) => (
+                Ok(LeaseGuard {
+                    journal: self.journal,
+                    id,
+                    armed: true,
+                }),
+                attempt,
+            ),
+            Claim::HeldBy(lease) => (Err(lease), attempt),
+        })
     }
 
     /// Sends an `INTENT` attempt (see the module docs for the order); `step` names it for the
@@ -502,11 +508,10 @@ impl Sender<'_> {
                 return Ok(sent);
             }
         }
-        let guard = match self.claim(id)? {
-            Ok(guard) => guard,
-            Err(lease) => return Ok(Sent::Busy(self.journal.attempt(id)?, lease)),
+        let (guard, attempt) = match self.claim(id)? {
+            (Ok(guard), attempt) => (guard, attempt),
+            (Err(lease), attempt) => return Ok(Sent::Busy(attempt, lease)),
         };
-        let attempt = self.journal.attempt(id)?;
         if attempt.state != AttemptState::Intent {
             return Ok(Sent::Settled(attempt));
         }
@@ -1034,9 +1039,9 @@ impl Sender<'_> {
         out: &Outgoing,
         step: &str,
     ) -> anyhow::Result<ReplySent> {
-        let guard = match self.claim(reply.attempt_id)? {
-            Ok(guard) => guard,
-            Err(lease) => return Ok(ReplySent::Busy(lease)),
+        let (guard, attempt) = match self.claim(reply.attempt_id)? {
+            (Ok(guard), attempt) => (guard, attempt),
+            (Err(lease), _) => return Ok(ReplySent::Busy(lease)),
         };
         let held = self
             .journal
@@ -1047,7 +1052,6 @@ impl Sender<'_> {
         if held.state != ReplyState::Intent {
             return Ok(ReplySent::Settled(held));
         }
-        let attempt = self.journal.attempt(reply.attempt_id)?;
         let endpoint = endpoint_of(&attempt, out, journaled_wire(self.journal, &attempt)?)?;
         let task_id = attempt
             .current_task_id()
