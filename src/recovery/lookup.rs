@@ -769,39 +769,7 @@ pub async fn look_and_journal<T>(
         None => None,
     };
     let look = LookFor::for_agent(attempt, agent.as_ref());
-    let now = how.clock.now();
-    let shared = match (how.sweeps, &look.context_id) {
-        (Some((sweeps, cross_origin)), None) => match sweep_key(attempt, cross_origin) {
-            Some(key) => {
-                let window = time_window(look.created_at, now, how.clock_skew);
-                sweeps
-                    .look(
-                        how.client,
-                        &key,
-                        how.endpoint,
-                        &look.message_id,
-                        window,
-                        now,
-                    )
-                    .await
-            }
-            None => None,
-        },
-        _ => None,
-    };
-    // What the look saw is as of the moment it asked (a shared listing may have been asked for
-    // earlier in the pass): only a look asked past the in-flight horizon proves absence.
-    let (result, asked_at) = match shared {
-        Some((result, asked_at)) => (result, asked_at),
-        None if !how.endpoint.binding.can_list_tasks() => (
-            Ok(Lookup::Unprovable(unlistable(how.endpoint.binding))),
-            now,
-        ),
-        None => (
-            look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
-            now,
-        ),
-    };
+    let (result, asked_at) = search_for(attempt, &look, &how).await;
     let trusted = agent
         .as_ref()
         .is_some_and(|a| super::probe::trusted_to_dedup(a, attempt.created_at));
@@ -901,6 +869,48 @@ fn unaddressable_send(
         detail: "its task id can name no task in a URL (journaled when the send was answered)"
             .to_owned(),
     }))
+}
+
+/// Searches the agent for the send, from the page's shared listing where it has one; returns
+/// what was found with the moment the search asked. What a look saw is as of that moment (a
+/// shared listing may have been asked for earlier in the pass): only a look asked past the
+/// in-flight horizon proves absence.
+async fn search_for(
+    attempt: &Attempt,
+    look: &LookFor,
+    how: &LookHow<'_>,
+) -> (Result<Lookup, A2aError>, DateTime<Utc>) {
+    let now = how.clock.now();
+    let shared = match (how.sweeps, &look.context_id) {
+        (Some((sweeps, cross_origin)), None) => match sweep_key(attempt, cross_origin) {
+            Some(key) => {
+                let window = time_window(look.created_at, now, how.clock_skew);
+                sweeps
+                    .look(
+                        how.client,
+                        &key,
+                        how.endpoint,
+                        &look.message_id,
+                        window,
+                        now,
+                    )
+                    .await
+            }
+            None => None,
+        },
+        _ => None,
+    };
+    match shared {
+        Some((result, asked_at)) => (result, asked_at),
+        None if !how.endpoint.binding.can_list_tasks() => (
+            Ok(Lookup::Unprovable(unlistable(how.endpoint.binding))),
+            now,
+        ),
+        None => (
+            look_for_send(how.client, how.endpoint, look, how.clock_skew, now).await,
+            now,
+        ),
+    }
 }
 
 /// [`Looked::Absent`], unless the last send may still have been in flight when the look asked
