@@ -26,8 +26,9 @@ use serde_json::json;
 
 use crate::a2a::{A2aClient, AgentLimits, Limits};
 use crate::commands::report::human::{Unreachable, remedy_lines};
-use crate::commands::report::records::ActionRecord;
+use crate::commands::report::records::{self, ActionRecord};
 use crate::commands::report::vocabulary::{Kind, human};
+use crate::commands::report::{self};
 use crate::commands::util::hints;
 use crate::context::Context;
 use crate::duration::parse_duration;
@@ -36,7 +37,7 @@ use crate::exit;
 use crate::journal::{Journal, check_name_part};
 use crate::recovery::follow::{FollowEnd, FollowOptions, FollowTarget, follow_many};
 use crate::recovery::lock::{LockError, PassLock};
-use crate::recovery::{Action, Event, Pass, PassConfig, Sink, Summary, WorkflowLocks};
+use crate::recovery::{Action, Event, Left, Pass, PassConfig, Sink, Summary, Then, WorkflowLocks};
 use crate::sanitize::inert;
 
 use super::util::flags::parse_rate;
@@ -485,11 +486,12 @@ impl Sink for PassReport<'_> {
                 }
             }
             Event::Acted(action) => {
-                self.code.set(exit::worst(self.code.get(), action.code));
-                if matches!(action.code, exit::NEEDS_HUMAN | exit::USAGE) {
-                    self.human.set(exit::worst(self.human.get(), action.code));
+                let code = report::exit_code(action.left);
+                self.code.set(exit::worst(self.code.get(), code));
+                if matches!(code, exit::NEEDS_HUMAN | exit::USAGE) {
+                    self.human.set(exit::worst(self.human.get(), code));
                 }
-                let new = if self.args.alert == AlertMode::New && action.code == exit::NEEDS_HUMAN {
+                let new = if self.args.alert == AlertMode::New && code == exit::NEEDS_HUMAN {
                     alert_item(self.journal, action, self.args.realert, self.alerts)?
                 } else {
                     None
@@ -501,7 +503,7 @@ impl Sink for PassReport<'_> {
                     && self.ctx.out.verbosity() == 0
                 {
                     let step = format!("{}/{}", action.workflow, action.step);
-                    let hint = action.hint.as_ref().map(hints::wire);
+                    let hint = action.hint().map(hints::wire);
                     self.unreachable.add(agent, *why, step, hint.as_deref());
                     return Ok(());
                 }
@@ -612,8 +614,8 @@ fn humantime(d: Duration) -> String {
 
 /// What a dry run would do about one attempt, and with which agent: one line per action.
 fn dry_run_line(a: &Action) -> String {
-    let text = |k: &str| a.detail.get(k).and_then(|v| v.as_str()).map(inert);
-    let agent = text("agent").map_or_else(
+    let d = &a.detail;
+    let agent = d.agent.clone().flatten().map(|u| inert(&u)).map_or_else(
         || "its agent".to_owned(),
         |u| {
             u.strip_suffix(crate::a2a::WELL_KNOWN_CARD_PATH)
@@ -631,22 +633,39 @@ fn dry_run_line(a: &Action) -> String {
         ("reply", _) => format!("would look on {agent} for the journaled reply"),
         ("read", outcome) => {
             let seen = outcome.strip_prefix("would-record-").unwrap_or(outcome);
-            let task = text("taskId").unwrap_or_default();
-            let then = a
-                .detail
-                .pointer("/then/action")
-                .and_then(|v| v.as_str())
-                .map(|t| format!(", then {}", human(Kind::Outcome, t)))
+            let task = d
+                .task_id
+                .clone()
+                .flatten()
+                .map(|t| inert(&t))
                 .unwrap_or_default();
+            let then = match &d.then {
+                Some(Then::Settle { action, .. }) => {
+                    format!(", then {}", human(Kind::Outcome, action))
+                }
+                _ => String::new(),
+            };
             format!("would read task {task} on {agent} and record {seen}{then}")
         }
         ("verify-effect", _) => "would verify its effect".to_owned(),
+        ("move", _) => match &d.moved {
+            Some(m) => format!(
+                "would move it to the interface at {} ({}), as its card no longer offers {}",
+                inert(&m.to.url),
+                m.to.binding.wire().card_name(),
+                inert(&m.from.url)
+            ),
+            None => "would move it to another interface".to_owned(),
+        },
         ("redelegate", _) => format!("would re-delegate to {agent}"),
         ("failed-for-good", _) => format!(
             "would mark it failed for good: {}",
-            text("reason").unwrap_or_default()
+            inert(&records::reason(d).unwrap_or_default())
         ),
-        ("hold", _) => format!("would hold it: {}", text("reason").unwrap_or_default()),
+        ("hold", _) => format!(
+            "would hold it: {}",
+            inert(&records::reason(d).unwrap_or_default())
+        ),
         (action, outcome) => format!("would {action}: {outcome}"),
     };
     format!("{}/{} (attempt {}): {what}", a.workflow, a.step, a.attempt)
@@ -691,21 +710,22 @@ fn print_action(
         return Ok(());
     }
     let line = match &a.remedy {
-        Some(remedy) if a.code == exit::NEEDS_HUMAN || a.code == exit::USAGE => {
+        Some(remedy) if matches!(a.left, Left::Human | Left::Usage) => {
             let subject = format!("{}/{} (attempt {})", a.workflow, a.step, a.attempt);
             remedy_lines(&subject, remedy)
         }
-        _ if dry_run && a.detail.get("error").is_none() => dry_run_line(a),
+        _ if dry_run && a.detail.error.is_none() => dry_run_line(a),
         // A send whose answer is unknown: when it is looked for again, in words.
         _ if a.outcome == "in-flight" => {
-            let until = a.detail["until"].as_str().unwrap_or_default();
-            let wait = chrono::DateTime::parse_from_rfc3339(until)
-                .ok()
-                .and_then(|t| {
-                    (t.with_timezone(&chrono::Utc) - ctx.clock.now())
-                        .to_std()
-                        .ok()
-                })
+            let until = a
+                .detail
+                .until
+                .map(crate::clock::rfc3339)
+                .unwrap_or_default();
+            let wait = a
+                .detail
+                .until
+                .and_then(|t| (t - ctx.clock.now()).to_std().ok())
                 .map(|d| format!(" (in {})", humantime(Duration::from_secs(d.as_secs()))))
                 .unwrap_or_default();
             let text = format!(
@@ -714,7 +734,7 @@ fn print_action(
                 a.workflow,
                 a.step,
                 a.attempt,
-                inert(until)
+                inert(&until)
             );
             match bar {
                 Some(b) => b.suspend(|| ctx.out.status(&text)),
@@ -725,8 +745,8 @@ fn print_action(
         _ => {
             // A failure this pass (unreachable, garbage: 3; over the size cap: 4) is one line
             // naming the step and the error, then what to do about it.
-            if matches!(a.code, exit::WORK_REMAINS | exit::NEEDS_HUMAN)
-                && let Some(err) = a.detail.get("error").and_then(|e| e.as_str())
+            if matches!(a.left, Left::Work | Left::Human)
+                && let Some(err) = a.detail.error.as_deref()
             {
                 // `look-failed` already says `look`: never `look look failed`.
                 let word = human(Kind::Outcome, &a.outcome);
@@ -744,7 +764,7 @@ fn print_action(
                 );
                 // One line per step; the hint once per pass, under the first step it fits
                 // (ten unreachable steps of one agent are ten lines and one hint).
-                if let Some(hint) = a.hint.as_ref().map(hints::wire)
+                if let Some(hint) = a.hint().map(hints::wire)
                     && shown.borrow_mut().insert(format!("hint: {hint}"))
                 {
                     text.push_str("\n  hint: ");

@@ -95,39 +95,15 @@ impl Journal {
         change: Change,
         send: Option<queries::SendStamp>,
     ) -> Result<(Applied, Option<i64>, Attempt), JournalError> {
-        let id = held.id;
-        if !change.writes(held) {
+        let Some(written) = Written::of(held, change, now) else {
             return Ok((Applied::Unchanged, None, held.clone()));
+        };
+        queries::update_attempt_from(tx, held, &written.next, send).map_err(e)?;
+        for artifact in &written.artifacts {
+            queries::upsert_artifact(tx, held.id, artifact, queries::ms(now)).map_err(e)?;
         }
-        let mut next = change.next;
-        next.updated_at = now;
-        queries::update_attempt_from(tx, held, &next, send).map_err(e)?;
-        for artifact in &change.artifacts {
-            queries::upsert_artifact(tx, id, artifact, queries::ms(now)).map_err(e)?;
-        }
-        let state_changed = next.state != held.state;
-        let event = queries::insert_event(
-            tx,
-            &NewEvent {
-                at: queries::ms(now),
-                workflow: None,
-                step: Some(held.step_id),
-                attempt: Some(id),
-                kind: if state_changed { "state" } else { change.kind },
-                from: Some(held.state.as_str()),
-                to: Some(next.state.as_str()),
-                detail: Some(&change.detail),
-            },
-        )
-        .map_err(e)?;
-        Ok((
-            Applied::Changed {
-                from: held.state,
-                to: next.state,
-            },
-            Some(event),
-            next,
-        ))
+        let event = queries::insert_event(tx, &written.event(held, now)).map_err(e)?;
+        Ok((written.applied(held), Some(event), written.next))
     }
 
     pub(super) fn transition_of(
@@ -239,5 +215,68 @@ impl Change {
     /// Whether applying it to `held` writes anything (the row, an artifact or an event).
     pub(super) fn writes(&self, held: &Attempt) -> bool {
         self.next != *held || !self.artifacts.is_empty() || self.force_event
+    }
+}
+
+/// What a change writes: the row (stamped with the time of the write), its artifacts and its
+/// event.
+pub(super) struct Written {
+    /// The row as written.
+    pub(super) next: Attempt,
+    /// The artifacts written.
+    pub(super) artifacts: Vec<Artifact>,
+    kind: &'static str,
+    detail: Value,
+}
+
+impl Written {
+    /// Returns what applying `change` to `held` at `now` writes; `None` when it writes nothing.
+    pub(super) fn of(
+        held: &Attempt,
+        change: Change,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<Self> {
+        if !change.writes(held) {
+            return None;
+        }
+        let mut next = change.next;
+        next.updated_at = now;
+        let kind = if next.state == held.state {
+            change.kind
+        } else {
+            "state"
+        };
+        Some(Self {
+            next,
+            artifacts: change.artifacts,
+            kind,
+            detail: change.detail,
+        })
+    }
+
+    /// Returns what it did to `held`.
+    pub(super) fn applied(&self, held: &Attempt) -> Applied {
+        Applied::Changed {
+            from: held.state,
+            to: self.next.state,
+        }
+    }
+
+    /// Returns its event (of the change from `held`, at `now`).
+    pub(super) fn event<'a>(
+        &'a self,
+        held: &'a Attempt,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> NewEvent<'a> {
+        NewEvent {
+            at: queries::ms(now),
+            workflow: None,
+            step: Some(held.step_id),
+            attempt: Some(held.id),
+            kind: self.kind,
+            from: Some(held.state.as_str()),
+            to: Some(self.next.state.as_str()),
+            detail: Some(&self.detail),
+        }
     }
 }

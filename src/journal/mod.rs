@@ -66,6 +66,7 @@ mod location;
 pub mod migrate;
 pub mod model;
 mod observe;
+mod observe_tasks;
 mod open;
 pub mod operator;
 mod outcomes;

@@ -120,37 +120,6 @@ impl Journal {
         })
     }
 
-    /// Applies many remote Tasks as [`Journal::apply_task`] does, in ONE transaction (a
-    /// reconcile pass group-commits its routine observations: one durable write for many).
-    ///
-    /// Only for observations that may be lost in a crash: they are re-read on the next pass.
-    /// Returns what each did, in order.
-    pub fn apply_tasks(
-        &self,
-        batch: &[(AttemptId, TaskView)],
-        source: Source,
-    ) -> Result<Vec<Applied>, JournalError> {
-        if batch.is_empty() {
-            return Ok(Vec::new());
-        }
-        let limits = self.limits;
-        let attempts: Vec<AttemptId> = batch.iter().map(|(id, _)| *id).collect();
-        self.write_attempts_if_changed(&attempts, "journal the tasks", |tx, e, now| {
-            let mut out = Vec::with_capacity(batch.len());
-            for (id, view) in batch {
-                let ids = view_artifact_ids(view);
-                let (applied, _) =
-                    Self::change_in(tx, &e, now, *id, Wanted::Only(&ids), |held, artifacts| {
-                        let change = Self::task_change(held, artifacts, view, source)?;
-                        Self::limit_change(tx, &e, now, limits, held, change, &mut false)
-                    })?;
-                out.push(applied);
-            }
-            let changed = out.iter().any(|a| a.changed());
-            Ok((out, changed))
-        })
-    }
-
     /// What applying a remote Task to an attempt changes (see [`Journal::apply_task`]).
     pub(super) fn task_change(
         held: &Attempt,

@@ -5,7 +5,7 @@
 //! - [`decide_settled`]: what a terminal (or otherwise settled) attempt calls for: nothing,
 //!   claiming a declared effect (the hook where verification plugs in), a re-delegation to
 //!   another agent, or "failed for good" with the reason journaled.
-//! - [`code_of`]: the exit code one attempt contributes (0, 3 or 4).
+//! - [`left_of`]: what one attempt leaves to do (nothing, work, a human).
 //! - [`check_reply`]: whether a reply whose send outcome is unknown reached the task.
 //! - [`previous_attempt_text`] / [`previous_attempt_metadata`]: what a re-delegated message
 //!   carries about its predecessor. Both are derived from the journal alone, so a resend of a
@@ -14,11 +14,11 @@
 use serde_json::{Map, Value, json};
 
 use crate::a2a::{RemoteState, message_said};
-use crate::exit;
 use crate::journal::model::{
     Agent, Attempt, AttemptRow, AttemptState, Binding, EffectState, RemedyKind, Resolution,
     StepSpec, WorkflowState,
 };
+use crate::recovery::event::Left;
 
 /// The bucket an attempt falls in, decided from the journal alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,18 +157,18 @@ fn redelegation(
     }
 }
 
-/// Returns the exit code an attempt in this state contributes: running → 3,
-/// a question, LOST, UNCERTAIN, REFUSED, failed for good or an effect to look at → 4, else 0.
-pub fn code_of(row: &AttemptRow) -> u8 {
+/// Returns what an attempt in this state leaves to do: running → work; a question, LOST,
+/// UNCERTAIN, REFUSED, failed for good or an effect to look at → a human; else nothing.
+pub fn left_of(row: &AttemptRow) -> Left {
     if row
         .resolution
         .is_some_and(|r| matches!(r, Resolution::Done | Resolution::Abandoned))
         || row.workflow_state == WorkflowState::Compensated
     {
-        return exit::OK;
+        return Left::Nothing;
     }
     if row.remedy_kind().is_some() {
-        return exit::NEEDS_HUMAN;
+        return Left::Human;
     }
     let a = &row.attempt;
     match a.state {
@@ -176,14 +176,14 @@ pub fn code_of(row: &AttemptRow) -> u8 {
         | AttemptState::Sent
         | AttemptState::Submitted
         | AttemptState::Working
-        | AttemptState::Unknown => exit::WORK_REMAINS,
+        | AttemptState::Unknown => Left::Work,
         // Not pending, not decided yet: a later pass re-delegates it.
         AttemptState::Failed | AttemptState::Rejected
             if row.failed_for_good.is_none() && sends_allowed(row.workflow_state) =>
         {
-            exit::WORK_REMAINS
+            Left::Work
         }
-        _ => exit::OK,
+        _ => Left::Nothing,
     }
 }
 
@@ -452,20 +452,20 @@ mod tests {
     }
 
     #[rstest]
-    #[case::running(AttemptState::Working, None, exit::WORK_REMAINS)]
-    #[case::intent(AttemptState::Intent, None, exit::WORK_REMAINS)]
-    #[case::question(AttemptState::InputRequired, None, exit::NEEDS_HUMAN)]
-    #[case::lost(AttemptState::Lost, None, exit::NEEDS_HUMAN)]
-    #[case::uncertain(AttemptState::Uncertain, None, exit::NEEDS_HUMAN)]
-    #[case::completed(AttemptState::Completed, None, exit::OK)]
-    #[case::failed_undecided(AttemptState::Failed, None, exit::WORK_REMAINS)]
-    #[case::failed_for_good(AttemptState::Failed, Some("why"), exit::NEEDS_HUMAN)]
-    fn codes(#[case] state: AttemptState, #[case] ffg: Option<&str>, #[case] code: u8) {
+    #[case::running(AttemptState::Working, None, Left::Work)]
+    #[case::intent(AttemptState::Intent, None, Left::Work)]
+    #[case::question(AttemptState::InputRequired, None, Left::Human)]
+    #[case::lost(AttemptState::Lost, None, Left::Human)]
+    #[case::uncertain(AttemptState::Uncertain, None, Left::Human)]
+    #[case::completed(AttemptState::Completed, None, Left::Nothing)]
+    #[case::failed_undecided(AttemptState::Failed, None, Left::Work)]
+    #[case::failed_for_good(AttemptState::Failed, Some("why"), Left::Human)]
+    fn codes(#[case] state: AttemptState, #[case] ffg: Option<&str>, #[case] left: Left) {
         let mut r = row(attempt(state, 1), Binding::Skill("book".into()), 3);
         r.failed_for_good = ffg.map(str::to_owned);
-        assert_eq!(code_of(&r), code);
+        assert_eq!(left_of(&r), left);
         r.resolution = Some(Resolution::Done);
-        assert_eq!(code_of(&r), exit::OK);
+        assert_eq!(left_of(&r), Left::Nothing);
     }
 
     #[rstest]

@@ -12,10 +12,9 @@
 
 mod said;
 
-use serde_json::Value;
-
 use crate::a2a::{Hint, Unreached};
 use crate::journal::Attempt;
+use crate::recovery::detail::Detail;
 use crate::recovery::follow::{FollowTarget, Progress};
 use crate::recovery::remedy::Remedy;
 
@@ -34,19 +33,58 @@ pub struct Action {
     pub action: &'static str,
     /// How it came out: an attempt state, or a word such as `busy`, `read-failed`.
     pub outcome: String,
-    /// Details (task id, error, reason, question).
-    pub detail: Value,
-    /// The exit code it contributes (0, 3 or 4; 2 for a missing credential variable).
-    pub code: u8,
+    /// Details (task id, error, reason, question): the command layer writes them.
+    pub detail: Detail,
+    /// What it leaves to do: the command layer folds the pass's exit code from it.
+    pub left: Left,
     /// For a human: what is wrong and the command that answers it.
     pub remedy: Option<ActionRemedy>,
     /// Why the attempt's agent could not be reached, when that is why the action failed, with
     /// the agent (its card URL): a reporter groups such failures by agent.
     pub unreached: Option<(String, Unreached)>,
-    /// What the operator can do about the wire error the action met, when its record says it:
-    /// such an action's `detail` holds `"hint": null`, and the command layer writes the hint's
-    /// words there.
-    pub hint: Option<Hint>,
+}
+
+/// What an action leaves to do, worst last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Left {
+    /// Nothing: the attempt is done, or nothing more is asked of it.
+    Nothing,
+    /// Work a later pass does: a task still running, an agent unreachable this pass.
+    Work,
+    /// A human must act: a question, a refusal, a step failed for good, ….
+    Human,
+    /// The attempt cannot be tried as given: its credential variable is unset, or its URL bad.
+    Usage,
+    /// What the agent gave cannot be used at all (an invalid card).
+    Failure,
+}
+
+impl Left {
+    /// The worse of two: a human over work over nothing; what cannot be tried over all (of two
+    /// such, the first).
+    #[must_use]
+    pub fn worse(self, other: Self) -> Self {
+        fn rank(l: Left) -> u8 {
+            match l {
+                Left::Nothing => 0,
+                Left::Work => 1,
+                Left::Human => 2,
+                Left::Usage | Left::Failure => 3,
+            }
+        }
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+impl Action {
+    /// What the operator can do about the wire error the action met, if anything.
+    pub fn hint(&self) -> Option<&Hint> {
+        self.detail.hint.as_ref().and_then(Option::as_ref)
+    }
 }
 
 /// What a human must do about an action's attempt, as a value: the command layer
@@ -100,8 +138,8 @@ pub enum Event<'a> {
         action: &'static str,
         /// What it came to.
         outcome: &'static str,
-        /// Details (`null` when there are none).
-        detail: &'a Value,
+        /// Details (none: [`Detail::default`]).
+        detail: &'a Detail,
     },
     /// What a compensation pass did about its workflow, a step or an attempt.
     Compensated(&'a Said<'a>),

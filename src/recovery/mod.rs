@@ -24,6 +24,7 @@
 pub(crate) mod commit;
 pub mod compensate;
 pub mod decide;
+pub mod detail;
 pub mod error;
 pub mod event;
 pub mod follow;
@@ -42,5 +43,6 @@ pub mod send;
 pub mod verify;
 
 pub use commit::WriterMode;
-pub use event::{Action, ActionRemedy, Event, OnFollow, Sink, Told, Unheard};
+pub use detail::{Detail, Then, Why};
+pub use event::{Action, ActionRemedy, Event, Left, OnFollow, Sink, Told, Unheard};
 pub use reconcile::{Pass, PassConfig, Summary, WorkflowLocks};

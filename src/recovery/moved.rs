@@ -15,9 +15,7 @@
 
 use std::future::Future;
 
-use serde_json::{Value, json};
-
-use crate::a2a::{A2aClient, A2aError, Endpoint, InterfaceChoice, ProtocolBinding};
+use crate::a2a::{A2aClient, A2aError, Endpoint, InterfaceChoice};
 use crate::journal::{
     Attempt, AttemptId, INTERFACE_GONE, Journal, JournalError, JournaledEndpoint,
 };
@@ -110,15 +108,6 @@ pub fn journal_gone(
 /// The `failed-for-good` reason [`journal_gone`] journals for `reason`.
 pub fn gone_reason(reason: &str) -> String {
     format!("{INTERFACE_GONE}: {reason}")
-}
-
-/// The `from`/`to` of a move, as the `interface-moved` event names them.
-pub fn move_detail(from: &Endpoint, to: &Endpoint) -> Value {
-    let side = |url: &str, b: ProtocolBinding| {
-        json!({"interfaceUrl": url, "binding": b.wire().card_name(),
-               "protocolVersion": b.version().as_str()})
-    };
-    json!({"from": side(&from.url, from.binding), "to": side(&to.url, to.binding)})
 }
 
 /// Reads the card of `attempt`'s agent again after a read at `endpoint` failed with `error`;

@@ -52,26 +52,24 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
-use futures_util::stream::FuturesUnordered;
-use serde_json::json;
-
-use self::actions::{failed_outcome, failure_code, hinted, remedy_line, skipped_action, unreached};
+use self::actions::{failed_outcome, failure_left, hinted, remedy_line, skipped_action, unreached};
 use self::rows::{Rows, StepOf};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aClient, Endpoint};
 use crate::clock::Clock;
-use crate::exit;
 use crate::journal::{
     AgentSeen, Attempt, AttemptId, AttemptRow, AttemptState, BatchClaim, Journal, PassCursor,
     Reply, SendOutcome, SendRecord,
 };
 use crate::recovery::commit::{Queue, Writer, WriterMode};
 use crate::recovery::decide::{self, Triage};
-use crate::recovery::event::{Action, Event, Sink};
+use crate::recovery::detail::{Detail, Why};
+use crate::recovery::event::{Action, Event, Left, Sink};
 use crate::recovery::schedule::{LOCKING_LOOKAHEAD, LOOKAHEAD, Schedule};
 use crate::recovery::send::Sender;
 use crate::recovery::{follow, lookup, not_before, push_tidy, send};
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
 
 /// How many times a read is tried before the attempt is left as it was this pass.
 const READ_ATTEMPTS: u32 = 4;
@@ -157,7 +155,7 @@ impl Summary {
     /// Counts one action.
     fn count(&mut self, a: &Action) {
         *self.outcomes.entry(a.outcome.clone()).or_default() += 1;
-        if a.code == exit::NEEDS_HUMAN {
+        if a.left == Left::Human {
             self.needs_human
                 .insert(format!("{}/{}", a.workflow, a.step));
         }
@@ -165,16 +163,15 @@ impl Summary {
             self.compensate.insert(a.workflow.clone());
         }
         if a.outcome == SKIPPED
-            && let Some(agent) = a.detail["agent"].as_str()
+            && let Some(Some(agent)) = &a.detail.agent
         {
-            let text = |k: &str| a.detail[k].as_str().map(str::to_owned);
             let entry = self
                 .skipped
-                .entry(agent.to_owned())
+                .entry(agent.clone())
                 .or_insert_with(|| SkippedAgent {
-                    reason: text("reason").unwrap_or_default(),
+                    reason: a.detail.reason.clone().flatten().unwrap_or_default(),
                     attempts: 0,
-                    not_before: text("notBefore"),
+                    not_before: a.detail.not_before.map(crate::clock::rfc3339),
                 });
             entry.attempts += 1;
         }
@@ -690,8 +687,11 @@ impl<'a> Pass<'a> {
                 row.attempt.number,
                 "hold",
                 row.attempt.state.as_str(),
-                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
-                exit::WORK_REMAINS,
+                Detail {
+                    why: Some(Why::NoSends(row.workflow_state)),
+                    ..Detail::default()
+                },
+                Left::Work,
             )]),
             Triage::Look if self.claimed.borrow().contains_key(&row.attempt.id) => {
                 Box::pin(self.look_claimed(row, rec)).await
@@ -715,7 +715,7 @@ impl<'a> Pass<'a> {
             Triage::Uncertain => Ok(vec![self.standing(
                 row,
                 "report",
-                json!({"reason": row.attempt.error}),
+                Detail::reason(row.attempt.error.clone()),
             )?]),
             Triage::Read => self.read(row, rec).await,
             Triage::Settled => Box::pin(self.settle(row, rec.get()?)).await,

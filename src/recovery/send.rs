@@ -43,6 +43,7 @@ use crate::journal::{
     self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError,
     Lease, NeedsHuman, Reply, ReplyState, SendOutcome, SendRecord, Source,
 };
+use crate::recovery::detail::{Detail, Why};
 use crate::recovery::error::unusable_answer;
 use crate::recovery::event::{Event, Sink};
 use crate::recovery::lookup::{self, LookHow, Sweeps};
@@ -439,7 +440,7 @@ impl Sender<'_> {
         if !self.journal.take_resend_approval(attempt.id)? {
             return Ok(false);
         }
-        self.note(attempt, "look", "resend-approved", &Value::Null)?;
+        self.note(attempt, "look", "resend-approved", &Detail::default())?;
         Ok(true)
     }
 
@@ -448,7 +449,7 @@ impl Sender<'_> {
         attempt: &Attempt,
         action: &'static str,
         outcome: &'static str,
-        detail: &Value,
+        detail: &Detail,
     ) -> anyhow::Result<()> {
         self.sink.event(Event::Sending {
             attempt,
@@ -654,7 +655,7 @@ impl Sender<'_> {
         attempt: &Attempt,
         endpoint: &journal::JournaledEndpoint,
     ) -> anyhow::Result<()> {
-        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        static SAID: crate::sim_seam::OncePerProcess = crate::sim_seam::OncePerProcess::new();
         let b = endpoint.binding;
         let Some(card_url) = attempt.agent_url.as_deref() else {
             return Ok(());
@@ -662,14 +663,8 @@ impl Sender<'_> {
         if b.can_list_tasks() {
             return Ok(());
         }
-        {
-            let mut said = SAID
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if said.iter().any(|s| s == card_url) {
-                return Ok(());
-            }
-            said.push(card_url.to_owned());
+        if !SAID.first(card_url) {
+            return Ok(());
         }
         let trusted = self
             .journal
@@ -677,21 +672,15 @@ impl Sender<'_> {
             .ok()
             .flatten()
             .is_some_and(|a| a.trust_dedup);
-        let reason = format!(
-            "{} speaks A2A {} over {}, which has no ListTasks: if a2a-recover dies between \
-             sending and journaling, the task cannot be searched for; {}",
-            crate::a2a::redact_url(card_url),
-            b.version().as_str(),
-            b.wire().card_name(),
-            if trusted {
-                "the agent is trusted to de-duplicate by messageId, so the same messageId is \
-                 resent"
-            } else {
-                "the attempt then goes UNCERTAIN and a human decides (`agents add \
-                 --trust-dedup` if the agent de-duplicates by messageId)"
-            }
-        );
-        let detail = serde_json::json!({"reason": reason, "trustDedup": trusted});
+        let detail = Detail {
+            trust_dedup: Some(trusted),
+            why: Some(Why::Unsearchable {
+                agent: crate::a2a::redact_url(card_url),
+                binding: b,
+                trusted,
+            }),
+            ..Detail::default()
+        };
         self.note(attempt, "send", "unsearchable", &detail)
     }
 
@@ -829,7 +818,7 @@ impl Sender<'_> {
         Ok(
             match lookup::look_and_journal(self.journal, attempt, how, found).await? {
                 lookup::Looked::Absent => {
-                    self.note(attempt, "look", "absent", &Value::Null)?;
+                    self.note(attempt, "look", "absent", &Detail::default())?;
                     None
                 }
                 lookup::Looked::Found(t) => Some(Looked::Found(t)),
@@ -837,7 +826,10 @@ impl Sender<'_> {
                     Some(Looked::Done(Sent::Uncertain(now, reason)))
                 }
                 lookup::Looked::InFlight(until) => {
-                    let detail = serde_json::json!({"until": crate::clock::rfc3339(until)});
+                    let detail = Detail {
+                        until: Some(until),
+                        ..Detail::default()
+                    };
                     self.note(attempt, "look", "in-flight", &detail)?;
                     Some(Looked::Done(Sent::InFlight(
                         self.journal.attempt(attempt.id)?,
@@ -988,7 +980,7 @@ impl Sender<'_> {
                                 without one (same messageId)";
                     self.journal
                         .record_failure(attempt.id, FailureKind::Send, note)?;
-                    let detail = serde_json::json!({"error": e.summary()});
+                    let detail = Detail::error(e.summary());
                     self.note(attempt, "send", "context-refused", &detail)?;
                     with_context = false;
                 }

@@ -1,7 +1,7 @@
 //! Stream faults: the fault layer over an event stream's body (`SubscribeToTask`,
 //! `SendStreamingMessage`). A stream may be cut (EOF) or stall (no next event, so the
 //! per-event timeout ends it) after some events, or one event may come twice or swapped with
-//! the next. Drawn from the world's generator, while faults are on.
+//! the next. Drawn from a generator of their own (seeded per run), while faults are on.
 
 use std::collections::VecDeque;
 
@@ -44,7 +44,7 @@ pub fn draw(world: &World) -> Option<StreamFault> {
     if !world.faults_on() {
         return None;
     }
-    let fault = world.with_rng(|rng| {
+    let fault = world.with_stream_rng(|rng| {
         if rng.random_range(0..1000) >= RATE {
             return None;
         }

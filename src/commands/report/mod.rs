@@ -16,11 +16,10 @@ pub(crate) mod vocabulary;
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
-
+use crate::exit;
 use crate::journal::{AttemptId, StepName};
 use crate::output::Printer;
-use crate::recovery::{Event, Sink};
+use crate::recovery::{Event, Left, Sink};
 use crate::sanitize::inert;
 
 use self::records::ActionRecord;
@@ -56,24 +55,36 @@ impl Sink for SendSteps<'_> {
             return Ok(());
         };
         if !self.out.is_json() {
-            if outcome == "unsearchable" {
-                self.out
-                    .warn(&inert(detail["reason"].as_str().unwrap_or_default()));
+            if outcome == "unsearchable"
+                && let Some(reason) = records::reason(detail)
+            {
+                self.out.warn(&inert(&reason));
             }
             return Ok(());
         }
-        let empty = json!({});
-        let detail: &Value = if detail.is_null() { &empty } else { detail };
+        let detail = records::detail(detail);
         let record = ActionRecord::new(
             &step.workflow,
             &step.step,
             attempt.number,
             action,
             outcome,
-            detail,
+            &detail,
         );
         // A broken pipe here shows again at the step's final line, which reports it.
         let _ = self.out.record(&record.to_value());
         Ok(())
+    }
+}
+
+/// The exit code an action contributes to its pass's (folded with [`exit::worst`]): what it
+/// leaves to do, as docs/exit-codes.md numbers it.
+pub(crate) fn exit_code(left: Left) -> u8 {
+    match left {
+        Left::Nothing => exit::OK,
+        Left::Work => exit::WORK_REMAINS,
+        Left::Human => exit::NEEDS_HUMAN,
+        Left::Usage => exit::USAGE,
+        Left::Failure => exit::FAILURE,
     }
 }

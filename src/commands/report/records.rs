@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use crate::clock::rfc3339;
 use crate::commands::util::{hints, remedy};
-use crate::journal::Event;
+use crate::journal::{AttemptState, EffectState, Event, NeedsHuman};
+use crate::recovery::detail::{Detail, Side, Then, Why};
 use crate::recovery::{Action, ActionRemedy};
 
 /// An `action` record: one thing a pass (or an operator's decision) did, or in a dry run would
@@ -90,14 +91,14 @@ impl<'a> ActionRecord<'a> {
                 remedy: a.remedy.as_ref().map(RemedyRecord::of),
                 new,
             }),
-            detail: action_detail(a),
+            detail: Cow::Owned(detail(&a.detail)),
             ..Self::new(
                 &a.workflow,
                 &a.step,
                 a.attempt,
                 a.action,
                 &a.outcome,
-                &a.detail,
+                &Value::Null,
             )
         }
     }
@@ -130,15 +131,170 @@ impl<'a> ActionRecord<'a> {
     }
 }
 
-/// An action's details, with the words of the hint of the wire error it met.
-pub(crate) fn action_detail(a: &Action) -> Cow<'_, Value> {
-    match &a.hint {
-        Some(hint) => {
-            let mut detail = a.detail.clone();
-            detail["hint"] = Value::String(hints::wire(hint));
-            Cow::Owned(detail)
-        }
-        None => Cow::Borrowed(&a.detail),
+/// The `detail` object of an action's record: each key from one field of its [`Detail`], left
+/// out when the field is; keys come out sorted (the object is a JSON map).
+#[expect(
+    clippy::option_option,
+    reason = "a key that is there as `null` differs from a key that is not there"
+)]
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DetailRecord<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_id: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    continuation_task_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effect: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    found: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    from: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hint: Option<Option<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    holder: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interface_moved: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    journaled: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    needs_human: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_before: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous_task_id: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    question: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<Option<Cow<'a, str>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reply: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resend_approved: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resent: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seen: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    settled_elsewhere: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    state: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    task_id: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    then: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trust_dedup: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until: Option<String>,
+}
+
+/// The `detail` object of an action's record, with the words of the hint of the wire error it
+/// met and of why it held back.
+pub(crate) fn detail(d: &Detail) -> Value {
+    let flag = |set: bool| set.then_some(true);
+    let side = |s: &Side| {
+        serde_json::json!({"interfaceUrl": s.url, "binding": s.binding.wire().card_name(),
+                           "protocolVersion": s.binding.version().as_str()})
+    };
+    let record = DetailRecord {
+        agent: nullable(&d.agent),
+        context_id: nullable(&d.context_id),
+        continuation_task_id: d.continuation_task_id.as_deref(),
+        detail: d.effect_detail.as_deref(),
+        effect: d.effect.map(EffectState::as_str),
+        error: d.error.as_deref(),
+        found: flag(d.found),
+        from: d.moved.as_ref().map(|m| side(&m.from)),
+        hint: d.hint.as_ref().map(|h| h.as_ref().map(hints::wire)),
+        holder: d
+            .holder
+            .as_ref()
+            .map(|l| serde_json::json!({"pid": l.pid, "host": l.host, "owner": l.owner})),
+        interface_moved: flag(d.interface_moved),
+        journaled: d.journaled.map(AttemptState::as_str),
+        message_id: d.message_id.as_deref(),
+        needs_human: d.needs_human.as_ref().map(NeedsHuman::detail),
+        not_before: d.not_before.map(rfc3339),
+        previous_task_id: nullable(&d.previous_task_id),
+        question: nullable(&d.question),
+        reason: match (&d.why, &d.reason) {
+            (None, None) => None,
+            _ => Some(reason(d)),
+        },
+        reply: d.replied_directly.then_some("direct"),
+        resend_approved: flag(d.resend_approved),
+        resent: flag(d.resent),
+        seen: d.seen.map(AttemptState::as_str),
+        settled_elsewhere: flag(d.settled_elsewhere),
+        state: d.state.map(AttemptState::as_str),
+        task_id: nullable(&d.task_id),
+        then: d.then.as_ref().map(|t| match t {
+            Then::ResendIfAbsent => Value::String("resend only if proven absent".to_owned()),
+            Then::Settle { action, outcome } => {
+                serde_json::json!({"action": action, "outcome": outcome})
+            }
+        }),
+        to: d.moved.as_ref().map(|m| side(&m.to)),
+        trust_dedup: d.trust_dedup,
+        until: d.until.map(rfc3339),
+    };
+    serde_json::to_value(record).unwrap_or(Value::Null)
+}
+
+/// A key that may be there as `null`.
+#[expect(
+    clippy::option_option,
+    clippy::ref_option,
+    reason = "the field it reads is an `Option<Option<_>>` of `Detail`"
+)]
+fn nullable(o: &Option<Option<String>>) -> Option<Option<&str>> {
+    o.as_ref().map(Option::as_deref)
+}
+
+/// Why, as an action's record says it (`reason`): the reason given, or why it held back.
+pub(crate) fn reason(d: &Detail) -> Option<Cow<'_, str>> {
+    match (&d.why, &d.reason) {
+        (Some(why), _) => Some(Cow::Owned(why_reason(why))),
+        (None, r) => r.as_ref()?.as_deref().map(Cow::Borrowed),
+    }
+}
+
+/// Why, as an action's record says it (`reason`).
+fn why_reason(why: &Why) -> String {
+    match why {
+        Why::NoSends(workflow) => format!("the workflow is {workflow}: no sends"),
+        Why::MayBeInFlight => "nothing found yet, but the last send may still be in flight; \
+                                looked for again after its horizon"
+            .to_owned(),
+        Why::Unsearchable {
+            agent,
+            binding,
+            trusted,
+        } => format!(
+            "{agent} speaks A2A {} over {}, which has no ListTasks: if a2a-recover dies between \
+             sending and journaling, the task cannot be searched for; {}",
+            binding.version().as_str(),
+            binding.wire().card_name(),
+            if *trusted {
+                "the agent is trusted to de-duplicate by messageId, so the same messageId is \
+                 resent"
+            } else {
+                "the attempt then goes UNCERTAIN and a human decides (`agents add \
+                 --trust-dedup` if the agent de-duplicates by messageId)"
+            }
+        ),
     }
 }
 
@@ -181,8 +337,8 @@ mod tests {
             attempt: 1,
             action: "read",
             outcome: "INPUT_REQUIRED".into(),
-            detail: detail.clone(),
-            code: 4,
+            detail: Detail::task("t-1"),
+            left: crate::recovery::Left::Human,
             remedy: Some(ActionRemedy::Row {
                 remedy: Remedy {
                     kind: RemedyKind::Answer,
@@ -196,7 +352,6 @@ mod tests {
                 }),
             }),
             unreached: None,
-            hint: None,
         };
         assert_eq!(
             ActionRecord::judged(&a, None).to_value().to_string(),
@@ -213,5 +368,49 @@ mod tests {
             .with_reply_state("DELIVERED")
             .to_value();
         assert_eq!(reply["replyState"], "DELIVERED");
+    }
+
+    #[test]
+    fn a_typed_detail_is_the_json_it_always_was() {
+        let failed = Detail {
+            hint: Some(None),
+            ..Detail::error("GetTask timed out").with_task("t-1")
+        };
+        assert_eq!(
+            detail(&failed).to_string(),
+            r#"{"error":"GetTask timed out","hint":null,"taskId":"t-1"}"#
+        );
+        let running = Detail {
+            question: Some(None),
+            task_id: Some(None),
+            ..Detail::default()
+        };
+        assert_eq!(
+            detail(&running).to_string(),
+            r#"{"question":null,"taskId":null}"#
+        );
+        let held = Detail {
+            why: Some(Why::NoSends(crate::journal::WorkflowState::Compensating)),
+            then: Some(Then::ResendIfAbsent),
+            ..Detail::message("m-1")
+        };
+        assert_eq!(
+            detail(&held).to_string(),
+            r#"{"messageId":"m-1","reason":"the workflow is COMPENSATING: no sends","then":"resend only if proven absent"}"#
+        );
+        assert_eq!(detail(&Detail::default()).to_string(), "{}");
+        let unsearchable = Detail {
+            trust_dedup: Some(false),
+            why: Some(Why::Unsearchable {
+                agent: "http://h/card".into(),
+                binding: crate::model::ProtocolBinding::default(),
+                trusted: false,
+            }),
+            ..Detail::default()
+        };
+        assert_eq!(
+            detail(&unsearchable).to_string(),
+            r#"{"reason":"http://h/card speaks A2A 1.0 over JSONRPC, which has no ListTasks: if a2a-recover dies between sending and journaling, the task cannot be searched for; the attempt then goes UNCERTAIN and a human decides (`agents add --trust-dedup` if the agent de-duplicates by messageId)","trustDedup":false}"#
+        );
     }
 }

@@ -24,12 +24,13 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
+use futures_util::future::try_join_all;
 use tokio_postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Statement};
 
 use super::tls::MakeRustls;
 use super::url::PgUrl;
-use crate::journal::sql::{Arg, Db, DbError, DbResult, Dialect, RawRow, Row, Value};
+use crate::journal::sql::{Arg, Db, DbError, DbResult, Dialect, RawRow, Row, Stmt, Value};
 
 /// A request that got no answer within the request timeout: the connection is abandoned.
 #[derive(Debug)]
@@ -279,6 +280,63 @@ impl Db for PgConn {
 
     fn batch(&self, sql: &str) -> DbResult<()> {
         self.wait(self.client().batch_execute(sql))
+    }
+
+    /// Sends every statement before waiting for any answer: tokio-postgres pipelines the
+    /// requests whose futures are polled together, sending each at its first poll, and
+    /// `try_join_all` polls them first in their order, so the server runs them in that order.
+    /// The statements not prepared yet are prepared first, pipelined the same way.
+    fn pipeline(
+        &self,
+        stmts: &[Stmt<'_>],
+        f: &mut dyn FnMut(usize, &Row<'_>) -> DbResult<()>,
+    ) -> DbResult<()> {
+        let mut unprepared: Vec<&str> = Vec::new();
+        {
+            let cache = self.statements.borrow();
+            for s in stmts {
+                if !cache.contains_key(s.sql.as_ref()) && !unprepared.contains(&s.sql.as_ref()) {
+                    unprepared.push(&s.sql);
+                }
+            }
+        }
+        if !unprepared.is_empty() {
+            let texts: Vec<String> = unprepared.iter().map(|s| rewrite_placeholders(s)).collect();
+            let client = self.client();
+            let prepared = self.wait(try_join_all(texts.iter().map(|t| client.prepare(t))))?;
+            let mut cache = self.statements.borrow_mut();
+            for (sql, statement) in unprepared.into_iter().zip(prepared) {
+                cache.insert(sql.to_owned(), statement);
+            }
+        }
+        let statements: Vec<Statement> = {
+            let cache = self.statements.borrow();
+            stmts
+                .iter()
+                .map(|s| cache[s.sql.as_ref()].clone())
+                .collect()
+        };
+        let params: Vec<_> = stmts.iter().map(|s| params(&s.args)).collect();
+        let client = self.client();
+        let answers = self.wait(try_join_all(
+            stmts
+                .iter()
+                .zip(&statements)
+                .zip(&params)
+                .map(|((s, statement), p)| async move {
+                    if s.rows {
+                        client.query(statement, p).await
+                    } else {
+                        client.execute(statement, p).await.map(|_| Vec::new())
+                    }
+                }),
+        ))?;
+        for (i, rows) in answers.iter().enumerate() {
+            for row in rows {
+                f(i, &Row(row))?;
+            }
+        }
+        Ok(())
     }
 }
 

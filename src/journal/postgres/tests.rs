@@ -10,7 +10,7 @@ use super::url::PgUrl;
 use super::{PgStore, locks};
 use crate::journal::JournalError;
 use crate::journal::migrate::LATEST;
-use crate::journal::sql::{Arg, Db, DbResult, Value};
+use crate::journal::sql::{Arg, Db, DbResult, Stmt, Value};
 
 use crate::journal::tests::pg as harness;
 use harness::{pg_password, pg_server_url, pg_url, with_params};
@@ -378,6 +378,79 @@ fn postgres_transaction_commits_only_what_changed() {
         })
         .unwrap();
     assert_eq!(names, [["Text(\"kept\")"]]);
+}
+
+#[test]
+fn postgres_a_pipeline_runs_its_statements_in_order() {
+    let url = parse(&pg_url());
+    let (store, _) = open(&url);
+    let insert = |name: String| Stmt {
+        sql: "INSERT INTO workflows (name, created_at, updated_at) VALUES (?1, 0, 0) RETURNING id"
+            .into(),
+        args: vec![Arg::Text(name.into())],
+        rows: true,
+    };
+    // More statements than a small join polls one by one; the last reads what the others wrote.
+    let mut stmts: Vec<Stmt<'_>> = (0..100).map(|i| insert(format!("w{i}"))).collect();
+    stmts.push(Stmt {
+        sql: "SELECT name FROM workflows ORDER BY id".into(),
+        args: Vec::new(),
+        rows: true,
+    });
+    let (ids, names) = store
+        .transaction("add workflows", |conn, e| {
+            let (mut ids, mut names) = (Vec::new(), Vec::new());
+            conn.pipeline(&stmts, &mut |i, row| {
+                if i < 100 {
+                    ids.push((i, row.get::<i64>(0)?));
+                } else {
+                    names.push(row.get::<String>(0)?);
+                }
+                Ok(())
+            })
+            .map_err(e)?;
+            Ok(((ids, names), true))
+        })
+        .unwrap();
+    assert_eq!(ids.len(), 100);
+    assert!(
+        ids.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1),
+        "{ids:?}"
+    );
+    let expected: Vec<String> = (0..100).map(|i| format!("w{i}")).collect();
+    assert_eq!(names, expected);
+    // A statement that fails fails the pipeline, and nothing of its transaction is kept.
+    let failing = store.transaction("add again", |conn, e| {
+        let stmts = [
+            insert("x1".to_owned()),
+            insert("w0".to_owned()),
+            insert("x2".to_owned()),
+        ];
+        conn.pipeline(&stmts, &mut |_, _| Ok(())).map_err(e)?;
+        Ok(((), true))
+    });
+    assert!(failing.is_err());
+    let count = |name: &'static str| {
+        store
+            .read("count", |c| {
+                Ok(rows(
+                    c,
+                    "SELECT count(*) FROM workflows WHERE name = ?1",
+                    &[Arg::Text(name.into())],
+                ))
+            })
+            .unwrap()
+    };
+    assert_eq!(count("x1"), [["Int(0)"]]);
+    // The connection goes on.
+    store
+        .transaction("add one", |conn, e| {
+            conn.pipeline(&[insert("x3".to_owned())], &mut |_, _| Ok(()))
+                .map_err(e)?;
+            Ok(((), true))
+        })
+        .unwrap();
+    assert_eq!(count("x3"), [["Int(1)"]]);
 }
 
 #[test]

@@ -394,6 +394,37 @@ pub(in crate::journal) trait Db {
 
     /// Runs statements separated by `;`, without parameters.
     fn batch(&self, sql: &str) -> DbResult<()>;
+
+    /// Runs `stmts` in order, as [`Db::exec`] or (those that return rows) [`Db::each`] would
+    /// one after the other, handing `f` each row with its statement's index; stops at the
+    /// first failure. A store that can sends them all before it waits for an answer
+    /// (PostgreSQL: one round trip for a group commit's writes, not one per statement); the
+    /// others run them one by one.
+    fn pipeline(
+        &self,
+        stmts: &[Stmt<'_>],
+        f: &mut dyn FnMut(usize, &Row<'_>) -> DbResult<()>,
+    ) -> DbResult<()> {
+        for (i, s) in stmts.iter().enumerate() {
+            if s.rows {
+                self.each(&s.sql, &s.args, &mut |r| f(i, r))?;
+            } else {
+                self.exec(&s.sql, &s.args)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A statement and its parameters, built to be run later ([`Db::pipeline`]).
+#[derive(Debug)]
+pub(in crate::journal) struct Stmt<'a> {
+    /// The SQL (`?N` parameters).
+    pub(in crate::journal) sql: Cow<'static, str>,
+    /// Its parameters, `?1` first.
+    pub(in crate::journal) args: Vec<Arg<'a>>,
+    /// Whether it returns rows (`SELECT`, `RETURNING`): run as a query, not executed.
+    pub(in crate::journal) rows: bool,
 }
 
 impl dyn Db + '_ {

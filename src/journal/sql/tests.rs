@@ -96,6 +96,7 @@ pub(in crate::journal) fn statements(dialect: Dialect) -> Vec<String> {
     };
     let _ = queries::pass_count(c, &window);
     let _ = queries::failed_for_good(c, a);
+    let _ = queries::attempts_by_ids(c, &[a]);
     let _ = queries::undelivered_replies(c, &workflows);
     let _ = queries::agent_continues_replies(c, "u");
     let _ = queries::workflow_exists(c, "w");

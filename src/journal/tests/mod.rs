@@ -26,6 +26,7 @@ mod journal_dump;
 
 mod copy;
 mod credentials;
+mod group_commit;
 mod inspect;
 mod leases;
 mod observe;

@@ -1,7 +1,5 @@
 //! The actions a pass reports: built from a row as it stands, with outcome, exit code, remedy.
 
-use serde_json::{Value, json};
-
 use super::{Pass, SKIPPED};
 use crate::a2a::{A2aError, ErrorClass, Skip};
 use crate::exit;
@@ -9,8 +7,10 @@ use crate::journal::{
     ARTIFACT_TOO_LARGE, AttemptRow, INTERFACE_GONE, TASK_TOO_LARGE, is_interface_gone,
 };
 use crate::recovery::decide::{self};
-use crate::recovery::event::{Action, ActionRemedy, Told};
+use crate::recovery::detail::Detail;
+use crate::recovery::event::{Action, ActionRemedy, Left, Told};
 use crate::recovery::remedy::Remedy;
+use crate::recovery::send;
 
 impl Pass<'_> {
     pub(super) fn action(
@@ -18,8 +18,8 @@ impl Pass<'_> {
         attempt: u32,
         action: &'static str,
         outcome: impl Into<String>,
-        detail: Value,
-        code: u8,
+        detail: Detail,
+        left: Left,
     ) -> Action {
         Action {
             workflow: row.step.workflow.clone(),
@@ -28,10 +28,9 @@ impl Pass<'_> {
             action,
             outcome: outcome.into(),
             detail,
-            code,
+            left,
             remedy: None,
             unreached: None,
-            hint: None,
         }
     }
 
@@ -40,21 +39,21 @@ impl Pass<'_> {
         &self,
         row: &AttemptRow,
         action: &'static str,
-        detail: Value,
+        detail: Detail,
     ) -> anyhow::Result<Action> {
         let row = self.refresh(row)?;
         Ok(Self::standing_of(&row, action, detail))
     }
 
     /// The action of [`Pass::standing`], from a row as it now stands.
-    pub(super) fn standing_of(row: &AttemptRow, action: &'static str, detail: Value) -> Action {
+    pub(super) fn standing_of(row: &AttemptRow, action: &'static str, detail: Detail) -> Action {
         let mut a = Self::action(
             row,
             row.attempt.number,
             action,
             row.attempt.state.as_str(),
             detail,
-            decide::code_of(row),
+            decide::left_of(row),
         );
         a.remedy = remedy_line(row);
         if let Some(outcome) = failed_outcome(row) {
@@ -78,7 +77,7 @@ impl Pass<'_> {
 /// Marks a failed action whose agent could not be reached (and no human is needed), with the
 /// agent, so a reporter can say it once per agent.
 pub(super) fn unreached(mut action: Action, row: &AttemptRow, e: &A2aError) -> Action {
-    if action.code == exit::WORK_REMAINS
+    if action.left == Left::Work
         && let (Some(why), Some(agent)) = (e.unreached(), row.attempt.agent_url.as_deref())
     {
         action.unreached = Some((agent.to_owned(), why));
@@ -91,32 +90,48 @@ pub(super) fn unreached(mut action: Action, row: &AttemptRow, e: &A2aError) -> A
 /// (a later pass tries again), or 4 when the attempt already needs a human (a pending question).
 pub(super) fn skipped_action(row: &AttemptRow, skip: &Skip) -> Action {
     let a = &row.attempt;
-    let mut detail = json!({"agent": skip.agent, "reason": skip.reason, "state": a.state.as_str()});
-    if let Some(at) = skip.not_before {
-        detail["notBefore"] = json!(crate::clock::rfc3339(at));
-    }
+    let detail = Detail {
+        agent: Some(Some(skip.agent.clone())),
+        not_before: skip.not_before,
+        ..Detail::reason(Some(skip.reason.clone())).with_state(a.state)
+    };
     Pass::action(
         row,
         a.number,
         if a.state.has_task() { "read" } else { "look" },
         SKIPPED,
         detail,
-        exit::worst(exit::WORK_REMAINS, decide::code_of(row)),
+        Left::Work.worse(decide::left_of(row)),
     )
 }
 
-/// The exit code of a failed read or send: unreachable or garbage → 3 (the attempt is left as
-/// it was); over the size cap, a task id no URL can hold, a refusal or another JSON-RPC error →
-/// 4.
-pub(super) fn failure_code(e: &A2aError) -> u8 {
+/// What a failed read or send leaves: unreachable or garbage → work (the attempt is left as it
+/// was); over the size cap, a task id no URL can hold, a refusal or another JSON-RPC error → a
+/// human; a bad URL or credential → usage; an invalid card → failure.
+pub(super) fn failure_left(e: &A2aError) -> Left {
     if e.is_transient() || matches!(e.class(), ErrorClass::NotSent | ErrorClass::Ambiguous) {
         if e.is_too_large() || e.is_bad_task_id() {
-            exit::NEEDS_HUMAN
+            Left::Human
         } else {
-            exit::WORK_REMAINS
+            Left::Work
         }
     } else {
-        e.exit_code()
+        match e.exit_code() {
+            exit::OK => Left::Nothing,
+            exit::WORK_REMAINS => Left::Work,
+            exit::NEEDS_HUMAN => Left::Human,
+            exit::USAGE => Left::Usage,
+            _ => Left::Failure,
+        }
+    }
+}
+
+/// What a card that failed a never-sent attempt leaves ([`send::card_failure_code`]): work,
+/// or usage for a bad URL or credential.
+pub(super) fn card_failure_left(e: &A2aError) -> Left {
+    match send::card_failure_code(e) {
+        exit::USAGE => Left::Usage,
+        _ => Left::Work,
     }
 }
 
@@ -136,9 +151,10 @@ pub(super) fn failed_outcome(row: &AttemptRow) -> Option<&'static str> {
     })
 }
 
-/// Returns `action` with the hint of the wire error it met (its `detail` holds `"hint": null`).
+/// Returns `action` with the hint of the wire error it met (its record's `hint`: the hint's
+/// words, or `null`).
 pub(super) fn hinted(mut action: Action, e: &A2aError) -> Action {
-    action.hint = e.hint();
+    action.detail.hint = Some(e.hint());
     action
 }
 

@@ -1,20 +1,19 @@
 //! Bucket 1 (intents looked for under their claimed lease) and what every send did, as actions.
 
-use anyhow::Context as _;
-use serde_json::json;
-
+use super::actions::card_failure_left;
 use super::rows::StepOf;
-use super::{Pass, failed_outcome, failure_code, hinted, remedy_line, skipped_action, unreached};
+use super::{Pass, failed_outcome, failure_left, hinted, remedy_line, skipped_action, unreached};
 use crate::a2a::{A2aError, Credential, Skip};
-use crate::exit;
 use crate::journal::{
     Attempt, AttemptRow, AttemptState, BatchClaim, INTERFACE_GONE, SendOutcome, SendRecord,
     StepRecord, StepSpec,
 };
 use crate::recovery::decide::{self};
-use crate::recovery::event::{Action, ActionRemedy};
+use crate::recovery::detail::{Detail, Why};
+use crate::recovery::event::{Action, ActionRemedy, Left};
 use crate::recovery::moved::{self};
-use crate::recovery::send::{Claimed, Outgoing, Sent, Stage, card_failure_code};
+use crate::recovery::send::{Claimed, Outgoing, Sent, Stage};
+use anyhow::Context as _;
 
 impl Pass<'_> {
     /// Bucket 1 under the lease the item's page claimed: looks for the attempt (then resends it
@@ -115,8 +114,8 @@ impl Pass<'_> {
                     row.attempt.number,
                     "look",
                     row.attempt.state.as_str(),
-                    json!({"found": true, "taskId": row.attempt.task_id, "messageId": row.attempt.message_id}),
-                    decide::code_of(&row),
+                    Detail::found(row.attempt.task_id.clone(), row.attempt.message_id.as_str()),
+                    decide::left_of(&row),
                 );
                 a.remedy = remedy_line(&row);
                 if let Some(outcome) = failed_outcome(&row) {
@@ -179,8 +178,8 @@ impl Pass<'_> {
             row.attempt.number,
             "read",
             INTERFACE_GONE,
-            json!({"taskId": task_id, "error": reason}),
-            exit::NEEDS_HUMAN,
+            Detail::error(reason).with_task(task_id),
+            Left::Human,
         );
         let mut gone = row.clone();
         gone.failed_for_good = Some(journaled);
@@ -194,8 +193,8 @@ impl Pass<'_> {
             row.attempt.number,
             "credential",
             "credential-missing",
-            json!({"error": e.summary()}),
-            exit::USAGE,
+            Detail::error(e.summary()),
+            Left::Usage,
         );
         a.remedy = Some(ActionRemedy::Credential {
             summary: e.summary(),
@@ -221,28 +220,28 @@ impl Pass<'_> {
         // lock (this pass holds it), and `follow` or `reply` only on an attempt with a task
         // (this one had none until the answer just journaled). Nothing is read again.
         Ok(match sent {
-            Sent::Task(a) => Self::standing_of(
-                &row,
-                what,
-                json!({"taskId": a.task_id, "contextId": a.context_id, "messageId": a.message_id}),
-            ),
+            Sent::Task(a) => Self::standing_of(&row, what, Detail::sent(a)),
             Sent::Found(a) => self.standing(
                 &row,
                 "look",
-                json!({"found": true, "taskId": a.task_id, "messageId": a.message_id}),
+                Detail::found(a.task_id.clone(), a.message_id.as_str()),
             )?,
-            Sent::Replied(_) => Self::standing_of(&row, what, json!({"reply": "direct"})),
-            Sent::Refused(_, e) => self.standing(&row, what, json!({"error": e.summary()}))?,
-            Sent::Uncertain(_, reason) => self.standing(&row, "look", json!({"reason": reason}))?,
+            Sent::Replied(_) => Self::standing_of(&row, what, Detail::replied_directly()),
+            Sent::Refused(_, e) => self.standing(&row, what, Detail::error(e.summary()))?,
+            Sent::Uncertain(_, reason) => {
+                self.standing(&row, "look", Detail::reason(Some(reason.clone())))?
+            }
             Sent::InFlight(a, until) => Self::action(
                 &row,
                 a.number,
                 "look",
                 "in-flight",
-                json!({"until": crate::clock::rfc3339(*until), "state": a.state.as_str(),
-                       "reason": "nothing found yet, but the last send may still be in flight; \
-                                  looked for again after its horizon"}),
-                exit::WORK_REMAINS,
+                Detail {
+                    until: Some(*until),
+                    why: Some(Why::MayBeInFlight),
+                    ..Detail::default().with_state(a.state)
+                },
+                Left::Work,
             ),
             Sent::Failed {
                 error: error @ A2aError::Skipped { .. },
@@ -258,11 +257,11 @@ impl Pass<'_> {
                     attempt.number,
                     stage.as_str(),
                     format!("{}-failed", stage.as_str()),
-                    json!({"error": error.summary(), "hint": null, "state": attempt.state.as_str()}),
+                    Detail::error(error.summary()).with_state(attempt.state),
                     if *stage == Stage::Card {
-                        card_failure_code(error)
+                        card_failure_left(error)
                     } else {
-                        failure_code(error)
+                        failure_left(error)
                     },
                 );
                 unreached(hinted(action, error), &row, error)
@@ -283,9 +282,11 @@ impl Pass<'_> {
                         attempt.number,
                         stage.as_str(),
                         format!("{}-failed", stage.as_str()),
-                        json!({"error": error.summary(), "hint": null,
-                               "state": attempt.state.as_str(), "needsHuman": why.detail()}),
-                        exit::NEEDS_HUMAN,
+                        Detail {
+                            needs_human: Some(why.clone()),
+                            ..Detail::error(error.summary()).with_state(attempt.state)
+                        },
+                        Left::Human,
                     ),
                     error,
                 );
@@ -297,10 +298,13 @@ impl Pass<'_> {
                 a.number,
                 what,
                 "busy",
-                json!({"holder": {"pid": lease.pid, "host": lease.host, "owner": lease.owner}}),
-                exit::WORK_REMAINS,
+                Detail {
+                    holder: Some(lease.clone()),
+                    ..Detail::default()
+                },
+                Left::Work,
             ),
-            Sent::Settled(_) => self.standing(&row, what, json!({"settledElsewhere": true}))?,
+            Sent::Settled(_) => self.standing(&row, what, Detail::settled_elsewhere())?,
         })
     }
 }

@@ -1,17 +1,16 @@
 //! The dry run (`reconcile --dry-run`): what a pass would do, reading but never writing or
 //! sending.
 
-use anyhow::Context as _;
-use serde_json::{Value, json};
-
 use super::{Action, Item, Pass, READ_ATTEMPTS, remedy_line};
 use crate::a2a::retry_read;
 use crate::a2a::{Endpoint, TaskView};
-use crate::exit;
 use crate::journal::{AttemptRow, AttemptState, INTERFACE_GONE, StepRecord};
 use crate::recovery::decide::{self, Settlement, Triage};
+use crate::recovery::detail::{Detail, Move, Side, Then, Why};
+use crate::recovery::event::Left;
 use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::send;
+use anyhow::Context as _;
 
 impl Pass<'_> {
     /// Says what [`Pass::handle`] would do, reading but never writing or sending.
@@ -22,8 +21,8 @@ impl Pass<'_> {
             .step_by_id(row.attempt.step_id)?
             .with_context(|| format!("step `{}` vanished from the journal", row.step))?;
         let a = &row.attempt;
-        let would = |what: &'static str, outcome: &str, detail: Value| {
-            Self::action(&row, a.number, what, outcome, detail, decide::code_of(&row))
+        let would = |what: &'static str, outcome: &str, detail: Detail| {
+            Self::action(&row, a.number, what, outcome, detail, decide::left_of(&row))
         };
         let mut actions: Vec<Action> = replies
             .iter()
@@ -33,8 +32,8 @@ impl Pass<'_> {
                     a.number,
                     "reply",
                     "would-look",
-                    json!({"messageId": r.message_id}),
-                    exit::WORK_REMAINS,
+                    Detail::message(r.message_id.as_str()),
+                    Left::Work,
                 )
             })
             .collect();
@@ -43,27 +42,36 @@ impl Pass<'_> {
             Triage::Send | Triage::Look if !allowed => would(
                 "hold",
                 a.state.as_str(),
-                json!({"reason": format!("the workflow is {}: no sends", row.workflow_state)}),
+                Detail {
+                    why: Some(Why::NoSends(row.workflow_state)),
+                    ..Detail::default()
+                },
             ),
-            Triage::Send => would("send", "would-send", json!({"messageId": a.message_id})),
+            Triage::Send => would("send", "would-send", Detail::message(a.message_id.as_str())),
             Triage::Look => {
                 let approved = self.journal.resend_approval(a.id)?.is_some();
                 if approved {
                     would(
                         "send",
                         "would-resend",
-                        json!({"messageId": a.message_id, "resendApproved": true}),
+                        Detail {
+                            resend_approved: true,
+                            ..Detail::message(a.message_id.as_str())
+                        },
                     )
                 } else {
                     would(
                         "look",
                         "would-look",
-                        json!({"messageId": a.message_id, "then": "resend only if proven absent"}),
+                        Detail {
+                            then: Some(Then::ResendIfAbsent),
+                            ..Detail::message(a.message_id.as_str())
+                        },
                     )
                 }
             }
             Triage::Uncertain => {
-                let mut x = would("report", a.state.as_str(), json!({"reason": a.error}));
+                let mut x = would("report", a.state.as_str(), Detail::reason(a.error.clone()));
                 x.remedy = remedy_line(&row);
                 x
             }
@@ -79,11 +87,7 @@ impl Pass<'_> {
         // Every action names the agent it would talk to (a re-delegation names the new one).
         if let Some(agent) = &a.agent_url {
             for x in &mut actions {
-                if let Some(detail) = x.detail.as_object_mut() {
-                    detail
-                        .entry("agent")
-                        .or_insert_with(|| Value::String(agent.clone()));
-                }
+                x.detail.agent.get_or_insert_with(|| Some(agent.clone()));
             }
         }
         Ok(actions)
@@ -117,8 +121,20 @@ impl Pass<'_> {
                             a.number,
                             "move",
                             "would-move-interface",
-                            moved::move_detail(&endpoint, &to),
-                            exit::OK,
+                            Detail {
+                                moved: Some(Move {
+                                    from: Side {
+                                        url: endpoint.url.clone(),
+                                        binding: endpoint.binding,
+                                    },
+                                    to: Side {
+                                        url: to.url.clone(),
+                                        binding: to.binding,
+                                    },
+                                }),
+                                ..Detail::default()
+                            },
+                            Left::Nothing,
                         ));
                     }
                     result
@@ -129,8 +145,8 @@ impl Pass<'_> {
                         a.number,
                         "read",
                         format!("would-mark-{INTERFACE_GONE}"),
-                        json!({"taskId": task_id, "error": reason}),
-                        exit::NEEDS_HUMAN,
+                        Detail::error(reason.as_str()).with_task(task_id.as_str()),
+                        Left::Human,
                     );
                     let mut gone = row.clone();
                     gone.failed_for_good = Some(moved::gone_reason(&reason));
@@ -151,13 +167,20 @@ impl Pass<'_> {
                     a.number,
                     "read",
                     format!("would-record-{seen}"),
-                    json!({"taskId": task_id, "journaled": a.state.as_str(), "seen": seen.as_str()}),
-                    decide::code_of(&seen_row),
+                    Detail {
+                        journaled: Some(a.state),
+                        seen: Some(seen),
+                        ..Detail::task(task_id.as_str())
+                    },
+                    decide::left_of(&seen_row),
                 );
                 if seen.is_terminal() {
                     let then = self.preview_settle(&seen_row, rec)?;
-                    x.detail["then"] = json!({"action": then.action, "outcome": then.outcome});
-                    x.code = exit::worst(x.code, then.code);
+                    x.detail.then = Some(Then::Settle {
+                        action: then.action,
+                        outcome: then.outcome.clone(),
+                    });
+                    x.left = x.left.worse(then.left);
                 }
                 x
             }
@@ -166,8 +189,8 @@ impl Pass<'_> {
                 a.number,
                 "read",
                 "would-record-LOST",
-                json!({"taskId": task_id}),
-                exit::NEEDS_HUMAN,
+                Detail::task(task_id.as_str()),
+                Left::Human,
             ),
             Err(e) => Self::read_failed(row, &task_id, &e),
         });
@@ -183,8 +206,8 @@ impl Pass<'_> {
                     a.number,
                     "record",
                     a.state.as_str(),
-                    json!({}),
-                    decide::code_of(row),
+                    Detail::default(),
+                    decide::left_of(row),
                 );
                 x.remedy = remedy_line(row);
                 x
@@ -194,24 +217,27 @@ impl Pass<'_> {
                 a.number,
                 "verify-effect",
                 "would-verify",
-                json!({}),
-                exit::OK,
+                Detail::default(),
+                Left::Nothing,
             ),
             Settlement::Redelegate(agent) => Self::action(
                 row,
                 a.number,
                 "redelegate",
                 "would-redelegate",
-                json!({"agent": agent.card_url}),
-                exit::WORK_REMAINS,
+                Detail {
+                    agent: Some(Some(agent.card_url)),
+                    ..Detail::default()
+                },
+                Left::Work,
             ),
             Settlement::FailedForGood(reason) => Self::action(
                 row,
                 a.number,
                 "failed-for-good",
                 "would-fail-for-good",
-                json!({"reason": reason}),
-                exit::NEEDS_HUMAN,
+                Detail::reason(Some(reason)),
+                Left::Human,
             ),
         })
     }

@@ -2,23 +2,21 @@
 
 use std::rc::Rc;
 
-use anyhow::Context as _;
-use serde_json::json;
-
 use super::rows::StepOf;
 use super::{
-    Pass, READ_ATTEMPTS, failed_outcome, failure_code, hinted, remedy_line, skipped_action,
+    Pass, READ_ATTEMPTS, failed_outcome, failure_left, hinted, remedy_line, skipped_action,
     unreached,
 };
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, Credential, Endpoint, Skip, retry_read};
-use crate::exit;
 use crate::journal::{AttemptRow, AttemptState, FailureKind, JournalError, Source};
 use crate::recovery::decide::{self};
-use crate::recovery::event::Action;
+use crate::recovery::detail::Detail;
+use crate::recovery::event::{Action, Left};
 use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::send;
 use crate::recovery::send::Outgoing;
+use anyhow::Context as _;
 
 impl Pass<'_> {
     /// The action of a read that failed (the attempt is left as it was, and so is what it
@@ -29,11 +27,11 @@ impl Pass<'_> {
             row.attempt.number,
             "read",
             "read-failed",
-            json!({"taskId": task_id, "error": e.summary(), "hint": null}),
-            failure_code(e),
+            Detail::error(e.summary()).with_task(task_id),
+            failure_left(e),
         );
         let mut action = unreached(hinted(action, e), row, e);
-        action.code = exit::worst(action.code, decide::code_of(row));
+        action.left = action.left.worse(decide::left_of(row));
         action
     }
 
@@ -45,8 +43,11 @@ impl Pass<'_> {
             row.attempt.number,
             "read",
             seen.as_str(),
-            json!({"taskId": task_id, "question": null}),
-            exit::worst(exit::WORK_REMAINS, decide::code_of(row)),
+            Detail {
+                question: Some(None),
+                ..Detail::task(task_id)
+            },
+            Left::Work.worse(decide::left_of(row)),
         );
         if let Some(outcome) = failed_outcome(row) {
             action.remedy = remedy_line(row);
@@ -143,8 +144,8 @@ impl Pass<'_> {
                         a.number,
                         "read",
                         now.attempt.state.as_str(),
-                        json!({"taskId": task_id}),
-                        exit::OK,
+                        Detail::task(task_id.as_str()),
+                        Left::Nothing,
                     )];
                     actions.extend(Box::pin(self.settle(&now, rec.get()?)).await?);
                     Ok(actions)
@@ -153,7 +154,10 @@ impl Pass<'_> {
                     Ok(vec![self.standing(
                         &now,
                         "read",
-                        json!({"taskId": task_id, "question": question}),
+                        Detail {
+                            question: Some(question),
+                            ..Detail::task(task_id.as_str())
+                        },
                     )?])
                 }
             }
@@ -162,7 +166,7 @@ impl Pass<'_> {
                 Ok(vec![self.standing(
                     row,
                     "read",
-                    json!({"taskId": task_id, "error": e.summary()}),
+                    Detail::error(e.summary()).with_task(task_id.as_str()),
                 )?])
             }
             Err(e @ A2aError::Skipped { .. }) => {
@@ -202,8 +206,8 @@ impl Pass<'_> {
                     a.number,
                     "read",
                     "read-failed",
-                    json!({"error": summary}),
-                    exit::WORK_REMAINS,
+                    Detail::error(summary),
+                    Left::Work,
                 )))
             }
             Err(e) => Err(e.into()),

@@ -1,15 +1,14 @@
 //! Replies whose send outcome is unknown: looked for in the task's history before any resend.
 
-use anyhow::Context as _;
-use serde_json::{Value, json};
-
-use super::{Action, Pass, READ_ATTEMPTS, failure_code};
+use super::{Action, Pass, READ_ATTEMPTS, failure_left};
 use crate::a2a::{A2aError, Endpoint, TaskView, history_holds, retry_read, types};
-use crate::exit;
 use crate::journal::{Attempt, AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
+use crate::recovery::detail::{Detail, Why};
+use crate::recovery::event::Left;
 use crate::recovery::moved::{self, Mode};
 use crate::recovery::send::{self, Outgoing, ReplySent};
+use anyhow::Context as _;
 
 impl Pass<'_> {
     /// A reply whose outcome is unknown: looks for its messageId in the task's history, then
@@ -25,8 +24,8 @@ impl Pass<'_> {
             Ok(out) => out,
             Err(e) => return Ok(Self::credential_action(row, &e)),
         };
-        let action = |outcome: &str, detail: Value, code: u8| {
-            Self::action(row, attempt.number, "reply", outcome, detail, code)
+        let action = |outcome: &str, detail: Detail, left: Left| {
+            Self::action(row, attempt.number, "reply", outcome, detail, left)
         };
         let (Some(task_id), Ok(endpoint)) = (
             attempt.current_task_id().map(str::to_owned),
@@ -38,8 +37,8 @@ impl Pass<'_> {
         ) else {
             return Ok(action(
                 "reply-failed",
-                json!({"messageId": reply.message_id, "error": "no task to look in"}),
-                exit::NEEDS_HUMAN,
+                Detail::error("no task to look in").with_message(reply.message_id.as_str()),
+                Left::Human,
             ));
         };
         // The look re-chooses an interface that left the card: a resend then goes where the
@@ -62,7 +61,7 @@ impl Pass<'_> {
             moved::Reread::Gone(reason) => {
                 let mut gone = self.nowhere(row, &task_id, &reason)?;
                 gone.action = "reply";
-                gone.detail["messageId"] = json!(reply.message_id);
+                gone.detail.message_id = Some(reply.message_id.clone());
                 return Ok(gone);
             }
         };
@@ -76,8 +75,8 @@ impl Pass<'_> {
                 )?;
                 let failed = action(
                     "read-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": null}),
-                    failure_code(&e),
+                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    failure_left(&e),
                 );
                 return Ok(super::unreached(super::hinted(failed, &e), row, &e));
             }
@@ -97,8 +96,11 @@ impl Pass<'_> {
                     .set_reply_state(reply.id, ReplyState::Delivered, None)?;
                 Ok(action(
                     "DELIVERED",
-                    json!({"messageId": reply.message_id, "found": true}),
-                    exit::OK,
+                    Detail {
+                        found: true,
+                        ..Detail::message(reply.message_id.as_str())
+                    },
+                    Left::Nothing,
                 ))
             }
             ReplyCheck::Uncertain(reason) => {
@@ -106,8 +108,8 @@ impl Pass<'_> {
                     .set_reply_state(reply.id, ReplyState::Uncertain, Some(&reason))?;
                 Ok(action(
                     "UNCERTAIN",
-                    json!({"messageId": reply.message_id, "reason": reason}),
-                    exit::NEEDS_HUMAN,
+                    Detail::reason(Some(reason)).with_message(reply.message_id.as_str()),
+                    Left::Human,
                 ))
             }
             ReplyCheck::Resend => {
@@ -126,8 +128,8 @@ impl Pass<'_> {
         reply: &Reply,
         out: &Outgoing,
     ) -> anyhow::Result<Action> {
-        let action = |outcome: &str, detail: Value, code: u8| {
-            Self::action(row, attempt.number, "reply", outcome, detail, code)
+        let action = |outcome: &str, detail: Detail, left: Left| {
+            Self::action(row, attempt.number, "reply", outcome, detail, left)
         };
         // Some agents answer a reply with a new task in the same context: look there
         // for the reply's messageId before any resend.
@@ -142,9 +144,12 @@ impl Pass<'_> {
                     .set_reply_state(reply.id, ReplyState::Delivered, None)?;
                 return Ok(action(
                     "DELIVERED",
-                    json!({"messageId": reply.message_id, "found": true,
-                           "continuationTaskId": view.task_id}),
-                    exit::OK,
+                    Detail {
+                        found: true,
+                        continuation_task_id: Some(view.task_id.clone()),
+                        ..Detail::message(reply.message_id.as_str())
+                    },
+                    Left::Nothing,
                 ));
             }
             Elsewhere::Absent => {}
@@ -153,16 +158,15 @@ impl Pass<'_> {
                     .set_reply_state(reply.id, ReplyState::Uncertain, Some(&reason))?;
                 return Ok(action(
                     "UNCERTAIN",
-                    json!({"messageId": reply.message_id, "reason": reason}),
-                    exit::NEEDS_HUMAN,
+                    Detail::reason(Some(reason)).with_message(reply.message_id.as_str()),
+                    Left::Human,
                 ));
             }
             Elsewhere::Failed(e) => {
                 let failed = action(
                     "read-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary(),
-                           "hint": null}),
-                    failure_code(&e),
+                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    failure_left(&e),
                 );
                 return Ok(super::unreached(super::hinted(failed, &e), row, &e));
             }
@@ -170,9 +174,11 @@ impl Pass<'_> {
         if !decide::sends_allowed(row.workflow_state) {
             return Ok(action(
                 "INTENT",
-                json!({"messageId": reply.message_id,
-                       "reason": format!("the workflow is {}: no sends", row.workflow_state)}),
-                exit::WORK_REMAINS,
+                Detail {
+                    why: Some(Why::NoSends(row.workflow_state)),
+                    ..Detail::message(reply.message_id.as_str())
+                },
+                Left::Work,
             ));
         }
         let sent = self
@@ -191,50 +197,54 @@ impl Pass<'_> {
         reply: &Reply,
         sent: ReplySent,
     ) -> anyhow::Result<Action> {
-        let action = |outcome: &str, detail: Value, code: u8| {
-            Self::action(row, attempt.number, "reply", outcome, detail, code)
+        let action = |outcome: &str, detail: Detail, left: Left| {
+            Self::action(row, attempt.number, "reply", outcome, detail, left)
         };
         Ok(match sent {
             ReplySent::Delivered(a) => action(
                 "DELIVERED",
-                json!({"messageId": reply.message_id, "resent": true,
-                       "state": a.state.as_str()}),
-                exit::OK,
+                Detail {
+                    resent: true,
+                    ..Detail::message(reply.message_id.as_str()).with_state(a.state)
+                },
+                Left::Nothing,
             ),
             ReplySent::Refused(e) => action(
                 "REFUSED",
-                json!({"messageId": reply.message_id, "error": e.summary()}),
-                exit::NEEDS_HUMAN,
+                Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                Left::Human,
             ),
             ReplySent::Failed(e) => super::hinted(
                 action(
                     "reply-failed",
-                    json!({"messageId": reply.message_id, "error": e.summary(), "hint": null}),
-                    failure_code(&e),
+                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    failure_left(&e),
                 ),
                 &e,
             ),
             ReplySent::Moved(e, _) => action(
                 "reply-failed",
-                json!({"messageId": reply.message_id, "error": e.summary(),
-                       "interfaceMoved": true}),
-                exit::WORK_REMAINS,
+                Detail {
+                    interface_moved: true,
+                    ..Detail::error(e.summary()).with_message(reply.message_id.as_str())
+                },
+                Left::Work,
             ),
             ReplySent::Gone(reason) => {
                 let mut gone = self.nowhere(row, task_id, &reason)?;
                 gone.action = "reply";
-                gone.detail["messageId"] = json!(reply.message_id);
+                gone.detail.message_id = Some(reply.message_id.clone());
                 gone
             }
             ReplySent::Busy(_) => action(
                 "busy",
-                json!({"messageId": reply.message_id}),
-                exit::WORK_REMAINS,
+                Detail::message(reply.message_id.as_str()),
+                Left::Work,
             ),
             ReplySent::Settled(r) => action(
                 r.state.as_str(),
-                json!({"messageId": reply.message_id, "settledElsewhere": true}),
-                exit::OK,
+                Detail::settled_elsewhere().with_message(reply.message_id.as_str()),
+                Left::Nothing,
             ),
         })
     }

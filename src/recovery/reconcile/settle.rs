@@ -1,15 +1,13 @@
 //! Bucket 3: settled attempts — an effect claimed and verified, a re-delegation, a failure
 //! for good.
 
-use anyhow::Context as _;
-use serde_json::json;
-
 use super::Pass;
-use crate::exit;
 use crate::journal::{Attempt, AttemptRow, AttemptState, JournalError, NewAttempt, StepRecord};
 use crate::recovery::decide::{self, Settlement};
-use crate::recovery::event::Action;
+use crate::recovery::detail::Detail;
+use crate::recovery::event::{Action, Left};
 use crate::recovery::verify;
+use anyhow::Context as _;
 
 impl Pass<'_> {
     /// Bucket 3, COMPLETED with a declared effect: claims it, runs its `verify` recipe and
@@ -28,7 +26,11 @@ impl Pass<'_> {
         self.standing(
             row,
             "verify-effect",
-            json!({"effect": verified.effect.as_str(), "detail": verified.detail}),
+            Detail {
+                effect: Some(verified.effect),
+                effect_detail: Some(verified.detail),
+                ..Detail::default()
+            },
         )
     }
 
@@ -58,7 +60,7 @@ impl Pass<'_> {
         Ok(vec![self.standing(
             row,
             "failed-for-good",
-            json!({"reason": reason}),
+            Detail::reason(Some(reason.to_owned())),
         )?])
     }
 
@@ -72,7 +74,10 @@ impl Pass<'_> {
             Settlement::Nothing | Settlement::NeedsHuman => Ok(vec![self.standing(
                 row,
                 "record",
-                json!({"taskId": row.attempt.task_id}),
+                Detail {
+                    task_id: Some(row.attempt.task_id.clone()),
+                    ..Detail::default()
+                },
             )?]),
             Settlement::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
             Settlement::FailedForGood(reason) => self.fail_for_good(row, &reason),
@@ -124,13 +129,13 @@ impl Pass<'_> {
             attempt.number,
             what,
             AttemptState::Intent.as_str(),
-            json!({
-                "agent": attempt.agent_url,
-                "messageId": attempt.message_id,
-                "contextId": attempt.context_id,
-                "previousTaskId": row.attempt.task_id,
-            }),
-            exit::WORK_REMAINS,
+            Detail {
+                agent: Some(attempt.agent_url.clone()),
+                context_id: Some(attempt.context_id.clone()),
+                previous_task_id: Some(row.attempt.task_id.clone()),
+                ..Detail::message(attempt.message_id.as_str())
+            },
+            Left::Work,
         )];
         let out = match self.outgoing_for(&rec.step.spec, &attempt, &rec).await? {
             Ok(out) => out,

@@ -8,7 +8,7 @@ use super::{json_opt, ms, parse_col, parse_opt, time, to_json};
 use crate::journal::model::{
     AgentId, Attempt, AttemptId, AttemptState, CredentialSource, EffectState, Lease, StepId,
 };
-use crate::journal::sql::{Arg, DbError, DbResult, Row, Tx, args};
+use crate::journal::sql::{Arg, DbError, DbResult, Row, Stmt, Tx, args};
 use crate::model::ProtocolBinding;
 
 pub(super) const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interface_url, a.tenant, \
@@ -301,15 +301,26 @@ pub(in crate::journal) fn update_attempt_from(
     next: &Attempt,
     send: Option<SendStamp>,
 ) -> DbResult<()> {
+    let s = update_attempt_stmt(held, next, send);
+    conn.exec(&s.sql, &s.args)?;
+    Ok(())
+}
+
+/// [`update_attempt_from`] as a statement to run later.
+pub(in crate::journal) fn update_attempt_stmt<'a>(
+    held: &Attempt,
+    next: &'a Attempt,
+    send: Option<SendStamp>,
+) -> Stmt<'a> {
     use crate::journal::sql::ToArg;
-    let pending_question = to_json(next.pending_question.as_ref());
-    let context_id_ours = next.context_id_ours;
-    let state = next.state.as_str();
-    let effect = next.effect.map(EffectState::as_str);
-    let cancel_requested_at = next.cancel_requested_at.map(ms);
-    let updated_at = ms(next.updated_at);
+    let pending_question = Arg::from(to_json(next.pending_question.as_ref()));
+    let context_id_ours = Arg::from(next.context_id_ours);
+    let state = Arg::from(next.state.as_str());
+    let effect = Arg::from(next.effect.map(EffectState::as_str));
+    let cancel_requested_at = Arg::from(next.cancel_requested_at.map(ms));
+    let updated_at = Arg::Int(ms(next.updated_at));
     let (binding, protocol_version) = binding_names(next.binding);
-    let mut sets: Vec<(&str, Arg<'_>)> = Vec::new();
+    let mut sets: Vec<(&str, Arg<'a>)> = Vec::new();
     if next.interface_url != held.interface_url {
         sets.push(("interface_url", next.interface_url.to_arg()));
     }
@@ -317,14 +328,14 @@ pub(in crate::journal) fn update_attempt_from(
         sets.push(("tenant", next.tenant.to_arg()));
     }
     if next.binding != held.binding {
-        sets.push(("binding", binding.to_arg()));
-        sets.push(("protocol_version", protocol_version.to_arg()));
+        sets.push(("binding", binding.into()));
+        sets.push(("protocol_version", protocol_version.into()));
     }
     if next.context_id != held.context_id {
         sets.push(("context_id", next.context_id.to_arg()));
     }
     if next.context_id_ours != held.context_id_ours {
-        sets.push(("context_id_ours", context_id_ours.to_arg()));
+        sets.push(("context_id_ours", context_id_ours));
     }
     if next.task_id != held.task_id {
         sets.push(("task_id", next.task_id.to_arg()));
@@ -333,7 +344,7 @@ pub(in crate::journal) fn update_attempt_from(
         sets.push(("continuation_task_id", next.continuation_task_id.to_arg()));
     }
     if next.state != held.state {
-        sets.push(("state", state.to_arg()));
+        sets.push(("state", state));
     }
     if next.remote_state != held.remote_state {
         sets.push(("remote_state", next.remote_state.to_arg()));
@@ -342,7 +353,7 @@ pub(in crate::journal) fn update_attempt_from(
         sets.push(("status_timestamp", next.status_timestamp.to_arg()));
     }
     if next.pending_question != held.pending_question {
-        sets.push(("pending_question", pending_question.to_arg()));
+        sets.push(("pending_question", pending_question));
     }
     if next.last_task_json != held.last_task_json {
         sets.push(("last_task_json", next.last_task_json.to_arg()));
@@ -354,10 +365,10 @@ pub(in crate::journal) fn update_attempt_from(
         sets.push(("error", next.error.to_arg()));
     }
     if next.effect != held.effect {
-        sets.push(("effect", effect.to_arg()));
+        sets.push(("effect", effect));
     }
     if next.cancel_requested_at != held.cancel_requested_at {
-        sets.push(("cancel_requested_at", cancel_requested_at.to_arg()));
+        sets.push(("cancel_requested_at", cancel_requested_at));
     }
     // A lease released with the change it ends (one UPDATE, not two).
     if next.lease != held.lease {
@@ -371,7 +382,7 @@ pub(in crate::journal) fn update_attempt_from(
         let [at, timeout] = send.args();
         sets.extend([("send_started_at", at), ("send_timeout_ms", timeout)]);
     }
-    sets.push(("updated_at", updated_at.to_arg()));
+    sets.push(("updated_at", updated_at));
     // One string, not one per column: this runs for every change a group commit journals.
     let mut sql = String::with_capacity(64 + 24 * sets.len());
     sql.push_str("UPDATE attempts SET ");
@@ -382,11 +393,14 @@ pub(in crate::journal) fn update_attempt_from(
         let _ = write!(sql, "{column} = ?{}", i + 2);
     }
     sql.push_str(" WHERE id = ?1");
-    let mut values: Vec<Arg<'_>> = Vec::with_capacity(sets.len() + 1);
-    values.push(Arg::Int(next.id.0));
-    values.extend(sets.into_iter().map(|(_, v)| v));
-    conn.exec(&sql, &values)?;
-    Ok(())
+    let mut args: Vec<Arg<'a>> = Vec::with_capacity(sets.len() + 1);
+    args.push(Arg::Int(next.id.0));
+    args.extend(sets.into_iter().map(|(_, v)| v));
+    Stmt {
+        sql: sql.into(),
+        args,
+        rows: false,
+    }
 }
 
 /// The columns of an attempt's lease, in the order of [`lease_args`].

@@ -1,11 +1,13 @@
 //! Events: appending and reading them, and what `prune` deletes.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{json_member, json_opt, time, to_json};
 use crate::journal::model::{AttemptId, Event, StepId};
-use crate::journal::sql::{DbResult, Dialect, Tx, args};
+use crate::journal::sql::{Arg, DbResult, Dialect, Stmt, Tx, args};
 
 /// An event to append.
 pub(in crate::journal) struct NewEvent<'a> {
@@ -21,24 +23,32 @@ pub(in crate::journal) struct NewEvent<'a> {
 
 /// Appends an event; the workflow defaults to the step's. Returns its id.
 pub(in crate::journal) fn insert_event(conn: &Tx, e: &NewEvent<'_>) -> DbResult<i64> {
-    conn.row(
-        "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
+    let s = insert_event_stmt(e);
+    conn.row(&s.sql, &s.args, |r| r.get(0))
+}
+
+/// [`insert_event`] as a statement to run later (its one row is the event's id).
+pub(in crate::journal) fn insert_event_stmt<'a>(e: &NewEvent<'a>) -> Stmt<'a> {
+    Stmt {
+        sql: Cow::Borrowed(
+            "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
              detail_json)
          VALUES (?1, COALESCE(?2, (SELECT workflow_id FROM steps WHERE id = ?3)), ?3, ?4, ?5,
              ?6, ?7, ?8)
          RETURNING id",
-        args![
-            e.at,
-            e.workflow,
-            e.step.map(|s| s.0),
-            e.attempt.map(|a| a.0),
-            e.kind,
-            e.from,
-            e.to,
-            to_json(e.detail),
+        ),
+        args: vec![
+            Arg::Int(e.at),
+            e.workflow.into(),
+            e.step.map(|s| s.0).into(),
+            e.attempt.map(|a| a.0).into(),
+            e.kind.into(),
+            e.from.into(),
+            e.to.into(),
+            to_json(e.detail).into(),
         ],
-        |r| r.get(0),
-    )
+        rows: true,
+    }
 }
 
 /// Returns a step's events (its attempts' too), oldest first.

@@ -1,0 +1,128 @@
+//! A group commit of tasks (`apply_tasks`): what the same tasks do one by one, in the same
+//! order of events, in a few statements.
+
+use super::*;
+
+/// Three attempts, each sent (SUBMITTED, task `t1`…`t3`).
+fn three_submitted(fresh: &Fresh) -> (Journal, [AttemptId; 3]) {
+    let j = fresh.open();
+    let ids = ["w/s1", "w/s2", "w/s3"].map(|name| created(&j, name).id);
+    for (i, id) in ids.iter().enumerate() {
+        let task = format!("t{}", i + 1);
+        let sent = task_json(&task, "TASK_STATE_SUBMITTED", "2026-11-30T01:00:00Z");
+        j.apply_task(*id, &view(&sent), Source::Send).unwrap();
+    }
+    (j, ids)
+}
+
+/// An event as compared: its step, kind, state after, and details.
+type Seen = (Option<String>, String, Option<String>, Option<String>);
+
+/// Every event of the three steps but their intents (which name random ids), oldest first,
+/// without its id and time.
+fn events(j: &Journal) -> Vec<Seen> {
+    let mut all: Vec<Event> = ["w/s1", "w/s2", "w/s3"]
+        .iter()
+        .flat_map(|s| j.events_of_step(&StepName::parse(s).unwrap()).unwrap())
+        .collect();
+    all.sort_by_key(|e| e.id);
+    all.into_iter()
+        .filter(|e| e.kind != "intent")
+        .map(|e| (e.step, e.kind, e.to, e.detail.map(|d| d.to_string())))
+        .collect()
+}
+
+/// An attempt without its times and its (random) message id.
+fn row(j: &Journal, id: AttemptId) -> Attempt {
+    let mut a = j.attempt(id).unwrap();
+    a.created_at = DateTime::<Utc>::default();
+    a.updated_at = DateTime::<Utc>::default();
+    a.message_id.clear();
+    a
+}
+
+#[rstest]
+fn a_group_commit_of_tasks_does_what_they_do_one_by_one(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let at = |task: &str, state: &str, second: u32| {
+        view(&task_json(
+            task,
+            state,
+            &format!("2026-11-30T01:00:{second:02}Z"),
+        ))
+    };
+    let with_artifact = view(
+        r#"{"id":"t3","contextId":"ctx-1","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T01:00:05Z"},"artifacts":[{"artifactId":"a1","parts":[{"text":"hi"}]}]}"#,
+    );
+    let (one_place, batch_place) = (Fresh::new(kind), Fresh::new(kind));
+    let (one, [a, b, c]) = three_submitted(&one_place);
+    let (batch, ids) = three_submitted(&batch_place);
+    assert_eq!(ids, [a, b, c]);
+    let tasks = vec![
+        (a, at("t1", "TASK_STATE_WORKING", 5)),
+        // As held: nothing.
+        (b, at("t2", "TASK_STATE_SUBMITTED", 0)),
+        // The same attempt again: decided against the row the batch left.
+        (a, at("t1", "TASK_STATE_INPUT_REQUIRED", 6)),
+        // Artifacts are read from the journal: what came before is written first.
+        (c, with_artifact),
+        (b, at("t2", "TASK_STATE_WORKING", 7)),
+        // Older than what the batch wrote: nothing.
+        (a, at("t1", "TASK_STATE_WORKING", 4)),
+        (c, at("t3", "TASK_STATE_COMPLETED", 9)),
+    ];
+    let single: Vec<Applied> = tasks
+        .iter()
+        .map(|(id, v)| one.apply_task(*id, v, Source::GetTask).unwrap())
+        .collect();
+    let events_before = batch.event_count().unwrap();
+    let batched = batch.apply_tasks(&tasks, Source::GetTask).unwrap();
+    assert_eq!(batched, single);
+    assert_eq!(batched[1], Applied::Unchanged);
+    assert_eq!(batched[5], Applied::Unchanged);
+    assert_eq!(batch.event_count().unwrap(), events_before + 5);
+    assert_eq!(events(&batch), events(&one));
+    for id in [a, b, c] {
+        assert_eq!(row(&batch, id), row(&one, id));
+    }
+    assert_eq!(batch.attempt(a).unwrap().state, AttemptState::InputRequired);
+    let texts: Vec<String> = batch
+        .artifacts(c)
+        .unwrap()
+        .iter()
+        .map(Artifact::text)
+        .collect();
+    assert_eq!(texts, ["hi"]);
+
+    // Replayed, the batch changes nothing and writes nothing.
+    let other = batch_place.open();
+    let version = other.data_version().unwrap();
+    let again = batch.apply_tasks(&tasks[4..], Source::GetTask).unwrap();
+    assert!(again.iter().all(|x| *x == Applied::Unchanged), "{again:?}");
+    assert_eq!(other.data_version().unwrap(), version);
+
+    // One task of another attempt's id refuses the whole batch, and nothing of it is written.
+    let events_before = batch.event_count().unwrap();
+    let refused = batch.apply_tasks(
+        &[
+            (b, at("t2", "TASK_STATE_COMPLETED", 10)),
+            (a, at("t-other", "TASK_STATE_COMPLETED", 10)),
+        ],
+        Source::GetTask,
+    );
+    assert!(
+        matches!(refused, Err(JournalError::TaskMismatch { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(batch.event_count().unwrap(), events_before);
+    assert_eq!(batch.attempt(b).unwrap().state, AttemptState::Working);
+    let unknown = batch.apply_tasks(
+        &[(AttemptId(a.0 + 1000), at("t1", "TASK_STATE_WORKING", 11))],
+        Source::GetTask,
+    );
+    assert!(
+        matches!(unknown, Err(JournalError::UnknownAttempt(_))),
+        "{unknown:?}"
+    );
+}

@@ -1,0 +1,226 @@
+//! What an action tells beyond its action and outcome, as values: the task it is about, the
+//! error it met, why, what a dry run would do next. The command layer writes them: the
+//! `detail` object of an `action` record (`commands/report/records.rs`) and the words for
+//! people (`commands/report/human.rs`).
+
+use chrono::{DateTime, Utc};
+
+use crate::a2a::{Hint, ProtocolBinding};
+use crate::journal::{Attempt, AttemptState, EffectState, Lease, NeedsHuman};
+
+/// An action's details: each field is one key of its record's `detail` object, left out when
+/// `None` (or `false`); a field that may be there with no value (`null`) is an
+/// `Option<Option<_>>`, `Some(None)` being the `null`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Detail {
+    /// The agent (its card URL) the action talked to, or would.
+    pub agent: Option<Option<String>>,
+    /// The task's context.
+    pub context_id: Option<Option<String>>,
+    /// The task the agent answered a reply with (`continuationTaskId`).
+    pub continuation_task_id: Option<String>,
+    /// The verified state of the step's effect.
+    pub effect: Option<EffectState>,
+    /// What the effect's verification found, in its words (`detail`).
+    pub effect_detail: Option<String>,
+    /// The error the action met, on one line (the wire error's summary, or the journal's).
+    pub error: Option<String>,
+    /// Whether a look found the message (`found: true`).
+    pub found: bool,
+    /// What the operator can do about the wire error met (`hint`: its words, else `null`).
+    pub hint: Option<Option<Hint>>,
+    /// Who holds the attempt's lease (`holder`: pid, host, owner).
+    pub holder: Option<Lease>,
+    /// The reply's interface left the card (`interfaceMoved: true`).
+    pub interface_moved: bool,
+    /// The attempt's state as journaled before a dry run's read (`journaled`).
+    pub journaled: Option<AttemptState>,
+    /// The message the action is about.
+    pub message_id: Option<String>,
+    /// The interface a dry run would move the attempt to (`from`, `to`).
+    pub moved: Option<Move>,
+    /// Why a human must act (`needsHuman`: cause and reason).
+    pub needs_human: Option<NeedsHuman>,
+    /// When a skipped agent may be tried again (`notBefore`).
+    pub not_before: Option<DateTime<Utc>>,
+    /// The task of the attempt a new one follows (`previousTaskId`).
+    pub previous_task_id: Option<Option<String>>,
+    /// The agent's pending question (`null`: none).
+    pub question: Option<Option<String>>,
+    /// Why: a reason the journal, the wire or a decision gave (`null`: none given).
+    pub reason: Option<Option<String>>,
+    /// Why, when the pass itself says it (written as `reason`).
+    pub why: Option<Why>,
+    /// The agent answered with a direct message, not a task (`reply: "direct"`).
+    pub replied_directly: bool,
+    /// The resend is approved by an operator (`resendApproved: true`).
+    pub resend_approved: bool,
+    /// The reply was sent again (`resent: true`).
+    pub resent: bool,
+    /// The state a dry run's read saw (`seen`).
+    pub seen: Option<AttemptState>,
+    /// Another pass settled the attempt first (`settledElsewhere: true`).
+    pub settled_elsewhere: bool,
+    /// The attempt's state.
+    pub state: Option<AttemptState>,
+    /// The task the action is about.
+    pub task_id: Option<Option<String>>,
+    /// What a dry run would do next (`then`).
+    pub then: Option<Then>,
+    /// Whether the agent is trusted to de-duplicate by messageId (`trustDedup`).
+    pub trust_dedup: Option<bool>,
+    /// When a send whose answer is unknown is looked for again (`until`).
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// Why, in the pass's own terms (`reason`: the command layer writes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// The workflow takes no sends (it is compensating or compensated).
+    NoSends(crate::journal::WorkflowState),
+    /// Nothing was found yet, but the last send may still be in flight.
+    MayBeInFlight,
+    /// The agent's binding has no `ListTasks`: a send lost in a crash cannot be searched for.
+    Unsearchable {
+        /// The agent's card URL, redacted.
+        agent: String,
+        /// The binding it is spoken to over.
+        binding: ProtocolBinding,
+        /// Whether it is trusted to de-duplicate by messageId (the same messageId is resent).
+        trusted: bool,
+    },
+}
+
+/// What a dry run would do after its action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Then {
+    /// Resend only if the look proves the message absent.
+    ResendIfAbsent,
+    /// Settle the attempt with this action and outcome.
+    Settle {
+        /// The action.
+        action: &'static str,
+        /// Its outcome.
+        outcome: String,
+    },
+}
+
+/// Where a dry run would move an attempt's interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// The journaled interface.
+    pub from: Side,
+    /// The interface the card offers now.
+    pub to: Side,
+}
+
+/// One interface of a [`Move`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Side {
+    /// The interface URL.
+    pub url: String,
+    /// The binding it speaks.
+    pub binding: ProtocolBinding,
+}
+
+impl Detail {
+    /// The details of an action about a task.
+    pub fn task(task_id: impl Into<String>) -> Self {
+        Self {
+            task_id: Some(Some(task_id.into())),
+            ..Self::default()
+        }
+    }
+
+    /// The details of an action about a message.
+    pub fn message(message_id: impl Into<String>) -> Self {
+        Self {
+            message_id: Some(message_id.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The details of a look that found the message (and its task, if it had one yet).
+    pub fn found(task_id: Option<String>, message_id: impl Into<String>) -> Self {
+        Self {
+            found: true,
+            task_id: Some(task_id),
+            ..Self::message(message_id)
+        }
+    }
+
+    /// The details of a send the agent answered with a task: the task, its context, the
+    /// message.
+    pub fn sent(a: &Attempt) -> Self {
+        Self {
+            task_id: Some(a.task_id.clone()),
+            context_id: Some(a.context_id.clone()),
+            ..Self::message(a.message_id.as_str())
+        }
+    }
+
+    /// The details of a send the agent answered with a direct message, not a task.
+    pub fn replied_directly() -> Self {
+        Self {
+            replied_directly: true,
+            ..Self::default()
+        }
+    }
+
+    /// The details of an action another pass settled first.
+    pub fn settled_elsewhere() -> Self {
+        Self {
+            settled_elsewhere: true,
+            ..Self::default()
+        }
+    }
+
+    /// The details of an action that met an error.
+    pub fn error(error: impl Into<String>) -> Self {
+        Self {
+            error: Some(error.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The details of an action that met a wire error with a hint (`hint` is then written).
+    pub fn wire_error(error: &crate::a2a::A2aError) -> Self {
+        Self {
+            error: Some(error.summary()),
+            hint: Some(error.hint()),
+            ..Self::default()
+        }
+    }
+
+    /// The details of an action with a reason.
+    pub fn reason(reason: Option<String>) -> Self {
+        Self {
+            reason: Some(reason),
+            ..Self::default()
+        }
+    }
+
+    /// With the task it is about.
+    pub fn with_task(self, task_id: impl Into<String>) -> Self {
+        Self {
+            task_id: Some(Some(task_id.into())),
+            ..self
+        }
+    }
+
+    /// With the message it is about.
+    pub fn with_message(self, message_id: impl Into<String>) -> Self {
+        Self {
+            message_id: Some(message_id.into()),
+            ..self
+        }
+    }
+
+    /// With the attempt's state.
+    pub fn with_state(self, state: AttemptState) -> Self {
+        Self {
+            state: Some(state),
+            ..self
+        }
+    }
+}
