@@ -42,6 +42,54 @@ pub fn killed() -> bool {
     }
 }
 
+/// Keys said once per process (warn-once sets), at most 1,024 of them. In a simulated run, each
+/// simulated process starts with none, as a restarted process would.
+pub struct OncePerProcess(std::sync::Mutex<(u64, Vec<String>)>);
+
+impl Default for OncePerProcess {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OncePerProcess {
+    /// An empty set.
+    pub const fn new() -> Self {
+        Self(std::sync::Mutex::new((0, Vec::new())))
+    }
+
+    /// Returns whether `key` is new to this process (and remembers it); `false` once 1,024 keys
+    /// are held.
+    pub fn first(&self, key: &str) -> bool {
+        let mut held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let process = process_number();
+        if held.0 != process {
+            *held = (process, Vec::new());
+        }
+        if held.1.len() >= 1024 || held.1.iter().any(|k| k == key) {
+            return false;
+        }
+        held.1.push(key.to_owned());
+        true
+    }
+}
+
+/// The number of the (simulated) process: always 0 in the shipped binary; in the simulator's
+/// build it changes with every simulated process ([`new_process`]).
+fn process_number() -> u64 {
+    #[cfg(feature = "sim")]
+    {
+        sim::PROCESS.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    #[cfg(not(feature = "sim"))]
+    {
+        0
+    }
+}
+
 #[cfg(feature = "sim")]
 pub use sim::*;
 
@@ -85,6 +133,15 @@ mod sim {
         static OWNER: RefCell<Option<&'static str>> = const { RefCell::new(None) };
         static EPOCH: Cell<Option<chrono::DateTime<chrono::Utc>>> = const { Cell::new(None) };
         static START: Cell<Option<tokio::time::Instant>> = const { Cell::new(None) };
+    }
+
+    /// The number of the simulated process (never reset, so that no two share one).
+    pub(super) static PROCESS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+    /// A new simulated process starts: process-wide state ([`super::OncePerProcess`]) starts
+    /// fresh, as after a restart.
+    pub fn new_process() {
+        PROCESS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Seeds the id source of this thread (a simulated run).

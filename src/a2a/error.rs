@@ -189,6 +189,9 @@ pub enum A2aError {
         method: &'static str,
         /// The cause.
         detail: String,
+        /// Why, as a kind ([`Unreached::Refused`], [`Unreached::NoSuchHost`],
+        /// [`Unreached::Tls`] or [`Unreached::NoConnection`]).
+        why: super::Unreached,
     },
     /// No complete answer within the timeout.
     #[error("{method} at `{url}` timed out after {}{}", fmt_duration(*after), fmt_tries(*tries))]

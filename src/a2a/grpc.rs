@@ -42,7 +42,10 @@ use super::{ErrorKind, httpjson};
 use crate::model::{ProtocolBinding, ProtocolVersion};
 
 /// The HTTP/2 client every gRPC call shares.
-type Channel = HyperClient<hyper_rustls::HttpsConnector<HttpConnector>, tonic::body::Body>;
+type Channel = HyperClient<
+    hyper_rustls::HttpsConnector<HttpConnector<super::resolve::Resolver>>,
+    tonic::body::Body,
+>;
 
 /// The `ErrorInfo` type URL suffix.
 const ERROR_INFO: &str = "google.rpc.ErrorInfo";
@@ -114,7 +117,7 @@ impl Grpc {
             })?
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let mut http = HttpConnector::new();
+        let mut http = HttpConnector::new_with_resolver(super::resolve::Resolver);
         http.enforce_http(false);
         http.set_connect_timeout(Some(cfg.timeout));
         http.set_nodelay(true);
@@ -609,6 +612,7 @@ fn local_error(op: &Op, limit: u64, status: &Status) -> Option<A2aError> {
             url: op.url.clone(),
             method: op.method,
             detail: detail(),
+            why: super::unreached::connect_failure(status),
         });
     }
     if transport {

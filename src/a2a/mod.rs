@@ -48,6 +48,7 @@ mod jsonrpc03;
 mod limits;
 mod normalize;
 mod reach;
+mod resolve;
 mod security;
 #[cfg(feature = "sim")]
 pub mod sim_wire;

@@ -134,18 +134,13 @@ pub(crate) fn take_naive_seen() -> bool {
 }
 
 /// Agents whose offset-less timestamps were already noted (one warning per agent and process).
-static NAIVE_NOTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+static NAIVE_NOTED: crate::sim_seam::OncePerProcess = crate::sim_seam::OncePerProcess::new();
 
 /// Warns, once per agent and process, that its offset-less timestamps are read as UTC.
 pub(crate) fn note_naive_timestamps(url: &str) {
-    let mut noted = NAIVE_NOTED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if noted.iter().any(|u| u == url) || noted.len() >= 1024 {
+    if !NAIVE_NOTED.first(url) {
         return;
     }
-    noted.push(url.to_owned());
-    drop(noted);
     tracing::warn!(
         "the agent at `{url}` sends status timestamps without a UTC offset; \
          a2a-recover reads them as UTC"

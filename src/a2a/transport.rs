@@ -83,6 +83,7 @@ impl Transport {
             reqwest::Client::builder()
                 .user_agent(USER_AGENT)
                 .connect_timeout(cfg.timeout)
+                .dns_resolver(std::sync::Arc::new(super::resolve::Resolver))
                 .redirect(policy)
                 .build()
                 .map_err(|e| A2aError::Client {
@@ -425,7 +426,8 @@ impl Op {
             e.is_redirect(),
             e.is_builder(),
         );
-        let detail = error_chain(&e.without_url());
+        let e = e.without_url();
+        let detail = error_chain(&e);
         let url = self.url.clone();
         let method = self.method;
         if connect {
@@ -433,6 +435,7 @@ impl Op {
                 url,
                 method,
                 detail,
+                why: super::unreached::connect_failure(&e),
             }
         } else if timeout {
             A2aError::Timeout {

@@ -3,7 +3,10 @@
 
 use std::time::Duration;
 
+use std::error::Error;
+
 use super::error::A2aError;
+use super::resolve::NoSuchHost;
 
 /// Why a request got no answer from its agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -29,22 +32,7 @@ impl A2aError {
     /// answer (an error of the agent's own, a body we cannot read) and for local errors.
     pub fn unreached(&self) -> Option<Unreached> {
         match self {
-            Self::Connect { detail, .. } => {
-                let d = detail.to_ascii_lowercase();
-                Some(if d.contains("connection refused") {
-                    Unreached::Refused
-                } else if d.contains("dns error")
-                    || d.contains("failed to lookup address")
-                    || d.contains("name or service not known")
-                {
-                    Unreached::NoSuchHost
-                } else if d.contains("certificate") || d.contains("tls") || d.contains("handshake")
-                {
-                    Unreached::Tls
-                } else {
-                    Unreached::NoConnection
-                })
-            }
+            Self::Connect { why, .. } => Some(*why),
             Self::Timeout { after, .. } | Self::StreamIdle { after, .. } => {
                 Some(Unreached::TimedOut(*after))
             }
@@ -62,27 +50,68 @@ impl A2aError {
     }
 }
 
+/// Why a connection could not be made, read from the typed errors in its chain (the HTTP
+/// library's, the resolver's, the TLS library's): [`Unreached::Refused`],
+/// [`Unreached::NoSuchHost`], [`Unreached::Tls`], else [`Unreached::NoConnection`].
+pub(super) fn connect_failure(error: &(dyn Error + 'static)) -> Unreached {
+    let mut source = Some(error);
+    while let Some(e) = source {
+        if e.is::<NoSuchHost>() {
+            return Unreached::NoSuchHost;
+        }
+        if e.is::<rustls::Error>() {
+            return Unreached::Tls;
+        }
+        // An I/O error hides the error it wraps from `source()`: look inside.
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return Unreached::Refused;
+            }
+            if let Some(inner) = io.get_ref() {
+                let inner: &(dyn Error + 'static) = inner;
+                match connect_failure(inner) {
+                    Unreached::NoConnection => {}
+                    why => return why,
+                }
+            }
+        }
+        source = e.source();
+    }
+    Unreached::NoConnection
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn connect(detail: &str) -> A2aError {
-        A2aError::Connect {
-            url: "http://127.0.0.1:1/".into(),
-            method: "GetTask",
-            detail: detail.into(),
-        }
+    /// A failure as the HTTP library reports it: its own error around `cause`.
+    #[derive(Debug, thiserror::Error)]
+    #[error("client error (Connect)")]
+    struct Wrapped(#[source] Box<dyn Error + Send + Sync>);
+
+    fn why(cause: impl Error + Send + Sync + 'static) -> Unreached {
+        connect_failure(&Wrapped(Box::new(cause)))
     }
 
     #[test]
-    fn connection_failures_are_told_apart() {
-        let refused = "error sending request: client error (Connect): tcp connect error: \
-                       Connection refused (os error 111)";
-        assert_eq!(connect(refused).unreached(), Some(Unreached::Refused));
-        let dns = "client error (Connect): dns error: failed to lookup address information";
-        assert_eq!(connect(dns).unreached(), Some(Unreached::NoSuchHost));
-        let tls = "client error (Connect): invalid peer certificate: UnknownIssuer";
-        assert_eq!(connect(tls).unreached(), Some(Unreached::Tls));
+    fn connection_failures_are_told_apart_by_kind() {
+        use std::io::{Error as Io, ErrorKind};
+        let refused = Io::from(ErrorKind::ConnectionRefused);
+        assert_eq!(why(refused), Unreached::Refused);
+        let dns = NoSuchHost(Io::other("failed to lookup address information"));
+        assert_eq!(why(dns), Unreached::NoSuchHost);
+        let tls = Io::new(
+            ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        );
+        assert_eq!(why(tls), Unreached::Tls);
+        // Words alone decide nothing: a message that says "connection refused" is not one.
+        assert_eq!(
+            why(Io::other(
+                "tcp connect error: Connection refused (os error 111)"
+            )),
+            Unreached::NoConnection
+        );
         let timeout = A2aError::Timeout {
             url: "u".into(),
             method: "GetTask",

@@ -4,6 +4,8 @@
 //! records; the pass itself is `recovery::compensate`. `--dry-run` opens the journal read-only,
 //! takes no lock, sends and runs nothing, and prints what a real run would do.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -11,7 +13,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::a2a::A2aClient;
-use crate::commands::report::records::ActionRecord;
+use crate::commands::report::compensated;
 use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
@@ -133,10 +135,11 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
     }
     let client = A2aClient::new(ctx.client_config()).context("failed to set up the HTTP client")?;
     ctx.out.begin("compensate")?;
+    let printed = Printed::new(&ctx.out);
     let io = compensate::Io {
         clock: ctx.clock.as_ref(),
         send_lease_ttl: ctx.send_lease_ttl,
-        sink: &Printed(&ctx.out),
+        sink: &printed,
     };
     let outcome = compensate::run(&io, &journal, &client, &args.workflow, &opts).await?;
     if ctx.out.is_json() {
@@ -147,7 +150,7 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
             "workflowState": outcome.workflow_state.as_str(),
             "effects": outcome.effects,
             "running": outcome.running,
-            "outcomes": outcome.outcomes,
+            "outcomes": printed.outcomes.take(),
             "dryRun": args.dry_run,
             "exitCode": outcome.exit_code,
         }))?;
@@ -155,18 +158,36 @@ pub(crate) async fn run(ctx: &Context, args: &CompensateArgs) -> anyhow::Result<
     Ok(outcome.exit_code)
 }
 
-/// The pass's sink: each thing it did is an `action` record (JSON) or its sentence (human);
-/// each problem also goes to stderr with its hints.
-struct Printed<'a>(&'a Printer);
+/// The pass's sink: each thing it did is an `action` record (JSON) or its sentence (human),
+/// counted by outcome for the summary; each problem also goes to stderr with its hints.
+struct Printed<'a> {
+    out: &'a Printer,
+    /// How many `action` records had each outcome.
+    outcomes: RefCell<BTreeMap<String, u32>>,
+}
+
+impl<'a> Printed<'a> {
+    fn new(out: &'a Printer) -> Self {
+        Self {
+            out,
+            outcomes: RefCell::default(),
+        }
+    }
+}
 
 impl Sink for Printed<'_> {
     fn event(&self, event: Event<'_>) -> anyhow::Result<()> {
-        let out = self.0;
+        let out = self.out;
+        if let Event::Compensated(said) = event {
+            *self
+                .outcomes
+                .borrow_mut()
+                .entry(compensated::outcome(&said.did).into_owned())
+                .or_default() += 1;
+        }
         let printed = match event {
-            Event::Compensated(said) if out.is_json() => {
-                out.record(&ActionRecord::compensated(said).to_value())
-            }
-            Event::Compensated(said) => out.line(&inert(said.line)),
+            Event::Compensated(said) if out.is_json() => out.record(&compensated::record(said)),
+            Event::Compensated(said) => out.line(&compensated::line(said)),
             Event::Problem(error) => {
                 let c = crate::error::classify(error);
                 out.error_report(&crate::error::render(error, &c.hints));

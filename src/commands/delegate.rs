@@ -721,7 +721,9 @@ impl Delegation<'_> {
         };
         let step = self.step().to_string();
         // An operator's `resolve --as resend` is honoured by the send path, under the lease.
-        let sent = sender.deliver(attempt.id, &out, &step).await?;
+        // The attempt as the intent's commit (or the step's read) returned it: the send path
+        // reads it again only under its lease.
+        let sent = sender.deliver_read(attempt, &out, &step).await?;
         self.sent(sent).await
     }
 

@@ -23,18 +23,30 @@ impl Journal {
     /// process (a renewal), or (SQLite) when its owner is provably dead; otherwise returns the
     /// holder. Leases are coordination, not history: they append no event.
     pub fn claim(&self, id: AttemptId, ttl: Duration) -> Result<Claim, JournalError> {
+        Ok(self.claim_row(id, ttl)?.0)
+    }
+
+    /// Claims an attempt as [`Journal::claim`] does, and returns it as journaled after the
+    /// claim (with this process's lease when it succeeded), read in the claim's transaction:
+    /// nothing needs to read it back.
+    pub fn claim_row(
+        &self,
+        id: AttemptId,
+        ttl: Duration,
+    ) -> Result<(Claim, Attempt), JournalError> {
         self.claim_then(id, ttl, "claim the attempt", None)
     }
 
     /// Claims an attempt as [`Journal::claim`] does and, when it succeeds and `send_timeout`
-    /// is given, stamps the attempt with a send starting now (in the same statement).
+    /// is given, stamps the attempt with a send starting now (in the same statement); returns
+    /// the attempt as journaled after.
     fn claim_then(
         &self,
         id: AttemptId,
         ttl: Duration,
         action: &'static str,
         send_timeout: Option<Duration>,
-    ) -> Result<Claim, JournalError> {
+    ) -> Result<(Claim, Attempt), JournalError> {
         let now = self.clock.now();
         let me = my_lease(now, ttl);
         self.write_attempts(&[id], action, |tx| {
@@ -43,7 +55,7 @@ impl Journal {
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(id.0))?;
             if let Some(lease) = self.other_holder(&held, &me, now) {
-                return Ok(Claim::HeldBy(lease));
+                return Ok((Claim::HeldBy(lease), held));
             }
             match send_timeout {
                 Some(timeout) => {
@@ -53,7 +65,10 @@ impl Journal {
                 None => queries::set_lease(tx, id, Some(&me)),
             }
             .map_err(&e)?;
-            Ok(Claim::Claimed(me.clone()))
+            let written = queries::attempt_by_id(tx, id)
+                .map_err(&e)?
+                .ok_or(JournalError::UnknownAttempt(id.0))?;
+            Ok((Claim::Claimed(me.clone()), written))
         })
     }
 
@@ -195,7 +210,7 @@ impl Journal {
         ttl: Duration,
         timeout: Duration,
     ) -> Result<Claim, JournalError> {
-        self.claim_then(id, ttl, "stamp the send", Some(timeout))
+        Ok(self.claim_then(id, ttl, "stamp the send", Some(timeout))?.0)
     }
 
     /// Returns the end of the in-flight horizon of an attempt's last send: its start plus twice

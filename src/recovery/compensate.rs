@@ -34,18 +34,17 @@
 mod cancel;
 mod dry_run;
 mod effects;
+mod leftover;
 mod sends;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::a2a::TaskView;
-use crate::a2a::{
-    A2aClient, A2aError, Credential, Endpoint, WELL_KNOWN_CARD_PATH, origin_of, redact_url,
-};
+use crate::a2a::{A2aClient, A2aError, Credential, Endpoint, origin_of};
 use crate::clock::Clock;
 use crate::exit;
 use crate::journal::Resolution;
@@ -55,10 +54,9 @@ use crate::journal::{
 };
 use crate::plan_file::COMPENSATE_SUFFIX;
 use crate::recovery::error::RecoveryError;
-use crate::recovery::event::{Event, Said, Sink};
+use crate::recovery::event::{Did, Event, Said, Sink};
 use crate::recovery::lookup;
 use crate::recovery::verify::Found;
-use crate::sanitize::inert;
 
 /// How many times a transient read failure is retried.
 const READ_ATTEMPTS: u32 = 3;
@@ -201,8 +199,18 @@ pub struct Outcome {
     pub effects: BTreeMap<String, u32>,
     /// How many attempts were still running, or could not be read or cancelled.
     pub running: usize,
-    /// How many `action` records had each outcome.
-    pub outcomes: BTreeMap<String, u32>,
+}
+
+impl Outcome {
+    /// A pass that changed nothing: the workflow stays in `state`, exit 0.
+    fn untouched(state: WorkflowState) -> Self {
+        Self {
+            workflow_state: state,
+            exit_code: exit::OK,
+            effects: BTreeMap::new(),
+            running: 0,
+        }
+    }
 }
 
 /// Runs one compensation pass over `workflow` (the caller holds the journal lock), reporting
@@ -224,57 +232,25 @@ pub async fn run(
         workflow,
         opts,
         running: 0,
-        outcomes: std::cell::RefCell::default(),
         proven_absent: std::cell::RefCell::default(),
         gone: std::cell::Cell::new(false),
     };
     if state == WorkflowState::Active && nothing_to_undo(&journal.workflow_steps(workflow)?) {
-        let would = if opts.dry_run { " would be" } else { " was" };
-        pass.say(
-            None,
-            "workflow",
-            "nothing-to-undo",
-            &json!({"dryRun": opts.dry_run}),
-            &format!(
-                "{workflow} has no declared effect, no running attempt and no unsent intent: \
-                 nothing to undo; nothing{would} changed (it stays ACTIVE)."
-            ),
-        )?;
-        return Ok(Outcome {
-            workflow_state: state,
-            exit_code: exit::OK,
-            effects: BTreeMap::new(),
-            running: 0,
-            outcomes: pass.outcomes.take(),
-        });
+        pass.say(Did::NothingToUndo {
+            dry_run: opts.dry_run,
+        })?;
+        return Ok(Outcome::untouched(state));
     }
     if opts.dry_run {
         return pass.dry_run(state);
     }
     if state == WorkflowState::Compensated {
-        pass.say(
-            None,
-            "workflow",
-            state.as_str(),
-            &json!({}),
-            &format!("{workflow} is already COMPENSATED; nothing to do."),
-        )?;
-        return Ok(Outcome {
-            workflow_state: state,
-            exit_code: exit::OK,
-            effects: BTreeMap::new(),
-            running: 0,
-            outcomes: pass.outcomes.take(),
-        });
+        pass.say(Did::AlreadyCompensated { dry_run: false })?;
+        pass.read_leftover_compensations().await?;
+        return Ok(Outcome::untouched(state));
     }
     if journal.set_workflow_state(workflow, WorkflowState::Compensating)? {
-        pass.say(
-            None,
-            "workflow",
-            "COMPENSATING",
-            &json!({"from": state.as_str()}),
-            &format!("{workflow} is COMPENSATING: none of its steps is sent any more."),
-        )?;
+        pass.say(Did::Marked { from: state })?;
     }
     let steps = journal.workflow_steps(workflow)?;
     let (main, comps): (Vec<StepRecord>, Vec<StepRecord>) = steps
@@ -348,13 +324,6 @@ pub fn compensation_name(step: &StepName) -> StepName {
     )
 }
 
-fn agent_shown(card_url: &str) -> String {
-    let base = card_url
-        .strip_suffix(WELL_KNOWN_CARD_PATH)
-        .map_or_else(|| card_url.to_owned(), |b| format!("{b}/"));
-    inert(&redact_url(&base))
-}
-
 /// Builds the endpoint of a journaled attempt (where it was sent) with its credential (a
 /// token command runs on a blocking thread).
 async fn endpoint_of(
@@ -400,8 +369,6 @@ struct Pass<'a> {
     opts: &'a Options,
     /// Attempts still running, unreadable, or not cancellable this pass.
     running: usize,
-    /// Actions per outcome, for the summary.
-    outcomes: std::cell::RefCell<BTreeMap<String, u32>>,
     /// `INTENT` attempts that may have been sent, proven absent on their agent this pass: they
     /// created nothing, and the workflow sends nothing any more.
     proven_absent: std::cell::RefCell<std::collections::HashSet<AttemptId>>,
@@ -447,7 +414,7 @@ impl Pass<'_> {
         }
         // A newer step whose effect is not decided yet: older effects wait for it, so that
         // effects are undone newest first even when it turns out to have one.
-        let mut newer_undecided: Option<String> = None;
+        let mut newer_undecided: Option<StepName> = None;
         for record in order {
             if record.step.spec.effect.is_none() {
                 continue;
@@ -465,53 +432,32 @@ impl Pass<'_> {
                 // Still running (or unreadable): its effect may yet appear. `running` makes the
                 // exit 3 and keeps the workflow COMPENSATING.
                 self.say_step(
-                    Some(&fresh.step.spec.name),
+                    &fresh.step.spec.name,
                     effect_attempt(&fresh.attempts),
-                    "wait",
-                    "running",
-                    &json!({}),
-                    &format!(
-                        "{}: still running or unreadable; its effect is decided on the next run.",
-                        fresh.step.spec.name
-                    ),
+                    Did::StillRunning,
                 )?;
-                newer_undecided.get_or_insert_with(|| fresh.step.spec.name.to_string());
+                newer_undecided.get_or_insert_with(|| fresh.step.spec.name.clone());
                 continue;
             }
             if let Some(newer) = &newer_undecided
                 && !settled_by_operator(&fresh)
             {
                 self.say_step(
-                    Some(&fresh.step.spec.name),
+                    &fresh.step.spec.name,
                     effect_attempt(&fresh.attempts),
-                    "wait",
-                    "newer-undecided",
-                    &json!({"newer": newer}),
-                    &format!(
-                        "{}: waits for {newer}, newer and still undecided, to be undone first.",
-                        fresh.step.spec.name
-                    ),
+                    Did::WaitsForNewer { newer },
                 )?;
                 continue;
             }
             if settled_by_operator(&fresh) {
                 let a = effect_attempt(&fresh.attempts);
-                let e = a.and_then(|a| a.effect).map_or("null", EffectState::as_str);
                 self.say_step(
-                    Some(&fresh.step.spec.name),
+                    &fresh.step.spec.name,
                     a,
-                    "skip",
-                    "resolved",
-                    &json!({"effect": e, "reason": fresh.step.resolution_reason}),
-                    &format!(
-                        "{}: {e}, resolved by an operator ({}); not compensated again.",
-                        fresh.step.spec.name,
-                        fresh
-                            .step
-                            .resolution_reason
-                            .as_deref()
-                            .unwrap_or("no reason")
-                    ),
+                    Did::Resolved {
+                        effect: a.and_then(|a| a.effect),
+                        reason: fresh.step.resolution_reason.as_deref(),
+                    },
                 )?;
                 continue;
             }
@@ -522,7 +468,6 @@ impl Pass<'_> {
 
     /// Phase 4: the workflow's state and the exit code from every effect.
     fn finish(&self, effects: &[Option<EffectState>]) -> anyhow::Result<Outcome> {
-        let workflow = self.workflow;
         let (new_state, mut code) = workflow_outcome(effects, self.running);
         if self.gone.get() {
             code = exit::worst(code, exit::NEEDS_HUMAN);
@@ -530,29 +475,9 @@ impl Pass<'_> {
         if new_state == WorkflowState::Compensated {
             self.journal
                 .set_workflow_state(self.workflow, WorkflowState::Compensated)?;
-            self.say(
-                None,
-                "workflow",
-                "COMPENSATED",
-                &json!({}),
-                &format!("{workflow} is COMPENSATED: every effect is compensated or absent."),
-            )?;
+            self.say(Did::WorkflowCompensated)?;
         } else {
-            let what = if code == exit::NEEDS_HUMAN {
-                format!(
-                    "an effect is unverified or a compensation failed; see `a2a-recover inspect \
-                     {workflow} --pending`"
-                )
-            } else {
-                format!("work is in flight; run `a2a-recover compensate {workflow}` again later")
-            };
-            self.say(
-                None,
-                "workflow",
-                "COMPENSATING",
-                &json!({"exitCode": code}),
-                &format!("{workflow} stays COMPENSATING: {what}."),
-            )?;
+            self.say(Did::StaysCompensating { exit_code: code })?;
         }
         let mut counts = BTreeMap::new();
         for e in effects {
@@ -565,44 +490,35 @@ impl Pass<'_> {
             exit_code: code,
             effects: counts,
             running: self.running,
-            outcomes: self.outcomes.take(),
         })
     }
 
-    /// Prints an `action` record (JSON) or a line (human).
-    fn say(
-        &self,
-        attempt: Option<&Attempt>,
-        action: &str,
-        outcome: &str,
-        detail: &Value,
-        line: &str,
-    ) -> anyhow::Result<()> {
-        self.say_step(None, attempt, action, outcome, detail, line)
+    /// Tells the sink what the pass did about its workflow.
+    fn say(&self, did: Did<'_>) -> anyhow::Result<()> {
+        self.tell(None, None, did)
     }
 
+    /// Tells the sink what the pass did about a step (and the attempt, if any).
     fn say_step(
+        &self,
+        step: &StepName,
+        attempt: Option<&Attempt>,
+        did: Did<'_>,
+    ) -> anyhow::Result<()> {
+        self.tell(Some(step), attempt, did)
+    }
+
+    fn tell(
         &self,
         step: Option<&StepName>,
         attempt: Option<&Attempt>,
-        action: &str,
-        outcome: &str,
-        detail: &Value,
-        line: &str,
+        did: Did<'_>,
     ) -> anyhow::Result<()> {
-        *self
-            .outcomes
-            .borrow_mut()
-            .entry(outcome.to_owned())
-            .or_default() += 1;
         self.io.sink.event(Event::Compensated(&Said {
             workflow: self.workflow,
-            step: step.map(|s| s.step.as_str()),
+            step,
             attempt: attempt.map(|a| a.number),
-            action,
-            outcome,
-            detail,
-            line,
+            did,
         }))
     }
 

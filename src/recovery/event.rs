@@ -7,6 +7,10 @@
 //!
 //! A new thing a pass does gets a variant here (or an `action`/`outcome` word in an existing
 //! one, named in `commands/report/vocabulary.rs`), then an arm in each reporter.
+//! What a compensation pass does is a [`Did`] (`event/said.rs`), given its record and its
+//! sentence in `commands/report/compensated.rs`.
+
+mod said;
 
 use serde_json::Value;
 
@@ -14,6 +18,8 @@ use crate::a2a::{Hint, Unreached};
 use crate::journal::Attempt;
 use crate::recovery::follow::{FollowTarget, Progress};
 use crate::recovery::remedy::Remedy;
+
+pub use self::said::{CancelAnswer, Did, DryMove, EffectBy, Said, Undo};
 
 /// One thing a pass did, or in a dry run would do, about one attempt: an `action` record.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,26 +76,6 @@ pub struct Told {
     pub text: String,
     /// Whether the text is the agent's question (shown in quotes).
     pub question: bool,
-}
-
-/// One thing a compensation pass did, or in a dry run would do, about its workflow, a step or
-/// an attempt.
-#[derive(Debug, Clone, Copy)]
-pub struct Said<'a> {
-    /// The workflow.
-    pub workflow: &'a str,
-    /// The step (the part after `/`), if the action is about one.
-    pub step: Option<&'a str>,
-    /// The attempt number, if the action is about one.
-    pub attempt: Option<u32>,
-    /// What was done: `cancel`, `verify`, `compensate`, `workflow`, ….
-    pub action: &'a str,
-    /// How it came out.
-    pub outcome: &'a str,
-    /// Details for the record.
-    pub detail: &'a Value,
-    /// The sentence for people (may quote remote text; the reporter makes it inert).
-    pub line: &'a str,
 }
 
 /// What a pass tells its sink.

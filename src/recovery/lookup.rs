@@ -509,7 +509,8 @@ pub struct Sweeps {
 }
 
 /// One endpoint's listing, made at most once (a failed one is retried by the next look).
-type SweepCell = tokio::sync::OnceCell<Swept>;
+/// The listing is kept with the moment it was asked for: what it shows is as of then.
+type SweepCell = tokio::sync::OnceCell<(Swept, DateTime<Utc>)>;
 
 /// One task of a shared listing, read whole, reduced to what the page's looks need.
 #[derive(Debug)]
@@ -550,6 +551,8 @@ impl Sweeps {
 
     /// Looks for a send by time from the endpoint's shared listing; `None` when the page has no
     /// window for this endpoint that covers the look's own (the caller then looks on its own).
+    /// With the lookup comes the moment the listing was asked for (`now` when this look made
+    /// it, earlier when another look of the page did): what it shows is as of then.
     pub async fn look(
         &self,
         client: &A2aClient,
@@ -557,18 +560,35 @@ impl Sweeps {
         endpoint: &Endpoint,
         message_id: &str,
         window: DateTime<Utc>,
-    ) -> Option<Result<Lookup, A2aError>> {
+        now: DateTime<Utc>,
+    ) -> Option<(Result<Lookup, A2aError>, DateTime<Utc>)> {
         let after = *self.windows.get(key).filter(|w| **w <= window)?;
         let cell = std::rc::Rc::clone(self.listed.borrow_mut().entry(key.clone()).or_default());
-        let swept = match cell
-            .get_or_try_init(|| sweep(client, endpoint, after))
-            .await
-        {
-            Ok(swept) => swept,
-            Err(e) => return Some(Err(e)),
+        let listed = cell
+            .get_or_try_init(|| async move { Ok((sweep(client, endpoint, after).await?, now)) })
+            .await;
+        let (swept, asked_at) = match listed {
+            Ok((swept, asked_at)) => (swept, *asked_at),
+            Err(e) => return Some((Err(e), now)),
         };
+        Some((
+            self.decide_from(client, endpoint, swept, message_id, window)
+                .await,
+            asked_at,
+        ))
+    }
+
+    /// What the endpoint's listing says of one send (see [`Sweeps::look`]).
+    async fn decide_from(
+        &self,
+        client: &A2aClient,
+        endpoint: &Endpoint,
+        swept: &Swept,
+        message_id: &str,
+        window: DateTime<Utc>,
+    ) -> Result<Lookup, A2aError> {
         let (tasks, unreadable) = match swept {
-            Swept::Unprovable(reason) => return Some(Ok(Lookup::Unprovable(reason.clone()))),
+            Swept::Unprovable(reason) => return Ok(Lookup::Unprovable(reason.clone())),
             Swept::Listed(tasks, unreadable) => (tasks, *unreadable),
         };
         let holds = |t: &&SweptTask| {
@@ -583,14 +603,14 @@ impl Sweeps {
         if let Some(first) = ours.next() {
             let duplicates = ours.map(|t| t.id.clone()).collect();
             // Only summaries were kept: read the task found whole again.
-            return Some(match read_whole(client, endpoint, &first.id).await {
+            return match read_whole(client, endpoint, &first.id).await {
                 Ok(Some(task)) => Ok(Lookup::Found { task, duplicates }),
                 Ok(None) => Ok(Lookup::Unprovable(format!(
                     "task {} holds our message but could not be read again",
                     first.id
                 ))),
                 Err(e) => Err(e),
-            });
+            };
         }
         // The listing's window is the page's earliest: decide from the tasks this look would
         // have listed itself (a task without a status time is kept).
@@ -605,10 +625,10 @@ impl Sweeps {
                 }
             })
             .collect();
-        Some(Ok(match decide(LookMode::ByTime, &seen, unreadable) {
+        Ok(match decide(LookMode::ByTime, &seen, unreadable) {
             Verdict::Found(..) | Verdict::ProvenAbsent => Lookup::ProvenAbsent,
             Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
-        }))
+        })
     }
 }
 
@@ -755,19 +775,32 @@ pub async fn look_and_journal<T>(
             Some(key) => {
                 let window = time_window(look.created_at, now, how.clock_skew);
                 sweeps
-                    .look(how.client, &key, how.endpoint, &look.message_id, window)
+                    .look(
+                        how.client,
+                        &key,
+                        how.endpoint,
+                        &look.message_id,
+                        window,
+                        now,
+                    )
                     .await
             }
             None => None,
         },
         _ => None,
     };
-    let result = match shared {
-        Some(result) => result,
-        None if !how.endpoint.binding.can_list_tasks() => {
-            Ok(Lookup::Unprovable(unlistable(how.endpoint.binding)))
-        }
-        None => look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
+    // What the look saw is as of the moment it asked (a shared listing may have been asked for
+    // earlier in the pass): only a look asked past the in-flight horizon proves absence.
+    let (result, asked_at) = match shared {
+        Some((result, asked_at)) => (result, asked_at),
+        None if !how.endpoint.binding.can_list_tasks() => (
+            Ok(Lookup::Unprovable(unlistable(how.endpoint.binding))),
+            now,
+        ),
+        None => (
+            look_for_send(how.client, how.endpoint, &look, how.clock_skew, now).await,
+            now,
+        ),
     };
     let trusted = agent
         .as_ref()
@@ -791,7 +824,7 @@ pub async fn look_and_journal<T>(
             }
             Looked::Found(found(view)?)
         }
-        Ok(Lookup::ProvenAbsent) => match absent_unless_in_flight(journal, attempt, how.clock)? {
+        Ok(Lookup::ProvenAbsent) => match absent_unless_in_flight(journal, attempt, asked_at)? {
             Looked::Absent if answered => {
                 let reason = "the agent answered the send with more than --max-response-size, \
                               and a look finds no task for it: it may have answered with a \
@@ -826,7 +859,7 @@ pub async fn look_and_journal<T>(
                 ),
             });
             journal.note_event(attempt.id, Note::DedupTrusted, &detail)?;
-            absent_unless_in_flight(journal, attempt, how.clock)?
+            absent_unless_in_flight(journal, attempt, asked_at)?
         }
         Ok(Lookup::Unprovable(reason)) => {
             journal.mark_uncertain(attempt.id, &reason)?;
@@ -870,12 +903,14 @@ fn unaddressable_send(
     }))
 }
 
-/// [`Looked::Absent`], unless the last send may still be in flight ([`Journal::send_horizon`]):
-/// then an `in-flight` event and [`Looked::InFlight`].
+/// [`Looked::Absent`], unless the last send may still have been in flight when the look asked
+/// (`asked_at`, [`Journal::send_horizon`]): then an `in-flight` event and [`Looked::InFlight`].
+/// The moment the look asked counts, not the moment it ended: a look slowed past the horizon
+/// (a read timing out, a page retried) saw the agent before a late send landed.
 fn absent_unless_in_flight<T>(
     journal: &Journal,
     attempt: &Attempt,
-    clock: &dyn Clock,
+    asked_at: DateTime<Utc>,
 ) -> anyhow::Result<Looked<T>> {
     // A defect planted for the simulator only (`scripts/sim --plant skip-horizon`).
     #[cfg(feature = "sim")]
@@ -883,7 +918,7 @@ fn absent_unless_in_flight<T>(
         return Ok(Looked::Absent);
     }
     Ok(match journal.send_horizon(attempt.id)? {
-        Some(until) if clock.now() < until => {
+        Some(until) if asked_at < until => {
             let detail = serde_json::json!({
                 "until": crate::clock::rfc3339(until),
                 "reason": "the last send may still be in flight: nothing found is no \

@@ -5,9 +5,6 @@
 //! Only a hash of each token is journaled ([`token_hash`]), before the send that carries it;
 //! the token itself lives in the request alone (and answers are scrubbed of it).
 
-use std::collections::HashSet;
-use std::sync::Mutex;
-
 use anyhow::{Context as _, bail};
 use sha2::Digest as _;
 use subtle::ConstantTimeEq as _;
@@ -132,17 +129,11 @@ fn base_of(held: &PushConfig) -> String {
 }
 
 /// Agents already warned, in this process, that their card offers no push.
-static WARNED: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+static WARNED: crate::sim_seam::OncePerProcess = crate::sim_seam::OncePerProcess::new();
 
 /// Warns once per agent and process that its card does not offer push notifications.
 fn warn_no_push(card_url: &str) {
-    let Ok(mut warned) = WARNED.lock() else {
-        return;
-    };
-    if warned
-        .get_or_insert_with(HashSet::new)
-        .insert(card_url.to_owned())
-    {
+    if WARNED.first(card_url) {
         tracing::warn!(
             agent = %crate::sanitize::inert(card_url),
             "the agent's card does not offer push notifications: it is not asked to push"

@@ -459,15 +459,21 @@ impl Sender<'_> {
         })
     }
 
-    fn claim(&self, id: AttemptId) -> anyhow::Result<Result<LeaseGuard<'_>, Lease>> {
-        match self.journal.claim(id, self.lease_ttl)? {
-            Claim::Claimed(_) => Ok(Ok(LeaseGuard {
-                journal: self.journal,
-                id,
-                armed: true,
-            })),
-            Claim::HeldBy(lease) => Ok(Err(lease)),
-        }
+    /// Claims the attempt's lease; returns the attempt as journaled after the claim, and the
+    /// guard (or the lease another process holds).
+    fn claim(&self, id: AttemptId) -> anyhow::Result<(Result<LeaseGuard<'_>, Lease>, Attempt)> {
+        let (claim, attempt) = self.journal.claim_row(id, self.lease_ttl)?;
+        Ok(match claim {
+            Claim::Claimed(_) => (
+                Ok(LeaseGuard {
+                    journal: self.journal,
+                    id,
+                    armed: true,
+                }),
+                attempt,
+            ),
+            Claim::HeldBy(lease) => (Err(lease), attempt),
+        })
     }
 
     /// Sends an `INTENT` attempt (see the module docs for the order); `step` names it for the
@@ -502,11 +508,10 @@ impl Sender<'_> {
                 return Ok(sent);
             }
         }
-        let guard = match self.claim(id)? {
-            Ok(guard) => guard,
-            Err(lease) => return Ok(Sent::Busy(self.journal.attempt(id)?, lease)),
+        let (guard, attempt) = match self.claim(id)? {
+            (Ok(guard), attempt) => (guard, attempt),
+            (Err(lease), attempt) => return Ok(Sent::Busy(attempt, lease)),
         };
-        let attempt = self.journal.attempt(id)?;
         if attempt.state != AttemptState::Intent {
             return Ok(Sent::Settled(attempt));
         }
@@ -650,7 +655,7 @@ impl Sender<'_> {
         attempt: &Attempt,
         endpoint: &journal::JournaledEndpoint,
     ) -> anyhow::Result<()> {
-        static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        static SAID: crate::sim_seam::OncePerProcess = crate::sim_seam::OncePerProcess::new();
         let b = endpoint.binding;
         let Some(card_url) = attempt.agent_url.as_deref() else {
             return Ok(());
@@ -658,14 +663,8 @@ impl Sender<'_> {
         if b.can_list_tasks() {
             return Ok(());
         }
-        {
-            let mut said = SAID
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if said.iter().any(|s| s == card_url) {
-                return Ok(());
-            }
-            said.push(card_url.to_owned());
+        if !SAID.first(card_url) {
+            return Ok(());
         }
         let trusted = self
             .journal
@@ -1037,9 +1036,9 @@ impl Sender<'_> {
         out: &Outgoing,
         step: &str,
     ) -> anyhow::Result<ReplySent> {
-        let guard = match self.claim(reply.attempt_id)? {
-            Ok(guard) => guard,
-            Err(lease) => return Ok(ReplySent::Busy(lease)),
+        let (guard, attempt) = match self.claim(reply.attempt_id)? {
+            (Ok(guard), attempt) => (guard, attempt),
+            (Err(lease), _) => return Ok(ReplySent::Busy(lease)),
         };
         let held = self
             .journal
@@ -1050,7 +1049,6 @@ impl Sender<'_> {
         if held.state != ReplyState::Intent {
             return Ok(ReplySent::Settled(held));
         }
-        let attempt = self.journal.attempt(reply.attempt_id)?;
         let endpoint = endpoint_of(&attempt, out, journaled_wire(self.journal, &attempt)?)?;
         let task_id = attempt
             .current_task_id()

@@ -10,7 +10,9 @@
 //! stop, passes run to a fixed point, and the invariants ([`invariants`]) are checked.
 
 pub mod invariants;
+pub mod schedule;
 pub mod settled;
+pub mod shrink;
 pub mod workload;
 pub mod world;
 
@@ -29,6 +31,7 @@ use crate::commands::Cli;
 use crate::context::Context;
 use crate::sim_seam::{self, Plant};
 
+use self::schedule::{Entry, Faults};
 use self::world::World;
 
 /// The request timeout of every simulated process.
@@ -45,10 +48,19 @@ pub struct Outcome {
     pub crash_points: BTreeSet<String>,
     /// Faults injected, by name.
     pub faults: BTreeMap<&'static str, u32>,
+    /// The faults that happened, in order: replayed on the same seed, the same run.
+    pub schedule: Vec<Entry>,
 }
 
-/// Runs seed `seed` (with `plant` planted) and checks every invariant.
+/// Runs seed `seed` (with `plant` planted), its faults drawn from the seed, and checks every
+/// invariant.
 pub fn run_seed(seed: u64, plant: Option<Plant>) -> Outcome {
+    run_with(seed, plant, None)
+}
+
+/// Runs seed `seed` (with `plant` planted), with the faults of `schedule` only when given (else
+/// drawn from the seed), and checks every invariant.
+pub fn run_with(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>) -> Outcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -72,7 +84,7 @@ pub fn run_seed(seed: u64, plant: Option<Plant>) -> Outcome {
     let dir = base.join(format!("a2a-sim-{}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let outcome = match std::fs::create_dir_all(&dir) {
-        Ok(()) => runtime.block_on(run(seed, plant, &dir)),
+        Ok(()) => runtime.block_on(run(seed, plant, schedule, &dir)),
         Err(e) => Outcome {
             failure: Some(format!("failed to create {}: {e}", dir.display())),
             ..Outcome::default()
@@ -94,13 +106,14 @@ pub fn run_seed(seed: u64, plant: Option<Plant>) -> Outcome {
     outcome
 }
 
-async fn run(seed: u64, plant: Option<Plant>, dir: &Path) -> Outcome {
+async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir: &Path) -> Outcome {
     sim_seam::seed_ids(seed);
     sim_seam::set_plant(plant);
     let epoch = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
     sim_seam::start_virtual_time(epoch);
     let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let world = Arc::new(workload::world(&mut rng));
+    let faults = schedule.map_or_else(|| Faults::drawn(seed), Faults::given);
+    let world = Arc::new(workload::world(&mut rng, faults));
     let exchange_world = Arc::clone(&world);
     crate::a2a::sim_wire::install(Some(Arc::new(move |req| {
         Box::pin(world::exchange(Arc::clone(&exchange_world), req))
@@ -122,7 +135,9 @@ async fn run(seed: u64, plant: Option<Plant>, dir: &Path) -> Outcome {
             .err(),
     };
     let mut outcome = std::mem::take(&mut sim.outcome);
-    outcome.failure = failure;
+    // A schedule made for another workload proves nothing, whatever the run did.
+    outcome.failure = sim.world.faults.drift().or(failure);
+    outcome.schedule = sim.world.faults.schedule();
     for (fault, n) in sim
         .world
         .injected
@@ -141,7 +156,7 @@ pub struct Sim {
     pub world: Arc<World>,
     /// The journal file.
     pub journal: PathBuf,
-    /// The workload's generator.
+    /// The workload's generator (faults have their own: [`World::faults`]).
     pub rng: StdRng,
     /// What the run did so far.
     pub outcome: Outcome,
@@ -165,6 +180,9 @@ impl Sim {
     /// `crash_at` if given; process-wide state starts fresh, as in a new process.
     pub async fn process(&mut self, args: &[String], crash_at: Option<(u64, bool)>) -> Exit {
         self.outcome.processes += 1;
+        sim_seam::new_process();
+        let command = schedule::command_of(args);
+        self.world.faults.start(self.outcome.processes, &command);
         let owner: &'static str = Box::leak(sim_seam::new_uuid().to_string().into_boxed_str());
         sim_seam::set_owner(Some(owner));
         self.world.start_process(crash_at);

@@ -8,7 +8,8 @@ use rand::rngs::StdRng;
 
 use crate::scripted_agent::{AgentConfig, InProcessAgent};
 
-use super::world::{Fault, World};
+use super::schedule::{self, Faults};
+use super::world::World;
 use super::{Exit, Sim, TIMEOUT, invariants, settled};
 
 /// The most passes after the faults stop before the run must be at a fixed point.
@@ -31,8 +32,8 @@ pub struct Planned {
     pub saga: bool,
 }
 
-/// The agents a seed draws.
-pub fn world(rng: &mut StdRng) -> World {
+/// The agents a seed draws, their faults from `faults`.
+pub fn world(rng: &mut StdRng, faults: Faults) -> World {
     let n = rng.random_range(1..=2);
     let mut agents = Vec::new();
     let mut dedup = Vec::new();
@@ -51,9 +52,7 @@ pub fn world(rng: &mut StdRng) -> World {
         agents.push((base, agent));
         dedup.push(d);
     }
-    let fault_rate = rng.random_range(0..250);
-    let faults = rand::SeedableRng::seed_from_u64(rng.random());
-    World::new(agents, dedup, faults, fault_rate, TIMEOUT)
+    World::new(agents, dedup, faults, TIMEOUT)
 }
 
 /// The steps a seed draws: two plain workflows and a saga.
@@ -111,15 +110,8 @@ fn delegate_args(p: &Planned) -> Vec<String> {
 }
 
 impl Sim {
-    /// A kill point for the next process, or none.
-    fn maybe_crash(&mut self) -> Option<(u64, bool)> {
-        self.rng
-            .random_bool(0.3)
-            .then(|| (self.rng.random_range(1..=4), self.rng.random_bool(0.5)))
-    }
-
     async fn faulty(&mut self, a: &[String]) -> Exit {
-        let crash = self.maybe_crash();
+        let crash = self.world.faults.crash();
         self.process(a, crash).await
     }
 
@@ -154,15 +146,8 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
             let exit = sim.faulty(&args(&["reply", &ask.name, ANSWER])).await;
             settled::reply_exit(sim, &ask.name, exit)?;
         }
-        if sim.rng.random_bool(0.1) {
-            forget_one(sim);
-        }
-        if sim.rng.random_bool(0.15) {
-            let a = sim.rng.random_range(0..sim.world.agents.len());
-            let back = Duration::from_secs(sim.rng.random_range(1..=120));
-            sim.world.agents[a].1.step_clock_back(back);
-            sim.world.count(Fault::ClockStepped);
-        }
+        schedule::forget(sim);
+        schedule::step_clock(sim);
         let pause = sim.rng.random_range(0..20);
         sim.advance(Duration::from_secs(pause)).await;
     }
@@ -189,30 +174,4 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
         "liveness: no fixed point within {LIVENESS_PASSES} passes after the faults stopped \
          (last: {last:?})"
     ))
-}
-
-/// An agent forgets one of its tasks whose id is journaled, as retention would (a task forgotten
-/// before anyone learnt its id is one no client could ever find: not a fault to recover from).
-fn forget_one(sim: &mut Sim) {
-    let known: Vec<String> = invariants::rows(sim)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|r| r.task_id)
-        .collect();
-    let a = sim.rng.random_range(0..sim.world.agents.len());
-    let agent = &sim.world.agents[a].1;
-    let tasks: Vec<String> = agent
-        .stats()
-        .tasks
-        .into_iter()
-        .map(|t| t.id)
-        .filter(|id| known.contains(id))
-        .collect();
-    if tasks.is_empty() {
-        return;
-    }
-    let t = &tasks[sim.rng.random_range(0..tasks.len())];
-    if agent.forget_task(t) {
-        sim.world.count(Fault::Forgotten);
-    }
 }

@@ -1,5 +1,6 @@
 //! The simulated world below the wire: in-process scripted agents behind a fault layer, and the
-//! crash trigger. Every choice is drawn from the run's seeded generator.
+//! crash trigger. Every fault is drawn from the run's seeded fault generator, or given by a
+//! schedule ([`super::schedule`]).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -8,31 +9,42 @@ use std::time::Duration;
 
 use axum::body::Body;
 use rand::RngExt as _;
-use rand::rngs::StdRng;
+use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
 use crate::scripted_agent::InProcessAgent;
 
-/// What the fault layer does to one exchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+use super::schedule::Faults;
+
+/// What the fault layer does to one exchange (its name in a schedule is [`Fault::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Fault {
     /// Lost before the agent saw it.
+    #[serde(rename = "lost-before")]
     LostBefore,
     /// Processed, its answer lost.
+    #[serde(rename = "lost-after")]
     LostAfter,
     /// Processed after the request timed out (inside the in-flight horizon).
+    #[serde(rename = "late")]
     Late,
     /// Answered 503 with `Retry-After`, not processed.
+    #[serde(rename = "503")]
     Unavailable,
     /// Answered 429 with `Retry-After`, not processed.
+    #[serde(rename = "429")]
     Throttled,
     /// The process is killed before the request leaves.
+    #[serde(rename = "crash-before")]
     CrashBefore,
     /// The process is killed after the agent processed the request.
+    #[serde(rename = "crash-after")]
     CrashAfter,
     /// An agent forgot a task (retention), between processes.
+    #[serde(rename = "forgotten")]
     Forgotten,
     /// An agent's clock stepped back, between processes.
+    #[serde(rename = "clock-step")]
     ClockStepped,
 }
 
@@ -59,9 +71,8 @@ pub struct World {
     pub agents: Vec<(String, InProcessAgent)>,
     /// Whether each agent de-duplicates by `messageId`.
     pub dedup: Vec<bool>,
-    rng: Mutex<StdRng>,
-    /// Per mille of exchanges that get a (non-crash) fault while faults are on.
-    pub fault_rate: u32,
+    /// Where faults come from, and the schedule of those that happened.
+    pub faults: Faults,
     faults_on: AtomicBool,
     /// The exchange number (of the current process) at which it is killed, and whether after
     /// the agent processed it.
@@ -77,19 +88,17 @@ pub struct World {
 }
 
 impl World {
-    /// A world of these agents, drawing faults from `rng`.
+    /// A world of these agents, its faults from `faults`.
     pub fn new(
         agents: Vec<(String, InProcessAgent)>,
         dedup: Vec<bool>,
-        rng: StdRng,
-        fault_rate: u32,
+        faults: Faults,
         timeout: Duration,
     ) -> Self {
         Self {
             agents,
             dedup,
-            rng: Mutex::new(rng),
-            fault_rate,
+            faults,
             faults_on: AtomicBool::new(true),
             crash_at: Mutex::new(None),
             calls: AtomicU64::new(0),
@@ -98,11 +107,6 @@ impl World {
             injected: Mutex::new(BTreeMap::new()),
             timeout,
         }
-    }
-
-    /// Draws from the world's generator.
-    pub fn with_rng<T>(&self, f: impl FnOnce(&mut StdRng) -> T) -> T {
-        f(&mut self.rng.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Switches the faults (crashes included) on or off.
@@ -141,17 +145,18 @@ impl World {
         if !self.faults_on.load(Ordering::SeqCst) {
             return None;
         }
-        if let Some((at, after)) = *lock(&self.crash_at)
-            && at == n
-        {
-            return Some(if after {
-                Fault::CrashAfter
-            } else {
-                Fault::CrashBefore
-            });
-        }
-        self.with_rng(|rng| {
-            if rng.random_range(0..1000) >= self.fault_rate {
+        let crash_at = *lock(&self.crash_at);
+        self.faults.exchange(n, |rng, rate| {
+            if let Some((at, after)) = crash_at
+                && at == n
+            {
+                return Some(if after {
+                    Fault::CrashAfter
+                } else {
+                    Fault::CrashBefore
+                });
+            }
+            if rng.random_range(0..1000) >= rate {
                 return None;
             }
             Some(match rng.random_range(0..5) {
@@ -235,7 +240,10 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
             .unwrap_or_default();
         #[expect(clippy::print_stderr, reason = "the simulator's trace (A2A_SIM_TRACE)")]
         {
-            eprintln!("a2a-sim trace:   #{n} {method} {url} {fault:?} {body:.300}");
+            let at = crate::sim_seam::virtual_now()
+                .map(|t| t.format("%H:%M:%S%.3f").to_string())
+                .unwrap_or_default();
+            eprintln!("a2a-sim trace:   {at} #{n} {method} {url} {fault:?} {body:.300}");
         }
     }
     match fault {

@@ -602,6 +602,7 @@ async fn connection_refused_was_never_sent() {
         .await
         .unwrap_err();
     assert!(matches!(err, A2aError::Connect { .. }), "{err}");
+    assert_eq!(err.unreached(), Some(crate::a2a::Unreached::Refused));
     assert_eq!(err.class(), ErrorClass::NotSent);
     assert!(err.is_transient());
     assert_eq!(err.exit_code(), exit::WORK_REMAINS);

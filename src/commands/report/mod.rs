@@ -9,6 +9,7 @@
 //!
 //! [`Event`]: crate::recovery::Event
 
+pub(crate) mod compensated;
 pub(crate) mod human;
 pub(crate) mod records;
 pub(crate) mod vocabulary;

@@ -10,7 +10,6 @@ use serde_json::Value;
 use crate::clock::rfc3339;
 use crate::commands::util::{hints, remedy};
 use crate::journal::Event;
-use crate::recovery::event::Said;
 use crate::recovery::{Action, ActionRemedy};
 
 /// An `action` record: one thing a pass (or an operator's decision) did, or in a dry run would
@@ -103,12 +102,19 @@ impl<'a> ActionRecord<'a> {
         }
     }
 
-    /// The record of what a compensation pass did (its workflow, a step or an attempt).
-    pub(crate) fn compensated(s: &Said<'a>) -> Self {
+    /// The record of an action on `workflow`, or a step of it, or an attempt of that.
+    pub(crate) fn about(
+        workflow: &'a str,
+        step: Option<&'a str>,
+        attempt: Option<u32>,
+        action: &'a str,
+        outcome: &'a str,
+        detail: &'a Value,
+    ) -> Self {
         Self {
-            step: s.step,
-            attempt: s.attempt,
-            ..Self::new(s.workflow, "", 0, s.action, s.outcome, s.detail)
+            step,
+            attempt,
+            ..Self::new(workflow, "", 0, action, outcome, detail)
         }
     }
 
@@ -196,17 +202,11 @@ mod tests {
             ActionRecord::judged(&a, None).to_value().to_string(),
             r#"{"action":"read","attempt":1,"detail":{"taskId":"t-1"},"new":null,"outcome":"INPUT_REQUIRED","remedy":{"alternatives":[],"command":"a2a-recover reply w/s \"…\"","what":"answer the agent's question: \"rooms?\""},"step":"s","type":"action","workflow":"w"}"#
         );
-        let said = Said {
-            workflow: "w",
-            step: None,
-            attempt: None,
-            action: "workflow",
-            outcome: "COMPENSATED",
-            detail: &json!({}),
-            line: "",
-        };
+        let empty = json!({});
         assert_eq!(
-            ActionRecord::compensated(&said).to_value().to_string(),
+            ActionRecord::about("w", None, None, "workflow", "COMPENSATED", &empty)
+                .to_value()
+                .to_string(),
             r#"{"action":"workflow","attempt":null,"detail":{},"outcome":"COMPENSATED","step":null,"type":"action","workflow":"w"}"#
         );
         let reply = ActionRecord::new("w", "s", 1, "reply", "DELIVERED", &detail)

@@ -2,19 +2,16 @@
 
 use std::ops::ControlFlow;
 
-use anyhow::Context as _;
-use serde_json::json;
-
 use super::{Pass, READ_ATTEMPTS, Unlooked, endpoint_of};
 use crate::a2a::{A2aError, Endpoint, retry_read};
 use crate::journal::{
-    Attempt, AttemptState, FailureKind, INTERFACE_GONE, JournalError, NeedsHuman, Source, Step,
-    StepName, StepRecord,
+    Attempt, AttemptState, FailureKind, JournalError, Source, Step, StepName, StepRecord,
 };
 use crate::recovery::error::Stopped;
-use crate::recovery::event::Event;
+use crate::recovery::event::{CancelAnswer, Did, Event};
 use crate::recovery::lookup::{self, LookHow, Looked};
 use crate::recovery::moved;
+use anyhow::Context as _;
 
 impl Pass<'_> {
     /// Cancels every unfinished attempt of a step; returns false when one still runs (or could
@@ -48,14 +45,7 @@ impl Pass<'_> {
             return Err(e);
         }
         self.io.sink.event(Event::Problem(&e))?;
-        self.say_step(
-            Some(step),
-            Some(a),
-            "error",
-            "error",
-            &json!({"error": format!("{e:#}")}),
-            &format!("{step}: {e:#}"),
-        )?;
+        self.say_step(step, Some(a), Did::Failed { error: &e })?;
         Ok(false)
     }
 
@@ -80,15 +70,12 @@ impl Pass<'_> {
             match self.read_task(&a, &mut ep).await? {
                 Some(now) if now.state.is_finished() => {
                     self.say_step(
-                        Some(name),
+                        name,
                         Some(&now),
-                        "cancel",
-                        now.state.as_str(),
-                        &json!({"taskId": task, "alreadyRequested": true}),
-                        &format!(
-                            "{name}: task {} is {} (cancel asked by an earlier run).",
-                            task, now.state
-                        ),
+                        Did::CancelAskedBefore {
+                            task: &task,
+                            state: now.state,
+                        },
                     )?;
                     return Ok(true);
                 }
@@ -101,61 +88,28 @@ impl Pass<'_> {
         let tid = task.as_str();
         let cancel = |ep: Endpoint| async move { self.client.cancel_task(&ep, tid).await };
         let Some(answer) = self.moving(&a, &mut ep, cancel).await? else {
-            self.say_step(
-                Some(name),
-                Some(&a),
-                "cancel",
-                INTERFACE_GONE,
-                &json!({"taskId": task}),
-                &format!(
-                    "{name}: task {task} cannot be canceled: its interface left the agent's \
-                     card, which offers nothing a2a-recover speaks; see `a2a-recover inspect \
-                     {} --pending`.",
-                    name.workflow
-                ),
-            )?;
+            self.say_step(name, Some(&a), Did::CancelGone { task: &task })?;
             return Ok(false);
         };
-        let cancel_detail = match &answer {
+        let answered = match &answer {
             Ok(t) => {
                 a = self.apply(&a, &t.raw, Source::Cancel)?;
-                json!({"answer": "task"})
+                CancelAnswer::Task
             }
-            Err(e) => json!({"answer": e.summary(), "code": e.rpc_code()}),
+            Err(e) => CancelAnswer::Error(e),
         };
         // After any answer, read the task again and decide from what it says.
-        let Some(now) = self.read_task(&a, &mut ep).await? else {
-            self.say_step(
-                Some(name),
-                Some(&a),
-                "cancel",
-                "unreadable",
-                &json!({"taskId": task, "cancel": cancel_detail}),
-                &format!("{name}: cancel sent for task {task}, but the task could not be read."),
-            )?;
-            return Ok(false);
-        };
-        let finished = now.state.is_finished();
-        let note = match now.state {
-            AttemptState::Completed => {
-                "; it completed first, so its effect is undone below".to_owned()
-            }
-            AttemptState::Canceled => String::new(),
-            _ if finished => String::new(),
-            _ => format!(
-                "; it still runs, run `a2a-recover compensate {}` again later",
-                name.workflow
-            ),
-        };
+        let now = self.read_task(&a, &mut ep).await?;
         self.say_step(
-            Some(name),
-            Some(&now),
-            "cancel",
-            now.state.as_str(),
-            &json!({"taskId": task, "cancel": cancel_detail}),
-            &format!("{name}: cancel task {task}: {}{note}.", now.state),
+            name,
+            Some(now.as_ref().unwrap_or(&a)),
+            Did::Cancelled {
+                task: &task,
+                answer: answered,
+                state: now.as_ref().map(|now| now.state),
+            },
         )?;
-        Ok(finished)
+        Ok(now.is_some_and(|now| now.state.is_finished()))
     }
 
     /// An `INTENT` that may have been sent is looked for before any cancel: `Continue` with
@@ -168,31 +122,13 @@ impl Pass<'_> {
     ) -> anyhow::Result<ControlFlow<bool, Attempt>> {
         let name = &step.spec.name;
         if lookup::never_sent(a) {
-            self.say_step(
-                Some(name),
-                Some(a),
-                "cancel",
-                "never-sent",
-                &json!({}),
-                &format!("{name}: never sent; it will not be sent now."),
-            )?;
+            self.say_step(name, Some(a), Did::NeverSent)?;
             return Ok(ControlFlow::Break(true));
         }
         let found = match self.look(a, step.spec.allow_cross_origin).await? {
             Ok(found) => found,
             Err(Unlooked::InFlight(until)) => {
-                let until = crate::clock::rfc3339(until);
-                self.say_step(
-                    Some(name),
-                    Some(a),
-                    "look",
-                    "in-flight",
-                    &json!({"until": until}),
-                    &format!(
-                        "{name}: its agent holds no task for it yet, but its send may still \
-                         be in flight until {until}; run again later."
-                    ),
-                )?;
+                self.say_step(name, Some(a), Did::LookInFlight { until })?;
                 return Ok(ControlFlow::Break(false));
             }
             Err(Unlooked::Failed(e)) if e.is_bad_task_id() => {
@@ -201,29 +137,21 @@ impl Pass<'_> {
                 self.gone.set(true);
                 let a = self.journal.attempt(a.id)?;
                 self.say_step(
-                    Some(name),
+                    name,
                     Some(&a),
-                    "look",
-                    "error",
-                    &json!({"error": a.error,
-                           "needsHuman": {"cause": NeedsHuman::BAD_TASK_ID,
-                                          "reason": a.error}}),
-                    &format!(
-                        "{name}: its agent answered the send with a task id no URL can \
-                         hold, so the task can be neither read nor cancelled; a human \
-                         decides (`a2a-recover resolve {name} --as done|abandoned`)."
-                    ),
+                    Did::BadTaskId {
+                        error: a.error.as_deref(),
+                    },
                 )?;
                 return Ok(ControlFlow::Break(false));
             }
             Err(Unlooked::Failed(_)) => {
                 self.say_step(
-                    Some(name),
+                    name,
                     Some(a),
-                    "look",
-                    "error",
-                    &json!({"error": a.error}),
-                    &format!("{name}: could not search the agent for its task; run again later."),
+                    Did::LookFailed {
+                        error: a.error.as_deref(),
+                    },
                 )?;
                 return Ok(ControlFlow::Break(false));
             }

@@ -2,13 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::json;
-
-use super::{CompStage, FirstMove, Outcome, Pass, agent_shown, effect_attempt, first_move};
+use super::{CompStage, FirstMove, Outcome, Pass, effect_attempt, first_move};
 use crate::exit;
-use crate::journal::{Attempt, EffectState, StepRecord, WorkflowState};
+use crate::journal::{Attempt, StepRecord, WorkflowState};
 use crate::plan_file::{Compensation, CompensationTarget};
-use crate::sanitize::inert;
+use crate::recovery::event::{Did, DryMove, Undo};
 
 impl Pass<'_> {
     pub(super) fn dry_run(&mut self, state: WorkflowState) -> anyhow::Result<Outcome> {
@@ -32,29 +30,15 @@ impl Pass<'_> {
             },
             effects: BTreeMap::new(),
             running: 0,
-            outcomes: self.outcomes.take(),
         })
     }
 
     /// Phase 1: what the workflow's mark would become.
     fn dry_mark(&self, state: WorkflowState) -> anyhow::Result<()> {
-        let workflow = self.workflow;
         if state == WorkflowState::Compensated {
-            self.say(
-                None,
-                "workflow",
-                state.as_str(),
-                &json!({"dryRun": true}),
-                &format!("{workflow} is already COMPENSATED; nothing would be done."),
-            )?;
+            self.say(Did::AlreadyCompensated { dry_run: true })?;
         } else if state == WorkflowState::Active {
-            self.say(
-                None,
-                "workflow",
-                "COMPENSATING",
-                &json!({"dryRun": true}),
-                &format!("would mark {workflow} COMPENSATING (no more sends)."),
-            )?;
+            self.say(Did::WouldMark)?;
         }
         Ok(())
     }
@@ -66,19 +50,13 @@ impl Pass<'_> {
             for a in &r.attempts {
                 if a.state.has_task() && !a.state.is_finished() {
                     todo += 1;
-                    let task = a.task_id.as_deref().unwrap_or("-");
                     self.say_step(
-                        Some(&r.step.spec.name),
+                        &r.step.spec.name,
                         Some(a),
-                        "cancel",
-                        "would-cancel",
-                        &json!({"taskId": task, "dryRun": true}),
-                        &format!(
-                            "would cancel {} task {} ({}), then read it again.",
-                            r.step.spec.name,
-                            inert(task),
-                            a.state
-                        ),
+                        Did::WouldCancel {
+                            task: a.task_id.as_deref(),
+                            state: a.state,
+                        },
                     )?;
                 }
             }
@@ -103,71 +81,47 @@ impl Pass<'_> {
             Some(c) if c.state.is_finished() => CompStage::Finished,
             Some(_) => CompStage::InFlight,
         };
-        let n = &r.step.spec.name;
-        let how = compensation_shown(r, a);
+        let how = undo_of(r, a);
         let first = first_move(a.effect, stage);
         let collided = match first {
             FirstMove::Skip => None,
             _ => self.collision(&r.step, a)?,
         };
-        let (outcome, line) = match first {
-            _ if let Some((what, c)) = &collided => (
-                "would-leave-unknown",
-                crate::a2a::error::one_line(&format!(
-                    "would leave {n} unknown and run nothing: {what} not run: {c}"
-                )),
-            ),
-            FirstMove::Skip => (
-                "skip",
-                format!(
-                    "{n}: {}; nothing would be done.",
-                    a.effect.map_or("null", EffectState::as_str)
-                ),
-            ),
-            FirstMove::Verify => (
-                "would-verify",
-                format!("would verify {n}; if it exists or is unknown, undo it with {how}."),
-            ),
-            FirstMove::Resume => (
-                "would-resume",
-                format!("would resume {n}'s compensation, then verify it gone."),
-            ),
-            FirstMove::Recheck => (
-                "would-recheck",
-                format!("would verify {n} again; if it still exists, undo it with {how}."),
-            ),
+        let then = match first {
+            _ if let Some((recipe, collision)) = &collided => {
+                DryMove::LeaveUnknown { recipe, collision }
+            }
+            FirstMove::Skip => DryMove::Skip,
+            FirstMove::Verify => DryMove::Verify(how),
+            FirstMove::Resume => DryMove::Resume,
+            FirstMove::Recheck => DryMove::Recheck(how),
         };
+        let todo = !matches!(then, DryMove::Skip);
         self.say_step(
-            Some(n),
+            &r.step.spec.name,
             Some(a),
-            "compensate",
-            outcome,
-            &json!({"effect": a.effect.map(EffectState::as_str), "dryRun": true}),
-            &line,
+            Did::WouldCompensate {
+                effect: a.effect,
+                then,
+            },
         )?;
-        Ok(outcome != "skip")
+        Ok(todo)
     }
 }
 
-/// How the compensation of `r` (whose effect attempt is `a`) would run, in words.
-fn compensation_shown(r: &StepRecord, a: &Attempt) -> String {
+/// How the compensation of `r` (whose effect attempt is `a`) would run.
+fn undo_of(r: &StepRecord, a: &Attempt) -> Undo {
     match r.step.spec.compensate.as_ref().map(Compensation::from_json) {
-        Some(Ok(Compensation::Command(_))) => "its compensation command".to_owned(),
-        Some(Ok(Compensation::Message { target: None, .. })) => format!(
-            "a compensation message to {}",
-            agent_shown(a.agent_url.as_deref().unwrap_or("-"))
-        ),
+        Some(Ok(Compensation::Command(_))) => Undo::Command,
+        Some(Ok(Compensation::Message { target: None, .. })) => Undo::Message(a.agent_url.clone()),
         Some(Ok(Compensation::Message {
             target: Some(CompensationTarget::Agent(u)),
             ..
-        })) => format!("a compensation message to {}", agent_shown(&u)),
+        })) => Undo::Message(Some(u)),
         Some(Ok(Compensation::Message {
             target: Some(CompensationTarget::Skill(s)),
             ..
-        })) => format!(
-            "a compensation message to an agent with skill `{}`",
-            inert(&s)
-        ),
-        _ => "an unreadable compensation recipe".to_owned(),
+        })) => Undo::Skill(s),
+        _ => Undo::Unreadable,
     }
 }

@@ -12,6 +12,7 @@ use super::{
 use crate::journal::{Attempt, EffectState, Step, StepName, StepRecord};
 use crate::placeholders::{self, Fill, Values};
 use crate::plan_file::{Compensation, Verification};
+use crate::recovery::event::{Did, EffectBy};
 use crate::recovery::verify::{self, Check, Found};
 
 impl Pass<'_> {
@@ -36,14 +37,12 @@ impl Pass<'_> {
         };
         match first_move(attempt.effect, stage) {
             FirstMove::Skip => {
-                let e = attempt.effect.map_or("null", EffectState::as_str);
                 self.say_step(
-                    Some(name),
+                    name,
                     Some(&attempt),
-                    "skip",
-                    e,
-                    &json!({}),
-                    &format!("{name}: {e}; nothing to do."),
+                    Did::Skipped {
+                        effect: attempt.effect,
+                    },
                 )?;
                 Ok(attempt.effect)
             }
@@ -53,7 +52,7 @@ impl Pass<'_> {
                         name,
                         &attempt,
                         EffectState::Absent,
-                        "verify",
+                        EffectBy::Verify,
                         "never sent (or refused): nothing was created",
                     );
                 }
@@ -69,7 +68,7 @@ impl Pass<'_> {
                         name,
                         &attempt,
                         EffectState::Absent,
-                        "verify",
+                        EffectBy::Verify,
                         "its send was looked for and proven absent: nothing was created",
                     );
                 }
@@ -78,7 +77,7 @@ impl Pass<'_> {
                 }
                 let check = self.verify(&record.step, &attempt).await?;
                 let (state, compensate) = after_verify(check.found);
-                self.set(name, &attempt, state, "verify", &check.detail)?;
+                self.set(name, &attempt, state, EffectBy::Verify, &check.detail)?;
                 if !compensate {
                     return Ok(Some(state));
                 }
@@ -98,19 +97,14 @@ impl Pass<'_> {
                 }
                 let check = self.verify(&record.step, &attempt).await?;
                 if let Some(state) = after_recheck(check.found, attempt.effect) {
-                    self.set(name, &attempt, state, "verify", &check.detail)
+                    self.set(name, &attempt, state, EffectBy::Verify, &check.detail)
                 } else {
                     self.say_step(
-                        Some(name),
+                        name,
                         Some(&attempt),
-                        "verify",
-                        "exists",
-                        &json!({"detail": check.detail}),
-                        &format!(
-                            "{name}: still there after its compensation ({}); compensating \
-                                 again.",
-                            check.detail
-                        ),
+                        Did::StillThere {
+                            detail: &check.detail,
+                        },
                     )?;
                     self.start_compensation(record, &attempt, comp).await
                 }
@@ -124,19 +118,12 @@ impl Pass<'_> {
         name: &StepName,
         attempt: &Attempt,
         state: EffectState,
-        action: &str,
+        by: EffectBy,
         detail: &str,
     ) -> anyhow::Result<Option<EffectState>> {
         self.journal
             .set_effect(attempt.id, Some(state), &json!({"detail": detail}))?;
-        self.say_step(
-            Some(name),
-            Some(attempt),
-            action,
-            state.as_str(),
-            &json!({"detail": detail}),
-            &format!("{name}: {state} ({detail})."),
-        )?;
+        self.say_step(name, Some(attempt), Did::Effect { by, state, detail })?;
         Ok(Some(state))
     }
 
@@ -185,15 +172,12 @@ impl Pass<'_> {
         let why = crate::a2a::error::one_line(&format!("{what} not run: {collision}"));
         self.journal.record_collision(attempt.id, &why, &ids)?;
         self.say_step(
-            Some(name),
+            name,
             Some(attempt),
-            "verify",
-            EffectState::Unknown.as_str(),
-            &json!({"detail": why, "collision": ids}),
-            &format!(
-                "{name}: unknown ({why}); neither verified nor compensated: a human compares the \
-                 artifacts, undoes the effect by hand if it exists, and resolves the step."
-            ),
+            Did::Collided {
+                why: &why,
+                artifacts: &ids,
+            },
         )?;
         Ok(Some(EffectState::Unknown))
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
-use super::{Pass, after_compensation, agent_shown, compensation_name, endpoint_of};
+use super::{Pass, after_compensation, compensation_name, endpoint_of};
 use crate::a2a::Credential;
 use crate::crash::{self, Point};
 use crate::journal::{
@@ -16,9 +16,10 @@ use crate::journal::{
 };
 use crate::placeholders::{self, Fill, Values};
 use crate::plan_file::{Compensation, CompensationTarget};
+use crate::recovery::event::{Did, EffectBy};
 use crate::recovery::lookup;
 use crate::recovery::registry::pick_agent;
-use crate::recovery::send::{Outgoing, Sender, Sent};
+use crate::recovery::send::{Outgoing, Sender};
 use crate::recovery::verify::{self, Found};
 use crate::sanitize::inert;
 
@@ -39,7 +40,7 @@ impl Pass<'_> {
                     name,
                     attempt,
                     EffectState::CompensationFailed,
-                    "compensate",
+                    EffectBy::Compensate,
                     &why,
                 );
             }
@@ -83,7 +84,7 @@ impl Pass<'_> {
                             name,
                             attempt,
                             EffectState::CompensationFailed,
-                            "compensate",
+                            EffectBy::Compensate,
                             &format!(
                                 "still there, and its compensation's budget of {max} attempts \
                                  is spent"
@@ -127,15 +128,13 @@ impl Pass<'_> {
             reference_task_ids: references(attempt, comp_attempt.agent_url.as_deref()),
         };
         self.say_step(
-            Some(&record.step.spec.name),
+            &record.step.spec.name,
             Some(attempt),
-            "resume",
-            comp_attempt.state.as_str(),
-            &json!({"compensation": comp.step.spec.name.to_string(), "attempt": comp_attempt.number}),
-            &format!(
-                "{}: resuming its compensation ({}, attempt {}: {}).",
-                record.step.spec.name, comp.step.spec.name, comp_attempt.number, comp_attempt.state
-            ),
+            Did::Resuming {
+                compensation: &comp.step.spec.name,
+                attempt: comp_attempt.number,
+                state: comp_attempt.state,
+            },
         )?;
         if attempt.effect != Some(EffectState::Compensating) {
             self.journal.set_effect(
@@ -181,7 +180,7 @@ impl Pass<'_> {
                                 name,
                                 attempt,
                                 EffectState::Compensated,
-                                "verify",
+                                EffectBy::Verify,
                                 &check.detail,
                             );
                         }
@@ -196,7 +195,7 @@ impl Pass<'_> {
                             name,
                             attempt,
                             EffectState::CompensationFailed,
-                            "compensate",
+                            EffectBy::Compensate,
                             &why,
                         );
                     }
@@ -237,7 +236,7 @@ impl Pass<'_> {
             "{}; compensation {} {}",
             check.detail, comp_step.spec.name.step, comp_attempt.state
         );
-        self.set(name, attempt, state, "compensate", &detail)
+        self.set(name, attempt, state, EffectBy::Compensate, &detail)
     }
 
     /// Runs a compensation command with the effect attempt's values and journals the result;
@@ -270,12 +269,12 @@ impl Pass<'_> {
             self.journal
                 .record_failure(comp_attempt.id, FailureKind::Send, &why)?;
             self.say_step(
-                Some(name),
+                name,
                 Some(comp_attempt),
-                "compensate",
-                "not-run",
-                &json!({"compensation": comp_step.spec.name.to_string(), "status": run.summary()}),
-                &format!("{name}: {why}."),
+                Did::CommandNotRun {
+                    compensation: &comp_step.spec.name,
+                    run: &run,
+                },
             )?;
             return Ok(Err(why));
         }
@@ -292,12 +291,12 @@ impl Pass<'_> {
         self.journal
             .record_command_result(comp_attempt.id, &outcome)?;
         self.say_step(
-            Some(name),
+            name,
             Some(comp_attempt),
-            "compensate",
-            "ran",
-            &json!({"compensation": comp_step.spec.name.to_string(), "status": run.summary()}),
-            &format!("{name}: compensation command ran ({}).", run.summary()),
+            Did::CommandRan {
+                compensation: &comp_step.spec.name,
+                run: &run,
+            },
         )?;
         Ok(Ok(()))
     }
@@ -423,10 +422,6 @@ impl Pass<'_> {
     /// looked for first and resent (same messageId) only when the look proves nothing was
     /// created. Crash points: `after-intent`, `after-send` (the `~compensate` step's name) and
     /// `after-compensate-send` (either name).
-    #[expect(
-        clippy::too_many_lines,
-        reason = "the crash-safe send (intent, look, endpoint, send, record) in the order that makes it safe"
-    )]
     async fn send_compensation(
         &self,
         name: &StepName,
@@ -462,93 +457,14 @@ impl Pass<'_> {
             card_patience: crate::recovery::send::DEFAULT_CARD_PATIENCE,
         };
         let comp_full = comp_step.spec.name.to_string();
-        let agent = agent_shown(a.agent_url.as_deref().unwrap_or("-"));
         let sent = sender.deliver(a.id, &out, &comp_full).await?;
-        let now = sent.attempt().clone();
-        let task = inert(now.task_id.as_deref().unwrap_or("-"));
-        let (action, outcome, line) = match &sent {
-            Sent::Task(_) | Sent::Replied(_) => (
-                "compensate",
-                now.state.as_str().to_owned(),
-                format!("{name}: compensation sent to {agent} ({}).", now.state),
-            ),
-            Sent::Found(_) => (
-                "look",
-                "found".to_owned(),
-                format!(
-                    "{name}: found the compensation sent before as task {task} ({}); nothing \
-                     resent.",
-                    now.state
-                ),
-            ),
-            Sent::Settled(_) => (
-                "compensate",
-                now.state.as_str().to_owned(),
-                format!(
-                    "{name}: its compensation was settled meanwhile ({}).",
-                    now.state
-                ),
-            ),
-            Sent::Refused(_, e) => (
-                "compensate",
-                "REFUSED".to_owned(),
-                format!("{name}: the compensation was refused: {}.", e.summary()),
-            ),
-            Sent::Uncertain(_, reason) => (
-                "look",
-                "UNCERTAIN".to_owned(),
-                format!(
-                    "{name}: cannot tell whether the compensation sent before arrived ({}); \
-                     nothing resent.",
-                    inert(reason)
-                ),
-            ),
-            Sent::InFlight(_, until) => (
-                "look",
-                "in-flight".to_owned(),
-                format!(
-                    "{name}: its compensation sent before is not on the agent yet, but may \
-                     still be in flight until {}; nothing resent, run again later.",
-                    crate::clock::rfc3339(*until)
-                ),
-            ),
-            Sent::Failed { stage, error, .. } => (
-                "compensate",
-                format!("{}-failed", stage.as_str()),
-                format!(
-                    "{name}: the compensation's {} failed ({}); it is looked for before any \
-                     resend.",
-                    stage.as_str(),
-                    error.summary()
-                ),
-            ),
-            Sent::NeedsHuman { stage, why, .. } => (
-                "compensate",
-                format!("{}-failed", stage.as_str()),
-                format!(
-                    "{name}: the compensation needs a human: {}.",
-                    inert(&why.reason)
-                ),
-            ),
-            Sent::Busy(_, lease) => (
-                "compensate",
-                "busy".to_owned(),
-                format!(
-                    "{name}: another process (pid {} on {}) is sending its compensation; run \
-                     again later.",
-                    lease.pid,
-                    inert(&lease.host)
-                ),
-            ),
-        };
         self.say_step(
-            Some(name),
-            Some(&now),
-            action,
-            &outcome,
-            &json!({"compensation": comp_full, "taskId": now.task_id, "agent": now.agent_url,
-                    "error": now.error}),
-            &line,
+            name,
+            Some(sent.attempt()),
+            Did::Sent {
+                compensation: &comp_step.spec.name,
+                sent: &sent,
+            },
         )?;
         Ok(())
     }

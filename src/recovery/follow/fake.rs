@@ -52,10 +52,12 @@ pub(crate) fn copy(e: &A2aError) -> A2aError {
             url,
             method,
             detail,
+            why,
         } => A2aError::Connect {
             url: url.clone(),
             method,
             detail: detail.clone(),
+            why: *why,
         },
         A2aError::Http {
             url,

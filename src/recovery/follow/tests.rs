@@ -119,6 +119,7 @@ fn refused_connection() -> A2aError {
         url: "http://127.0.0.1:9/".to_owned(),
         method: "SubscribeToTask",
         detail: "connection refused".to_owned(),
+        why: crate::a2a::Unreached::Refused,
     }
 }
 
