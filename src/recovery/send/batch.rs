@@ -183,7 +183,7 @@ impl<'s, 'a> Batch<'s, 'a> {
         }
     }
 
-    /// Takes each agent's card once, then claims the first [`FIRST_CLAIM`] items' leases and
+    /// Takes each agent's card once, then claims the first `FIRST_CLAIM` items' leases and
     /// journals their endpoints in one transaction; the rest are claimed on the writer thread
     /// (`claims.rs`), each before its send. Returns what each item came to, in order (an item
     /// not claimed yet is [`Ready::Send`]: [`Batch::send`] waits for its claim).
