@@ -87,7 +87,7 @@ impl OncePerProcess {
 }
 
 /// The number of the (simulated) process: always 0 in the shipped binary; in the simulator's
-/// build it changes with every simulated process ([`new_process`]).
+/// build it changes with every simulated process (`new_process`).
 fn process_number() -> u64 {
     #[cfg(feature = "sim")]
     {

@@ -617,3 +617,89 @@ fn a_question_left_in_a_compensating_workflow_points_to_compensate_not_reply() {
         stdout(&out)
     );
 }
+
+/// Waits (on a condition, bounded) until `done` holds; panics naming `what` if it never does.
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "never saw {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn a_compensation_task_running_when_its_effect_was_verified_gone_is_read_again() {
+    use a2a_recover::scripted_agent::AgentConfig;
+    let env = TestEnv::new();
+    let books = bookings();
+    // Ticks of 2 s: the compensation (`work:3`) outlives compensate's wait for it (2 s).
+    let hotels = agent(AgentConfig {
+        tick: std::time::Duration::from_secs(2),
+        ..fast_with_skills(&["hotels"])
+    });
+    let verify = format!("{}/bookings/{{task_id}}", books.url());
+    let url = hotels.url();
+    let out = env.run([
+        "delegate",
+        "trip-9/hotel",
+        "--agent",
+        &url,
+        "--effect",
+        "--compensate",
+        "work:3",
+        "--verify-url",
+        &verify,
+        "book a room",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let task = task_of(&env, "trip-9/hotel");
+    books.book(&task);
+    let child = env
+        .std_cmd()
+        .args(["compensate", "trip-9", "--command-timeout", "2s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn compensate");
+    // The booking goes by another path once the compensation is sent, as a real undo may.
+    wait_until("the compensation message", || {
+        hotels.stats().messages.iter().any(|m| m.text == "work:3")
+    });
+    books.cancel(&task);
+    let out = child.wait_with_output().expect("compensate");
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(latest(&env, "trip-9/hotel")["effect"], "compensated");
+    let comp = latest(&env, "trip-9/hotel~compensate");
+    assert_ne!(comp["state"], "COMPLETED", "{comp}");
+    let comp_task = comp["taskId"].as_str().expect("task id").to_owned();
+
+    // The workflow is COMPENSATED; its compensation task then finishes on the agent.
+    wait_until("the compensation task completed", || {
+        hotels
+            .stats()
+            .tasks
+            .iter()
+            .any(|t| t.id == comp_task && t.state == a2a::TaskState::Completed)
+    });
+    let (c, records) = compensate_json(&env, "trip-9");
+    assert_eq!(c, 0, "{records:?}");
+    let read = records
+        .iter()
+        .find(|r| r["action"] == "read")
+        .unwrap_or_else(|| panic!("no read record: {records:?}"));
+    assert_eq!(read["outcome"], "COMPLETED", "{read}");
+    assert_eq!(read["step"], "hotel", "{read}");
+    assert_eq!(read["detail"]["taskId"], comp_task.as_str(), "{read}");
+    assert_eq!(
+        read["detail"]["compensation"], "trip-9/hotel~compensate",
+        "{read}"
+    );
+    assert_eq!(
+        latest(&env, "trip-9/hotel~compensate")["state"],
+        "COMPLETED"
+    );
+    // Read once: a third run has nothing left to read.
+    let (c, records) = compensate_json(&env, "trip-9");
+    assert_eq!(c, 0);
+    assert!(records.iter().all(|r| r["action"] != "read"), "{records:?}");
+}

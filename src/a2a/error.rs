@@ -189,8 +189,8 @@ pub enum A2aError {
         method: &'static str,
         /// The cause.
         detail: String,
-        /// Why, as a kind ([`Unreached::Refused`], [`Unreached::NoSuchHost`],
-        /// [`Unreached::Tls`] or [`Unreached::NoConnection`]).
+        /// Why, as a kind ([`super::Unreached::Refused`], [`super::Unreached::NoSuchHost`],
+        /// [`super::Unreached::Tls`] or [`super::Unreached::NoConnection`]).
         why: super::Unreached,
     },
     /// No complete answer within the timeout.

@@ -50,6 +50,7 @@ use crate::recovery::lookup::{self, LookHow, Sweeps};
 use crate::recovery::moved::{self, Rechosen};
 
 mod batch;
+mod claims;
 
 pub use batch::{Answer, Batch, BatchItem, Commit, Ready};
 
@@ -564,7 +565,7 @@ impl Sender<'_> {
     /// committed at once; `None` when the batch leaves it to the one-attempt path (its card
     /// could not be read, or another process journaled its endpoint first).
     async fn deliver_fresh(&self, item: &BatchItem) -> anyhow::Result<Option<Sent>> {
-        let batch = Batch::new(self);
+        let mut batch = Batch::new(self);
         let ready = batch
             .claim(std::slice::from_ref(item))
             .await?

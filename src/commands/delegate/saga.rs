@@ -9,8 +9,9 @@
 //! `ACTIVE`; diff the plan against what is journaled for the workflow (a difference is refused
 //! with the diff, exit 2); resolve skills to registered agents; commit ALL intents in ONE
 //! transaction (`Journal::create_intents`); then send the new steps as one batch
-//! (`recovery::send::Batch`: every lease and endpoint in one transaction, at most
-//! [`PLAN_CONCURRENCY`] sends at a time, answers group-committed). Running the same plan again
+//! (`recovery::send::Batch`: the first leases and endpoints in one small transaction, the
+//! rest claimed on the writer thread ahead of their sends, at most [`PLAN_CONCURRENCY`] sends
+//! at a time, answers group-committed). Running the same plan again
 //! commits nothing new and resends only what is still `INTENT`, one step at a time through the
 //! one-attempt path, after the look.
 
@@ -419,8 +420,9 @@ impl Tally {
     }
 }
 
-/// Sends the plan's new steps as one batch (`recovery::send::Batch`): every lease claimed and
-/// every endpoint journaled in one transaction, at most [`PLAN_CONCURRENCY`] sends at a time,
+/// Sends the plan's new steps as one batch (`recovery::send::Batch`): each lease claimed and
+/// each endpoint journaled in a commit durable before its send (the first few in one
+/// transaction here, the rest on the writer thread), at most [`PLAN_CONCURRENCY`] sends at a time,
 /// and the answers that arrived while a group commit ran journaled together in the next one.
 /// Each step's records are printed once its outcome is journaled. Returns the steps the batch
 /// leaves to the one-attempt path (an endpoint journaled by another process, an unreadable
@@ -459,7 +461,7 @@ async fn send_batch<'r>(
         sweeps: None,
         card_patience: args.card_patience,
     };
-    let batch = Batch::new(&sender);
+    let mut batch = Batch::new(&sender);
     let mut left = Vec::new();
     let mut to_send = Vec::new();
     for (i, ready) in batch.claim(&items).await?.into_iter().enumerate() {

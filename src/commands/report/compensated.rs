@@ -194,7 +194,7 @@ pub(crate) fn line(s: &Said<'_>) -> String {
     inert(&sentence(s))
 }
 
-/// The sentence, which may quote remote text ([`line`] makes it inert).
+/// The sentence, which may quote remote text ([`line()`] makes it inert).
 fn sentence(s: &Said<'_>) -> String {
     let w = s.workflow;
     let n = s.step.map(ToString::to_string).unwrap_or_default();

@@ -4,12 +4,15 @@
 //!
 //! Order:
 //! 1. [`Batch::claim`]: each agent's card is taken once (the registry's, else fetched once and
-//!    stored); then ONE transaction claims every attempt's lease, re-reads it under the lease
-//!    and journals its endpoint (`Journal::claim_for_send`). From that commit on, every attempt
-//!    of the batch counts as possibly sent and is looked for before any resend.
-//! 2. [`Batch::send`] per attempt, concurrently: crash point `after-intent`, `SendMessage`,
-//!    crash point `after-send` (the answer arrived, nothing of it journaled), exactly as the
-//!    one-attempt path does; nothing is journaled here (but an agent refusing our contextId,
+//!    stored); then ONE transaction claims the first [`FIRST_CLAIM`] attempts' leases, re-reads
+//!    each under its lease and journals its endpoint (`Journal::claim_for_send`). The others
+//!    are claimed the same way on the writer thread, in claims of growing size, one claim
+//!    ahead of the sends (`claims.rs`): the sends start after a small commit instead of after
+//!    one for the whole batch. From its claim's commit on, an attempt counts as possibly sent
+//!    and is looked for before any resend; one not claimed yet is still never sent.
+//! 2. [`Batch::send`] per attempt, concurrently: (an attempt claimed on the writer: once its
+//!    claim is durable) crash point `after-intent`, `SendMessage`, crash point `after-send`
+//!    (the answer arrived, nothing of it journaled), exactly as the one-attempt path does; nothing is journaled here (but an agent refusing our contextId,
 //!    which is remembered before the message goes again).
 //! 3. [`Batch::push`] each answer, then [`Batch::start_commit`] and [`Batch::finish`]: the
 //!    caller hands over every answer that arrived while its previous group commit ran; they are
@@ -17,7 +20,7 @@
 //!    (`Journal::record_sends`), made by `commit::Writer` on a connection of its own.
 //!
 //! Invariants: commit-before-send holds per attempt (ids at the intent, endpoint at the claim,
-//! both before the send); answers received but not yet journaled are at most the sends in
+//! both durable before the send); answers received but not yet journaled are at most the sends in
 //! flight, found after a crash by the look (bucket 1); a lease is never older than half its
 //! time when its send starts (the waiting leases are renewed together, in one transaction, once
 //! half their time is spent), so another process cannot break it and send too; a batch dropped
@@ -25,7 +28,8 @@
 //!
 //! An attempt whose endpoint was already journaled (it may have been sent), or whose agent's
 //! card cannot be read, is not sent by the batch: [`Ready::Deliver`] sends it through
-//! [`Sender::deliver`], which looks first or reports the card's failure as it always did.
+//! [`Sender::deliver`], which looks first or reports the card's failure as it always did (one
+//! found so by a later claim, [`Batch::send`] delivers that way itself).
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
@@ -35,6 +39,7 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::claims::{FIRST_CLAIM, Later};
 use super::{Answered, Outgoing, Sender, Sent, Stage};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, ErrorClass, types};
@@ -94,9 +99,12 @@ pub struct Batch<'s, 'a> {
     relook: RefCell<BTreeSet<AttemptId>>,
     /// Answers received and not yet handed to a group commit.
     pending: RefCell<Vec<Answer>>,
-    /// Where the group commits are made: a thread with its own connection (started at the
-    /// first commit), so that sends go on while a commit waits for the disk.
+    /// Where the group commits and the later claims are made: a thread with its own
+    /// connection (started at the first job), so that sends go on while a commit waits for the
+    /// disk.
     writer: Writer<'a>,
+    /// The claims after the first, made on the writer one ahead of the sends.
+    later: Option<Later>,
 }
 
 /// A group commit in progress: wait for it ([`Commit::poll_done`]), then hand it to
@@ -131,6 +139,10 @@ impl Drop for Batch<'_, '_> {
             return;
         }
         self.writer.close();
+        // Claims the writer committed that no send took over yet: their leases are ours.
+        if let Some(later) = &self.later {
+            self.held.get_mut().extend(later.take_claimed());
+        }
         let pending = std::mem::take(self.pending.get_mut());
         if !pending.is_empty() {
             let records: Vec<SendRecord> = pending.iter().map(|a| Self::record_of(a).0).collect();
@@ -167,12 +179,15 @@ impl<'s, 'a> Batch<'s, 'a> {
             relook: RefCell::new(BTreeSet::new()),
             pending: RefCell::new(Vec::new()),
             writer: Writer::new(sender.journal, WriterMode::Thread),
+            later: None,
         }
     }
 
-    /// Takes each agent's card once, then claims every item's lease and journals its endpoint
-    /// in one transaction; returns what each item came to, in order.
-    pub async fn claim(&self, items: &[BatchItem]) -> anyhow::Result<Vec<Ready>> {
+    /// Takes each agent's card once, then claims the first `FIRST_CLAIM` items' leases and
+    /// journals their endpoints in one transaction; the rest are claimed on the writer thread
+    /// (`claims.rs`), each before its send. Returns what each item came to, in order (an item
+    /// not claimed yet is [`Ready::Send`]: [`Batch::send`] waits for its claim).
+    pub async fn claim(&mut self, items: &[BatchItem]) -> anyhow::Result<Vec<Ready>> {
         let journal = self.sender.journal;
         // One card per agent, credential variable and forced interface: (card URL, variable,
         // choice) → endpoint, or `None` when it could not be read (those items go the
@@ -214,21 +229,33 @@ impl<'s, 'a> Batch<'s, 'a> {
             }
         }
         let ttl = self.sender.lease_ttl;
+        let send_timeout = super::journaled_timeout(self.sender.client);
         let claimed_at = self.sender.clock.now();
+        let rest = claims.split_off(claims.len().min(FIRST_CLAIM));
         let mut claimed = journal
-            .claim_for_send(&claims, ttl, super::journaled_timeout(self.sender.client))?
+            .claim_for_send(&claims, ttl, send_timeout)?
             .into_iter()
             .map(Some)
             .collect::<Vec<_>>();
         self.renew_at.set(Some(claimed_at + ttl / 2));
         self.expires_at.set(Some(claimed_at + ttl));
+        if !rest.is_empty() {
+            let later = Later::new(rest, ttl, send_timeout);
+            // The second claim goes to the writer now: it commits while the first sends go.
+            later.start(0, &self.writer);
+            self.later = Some(later);
+        }
         let mut out = Vec::with_capacity(items.len());
-        for slot in slots {
+        for (slot, item) in slots.into_iter().zip(items) {
             let Some(i) = slot else {
                 out.push(Ready::Deliver);
                 continue;
             };
-            out.push(match claimed[i].take().context("a claim was read twice")? {
+            let Some(claim) = claimed.get_mut(i) else {
+                out.push(Ready::Send(item.attempt.clone()));
+                continue;
+            };
+            out.push(match claim.take().context("a claim was read twice")? {
                 BatchClaim::Claimed(attempt, true) => {
                     self.held.borrow_mut().insert(attempt.id);
                     self.waiting.borrow_mut().insert(attempt.id);
@@ -301,6 +328,11 @@ impl<'s, 'a> Batch<'s, 'a> {
         attempt: Attempt,
         item: &BatchItem,
     ) -> anyhow::Result<Result<Answer, Sent>> {
+        let attempt = match self.claimed_later(attempt.id, item).await? {
+            Some(Ok(attempt)) => attempt,
+            Some(Err(sent)) => return Ok(Err(sent)),
+            None => attempt,
+        };
         self.renew_if_due()?;
         if let Some(lease) = self.lost.borrow_mut().remove(&attempt.id) {
             return Ok(Err(Sent::Busy(attempt, lease)));
@@ -321,6 +353,37 @@ impl<'s, 'a> Batch<'s, 'a> {
             card_url: prepared.card_url,
             with_context,
             result,
+        }))
+    }
+
+    /// Waits for the claim of an attempt claimed on the writer (`None`: claimed before the
+    /// sends started): `Ok` the attempt claimed with its endpoint journaled now, to send;
+    /// `Err` what the one-attempt path would report (busy, settled meanwhile), or what it did
+    /// with an attempt whose endpoint another process journaled first (it looks first).
+    async fn claimed_later(
+        &self,
+        id: AttemptId,
+        item: &BatchItem,
+    ) -> anyhow::Result<Option<Result<Attempt, Sent>>> {
+        let Some(later) = &self.later else {
+            return Ok(None);
+        };
+        let Some(claim) = later.wait(id, &self.writer).await else {
+            return Ok(None);
+        };
+        let claimed = later.take_claimed();
+        self.held.borrow_mut().extend(claimed.iter().copied());
+        self.waiting.borrow_mut().extend(claimed);
+        Ok(Some(match claim? {
+            BatchClaim::Claimed(attempt, true) => Ok(attempt),
+            BatchClaim::Claimed(attempt, false) => {
+                self.held.borrow_mut().remove(&attempt.id);
+                self.waiting.borrow_mut().remove(&attempt.id);
+                let sent = Box::pin(self.sender.deliver(attempt.id, &item.out, &item.step));
+                Err(sent.await?)
+            }
+            BatchClaim::HeldBy(attempt, lease) => Err(Sent::Busy(attempt, lease)),
+            BatchClaim::Settled(attempt) => Err(Sent::Settled(attempt)),
         }))
     }
 
