@@ -255,7 +255,7 @@ impl Context {
             return Ok((journal, Some(lock)));
         };
         let lock = match self
-            .waiting(|started| lock::acquire_scoped(path, scope, std::process::id(), started))
+            .waiting(|started| lock::acquire_scoped(path, scope, crate::sim_seam::pid(), started))
             .await
         {
             Ok(lock) => lock,
@@ -317,7 +317,7 @@ impl Context {
         started: &str,
     ) -> Result<PassLock, LockError> {
         match self.journal.file_path() {
-            Some(path) => lock::acquire_workflow(path, workflow, std::process::id(), started),
+            Some(path) => lock::acquire_workflow(path, workflow, crate::sim_seam::pid(), started),
             None => store_lock(journal, LockScope::Workflow(workflow)),
         }
     }

@@ -42,6 +42,15 @@ pub fn killed() -> bool {
     }
 }
 
+/// Returns this process's pid: the OS's, or (in a simulated run) the simulated process's own.
+pub fn pid() -> u32 {
+    #[cfg(feature = "sim")]
+    if let Some(pid) = sim::sim_pid() {
+        return pid;
+    }
+    std::process::id()
+}
+
 /// Keys said once per process (warn-once sets), at most 1,024 of them. In a simulated run, each
 /// simulated process starts with none, as a restarted process would.
 pub struct OncePerProcess(std::sync::Mutex<(u64, Vec<String>)>);
@@ -133,6 +142,42 @@ mod sim {
         static OWNER: RefCell<Option<&'static str>> = const { RefCell::new(None) };
         static EPOCH: Cell<Option<chrono::DateTime<chrono::Utc>>> = const { Cell::new(None) };
         static START: Cell<Option<tokio::time::Instant>> = const { Cell::new(None) };
+        static SIM_PROCESS: RefCell<Option<SimProcess>> = const { RefCell::new(None) };
+    }
+
+    /// The identity of the simulated process now running, and which simulated pids are alive.
+    #[derive(Debug, Clone, Default)]
+    pub struct SimProcess {
+        /// Its pid.
+        pub pid: u32,
+        /// Its host identity, as leases name it.
+        pub host: &'static str,
+        /// The pids alive besides its own (taken again by unrelated programs).
+        pub alive: std::collections::BTreeSet<u32>,
+    }
+
+    /// Installs the identity of the simulated process about to run (or none).
+    pub fn set_process(process: Option<SimProcess>) {
+        SIM_PROCESS.with(|p| *p.borrow_mut() = process);
+    }
+
+    pub(super) fn sim_pid() -> Option<u32> {
+        SIM_PROCESS.with(|p| p.borrow().as_ref().map(|p| p.pid))
+    }
+
+    /// The simulated process's host identity, if one is installed.
+    pub fn host() -> Option<&'static str> {
+        SIM_PROCESS.with(|p| p.borrow().as_ref().map(|p| p.host))
+    }
+
+    /// Whether `pid` is alive in the simulated world, if one is installed: the running
+    /// process's own pid, or one an unrelated program took again.
+    pub fn pid_alive(pid: u32) -> Option<bool> {
+        SIM_PROCESS.with(|p| {
+            p.borrow()
+                .as_ref()
+                .map(|p| p.pid == pid || p.alive.contains(&pid))
+        })
     }
 
     /// The number of the simulated process (never reset, so that no two share one).
@@ -162,6 +207,7 @@ mod sim {
         OWNER.with(|o| *o.borrow_mut() = None);
         EPOCH.set(None);
         START.set(None);
+        SIM_PROCESS.with(|p| *p.borrow_mut() = None);
     }
 
     pub(super) fn next_uuid() -> Option<Uuid> {

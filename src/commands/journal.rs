@@ -166,7 +166,7 @@ fn lock_source(ctx: &Context, from: &Location) -> anyhow::Result<Option<lock::Pa
             lock::acquire_scoped(
                 path,
                 lock::Scope::Journal,
-                std::process::id(),
+                crate::sim_seam::pid(),
                 &crate::clock::rfc3339(ctx.clock.now()),
             )
             .map_err(|e| match e {

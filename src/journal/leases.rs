@@ -103,6 +103,15 @@ impl Journal {
             && lease.host == me.host
             && (lease.pid == me.pid || !process_alive(lease.pid));
         let broken = lease.expires_at <= now || dead;
+        if !mine && !broken {
+            tracing::debug!(
+                "attempt {}: leased by pid {} on {} until {}",
+                held.id.0,
+                lease.pid,
+                lease.host,
+                lease.expires_at
+            );
+        }
         (!mine && !broken).then(|| lease.clone())
     }
 }
@@ -159,6 +168,10 @@ pub fn owner_id() -> &'static str {
 /// Returns this host's identity, as leases name it: the host name (or the test-only
 /// `A2A_RECOVER_TEST_HOST`) and, where readable, the pid namespace (`web-1 pid:[4026531836]`).
 pub fn host_name() -> &'static str {
+    #[cfg(feature = "sim")]
+    if let Some(host) = crate::sim_seam::host() {
+        return host;
+    }
     &identity().host
 }
 
@@ -172,7 +185,7 @@ pub fn host_label() -> &'static str {
 pub(super) fn my_lease(now: chrono::DateTime<chrono::Utc>, ttl: Duration) -> Lease {
     Lease {
         owner: Some(owner_id().to_owned()),
-        pid: std::process::id(),
+        pid: crate::sim_seam::pid(),
         host: host_name().to_owned(),
         expires_at: now + chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX),
     }
@@ -185,6 +198,10 @@ pub(super) fn is_mine(lease: Option<&Lease>) -> bool {
 
 /// Returns whether a process with this pid exists in this pid namespace.
 fn process_alive(pid: u32) -> bool {
+    #[cfg(feature = "sim")]
+    if let Some(alive) = crate::sim_seam::pid_alive(pid) {
+        return alive;
+    }
     let Ok(raw) = i32::try_from(pid) else {
         return false;
     };

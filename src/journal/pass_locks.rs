@@ -81,7 +81,8 @@ impl Journal {
         let guard = conn.lock().unwrap_or_else(PoisonError::into_inner);
         if !store.named.load(Ordering::Relaxed) {
             let since = self.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
-            locks::name_session(&guard, std::process::id(), host_label(), &since).map_err(&e)?;
+            locks::name_session(&guard, crate::sim_seam::pid(), host_label(), &since)
+                .map_err(&e)?;
             store.named.store(true, Ordering::Relaxed);
         }
         let (taken, workflow) = match scope {

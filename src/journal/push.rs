@@ -196,7 +196,7 @@ impl Journal {
         let row = sql::ListenerRow {
             owner: super::owner_id().to_owned(),
             host: super::host_name().to_owned(),
-            pid: i64::from(std::process::id()),
+            pid: i64::from(crate::sim_seam::pid()),
             bind: bind.to_owned(),
             started_at: started_at.timestamp_millis(),
             heartbeat_at: self.now_ms(),

@@ -881,28 +881,33 @@ async fn search_for(
     how: &LookHow<'_>,
 ) -> (Result<Lookup, A2aError>, DateTime<Utc>) {
     let now = how.clock.now();
+    // An agent without ListTasks is never swept (its error would read as a failed look, retried
+    // forever): it cannot be searched at all.
+    let listable = how.endpoint.binding.can_list_tasks();
     let shared = match (how.sweeps, &look.context_id) {
-        (Some((sweeps, cross_origin)), None) => match sweep_key(attempt, cross_origin) {
-            Some(key) => {
-                let window = time_window(look.created_at, now, how.clock_skew);
-                sweeps
-                    .look(
-                        how.client,
-                        &key,
-                        how.endpoint,
-                        &look.message_id,
-                        window,
-                        now,
-                    )
-                    .await
+        (Some((sweeps, cross_origin)), None) if listable => {
+            match sweep_key(attempt, cross_origin) {
+                Some(key) => {
+                    let window = time_window(look.created_at, now, how.clock_skew);
+                    sweeps
+                        .look(
+                            how.client,
+                            &key,
+                            how.endpoint,
+                            &look.message_id,
+                            window,
+                            now,
+                        )
+                        .await
+                }
+                None => None,
             }
-            None => None,
-        },
+        }
         _ => None,
     };
     match shared {
         Some((result, asked_at)) => (result, asked_at),
-        None if !how.endpoint.binding.can_list_tasks() => (
+        None if !listable => (
             Ok(Lookup::Unprovable(unlistable(how.endpoint.binding))),
             now,
         ),

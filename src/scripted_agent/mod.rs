@@ -65,6 +65,7 @@ mod state;
 #[cfg(feature = "sim")]
 pub use in_process::InProcessAgent;
 pub use push::{PushFault, SLOW_PAUSE};
+pub use rest::operation_name;
 pub use scenario::help as scenarios_help;
 
 use std::collections::BTreeMap;

@@ -52,6 +52,12 @@ impl Op {
     }
 }
 
+/// Names the HTTP+JSON operation (`GetTask`, …) a request of this verb and path (without a
+/// tenant) asks for, if any: how the simulator names a request whose path holds a task id.
+pub fn operation_name(method: &Method, path: &str) -> Option<&'static str> {
+    route(method, path, None).map(|op| op.name())
+}
+
 /// Reads the operation from the verb and the path (after the tenant, when the card has one).
 fn route(method: &Method, path: &str, tenant: Option<&str>) -> Option<Op> {
     let mut segments: Vec<String> = path

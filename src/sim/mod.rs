@@ -9,10 +9,13 @@
 //! or lease release runs, and the next process starts with a new lease identity. Then faults
 //! stop, passes run to a fixed point, and the invariants ([`invariants`]) are checked.
 
+pub mod artifacts;
+pub mod identity;
 pub mod invariants;
 pub mod schedule;
 pub mod settled;
 pub mod shrink;
+pub mod streams;
 pub mod workload;
 pub mod world;
 
@@ -112,8 +115,11 @@ async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir:
     let epoch = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
     sim_seam::start_virtual_time(epoch);
     let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    // The draws added after the first workloads (bindings, stream faults, follows) come from a
+    // generator of their own, so that the first draws stay as they were.
+    let mut breadth = StdRng::seed_from_u64(seed ^ 0xB4EA_D7B0);
     let faults = schedule.map_or_else(|| Faults::drawn(seed), Faults::given);
-    let world = Arc::new(workload::world(&mut rng, faults));
+    let world = Arc::new(workload::world(&mut rng, &mut breadth, faults));
     let exchange_world = Arc::clone(&world);
     crate::a2a::sim_wire::install(Some(Arc::new(move |req| {
         Box::pin(world::exchange(Arc::clone(&exchange_world), req))
@@ -125,11 +131,14 @@ async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir:
         outcome: Outcome::default(),
         killed_owners: BTreeSet::new(),
         fixed_point: None,
+        fleet: identity::Fleet::new(seed),
+        breadth,
     };
     let failure = workload::drive(&mut sim).await.err();
     let failure = match failure {
         Some(f) => Some(f),
         None => invariants::check(&sim)
+            .and_then(|()| artifacts::check(&sim))
             .and_then(|()| settled::leases(&sim))
             .and_then(|()| settled::exits(&sim))
             .err(),
@@ -147,6 +156,7 @@ async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir:
     {
         outcome.faults.insert(fault.name(), *n);
     }
+    outcome.faults.extend(std::mem::take(&mut sim.fleet.kills));
     outcome
 }
 
@@ -164,6 +174,10 @@ pub struct Sim {
     pub killed_owners: BTreeSet<String>,
     /// How the fixed point's `reconcile` and `compensate` exited, once reached.
     pub fixed_point: Option<(Exit, Exit)>,
+    /// The processes' pids and hosts.
+    pub fleet: identity::Fleet,
+    /// The generator of the bindings and follows.
+    pub breadth: StdRng,
 }
 
 /// How a simulated process ended.
@@ -185,6 +199,7 @@ impl Sim {
         self.world.faults.start(self.outcome.processes, &command);
         let owner: &'static str = Box::leak(sim_seam::new_uuid().to_string().into_boxed_str());
         sim_seam::set_owner(Some(owner));
+        let pid = self.fleet.start();
         self.world.start_process(crash_at);
         let mut argv: Vec<OsString> = vec!["a2a-recover".into(), "--journal".into()];
         argv.push(self.journal.clone().into_os_string());
@@ -223,6 +238,7 @@ impl Sim {
             drop(run);
             sim_seam::set_killed(false);
         }
+        self.fleet.stop();
         if std::env::var_os("A2A_SIM_TRACE").is_some() {
             let at = sim_seam::virtual_now()
                 .map(crate::clock::rfc3339)
@@ -240,6 +256,7 @@ impl Sim {
             return Exit::Code(code);
         }
         self.killed_owners.insert(owner.to_owned());
+        self.fleet.killed(pid);
         if let Some(point) = self.world.crash_point() {
             let command = args.first().map_or("", String::as_str);
             self.outcome

@@ -211,3 +211,33 @@ pub fn exits(sim: &Sim) -> Result<(), String> {
     reconcile_exit(sim, reconcile)?;
     compensate_exit(sim, compensate)
 }
+
+/// Invariant 8, for one `follow` of `step` (or `delegate --follow`) that exited (not killed): 0
+/// only once the task is terminal (or the step `REPLIED`), 4 only while it waits for a human
+/// (a question, `LOST`, `UNCERTAIN`, `REFUSED`), 3 only while it is not terminal.
+pub fn follow_exit(sim: &Sim, step: &str, exit: Exit) -> Result<(), String> {
+    let Exit::Code(code) = exit else {
+        return Ok(());
+    };
+    let (state, _, _) = latest(sim, step)?.unwrap_or_default();
+    let terminal = ["COMPLETED", "FAILED", "CANCELED", "REJECTED", "REPLIED"];
+    let human = [
+        "INPUT_REQUIRED",
+        "AUTH_REQUIRED",
+        "LOST",
+        "UNCERTAIN",
+        "REFUSED",
+    ];
+    let agrees = match code {
+        0 => terminal.contains(&state.as_str()),
+        4 => human.contains(&state.as_str()),
+        3 => !terminal.contains(&state.as_str()),
+        _ => false,
+    };
+    if agrees {
+        return Ok(());
+    }
+    Err(format!(
+        "exit code vs journal: follow of {step} exited {code}, its attempt is {state}"
+    ))
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 use rand::RngExt as _;
 use rand::rngs::StdRng;
 
-use crate::scripted_agent::{AgentConfig, InProcessAgent};
+use crate::scripted_agent::{AgentConfig, InProcessAgent, ServedBinding};
 
 use super::schedule::{self, Faults};
 use super::world::World;
@@ -32,8 +32,9 @@ pub struct Planned {
     pub saga: bool,
 }
 
-/// The agents a seed draws, their faults from `faults`.
-pub fn world(rng: &mut StdRng, faults: Faults) -> World {
+/// The agents a seed draws, their faults from `faults` (their bindings and stream faults from
+/// `breadth`, so that the other draws stay as they were before bindings were drawn).
+pub fn world(rng: &mut StdRng, breadth: &mut StdRng, faults: Faults) -> World {
     let n = rng.random_range(1..=2);
     let mut agents = Vec::new();
     let mut dedup = Vec::new();
@@ -48,11 +49,30 @@ pub fn world(rng: &mut StdRng, faults: Faults) -> World {
             tick: Duration::from_secs(1),
             ..AgentConfig::default()
         };
+        let cfg = binding(cfg, breadth.random_range(0..10));
         let agent = InProcessAgent::new(cfg, &base).unwrap_or_else(|e| panic!("agent: {e}"));
         agents.push((base, agent));
         dedup.push(d);
     }
-    World::new(agents, dedup, faults, TIMEOUT)
+    let streams = rand::SeedableRng::seed_from_u64(breadth.random());
+    World::new(agents, dedup, faults, streams, TIMEOUT)
+}
+
+/// The binding an agent serves, drawn per seed (`which` in 0..10): A2A v1.0 over JSON-RPC (half
+/// the agents) or HTTP+JSON (three in ten), or A2A v0.3 over JSON-RPC (two in ten: it has no
+/// ListTasks, so most lookups end `UNCERTAIN` there).
+fn binding(cfg: AgentConfig, which: u32) -> AgentConfig {
+    match which {
+        0..=4 => cfg,
+        5..=7 => AgentConfig {
+            binding: ServedBinding::HttpJson,
+            ..cfg
+        },
+        _ => AgentConfig {
+            protocol_v03: true,
+            ..cfg
+        },
+    }
 }
 
 /// The steps a seed draws: two plain workflows and a saga.
@@ -135,8 +155,31 @@ pub async fn drive(sim: &mut Sim) -> Result<(), String> {
     let steps = plan(sim);
     sim.world.set_faults(true);
     for p in &steps {
-        let exit = sim.faulty(&delegate_args(p)).await;
-        settled::delegate_exit(sim, &p.name, exit)?;
+        let mut a = delegate_args(p);
+        // `delegate --follow` (its exit is the follow's), or a `follow` of its own later.
+        let follows = sim.breadth.random_range(0..10);
+        if follows < 2 {
+            a.insert(1, "--follow".to_owned());
+        }
+        let exit = sim.faulty(&a).await;
+        if follows < 2 {
+            settled::follow_exit(sim, &p.name, exit)
+                .or_else(|_| settled::delegate_exit(sim, &p.name, exit))?;
+        } else {
+            settled::delegate_exit(sim, &p.name, exit)?;
+        }
+        if (2..4).contains(&follows) {
+            let crash = sim.breadth.random_bool(0.3).then(|| {
+                (
+                    sim.breadth.random_range(1..=4),
+                    sim.breadth.random_bool(0.5),
+                )
+            });
+            let exit = sim
+                .process(&args(&["follow", &p.name, "--until", "10m"]), crash)
+                .await;
+            settled::follow_exit(sim, &p.name, exit)?;
+        }
         if sim.rng.random_bool(0.4) {
             sim.reconcile().await?;
         }

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use rand::RngExt as _;
+use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
@@ -46,6 +47,18 @@ pub enum Fault {
     /// An agent's clock stepped back, between processes.
     #[serde(rename = "clock-step")]
     ClockStepped,
+    /// An event stream ended early (`streams`).
+    #[serde(rename = "stream-cut")]
+    StreamCut,
+    /// An event stream went silent, left open.
+    #[serde(rename = "stream-stalled")]
+    StreamStalled,
+    /// An event of a stream came twice.
+    #[serde(rename = "stream-repeated")]
+    StreamRepeated,
+    /// An event of a stream came after the next one.
+    #[serde(rename = "stream-reordered")]
+    StreamReordered,
 }
 
 impl Fault {
@@ -61,6 +74,10 @@ impl Fault {
             Self::CrashAfter => "crash-after",
             Self::Forgotten => "forgotten",
             Self::ClockStepped => "clock-step",
+            Self::StreamCut => "stream-cut",
+            Self::StreamStalled => "stream-stalled",
+            Self::StreamRepeated => "stream-repeated",
+            Self::StreamReordered => "stream-reordered",
         }
     }
 }
@@ -73,6 +90,8 @@ pub struct World {
     pub dedup: Vec<bool>,
     /// Where faults come from, and the schedule of those that happened.
     pub faults: Faults,
+    /// Where stream faults come from (`streams`): a generator of their own, seeded per run.
+    streams: Mutex<StdRng>,
     faults_on: AtomicBool,
     /// The exchange number (of the current process) at which it is killed, and whether after
     /// the agent processed it.
@@ -88,17 +107,19 @@ pub struct World {
 }
 
 impl World {
-    /// A world of these agents, its faults from `faults`.
+    /// A world of these agents, its faults from `faults`, its stream faults from `streams`.
     pub fn new(
         agents: Vec<(String, InProcessAgent)>,
         dedup: Vec<bool>,
         faults: Faults,
+        streams: StdRng,
         timeout: Duration,
     ) -> Self {
         Self {
             agents,
             dedup,
             faults,
+            streams: Mutex::new(streams),
             faults_on: AtomicBool::new(true),
             crash_at: Mutex::new(None),
             calls: AtomicU64::new(0),
@@ -107,6 +128,16 @@ impl World {
             injected: Mutex::new(BTreeMap::new()),
             timeout,
         }
+    }
+
+    /// Draws from the stream faults' generator.
+    pub fn with_stream_rng<T>(&self, f: impl FnOnce(&mut StdRng) -> T) -> T {
+        f(&mut self.streams.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Whether the faults are on.
+    pub fn faults_on(&self) -> bool {
+        self.faults_on.load(Ordering::SeqCst)
     }
 
     /// Switches the faults (crashes included) on or off.
@@ -174,13 +205,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The JSON-RPC method of a request body, or the path of a bodiless one.
+/// The JSON-RPC method of a request body, the HTTP+JSON operation its verb and path name, or
+/// its verb and path (a task id in the path left out): what a crash point is named after.
 fn method_of(req: &reqwest::Request) -> String {
     req.body()
         .and_then(reqwest::Body::as_bytes)
         .and_then(|b| serde_json::from_slice::<serde_json::Value>(b).ok())
         .and_then(|v| v.get("method").and_then(|m| m.as_str()).map(str::to_owned))
-        .unwrap_or_else(|| format!("{} {}", req.method(), req.url().path()))
+        .or_else(|| {
+            crate::scripted_agent::operation_name(req.method(), req.url().path())
+                .map(|op| format!("{op} (HTTP+JSON)"))
+        })
+        .unwrap_or_else(|| {
+            let path = req.url().path();
+            let path = match path.rsplit_once('/') {
+                Some((dir, id)) if uuid::Uuid::parse_str(id).is_ok() => dir,
+                _ => path,
+            };
+            format!("{} {path}", req.method())
+        })
 }
 
 /// Turns the client's request into the agent's.
@@ -198,10 +241,19 @@ fn to_agent(req: &reqwest::Request) -> http::Request<Body> {
     out.body(body).unwrap_or_default()
 }
 
-/// Turns the agent's answer into the client's, its body streamed as the agent writes it.
-fn to_client(resp: http::Response<Body>) -> reqwest::Response {
+/// Turns the agent's answer into the client's, its body streamed as the agent writes it (through
+/// a stream fault, for an event stream that draws one).
+fn to_client(world: &World, resp: http::Response<Body>) -> reqwest::Response {
+    let fault = if super::streams::is_stream(&resp) {
+        super::streams::draw(world)
+    } else {
+        None
+    };
     let (parts, body) = resp.into_parts();
-    let body = reqwest::Body::wrap_stream(body.into_data_stream());
+    let body = match fault {
+        Some(f) => reqwest::Body::wrap_stream(super::streams::wrap(body.into_data_stream(), f)),
+        None => reqwest::Body::wrap_stream(body.into_data_stream()),
+    };
     reqwest::Response::from(http::Response::from_parts(parts, body))
 }
 
@@ -247,9 +299,18 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
         }
     }
     match fault {
-        // Forgetting and clock steps happen between processes, never to an exchange.
-        None | Some(Fault::Forgotten | Fault::ClockStepped) => match world.agent(&url) {
-            Some(agent) => to_client(agent.handle(agent_req).await),
+        // Forgetting and clock steps happen between processes, stream faults to the answer's
+        // body (`streams`), never to an exchange.
+        None
+        | Some(
+            Fault::Forgotten
+            | Fault::ClockStepped
+            | Fault::StreamCut
+            | Fault::StreamStalled
+            | Fault::StreamRepeated
+            | Fault::StreamReordered,
+        ) => match world.agent(&url) {
+            Some(agent) => to_client(&world, agent.handle(agent_req).await),
             None => std::future::pending().await,
         },
         Some(Fault::LostBefore) => std::future::pending().await,
