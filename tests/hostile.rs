@@ -572,10 +572,12 @@ fn under_the_default_cap_a_100_mb_answer_costs_at_most_the_cap() {
             "{}",
             stderr(&m.out)
         );
-        // The cap is 16 MiB; what is read up to it is the only growth (measured: 16.1 MiB).
+        // The cap is 16 MiB; what is read up to it is the only growth (measured: 16.1 MiB, and
+        // 24.4 MiB once under load, where the buffer's last doubling left its old 8 MiB in the
+        // allocator's heap): bounded by twice the cap, far under the 100 MB answer.
         let over = m.peak_rss_kib.saturating_sub(baseline);
         assert!(
-            over < 24 * 1024,
+            over < 32 * 1024,
             "{args:?}: peak {} KiB is {over} KiB over a delegate's {baseline} KiB",
             m.peak_rss_kib
         );
