@@ -253,12 +253,16 @@ pub async fn run(
         pass.say(Did::Marked { from: state })?;
     }
     let steps = journal.workflow_steps(workflow)?;
-    let (main, comps): (Vec<StepRecord>, Vec<StepRecord>) = steps
-        .into_iter()
-        .partition(|r| r.step.compensates.is_none() && !r.step.spec.name.step.contains('~'));
+    let (main, comps): (Vec<StepRecord>, Vec<StepRecord>) =
+        steps.into_iter().partition(|r| !is_compensation(r));
     let undecided = pass.cancel_phase(&main).await?;
     let effects = pass.effects_phase(&main, &comps, &undecided).await?;
     pass.finish(&effects)
+}
+
+/// Whether a step is a compensation (a message or command that undoes another step).
+fn is_compensation(record: &StepRecord) -> bool {
+    record.step.compensates.is_some() || record.step.spec.name.step.contains('~')
 }
 
 /// Returns whether compensating a workflow would change nothing but its state: no step
@@ -267,8 +271,7 @@ pub async fn run(
 /// would only refuse its later delegations for good.
 pub fn nothing_to_undo(steps: &[StepRecord]) -> bool {
     steps.iter().all(|r| {
-        r.step.compensates.is_none()
-            && !r.step.spec.name.step.contains('~')
+        !is_compensation(r)
             && r.step.spec.effect.is_none()
             && r.attempts.iter().all(|a| a.state.is_finished())
     })

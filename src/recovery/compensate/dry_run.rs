@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{CompStage, FirstMove, Outcome, Pass, effect_attempt, first_move};
+use super::{CompStage, FirstMove, Outcome, Pass, effect_attempt, first_move, is_compensation};
 use crate::exit;
 use crate::journal::{Attempt, StepRecord, WorkflowState};
 use crate::plan_file::{Compensation, CompensationTarget};
@@ -12,9 +12,8 @@ impl Pass<'_> {
     pub(super) fn dry_run(&mut self, state: WorkflowState) -> anyhow::Result<Outcome> {
         let steps = self.journal.workflow_steps(self.workflow)?;
         self.dry_mark(state)?;
-        let (main, comps): (Vec<&StepRecord>, Vec<&StepRecord>) = steps
-            .iter()
-            .partition(|r| r.step.compensates.is_none() && !r.step.spec.name.step.contains('~'));
+        let (main, comps): (Vec<&StepRecord>, Vec<&StepRecord>) =
+            steps.iter().partition(|r| !is_compensation(r));
         let mut todo = self.dry_cancel(&main)?;
         for r in main.iter().rev() {
             if self.dry_compensate(r, &comps)? {

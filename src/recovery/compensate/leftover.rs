@@ -6,10 +6,10 @@
 //! steps to `compensate`). Running `compensate` on the workflow again reads each such task once,
 //! so the journal ends with the agent's word on it.
 
-use crate::journal::{StepName, StepRecord};
+use crate::journal::StepName;
 use crate::recovery::event::Did;
 
-use super::{COMPENSATE_SUFFIX, Pass, endpoint_of};
+use super::{COMPENSATE_SUFFIX, Pass, endpoint_of, is_compensation};
 
 impl Pass<'_> {
     /// Reads, once, each compensation task of the workflow the journal holds as running, and
@@ -58,9 +58,4 @@ impl Pass<'_> {
         }
         Ok(())
     }
-}
-
-/// Whether a step is a compensation (a message or command that undoes another step).
-fn is_compensation(record: &StepRecord) -> bool {
-    record.step.compensates.is_some() || record.step.spec.name.step.contains('~')
 }
