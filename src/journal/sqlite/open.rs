@@ -169,9 +169,22 @@ fn retry_busy<T>(
 
 /// Brings the journal up to [`LATEST`]; returns the version it had.
 ///
+/// Foreign keys are off while the migrations run, as SQLite's procedure for rebuilding a table
+/// asks (dropping the old table must not touch the rows that refer to it; the pragma is a no-op
+/// inside a transaction, so it is set around it), and every reference is checked before the
+/// commit.
+fn migrate(conn: &mut Connection) -> DbResult<i64> {
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    let migrated = migrate_in_transaction(conn);
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    migrated
+}
+
+/// Runs the pending migrations and sets `user_version` in one transaction.
+///
 /// Re-reads `user_version` inside the write transaction, so two processes opening a new
 /// journal at once migrate it once.
-fn migrate(conn: &mut Connection) -> DbResult<i64> {
+fn migrate_in_transaction(conn: &mut Connection) -> DbResult<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let from = pragmas::user_version(&tx)?;
     if from >= LATEST {
@@ -181,6 +194,13 @@ fn migrate(conn: &mut Connection) -> DbResult<i64> {
         tracing::info!("applying journal migration {}", m.name);
         Db::batch(&*tx, m.sql)?;
         tx.pragma_update(None, "user_version", m.version)?;
+    }
+    if tx.prepare("PRAGMA foreign_key_check")?.exists([])? {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+            Some("a migration left a reference to a missing row".into()),
+        )
+        .into());
     }
     tx.commit()?;
     Ok(from)
@@ -203,5 +223,69 @@ mod tests {
             .query_row("PRAGMA application_id", [], |r| r.get(0))
             .unwrap();
         assert_eq!(app, APPLICATION_ID);
+    }
+
+    /// Migration 0022 rebuilds `steps` and `attempts`: the rows, the references to them and
+    /// their checks stay as they were.
+    #[test]
+    fn rebuilding_the_tables_keeps_rows_references_and_checks() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("BEGIN").unwrap();
+        for m in MIGRATIONS.iter().filter(|m| m.version < 22) {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO workflows (name, created_at, updated_at) VALUES ('w', 1, 1);
+             INSERT INTO steps (workflow_id, name, seq, text, agent_url, resolution,
+                                created_at, updated_at)
+                 VALUES (1, 's', 1, 't', 'http://127.0.0.1:1', 'retry', 1, 1);
+             INSERT INTO attempts (step_id, number, message_id, state, effect,
+                                   credential_source, created_at, updated_at)
+                 VALUES (1, 1, 'm1', 'WORKING', 'claimed', 'step', 1, 1);
+             INSERT INTO events (at, workflow_id, step_id, attempt_id, kind)
+                 VALUES (1, 1, 1, 1, 'intent');
+             PRAGMA user_version = 21;
+             COMMIT;",
+        )
+        .unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), 21);
+        let row: (String, String, String, String) = conn
+            .query_row(
+                "SELECT s.resolution, a.state, a.effect, a.credential_source
+                 FROM attempts a JOIN steps s ON s.id = a.step_id
+                 JOIN events e ON e.attempt_id = a.id",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            row,
+            (
+                "retry".into(),
+                "WORKING".into(),
+                "claimed".into(),
+                "step".into()
+            )
+        );
+        let fk: bool = conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        assert!(fk, "foreign keys are on again after the migration");
+        for bad in [
+            "UPDATE attempts SET state = 'working'",
+            "UPDATE attempts SET effect = 'gone'",
+            "UPDATE attempts SET resolution = 'later'",
+            "UPDATE attempts SET credential_source = 'env'",
+            "UPDATE steps SET resolution = 'later'",
+            "UPDATE attempts SET step_id = 9",
+        ] {
+            assert!(conn.execute(bad, []).is_err(), "{bad}");
+        }
+        conn.execute(
+            "UPDATE attempts SET effect = NULL, resolution = 'resend'",
+            [],
+        )
+        .unwrap();
     }
 }
