@@ -436,6 +436,7 @@ async fn open_stream_server(listener: tokio::net::TcpListener, task_id: String) 
                 .write_all(format!(": ping\r\ndata: {event}\r\n\r\n").as_bytes())
                 .await;
             loop {
+                // The agent's pace: a keep-alive a second holds the stream open, as a real one.
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 if sock.write_all(b": ping - keep open\r\n").await.is_err() {
                     return;

@@ -21,6 +21,7 @@ use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
 use serde_json::Value;
 
 use crate::common::in_runtime::{guard, run_with};
+use crate::common::wait::{GUARD, wait_until_async};
 use crate::common::{TestEnv, code, explain, stderr, stdout};
 
 fn lines(o: &Output) -> Vec<Value> {
@@ -357,6 +358,16 @@ fn spawn(env: &TestEnv, args: &[&str]) -> tokio::task::JoinHandle<Output> {
     tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
 }
 
+/// How many `SubscribeToTask` requests `agent` has had.
+fn subscribes(agent: &ScriptedAgent) -> u64 {
+    agent
+        .stats()
+        .requests
+        .get("SubscribeToTask")
+        .copied()
+        .unwrap_or(0)
+}
+
 fn journal_in(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("journal.sqlite3")
 }
@@ -388,20 +399,11 @@ async fn reconcile_follow_for_completes_a_thousand_running_tasks_at_once() {
             ],
         );
         // Every follow subscribes once; then the tasks end, all at about the same time.
-        let mut waited = 0u32;
-        while agent
-            .stats()
-            .requests
-            .get("SubscribeToTask")
-            .copied()
-            .unwrap_or(0)
-            < N as u64
-        {
+        wait_until_async("every follow subscribed", Duration::from_secs(120), || {
             assert!(!handle.is_finished(), "reconcile ended before following");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            waited += 1;
-            assert!(waited < 6000, "the follows never all subscribed");
-        }
+            subscribes(&agent) >= N as u64
+        })
+        .await;
         for id in &task_ids {
             assert!(agent.complete_task(id));
         }
@@ -581,20 +583,11 @@ async fn a_task_followed_to_completed_has_its_effect_verified_by_the_second_pass
             &env,
             &["reconcile", "--follow-for", "60s", "--format", "json"],
         );
-        let mut waited = 0u32;
-        while agent
-            .stats()
-            .requests
-            .get("SubscribeToTask")
-            .copied()
-            .unwrap_or(0)
-            < 1
-        {
+        wait_until_async("the follow subscribed", GUARD, || {
             assert!(!handle.is_finished(), "reconcile ended before following");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            waited += 1;
-            assert!(waited < 6000, "never followed");
-        }
+            subscribes(&agent) >= 1
+        })
+        .await;
         let (a, _) = journaled(&env.journal(), "trip/hotel");
         assert!(agent.complete_task(a.task_id.as_deref().unwrap()));
         let o = handle.await.unwrap();

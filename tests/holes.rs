@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::common::commands::{crashing, reconcile, the_attempt};
 use crate::common::hostile::{Hostile, Script, run_measured};
+use crate::common::wait::wait_past_send_horizon;
 use crate::common::{TestEnv, code, stderr, stdout};
 
 /// The step's only attempt and its artifacts, read from the journal file.
@@ -117,7 +118,7 @@ fn a_listed_task_in_another_context_is_never_taken_as_ours() {
     });
     // Past the in-flight horizon of that send (2 × its 1 s timeout): an empty look is then
     // proof of absence.
-    std::thread::sleep(Duration::from_millis(2500));
+    wait_past_send_horizon(&env, step);
 
     let o = reconcile(&env, &["--timeout", "1s"]);
     let (after, artifacts) = journaled(&env.journal(), step);
@@ -206,7 +207,7 @@ fn a_send_still_in_flight_is_not_taken_as_absent() {
 
     // The agent gets to it late; past the horizon the look finds it.
     assert_eq!(h.release_held(), 1);
-    std::thread::sleep(Duration::from_secs(8));
+    wait_past_send_horizon(&env, step);
     let o = reconcile(&env, &["--timeout", "1s"]);
     assert_found_once(&env, &h, step, &o, 1);
     assert_eq!(journaled(&env.journal(), step).0.message_id, a.message_id);

@@ -11,8 +11,10 @@
 //! - [`in_runtime`]: the same from inside a tokio test, next to agents served in-process.
 //! - [`bookings`]: a tiny booking system, the independent read path of `compensate`.
 //! - [`pty`]: the binary with its stdout on a real pseudo-terminal.
+//! - [`running`]: a child read line by line as it runs, to wait for what it says.
 //! - [`snapshot`]: a run as an insta snapshot (exit status, stdout, stderr), unstable values
 //!   redacted.
+//! - [`wait`]: waiting on a condition with a hang guard (the one poll loop; no fixed sleeps).
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -30,9 +32,11 @@ pub mod listen;
 pub mod odd_ids;
 pub mod postgres;
 pub mod pty;
+pub mod running;
 pub mod snapshot;
 pub mod tcp_cut_proxy;
 pub mod transcript;
+pub mod wait;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
