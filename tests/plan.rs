@@ -194,6 +194,32 @@ fn all_intents_are_committed_before_the_first_send_and_reruns_change_nothing() {
     assert_eq!(attempts(&env, Some("trip")).len(), 3);
 }
 
+/// `-q` prints errors and data only: a plan whose every step went as asked says nothing on
+/// stdout (the journal and the exit code say it); without `-q`, a line per step.
+#[test]
+fn a_quiet_plan_prints_no_line_for_a_step_that_went_as_asked() {
+    let env = TestEnv::new();
+    let a = agent(fast_with_skills(&["x"]));
+    let path = write(env.path(), "trip.toml", &plan_text(&a.url(), "book hotel"));
+    let plan = path.to_str().unwrap();
+    let out = env.run(["-q", "delegate", "--plan", plan]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "{}", stderr(&out));
+    assert_eq!(a.stats().messages.len(), 3);
+    let rows = attempts(&env, Some("trip"));
+    assert!(rows.iter().all(|r| r["taskId"].is_string()), "{rows:#?}");
+
+    let path = write(
+        env.path(),
+        "again.toml",
+        &plan_text(&a.url(), "book hotel").replace("\"trip\"", "\"again\""),
+    );
+    let out = env.run(["delegate", "--plan", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert_eq!(said.matches("delegated again/").count(), 3, "{said}");
+}
+
 #[test]
 fn a_crash_after_one_send_of_a_plan_is_found_not_resent() {
     let env = TestEnv::new();
