@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::common::commands::{crashing, reconcile, the_attempt};
 use crate::common::hostile::{Hostile, Script, run_measured};
 use crate::common::wait::wait_past_send_horizon;
-use crate::common::{TestEnv, code, stderr, stdout};
+use crate::common::{TestEnv, code, explain, stderr, stdout};
 
 /// The step's only attempt and its artifacts, read from the journal file.
 fn journaled(path: &Path, step: &str) -> (Attempt, Vec<journal::Artifact>) {
@@ -69,10 +69,6 @@ fn assert_found_once(
     assert_eq!(after.task_id.as_deref(), Some("task-1"), "{}", explain(o));
     assert_eq!(h.count("SendMessage"), 1, "{}", explain(o));
     assert_eq!(h.tasks_holding(&after.message_id), holding);
-}
-
-fn explain(o: &std::process::Output) -> String {
-    format!("stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o))
 }
 
 /// Hole 1: an agent whose `ListTasks` ignores the `contextId` filter lists another client's

@@ -13,7 +13,7 @@ use a2a_recover::scripted_agent::ScriptedAgent;
 use rstest::rstest;
 
 use crate::common::agent::SlowProxy;
-use crate::common::wait::{last_lease_expiry, wait_past, wait_until};
+use crate::common::wait::{wait_until, wait_until_leases_lapse};
 use crate::common::{
     Background, Store, TestEnv, agent, code, fast_with_skills, stderr, stdout, write,
 };
@@ -75,13 +75,6 @@ fn intents(env: &TestEnv, url: &str) {
             .output()
             .unwrap();
         assert_eq!(out.status.signal(), Some(6), "{out:?}");
-    }
-}
-
-/// Waits until every lease journaled has lapsed (the time the journal names).
-fn wait_until_leases_lapse(env: &TestEnv) {
-    if let Some(last) = last_lease_expiry(attempts(env).iter().map(|(_, a)| a)) {
-        wait_past("every lease to lapse", last);
     }
 }
 
@@ -160,12 +153,12 @@ fn several_hosts(store: Store) {
     assert_eq!(a.stats().tasks.len(), 0, "nothing was sent yet");
     // The killed plans' leases are another host's (this machine under its own name): they
     // lapse, never broken early.
-    wait_until_leases_lapse(&env);
+    wait_until_leases_lapse(attempts(&env).iter().map(|(_, a)| a));
     let (killed, stranded, delivered) = three_hosts_one_killed(&env, &a);
 
     // The next pass, on another host, once the killed host's leases lapsed: it visits
     // everything left.
-    wait_until_leases_lapse(&env);
+    wait_until_leases_lapse(attempts(&env).iter().map(|(_, a)| a));
     let next = HOSTS.iter().find(|h| **h != killed).unwrap();
     // (A host may have read some of its tasks finished already: those are not visited again.)
     let open = attempts(&env)

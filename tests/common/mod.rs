@@ -231,6 +231,27 @@ pub fn json_lines(out: &Output) -> Vec<Value> {
     json_lines_of(&stdout(out))
 }
 
+/// The last line of a command's JSON Lines, a `summary` of `command` whose `exitCode` is the
+/// process's (the first line its `begin`).
+pub fn summary_of(o: &Output, command: &str) -> Value {
+    let all = json_lines(o);
+    assert_eq!(all[0]["type"], "begin", "{all:?}");
+    assert_eq!(all[0]["command"], command);
+    let last = all.last().unwrap().clone();
+    assert_eq!(last["type"], "summary", "{all:?}");
+    assert_eq!(last["command"], command);
+    assert_eq!(i64::from(code(o)), last["exitCode"].as_i64().unwrap());
+    last
+}
+
+/// The `action` records of a run's JSON Lines.
+pub fn actions(o: &Output) -> Vec<Value> {
+    json_lines(o)
+        .into_iter()
+        .filter(|r| r["type"] == "action")
+        .collect()
+}
+
 /// Parses `text` as JSON Lines.
 pub fn json_lines_of(text: &str) -> Vec<Value> {
     text.lines()

@@ -91,6 +91,17 @@ pub fn wait_past(what: &str, t: chrono::DateTime<chrono::Utc>) {
     });
 }
 
+/// Waits until every lease among `attempts` has lapsed: a lease's end is a time, so only the
+/// clock moves it; this waits for the time the journal names, not a guess.
+#[track_caller]
+pub fn wait_until_leases_lapse<'a>(
+    attempts: impl IntoIterator<Item = &'a a2a_recover::journal::Attempt>,
+) {
+    if let Some(last) = last_lease_expiry(attempts) {
+        wait_past("every lease to lapse", last);
+    }
+}
+
 /// The latest lease expiry among `attempts`, if any holds a lease.
 pub fn last_lease_expiry<'a>(
     attempts: impl IntoIterator<Item = &'a a2a_recover::journal::Attempt>,
