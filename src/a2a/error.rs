@@ -448,6 +448,13 @@ impl A2aError {
         self.rpc_code().and_then(ErrorKind::of_code)
     }
 
+    /// Returns the stable name of the A2A error kind the agent answered with, its `ErrorInfo`
+    /// reason (`INVALID_PARAMS`) whichever binding carried it: what the journal keeps beside a
+    /// failure's line (`replies.error_kind`), so that reads decide on the kind, never on words.
+    pub fn kind_name(&self) -> Option<&'static str> {
+        self.kind().map(ErrorKind::reason)
+    }
+
     /// Returns the JSON-RPC error object, also when it came in a non-2xx body.
     pub fn rpc_error(&self) -> Option<&RpcError> {
         match self {

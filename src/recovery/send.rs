@@ -1080,7 +1080,7 @@ impl Sender<'_> {
                     }
                 }
                 self.journal
-                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                    .set_reply_state(reply.id, ReplyState::Delivered, None, None)?;
                 ReplySent::Delivered(self.journal.attempt(attempt.id)?)
             }
             Err(error) => {
@@ -1088,11 +1088,7 @@ impl Sender<'_> {
                     .await?
                 {
                     Rechosen::Moved(to) => {
-                        self.journal.set_reply_state(
-                            reply.id,
-                            ReplyState::Intent,
-                            Some(&error.summary()),
-                        )?;
+                        self.reply_met(reply, ReplyState::Intent, &error)?;
                         ReplySent::Moved(error, to)
                     }
                     Rechosen::Nowhere(reason) => {
@@ -1101,6 +1097,7 @@ impl Sender<'_> {
                             reply.id,
                             ReplyState::Intent,
                             Some(&reason),
+                            None,
                         )?;
                         ReplySent::Gone(reason)
                     }
@@ -1118,30 +1115,30 @@ impl Sender<'_> {
     fn reply_failed(&self, reply: &Reply, error: A2aError) -> Result<ReplySent, JournalError> {
         Ok(match error {
             error if error.class() == ErrorClass::Refused => {
-                self.journal.set_reply_state(
-                    reply.id,
-                    ReplyState::Refused,
-                    Some(&error.summary()),
-                )?;
+                self.reply_met(reply, ReplyState::Refused, &error)?;
                 ReplySent::Refused(error)
             }
             error if error.is_bad_task_id() => {
-                self.journal.set_reply_state(
-                    reply.id,
-                    ReplyState::Uncertain,
-                    Some(&error.summary()),
-                )?;
+                self.reply_met(reply, ReplyState::Uncertain, &error)?;
                 ReplySent::Failed(error)
             }
             error => {
-                self.journal.set_reply_state(
-                    reply.id,
-                    ReplyState::Intent,
-                    Some(&error.summary()),
-                )?;
+                self.reply_met(reply, ReplyState::Intent, &error)?;
                 ReplySent::Failed(error)
             }
         })
+    }
+
+    /// Journals a reply's state after its send met `error`: the error's line and its named
+    /// kind, which later reads decide on (a text refused as invalid parameters).
+    fn reply_met(
+        &self,
+        reply: &Reply,
+        state: ReplyState,
+        error: &A2aError,
+    ) -> Result<bool, JournalError> {
+        self.journal
+            .set_reply_state(reply.id, state, Some(&error.summary()), error.kind_name())
     }
 }
 

@@ -540,3 +540,52 @@ fn summaries_are_one_inert_line() {
     assert!(!s.contains('\n') && !s.contains('\u{1b}'), "{s}");
     assert!(s.contains("-32001") && s.contains("t-9"), "{s}");
 }
+
+/// The kind a failure is journaled with is the A2A error's reason, whichever binding carried
+/// it; an answer naming no A2A error (a bare status, an unnamed code, no answer) has none.
+#[test]
+fn kind_names_are_the_reasons_of_named_errors_only() {
+    let http = |status: u16, rpc: Option<(i64, &str)>| A2aError::Http {
+        url: "http://127.0.0.1/".to_owned(),
+        method: "SendMessage",
+        status,
+        retry_after: None,
+        snippet: String::new(),
+        rpc: rpc.map(|(code, _)| {
+            Box::new(super::RpcError {
+                code,
+                message: "no".to_owned(),
+                data: None,
+            })
+        }),
+        reason: rpc.map(|(_, reason)| reason.to_owned()),
+        unattributed: false,
+    };
+    assert_eq!(
+        rpc_error(-32602, "bad", None).kind_name(),
+        Some("INVALID_PARAMS")
+    );
+    assert_eq!(
+        http(400, Some((-32602, "INVALID_PARAMS"))).kind_name(),
+        Some("INVALID_PARAMS")
+    );
+    assert_eq!(
+        rpc_error(-32001, "gone", None).kind_name(),
+        Some("TASK_NOT_FOUND")
+    );
+    for kind in super::ErrorKind::ALL {
+        assert_eq!(
+            rpc_error(kind.code(), "x", None).kind_name(),
+            Some(kind.reason())
+        );
+    }
+    assert_eq!(http(400, None).kind_name(), None);
+    assert_eq!(rpc_error(-32099, "odd", None).kind_name(), None);
+    let timeout = A2aError::Timeout {
+        url: "http://127.0.0.1/".to_owned(),
+        method: "SendMessage",
+        after: std::time::Duration::from_secs(1),
+        tries: None,
+    };
+    assert_eq!(timeout.kind_name(), None);
+}

@@ -93,7 +93,7 @@ impl Pass<'_> {
         match check {
             ReplyCheck::Delivered => {
                 self.journal
-                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                    .set_reply_state(reply.id, ReplyState::Delivered, None, None)?;
                 Ok(action(
                     "DELIVERED",
                     Detail {
@@ -104,8 +104,7 @@ impl Pass<'_> {
                 ))
             }
             ReplyCheck::Uncertain(reason) => {
-                self.journal
-                    .set_reply_state(reply.id, ReplyState::Uncertain, Some(&reason))?;
+                self.reply_uncertain(reply, &reason)?;
                 Ok(action(
                     "UNCERTAIN",
                     Detail::reason(Some(reason)).with_message(reply.message_id.as_str()),
@@ -116,6 +115,16 @@ impl Pass<'_> {
                 Box::pin(self.resend_reply(row, &attempt, (&task_id, &endpoint), reply, &out)).await
             }
         }
+    }
+
+    /// Journals a reply whose outcome no look settles: `UNCERTAIN`, with why (no named error).
+    fn reply_uncertain(
+        &self,
+        reply: &Reply,
+        reason: &str,
+    ) -> Result<bool, crate::journal::JournalError> {
+        self.journal
+            .set_reply_state(reply.id, ReplyState::Uncertain, Some(reason), None)
     }
 
     /// A reply the task's history does not hold: looked for in the other tasks of its context
@@ -141,7 +150,7 @@ impl Pass<'_> {
                 self.journal
                     .apply_continuation(attempt.id, &view, Source::ListTasks)?;
                 self.journal
-                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                    .set_reply_state(reply.id, ReplyState::Delivered, None, None)?;
                 return Ok(action(
                     "DELIVERED",
                     Detail {
@@ -154,8 +163,7 @@ impl Pass<'_> {
             }
             Elsewhere::Absent => {}
             Elsewhere::Unsearchable(reason) => {
-                self.journal
-                    .set_reply_state(reply.id, ReplyState::Uncertain, Some(&reason))?;
+                self.reply_uncertain(reply, &reason)?;
                 return Ok(action(
                     "UNCERTAIN",
                     Detail::reason(Some(reason)).with_message(reply.message_id.as_str()),
