@@ -93,9 +93,10 @@ pub enum Stage {
 /// error (past the card patience it is [`Sent::Refused`] or [`Sent::NeedsHuman`] instead);
 /// only a bad URL or credential is a usage error (2).
 pub fn card_failure_code(error: &A2aError) -> u8 {
-    match error.exit_code() {
-        crate::exit::USAGE => crate::exit::USAGE,
-        _ => crate::exit::WORK_REMAINS,
+    if error.is_bad_setup() {
+        crate::exit::USAGE
+    } else {
+        crate::exit::WORK_REMAINS
     }
 }
 
@@ -704,7 +705,7 @@ impl Sender<'_> {
             return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
         }
         let unreadable = !error.is_transient() && error.class() != ErrorClass::NotSent;
-        let unreachable = !unreadable && card_failure_code(&error) != crate::exit::USAGE;
+        let unreachable = !unreadable && !error.is_bad_setup();
         let since = self.journal.first_failure(attempt.id, FailureKind::Card)?;
         let now = self.clock.now();
         let overdue = since.filter(|since| {

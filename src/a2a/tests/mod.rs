@@ -589,3 +589,47 @@ fn kind_names_are_the_reasons_of_named_errors_only() {
     };
     assert_eq!(timeout.kind_name(), None);
 }
+
+/// A route that does not exist is a 501, or a 404 / 405 naming no A2A error; a 404 carrying
+/// the agent's `TaskNotFound` is its word on a task, not on the route.
+#[test]
+fn an_unimplemented_route_is_told_by_its_status_and_a_missing_a2a_error() {
+    let http = |status: u16, rpc: Option<i64>| A2aError::Http {
+        url: "http://127.0.0.1/".to_owned(),
+        method: "DeleteTaskPushNotificationConfig",
+        status,
+        retry_after: None,
+        snippet: String::new(),
+        rpc: rpc.map(|code| {
+            Box::new(super::RpcError {
+                code,
+                message: "no".to_owned(),
+                data: None,
+            })
+        }),
+        reason: rpc.map(|_| "TASK_NOT_FOUND".to_owned()),
+        unattributed: false,
+    };
+    for (status, rpc, unimplemented) in [
+        (501, None, true),
+        (501, Some(-32001), true),
+        (404, None, true),
+        (405, None, true),
+        (404, Some(-32001), false),
+        (400, None, false),
+        (500, None, false),
+    ] {
+        assert_eq!(
+            http(status, rpc).is_unimplemented_route(),
+            unimplemented,
+            "{status} {rpc:?}"
+        );
+    }
+    assert!(!rpc_error(-32601, "no", None).is_unimplemented_route());
+    let bad_url = A2aError::InvalidUrl {
+        url: "x".to_owned(),
+        reason: "no scheme".to_owned(),
+    };
+    assert!(bad_url.is_bad_setup());
+    assert!(!rpc_error(-32602, "no", None).is_bad_setup());
+}
