@@ -982,7 +982,7 @@ impl Sender<'_> {
                                 without one (same messageId)";
                     self.journal
                         .record_failure(attempt.id, FailureKind::Send, note)?;
-                    let detail = Detail::error(e.summary());
+                    let detail = Detail::wire_error(&e);
                     self.note(attempt, "send", "context-refused", &detail)?;
                     with_context = false;
                 }

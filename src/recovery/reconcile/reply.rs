@@ -4,7 +4,7 @@ use super::{Action, Pass, READ_ATTEMPTS, failure_left};
 use crate::a2a::{A2aError, Endpoint, TaskView, history_holds, retry_read, types};
 use crate::journal::{Attempt, AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
-use crate::recovery::detail::{Detail, Why};
+use crate::recovery::detail::{Detail, Met, Why};
 use crate::recovery::event::Left;
 use crate::recovery::moved::{self, Mode};
 use crate::recovery::send::{self, Outgoing, ReplySent};
@@ -37,7 +37,7 @@ impl Pass<'_> {
         ) else {
             return Ok(action(
                 "reply-failed",
-                Detail::error("no task to look in").with_message(reply.message_id.as_str()),
+                Detail::error(Met::NoTaskToLookIn).with_message(reply.message_id.as_str()),
                 Left::Human,
             ));
         };
@@ -75,7 +75,7 @@ impl Pass<'_> {
                 )?;
                 let failed = action(
                     "read-failed",
-                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    Detail::wire_error(&e).with_message(reply.message_id.as_str()),
                     failure_left(&e),
                 );
                 return Ok(super::unreached(super::hinted(failed, &e), row, &e));
@@ -173,7 +173,7 @@ impl Pass<'_> {
             Elsewhere::Failed(e) => {
                 let failed = action(
                     "read-failed",
-                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    Detail::wire_error(&e).with_message(reply.message_id.as_str()),
                     failure_left(&e),
                 );
                 return Ok(super::unreached(super::hinted(failed, &e), row, &e));
@@ -219,13 +219,13 @@ impl Pass<'_> {
             ),
             ReplySent::Refused(e) => action(
                 "REFUSED",
-                Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                Detail::wire_error(&e).with_message(reply.message_id.as_str()),
                 Left::Human,
             ),
             ReplySent::Failed(e) => super::hinted(
                 action(
                     "reply-failed",
-                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    Detail::wire_error(&e).with_message(reply.message_id.as_str()),
                     failure_left(&e),
                 ),
                 &e,
@@ -234,7 +234,7 @@ impl Pass<'_> {
                 "reply-failed",
                 Detail {
                     interface_moved: true,
-                    ..Detail::error(e.summary()).with_message(reply.message_id.as_str())
+                    ..Detail::wire_error(&e).with_message(reply.message_id.as_str())
                 },
                 Left::Work,
             ),
