@@ -225,13 +225,13 @@ mod tests {
         assert_eq!(app, APPLICATION_ID);
     }
 
-    /// Migration 0022 rebuilds `steps` and `attempts`: the rows, the references to them and
+    /// Migration 0023 rebuilds `steps` and `attempts`: the rows, the references to them and
     /// their checks stay as they were.
     #[test]
     fn rebuilding_the_tables_keeps_rows_references_and_checks() {
         let mut conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("BEGIN").unwrap();
-        for m in MIGRATIONS.iter().filter(|m| m.version < 22) {
+        for m in MIGRATIONS.iter().filter(|m| m.version < 23) {
             conn.execute_batch(m.sql).unwrap();
         }
         conn.execute_batch(
@@ -244,12 +244,12 @@ mod tests {
                  VALUES (1, 1, 'm1', 'WORKING', 'claimed', 'step', 1, 1);
              INSERT INTO events (at, workflow_id, step_id, attempt_id, kind)
                  VALUES (1, 1, 1, 1, 'intent');
-             PRAGMA user_version = 21;
+             PRAGMA user_version = 22;
              COMMIT;",
         )
         .unwrap();
         conn.pragma_update(None, "foreign_keys", "ON").unwrap();
-        assert_eq!(migrate(&mut conn).unwrap(), 21);
+        assert_eq!(migrate(&mut conn).unwrap(), 22);
         let row: (String, String, String, String) = conn
             .query_row(
                 "SELECT s.resolution, a.state, a.effect, a.credential_source

@@ -281,7 +281,7 @@ fn sqlite_a_state_change_builds_no_temporary_btree() {
     c.execute_batch("DROP INDEX attempts_needing_human")
         .unwrap();
     assert_eq!(with_index, ephemeral(&c));
-    // Nor the CHECKs of `state` and `effect`: comparisons since schema 22, one `IN` list each
+    // Nor the CHECKs of `state` and `effect`: comparisons since schema 23, one `IN` list each
     // before.
     assert_eq!(
         with_index, 0,

@@ -1,4 +1,4 @@
--- a2a-recover journal, schema version 22: the state checks of `steps` and `attempts` written as
+-- a2a-recover journal, schema version 23: the state checks of `steps` and `attempts` written as
 -- comparisons.
 --
 -- Released migrations are history: never edit this file once released; add a new one instead

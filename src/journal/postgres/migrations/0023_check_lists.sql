@@ -1,7 +1,7 @@
--- a2a-recover journal (PostgreSQL), version 22: the state checks of `steps` and `attempts`
+-- a2a-recover journal (PostgreSQL), version 23: the state checks of `steps` and `attempts`
 -- written as comparisons on SQLite.
 --
--- The PostgreSQL twin of src/journal/migrations/0022_check_lists.sql, which rebuilds two tables
+-- The PostgreSQL twin of src/journal/migrations/0023_check_lists.sql, which rebuilds two tables
 -- because SQLite evaluates a CHECK's `IN (…)` list of more than two values by building a
 -- temporary index of it on every write. PostgreSQL compares against the list directly, so its
 -- checks stay as they are: nothing changes here but the version. Released migrations are
