@@ -393,8 +393,8 @@ impl Case {
         format!(
             "{{\n  \"seed\": {},\n  \"plant\": {},\n  \"overlap\": {},\n  \"invariant\": {},\n  \"found\": {},\n  \"fix\": {},\n{story}  \"schedule\": {}\n}}\n",
             self.seed,
-            self.overlap,
             json(&self.plant),
+            self.overlap,
             json(&self.invariant),
             json(&self.found),
             json(&self.fix),
