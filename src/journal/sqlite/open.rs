@@ -1,6 +1,6 @@
 //! Opening the SQLite file: connect without checkpointing, probe before any write (a damaged
 //! or foreign file stays as it was), configure (WAL, `synchronous=FULL`, foreign keys, the busy
-//! timeout), migrate, and retry what SQLite's busy handler does not wait for.
+//! wait: `busy`), migrate, and retry what SQLite's busy handler does not wait for.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
+use super::busy::{retry_busy, set_busy_wait};
 use super::{Store, db, error, pragmas};
 use crate::journal::sql::{Db, DbResult};
 use crate::journal::{JournalError, file, migrate};
@@ -39,8 +40,7 @@ impl Store {
             }
             // Sound: a close may checkpoint again, but only once the WAL has grown (see
             // `Store`'s `Drop`); a small WAL stays for the next process to append to.
-            conn.busy_timeout(busy_timeout)
-                .map_err(sql("set the busy timeout"))?;
+            set_busy_wait(&mut conn, busy_timeout).map_err(sql("set the busy timeout"))?;
             Ok((conn, probe.user_version))
         })?;
         // SQLite is built without its own directory sync (`SQLITE_DISABLE_DIRSYNC`, set in
@@ -61,9 +61,9 @@ impl Store {
         busy_timeout: Duration,
     ) -> Result<(Self, i64), JournalError> {
         let (conn, user_version) = retry_busy(busy_timeout, |left| {
-            let conn = Self::connect(path, left, true)?;
+            let mut conn = Self::connect(path, left, true)?;
             let probe = Self::probe(&conn, path, busy_timeout)?;
-            conn.busy_timeout(busy_timeout)
+            set_busy_wait(&mut conn, busy_timeout)
                 .map_err(|e| error("set the busy timeout", path, busy_timeout, e))?;
             Ok((conn, probe.user_version))
         })?;
@@ -90,13 +90,12 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let sql = |action| move |e| error(action, path, busy_timeout, e);
-        let conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
         // Until the probe has read the journal, closing must not checkpoint: the last
         // connection to close copies the WAL into the file, and a damaged file must stay as it
         // was (with its WAL) for `.recover`. `open` turns checkpoints back on once it is sound.
         pragmas::set_checkpoint_on_close(&conn, false).map_err(sql("configure the journal"))?;
-        conn.busy_timeout(busy_timeout)
-            .map_err(sql("set the busy timeout"))?;
+        set_busy_wait(&mut conn, busy_timeout).map_err(sql("set the busy timeout"))?;
         conn.set_prepared_statement_cache_capacity(db::STATEMENT_CACHE);
         // Plans that never depend on bound values: otherwise SQLite (STAT4 is compiled in) marks
         // a statement whose parameter it looked at as expiring on every rebind, and each use of
@@ -129,41 +128,6 @@ impl Store {
             });
         }
         Ok(probe)
-    }
-}
-
-/// Runs `open` again while it fails with [`JournalError::Busy`], until `busy_timeout` has
-/// passed; each try starts from a new connection and gets the time left, so that SQLite's own
-/// waits inside it end by the same deadline.
-///
-/// SQLite's busy handler does not cover every lock ("the presence of a busy handler does not
-/// guarantee that it will be invoked", `sqlite3_busy_handler`). Measured here: when processes
-/// open a new journal at once, one that read the file before another switched it to WAL gets
-/// `SQLITE_BUSY` from `PRAGMA journal_mode` at once, without waiting. Without this loop, four
-/// threads opening new journals together failed about one open in 90, each saying the journal
-/// had stayed busy for the whole timeout (`concurrent_first_opens_of_a_new_journal_all_succeed`).
-fn retry_busy<T>(
-    busy_timeout: Duration,
-    mut open: impl FnMut(Duration) -> Result<T, JournalError>,
-) -> Result<T, JournalError> {
-    let deadline = std::time::Instant::now() + busy_timeout;
-    let mut pause = Duration::from_millis(1);
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match open(left.max(Duration::from_millis(1))) {
-            Err(JournalError::Busy { path, .. }) => {
-                let left = deadline.saturating_duration_since(std::time::Instant::now());
-                if left.is_zero() {
-                    return Err(JournalError::Busy {
-                        path,
-                        waited: busy_timeout,
-                    });
-                }
-                std::thread::sleep(pause.min(left));
-                pause = (pause * 2).min(Duration::from_millis(64));
-            }
-            done => return done,
-        }
     }
 }
 
