@@ -115,7 +115,7 @@ pub fn instant_now() -> std::time::Instant {
 /// In the shipped binary the thread sleeps. In a simulated run, on the simulation's thread, it
 /// neither sleeps nor reads a clock, and gives up at once: every simulated process runs on that
 /// one thread, so a lock another one holds cannot be released while this one waits. Such a
-/// wait is counted ([`take_busy`]) and fails the run: it means a transaction was held across an
+/// wait is counted (`take_busy`, in simulated builds) and fails the run: it means a transaction was held across an
 /// await point. On any other thread (a group-commit writer thread, were one used in a
 /// simulated run) it sleeps, as that thread's waiting lets the simulation's go on.
 pub fn busy_wait(pause: std::time::Duration) -> bool {
