@@ -355,10 +355,14 @@ impl Context {
         take: impl Fn(&str) -> Result<T, LockError>,
     ) -> Result<T, LockError> {
         let until = std::time::Instant::now() + self.global.wait;
+        let mut told = false;
         loop {
             let started = crate::clock::rfc3339(self.clock.now());
             match take(&started) {
-                Err(LockError::Held { .. }) if std::time::Instant::now() < until => {
+                Err(LockError::Held { ref owner, .. }) if std::time::Instant::now() < until => {
+                    if !std::mem::replace(&mut told, true) {
+                        tracing::debug!("waiting for the lock another pass ({owner}) holds");
+                    }
                     // An await point: SIGINT and SIGTERM end the wait.
                     tokio::time::sleep(Duration::from_millis(100).min(self.global.wait)).await;
                 }
