@@ -8,14 +8,15 @@
 //! differs. Only the reads and the writes are gathered: the held rows are read in one
 //! statement, each decision is made against the row as the batch so far left it, and the
 //! writes are sent together, in the batch's order ([`Db::pipeline`](super::sql::Db::pipeline):
-//! on PostgreSQL one round trip for all of them). A task that brings artifacts reads them, and
+//! on PostgreSQL one round trip for all of them, and one statement for all the events and one
+//! for all the rows that change the same columns: [`queries::group_write_stmts`]). A task that brings artifacts reads them, and
 //! the attempt's sizes, from the journal: what the batch decided before it is written first.
 
 use std::collections::HashMap;
 
 use super::change::{Wanted, Written};
 use super::observe::view_artifact_ids;
-use super::queries;
+use super::queries::{self, GroupChange};
 use super::sql::{DbError, Tx};
 use super::{Applied, Attempt, AttemptId, DateTimeUtc, Journal, JournalError, Source};
 use crate::model::TaskView;
@@ -95,7 +96,8 @@ impl Journal {
 struct Unwritten(Vec<(Attempt, Written)>);
 
 impl Unwritten {
-    /// Writes them (each row and its event, in order, in one pipeline) and forgets them.
+    /// Writes them (the rows and their events, in order, in one pipeline: on PostgreSQL one
+    /// statement per kind) and forgets them.
     fn write(
         &mut self,
         tx: &Tx,
@@ -105,13 +107,18 @@ impl Unwritten {
         if self.0.is_empty() {
             return Ok(());
         }
-        let mut stmts = Vec::with_capacity(self.0.len() * 2);
-        for (held, written) in &self.0 {
-            stmts.push(queries::update_attempt_stmt(held, &written.next, None));
-            stmts.push(queries::insert_event_stmt(&written.event(held, now)));
-        }
+        let changes: Vec<GroupChange<'_>> = self
+            .0
+            .iter()
+            .map(|(held, written)| GroupChange {
+                held,
+                next: &written.next,
+                event: written.event(held, now),
+            })
+            .collect();
+        let stmts = queries::group_write_stmts(tx.dialect(), &changes);
         tx.pipeline(&stmts, &mut |_, _| Ok(())).map_err(e)?;
-        drop(stmts);
+        drop((stmts, changes));
         self.0.clear();
         Ok(())
     }

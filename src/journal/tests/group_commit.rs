@@ -126,3 +126,68 @@ fn a_group_commit_of_tasks_does_what_they_do_one_by_one(
         "{unknown:?}"
     );
 }
+
+/// What a multi-row write carries in its rows (on PostgreSQL one JSON parameter per statement):
+/// text that needs escaping, big text, a column set back to NULL, an attempt changed three
+/// times in one batch, and attempts that change different columns in the same batch.
+#[rstest]
+fn a_group_commit_writes_odd_text_and_nulls_as_one_by_one(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let odd = format!(
+        "quotes \" and \\ backslashes, ' \n\t, é ✓ 🦀, {}",
+        "a long answer ".repeat(20_000)
+    );
+    let asked = |task: &str, second: u32| {
+        let raw = serde_json::json!({
+            "id": task, "contextId": "ctx-1",
+            "status": {"state": "TASK_STATE_INPUT_REQUIRED",
+                       "timestamp": format!("2026-11-30T01:00:{second:02}Z"),
+                       "message": {"messageId": "q", "role": "ROLE_AGENT",
+                                   "parts": [{"text": odd}]}}});
+        view(&raw.to_string())
+    };
+    let at = |task: &str, state: &str, second: u32| {
+        view(&task_json(
+            task,
+            state,
+            &format!("2026-11-30T01:00:{second:02}Z"),
+        ))
+    };
+    let (one_place, batch_place) = (Fresh::new(kind), Fresh::new(kind));
+    let (one, [a, b, c]) = three_submitted(&one_place);
+    let (batch, _) = three_submitted(&batch_place);
+    let tasks = vec![
+        (a, asked("t1", 1)),
+        (b, at("t2", "TASK_STATE_WORKING", 1)),
+        // The question answered: `pending_question` back to NULL, in the same batch.
+        (a, at("t1", "TASK_STATE_WORKING", 2)),
+        (c, asked("t3", 1)),
+        (a, at("t1", "TASK_STATE_COMPLETED", 3)),
+    ];
+    let single: Vec<Applied> = tasks
+        .iter()
+        .map(|(id, v)| one.apply_task(*id, v, Source::GetTask).unwrap())
+        .collect();
+    let batched = batch.apply_tasks(&tasks, Source::GetTask).unwrap();
+    assert_eq!(batched, single);
+    assert!(batched.iter().all(|x| x.changed()), "{batched:?}");
+    assert_eq!(events(&batch), events(&one));
+    for id in [a, b, c] {
+        assert_eq!(row(&batch, id), row(&one, id));
+    }
+    let a_row = batch.attempt(a).unwrap();
+    assert_eq!(a_row.state, AttemptState::Completed);
+    assert_eq!(a_row.pending_question, None);
+    let question = batch.attempt(c).unwrap().pending_question.unwrap();
+    let text = question.pointer("/parts/0/text").and_then(|t| t.as_str());
+    assert!(text == Some(odd.as_str()), "the question's text differs");
+    assert!(
+        batch
+            .attempt(c)
+            .unwrap()
+            .last_task_json
+            .unwrap()
+            .contains("a long answer a long answer")
+    );
+}

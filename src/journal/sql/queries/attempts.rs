@@ -312,6 +312,34 @@ pub(in crate::journal) fn update_attempt_stmt<'a>(
     next: &'a Attempt,
     send: Option<SendStamp>,
 ) -> Stmt<'a> {
+    let sets = attempt_sets(held, next, send);
+    // One string, not one per column: this runs for every change a group commit journals.
+    let mut sql = String::with_capacity(64 + 24 * sets.len());
+    sql.push_str("UPDATE attempts SET ");
+    for (i, (column, _)) in sets.iter().enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let _ = write!(sql, "{column} = ?{}", i + 2);
+    }
+    sql.push_str(" WHERE id = ?1");
+    let mut args: Vec<Arg<'a>> = Vec::with_capacity(sets.len() + 1);
+    args.push(Arg::Int(next.id.0));
+    args.extend(sets.into_iter().map(|(_, v)| v));
+    Stmt {
+        sql: sql.into(),
+        args,
+        rows: false,
+    }
+}
+
+/// The columns [`update_attempt_stmt`] sets, each with its value: those that differ between
+/// `held` and `next`, `send`'s stamp if any, and `updated_at` (always, last).
+pub(in crate::journal) fn attempt_sets<'a>(
+    held: &Attempt,
+    next: &'a Attempt,
+    send: Option<SendStamp>,
+) -> Vec<(&'static str, Arg<'a>)> {
     use crate::journal::sql::ToArg;
     let pending_question = Arg::from(to_json(next.pending_question.as_ref()));
     let context_id_ours = Arg::from(next.context_id_ours);
@@ -320,7 +348,7 @@ pub(in crate::journal) fn update_attempt_stmt<'a>(
     let cancel_requested_at = Arg::from(next.cancel_requested_at.map(ms));
     let updated_at = Arg::Int(ms(next.updated_at));
     let (binding, protocol_version) = binding_names(next.binding);
-    let mut sets: Vec<(&str, Arg<'a>)> = Vec::new();
+    let mut sets: Vec<(&'static str, Arg<'a>)> = Vec::new();
     if next.interface_url != held.interface_url {
         sets.push(("interface_url", next.interface_url.to_arg()));
     }
@@ -383,24 +411,7 @@ pub(in crate::journal) fn update_attempt_stmt<'a>(
         sets.extend([("send_started_at", at), ("send_timeout_ms", timeout)]);
     }
     sets.push(("updated_at", updated_at));
-    // One string, not one per column: this runs for every change a group commit journals.
-    let mut sql = String::with_capacity(64 + 24 * sets.len());
-    sql.push_str("UPDATE attempts SET ");
-    for (i, (column, _)) in sets.iter().enumerate() {
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        let _ = write!(sql, "{column} = ?{}", i + 2);
-    }
-    sql.push_str(" WHERE id = ?1");
-    let mut args: Vec<Arg<'a>> = Vec::with_capacity(sets.len() + 1);
-    args.push(Arg::Int(next.id.0));
-    args.extend(sets.into_iter().map(|(_, v)| v));
-    Stmt {
-        sql: sql.into(),
-        args,
-        rows: false,
-    }
+    sets
 }
 
 /// The columns of an attempt's lease, in the order of [`lease_args`].

@@ -27,6 +27,19 @@ pub(in crate::journal) fn insert_event(conn: &Tx, e: &NewEvent<'_>) -> DbResult<
     conn.row(&s.sql, &s.args, |r| r.get(0))
 }
 
+/// The columns of [`insert_event_stmt`]'s parameters, `?1` first (`workflow_id` defaults to
+/// the step's).
+pub(super) const EVENT_ARG_COLUMNS: [&str; 8] = [
+    "at",
+    "workflow_id",
+    "step_id",
+    "attempt_id",
+    "kind",
+    "from_state",
+    "to_state",
+    "detail_json",
+];
+
 /// [`insert_event`] as a statement to run later (its one row is the event's id).
 pub(in crate::journal) fn insert_event_stmt<'a>(e: &NewEvent<'a>) -> Stmt<'a> {
     Stmt {
