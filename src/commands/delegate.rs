@@ -24,7 +24,7 @@
 //! steps through the batch form of that path (`recovery::send::Batch`, in `saga`).
 //!
 //! `--follow`: once the send is journaled and the step has a task, it is followed as `follow`
-//! does (`commands::follow::follow_step`: events journaled before shown, the same output), and
+//! does (`commands::util::follow::follow_step`: events journaled before shown, the same output), and
 //! the exit code is then `follow`'s: 0 terminal, 4 a question or LOST, 3 still running or
 //! reconnects spent. A step without a task (REPLIED, REFUSED, UNCERTAIN, a send whose outcome is
 //! unknown) is not followed and keeps the delegation's exit code. `--plan` with `--follow` is a
