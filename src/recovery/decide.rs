@@ -18,6 +18,7 @@ use crate::journal::model::{
     Agent, Attempt, AttemptRow, AttemptState, Binding, EffectState, RemedyKind, Resolution,
     StepSpec, WorkflowState,
 };
+use crate::recovery::detail::{ForGood, ReplyDoubt};
 use crate::recovery::event::Left;
 
 /// The bucket an attempt falls in, decided from the journal alone.
@@ -65,7 +66,7 @@ pub enum Settlement {
     /// Re-delegate to this agent (its card URL), with a fresh messageId and contextId.
     Redelegate(Agent),
     /// The step failed for good; the reason is journaled so `inspect` can say why.
-    FailedForGood(String),
+    FailedForGood(ForGood),
     /// A human must act (a question, LOST, REFUSED, an effect); nothing to write.
     NeedsHuman,
 }
@@ -104,10 +105,10 @@ pub fn decide_settled(
                 return Settlement::NeedsHuman;
             }
             if !sends_allowed(row.workflow_state) {
-                return Settlement::FailedForGood(format!(
-                    "{} by the agent while the workflow is {}; no re-delegation",
-                    a.state, row.workflow_state
-                ));
+                return Settlement::FailedForGood(ForGood::NoSends {
+                    state: a.state,
+                    workflow: row.workflow_state,
+                });
             }
             redelegation(a, spec, tried, candidates)
         }
@@ -117,9 +118,7 @@ pub fn decide_settled(
             } else if row.failed_for_good.is_some() {
                 Settlement::NeedsHuman
             } else {
-                Settlement::FailedForGood(
-                    "the agent canceled the task (not a2a-recover); not re-delegated".to_owned(),
-                )
+                Settlement::FailedForGood(ForGood::CanceledByAgent)
             }
         }
         AttemptState::Replied => Settlement::Nothing,
@@ -135,23 +134,15 @@ fn redelegation(
 ) -> Settlement {
     let state = a.state;
     match &spec.binding {
-        Binding::Agent(_) => Settlement::FailedForGood(format!(
-            "{state} by the agent, and the step is bound to one agent (--agent); not re-delegated"
-        )),
-        Binding::Command(_) => Settlement::FailedForGood(format!("{state}; a command step")),
+        Binding::Agent(_) => Settlement::FailedForGood(ForGood::OneAgent(state)),
+        Binding::Command(_) => Settlement::FailedForGood(ForGood::Command(state)),
         Binding::Skill(skill) => {
             if a.number >= spec.max_attempts {
-                return Settlement::FailedForGood(format!(
-                    "{state} by the agent, and the attempt budget ({}) is spent",
-                    spec.max_attempts
-                ));
+                return Settlement::FailedForGood(ForGood::BudgetSpent(state, spec.max_attempts));
             }
             match candidates.iter().find(|c| !tried.contains(&c.card_url)) {
                 Some(agent) => Settlement::Redelegate(agent.clone()),
-                None => Settlement::FailedForGood(format!(
-                    "{state} by the agent, and no other registered agent advertises skill \
-                     `{skill}`"
-                )),
+                None => Settlement::FailedForGood(ForGood::NoOtherAgent(state, skill.clone())),
             }
         }
     }
@@ -195,8 +186,8 @@ pub enum ReplyCheck {
     /// The history is complete, lacks the reply, and the task still waits: send it again
     /// (same messageId).
     Resend,
-    /// Cannot resend safely; the reason says why.
-    Uncertain(String),
+    /// Cannot resend safely; the doubt says why.
+    Uncertain(ReplyDoubt),
 }
 
 /// Decides from the task read with its history: whether it holds the reply's messageId,
@@ -206,17 +197,11 @@ pub fn check_reply(holds_reply: bool, history_complete: bool, state: RemoteState
     if holds_reply {
         ReplyCheck::Delivered
     } else if !history_complete {
-        ReplyCheck::Uncertain(
-            "the task's history is truncated, so the reply may be among the missing messages"
-                .to_owned(),
-        )
+        ReplyCheck::Uncertain(ReplyDoubt::Truncated)
     } else if state.is_interrupted() {
         ReplyCheck::Resend
     } else {
-        ReplyCheck::Uncertain(format!(
-            "the task moved on to {} without our reply",
-            AttemptState::from_remote(state)
-        ))
+        ReplyCheck::Uncertain(ReplyDoubt::MovedOn(AttemptState::from_remote(state)))
     }
 }
 
@@ -409,7 +394,7 @@ mod tests {
         let agents = [agent(1), agent(2), agent(3)];
         let tried: Vec<String> = agents[..tried].iter().map(|a| a.card_url.clone()).collect();
         match decide_settled(&r, &s, &tried, &agents) {
-            Settlement::FailedForGood(why) => assert!(why.contains(reason), "{why}"),
+            Settlement::FailedForGood(why) => assert!(why.line().contains(reason), "{why:?}"),
             other => panic!("expected FailedForGood, got {other:?}"),
         }
     }

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::a2a::{A2aError, ErrorKind, Hint, ProtocolBinding};
-use crate::journal::{Attempt, AttemptState, EffectState, Lease, NeedsHuman};
+use crate::journal::{Attempt, AttemptState, EffectState, Lease, NeedsHuman, WorkflowState};
 
 /// An action's details: each field is one key of its record's `detail` object, left out when
 /// `None` (or `false`); a field that may be there with no value (`null`) is an
@@ -89,6 +89,98 @@ pub enum Why {
         /// Whether it is trusted to de-duplicate by messageId (the same messageId is resent).
         trusted: bool,
     },
+    /// No look settles whether a reply reached its task: a human decides.
+    ReplyDoubt(ReplyDoubt),
+    /// The step failed for good.
+    ForGood(ForGood),
+}
+
+/// Why a step failed for good (`reason`; the journal keeps [`ForGood::line`] as the attempt's
+/// failed-for-good reason, for `inspect`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ForGood {
+    /// The agent failed (or rejected) it while the workflow takes no sends.
+    NoSends {
+        /// How the agent ended it.
+        state: AttemptState,
+        /// The workflow's state.
+        workflow: WorkflowState,
+    },
+    /// The agent canceled the task itself.
+    CanceledByAgent,
+    /// The agent failed it, and the step is bound to that one agent.
+    OneAgent(AttemptState),
+    /// A command step failed.
+    Command(AttemptState),
+    /// The agent failed it, and the step's attempt budget (this many) is spent.
+    BudgetSpent(AttemptState, u32),
+    /// The agent failed it, and no other registered agent advertises the step's skill.
+    NoOtherAgent(AttemptState, String),
+}
+
+impl ForGood {
+    /// The line the journal keeps as the attempt's failed-for-good reason (`inspect` reads it).
+    pub fn line(&self) -> String {
+        match self {
+            Self::NoSends { state, workflow } => {
+                format!("{state} by the agent while the workflow is {workflow}; no re-delegation")
+            }
+            Self::CanceledByAgent => {
+                "the agent canceled the task (not a2a-recover); not re-delegated".to_owned()
+            }
+            Self::OneAgent(state) => format!(
+                "{state} by the agent, and the step is bound to one agent (--agent); not \
+                 re-delegated"
+            ),
+            Self::Command(state) => format!("{state}; a command step"),
+            Self::BudgetSpent(state, max) => {
+                format!("{state} by the agent, and the attempt budget ({max}) is spent")
+            }
+            Self::NoOtherAgent(state, skill) => format!(
+                "{state} by the agent, and no other registered agent advertises skill `{skill}`"
+            ),
+        }
+    }
+}
+
+/// Why no look settles whether a reply reached its task (`reason`; the journal keeps
+/// [`ReplyDoubt::line`] as the reply's error, for `inspect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyDoubt {
+    /// The task's history is truncated: the reply may be among the missing messages.
+    Truncated,
+    /// The task moved on to this state without the reply.
+    MovedOn(AttemptState),
+    /// This many tasks of the context could not be read: the reply may be in one.
+    Unreadable(usize),
+    /// The context holds more than this many pages of tasks: the reply may be among them.
+    TooManyPages(usize),
+    /// The agent answers replies with new tasks, and has no `ListTasks` to search them.
+    HiddenContinuation,
+}
+
+impl ReplyDoubt {
+    /// The line the journal keeps as the reply's error (`replies.error`, read by `inspect`).
+    pub fn line(self) -> String {
+        match self {
+            Self::Truncated => {
+                "the task's history is truncated, so the reply may be among the missing messages"
+                    .to_owned()
+            }
+            Self::MovedOn(state) => format!("the task moved on to {state} without our reply"),
+            Self::Unreadable(n) => {
+                format!("{n} task(s) of the context could not be read; the reply may be in one")
+            }
+            Self::TooManyPages(n) => format!(
+                "the context holds more than {n} pages of tasks; the reply may be among them"
+            ),
+            Self::HiddenContinuation => {
+                "the agent answers replies with new tasks and cannot be searched by context \
+                 (no ListTasks), so the reply may be in a task we cannot see"
+                    .to_owned()
+            }
+        }
+    }
 }
 
 /// The error an action met, as a value: the command layer writes its line (`error`).
@@ -226,6 +318,22 @@ impl Detail {
     pub fn reason(reason: Option<String>) -> Self {
         Self {
             reason: Some(reason),
+            ..Self::default()
+        }
+    }
+
+    /// The details of a reply no look settles, and why.
+    pub fn doubt(doubt: ReplyDoubt) -> Self {
+        Self {
+            why: Some(Why::ReplyDoubt(doubt)),
+            ..Self::default()
+        }
+    }
+
+    /// The details of a step that failed for good, and why.
+    pub fn for_good(why: ForGood) -> Self {
+        Self {
+            why: Some(Why::ForGood(why)),
             ..Self::default()
         }
     }

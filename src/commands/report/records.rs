@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::clock::rfc3339;
 use crate::commands::util::{hints, remedy};
 use crate::journal::{AttemptState, EffectState, Event, NeedsHuman};
-use crate::recovery::detail::{Detail, Met, Side, Then, Why};
+use crate::recovery::detail::{Detail, ForGood, Met, ReplyDoubt, Side, Then, Why};
 use crate::recovery::{Action, ActionRemedy};
 
 /// An `action` record: one thing a pass (or an operator's decision) did, or in a dry run would
@@ -307,6 +307,54 @@ fn why_reason(why: &Why) -> String {
                  --trust-dedup` if the agent de-duplicates by messageId)"
             }
         ),
+        Why::ReplyDoubt(doubt) => doubt_words(*doubt),
+        Why::ForGood(why) => for_good_words(why),
+    }
+}
+
+/// Why a step failed for good, in the words its record says (the journal's line for the
+/// attempt, [`ForGood::line`], says the same).
+fn for_good_words(why: &ForGood) -> String {
+    match why {
+        ForGood::NoSends { state, workflow } => {
+            format!("{state} by the agent while the workflow is {workflow}; no re-delegation")
+        }
+        ForGood::CanceledByAgent => {
+            "the agent canceled the task (not a2a-recover); not re-delegated".to_owned()
+        }
+        ForGood::OneAgent(state) => format!(
+            "{state} by the agent, and the step is bound to one agent (--agent); not re-delegated"
+        ),
+        ForGood::Command(state) => format!("{state}; a command step"),
+        ForGood::BudgetSpent(state, max) => {
+            format!("{state} by the agent, and the attempt budget ({max}) is spent")
+        }
+        ForGood::NoOtherAgent(state, skill) => format!(
+            "{state} by the agent, and no other registered agent advertises skill `{skill}`"
+        ),
+    }
+}
+
+/// Why no look settles whether a reply reached its task, in the words its record says (the
+/// journal's line for the reply, [`ReplyDoubt::line`], says the same).
+fn doubt_words(doubt: ReplyDoubt) -> String {
+    match doubt {
+        ReplyDoubt::Truncated => {
+            "the task's history is truncated, so the reply may be among the missing messages"
+                .to_owned()
+        }
+        ReplyDoubt::MovedOn(state) => format!("the task moved on to {state} without our reply"),
+        ReplyDoubt::Unreadable(n) => {
+            format!("{n} task(s) of the context could not be read; the reply may be in one")
+        }
+        ReplyDoubt::TooManyPages(n) => {
+            format!("the context holds more than {n} pages of tasks; the reply may be among them")
+        }
+        ReplyDoubt::HiddenContinuation => {
+            "the agent answers replies with new tasks and cannot be searched by context (no \
+             ListTasks), so the reply may be in a task we cannot see"
+                .to_owned()
+        }
     }
 }
 
@@ -424,6 +472,81 @@ mod tests {
             detail(&unsearchable).to_string(),
             r#"{"reason":"http://h/card speaks A2A 1.0 over JSONRPC, which has no ListTasks: if a2a-recover dies between sending and journaling, the task cannot be searched for; the attempt then goes UNCERTAIN and a human decides (`agents add --trust-dedup` if the agent de-duplicates by messageId)","trustDedup":false}"#
         );
+    }
+
+    /// Every reason a reply stays uncertain is written as the reason it always was, in the
+    /// words the journal keeps for the reply (`inspect` reads those).
+    #[test]
+    fn a_reply_doubt_is_the_reason_it_always_was() {
+        let cases = [
+            (
+                ReplyDoubt::Truncated,
+                r#"{"messageId":"m-1","reason":"the task's history is truncated, so the reply may be among the missing messages"}"#,
+            ),
+            (
+                ReplyDoubt::MovedOn(crate::journal::AttemptState::Completed),
+                r#"{"messageId":"m-1","reason":"the task moved on to COMPLETED without our reply"}"#,
+            ),
+            (
+                ReplyDoubt::Unreadable(2),
+                r#"{"messageId":"m-1","reason":"2 task(s) of the context could not be read; the reply may be in one"}"#,
+            ),
+            (
+                ReplyDoubt::TooManyPages(100),
+                r#"{"messageId":"m-1","reason":"the context holds more than 100 pages of tasks; the reply may be among them"}"#,
+            ),
+            (
+                ReplyDoubt::HiddenContinuation,
+                r#"{"messageId":"m-1","reason":"the agent answers replies with new tasks and cannot be searched by context (no ListTasks), so the reply may be in a task we cannot see"}"#,
+            ),
+        ];
+        for (doubt, json) in cases {
+            assert_eq!(
+                detail(&Detail::doubt(doubt).with_message("m-1")).to_string(),
+                json
+            );
+            assert_eq!(doubt_words(doubt), doubt.line(), "{doubt:?}");
+        }
+    }
+
+    /// Every reason a step failed for good is written as the reason it always was, in the
+    /// words the journal keeps for the attempt (`inspect` reads those).
+    #[test]
+    fn a_failure_for_good_is_the_reason_it_always_was() {
+        use crate::journal::{AttemptState, WorkflowState};
+        let cases = [
+            (
+                ForGood::NoSends {
+                    state: AttemptState::Failed,
+                    workflow: WorkflowState::Compensating,
+                },
+                r#"{"reason":"FAILED by the agent while the workflow is COMPENSATING; no re-delegation"}"#,
+            ),
+            (
+                ForGood::CanceledByAgent,
+                r#"{"reason":"the agent canceled the task (not a2a-recover); not re-delegated"}"#,
+            ),
+            (
+                ForGood::OneAgent(AttemptState::Rejected),
+                r#"{"reason":"REJECTED by the agent, and the step is bound to one agent (--agent); not re-delegated"}"#,
+            ),
+            (
+                ForGood::Command(AttemptState::Failed),
+                r#"{"reason":"FAILED; a command step"}"#,
+            ),
+            (
+                ForGood::BudgetSpent(AttemptState::Failed, 3),
+                r#"{"reason":"FAILED by the agent, and the attempt budget (3) is spent"}"#,
+            ),
+            (
+                ForGood::NoOtherAgent(AttemptState::Failed, "book".into()),
+                r#"{"reason":"FAILED by the agent, and no other registered agent advertises skill `book`"}"#,
+            ),
+        ];
+        for (why, json) in cases {
+            assert_eq!(detail(&Detail::for_good(why.clone())).to_string(), json);
+            assert_eq!(for_good_words(&why), why.line(), "{why:?}");
+        }
     }
 
     /// Every error an action meets is written as the one line it always was: a wire error its

@@ -231,12 +231,12 @@ impl Pass<'_> {
                 },
                 Left::Work,
             ),
-            Settlement::FailedForGood(reason) => Self::action(
+            Settlement::FailedForGood(why) => Self::action(
                 row,
                 a.number,
                 "failed-for-good",
                 "would-fail-for-good",
-                Detail::reason(Some(reason)),
+                Detail::for_good(why),
                 Left::Human,
             ),
         })

@@ -4,7 +4,7 @@ use super::{Action, Pass, READ_ATTEMPTS, failure_left};
 use crate::a2a::{A2aError, Endpoint, TaskView, history_holds, retry_read, types};
 use crate::journal::{Attempt, AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
-use crate::recovery::detail::{Detail, Met, Why};
+use crate::recovery::detail::{Detail, Met, ReplyDoubt, Why};
 use crate::recovery::event::Left;
 use crate::recovery::moved::{self, Mode};
 use crate::recovery::send::{self, Outgoing, ReplySent};
@@ -103,11 +103,11 @@ impl Pass<'_> {
                     Left::Nothing,
                 ))
             }
-            ReplyCheck::Uncertain(reason) => {
-                self.reply_uncertain(reply, &reason)?;
+            ReplyCheck::Uncertain(doubt) => {
+                self.reply_uncertain(reply, doubt)?;
                 Ok(action(
                     "UNCERTAIN",
-                    Detail::reason(Some(reason)).with_message(reply.message_id.as_str()),
+                    Detail::doubt(doubt).with_message(reply.message_id.as_str()),
                     Left::Human,
                 ))
             }
@@ -121,10 +121,10 @@ impl Pass<'_> {
     fn reply_uncertain(
         &self,
         reply: &Reply,
-        reason: &str,
+        doubt: ReplyDoubt,
     ) -> Result<bool, crate::journal::JournalError> {
         self.journal
-            .set_reply_state(reply.id, ReplyState::Uncertain, Some(reason), None)
+            .set_reply_state(reply.id, ReplyState::Uncertain, Some(&doubt.line()), None)
     }
 
     /// A reply the task's history does not hold: looked for in the other tasks of its context
@@ -162,11 +162,11 @@ impl Pass<'_> {
                 ));
             }
             Elsewhere::Absent => {}
-            Elsewhere::Unsearchable(reason) => {
-                self.reply_uncertain(reply, &reason)?;
+            Elsewhere::Unsearchable(doubt) => {
+                self.reply_uncertain(reply, doubt)?;
                 return Ok(action(
                     "UNCERTAIN",
-                    Detail::reason(Some(reason)).with_message(reply.message_id.as_str()),
+                    Detail::doubt(doubt).with_message(reply.message_id.as_str()),
                     Left::Human,
                 ));
             }
@@ -307,17 +307,12 @@ impl Pass<'_> {
                 return Ok(if unreadable == 0 {
                     Elsewhere::Absent
                 } else {
-                    Elsewhere::Unsearchable(format!(
-                        "{unreadable} task(s) of the context could not be read; the reply may \
-                         be in one"
-                    ))
+                    Elsewhere::Unsearchable(ReplyDoubt::Unreadable(unreadable))
                 });
             }
             page_token = Some(page.next_page_token);
         }
-        Ok(Elsewhere::Unsearchable(format!(
-            "the context holds more than {MAX_PAGES} pages of tasks; the reply may be among them"
-        )))
+        Ok(Elsewhere::Unsearchable(ReplyDoubt::TooManyPages(MAX_PAGES)))
     }
 
     /// What a context that cannot be searched means: for an agent known to answer replies with
@@ -329,11 +324,7 @@ impl Pass<'_> {
             .as_deref()
             .is_some_and(|url| self.journal.agent_continues_replies(url).unwrap_or(true));
         if continues {
-            Elsewhere::Unsearchable(
-                "the agent answers replies with new tasks and cannot be searched by context \
-                 (no ListTasks), so the reply may be in a task we cannot see"
-                    .to_owned(),
-            )
+            Elsewhere::Unsearchable(ReplyDoubt::HiddenContinuation)
         } else {
             Elsewhere::Absent
         }
@@ -347,7 +338,7 @@ enum Elsewhere {
     /// Nowhere in the context (or the task's own history is conclusive).
     Absent,
     /// The context cannot be searched for it, for this reason.
-    Unsearchable(String),
+    Unsearchable(ReplyDoubt),
     /// The search failed this pass.
     Failed(A2aError),
 }

@@ -4,7 +4,7 @@
 use super::Pass;
 use crate::journal::{Attempt, AttemptRow, AttemptState, JournalError, NewAttempt, StepRecord};
 use crate::recovery::decide::{self, Settlement};
-use crate::recovery::detail::Detail;
+use crate::recovery::detail::{Detail, ForGood};
 use crate::recovery::event::{Action, Left};
 use crate::recovery::verify;
 use anyhow::Context as _;
@@ -55,12 +55,13 @@ impl Pass<'_> {
     }
 
     /// Journals that the row's step failed for good, and why.
-    fn fail_for_good(&self, row: &AttemptRow, reason: &str) -> anyhow::Result<Vec<Action>> {
-        self.journal.mark_failed_for_good(row.attempt.id, reason)?;
+    fn fail_for_good(&self, row: &AttemptRow, why: ForGood) -> anyhow::Result<Vec<Action>> {
+        self.journal
+            .mark_failed_for_good(row.attempt.id, &why.line())?;
         Ok(vec![self.standing(
             row,
             "failed-for-good",
-            Detail::reason(Some(reason.to_owned())),
+            Detail::for_good(why),
         )?])
     }
 
@@ -80,7 +81,7 @@ impl Pass<'_> {
                 },
             )?]),
             Settlement::ClaimEffect => Ok(vec![self.verify_effect(row, rec).await?]),
-            Settlement::FailedForGood(reason) => self.fail_for_good(row, &reason),
+            Settlement::FailedForGood(why) => self.fail_for_good(row, why),
             Settlement::Redelegate(agent) => {
                 let new = NewAttempt {
                     // Its credential is the journal's choice: the agent's registered one, or
@@ -93,11 +94,7 @@ impl Pass<'_> {
                 match self.journal.add_attempt(rec.step.id, &new) {
                     Ok(attempt) => self.send_new(row, attempt, "redelegate").await,
                     Err(JournalError::BudgetSpent { max, .. }) => {
-                        let reason = format!(
-                            "{} by the agent, and the attempt budget ({max}) is spent",
-                            row.attempt.state
-                        );
-                        self.fail_for_good(row, &reason)
+                        self.fail_for_good(row, ForGood::BudgetSpent(row.attempt.state, max))
                     }
                     Err(e) => Err(e.into()),
                 }
