@@ -44,7 +44,7 @@ use crate::a2a::{
 };
 use crate::clock::rfc3339;
 use crate::commands::report::SendSteps;
-use crate::commands::report::records::ActionRecord;
+use crate::commands::report::records::{self, ActionRecord};
 use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::crash::{self, Point};
@@ -764,7 +764,8 @@ impl Delegation<'_> {
                 );
                 self.finish(now.state.as_str(), &line, exit::OK)
             }
-            Sent::Uncertain(now, reason) => {
+            Sent::Uncertain(now, why) => {
+                let reason = records::unprovable_words(&why);
                 self.action(&now, "look", "unprovable", &json!({"reason": reason}))?;
                 let line = format!(
                     "{step} is UNCERTAIN: {}; nothing was resent. Decide with `a2a-recover \

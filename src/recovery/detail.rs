@@ -93,6 +93,8 @@ pub enum Why {
     ReplyDoubt(ReplyDoubt),
     /// The step failed for good.
     ForGood(ForGood),
+    /// No look tells whether a send created a task: a human decides.
+    Unprovable(crate::recovery::lookup::Unprovable),
 }
 
 /// Why a step failed for good (`reason`; the journal keeps [`ForGood::line`] as the attempt's
@@ -326,6 +328,14 @@ impl Detail {
     pub fn doubt(doubt: ReplyDoubt) -> Self {
         Self {
             why: Some(Why::ReplyDoubt(doubt)),
+            ..Self::default()
+        }
+    }
+
+    /// The details of a send no look settles, and why.
+    pub fn unprovable(why: crate::recovery::lookup::Unprovable) -> Self {
+        Self {
+            why: Some(Why::Unprovable(why)),
             ..Self::default()
         }
     }

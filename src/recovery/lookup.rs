@@ -48,13 +48,14 @@ use serde_json::Value;
 use anyhow::Context as _;
 
 use crate::a2a::types;
-use crate::a2a::{
-    A2aClient, A2aError, Endpoint, ProtocolBinding, Raw, TaskView, history_holds, retry_read,
-};
+use crate::a2a::{A2aClient, A2aError, Endpoint, Raw, TaskView, history_holds, retry_read};
 use crate::clock::Clock;
 use crate::journal::model::{Attempt, AttemptId};
 use crate::journal::{Agent, FailureKind, Journal, ListTasksSupport, NeedsHuman, Note, Source};
 use crate::recovery::error::unusable_answer;
+
+mod unprovable;
+pub use unprovable::Unprovable;
 
 /// How many times a transient read failure is retried within one look.
 const READ_ATTEMPTS: u32 = 3;
@@ -78,7 +79,7 @@ pub enum Lookup {
     /// (once the send's in-flight horizon has passed, see [`look_and_journal`]).
     ProvenAbsent,
     /// The search cannot tell: mark `UNCERTAIN`, resend nothing; the reason says why.
-    Unprovable(String),
+    Unprovable(Unprovable),
 }
 
 /// What the look needs to know about the attempt.
@@ -230,7 +231,7 @@ pub enum Verdict {
     /// Nothing was created.
     ProvenAbsent,
     /// Cannot tell, and why.
-    Unprovable(String),
+    Unprovable(Unprovable),
 }
 
 /// Decides from what a complete search saw: the candidates (tasks in our context for a look by
@@ -246,21 +247,10 @@ pub fn decide(mode: LookMode, candidates: &[Seen], unreadable: usize) -> Verdict
         return Verdict::Found(first, ours.collect());
     }
     let undecided = candidates.iter().filter(|c| **c == Seen::Undecided).count();
-    let (unreadable_what, undecided_what) = match mode {
-        LookMode::ByContext => (
-            "task(s) in our context could not be read",
-            "task(s) in our context have an empty or truncated history even read whole, so one \
-             may be ours",
-        ),
-        LookMode::ByTime => (
-            "candidate task(s) could not be read",
-            "candidate task(s) have a truncated history, so our message may be among them",
-        ),
-    };
     if unreadable > 0 {
-        Verdict::Unprovable(format!("{unreadable} {unreadable_what}"))
+        Verdict::Unprovable(Unprovable::Unreadable(mode, unreadable))
     } else if undecided > 0 {
-        Verdict::Unprovable(format!("{undecided} {undecided_what}"))
+        Verdict::Unprovable(Unprovable::Undecided(mode, undecided))
     } else {
         Verdict::ProvenAbsent
     }
@@ -371,7 +361,7 @@ async fn search(
     Ok(match decide(mode, &seen, unreadable) {
         Verdict::Found(..) => match ours {
             Some(task) => found(task, &candidates),
-            None => Lookup::Unprovable("the task found could not be kept".to_owned()),
+            None => Lookup::Unprovable(Unprovable::NotKept),
         },
         Verdict::ProvenAbsent => Lookup::ProvenAbsent,
         Verdict::Unprovable(reason) => Lookup::Unprovable(reason),
@@ -409,7 +399,7 @@ enum Paged {
     /// The last page was read.
     End,
     /// The agent cannot be searched this way, or its paging does not end.
-    Unprovable(String),
+    Unprovable(Unprovable),
 }
 
 /// Pages through `ListTasks` (every page, at most [`MAX_PAGES`] and `max_bytes` of answers,
@@ -423,7 +413,7 @@ struct Pager {
     bytes: u64,
     max_bytes: u64,
     /// Why the search stops after the page just returned (its entries are still searched).
-    stop: Option<String>,
+    stop: Option<Unprovable>,
 }
 
 impl Pager {
@@ -447,9 +437,7 @@ impl Pager {
             return Ok(Paged::End);
         };
         if self.pages == MAX_PAGES {
-            return Ok(Paged::Unprovable(format!(
-                "the agent's ListTasks did not end within {MAX_PAGES} pages"
-            )));
+            return Ok(Paged::Unprovable(Unprovable::TooManyPages(MAX_PAGES)));
         }
         self.pages += 1;
         let mut req = self.request.clone();
@@ -457,24 +445,18 @@ impl Pager {
         let page = match retry_read(READ_ATTEMPTS, || client.list_tasks(endpoint, &req)).await {
             Ok(page) => page,
             Err(e) if cannot_search(&e) => {
-                return Ok(Paged::Unprovable(format!(
-                    "the agent cannot list its tasks: {}",
-                    e.summary()
-                )));
+                return Ok(Paged::Unprovable(Unprovable::CannotList(e.summary())));
             }
             Err(e) => return Err(e),
         };
         self.bytes = self.bytes.saturating_add(page.body_bytes);
         if !page.next_page_token.is_empty() {
             if self.bytes >= self.max_bytes {
-                self.stop = Some(format!(
-                    "the agent's ListTasks did not end within {} bytes (--max-look-size)",
-                    self.max_bytes
-                ));
+                self.stop = Some(Unprovable::TooManyBytes(self.max_bytes));
             } else if self.seen_tokens.insert(page.next_page_token.clone()) {
                 self.next_token = Some(page.next_page_token);
             } else {
-                self.stop = Some("the agent's ListTasks paging repeats itself".to_owned());
+                self.stop = Some(Unprovable::PagingRepeats);
             }
         }
         Ok(Paged::Page(page.tasks))
@@ -532,7 +514,7 @@ enum Swept {
     /// be read.
     Listed(Vec<SweptTask>, usize),
     /// The agent cannot be searched this way.
-    Unprovable(String),
+    Unprovable(Unprovable),
 }
 
 impl Sweeps {
@@ -605,10 +587,7 @@ impl Sweeps {
             // Only summaries were kept: read the task found whole again.
             return match read_whole(client, endpoint, &first.id).await {
                 Ok(Some(task)) => Ok(Lookup::Found { task, duplicates }),
-                Ok(None) => Ok(Lookup::Unprovable(format!(
-                    "task {} holds our message but could not be read again",
-                    first.id
-                ))),
+                Ok(None) => Ok(Lookup::Unprovable(Unprovable::LostAgain(first.id.clone()))),
                 Err(e) => Err(e),
             };
         }
@@ -731,7 +710,7 @@ pub enum Looked<T> {
     /// attempt stays `INTENT`.
     InFlight(DateTime<Utc>),
     /// The search cannot tell: the attempt is now `UNCERTAIN` (as journaled), and why.
-    Uncertain(Attempt, String),
+    Uncertain(Attempt, Unprovable),
     /// The look failed (transiently, or for good): a `lookup` failure is journaled and the
     /// attempt stays `INTENT`; the caller re-reads it if it needs it.
     Failed(A2aError),
@@ -794,11 +773,8 @@ pub async fn look_and_journal<T>(
         }
         Ok(Lookup::ProvenAbsent) => match absent_unless_in_flight(journal, attempt, asked_at)? {
             Looked::Absent if answered => {
-                let reason = "the agent answered the send with more than --max-response-size, \
-                              and a look finds no task for it: it may have answered with a \
-                              message, so nothing is resent"
-                    .to_owned();
-                journal.mark_uncertain(attempt.id, &reason)?;
+                let reason = Unprovable::AnsweredTooLarge;
+                journal.mark_uncertain(attempt.id, &reason.line())?;
                 Looked::Uncertain(journal.attempt(attempt.id)?, reason)
             }
             looked => looked,
@@ -818,7 +794,7 @@ pub async fn look_and_journal<T>(
                 "probed after this intent"
             };
             let detail = serde_json::json!({
-                "reason": reason,
+                "reason": reason.line(),
                 "probedAt": probed_at,
                 "trustDedup": registered,
                 "detail": format!(
@@ -830,7 +806,7 @@ pub async fn look_and_journal<T>(
             absent_unless_in_flight(journal, attempt, asked_at)?
         }
         Ok(Lookup::Unprovable(reason)) => {
-            journal.mark_uncertain(attempt.id, &reason)?;
+            journal.mark_uncertain(attempt.id, &reason.line())?;
             Looked::Uncertain(journal.attempt(attempt.id)?, reason)
         }
         Err(error) => {
@@ -908,7 +884,9 @@ async fn search_for(
     match shared {
         Some((result, asked_at)) => (result, asked_at),
         None if !listable => (
-            Ok(Lookup::Unprovable(unlistable(how.endpoint.binding))),
+            Ok(Lookup::Unprovable(Unprovable::Unlistable(
+                how.endpoint.binding,
+            ))),
             now,
         ),
         None => (
@@ -944,16 +922,6 @@ fn absent_unless_in_flight<T>(
         }
         _ => Looked::Absent,
     })
-}
-
-/// Why a look on a binding without `ListTasks` (A2A v0.3) cannot tell.
-fn unlistable(binding: ProtocolBinding) -> String {
-    format!(
-        "the agent speaks A2A {} over {}, which has no ListTasks: whether the send created a \
-         task cannot be looked up, so nothing is resent",
-        binding.version().as_str(),
-        binding.wire().card_name()
-    )
 }
 
 /// Reports other remote tasks holding our messageId: a `duplicate-task` event naming every
@@ -1054,7 +1022,7 @@ mod tests {
             ),
             Verdict::ProvenAbsent => "absent".to_owned(),
             Verdict::Unprovable(reason) => {
-                assert!(!reason.is_empty());
+                assert!(!reason.line().is_empty());
                 "unprovable".to_owned()
             }
         };

@@ -124,7 +124,7 @@ pub enum Sent {
     /// The agent definitively refused (`REFUSED`); nothing was created.
     Refused(Attempt, A2aError),
     /// The look could not tell whether a previous send created anything (`UNCERTAIN`).
-    Uncertain(Attempt, String),
+    Uncertain(Attempt, lookup::Unprovable),
     /// The look found nothing, but the last send may still be in flight until this time (its
     /// horizon): nothing was sent, the attempt stays `INTENT`; look again later.
     InFlight(Attempt, chrono::DateTime<chrono::Utc>),

@@ -386,9 +386,9 @@ fn sent_sentence(n: &str, sent: &Sent) -> String {
             now.state
         ),
         Sent::Refused(_, e) => format!("{n}: the compensation was refused: {}.", e.summary()),
-        Sent::Uncertain(_, reason) => format!(
+        Sent::Uncertain(_, why) => format!(
             "{n}: cannot tell whether the compensation sent before arrived ({}); nothing resent.",
-            inert(reason)
+            inert(&super::records::unprovable_words(why))
         ),
         Sent::InFlight(_, until) => format!(
             "{n}: its compensation sent before is not on the agent yet, but may still be in \

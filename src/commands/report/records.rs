@@ -11,6 +11,7 @@ use crate::clock::rfc3339;
 use crate::commands::util::{hints, remedy};
 use crate::journal::{AttemptState, EffectState, Event, NeedsHuman};
 use crate::recovery::detail::{Detail, ForGood, Met, ReplyDoubt, Side, Then, Why};
+use crate::recovery::lookup::{LookMode, Unprovable};
 use crate::recovery::{Action, ActionRemedy};
 
 /// An `action` record: one thing a pass (or an operator's decision) did, or in a dry run would
@@ -309,6 +310,50 @@ fn why_reason(why: &Why) -> String {
         ),
         Why::ReplyDoubt(doubt) => doubt_words(*doubt),
         Why::ForGood(why) => for_good_words(why),
+        Why::Unprovable(why) => unprovable_words(why),
+    }
+}
+
+/// Why no look tells whether a send created a task, in the words its record (and the line
+/// for people) says (the journal's line for the attempt, [`Unprovable::line`], says the same).
+pub(crate) fn unprovable_words(why: &Unprovable) -> String {
+    match why {
+        Unprovable::Unreadable(LookMode::ByContext, n) => {
+            format!("{n} task(s) in our context could not be read")
+        }
+        Unprovable::Unreadable(LookMode::ByTime, n) => {
+            format!("{n} candidate task(s) could not be read")
+        }
+        Unprovable::Undecided(LookMode::ByContext, n) => format!(
+            "{n} task(s) in our context have an empty or truncated history even read whole, so \
+             one may be ours"
+        ),
+        Unprovable::Undecided(LookMode::ByTime, n) => format!(
+            "{n} candidate task(s) have a truncated history, so our message may be among them"
+        ),
+        Unprovable::TooManyPages(n) => {
+            format!("the agent's ListTasks did not end within {n} pages")
+        }
+        Unprovable::TooManyBytes(n) => {
+            format!("the agent's ListTasks did not end within {n} bytes (--max-look-size)")
+        }
+        Unprovable::PagingRepeats => "the agent's ListTasks paging repeats itself".to_owned(),
+        Unprovable::CannotList(summary) => format!("the agent cannot list its tasks: {summary}"),
+        Unprovable::LostAgain(id) => {
+            format!("task {id} holds our message but could not be read again")
+        }
+        Unprovable::NotKept => "the task found could not be kept".to_owned(),
+        Unprovable::Unlistable(binding) => format!(
+            "the agent speaks A2A {} over {}, which has no ListTasks: whether the send created a \
+             task cannot be looked up, so nothing is resent",
+            binding.version().as_str(),
+            binding.wire().card_name()
+        ),
+        Unprovable::AnsweredTooLarge => {
+            "the agent answered the send with more than --max-response-size, and a look finds \
+             no task for it: it may have answered with a message, so nothing is resent"
+                .to_owned()
+        }
     }
 }
 
@@ -546,6 +591,67 @@ mod tests {
         for (why, json) in cases {
             assert_eq!(detail(&Detail::for_good(why.clone())).to_string(), json);
             assert_eq!(for_good_words(&why), why.line(), "{why:?}");
+        }
+    }
+
+    /// Every reason a look cannot tell is written as the reason it always was, in the words
+    /// the journal keeps for the attempt (`inspect` reads those).
+    #[test]
+    fn an_unprovable_look_is_the_reason_it_always_was() {
+        use crate::a2a::ProtocolBinding;
+        let cases = [
+            (
+                Unprovable::Unreadable(LookMode::ByContext, 2),
+                "2 task(s) in our context could not be read",
+            ),
+            (
+                Unprovable::Unreadable(LookMode::ByTime, 1),
+                "1 candidate task(s) could not be read",
+            ),
+            (
+                Unprovable::Undecided(LookMode::ByContext, 3),
+                "3 task(s) in our context have an empty or truncated history even read whole, so one may be ours",
+            ),
+            (
+                Unprovable::Undecided(LookMode::ByTime, 4),
+                "4 candidate task(s) have a truncated history, so our message may be among them",
+            ),
+            (
+                Unprovable::TooManyPages(1000),
+                "the agent's ListTasks did not end within 1000 pages",
+            ),
+            (
+                Unprovable::TooManyBytes(4096),
+                "the agent's ListTasks did not end within 4096 bytes (--max-look-size)",
+            ),
+            (
+                Unprovable::PagingRepeats,
+                "the agent's ListTasks paging repeats itself",
+            ),
+            (
+                Unprovable::CannotList("HTTP 404".into()),
+                "the agent cannot list its tasks: HTTP 404",
+            ),
+            (
+                Unprovable::LostAgain("t-9".into()),
+                "task t-9 holds our message but could not be read again",
+            ),
+            (Unprovable::NotKept, "the task found could not be kept"),
+            (
+                Unprovable::Unlistable(ProtocolBinding::JsonRpcV03),
+                "the agent speaks A2A 0.3 over JSONRPC, which has no ListTasks: whether the send created a task cannot be looked up, so nothing is resent",
+            ),
+            (
+                Unprovable::AnsweredTooLarge,
+                "the agent answered the send with more than --max-response-size, and a look finds no task for it: it may have answered with a message, so nothing is resent",
+            ),
+        ];
+        for (why, reason) in cases {
+            assert_eq!(
+                detail(&Detail::unprovable(why.clone())),
+                serde_json::json!({ "reason": reason })
+            );
+            assert_eq!(unprovable_words(&why), why.line(), "{why:?}");
         }
     }
 

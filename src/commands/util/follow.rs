@@ -281,7 +281,8 @@ impl Step<'_> {
                     self.summary(&attempt, "intent", line, &json!({"look": "in-flight"})),
                 ))
             }
-            Looked::Uncertain(now, reason) => {
+            Looked::Uncertain(now, why) => {
+                let reason = records::unprovable_words(&why);
                 let line = format!(
                     "{step} is UNCERTAIN: {}; nothing was resent. Decide with `a2a-recover \
                      resolve {step} --as resend|abandoned|done --reason \"…\"`.",

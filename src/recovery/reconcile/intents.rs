@@ -229,7 +229,7 @@ impl Pass<'_> {
             Sent::Replied(_) => Self::standing_of(&row, what, Detail::replied_directly()),
             Sent::Refused(_, e) => self.standing(&row, what, Detail::wire_error(e))?,
             Sent::Uncertain(_, reason) => {
-                self.standing(&row, "look", Detail::reason(Some(reason.clone())))?
+                self.standing(&row, "look", Detail::unprovable(reason.clone()))?
             }
             Sent::InFlight(a, until) => Self::action(
                 &row,
