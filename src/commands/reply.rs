@@ -16,7 +16,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::a2a::{A2aClient, A2aError, Credential, ErrorKind, redact_url};
-use crate::commands::report::records::ActionRecord;
+use crate::commands::report::records::{self, ActionRecord};
 use crate::commands::util::hints::HintText as _;
 use crate::context::Context;
 use crate::crash::{self, Point};
@@ -453,7 +453,8 @@ fn report_sent(
                 exit::WORK_REMAINS,
             )
         }
-        ReplySent::Gone(reason) => {
+        ReplySent::Gone(gone) => {
+            let reason = records::gone_words(&gone);
             let mut detail = id;
             detail["error"] = json!(reason);
             let line = format!(

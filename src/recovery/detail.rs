@@ -202,6 +202,8 @@ pub enum Met {
     NoTaskToLookIn,
     /// `GetTask` answered with another task than the attempt's: that task's id.
     AnotherTask(String),
+    /// The attempt's interface left the agent's card, which offers nothing we speak.
+    InterfaceGone(crate::recovery::moved::Gone),
 }
 
 impl Met {

@@ -15,7 +15,7 @@
 
 use std::future::Future;
 
-use crate::a2a::{A2aClient, A2aError, Endpoint, InterfaceChoice};
+use crate::a2a::{A2aClient, A2aError, Endpoint, InterfaceChoice, ProtocolBinding};
 use crate::journal::{
     Attempt, AttemptId, INTERFACE_GONE, Journal, JournalError, JournaledEndpoint,
 };
@@ -28,8 +28,35 @@ pub enum Rechosen {
     Stays,
     /// The interface left the card; reads now go to this one (journaled, unless a dry run).
     Moved(Endpoint),
-    /// The card offers no interface we speak any more: the reason, for a human.
-    Nowhere(String),
+    /// The card offers no interface we speak any more: why, for a human.
+    Nowhere(Gone),
+}
+
+/// Why an attempt's interface is gone: it left the agent's card, which offers nothing we speak
+/// (the journal keeps [`Gone::line`] after [`INTERFACE_GONE`]; the command layer writes its own
+/// words for an action's `error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gone {
+    /// The interface's URL, redacted and inert.
+    pub url: String,
+    /// The binding it was spoken to over.
+    pub binding: ProtocolBinding,
+    /// The summary of the error reading the card again met (one inert line).
+    pub summary: String,
+}
+
+impl Gone {
+    /// The line the journal keeps (after [`INTERFACE_GONE`]) as the attempt's reason.
+    pub fn line(&self) -> String {
+        format!(
+            "the interface this attempt was sent to (`{}`, {} {}) has left the agent's card and \
+             {}",
+            self.url,
+            self.binding.wire().card_name(),
+            self.binding.version().as_str(),
+            self.summary
+        )
+    }
 }
 
 /// Whether a re-choice is journaled (every command) or only said (`reconcile --dry-run`).
@@ -51,8 +78,8 @@ pub enum Reread<T> {
         /// The re-chosen interface, if the journaled one left the card.
         moved: Option<Endpoint>,
     },
-    /// The interface left the card, which offers nothing we speak: the reason, for a human.
-    Gone(String),
+    /// The interface left the card, which offers nothing we speak: why, for a human.
+    Gone(Gone),
 }
 
 /// Runs `read` at `endpoint` (the attempt's journaled interface); when it fails with "not
@@ -139,14 +166,11 @@ pub async fn rechoose_as(
         return Ok(Rechosen::Stays);
     };
     let nowhere = |e: &A2aError| {
-        Rechosen::Nowhere(format!(
-            "the interface this attempt was sent to (`{}`, {} {}) has left the agent's card and \
-             {}",
-            crate::sanitize::inert(&crate::a2a::redact_url(&endpoint.url)),
-            endpoint.binding.wire().card_name(),
-            endpoint.binding.version().as_str(),
-            e.summary()
-        ))
+        Rechosen::Nowhere(Gone {
+            url: crate::sanitize::inert(&crate::a2a::redact_url(&endpoint.url)),
+            binding: endpoint.binding,
+            summary: e.summary(),
+        })
     };
     // Fetched again once per process (a pass over many attempts of one agent reads its card
     // once), never the copy read before the send.

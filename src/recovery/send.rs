@@ -209,7 +209,7 @@ pub enum ReplySent {
     Moved(A2aError, Endpoint),
     /// Not delivered: the interface left the agent's card, which offers nothing we speak (the
     /// reason; the attempt is journaled as needing a human, the reply stays `INTENT`).
-    Gone(String),
+    Gone(moved::Gone),
     /// Another live process holds the attempt's lease; nothing was sent.
     Busy(Lease),
     /// The reply was settled meanwhile by another process.
@@ -1108,7 +1108,8 @@ impl Sender<'_> {
                         self.reply_met(reply, ReplyState::Intent, &error)?;
                         ReplySent::Moved(error, to)
                     }
-                    Rechosen::Nowhere(reason) => {
+                    Rechosen::Nowhere(gone) => {
+                        let reason = gone.line();
                         moved::journal_gone(self.journal, attempt.id, &reason)?;
                         self.journal.set_reply_state(
                             reply.id,
@@ -1116,7 +1117,7 @@ impl Sender<'_> {
                             Some(&reason),
                             None,
                         )?;
-                        ReplySent::Gone(reason)
+                        ReplySent::Gone(gone)
                     }
                     Rechosen::Stays => self.reply_failed(reply, error)?,
                 }

@@ -12,6 +12,7 @@ use crate::commands::util::{hints, remedy};
 use crate::journal::{AttemptState, EffectState, Event, NeedsHuman};
 use crate::recovery::detail::{Detail, ForGood, Met, ReplyDoubt, Side, Then, Why};
 use crate::recovery::lookup::{LookMode, Unprovable};
+use crate::recovery::moved::Gone;
 use crate::recovery::{Action, ActionRemedy};
 
 /// An `action` record: one thing a pass (or an operator's decision) did, or in a dry run would
@@ -278,6 +279,7 @@ pub(crate) fn error_line(met: &Met) -> Cow<'_, str> {
         Met::Wire { summary, .. } => Cow::Borrowed(summary),
         Met::Line(line) => Cow::Borrowed(line),
         Met::NoTaskToLookIn => Cow::Borrowed("no task to look in"),
+        Met::InterfaceGone(gone) => Cow::Owned(gone_words(gone)),
         Met::AnotherTask(seen) => {
             Cow::Owned(format!("GetTask answered with another task `{seen}`"))
         }
@@ -312,6 +314,18 @@ fn why_reason(why: &Why) -> String {
         Why::ForGood(why) => for_good_words(why),
         Why::Unprovable(why) => unprovable_words(why),
     }
+}
+
+/// Why an attempt's interface is gone, in the words its record says (the journal's line for
+/// the attempt, [`Gone::line`], says the same after `interface-gone: `).
+pub(crate) fn gone_words(gone: &Gone) -> String {
+    format!(
+        "the interface this attempt was sent to (`{}`, {} {}) has left the agent's card and {}",
+        gone.url,
+        gone.binding.wire().card_name(),
+        gone.binding.version().as_str(),
+        gone.summary
+    )
 }
 
 /// Why no look tells whether a send created a task, in the words its record (and the line
@@ -592,6 +606,22 @@ mod tests {
             assert_eq!(detail(&Detail::for_good(why.clone())).to_string(), json);
             assert_eq!(for_good_words(&why), why.line(), "{why:?}");
         }
+    }
+
+    /// An interface gone is written as the error it always was, in the words the journal keeps
+    /// for the attempt (after `interface-gone: `).
+    #[test]
+    fn an_interface_gone_is_the_error_it_always_was() {
+        let gone = Gone {
+            url: "http://h/rpc".into(),
+            binding: crate::a2a::ProtocolBinding::HttpJsonV1,
+            summary: "offers no interface we speak".into(),
+        };
+        assert_eq!(
+            detail(&Detail::error(Met::InterfaceGone(gone.clone()))).to_string(),
+            r#"{"error":"the interface this attempt was sent to (`http://h/rpc`, HTTP+JSON 1.0) has left the agent's card and offers no interface we speak"}"#
+        );
+        assert_eq!(gone_words(&gone), gone.line());
     }
 
     /// Every reason a look cannot tell is written as the reason it always was, in the words

@@ -218,8 +218,8 @@ impl Pass<'_> {
                     }
                     Some(result)
                 }
-                moved::Reread::Gone(reason) => {
-                    moved::journal_gone(self.journal, a.id, &reason)?;
+                moved::Reread::Gone(gone) => {
+                    moved::journal_gone(self.journal, a.id, &gone.line())?;
                     self.gone.set(true);
                     None
                 }

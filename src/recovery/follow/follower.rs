@@ -412,7 +412,8 @@ impl<R: Remote> Follower<'_, R> {
                     retry_after: None,
                 })
             }
-            Rechosen::Nowhere(reason) => {
+            Rechosen::Nowhere(gone) => {
+                let reason = gone.line();
                 let journaled = moved::journal_gone(self.journal, self.target.attempt, &reason)?;
                 self.last_error = Some(journaled);
                 Some(Round::Stop(FollowEnd::InterfaceGone(reason)))

@@ -9,7 +9,7 @@ use crate::journal::{
     StepRecord, StepSpec,
 };
 use crate::recovery::decide::{self};
-use crate::recovery::detail::{Detail, Why};
+use crate::recovery::detail::{Detail, Met, Why};
 use crate::recovery::event::{Action, ActionRemedy, Left};
 use crate::recovery::moved::{self};
 use crate::recovery::send::{Claimed, Outgoing, Sent, Stage};
@@ -170,15 +170,15 @@ impl Pass<'_> {
         &self,
         row: &AttemptRow,
         task_id: &str,
-        reason: &str,
+        gone: &moved::Gone,
     ) -> anyhow::Result<Action> {
-        let journaled = moved::journal_gone(self.journal, row.attempt.id, reason)?;
+        let journaled = moved::journal_gone(self.journal, row.attempt.id, &gone.line())?;
         let mut action = Self::action(
             row,
             row.attempt.number,
             "read",
             INTERFACE_GONE,
-            Detail::error_line(reason).with_task(task_id),
+            Detail::error(Met::InterfaceGone(gone.clone())).with_task(task_id),
             Left::Human,
         );
         let mut gone = row.clone();

@@ -6,7 +6,7 @@ use crate::a2a::retry_read;
 use crate::a2a::{Endpoint, TaskView};
 use crate::journal::{AttemptRow, AttemptState, INTERFACE_GONE, StepRecord};
 use crate::recovery::decide::{self, Settlement, Triage};
-use crate::recovery::detail::{Detail, Move, Side, Then, Why};
+use crate::recovery::detail::{Detail, Met, Move, Side, Then, Why};
 use crate::recovery::event::Left;
 use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::send;
@@ -139,18 +139,18 @@ impl Pass<'_> {
                     }
                     result
                 }
-                Reread::Gone(reason) => {
+                Reread::Gone(gone) => {
                     let mut x = Self::action(
                         row,
                         a.number,
                         "read",
                         format!("would-mark-{INTERFACE_GONE}"),
-                        Detail::error_line(reason.as_str()).with_task(task_id.as_str()),
+                        Detail::error(Met::InterfaceGone(gone.clone())).with_task(task_id.as_str()),
                         Left::Human,
                     );
-                    let mut gone = row.clone();
-                    gone.failed_for_good = Some(moved::gone_reason(&reason));
-                    x.remedy = remedy_line(&gone);
+                    let mut gone_row = row.clone();
+                    gone_row.failed_for_good = Some(moved::gone_reason(&gone.line()));
+                    x.remedy = remedy_line(&gone_row);
                     actions.push(x);
                     return Ok(actions);
                 }

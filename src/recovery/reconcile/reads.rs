@@ -104,7 +104,7 @@ impl Pass<'_> {
         let read =
             match moved::read(self.client, self.journal, a, &endpoint, Mode::Journal, get).await? {
                 Reread::Read { result, .. } => result,
-                Reread::Gone(reason) => return Ok(vec![self.nowhere(row, &task_id, &reason)?]),
+                Reread::Gone(gone) => return Ok(vec![self.nowhere(row, &task_id, &gone)?]),
             };
         match read {
             Ok(task) => {

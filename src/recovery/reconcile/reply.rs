@@ -238,8 +238,8 @@ impl Pass<'_> {
                 },
                 Left::Work,
             ),
-            ReplySent::Gone(reason) => {
-                let mut gone = self.nowhere(row, task_id, &reason)?;
+            ReplySent::Gone(why) => {
+                let mut gone = self.nowhere(row, task_id, &why)?;
                 gone.action = "reply";
                 gone.detail.message_id = Some(reply.message_id.clone());
                 gone
