@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use a2a_recover::sim;
 use a2a_recover::sim::schedule::{self, Case, Entry};
 use a2a_recover::sim::shrink;
+use a2a_recover::sim::workload::Workload;
 use a2a_recover::sim_seam::Plant;
 
 /// The longest shrunk schedule shown whole on the failure's line (else its file is named).
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
     let mut keep_going = false;
     let (mut given, mut case_path, mut save_case, mut no_shrink) =
         (None::<Vec<Entry>>, None::<String>, None::<PathBuf>, false);
+    let mut load = None::<Workload>;
     let mut except: Vec<u64> = Vec::new();
     let mut failed = 0_u64;
     while let Some(a) = args.next() {
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
                 };
                 from = case.seed;
                 given = Some(case.schedule);
+                load = case.workload;
                 case_path = Some(path.clone());
                 if let Some(name) = case.plant.as_deref() {
                     let Some((n, p)) = plant_named(name) else {
@@ -89,7 +92,7 @@ fn main() -> ExitCode {
         .filter(|s| !except.contains(s))
         .collect();
     for &seed in &seeds {
-        let outcome = sim::run_with(seed, plant, given.clone());
+        let outcome = sim::run_with(seed, plant, given.clone(), load.clone());
         processes += outcome.processes;
         points.extend(outcome.crash_points);
         for (f, n) in outcome.faults {
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
                 plant: (plant, plant_name),
                 failure: &failure,
                 schedule: outcome.schedule,
+                workload: outcome.workload,
             };
             let replay = found.report(case_path.as_deref(), no_shrink, save_case.as_deref());
             eprintln!(
@@ -150,6 +154,7 @@ struct Failed<'a> {
     plant: (Option<Plant>, Option<&'static str>),
     failure: &'a str,
     schedule: Vec<Entry>,
+    workload: Option<Workload>,
 }
 
 impl Failed<'_> {
@@ -172,7 +177,13 @@ impl Failed<'_> {
         let (schedule, failure, how) = if no_shrink {
             (self.schedule, self.failure.to_owned(), String::new())
         } else {
-            let s = shrink::shrink(self.seed, self.plant.0, self.schedule, self.failure);
+            let s = shrink::shrink(
+                self.seed,
+                self.plant.0,
+                self.workload.as_ref(),
+                self.schedule,
+                self.failure,
+            );
             let how = if s.replayed {
                 format!(
                     "; shrunk {from} -> {} faults in {} runs",
@@ -193,6 +204,7 @@ impl Failed<'_> {
             found: failure,
             fix: String::new(),
             story: Vec::new(),
+            workload: self.workload,
             schedule,
         };
         let target =

@@ -2,7 +2,7 @@
 //!
 //! One seed is one run: a few in-process scripted agents behind a fault layer ([`world`]), a
 //! workload of `delegate`, `reconcile`, `reply` and `compensate` processes drawn from the seed
-//! ([`workload`]), each run through the same entry point as the binary on a real SQLite journal
+//! ([`workload`], or a kept case's), each run through the same entry point as the binary on a real SQLite journal
 //! in a temporary directory, under tokio's paused clock (time is virtual, and jumps to the next
 //! timer when everything waits). A process may be killed at a seeded exchange, before or after
 //! the agent processed it: its future is dropped with the kill flag up, so no drop-time commit
@@ -27,8 +27,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser as _;
-use rand::SeedableRng as _;
-use rand::rngs::StdRng;
 
 use crate::commands::Cli;
 use crate::context::Context;
@@ -53,17 +51,25 @@ pub struct Outcome {
     pub faults: BTreeMap<&'static str, u32>,
     /// The faults that happened, in order: replayed on the same seed, the same run.
     pub schedule: Vec<Entry>,
+    /// The workload it ran: with the schedule, the same run.
+    pub workload: Option<workload::Workload>,
 }
 
 /// Runs seed `seed` (with `plant` planted), its faults drawn from the seed, and checks every
 /// invariant.
 pub fn run_seed(seed: u64, plant: Option<Plant>) -> Outcome {
-    run_with(seed, plant, None)
+    run_with(seed, plant, None, None)
 }
 
 /// Runs seed `seed` (with `plant` planted), with the faults of `schedule` only when given (else
-/// drawn from the seed), and checks every invariant.
-pub fn run_with(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>) -> Outcome {
+/// drawn from the seed) and the workload `load` when given (else drawn from the seed), and
+/// checks every invariant.
+pub fn run_with(
+    seed: u64,
+    plant: Option<Plant>,
+    schedule: Option<Vec<Entry>>,
+    load: Option<workload::Workload>,
+) -> Outcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -87,7 +93,7 @@ pub fn run_with(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>) -
     let dir = base.join(format!("a2a-sim-{}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let outcome = match std::fs::create_dir_all(&dir) {
-        Ok(()) => runtime.block_on(run(seed, plant, schedule, &dir)),
+        Ok(()) => runtime.block_on(run(seed, plant, schedule, load, &dir)),
         Err(e) => Outcome {
             failure: Some(format!("failed to create {}: {e}", dir.display())),
             ..Outcome::default()
@@ -109,17 +115,20 @@ pub fn run_with(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>) -
     outcome
 }
 
-async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir: &Path) -> Outcome {
+async fn run(
+    seed: u64,
+    plant: Option<Plant>,
+    schedule: Option<Vec<Entry>>,
+    load: Option<workload::Workload>,
+    dir: &Path,
+) -> Outcome {
     sim_seam::seed_ids(seed);
     sim_seam::set_plant(plant);
     let epoch = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
     sim_seam::start_virtual_time(epoch);
-    let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    // The draws added after the first workloads (bindings, stream faults, follows) come from a
-    // generator of their own, so that the first draws stay as they were.
-    let mut breadth = StdRng::seed_from_u64(seed ^ 0xB4EA_D7B0);
+    let load = load.unwrap_or_else(|| workload::draw(seed));
     let faults = schedule.map_or_else(|| Faults::drawn(seed), Faults::given);
-    let world = Arc::new(workload::world(&mut rng, &mut breadth, faults));
+    let world = Arc::new(workload::world(&load, faults));
     let exchange_world = Arc::clone(&world);
     crate::a2a::sim_wire::install(Some(Arc::new(move |req| {
         Box::pin(world::exchange(Arc::clone(&exchange_world), req))
@@ -127,14 +136,12 @@ async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir:
     let mut sim = Sim {
         world,
         journal: dir.join("journal.db"),
-        rng,
         outcome: Outcome::default(),
         killed_owners: BTreeSet::new(),
         fixed_point: None,
         fleet: identity::Fleet::new(seed),
-        breadth,
     };
-    let failure = workload::drive(&mut sim).await.err();
+    let failure = workload::drive(&mut sim, &load).await.err();
     let failure = match failure {
         Some(f) => Some(f),
         None => invariants::check(&sim)
@@ -147,6 +154,7 @@ async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir:
     // A schedule made for another workload proves nothing, whatever the run did.
     outcome.failure = sim.world.faults.drift().or(failure);
     outcome.schedule = sim.world.faults.schedule();
+    outcome.workload = Some(load);
     for (fault, n) in sim
         .world
         .injected
@@ -166,8 +174,6 @@ pub struct Sim {
     pub world: Arc<World>,
     /// The journal file.
     pub journal: PathBuf,
-    /// The workload's generator (faults have their own: [`World::faults`]).
-    pub rng: StdRng,
     /// What the run did so far.
     pub outcome: Outcome,
     /// The lease owner ids of the processes that were killed.
@@ -176,8 +182,6 @@ pub struct Sim {
     pub fixed_point: Option<(Exit, Exit)>,
     /// The processes' pids and hosts.
     pub fleet: identity::Fleet,
-    /// The generator of the bindings and follows.
-    pub breadth: StdRng,
 }
 
 /// How a simulated process ended.
