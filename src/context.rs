@@ -354,11 +354,12 @@ impl Context {
         &self,
         take: impl Fn(&str) -> Result<T, LockError>,
     ) -> Result<T, LockError> {
-        let until = std::time::Instant::now() + self.global.wait;
+        // tokio's clock: the monotonic clock, or the simulator's virtual one (`--features sim`).
+        let until = tokio::time::Instant::now() + self.global.wait;
         loop {
             let started = crate::clock::rfc3339(self.clock.now());
             match take(&started) {
-                Err(LockError::Held { .. }) if std::time::Instant::now() < until => {
+                Err(LockError::Held { .. }) if tokio::time::Instant::now() < until => {
                     // An await point: SIGINT and SIGTERM end the wait.
                     tokio::time::sleep(Duration::from_millis(100).min(self.global.wait)).await;
                 }

@@ -87,17 +87,13 @@ fn main() -> ExitCode {
             .try_init();
     }
     let started = std::time::Instant::now();
-    let (mut processes, mut points, mut faults) = (0, BTreeSet::new(), BTreeMap::new());
+    let mut totals = Totals::default();
     let seeds: Vec<u64> = (from..from + count)
         .filter(|s| !except.contains(s))
         .collect();
     for &seed in &seeds {
         let outcome = sim::run_with(seed, plant, given.clone(), load.clone());
-        processes += outcome.processes;
-        points.extend(outcome.crash_points);
-        for (f, n) in outcome.faults {
-            *faults.entry(f).or_insert(0) += n;
-        }
+        totals.add(&outcome);
         if let Some(failure) = outcome.failure {
             let found = Failed {
                 seed,
@@ -119,15 +115,47 @@ fn main() -> ExitCode {
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "a2a-sim: {} seed(s) from {from}, {failed} failed, in {secs:.1} s ({:.1} seeds/s), {processes} processes, {} distinct kill points, faults {faults:?}",
+        "a2a-sim: {} seed(s) from {from}, {failed} failed, in {secs:.1} s ({:.1} seeds/s), {}, faults {:?}, decisions journaled {:?}",
         seeds.len(),
         seeds.len() as f64 / secs.max(1e-9),
-        points.len()
+        totals.processes_and_points(),
+        totals.faults,
+        totals.decided,
     );
     if failed > 0 {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// What the seeds run did, together.
+#[derive(Default)]
+struct Totals {
+    processes: u32,
+    points: BTreeSet<String>,
+    faults: BTreeMap<&'static str, u32>,
+    decided: BTreeMap<String, u32>,
+}
+
+impl Totals {
+    fn add(&mut self, outcome: &sim::Outcome) {
+        self.processes += outcome.processes;
+        self.points.extend(outcome.crash_points.iter().cloned());
+        for (f, n) in &outcome.faults {
+            *self.faults.entry(f).or_insert(0) += n;
+        }
+        for (d, n) in &outcome.decided {
+            *self.decided.entry(d.clone()).or_insert(0) += n;
+        }
+    }
+
+    fn processes_and_points(&self) -> String {
+        format!(
+            "{} processes, {} distinct kill points",
+            self.processes,
+            self.points.len()
+        )
+    }
 }
 
 /// The plant of this `--plant` name.

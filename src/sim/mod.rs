@@ -12,6 +12,7 @@
 pub mod artifacts;
 pub mod identity;
 pub mod invariants;
+pub mod resolve;
 pub mod schedule;
 pub mod settled;
 pub mod shrink;
@@ -51,6 +52,8 @@ pub struct Outcome {
     pub faults: BTreeMap<&'static str, u32>,
     /// The faults that happened, in order: replayed on the same seed, the same run.
     pub schedule: Vec<Entry>,
+    /// The operator's decisions (`resolve --as …`) journaled, by decision.
+    pub decided: BTreeMap<String, u32>,
     /// The workload it ran: with the schedule, the same run.
     pub workload: Option<workload::Workload>,
 }

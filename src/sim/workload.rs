@@ -23,6 +23,8 @@ pub const LIVENESS_PASSES: u32 = 12;
 pub const ANSWER: &str = "two rooms";
 /// The saga workflow's name.
 pub const SAGA: &str = "trip";
+/// The `--wait` some processes are given (a held lock is waited for on virtual time).
+pub const WAIT: &str = "30s";
 
 /// A run's workload: the agents, the steps, and the processes in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,6 +101,18 @@ pub enum Action {
         #[serde(skip)]
         kill: Kill,
     },
+    /// `resolve --as DECISION` of the step the journal points to when the run reaches it
+    /// ([`super::resolve`]), else of `fallback`.
+    Resolve {
+        /// The decision: `resend`, `retry`, `done` or `abandoned`.
+        #[serde(rename = "as")]
+        decision: String,
+        /// The step decided when none needs it.
+        fallback: String,
+        /// Whether it is given `--wait`.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        wait: bool,
+    },
     /// The faults between processes (an agent forgets a task, an agent's clock steps back).
     Between,
     /// Virtual time passes.
@@ -141,6 +155,8 @@ pub fn draw(seed: u64) -> Workload {
     // The draws added after the first workloads (bindings, stream faults, follows) come from a
     // generator of their own, so that the first draws stay as they were.
     let mut breadth = StdRng::seed_from_u64(seed ^ 0xB4EA_D7B0);
+    // And those added later still (`resolve`, `--wait`) from a third.
+    let mut later = StdRng::seed_from_u64(seed ^ 0x7E50_17E5);
     let n = rng.random_range(1..=2);
     let mut agents = Vec::new();
     for _ in 0..n {
@@ -178,6 +194,14 @@ pub fn draw(seed: u64) -> Workload {
                 kill: Kill::At(kill),
             });
         }
+        if later.random_bool(0.3) {
+            let decision = super::resolve::DECISIONS[later.random_range(0..10)];
+            processes.push(Action::Resolve {
+                decision: decision.to_owned(),
+                fallback: steps[0].name.clone(),
+                wait: later.random_bool(0.2),
+            });
+        }
         if rng.random_bool(0.4) {
             processes.push(Action::run(args(&["reconcile"]), Check::Reconcile, None));
         }
@@ -196,6 +220,14 @@ pub fn draw(seed: u64) -> Workload {
         processes.push(Action::run(args(&["reconcile"]), Check::Reconcile, None));
         let a = args(&["compensate", SAGA]);
         processes.push(Action::run(a, Check::Compensate, None));
+    }
+    // `--wait` for a held lock on one process in five.
+    for action in &mut processes {
+        if let Action::Run { args, .. } = action
+            && later.random_bool(0.2)
+        {
+            args.extend(["--wait".to_owned(), WAIT.to_owned()]);
+        }
     }
     Workload {
         agents,
@@ -357,6 +389,11 @@ pub async fn drive(sim: &mut Sim, load: &Workload) -> Result<(), String> {
                 sim.under_faults(args, *check, step.as_deref(), *kill)
                     .await?;
             }
+            Action::Resolve {
+                decision,
+                fallback,
+                wait,
+            } => sim.resolve(decision, fallback, *wait).await?,
             Action::Between => {
                 schedule::forget(sim);
                 schedule::step_clock(sim);
