@@ -145,7 +145,10 @@ pub fn check(sim: &Sim) -> Result<(), String> {
                 r.step, r.id, t.message_id
             ));
         }
-        if r.context_id.as_deref().is_some_and(|c| c != t.context_id) {
+        // An agent that files tasks under contexts of its own: the documented exception (the
+        // task is the attempt's by its messageId, checked above).
+        let replaced = sim.world.agents[a].1.replaces_context_ids();
+        if !replaced && r.context_id.as_deref().is_some_and(|c| c != t.context_id) {
             return Err(format!(
                 "foreign context: {} attempt {} holds task {task_id} of context {}",
                 r.step, r.id, t.context_id

@@ -12,6 +12,7 @@
 pub mod artifacts;
 pub mod identity;
 pub mod invariants;
+pub mod replay;
 pub mod resolve;
 pub mod schedule;
 pub mod settled;
@@ -157,7 +158,6 @@ async fn run(
     // A schedule made for another workload proves nothing, whatever the run did.
     outcome.failure = sim.world.faults.drift().or(failure);
     outcome.schedule = sim.world.faults.schedule();
-    outcome.workload = Some(load);
     for (fault, n) in sim
         .world
         .injected
@@ -168,6 +168,10 @@ async fn run(
         outcome.faults.insert(fault.name(), *n);
     }
     outcome.faults.extend(std::mem::take(&mut sim.fleet.kills));
+    for (name, n) in workload::misbehaviours(&sim.world, &load) {
+        *outcome.faults.entry(name).or_default() += n;
+    }
+    outcome.workload = Some(load);
     outcome
 }
 

@@ -49,6 +49,9 @@ pub struct AgentSpec {
     pub list_ignores_filters: bool,
     /// It refuses client-chosen context ids.
     pub refuse_context_id: bool,
+    /// It files every new task under a context of its own (never with `refuse_context_id`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replace_context_id: bool,
     /// The binding it serves: `jsonrpc` (A2A v1.0), `http+json` or `v0.3` (JSON-RPC).
     pub binding: String,
 }
@@ -155,8 +158,10 @@ pub fn draw(seed: u64) -> Workload {
     // The draws added after the first workloads (bindings, stream faults, follows) come from a
     // generator of their own, so that the first draws stay as they were.
     let mut breadth = StdRng::seed_from_u64(seed ^ 0xB4EA_D7B0);
-    // And those added later still (`resolve`, `--wait`) from a third.
+    // And those added later still (`resolve`, `--wait`) from a third, and the agents' further
+    // misbehaviours (context ids replaced, direct answers, rejections) from a fourth.
     let mut later = StdRng::seed_from_u64(seed ^ 0x7E50_17E5);
+    let mut misbehaving = StdRng::seed_from_u64(seed ^ 0x0DD_BA11);
     let n = rng.random_range(1..=2);
     let mut agents = Vec::new();
     for _ in 0..n {
@@ -167,11 +172,20 @@ pub fn draw(seed: u64) -> Workload {
             dedup,
             list_ignores_filters,
             refuse_context_id,
+            replace_context_id: !refuse_context_id && misbehaving.random_bool(0.25),
             binding: binding_name(breadth.random_range(0..10)).to_owned(),
         });
     }
     let streams = breadth.random();
-    let steps = plan(&mut rng, agents.len());
+    let mut steps = plan(&mut rng, agents.len());
+    // Some plain steps answered with a direct message (no task), or rejected.
+    for (i, p) in steps.iter_mut().enumerate() {
+        let roll = misbehaving.random_range(0..10);
+        if !p.saga && p.text != "ask" && roll < 2 {
+            let word = if roll == 0 { "direct" } else { "reject" };
+            p.text = format!("{word} {i}");
+        }
+    }
     let mut processes = Vec::new();
     for p in &steps {
         let mut a = delegate_args(p);
@@ -248,6 +262,7 @@ pub fn world(load: &Workload, faults: Faults) -> World {
             dedup: spec.dedup,
             list_ignores_filters: spec.list_ignores_filters,
             refuse_context_id: spec.refuse_context_id,
+            replace_context_id: spec.replace_context_id,
             tick: Duration::from_secs(1),
             ..AgentConfig::default()
         };
@@ -257,7 +272,33 @@ pub fn world(load: &Workload, faults: Faults) -> World {
         dedup.push(spec.dedup);
     }
     let streams = StdRng::seed_from_u64(load.streams);
-    World::new(agents, dedup, faults, streams, TIMEOUT)
+    let replays = super::replay::Replays::new(load.streams);
+    World::new(agents, dedup, faults, streams, TIMEOUT, replays)
+}
+
+/// The agents' misbehaviours the run reached, by name: an agent that refuses or replaces
+/// context ids and was sent a message, and each message answered directly (no task).
+pub fn misbehaviours(world: &World, load: &Workload) -> Vec<(&'static str, u32)> {
+    let mut out = Vec::new();
+    for ((_, agent), spec) in world.agents.iter().zip(&load.agents) {
+        let stats = agent.stats();
+        let sent = !stats.messages.is_empty();
+        if sent && spec.refuse_context_id {
+            out.push(("context-refused", 1));
+        }
+        if sent && spec.replace_context_id {
+            out.push(("context-replaced", 1));
+        }
+        let direct = stats
+            .messages
+            .iter()
+            .filter(|m| m.text.starts_with("direct "))
+            .count();
+        if direct > 0 {
+            out.push(("direct-answer", u32::try_from(direct).unwrap_or(u32::MAX)));
+        }
+    }
+    out
 }
 
 /// The binding an agent serves, drawn per seed (`which` in 0..10): A2A v1.0 over JSON-RPC (half

@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 
 use crate::scripted_agent::InProcessAgent;
 
+use super::replay::{Read, Replays};
 use super::schedule::Faults;
 
 /// What the fault layer does to one exchange (its name in a schedule is [`Fault::name`]).
@@ -59,6 +60,9 @@ pub enum Fault {
     /// An event of a stream came after the next one.
     #[serde(rename = "stream-reordered")]
     StreamReordered,
+    /// A read's earlier answer delivered again in place of a fresh one (`replay`).
+    #[serde(rename = "read-twice")]
+    ReadTwice,
 }
 
 impl Fault {
@@ -78,6 +82,7 @@ impl Fault {
             Self::StreamStalled => "stream-stalled",
             Self::StreamRepeated => "stream-repeated",
             Self::StreamReordered => "stream-reordered",
+            Self::ReadTwice => "read-twice",
         }
     }
 }
@@ -104,6 +109,8 @@ pub struct World {
     pub injected: Mutex<BTreeMap<Fault, u32>>,
     /// The request timeout every process uses.
     pub timeout: Duration,
+    /// The reads kept, to be delivered twice.
+    pub replays: Replays,
 }
 
 impl World {
@@ -114,6 +121,7 @@ impl World {
         faults: Faults,
         streams: StdRng,
         timeout: Duration,
+        replays: Replays,
     ) -> Self {
         Self {
             agents,
@@ -127,6 +135,7 @@ impl World {
             crash_point: Mutex::new(None),
             injected: Mutex::new(BTreeMap::new()),
             timeout,
+            replays,
         }
     }
 
@@ -171,8 +180,9 @@ impl World {
             .map(|(_, a)| a)
     }
 
-    /// Chooses what happens to exchange `n` of the current process.
-    fn fault_for(&self, n: u64) -> Option<Fault> {
+    /// Chooses what happens to exchange `n` of the current process (`read` if it reads one
+    /// task).
+    fn fault_for(&self, n: u64, read: Option<&Read>) -> Option<Fault> {
         if !self.faults_on.load(Ordering::SeqCst) {
             return None;
         }
@@ -188,7 +198,7 @@ impl World {
                 });
             }
             if rng.random_range(0..1000) >= rate {
-                return None;
+                return self.replays.draw(read).then_some(Fault::ReadTwice);
             }
             Some(match rng.random_range(0..5) {
                 0 => Fault::LostBefore,
@@ -274,12 +284,31 @@ async fn processed_unseen(world: &World, req: http::Request<Body>, url: &reqwest
     }
 }
 
+/// The agent's answer, kept if it answers a read of one task (`replay`).
+async fn answered(
+    world: &World,
+    req: http::Request<Body>,
+    url: &reqwest::Url,
+    read: Option<&Read>,
+) -> reqwest::Response {
+    let Some(agent) = world.agent(url) else {
+        return std::future::pending().await;
+    };
+    let resp = agent.handle(req).await;
+    let resp = match read {
+        Some(r) => world.replays.keep(r, resp).await,
+        None => resp,
+    };
+    to_client(world, resp)
+}
+
 /// The exchange the simulated transport makes: the fault layer, then the agent.
 pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Response {
     let n = world.calls.fetch_add(1, Ordering::SeqCst) + 1;
     let url = req.url().clone();
     let method = method_of(&req);
-    let fault = world.fault_for(n);
+    let read = super::replay::read_of(&req);
+    let fault = world.fault_for(n, read.as_ref());
     let agent_req = to_agent(&req);
     if let Some(f) = fault {
         world.count(f);
@@ -309,9 +338,10 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
             | Fault::StreamStalled
             | Fault::StreamRepeated
             | Fault::StreamReordered,
-        ) => match world.agent(&url) {
-            Some(agent) => to_client(&world, agent.handle(agent_req).await),
-            None => std::future::pending().await,
+        ) => answered(&world, agent_req, &url, read.as_ref()).await,
+        Some(Fault::ReadTwice) => match read.as_ref().and_then(|r| world.replays.again(r)) {
+            Some(again) => to_client(&world, again),
+            None => answered(&world, agent_req, &url, read.as_ref()).await,
         },
         Some(Fault::LostBefore) => std::future::pending().await,
         Some(Fault::LostAfter) => {
