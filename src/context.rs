@@ -356,10 +356,14 @@ impl Context {
     ) -> Result<T, LockError> {
         // tokio's clock: the monotonic clock, or the simulator's virtual one (`--features sim`).
         let until = tokio::time::Instant::now() + self.global.wait;
+        let mut told = false;
         loop {
             let started = crate::clock::rfc3339(self.clock.now());
             match take(&started) {
-                Err(LockError::Held { .. }) if tokio::time::Instant::now() < until => {
+                Err(LockError::Held { ref owner, .. }) if tokio::time::Instant::now() < until => {
+                    if !std::mem::replace(&mut told, true) {
+                        tracing::debug!("waiting for the lock another pass ({owner}) holds");
+                    }
                     // An await point: SIGINT and SIGTERM end the wait.
                     tokio::time::sleep(Duration::from_millis(100).min(self.global.wait)).await;
                 }

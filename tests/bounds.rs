@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::common::commands::{reconcile, the_attempt};
 use crate::common::hostile::{CardMode, Hostile, Mode, run_measured};
-use crate::common::{TestEnv, code, explain, json_lines, stdout};
+use crate::common::{TestEnv, actions, code, explain, json_lines, stdout};
 
 /// `Retry-After` values of years: u64::MAX seconds, more seconds than u64 holds, ten years, the
 /// year 9999, and an HTTP date ten years ahead.
@@ -29,14 +29,6 @@ fn years() -> Vec<String> {
         "Fri, 31 Dec 9999 23:59:59 GMT".to_owned(),
         ahead.format("%a, %d %b %Y %H:%M:%S GMT").to_string(),
     ]
-}
-
-/// The `action` records of a run.
-fn actions(out: &std::process::Output) -> Vec<Value> {
-    json_lines(out)
-        .into_iter()
-        .filter(|r| r["type"] == "action")
-        .collect()
 }
 
 /// Returns the `notBefore` of a skipped action, checked to lie ahead, at most a day.

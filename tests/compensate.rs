@@ -11,6 +11,7 @@ use crate::common::commands::{
     attempts, crashing, journal_bytes, latest, reconcile, register, task_of,
 };
 use crate::common::snapshot::snapshot_of;
+use crate::common::wait::{GUARD, wait_until};
 use crate::common::{
     Background, TestEnv, agent, code, fast_with_skills, json_lines, stderr, stdout, write,
 };
@@ -618,15 +619,6 @@ fn a_question_left_in_a_compensating_workflow_points_to_compensate_not_reply() {
     );
 }
 
-/// Waits (on a condition, bounded) until `done` holds; panics naming `what` if it never does.
-fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !done() {
-        assert!(std::time::Instant::now() < deadline, "never saw {what}");
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn a_compensation_task_running_when_its_effect_was_verified_gone_is_read_again() {
     use a2a_recover::scripted_agent::AgentConfig;
@@ -662,7 +654,7 @@ fn a_compensation_task_running_when_its_effect_was_verified_gone_is_read_again()
         .spawn()
         .expect("spawn compensate");
     // The booking goes by another path once the compensation is sent, as a real undo may.
-    wait_until("the compensation message", || {
+    wait_until("the compensation message", GUARD, || {
         hotels.stats().messages.iter().any(|m| m.text == "work:3")
     });
     books.cancel(&task);
@@ -674,7 +666,7 @@ fn a_compensation_task_running_when_its_effect_was_verified_gone_is_read_again()
     let comp_task = comp["taskId"].as_str().expect("task id").to_owned();
 
     // The workflow is COMPENSATED; its compensation task then finishes on the agent.
-    wait_until("the compensation task completed", || {
+    wait_until("the compensation task completed", GUARD, || {
         hotels
             .stats()
             .tasks

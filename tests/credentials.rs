@@ -12,6 +12,7 @@ use a2a_recover::scripted_agent::{AgentConfig, ApiKey, KeyLocation, ServedBindin
 
 use crate::common::hostile::{CardMode, Hostile, Mode, Script};
 use crate::common::transcript::{Transcript, contains};
+use crate::common::wait::poll;
 use crate::common::{TestEnv, code, stderr, stdout};
 
 const VAR: &str = "A2A_TEST_TOKEN";
@@ -817,14 +818,11 @@ fn a_token_command_whose_child_holds_its_stdout_neither_hangs_nor_lingers() {
             .expect("a pid")
     };
     let (group, sleeper) = (read_pid(&leader), read_pid(&child));
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let left = loop {
+    let gone = poll(std::time::Duration::from_secs(30), || {
         let left = live_in_group(group);
-        if left.is_empty() || std::time::Instant::now() > until {
-            break left;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+        if left.is_empty() { Ok(left) } else { Err(left) }
+    });
+    let (Ok(left) | Err(left)) = gone;
     if !left.is_empty() {
         for p in left.iter().chain([&sleeper]) {
             if let Some(p) = rustix::process::Pid::from_raw(*p) {

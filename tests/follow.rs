@@ -24,24 +24,8 @@ use serde_json::Value;
 
 use crate::common::in_runtime::{guard, run_with};
 use crate::common::interop::{InteropAgent, start_js_agent, start_python_agent};
-use crate::common::{TestEnv, code, explain, stderr, stdout};
-
-fn lines(o: &Output) -> Vec<Value> {
-    stdout(o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
-
-fn summary(o: &Output) -> Value {
-    let all = lines(o);
-    assert_eq!(all[0]["type"], "begin", "{all:?}");
-    assert_eq!(all[0]["command"], "follow");
-    let last = all.last().unwrap().clone();
-    assert_eq!(last["type"], "summary", "{all:?}");
-    assert_eq!(i64::from(code(o)), last["exitCode"].as_i64().unwrap());
-    last
-}
+use crate::common::journal::{events_of, journaled};
+use crate::common::{TestEnv, code, explain, json_lines, stderr, stdout, summary_of};
 
 async fn delegate(env: &TestEnv, step: &str, url: &str, text: &str) {
     let o = run_with(env, &["delegate", step, "--agent", url, text], &[]).await;
@@ -51,25 +35,6 @@ async fn delegate(env: &TestEnv, step: &str, url: &str, text: &str) {
 fn delegate_sync(env: &TestEnv, step: &str, url: &str, text: &str) {
     let o = env.run(["delegate", step, "--agent", url, text]);
     assert_eq!(code(&o), 0, "{}", explain(&o));
-}
-
-/// The step's latest attempt and its artifacts' texts, read from the journal file.
-fn journaled(path: &Path, step: &str) -> (Attempt, Vec<String>) {
-    let j = Journal::open_read_only(path, Duration::from_secs(10)).unwrap();
-    let record = j.step(&StepName::parse(step).unwrap()).unwrap().unwrap();
-    let attempt = record.latest().unwrap().clone();
-    let texts = j
-        .artifacts(attempt.id)
-        .unwrap()
-        .iter()
-        .map(journal::Artifact::text)
-        .collect();
-    (attempt, texts)
-}
-
-fn events(path: &Path, step: &str) -> Vec<journal::Event> {
-    let j = Journal::open_read_only(path, Duration::from_secs(10)).unwrap();
-    j.events_of_step(&StepName::parse(step).unwrap()).unwrap()
 }
 
 fn chunks(n: u32) -> String {
@@ -96,7 +61,7 @@ async fn drops_reach_completed(mode: DropMode) {
     delegate(&env, "w/s", &agent.url(), "work:20").await;
     let o = run_with(&env, &["follow", "w/s", "--format", "json"], &[]).await;
     assert_eq!(code(&o), 0, "{}", explain(&o));
-    let s = summary(&o);
+    let s = summary_of(&o, "follow");
     assert_eq!(s["state"], "COMPLETED", "{s}");
     let (attempt, texts) = journaled(&env.journal(), "w/s");
     assert_eq!(attempt.state, AttemptState::Completed);
@@ -108,7 +73,7 @@ async fn drops_reach_completed(mode: DropMode) {
     let stats = agent.stats();
     assert_eq!(stats.requests["SubscribeToTask"], reconnects + 1, "{s}");
     // Resets are journaled failures; a clean end is not a failure.
-    let failures = events(&env.journal(), "w/s")
+    let failures = events_of(&env.journal(), "w/s")
         .iter()
         .filter(|e| e.kind == "read-failed")
         .count() as u64;
@@ -117,7 +82,7 @@ async fn drops_reach_completed(mode: DropMode) {
         DropMode::Eof => assert_eq!(failures, 0, "{s}"),
     }
     // JSON Lines: begin, the journaled events (never the ones from before the command), summary.
-    let all = lines(&o);
+    let all = json_lines(&o);
     let printed: Vec<&Value> = all.iter().filter(|l| l["type"] == "event").collect();
     assert!(printed.iter().all(|e| e["kind"] != "intent"));
     assert_eq!(printed.last().unwrap()["to"], "COMPLETED");
@@ -186,7 +151,7 @@ async fn a_crash_after_event_2_then_follow_again_duplicates_and_regresses_nothin
         .unwrap();
         let env = TestEnv::new();
         delegate(&env, "w/s", &agent.url(), "work:8").await;
-        let before = events(&env.journal(), "w/s").len();
+        let before = events_of(&env.journal(), "w/s").len();
         let crashed = run_with(
             &env,
             &["follow", "w/s", "--format", "json"],
@@ -200,11 +165,11 @@ async fn a_crash_after_event_2_then_follow_again_duplicates_and_regresses_nothin
             explain(&crashed)
         );
         // Journaled before shown: the second event is in the journal, but was never printed.
-        let printed = lines(&crashed)
+        let printed = json_lines(&crashed)
             .into_iter()
             .filter(|l| l["type"] == "event")
             .count();
-        let journaled_by_follow = events(&env.journal(), "w/s").len() - before;
+        let journaled_by_follow = events_of(&env.journal(), "w/s").len() - before;
         assert_eq!(
             (printed, journaled_by_follow),
             (1, 2),
@@ -228,7 +193,7 @@ async fn a_crash_after_event_2_then_follow_again_duplicates_and_regresses_nothin
             "COMPLETED" => 3,
             other => panic!("unexpected state {other}"),
         };
-        let all = events(&env.journal(), "w/s");
+        let all = events_of(&env.journal(), "w/s");
         let mut last_ts = String::new();
         for e in &all {
             if let (Some(from), Some(to)) = (&e.from, &e.to) {
@@ -267,7 +232,7 @@ async fn an_agent_that_cannot_stream_is_polled_to_completed() {
         delegate(&env, "w/poll", &agent.url(), "work:4").await;
         let o = run_with(&env, &["follow", "w/poll", "--format", "json"], &[]).await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
-        let s = summary(&o);
+        let s = summary_of(&o, "follow");
         assert_eq!(s["state"], "COMPLETED");
         let polls = s["polls"].as_u64().unwrap();
         assert!(polls >= 1, "{s}");
@@ -376,7 +341,7 @@ async fn until_stops_a_running_follow_with_exit_3() {
         )
         .await;
         assert_eq!(code(&o), 3, "{}", explain(&o));
-        assert_eq!(summary(&o)["end"], "deadline");
+        assert_eq!(summary_of(&o, "follow")["end"], "deadline");
         let (a, _) = journaled(&env.journal(), "w/long");
         assert_eq!(a.state, AttemptState::Working);
         assert!(a.lease.is_none(), "the lease is released");
@@ -436,6 +401,7 @@ async fn open_stream_server(listener: tokio::net::TcpListener, task_id: String) 
                 .write_all(format!(": ping\r\ndata: {event}\r\n\r\n").as_bytes())
                 .await;
             loop {
+                // The agent's pace: a keep-alive a second holds the stream open, as a real one.
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 if sock.write_all(b": ping - keep open\r\n").await.is_err() {
                     return;
@@ -527,7 +493,7 @@ fn interop_checks(agent: &InteropAgent, artifact_id_free_text: &str) {
     delegate_sync(&env, "i/work", &agent.url, "work:5");
     let o = interop_follow(agent, &env, "i/work");
     assert_eq!(code(&o), 0, "{}\n{}", explain(&o), agent.context());
-    assert_eq!(summary(&o)["state"], "COMPLETED");
+    assert_eq!(summary_of(&o, "follow")["state"], "COMPLETED");
     let (a, texts) = journaled(&env.journal(), "i/work");
     assert_eq!(a.state, AttemptState::Completed);
     assert_eq!(texts, [artifact_id_free_text], "{}", agent.context());

@@ -21,40 +21,9 @@ use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
 use serde_json::Value;
 
 use crate::common::in_runtime::{guard, run_with};
-use crate::common::{TestEnv, code, explain, stderr, stdout};
-
-fn lines(o: &Output) -> Vec<Value> {
-    stdout(o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
-
-/// The last line, a `summary` whose `exitCode` is the process's.
-fn summary(o: &Output, command: &str) -> Value {
-    let all = lines(o);
-    assert_eq!(all[0]["type"], "begin", "{all:?}");
-    assert_eq!(all[0]["command"], command);
-    let last = all.last().unwrap().clone();
-    assert_eq!(last["type"], "summary", "{all:?}");
-    assert_eq!(last["command"], command);
-    assert_eq!(i64::from(code(o)), last["exitCode"].as_i64().unwrap());
-    last
-}
-
-/// The step's latest attempt and its artifacts' texts, read from the journal file.
-fn journaled(path: &Path, step: &str) -> (Attempt, Vec<String>) {
-    let j = Journal::open_read_only(path, Duration::from_secs(10)).unwrap();
-    let record = j.step(&StepName::parse(step).unwrap()).unwrap().unwrap();
-    let attempt = record.latest().unwrap().clone();
-    let texts = j
-        .artifacts(attempt.id)
-        .unwrap()
-        .iter()
-        .map(journal::Artifact::text)
-        .collect();
-    (attempt, texts)
-}
+use crate::common::journal::journaled;
+use crate::common::wait::{GUARD, wait_until_async};
+use crate::common::{TestEnv, code, explain, json_lines, stderr, stdout, summary_of};
 
 fn chunks(n: u32) -> String {
     use std::fmt::Write as _;
@@ -101,12 +70,12 @@ async fn delegate_follow_reaches_completed_with_the_artifact_stored() {
         )
         .await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
-        let s = summary(&o, "delegate");
+        let s = summary_of(&o, "delegate");
         assert_eq!(s["follow"]["end"], "terminal", "{s}");
         assert_eq!(s["follow"]["state"], "COMPLETED", "{s}");
         assert_eq!(s["follow"]["artifacts"], 1, "{s}");
         // The send's action, then the followed events (never the intent's), then the summary.
-        let all = lines(&o);
+        let all = json_lines(&o);
         let send = all
             .iter()
             .position(|l| l["type"] == "action" && l["action"] == "send")
@@ -187,7 +156,7 @@ async fn delegate_follow_stops_at_a_question_with_exit_4() {
         )
         .await;
         assert_eq!(code(&o), 0, "{}", explain(&o));
-        let s = summary(&o, "delegate");
+        let s = summary_of(&o, "delegate");
         assert!(s.get("follow").is_none(), "{s}");
         assert_eq!(s["outcomes"]["REPLIED"], 1, "{s}");
         assert_eq!(agent.stats().requests["SubscribeToTask"], subscribes);
@@ -233,7 +202,10 @@ async fn delegate_follow_crashed_after_event_2_is_finished_by_follow_without_dup
         .await;
         assert_eq!(o.status.code(), None, "killed by SIGABRT: {}", explain(&o));
         // The send is journaled; the follow journaled two events and showed at most one.
-        let printed = lines(&o).iter().filter(|l| l["type"] == "event").count();
+        let printed = json_lines(&o)
+            .iter()
+            .filter(|l| l["type"] == "event")
+            .count();
         assert!(printed <= 1, "{}", explain(&o));
         let (mid, texts) = journaled(&env.journal(), "w/s");
         assert!(mid.task_id.is_some());
@@ -357,6 +329,16 @@ fn spawn(env: &TestEnv, args: &[&str]) -> tokio::task::JoinHandle<Output> {
     tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
 }
 
+/// How many `SubscribeToTask` requests `agent` has had.
+fn subscribes(agent: &ScriptedAgent) -> u64 {
+    agent
+        .stats()
+        .requests
+        .get("SubscribeToTask")
+        .copied()
+        .unwrap_or(0)
+}
+
 fn journal_in(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("journal.sqlite3")
 }
@@ -388,31 +370,22 @@ async fn reconcile_follow_for_completes_a_thousand_running_tasks_at_once() {
             ],
         );
         // Every follow subscribes once; then the tasks end, all at about the same time.
-        let mut waited = 0u32;
-        while agent
-            .stats()
-            .requests
-            .get("SubscribeToTask")
-            .copied()
-            .unwrap_or(0)
-            < N as u64
-        {
+        wait_until_async("every follow subscribed", Duration::from_secs(120), || {
             assert!(!handle.is_finished(), "reconcile ended before following");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            waited += 1;
-            assert!(waited < 6000, "the follows never all subscribed");
-        }
+            subscribes(&agent) >= N as u64
+        })
+        .await;
         for id in &task_ids {
             assert!(agent.complete_task(id));
         }
         let o = handle.await.unwrap();
         assert_eq!(code(&o), 0, "{}", explain(&o));
-        let s = summary(&o, "reconcile");
+        let s = summary_of(&o, "reconcile");
         assert_eq!(s["followed"]["streams"], N, "{s}");
         assert_eq!(s["followed"]["ends"]["terminal"], N, "{s}");
         assert_eq!(s["exitCode"], 0, "{s}");
         // Every change was printed as an event record, once.
-        let events: Vec<Value> = lines(&o)
+        let events: Vec<Value> = json_lines(&o)
             .into_iter()
             .filter(|l| l["type"] == "event")
             .collect();
@@ -474,7 +447,7 @@ async fn reconcile_follow_for_ends_with_exit_3_while_tasks_still_run() {
         )
         .await;
         assert_eq!(code(&o), 3, "{}", explain(&o));
-        let s = summary(&o, "reconcile");
+        let s = summary_of(&o, "reconcile");
         assert_eq!(s["followed"]["streams"], 3, "{s}");
         assert_eq!(s["followed"]["ends"]["deadline"], 3, "{s}");
         assert_eq!(s["followed"]["forMs"], 1000, "{s}");
@@ -581,25 +554,16 @@ async fn a_task_followed_to_completed_has_its_effect_verified_by_the_second_pass
             &env,
             &["reconcile", "--follow-for", "60s", "--format", "json"],
         );
-        let mut waited = 0u32;
-        while agent
-            .stats()
-            .requests
-            .get("SubscribeToTask")
-            .copied()
-            .unwrap_or(0)
-            < 1
-        {
+        wait_until_async("the follow subscribed", GUARD, || {
             assert!(!handle.is_finished(), "reconcile ended before following");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            waited += 1;
-            assert!(waited < 6000, "never followed");
-        }
+            subscribes(&agent) >= 1
+        })
+        .await;
         let (a, _) = journaled(&env.journal(), "trip/hotel");
         assert!(agent.complete_task(a.task_id.as_deref().unwrap()));
         let o = handle.await.unwrap();
         assert_eq!(code(&o), 0, "{}", explain(&o));
-        let all = lines(&o);
+        let all = json_lines(&o);
         let completed = all
             .iter()
             .position(|l| l["type"] == "event" && l["to"] == "COMPLETED")
@@ -610,7 +574,7 @@ async fn a_task_followed_to_completed_has_its_effect_verified_by_the_second_pass
             .unwrap_or_else(|| panic!("{all:?}"));
         assert!(completed < verified, "followed, then decided: {all:?}");
         assert_eq!(all[verified]["detail"]["effect"], "verified", "{all:?}");
-        let s = summary(&o, "reconcile");
+        let s = summary_of(&o, "reconcile");
         assert_eq!(s["followed"]["ends"]["terminal"], 1, "{s}");
         let (a, _) = journaled(&env.journal(), "trip/hotel");
         assert_eq!(a.state, AttemptState::Completed);

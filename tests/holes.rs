@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::common::commands::{crashing, reconcile, the_attempt};
 use crate::common::hostile::{Hostile, Script, run_measured};
-use crate::common::{TestEnv, code, stderr, stdout};
+use crate::common::wait::wait_past_send_horizon;
+use crate::common::{TestEnv, code, explain, stderr, stdout};
 
 /// The step's only attempt and its artifacts, read from the journal file.
 fn journaled(path: &Path, step: &str) -> (Attempt, Vec<journal::Artifact>) {
@@ -70,10 +71,6 @@ fn assert_found_once(
     assert_eq!(h.tasks_holding(&after.message_id), holding);
 }
 
-fn explain(o: &std::process::Output) -> String {
-    format!("stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o))
-}
-
 /// Hole 1: an agent whose `ListTasks` ignores the `contextId` filter lists another client's
 /// COMPLETED task (with an artifact). After a crash before our send, reconcile's look must not
 /// take it: our step keeps its own contextId, stores no foreign artifact, and our work is sent.
@@ -117,7 +114,7 @@ fn a_listed_task_in_another_context_is_never_taken_as_ours() {
     });
     // Past the in-flight horizon of that send (2 × its 1 s timeout): an empty look is then
     // proof of absence.
-    std::thread::sleep(Duration::from_millis(2500));
+    wait_past_send_horizon(&env, step);
 
     let o = reconcile(&env, &["--timeout", "1s"]);
     let (after, artifacts) = journaled(&env.journal(), step);
@@ -206,7 +203,7 @@ fn a_send_still_in_flight_is_not_taken_as_absent() {
 
     // The agent gets to it late; past the horizon the look finds it.
     assert_eq!(h.release_held(), 1);
-    std::thread::sleep(Duration::from_secs(8));
+    wait_past_send_horizon(&env, step);
     let o = reconcile(&env, &["--timeout", "1s"]);
     assert_found_once(&env, &h, step, &o, 1);
     assert_eq!(journaled(&env.journal(), step).0.message_id, a.message_id);

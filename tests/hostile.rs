@@ -974,7 +974,7 @@ fn a_send_answered_over_the_cap_is_never_sent_again_without_a_human() {
     }
 
     // Past the horizon: nothing found proves nothing, since the agent answered.
-    std::thread::sleep(std::time::Duration::from_millis(6_200).saturating_sub(sent_at.elapsed()));
+    crate::common::wait::wait_past_send_horizon(&env, "w/big");
     for _ in 0..2 {
         let out = capped(&["reconcile"]);
         assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));

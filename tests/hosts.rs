@@ -6,13 +6,14 @@
 use std::fmt::Write as _;
 use std::os::unix::process::ExitStatusExt as _;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use a2a_recover::journal::{Attempt, StepName};
 use a2a_recover::scripted_agent::ScriptedAgent;
 use rstest::rstest;
 
 use crate::common::agent::SlowProxy;
+use crate::common::wait::{wait_until, wait_until_leases_lapse};
 use crate::common::{
     Background, Store, TestEnv, agent, code, fast_with_skills, stderr, stdout, write,
 };
@@ -22,7 +23,6 @@ const WORKFLOWS: usize = 30;
 const STEPS: usize = 10;
 /// The lease time of sends: a killed host's leases lapse this long after their last renewal.
 const TTL: &str = "2s";
-const TTL_WAIT: Duration = Duration::from_millis(2300);
 const HOSTS: [&str; 3] = ["host-a", "host-b", "host-c"];
 
 /// The binary as host `host` (`None`: this machine under its own name).
@@ -98,14 +98,9 @@ fn three_hosts_one_killed(
             (*host, cmd(env, Some(host), &args).spawn().unwrap())
         })
         .collect();
-    let start = Instant::now();
-    while a.stats().tasks.len() < WORKFLOWS * STEPS / 3 {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the passes sent nothing"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until("a third of the sends", Duration::from_secs(120), || {
+        a.stats().tasks.len() >= WORKFLOWS * STEPS / 3
+    });
     let victim = (0..running.len())
         .rev()
         .find(|&i| running[i].1.try_wait().unwrap().is_none())
@@ -158,12 +153,12 @@ fn several_hosts(store: Store) {
     assert_eq!(a.stats().tasks.len(), 0, "nothing was sent yet");
     // The killed plans' leases are another host's (this machine under its own name): they
     // lapse, never broken early.
-    std::thread::sleep(TTL_WAIT);
+    wait_until_leases_lapse(attempts(&env).iter().map(|(_, a)| a));
     let (killed, stranded, delivered) = three_hosts_one_killed(&env, &a);
 
     // The next pass, on another host, once the killed host's leases lapsed: it visits
     // everything left.
-    std::thread::sleep(TTL_WAIT);
+    wait_until_leases_lapse(attempts(&env).iter().map(|(_, a)| a));
     let next = HOSTS.iter().find(|h| **h != killed).unwrap();
     // (A host may have read some of its tasks finished already: those are not visited again.)
     let open = attempts(&env)

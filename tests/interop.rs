@@ -17,6 +17,7 @@ use crate::common::interop::{
     InteropAgent, interop_dir, interop_python, start_js_agent, start_python_agent,
     start_scripted_agent,
 };
+use crate::common::wait::poll_for;
 
 /// Runs `tests/interop/python/client_check.py` (the official Python client) against `agent`.
 fn run_client_check(agent: &InteropAgent) -> Output {
@@ -183,29 +184,26 @@ async fn wait_settled(
     ep: &Endpoint,
     id: &str,
 ) -> types::Task {
-    let deadline = tokio::time::Instant::now() + HANG_GUARD;
-    loop {
+    let what = format!("task {id} to settle\n{}", agent.context());
+    poll_for(&what, HANG_GUARD, || async {
         let task = client
             .get_task(ep, id, None)
             .await
             .unwrap_or_else(|e| panic!("GetTask {id}: {e}\n{}", agent.context()))
             .value;
         let state = task.status.state.clone();
-        if state.is_terminal()
+        let settled = state.is_terminal()
             || matches!(
                 state,
                 types::TaskState::InputRequired | types::TaskState::AuthRequired
-            )
-        {
-            return task;
+            );
+        if settled {
+            Ok(task)
+        } else {
+            Err(format!("{state:?}"))
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "task {id} still {state:?} after {HANG_GUARD:?}\n{}",
-            agent.context()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 fn text_of(parts: &[types::Part]) -> String {
@@ -406,8 +404,8 @@ async fn pagination_reaches_page_three(sdk: Sdk) {
         .await;
         let task = wait_settled(&agent, &client, &ep, &task.id).await;
         created.push(task.id);
-        // JS stamps milliseconds and breaks ties by task id: keep the five stamps distinct so
-        // the expected order is unambiguous.
+        // Wall time: JS stamps milliseconds and breaks ties by task id; keep the five stamps
+        // distinct so the expected order is unambiguous.
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 

@@ -12,6 +12,7 @@
 use a2a_recover::a2a::{ProtocolBinding, types};
 
 use crate::common::bindings::steps;
+use crate::common::bindings::{ask_then_reply_at, delegate_reconcile_follow_at};
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::interop::{
     InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
@@ -19,7 +20,6 @@ use crate::common::interop::{
 use crate::common::journal::artifact_texts_of;
 use crate::common::tcp_cut_proxy::TcpCutProxy;
 use crate::common::{TestEnv, code, json_lines, stderr, stdout};
-use crate::interop_http_json::{ask_then_reply_at, delegate_reconcile_follow_at};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sdk {

@@ -8,13 +8,15 @@
 
 use a2a_recover::a2a::{ProtocolBinding, types};
 
-use crate::common::bindings::{followed_through_a_cut, steps};
-use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
+use crate::common::bindings::{
+    ask_then_reply_at, delegate_reconcile_follow_at, followed_through_a_cut, steps,
+};
+use crate::common::commands::{crashing, reconcile, the_attempt};
 use crate::common::interop::{
     InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
 };
 use crate::common::journal::artifact_texts_of;
-use crate::common::{TestEnv, code, json_lines, stderr, stdout};
+use crate::common::{TestEnv, code, stderr, stdout};
 
 #[derive(Debug, Clone, Copy)]
 enum Sdk {
@@ -43,74 +45,8 @@ fn delegate_reconcile_follow(sdk: Sdk) {
     delegate_reconcile_follow_at(&start(sdk), assert_sent_over_http_json);
 }
 
-/// delegate `work:5` → reconcile → follow to COMPLETED, the artifact stored whole; `sent_over`
-/// checks the attempt's interface.
-pub(crate) fn delegate_reconcile_follow_at(
-    a: &InteropAgent,
-    sent_over: impl Fn(&serde_json::Value),
-) {
-    let env = TestEnv::new();
-    let why = || a.context();
-    let out = delegate(&env, "w/work", &a.url, "work:5", &[]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let out = reconcile(&env, &[]);
-    assert!(
-        [0, 3].contains(&code(&out)),
-        "{}{}\n{}",
-        stdout(&out),
-        stderr(&out),
-        why()
-    );
-    let out = env.run(["follow", "w/work", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let lines = json_lines(&out);
-    assert_eq!(lines.last().unwrap()["state"], "COMPLETED", "{lines:?}");
-    let row = the_attempt(&env, "w/work");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
-    sent_over(&row);
-    assert_eq!(artifact_texts_of(&env.journal(), "w/work"), [steps(5)]);
-}
-
 fn ask_then_reply(sdk: Sdk) {
     ask_then_reply_at(&start(sdk), assert_sent_over_http_json);
-}
-
-/// `ask` → INPUT_REQUIRED with the question → reply → COMPLETED on the same task; `sent_over`
-/// checks the attempt's interface.
-pub(crate) fn ask_then_reply_at(a: &InteropAgent, sent_over: impl Fn(&serde_json::Value)) {
-    let env = TestEnv::new();
-    let why = || a.context();
-    let out = delegate(&env, "trip/hotel", &a.url, "ask", &[]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let out = reconcile(&env, &[]);
-    assert_eq!(code(&out), 4, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let row = the_attempt(&env, "trip/hotel");
-    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
-    assert_eq!(row["pendingQuestion"], "two rooms or one?");
-    sent_over(&row);
-    let task = row["taskId"].as_str().unwrap().to_owned();
-
-    let out = env.run(["reply", "trip/hotel", "two rooms"]);
-    assert!(
-        [0, 3].contains(&code(&out)),
-        "{}{}\n{}",
-        stdout(&out),
-        stderr(&out),
-        why()
-    );
-    let out = reconcile(&env, &[]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let row = the_attempt(&env, "trip/hotel");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
-    assert_eq!(
-        row["taskId"],
-        task.as_str(),
-        "the reply went to another task"
-    );
-    assert_eq!(
-        artifact_texts_of(&env.journal(), "trip/hotel"),
-        ["booked: two rooms"]
-    );
 }
 
 fn crash_after_send_is_found(sdk: Sdk) {

@@ -7,7 +7,8 @@ use std::time::Duration;
 use a2a_recover::recovery::lock::{self, Scope};
 use a2a_recover::scripted_agent::AgentConfig;
 
-use crate::common::commands::{delegate, latest, reconcile};
+use crate::common::commands::{delegate, latest, reconcile, spawn};
+use crate::common::running::Running;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
 #[test]
@@ -61,13 +62,11 @@ fn a_held_workflow_is_skipped_and_the_others_are_done() {
     let out = env.run(["prune", "--older-than", "30d"]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     // --wait waits for a held lock: released meanwhile, the pass goes on.
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(500));
-        drop(a_lock);
-        drop(shared);
-    });
-    let out = reconcile(&env, &["--wait", "30s"]);
-    release.join().unwrap();
+    let mut pass = Running::new(spawn(&env, &["-vv", "reconcile", "--wait", "30s"]));
+    pass.wait_for_stderr("waiting for the lock");
+    drop(a_lock);
+    drop(shared);
+    let out = pass.output();
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(latest(&env, "a/s")["state"], "COMPLETED");
     let out = env.run(["prune", "--older-than", "30d"]);
@@ -83,12 +82,10 @@ fn prune_holding_the_journal_stops_every_pass_and_wait_outlasts_it() {
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert!(stderr(&out).contains("pid 7"), "{}", stderr(&out));
-    let release = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        drop(whole);
-    });
-    let out = reconcile(&env, &["--wait", "30s"]);
-    release.join().unwrap();
+    let mut pass = Running::new(spawn(&env, &["-vv", "reconcile", "--wait", "30s"]));
+    pass.wait_for_stderr("waiting for the lock");
+    drop(whole);
+    let out = pass.output();
     assert!([0, 3].contains(&code(&out)), "{}", stderr(&out));
     assert!(
         !stderr(&out).contains("holds the journal lock"),

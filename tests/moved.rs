@@ -4,8 +4,6 @@
 //! an interface from the card, and when the card offers nothing we speak the attempt needs a
 //! human. The agent keeps its tasks across the upgrade (a durable store), on the same port.
 
-use std::time::{Duration, Instant};
-
 use serde_json::Value;
 
 use crate::common::bindings::{
@@ -13,7 +11,8 @@ use crate::common::bindings::{
 };
 use crate::common::commands::{delegate, latest, reconcile, spawn, task_of, the_attempt};
 use crate::common::journal::artifact_texts_of;
-use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
+use crate::common::wait::{GUARD, wait_for};
+use crate::common::{Background, TestEnv, agent, code, explain, fast, json_lines, stderr, stdout};
 use a2a_recover::scripted_agent::ScriptedAgent;
 
 /// Delegates `text` as `step` to a JSON-RPC scripted agent, lets it settle when `settle`, then
@@ -107,18 +106,16 @@ fn delegate_follow_outlives_the_agents_upgrade() {
     );
     // Once the task is journaled, the agent upgrades under the running follow (which read
     // the old card before its send).
-    let until = Instant::now() + Duration::from_secs(30);
-    let task = loop {
+    let task = wait_for("the delegation to journal its task", GUARD, || {
         let out = env.run(["inspect", "--format", "json"]);
         let journaled = json_lines(&out)
             .into_iter()
             .find_map(|r| r["taskId"].as_str().map(str::to_owned));
-        if let (0, Some(task)) = (code(&out), journaled) {
-            break task;
+        match (code(&out), journaled) {
+            (0, Some(task)) => Ok(task),
+            _ => Err(explain(&out)),
         }
-        assert!(Instant::now() < until, "the delegation journaled no task");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    });
     let a = a.restart(http_json(fast()));
     assert!(a.get().complete_task(&task));
     let out = child.wait_with_output().unwrap();

@@ -8,6 +8,7 @@ use crate::common::agent::SlowProxy;
 use crate::common::commands::{
     attempts, crashing, journal_bytes, latest, reconcile, spawn, spawn_with,
 };
+use crate::common::wait::{GUARD, last_lease_expiry, wait_for, wait_past};
 use crate::common::{Background, TestEnv, agent, code, fast_with_skills, stderr, stdout, write};
 
 fn plan_text(url: &str, hotel_text: &str) -> String {
@@ -191,6 +192,32 @@ fn all_intents_are_committed_before_the_first_send_and_reruns_change_nothing() {
     );
     assert_eq!(a.stats().messages.len(), before);
     assert_eq!(attempts(&env, Some("trip")).len(), 3);
+}
+
+/// `-q` prints errors and data only: a plan whose every step went as asked says nothing on
+/// stdout (the journal and the exit code say it); without `-q`, a line per step.
+#[test]
+fn a_quiet_plan_prints_no_line_for_a_step_that_went_as_asked() {
+    let env = TestEnv::new();
+    let a = agent(fast_with_skills(&["x"]));
+    let path = write(env.path(), "trip.toml", &plan_text(&a.url(), "book hotel"));
+    let plan = path.to_str().unwrap();
+    let out = env.run(["-q", "delegate", "--plan", plan]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "", "{}", stderr(&out));
+    assert_eq!(a.stats().messages.len(), 3);
+    let rows = attempts(&env, Some("trip"));
+    assert!(rows.iter().all(|r| r["taskId"].is_string()), "{rows:#?}");
+
+    let path = write(
+        env.path(),
+        "again.toml",
+        &plan_text(&a.url(), "book hotel").replace("\"trip\"", "\"again\""),
+    );
+    let out = env.run(["delegate", "--plan", path.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = stdout(&out);
+    assert_eq!(said.matches("delegated again/").count(), 3, "{said}");
 }
 
 #[test]
@@ -406,31 +433,18 @@ fn leases_held(env: &TestEnv, workflow: &str, n: usize) -> usize {
         .count()
 }
 
-/// Waits until every lease journaled on `workflow`'s first `n` steps has lapsed: a lease's end
-/// is a time, so only the clock moves it; this waits for the time the journal names, not a
-/// guess.
-fn wait_until_leases_lapse(env: &TestEnv, workflow: &str, n: usize) {
+/// The latest lease expiry journaled on `workflow`'s first `n` steps.
+fn last_lease(env: &TestEnv, workflow: &str, n: usize) -> Option<chrono::DateTime<chrono::Utc>> {
     let journal =
         a2a_recover::journal::Journal::open(&env.journal(), std::time::Duration::from_secs(10))
             .unwrap();
-    let last = (0..n)
+    (0..n)
         .filter_map(|i| {
             let step = a2a_recover::journal::StepName::parse(&format!("{workflow}/s{i}")).unwrap();
             let record = journal.step(&step).unwrap().unwrap();
-            record
-                .attempts
-                .iter()
-                .filter_map(|a| a.lease.as_ref().map(|l| l.expires_at))
-                .max()
+            last_lease_expiry(&record.attempts)
         })
-        .max();
-    let Some(last) = last else { return };
-    while a2a_recover::clock::system_now() <= last {
-        let left = (last - a2a_recover::clock::system_now())
-            .to_std()
-            .unwrap_or_default();
-        std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
-    }
+        .max()
 }
 
 #[test]
@@ -492,14 +506,22 @@ fn leases_that_lapse_before_their_turn_are_reread_and_looked_for_never_sent_twic
         Some(6),
         "{out:?}"
     );
-    wait_until_leases_lapse(&env, "big", n);
-    let started = std::time::Instant::now();
+    let crashed = last_lease(&env, "big", n);
+    if let Some(crashed) = crashed {
+        wait_past("the crashed plan's leases to lapse", crashed);
+    }
     let passing = spawn_with(
         &env,
         &[(TTL, "2s")],
         &["-vv", "reconcile", "--concurrency", "1"],
     );
-    std::thread::sleep(std::time::Duration::from_millis(2500).saturating_sub(started.elapsed()));
+    // The re-run starts once the leases the pass took have lapsed.
+    let taken = wait_for("the pass to take its leases", GUARD, || {
+        last_lease(&env, "big", n)
+            .filter(|t| Some(*t) > crashed)
+            .ok_or("only the crashed plan's")
+    });
+    wait_past("the pass's leases to lapse", taken);
     let rerun = spawn_with(&env, &[(TTL, "2s")], &["delegate", "--plan", &plan]);
     let pass = passing.wait_with_output().unwrap();
     let rerun = rerun.wait_with_output().unwrap();

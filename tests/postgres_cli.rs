@@ -4,14 +4,14 @@
 //! tests/reconcile.rs. A missing server fails these tests (tests/common/postgres.rs).
 
 use std::process::Output;
-use std::time::Duration;
 
 use a2a_recover::journal::{LockAttempt, LockScope};
 use serde_json::Value;
 
-use crate::common::commands::{attempts, delegate, latest, settle};
+use crate::common::commands::{attempts, delegate, latest, settle, spawn};
 use crate::common::journal::assert_consistent;
 use crate::common::postgres::pg_password;
+use crate::common::running::Running;
 use crate::common::{Store, TestEnv, agent, code, explain, fast, json_lines, stderr, stdout};
 
 /// Returns the `summary` record of a `--format json` run.
@@ -197,10 +197,10 @@ fn a_held_postgres_lock_names_its_holder_and_wait_waits_for_it() {
         explain(&out)
     );
     // --wait waits for the lock: released while the pass waits, it then runs.
-    let child = crate::common::commands::spawn(&env, &["--wait", "30s", "reconcile", "w1"]);
-    std::thread::sleep(Duration::from_millis(300));
+    let mut pass = Running::new(spawn(&env, &["-vv", "--wait", "30s", "reconcile", "w1"]));
+    pass.wait_for_stderr("waiting for the lock");
     drop(lock);
-    let out = child.wait_with_output().unwrap();
+    let out = pass.output();
     assert_eq!(code(&out), 0, "{}", explain(&out));
     assert_eq!(latest(&env, "w1/s")["state"], "COMPLETED");
     // The whole journal's lock, held here, keeps every workflow pass out.

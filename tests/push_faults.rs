@@ -4,8 +4,6 @@
 //! leaves no half-written row and the reconciler finds the change. (A lost push caught by the
 //! timer's pass is in push_listen.rs.)
 
-use std::time::{Duration, Instant};
-
 use a2a_recover::scripted_agent::{AgentConfig, PushFault, ScriptedAgent, Stats};
 use serde_json::Value;
 
@@ -13,6 +11,7 @@ use crate::common::agent::Background;
 use crate::common::commands::{reconcile, the_attempt};
 use crate::common::journal::assert_consistent;
 use crate::common::listen::{Listen, events, wait_state};
+use crate::common::wait::{GUARD, wait_for};
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
 fn pushing(faults: &[PushFault]) -> Background<ScriptedAgent> {
@@ -26,22 +25,18 @@ fn pushing(faults: &[PushFault]) -> Background<ScriptedAgent> {
 /// Waits until the agent's tasks have stopped and every push it queued is done with (hang
 /// guard: 60 s); returns its stats.
 fn pushes_settled(a: &Background<ScriptedAgent>) -> Stats {
-    let until = Instant::now() + Duration::from_secs(60);
-    loop {
+    wait_for("the pushes to settle", GUARD, || {
         let stats = a.stats();
         let running = stats.tasks.iter().any(|t| {
             let state = serde_json::to_value(&t.state).expect("a state");
             state == "TASK_STATE_SUBMITTED" || state == "TASK_STATE_WORKING"
         });
         if !running && stats.pushes_queued > 0 && stats.pushes_queued == stats.pushes_settled {
-            return stats;
+            Ok(stats)
+        } else {
+            Err(format!("{stats:?}"))
         }
-        assert!(
-            Instant::now() < until,
-            "the pushes never settled: {stats:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    })
 }
 
 /// Delegates `text` as `step` to `a`, asking it to push to `listen`.

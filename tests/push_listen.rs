@@ -2,13 +2,14 @@
 //! a read-back), and a forged token, an unknown config id, a foreign task and an oversized body
 //! get the same answer and journal nothing; the token is in no output and no journal file.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use a2a_recover::scripted_agent::{AgentConfig, PushFault};
 
 use crate::common::commands::{attempts, the_attempt};
 use crate::common::listen::{Listen, events, post, status_update, wait_state};
 use crate::common::transcript::Transcript;
+use crate::common::wait::{GUARD, wait_for};
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr};
 
 #[test]
@@ -165,21 +166,16 @@ fn a_lost_push_is_caught_by_the_timers_pass() {
     );
     assert!(record["listeners"][0]["startedAt"].is_string(), "{record}");
     // The pass that caught it is counted on /metrics (it ends after its commit: wait for it).
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
+    let page = wait_for("a pass counted on /metrics", GUARD, || {
         let page = listen.metrics();
-        if page.contains("a2a_recover_listen_passes_total{outcome=\"ok\"} ")
-            && !page.contains("a2a_recover_listen_passes_total{outcome=\"ok\"} 0")
-        {
-            assert!(
-                page.contains("a2a_recover_listen_pass_last_exit_code 0"),
-                "{page}"
-            );
-            break;
-        }
-        assert!(Instant::now() < until, "no pass counted: {page}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        let counted = page.contains("a2a_recover_listen_passes_total{outcome=\"ok\"} ")
+            && !page.contains("a2a_recover_listen_passes_total{outcome=\"ok\"} 0");
+        if counted { Ok(page) } else { Err(page) }
+    });
+    assert!(
+        page.contains("a2a_recover_listen_pass_last_exit_code 0"),
+        "{page}"
+    );
     let (exit, err) = listen.stop();
     assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));
 }

@@ -12,22 +12,12 @@ use a2a_recover::scripted_agent::{AgentConfig, FailMode, ScriptedAgent, Stats};
 use serde_json::Value;
 
 use crate::common::commands::{
-    attempts, crashing, delegate, journal_bytes, messages_with_id, reconcile, register, spawn,
-    the_attempt,
+    attempts, crashing, delegate, journal_bytes, messages_with_id, reconcile, register, settled,
+    spawn, the_attempt,
 };
 use crate::common::journal::assert_consistent;
+use crate::common::wait::{last_lease_expiry, wait_past};
 use crate::common::{Background, Store, TestEnv, agent, code, fast, json_lines, stderr, stdout};
-
-/// Runs `reconcile` until it stops answering 3 (work remains), at most `max` times.
-fn reconcile_until_settled(env: &TestEnv, max: usize) -> Output {
-    for _ in 0..max {
-        let out = reconcile(env, &[]);
-        if code(&out) != 3 {
-            return out;
-        }
-    }
-    panic!("reconcile still answers 3 after {max} passes");
-}
 
 /// The agent's state of the task created by `message_id`, as `TASK_STATE_…` without the prefix.
 fn agent_state(stats: &Stats, message_id: &str) -> Option<String> {
@@ -66,7 +56,7 @@ fn every_scenario_recovers_from_every_crash_point(
         ("reject", "REJECTED", 4),
         ("direct", "REPLIED", 0),
     ];
-    for (scenario, settled, exit) in scenarios {
+    for (scenario, ends_in, exit) in scenarios {
         for point in ["after-intent", "after-send"] {
             let env = TestEnv::on(store);
             let a = agent(fast());
@@ -82,9 +72,13 @@ fn every_scenario_recovers_from_every_crash_point(
                 .unwrap();
             assert_eq!(out.status.signal(), Some(6), "{point}: {out:?}");
             if store == Store::Postgres {
-                std::thread::sleep(Duration::from_millis(1100));
+                let crashed = env.open_journal().step(&StepName::parse(step).unwrap());
+                let attempts = crashed.unwrap().map(|r| r.attempts).unwrap_or_default();
+                if let Some(lapses) = last_lease_expiry(&attempts) {
+                    wait_past("the crashed send's lease to lapse", lapses);
+                }
             }
-            let out = reconcile_until_settled(&env, 200);
+            let out = settled(&env, 200);
             let why = format!(
                 "{store:?}: {scenario} × {point}: {}{}",
                 stdout(&out),
@@ -94,7 +88,7 @@ fn every_scenario_recovers_from_every_crash_point(
             let row = the_attempt(&env, step);
             let mid = row["messageId"].as_str().unwrap();
             let stats = a.stats();
-            assert_eq!(row["state"], settled, "{why}");
+            assert_eq!(row["state"], ends_in, "{why}");
             if scenario == "direct" {
                 // A direct Message creates no task, so a crash after it cannot be detected
                 // remotely: the resend may run the agent again (documented).
@@ -109,7 +103,7 @@ fn every_scenario_recovers_from_every_crash_point(
                     "{why}: {stats:?}"
                 );
                 assert_eq!(stats.tasks.len(), 1, "{why}");
-                assert_eq!(agent_state(&stats, mid).as_deref(), Some(settled), "{why}");
+                assert_eq!(agent_state(&stats, mid).as_deref(), Some(ends_in), "{why}");
             }
             assert_eq!(assert_consistent(&env.journal()), 1, "{why}");
         }
@@ -324,7 +318,7 @@ fn a_held_lock_exits_3_naming_its_owner_and_touching_nothing() {
     assert_eq!(journal_bytes(&env), before);
     assert_eq!(a.stats().requests, requests);
     drop(lock);
-    let out = reconcile_until_settled(&env, 200);
+    let out = settled(&env, 200);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
 
@@ -370,7 +364,7 @@ fn a_failed_step_is_redelegated_along_the_registry_until_it_completes() {
     let (a, b, c) = (scripted("reject"), scripted("fail"), scripted("echo"));
     register(&env, &[&a, &b, &c], "book");
     skill_step(&env, &a, 3);
-    let out = reconcile_until_settled(&env, 20);
+    let out = settled(&env, 20);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let rows = attempts(&env, Some("w/car"));
     let states: Vec<&str> = rows.iter().map(|r| r["state"].as_str().unwrap()).collect();
@@ -404,7 +398,7 @@ fn the_budget_is_per_step_across_agents() {
     let (a, b, c) = (scripted("reject"), scripted("reject"), scripted("reject"));
     register(&env, &[&a, &b, &c], "book");
     skill_step(&env, &a, 2);
-    let out = reconcile_until_settled(&env, 20);
+    let out = settled(&env, 20);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     assert!(
         stdout(&out).contains("the attempt budget (2) is spent"),
@@ -434,7 +428,7 @@ fn one_rejecting_agent_fails_the_step_for_good_without_a_loop() {
     let a = scripted("reject");
     register(&env, &[&a], "book");
     skill_step(&env, &a, 3);
-    let out = reconcile_until_settled(&env, 20);
+    let out = settled(&env, 20);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     assert!(
         stdout(&out).contains("no other registered agent advertises skill `book`"),
@@ -467,7 +461,7 @@ fn a_crash_after_the_redelegation_intent_ends_with_one_task_on_the_second_agent(
     let rows = attempts(&env, Some("w/car"));
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1]["state"], "INTENT");
-    let out = reconcile_until_settled(&env, 20);
+    let out = settled(&env, 20);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let stats = b.stats();
     assert_eq!(stats.tasks.len(), 1, "{stats:?}");
@@ -484,7 +478,7 @@ fn the_same_crash_after_the_send_of_a_redelegation_is_found_not_resent() {
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 3);
     crashing(&env, "after-send", &["reconcile"]);
-    let out = reconcile_until_settled(&env, 20);
+    let out = settled(&env, 20);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let stats = b.stats();
     assert_eq!(stats.tasks.len(), 1, "{stats:?}");
@@ -660,7 +654,7 @@ fn an_uncertain_step_is_resent_only_on_the_operators_resend() {
     assert_eq!(a.stats().tasks_per_message_id.get(&mid), Some(&1));
     let out = resolve(&env, "w/s", "resend");
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let out = reconcile_until_settled(&env, 50);
+    let out = settled(&env, 50);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     // Same messageId, the risk accepted: the agent without dedup ran it twice.
     assert_eq!(a.stats().tasks_per_message_id.get(&mid), Some(&2));
@@ -696,7 +690,7 @@ fn a_retry_adds_a_linked_attempt_within_the_budget() {
     for n in 2..=3 {
         let out = resolve(&env, "w/s", "retry");
         assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-        let out = reconcile_until_settled(&env, 20);
+        let out = settled(&env, 20);
         assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
         let rows = attempts(&env, Some("w/s"));
         assert_eq!(rows.len(), n);

@@ -10,7 +10,7 @@ use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent};
 use serde_json::Value;
 
 use crate::common::commands::{attempts, reconcile};
-use crate::common::{Background, TestEnv, agent, code, json_lines, stdout, write};
+use crate::common::{Background, TestEnv, actions, agent, code, json_lines, stdout, write};
 
 /// An agent whose `work` steps last an hour: its tasks stay WORKING.
 fn slow_ticks() -> AgentConfig {
@@ -37,13 +37,6 @@ fn running_steps(env: &TestEnv, a: &Background<ScriptedAgent>, workflow: &str, n
     // passes over them change nothing.
     let out = reconcile(env, &[]);
     assert_eq!(code(&out), 3, "{out:?}");
-}
-
-fn actions(out: &std::process::Output) -> Vec<Value> {
-    json_lines(out)
-        .into_iter()
-        .filter(|r| r["type"] == "action")
-        .collect()
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::time::Duration;
 use a2a_recover::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent, ServedBinding};
 use serde_json::{Value, json};
 
+use crate::common::wait::{GUARD, poll_for};
 use crate::common::{TestEnv, code, fast, stderr};
 
 /// Fails a test that hangs (a guard, not a time limit on the behaviour).
@@ -107,13 +108,15 @@ impl Client {
 
     /// Polls GetTask until the state is `state`.
     async fn wait_state(&self, id: &str, state: &str) -> Value {
-        loop {
+        poll_for(&format!("task {id} to become {state}"), GUARD, || async {
             let task = self.get(id).await;
             if task["status"]["state"] == state {
-                return task;
+                Ok(task)
+            } else {
+                Err(task)
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        })
+        .await
     }
 
     async fn stream(&self, method: &str, params: Value) -> Streamed {
@@ -932,14 +935,15 @@ async fn terminal_tasks_are_forgotten_after_retention() {
         let done = c.send(user("m1", "echo"), false).await;
         let waiting = c.send(user("m2", "ask"), false).await;
         let id = done["task"]["id"].as_str().unwrap();
-        loop {
+        poll_for("the finished task to be forgotten", GUARD, || async {
             let v = c.call("GetTask", json!({"id": id})).await;
             if v["error"]["code"] == -32001 {
-                break;
+                return Ok(());
             }
             assert_eq!(v["result"]["id"], id);
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+            Err(v)
+        })
+        .await;
         // Interrupted tasks are not terminal: they stay.
         let w = c.get(waiting["task"]["id"].as_str().unwrap()).await;
         assert_eq!(w["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
@@ -1004,7 +1008,7 @@ async fn cancel_cancels_once_then_refuses() {
         let e = c.err("CancelTask", json!({"id": "nope"})).await;
         assert_eq!(e["code"], -32001);
         assert_eq!(agent.stats().cancels, [id, id, "nope"]);
-        // The work stopped: the state stays CANCELED.
+        // The work stopped: the state stays CANCELED (that nothing happens takes time to see).
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(c.get(id).await["status"]["state"], "TASK_STATE_CANCELED");
         agent.shutdown().await;

@@ -8,12 +8,12 @@ use a2a_recover::a2a::{ProtocolBinding, types};
 use a2a_recover::scripted_agent::{AgentConfig, ServedBinding};
 use serde_json::{Value, json};
 
+use crate::common::bindings::ask_then_reply_at;
 use crate::common::bindings::calls;
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::interop::{InteropAgent, plain_endpoint, start_scripted_agent, test_client};
 use crate::common::journal::artifact_texts_of;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
-use crate::interop_http_json::ask_then_reply_at;
 
 fn grpc(cfg: AgentConfig) -> AgentConfig {
     AgentConfig {

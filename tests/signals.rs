@@ -7,126 +7,18 @@
 //! "Promptly" is checked without timing the process: the work left when the signal arrives
 //! would take far longer than the hang guard.
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, ExitStatus};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::ExitStatus;
+use std::time::Duration;
 
-use rustix::process::{Pid, Signal};
+use rustix::process::Signal;
 use serde_json::Value;
 
 use crate::common::agent::SlowProxy;
 use crate::common::commands::{attempts, spawn};
 use crate::common::journal::{artifacts_of, assert_consistent};
+use crate::common::running::Running;
+use crate::common::wait::{GUARD, wait_until};
 use crate::common::{TestEnv, agent, code, fast, stderr, stdout};
-
-/// The longest a signalled process may take to exit before the test calls it hung.
-const HANG_GUARD: Duration = Duration::from_secs(15);
-
-// ---------------------------------------------------------------------------------------------
-// A child process read line by line
-// ---------------------------------------------------------------------------------------------
-
-/// A running child whose stdout is read line by line on a thread.
-pub(crate) struct Running {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-    stderr: Option<std::thread::JoinHandle<String>>,
-}
-
-impl Running {
-    pub(crate) fn new(mut child: Child) -> Self {
-        let out = child.stdout.take().expect("piped stdout");
-        let err = child.stderr.take().expect("piped stderr");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stderr = std::thread::spawn(move || std::io::read_to_string(err).unwrap_or_default());
-        Self {
-            child,
-            lines,
-            seen: Vec::new(),
-            stderr: Some(stderr),
-        }
-    }
-
-    /// Waits until `enough` holds for the JSON lines seen so far (hang guard: 60 s).
-    pub(crate) fn wait_for(&mut self, what: &str, enough: impl Fn(&[Value]) -> bool) {
-        let until = Instant::now() + Duration::from_secs(60);
-        loop {
-            if enough(&self.json()) {
-                return;
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => self.seen.push(line),
-                Err(e) => panic!(
-                    "no {what} within 60 s ({e}); seen:\n{}",
-                    self.seen.join("\n")
-                ),
-            }
-        }
-    }
-
-    /// Returns the next line of stdout (it is also kept among those seen); panics at `until`.
-    pub(crate) fn next_line(&mut self, until: Instant) -> String {
-        let left = until.saturating_duration_since(Instant::now());
-        match self.lines.recv_timeout(left) {
-            Ok(line) => {
-                self.seen.push(line.clone());
-                line
-            }
-            Err(e) => panic!("no line ({e}); seen:\n{}", self.seen.join("\n")),
-        }
-    }
-
-    /// The JSON lines seen so far (other lines are skipped).
-    pub(crate) fn json(&self) -> Vec<Value> {
-        self.seen
-            .iter()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-
-    /// Sends `sig`.
-    pub(crate) fn signal(&self, sig: Signal) {
-        let pid = Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
-        rustix::process::kill_process(pid, sig).expect("kill");
-    }
-
-    /// Waits for the exit (at most [`HANG_GUARD`]), then reads the rest of stdout; returns the
-    /// status and stderr.
-    pub(crate) fn finish(mut self) -> (ExitStatus, String, Vec<Value>) {
-        let until = Instant::now() + HANG_GUARD;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                break status;
-            }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!(
-                    "still running {HANG_GUARD:?} after the signal; stdout:\n{}",
-                    self.seen.join("\n")
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(10)) {
-            self.seen.push(line);
-        }
-        let err = self.stderr.take().unwrap().join().unwrap();
-        let json = self.json();
-        (status, err, json)
-    }
-}
 
 /// A signal, its exit code, and the status line a human sees (JSON output has none: its
 /// consumers read the exit code).
@@ -221,15 +113,6 @@ fn count_if_ready(env: &TestEnv, sql: &str) -> i64 {
     }
 }
 
-/// Waits until `done` (hang guard: 60 s), polling every 20 ms.
-fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let until = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < until, "no {what} within 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn actions(lines: &[Value]) -> Vec<&Value> {
     lines.iter().filter(|v| v["type"] == "action").collect()
 }
@@ -277,7 +160,7 @@ fn a_signal_during_a_reconcile_pass_commits_every_observation_and_frees_the_lock
             pass.wait_for("three actions", |lines| actions(lines).len() >= 3);
         } else {
             let seen = "SELECT count(*) FROM attempts WHERE state <> 'SUBMITTED'";
-            wait_until("three observations", || count(&env, seen) >= 3);
+            wait_until("three observations", GUARD, || count(&env, seen) >= 3);
         }
         pass.signal(case.sig);
         let (status, err, lines) = pass.finish();
@@ -337,7 +220,9 @@ fn a_signal_during_follow_commits_every_event_and_frees_the_lease() {
                 lines.iter().filter(|v| v["type"] == "event").count() >= 5
             });
         } else {
-            wait_until("three chunks", || artifact_chunks(&env, "w/long") >= 3);
+            wait_until("three chunks", GUARD, || {
+                artifact_chunks(&env, "w/long") >= 3
+            });
         }
         follow.signal(case.sig);
         let (status, err, lines) = follow.finish();
@@ -394,7 +279,7 @@ fn a_signal_during_reconcile_follow_for_commits_every_event_and_frees_the_lock()
                 lines.iter().filter(|v| v["type"] == "event").count() >= 10
             });
         } else {
-            wait_until("ten chunks", || chunks() >= 10);
+            wait_until("ten chunks", GUARD, || chunks() >= 10);
         }
         pass.signal(case.sig);
         let (status, err, lines) = pass.finish();
@@ -477,7 +362,7 @@ fn a_signal_during_compensate_leaves_it_resumable_without_a_second_cancellation(
         slow.set_delay(700);
         let comp = Running::new(spawn(&env, &case.args(&["compensate", "trip"])));
         let done = "SELECT count(*) FROM attempts WHERE effect = 'compensated'";
-        wait_until("a compensated step", || count(&env, done) >= 1);
+        wait_until("a compensated step", GUARD, || count(&env, done) >= 1);
         comp.signal(case.sig);
         let (status, err, lines) = comp.finish();
         case.assert_signalled(status, &err);
@@ -552,7 +437,7 @@ fn a_signal_during_a_plans_batch_commits_the_answers_received_and_frees_every_le
             });
         } else {
             let seen = "SELECT count(*) FROM attempts WHERE task_id IS NOT NULL";
-            wait_until("three journaled sends", || {
+            wait_until("three journaled sends", GUARD, || {
                 // The file exists before its schema is committed: until then, nothing is seen.
                 env.journal().exists() && count_if_ready(&env, seen) >= 3
             });

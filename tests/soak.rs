@@ -39,6 +39,7 @@ use serde_json::Value;
 
 use crate::common::commands::{attempts, spawn, the_attempt};
 use crate::common::journal::assert_consistent;
+use crate::common::wait::{GUARD, wait_until};
 use crate::common::{Background, TestEnv, agent, code, stderr};
 
 /// The answer every reply gives to `two rooms or one?`.
@@ -386,6 +387,7 @@ impl Soak {
                 }
                 self.fail(&format!("children hung for 120 s: {labels:?}"));
             }
+            // The tick of a scheduler over many children (kills fall due by the clock).
             std::thread::sleep(Duration::from_millis(2));
         }
         done
@@ -705,6 +707,7 @@ impl Soak {
                 last = Some(digest);
             } else {
                 last = None;
+                // Between rounds of a settle bounded by rounds, not by time (see `wait`).
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -1138,11 +1141,9 @@ fn follow_stops_when_another_process_journaled_the_end_first() {
         ],
     );
     // The follower has read the task running; then it ends and another pass journals that.
-    let until = Instant::now() + Duration::from_secs(30);
-    while attempt_rows(&env, "w/long")[0]["state"] != "WORKING" {
-        assert!(Instant::now() < until, "follow never read the task");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until("follow to read the task running", GUARD, || {
+        attempt_rows(&env, "w/long")[0]["state"] == "WORKING"
+    });
     assert!(a.get().complete_task(&task));
     let out = env.run(["reconcile"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));

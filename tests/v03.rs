@@ -10,7 +10,7 @@ use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::{Value, json};
 
 use crate::common::commands::{
-    attempts, crashing, delegate, messages_with_id, reconcile, the_attempt,
+    attempts, crashing, delegate, messages_with_id, reconcile, settled, the_attempt,
 };
 use crate::common::in_runtime::{CardServer, guard, run};
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
@@ -21,18 +21,6 @@ fn v03() -> AgentConfig {
         protocol_v03: true,
         ..fast()
     }
-}
-
-/// Runs `reconcile` until it stops answering 3, at most `max` times.
-fn settle(env: &TestEnv, max: usize) -> std::process::Output {
-    for _ in 0..max {
-        let out = reconcile(env, &[]);
-        if code(&out) != 3 {
-            return out;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("reconcile still answers 3 after {max} passes");
 }
 
 fn assert_v03_binding(row: &Value) {
@@ -54,7 +42,7 @@ fn a_v03_agent_is_delegated_to_and_reconciled_to_completed_with_its_binding_jour
     );
     let row = the_attempt(&env, "w/a");
     assert_v03_binding(&row);
-    let out = settle(&env, 200);
+    let out = settled(&env, 200);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let row = the_attempt(&env, "w/a");
     assert_eq!(row["state"], "COMPLETED", "{row}");
@@ -74,7 +62,7 @@ fn a_v03_question_is_answered_on_the_same_task() {
     let env = TestEnv::new();
     let a = agent(v03());
     assert_eq!(code(&delegate(&env, "w/ask", &a.url(), "ask", &[])), 0);
-    let out = settle(&env, 200);
+    let out = settled(&env, 200);
     assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
     let row = the_attempt(&env, "w/ask");
     assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
@@ -82,7 +70,7 @@ fn a_v03_question_is_answered_on_the_same_task() {
     let task = row["taskId"].as_str().unwrap().to_owned();
     let out = env.run(["reply", "w/ask", "two"]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
-    let out = settle(&env, 200);
+    let out = settled(&env, 200);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let row = the_attempt(&env, "w/ask");
     assert_eq!(row["state"], "COMPLETED", "{row}");
@@ -150,7 +138,7 @@ fn an_agent_trusted_to_deduplicate_is_resent_the_same_message_id() {
         .as_str()
         .unwrap()
         .to_owned();
-    let out = settle(&env, 200);
+    let out = settled(&env, 200);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     let row = the_attempt(&env, "w/d");
     assert_eq!(row["state"], "COMPLETED", "{row}");
@@ -274,6 +262,7 @@ async fn a_card_that_answers_404_waits_for_its_patience_then_is_listed() {
         assert_eq!(code(&out), 3, "within the default hour: {}", stderr(&out));
         let rows = crate::common::in_runtime::attempts(&env, "w/m").await;
         assert_eq!(rows[0]["state"], "INTENT", "{}", rows[0]);
+        // Wall time: the patience below (10 ms) runs from the first failure, so it must pass.
         tokio::time::sleep(Duration::from_millis(30)).await;
         let out = run(&env, &["reconcile", "--card-patience", "10ms"]).await;
         assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
@@ -296,6 +285,7 @@ async fn an_unreadable_card_waits_for_its_patience_then_needs_a_human() {
         assert_eq!(code(&out), 3, "within the default hour: {}", stderr(&out));
         let rows = crate::common::in_runtime::attempts(&env, "w/h").await;
         assert_eq!(rows[0]["state"], "INTENT", "{}", rows[0]);
+        // Wall time: the patience below (10 ms) runs from the first failure, so it must pass.
         tokio::time::sleep(Duration::from_millis(30)).await;
         let out = run(&env, &["reconcile", "--card-patience", "10ms"]).await;
         assert_eq!(code(&out), 4, "{}{}", stdout(&out), stderr(&out));
@@ -323,6 +313,7 @@ fn an_unreachable_card_needs_a_human_past_its_patience_and_is_sent_once_it_answe
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 3, "within the default hour: {}", stderr(&out));
+    // Wall time: the patience below (10 ms) runs from the first failure, so it must pass.
     std::thread::sleep(Duration::from_millis(30));
 
     // Past the patience: a human must look (exit 4), but the attempt stays INTENT.
@@ -369,7 +360,7 @@ fn an_unreachable_card_needs_a_human_past_its_patience_and_is_sent_once_it_answe
             .await
             .expect("the agent back on its port")
     });
-    let out = settle(&env, 200);
+    let out = settled(&env, 200);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(the_attempt(&env, "w/u")["state"], "COMPLETED");
     assert_eq!(back.stats().requests["SendMessage"], 1, "sent once");

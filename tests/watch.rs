@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::common::commands::{delegate, reconcile};
 use crate::common::pty::run_on_terminal;
+use crate::common::running::Running;
 use crate::common::{Store, TestEnv, agent, code, fast, stderr, stdout};
-use crate::signals::Running;
 
 /// `a2a-recover ARGS` started with its stdout and stderr piped.
 fn watching(env: &TestEnv, args: &[&str]) -> Running {

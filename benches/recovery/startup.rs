@@ -124,6 +124,7 @@ fn downgrade_to_v2(path: &Path) -> anyhow::Result<()> {
          ALTER TABLE attempts DROP COLUMN lease_owner_id;
          ALTER TABLE attempts DROP COLUMN credential_source;
          ALTER TABLE replies DROP COLUMN data_json;
+         ALTER TABLE replies DROP COLUMN error_kind;
          ALTER TABLE steps DROP COLUMN data_json;
          DROP TABLE agent_not_before;
          ALTER TABLE agents DROP COLUMN last_success_at;

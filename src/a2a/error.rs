@@ -448,6 +448,13 @@ impl A2aError {
         self.rpc_code().and_then(ErrorKind::of_code)
     }
 
+    /// Returns the stable name of the A2A error kind the agent answered with, its `ErrorInfo`
+    /// reason (`INVALID_PARAMS`) whichever binding carried it: what the journal keeps beside a
+    /// failure's line (`replies.error_kind`), so that reads decide on the kind, never on words.
+    pub fn kind_name(&self) -> Option<&'static str> {
+        self.kind().map(ErrorKind::reason)
+    }
+
     /// Returns the JSON-RPC error object, also when it came in a non-2xx body.
     pub fn rpc_error(&self) -> Option<&RpcError> {
         match self {
@@ -582,6 +589,31 @@ impl A2aError {
         )
     }
 
+    /// Returns whether the request was never made because of how it was set up: a bad URL, or a
+    /// credential variable or token command that gave no credential (the operator's to fix; a
+    /// usage error when it ends a command).
+    pub fn is_bad_setup(&self) -> bool {
+        matches!(
+            self,
+            Self::InvalidUrl { .. } | Self::Credential { .. } | Self::TokenCommand { .. }
+        )
+    }
+
+    /// Returns whether the answer says the route does not exist at this interface: an HTTP 501,
+    /// or a 404 or 405 naming no A2A error (not the agent's word on a task).
+    pub fn is_unimplemented_route(&self) -> bool {
+        matches!(
+            self,
+            Self::Http { status: 501, .. }
+                | Self::Http {
+                    status: 404 | 405,
+                    rpc: None,
+                    reason: None,
+                    ..
+                }
+        )
+    }
+
     /// Returns the exit code this error maps to when it ends a command.
     ///
     /// Over the size cap → 4; refused or another JSON-RPC error → 4; not sent or ambiguous
@@ -590,9 +622,7 @@ impl A2aError {
     /// 1) map the error themselves.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::InvalidUrl { .. } | Self::Credential { .. } | Self::TokenCommand { .. } => {
-                exit::USAGE
-            }
+            _ if self.is_bad_setup() => exit::USAGE,
             Self::Client { .. }
             | Self::InvalidCard { .. }
             | Self::CardOverBound { .. }

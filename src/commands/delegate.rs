@@ -439,6 +439,7 @@ pub(crate) async fn run(ctx: &Context, args: &DelegateArgs) -> anyhow::Result<u8
         client: &client,
         req: &req,
         outcomes: BTreeMap::new(),
+        in_plan: false,
     };
     let code = d.delegate().await?;
     // An agent that asked to wait longer than we do: later passes skip it until then.
@@ -497,6 +498,9 @@ struct Delegation<'a> {
     client: &'a A2aClient,
     req: &'a Request,
     outcomes: BTreeMap<String, u32>,
+    /// One step of a `--plan`: with `-q`, its line is printed only when it needs more than
+    /// the plan asked (exit code not 0).
+    in_plan: bool,
 }
 
 impl Delegation<'_> {
@@ -546,7 +550,8 @@ impl Delegation<'_> {
     /// Prints the human result line and counts the final outcome.
     fn finish(&mut self, outcome: &str, line: &str, code: u8) -> anyhow::Result<u8> {
         *self.outcomes.entry(outcome.to_owned()).or_default() += 1;
-        if !self.ctx.out.is_json() {
+        let quiet = self.in_plan && self.ctx.out.is_quiet() && code == exit::OK;
+        if !self.ctx.out.is_json() && !quiet {
             self.ctx.out.line(line)?;
         }
         Ok(code)

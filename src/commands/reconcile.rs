@@ -748,7 +748,7 @@ fn print_action(
             // A failure this pass (unreachable, garbage: 3; over the size cap: 4) is one line
             // naming the step and the error, then what to do about it.
             if matches!(a.left, Left::Work | Left::Human)
-                && let Some(err) = a.detail.error.as_deref()
+                && let Some(err) = a.detail.error.as_ref().map(records::error_line)
             {
                 // `look-failed` already says `look`: never `look look failed`.
                 let word = human(Kind::Outcome, &a.outcome);
@@ -762,7 +762,7 @@ fn print_action(
                     a.workflow,
                     a.step,
                     a.attempt,
-                    inert(err)
+                    inert(&err)
                 );
                 // One line per step; the hint once per pass, under the first step it fits
                 // (ten unreachable steps of one agent are ten lines and one hint).

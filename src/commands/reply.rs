@@ -413,7 +413,7 @@ fn report_sent(
                 e.summary(),
                 name.workflow
             );
-            let code = if e.exit_code() == exit::USAGE {
+            let code = if e.is_bad_setup() {
                 exit::USAGE
             } else {
                 exit::WORK_REMAINS

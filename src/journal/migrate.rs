@@ -56,6 +56,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(19, "0019_step_data"),
     migration!(20, "0020_push"),
     migration!(21, "0021_push_tidy"),
+    migration!(22, "0022_reply_error_kind"),
 ];
 
 /// The newest schema version this binary knows.

@@ -65,12 +65,15 @@ impl Journal {
         })
     }
 
-    /// Sets a reply's state and error; writes (with a `reply` event) only if either changed.
+    /// Sets a reply's state, error (one line) and the error's named kind (the A2A error's
+    /// reason, `INVALID_PARAMS`; `None` for none); writes (with a `reply` event) only if one
+    /// changed.
     pub fn set_reply_state(
         &self,
         id: ReplyId,
         state: ReplyState,
         error: Option<&str>,
+        kind: Option<&str>,
     ) -> Result<bool, JournalError> {
         let now = self.now_ms();
         self.write("journal the reply", |tx| {
@@ -78,10 +81,13 @@ impl Journal {
             let held = queries::reply_by_id(tx, id)
                 .map_err(&e)?
                 .ok_or(JournalError::UnknownAttempt(id.0))?;
-            if held.state == state && held.error.as_deref() == error {
+            if held.state == state
+                && held.error.as_deref() == error
+                && held.error_kind.as_deref() == kind
+            {
                 return Ok(false);
             }
-            queries::set_reply_state(tx, id, state, error, now).map_err(&e)?;
+            queries::set_reply_state(tx, id, state, (error, kind), now).map_err(&e)?;
             let step = queries::attempt_by_id(tx, held.attempt_id)
                 .map_err(&e)?
                 .map(|a| a.step_id);

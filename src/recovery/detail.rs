@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::a2a::{Hint, ProtocolBinding};
+use crate::a2a::{A2aError, ErrorKind, Hint, ProtocolBinding};
 use crate::journal::{Attempt, AttemptState, EffectState, Lease, NeedsHuman};
 
 /// An action's details: each field is one key of its record's `detail` object, left out when
@@ -23,8 +23,8 @@ pub struct Detail {
     pub effect: Option<EffectState>,
     /// What the effect's verification found, in its words (`detail`).
     pub effect_detail: Option<String>,
-    /// The error the action met, on one line (the wire error's summary, or the journal's).
-    pub error: Option<String>,
+    /// The error the action met (`error`: the command layer writes its line).
+    pub error: Option<Met>,
     /// Whether a look found the message (`found: true`).
     pub found: bool,
     /// What the operator can do about the wire error met (`hint`: its words, else `null`).
@@ -89,6 +89,35 @@ pub enum Why {
         /// Whether it is trusted to de-duplicate by messageId (the same messageId is resent).
         trusted: bool,
     },
+}
+
+/// The error an action met, as a value: the command layer writes its line (`error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Met {
+    /// A wire error: the named A2A error the agent answered with (`None`: it named none, or
+    /// did not answer), and the error's summary (one inert line).
+    Wire {
+        /// The named kind.
+        kind: Option<ErrorKind>,
+        /// Its summary.
+        summary: String,
+    },
+    /// A line a lower layer wrote: why an interface is gone, a failure as journaled.
+    Line(String),
+    /// A reply's attempt has no task (or no interface) to look for it in.
+    NoTaskToLookIn,
+    /// `GetTask` answered with another task than the attempt's: that task's id.
+    AnotherTask(String),
+}
+
+impl Met {
+    /// The wire error `e`, by its named kind and summary.
+    pub fn wire(e: &A2aError) -> Self {
+        Self::Wire {
+            kind: e.kind(),
+            summary: e.summary(),
+        }
+    }
 }
 
 /// What a dry run would do after its action.
@@ -176,20 +205,21 @@ impl Detail {
     }
 
     /// The details of an action that met an error.
-    pub fn error(error: impl Into<String>) -> Self {
+    pub fn error(error: Met) -> Self {
         Self {
-            error: Some(error.into()),
+            error: Some(error),
             ..Self::default()
         }
     }
 
-    /// The details of an action that met a wire error with a hint (`hint` is then written).
-    pub fn wire_error(error: &crate::a2a::A2aError) -> Self {
-        Self {
-            error: Some(error.summary()),
-            hint: Some(error.hint()),
-            ..Self::default()
-        }
+    /// The details of an action that met a wire error (no `hint`: see `hinted`).
+    pub fn wire_error(error: &A2aError) -> Self {
+        Self::error(Met::wire(error))
+    }
+
+    /// The details of an action that met an error a lower layer said in a line.
+    pub fn error_line(line: impl Into<String>) -> Self {
+        Self::error(Met::Line(line.into()))
     }
 
     /// The details of an action with a reason.

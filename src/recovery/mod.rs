@@ -43,6 +43,6 @@ pub mod send;
 pub mod verify;
 
 pub use commit::WriterMode;
-pub use detail::{Detail, Then, Why};
+pub use detail::{Detail, Met, Then, Why};
 pub use event::{Action, ActionRemedy, Event, Left, OnFollow, Sink, Told, Unheard};
 pub use reconcile::{Pass, PassConfig, Summary, WorkflowLocks};

@@ -105,13 +105,9 @@ fn outcome_of(error: Option<&A2aError>) -> Option<PushTidied> {
     if e.is_task_not_found() {
         return Some(PushTidied::Gone);
     }
-    let unserved = matches!(e.http_status(), Some(404 | 405 | 501))
-        && e.rpc_error().is_none()
-        && e.is_not_served_here();
     if e.is_unsupported_operation()
         || e.kind() == Some(ErrorKind::PushNotificationNotSupported)
-        || unserved
-        || e.http_status() == Some(501)
+        || e.is_unimplemented_route()
     {
         return Some(PushTidied::Unsupported);
     }

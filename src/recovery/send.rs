@@ -93,9 +93,10 @@ pub enum Stage {
 /// error (past the card patience it is [`Sent::Refused`] or [`Sent::NeedsHuman`] instead);
 /// only a bad URL or credential is a usage error (2).
 pub fn card_failure_code(error: &A2aError) -> u8 {
-    match error.exit_code() {
-        crate::exit::USAGE => crate::exit::USAGE,
-        _ => crate::exit::WORK_REMAINS,
+    if error.is_bad_setup() {
+        crate::exit::USAGE
+    } else {
+        crate::exit::WORK_REMAINS
     }
 }
 
@@ -704,7 +705,7 @@ impl Sender<'_> {
             return Ok(Sent::Refused(self.journal.attempt(attempt.id)?, error));
         }
         let unreadable = !error.is_transient() && error.class() != ErrorClass::NotSent;
-        let unreachable = !unreadable && card_failure_code(&error) != crate::exit::USAGE;
+        let unreachable = !unreadable && !error.is_bad_setup();
         let since = self.journal.first_failure(attempt.id, FailureKind::Card)?;
         let now = self.clock.now();
         let overdue = since.filter(|since| {
@@ -981,7 +982,7 @@ impl Sender<'_> {
                                 without one (same messageId)";
                     self.journal
                         .record_failure(attempt.id, FailureKind::Send, note)?;
-                    let detail = Detail::error(e.summary());
+                    let detail = Detail::wire_error(&e);
                     self.note(attempt, "send", "context-refused", &detail)?;
                     with_context = false;
                 }
@@ -1080,7 +1081,7 @@ impl Sender<'_> {
                     }
                 }
                 self.journal
-                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                    .set_reply_state(reply.id, ReplyState::Delivered, None, None)?;
                 ReplySent::Delivered(self.journal.attempt(attempt.id)?)
             }
             Err(error) => {
@@ -1088,11 +1089,7 @@ impl Sender<'_> {
                     .await?
                 {
                     Rechosen::Moved(to) => {
-                        self.journal.set_reply_state(
-                            reply.id,
-                            ReplyState::Intent,
-                            Some(&error.summary()),
-                        )?;
+                        self.reply_met(reply, ReplyState::Intent, &error)?;
                         ReplySent::Moved(error, to)
                     }
                     Rechosen::Nowhere(reason) => {
@@ -1101,6 +1098,7 @@ impl Sender<'_> {
                             reply.id,
                             ReplyState::Intent,
                             Some(&reason),
+                            None,
                         )?;
                         ReplySent::Gone(reason)
                     }
@@ -1118,30 +1116,30 @@ impl Sender<'_> {
     fn reply_failed(&self, reply: &Reply, error: A2aError) -> Result<ReplySent, JournalError> {
         Ok(match error {
             error if error.class() == ErrorClass::Refused => {
-                self.journal.set_reply_state(
-                    reply.id,
-                    ReplyState::Refused,
-                    Some(&error.summary()),
-                )?;
+                self.reply_met(reply, ReplyState::Refused, &error)?;
                 ReplySent::Refused(error)
             }
             error if error.is_bad_task_id() => {
-                self.journal.set_reply_state(
-                    reply.id,
-                    ReplyState::Uncertain,
-                    Some(&error.summary()),
-                )?;
+                self.reply_met(reply, ReplyState::Uncertain, &error)?;
                 ReplySent::Failed(error)
             }
             error => {
-                self.journal.set_reply_state(
-                    reply.id,
-                    ReplyState::Intent,
-                    Some(&error.summary()),
-                )?;
+                self.reply_met(reply, ReplyState::Intent, &error)?;
                 ReplySent::Failed(error)
             }
         })
+    }
+
+    /// Journals a reply's state after its send met `error`: the error's line and its named
+    /// kind, which later reads decide on (a text refused as invalid parameters).
+    fn reply_met(
+        &self,
+        reply: &Reply,
+        state: ReplyState,
+        error: &A2aError,
+    ) -> Result<bool, JournalError> {
+        self.journal
+            .set_reply_state(reply.id, state, Some(&error.summary()), error.kind_name())
     }
 }
 

@@ -4,13 +4,15 @@
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, Stats};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+
+use super::wait::wait_until;
 
 /// A value served from a tokio runtime on a background thread, stopped on drop.
 pub struct Background<T> {
@@ -97,21 +99,12 @@ impl Background<ScriptedAgent> {
     /// Waits until no task of the agent is SUBMITTED or WORKING any more, so what a command
     /// then reads of it no longer depends on timing (hang guard: 30 s).
     pub fn settle(&self) {
-        let until = Instant::now() + Duration::from_secs(30);
-        loop {
-            let running = self.stats().tasks.iter().any(|t| {
+        wait_until("the agent's tasks to end", Duration::from_secs(30), || {
+            !self.stats().tasks.iter().any(|t| {
                 let state = serde_json::to_value(&t.state).expect("a state");
                 state == "TASK_STATE_SUBMITTED" || state == "TASK_STATE_WORKING"
-            });
-            if !running {
-                return;
-            }
-            assert!(
-                Instant::now() < until,
-                "the agent's tasks are still running"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+            })
+        });
     }
 }
 
@@ -213,6 +206,7 @@ async fn forward(
 ) -> Response {
     let delay = s.delay_ms.load(Ordering::SeqCst);
     if delay > 0 {
+        // The proxy's delay is the slowness under test: time must pass.
         tokio::time::sleep(Duration::from_millis(delay)).await;
     }
     let path = uri.path_and_query().map_or("/", |p| p.as_str());

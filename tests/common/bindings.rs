@@ -1,16 +1,18 @@
 //! Scenario helpers the binding tests share (HTTP+JSON, A2A v0.3, an agent whose interface
 //! moved): an HTTP+JSON scripted agent, request counts, interface moves, an agent that left for
-//! gRPC, and a stream followed through a cut.
+//! gRPC, a stream followed through a cut, and the scenarios run over each binding
+//! (delegate → reconcile → follow; ask → reply).
 
 use std::fmt::Write as _;
 
 use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, ServedBinding, Stats};
 use serde_json::Value;
 
-use crate::common::commands::{delegate, the_attempt};
+use crate::common::commands::{delegate, reconcile, the_attempt};
 use crate::common::cut_proxy::CutProxy;
 use crate::common::in_runtime::CardServer;
 use crate::common::interop::InteropAgent;
+use crate::common::journal::artifact_texts_of;
 use crate::common::{Background, TestEnv, agent, code, fast, json_lines, stderr, stdout};
 
 /// `cfg` served over HTTP+JSON only (a card with no JSON-RPC interface).
@@ -139,4 +141,67 @@ pub fn followed_through_a_cut(
     let row = the_attempt(&env, "w/s");
     assert_eq!(row["state"], "COMPLETED", "{row}");
     (env, row, proxy)
+}
+
+/// delegate `work:5` → reconcile → follow to COMPLETED, the artifact stored whole; `sent_over`
+/// checks the attempt's interface.
+pub fn delegate_reconcile_follow_at(a: &InteropAgent, sent_over: impl Fn(&serde_json::Value)) {
+    let env = TestEnv::new();
+    let why = || a.context();
+    let out = delegate(&env, "w/work", &a.url, "work:5", &[]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let out = reconcile(&env, &[]);
+    assert!(
+        [0, 3].contains(&code(&out)),
+        "{}{}\n{}",
+        stdout(&out),
+        stderr(&out),
+        why()
+    );
+    let out = env.run(["follow", "w/work", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let lines = json_lines(&out);
+    assert_eq!(lines.last().unwrap()["state"], "COMPLETED", "{lines:?}");
+    let row = the_attempt(&env, "w/work");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    sent_over(&row);
+    assert_eq!(artifact_texts_of(&env.journal(), "w/work"), [steps(5)]);
+}
+
+/// `ask` → INPUT_REQUIRED with the question → reply → COMPLETED on the same task; `sent_over`
+/// checks the attempt's interface.
+pub fn ask_then_reply_at(a: &InteropAgent, sent_over: impl Fn(&serde_json::Value)) {
+    let env = TestEnv::new();
+    let why = || a.context();
+    let out = delegate(&env, "trip/hotel", &a.url, "ask", &[]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 4, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let row = the_attempt(&env, "trip/hotel");
+    assert_eq!(row["state"], "INPUT_REQUIRED", "{row}");
+    assert_eq!(row["pendingQuestion"], "two rooms or one?");
+    sent_over(&row);
+    let task = row["taskId"].as_str().unwrap().to_owned();
+
+    let out = env.run(["reply", "trip/hotel", "two rooms"]);
+    assert!(
+        [0, 3].contains(&code(&out)),
+        "{}{}\n{}",
+        stdout(&out),
+        stderr(&out),
+        why()
+    );
+    let out = reconcile(&env, &[]);
+    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
+    let row = the_attempt(&env, "trip/hotel");
+    assert_eq!(row["state"], "COMPLETED", "{row}");
+    assert_eq!(
+        row["taskId"],
+        task.as_str(),
+        "the reply went to another task"
+    );
+    assert_eq!(
+        artifact_texts_of(&env.journal(), "trip/hotel"),
+        ["booked: two rooms"]
+    );
 }

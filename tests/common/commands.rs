@@ -9,6 +9,9 @@ use a2a_recover::journal::AgentCard;
 use a2a_recover::scripted_agent::{ScriptedAgent, Stats};
 use serde_json::Value;
 
+use std::time::Duration;
+
+use super::wait::wait_for;
 use super::{Background, TestEnv, code, stderr, stdout};
 
 /// Runs `delegate STEP --agent URL TEXT [extra…]`.
@@ -27,14 +30,29 @@ pub fn reconcile(env: &TestEnv, extra: &[&str]) -> Output {
 
 /// Runs `reconcile` until it stops answering 3 (work remains); returns its exit code.
 pub fn settle(env: &TestEnv) -> i32 {
-    for _ in 0..50 {
-        let out = reconcile(env, &[]);
-        if code(&out) != 3 {
-            return code(&out);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    panic!("reconcile still answers 3 after 50 passes");
+    code(&settled(env, 50))
+}
+
+/// Runs `reconcile` until it stops answering 3, at most `max` passes; returns the last run.
+pub fn settled(env: &TestEnv, max: usize) -> Output {
+    let mut passes = 0;
+    wait_for(
+        "reconcile to stop answering 3",
+        Duration::from_secs(600),
+        || {
+            passes += 1;
+            assert!(
+                passes <= max,
+                "reconcile still answers 3 after {max} passes"
+            );
+            let out = reconcile(env, &[]);
+            if code(&out) == 3 {
+                Err(stderr(&out))
+            } else {
+                Ok(out)
+            }
+        },
+    )
 }
 
 /// Runs the binary with a crash point armed; asserts it aborted (SIGABRT).

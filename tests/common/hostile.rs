@@ -16,7 +16,7 @@ use std::convert::Infallible;
 use std::ffi::OsStr;
 use std::process::{Child, Output, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
@@ -24,6 +24,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::TestEnv;
+use super::wait::poll;
 
 /// How a [`Hostile`] agent answers JSON-RPC calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -481,6 +482,7 @@ fn answer(shared: &Shared, uri: &Uri, headers: &HeaderMap, body: &[u8]) -> Respo
                 "data: {first}\n\n"
             )))]);
             let tail = futures_util::stream::unfold((), |()| async {
+                // The pace of an endless event is the behaviour under test: time must pass.
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 Some((Ok::<_, Infallible>(Bytes::from_static(b"data: {\n")), ()))
             });
@@ -863,6 +865,7 @@ fn trickle_after(first: Vec<u8>) -> Body {
     );
     let tail = futures_util::stream::unfold(0_usize, |n| async move {
         if n > 0 {
+            // A byte a second is the trickle under test: time must pass.
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         const DRIP: &[u8] = b"data: {\"jsonrpc\": \"2.0\"      ";
@@ -915,20 +918,16 @@ where
     let mut child = cmd.spawn().expect("spawn the binary");
     let stdout = drain(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
-    let started = Instant::now();
     let mut peak = 0;
-    let status = loop {
+    let exited = poll(HANG_GUARD, || {
         if let Some(hwm) = vm_hwm(child.id()) {
             peak = peak.max(hwm);
         }
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > HANG_GUARD {
-            kill(&mut child);
-            panic!("the binary hung for more than {HANG_GUARD:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
+        child.try_wait().expect("wait").ok_or(())
+    });
+    let Ok(status) = exited else {
+        kill(&mut child);
+        panic!("the binary hung for more than {HANG_GUARD:?}");
     };
     Measured {
         out: Output {

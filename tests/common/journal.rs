@@ -1,9 +1,10 @@
-//! Reading a journal directly, beside the binary: its consistency and a step's artifacts.
+//! Reading a journal directly, beside the binary: its consistency, a step's attempt, artifacts
+//! and events.
 
 use std::path::Path;
 use std::time::Duration;
 
-use a2a_recover::journal::{Artifact, Journal, StepName};
+use a2a_recover::journal::{Artifact, Attempt, Event, Journal, StepName};
 use rusqlite::OpenFlags;
 
 /// One attempt as the consistency check reads it: id, state, task id, pending question,
@@ -199,4 +200,25 @@ pub fn artifact_texts_of(journal: &Path, step: &str) -> Vec<String> {
         .iter()
         .map(|a| a2a_recover::a2a::parts_text(&a.parts))
         .collect()
+}
+
+/// Returns a step's latest attempt and its artifacts' texts ([`Artifact::text`]), read through
+/// the library.
+pub fn journaled(journal: &Path, step: &str) -> (Attempt, Vec<String>) {
+    let j = Journal::open_read_only(journal, Duration::from_secs(10)).unwrap();
+    let record = j.step(&StepName::parse(step).unwrap()).unwrap().unwrap();
+    let attempt = record.latest().unwrap().clone();
+    let texts = j
+        .artifacts(attempt.id)
+        .unwrap()
+        .iter()
+        .map(Artifact::text)
+        .collect();
+    (attempt, texts)
+}
+
+/// Returns a step's events, oldest first, read through the library.
+pub fn events_of(journal: &Path, step: &str) -> Vec<Event> {
+    let j = Journal::open_read_only(journal, Duration::from_secs(10)).unwrap();
+    j.events_of_step(&StepName::parse(step).unwrap()).unwrap()
 }

@@ -5,12 +5,13 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustix::process::{Pid, Signal};
 use serde_json::{Value, json};
 
 use super::commands::the_attempt;
+use super::wait::{GUARD, wait_for};
 use super::{TestEnv, code, json_lines, stderr};
 
 /// A running `listen` and what it wrote on stderr.
@@ -171,15 +172,14 @@ pub fn events(env: &TestEnv, step: &str) -> Vec<Value> {
 
 /// Waits until `step`'s attempt is in `state` (hang guard: 30 s).
 pub fn wait_state(env: &TestEnv, step: &str, state: &str) -> Value {
-    let until = Instant::now() + Duration::from_secs(30);
-    loop {
+    wait_for(&format!("{step} to become {state}"), GUARD, || {
         let row = the_attempt(env, step);
         if row["state"] == state {
-            return row;
+            Ok(row)
+        } else {
+            Err(row)
         }
-        assert!(Instant::now() < until, "{step} never became {state}: {row}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    })
 }
 
 /// A v1.0 push body: a status update of `task` to `state`.

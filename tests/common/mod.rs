@@ -11,8 +11,10 @@
 //! - [`in_runtime`]: the same from inside a tokio test, next to agents served in-process.
 //! - [`bookings`]: a tiny booking system, the independent read path of `compensate`.
 //! - [`pty`]: the binary with its stdout on a real pseudo-terminal.
+//! - [`running`]: a child read line by line as it runs, to wait for what it says.
 //! - [`snapshot`]: a run as an insta snapshot (exit status, stdout, stderr), unstable values
 //!   redacted.
+//! - [`wait`]: waiting on a condition with a hang guard (the one poll loop; no fixed sleeps).
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -30,9 +32,11 @@ pub mod listen;
 pub mod odd_ids;
 pub mod postgres;
 pub mod pty;
+pub mod running;
 pub mod snapshot;
 pub mod tcp_cut_proxy;
 pub mod transcript;
+pub mod wait;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -225,6 +229,27 @@ pub fn code(o: &Output) -> i32 {
 /// Parses stdout as JSON Lines.
 pub fn json_lines(out: &Output) -> Vec<Value> {
     json_lines_of(&stdout(out))
+}
+
+/// The last line of a command's JSON Lines, a `summary` of `command` whose `exitCode` is the
+/// process's (the first line its `begin`).
+pub fn summary_of(o: &Output, command: &str) -> Value {
+    let all = json_lines(o);
+    assert_eq!(all[0]["type"], "begin", "{all:?}");
+    assert_eq!(all[0]["command"], command);
+    let last = all.last().unwrap().clone();
+    assert_eq!(last["type"], "summary", "{all:?}");
+    assert_eq!(last["command"], command);
+    assert_eq!(i64::from(code(o)), last["exitCode"].as_i64().unwrap());
+    last
+}
+
+/// The `action` records of a run's JSON Lines.
+pub fn actions(o: &Output) -> Vec<Value> {
+    json_lines(o)
+        .into_iter()
+        .filter(|r| r["type"] == "action")
+        .collect()
 }
 
 /// Parses `text` as JSON Lines.

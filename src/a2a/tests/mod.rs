@@ -540,3 +540,96 @@ fn summaries_are_one_inert_line() {
     assert!(!s.contains('\n') && !s.contains('\u{1b}'), "{s}");
     assert!(s.contains("-32001") && s.contains("t-9"), "{s}");
 }
+
+/// The kind a failure is journaled with is the A2A error's reason, whichever binding carried
+/// it; an answer naming no A2A error (a bare status, an unnamed code, no answer) has none.
+#[test]
+fn kind_names_are_the_reasons_of_named_errors_only() {
+    let http = |status: u16, rpc: Option<(i64, &str)>| A2aError::Http {
+        url: "http://127.0.0.1/".to_owned(),
+        method: "SendMessage",
+        status,
+        retry_after: None,
+        snippet: String::new(),
+        rpc: rpc.map(|(code, _)| {
+            Box::new(super::RpcError {
+                code,
+                message: "no".to_owned(),
+                data: None,
+            })
+        }),
+        reason: rpc.map(|(_, reason)| reason.to_owned()),
+        unattributed: false,
+    };
+    assert_eq!(
+        rpc_error(-32602, "bad", None).kind_name(),
+        Some("INVALID_PARAMS")
+    );
+    assert_eq!(
+        http(400, Some((-32602, "INVALID_PARAMS"))).kind_name(),
+        Some("INVALID_PARAMS")
+    );
+    assert_eq!(
+        rpc_error(-32001, "gone", None).kind_name(),
+        Some("TASK_NOT_FOUND")
+    );
+    for kind in super::ErrorKind::ALL {
+        assert_eq!(
+            rpc_error(kind.code(), "x", None).kind_name(),
+            Some(kind.reason())
+        );
+    }
+    assert_eq!(http(400, None).kind_name(), None);
+    assert_eq!(rpc_error(-32099, "odd", None).kind_name(), None);
+    let timeout = A2aError::Timeout {
+        url: "http://127.0.0.1/".to_owned(),
+        method: "SendMessage",
+        after: std::time::Duration::from_secs(1),
+        tries: None,
+    };
+    assert_eq!(timeout.kind_name(), None);
+}
+
+/// A route that does not exist is a 501, or a 404 / 405 naming no A2A error; a 404 carrying
+/// the agent's `TaskNotFound` is its word on a task, not on the route.
+#[test]
+fn an_unimplemented_route_is_told_by_its_status_and_a_missing_a2a_error() {
+    let http = |status: u16, rpc: Option<i64>| A2aError::Http {
+        url: "http://127.0.0.1/".to_owned(),
+        method: "DeleteTaskPushNotificationConfig",
+        status,
+        retry_after: None,
+        snippet: String::new(),
+        rpc: rpc.map(|code| {
+            Box::new(super::RpcError {
+                code,
+                message: "no".to_owned(),
+                data: None,
+            })
+        }),
+        reason: rpc.map(|_| "TASK_NOT_FOUND".to_owned()),
+        unattributed: false,
+    };
+    for (status, rpc, unimplemented) in [
+        (501, None, true),
+        (501, Some(-32001), true),
+        (404, None, true),
+        (405, None, true),
+        (404, Some(-32001), false),
+        (400, None, false),
+        (500, None, false),
+    ] {
+        assert_eq!(
+            http(status, rpc).is_unimplemented_route(),
+            unimplemented,
+            "{status} {rpc:?}"
+        );
+    }
+    assert!(!rpc_error(-32601, "no", None).is_unimplemented_route());
+    let bad_url = A2aError::InvalidUrl {
+        url: "x".to_owned(),
+        reason: "no scheme".to_owned(),
+    };
+    assert!(bad_url.is_bad_setup());
+    assert!(!rpc_error(-32602, "no", None).is_bad_setup());
+}

@@ -373,6 +373,7 @@ async fn send_requests(
                 client,
                 req,
                 outcomes: BTreeMap::new(),
+                in_plan: true,
             };
             let code = match work {
                 Work::Continue(outcome) => d.continue_with(outcome).await?,
@@ -444,6 +445,7 @@ async fn send_batch<'r>(
         client,
         req,
         outcomes: BTreeMap::new(),
+        in_plan: true,
     };
     let (items, by_id) = batch_items(fresh, delegation).await?;
     let steps = by_id

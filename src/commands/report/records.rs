@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::clock::rfc3339;
 use crate::commands::util::{hints, remedy};
 use crate::journal::{AttemptState, EffectState, Event, NeedsHuman};
-use crate::recovery::detail::{Detail, Side, Then, Why};
+use crate::recovery::detail::{Detail, Met, Side, Then, Why};
 use crate::recovery::{Action, ActionRemedy};
 
 /// An `action` record: one thing a pass (or an operator's decision) did, or in a dry run would
@@ -151,7 +151,7 @@ struct DetailRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     effect: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
+    error: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     found: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -214,7 +214,7 @@ pub(crate) fn detail(d: &Detail) -> Value {
         continuation_task_id: d.continuation_task_id.as_deref(),
         detail: d.effect_detail.as_deref(),
         effect: d.effect.map(EffectState::as_str),
-        error: d.error.as_deref(),
+        error: d.error.as_ref().map(error_line),
         found: flag(d.found),
         from: d.moved.as_ref().map(|m| side(&m.from)),
         hint: d.hint.as_ref().map(|h| h.as_ref().map(hints::wire)),
@@ -268,6 +268,18 @@ pub(crate) fn reason(d: &Detail) -> Option<Cow<'_, str>> {
     match (&d.why, &d.reason) {
         (Some(why), _) => Some(Cow::Owned(why_reason(why))),
         (None, r) => r.as_ref()?.as_deref().map(Cow::Borrowed),
+    }
+}
+
+/// The error an action met, on one line, as its record says it (`error`) and its human line.
+pub(crate) fn error_line(met: &Met) -> Cow<'_, str> {
+    match met {
+        Met::Wire { summary, .. } => Cow::Borrowed(summary),
+        Met::Line(line) => Cow::Borrowed(line),
+        Met::NoTaskToLookIn => Cow::Borrowed("no task to look in"),
+        Met::AnotherTask(seen) => {
+            Cow::Owned(format!("GetTask answered with another task `{seen}`"))
+        }
     }
 }
 
@@ -374,7 +386,7 @@ mod tests {
     fn a_typed_detail_is_the_json_it_always_was() {
         let failed = Detail {
             hint: Some(None),
-            ..Detail::error("GetTask timed out").with_task("t-1")
+            ..Detail::error_line("GetTask timed out").with_task("t-1")
         };
         assert_eq!(
             detail(&failed).to_string(),
@@ -412,5 +424,47 @@ mod tests {
             detail(&unsearchable).to_string(),
             r#"{"reason":"http://h/card speaks A2A 1.0 over JSONRPC, which has no ListTasks: if a2a-recover dies between sending and journaling, the task cannot be searched for; the attempt then goes UNCERTAIN and a human decides (`agents add --trust-dedup` if the agent de-duplicates by messageId)","trustDedup":false}"#
         );
+    }
+
+    /// Every error an action meets is written as the one line it always was: a wire error its
+    /// summary (its named kind is for the command layer, never in the record), the pass's own
+    /// in the words it used.
+    #[test]
+    fn the_errors_an_action_meets_are_the_lines_they_always_were() {
+        let invalid = crate::a2a::A2aError::Rpc {
+            url: "http://127.0.0.1:9/".into(),
+            method: "SendMessage",
+            error: crate::a2a::RpcError {
+                code: -32602,
+                message: "bad".into(),
+                data: None,
+            },
+        };
+        let wire = Detail::wire_error(&invalid);
+        assert_eq!(
+            wire.error,
+            Some(Met::Wire {
+                kind: Some(crate::a2a::ErrorKind::InvalidParams),
+                summary: invalid.summary(),
+            })
+        );
+        assert_eq!(
+            detail(&wire).to_string(),
+            r#"{"error":"agent at `http://127.0.0.1:9/` answered SendMessage with JSON-RPC error -32602: bad"}"#
+        );
+        let cases = [
+            (Met::NoTaskToLookIn, r#"{"error":"no task to look in"}"#),
+            (
+                Met::AnotherTask("t-2".into()),
+                r#"{"error":"GetTask answered with another task `t-2`"}"#,
+            ),
+            (
+                Met::Line("the interface is gone".into()),
+                r#"{"error":"the interface is gone"}"#,
+            ),
+        ];
+        for (met, json) in cases {
+            assert_eq!(detail(&Detail::error(met)).to_string(), json);
+        }
     }
 }

@@ -63,6 +63,9 @@ pub struct Reply {
     pub state: ReplyState,
     /// The last failure, one line.
     pub error: Option<String>,
+    /// The named A2A error of the last failure, by its reason (`INVALID_PARAMS`): what reads
+    /// decide on, never `error`'s words; `None` when it met none.
+    pub error_kind: Option<String>,
     /// When it was committed.
     pub created_at: DateTime<Utc>,
     /// When it last changed.

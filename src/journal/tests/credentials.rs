@@ -122,6 +122,7 @@ fn migration_15_takes_a_steps_credential_back_from_other_agents(
         let old = "UPDATE attempts SET token_env = 'TOKA';
                    ALTER TABLE attempts DROP COLUMN credential_source;
                    ALTER TABLE replies DROP COLUMN data_json;
+                   ALTER TABLE replies DROP COLUMN error_kind;
                    DROP TABLE agent_not_before;
                    ALTER TABLE agents DROP COLUMN last_success_at;
                    ALTER TABLE agents DROP COLUMN last_failure_at;

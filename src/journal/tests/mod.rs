@@ -33,6 +33,7 @@ mod observe;
 mod open;
 mod prune;
 mod reads;
+mod replies;
 
 const T: Duration = Duration::from_secs(10);
 

@@ -49,11 +49,11 @@ fn replies_alerts_limits_and_summaries_read_back(
     assert_eq!(undelivered(&["trip".to_owned()]), [reply.id]);
     assert!(undelivered(&["other".to_owned()]).is_empty());
     assert!(
-        j.set_reply_state(reply.id, ReplyState::Delivered, None)
+        j.set_reply_state(reply.id, ReplyState::Delivered, None, None)
             .unwrap()
     );
     assert!(
-        !j.set_reply_state(reply.id, ReplyState::Delivered, None)
+        !j.set_reply_state(reply.id, ReplyState::Delivered, None, None)
             .unwrap()
     );
     assert!(undelivered(&[]).is_empty());

@@ -2,7 +2,6 @@
 
 use super::{Pass, SKIPPED};
 use crate::a2a::{A2aError, ErrorClass, Skip};
-use crate::exit;
 use crate::journal::{
     ARTIFACT_TOO_LARGE, AttemptRow, INTERFACE_GONE, TASK_TOO_LARGE, is_interface_gone,
 };
@@ -10,7 +9,6 @@ use crate::recovery::decide::{self};
 use crate::recovery::detail::Detail;
 use crate::recovery::event::{Action, ActionRemedy, Left, Told};
 use crate::recovery::remedy::Remedy;
-use crate::recovery::send;
 
 impl Pass<'_> {
     pub(super) fn action(
@@ -105,33 +103,26 @@ pub(super) fn skipped_action(row: &AttemptRow, skip: &Skip) -> Action {
     )
 }
 
-/// What a failed read or send leaves: unreachable or garbage → work (the attempt is left as it
-/// was); over the size cap, a task id no URL can hold, a refusal or another JSON-RPC error → a
-/// human; a bad URL or credential → usage; an invalid card → failure.
+/// What a failed read or send leaves, by the error's class: unreachable or garbage → work (the
+/// attempt is left as it was); over the size cap, a task id no URL can hold, a refusal or
+/// another A2A error → a human.
 pub(super) fn failure_left(e: &A2aError) -> Left {
-    if e.is_transient() || matches!(e.class(), ErrorClass::NotSent | ErrorClass::Ambiguous) {
-        if e.is_too_large() || e.is_bad_task_id() {
-            Left::Human
-        } else {
-            Left::Work
-        }
+    let answered_for_good =
+        !e.is_transient() && matches!(e.class(), ErrorClass::Refused | ErrorClass::Remote);
+    if answered_for_good || e.is_too_large() || e.is_bad_task_id() {
+        Left::Human
     } else {
-        match e.exit_code() {
-            exit::OK => Left::Nothing,
-            exit::WORK_REMAINS => Left::Work,
-            exit::NEEDS_HUMAN => Left::Human,
-            exit::USAGE => Left::Usage,
-            _ => Left::Failure,
-        }
+        Left::Work
     }
 }
 
-/// What a card that failed a never-sent attempt leaves ([`send::card_failure_code`]): work,
+/// What a card that failed a never-sent attempt leaves ([`crate::recovery::send::card_failure_code`]): work,
 /// or usage for a bad URL or credential.
 pub(super) fn card_failure_left(e: &A2aError) -> Left {
-    match send::card_failure_code(e) {
-        exit::USAGE => Left::Usage,
-        _ => Left::Work,
+    if e.is_bad_setup() {
+        Left::Usage
+    } else {
+        Left::Work
     }
 }
 
@@ -178,4 +169,99 @@ pub(super) fn remedy_line(row: &AttemptRow) -> Option<ActionRemedy> {
             }),
     };
     Some(ActionRemedy::Row { remedy, told })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::a2a::RpcError;
+
+    const URL: &str = "http://127.0.0.1:9/";
+
+    fn rpc(code: i64) -> A2aError {
+        A2aError::Rpc {
+            url: URL.to_owned(),
+            method: "GetTask",
+            error: RpcError {
+                code,
+                message: "no".to_owned(),
+                data: None,
+            },
+        }
+    }
+
+    fn http(status: u16) -> A2aError {
+        A2aError::Http {
+            url: URL.to_owned(),
+            method: "GetTask",
+            status,
+            retry_after: None,
+            snippet: String::new(),
+            rpc: None,
+            reason: None,
+            unattributed: false,
+        }
+    }
+
+    /// What a failure leaves follows its class, as its exit code does: every error a human must
+    /// see is one whose exit code says so (4), every other leaves work (3) and never usage.
+    #[test]
+    fn what_a_failure_leaves_follows_its_class() {
+        let timeout = A2aError::Timeout {
+            url: URL.to_owned(),
+            method: "GetTask",
+            after: Duration::from_secs(1),
+            tries: None,
+        };
+        let too_large = A2aError::TooLarge {
+            url: URL.to_owned(),
+            method: "GetTask",
+            limit: 10,
+        };
+        let bad_id = A2aError::Decode {
+            url: URL.to_owned(),
+            method: "SendMessage",
+            kind: crate::a2a::DecodeKind::TaskId,
+            detail: "..".to_owned(),
+        };
+        let bad_url = A2aError::InvalidUrl {
+            url: "nope".to_owned(),
+            reason: "no scheme".to_owned(),
+        };
+        let cases = [
+            (rpc(-32001), Left::Human),
+            (rpc(-32602), Left::Human),
+            (rpc(-32099), Left::Human),
+            (rpc(-32603), Left::Work),
+            (http(401), Left::Human),
+            (http(404), Left::Human),
+            (http(503), Left::Work),
+            (timeout, Left::Work),
+            (too_large, Left::Human),
+            (bad_id, Left::Human),
+            (bad_url, Left::Work),
+        ];
+        for (e, left) in cases {
+            assert_eq!(failure_left(&e), left, "{e}");
+            let code = match left {
+                Left::Human => crate::exit::NEEDS_HUMAN,
+                _ if e.is_bad_setup() => crate::exit::USAGE,
+                _ => crate::exit::WORK_REMAINS,
+            };
+            assert_eq!(e.exit_code(), code, "{e}");
+        }
+    }
+
+    #[test]
+    fn a_card_that_failed_leaves_usage_only_for_a_bad_setup() {
+        let bad_var = A2aError::Credential {
+            var: "TOK".to_owned(),
+            problem: "is not set",
+        };
+        assert_eq!(card_failure_left(&bad_var), Left::Usage);
+        assert_eq!(card_failure_left(&http(404)), Left::Work);
+        assert_eq!(card_failure_left(&rpc(-32602)), Left::Work);
+    }
 }

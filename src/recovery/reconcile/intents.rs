@@ -178,7 +178,7 @@ impl Pass<'_> {
             row.attempt.number,
             "read",
             INTERFACE_GONE,
-            Detail::error(reason).with_task(task_id),
+            Detail::error_line(reason).with_task(task_id),
             Left::Human,
         );
         let mut gone = row.clone();
@@ -193,7 +193,7 @@ impl Pass<'_> {
             row.attempt.number,
             "credential",
             "credential-missing",
-            Detail::error(e.summary()),
+            Detail::wire_error(e),
             Left::Usage,
         );
         a.remedy = Some(ActionRemedy::Credential {
@@ -227,7 +227,7 @@ impl Pass<'_> {
                 Detail::found(a.task_id.clone(), a.message_id.as_str()),
             )?,
             Sent::Replied(_) => Self::standing_of(&row, what, Detail::replied_directly()),
-            Sent::Refused(_, e) => self.standing(&row, what, Detail::error(e.summary()))?,
+            Sent::Refused(_, e) => self.standing(&row, what, Detail::wire_error(e))?,
             Sent::Uncertain(_, reason) => {
                 self.standing(&row, "look", Detail::reason(Some(reason.clone())))?
             }
@@ -257,7 +257,7 @@ impl Pass<'_> {
                     attempt.number,
                     stage.as_str(),
                     format!("{}-failed", stage.as_str()),
-                    Detail::error(error.summary()).with_state(attempt.state),
+                    Detail::wire_error(error).with_state(attempt.state),
                     if *stage == Stage::Card {
                         card_failure_left(error)
                     } else {
@@ -284,7 +284,7 @@ impl Pass<'_> {
                         format!("{}-failed", stage.as_str()),
                         Detail {
                             needs_human: Some(why.clone()),
-                            ..Detail::error(error.summary()).with_state(attempt.state)
+                            ..Detail::wire_error(error).with_state(attempt.state)
                         },
                         Left::Human,
                     ),

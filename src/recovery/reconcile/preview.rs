@@ -145,7 +145,7 @@ impl Pass<'_> {
                         a.number,
                         "read",
                         format!("would-mark-{INTERFACE_GONE}"),
-                        Detail::error(reason.as_str()).with_task(task_id.as_str()),
+                        Detail::error_line(reason.as_str()).with_task(task_id.as_str()),
                         Left::Human,
                     );
                     let mut gone = row.clone();

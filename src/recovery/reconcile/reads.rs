@@ -11,7 +11,7 @@ use crate::a2a::TaskView;
 use crate::a2a::{A2aError, Credential, Endpoint, Skip, retry_read};
 use crate::journal::{AttemptRow, AttemptState, FailureKind, JournalError, Source};
 use crate::recovery::decide::{self};
-use crate::recovery::detail::Detail;
+use crate::recovery::detail::{Detail, Met};
 use crate::recovery::event::{Action, Left};
 use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::send;
@@ -27,7 +27,7 @@ impl Pass<'_> {
             row.attempt.number,
             "read",
             "read-failed",
-            Detail::error(e.summary()).with_task(task_id),
+            Detail::wire_error(e).with_task(task_id),
             failure_left(e),
         );
         let mut action = unreached(hinted(action, e), row, e);
@@ -166,7 +166,7 @@ impl Pass<'_> {
                 Ok(vec![self.standing(
                     row,
                     "read",
-                    Detail::error(e.summary()).with_task(task_id.as_str()),
+                    Detail::wire_error(&e).with_task(task_id.as_str()),
                 )?])
             }
             Err(e @ A2aError::Skipped { .. }) => {
@@ -206,7 +206,7 @@ impl Pass<'_> {
                     a.number,
                     "read",
                     "read-failed",
-                    Detail::error(summary),
+                    Detail::error(Met::AnotherTask(seen)),
                     Left::Work,
                 )))
             }

@@ -4,7 +4,7 @@ use super::{Action, Pass, READ_ATTEMPTS, failure_left};
 use crate::a2a::{A2aError, Endpoint, TaskView, history_holds, retry_read, types};
 use crate::journal::{Attempt, AttemptRow, FailureKind, Reply, ReplyState, Source, StepRecord};
 use crate::recovery::decide::{self, ReplyCheck};
-use crate::recovery::detail::{Detail, Why};
+use crate::recovery::detail::{Detail, Met, Why};
 use crate::recovery::event::Left;
 use crate::recovery::moved::{self, Mode};
 use crate::recovery::send::{self, Outgoing, ReplySent};
@@ -37,7 +37,7 @@ impl Pass<'_> {
         ) else {
             return Ok(action(
                 "reply-failed",
-                Detail::error("no task to look in").with_message(reply.message_id.as_str()),
+                Detail::error(Met::NoTaskToLookIn).with_message(reply.message_id.as_str()),
                 Left::Human,
             ));
         };
@@ -75,7 +75,7 @@ impl Pass<'_> {
                 )?;
                 let failed = action(
                     "read-failed",
-                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    Detail::wire_error(&e).with_message(reply.message_id.as_str()),
                     failure_left(&e),
                 );
                 return Ok(super::unreached(super::hinted(failed, &e), row, &e));
@@ -93,7 +93,7 @@ impl Pass<'_> {
         match check {
             ReplyCheck::Delivered => {
                 self.journal
-                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                    .set_reply_state(reply.id, ReplyState::Delivered, None, None)?;
                 Ok(action(
                     "DELIVERED",
                     Detail {
@@ -104,8 +104,7 @@ impl Pass<'_> {
                 ))
             }
             ReplyCheck::Uncertain(reason) => {
-                self.journal
-                    .set_reply_state(reply.id, ReplyState::Uncertain, Some(&reason))?;
+                self.reply_uncertain(reply, &reason)?;
                 Ok(action(
                     "UNCERTAIN",
                     Detail::reason(Some(reason)).with_message(reply.message_id.as_str()),
@@ -116,6 +115,16 @@ impl Pass<'_> {
                 Box::pin(self.resend_reply(row, &attempt, (&task_id, &endpoint), reply, &out)).await
             }
         }
+    }
+
+    /// Journals a reply whose outcome no look settles: `UNCERTAIN`, with why (no named error).
+    fn reply_uncertain(
+        &self,
+        reply: &Reply,
+        reason: &str,
+    ) -> Result<bool, crate::journal::JournalError> {
+        self.journal
+            .set_reply_state(reply.id, ReplyState::Uncertain, Some(reason), None)
     }
 
     /// A reply the task's history does not hold: looked for in the other tasks of its context
@@ -141,7 +150,7 @@ impl Pass<'_> {
                 self.journal
                     .apply_continuation(attempt.id, &view, Source::ListTasks)?;
                 self.journal
-                    .set_reply_state(reply.id, ReplyState::Delivered, None)?;
+                    .set_reply_state(reply.id, ReplyState::Delivered, None, None)?;
                 return Ok(action(
                     "DELIVERED",
                     Detail {
@@ -154,8 +163,7 @@ impl Pass<'_> {
             }
             Elsewhere::Absent => {}
             Elsewhere::Unsearchable(reason) => {
-                self.journal
-                    .set_reply_state(reply.id, ReplyState::Uncertain, Some(&reason))?;
+                self.reply_uncertain(reply, &reason)?;
                 return Ok(action(
                     "UNCERTAIN",
                     Detail::reason(Some(reason)).with_message(reply.message_id.as_str()),
@@ -165,7 +173,7 @@ impl Pass<'_> {
             Elsewhere::Failed(e) => {
                 let failed = action(
                     "read-failed",
-                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    Detail::wire_error(&e).with_message(reply.message_id.as_str()),
                     failure_left(&e),
                 );
                 return Ok(super::unreached(super::hinted(failed, &e), row, &e));
@@ -211,13 +219,13 @@ impl Pass<'_> {
             ),
             ReplySent::Refused(e) => action(
                 "REFUSED",
-                Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                Detail::wire_error(&e).with_message(reply.message_id.as_str()),
                 Left::Human,
             ),
             ReplySent::Failed(e) => super::hinted(
                 action(
                     "reply-failed",
-                    Detail::error(e.summary()).with_message(reply.message_id.as_str()),
+                    Detail::wire_error(&e).with_message(reply.message_id.as_str()),
                     failure_left(&e),
                 ),
                 &e,
@@ -226,7 +234,7 @@ impl Pass<'_> {
                 "reply-failed",
                 Detail {
                     interface_moved: true,
-                    ..Detail::error(e.summary()).with_message(reply.message_id.as_str())
+                    ..Detail::wire_error(&e).with_message(reply.message_id.as_str())
                 },
                 Left::Work,
             ),

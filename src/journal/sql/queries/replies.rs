@@ -9,7 +9,7 @@ use crate::journal::model::{AttemptId, NewReply, Reply, ReplyId, ReplyState};
 use crate::journal::sql::{DbResult, Row, Tx, args};
 
 const REPLY_COLUMNS: &str = "r.id, r.attempt_id, r.message_id, r.text, r.answers, r.state, r.error, r.created_at, \
-     r.updated_at, r.data_json";
+     r.updated_at, r.data_json, r.error_kind";
 
 fn reply_from_row(r: &Row<'_>) -> DbResult<Reply> {
     Ok(Reply {
@@ -25,6 +25,7 @@ fn reply_from_row(r: &Row<'_>) -> DbResult<Reply> {
         data: r
             .get::<Option<String>>(9)?
             .and_then(|j| serde_json::from_str(&j).ok()),
+        error_kind: r.get(10)?,
     })
 }
 
@@ -130,17 +131,17 @@ pub(in crate::journal) fn undelivered_replies(
     )
 }
 
-/// Sets a reply's state and error.
+/// Sets a reply's state, error and the error's named kind.
 pub(in crate::journal) fn set_reply_state(
     conn: &Tx,
     id: ReplyId,
     state: ReplyState,
-    error: Option<&str>,
+    (error, kind): (Option<&str>, Option<&str>),
     now: i64,
 ) -> DbResult<()> {
     conn.exec(
-        "UPDATE replies SET state = ?2, error = ?3, updated_at = ?4 WHERE id = ?1",
-        args![id.0, state.as_str(), error, now],
+        "UPDATE replies SET state = ?2, error = ?3, error_kind = ?4, updated_at = ?5 WHERE id = ?1",
+        args![id.0, state.as_str(), error, kind, now],
     )?;
     Ok(())
 }

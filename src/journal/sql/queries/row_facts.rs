@@ -12,11 +12,12 @@ pub(super) const STATE_CHANGED_AT: &str = "COALESCE(
          a.created_at)";
 
 /// 1 when attempt `a` waits for an answer and its latest reply was text that the agent refused
-/// as invalid parameters (JSON-RPC -32602, HTTP+JSON and gRPC `INVALID_PARAMS`), else 0. Read
-/// only for a waiting attempt, so a pass's other rows cost no search.
-pub(super) const TEXT_REPLY_REFUSED: &str = "CASE WHEN a.state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED')
+/// as invalid parameters (its journaled kind `INVALID_PARAMS`, whichever binding said it), else
+/// 0. Read only for a waiting attempt, so a pass's other rows cost no search.
+pub(super) const TEXT_REPLY_REFUSED: &str =
+    "CASE WHEN a.state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED')
          THEN COALESCE((SELECT CASE WHEN rr.state = 'REFUSED' AND rr.data_json IS NULL
-                                     AND (rr.error LIKE '%-32602%' OR rr.error LIKE '%INVALID_PARAMS%')
+                                     AND rr.error_kind = 'INVALID_PARAMS'
                                     THEN 1 ELSE 0 END
                           FROM replies rr WHERE rr.attempt_id = a.id
                          ORDER BY rr.id DESC LIMIT 1), 0)
