@@ -1,5 +1,6 @@
 //! The seams the deterministic simulator (`--features sim`, `scripts/sim`) reaches the real code
-//! through: ids, "now", a process killed mid-pass, and the planted defects.
+//! through: ids, "now", a process killed mid-pass, the wait for a busy journal, and the planted
+//! defects.
 //!
 //! In the shipped binary (no `sim` feature) every function here is the plain thing: a random
 //! UUIDv4, `false` for "killed". With the feature, a simulated process installs a seeded id
@@ -52,8 +53,9 @@ pub fn pid() -> u32 {
 }
 
 /// Keys said once per process (warn-once sets), at most 1,024 of them. In a simulated run, each
-/// simulated process starts with none, as a restarted process would.
-pub struct OncePerProcess(std::sync::Mutex<(u64, Vec<String>)>);
+/// simulated process starts with none, as a restarted process would, and keeps its own while
+/// others run beside it.
+pub struct OncePerProcess(std::sync::Mutex<Vec<(u64, Vec<String>)>>);
 
 impl Default for OncePerProcess {
     fn default() -> Self {
@@ -61,29 +63,69 @@ impl Default for OncePerProcess {
     }
 }
 
+/// The most processes whose sets are kept at once (more than ever run together in a simulated
+/// run; the shipped binary is one process, number 0).
+const PROCESSES_KEPT: usize = 8;
+
 impl OncePerProcess {
     /// An empty set.
     pub const fn new() -> Self {
-        Self(std::sync::Mutex::new((0, Vec::new())))
+        Self(std::sync::Mutex::new(Vec::new()))
     }
 
     /// Returns whether `key` is new to this process (and remembers it); `false` once 1,024 keys
     /// are held.
     pub fn first(&self, key: &str) -> bool {
-        let mut held = self
+        let mut all = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let process = process_number();
-        if held.0 != process {
-            *held = (process, Vec::new());
-        }
-        if held.1.len() >= 1024 || held.1.iter().any(|k| k == key) {
+        let i = if let Some(i) = all.iter().position(|(p, _)| *p == process) {
+            i
+        } else {
+            if all.len() >= PROCESSES_KEPT {
+                all.remove(0);
+            }
+            all.push((process, Vec::new()));
+            all.len() - 1
+        };
+        let held = &mut all[i].1;
+        if held.len() >= 1024 || held.iter().any(|k| k == key) {
             return false;
         }
-        held.1.push(key.to_owned());
+        held.push(key.to_owned());
         true
     }
+}
+
+/// Returns "now" for a deadline of a wait: the monotonic clock, or (in a simulated run) the
+/// virtual clock, so that no real time is read there.
+pub fn instant_now() -> std::time::Instant {
+    #[cfg(feature = "sim")]
+    if sim::simulated() {
+        return tokio::time::Instant::now().into_std();
+    }
+    std::time::Instant::now()
+}
+
+/// Pauses a wait for the journal another connection holds locked (SQLite's busy wait) for
+/// `pause`; returns whether to try again.
+///
+/// In the shipped binary the thread sleeps. In a simulated run, on the simulation's thread, it
+/// neither sleeps nor reads a clock, and gives up at once: every simulated process runs on that
+/// one thread, so a lock another one holds cannot be released while this one waits. Such a
+/// wait is counted ([`take_busy`]) and fails the run: it means a transaction was held across an
+/// await point. On any other thread (a group-commit writer thread, were one used in a
+/// simulated run) it sleeps, as that thread's waiting lets the simulation's go on.
+pub fn busy_wait(pause: std::time::Duration) -> bool {
+    #[cfg(feature = "sim")]
+    if sim::simulated() {
+        sim::note_busy();
+        return false;
+    }
+    std::thread::sleep(pause);
+    true
 }
 
 /// The number of the (simulated) process: always 0 in the shipped binary; in the simulator's
@@ -91,7 +133,7 @@ impl OncePerProcess {
 fn process_number() -> u64 {
     #[cfg(feature = "sim")]
     {
-        sim::PROCESS.load(std::sync::atomic::Ordering::SeqCst)
+        sim::current_process()
     }
     #[cfg(not(feature = "sim"))]
     {
@@ -143,6 +185,8 @@ mod sim {
         static EPOCH: Cell<Option<chrono::DateTime<chrono::Utc>>> = const { Cell::new(None) };
         static START: Cell<Option<tokio::time::Instant>> = const { Cell::new(None) };
         static SIM_PROCESS: RefCell<Option<SimProcess>> = const { RefCell::new(None) };
+        static CURRENT: Cell<u64> = const { Cell::new(0) };
+        static BUSY: Cell<u32> = const { Cell::new(0) };
     }
 
     /// The identity of the simulated process now running, and which simulated pids are alive.
@@ -152,13 +196,31 @@ mod sim {
         pub pid: u32,
         /// Its host identity, as leases name it.
         pub host: &'static str,
-        /// The pids alive besides its own (taken again by unrelated programs).
-        pub alive: std::collections::BTreeSet<u32>,
+        /// The pids alive besides its own: the other simulated processes running, and those
+        /// unrelated programs took again (shared with the simulator, which keeps it current).
+        pub alive: std::sync::Arc<std::sync::Mutex<std::collections::BTreeSet<u32>>>,
     }
 
-    /// Installs the identity of the simulated process about to run (or none).
-    pub fn set_process(process: Option<SimProcess>) {
-        SIM_PROCESS.with(|p| *p.borrow_mut() = process);
+    /// What one simulated process installs on the thread while it runs: its lease owner id,
+    /// its identity, and its number (its warn-once sets). When several run at once, each poll
+    /// of one swaps its own in ([`swap_process`]) and the previous one back after.
+    #[derive(Debug, Clone, Default)]
+    pub struct ProcessContext {
+        /// Its lease owner id.
+        pub owner: Option<&'static str>,
+        /// Its pid and host.
+        pub process: Option<SimProcess>,
+        /// Its number ([`new_process`]).
+        pub number: u64,
+    }
+
+    /// Installs `ctx` on this thread; returns what was installed.
+    pub fn swap_process(ctx: ProcessContext) -> ProcessContext {
+        ProcessContext {
+            owner: OWNER.with(|o| o.replace(ctx.owner)),
+            process: SIM_PROCESS.with(|p| p.replace(ctx.process)),
+            number: CURRENT.replace(ctx.number),
+        }
     }
 
     pub(super) fn sim_pid() -> Option<u32> {
@@ -171,22 +233,47 @@ mod sim {
     }
 
     /// Whether `pid` is alive in the simulated world, if one is installed: the running
-    /// process's own pid, or one an unrelated program took again.
+    /// process's own pid, another simulated process's running beside it, or one an unrelated
+    /// program took again.
     pub fn pid_alive(pid: u32) -> Option<bool> {
         SIM_PROCESS.with(|p| {
-            p.borrow()
-                .as_ref()
-                .map(|p| p.pid == pid || p.alive.contains(&pid))
+            p.borrow().as_ref().map(|p| {
+                p.pid == pid
+                    || p.alive
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .contains(&pid)
+            })
         })
     }
 
-    /// The number of the simulated process (never reset, so that no two share one).
-    pub(super) static PROCESS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    /// The last number given to a simulated process (never reset, so that no two share one).
+    static PROCESS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
     /// A new simulated process starts: process-wide state ([`super::OncePerProcess`]) starts
-    /// fresh, as after a restart.
-    pub fn new_process() {
-        PROCESS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    /// fresh, as after a restart. Returns its number, now this thread's current one.
+    pub fn new_process() -> u64 {
+        let n = PROCESS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        CURRENT.set(n);
+        n
+    }
+
+    /// The number of the simulated process running on this thread.
+    pub(super) fn current_process() -> u64 {
+        CURRENT.get()
+    }
+
+    /// Notes that the journal was found locked by another connection (see
+    /// [`super::busy_wait`]).
+    pub(super) fn note_busy() {
+        BUSY.set(BUSY.get().saturating_add(1));
+    }
+
+    /// How many times the journal was found locked on this thread since the last call; clears
+    /// the count. In a simulated run every transaction is synchronous, so this stays 0 unless a
+    /// transaction was held across an await point (another simulated process then finds it).
+    pub fn take_busy() -> u32 {
+        BUSY.replace(0)
     }
 
     /// Seeds the id source of this thread (a simulated run).
@@ -208,6 +295,8 @@ mod sim {
         EPOCH.set(None);
         START.set(None);
         SIM_PROCESS.with(|p| *p.borrow_mut() = None);
+        CURRENT.set(0);
+        BUSY.set(0);
     }
 
     pub(super) fn next_uuid() -> Option<Uuid> {
@@ -236,11 +325,6 @@ mod sim {
     /// Returns whether `plant` is planted on this thread.
     pub fn planted(plant: Plant) -> bool {
         PLANT.get() == Some(plant)
-    }
-
-    /// Gives the simulated process a lease owner id of its own (a restart is a new process).
-    pub fn set_owner(owner: Option<&'static str>) {
-        OWNER.with(|o| *o.borrow_mut() = owner);
     }
 
     /// The simulated process's lease owner id, if one is installed.

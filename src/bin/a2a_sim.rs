@@ -8,6 +8,7 @@
 //!   --case FILE                                   replays a kept case's schedule (tests/sim-cases/)
 //!   --save-case PATH                              writes a failing run's shrunk schedule as a case
 //!   --no-shrink                                   reports a failure without shrinking it
+//!   --twice                                       runs each seed twice, comparing the runs' logs
 //!
 //! A failing run's schedule is shrunk, and written as a case under `target/a2a-sim/`. Its report
 //! goes to stderr (the simulated commands print to stdout); exit 1 on a failure.
@@ -30,7 +31,7 @@ const SHOWN: usize = 8;
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let (mut from, mut count, mut plant, mut plant_name) = (0_u64, 1_u64, None, None);
-    let mut keep_going = false;
+    let (mut keep_going, mut twice, mut overlap) = (false, false, true);
     let (mut given, mut case_path, mut save_case, mut no_shrink) =
         (None::<Vec<Entry>>, None::<String>, None::<PathBuf>, false);
     let mut load = None::<Workload>;
@@ -43,12 +44,15 @@ fn main() -> ExitCode {
             "--keep-going" => keep_going = true,
             "--save-case" => save_case = Some(PathBuf::from(value())),
             "--no-shrink" => no_shrink = true,
+            "--twice" => twice = true,
             "--case" => {
                 let path = value();
                 let Some(case) = load_case(&path) else {
                     return ExitCode::from(2);
                 };
                 from = case.seed;
+                sim::overlap::enable(case.overlap);
+                overlap = case.overlap;
                 given = Some(case.schedule);
                 load = case.workload;
                 case_path = Some(path.clone());
@@ -73,7 +77,7 @@ fn main() -> ExitCode {
             }
             _ => {
                 eprintln!(
-                    "usage: a2a-sim [--seeds N] [--from S | --seed S | --case FILE] [--plant NAME] [--keep-going] [--except S,T] [--save-case PATH] [--no-shrink]"
+                    "usage: a2a-sim [--seeds N] [--from S | --seed S | --case FILE] [--plant NAME] [--keep-going] [--except S,T] [--save-case PATH] [--no-shrink] [--twice]"
                 );
                 return ExitCode::from(2);
             }
@@ -87,20 +91,20 @@ fn main() -> ExitCode {
             .try_init();
     }
     let started = std::time::Instant::now();
-    let mut totals = Totals::default();
+    let mut tally = Tally::default();
     let seeds: Vec<u64> = (from..from + count)
         .filter(|s| !except.contains(s))
         .collect();
     for &seed in &seeds {
-        let outcome = sim::run_with(seed, plant, given.clone(), load.clone());
-        totals.add(&outcome);
-        if let Some(failure) = outcome.failure {
+        let mut outcome = run(seed, plant, given.as_deref(), load.as_ref(), twice);
+        if let Some(failure) = tally.add(&mut outcome) {
             let found = Failed {
                 seed,
                 plant: (plant, plant_name),
                 failure: &failure,
-                schedule: outcome.schedule,
-                workload: outcome.workload,
+                schedule: std::mem::take(&mut outcome.schedule),
+                workload: outcome.workload.take(),
+                overlap,
             };
             let replay = found.report(case_path.as_deref(), no_shrink, save_case.as_deref());
             eprintln!(
@@ -115,12 +119,10 @@ fn main() -> ExitCode {
     }
     let secs = started.elapsed().as_secs_f64();
     eprintln!(
-        "a2a-sim: {} seed(s) from {from}, {failed} failed, in {secs:.1} s ({:.1} seeds/s), {}, faults {:?}, decisions journaled {:?}",
+        "a2a-sim: {} seed(s) from {from}, {failed} failed, in {secs:.1} s ({:.1} seeds/s), {}",
         seeds.len(),
         seeds.len() as f64 / secs.max(1e-9),
-        totals.processes_and_points(),
-        totals.faults,
-        totals.decided,
+        tally.figures()
     );
     if failed > 0 {
         return ExitCode::FAILURE;
@@ -128,34 +130,108 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// What the seeds run did, together.
+/// What the seeds run did, summed.
 #[derive(Default)]
-struct Totals {
+struct Tally {
     processes: u32,
     points: BTreeSet<String>,
     faults: BTreeMap<&'static str, u32>,
+    groups: u32,
+    overlaps: BTreeMap<String, u32>,
+    overlapped_seeds: u32,
     decided: BTreeMap<String, u32>,
 }
 
-impl Totals {
-    fn add(&mut self, outcome: &sim::Outcome) {
+impl Tally {
+    /// Adds a run's figures; takes its failure.
+    fn add(&mut self, outcome: &mut sim::Outcome) -> Option<String> {
         self.processes += outcome.processes;
-        self.points.extend(outcome.crash_points.iter().cloned());
+        self.groups += outcome.groups;
+        if !outcome.overlaps.is_empty() {
+            self.overlapped_seeds += 1;
+        }
+        for (kinds, n) in std::mem::take(&mut outcome.overlaps) {
+            *self.overlaps.entry(kinds).or_insert(0) += n;
+        }
+        self.points
+            .extend(std::mem::take(&mut outcome.crash_points));
         for (f, n) in &outcome.faults {
             *self.faults.entry(f).or_insert(0) += n;
         }
-        for (d, n) in &outcome.decided {
-            *self.decided.entry(d.clone()).or_insert(0) += n;
+        for (d, n) in std::mem::take(&mut outcome.decided) {
+            *self.decided.entry(d).or_insert(0) += n;
         }
+        outcome.failure.take()
     }
 
-    fn processes_and_points(&self) -> String {
+    /// The figures, as the summary line gives them.
+    fn figures(&self) -> String {
+        let overlapped: u32 = self.overlaps.values().sum();
         format!(
-            "{} processes, {} distinct kill points",
+            "{} processes, {} distinct kill points, faults {:?}, decisions journaled {:?}, {} groups of processes at once, {overlapped} overlapped (in {} seeds): {:?}",
             self.processes,
-            self.points.len()
+            self.points.len(),
+            self.faults,
+            self.decided,
+            self.groups,
+            self.overlapped_seeds,
+            self.overlaps
         )
     }
+}
+
+/// A case's fault that did not happen in its replay, as a drift: the case no longer reaches the
+/// path it was kept for (its workload, or what its processes do, changed).
+fn unmet(given: &[Entry], happened: &[Entry]) -> Option<String> {
+    let missed = given.iter().find(|e| {
+        !happened
+            .iter()
+            .any(|h| h.process == e.process && h.exchange == e.exchange && h.fault == e.fault)
+    })?;
+    Some(format!(
+        "case drifted: its fault {missed} did not happen (its processes no longer reach it: find the case again, docs/reliability.md)"
+    ))
+}
+
+/// Where two runs of one seed differ, if they do: the first line of their logs (or failure,
+/// or schedule) that is not the same.
+fn differs(a: &sim::Outcome, b: &sim::Outcome) -> Option<String> {
+    if let Some(i) = (0..a.log.len().max(b.log.len())).find(|&i| a.log.get(i) != b.log.get(i)) {
+        let line = |o: &sim::Outcome| o.log.get(i).cloned().unwrap_or_default();
+        return Some(format!(
+            "log line {}: `{}` then `{}`",
+            i + 1,
+            line(a).trim(),
+            line(b).trim()
+        ));
+    }
+    if a.failure != b.failure {
+        return Some(format!("its failure: {:?} then {:?}", a.failure, b.failure));
+    }
+    (a.schedule != b.schedule).then(|| "its schedule".to_owned())
+}
+
+/// Runs `seed` (with `plant`, the faults of `given` only, when given, and the workload `load`,
+/// when given); `twice` runs it again and fails it if the two runs differ. A case's fault that
+/// did not happen fails it too.
+fn run(
+    seed: u64,
+    plant: Option<Plant>,
+    given: Option<&[Entry]>,
+    load: Option<&Workload>,
+    twice: bool,
+) -> sim::Outcome {
+    let replay = || sim::run_with(seed, plant, given.map(<[Entry]>::to_vec), load.cloned());
+    let mut outcome = replay();
+    if twice && let Some(diff) = differs(&outcome, &replay()) {
+        outcome.failure = Some(format!(
+            "not deterministic: a second run of the seed differs at {diff}"
+        ));
+    }
+    if let Some(missed) = given.and_then(|g| unmet(g, &outcome.schedule)) {
+        outcome.failure.get_or_insert(missed);
+    }
+    outcome
 }
 
 /// The plant of this `--plant` name.
@@ -182,7 +258,10 @@ struct Failed<'a> {
     plant: (Option<Plant>, Option<&'static str>),
     failure: &'a str,
     schedule: Vec<Entry>,
+    /// The workload it ran.
     workload: Option<Workload>,
+    /// Whether the run drew companions.
+    overlap: bool,
 }
 
 impl Failed<'_> {
@@ -232,6 +311,7 @@ impl Failed<'_> {
             found: failure,
             fix: String::new(),
             story: Vec::new(),
+            overlap: self.overlap,
             workload: self.workload,
             schedule,
         };

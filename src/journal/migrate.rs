@@ -57,6 +57,7 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     migration!(20, "0020_push"),
     migration!(21, "0021_push_tidy"),
     migration!(22, "0022_reply_error_kind"),
+    migration!(23, "0023_check_lists"),
 ];
 
 /// The newest schema version this binary knows.

@@ -51,6 +51,7 @@ use crate::recovery::moved::{self, Rechosen};
 
 mod batch;
 mod claims;
+mod wire;
 
 pub use batch::{Answer, Batch, BatchItem, Commit, Ready};
 
@@ -335,14 +336,29 @@ pub fn journaled_wire(journal: &Journal, attempt: &Attempt) -> anyhow::Result<Jo
         });
     };
     let card = journal.agent(card_url)?.and_then(|a| a.card_json);
-    let placement = match card.as_deref().map(serde_json::from_str::<Value>) {
+    let key = wire::Key {
+        card_url,
+        card: card.as_deref(),
+        binding: attempt.binding,
+        interface_url: attempt.interface_url.as_deref(),
+    };
+    wire::memo(&key, || wire_of_card(card_url, attempt, card.as_deref()))
+}
+
+/// [`journaled_wire`] of an attempt of an agent whose journaled card is `card`.
+fn wire_of_card(
+    card_url: &str,
+    attempt: &Attempt,
+    card: Option<&str>,
+) -> anyhow::Result<JournaledWire> {
+    let placement = match card.map(serde_json::from_str::<Value>) {
         Some(Ok(raw)) => crate::a2a::card_placement(card_url, &raw)?,
         Some(Err(_)) | None => Placement::Bearer,
     };
     let binding = match (attempt.binding, &attempt.interface_url, card) {
         (Some(binding), _, _) => binding,
         (None, Some(interface_url), Some(json)) => {
-            ProtocolBinding::of_card_interface(card_url, &json, interface_url).unwrap_or_default()
+            ProtocolBinding::of_card_interface(card_url, json, interface_url).unwrap_or_default()
         }
         (None, _, _) => ProtocolBinding::default(),
     };

@@ -2,36 +2,37 @@
 //!
 //! One seed is one run: a few in-process scripted agents behind a fault layer ([`world`]), a
 //! workload of `delegate`, `reconcile`, `reply` and `compensate` processes drawn from the seed
-//! ([`workload`], or a kept case's), each run through the same entry point as the binary on a real SQLite journal
-//! in a temporary directory, under tokio's paused clock (time is virtual, and jumps to the next
-//! timer when everything waits). A process may be killed at a seeded exchange, before or after
-//! the agent processed it: its future is dropped with the kill flag up, so no drop-time commit
-//! or lease release runs, and the next process starts with a new lease identity. Then faults
-//! stop, passes run to a fixed point, and the invariants ([`invariants`]) are checked.
+//! ([`workload`], or a kept case's), some with companions run beside them ([`overlap`]), each
+//! run through the same entry point as the binary on a real SQLite journal in a temporary
+//! directory, under tokio's paused clock (time is virtual, and jumps to the next timer when
+//! everything waits), several at once interleaved as the seed says ([`together`]). A process may
+//! be killed at a seeded exchange, before or after the agent processed it: its future is dropped
+//! with the kill flag up, so no drop-time commit or lease release runs, and every process has a
+//! lease identity of its own. Then faults stop, passes run to a fixed point, and the invariants
+//! ([`invariants`]) are checked.
 
 pub mod artifacts;
 pub mod identity;
 pub mod invariants;
+pub mod overlap;
 pub mod replay;
 pub mod resolve;
 pub mod schedule;
 pub mod settled;
 pub mod shrink;
 pub mod streams;
+pub mod together;
 pub mod workload;
 pub mod world;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsString;
-use std::future::Future as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser as _;
+use rand::SeedableRng as _;
+use rand::rngs::StdRng;
 
-use crate::commands::Cli;
-use crate::context::Context;
 use crate::sim_seam::{self, Plant};
 
 use self::schedule::{Entry, Faults};
@@ -57,6 +58,15 @@ pub struct Outcome {
     pub decided: BTreeMap<String, u32>,
     /// The workload it ran: with the schedule, the same run.
     pub workload: Option<workload::Workload>,
+    /// The companions run (`overlap`; counted in `processes` too).
+    pub companions: u32,
+    /// The groups of processes run at once.
+    pub groups: u32,
+    /// The groups whose processes overlapped (one ran while another was in flight), by their
+    /// commands (`delegate+reconcile`).
+    pub overlaps: BTreeMap<String, u32>,
+    /// What the run did, a line an event: two runs of one seed give the same lines.
+    pub log: Vec<String>,
 }
 
 /// Runs seed `seed` (with `plant` planted), its faults drawn from the seed, and checks every
@@ -144,8 +154,23 @@ async fn run(
         killed_owners: BTreeSet::new(),
         fixed_point: None,
         fleet: identity::Fleet::new(seed),
+        overlap: StdRng::seed_from_u64(seed ^ 0x0FE2_1A95),
+        interleave: StdRng::seed_from_u64(seed ^ 0x1E7E_2EAF),
+        busy: 0,
+        failure: None,
+        ended: None,
     };
     let failure = workload::drive(&mut sim, &load).await.err();
+    // A companion's exit, or a wait for a busy journal, failed first.
+    let failure = sim.failure.take().or(failure).or_else(|| {
+        (sim.busy > 0).then(|| {
+            format!(
+                "journal busy: {} wait(s) for a lock another simulated process held across an \
+                 await point",
+                sim.busy
+            )
+        })
+    });
     let failure = match failure {
         Some(f) => Some(f),
         None => invariants::check(&sim)
@@ -172,6 +197,7 @@ async fn run(
         *outcome.faults.entry(name).or_default() += n;
     }
     outcome.workload = Some(load);
+    outcome.log = sim.world.take_log();
     outcome
 }
 
@@ -189,6 +215,16 @@ pub struct Sim {
     pub fixed_point: Option<(Exit, Exit)>,
     /// The processes' pids and hosts.
     pub fleet: identity::Fleet,
+    /// The generator of the companions (`overlap`).
+    pub overlap: StdRng,
+    /// The generator of the interleaving: which process goes on when several can.
+    pub interleave: StdRng,
+    /// The waits for a busy journal seen so far (each a failure).
+    pub busy: u32,
+    /// The first failure found while the workload runs (a companion's exit).
+    pub failure: Option<String>,
+    /// The process that ended last.
+    ended: Option<u32>,
 }
 
 /// How a simulated process ended.
@@ -196,85 +232,31 @@ pub struct Sim {
 pub enum Exit {
     /// It exited with this code.
     Code(u8),
+    /// It exited with this code, but another process ran beside it (at once, or after it
+    /// before the workload looked): the journal is not the one it exited on, so its code is not
+    /// checked against the journal.
+    Beside(u8),
     /// It was killed.
     Killed,
 }
 
 impl Sim {
     /// Runs one process of `args` (after `a2a-recover --journal J`), killed at exchange
-    /// `crash_at` if given; process-wide state starts fresh, as in a new process.
+    /// `crash_at` if given, with the companions the run draws for it (`overlap`) beside it;
+    /// process-wide state starts fresh, as in a new process. Returns how it ended.
     pub async fn process(&mut self, args: &[String], crash_at: Option<(u64, bool)>) -> Exit {
-        self.outcome.processes += 1;
-        sim_seam::new_process();
-        let command = schedule::command_of(args);
-        self.world.faults.start(self.outcome.processes, &command);
-        let owner: &'static str = Box::leak(sim_seam::new_uuid().to_string().into_boxed_str());
-        sim_seam::set_owner(Some(owner));
-        let pid = self.fleet.start();
-        self.world.start_process(crash_at);
-        let mut argv: Vec<OsString> = vec!["a2a-recover".into(), "--journal".into()];
-        argv.push(self.journal.clone().into_os_string());
-        argv.extend([
-            "--timeout".into(),
-            format!("{}s", TIMEOUT.as_secs()).into(),
-            "-q".into(),
-        ]);
-        argv.extend(args.iter().map(OsString::from));
-        let cli = match Cli::try_parse_from(argv) {
-            Ok(cli) => cli,
-            Err(e) => panic!("the simulator built a bad command line {args:?}: {e}"),
-        };
-        let ctx = match Context::from_global(&cli.global) {
-            Ok(ctx) => ctx,
-            Err(e) => panic!("the simulator built a bad context: {e}"),
-        };
-        let mut run = Box::pin(crate::commands::run(&ctx, &cli.command));
-        let mut killed = std::pin::pin!(self.world.crashed.notified());
-        let exit = std::future::poll_fn(|cx| {
-            if killed.as_mut().poll(cx).is_ready() {
-                return std::task::Poll::Ready(None);
-            }
-            run.as_mut().poll(cx).map(|result| {
-                Some(match result {
-                    Ok(code) => code,
-                    Err(err) => crate::error::classify(&err).code,
-                })
-            })
-        })
-        .await;
-        if exit.is_none() {
-            // A kill: the future is dropped with the kill flag up, so no drop-time commit or
-            // lease release runs (as none would after SIGKILL).
-            sim_seam::set_killed(true);
-            drop(run);
-            sim_seam::set_killed(false);
-        }
-        self.fleet.stop();
-        if std::env::var_os("A2A_SIM_TRACE").is_some() {
-            let at = sim_seam::virtual_now()
-                .map(crate::clock::rfc3339)
-                .unwrap_or_default();
-            let how = exit.map_or_else(
-                || format!("killed at {:?}", self.world.crash_point()),
-                |c| format!("exit {c}"),
-            );
-            #[expect(clippy::print_stderr, reason = "the simulator's trace (A2A_SIM_TRACE)")]
-            {
-                eprintln!("a2a-sim trace: {at} {} -> {how}", args.join(" "));
-            }
-        }
-        if let Some(code) = exit {
-            return Exit::Code(code);
-        }
-        self.killed_owners.insert(owner.to_owned());
-        self.fleet.killed(pid);
-        if let Some(point) = self.world.crash_point() {
-            let command = args.first().map_or("", String::as_str);
-            self.outcome
-                .crash_points
-                .insert(format!("{command} {point}"));
-        }
-        Exit::Killed
+        let mut specs = vec![together::Spec {
+            args: args.to_vec(),
+            crash_at,
+            delay: Duration::ZERO,
+            companion: false,
+        }];
+        specs.extend(self.companions(args));
+        self.together(specs)
+            .await
+            .first()
+            .copied()
+            .unwrap_or(Exit::Killed)
     }
 
     /// Lets virtual time pass.

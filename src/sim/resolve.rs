@@ -101,11 +101,13 @@ impl Sim {
         let crash = self.world.faults.crash();
         let exit = self.process(&args, crash).await;
         let after = decisions(self, &step)?;
+        // No companion journals a decision, so the count holds beside them too; any other
+        // exit beside them may be theirs to answer for (a lease they held).
         let agrees = match exit {
-            Exit::Killed => true,
-            Exit::Code(0) => after == before + 1,
-            Exit::Code(2) => after == before,
-            Exit::Code(_) => false,
+            Exit::Killed | Exit::Beside(_) if !matches!(exit, Exit::Beside(0 | 2)) => true,
+            Exit::Code(0) | Exit::Beside(0) => after == before + 1,
+            Exit::Code(2) | Exit::Beside(2) => after == before,
+            _ => false,
         };
         if after > before {
             *self.outcome.decided.entry(decision.to_owned()).or_default() += 1;

@@ -165,6 +165,16 @@ impl Faults {
         s.drift = drift;
     }
 
+    /// Makes process `process` (running `command`) the current one again: while several run at
+    /// once, each poll is one's, and the faults it meets are its own.
+    pub fn switch(&self, process: u32, command: &str) {
+        let mut s = self.state();
+        if s.process != process {
+            s.process = process;
+            command.clone_into(&mut s.command);
+        }
+    }
+
     /// What happens to exchange `n` of the current process: drawn by `draw` (from the
     /// generator, with the fault rate), or as the schedule says.
     pub fn exchange(
@@ -356,6 +366,10 @@ pub struct Case {
     /// How the run went, in prose.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub story: Vec<String>,
+    /// Whether its run drew companions (processes run beside the workload's: `overlap`); a
+    /// case from before they existed replays without them.
+    #[serde(default)]
+    pub overlap: bool,
     /// Its workload (absent: drawn from the seed, by the generator of the day).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<Workload>,
@@ -382,9 +396,10 @@ impl Case {
             )
         });
         format!(
-            "{{\n  \"seed\": {},\n  \"plant\": {},\n  \"invariant\": {},\n  \"found\": {},\n  \"fix\": {},\n{story}{workload}  \"schedule\": {}\n}}\n",
+            "{{\n  \"seed\": {},\n  \"plant\": {},\n  \"overlap\": {},\n  \"invariant\": {},\n  \"found\": {},\n  \"fix\": {},\n{story}{workload}  \"schedule\": {}\n}}\n",
             self.seed,
             json(&self.plant),
+            self.overlap,
             json(&self.invariant),
             json(&self.found),
             json(&self.fix),

@@ -1,9 +1,11 @@
 //! The simulated world below the wire: in-process scripted agents behind a fault layer, and the
-//! crash trigger. Every fault is drawn from the run's seeded fault generator, or given by a
-//! schedule ([`super::schedule`]).
+//! crash trigger of each running process. Every fault is drawn from the run's seeded fault
+//! generator, or given by a schedule ([`super::schedule`]). While several processes run at once,
+//! each exchange yields before the agent sees it and after it answered, so that the run's
+//! interleaving (`super::together`) decides who goes on.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -98,13 +100,13 @@ pub struct World {
     /// Where stream faults come from (`streams`): a generator of their own, seeded per run.
     streams: Mutex<StdRng>,
     faults_on: AtomicBool,
-    /// The exchange number (of the current process) at which it is killed, and whether after
-    /// the agent processed it.
-    crash_at: Mutex<Option<(u64, bool)>>,
-    calls: AtomicU64,
-    /// Told when the current process is killed.
-    pub crashed: Notify,
-    crash_point: Mutex<Option<String>>,
+    /// The processes running, by number.
+    running: Mutex<BTreeMap<u32, Running>>,
+    /// The process being polled (set by `super::together` before each poll).
+    current: AtomicU32,
+    /// What the run did, a line an event (processes, exchanges, who was polled): two runs of
+    /// one seed must give the same lines.
+    log: Mutex<Vec<String>>,
     /// How many of each fault were injected.
     pub injected: Mutex<BTreeMap<Fault, u32>>,
     /// The request timeout every process uses.
@@ -129,10 +131,9 @@ impl World {
             faults,
             streams: Mutex::new(streams),
             faults_on: AtomicBool::new(true),
-            crash_at: Mutex::new(None),
-            calls: AtomicU64::new(0),
-            crashed: Notify::new(),
-            crash_point: Mutex::new(None),
+            running: Mutex::new(BTreeMap::new()),
+            current: AtomicU32::new(0),
+            log: Mutex::new(Vec::new()),
             injected: Mutex::new(BTreeMap::new()),
             timeout,
             replays,
@@ -154,17 +155,53 @@ impl World {
         self.faults_on.store(on, Ordering::SeqCst);
     }
 
-    /// Starts a new process: its exchanges are counted from 1, and it is killed at exchange
-    /// `crash_at` (before or after the agent processed it), if any.
-    pub fn start_process(&self, crash_at: Option<(u64, bool)>) {
-        self.calls.store(0, Ordering::SeqCst);
-        *lock(&self.crash_at) = crash_at;
-        *lock(&self.crash_point) = None;
+    /// Starts process `process`: its exchanges are counted from 1, and it is killed at
+    /// exchange `crash_at` (before or after the agent processed it), if any. Returns what is told
+    /// when it is killed.
+    pub fn start_process(&self, process: u32, crash_at: Option<(u64, bool)>) -> Arc<Notify> {
+        let killed = Arc::new(Notify::new());
+        let state = Running {
+            crash_at,
+            calls: 0,
+            killed: Arc::clone(&killed),
+            crash_point: None,
+        };
+        lock(&self.running).insert(process, state);
+        killed
     }
 
-    /// Where the last process was killed: the exchange's number, method and side.
-    pub fn crash_point(&self) -> Option<String> {
-        lock(&self.crash_point).clone()
+    /// Process `process` ended; returns where it was killed, if it was: the exchange's number,
+    /// method and side.
+    pub fn end_process(&self, process: u32) -> Option<String> {
+        lock(&self.running)
+            .remove(&process)
+            .and_then(|r| r.crash_point)
+    }
+
+    /// Makes `process` the one being polled: the exchanges made now are its own.
+    pub fn set_current(&self, process: u32) {
+        self.current.store(process, Ordering::SeqCst);
+    }
+
+    /// Whether more than one process is running.
+    fn crowded(&self) -> bool {
+        lock(&self.running).len() > 1
+    }
+
+    /// Adds a line to the run's log (and prints it under `A2A_SIM_TRACE`).
+    pub fn log(&self, line: String) {
+        if std::env::var_os("A2A_SIM_TRACE").is_some() {
+            #[expect(clippy::print_stderr, reason = "the simulator's trace (A2A_SIM_TRACE)")]
+            {
+                eprintln!("a2a-sim trace: {line}");
+            }
+        }
+        lock(&self.log).push(line);
+    }
+
+    /// The run's log.
+    pub fn take_log(&self) -> Vec<String> {
+        std::mem::take(&mut lock(&self.log))
     }
 
     /// Counts a fault injected.
@@ -180,13 +217,17 @@ impl World {
             .map(|(_, a)| a)
     }
 
-    /// Chooses what happens to exchange `n` of the current process (`read` if it reads one
-    /// task).
-    fn fault_for(&self, n: u64, read: Option<&Read>) -> Option<Fault> {
+    /// Chooses what happens to exchange `n` of the current process, killed at `crash_at`
+    /// (`read` if it reads one task).
+    fn fault_for(
+        &self,
+        n: u64,
+        crash_at: Option<(u64, bool)>,
+        read: Option<&Read>,
+    ) -> Option<Fault> {
         if !self.faults_on.load(Ordering::SeqCst) {
             return None;
         }
-        let crash_at = *lock(&self.crash_at);
         self.faults.exchange(n, |rng, rate| {
             if let Some((at, after)) = crash_at
                 && at == n
@@ -209,6 +250,18 @@ impl World {
             })
         })
     }
+}
+
+/// One running process, as the fault layer sees it.
+struct Running {
+    /// The exchange at which it is killed, and whether after the agent processed it.
+    crash_at: Option<(u64, bool)>,
+    /// Its exchanges so far.
+    calls: u64,
+    /// Told when it is killed.
+    killed: Arc<Notify>,
+    /// Where it was killed.
+    crash_point: Option<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -304,29 +357,66 @@ async fn answered(
 
 /// The exchange the simulated transport makes: the fault layer, then the agent.
 pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Response {
-    let n = world.calls.fetch_add(1, Ordering::SeqCst) + 1;
+    let process = world.current.load(Ordering::SeqCst);
+    let (n, crash_at) = {
+        let mut running = lock(&world.running);
+        running.get_mut(&process).map_or((0, None), |r| {
+            r.calls += 1;
+            (r.calls, r.crash_at)
+        })
+    };
     let url = req.url().clone();
     let method = method_of(&req);
     let read = super::replay::read_of(&req);
-    let fault = world.fault_for(n, read.as_ref());
+    let fault = world.fault_for(n, crash_at, read.as_ref());
     let agent_req = to_agent(&req);
     if let Some(f) = fault {
         world.count(f);
     }
-    if std::env::var_os("A2A_SIM_TRACE").is_some() {
-        let body = req
-            .body()
-            .and_then(reqwest::Body::as_bytes)
-            .map(String::from_utf8_lossy)
-            .unwrap_or_default();
-        #[expect(clippy::print_stderr, reason = "the simulator's trace (A2A_SIM_TRACE)")]
-        {
-            let at = crate::sim_seam::virtual_now()
-                .map(|t| t.format("%H:%M:%S%.3f").to_string())
-                .unwrap_or_default();
-            eprintln!("a2a-sim trace:   {at} #{n} {method} {url} {fault:?} {body:.300}");
-        }
+    let at = crate::sim_seam::virtual_now()
+        .map(|t| t.format("%H:%M:%S%.3f").to_string())
+        .unwrap_or_default();
+    let body = req
+        .body()
+        .and_then(reqwest::Body::as_bytes)
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    world.log(format!(
+        "  {at} {process}#{n} {method} {url} {fault:?} {body:.300}"
+    ));
+    // Another process may go first, before the agent sees the request and after it answered.
+    let crowded = world.crowded();
+    if crowded {
+        tokio::task::yield_now().await;
     }
+    let point = format!("{method}#{n}");
+    let resp = answer(
+        &world,
+        fault,
+        agent_req,
+        url,
+        read.as_ref(),
+        process,
+        &point,
+    )
+    .await;
+    if crowded {
+        tokio::task::yield_now().await;
+    }
+    resp
+}
+
+/// The fault layer's answer to the exchange of `process` at `point` (its method and number;
+/// `read` if it reads one task).
+async fn answer(
+    world: &Arc<World>,
+    fault: Option<Fault>,
+    agent_req: http::Request<Body>,
+    url: reqwest::Url,
+    read: Option<&Read>,
+    process: u32,
+    point: &str,
+) -> reqwest::Response {
     match fault {
         // Forgetting and clock steps happen between processes, stream faults to the answer's
         // body (`streams`), never to an exchange.
@@ -338,18 +428,18 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
             | Fault::StreamStalled
             | Fault::StreamRepeated
             | Fault::StreamReordered,
-        ) => answered(&world, agent_req, &url, read.as_ref()).await,
-        Some(Fault::ReadTwice) => match read.as_ref().and_then(|r| world.replays.again(r)) {
-            Some(again) => to_client(&world, again),
-            None => answered(&world, agent_req, &url, read.as_ref()).await,
+        ) => answered(world, agent_req, &url, read).await,
+        Some(Fault::ReadTwice) => match read.and_then(|r| world.replays.again(r)) {
+            Some(again) => to_client(world, again),
+            None => answered(world, agent_req, &url, read).await,
         },
         Some(Fault::LostBefore) => std::future::pending().await,
         Some(Fault::LostAfter) => {
-            processed_unseen(&world, agent_req, &url).await;
+            processed_unseen(world, agent_req, &url).await;
             std::future::pending().await
         }
         Some(Fault::Late) => {
-            let w = Arc::clone(&world);
+            let w = Arc::clone(world);
             let delay = world.timeout + world.timeout / 2;
             tokio::spawn(async move {
                 tokio::time::sleep(delay).await;
@@ -361,10 +451,12 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
         Some(Fault::Throttled) => refusal(429),
         Some(side @ (Fault::CrashBefore | Fault::CrashAfter)) => {
             if side == Fault::CrashAfter {
-                processed_unseen(&world, agent_req, &url).await;
+                processed_unseen(world, agent_req, &url).await;
             }
-            *lock(&world.crash_point) = Some(format!("{method}#{n}:{}", side.name()));
-            world.crashed.notify_one();
+            if let Some(r) = lock(&world.running).get_mut(&process) {
+                r.crash_point = Some(format!("{point}:{}", side.name()));
+                r.killed.notify_one();
+            }
             std::future::pending().await
         }
     }

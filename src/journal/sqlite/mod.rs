@@ -8,6 +8,7 @@
 //! store (PostgreSQL) goes beside this module, with its own connection and error mapping
 //! (docs/architecture.md, "The journal's face").
 
+mod busy;
 mod db;
 mod open;
 mod pragmas;

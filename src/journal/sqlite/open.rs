@@ -1,6 +1,6 @@
 //! Opening the SQLite file: connect without checkpointing, probe before any write (a damaged
 //! or foreign file stays as it was), configure (WAL, `synchronous=FULL`, foreign keys, the busy
-//! timeout), migrate, and retry what SQLite's busy handler does not wait for.
+//! wait: `busy`), migrate, and retry what SQLite's busy handler does not wait for.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
+use super::busy::{retry_busy, set_busy_wait};
 use super::{Store, db, error, pragmas};
 use crate::journal::sql::{Db, DbResult};
 use crate::journal::{JournalError, file, migrate};
@@ -39,8 +40,7 @@ impl Store {
             }
             // Sound: a close may checkpoint again, but only once the WAL has grown (see
             // `Store`'s `Drop`); a small WAL stays for the next process to append to.
-            conn.busy_timeout(busy_timeout)
-                .map_err(sql("set the busy timeout"))?;
+            set_busy_wait(&mut conn, busy_timeout).map_err(sql("set the busy timeout"))?;
             Ok((conn, probe.user_version))
         })?;
         // SQLite is built without its own directory sync (`SQLITE_DISABLE_DIRSYNC`, set in
@@ -61,9 +61,9 @@ impl Store {
         busy_timeout: Duration,
     ) -> Result<(Self, i64), JournalError> {
         let (conn, user_version) = retry_busy(busy_timeout, |left| {
-            let conn = Self::connect(path, left, true)?;
+            let mut conn = Self::connect(path, left, true)?;
             let probe = Self::probe(&conn, path, busy_timeout)?;
-            conn.busy_timeout(busy_timeout)
+            set_busy_wait(&mut conn, busy_timeout)
                 .map_err(|e| error("set the busy timeout", path, busy_timeout, e))?;
             Ok((conn, probe.user_version))
         })?;
@@ -90,13 +90,12 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let sql = |action| move |e| error(action, path, busy_timeout, e);
-        let conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(sql("open the journal"))?;
         // Until the probe has read the journal, closing must not checkpoint: the last
         // connection to close copies the WAL into the file, and a damaged file must stay as it
         // was (with its WAL) for `.recover`. `open` turns checkpoints back on once it is sound.
         pragmas::set_checkpoint_on_close(&conn, false).map_err(sql("configure the journal"))?;
-        conn.busy_timeout(busy_timeout)
-            .map_err(sql("set the busy timeout"))?;
+        set_busy_wait(&mut conn, busy_timeout).map_err(sql("set the busy timeout"))?;
         conn.set_prepared_statement_cache_capacity(db::STATEMENT_CACHE);
         // Plans that never depend on bound values: otherwise SQLite (STAT4 is compiled in) marks
         // a statement whose parameter it looked at as expiring on every rebind, and each use of
@@ -132,46 +131,24 @@ impl Store {
     }
 }
 
-/// Runs `open` again while it fails with [`JournalError::Busy`], until `busy_timeout` has
-/// passed; each try starts from a new connection and gets the time left, so that SQLite's own
-/// waits inside it end by the same deadline.
+/// Brings the journal up to [`LATEST`]; returns the version it had.
 ///
-/// SQLite's busy handler does not cover every lock ("the presence of a busy handler does not
-/// guarantee that it will be invoked", `sqlite3_busy_handler`). Measured here: when processes
-/// open a new journal at once, one that read the file before another switched it to WAL gets
-/// `SQLITE_BUSY` from `PRAGMA journal_mode` at once, without waiting. Without this loop, four
-/// threads opening new journals together failed about one open in 90, each saying the journal
-/// had stayed busy for the whole timeout (`concurrent_first_opens_of_a_new_journal_all_succeed`).
-fn retry_busy<T>(
-    busy_timeout: Duration,
-    mut open: impl FnMut(Duration) -> Result<T, JournalError>,
-) -> Result<T, JournalError> {
-    let deadline = std::time::Instant::now() + busy_timeout;
-    let mut pause = Duration::from_millis(1);
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match open(left.max(Duration::from_millis(1))) {
-            Err(JournalError::Busy { path, .. }) => {
-                let left = deadline.saturating_duration_since(std::time::Instant::now());
-                if left.is_zero() {
-                    return Err(JournalError::Busy {
-                        path,
-                        waited: busy_timeout,
-                    });
-                }
-                std::thread::sleep(pause.min(left));
-                pause = (pause * 2).min(Duration::from_millis(64));
-            }
-            done => return done,
-        }
-    }
+/// Foreign keys are off while the migrations run, as SQLite's procedure for rebuilding a table
+/// asks (dropping the old table must not touch the rows that refer to it; the pragma is a no-op
+/// inside a transaction, so it is set around it), and every reference is checked before the
+/// commit.
+fn migrate(conn: &mut Connection) -> DbResult<i64> {
+    conn.pragma_update(None, "foreign_keys", "OFF")?;
+    let migrated = migrate_in_transaction(conn);
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    migrated
 }
 
-/// Brings the journal up to [`LATEST`]; returns the version it had.
+/// Runs the pending migrations and sets `user_version` in one transaction.
 ///
 /// Re-reads `user_version` inside the write transaction, so two processes opening a new
 /// journal at once migrate it once.
-fn migrate(conn: &mut Connection) -> DbResult<i64> {
+fn migrate_in_transaction(conn: &mut Connection) -> DbResult<i64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let from = pragmas::user_version(&tx)?;
     if from >= LATEST {
@@ -181,6 +158,13 @@ fn migrate(conn: &mut Connection) -> DbResult<i64> {
         tracing::info!("applying journal migration {}", m.name);
         Db::batch(&*tx, m.sql)?;
         tx.pragma_update(None, "user_version", m.version)?;
+    }
+    if tx.prepare("PRAGMA foreign_key_check")?.exists([])? {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY),
+            Some("a migration left a reference to a missing row".into()),
+        )
+        .into());
     }
     tx.commit()?;
     Ok(from)
@@ -203,5 +187,69 @@ mod tests {
             .query_row("PRAGMA application_id", [], |r| r.get(0))
             .unwrap();
         assert_eq!(app, APPLICATION_ID);
+    }
+
+    /// Migration 0023 rebuilds `steps` and `attempts`: the rows, the references to them and
+    /// their checks stay as they were.
+    #[test]
+    fn rebuilding_the_tables_keeps_rows_references_and_checks() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("BEGIN").unwrap();
+        for m in MIGRATIONS.iter().filter(|m| m.version < 23) {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO workflows (name, created_at, updated_at) VALUES ('w', 1, 1);
+             INSERT INTO steps (workflow_id, name, seq, text, agent_url, resolution,
+                                created_at, updated_at)
+                 VALUES (1, 's', 1, 't', 'http://127.0.0.1:1', 'retry', 1, 1);
+             INSERT INTO attempts (step_id, number, message_id, state, effect,
+                                   credential_source, created_at, updated_at)
+                 VALUES (1, 1, 'm1', 'WORKING', 'claimed', 'step', 1, 1);
+             INSERT INTO events (at, workflow_id, step_id, attempt_id, kind)
+                 VALUES (1, 1, 1, 1, 'intent');
+             PRAGMA user_version = 22;
+             COMMIT;",
+        )
+        .unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        assert_eq!(migrate(&mut conn).unwrap(), 22);
+        let row: (String, String, String, String) = conn
+            .query_row(
+                "SELECT s.resolution, a.state, a.effect, a.credential_source
+                 FROM attempts a JOIN steps s ON s.id = a.step_id
+                 JOIN events e ON e.attempt_id = a.id",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            row,
+            (
+                "retry".into(),
+                "WORKING".into(),
+                "claimed".into(),
+                "step".into()
+            )
+        );
+        let fk: bool = conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        assert!(fk, "foreign keys are on again after the migration");
+        for bad in [
+            "UPDATE attempts SET state = 'working'",
+            "UPDATE attempts SET effect = 'gone'",
+            "UPDATE attempts SET resolution = 'later'",
+            "UPDATE attempts SET credential_source = 'env'",
+            "UPDATE steps SET resolution = 'later'",
+            "UPDATE attempts SET step_id = 9",
+        ] {
+            assert!(conn.execute(bad, []).is_err(), "{bad}");
+        }
+        conn.execute(
+            "UPDATE attempts SET effect = NULL, resolution = 'resend'",
+            [],
+        )
+        .unwrap();
     }
 }
