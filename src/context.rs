@@ -354,12 +354,13 @@ impl Context {
         &self,
         take: impl Fn(&str) -> Result<T, LockError>,
     ) -> Result<T, LockError> {
-        let until = std::time::Instant::now() + self.global.wait;
+        // tokio's clock: the monotonic clock, or the simulator's virtual one (`--features sim`).
+        let until = tokio::time::Instant::now() + self.global.wait;
         let mut told = false;
         loop {
             let started = crate::clock::rfc3339(self.clock.now());
             match take(&started) {
-                Err(LockError::Held { ref owner, .. }) if std::time::Instant::now() < until => {
+                Err(LockError::Held { ref owner, .. }) if tokio::time::Instant::now() < until => {
                     if !std::mem::replace(&mut told, true) {
                         tracing::debug!("waiting for the lock another pass ({owner}) holds");
                     }

@@ -276,3 +276,35 @@ fn a_data_reply_reaches_the_agent_as_a_data_part_and_the_journal_keeps_the_words
     let row = the_attempt(&env, "trip/text");
     assert_eq!(row["lastAnswer"], serde_json::json!({"text": "one room"}));
 }
+
+/// A reply left undelivered (answered 503), its step then resolved `abandoned` and its task
+/// forgotten by the agent: the next pass still settles the reply (the task is gone: `LOST`), but
+/// the step no longer counts toward exit 4 (found by the simulator, seed 424:
+/// tests/sim-cases/0006-abandoned-step-reply.json).
+#[test]
+fn the_reply_of_an_abandoned_step_no_longer_counts_toward_exit_4() {
+    let env = TestEnv::new();
+    let a = agent(fast());
+    let task = asked(&env, &a.url(), "trip/hotel");
+    a.get().fail_next(1);
+    let out = env.run(["reply", "trip/hotel", "one room"]);
+    assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    let out = env.run([
+        "resolve",
+        "trip/hotel",
+        "--as",
+        "abandoned",
+        "--reason",
+        "booked by phone",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(a.get().forget_task(&task));
+    let out = reconcile(&env, &["--format", "json"]);
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        json_lines(&out).iter().any(|v| v["action"] == "reply"),
+        "the reply is still settled: {}",
+        stdout(&out)
+    );
+    assert_eq!(the_attempt(&env, "trip/hotel")["state"], "LOST");
+}

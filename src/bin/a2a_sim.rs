@@ -22,6 +22,7 @@ use std::process::ExitCode;
 use a2a_recover::sim;
 use a2a_recover::sim::schedule::{self, Case, Entry};
 use a2a_recover::sim::shrink;
+use a2a_recover::sim::workload::Workload;
 use a2a_recover::sim_seam::Plant;
 
 /// The longest shrunk schedule shown whole on the failure's line (else its file is named).
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
     let (mut keep_going, mut twice, mut overlap) = (false, false, true);
     let (mut given, mut case_path, mut save_case, mut no_shrink) =
         (None::<Vec<Entry>>, None::<String>, None::<PathBuf>, false);
+    let mut load = None::<Workload>;
     let mut except: Vec<u64> = Vec::new();
     let mut failed = 0_u64;
     while let Some(a) = args.next() {
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
                 sim::overlap::enable(case.overlap);
                 overlap = case.overlap;
                 given = Some(case.schedule);
+                load = case.workload;
                 case_path = Some(path.clone());
                 if let Some(name) = case.plant.as_deref() {
                     let Some((n, p)) = plant_named(name) else {
@@ -93,13 +96,14 @@ fn main() -> ExitCode {
         .filter(|s| !except.contains(s))
         .collect();
     for &seed in &seeds {
-        let mut outcome = run(seed, plant, given.as_deref(), twice);
+        let mut outcome = run(seed, plant, given.as_deref(), load.as_ref(), twice);
         if let Some(failure) = tally.add(&mut outcome) {
             let found = Failed {
                 seed,
                 plant: (plant, plant_name),
                 failure: &failure,
                 schedule: std::mem::take(&mut outcome.schedule),
+                workload: outcome.workload.take(),
                 overlap,
             };
             let replay = found.report(case_path.as_deref(), no_shrink, save_case.as_deref());
@@ -135,6 +139,7 @@ struct Tally {
     groups: u32,
     overlaps: BTreeMap<String, u32>,
     overlapped_seeds: u32,
+    decided: BTreeMap<String, u32>,
 }
 
 impl Tally {
@@ -153,6 +158,9 @@ impl Tally {
         for (f, n) in &outcome.faults {
             *self.faults.entry(f).or_insert(0) += n;
         }
+        for (d, n) in std::mem::take(&mut outcome.decided) {
+            *self.decided.entry(d).or_insert(0) += n;
+        }
         outcome.failure.take()
     }
 
@@ -160,10 +168,11 @@ impl Tally {
     fn figures(&self) -> String {
         let overlapped: u32 = self.overlaps.values().sum();
         format!(
-            "{} processes, {} distinct kill points, faults {:?}, {} groups of processes at once, {overlapped} overlapped (in {} seeds): {:?}",
+            "{} processes, {} distinct kill points, faults {:?}, decisions journaled {:?}, {} groups of processes at once, {overlapped} overlapped (in {} seeds): {:?}",
             self.processes,
             self.points.len(),
             self.faults,
+            self.decided,
             self.groups,
             self.overlapped_seeds,
             self.overlaps
@@ -202,10 +211,17 @@ fn differs(a: &sim::Outcome, b: &sim::Outcome) -> Option<String> {
     (a.schedule != b.schedule).then(|| "its schedule".to_owned())
 }
 
-/// Runs `seed` (with `plant`, and the faults of `given` only, when given); `twice` runs it
-/// again and fails it if the two runs differ. A case's fault that did not happen fails it too.
-fn run(seed: u64, plant: Option<Plant>, given: Option<&[Entry]>, twice: bool) -> sim::Outcome {
-    let replay = || sim::run_with(seed, plant, given.map(<[Entry]>::to_vec));
+/// Runs `seed` (with `plant`, the faults of `given` only, when given, and the workload `load`,
+/// when given); `twice` runs it again and fails it if the two runs differ. A case's fault that
+/// did not happen fails it too.
+fn run(
+    seed: u64,
+    plant: Option<Plant>,
+    given: Option<&[Entry]>,
+    load: Option<&Workload>,
+    twice: bool,
+) -> sim::Outcome {
+    let replay = || sim::run_with(seed, plant, given.map(<[Entry]>::to_vec), load.cloned());
     let mut outcome = replay();
     if twice && let Some(diff) = differs(&outcome, &replay()) {
         outcome.failure = Some(format!(
@@ -242,6 +258,8 @@ struct Failed<'a> {
     plant: (Option<Plant>, Option<&'static str>),
     failure: &'a str,
     schedule: Vec<Entry>,
+    /// The workload it ran.
+    workload: Option<Workload>,
     /// Whether the run drew companions.
     overlap: bool,
 }
@@ -266,7 +284,13 @@ impl Failed<'_> {
         let (schedule, failure, how) = if no_shrink {
             (self.schedule, self.failure.to_owned(), String::new())
         } else {
-            let s = shrink::shrink(self.seed, self.plant.0, self.schedule, self.failure);
+            let s = shrink::shrink(
+                self.seed,
+                self.plant.0,
+                self.workload.as_ref(),
+                self.schedule,
+                self.failure,
+            );
             let how = if s.replayed {
                 format!(
                     "; shrunk {from} -> {} faults in {} runs",
@@ -288,6 +312,7 @@ impl Failed<'_> {
             fix: String::new(),
             story: Vec::new(),
             overlap: self.overlap,
+            workload: self.workload,
             schedule,
         };
         let target =

@@ -148,14 +148,18 @@ fn redelegation(
     }
 }
 
+/// Whether an attempt's step no longer counts toward a pass's exit code: resolved `done` or
+/// `abandoned`, or of a `COMPENSATED` workflow.
+pub fn out_of_passes(row: &AttemptRow) -> bool {
+    row.resolution
+        .is_some_and(|r| matches!(r, Resolution::Done | Resolution::Abandoned))
+        || row.workflow_state == WorkflowState::Compensated
+}
+
 /// Returns what an attempt in this state leaves to do: running → work; a question, LOST,
 /// UNCERTAIN, REFUSED, failed for good or an effect to look at → a human; else nothing.
 pub fn left_of(row: &AttemptRow) -> Left {
-    if row
-        .resolution
-        .is_some_and(|r| matches!(r, Resolution::Done | Resolution::Abandoned))
-        || row.workflow_state == WorkflowState::Compensated
-    {
+    if out_of_passes(row) {
         return Left::Nothing;
     }
     if row.remedy_kind().is_some() {

@@ -660,7 +660,13 @@ impl<'a> Pass<'a> {
         let rec = StepOf::new(self.journal, &row);
         let mut actions = Vec::new();
         for reply in &replies {
-            actions.push(Box::pin(self.reconcile_reply(&row, rec.get()?, reply)).await?);
+            let mut action = Box::pin(self.reconcile_reply(&row, rec.get()?, reply)).await?;
+            // The reply of a step resolved done or abandoned (or of a compensated workflow) is
+            // still settled, but leaves nothing a pass waits for: the step no longer counts.
+            if decide::out_of_passes(&row) && matches!(action.left, Left::Work | Left::Human) {
+                action.left = Left::Nothing;
+            }
+            actions.push(action);
         }
         let row = if replies.is_empty() {
             row

@@ -44,6 +44,11 @@ impl InProcessAgent {
         }
     }
 
+    /// Whether it files new tasks under context ids of its own (`replace_context_id`).
+    pub fn replaces_context_ids(&self) -> bool {
+        self.shared.cfg.replace_context_id
+    }
+
     /// Returns a snapshot of what the agent has seen.
     pub fn stats(&self) -> Stats {
         self.shared.stats()

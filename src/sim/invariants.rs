@@ -24,6 +24,8 @@ pub struct Row {
     pub interface_url: Option<String>,
     /// Its pending question (JSON).
     pub pending_question: Option<String>,
+    /// The operator's decision on it, if any (`resolve`).
+    pub resolution: Option<String>,
 }
 
 fn db(sim: &Sim) -> Result<rusqlite::Connection, String> {
@@ -36,7 +38,7 @@ pub fn rows(sim: &Sim) -> Result<Vec<Row>, String> {
     let mut stmt = conn
         .prepare(
             "SELECT w.name || '/' || s.name, a.id, a.state, a.message_id, a.task_id, \
-             a.context_id, a.interface_url, a.pending_question \
+             a.context_id, a.interface_url, a.pending_question, s.resolution \
              FROM attempts a JOIN steps s ON s.id = a.step_id \
              JOIN workflows w ON w.id = s.workflow_id ORDER BY a.id",
         )
@@ -51,6 +53,7 @@ pub fn rows(sim: &Sim) -> Result<Vec<Row>, String> {
             context_id: r.get(5)?,
             interface_url: r.get(6)?,
             pending_question: r.get(7)?,
+            resolution: r.get(8)?,
         })
     })
     .and_then(Iterator::collect)
@@ -104,13 +107,15 @@ pub fn check(sim: &Sim) -> Result<(), String> {
                 .position(|(base, _)| u.starts_with(base.as_str()))
         })
     };
-    // 1. At most one task per messageId on an agent that does not de-duplicate.
+    // 1. At most one task per messageId on an agent that does not de-duplicate, and one more
+    // for each send without a look the workload approved (`resolve --as resend`).
+    let resends = super::resolve::resends(sim)?;
     for (i, s) in stats.iter().enumerate() {
         if sim.world.dedup[i] {
             continue;
         }
         for (mid, n) in &s.tasks_per_message_id {
-            if *n > 1 {
+            if *n > 1 + resends.get(mid).copied().unwrap_or_default() {
                 return Err(format!(
                     "one task per messageId: {mid} created {n} tasks on agent {i}"
                 ));
@@ -140,20 +145,25 @@ pub fn check(sim: &Sim) -> Result<(), String> {
                 r.step, r.id, t.message_id
             ));
         }
-        if r.context_id.as_deref().is_some_and(|c| c != t.context_id) {
+        // An agent that files tasks under contexts of its own: the documented exception (the
+        // task is the attempt's by its messageId, checked above).
+        let replaced = sim.world.agents[a].1.replaces_context_ids();
+        if !replaced && r.context_id.as_deref().is_some_and(|c| c != t.context_id) {
             return Err(format!(
                 "foreign context: {} attempt {} holds task {task_id} of context {}",
                 r.step, r.id, t.context_id
             ));
         }
-        // 3. The journal agrees with the agent, but for LOST (forgotten) and UNCERTAIN.
+        // 3. The journal agrees with the agent, but for LOST (forgotten), UNCERTAIN, and an
+        // attempt the operator took out of the passes (`resolve --as done|abandoned`).
         let remote = serde_json::to_value(&t.state).unwrap_or_default();
         let remote = remote
             .as_str()
             .unwrap_or_default()
             .trim_start_matches("TASK_STATE_")
             .to_owned();
-        let documented = r.state == "UNCERTAIN" || (r.state == "LOST" && t.forgotten);
+        let decided = matches!(r.resolution.as_deref(), Some("done" | "abandoned"));
+        let documented = r.state == "UNCERTAIN" || (r.state == "LOST" && t.forgotten) || decided;
         if r.state != remote && !documented {
             return Err(format!(
                 "journal vs agent: {} attempt {} is {} in the journal, {remote} on the agent",

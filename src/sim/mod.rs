@@ -2,19 +2,21 @@
 //!
 //! One seed is one run: a few in-process scripted agents behind a fault layer ([`world`]), a
 //! workload of `delegate`, `reconcile`, `reply` and `compensate` processes drawn from the seed
-//! ([`workload`]), some with companions run beside them ([`overlap`]), each run through the same
-//! entry point as the binary on a real SQLite journal in a temporary directory, under tokio's
-//! paused clock (time is virtual, and jumps to the next timer when everything waits), several
-//! at once interleaved as the seed says ([`together`]). A process may be killed at a seeded
-//! exchange, before or after the agent processed it: its future is dropped with the kill flag
-//! up, so no drop-time commit or lease release runs, and every process has a lease identity of
-//! its own. Then faults stop, passes run to a fixed point, and the invariants ([`invariants`])
-//! are checked.
+//! ([`workload`], or a kept case's), some with companions run beside them ([`overlap`]), each
+//! run through the same entry point as the binary on a real SQLite journal in a temporary
+//! directory, under tokio's paused clock (time is virtual, and jumps to the next timer when
+//! everything waits), several at once interleaved as the seed says ([`together`]). A process may
+//! be killed at a seeded exchange, before or after the agent processed it: its future is dropped
+//! with the kill flag up, so no drop-time commit or lease release runs, and every process has a
+//! lease identity of its own. Then faults stop, passes run to a fixed point, and the invariants
+//! ([`invariants`]) are checked.
 
 pub mod artifacts;
 pub mod identity;
 pub mod invariants;
 pub mod overlap;
+pub mod replay;
+pub mod resolve;
 pub mod schedule;
 pub mod settled;
 pub mod shrink;
@@ -52,6 +54,10 @@ pub struct Outcome {
     pub faults: BTreeMap<&'static str, u32>,
     /// The faults that happened, in order: replayed on the same seed, the same run.
     pub schedule: Vec<Entry>,
+    /// The operator's decisions (`resolve --as …`) journaled, by decision.
+    pub decided: BTreeMap<String, u32>,
+    /// The workload it ran: with the schedule, the same run.
+    pub workload: Option<workload::Workload>,
     /// The companions run (`overlap`; counted in `processes` too).
     pub companions: u32,
     /// The groups of processes run at once.
@@ -66,12 +72,18 @@ pub struct Outcome {
 /// Runs seed `seed` (with `plant` planted), its faults drawn from the seed, and checks every
 /// invariant.
 pub fn run_seed(seed: u64, plant: Option<Plant>) -> Outcome {
-    run_with(seed, plant, None)
+    run_with(seed, plant, None, None)
 }
 
 /// Runs seed `seed` (with `plant` planted), with the faults of `schedule` only when given (else
-/// drawn from the seed), and checks every invariant.
-pub fn run_with(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>) -> Outcome {
+/// drawn from the seed) and the workload `load` when given (else drawn from the seed), and
+/// checks every invariant.
+pub fn run_with(
+    seed: u64,
+    plant: Option<Plant>,
+    schedule: Option<Vec<Entry>>,
+    load: Option<workload::Workload>,
+) -> Outcome {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
@@ -95,7 +107,7 @@ pub fn run_with(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>) -
     let dir = base.join(format!("a2a-sim-{}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let outcome = match std::fs::create_dir_all(&dir) {
-        Ok(()) => runtime.block_on(run(seed, plant, schedule, &dir)),
+        Ok(()) => runtime.block_on(run(seed, plant, schedule, load, &dir)),
         Err(e) => Outcome {
             failure: Some(format!("failed to create {}: {e}", dir.display())),
             ..Outcome::default()
@@ -117,17 +129,20 @@ pub fn run_with(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>) -
     outcome
 }
 
-async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir: &Path) -> Outcome {
+async fn run(
+    seed: u64,
+    plant: Option<Plant>,
+    schedule: Option<Vec<Entry>>,
+    load: Option<workload::Workload>,
+    dir: &Path,
+) -> Outcome {
     sim_seam::seed_ids(seed);
     sim_seam::set_plant(plant);
     let epoch = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
     sim_seam::start_virtual_time(epoch);
-    let mut rng = StdRng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    // The draws added after the first workloads (bindings, stream faults, follows) come from a
-    // generator of their own, so that the first draws stay as they were.
-    let mut breadth = StdRng::seed_from_u64(seed ^ 0xB4EA_D7B0);
+    let load = load.unwrap_or_else(|| workload::draw(seed));
     let faults = schedule.map_or_else(|| Faults::drawn(seed), Faults::given);
-    let world = Arc::new(workload::world(&mut rng, &mut breadth, faults));
+    let world = Arc::new(workload::world(&load, faults));
     let exchange_world = Arc::clone(&world);
     crate::a2a::sim_wire::install(Some(Arc::new(move |req| {
         Box::pin(world::exchange(Arc::clone(&exchange_world), req))
@@ -135,19 +150,17 @@ async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir:
     let mut sim = Sim {
         world,
         journal: dir.join("journal.db"),
-        rng,
         outcome: Outcome::default(),
         killed_owners: BTreeSet::new(),
         fixed_point: None,
         fleet: identity::Fleet::new(seed),
-        breadth,
         overlap: StdRng::seed_from_u64(seed ^ 0x0FE2_1A95),
         interleave: StdRng::seed_from_u64(seed ^ 0x1E7E_2EAF),
         busy: 0,
         failure: None,
         ended: None,
     };
-    let failure = workload::drive(&mut sim).await.err();
+    let failure = workload::drive(&mut sim, &load).await.err();
     // A companion's exit, or a wait for a busy journal, failed first.
     let failure = sim.failure.take().or(failure).or_else(|| {
         (sim.busy > 0).then(|| {
@@ -180,6 +193,10 @@ async fn run(seed: u64, plant: Option<Plant>, schedule: Option<Vec<Entry>>, dir:
         outcome.faults.insert(fault.name(), *n);
     }
     outcome.faults.extend(std::mem::take(&mut sim.fleet.kills));
+    for (name, n) in workload::misbehaviours(&sim.world, &load) {
+        *outcome.faults.entry(name).or_default() += n;
+    }
+    outcome.workload = Some(load);
     outcome.log = sim.world.take_log();
     outcome
 }
@@ -190,8 +207,6 @@ pub struct Sim {
     pub world: Arc<World>,
     /// The journal file.
     pub journal: PathBuf,
-    /// The workload's generator (faults have their own: [`World::faults`]).
-    pub rng: StdRng,
     /// What the run did so far.
     pub outcome: Outcome,
     /// The lease owner ids of the processes that were killed.
@@ -200,8 +215,6 @@ pub struct Sim {
     pub fixed_point: Option<(Exit, Exit)>,
     /// The processes' pids and hosts.
     pub fleet: identity::Fleet,
-    /// The generator of the bindings and follows.
-    pub breadth: StdRng,
     /// The generator of the companions (`overlap`).
     pub overlap: StdRng,
     /// The generator of the interleaving: which process goes on when several can.

@@ -5,8 +5,9 @@
 //! run's seed apart from the workload's, chooses each fault as the run reaches it. Given: a
 //! schedule says which faults happen, and no other does. Either way every fault that happened is
 //! kept, in order, as the run's schedule; replaying that schedule on the same seed runs the same
-//! run. The workload (agents, steps, the order of the processes) is drawn from the seed alone,
-//! so removing faults from a schedule never changes it.
+//! run. The workload (agents, steps, the order of the processes) is drawn from the seed alone
+//! (or given by a kept case, [`super::workload::Workload`]), so removing faults from a schedule
+//! never changes it.
 
 use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -16,6 +17,7 @@ use rand::{RngExt as _, SeedableRng as _};
 use serde::{Deserialize, Serialize};
 
 use super::Sim;
+use super::workload::Workload;
 use super::world::Fault;
 
 /// One fault of a schedule.
@@ -368,39 +370,54 @@ pub struct Case {
     /// case from before they existed replays without them.
     #[serde(default)]
     pub overlap: bool,
+    /// Its workload (absent: drawn from the seed, by the generator of the day).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Workload>,
     /// Its faults.
     pub schedule: Vec<Entry>,
 }
 
 impl Case {
-    /// The case as JSON, one schedule entry a line.
+    /// The case as JSON, one schedule entry (and one agent, step or process of its workload) a
+    /// line.
     pub fn to_json(&self) -> String {
-        let lines = |items: Vec<String>| -> String {
-            if items.is_empty() {
-                return "[]".to_owned();
-            }
-            let items: Vec<String> = items.into_iter().map(|i| format!("    {i}")).collect();
-            format!("[\n{}\n  ]", items.join(",\n"))
-        };
         let story = if self.story.is_empty() {
             String::new()
         } else {
-            format!(
-                "  \"story\": {},\n",
-                lines(self.story.iter().map(json).collect())
-            )
+            format!("  \"story\": {},\n", lines(&self.story, "  "))
         };
+        let workload = self.workload.as_ref().map_or_else(String::new, |w| {
+            format!(
+                "  \"workload\": {{\n    \"agents\": {},\n    \"streams\": {},\n    \"steps\": {},\n    \"processes\": {}\n  }},\n",
+                lines(&w.agents, "    "),
+                w.streams,
+                lines(&w.steps, "    "),
+                lines(&w.processes, "    "),
+            )
+        });
         format!(
-            "{{\n  \"seed\": {},\n  \"plant\": {},\n  \"overlap\": {},\n  \"invariant\": {},\n  \"found\": {},\n  \"fix\": {},\n{story}  \"schedule\": {}\n}}\n",
+            "{{\n  \"seed\": {},\n  \"plant\": {},\n  \"overlap\": {},\n  \"invariant\": {},\n  \"found\": {},\n  \"fix\": {},\n{story}{workload}  \"schedule\": {}\n}}\n",
             self.seed,
             json(&self.plant),
             self.overlap,
             json(&self.invariant),
             json(&self.found),
             json(&self.fix),
-            lines(self.schedule.iter().map(json).collect()),
+            lines(&self.schedule, "  "),
         )
     }
+}
+
+/// `items` as a JSON array, one item a line, the closing bracket indented by `indent`.
+fn lines<T: Serialize>(items: &[T], indent: &str) -> String {
+    if items.is_empty() {
+        return "[]".to_owned();
+    }
+    let items: Vec<String> = items
+        .iter()
+        .map(|i| format!("{indent}  {}", json(i)))
+        .collect();
+    format!("[\n{}\n{indent}]", items.join(",\n"))
 }
 
 fn json<T: Serialize>(value: &T) -> String {

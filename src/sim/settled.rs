@@ -64,7 +64,7 @@ const COUNTED: &str = "FROM attempts a JOIN steps s ON s.id = a.step_id \
 /// A pending question or auth, failed for good (`FAILED`/`REJECTED` of a step bound to one
 /// agent or with its budget spent, `CANCELED` by the agent), `LOST`, `UNCERTAIN`, `REFUSED`, an
 /// effect unverified or whose compensation failed, an `INTENT` journaled as needing a human.
-const HUMAN: &str = "(a.state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED', 'LOST', 'UNCERTAIN', 'REFUSED') \
+pub const HUMAN: &str = "(a.state IN ('INPUT_REQUIRED', 'AUTH_REQUIRED', 'LOST', 'UNCERTAIN', 'REFUSED') \
      OR (a.state IN ('FAILED', 'REJECTED') AND (s.agent_url IS NOT NULL OR a.number >= s.max_attempts)) \
      OR (a.state = 'CANCELED' AND a.cancel_requested_at IS NULL) \
      OR a.effect IN ('absent', 'unknown', 'compensation-failed') \

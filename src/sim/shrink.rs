@@ -3,12 +3,13 @@
 //! Delta debugging by removal: the schedule is cut in halves, then quarters, and so on down to
 //! single faults; whenever the run without a part still fails with the same invariant, that
 //! smaller schedule (as the run kept it: faults that found nothing to hit drop out) is the new
-//! one. It ends when no single fault can go, or after a bounded number of reruns. The workload is
-//! drawn from the seed alone, so each rerun differs from the failing run only in its faults.
+//! one. It ends when no single fault can go, or after a bounded number of reruns. Each rerun runs
+//! the failing run's workload, so it differs from the failing run only in its faults.
 
 use crate::sim_seam::Plant;
 
 use super::schedule::Entry;
+use super::workload::Workload;
 
 /// The most reruns one shrink may take.
 pub const BUDGET: u32 = 60;
@@ -46,14 +47,20 @@ pub fn invariant(failure: &str) -> String {
     words.join(" ")
 }
 
-/// Shrinks `schedule`, whose run of `seed` (with `plant`) failed with `failure`.
-pub fn shrink(seed: u64, plant: Option<Plant>, schedule: Vec<Entry>, failure: &str) -> Shrunk {
+/// Shrinks `schedule`, whose run of `seed` (with `plant`, on `load`) failed with `failure`.
+pub fn shrink(
+    seed: u64,
+    plant: Option<Plant>,
+    load: Option<&Workload>,
+    schedule: Vec<Entry>,
+    failure: &str,
+) -> Shrunk {
     let want = invariant(failure);
     let mut runs = 0;
     let mut last = failure.to_owned();
     let mut fails = |candidate: &[Entry]| -> Option<Vec<Entry>> {
         runs += 1;
-        let outcome = super::run_with(seed, plant, Some(candidate.to_vec()));
+        let outcome = super::run_with(seed, plant, Some(candidate.to_vec()), load.cloned());
         let failure = outcome.failure.filter(|f| invariant(f) == want)?;
         last = failure;
         Some(outcome.schedule)

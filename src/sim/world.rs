@@ -17,6 +17,7 @@ use tokio::sync::Notify;
 
 use crate::scripted_agent::InProcessAgent;
 
+use super::replay::{Read, Replays};
 use super::schedule::Faults;
 
 /// What the fault layer does to one exchange (its name in a schedule is [`Fault::name`]).
@@ -61,6 +62,9 @@ pub enum Fault {
     /// An event of a stream came after the next one.
     #[serde(rename = "stream-reordered")]
     StreamReordered,
+    /// A read's earlier answer delivered again in place of a fresh one (`replay`).
+    #[serde(rename = "read-twice")]
+    ReadTwice,
 }
 
 impl Fault {
@@ -80,6 +84,7 @@ impl Fault {
             Self::StreamStalled => "stream-stalled",
             Self::StreamRepeated => "stream-repeated",
             Self::StreamReordered => "stream-reordered",
+            Self::ReadTwice => "read-twice",
         }
     }
 }
@@ -106,6 +111,8 @@ pub struct World {
     pub injected: Mutex<BTreeMap<Fault, u32>>,
     /// The request timeout every process uses.
     pub timeout: Duration,
+    /// The reads kept, to be delivered twice.
+    pub replays: Replays,
 }
 
 impl World {
@@ -116,6 +123,7 @@ impl World {
         faults: Faults,
         streams: StdRng,
         timeout: Duration,
+        replays: Replays,
     ) -> Self {
         Self {
             agents,
@@ -128,6 +136,7 @@ impl World {
             log: Mutex::new(Vec::new()),
             injected: Mutex::new(BTreeMap::new()),
             timeout,
+            replays,
         }
     }
 
@@ -208,8 +217,14 @@ impl World {
             .map(|(_, a)| a)
     }
 
-    /// Chooses what happens to exchange `n` of the current process, killed at `crash_at`.
-    fn fault_for(&self, n: u64, crash_at: Option<(u64, bool)>) -> Option<Fault> {
+    /// Chooses what happens to exchange `n` of the current process, killed at `crash_at`
+    /// (`read` if it reads one task).
+    fn fault_for(
+        &self,
+        n: u64,
+        crash_at: Option<(u64, bool)>,
+        read: Option<&Read>,
+    ) -> Option<Fault> {
         if !self.faults_on.load(Ordering::SeqCst) {
             return None;
         }
@@ -224,7 +239,7 @@ impl World {
                 });
             }
             if rng.random_range(0..1000) >= rate {
-                return None;
+                return self.replays.draw(read).then_some(Fault::ReadTwice);
             }
             Some(match rng.random_range(0..5) {
                 0 => Fault::LostBefore,
@@ -322,6 +337,24 @@ async fn processed_unseen(world: &World, req: http::Request<Body>, url: &reqwest
     }
 }
 
+/// The agent's answer, kept if it answers a read of one task (`replay`).
+async fn answered(
+    world: &World,
+    req: http::Request<Body>,
+    url: &reqwest::Url,
+    read: Option<&Read>,
+) -> reqwest::Response {
+    let Some(agent) = world.agent(url) else {
+        return std::future::pending().await;
+    };
+    let resp = agent.handle(req).await;
+    let resp = match read {
+        Some(r) => world.replays.keep(r, resp).await,
+        None => resp,
+    };
+    to_client(world, resp)
+}
+
 /// The exchange the simulated transport makes: the fault layer, then the agent.
 pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Response {
     let process = world.current.load(Ordering::SeqCst);
@@ -334,7 +367,8 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
     };
     let url = req.url().clone();
     let method = method_of(&req);
-    let fault = world.fault_for(n, crash_at);
+    let read = super::replay::read_of(&req);
+    let fault = world.fault_for(n, crash_at, read.as_ref());
     let agent_req = to_agent(&req);
     if let Some(f) = fault {
         world.count(f);
@@ -355,22 +389,33 @@ pub async fn exchange(world: Arc<World>, req: reqwest::Request) -> reqwest::Resp
     if crowded {
         tokio::task::yield_now().await;
     }
-    let resp = answer(&world, fault, agent_req, url, process, &method, n).await;
+    let point = format!("{method}#{n}");
+    let resp = answer(
+        &world,
+        fault,
+        agent_req,
+        url,
+        read.as_ref(),
+        process,
+        &point,
+    )
+    .await;
     if crowded {
         tokio::task::yield_now().await;
     }
     resp
 }
 
-/// The fault layer's answer to exchange `n` of `process`.
+/// The fault layer's answer to the exchange of `process` at `point` (its method and number;
+/// `read` if it reads one task).
 async fn answer(
     world: &Arc<World>,
     fault: Option<Fault>,
     agent_req: http::Request<Body>,
     url: reqwest::Url,
+    read: Option<&Read>,
     process: u32,
-    method: &str,
-    n: u64,
+    point: &str,
 ) -> reqwest::Response {
     match fault {
         // Forgetting and clock steps happen between processes, stream faults to the answer's
@@ -383,9 +428,10 @@ async fn answer(
             | Fault::StreamStalled
             | Fault::StreamRepeated
             | Fault::StreamReordered,
-        ) => match world.agent(&url) {
-            Some(agent) => to_client(world, agent.handle(agent_req).await),
-            None => std::future::pending().await,
+        ) => answered(world, agent_req, &url, read).await,
+        Some(Fault::ReadTwice) => match read.and_then(|r| world.replays.again(r)) {
+            Some(again) => to_client(world, again),
+            None => answered(world, agent_req, &url, read).await,
         },
         Some(Fault::LostBefore) => std::future::pending().await,
         Some(Fault::LostAfter) => {
@@ -408,7 +454,7 @@ async fn answer(
                 processed_unseen(world, agent_req, &url).await;
             }
             if let Some(r) = lock(&world.running).get_mut(&process) {
-                r.crash_point = Some(format!("{method}#{n}:{}", side.name()));
+                r.crash_point = Some(format!("{point}:{}", side.name()));
                 r.killed.notify_one();
             }
             std::future::pending().await
