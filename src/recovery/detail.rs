@@ -196,7 +196,7 @@ pub enum Met {
         /// Its summary.
         summary: String,
     },
-    /// A line a lower layer wrote: why an interface is gone, a failure as journaled.
+    /// A line a lower layer wrote: a failure as journaled.
     Line(String),
     /// A reply's attempt has no task (or no interface) to look for it in.
     NoTaskToLookIn,
