@@ -196,8 +196,6 @@ pub enum Met {
         /// Its summary.
         summary: String,
     },
-    /// A line a lower layer wrote: a failure as journaled.
-    Line(String),
     /// A reply's attempt has no task (or no interface) to look for it in.
     NoTaskToLookIn,
     /// `GetTask` answered with another task than the attempt's: that task's id.
@@ -311,11 +309,6 @@ impl Detail {
     /// The details of an action that met a wire error (no `hint`: see `hinted`).
     pub fn wire_error(error: &A2aError) -> Self {
         Self::error(Met::wire(error))
-    }
-
-    /// The details of an action that met an error a lower layer said in a line.
-    pub fn error_line(line: impl Into<String>) -> Self {
-        Self::error(Met::Line(line.into()))
     }
 
     /// The details of an action with a reason.

@@ -277,7 +277,6 @@ pub(crate) fn reason(d: &Detail) -> Option<Cow<'_, str>> {
 pub(crate) fn error_line(met: &Met) -> Cow<'_, str> {
     match met {
         Met::Wire { summary, .. } => Cow::Borrowed(summary),
-        Met::Line(line) => Cow::Borrowed(line),
         Met::NoTaskToLookIn => Cow::Borrowed("no task to look in"),
         Met::InterfaceGone(gone) => Cow::Owned(gone_words(gone)),
         Met::AnotherTask(seen) => {
@@ -493,7 +492,11 @@ mod tests {
     fn a_typed_detail_is_the_json_it_always_was() {
         let failed = Detail {
             hint: Some(None),
-            ..Detail::error_line("GetTask timed out").with_task("t-1")
+            ..Detail::error(Met::Wire {
+                kind: None,
+                summary: "GetTask timed out".into(),
+            })
+            .with_task("t-1")
         };
         assert_eq!(
             detail(&failed).to_string(),
@@ -716,10 +719,6 @@ mod tests {
             (
                 Met::AnotherTask("t-2".into()),
                 r#"{"error":"GetTask answered with another task `t-2`"}"#,
-            ),
-            (
-                Met::Line("the interface is gone".into()),
-                r#"{"error":"the interface is gone"}"#,
             ),
         ];
         for (met, json) in cases {
