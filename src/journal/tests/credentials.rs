@@ -6,7 +6,6 @@
 use serde_json::Value;
 
 use super::*;
-use crate::journal::sql::Db as _;
 
 fn url(port: u16) -> String {
     format!("http://127.0.0.1:{port}/.well-known/agent-card.json")
@@ -135,22 +134,7 @@ fn migration_15_takes_a_steps_credential_back_from_other_agents(
                    ALTER TABLE agents DROP COLUMN push_url;
                    ALTER TABLE agents DROP COLUMN trust_push;
                    ALTER TABLE agents DROP COLUMN push_delete_unsupported_at;";
-        match kind {
-            Kind::Sqlite => j
-                .store
-                .sqlite()
-                .lock()
-                .execute_batch(&format!("{old} PRAGMA user_version = 14;"))
-                .unwrap(),
-            Kind::Postgres => j
-                .store
-                .postgres()
-                .lock()
-                .batch(&format!(
-                    "BEGIN; {old} DELETE FROM schema_migrations WHERE version >= 15; COMMIT;"
-                ))
-                .unwrap(),
-        }
+        downgrade(&j, kind, old, 14);
     }
     let j = fresh.open();
     assert_eq!(

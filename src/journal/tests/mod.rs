@@ -123,6 +123,28 @@ fn view(raw: &str) -> TaskView {
     TaskView::from_raw(raw).unwrap()
 }
 
+/// Takes an open journal back to schema `version` as a binary of that version left it: runs
+/// `undo` (the later migrations' changes undone) and sets the version, on either store.
+fn downgrade(j: &Journal, kind: Kind, undo: &str, version: u32) {
+    use crate::journal::sql::Db as _;
+    match kind {
+        Kind::Sqlite => j
+            .store
+            .sqlite()
+            .lock()
+            .execute_batch(&format!("{undo} PRAGMA user_version = {version};"))
+            .unwrap(),
+        Kind::Postgres => j
+            .store
+            .postgres()
+            .lock()
+            .batch(&format!(
+                "BEGIN; {undo} DELETE FROM schema_migrations WHERE version > {version}; COMMIT;"
+            ))
+            .unwrap(),
+    }
+}
+
 /// Copies every commit of a closed journal's WAL into its file and removes the WAL (a closing
 /// process leaves a small WAL as it is): what a test that damages the file then damages.
 fn checkpoint(path: &Path) {

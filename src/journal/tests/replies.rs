@@ -4,7 +4,6 @@
 //! when the journal is migrated.
 
 use super::*;
-use crate::journal::sql::Db as _;
 
 /// An attempt waiting for an answer, with one text reply journaled as refused with `line` and
 /// `kind`.
@@ -111,22 +110,7 @@ fn migration_22_names_the_invalid_params_refusals_journaled_before_it(
         );
         // As a version-21 binary left it: no kind column.
         let old = "ALTER TABLE replies DROP COLUMN error_kind;";
-        match kind {
-            Kind::Sqlite => j
-                .store
-                .sqlite()
-                .lock()
-                .execute_batch(&format!("{old} PRAGMA user_version = 21;"))
-                .unwrap(),
-            Kind::Postgres => j
-                .store
-                .postgres()
-                .lock()
-                .batch(&format!(
-                    "BEGIN; {old} DELETE FROM schema_migrations WHERE version >= 22; COMMIT;"
-                ))
-                .unwrap(),
-        }
+        downgrade(&j, kind, old, 21);
         (rpc, http, other)
     };
     let j = fresh.open();
