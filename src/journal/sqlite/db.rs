@@ -10,6 +10,19 @@ use crate::journal::sql::{Arg, Db, DbError, DbResult, Dialect, InsertId, RawRow,
 /// How many prepared statements a connection keeps (every statement of the journal fits).
 pub(super) const STATEMENT_CACHE: usize = 128;
 
+#[cfg(test)]
+thread_local! {
+    /// The statements run through [`Db`] on this thread (tests count an operation's).
+    pub(in crate::journal) static STATEMENTS: std::cell::Cell<u64> =
+        const { std::cell::Cell::new(0) };
+}
+
+/// Counts a statement run ([`STATEMENTS`]; nothing outside tests).
+fn counted() {
+    #[cfg(test)]
+    STATEMENTS.with(|n| n.set(n.get() + 1));
+}
+
 impl From<rusqlite::Error> for DbError {
     fn from(e: rusqlite::Error) -> Self {
         match e {
@@ -56,6 +69,7 @@ impl Db for Connection {
     }
 
     fn exec(&self, sql: &str, args: &[Arg<'_>]) -> DbResult<u64> {
+        counted();
         let n = self
             .prepare_cached(sql)?
             .execute(rusqlite::params_from_iter(args))?;
@@ -68,6 +82,7 @@ impl Db for Connection {
         args: &[Arg<'_>],
         f: &mut dyn FnMut(&Row<'_>) -> DbResult<()>,
     ) -> DbResult<()> {
+        counted();
         let mut stmt = self.prepare_cached(sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
         while let Some(r) = rows.next()? {
@@ -83,6 +98,7 @@ impl Db for Connection {
     /// Runs the insert without `RETURNING`; its row's `id` (every journal table's `INTEGER
     /// PRIMARY KEY`, the rowid) is the connection's last inserted rowid.
     fn insert_id(&self, insert: &InsertId, args: &[Arg<'_>]) -> DbResult<i64> {
+        counted();
         match self
             .prepare_cached(insert.sql)?
             .execute(rusqlite::params_from_iter(args))?
