@@ -13,6 +13,9 @@ mod db;
 mod open;
 mod pragmas;
 
+#[cfg(test)]
+pub(in crate::journal) use db::STATEMENTS;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
