@@ -2,7 +2,7 @@
 //! left running, and the `attempt` records of `inspect --format json`.
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use a2a_recover::a2a::card_url_for;
 use a2a_recover::journal::AgentCard;
@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use std::time::Duration;
 
+use super::child::Guarded;
 use super::wait::wait_for;
 use super::{Background, TestEnv, code, stderr, stdout};
 
@@ -70,21 +71,23 @@ pub fn crashing(env: &TestEnv, point: &str, args: &[&str]) {
     );
 }
 
-/// Starts the binary in the test's environment without waiting for it (output piped).
-pub fn spawn(env: &TestEnv, args: &[&str]) -> Child {
+/// Starts the binary in the test's environment without waiting for it (output piped); it is
+/// killed when the handle drops.
+pub fn spawn(env: &TestEnv, args: &[&str]) -> Guarded {
     spawn_with(env, &[], args)
 }
 
 /// Starts the binary as [`spawn`] does, with more environment variables.
-pub fn spawn_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Child {
-    env.std_cmd()
-        .envs(vars.iter().copied())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn a2a-recover")
+pub fn spawn_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Guarded {
+    Guarded::spawn(
+        env.std_cmd()
+            .envs(vars.iter().copied())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+        "a2a-recover",
+    )
 }
 
 /// Returns the `attempt` records of `inspect --format json [target]`.

@@ -6,6 +6,7 @@
 //!   [`TestEnv::on`] picks the journal's [`Store`]: a SQLite file, or a fresh schema on the
 //!   test run's PostgreSQL server ([`postgres`]).
 //! - [`agent`]: [`agent::Background`] servers, scripted agents ([`fast`]) and a slow proxy.
+//! - [`child`]: a child process killed and reaped when its handle drops (also on a panic).
 //! - [`commands`]: the commands as tests run them (`delegate`, `reconcile`, `inspect` records).
 //! - [`journal`]: reading a journal directly (consistency, artifacts).
 //! - [`in_runtime`]: the same from inside a tokio test, next to agents served in-process.
@@ -21,6 +22,7 @@
 pub mod agent;
 pub mod bindings;
 pub mod bookings;
+pub mod child;
 pub mod commands;
 pub mod cut_proxy;
 pub mod hostile;
