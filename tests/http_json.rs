@@ -11,10 +11,8 @@ use std::time::Duration;
 use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
-use crate::common::bindings::{
-    assert_pending_gone, calls, delegated_then_gone, events, http_json, moves,
-};
-use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
+use crate::common::bindings::{assert_pending_gone, calls, delegated_then_gone, http_json, moves};
+use crate::common::commands::{crashing, delegate, events, reconcile, the_attempt};
 use crate::common::journal::artifact_texts_of;
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
 

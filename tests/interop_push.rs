@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::common::commands::{attempts, delegate};
+use crate::common::commands::{artifact_texts, attempts, delegate};
 use crate::common::interop::{InteropAgent, Sdk, Transport};
 use crate::common::listen::{Listen, wait_state};
 use crate::common::wait::{GUARD, poll};
@@ -39,18 +39,6 @@ const GRPC03: Route = Route {
     agent_args: &["--push", "--grpc03"],
     binding: "grpc",
 };
-
-/// The texts of the parts of every artifact journaled for `step`.
-fn artifact_texts(env: &TestEnv, step: &str) -> String {
-    let out = env.run(["inspect", step, "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .iter()
-        .filter(|r| r["type"] == "artifact")
-        .flat_map(|r| r["parts"].as_array().cloned().unwrap_or_default())
-        .filter_map(|p| p["text"].as_str().map(str::to_owned))
-        .collect()
-}
 
 /// Waits until the listener has journaled a push for `row`'s config. Seeing the step in a state
 /// does not mean that its push was journaled yet: an SDK may answer the send with the state its

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, ServedBinding, Stats};
 use serde_json::Value;
 
-use crate::common::commands::{delegate, reconcile, the_attempt};
+use crate::common::commands::{delegate, events, reconcile, the_attempt};
 use crate::common::cut_proxy::CutProxy;
 use crate::common::in_runtime::CardServer;
 use crate::common::interop::InteropAgent;
@@ -34,16 +34,6 @@ pub fn moves(env: &TestEnv, step: &str) -> usize {
         .iter()
         .filter(|e| e["kind"] == "interface-moved")
         .count()
-}
-
-/// The step's events, oldest first (`inspect STEP --events`).
-pub fn events(env: &TestEnv, step: &str) -> Vec<Value> {
-    let out = env.run(["inspect", step, "--events", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .into_iter()
-        .filter(|v| v["type"] == "event")
-        .collect()
 }
 
 /// `inspect --pending` lists `step` as interface-gone, with a command and an alternative, and

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use super::child::Guarded;
 use super::wait::wait_for;
-use super::{Background, TestEnv, code, stderr, stdout};
+use super::{Background, TestEnv, code, json_lines, stderr, stdout};
 
 /// Runs `delegate STEP --agent URL TEXT [extra…]`.
 pub fn delegate(env: &TestEnv, step: &str, url: &str, text: &str, extra: &[&str]) -> Output {
@@ -100,6 +100,29 @@ pub fn attempts(env: &TestEnv, target: Option<&str>) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("JSON line"))
         .filter(|v| v["type"] == "attempt")
+        .collect()
+}
+
+/// The step's events, oldest first, as `inspect STEP --events --format json` prints them.
+pub fn events(env: &TestEnv, step: &str) -> Vec<Value> {
+    let out = env.run(["inspect", step, "--events", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    json_lines(&out)
+        .into_iter()
+        .filter(|v| v["type"] == "event")
+        .collect()
+}
+
+/// The texts of the parts of every artifact of `step`, in order, as `inspect STEP --format json`
+/// prints them.
+pub fn artifact_texts(env: &TestEnv, step: &str) -> String {
+    let out = env.run(["inspect", step, "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    json_lines(&out)
+        .iter()
+        .filter(|r| r["type"] == "artifact")
+        .flat_map(|r| r["parts"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["text"].as_str().map(str::to_owned))
         .collect()
 }
 

@@ -10,10 +10,10 @@ use std::time::Duration;
 use rustix::process::{Pid, Signal};
 use serde_json::{Value, json};
 
+use super::TestEnv;
 use super::child::Guarded;
 use super::commands::the_attempt;
 use super::wait::{GUARD, wait_for};
-use super::{TestEnv, code, json_lines, stderr};
 
 /// A running `listen` and what it wrote on stderr; killed when dropped.
 pub struct Listen {
@@ -159,16 +159,6 @@ pub fn post(addr: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u
         .unwrap_or_default()
         .to_owned();
     (status, body)
-}
-
-/// The events of a step, as `inspect --events` prints them.
-pub fn events(env: &TestEnv, step: &str) -> Vec<Value> {
-    let out = env.run(["inspect", step, "--events", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .into_iter()
-        .filter(|r| r["type"] == "event")
-        .collect()
 }
 
 /// Waits until `step`'s attempt is in `state` (hang guard: [`GUARD`]).
