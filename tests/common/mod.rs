@@ -246,6 +246,15 @@ pub fn summary_of(o: &Output, command: &str) -> Value {
     last
 }
 
+/// The `summary` record of a `--format json` run (the last one); panics showing the run when it
+/// printed none.
+pub fn summary_record(o: &Output) -> Value {
+    json_lines(o)
+        .into_iter()
+        .rfind(|r| r["type"] == "summary")
+        .unwrap_or_else(|| panic!("no summary: {}", explain(o)))
+}
+
 /// The `action` records of a run's JSON Lines.
 pub fn actions(o: &Output) -> Vec<Value> {
     json_lines(o)
