@@ -12,8 +12,10 @@
 use a2a_recover::a2a::{ProtocolBinding, types};
 
 use crate::common::bindings::steps;
-use crate::common::bindings::{ask_then_reply_at, delegate_reconcile_follow_at};
-use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
+use crate::common::bindings::{
+    ask_then_reply_at, delegate_reconcile_follow_at, follow_through_a_cut,
+};
+use crate::common::commands::{crashing, reconcile, the_attempt};
 use crate::common::interop::{
     InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
 };
@@ -144,19 +146,7 @@ fn a_cut_stream_is_resubscribed(sdk: Sdk) {
     let proxy = TcpCutProxy::bind(12);
     let a = sdk.start(Some(&proxy.host_port()));
     proxy.forward_to(&a.grpc_addr());
-    let env = TestEnv::new();
-    let why = || a.context();
-    let out = delegate(&env, "w/s", &a.url, "work:40", &[]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let out = env.run(["follow", "w/s", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let lines = json_lines(&out);
-    let summary = lines.last().unwrap();
-    assert_eq!(summary["state"], "COMPLETED", "{summary}");
-    assert_eq!(proxy.cut(), 1, "{summary}");
-    assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
-    let row = the_attempt(&env, "w/s");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
+    let (env, row) = follow_through_a_cut(&a, &a.url, &[], || proxy.cut());
     assert_eq!(row["binding"], "GRPC", "{row}");
     assert_eq!(
         row["interfaceUrl"],
