@@ -26,6 +26,7 @@ use std::time::Duration;
 use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, origin_of};
 use tempfile::TempDir;
 
+use super::block_on;
 use super::child::Guarded;
 
 /// What to run when an SDK is missing; the README gives the same command.
@@ -51,6 +52,25 @@ pub fn test_client() -> A2aClient {
         max_card_size: a2a_recover::a2a::DEFAULT_MAX_CARD_SIZE,
     })
     .expect("the client")
+}
+
+/// Lists the tasks of a context with our client over `binding`, by id.
+pub fn tasks_in_context(
+    interface_url: &str,
+    binding: ProtocolBinding,
+    context_id: &str,
+) -> Vec<String> {
+    block_on(async {
+        let client = test_client();
+        let ep = plain_endpoint(interface_url, binding);
+        let req: a2a_recover::a2a::types::ListTasksRequest =
+            serde_json::from_value(serde_json::json!({"contextId": context_id})).unwrap();
+        let page = client.list_tasks(&ep, &req).await.unwrap();
+        page.tasks
+            .into_iter()
+            .map(|t| t.unwrap().value.id)
+            .collect()
+    })
 }
 
 /// Returns the endpoint of an interface URL without a credential or tenant.

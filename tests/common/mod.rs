@@ -201,6 +201,16 @@ impl TestEnv {
     }
 }
 
+/// Runs `f` to its end on a runtime of its own, from a test that is not async (a request to an
+/// agent with our client).
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(f)
+}
+
 /// Returns stdout as a string.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
