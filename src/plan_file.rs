@@ -19,6 +19,7 @@
 //! - The recipes are journaled as JSON in the shape the plan wrote them
 //!   ([`Compensation::to_json`], [`Verification::to_json`]) and read back with `from_json`.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::Path;
@@ -316,7 +317,8 @@ pub fn parse(
     }
     let mut steps = Vec::new();
     let mut push = Vec::new();
-    let mut seen: Vec<(String, Range<usize>)> = Vec::new();
+    // Each step name with where it first came: a lookup, not a walk (plans of many steps).
+    let mut seen: HashMap<&str, Range<usize>> = HashMap::new();
     for raw_step in &raw.step {
         let span = raw_step.span();
         let step = raw_step.get_ref();
@@ -333,7 +335,7 @@ pub fn parse(
                         format!("bad step name `{}`: {reason}", inert(value)),
                     );
                     None
-                } else if let Some((_, first)) = seen.iter().find(|(s, _)| s == value) {
+                } else if let Some(first) = seen.get(value.as_str()) {
                     let (l, c) = line_col(source, first.start);
                     issues.at(
                         n.span(),
@@ -341,7 +343,7 @@ pub fn parse(
                     );
                     None
                 } else {
-                    seen.push((value.clone(), n.span()));
+                    seen.insert(value, n.span());
                     Some(value.clone())
                 }
             }
