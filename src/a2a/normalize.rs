@@ -150,6 +150,10 @@ pub(crate) fn note_naive_timestamps(url: &str) {
 /// Types a normalized value; a failure names the field and what is wrong with it in our own
 /// words (never the parser's: "premature end of input" says nothing to an operator).
 pub(crate) fn typed_value<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
+    if let Ok(typed) = T::deserialize(value) {
+        return Ok(typed);
+    }
+    // Only a value that fails is read again, tracking the path to name the field that failed.
     serde_path_to_error::deserialize(value).map_err(|e| {
         if e.path().iter().next().is_none()
             && let Some(found) = probe_member(value)
