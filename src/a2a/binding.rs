@@ -308,7 +308,7 @@ pub(crate) fn typed<T: DeserializeOwned>(
     if normalize::take_naive_seen() {
         normalize::note_naive_timestamps(&op.url);
     }
-    let value = normalize::typed_value(value).map_err(|e| op.decode(DecodeKind::WrongShape, e))?;
+    let value = normalize::typed_value(&value).map_err(|e| op.decode(DecodeKind::WrongShape, e))?;
     Ok(Raw { value, raw })
 }
 

@@ -31,6 +31,7 @@ use url::Url;
 
 use super::credentials::{parse_http_url, redact_url};
 use super::error::A2aError;
+use super::memo::Memo;
 use super::normalize;
 use super::security::{self, Placement};
 use super::transport::{Op, decode_json_with};
@@ -310,6 +311,11 @@ pub(crate) fn resolve_interface(
 /// Returns the card URL for a base URL; a URL whose path already ends in `.json` is the card
 /// URL itself.
 pub fn card_url_for(url: &str) -> Result<String, A2aError> {
+    static CARD_URLS: Memo = Memo::new();
+    CARD_URLS.get(url, card_url_now)
+}
+
+fn card_url_now(url: &str) -> Result<String, A2aError> {
     let mut parsed = parse_http_url(url)?;
     parsed.set_fragment(None);
     let is_json = std::path::Path::new(parsed.path())
@@ -338,7 +344,7 @@ pub(crate) fn parse_card(card_url: &str, raw: Value) -> Result<AgentCardInfo, A2
     }
     let mut value = raw.clone();
     normalize::agent_card(&mut value);
-    let card: types::AgentCard = normalize::typed_value(value).map_err(invalid)?;
+    let card: types::AgentCard = normalize::typed_value(&value).map_err(invalid)?;
     let base = Url::parse(card_url).map_err(|e| invalid(e.to_string()))?;
     let interfaces = interfaces_of(&card, &raw);
     let chosen = choose(

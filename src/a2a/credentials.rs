@@ -5,6 +5,7 @@
 //! Invariants: a credential goes only to the card's origin unless cross-origin is allowed; its
 //! token is never logged, put into an error or journaled; URLs never carry userinfo.
 
+use std::convert::Infallible;
 use std::fmt;
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::error::A2aError;
+use super::memo::Memo;
 use super::security::{Placement, is_cookie_value_byte};
 use super::token_cmd::{self, Failure, TOKEN_CMD_MAX_OUTPUT, TOKEN_CMD_TIMEOUT};
 use crate::scrub::{self, REDACTED};
@@ -448,7 +450,10 @@ pub(crate) fn scrub_json(value: &mut Value, secrets: &[Arc<str>]) -> bool {
 
 /// Returns the origin (`scheme://host:port`, default ports left out) of an http(s) URL.
 pub fn origin_of(url: &str) -> Result<String, A2aError> {
-    Ok(parse_http_url(url)?.origin().ascii_serialization())
+    static ORIGINS: Memo = Memo::new();
+    ORIGINS.get(url, |url| {
+        Ok(parse_http_url(url)?.origin().ascii_serialization())
+    })
 }
 
 /// Parses an http(s) URL without userinfo.
@@ -476,6 +481,12 @@ pub(crate) fn parse_http_url(url: &str) -> Result<Url, A2aError> {
 /// Returns a URL safe for logs and errors: userinfo dropped, query values replaced by
 /// `REDACTED`, fragment dropped.
 pub fn redact_url(url: &str) -> String {
+    static REDACTED_URLS: Memo = Memo::new();
+    let Ok(shown) = REDACTED_URLS.get(url, |url| Ok::<_, Infallible>(redact_now(url)));
+    shown
+}
+
+fn redact_now(url: &str) -> String {
     match Url::parse(url.trim()) {
         Ok(mut parsed) => {
             let _ = parsed.set_username("");

@@ -16,7 +16,8 @@
 //!   clients and messages `grpc_pb` holds (generated from `proto/` by `build.rs`).
 //! - `transport`: reqwest, timeouts, redirects, body caps, the error snippet ([`ClientConfig`]).
 //! - `stream`: [`EventStream`], SSE over the transport; `sse`: the pure SSE decoder.
-//! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction;
+//! - `credentials`: [`Credential`], the cross-origin rule, origins and redaction (each worked
+//!   out once per URL, `memo`);
 //!   `token_cmd`: running a `--token-cmd` command, bounded, in its own process group.
 //! - `security`: where a credential goes ([`Placement`]), from the card's security schemes.
 //! - `card`: the card URL, validating a card, choosing its interface ([`AgentCardInfo`]).
@@ -46,6 +47,7 @@ mod httpjson03;
 mod jsonrpc;
 mod jsonrpc03;
 mod limits;
+mod memo;
 mod normalize;
 mod reach;
 mod resolve;

@@ -149,15 +149,18 @@ pub(crate) fn note_naive_timestamps(url: &str) {
 
 /// Types a normalized value; a failure names the field and what is wrong with it in our own
 /// words (never the parser's: "premature end of input" says nothing to an operator).
-pub(crate) fn typed_value<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
-    let copy = value.clone();
+pub(crate) fn typed_value<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
+    if let Ok(typed) = T::deserialize(value) {
+        return Ok(typed);
+    }
+    // Only a value that fails is read again, tracking the path to name the field that failed.
     serde_path_to_error::deserialize(value).map_err(|e| {
         if e.path().iter().next().is_none()
-            && let Some(found) = probe_member(&copy)
+            && let Some(found) = probe_member(value)
         {
             return found;
         }
-        describe(&copy, e.path(), &e.inner().to_string())
+        describe(value, e.path(), &e.inner().to_string())
     })
 }
 
@@ -473,7 +476,7 @@ mod tests {
 
     #[test]
     fn typing_errors_name_the_field_in_our_words() {
-        let bad = |v: Value| typed_value::<crate::a2a::types::Task>(v).unwrap_err();
+        let bad = |v: Value| typed_value::<crate::a2a::types::Task>(&v).unwrap_err();
         let e = bad(json!({"id": "t", "contextId": "c",
             "status": {"state": "TASK_STATE_WORKING", "timestamp": "soon"}}));
         assert_eq!(e, "`status.timestamp` is not a date-time: `soon`");
@@ -481,7 +484,7 @@ mod tests {
         assert_eq!(e, "`id` is missing");
         let e = bad(json!({"id": 7, "contextId": "c", "status": {}}));
         assert!(e.starts_with("`id` is not a string"), "{e}");
-        let e = typed_value::<crate::a2a::types::SendMessageResponse>(json!({"task": {
+        let e = typed_value::<crate::a2a::types::SendMessageResponse>(&json!({"task": {
             "id": "t", "contextId": "c", "status": {"timestamp": "x\u{1b}[31m"}}}))
         .unwrap_err();
         assert!(

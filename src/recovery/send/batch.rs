@@ -508,8 +508,8 @@ impl<'s, 'a> Batch<'s, 'a> {
         let (outcome, answered_context) = match &answer.result {
             Ok(answered) => match &answered.value {
                 types::SendMessageResponse::Task(task) => {
-                    let raw = answered.raw.get("task").cloned().unwrap_or(Value::Null);
-                    let view = match TaskView::from_value(&raw, raw.to_string()) {
+                    let raw = answered.raw.get("task").unwrap_or(&Value::Null);
+                    let view = match TaskView::from_value(raw, raw.to_string()) {
                         Ok(view) => view,
                         Err(e) => {
                             return release(
@@ -523,7 +523,7 @@ impl<'s, 'a> Batch<'s, 'a> {
                     )
                 }
                 types::SendMessageResponse::Message(message) => {
-                    let raw = answered.raw.get("message").cloned().unwrap_or(Value::Null);
+                    let raw = answered.raw.get("message").unwrap_or(&Value::Null);
                     (
                         SendOutcome::DirectReply {
                             message_json: raw.to_string(),
