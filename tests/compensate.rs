@@ -7,6 +7,7 @@ use serde_json::Value;
 use insta::assert_snapshot;
 
 use crate::common::bookings::bookings;
+use crate::common::child::Guarded;
 use crate::common::commands::{
     attempts, crashing, journal_bytes, latest, reconcile, register, task_of,
 };
@@ -646,13 +647,13 @@ fn a_compensation_task_running_when_its_effect_was_verified_gone_is_read_again()
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let task = task_of(&env, "trip-9/hotel");
     books.book(&task);
-    let child = env
-        .std_cmd()
-        .args(["compensate", "trip-9", "--command-timeout", "2s"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn compensate");
+    let child = Guarded::spawn(
+        env.std_cmd()
+            .args(["compensate", "trip-9", "--command-timeout", "2s"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+        "compensate",
+    );
     // The booking goes by another path once the compensation is sent, as a real undo may.
     wait_until("the compensation message", GUARD, || {
         hotels.stats().messages.iter().any(|m| m.text == "work:3")

@@ -10,6 +10,7 @@ use std::process::Output;
 
 use a2a_recover::scripted_agent::{AgentConfig, ApiKey, KeyLocation, ServedBinding};
 
+use crate::common::child::Guarded;
 use crate::common::hostile::{CardMode, Hostile, Mode, Script};
 use crate::common::transcript::{Transcript, contains};
 use crate::common::wait::poll;
@@ -783,7 +784,7 @@ fn a_token_command_whose_child_holds_its_stdout_neither_hangs_nor_lingers() {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let run = cmd.spawn().expect("spawn the binary");
+    let run = Guarded::spawn(&mut cmd, "the binary");
     let pid = run.id();
     // The bound is a minute, far past the documented 10 s and far short of the child's hour.
     let (tx, rx) = std::sync::mpsc::channel();

@@ -321,12 +321,16 @@ async fn running_tasks(path: &Path, agent: &ScriptedAgent, n: usize, text: &str)
     ids
 }
 
-/// Starts the binary with these arguments, its output collected on a blocking thread.
+/// Starts the binary with these arguments, its output collected on a task of the runtime; it
+/// is killed when the runtime drops that task (a test that panicked).
 fn spawn(env: &TestEnv, args: &[&str]) -> tokio::task::JoinHandle<Output> {
-    let mut cmd = env.std_cmd();
-    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut cmd = tokio::process::Command::from(env.std_cmd());
+    cmd.args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
     let child = cmd.spawn().expect("spawn binary");
-    tokio::task::spawn_blocking(move || child.wait_with_output().expect("wait"))
+    tokio::spawn(async move { child.wait_with_output().await.expect("wait") })
 }
 
 /// How many `SubscribeToTask` requests `agent` has had.

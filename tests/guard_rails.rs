@@ -5,6 +5,7 @@
 use std::io::Write as _;
 use std::process::Stdio;
 
+use crate::common::child::Guarded;
 use crate::common::commands::{attempts, delegate, journal_bytes, latest, settle};
 use crate::common::{TestEnv, agent, code, fast, stderr, stdout};
 
@@ -183,15 +184,15 @@ fn on_a_terminal(env: &TestEnv, args: &[&str], input: &str) -> (i32, String) {
         .map(|a| format!("'{a}'"))
         .collect::<Vec<_>>()
         .join(" ");
-    let mut child = env
-        .hermetic(&mut std::process::Command::new(script))
-        .args(["-q", "-e", "-c", &line, "/dev/null"])
-        .env("TERM", "dumb")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run script");
+    let mut child = Guarded::spawn(
+        env.hermetic(&mut std::process::Command::new(script))
+            .args(["-q", "-e", "-c", &line, "/dev/null"])
+            .env("TERM", "dumb")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+        "script",
+    );
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(input.as_bytes()).unwrap();
     // Closing our end would end the terminal before the answer is read: keep it open until

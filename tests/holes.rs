@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::common::commands::{crashing, reconcile, the_attempt};
 use crate::common::hostile::{Hostile, Script, run_measured};
+use crate::common::journal::events_of;
 use crate::common::wait::wait_past_send_horizon;
 use crate::common::{TestEnv, code, explain, stderr, stdout};
 
@@ -28,11 +29,9 @@ fn journaled(path: &Path, step: &str) -> (Attempt, Vec<journal::Artifact>) {
 
 /// The step's events: kind and details.
 fn events(path: &Path, step: &str) -> Vec<(String, Value)> {
-    let j = Journal::open_read_only(path, Duration::from_secs(10)).unwrap();
-    j.events_of_step(&StepName::parse(step).unwrap())
-        .unwrap()
+    events_of(path, step)
         .into_iter()
-        .map(|e| (e.kind.clone(), e.detail.clone().unwrap_or_default()))
+        .map(|e| (e.kind, e.detail.unwrap_or_default()))
         .collect()
 }
 

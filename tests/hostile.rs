@@ -8,7 +8,7 @@
 use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
-use crate::common::commands::attempts;
+use crate::common::commands::{self, attempts};
 use crate::common::hostile::{CardMode, Hostile, Measured, Mode, Script, run_measured};
 use crate::common::{TestEnv, agent, code, fast, stderr, stdout};
 
@@ -46,12 +46,8 @@ fn attempt(env: &TestEnv, step: &str) -> Value {
 
 /// Returns the event kinds of a step, oldest first.
 fn events(env: &TestEnv, step: &str) -> Vec<String> {
-    let out = env.run(["inspect", step, "--events", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).expect("a JSON line"))
-        .filter(|v| v["type"] == "event")
+    commands::events(env, step)
+        .iter()
         .map(|v| v["kind"].as_str().unwrap_or_default().to_owned())
         .collect()
 }

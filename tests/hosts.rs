@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 use std::os::unix::process::ExitStatusExt as _;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use a2a_recover::journal::{Attempt, StepName};
@@ -13,6 +13,7 @@ use a2a_recover::scripted_agent::ScriptedAgent;
 use rstest::rstest;
 
 use crate::common::agent::SlowProxy;
+use crate::common::child::Guarded;
 use crate::common::wait::{wait_until, wait_until_leases_lapse};
 use crate::common::{
     Background, Store, TestEnv, agent, code, fast_with_skills, stderr, stdout, write,
@@ -91,11 +92,14 @@ fn three_hosts_one_killed(
     env: &TestEnv,
     a: &Background<ScriptedAgent>,
 ) -> (&'static str, usize, usize) {
-    let mut running: Vec<(&str, Child)> = HOSTS
+    let mut running: Vec<(&str, Guarded)> = HOSTS
         .iter()
         .map(|host| {
             let args = ["reconcile", "--agent-concurrency", "4"];
-            (*host, cmd(env, Some(host), &args).spawn().unwrap())
+            (
+                *host,
+                Guarded::spawn(&mut cmd(env, Some(host), &args), host),
+            )
         })
         .collect();
     wait_until("a third of the sends", Duration::from_secs(120), || {

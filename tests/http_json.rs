@@ -11,21 +11,15 @@ use std::time::Duration;
 use a2a_recover::scripted_agent::AgentConfig;
 use serde_json::Value;
 
-use crate::common::bindings::{
-    assert_pending_gone, calls, delegated_then_gone, events, http_json, moves,
-};
-use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
+use crate::common::bindings::{assert_pending_gone, calls, delegated_then_gone, http_json, moves};
+use crate::common::commands::{crashing, delegate, events, reconcile, the_attempt};
 use crate::common::journal::artifact_texts_of;
-use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
+use crate::common::{TestEnv, agent, block_on, code, fast, json_lines, stderr, stdout};
 
 #[test]
 fn the_card_offers_only_http_json_and_json_rpc_is_not_served() {
     let a = agent(http_json(fast()));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let (card, rpc_status) = rt.block_on(async {
+    let (card, rpc_status) = block_on(async {
         let http = reqwest::Client::new();
         let card = http
             .get(format!("{}.well-known/agent-card.json", a.url()))

@@ -16,17 +16,13 @@ use crate::common::interop::{
     InteropAgent, plain_endpoint, start_fasta2a_agent, start_langgraph_agent, test_client,
 };
 use crate::common::journal::artifact_texts_of;
-use crate::common::{TestEnv, code, stderr, stdout};
+use crate::common::{TestEnv, block_on, code, stderr, stdout};
 
 /// Reads a task with its last 10 history messages (LangGraph refuses more) through our client,
 /// at the attempt's interface.
 fn task_with_history(row: &Value, task_id: &str) -> Value {
     let url = row["interfaceUrl"].as_str().expect("an interface URL");
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
+    block_on(async {
         let ep = plain_endpoint(url, ProtocolBinding::default());
         test_client()
             .get_task(&ep, task_id, Some(10))

@@ -9,17 +9,20 @@
 //!
 //! The SDKs are installed, pinned, by `scripts/test`; see `tests/common/interop.rs`.
 
-use a2a_recover::a2a::{ProtocolBinding, types};
+use a2a_recover::a2a::ProtocolBinding;
 
 use crate::common::bindings::steps;
-use crate::common::bindings::{ask_then_reply_at, delegate_reconcile_follow_at};
-use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
+use crate::common::bindings::{
+    ask_then_reply_at, delegate_reconcile_follow_at, follow_through_a_cut,
+};
+use crate::common::commands::{crashing, reconcile, the_attempt};
 use crate::common::interop::{
-    InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
+    InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, tasks_in_context,
+    test_client,
 };
 use crate::common::journal::artifact_texts_of;
 use crate::common::tcp_cut_proxy::TcpCutProxy;
-use crate::common::{TestEnv, code, json_lines, stderr, stdout};
+use crate::common::{TestEnv, block_on, code, json_lines, stderr, stdout};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Sdk {
@@ -105,7 +108,11 @@ fn crash_after_send_is_not_resent(sdk: Sdk) {
         assert_eq!(row["pendingQuestion"], "two rooms or one?");
         // Nothing was resent: the context holds the one task, the one found.
         let context = row["contextId"].as_str().unwrap();
-        let tasks = tasks_in_context(row["interfaceUrl"].as_str().unwrap(), sdk, context);
+        let tasks = tasks_in_context(
+            row["interfaceUrl"].as_str().unwrap(),
+            sdk.binding(),
+            context,
+        );
         assert_eq!(tasks, [row["taskId"].as_str().unwrap()], "{}", why());
     }
     let out = env.run(["inspect", "trip/hotel", "--events", "--format", "json"]);
@@ -116,47 +123,13 @@ fn crash_after_send_is_not_resent(sdk: Sdk) {
     assert_eq!(sends, 1, "one send, nothing resent");
 }
 
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// Lists the tasks of a context over gRPC with our client, by id.
-fn tasks_in_context(interface_url: &str, sdk: Sdk, context_id: &str) -> Vec<String> {
-    runtime().block_on(async {
-        let client = test_client();
-        let ep = plain_endpoint(interface_url, sdk.binding());
-        let req: types::ListTasksRequest =
-            serde_json::from_value(serde_json::json!({"contextId": context_id})).unwrap();
-        let page = client.list_tasks(&ep, &req).await.unwrap();
-        page.tasks
-            .into_iter()
-            .map(|t| t.unwrap().value.id)
-            .collect()
-    })
-}
-
 /// A follow whose gRPC stream a proxy cuts mid-task resubscribes and ends COMPLETED, the
 /// artifact stored once.
 fn a_cut_stream_is_resubscribed(sdk: Sdk) {
     let proxy = TcpCutProxy::bind(12);
     let a = sdk.start(Some(&proxy.host_port()));
     proxy.forward_to(&a.grpc_addr());
-    let env = TestEnv::new();
-    let why = || a.context();
-    let out = delegate(&env, "w/s", &a.url, "work:40", &[]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let out = env.run(["follow", "w/s", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
-    let lines = json_lines(&out);
-    let summary = lines.last().unwrap();
-    assert_eq!(summary["state"], "COMPLETED", "{summary}");
-    assert_eq!(proxy.cut(), 1, "{summary}");
-    assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
-    let row = the_attempt(&env, "w/s");
-    assert_eq!(row["state"], "COMPLETED", "{row}");
+    let (env, row) = follow_through_a_cut(&a, &a.url, &[], || proxy.cut());
     assert_eq!(row["binding"], "GRPC", "{row}");
     assert_eq!(
         row["interfaceUrl"],
@@ -171,7 +144,7 @@ fn a_cut_stream_is_resubscribed(sdk: Sdk) {
 fn an_unknown_task_is_the_agents_task_not_found(sdk: Sdk) {
     let a = sdk.start(None);
     let url = format!("http://{}/", a.grpc_addr());
-    let e = runtime().block_on(async {
+    let e = block_on(async {
         let ep = plain_endpoint(&url, sdk.binding());
         test_client()
             .get_task(&ep, "no-such-task", None)

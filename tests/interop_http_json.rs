@@ -6,14 +6,14 @@
 //!
 //! The SDKs are installed, pinned, by `scripts/test`; see `tests/common/interop.rs`.
 
-use a2a_recover::a2a::{ProtocolBinding, types};
+use a2a_recover::a2a::ProtocolBinding;
 
 use crate::common::bindings::{
     ask_then_reply_at, delegate_reconcile_follow_at, followed_through_a_cut, steps,
 };
 use crate::common::commands::{crashing, reconcile, the_attempt};
 use crate::common::interop::{
-    InteropAgent, plain_endpoint, start_js_agent_with, start_python_agent_with, test_client,
+    InteropAgent, start_js_agent_with, start_python_agent_with, tasks_in_context,
 };
 use crate::common::journal::artifact_texts_of;
 use crate::common::{TestEnv, code, stderr, stdout};
@@ -67,27 +67,12 @@ fn crash_after_send_is_found(sdk: Sdk) {
     assert_sent_over_http_json(&row);
     // Nothing was resent: the context holds the one task, the one found.
     let context = row["contextId"].as_str().unwrap();
-    let tasks = tasks_in_context(row["interfaceUrl"].as_str().unwrap(), context);
+    let tasks = tasks_in_context(
+        row["interfaceUrl"].as_str().unwrap(),
+        ProtocolBinding::HttpJsonV1,
+        context,
+    );
     assert_eq!(tasks, [row["taskId"].as_str().unwrap()], "{}", why());
-}
-
-/// Lists the tasks of a context over HTTP+JSON with our client, by id.
-fn tasks_in_context(interface_url: &str, context_id: &str) -> Vec<String> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let client = test_client();
-        let ep = plain_endpoint(interface_url, ProtocolBinding::HttpJsonV1);
-        let req: types::ListTasksRequest =
-            serde_json::from_value(serde_json::json!({"contextId": context_id})).unwrap();
-        let page = client.list_tasks(&ep, &req).await.unwrap();
-        page.tasks
-            .into_iter()
-            .map(|t| t.unwrap().value.id)
-            .collect()
-    })
 }
 
 fn a_cut_stream_is_resubscribed(sdk: Sdk) {

@@ -9,7 +9,7 @@ use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, types};
 use serde_json::Value;
 
 use crate::common::interop::{InteropAgent, Sdk, Transport};
-use crate::common::{TestEnv, code, json_lines, stderr, stdout};
+use crate::common::{TestEnv, block_on, code, json_lines, stderr, stdout};
 
 /// Asserts that a command against `agent` exited 0, showing its output and the agent's stderr.
 #[track_caller]
@@ -35,11 +35,7 @@ fn profile(env: &TestEnv, agent: &InteropAgent, extra: &[&str]) -> Value {
 
 /// How many tasks the agent lists to us (ListTasks without a filter, one page of up to 100).
 fn listed_tasks(agent: &InteropAgent) -> usize {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
+    block_on(async {
         let client = A2aClient::new(ClientConfig {
             timeout: Duration::from_secs(20),
             max_response_size: 16 * 1024 * 1024,

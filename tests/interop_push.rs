@@ -8,9 +8,10 @@
 
 use serde_json::Value;
 
-use crate::common::commands::{attempts, delegate};
+use crate::common::commands::{artifact_texts, attempts, delegate};
 use crate::common::interop::{InteropAgent, Sdk, Transport};
 use crate::common::listen::{Listen, wait_state};
+use crate::common::wait::{GUARD, poll};
 use crate::common::{TestEnv, code, json_lines, stderr, stdout};
 
 const QUESTION: &str = "two rooms or one?";
@@ -39,31 +40,25 @@ const GRPC03: Route = Route {
     binding: "grpc",
 };
 
-/// The texts of the parts of every artifact journaled for `step`.
-fn artifact_texts(env: &TestEnv, step: &str) -> String {
-    let out = env.run(["inspect", step, "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .iter()
-        .filter(|r| r["type"] == "artifact")
-        .flat_map(|r| r["parts"].as_array().cloned().unwrap_or_default())
-        .filter_map(|p| p["text"].as_str().map(str::to_owned))
-        .collect()
-}
-
-/// Asserts that the listener journaled at least one push for `row`'s config.
-fn assert_pushed(env: &TestEnv, row: &Value, agent: &InteropAgent) {
+/// Waits until the listener has journaled a push for `row`'s config. Seeing the step in a state
+/// does not mean that its push was journaled yet: an SDK may answer the send with the state its
+/// push also carries (@a2a-js/sdk 0.3 over JSON-RPC answers `ask` with INPUT_REQUIRED), while the
+/// push it fires alongside is still on its way to the listener.
+fn wait_pushed(env: &TestEnv, row: &Value, agent: &InteropAgent) {
     let id = row["push"]["configId"]
         .as_str()
         .unwrap_or_else(|| panic!("no push config was sent: {row}\n{}", agent.context()));
-    let (config, _) = env
-        .open_journal()
-        .push_config_by_id(id)
-        .expect("read")
-        .expect("the config is journaled");
+    let journal = env.open_journal();
+    let pushed = poll(GUARD, || {
+        let (config, _) = journal
+            .push_config_by_id(id)
+            .expect("read")
+            .expect("the config is journaled");
+        config.last_push_at.ok_or(())
+    });
     assert!(
-        config.last_push_at.is_some(),
-        "no push was journaled for {id}: {row}\n{}",
+        pushed.is_ok(),
+        "no push was journaled for {id} within {GUARD:?}: {row}\n{}",
         agent.context()
     );
 }
@@ -103,7 +98,7 @@ fn pushed(sdk: Sdk, route: &Route) {
     // work: every state after the send's answer comes from a push (no pass, no follow).
     delegate_short_of(&env, &agent, ("w/work", "work:3"), &flags, "COMPLETED");
     let row = wait_state(&env, "w/work", "COMPLETED");
-    assert_pushed(&env, &row, &agent);
+    wait_pushed(&env, &row, &agent);
     assert!(row["artifacts"].as_u64() >= Some(1), "{row}");
     let texts = artifact_texts(&env, "w/work");
     assert!(texts.contains("step 3"), "{texts:?}\n{}", agent.context());
@@ -112,7 +107,7 @@ fn pushed(sdk: Sdk, route: &Route) {
     delegate_short_of(&env, &agent, ("w/ask", "ask"), &flags, "INPUT_REQUIRED");
     let asked = wait_state(&env, "w/ask", "INPUT_REQUIRED");
     assert_eq!(asked["pendingQuestion"], QUESTION, "{asked}");
-    assert_pushed(&env, &asked, &agent);
+    wait_pushed(&env, &asked, &agent);
     let out = env.run(["reply", "w/ask", "one room"]);
     assert_eq!(
         code(&out),

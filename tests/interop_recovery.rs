@@ -13,17 +13,13 @@ use crate::common::commands::{crashing, reconcile, spawn, the_attempt};
 use crate::common::interop::{
     InteropAgent, plain_endpoint, start_js_agent, start_python_agent, test_client,
 };
-use crate::common::{TestEnv, code, stderr, stdout};
+use crate::common::{TestEnv, block_on, code, stderr, stdout};
 
 const STEP: &str = "trip-42/hotel";
 
 /// Reads a task with its whole history through our client.
 fn task_with_history(agent_url: &str, task_id: &str) -> Value {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
+    block_on(async {
         let client = test_client();
         let ep = plain_endpoint(agent_url, ProtocolBinding::default());
         client.get_task(&ep, task_id, None).await.unwrap().raw

@@ -16,7 +16,7 @@ use crate::common::journal::artifact_texts_of;
 use a2a_recover::a2a::ProtocolBinding;
 
 use crate::common::interop::{InteropAgent, Sdk, Transport, plain_endpoint, test_client};
-use crate::common::{TestEnv, code, json_lines, stderr, stdout};
+use crate::common::{TestEnv, block_on, code, json_lines, stderr, stdout};
 
 /// An official v0.3 agent, and the binding a2a-recover is to speak to it.
 struct Peer {
@@ -219,13 +219,7 @@ impl Peer {
         };
         let ep = plain_endpoint(row["interfaceUrl"].as_str().unwrap(), binding);
         let task_id = row["taskId"].as_str().unwrap();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let task = rt
-            .block_on(test_client().get_task(&ep, task_id, Some(0)))
-            .unwrap();
+        let task = block_on(test_client().get_task(&ep, task_id, Some(0))).unwrap();
         let task = serde_json::to_value(&task.value).unwrap();
         let artifacts = task["artifacts"].as_array().unwrap();
         assert_eq!(artifacts.len(), 1, "{task}");

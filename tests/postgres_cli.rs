@@ -3,24 +3,15 @@
 //! holder, and the password, which no output may show. The crash matrix runs on both stores in
 //! tests/reconcile.rs. A missing server fails these tests (tests/common/postgres.rs).
 
-use std::process::Output;
-
 use a2a_recover::journal::{LockAttempt, LockScope};
-use serde_json::Value;
 
 use crate::common::commands::{attempts, delegate, latest, settle, spawn};
 use crate::common::journal::assert_consistent;
 use crate::common::postgres::pg_password;
 use crate::common::running::Running;
-use crate::common::{Store, TestEnv, agent, code, explain, fast, json_lines, stderr, stdout};
-
-/// Returns the `summary` record of a `--format json` run.
-fn summary(o: &Output) -> Value {
-    json_lines(o)
-        .into_iter()
-        .rfind(|r| r["type"] == "summary")
-        .unwrap_or_else(|| panic!("no summary: {}", explain(o)))
-}
+use crate::common::{
+    Store, TestEnv, agent, code, explain, fast, json_lines, stderr, stdout, summary_record,
+};
 
 /// The shown form of the test journal: the URL without its password.
 fn shown(env: &TestEnv) -> String {
@@ -49,14 +40,14 @@ fn every_command_works_on_a_postgres_journal() {
         &["--format", "json"],
     );
     assert!(matches!(code(&out), 0 | 3), "{}", explain(&out));
-    assert_eq!(summary(&out)["journal"], shown(&env));
+    assert_eq!(summary_record(&out)["journal"], shown(&env));
     let out = delegate(&env, "trip/hotel", &a.url(), "ask", &[]);
     assert!(matches!(code(&out), 0 | 3 | 4), "{}", explain(&out));
     assert_eq!(settle(&env), 4);
     // follow: the flight is done.
     let out = env.run(["follow", "trip/flight", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", explain(&out));
-    assert_eq!(summary(&out)["state"], "COMPLETED");
+    assert_eq!(summary_record(&out)["state"], "COMPLETED");
     // reply: the hotel's question is answered, and the task completes.
     let out = env.run(["reply", "trip/hotel", "one room"]);
     assert!(matches!(code(&out), 0 | 3), "{}", explain(&out));
@@ -97,7 +88,7 @@ fn every_command_works_on_a_postgres_journal() {
     // prune, under the whole journal's lock.
     let out = env.run(["prune", "--older-than", "0s", "--yes", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", explain(&out));
-    assert_eq!(summary(&out)["journal"], shown(&env));
+    assert_eq!(summary_record(&out)["journal"], shown(&env));
     assert_eq!(assert_consistent(&env.journal()), 3);
 }
 
@@ -106,11 +97,11 @@ fn journal_init_creates_the_schema_and_says_so() {
     let env = TestEnv::on(Store::Postgres);
     let out = env.run(["journal", "init", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", explain(&out));
-    let s = summary(&out);
+    let s = summary_record(&out);
     assert_eq!(s["created"], true, "{s}");
     assert_eq!(s["store"], "postgres", "{s}");
     let out = env.run(["journal", "init", "--format", "json"]);
-    assert_eq!(summary(&out)["created"], false);
+    assert_eq!(summary_record(&out)["created"], false);
     let out = env.run(["status"]);
     assert_eq!(code(&out), 0, "{}", explain(&out));
     assert!(stdout(&out).contains(&shown(&env)), "{}", explain(&out));
@@ -149,7 +140,7 @@ fn the_password_shows_nowhere() {
     assert_eq!(code(&outs[6]), 2, "{}", explain(&outs[6]));
     // Something was logged at -vvv, so the check above read real text.
     assert!(stderr(&outs[4]).len() > 100, "{}", explain(&outs[4]));
-    assert_eq!(summary(&outs[4])["journal"], shown(&env));
+    assert_eq!(summary_record(&outs[4])["journal"], shown(&env));
 }
 
 #[test]

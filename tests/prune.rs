@@ -15,7 +15,7 @@ use insta::assert_snapshot;
 
 use crate::common::commands::{delegate, reconcile, the_attempt};
 use crate::common::snapshot::{compile, snapshot_of, snapshot_with};
-use crate::common::{Background, TestEnv, agent, code, json_lines, stderr, stdout};
+use crate::common::{Background, TestEnv, agent, code, json_lines, stderr, stdout, summary_record};
 
 /// Forty days, in milliseconds: how far the first rounds of events are moved into the past.
 const AGED_MS: i64 = 40 * 86_400_000;
@@ -60,11 +60,6 @@ fn inspect_events(env: &TestEnv, step: &str) -> (Vec<Value>, Vec<Value>) {
             .collect::<Vec<_>>()
     };
     (of("attempt"), of("event"))
-}
-
-/// The last line of a JSON Lines output.
-fn summary(out: &std::process::Output) -> Value {
-    json_lines(out).pop().unwrap()
 }
 
 /// A journal with history: `w/slow` and `w/quiet` run (their agent reports progress between
@@ -150,7 +145,7 @@ fn prune_deletes_old_refreshes_and_nothing_else() {
 
     let out = env.run(["prune", "--older-than", "30d", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let s = summary(&out);
+    let s = summary_record(&out);
     assert_eq!(s["type"], "summary");
     assert_eq!(s["command"], "prune");
     assert_eq!(s["olderThan"], "30d");
@@ -186,7 +181,7 @@ fn prune_deletes_old_refreshes_and_nothing_else() {
     // A second prune finds nothing more.
     let again = env.run(["prune", "--older-than", "30d", "--format", "json"]);
     assert_eq!(code(&again), 0, "{}", stderr(&again));
-    assert_eq!(summary(&again)["deleted"], 0);
+    assert_eq!(summary_record(&again)["deleted"], 0);
 }
 
 #[test]
@@ -204,7 +199,7 @@ fn a_pass_and_compensate_act_the_same_after_a_prune() {
     }
     let out = env.run(["prune", "--older-than", "30d", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(summary(&out)["deleted"], 3);
+    assert_eq!(summary_record(&out)["deleted"], 3);
 
     // The same agent, the same tasks: what each would do must be the same.
     let plan = |e: &TestEnv, args: &[&str]| {
@@ -248,14 +243,14 @@ fn a_pass_and_compensate_act_the_same_after_a_prune() {
     let pass = reconcile(&env, &["--format", "json"]);
     assert_eq!(code(&pass), 4, "{}", stderr(&pass));
     assert_eq!(
-        summary(&pass)["outcomes"]["INPUT_REQUIRED"],
+        summary_record(&pass)["outcomes"]["INPUT_REQUIRED"],
         1,
         "{}",
         stdout(&pass)
     );
     let comp = env.run(["compensate", "w", "--format", "json"]);
     assert_eq!(code(&comp), 0, "{}", stderr(&comp));
-    assert_eq!(summary(&comp)["workflowState"], "COMPENSATED");
+    assert_eq!(summary_record(&comp)["workflowState"], "COMPENSATED");
 }
 
 #[test]
@@ -272,7 +267,7 @@ fn a_dry_run_counts_and_changes_no_byte() {
         "json",
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let s = summary(&out);
+    let s = summary_record(&out);
     assert_eq!(s["deleted"], 3);
     assert_eq!(s["outcomes"]["would-delete"], 3);
     assert_eq!(s["dryRun"], true);
@@ -283,7 +278,7 @@ fn a_dry_run_counts_and_changes_no_byte() {
     assert_snapshot!(snapshot_of(&env, &human));
     // A younger age than any event prunes nothing.
     let none = env.run(["prune", "--older-than", "50d", "--format", "json"]);
-    assert_eq!(summary(&none)["deleted"], 0);
+    assert_eq!(summary_record(&none)["deleted"], 0);
     // And what the real prune says (sizes depend on SQLite's pages).
     let sizes = compile(&[(r"\b\d+(\.\d+)? (B|kB|MB)\b", "[SIZE]")]);
     let human = env.run(["prune", "--older-than", "30d"]);
@@ -322,7 +317,7 @@ fn no_journal_is_an_error_and_an_empty_one_is_nothing_to_prune() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let out = env.run(["prune", "--older-than", "1d", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let s = summary(&out);
+    let s = summary_record(&out);
     assert_eq!(
         (s["deleted"].as_u64(), s["exitCode"].as_u64()),
         (Some(0), Some(0))

@@ -8,11 +8,11 @@ use a2a_recover::scripted_agent::{AgentConfig, PushFault, ScriptedAgent, Stats};
 use serde_json::Value;
 
 use crate::common::agent::Background;
-use crate::common::commands::{reconcile, the_attempt};
+use crate::common::commands::{artifact_texts, events, reconcile, the_attempt};
 use crate::common::journal::assert_consistent;
-use crate::common::listen::{Listen, events, wait_state};
+use crate::common::listen::{Listen, wait_state};
 use crate::common::wait::{GUARD, wait_for};
-use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
+use crate::common::{TestEnv, agent, code, fast, stderr, stdout};
 
 fn pushing(faults: &[PushFault]) -> Background<ScriptedAgent> {
     agent(AgentConfig {
@@ -53,18 +53,6 @@ fn delegate_pushed(env: &TestEnv, a: &Background<ScriptedAgent>, listen: &Listen
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
 
-/// The texts of the parts of `step`'s artifacts, in order.
-fn artifact_text(env: &TestEnv, step: &str) -> String {
-    let out = env.run(["inspect", step, "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .iter()
-        .filter(|r| r["type"] == "artifact")
-        .flat_map(|r| r["parts"].as_array().cloned().unwrap_or_default())
-        .filter_map(|p| p["text"].as_str().map(str::to_owned))
-        .collect()
-}
-
 /// The `(from, to)` of each state change among `events`.
 fn transitions(events: &[Value]) -> Vec<(String, String)> {
     events
@@ -96,7 +84,7 @@ fn duplicates_and_reordering_change_nothing_a_second_time() {
         !moves.iter().any(|(from, _)| from.contains("COMPLETED")),
         "{seen:?}"
     );
-    assert_eq!(artifact_text(&env, "w/s"), "chunk 1;chunk 2;chunk 3;");
+    assert_eq!(artifact_texts(&env, "w/s"), "chunk 1;chunk 2;chunk 3;");
     // Stopped once every push was answered: nothing more came of them.
     let (exit, err) = listen.stop();
     assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));
@@ -197,6 +185,6 @@ fn listen_killed_after_a_push_is_read_leaves_nothing_half_written() {
     let out = reconcile(&env, &[]);
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
     assert_eq!(the_attempt(&env, "w/s")["state"], "COMPLETED");
-    assert_eq!(artifact_text(&env, "w/s"), "chunk 1;chunk 2;chunk 3;");
+    assert_eq!(artifact_texts(&env, "w/s"), "chunk 1;chunk 2;chunk 3;");
     assert_consistent(&env.journal());
 }

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use a2a_recover::scripted_agent::{AgentConfig, PushFault};
 
+use crate::common::commands::events;
 use crate::common::commands::{attempts, the_attempt};
-use crate::common::listen::{Listen, events, post, status_update, wait_state};
+use crate::common::listen::{Listen, post, status_update, wait_state};
 use crate::common::transcript::Transcript;
 use crate::common::wait::{GUARD, wait_for};
 use crate::common::{TestEnv, agent, code, fast, json_lines, stderr};

@@ -6,9 +6,10 @@ use std::time::Duration;
 use a2a_recover::scripted_agent::{AgentConfig, PushFault};
 use serde_json::{Value, json};
 
+use crate::common::commands::events;
 use crate::common::commands::the_attempt;
 use crate::common::journal::assert_consistent;
-use crate::common::listen::{Listen, events, post, status_update, wait_state};
+use crate::common::listen::{Listen, post, status_update, wait_state};
 use crate::common::{Store, TestEnv, agent, code, fast, stderr};
 
 /// How often each listener gets each push.

@@ -7,6 +7,7 @@
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
 
+use crate::common::child::Guarded;
 use crate::common::{TestEnv, code, stderr, stdout};
 
 /// The first screen: what a newcomer sees without scrolling.
@@ -120,12 +121,13 @@ fn the_example_session_runs_as_shown() {
                 "runs in the background"
             );
             // A free port instead of the README's fixed one: CI machines are shared.
-            let mut child = Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"))
-                .args(["scripted-agent", "--port", "0"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("spawn scripted-agent");
+            let mut child = Guarded::spawn(
+                Command::new(assert_cmd::cargo::cargo_bin("a2a-recover"))
+                    .args(["scripted-agent", "--port", "0"])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::null()),
+                "scripted-agent",
+            );
             let mut line = String::new();
             BufReader::new(child.stdout.take().unwrap())
                 .read_line(&mut line)

@@ -17,7 +17,9 @@ use crate::common::commands::{
 };
 use crate::common::journal::assert_consistent;
 use crate::common::wait::{last_lease_expiry, wait_past};
-use crate::common::{Background, Store, TestEnv, agent, code, fast, json_lines, stderr, stdout};
+use crate::common::{
+    Background, Store, TestEnv, agent, block_on, code, fast, json_lines, stderr, stdout,
+};
 
 /// The agent's state of the task created by `message_id`, as `TASK_STATE_…` without the prefix.
 fn agent_state(stats: &Stats, message_id: &str) -> Option<String> {
@@ -778,11 +780,7 @@ fn a_task_canceled_by_the_agent_fails_the_step_for_good_without_redelegation() {
         .to_owned();
     // Someone else cancels it on the agent: not a2a-recover's `compensate`.
     let url = a.url();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
+    block_on(async {
         let client = a2a_recover::a2a::A2aClient::new(a2a_recover::a2a::ClientConfig {
             timeout: Duration::from_secs(30),
             max_response_size: 1 << 20,

@@ -13,7 +13,7 @@ use crate::common::bindings::calls;
 use crate::common::commands::{crashing, delegate, reconcile, the_attempt};
 use crate::common::interop::{InteropAgent, plain_endpoint, start_scripted_agent, test_client};
 use crate::common::journal::artifact_texts_of;
-use crate::common::{TestEnv, agent, code, fast, json_lines, stderr, stdout};
+use crate::common::{TestEnv, agent, block_on, code, fast, json_lines, stderr, stdout};
 
 fn grpc(cfg: AgentConfig) -> AgentConfig {
     AgentConfig {
@@ -35,11 +35,7 @@ fn grpc_agent() -> InteropAgent {
 }
 
 fn card(url: &str) -> Value {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
+    block_on(async {
         let body = reqwest::get(format!("{url}.well-known/agent-card.json"))
             .await
             .unwrap()
@@ -240,11 +236,7 @@ fn subscription_stays_open_until_the_task_moves_on(binding: ServedBinding) {
         ServedBinding::HttpJson => (a.url(), ProtocolBinding::HttpJsonV1),
         ServedBinding::Grpc => (a.url(), ProtocolBinding::GrpcV1),
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let states = rt.block_on(async {
+    let states = block_on(async {
         let client = test_client();
         let ep = plain_endpoint(&url, wire);
         let asked = client
@@ -310,11 +302,7 @@ fn a_subscription_to_a_question_stays_open_over_grpc() {
 #[test]
 fn an_unknown_task_is_the_agents_task_not_found_over_grpc() {
     let a = agent(grpc(fast()));
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let e = rt.block_on(async {
+    let e = block_on(async {
         let ep = plain_endpoint(&a.url(), ProtocolBinding::GrpcV1);
         test_client()
             .get_task(&ep, "no-such-task", None)

@@ -14,7 +14,7 @@ use rustix::process::Signal;
 use serde_json::Value;
 
 use crate::common::agent::SlowProxy;
-use crate::common::commands::{attempts, spawn};
+use crate::common::commands::{attempts, events, spawn};
 use crate::common::journal::{artifacts_of, assert_consistent};
 use crate::common::running::Running;
 use crate::common::wait::{GUARD, wait_until};
@@ -230,7 +230,7 @@ fn a_signal_during_follow_commits_every_event_and_frees_the_lease() {
         case.assert_summary(&lines, "follow");
         // Every event shown was journaled first.
         let shown: Vec<&Value> = lines.iter().filter(|v| v["type"] == "event").collect();
-        let journaled = journaled_events(&env, "w/long");
+        let journaled = events(&env, "w/long");
         for event in &shown {
             assert!(
                 journaled.iter().any(|j| j["id"] == event["id"]),
@@ -286,10 +286,7 @@ fn a_signal_during_reconcile_follow_for_commits_every_event_and_frees_the_lock()
         case.assert_signalled(status, &err);
         case.assert_summary(&lines, "reconcile");
         // Every event shown was journaled first.
-        let journaled: Vec<Value> = steps
-            .iter()
-            .flat_map(|s| journaled_events(&env, s))
-            .collect();
+        let journaled: Vec<Value> = steps.iter().flat_map(|s| events(&env, s)).collect();
         for event in lines.iter().filter(|v| v["type"] == "event") {
             assert!(
                 journaled.iter().any(|j| j["id"] == event["id"]),
@@ -307,17 +304,6 @@ fn a_signal_during_reconcile_follow_for_commits_every_event_and_frees_the_lock()
         assert_eq!(stats.tasks.len(), steps.len());
         assert_eq!(stats.messages.len(), steps.len(), "following sends nothing");
     }
-}
-
-/// The journaled events of a step (`inspect --events`).
-fn journaled_events(env: &TestEnv, step: &str) -> Vec<Value> {
-    let out = env.run(["inspect", step, "--events", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| v["type"] == "event")
-        .collect()
 }
 
 /// How many `chunk i;` pieces the step's `result` artifact holds.

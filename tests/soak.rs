@@ -29,7 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use a2a_recover::scripted_agent::{AgentConfig, DropMode, FailMode, ScriptedAgent, Stats};
@@ -37,6 +37,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
 use serde_json::Value;
 
+use crate::common::child::Guarded;
 use crate::common::commands::{attempts, spawn, the_attempt};
 use crate::common::journal::assert_consistent;
 use crate::common::wait::{GUARD, wait_until};
@@ -74,7 +75,7 @@ struct Planned {
 struct Run {
     kind: Kind,
     label: String,
-    child: Child,
+    child: Guarded,
     started: Instant,
     kill_at: Option<Instant>,
     killed: bool,
@@ -309,15 +310,15 @@ impl Soak {
         self.serial += 1;
         let log = self.env.path().join(format!("logs/{}.err", self.serial));
         std::fs::create_dir_all(log.parent().unwrap()).unwrap();
-        let child = self
-            .env
-            .std_cmd()
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("spawn a2a-recover");
+        let child = Guarded::spawn(
+            self.env
+                .std_cmd()
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap()),
+            "a2a-recover",
+        );
         *self.figures.processes.entry(kind).or_default() += 1;
         let p = self.kill_chance(kind);
         let kill_at = (may_kill && p > 0.0 && self.rng.random_bool(p)).then(|| {

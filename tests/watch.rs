@@ -8,6 +8,7 @@ use rstest::rstest;
 use rustix::process::Signal;
 use serde_json::Value;
 
+use crate::common::child::Guarded;
 use crate::common::commands::{delegate, reconcile};
 use crate::common::pty::run_on_terminal;
 use crate::common::running::Running;
@@ -15,15 +16,14 @@ use crate::common::{Store, TestEnv, agent, code, fast, stderr, stdout};
 
 /// `a2a-recover ARGS` started with its stdout and stderr piped.
 fn watching(env: &TestEnv, args: &[&str]) -> Running {
-    let child = env
-        .std_cmd()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn a2a-recover");
-    Running::new(child)
+    Running::new(Guarded::spawn(
+        env.std_cmd()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+        "a2a-recover",
+    ))
 }
 
 fn hotel_in(lines: &[Value], state: &str) -> bool {

@@ -335,31 +335,7 @@ fn fsyncs(cfg: &Cfg, agent: &Agent, dir: &Path, table: &mut Table) -> anyhow::Re
             )?;
         }
         one_delegate(cfg, &j, agent, "fsync/first")?;
-        let trace = dir.join(format!("strace-{registered}.txt"));
-        let status = std::process::Command::new("strace")
-            .args(["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o"])
-            .arg(&trace)
-            .arg(&cfg.bin)
-            .args([
-                "--journal",
-                &j,
-                "-q",
-                "delegate",
-                "fsync/second",
-                "--agent",
-                &agent.url,
-            ])
-            .arg("work:100")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()?;
-        if !status.success() {
-            bail!("delegate under strace failed: {status}");
-        }
-        let calls = std::fs::read_to_string(&trace)?
-            .lines()
-            .filter(|l| l.contains("fsync("))
-            .count();
+        let calls = fsyncs_of(cfg, agent, &j, "fsync/second", &dir.join("strace.txt"))?;
         table.add(Row {
             section: "delegate",
             what: format!(
@@ -375,5 +351,73 @@ fn fsyncs(cfg: &Cfg, agent: &Agent, dir: &Path, table: &mut Table) -> anyhow::Re
             paired: None,
         });
     }
+    // The same over many delegates in a row: a process that finds the WAL past the size it
+    // keeps checkpoints it at close (two more, and one for the WAL's new header after it).
+    let journal = dir.join("fsyncs-many.sqlite3");
+    let j = journal.display().to_string();
+    run_child(
+        &cfg.bin,
+        &["--journal", &j, "-q", "agents", "add", &agent.url],
+    )?;
+    let runs: u32 = if cfg.quick { 12 } else { 48 };
+    let mut total = 0;
+    for i in 0..runs {
+        total += fsyncs_of(
+            cfg,
+            agent,
+            &j,
+            &format!("many/s{i}"),
+            &dir.join("strace.txt"),
+        )?;
+    }
+    table.add(Row {
+        section: "delegate",
+        what: format!(
+            "fsync and fdatasync calls per `delegate`, agent registered, over {runs} in a row \
+             (strace -f; the checkpoints at close included)"
+        ),
+        figure: Value::Count(total as f64 / f64::from(runs)),
+        floor: Some((
+            format!("the durable points: {DURABLE_POINTS}"),
+            Value::Count(DURABLE_POINTS as f64),
+        )),
+        target: None,
+        paired: None,
+    });
     Ok(())
+}
+
+/// The `fsync` and `fdatasync` calls of one `delegate STEP` into `journal`, counted by
+/// `strace -f` into `trace`.
+fn fsyncs_of(
+    cfg: &Cfg,
+    agent: &Agent,
+    journal: &str,
+    step: &str,
+    trace: &Path,
+) -> anyhow::Result<usize> {
+    let status = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(trace)
+        .arg(&cfg.bin)
+        .args([
+            "--journal",
+            journal,
+            "-q",
+            "delegate",
+            step,
+            "--agent",
+            &agent.url,
+        ])
+        .arg("work:100")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()?;
+    if !status.success() {
+        bail!("delegate under strace failed: {status}");
+    }
+    Ok(std::fs::read_to_string(trace)?
+        .lines()
+        .filter(|l| l.contains("fsync("))
+        .count())
 }

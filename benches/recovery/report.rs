@@ -43,7 +43,8 @@ impl std::fmt::Display for Value {
             Self::Bytes(b) if b >= 1e9 => write!(f, "{:.1} GB", b / 1e9),
             Self::Bytes(b) if b >= 1e6 => write!(f, "{:.1} MB", b / 1e6),
             Self::Bytes(b) => write!(f, "{b:.0} B"),
-            Self::Count(n) => write!(f, "{n:.0}"),
+            Self::Count(n) if n.fract() == 0.0 => write!(f, "{n:.0}"),
+            Self::Count(n) => write!(f, "{n:.2}"),
         }
     }
 }

@@ -774,6 +774,7 @@ mod tests {
             card_json: Some(card.to_owned()),
             skills: Vec::new(),
             accepts_context_id: None,
+            push_url: None,
             registered: Some(1),
             fetched_at: None,
             profile: None,

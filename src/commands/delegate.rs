@@ -53,7 +53,7 @@ use crate::error::CliError;
 use crate::exit;
 use crate::journal::{
     Attempt, AttemptState, Binding, InspectFilter, IntentOutcome, Journal, NeedsHuman, NewIntent,
-    Step, StepName, StepSpec, Target,
+    PushConfig, Step, StepName, StepSpec, Target,
 };
 use crate::output::BrokenPipe;
 use crate::recovery::decide;
@@ -672,6 +672,21 @@ impl Delegation<'_> {
     /// and failure when it has one; the credential journaled on the attempt (chosen for its
     /// own agent when its intent was committed), never one given for another agent.
     async fn outgoing(&self, attempt: &Attempt) -> anyhow::Result<Outgoing> {
+        let held = if self.req.no_push {
+            None
+        } else {
+            self.journal.push_config(attempt.id)?
+        };
+        self.outgoing_held(attempt, held.as_ref()).await
+    }
+
+    /// [`Delegation::outgoing`] with the attempt's push config already read (`held`; a plan
+    /// reads those of its new attempts in one statement).
+    async fn outgoing_held(
+        &self,
+        attempt: &Attempt,
+        held: Option<&PushConfig>,
+    ) -> anyhow::Result<Outgoing> {
         let previous = match attempt.previous_attempt {
             Some(p) => Some(self.journal.attempt(p)?),
             None => None,
@@ -698,7 +713,7 @@ impl Delegation<'_> {
             push: if self.req.no_push {
                 None
             } else {
-                push::base_for(self.journal, attempt, self.req.push.as_deref())?
+                push::base_with(self.journal, attempt, held, self.req.push.as_deref())?
             },
         })
     }

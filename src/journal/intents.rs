@@ -1,7 +1,7 @@
 //! Intents: new steps and their `INTENT` attempts, committed before anything is sent
 //! ([`Journal::create_intents`], [`Journal::add_attempt`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
 
@@ -30,6 +30,9 @@ impl Journal {
             // (nothing else writes them inside this transaction).
             let mut workflows: HashMap<&str, Option<i64>> = HashMap::new();
             let mut agents: HashMap<&str, queries::IntentAgent> = HashMap::new();
+            // A workflow this transaction created holds only the steps it inserted (their
+            // names): no statement asks whether another step of it exists.
+            let mut created: HashMap<i64, HashSet<&str>> = HashMap::new();
             let mut out = Vec::with_capacity(intents.len());
             for intent in intents {
                 let name = &intent.spec.name;
@@ -41,6 +44,13 @@ impl Journal {
                     wf
                 };
                 let existing = match wf {
+                    Some(wf)
+                        if created
+                            .get(&wf)
+                            .is_some_and(|steps| !steps.contains(name.step.as_str())) =>
+                    {
+                        None
+                    }
                     Some(wf) => queries::step_id_in(tx, wf, &name.step).map_err(&e)?,
                     None => None,
                 };
@@ -57,6 +67,7 @@ impl Journal {
                 } else {
                     let wf = queries::workflow_id_or_insert(tx, &name.workflow, now).map_err(&e)?;
                     workflows.insert(&name.workflow, Some(wf));
+                    created.insert(wf, HashSet::new());
                     wf
                 };
                 let agent = match intent.agent_url.as_deref() {
@@ -70,6 +81,9 @@ impl Journal {
                     None => None,
                 };
                 let step = queries::insert_step(tx, wf, &intent.spec, None, now).map_err(&e)?;
+                if let Some(steps) = created.get_mut(&wf) {
+                    steps.insert(&name.step);
+                }
                 let new = NewAttempt {
                     agent_url: intent.agent_url.clone(),
                     message_id: intent.message_id.clone(),

@@ -331,6 +331,7 @@ mod tests {
             card_json: None,
             skills: vec!["book".into()],
             accepts_context_id: None,
+            push_url: None,
             registered: Some(n),
             fetched_at: None,
             profile: None,

@@ -1114,6 +1114,7 @@ mod tests {
             card_json: None,
             skills: Vec::new(),
             accepts_context_id: Some(true),
+            push_url: None,
             registered: None,
             fetched_at: None,
             profile: Some(profile(list_tasks)),

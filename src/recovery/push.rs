@@ -98,8 +98,20 @@ pub fn base_for(
     attempt: &Attempt,
     given: Option<&str>,
 ) -> anyhow::Result<Option<String>> {
-    if let Some(held) = journal.push_config(attempt.id)? {
-        return Ok(Some(base_of(&held)));
+    let held = journal.push_config(attempt.id)?;
+    base_with(journal, attempt, held.as_ref(), given)
+}
+
+/// [`base_for`] with the attempt's own config (`held`) already read: a plan reads those of
+/// all its new attempts in one statement.
+pub fn base_with(
+    journal: &Journal,
+    attempt: &Attempt,
+    held: Option<&PushConfig>,
+    given: Option<&str>,
+) -> anyhow::Result<Option<String>> {
+    if let Some(held) = held {
+        return Ok(Some(base_of(held)));
     }
     if let Some(given) = given {
         return base_url(given).map(Some);
@@ -109,8 +121,9 @@ pub fn base_for(
     {
         return Ok(Some(base_of(&held)));
     }
+    // The agent's row as read lately (a plan's sends to one agent read it once).
     if let Some(card) = attempt.agent_url.as_deref()
-        && let Some(url) = journal.agent_push(card)?.url
+        && let Some(url) = journal.agent(card)?.and_then(|a| a.push_url)
     {
         return base_url(&url).map(Some);
     }

@@ -40,8 +40,8 @@ use crate::a2a::{
 use crate::clock::Clock;
 use crate::crash::{self, Point};
 use crate::journal::{
-    self, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal, JournalError,
-    Lease, NeedsHuman, Reply, ReplyState, SendOutcome, SendRecord, Source,
+    self, Agent, AgentCard, Attempt, AttemptId, AttemptState, Claim, FailureKind, Journal,
+    JournalError, Lease, NeedsHuman, Reply, ReplyState, SendOutcome, SendRecord, Source,
 };
 use crate::recovery::detail::{Detail, Why};
 use crate::recovery::error::unusable_answer;
@@ -329,20 +329,29 @@ pub struct JournaledWire {
 /// - where its credential goes: what its agent's journaled card's security schemes ask for
 ///   (`a2a::card_placement`), a bearer when no card is journaled.
 pub fn journaled_wire(journal: &Journal, attempt: &Attempt) -> anyhow::Result<JournaledWire> {
+    let agent = match attempt.agent_url.as_deref() {
+        Some(card_url) => journal.agent(card_url)?,
+        None => None,
+    };
+    journaled_wire_of(attempt, agent.as_ref())
+}
+
+/// [`journaled_wire`] of an attempt whose agent's row (`None`: not journaled) is read already.
+fn journaled_wire_of(attempt: &Attempt, agent: Option<&Agent>) -> anyhow::Result<JournaledWire> {
     let Some(card_url) = attempt.agent_url.as_deref() else {
         return Ok(JournaledWire {
             binding: attempt.binding.unwrap_or_default(),
             placement: Placement::Bearer,
         });
     };
-    let card = journal.agent(card_url)?.and_then(|a| a.card_json);
+    let card = agent.and_then(|a| a.card_json.as_deref());
     let key = wire::Key {
         card_url,
-        card: card.as_deref(),
+        card,
         binding: attempt.binding,
         interface_url: attempt.interface_url.as_deref(),
     };
-    wire::memo(&key, || wire_of_card(card_url, attempt, card.as_deref()))
+    wire::memo(&key, || wire_of_card(card_url, attempt, card))
 }
 
 /// [`journaled_wire`] of an attempt of an agent whose journaled card is `card`.
@@ -940,12 +949,14 @@ impl Sender<'_> {
 
     /// The endpoint of an attempt about to be sent, its agent, and whether to send our contextId.
     fn prepare(&self, attempt: &Attempt, out: &Outgoing) -> anyhow::Result<Prepared> {
-        let endpoint = endpoint_of(attempt, out, journaled_wire(self.journal, attempt)?)?;
+        // The agent's row once, for its card and its answer on context ids.
+        let agent = match attempt.agent_url.as_deref() {
+            Some(card_url) => self.journal.agent(card_url)?,
+            None => None,
+        };
+        let endpoint = endpoint_of(attempt, out, journaled_wire_of(attempt, agent.as_ref())?)?;
         let card_url = attempt.agent_url.clone().unwrap_or_default();
-        let accepts = self
-            .journal
-            .agent(&card_url)?
-            .and_then(|a| a.accepts_context_id);
+        let accepts = agent.and_then(|a| a.accepts_context_id);
         let with_context =
             attempt.context_id_ours && attempt.context_id.is_some() && accepts != Some(false);
         Ok(Prepared {

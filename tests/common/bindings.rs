@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use a2a_recover::scripted_agent::{AgentConfig, ScriptedAgent, ServedBinding, Stats};
 use serde_json::Value;
 
-use crate::common::commands::{delegate, reconcile, the_attempt};
+use crate::common::commands::{delegate, events, reconcile, the_attempt};
 use crate::common::cut_proxy::CutProxy;
 use crate::common::in_runtime::CardServer;
 use crate::common::interop::InteropAgent;
@@ -34,16 +34,6 @@ pub fn moves(env: &TestEnv, step: &str) -> usize {
         .iter()
         .filter(|e| e["kind"] == "interface-moved")
         .count()
-}
-
-/// The step's events, oldest first (`inspect STEP --events`).
-pub fn events(env: &TestEnv, step: &str) -> Vec<Value> {
-    let out = env.run(["inspect", step, "--events", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .into_iter()
-        .filter(|v| v["type"] == "event")
-        .collect()
 }
 
 /// `inspect --pending` lists `step` as interface-gone, with a command and an alternative, and
@@ -127,20 +117,33 @@ pub fn followed_through_a_cut(
     args: &[&str],
 ) -> (TestEnv, serde_json::Value, Background<CutProxy>) {
     let proxy = CutProxy::start(a.url.clone(), 3, 1);
+    let (env, row) = follow_through_a_cut(a, &proxy.url(), args, || proxy.cut());
+    (env, row, proxy)
+}
+
+/// Delegates `work:40` as `w/s` to `a` at `url` (where a proxy cuts the first stream), follows
+/// it, and checks it was resubscribed to COMPLETED after one cut (`cuts` counts them); returns
+/// the journal and the attempt.
+pub fn follow_through_a_cut(
+    a: &InteropAgent,
+    url: &str,
+    args: &[&str],
+    cuts: impl Fn() -> u64,
+) -> (TestEnv, serde_json::Value) {
     let env = TestEnv::new();
     let why = || a.context();
-    let out = delegate(&env, "w/s", &proxy.url(), "work:40", args);
+    let out = delegate(&env, "w/s", url, "work:40", args);
     assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
     let out = env.run(["follow", "w/s", "--format", "json"]);
     assert_eq!(code(&out), 0, "{}{}\n{}", stdout(&out), stderr(&out), why());
     let lines = json_lines(&out);
     let summary = lines.last().unwrap();
     assert_eq!(summary["state"], "COMPLETED", "{summary}");
-    assert_eq!(proxy.cut(), 1, "{summary}");
+    assert_eq!(cuts(), 1, "{summary}");
     assert!(summary["reconnects"].as_u64().unwrap() >= 1, "{summary}");
     let row = the_attempt(&env, "w/s");
     assert_eq!(row["state"], "COMPLETED", "{row}");
-    (env, row, proxy)
+    (env, row)
 }
 
 /// delegate `work:5` → reconcile → follow to COMPLETED, the artifact stored whole; `sent_over`

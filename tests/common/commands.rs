@@ -2,7 +2,7 @@
 //! left running, and the `attempt` records of `inspect --format json`.
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use a2a_recover::a2a::card_url_for;
 use a2a_recover::journal::AgentCard;
@@ -11,8 +11,9 @@ use serde_json::Value;
 
 use std::time::Duration;
 
+use super::child::Guarded;
 use super::wait::wait_for;
-use super::{Background, TestEnv, code, stderr, stdout};
+use super::{Background, TestEnv, code, json_lines, stderr, stdout};
 
 /// Runs `delegate STEP --agent URL TEXT [extra…]`.
 pub fn delegate(env: &TestEnv, step: &str, url: &str, text: &str, extra: &[&str]) -> Output {
@@ -70,21 +71,23 @@ pub fn crashing(env: &TestEnv, point: &str, args: &[&str]) {
     );
 }
 
-/// Starts the binary in the test's environment without waiting for it (output piped).
-pub fn spawn(env: &TestEnv, args: &[&str]) -> Child {
+/// Starts the binary in the test's environment without waiting for it (output piped); it is
+/// killed when the handle drops.
+pub fn spawn(env: &TestEnv, args: &[&str]) -> Guarded {
     spawn_with(env, &[], args)
 }
 
 /// Starts the binary as [`spawn`] does, with more environment variables.
-pub fn spawn_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Child {
-    env.std_cmd()
-        .envs(vars.iter().copied())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn a2a-recover")
+pub fn spawn_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Guarded {
+    Guarded::spawn(
+        env.std_cmd()
+            .envs(vars.iter().copied())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+        "a2a-recover",
+    )
 }
 
 /// Returns the `attempt` records of `inspect --format json [target]`.
@@ -97,6 +100,29 @@ pub fn attempts(env: &TestEnv, target: Option<&str>) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).expect("JSON line"))
         .filter(|v| v["type"] == "attempt")
+        .collect()
+}
+
+/// The step's events, oldest first, as `inspect STEP --events --format json` prints them.
+pub fn events(env: &TestEnv, step: &str) -> Vec<Value> {
+    let out = env.run(["inspect", step, "--events", "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    json_lines(&out)
+        .into_iter()
+        .filter(|v| v["type"] == "event")
+        .collect()
+}
+
+/// The texts of the parts of every artifact of `step`, in order, as `inspect STEP --format json`
+/// prints them.
+pub fn artifact_texts(env: &TestEnv, step: &str) -> String {
+    let out = env.run(["inspect", step, "--format", "json"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    json_lines(&out)
+        .iter()
+        .filter(|r| r["type"] == "artifact")
+        .flat_map(|r| r["parts"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["text"].as_str().map(str::to_owned))
         .collect()
 }
 

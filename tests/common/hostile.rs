@@ -14,7 +14,7 @@
 
 use std::convert::Infallible;
 use std::ffi::OsStr;
-use std::process::{Child, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,6 +24,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::TestEnv;
+use super::child::Guarded;
 use super::wait::poll;
 
 /// How a [`Hostile`] agent answers JSON-RPC calls.
@@ -915,7 +916,7 @@ where
     for (k, v) in vars {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().expect("spawn the binary");
+    let mut child = Guarded::spawn(&mut cmd, "the binary");
     let stdout = drain(child.stdout.take().expect("stdout"));
     let stderr = drain(child.stderr.take().expect("stderr"));
     let mut peak = 0;
@@ -926,7 +927,6 @@ where
         child.try_wait().expect("wait").ok_or(())
     });
     let Ok(status) = exited else {
-        kill(&mut child);
         panic!("the binary hung for more than {HANG_GUARD:?}");
     };
     Measured {
@@ -937,11 +937,6 @@ where
         },
         peak_rss_kib: peak,
     }
-}
-
-fn kill(child: &mut Child) {
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 fn drain(mut pipe: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {

@@ -19,12 +19,15 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use a2a_recover::a2a::{A2aClient, ClientConfig, Endpoint, ProtocolBinding, origin_of};
 use tempfile::TempDir;
+
+use super::block_on;
+use super::child::Guarded;
 
 /// What to run when an SDK is missing; the README gives the same command.
 pub const INSTALL_HINT: &str = "run `scripts/test` (it installs the pinned a2a-sdk and \
@@ -51,6 +54,25 @@ pub fn test_client() -> A2aClient {
     .expect("the client")
 }
 
+/// Lists the tasks of a context with our client over `binding`, by id.
+pub fn tasks_in_context(
+    interface_url: &str,
+    binding: ProtocolBinding,
+    context_id: &str,
+) -> Vec<String> {
+    block_on(async {
+        let client = test_client();
+        let ep = plain_endpoint(interface_url, binding);
+        let req: a2a_recover::a2a::types::ListTasksRequest =
+            serde_json::from_value(serde_json::json!({"contextId": context_id})).unwrap();
+        let page = client.list_tasks(&ep, &req).await.unwrap();
+        page.tasks
+            .into_iter()
+            .map(|t| t.unwrap().value.id)
+            .collect()
+    })
+}
+
 /// Returns the endpoint of an interface URL without a credential or tenant.
 pub fn plain_endpoint(url: &str, binding: ProtocolBinding) -> Endpoint {
     Endpoint {
@@ -71,7 +93,7 @@ pub struct InteropAgent {
     /// What the agent printed before its ready line (a gRPC agent's `grpc on HOST:PORT`).
     pub preamble: Vec<String>,
     what: String,
-    child: Child,
+    _child: Guarded,
     stderr_log: PathBuf,
     _dir: TempDir,
 }
@@ -101,13 +123,6 @@ impl InteropAgent {
             self.url,
             self.stderr_tail()
         )
-    }
-}
-
-impl Drop for InteropAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -356,12 +371,12 @@ pub fn spawn_agent(what: &str, hint: &str, mut cmd: Command) -> InteropAgent {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(stderr));
-    let mut child = cmd.spawn().unwrap_or_else(|e| {
+    let mut child = Guarded::from(cmd.spawn().unwrap_or_else(|e| {
         panic!(
             "cannot start {what} ({}): {e}; {hint}",
             cmd.get_program().display()
         )
-    });
+    }));
 
     let stdout = child.stdout.take().expect("piped stdout");
     let (tx, rx) = mpsc::channel();
@@ -413,14 +428,14 @@ pub fn spawn_agent(what: &str, hint: &str, mut cmd: Command) -> InteropAgent {
         url,
         preamble,
         what: what.to_owned(),
-        child,
+        _child: child,
         stderr_log,
         _dir: dir,
     }
 }
 
 /// Kills `child` and panics with `why`, the hint and the child's stderr tail.
-fn not_ready((what, hint): (&str, &str), child: &mut Child, stderr_log: &Path, why: &str) -> ! {
+fn not_ready((what, hint): (&str, &str), child: &mut Guarded, stderr_log: &Path, why: &str) -> ! {
     let _ = child.kill();
     let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
     panic!(

@@ -3,20 +3,21 @@
 use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use rustix::process::{Pid, Signal};
 use serde_json::{Value, json};
 
+use super::TestEnv;
+use super::child::Guarded;
 use super::commands::the_attempt;
 use super::wait::{GUARD, wait_for};
-use super::{TestEnv, code, json_lines, stderr};
 
-/// A running `listen` and what it wrote on stderr.
+/// A running `listen` and what it wrote on stderr; killed when dropped.
 pub struct Listen {
-    child: Child,
+    child: Guarded,
     /// The address pushes are received on.
     pub addr: String,
     /// The address `/metrics` is served on.
@@ -38,8 +39,8 @@ impl Listen {
         for (k, v) in vars {
             cmd.env(k, v);
         }
-        let mut child = cmd
-            .args([
+        let mut child = Guarded::spawn(
+            cmd.args([
                 "-vvv",
                 "listen",
                 "--bind",
@@ -50,9 +51,9 @@ impl Listen {
                 every,
             ])
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn listen");
+            .stderr(Stdio::piped()),
+            "listen",
+        );
         let err = child.stderr.take().expect("stderr");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -160,17 +161,7 @@ pub fn post(addr: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u
     (status, body)
 }
 
-/// The events of a step, as `inspect --events` prints them.
-pub fn events(env: &TestEnv, step: &str) -> Vec<Value> {
-    let out = env.run(["inspect", step, "--events", "--format", "json"]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    json_lines(&out)
-        .into_iter()
-        .filter(|r| r["type"] == "event")
-        .collect()
-}
-
-/// Waits until `step`'s attempt is in `state` (hang guard: 30 s).
+/// Waits until `step`'s attempt is in `state` (hang guard: [`GUARD`]).
 pub fn wait_state(env: &TestEnv, step: &str, state: &str) -> Value {
     wait_for(&format!("{step} to become {state}"), GUARD, || {
         let row = the_attempt(env, step);

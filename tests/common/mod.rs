@@ -6,6 +6,7 @@
 //!   [`TestEnv::on`] picks the journal's [`Store`]: a SQLite file, or a fresh schema on the
 //!   test run's PostgreSQL server ([`postgres`]).
 //! - [`agent`]: [`agent::Background`] servers, scripted agents ([`fast`]) and a slow proxy.
+//! - [`child`]: a child process killed and reaped when its handle drops (also on a panic).
 //! - [`commands`]: the commands as tests run them (`delegate`, `reconcile`, `inspect` records).
 //! - [`journal`]: reading a journal directly (consistency, artifacts).
 //! - [`in_runtime`]: the same from inside a tokio test, next to agents served in-process.
@@ -21,6 +22,7 @@
 pub mod agent;
 pub mod bindings;
 pub mod bookings;
+pub mod child;
 pub mod commands;
 pub mod cut_proxy;
 pub mod hostile;
@@ -199,6 +201,16 @@ impl TestEnv {
     }
 }
 
+/// Runs `f` to its end on a runtime of its own, from a test that is not async (a request to an
+/// agent with our client).
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+        .block_on(f)
+}
+
 /// Returns stdout as a string.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -242,6 +254,15 @@ pub fn summary_of(o: &Output, command: &str) -> Value {
     assert_eq!(last["command"], command);
     assert_eq!(i64::from(code(o)), last["exitCode"].as_i64().unwrap());
     last
+}
+
+/// The `summary` record of a `--format json` run (the last one); panics showing the run when it
+/// printed none.
+pub fn summary_record(o: &Output) -> Value {
+    json_lines(o)
+        .into_iter()
+        .rfind(|r| r["type"] == "summary")
+        .unwrap_or_else(|| panic!("no summary: {}", explain(o)))
 }
 
 /// The `action` records of a run's JSON Lines.

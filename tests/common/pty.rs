@@ -7,6 +7,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::process::{Command, Output, Stdio};
 
+use super::child::Guarded;
 use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
 use rustix::termios::{OptionalActions, Winsize, tcgetattr, tcsetattr, tcsetwinsize};
 
@@ -14,12 +15,12 @@ use rustix::termios::{OptionalActions, Winsize, tcgetattr, tcsetattr, tcsetwinsi
 /// and returns what it printed and how it ended.
 pub fn run_on_terminal(mut cmd: Command, columns: u16) -> Output {
     let (master, slave) = open(columns);
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(slave))
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the binary on a pty");
+    let mut child = Guarded::spawn(
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(slave))
+            .stderr(Stdio::piped()),
+        "the binary on a pty",
+    );
     // The child holds the only other end now: the reader ends when it exits.
     drop(cmd);
     let reader = std::thread::spawn(move || {

@@ -2,22 +2,24 @@
 //! stdout, a line on stderr), acts (a signal, a lock released), then reads the rest.
 
 use std::io::{BufRead as _, BufReader, Read};
-use std::process::{Child, ExitStatus, Output};
+use std::process::{ExitStatus, Output};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 use serde_json::Value;
 
+use super::child::Guarded;
 use super::wait::{GUARD, poll};
 
 /// The longest a process may take to exit once told to (a signal, a lock released) before the
 /// test calls it hung.
 pub const HANG_GUARD: Duration = Duration::from_secs(15);
 
-/// A running child whose stdout and stderr are read line by line on threads.
+/// A running child whose stdout and stderr are read line by line on threads; killed when
+/// dropped.
 pub struct Running {
-    child: Child,
+    child: Guarded,
     lines: mpsc::Receiver<String>,
     seen: Vec<String>,
     err_lines: mpsc::Receiver<String>,
@@ -56,7 +58,8 @@ fn receive_until(
 
 impl Running {
     /// Reads `child`, spawned with stdout and stderr piped.
-    pub fn new(mut child: Child) -> Self {
+    pub fn new(child: impl Into<Guarded>) -> Self {
+        let mut child = child.into();
         let out = child.stdout.take().expect("piped stdout");
         let err = child.stderr.take().expect("piped stderr");
         Self {
@@ -120,8 +123,6 @@ impl Running {
             self.child.try_wait().expect("wait").ok_or(())
         });
         let Ok(status) = exited else {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
             panic!(
                 "still running {HANG_GUARD:?} after it was told to end; stdout:\n{}",
                 self.seen.join("\n")

@@ -546,6 +546,14 @@ async fn batch_items<'c>(
 ) -> anyhow::Result<(Vec<BatchItem>, HashMap<AttemptId, usize>)> {
     let mut by_id = HashMap::with_capacity(fresh.len());
     let mut items = Vec::with_capacity(fresh.len());
+    // The push configs of every new attempt, in one statement rather than one per step.
+    let mut configs = match fresh.first() {
+        Some((req, _)) if fresh.iter().any(|(r, _)| !r.no_push) => {
+            let ids: Vec<AttemptId> = fresh.iter().map(|(_, a)| a.id).collect();
+            delegation(req).journal.push_configs(&ids)?
+        }
+        _ => HashMap::new(),
+    };
     for (i, (req, attempt)) in fresh.iter().enumerate() {
         let d = delegation(req);
         d.action(
@@ -556,7 +564,9 @@ async fn batch_items<'c>(
         )?;
         items.push(BatchItem {
             attempt: attempt.clone(),
-            out: d.outgoing(attempt).await?,
+            out: d
+                .outgoing_held(attempt, configs.remove(&attempt.id).as_ref())
+                .await?,
             step: d.step().to_string(),
         });
         by_id.insert(attempt.id, i);

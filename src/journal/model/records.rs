@@ -444,6 +444,8 @@ pub struct Agent {
     pub skills: Vec<String>,
     /// Whether it accepts a client-chosen contextId (`None`: not known yet).
     pub accepts_context_id: Option<bool>,
+    /// The base URL of the push listener it was registered with (`agents add --push`).
+    pub push_url: Option<String>,
     /// Its registration order (`agents add`), if registered.
     pub registered: Option<i64>,
     /// When the card was fetched.

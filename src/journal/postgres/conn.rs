@@ -30,7 +30,9 @@ use tokio_postgres::{Client, Statement};
 
 use super::tls::MakeRustls;
 use super::url::PgUrl;
-use crate::journal::sql::{Arg, Db, DbError, DbResult, Dialect, RawRow, Row, Stmt, Value};
+use crate::journal::sql::{
+    Arg, Db, DbError, DbResult, Dialect, InsertId, RawRow, Row, Stmt, Value,
+};
 
 /// A request that got no answer within the request timeout: the connection is abandoned.
 #[derive(Debug)]
@@ -280,6 +282,11 @@ impl Db for PgConn {
 
     fn batch(&self, sql: &str) -> DbResult<()> {
         self.wait(self.client().batch_execute(sql))
+    }
+
+    fn insert_id(&self, insert: &InsertId, args: &[Arg<'_>]) -> DbResult<i64> {
+        let db: &dyn Db = self;
+        db.row(insert.returning, args, |r| r.get(0))
     }
 
     /// Sends every statement before waiting for any answer: tokio-postgres pipelines the

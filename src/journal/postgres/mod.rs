@@ -38,24 +38,29 @@ use super::{AttemptId, JournalError};
 /// request (the server's own timeout answers first, with a clear error).
 const CLIENT_MARGIN: Duration = Duration::from_secs(5);
 
-/// The connection [`PgStore::exists`] made, kept for the open that commonly follows it in the
-/// same process (a pass checks that its journal exists, then opens it): one connect, not two.
+/// The connection [`PgStore::exists`] made, kept with what it read of the schema for the open
+/// that commonly follows it in the same process (a pass checks that its journal exists, then
+/// opens it): one connect and one read of the schema, not two. A schema migrated in between
+/// is no harm: the migration reads the version again under its lock.
 static PROBED: Mutex<Option<Probed>> = Mutex::new(None);
 
-/// A connection kept by [`PgStore::exists`], with what it was made for.
+/// A connection kept by [`PgStore::exists`], with what it was made for and what it read.
 struct Probed {
     url: PgUrl,
     busy_timeout: Duration,
     conn: PgConn,
+    found: migrate::Found,
 }
 
-/// Takes the connection [`PgStore::exists`] kept for `url`, if any (configured already).
-fn take_probed(url: &PgUrl, busy_timeout: Duration) -> Option<PgConn> {
+/// Takes the connection [`PgStore::exists`] kept for `url`, if any (configured already), with
+/// what it read of the schema.
+fn take_probed(url: &PgUrl, busy_timeout: Duration) -> Option<(PgConn, migrate::Found)> {
     let mut slot = PROBED.lock().unwrap_or_else(PoisonError::into_inner);
     let same = slot
         .as_ref()
         .is_some_and(|p| p.url.same_as(url) && p.busy_timeout == busy_timeout);
-    same.then(|| slot.take().map(|p| p.conn)).flatten()
+    same.then(|| slot.take().map(|p| (p.conn, p.found)))
+        .flatten()
 }
 
 /// An open PostgreSQL journal: its one connection, and what its errors name.
@@ -110,6 +115,7 @@ impl PgStore {
             url: url.clone(),
             busy_timeout,
             conn,
+            found,
         });
         Ok(found != migrate::Found::Blank)
     }
@@ -120,15 +126,15 @@ impl PgStore {
         writable: bool,
     ) -> Result<(Self, i64), JournalError> {
         let e = |action| move |err| error(action, url, busy_timeout, &err);
-        let conn = if let Some(conn) = take_probed(url, busy_timeout) {
-            conn
+        let (conn, found) = if let Some(probed) = take_probed(url, busy_timeout) {
+            probed
         } else {
             let conn = PgConn::connect(url, busy_timeout + CLIENT_MARGIN)
                 .map_err(e("connect to the database server"))?;
             configure(&conn, url.schema(), busy_timeout).map_err(e("configure the session"))?;
-            conn
+            let found = migrate::probe(&conn, url.schema()).map_err(e("read the schema"))?;
+            (conn, found)
         };
-        let found = migrate::probe(&conn, url.schema()).map_err(e("read the schema"))?;
         let version = match found {
             migrate::Found::Foreign => {
                 return Err(JournalError::NotAJournal {

@@ -395,6 +395,12 @@ pub(in crate::journal) trait Db {
     /// Runs statements separated by `;`, without parameters.
     fn batch(&self, sql: &str) -> DbResult<()>;
 
+    /// Runs a one-row insert ([`InsertId`]) and returns the new row's `id`. SQLite runs it
+    /// without `RETURNING` and reads the connection's last inserted rowid (the `id`): it runs a
+    /// `RETURNING` statement by collecting its rows in a temporary b-tree first, as costly as
+    /// the insert itself. PostgreSQL runs it with `RETURNING id`.
+    fn insert_id(&self, insert: &InsertId, args: &[Arg<'_>]) -> DbResult<i64>;
+
     /// Runs `stmts` in order, as [`Db::exec`] or (those that return rows) [`Db::each`] would
     /// one after the other, handing `f` each row with its statement's index; stops at the
     /// first failure. A store that can sends them all before it waits for an answer
@@ -415,6 +421,28 @@ pub(in crate::journal) trait Db {
         Ok(())
     }
 }
+
+/// An `INSERT INTO … VALUES (…)` of one row into a table whose `id` is its `INTEGER PRIMARY
+/// KEY`, in both forms a store may run ([`Db::insert_id`]); [`insert_id!`] builds it.
+#[derive(Debug)]
+pub(in crate::journal) struct InsertId {
+    /// The statement as written, returning no row.
+    pub(in crate::journal) sql: &'static str,
+    /// The same statement followed by `RETURNING id`.
+    pub(in crate::journal) returning: &'static str,
+}
+
+/// An [`InsertId`] from the text of its insert (a literal), without `RETURNING`:
+/// `insert_id!("INSERT INTO t (x) VALUES (?1)")`.
+macro_rules! insert_id {
+    ($sql:literal) => {
+        $crate::journal::sql::InsertId {
+            sql: $sql,
+            returning: concat!($sql, "\n RETURNING id"),
+        }
+    };
+}
+pub(in crate::journal) use insert_id;
 
 /// A statement and its parameters, built to be run later ([`Db::pipeline`]).
 #[derive(Debug)]

@@ -4,8 +4,10 @@
 use std::cell::RefCell;
 
 use super::queries::{self, PassWindow};
-use super::{Arg, Db, DbError, DbResult, Dialect, FromValue, RawRow, Row, Tx, Value};
-use crate::journal::model::{AttemptId, InspectFilter, StepId, StepName, Target};
+use super::{Arg, Db, DbError, DbResult, Dialect, FromValue, InsertId, RawRow, Row, Tx, Value};
+use crate::journal::model::{
+    AttemptId, CredentialSource, InspectFilter, NewReply, StepId, StepName, Target,
+};
 
 /// A connection that runs nothing: it records each statement and returns no row.
 struct Recorder {
@@ -36,6 +38,15 @@ impl Db for Recorder {
     fn batch(&self, sql: &str) -> DbResult<()> {
         self.seen.borrow_mut().push(sql.to_owned());
         Ok(())
+    }
+
+    fn insert_id(&self, insert: &InsertId, _: &[Arg<'_>]) -> DbResult<i64> {
+        let sql = match self.dialect {
+            Dialect::Sqlite => insert.sql,
+            Dialect::Postgres => insert.returning,
+        };
+        self.seen.borrow_mut().push(sql.to_owned());
+        Ok(0)
     }
 }
 
@@ -102,6 +113,42 @@ pub(in crate::journal) fn statements(dialect: Dialect) -> Vec<String> {
     let _ = queries::workflow_exists(c, "w");
     let _ = queries::step_by_name(c, &StepName::from_parts("w", "s"));
     let _ = queries::events_of_step(c, StepId(1));
+    // One-row inserts that return their id: PostgreSQL runs them with `RETURNING id`.
+    let _ = queries::insert_attempt(
+        c,
+        &queries::NewAttemptRow {
+            step: StepId(1),
+            number: 1,
+            agent: None,
+            token_env: None,
+            token_cmd: None,
+            credential_source: CredentialSource::None,
+            message_id: "m",
+            context_id: None,
+            previous: None,
+            now: 0,
+        },
+    );
+    let _ = queries::insert_event(
+        c,
+        &queries::NewEvent {
+            at: 0,
+            workflow: None,
+            step: Some(StepId(1)),
+            attempt: Some(a),
+            kind: "k",
+            from: None,
+            to: None,
+            detail: None,
+        },
+    );
+    let reply = NewReply {
+        message_id: "m".to_owned(),
+        text: "t".to_owned(),
+        data: None,
+        answers: None,
+    };
+    let _ = queries::insert_reply(c, a, &reply, 0);
     rec.seen.into_inner()
 }
 

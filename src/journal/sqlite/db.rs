@@ -5,10 +5,23 @@
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ToSql};
 
-use crate::journal::sql::{Arg, Db, DbError, DbResult, Dialect, RawRow, Row, Value};
+use crate::journal::sql::{Arg, Db, DbError, DbResult, Dialect, InsertId, RawRow, Row, Value};
 
 /// How many prepared statements a connection keeps (every statement of the journal fits).
 pub(super) const STATEMENT_CACHE: usize = 128;
+
+#[cfg(test)]
+thread_local! {
+    /// The statements run through [`Db`] on this thread (tests count an operation's).
+    pub(in crate::journal) static STATEMENTS: std::cell::Cell<u64> =
+        const { std::cell::Cell::new(0) };
+}
+
+/// Counts a statement run ([`STATEMENTS`]; nothing outside tests).
+fn counted() {
+    #[cfg(test)]
+    STATEMENTS.with(|n| n.set(n.get() + 1));
+}
 
 impl From<rusqlite::Error> for DbError {
     fn from(e: rusqlite::Error) -> Self {
@@ -56,6 +69,7 @@ impl Db for Connection {
     }
 
     fn exec(&self, sql: &str, args: &[Arg<'_>]) -> DbResult<u64> {
+        counted();
         let n = self
             .prepare_cached(sql)?
             .execute(rusqlite::params_from_iter(args))?;
@@ -68,19 +82,7 @@ impl Db for Connection {
         args: &[Arg<'_>],
         f: &mut dyn FnMut(&Row<'_>) -> DbResult<()>,
     ) -> DbResult<()> {
-        if let Some(insert) = insert_returning_id(sql) {
-            let mut stmt = self.prepare_cached(insert)?;
-            match stmt.execute(rusqlite::params_from_iter(args))? {
-                0 => return Ok(()),
-                1 => return f(&Row(&RowId(self.last_insert_rowid()))),
-                // `VALUES (…), (…)`: write it with `RETURNING` read as rows in another way.
-                n => {
-                    return Err(DbError::Backend(
-                        format!("{n} rows for one id: {sql}").into(),
-                    ));
-                }
-            }
-        }
+        counted();
         let mut stmt = self.prepare_cached(sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(args))?;
         while let Some(r) = rows.next()? {
@@ -92,32 +94,20 @@ impl Db for Connection {
     fn batch(&self, sql: &str) -> DbResult<()> {
         Ok(self.execute_batch(sql)?)
     }
-}
 
-/// Returns `sql` without its `RETURNING id` when it is a plain `INSERT INTO … VALUES (…)
-/// RETURNING id` (no `ON CONFLICT`, not `INSERT … SELECT`): one row, whose `id` (every journal
-/// table's `INTEGER PRIMARY KEY`, the rowid) SQLite reports as the connection's last inserted
-/// rowid.
-///
-/// SQLite runs a `RETURNING` statement by collecting its rows in a temporary b-tree first,
-/// built anew each time it runs: as costly as the insert itself (docs/performance.md).
-fn insert_returning_id(sql: &str) -> Option<&str> {
-    let insert = sql.trim_end().strip_suffix("RETURNING id")?;
-    let plain = insert.trim_start().starts_with("INSERT INTO ")
-        && insert.ends_with(char::is_whitespace)
-        && insert.contains("VALUES")
-        && !insert.contains("ON CONFLICT");
-    plain.then_some(insert)
-}
-
-/// The one row of an insert's `RETURNING id`.
-struct RowId(i64);
-
-impl RawRow for RowId {
-    fn value(&self, idx: usize) -> DbResult<Value<'_>> {
-        match idx {
-            0 => Ok(Value::Int(self.0)),
-            _ => Err(DbError::conversion(idx, "no such column")),
+    /// Runs the insert without `RETURNING`; its row's `id` (every journal table's `INTEGER
+    /// PRIMARY KEY`, the rowid) is the connection's last inserted rowid.
+    fn insert_id(&self, insert: &InsertId, args: &[Arg<'_>]) -> DbResult<i64> {
+        counted();
+        match self
+            .prepare_cached(insert.sql)?
+            .execute(rusqlite::params_from_iter(args))?
+        {
+            1 => Ok(self.last_insert_rowid()),
+            0 => Err(DbError::NoRows),
+            n => Err(DbError::Backend(
+                format!("{n} rows for one id: {}", insert.sql).into(),
+            )),
         }
     }
 }
@@ -125,7 +115,7 @@ impl RawRow for RowId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::journal::sql::args;
+    use crate::journal::sql::{args, insert_id};
 
     #[test]
     fn a_one_row_insert_returns_its_id_without_returning() {
@@ -135,44 +125,28 @@ mod tests {
              INSERT INTO t (id, x) VALUES (41, 0);",
         )
         .unwrap();
-        let sql = "INSERT INTO t (x) VALUES ((SELECT COALESCE(MAX(x), 0) + 1 FROM t))
-         RETURNING id";
-        assert!(insert_returning_id(sql).is_some());
         let db: &dyn Db = &c;
-        assert_eq!(db.row(sql, &[], |r| r.get::<i64>(0)).unwrap(), 42);
-        assert_eq!(db.row(sql, &[], |r| r.get::<i64>(0)).unwrap(), 43);
-        let with_y = db.row(
-            "INSERT INTO t (x, y) VALUES (?1, 1) RETURNING id",
-            args![1],
-            |r| r.get::<i64>(0),
-        );
-        assert_eq!(with_y.unwrap(), 44);
+        let next = insert_id!("INSERT INTO t (x) VALUES ((SELECT COALESCE(MAX(x), 0) + 1 FROM t))");
+        assert_eq!(db.insert_id(&next, &[]).unwrap(), 42);
+        assert_eq!(db.insert_id(&next, &[]).unwrap(), 43);
+        let with_y = insert_id!("INSERT INTO t (x, y) VALUES (?1, 1)");
+        assert_eq!(db.insert_id(&with_y, args![1]).unwrap(), 44);
         assert!(
-            db.row(
-                "INSERT INTO t (x, y) VALUES (?1, 1) RETURNING id",
-                args![2],
-                |r| { r.get::<i64>(0) }
-            )
-            .is_err(),
+            db.insert_id(&with_y, args![2]).is_err(),
             "a constraint fails the insert as before"
         );
-        for kept in [
-            "INSERT INTO t (x) SELECT x FROM t RETURNING id",
-            "INSERT INTO t (id, x) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET x = 2 RETURNING id",
-            "INSERT OR IGNORE INTO t (x) VALUES (1) RETURNING id",
-            "UPDATE t SET x = 1 RETURNING id",
-            "INSERT INTO t (x) VALUES (1) RETURNING id, x",
-        ] {
-            assert_eq!(insert_returning_id(kept), None, "{kept}");
-        }
-        let upserted = db
-            .rows(
-                "INSERT INTO t (id, x) VALUES (42, 7) ON CONFLICT (id) DO UPDATE SET x = 7 \
-                 RETURNING id",
-                &[],
-                |r| r.get::<i64>(0),
-            )
+        // The id read is this insert's, not an earlier one's.
+        db.exec("INSERT INTO t (id, x) VALUES (100, 0)", &[])
             .unwrap();
-        assert_eq!(upserted, [42]);
+        assert_eq!(db.insert_id(&next, &[]).unwrap(), 101);
+        let rows = db
+            .rows(with_y.returning, args![3], |r| r.get::<i64>(0))
+            .unwrap_err();
+        assert!(rows.to_string().contains("UNIQUE"), "{rows}");
+        assert_eq!(
+            db.rows(next.returning, &[], |r| r.get::<i64>(0)).unwrap(),
+            [102],
+            "the form PostgreSQL runs returns the same id"
+        );
     }
 }

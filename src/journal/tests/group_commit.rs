@@ -200,3 +200,65 @@ fn a_group_commit_writes_odd_text_and_nulls_as_one_by_one(
             .contains("a long answer a long answer")
     );
 }
+
+/// The events of a group commit spanning two workflows: each in the order of its change, and
+/// each under its own step's workflow (the change names none; the multi-row insert of
+/// PostgreSQL takes the step's, as the insert of one event does).
+#[rstest]
+fn a_group_commit_files_each_event_under_its_steps_workflow_in_order(
+    #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
+) {
+    let place = Fresh::new(kind);
+    let j = place.open();
+    let ids: Vec<AttemptId> = ["w/s1", "v/s1", "w/s2", "v/s2"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let id = created(&j, name).id;
+            let sent = task_json(
+                &format!("t{i}"),
+                "TASK_STATE_SUBMITTED",
+                "2026-11-30T01:00:00Z",
+            );
+            j.apply_task(id, &view(&sent), Source::Send).unwrap();
+            id
+        })
+        .collect();
+    let tasks: Vec<(AttemptId, TaskView)> = ids
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, id)| {
+            let raw = task_json(
+                &format!("t{i}"),
+                "TASK_STATE_WORKING",
+                "2026-11-30T01:00:01Z",
+            );
+            (*id, view(&raw))
+        })
+        .collect();
+    let before = j.event_count().unwrap();
+    j.apply_tasks(&tasks, Source::GetTask).unwrap();
+    // (attempt, its event's workflow, its step's workflow), in the order of the events' ids.
+    let written: Vec<(i64, Option<i64>, i64)> = j
+        .read("read the events", |db| {
+            db.rows(
+                "SELECT e.attempt_id, e.workflow_id, s.workflow_id FROM events e
+                 JOIN steps s ON s.id = e.step_id WHERE e.kind = 'state' ORDER BY e.id",
+                &[],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+        })
+        .unwrap();
+    assert_eq!(j.event_count().unwrap(), before + 4);
+    // The sends' events come first; the batch's are the last four.
+    let written = &written[written.len() - 4..];
+    let changed: Vec<i64> = written.iter().map(|w| w.0).collect();
+    let expected: Vec<i64> = tasks.iter().map(|(id, _)| id.0).collect();
+    assert_eq!(changed, expected);
+    for (attempt, event_workflow, step_workflow) in written {
+        assert_eq!(*event_workflow, Some(*step_workflow), "attempt {attempt}");
+    }
+    let workflows: std::collections::BTreeSet<i64> = written.iter().map(|w| w.2).collect();
+    assert_eq!(workflows.len(), 2);
+}

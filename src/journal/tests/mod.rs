@@ -36,6 +36,7 @@ mod open;
 mod prune;
 mod reads;
 mod replies;
+mod statements;
 
 const T: Duration = Duration::from_secs(10);
 

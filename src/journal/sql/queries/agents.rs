@@ -7,7 +7,7 @@ use crate::model::ProtocolBinding;
 
 const AGENT_COLUMNS: &str = "id, card_url, interface_url, protocol_version, tenant, token_env, \
      card_json, skills_json, accepts_context_id, registered, fetched_at, profile_json, binding, \
-     trust_dedup, token_cmd";
+     trust_dedup, token_cmd, push_url";
 
 fn agent_from_row(r: &Row<'_>) -> DbResult<Agent> {
     let skills_json: String = r.get(7)?;
@@ -33,6 +33,7 @@ fn agent_from_row(r: &Row<'_>) -> DbResult<Agent> {
         card_json: r.get(6)?,
         skills,
         accepts_context_id: r.get(8)?,
+        push_url: r.get(15)?,
         registered: r.get(9)?,
         fetched_at: r.get::<Option<i64>>(10)?.map(time),
         // A profile this binary cannot read is no profile: nothing is trusted from it.

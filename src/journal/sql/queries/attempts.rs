@@ -8,7 +8,7 @@ use super::{json_opt, ms, parse_col, parse_opt, time, to_json};
 use crate::journal::model::{
     AgentId, Attempt, AttemptId, AttemptState, CredentialSource, EffectState, Lease, StepId,
 };
-use crate::journal::sql::{Arg, DbError, DbResult, Row, Stmt, Tx, args};
+use crate::journal::sql::{Arg, DbError, DbResult, Row, Stmt, Tx, args, insert_id};
 use crate::model::ProtocolBinding;
 
 pub(super) const ATTEMPT_COLUMNS: &str = "a.id, a.step_id, a.number, ag.card_url, a.interface_url, a.tenant, \
@@ -119,12 +119,14 @@ pub(in crate::journal) struct NewAttemptRow<'a> {
 
 /// Inserts an `INTENT` attempt; returns its id.
 pub(in crate::journal) fn insert_attempt(conn: &Tx, a: &NewAttemptRow<'_>) -> DbResult<AttemptId> {
-    conn.row(
+    let insert = insert_id!(
         "INSERT INTO attempts (step_id, number, agent_id, token_env, message_id, context_id,
              context_id_ours, state, previous_attempt_id, created_at, updated_at, token_cmd,
              credential_source)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8, ?9, ?10)
-         RETURNING id",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, 'INTENT', ?7, ?8, ?8, ?9, ?10)"
+    );
+    let id = conn.insert_id(
+        &insert,
         args![
             a.step.0,
             a.number,
@@ -137,8 +139,8 @@ pub(in crate::journal) fn insert_attempt(conn: &Tx, a: &NewAttemptRow<'_>) -> Db
             a.token_cmd,
             a.credential_source.as_str(),
         ],
-        |r| Ok(AttemptId(r.get(0)?)),
-    )
+    )?;
+    Ok(AttemptId(id))
 }
 
 /// Returns the attempt [`insert_attempt`] just inserted as `id`, built from its columns

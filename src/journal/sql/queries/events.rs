@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{json_member, json_opt, time, to_json};
 use crate::journal::model::{AttemptId, Event, StepId};
-use crate::journal::sql::{Arg, DbResult, Dialect, Stmt, Tx, args};
+use crate::journal::sql::{Arg, DbResult, Dialect, InsertId, Stmt, Tx, args, insert_id};
 
 /// An event to append.
 pub(in crate::journal) struct NewEvent<'a> {
@@ -23,9 +23,16 @@ pub(in crate::journal) struct NewEvent<'a> {
 
 /// Appends an event; the workflow defaults to the step's. Returns its id.
 pub(in crate::journal) fn insert_event(conn: &Tx, e: &NewEvent<'_>) -> DbResult<i64> {
-    let s = insert_event_stmt(e);
-    conn.row(&s.sql, &s.args, |r| r.get(0))
+    conn.insert_id(&INSERT_EVENT, &insert_event_stmt(e).args)
 }
+
+/// An event: its columns as [`EVENT_ARG_COLUMNS`] names them.
+const INSERT_EVENT: InsertId = insert_id!(
+    "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
+             detail_json)
+         VALUES (?1, COALESCE(?2, (SELECT workflow_id FROM steps WHERE id = ?3)), ?3, ?4, ?5,
+             ?6, ?7, ?8)"
+);
 
 /// The columns of [`insert_event_stmt`]'s parameters, `?1` first (`workflow_id` defaults to
 /// the step's).
@@ -40,16 +47,10 @@ pub(super) const EVENT_ARG_COLUMNS: [&str; 8] = [
     "detail_json",
 ];
 
-/// [`insert_event`] as a statement to run later (its one row is the event's id).
+/// [`insert_event`] as a statement to run later, without reading the event's id back.
 pub(in crate::journal) fn insert_event_stmt<'a>(e: &NewEvent<'a>) -> Stmt<'a> {
     Stmt {
-        sql: Cow::Borrowed(
-            "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
-             detail_json)
-         VALUES (?1, COALESCE(?2, (SELECT workflow_id FROM steps WHERE id = ?3)), ?3, ?4, ?5,
-             ?6, ?7, ?8)
-         RETURNING id",
-        ),
+        sql: Cow::Borrowed(INSERT_EVENT.sql),
         args: vec![
             Arg::Int(e.at),
             e.workflow.into(),
@@ -60,7 +61,7 @@ pub(in crate::journal) fn insert_event_stmt<'a>(e: &NewEvent<'a>) -> Stmt<'a> {
             e.to.into(),
             to_json(e.detail).into(),
         ],
-        rows: true,
+        rows: false,
     }
 }
 

@@ -29,14 +29,19 @@ pub(in crate::journal) struct GroupChange<'a> {
     pub(in crate::journal) event: NewEvent<'a>,
 }
 
-/// Events, in order, from rows of a JSON array (`?1`) of objects named as the columns.
+/// Events, in order, from rows of a JSON array (`?1`) of objects named as the columns. The
+/// rows are read by one `json_to_recordset` with the columns' types (one call for the array,
+/// not one `json_populate_record` per row); a row without a workflow takes its step's, as
+/// [`insert_event_stmt`] does.
 const INSERT_EVENTS: &str = "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, \
      from_state, to_state, detail_json)
      SELECT v.at, COALESCE(v.workflow_id, (SELECT s.workflow_id FROM steps s WHERE s.id = v.step_id)),
          v.step_id, v.attempt_id, v.kind, v.from_state, v.to_state, v.detail_json
-     FROM json_array_elements(CAST(?1 AS json)) WITH ORDINALITY AS j (e, n)
-     CROSS JOIN LATERAL json_populate_record(CAST(NULL AS events), j.e) AS v
-     ORDER BY j.n";
+     FROM ROWS FROM (json_to_recordset(CAST(?1 AS json)) AS (at BIGINT, workflow_id BIGINT,
+         step_id BIGINT, attempt_id BIGINT, kind TEXT, from_state TEXT, to_state TEXT,
+         detail_json TEXT)) WITH ORDINALITY
+         AS v (at, workflow_id, step_id, attempt_id, kind, from_state, to_state, detail_json, n)
+     ORDER BY v.n";
 
 /// The statements that write `changes` (each row as its changes leave it, and every event in
 /// their order), to run in one [`Db::pipeline`](crate::journal::sql::Db::pipeline). No change

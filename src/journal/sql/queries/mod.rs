@@ -3,10 +3,11 @@
 //! Functions here take a connection of the store seam ([`Tx`](super::Tx), inside a transaction
 //! or not) and return [`DbResult`]; the operation files run them through the journal's store,
 //! which wraps them in transactions and maps errors. The SQL runs on SQLite and PostgreSQL alike
-//! (`?N` parameters, `RETURNING`, `COALESCE`, `CASE` rather than two-argument `MAX` or a
-//! boolean read as an integer, sums cast to `BIGINT`); where the two truly differ (JSON
-//! functions), a statement picks its text by [`Db::dialect`](super::Db::dialect). Times are
-//! unix milliseconds.
+//! (`?N` parameters, `COALESCE`, `CASE` rather than two-argument `MAX` or a boolean read as an
+//! integer, sums cast to `BIGINT`); where the two truly differ (JSON functions), a statement
+//! picks its text by [`Db::dialect`](super::Db::dialect). A one-row insert that returns its id
+//! runs through [`Db::insert_id`](super::Db::insert_id), which adds `RETURNING id` where the
+//! store wants it. Times are unix milliseconds.
 //!
 //! One file per seam; this module holds the row conversions they share and names their
 //! functions as one face (`queries::…`).

@@ -6,7 +6,7 @@ use super::inspect::IS_LATEST;
 use super::passes::workflows_filter;
 use super::{json_items, parse_col, time};
 use crate::journal::model::{AttemptId, NewReply, Reply, ReplyId, ReplyState};
-use crate::journal::sql::{DbResult, Row, Tx, args};
+use crate::journal::sql::{DbResult, Row, Tx, args, insert_id};
 
 const REPLY_COLUMNS: &str = "r.id, r.attempt_id, r.message_id, r.text, r.answers, r.state, r.error, r.created_at, \
      r.updated_at, r.data_json, r.error_kind";
@@ -36,11 +36,13 @@ pub(in crate::journal) fn insert_reply(
     new: &NewReply,
     now: i64,
 ) -> DbResult<ReplyId> {
-    conn.row(
+    let insert = insert_id!(
         "INSERT INTO replies (attempt_id, message_id, text, answers, state, created_at, updated_at,
                               data_json)
-         VALUES (?1, ?2, ?3, ?4, 'INTENT', ?5, ?5, ?6)
-         RETURNING id",
+         VALUES (?1, ?2, ?3, ?4, 'INTENT', ?5, ?5, ?6)"
+    );
+    let id = conn.insert_id(
+        &insert,
         args![
             attempt.0,
             new.message_id,
@@ -49,8 +51,8 @@ pub(in crate::journal) fn insert_reply(
             now,
             new.data.as_ref().map(Value::to_string)
         ],
-        |r| Ok(ReplyId(r.get(0)?)),
-    )
+    )?;
+    Ok(ReplyId(id))
 }
 
 /// Returns the answer of each attempt's latest reply (`{"text": …}` or `{"data": …}`), for

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::{json_opt, parse_col, parse_opt, time, to_json};
 use crate::journal::model::{Binding, Resolution, Step, StepId, StepName, StepSpec, WorkflowState};
-use crate::journal::sql::{DbError, DbResult, Row, Tx, args};
+use crate::journal::sql::{DbError, DbResult, Row, Tx, args, insert_id};
 use crate::model::{InterfaceChoice, ProtocolVersion, WireBinding};
 
 /// Returns the workflow's id, creating it `ACTIVE` if needed.
@@ -186,14 +186,16 @@ pub(in crate::journal) fn insert_step(
         .metadata
         .as_ref()
         .map(|m| Value::Object(m.clone()).to_string());
-    conn.row(
+    let insert = insert_id!(
         "INSERT INTO steps (workflow_id, name, seq, text, agent_url, skill, command, token_env,
              metadata_json, max_attempts, allow_cross_origin, effect_json, compensate_json,
              verify_json, cwd, compensates_step_id, created_at, updated_at, force_binding,
              force_protocol, token_cmd, data_json)
          VALUES (?1, ?2, (SELECT COALESCE(MAX(seq), 0) + 1 FROM steps), ?3, ?4, ?5, ?6, ?7, ?8,
-             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18, ?19, ?20)
-         RETURNING id",
+             ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?16, ?17, ?18, ?19, ?20)"
+    );
+    let id = conn.insert_id(
+        &insert,
         args![
             workflow_id,
             spec.name.step,
@@ -216,8 +218,8 @@ pub(in crate::journal) fn insert_step(
             spec.token_cmd,
             to_json(spec.data.as_ref()),
         ],
-        |r| Ok(StepId(r.get(0)?)),
-    )
+    )?;
+    Ok(StepId(id))
 }
 
 /// Records an operator's decision on a step.
