@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use super::change::Written;
 use super::queries::{self, GroupChange};
-use super::sql::{DbError, Tx};
+use super::sql::{DbError, Dialect, Tx};
 use super::{Attempt, AttemptId, DateTimeUtc, JournalError};
 
 /// Each attempt of a batch as the batch so far left it, read in ONE statement.
@@ -58,39 +58,72 @@ impl Unwritten {
     }
 
     /// Writes them (the rows and their events, in order, then the releases, in one pipeline:
-    /// on PostgreSQL one statement per kind) and forgets them; returns the ids of the events,
-    /// in the changes' order.
+    /// on PostgreSQL one statement per kind) and forgets them.
     pub(super) fn write(
         &mut self,
         tx: &Tx,
         e: &dyn Fn(DbError) -> JournalError,
         now: DateTimeUtc,
+    ) -> Result<(), JournalError> {
+        self.run(tx, e, now, false).map(drop)
+    }
+
+    /// [`Unwritten::write`], returning the ids of the events, in the changes' order.
+    pub(super) fn write_ids(
+        &mut self,
+        tx: &Tx,
+        e: &dyn Fn(DbError) -> JournalError,
+        now: DateTimeUtc,
     ) -> Result<Vec<i64>, JournalError> {
+        self.run(tx, e, now, true)
+    }
+
+    fn run(
+        &mut self,
+        tx: &Tx,
+        e: &dyn Fn(DbError) -> JournalError,
+        now: DateTimeUtc,
+        ids: bool,
+    ) -> Result<Vec<i64>, JournalError> {
+        let mut events = Vec::new();
         if self.changes.is_empty() && self.releases.is_empty() {
-            return Ok(Vec::new());
+            return Ok(events);
         }
-        let changes: Vec<GroupChange<'_>> = self
-            .changes
-            .iter()
-            .map(|(held, written)| GroupChange {
-                held,
-                next: &written.next,
-                event: written.event(held, now),
+        let releases = (!self.releases.is_empty())
+            .then(|| queries::release_leases_stmt(tx.dialect(), &self.releases));
+        if ids && tx.dialect() == Dialect::Sqlite {
+            // In process, statement by statement: each event's id as it is inserted.
+            for (held, written) in &self.changes {
+                queries::update_attempt_from(tx, held, &written.next, None).map_err(e)?;
+                events.push(queries::insert_event(tx, &written.event(held, now)).map_err(e)?);
+            }
+            if let Some(s) = releases {
+                tx.exec(&s.sql, &s.args).map_err(e)?;
+            }
+        } else {
+            let changes: Vec<GroupChange<'_>> = self
+                .changes
+                .iter()
+                .map(|(held, written)| GroupChange {
+                    held,
+                    next: &written.next,
+                    event: written.event(held, now),
+                })
+                .collect();
+            let mut stmts = if ids {
+                queries::group_write_stmts_returning(tx.dialect(), &changes)
+            } else {
+                queries::group_write_stmts(tx.dialect(), &changes)
+            };
+            stmts.extend(releases);
+            // Only the events' statements return rows: their ids, ascending in their order.
+            tx.pipeline(&stmts, &mut |_, r| {
+                events.push(r.get::<i64>(0)?);
+                Ok(())
             })
-            .collect();
-        let mut stmts = queries::group_write_stmts_returning(tx.dialect(), &changes);
-        if !self.releases.is_empty() {
-            stmts.push(queries::release_leases_stmt(tx.dialect(), &self.releases));
+            .map_err(e)?;
+            events.sort_unstable();
         }
-        // Only the events' statements return rows: their ids, ascending in the events' order.
-        let mut events = Vec::with_capacity(changes.len());
-        tx.pipeline(&stmts, &mut |_, r| {
-            events.push(r.get::<i64>(0)?);
-            Ok(())
-        })
-        .map_err(e)?;
-        events.sort_unstable();
-        drop((stmts, changes));
         self.changes.clear();
         self.releases.clear();
         Ok(events)

@@ -455,7 +455,7 @@ fn write_observed(
     slots: &mut Vec<usize>,
     out: &mut [Result<Recorded, JournalError>],
 ) -> Result<(), JournalError> {
-    for (slot, event) in slots.drain(..).zip(unwritten.write(tx, e, now)?) {
+    for (slot, event) in slots.drain(..).zip(unwritten.write_ids(tx, e, now)?) {
         if let Ok(r) = &mut out[slot] {
             r.event = Some(event);
         }

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use serde::ser::{Error as _, Serialize, SerializeMap, Serializer};
 
 use super::attempts::{attempt_sets, update_attempt_stmt};
-use super::events::{EVENT_ARG_COLUMNS, NewEvent, insert_event_stmt};
+use super::events::{EVENT_ARG_COLUMNS, INSERT_EVENT, NewEvent, insert_event_stmt};
 use super::json_items;
 use crate::journal::model::{Attempt, AttemptId};
 use crate::journal::sql::{Arg, Dialect, Stmt};
@@ -64,7 +64,8 @@ pub(in crate::journal) fn group_write_stmts<'a>(
 }
 
 /// [`group_write_stmts`], the events' statements also returning their ids (ascending in the
-/// changes' order: one id per event).
+/// changes' order: one id per event). For a store that pipelines (PostgreSQL): SQLite reads
+/// each id as it inserts it, without `RETURNING`.
 pub(in crate::journal) fn group_write_stmts_returning<'a>(
     d: Dialect,
     changes: &[GroupChange<'a>],
@@ -73,6 +74,9 @@ pub(in crate::journal) fn group_write_stmts_returning<'a>(
     for s in &mut stmts {
         if s.sql == INSERT_EVENTS {
             s.sql = Cow::Owned(format!("{INSERT_EVENTS}\n     RETURNING id"));
+            s.rows = true;
+        } else if s.sql == INSERT_EVENT.sql {
+            s.sql = Cow::Borrowed(INSERT_EVENT.returning);
             s.rows = true;
         }
     }
