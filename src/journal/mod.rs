@@ -59,6 +59,7 @@ mod change;
 mod copy;
 mod error;
 mod file;
+mod group;
 mod health;
 mod intents;
 mod leases;

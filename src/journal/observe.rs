@@ -4,7 +4,8 @@
 
 use serde_json::{Value, json};
 
-use super::change::{Change, Wanted};
+use super::change::{Change, Wanted, Written};
+use super::group::{Unwritten, held_rows};
 use super::queries::{self, NewEvent};
 use super::sql::{DbError, DbResult, Tx};
 use super::{
@@ -282,6 +283,11 @@ impl Journal {
     /// returned, so "journaled before shown" holds per event. An observation that does not
     /// apply (a task mismatch, an impossible transition) gets its own `Err` and writes nothing;
     /// the others still commit. A storage failure rolls the whole batch back (the outer `Err`).
+    ///
+    /// The attempts are read in one statement and each observation is decided against the
+    /// row as the batch so far left it; the rows and events are written together, in order
+    /// ([`super::group`]). A snapshot that brings artifacts reads them from the journal: what
+    /// the batch decided before it is written first.
     pub fn apply_observations(
         &self,
         batch: &[StreamObservation],
@@ -292,40 +298,71 @@ impl Journal {
         let limits = self.limits;
         let attempts: Vec<AttemptId> = batch.iter().map(StreamObservation::attempt).collect();
         self.write_attempts_if_changed(&attempts, "journal the stream events", |tx, e, now| {
-            let mut out = Vec::with_capacity(batch.len());
+            let mut held = held_rows(tx, e, &attempts)?;
+            let mut unwritten = Unwritten::default();
+            // The observations whose changes are unwritten, in order: their events' ids come
+            // with the write.
+            let mut slots: Vec<usize> = Vec::new();
+            let mut out: Vec<Result<Recorded, JournalError>> = Vec::with_capacity(batch.len());
             // The artifacts that stream updates of this batch touched, as they stand, written once
             // at the end: appending chunk after chunk would otherwise read, parse and rewrite the
             // whole artifact for each chunk.
             let mut touched = ArtifactCache::default();
             for obs in batch {
                 let mut over_limit = false;
-                let done = match obs {
-                    StreamObservation::Task {
-                        attempt,
-                        view,
-                        source,
-                    } => {
-                        let ids = view_artifact_ids(view);
-                        // A snapshot with artifacts reads them: write what the batch holds first.
-                        if !ids.is_empty() {
-                            touched.write(tx, *attempt, now).map_err(&e)?;
-                        }
-                        Self::change_in(tx, &e, now, *attempt, Wanted::Only(&ids), |held, arts| {
-                            let change = Self::task_change(held, arts, view, *source)?;
-                            Self::limit_change(tx, &e, now, limits, held, change, &mut over_limit)
-                        })
-                    }
-                    StreamObservation::Artifact { attempt, update } => {
-                        Self::cached_artifact_change(
+                let id = obs.attempt();
+                let ids = match obs {
+                    StreamObservation::Task { view, .. } => view_artifact_ids(view),
+                    StreamObservation::Artifact { .. } => Vec::new(),
+                };
+                let done = if let (StreamObservation::Task { view, source, .. }, false) =
+                    (obs, ids.is_empty())
+                {
+                    // A snapshot with artifacts reads them, and the attempt: write what the
+                    // batch holds first.
+                    write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
+                    touched.write(tx, id, now).map_err(e)?;
+                    Self::change_in_written(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
+                        let change = Self::task_change(held, arts, view, *source)?;
+                        Self::limit_change(tx, &e, now, limits, held, change, &mut over_limit)
+                    })
+                    .map(|(applied, event, row)| {
+                        held.insert(id, row);
+                        (applied, event)
+                    })
+                } else {
+                    let decided = match obs {
+                        StreamObservation::Task { view, source, .. } => held
+                            .get(&id)
+                            .ok_or(JournalError::UnknownAttempt(id.0))
+                            .and_then(|h| {
+                                // No artifact: the limits read nothing.
+                                let change = Self::task_change(h, &[], view, *source)?;
+                                Self::limit_change(tx, &e, now, limits, h, change, &mut false)
+                            }),
+                        StreamObservation::Artifact { update, .. } => Self::cached_artifact_change(
                             tx,
                             &e,
-                            now,
                             (limits, &mut over_limit),
-                            *attempt,
+                            (id, held.get(&id)),
                             update,
                             &mut touched,
-                        )
-                    }
+                        ),
+                    };
+                    decided.map(|change| {
+                        let Some((h, written)) = change.and_then(|c| {
+                            let h = held.get(&id)?;
+                            Some((h, Written::of(h, c, now)?))
+                        }) else {
+                            return (Applied::Unchanged, None);
+                        };
+                        let applied = written.applied(h);
+                        if let Some(before) = held.insert(id, written.next.clone()) {
+                            unwritten.push(before, written);
+                            slots.push(out.len());
+                        }
+                        (applied, None)
+                    })
                 };
                 match done {
                     Ok((applied, event)) => out.push(Ok(Recorded {
@@ -342,6 +379,7 @@ impl Journal {
                     Err(err) => return Err(err),
                 }
             }
+            write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
             touched.write_all(tx, now).map_err(e)?;
             let changed = out
                 .iter()
@@ -350,25 +388,23 @@ impl Journal {
         })
     }
 
-    /// [`Journal::apply_artifact_update`] inside a batch: the artifact is read once into
-    /// `touched`, updated there in place, and written by the caller at the end of the batch;
-    /// the attempt's `updated_at` and the event are written now, as for a single update.
+    /// What [`Journal::apply_artifact_update`] changes, inside a batch, of `held` (the attempt
+    /// `id` as the batch left it): the artifact is read once into `touched`, updated there in
+    /// place, and written by the caller at the end of the batch; the change is the attempt's
+    /// `updated_at` and the event, as for a single update (or, past a limit, its error).
     fn cached_artifact_change(
         tx: &Tx,
         e: &impl Fn(DbError) -> JournalError,
-        now: chrono::DateTime<chrono::Utc>,
         (limits, over_limit): (SizeLimits, &mut bool),
-        id: AttemptId,
+        (id, held): (AttemptId, Option<&Attempt>),
         update: &ArtifactUpdate,
         touched: &mut ArtifactCache,
-    ) -> Result<(Applied, Option<i64>), JournalError> {
+    ) -> Result<Option<Change>, JournalError> {
         // Past a limit no artifact of the attempt is read or kept any more.
         if touched.budget(tx, id).map_err(e)?.over {
-            return Ok((Applied::Unchanged, None));
+            return Ok(None);
         }
-        let held = queries::attempt_by_id(tx, id)
-            .map_err(e)?
-            .ok_or(JournalError::UnknownAttempt(id.0))?;
+        let held = held.ok_or(JournalError::UnknownAttempt(id.0))?;
         if held.current_task_id() != Some(update.task_id.as_str()) {
             return Err(JournalError::TaskMismatch {
                 attempt: held.id.0,
@@ -383,50 +419,48 @@ impl Journal {
             *over_limit = true;
             let mut next = held.clone();
             next.error = Some(reason.clone());
-            next.updated_at = now;
-            queries::update_attempt_from(tx, &held, &next, None).map_err(e)?;
-            let event = Self::insert_over_limit_event(tx, e, now, &held, &reason)?;
-            return Ok((
-                Applied::Changed {
-                    from: held.state,
-                    to: held.state,
-                },
-                Some(event),
-            ));
+            return Ok(Some(Change {
+                next,
+                artifacts: Vec::new(),
+                kind: "failed-for-good",
+                detail: json!({"reason": reason}),
+                force_event: true,
+            }));
         }
         if !touched.update(slot, update) {
-            return Ok((Applied::Unchanged, None));
+            return Ok(None);
         }
-        let mut next = held.clone();
-        next.updated_at = now;
-        queries::update_attempt_from(tx, &held, &next, None).map_err(e)?;
-        let event = queries::insert_event(
-            tx,
-            &NewEvent {
-                at: queries::ms(now),
-                workflow: None,
-                step: Some(held.step_id),
-                attempt: Some(id),
-                kind: "artifact",
-                from: Some(held.state.as_str()),
-                to: Some(held.state.as_str()),
-                detail: Some(&json!({
-                    "source": Source::Stream.as_str(),
-                    "artifactId": update.artifact.artifact_id,
-                    "append": update.append,
-                    "lastChunk": update.last_chunk,
-                })),
-            },
-        )
-        .map_err(e)?;
-        Ok((
-            Applied::Changed {
-                from: held.state,
-                to: held.state,
-            },
-            Some(event),
-        ))
+        Ok(Some(Change {
+            next: held.clone(),
+            artifacts: Vec::new(),
+            kind: "artifact",
+            detail: json!({
+                "source": Source::Stream.as_str(),
+                "artifactId": update.artifact.artifact_id,
+                "append": update.append,
+                "lastChunk": update.last_chunk,
+            }),
+            force_event: true,
+        }))
     }
+}
+
+/// Writes what [`Journal::apply_observations`] has decided and not written (`slots`: the
+/// observation of each change, in order), and gives each its event's id.
+fn write_observed(
+    tx: &Tx,
+    e: &dyn Fn(DbError) -> JournalError,
+    now: DateTimeUtc,
+    unwritten: &mut Unwritten,
+    slots: &mut Vec<usize>,
+    out: &mut [Result<Recorded, JournalError>],
+) -> Result<(), JournalError> {
+    for (slot, event) in slots.drain(..).zip(unwritten.write_ids(tx, e, now)?) {
+        if let Ok(r) = &mut out[slot] {
+            r.event = Some(event);
+        }
+    }
+    Ok(())
 }
 
 impl Journal {

@@ -9,16 +9,13 @@
 //! statement, each decision is made against the row as the batch so far left it, and the
 //! writes are sent together, in the batch's order ([`Db::pipeline`](super::sql::Db::pipeline):
 //! on PostgreSQL one round trip for all of them, and one statement for all the events and one
-//! for all the rows that change the same columns: [`queries::group_write_stmts`]). A task that brings artifacts reads them, and
+//! for all the rows that change the same columns: [`group_write_stmts`](super::queries::group_write_stmts)). A task that brings artifacts reads them, and
 //! the attempt's sizes, from the journal: what the batch decided before it is written first.
 
-use std::collections::HashMap;
-
 use super::change::{Wanted, Written};
+use super::group::{Unwritten, held_rows};
 use super::observe::view_artifact_ids;
-use super::queries::{self, GroupChange};
-use super::sql::{DbError, Tx};
-use super::{Applied, Attempt, AttemptId, DateTimeUtc, Journal, JournalError, Source};
+use super::{Applied, AttemptId, Journal, JournalError, Source};
 use crate::model::TaskView;
 
 impl Journal {
@@ -38,15 +35,8 @@ impl Journal {
         let limits = self.limits;
         let attempts: Vec<AttemptId> = batch.iter().map(|(id, _)| *id).collect();
         self.write_attempts_if_changed(&attempts, "journal the tasks", |tx, e, now| {
-            let mut distinct = attempts.clone();
-            distinct.sort_unstable_by_key(|a| a.0);
-            distinct.dedup();
             // Each attempt as the batch so far left it.
-            let mut held: HashMap<AttemptId, Attempt> = queries::attempts_by_ids(tx, &distinct)
-                .map_err(e)?
-                .into_iter()
-                .map(|a| (a.id, a))
-                .collect();
+            let mut held = held_rows(tx, e, &attempts)?;
             let mut unwritten = Unwritten::default();
             let mut out = Vec::with_capacity(batch.len());
             for (id, view) in batch {
@@ -60,8 +50,9 @@ impl Journal {
                         None => Applied::Unchanged,
                         Some(written) => {
                             let applied = written.applied(h);
-                            let before = held.insert(*id, written.next.clone());
-                            unwritten.0.extend(before.map(|b| (b, written)));
+                            if let Some(before) = held.insert(*id, written.next.clone()) {
+                                unwritten.push(before, written);
+                            }
                             applied
                         }
                     }
@@ -87,39 +78,5 @@ impl Journal {
             let changed = out.iter().any(|a| a.changed());
             Ok((out, changed))
         })
-    }
-}
-
-/// The changes a batch decided and has not written yet, in order: each with the row it
-/// changed. None of them writes an artifact.
-#[derive(Default)]
-struct Unwritten(Vec<(Attempt, Written)>);
-
-impl Unwritten {
-    /// Writes them (the rows and their events, in order, in one pipeline: on PostgreSQL one
-    /// statement per kind) and forgets them.
-    fn write(
-        &mut self,
-        tx: &Tx,
-        e: &dyn Fn(DbError) -> JournalError,
-        now: DateTimeUtc,
-    ) -> Result<(), JournalError> {
-        if self.0.is_empty() {
-            return Ok(());
-        }
-        let changes: Vec<GroupChange<'_>> = self
-            .0
-            .iter()
-            .map(|(held, written)| GroupChange {
-                held,
-                next: &written.next,
-                event: written.event(held, now),
-            })
-            .collect();
-        let stmts = queries::group_write_stmts(tx.dialect(), &changes);
-        tx.pipeline(&stmts, &mut |_, _| Ok(())).map_err(e)?;
-        drop((stmts, changes));
-        self.0.clear();
-        Ok(())
     }
 }

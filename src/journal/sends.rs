@@ -8,13 +8,14 @@
 //! ends up with is the same (`claim` + `set_endpoint`, then `apply_task` / `record_refusal` /
 //! … + `release`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use super::change::Change;
+use super::change::{Change, Written};
+use super::group::{Unwritten, as_stored, held_rows};
 use super::sql::{DbError, Tx};
 use super::{
-    Applied, Artifact, Attempt, AttemptId, AttemptState, FailureKind, Journal, JournalError,
+    Artifact, Attempt, AttemptId, AttemptState, DateTimeUtc, FailureKind, Journal, JournalError,
     JournaledEndpoint, Lease, NeedsHuman, Source, Wanted, is_mine, my_lease, queries,
     view_artifact_ids,
 };
@@ -219,6 +220,11 @@ impl Journal {
     /// An outcome the attempt's state refuses (a task id other than the one held, a transition
     /// the state machine forbids) is that record's error, written nothing but its lease
     /// release; the others are committed. A SQLite failure fails the whole batch.
+    ///
+    /// The attempts are read in one statement and each outcome is decided against the row as
+    /// the records before it left it ([`super::group`]); the rows and events are written
+    /// together, and the attempts returned as written. An answer that brings artifacts reads
+    /// and writes them row by row, after what came before it.
     pub fn record_sends(
         &self,
         records: &[SendRecord],
@@ -230,43 +236,29 @@ impl Journal {
         let attempts: Vec<AttemptId> = records.iter().map(|r| r.attempt).collect();
         // Always committed: every record releases its lease.
         self.write_attempts_if_changed(&attempts, "journal the answers", |tx, e, now| {
+            let now = as_stored(now);
+            let mut held = held_rows(tx, e, &attempts)?;
+            let mut unwritten = Unwritten::default();
             let mut accepting = BTreeSet::new();
             let mut out = Vec::with_capacity(records.len());
             for record in records {
                 let id = record.attempt;
-                // The lease ends in the UPDATE of a change that writes the row anyway.
-                let mut released = false;
-                let applied = match &record.outcome {
-                    SendOutcome::Release => Ok((Applied::Unchanged, None)),
-                    outcome => {
-                        let ids = match outcome {
-                            SendOutcome::Task(view, _) => view_artifact_ids(view),
-                            _ => Vec::new(),
-                        };
-                        Self::change_in(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
-                            let change =
-                                Self::send_change(tx, &e, now, limits, held, arts, outcome)?;
-                            Ok(change.map(|mut change| {
-                                if change.writes(held) && is_mine(held.lease.as_ref()) {
-                                    change.next.lease = None;
-                                    released = true;
-                                }
-                                change
-                            }))
-                        })
-                    }
-                };
-                if !released {
-                    Self::release_in(tx, &e, id)?;
+                let applied = Self::send_in(tx, e, now, limits, &mut held, &mut unwritten, record);
+                // A lease still held (a refusal, a change that writes nothing, a release) ends
+                // on its own.
+                if let Some(h) = held.get_mut(&id)
+                    && is_mine(h.lease.as_ref())
+                {
+                    h.lease = None;
+                    unwritten.release(id);
                 }
                 match applied {
-                    Ok(_) => {
+                    Ok(()) => {
                         if let Some(card) = &record.accepts_context_id {
                             accepting.insert(card.as_str());
                         }
-                        out.push(Ok(queries::attempt_by_id(tx, id)
-                            .map_err(&e)?
-                            .ok_or(JournalError::UnknownAttempt(id.0))?));
+                        let row = held.get(&id).ok_or(JournalError::UnknownAttempt(id.0))?;
+                        out.push(Ok(row.clone()));
                     }
                     Err(
                         err @ (JournalError::TaskMismatch { .. }
@@ -276,16 +268,64 @@ impl Journal {
                     Err(err) => return Err(err),
                 }
             }
+            unwritten.write(tx, e, now)?;
             for card in accepting {
                 // Nearly always journaled already: a statement spared per answer.
                 if self.agent_rows.accepts_context_id(card) == Some(true) {
                     continue;
                 }
-                if queries::set_accepts_context_id(tx, card, true, queries::ms(now)).map_err(&e)? {
+                if queries::set_accepts_context_id(tx, card, true, queries::ms(now)).map_err(e)? {
                     self.agent_rows.clear();
                 }
             }
             Ok((out, true))
         })
+    }
+
+    /// Decides one record of [`Journal::record_sends`] against its attempt as the batch left
+    /// it (`held`, updated): a change that writes the row releases the lease in the same
+    /// write. Without artifacts the change joins `unwritten`; with them it is written now,
+    /// after what is unwritten.
+    fn send_in(
+        tx: &Tx,
+        e: &dyn Fn(DbError) -> JournalError,
+        now: DateTimeUtc,
+        limits: super::SizeLimits,
+        held: &mut HashMap<AttemptId, Attempt>,
+        unwritten: &mut Unwritten,
+        record: &SendRecord,
+    ) -> Result<(), JournalError> {
+        let id = record.attempt;
+        let outcome = &record.outcome;
+        if matches!(outcome, SendOutcome::Release) {
+            return Ok(());
+        }
+        // The lease ends in the UPDATE of a change that writes the row anyway.
+        let decide = |h: &Attempt, arts: &[Artifact]| {
+            let change = Self::send_change(tx, &e, now, limits, h, arts, outcome)?;
+            Ok(change.map(|mut change| {
+                if change.writes(h) && is_mine(h.lease.as_ref()) {
+                    change.next.lease = None;
+                }
+                change
+            }))
+        };
+        let ids = match outcome {
+            SendOutcome::Task(view, _) => view_artifact_ids(view),
+            _ => Vec::new(),
+        };
+        if ids.is_empty() {
+            let h = held.get(&id).ok_or(JournalError::UnknownAttempt(id.0))?;
+            if let Some(written) = decide(h, &[])?.and_then(|c| Written::of(h, c, now))
+                && let Some(before) = held.insert(id, written.next.clone())
+            {
+                unwritten.push(before, written);
+            }
+        } else {
+            unwritten.write(tx, e, now)?;
+            let (_, _, row) = Self::change_in_written(tx, &e, now, id, Wanted::Only(&ids), decide)?;
+            held.insert(id, row);
+        }
+        Ok(())
     }
 }

@@ -16,12 +16,17 @@ fn three_submitted(fresh: &Fresh) -> (Journal, [AttemptId; 3]) {
 }
 
 /// An event as compared: its step, kind, state after, and details.
-type Seen = (Option<String>, String, Option<String>, Option<String>);
+pub(super) type Seen = (Option<String>, String, Option<String>, Option<String>);
 
 /// Every event of the three steps but their intents (which name random ids), oldest first,
 /// without its id and time.
 fn events(j: &Journal) -> Vec<Seen> {
-    let mut all: Vec<Event> = ["w/s1", "w/s2", "w/s3"]
+    events_of(j, &["w/s1", "w/s2", "w/s3"])
+}
+
+/// Every event of `steps` but their intents, oldest first, without its id and time.
+pub(super) fn events_of(j: &Journal, steps: &[&str]) -> Vec<Seen> {
+    let mut all: Vec<Event> = steps
         .iter()
         .flat_map(|s| j.events_of_step(&StepName::parse(s).unwrap()).unwrap())
         .collect();
@@ -34,7 +39,11 @@ fn events(j: &Journal) -> Vec<Seen> {
 
 /// An attempt without its times and its (random) message id.
 fn row(j: &Journal, id: AttemptId) -> Attempt {
-    let mut a = j.attempt(id).unwrap();
+    unstamped(j.attempt(id).unwrap())
+}
+
+/// An attempt without its times and its (random) message id.
+pub(super) fn unstamped(mut a: Attempt) -> Attempt {
     a.created_at = DateTime::<Utc>::default();
     a.updated_at = DateTime::<Utc>::default();
     a.message_id.clear();

@@ -3,14 +3,14 @@
 use super::*;
 
 /// Writes `lease` on an attempt as another process would.
-fn set_lease(j: &Journal, id: AttemptId, lease: &Lease) {
+pub(super) fn set_lease(j: &Journal, id: AttemptId, lease: &Lease) {
     j.store
         .read("set the lease", |c| queries::set_lease(c, id, Some(lease)))
         .unwrap();
 }
 
 /// Another process's lease.
-fn other(owner: Option<&str>, pid: u32, host: &str, expires_at: DateTime<Utc>) -> Lease {
+pub(super) fn other(owner: Option<&str>, pid: u32, host: &str, expires_at: DateTime<Utc>) -> Lease {
     Lease {
         owner: owner.map(str::to_owned),
         pid,

@@ -27,6 +27,8 @@ mod journal_dump;
 mod copy;
 mod credentials;
 mod group_commit;
+mod group_observe;
+mod group_sends;
 mod inspect;
 mod leases;
 mod observe;

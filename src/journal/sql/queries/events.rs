@@ -27,7 +27,7 @@ pub(in crate::journal) fn insert_event(conn: &Tx, e: &NewEvent<'_>) -> DbResult<
 }
 
 /// An event: its columns as [`EVENT_ARG_COLUMNS`] names them.
-const INSERT_EVENT: InsertId = insert_id!(
+pub(super) const INSERT_EVENT: InsertId = insert_id!(
     "INSERT INTO events (at, workflow_id, step_id, attempt_id, kind, from_state, to_state,
              detail_json)
          VALUES (?1, COALESCE(?2, (SELECT workflow_id FROM steps WHERE id = ?3)), ?3, ?4, ?5,

@@ -13,8 +13,9 @@ use std::fmt::Write as _;
 use serde::ser::{Error as _, Serialize, SerializeMap, Serializer};
 
 use super::attempts::{attempt_sets, update_attempt_stmt};
-use super::events::{EVENT_ARG_COLUMNS, NewEvent, insert_event_stmt};
-use crate::journal::model::Attempt;
+use super::events::{EVENT_ARG_COLUMNS, INSERT_EVENT, NewEvent, insert_event_stmt};
+use super::json_items;
+use crate::journal::model::{Attempt, AttemptId};
 use crate::journal::sql::{Arg, Dialect, Stmt};
 
 /// One change of a group commit: the attempt as it held before it, as it leaves it, and the
@@ -60,6 +61,42 @@ pub(in crate::journal) fn group_write_stmts<'a>(
         stmts.push(insert_event_stmt(&c.event));
     }
     stmts
+}
+
+/// [`group_write_stmts`], the events' statements also returning their ids (ascending in the
+/// changes' order: one id per event). For a store that pipelines (PostgreSQL): SQLite reads
+/// each id as it inserts it, without `RETURNING`.
+pub(in crate::journal) fn group_write_stmts_returning<'a>(
+    d: Dialect,
+    changes: &[GroupChange<'a>],
+) -> Vec<Stmt<'a>> {
+    let mut stmts = group_write_stmts(d, changes);
+    for s in &mut stmts {
+        if s.sql == INSERT_EVENTS {
+            s.sql = Cow::Owned(format!("{INSERT_EVENTS}\n     RETURNING id"));
+            s.rows = true;
+        } else if s.sql == INSERT_EVENT.sql {
+            s.sql = Cow::Borrowed(INSERT_EVENT.returning);
+            s.rows = true;
+        }
+    }
+    stmts
+}
+
+/// One statement that clears the leases of `ids` (a group commit's releases that change
+/// nothing else of their attempts).
+pub(in crate::journal) fn release_leases_stmt(d: Dialect, ids: &[AttemptId]) -> Stmt<'static> {
+    let list = serde_json::to_string(&ids.iter().map(|a| a.0).collect::<Vec<_>>())
+        .unwrap_or_else(|_| "[]".to_owned());
+    Stmt {
+        sql: Cow::Owned(format!(
+            "UPDATE attempts SET lease_owner_pid = NULL, lease_owner_host = NULL, \
+             lease_expires_at = NULL, lease_owner_id = NULL WHERE id IN ({})",
+            json_items(d, "?1", true)
+        )),
+        args: vec![Arg::Text(Cow::Owned(list))],
+        rows: false,
+    }
 }
 
 /// A row of a multi-row statement: its columns, each with its value.

@@ -49,7 +49,7 @@ pub(in crate::journal) fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 
-fn time(ms: i64) -> DateTime<Utc> {
+pub(in crate::journal) fn time(ms: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_millis(ms).unwrap_or_default()
 }
 
