@@ -37,6 +37,11 @@ pub(super) fn as_stored(now: DateTimeUtc) -> DateTimeUtc {
     queries::time(queries::ms(now))
 }
 
+/// How many changes a batch of unbounded size (a follow's) holds unwritten before it writes
+/// them: each holds two copies of its attempt's row, and a stream may bring thousands of
+/// events at once.
+pub(super) const WRITE_AT: usize = 256;
+
 /// The changes a batch decided and has not written yet, in order, each with the row it
 /// changed (none of them writes an artifact), and the attempts whose lease it releases
 /// without a change.
@@ -50,6 +55,11 @@ impl Unwritten {
     /// Adds a change of `held` (the row as the batch left it before the change).
     pub(super) fn push(&mut self, held: Attempt, written: Written) {
         self.changes.push((held, written));
+    }
+
+    /// How many changes are unwritten.
+    pub(super) fn len(&self) -> usize {
+        self.changes.len()
     }
 
     /// Adds the release of an attempt's lease, with no change and no event.

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::change::{Change, Wanted, Written};
-use super::group::{Unwritten, held_rows};
+use super::group::{Unwritten, WRITE_AT, held_rows};
 use super::queries::{self, NewEvent};
 use super::sql::{DbError, DbResult, Tx};
 use super::{
@@ -377,6 +377,9 @@ impl Journal {
                         | JournalError::UnknownAttempt(_)),
                     ) => out.push(Err(err)),
                     Err(err) => return Err(err),
+                }
+                if unwritten.len() >= WRITE_AT {
+                    write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
                 }
             }
             write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
