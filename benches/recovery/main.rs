@@ -8,6 +8,7 @@
 //! cargo bench                          # everything: minutes (2.5 on 2 idle cores, postgres and hosts 5–10 more)
 //! BENCH_QUICK=1 cargo bench            # smaller sizes, one repeat: a smoke run of about a minute
 //! cargo bench -- reconcile startup     # only these sections
+//! BENCH_BIN=../old/a2a-recover cargo bench -- delegate   # another build of the binary
 //! ```
 //!
 //! Sections: `floors`, `reconcile`, `schedule`, `delegate`, `lookup`, `follow`, `startup`, `growth`,
@@ -78,7 +79,13 @@ fn main() -> anyhow::Result<()> {
     let wanted = |s: &str| args.is_empty() || args.iter().any(|a| a == s);
     let cfg = Cfg {
         quick: std::env::var("BENCH_QUICK").is_ok_and(|v| v == "1"),
-        bin: PathBuf::from(env!("CARGO_BIN_EXE_a2a-recover")),
+        // `BENCH_BIN`: another build of the binary measured by this bench build (a before and
+        // an after side by side, the bench itself unchanged).
+        bin: std::env::var_os("BENCH_BIN").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_a2a-recover")),
+            PathBuf::from,
+        ),
+        agent_bin: PathBuf::from(env!("CARGO_BIN_EXE_a2a-recover")),
         tmp: std::env::temp_dir(),
     };
     describe_machine(&cfg);

@@ -18,8 +18,12 @@ use serde_json::{Value, json};
 pub(crate) struct Cfg {
     /// `BENCH_QUICK=1`: smaller sizes, fewer repeats (a smoke run).
     pub(crate) quick: bool,
-    /// The `a2a-recover` release binary cargo built for this bench.
+    /// The `a2a-recover` binary measured: the release binary cargo built for this bench, or
+    /// `BENCH_BIN`.
     pub(crate) bin: PathBuf,
+    /// The binary whose `scripted-agent` serves the measurements: always the one cargo built
+    /// for this bench, so that a `BENCH_BIN` run meets the same agent.
+    pub(crate) agent_bin: PathBuf,
     /// Where journals go (the system temporary directory: the same disk as the floors).
     pub(crate) tmp: PathBuf,
 }
@@ -77,14 +81,14 @@ pub(crate) struct Agent {
 impl Agent {
     /// Starts the agent with `work` steps of one hour (tasks stay running) and `extra` flags.
     pub(crate) fn start(cfg: &Cfg, extra: &[&str]) -> anyhow::Result<Self> {
-        let mut child = Command::new(&cfg.bin)
+        let mut child = Command::new(&cfg.agent_bin)
             .args(["scripted-agent", "--port", "0", "--tick", "3600s"])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .with_context(|| format!("failed to start `{}`", cfg.bin.display()))?;
+            .with_context(|| format!("failed to start `{}`", cfg.agent_bin.display()))?;
         let stdout = child.stdout.take().context("the agent has no stdout")?;
         let mut agent = Self {
             child,
