@@ -25,15 +25,12 @@ use rusqlite::{Connection, TransactionBehavior};
 use super::JournalError;
 use super::sql::{DbError, DbResult, Tx};
 
-/// How large the WAL may be for a closing connection to leave it as it is (1 MiB): a
-/// short-lived process (one `delegate`) then neither checkpoints at close (two fsyncs) nor
-/// deletes the WAL, so that the next one need not create it again (two more: its header and
-/// the directory). Not larger: every process that opens the journal first reads the whole WAL
-/// to rebuild its index (`-shm`), about 0.35 M instructions per MiB (docs/performance.md), so a
-/// one-step `delegate` pays for the WAL it finds; at 1 MiB a checkpoint comes about every dozen
-/// delegates. Every commit is durable in the WAL all the same; docs/journal.md says how to back
-/// such a journal up.
-pub(super) const WAL_KEPT: u32 = 1024 * 1024;
+/// How large the WAL may be for a closing connection to leave it as it is (4 MiB, about
+/// SQLite's own automatic checkpoint at 1,000 pages): a short-lived process (one `delegate`)
+/// then neither checkpoints at close (two fsyncs) nor deletes the WAL, so that the next one
+/// need not create it again (two more: its header and the directory). Every commit is durable
+/// in the WAL all the same; docs/journal.md says how to back such a journal up.
+pub(super) const WAL_KEPT: u32 = 4 * 1024 * 1024;
 
 /// An open SQLite journal: its one connection, and what its errors name.
 pub(super) struct Store {
