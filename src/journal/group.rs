@@ -24,6 +24,15 @@ pub(super) fn held_rows(
     let mut distinct = attempts.to_vec();
     distinct.sort_unstable_by_key(|a| a.0);
     distinct.dedup();
+    if let [one] = distinct[..] {
+        // One attempt (a single `delegate`'s answer): the statement that read it under its
+        // claim, prepared already in this process, rather than a second one to prepare.
+        return Ok(queries::attempt_by_id(tx, one)
+            .map_err(e)?
+            .map(|a| (a.id, a))
+            .into_iter()
+            .collect());
+    }
     Ok(queries::attempts_by_ids(tx, &distinct)
         .map_err(e)?
         .into_iter()
