@@ -286,7 +286,7 @@ impl Journal {
     ///
     /// The attempts are read in one statement and each observation is decided against the
     /// row as the batch so far left it; the rows and events are written together, in order
-    /// ([`super::group`]). A snapshot that brings artifacts reads them from the journal: what
+    /// (`journal/group.rs`). A snapshot that brings artifacts reads them from the journal: what
     /// the batch decided before it is written first.
     pub fn apply_observations(
         &self,

@@ -222,7 +222,7 @@ impl Journal {
     /// release; the others are committed. A SQLite failure fails the whole batch.
     ///
     /// The attempts are read in one statement and each outcome is decided against the row as
-    /// the records before it left it ([`super::group`]); the rows and events are written
+    /// the records before it left it (`journal/group.rs`); the rows and events are written
     /// together, and the attempts returned as written. An answer that brings artifacts reads
     /// and writes them row by row, after what came before it.
     pub fn record_sends(

@@ -17,7 +17,7 @@ thread_local! {
         const { std::cell::Cell::new(0) };
 }
 
-/// Counts a statement run ([`STATEMENTS`]; nothing outside tests).
+/// Counts a statement run (`STATEMENTS`; nothing outside tests).
 fn counted() {
     #[cfg(test)]
     STATEMENTS.with(|n| n.set(n.get() + 1));
