@@ -49,7 +49,7 @@ pub(super) fn as_stored(now: DateTimeUtc) -> DateTimeUtc {
 /// How many changes a batch of unbounded size (a follow's) holds unwritten before it writes
 /// them: each holds two copies of its attempt's row, and a stream may bring thousands of
 /// events at once.
-pub(super) const WRITE_AT: usize = 256;
+pub(super) const WRITE_AT: usize = 32;
 
 /// The changes a batch decided and has not written yet, in order, each with the row it
 /// changed (none of them writes an artifact), and the attempts whose lease it releases
