@@ -174,20 +174,25 @@ fn bare_send(rt: &Runtime, agent: &Agent, i: usize) -> anyhow::Result<f64> {
     Ok(t.elapsed().as_secs_f64())
 }
 
+/// The arguments of one `delegate STEP --agent URL work:100` into `journal`.
+fn delegate_args<'a>(journal: &'a str, agent: &'a Agent, step: &'a str) -> [&'a str; 8] {
+    [
+        "--journal",
+        journal,
+        "-q",
+        "delegate",
+        step,
+        "--agent",
+        &agent.url,
+        "work:100",
+    ]
+}
+
 /// Seconds of one `delegate STEP --agent URL work:100` into `journal`.
 fn one_delegate(cfg: &Cfg, journal: &str, agent: &Agent, step: &str) -> anyhow::Result<f64> {
     let t = std::time::Instant::now();
     let status = std::process::Command::new(&cfg.bin)
-        .args([
-            "--journal",
-            journal,
-            "-q",
-            "delegate",
-            step,
-            "--agent",
-            &agent.url,
-        ])
-        .arg("work:100")
+        .args(delegate_args(journal, agent, step))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -400,16 +405,7 @@ fn fsyncs_of(
         .args(["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o"])
         .arg(trace)
         .arg(&cfg.bin)
-        .args([
-            "--journal",
-            journal,
-            "-q",
-            "delegate",
-            step,
-            "--agent",
-            &agent.url,
-        ])
-        .arg("work:100")
+        .args(delegate_args(journal, agent, step))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()?;
