@@ -238,6 +238,8 @@ impl Journal {
         self.write_attempts_if_changed(&attempts, "journal the pushes", |tx, e, now| {
             let at = queries::ms(now);
             let mut out: Vec<Result<(), JournalError>> = batch.iter().map(|_| Ok(())).collect();
+            // Whether anything is written (else the transaction is rolled back: no commit).
+            let mut wrote = false;
             // The observations, in order, and the record each came from.
             let mut observed: Vec<&StreamObservation> = Vec::new();
             let mut slots: Vec<usize> = Vec::new();
@@ -245,7 +247,10 @@ impl Journal {
                 match record {
                     PushRecord::Hint {
                         config_id, hint, ..
-                    } => sql::record_push(tx, config_id, Some(hint), at).map_err(e)?,
+                    } => {
+                        sql::record_push(tx, config_id, Some(hint), at).map_err(e)?;
+                        wrote = true;
+                    }
                     PushRecord::Applied(o) => {
                         observed.push(o);
                         slots.push(i);
@@ -260,9 +265,12 @@ impl Journal {
                                 Wanted::Only(&[]),
                                 |held, _| Ok(Some(Note::PushDisagrees.change(held, detail))),
                             );
-                            if let Err(err) = noted {
-                                out[i] = Err(err);
-                                continue;
+                            match noted {
+                                Ok(_) => wrote = true,
+                                Err(err) => {
+                                    out[i] = Err(err);
+                                    continue;
+                                }
                             }
                         }
                         observed.push(read);
@@ -270,17 +278,19 @@ impl Journal {
                     }
                 }
             }
-            let (results, _) = Self::observe_in(tx, e, now, limits, &observed)?;
+            let (results, changed) = Self::observe_in(tx, e, now, limits, &observed)?;
+            wrote |= changed;
             for (i, result) in slots.into_iter().zip(results) {
                 match (result, &batch[i]) {
                     (Err(err), _) => out[i] = Err(err),
                     (Ok(_), PushRecord::ReadBack { read, .. }) => {
                         sql::clear_hint(tx, read.attempt()).map_err(e)?;
+                        wrote = true;
                     }
                     (Ok(_), _) => {}
                 }
             }
-            Ok((out, true))
+            Ok((out, wrote))
         })
     }
 
