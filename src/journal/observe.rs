@@ -661,6 +661,22 @@ pub(super) fn json_len(v: &Value) -> u64 {
     count.0
 }
 
+impl StreamObservation {
+    /// Returns about the bytes it holds: a task's raw JSON, status message and artifacts, an
+    /// update's artifact, as the journal would store them. What a follow reads ahead of its
+    /// group commit is bounded by it, not only by how many observations it holds.
+    pub fn held_bytes(&self) -> u64 {
+        match self {
+            Self::Task { view, .. } => {
+                view.raw_json.as_ref().map_or(0, |r| r.len() as u64)
+                    + view.status_message.as_ref().map_or(0, json_len)
+                    + view.artifacts.iter().flatten().map(view_len).sum::<u64>()
+            }
+            Self::Artifact { update, .. } => view_len(&update.artifact),
+        }
+    }
+}
+
 /// Returns the artifact ids a task view names (a snapshot replaces only those).
 pub(super) fn view_artifact_ids(view: &TaskView) -> Vec<&str> {
     view.artifacts
