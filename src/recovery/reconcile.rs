@@ -220,8 +220,12 @@ pub struct Pass<'a> {
 }
 
 /// One item: a pass row and the undelivered replies on its attempt.
+///
+/// The row is boxed: an item is moved many times on its way from the page to its future (the
+/// iterator, the schedule's queue, the future's state), and a row is about 800 bytes
+/// (docs/performance.md).
 struct Item {
-    row: AttemptRow,
+    row: Box<AttemptRow>,
     replies: Vec<Reply>,
 }
 
@@ -421,7 +425,10 @@ impl<'a> Pass<'a> {
         for (id, rs) in replies {
             skip.push(AttemptId(id));
             if let Some(row) = self.row_of(self.journal.attempt(AttemptId(id))?)? {
-                items.push(Item { row, replies: rs });
+                items.push(Item {
+                    row: Box::new(row),
+                    replies: rs,
+                });
             }
         }
         Ok((items, skip))
@@ -466,7 +473,7 @@ impl<'a> Pass<'a> {
         let rows = Rows::new(self.journal, cursor, self.lookahead(), prepare);
         let items = first.into_iter().map(Ok).chain(rows.map(|row| {
             row.map(|row| Item {
-                row,
+                row: Box::new(row),
                 replies: Vec::new(),
             })
         }));
@@ -671,7 +678,7 @@ impl<'a> Pass<'a> {
         let row = if replies.is_empty() {
             row
         } else {
-            self.refresh(&row)?
+            Box::new(self.refresh(&row)?)
         };
         if !row.is_latest {
             return Ok(actions);
