@@ -692,7 +692,6 @@ impl<'a> Pass<'a> {
         row: &AttemptRow,
         rec: &StepOf<'_>,
     ) -> anyhow::Result<Vec<Action>> {
-        let step = row.step.to_string();
         let allowed = decide::sends_allowed(row.workflow_state);
         match decide::triage(row) {
             Triage::Send | Triage::Look if !allowed => Ok(vec![Self::action(
@@ -722,6 +721,7 @@ impl<'a> Pass<'a> {
                     Some(a) => a.clone(),
                     None => self.journal.attempt(row.attempt.id)?,
                 };
+                let step = row.step.to_string();
                 let sent = Box::pin(sender.deliver_read(current, &out, &step)).await?;
                 Ok(vec![self.sent_action(row, "send", &sent)?])
             }
