@@ -683,6 +683,10 @@ impl<'a> Pass<'a> {
         if !row.is_latest {
             return Ok(actions);
         }
+        if actions.is_empty() {
+            // Most items: their attempt's actions as they are, not copied into a new list.
+            return self.handle_attempt(&row, &rec).await;
+        }
         actions.extend(self.handle_attempt(&row, &rec).await?);
         Ok(actions)
     }
