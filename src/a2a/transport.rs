@@ -5,7 +5,6 @@
 //! chunk and refused (or cut) at their cap, nothing past it buffered; RPC requests follow no
 //! redirects; only the method, redacted URL and status are logged (at trace).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -78,7 +77,7 @@ pub(crate) struct Transport {
     cfg: ClientConfig,
     /// Interface URLs already parsed, by their text: a pass of 100,000 reads of one agent
     /// parses its URL once, not per request (docs/performance.md).
-    targets: Mutex<HashMap<String, Arc<Target>>>,
+    targets: Mutex<foldhash::HashMap<String, Arc<Target>>>,
 }
 
 impl Transport {
@@ -113,7 +112,7 @@ impl Transport {
             rpc: build(reqwest::redirect::Policy::none())?,
             get: build(follow)?,
             cfg,
-            targets: Mutex::new(HashMap::new()),
+            targets: Mutex::new(foldhash::HashMap::default()),
         })
     }
 

@@ -201,7 +201,7 @@ pub struct Pass<'a> {
     /// locks of `cfg.workflows` already, or this is a dry run).
     locks: Option<&'a dyn WorkflowLocks>,
     /// Whether this pass holds each workflow's lock, for the workflows reached so far.
-    mine: RefCell<HashMap<String, bool>>,
+    mine: RefCell<foldhash::HashMap<String, bool>>,
     /// Rows left out because another pass holds their workflow's lock.
     held_rows: std::cell::Cell<usize>,
     /// Routine observations waiting for their group commit.
@@ -209,7 +209,7 @@ pub struct Pass<'a> {
     /// The endpoints of the reads so far, by interface URL, each with the card URL it was
     /// built for: the card's origin is parsed and the credential read once per agent, not per
     /// item (docs/performance.md).
-    endpoints: RefCell<HashMap<String, (String, Rc<Endpoint>)>>,
+    endpoints: RefCell<foldhash::HashMap<String, (String, Rc<Endpoint>)>>,
     /// Bucket 1: what claiming a page's `INTENT` attempts in one transaction found, taken by
     /// each item as it is handled.
     claimed: RefCell<HashMap<AttemptId, BatchClaim>>,
@@ -276,10 +276,10 @@ impl<'a> Pass<'a> {
             clock,
             cfg,
             locks: None,
-            mine: RefCell::new(HashMap::new()),
+            mine: RefCell::new(foldhash::HashMap::default()),
             held_rows: std::cell::Cell::new(0),
             reads: Queue::on(std::rc::Rc::clone(&writer)),
-            endpoints: RefCell::new(HashMap::new()),
+            endpoints: RefCell::new(foldhash::HashMap::default()),
             claimed: RefCell::new(HashMap::new()),
             sweep_of: RefCell::new(HashMap::new()),
             found: Queue::on(writer),
