@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use serde_json::Value;
+
 use a2a_recover::scripted_agent::{AgentConfig, PushFault};
 
 use crate::common::commands::events;
@@ -179,4 +181,84 @@ fn a_lost_push_is_caught_by_the_timers_pass() {
     );
     let (exit, err) = listen.stop();
     assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));
+}
+
+#[test]
+fn pushes_at_once_are_each_journaled_before_their_answer() {
+    const STEPS: usize = 8;
+    const EACH: usize = 4;
+    let env = TestEnv::new().real_clock();
+    // The agent's own pushes carry a forged token: only this test's posts are journaled.
+    let a = agent(AgentConfig {
+        push: true,
+        push_faults: vec![PushFault::ForgedToken],
+        tick: Duration::from_secs(30),
+        ..fast()
+    });
+    let listen = Listen::start(&env, "0");
+    let mut targets = Vec::new();
+    for i in 0..STEPS {
+        let step = format!("w/s{i}");
+        let out = env.run([
+            "delegate",
+            &step,
+            "--agent",
+            &a.url(),
+            "work:9",
+            "--push",
+            &listen.base(),
+        ]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let config = a.stats().messages[i].push_config.clone().expect("a config");
+        let task = the_attempt(&env, &step)["taskId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        targets.push((step, config, task));
+    }
+    // Every step's pushes at once: SUBMITTED to WORKING, then the same again.
+    let posts: Vec<_> = targets
+        .iter()
+        .flat_map(|(_, config, task)| (0..EACH).map(move |_| (config, task)))
+        .map(|(config, task)| {
+            let path = format!("/push/{}", config["id"].as_str().unwrap());
+            let token = config["token"].as_str().unwrap().to_owned();
+            let body = status_update(task, "TASK_STATE_WORKING");
+            let addr = listen.addr.clone();
+            std::thread::spawn(move || {
+                post(
+                    &addr,
+                    &path,
+                    &[
+                        ("Content-Type", "application/json"),
+                        ("X-A2A-Notification-Token", &token),
+                    ],
+                    &body,
+                )
+                .0
+            })
+        })
+        .collect();
+    for post in posts {
+        assert_eq!(post.join().unwrap(), 200);
+    }
+    // Answered 200 means journaled: each step's first push moved it, the others changed
+    // nothing more, and none was lost from a shared commit.
+    for (step, _, _) in &targets {
+        let pushed: Vec<Value> = events(&env, step)
+            .into_iter()
+            .filter(|e| e["detail"]["source"] == "push")
+            .collect();
+        assert_eq!(pushed.len(), 1, "{step}: {pushed:#?}");
+        assert_eq!(pushed[0]["to"], "WORKING", "{step}: {pushed:#?}");
+    }
+    let page = listen.metrics();
+    assert!(
+        page.contains(&format!("a2a_recover_push_recorded_total {}", STEPS * EACH)),
+        "{page}"
+    );
+    let (exit, err) = listen.stop();
+    assert_eq!(exit, 0, "{}", String::from_utf8_lossy(&err));
+    let err = String::from_utf8_lossy(&err);
+    assert!(!err.contains("not journaled"), "{err}");
 }

@@ -257,17 +257,19 @@ fn status_only(
     let (tasks, pushes) = if cfg.quick { (8, 400) } else { (40, 4_000) };
     let base = format!("http://{}", listen.addr);
     let running = delegate_pushed(cfg, rt, journal, agent, ("run", "work:9", tasks), &base)?;
-    let posts: Vec<(String, String, String)> = (0..pushes)
-        .map(|i| {
-            let p = &running[i % running.len()];
-            let body = update(&p.task, "TASK_STATE_WORKING", &format!("step {i}"));
-            (p.path.clone(), p.token.clone(), body)
-        })
-        .collect();
     let mut rates = Vec::new();
     let mut latencies = Vec::new();
     let mut floors = (Vec::new(), Vec::new());
-    for _ in 0..cfg.repeats() {
+    for r in 0..cfg.repeats() {
+        // Fresh notes and times each round: a push the journal already holds changes nothing
+        // and commits nothing.
+        let posts: Vec<(String, String, String)> = (0..pushes)
+            .map(|i| {
+                let p = &running[i % running.len()];
+                let body = update(&p.task, "TASK_STATE_WORKING", &format!("step {r}.{i}"));
+                (p.path.clone(), p.token.clone(), body)
+            })
+            .collect();
         let (wall, l) = rt.block_on(post_all(http, &listen.addr, &posts))?;
         rates.push(pushes as f64 / wall.as_secs_f64());
         latencies.extend(l);

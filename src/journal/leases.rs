@@ -253,13 +253,7 @@ impl Journal {
         detail: &serde_json::Value,
     ) -> Result<(), JournalError> {
         self.change(id, "journal the event", |held, _| {
-            Ok(Some(super::change::Change {
-                next: held.clone(),
-                artifacts: Vec::new(),
-                kind: note.as_str(),
-                detail: detail.clone(),
-                force_event: true,
-            }))
+            Ok(Some(note.change(held, detail)))
         })
         .map(|_| ())
     }
@@ -281,6 +275,21 @@ pub enum Note {
 }
 
 impl Note {
+    /// The change that journals this note on `held`: its event, nothing else.
+    pub(super) fn change(
+        self,
+        held: &Attempt,
+        detail: &serde_json::Value,
+    ) -> super::change::Change {
+        super::change::Change {
+            next: held.clone(),
+            artifacts: Vec::new(),
+            kind: self.as_str(),
+            detail: detail.clone(),
+            force_event: true,
+        }
+    }
+
     /// Every note.
     pub const ALL: [Self; 4] = [
         Self::InFlight,

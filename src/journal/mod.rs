@@ -99,7 +99,7 @@ pub use model::*;
 pub use operator::{AttemptResolution, Decided, Decision, Undone};
 pub use pass_locks::{LockAttempt, LockScope, StoreLock};
 pub use prune::{PRUNE_BATCH, Storage};
-pub use push::{AgentPush, LISTENER_LAPSE, Listener, PushConfig};
+pub use push::{AgentPush, LISTENER_LAPSE, Listener, PushConfig, PushRecord};
 pub use push_tidy::PushTidied;
 pub use reads::{OldestUnfinished, Overview};
 pub use sends::{BatchClaim, SendOutcome, SendRecord};

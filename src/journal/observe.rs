@@ -297,98 +297,112 @@ impl Journal {
         }
         let limits = self.limits;
         let attempts: Vec<AttemptId> = batch.iter().map(StreamObservation::attempt).collect();
+        let batch: Vec<&StreamObservation> = batch.iter().collect();
         self.write_attempts_if_changed(&attempts, "journal the stream events", |tx, e, now| {
-            let mut held = held_rows(tx, e, &attempts)?;
-            let mut unwritten = Unwritten::default();
-            // The observations whose changes are unwritten, in order: their events' ids come
-            // with the write.
-            let mut slots: Vec<usize> = Vec::new();
-            let mut out: Vec<Result<Recorded, JournalError>> = Vec::with_capacity(batch.len());
-            // The artifacts that stream updates of this batch touched, as they stand, written once
-            // at the end: appending chunk after chunk would otherwise read, parse and rewrite the
-            // whole artifact for each chunk.
-            let mut touched = ArtifactCache::default();
-            for obs in batch {
-                let mut over_limit = false;
-                let id = obs.attempt();
-                let ids = match obs {
-                    StreamObservation::Task { view, .. } => view_artifact_ids(view),
-                    StreamObservation::Artifact { .. } => Vec::new(),
-                };
-                let done = if let (StreamObservation::Task { view, source, .. }, false) =
-                    (obs, ids.is_empty())
-                {
-                    // A snapshot with artifacts reads them, and the attempt: write what the
-                    // batch holds first.
-                    write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
-                    touched.write(tx, id, now).map_err(e)?;
-                    Self::change_in_written(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
-                        let change = Self::task_change(held, arts, view, *source)?;
-                        Self::limit_change(tx, &e, now, limits, held, change, &mut over_limit)
-                    })
-                    .map(|(applied, event, row)| {
-                        held.insert(id, row);
-                        (applied, event)
-                    })
-                } else {
-                    let decided = match obs {
-                        StreamObservation::Task { view, source, .. } => held
-                            .get(&id)
-                            .ok_or(JournalError::UnknownAttempt(id.0))
-                            .and_then(|h| {
-                                // No artifact: the limits read nothing.
-                                let change = Self::task_change(h, &[], view, *source)?;
-                                Self::limit_change(tx, &e, now, limits, h, change, &mut false)
-                            }),
-                        StreamObservation::Artifact { update, .. } => Self::cached_artifact_change(
-                            tx,
-                            &e,
-                            (limits, &mut over_limit),
-                            (id, held.get(&id)),
-                            update,
-                            &mut touched,
-                        ),
-                    };
-                    decided.map(|change| {
-                        let Some((h, written)) = change.and_then(|c| {
-                            let h = held.get(&id)?;
-                            Some((h, Written::of(h, c, now)?))
-                        }) else {
-                            return (Applied::Unchanged, None);
-                        };
-                        let applied = written.applied(h);
-                        if let Some(before) = held.insert(id, written.next.clone()) {
-                            unwritten.push(before, written);
-                            slots.push(out.len());
-                        }
-                        (applied, None)
-                    })
-                };
-                match done {
-                    Ok((applied, event)) => out.push(Ok(Recorded {
-                        applied,
-                        event,
-                        over_limit,
-                    })),
-                    // Refused before anything of it was written: the rest of the batch goes on.
-                    Err(
-                        err @ (JournalError::TaskMismatch { .. }
-                        | JournalError::Transition { .. }
-                        | JournalError::UnknownAttempt(_)),
-                    ) => out.push(Err(err)),
-                    Err(err) => return Err(err),
-                }
-                if unwritten.len() >= WRITE_AT {
-                    write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
-                }
-            }
-            write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
-            touched.write_all(tx, now).map_err(e)?;
-            let changed = out
-                .iter()
-                .any(|r| r.as_ref().is_ok_and(|r| r.applied.changed()));
-            Ok((out, changed))
+            Self::observe_in(tx, e, now, limits, &batch)
         })
+    }
+
+    /// The body of [`Journal::apply_observations`], inside a transaction the caller commits:
+    /// what each observation gave, and whether any of them changed the journal.
+    pub(super) fn observe_in(
+        tx: &Tx,
+        e: &dyn Fn(DbError) -> JournalError,
+        now: DateTimeUtc,
+        limits: SizeLimits,
+        batch: &[&StreamObservation],
+    ) -> Result<(Vec<Result<Recorded, JournalError>>, bool), JournalError> {
+        let attempts: Vec<AttemptId> = batch.iter().map(|o| o.attempt()).collect();
+        let mut held = held_rows(tx, e, &attempts)?;
+        let mut unwritten = Unwritten::default();
+        // The observations whose changes are unwritten, in order: their events' ids come
+        // with the write.
+        let mut slots: Vec<usize> = Vec::new();
+        let mut out: Vec<Result<Recorded, JournalError>> = Vec::with_capacity(batch.len());
+        // The artifacts that stream updates of this batch touched, as they stand, written once
+        // at the end: appending chunk after chunk would otherwise read, parse and rewrite the
+        // whole artifact for each chunk.
+        let mut touched = ArtifactCache::default();
+        for &obs in batch {
+            let mut over_limit = false;
+            let id = obs.attempt();
+            let ids = match obs {
+                StreamObservation::Task { view, .. } => view_artifact_ids(view),
+                StreamObservation::Artifact { .. } => Vec::new(),
+            };
+            let done = if let (StreamObservation::Task { view, source, .. }, false) =
+                (obs, ids.is_empty())
+            {
+                // A snapshot with artifacts reads them, and the attempt: write what the
+                // batch holds first.
+                write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
+                touched.write(tx, id, now).map_err(e)?;
+                Self::change_in_written(tx, &e, now, id, Wanted::Only(&ids), |held, arts| {
+                    let change = Self::task_change(held, arts, view, *source)?;
+                    Self::limit_change(tx, &e, now, limits, held, change, &mut over_limit)
+                })
+                .map(|(applied, event, row)| {
+                    held.insert(id, row);
+                    (applied, event)
+                })
+            } else {
+                let decided = match obs {
+                    StreamObservation::Task { view, source, .. } => held
+                        .get(&id)
+                        .ok_or(JournalError::UnknownAttempt(id.0))
+                        .and_then(|h| {
+                            // No artifact: the limits read nothing.
+                            let change = Self::task_change(h, &[], view, *source)?;
+                            Self::limit_change(tx, &e, now, limits, h, change, &mut false)
+                        }),
+                    StreamObservation::Artifact { update, .. } => Self::cached_artifact_change(
+                        tx,
+                        &e,
+                        (limits, &mut over_limit),
+                        (id, held.get(&id)),
+                        update,
+                        &mut touched,
+                    ),
+                };
+                decided.map(|change| {
+                    let Some((h, written)) = change.and_then(|c| {
+                        let h = held.get(&id)?;
+                        Some((h, Written::of(h, c, now)?))
+                    }) else {
+                        return (Applied::Unchanged, None);
+                    };
+                    let applied = written.applied(h);
+                    if let Some(before) = held.insert(id, written.next.clone()) {
+                        unwritten.push(before, written);
+                        slots.push(out.len());
+                    }
+                    (applied, None)
+                })
+            };
+            match done {
+                Ok((applied, event)) => out.push(Ok(Recorded {
+                    applied,
+                    event,
+                    over_limit,
+                })),
+                // Refused before anything of it was written: the rest of the batch goes on.
+                Err(
+                    err @ (JournalError::TaskMismatch { .. }
+                    | JournalError::Transition { .. }
+                    | JournalError::UnknownAttempt(_)),
+                ) => out.push(Err(err)),
+                Err(err) => return Err(err),
+            }
+            if unwritten.len() >= WRITE_AT {
+                write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
+            }
+        }
+        write_observed(tx, e, now, &mut unwritten, &mut slots, &mut out)?;
+        touched.write_all(tx, now).map_err(e)?;
+        let changed = out
+            .iter()
+            .any(|r| r.as_ref().is_ok_and(|r| r.applied.changed()));
+        Ok((out, changed))
     }
 
     /// What [`Journal::apply_artifact_update`] changes, inside a batch, of `held` (the attempt
@@ -645,6 +659,22 @@ pub(super) fn json_len(v: &Value) -> u64 {
     // Writing a `Value` to a writer that never fails cannot fail.
     let _ = serde_json::to_writer(&mut count, v);
     count.0
+}
+
+impl StreamObservation {
+    /// Returns about the bytes it holds: a task's raw JSON, status message and artifacts, an
+    /// update's artifact, as the journal would store them. What a follow reads ahead of its
+    /// group commit is bounded by it, not only by how many observations it holds.
+    pub fn held_bytes(&self) -> u64 {
+        match self {
+            Self::Task { view, .. } => {
+                view.raw_json.as_ref().map_or(0, |r| r.len() as u64)
+                    + view.status_message.as_ref().map_or(0, json_len)
+                    + view.artifacts.iter().flatten().map(view_len).sum::<u64>()
+            }
+            Self::Artifact { update, .. } => view_len(&update.artifact),
+        }
+    }
 }
 
 /// Returns the artifact ids a task view names (a snapshot replaces only those).

@@ -4,8 +4,10 @@
 
 use std::collections::HashMap;
 
+use super::change::Wanted;
 use super::sql::push::{self as sql, ConfigRow};
-use super::{AttemptId, Journal, JournalError};
+use super::{AttemptId, Journal, JournalError, Note, Source, StreamObservation, queries};
+use crate::model::TaskView;
 
 /// An attempt's push config as journaled (`attempt` records show `configId` and `url`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,6 +157,58 @@ pub struct Listener {
     pub last_push_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
+/// A push (or what reading one back found) to journal in a listener's group commit
+/// ([`Journal::record_pushes`]).
+#[derive(Debug, Clone)]
+pub enum PushRecord {
+    /// A push kept as a hint (`hint`: the push as received), read back before it counts.
+    Hint {
+        /// The attempt whose config it came for.
+        attempt: AttemptId,
+        /// The config it came for.
+        config_id: String,
+        /// The push as received.
+        hint: String,
+    },
+    /// A push applied as it came: a status that needs no read-back, or a trusted agent's.
+    Applied(StreamObservation),
+    /// What reading a pushed task back found: the task as read (a `GetTask` answer), applied,
+    /// then the attempt's hint cleared; with the pushed and read states when they disagree
+    /// (a `push-disagrees` note, journaled first).
+    ReadBack {
+        /// The task as read.
+        read: StreamObservation,
+        /// The note's detail, when the push and the read disagree.
+        disagrees: Option<serde_json::Value>,
+    },
+}
+
+impl PushRecord {
+    /// A read-back of attempt `attempt`'s pushed task: `view` as read.
+    pub fn read_back(
+        attempt: AttemptId,
+        view: TaskView,
+        disagrees: Option<serde_json::Value>,
+    ) -> Self {
+        Self::ReadBack {
+            read: StreamObservation::Task {
+                attempt,
+                view,
+                source: Source::GetTask,
+            },
+            disagrees,
+        }
+    }
+
+    /// The attempt it is about.
+    pub fn attempt(&self) -> AttemptId {
+        match self {
+            Self::Hint { attempt, .. } => *attempt,
+            Self::Applied(o) | Self::ReadBack { read: o, .. } => o.attempt(),
+        }
+    }
+}
+
 /// How long a listener's row counts as running after its last heartbeat.
 pub const LISTENER_LAPSE: std::time::Duration = std::time::Duration::from_secs(90);
 
@@ -163,26 +217,80 @@ fn ms_time(ms: i64) -> chrono::DateTime<chrono::Utc> {
 }
 
 impl Journal {
-    /// Records a push received for config `config_id`: when, and `hint` (the push as received)
-    /// when it must be read back before it counts. One durable commit.
-    pub fn record_push(
+    /// Journals pushes handled at once (a listener's concurrent requests) in ONE transaction:
+    /// one durable commit for all of them, each acknowledged only after it returns.
+    ///
+    /// The hints and notes are written first, then the observations as
+    /// [`Journal::apply_observations`] writes a batch (each decided against the row as the
+    /// batch so far left it), then the hints the read-backs settled are cleared. An observation
+    /// that does not apply (a task mismatch, an impossible transition) gets its own `Err` and
+    /// clears no hint; the others still commit. A storage failure rolls the whole batch back
+    /// (the outer `Err`).
+    pub fn record_pushes(
         &self,
-        attempt: AttemptId,
-        config_id: &str,
-        hint: Option<&str>,
-    ) -> Result<(), JournalError> {
-        let now = self.now_ms();
-        let action = "journal the push";
-        self.write_attempts(&[attempt], action, |tx| {
-            sql::record_push(tx, config_id, hint, now).map_err(self.err(action))
-        })
-    }
-
-    /// Clears an attempt's push hint once a read settled it.
-    pub fn clear_push_hint(&self, attempt: AttemptId) -> Result<(), JournalError> {
-        let action = "journal the push";
-        self.write_attempts(&[attempt], action, |tx| {
-            sql::clear_hint(tx, attempt).map_err(self.err(action))
+        batch: &[PushRecord],
+    ) -> Result<Vec<Result<(), JournalError>>, JournalError> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let limits = self.limits;
+        let attempts: Vec<AttemptId> = batch.iter().map(PushRecord::attempt).collect();
+        self.write_attempts_if_changed(&attempts, "journal the pushes", |tx, e, now| {
+            let at = queries::ms(now);
+            let mut out: Vec<Result<(), JournalError>> = batch.iter().map(|_| Ok(())).collect();
+            // Whether anything is written (else the transaction is rolled back: no commit).
+            let mut wrote = false;
+            // The observations, in order, and the record each came from.
+            let mut observed: Vec<&StreamObservation> = Vec::new();
+            let mut slots: Vec<usize> = Vec::new();
+            for (i, record) in batch.iter().enumerate() {
+                match record {
+                    PushRecord::Hint {
+                        config_id, hint, ..
+                    } => {
+                        sql::record_push(tx, config_id, Some(hint), at).map_err(e)?;
+                        wrote = true;
+                    }
+                    PushRecord::Applied(o) => {
+                        observed.push(o);
+                        slots.push(i);
+                    }
+                    PushRecord::ReadBack { read, disagrees } => {
+                        if let Some(detail) = disagrees {
+                            let noted = Self::change_in(
+                                tx,
+                                &e,
+                                now,
+                                read.attempt(),
+                                Wanted::Only(&[]),
+                                |held, _| Ok(Some(Note::PushDisagrees.change(held, detail))),
+                            );
+                            match noted {
+                                Ok(_) => wrote = true,
+                                Err(err) => {
+                                    out[i] = Err(err);
+                                    continue;
+                                }
+                            }
+                        }
+                        observed.push(read);
+                        slots.push(i);
+                    }
+                }
+            }
+            let (results, changed) = Self::observe_in(tx, e, now, limits, &observed)?;
+            wrote |= changed;
+            for (i, result) in slots.into_iter().zip(results) {
+                match (result, &batch[i]) {
+                    (Err(err), _) => out[i] = Err(err),
+                    (Ok(_), PushRecord::ReadBack { read, .. }) => {
+                        sql::clear_hint(tx, read.attempt()).map_err(e)?;
+                        wrote = true;
+                    }
+                    (Ok(_), _) => {}
+                }
+            }
+            Ok((out, wrote))
         })
     }
 

@@ -48,6 +48,14 @@ impl Journal {
         self.read("read the artifacts", |c| queries::artifacts_of(c, id))
     }
 
+    /// Returns how many artifacts an attempt holds, without reading them (they may be large).
+    pub fn artifact_count(&self, id: AttemptId) -> Result<usize, JournalError> {
+        self.read("count the artifacts", |c| {
+            super::sql::artifact_count::artifact_count(c, id)
+        })
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
     /// Returns the events of a step and its attempts, oldest first (empty for an unknown step).
     pub fn events_of_step(&self, name: &StepName) -> Result<Vec<Event>, JournalError> {
         self.read("read the events", |c| {

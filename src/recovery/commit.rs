@@ -10,6 +10,9 @@
 //!   thread with a connection of its own, fed through a bounded queue, so that requests go on
 //!   while a commit works or waits for the disk (on PostgreSQL, for the server); or inline, on
 //!   the caller's thread and connection (a deterministic run, one stream).
+//! - [`Gatherer`]: records handed over by many tasks at once (a listener's concurrent
+//!   requests), each caller waiting for its own: a thread with a connection of its own takes
+//!   every record waiting into one commit, while the next ones gather.
 //!
 //! The order that matters holds in both modes: intents and endpoints never go through a
 //! writer (they commit on the caller's connection before any send); a writer commits its jobs
@@ -33,7 +36,8 @@ use tokio::sync::oneshot;
 
 use crate::a2a::TaskView;
 use crate::journal::{
-    Attempt, AttemptId, Journal, JournalError, Recorded, SendRecord, Source, StreamObservation,
+    Attempt, AttemptId, Journal, JournalError, PushRecord, Recorded, SendRecord, Source,
+    StreamObservation,
 };
 
 /// What a group commit hands back for one record.
@@ -81,6 +85,16 @@ impl Records for StreamObservation {
 
     fn commit(journal: &Journal, records: &[Self]) -> Result<Vec<Done<Self>>, JournalError> {
         journal.apply_observations(records)
+    }
+}
+
+/// A push a listener received, or what reading one back found.
+impl Records for PushRecord {
+    type Done = ();
+    const ACTION: &'static str = "journal the pushes";
+
+    fn commit(journal: &Journal, records: &[Self]) -> Result<Vec<Done<Self>>, JournalError> {
+        journal.record_pushes(records)
     }
 }
 
@@ -238,6 +252,82 @@ impl<'j, R: Records> Queue<'j, R> {
             biased;
             out = work => out,
             never = committer => match never {},
+        }
+    }
+}
+
+/// How many records one commit of a [`Gatherer`] takes at most.
+const GATHER: usize = 256;
+
+/// A record handed to a [`Gatherer`], with where its result goes.
+type Handover<R> = (R, oneshot::Sender<Done<R>>);
+
+/// Group commits for records handed over by many tasks and threads at once (a listener's
+/// concurrent requests): a thread with a connection of its own takes every record waiting (at
+/// most [`GATHER`]) and journals them in ONE transaction, while the next ones gather; each
+/// caller waits for its own record's result, so that what it answers is durable first.
+/// Dropping it waits for every record handed over.
+pub(crate) struct Gatherer<R: Records> {
+    records: Option<tokio::sync::mpsc::Sender<Handover<R>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl<R: Records> Gatherer<R> {
+    /// Starts the thread on a second connection to `journal`; at most `depth` records wait for
+    /// it (a caller beyond them waits for room).
+    pub(crate) fn start(journal: &Journal, depth: usize) -> anyhow::Result<Self> {
+        let own = journal
+            .reopen()
+            .context("failed to open the journal for the group commits")?;
+        let (records, mut queue) = tokio::sync::mpsc::channel::<Handover<R>>(depth.max(1));
+        let thread = std::thread::Builder::new()
+            .name("group-commit".into())
+            .spawn(move || {
+                while let Some(first) = queue.blocking_recv() {
+                    let mut batch = vec![first];
+                    while batch.len() < GATHER
+                        && let Ok(next) = queue.try_recv()
+                    {
+                        batch.push(next);
+                    }
+                    let (records, waiting): (Vec<R>, Waiting<R>) = batch
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (record, done))| (record, (i, done)))
+                        .unzip();
+                    // Everyone waits: the results (a failure too) went to them.
+                    let _ = dispatch(&own, records, waiting);
+                }
+            })
+            .context("failed to start the group-commit thread")?;
+        Ok(Self {
+            records: Some(records),
+            thread: Some(thread),
+        })
+    }
+
+    /// Journals `record` in the next group commit; returns its result once that commit is
+    /// made (durable).
+    pub(crate) async fn commit(&self, record: R) -> Done<R> {
+        let (done, result) = oneshot::channel();
+        let Some(records) = &self.records else {
+            return Err(writer_gone(R::ACTION));
+        };
+        if records.send((record, done)).await.is_err() {
+            return Err(writer_gone(R::ACTION));
+        }
+        result.await.unwrap_or_else(|_| Err(writer_gone(R::ACTION)))
+    }
+}
+
+impl<R: Records> Drop for Gatherer<R> {
+    /// Waits for every record handed over to be committed.
+    fn drop(&mut self) {
+        drop(self.records.take());
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            tracing::warn!("the group-commit thread panicked");
         }
     }
 }
@@ -428,3 +518,6 @@ fn writer_gone(action: &'static str) -> JournalError {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests;

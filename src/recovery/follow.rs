@@ -51,7 +51,8 @@
 //!
 //! Cost: a `synchronous=FULL` commit costs one fsync, whatever it holds. With the group commit a
 //! fast stream or many busy streams pay one fsync per batch (at most `MAX_PENDING` events of
-//! one follow), not per event; a quiet stream still pays one per event, as it must to show it
+//! one follow, or about `MAX_PENDING_BYTES` of them: what a follow reads ahead is bounded in
+//! memory too), not per event; a quiet stream still pays one per event, as it must to show it
 //! promptly. `examples/follow_bench.rs` measures events per second beside the bare wire.
 //!
 //! A signal drops the command at an await point: the group commit is only ever non-empty

@@ -22,7 +22,8 @@ use crate::context::Context;
 use crate::duration::parse_duration;
 use crate::error::CliError;
 use crate::exit;
-use crate::journal::{Attempt, Journal};
+use crate::journal::{Attempt, Journal, JournalError, PushRecord};
+use crate::recovery::commit::Gatherer;
 
 /// Receives push notifications from agents into the journal.
 ///
@@ -72,6 +73,8 @@ fn every(s: &str) -> Result<Duration, String> {
 /// What every push handler shares.
 pub(crate) struct Listener {
     journal: Journal,
+    /// The group commits of the pushes (`None`: each is committed on `journal`, in turn).
+    commits: Option<Gatherer<PushRecord>>,
     clock: Arc<dyn crate::clock::Clock>,
     client: A2aClient,
     max_body: usize,
@@ -127,6 +130,19 @@ impl Listener {
         Ok(t)
     }
 
+    /// Journals `record` in the next group commit of the pushes handled at once; returns once
+    /// it is durable.
+    async fn journal_push(&self, record: PushRecord) -> Result<(), JournalError> {
+        match &self.commits {
+            Some(commits) => commits.commit(record).await,
+            None => self
+                .journal
+                .record_pushes(std::slice::from_ref(&record))?
+                .pop()
+                .unwrap_or(Ok(())),
+        }
+    }
+
     /// Counts a recorded push.
     fn pushed(&self) {
         self.recorded.fetch_add(1, Ordering::Relaxed);
@@ -154,8 +170,12 @@ pub(crate) async fn run(ctx: &Context, args: &ListenArgs) -> anyhow::Result<u8> 
         })?),
         _ => None,
     };
+    let commits = Gatherer::start(&journal, IN_FLIGHT)
+        .inspect_err(|e| tracing::warn!("each push is committed in turn: {e:#}"))
+        .ok();
     let st = Arc::new(Listener {
         journal,
+        commits,
         clock: Arc::clone(&ctx.clock),
         client,
         max_body: args.max_push_size,

@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 use super::Listener;
 use crate::a2a::Credential;
 use crate::crash::{self, Point};
-use crate::journal::{Attempt, AttemptId, AttemptState, Note, PushConfig, Source};
+use crate::journal::{
+    Attempt, AttemptId, AttemptState, PushConfig, PushRecord, Source, StreamObservation,
+};
 use crate::model::{ArtifactUpdate, TaskView};
 use crate::recovery::push::{TOKEN_HEADER, token_matches};
 use crate::recovery::send::{self, Outgoing};
@@ -170,16 +172,16 @@ pub(super) async fn receive(
     let Some(pushed) = parse(&bytes) else {
         return refused();
     };
-    match record(&st, &config, &attempt, &pushed, &bytes) {
+    let pushed_state = match &pushed {
+        Pushed::Task(v) => Some(v.remote_state.clone()),
+        _ => None,
+    };
+    let task = pushed.task_id().map(str::to_owned);
+    match record(&st, &config, &attempt, pushed, &bytes).await {
         Ok(Recorded::Refused) => refused(),
         Ok(Recorded::Done) => StatusCode::OK.into_response(),
         Ok(then @ (Recorded::ReadBack | Recorded::Unsent)) => {
             let st = Arc::clone(&st);
-            let pushed_state = match &pushed {
-                Pushed::Task(v) => Some(v.remote_state.clone()),
-                _ => None,
-            };
-            let task = pushed.task_id().map(str::to_owned);
             let id = attempt.id;
             tokio::spawn(async move {
                 if matches!(then, Recorded::Unsent) && !sent(&st, id, task.as_deref()).await {
@@ -231,12 +233,13 @@ async fn sent(st: &Listener, id: AttemptId, task: Option<&str>) -> bool {
     false
 }
 
-/// Journals a push (before its 2xx): applied when it may be, else kept as a hint.
-fn record(
+/// Journals a push (before its 2xx, in the group commit of the pushes handled at once):
+/// applied when it may be, else kept as a hint.
+async fn record(
     st: &Listener,
     config: &PushConfig,
     attempt: &Attempt,
-    pushed: &Pushed,
+    pushed: Pushed,
     body: &[u8],
 ) -> anyhow::Result<Recorded> {
     let Some(task_id) = pushed.task_id() else {
@@ -249,37 +252,43 @@ fn record(
         return Ok(Recorded::Refused);
     }
     crash::at(Point::AfterPushReceive, "");
-    let hint = String::from_utf8_lossy(body);
-    if unsent {
+    let hint = || PushRecord::Hint {
+        attempt: attempt.id,
+        config_id: config.config_id.clone(),
+        hint: String::from_utf8_lossy(body).into_owned(),
+    };
+    let (record, then) = if unsent {
         // The agent pushed before our send's answer was journaled: a hint for the look,
         // never a task adopted here.
-        st.journal
-            .record_push(attempt.id, &config.config_id, Some(&hint))?;
-        st.pushed();
-        return Ok(if pushed.needs_read_back() {
+        let then = if pushed.needs_read_back() {
             Recorded::Unsent
         } else {
             Recorded::Done
-        });
-    }
-    let trusted = st.trusted(attempt)?;
-    if pushed.needs_read_back() && !trusted {
-        st.journal
-            .record_push(attempt.id, &config.config_id, Some(&hint))?;
-        st.pushed();
-        return Ok(Recorded::ReadBack);
-    }
-    match pushed {
-        Pushed::Task(view) => {
-            st.journal.apply_task(attempt.id, view, Source::Push)?;
-        }
-        Pushed::Artifact(update) => {
-            st.journal.apply_artifact_update(attempt.id, update)?;
-        }
-        Pushed::Other => {}
-    }
+        };
+        (hint(), then)
+    } else if pushed.needs_read_back() && !st.trusted(attempt)? {
+        (hint(), Recorded::ReadBack)
+    } else {
+        let observed = match pushed {
+            Pushed::Task(view) => StreamObservation::Task {
+                attempt: attempt.id,
+                view,
+                source: Source::Push,
+            },
+            Pushed::Artifact(update) => StreamObservation::Artifact {
+                attempt: attempt.id,
+                update,
+            },
+            Pushed::Other => {
+                st.pushed();
+                return Ok(Recorded::Done);
+            }
+        };
+        (PushRecord::Applied(observed), Recorded::Done)
+    };
+    st.journal_push(record).await?;
     st.pushed();
-    Ok(Recorded::Done)
+    Ok(then)
 }
 
 /// Reads the task of a push back over the attempt's binding and journals what it says; a
@@ -314,17 +323,11 @@ pub(super) async fn read_back(
     .await
     .map_err(|_| anyhow::anyhow!("the read timed out"))??;
     let view = TaskView::from_value(&read.raw, read.raw.to_string())?;
-    if let Some(pushed) = pushed
-        && pushed != view.remote_state
-    {
-        st.journal.note_event(
-            id,
-            Note::PushDisagrees,
-            &json!({"taskId": task_id, "pushed": pushed, "read": view.remote_state}),
-        )?;
-    }
-    st.journal.apply_task(id, &view, Source::GetTask)?;
-    st.journal.clear_push_hint(id)?;
+    let disagrees = pushed
+        .filter(|pushed| *pushed != view.remote_state)
+        .map(|pushed| json!({"taskId": task_id, "pushed": pushed, "read": view.remote_state}));
+    st.journal_push(PushRecord::read_back(id, view, disagrees))
+        .await?;
     Ok(())
 }
 

@@ -344,7 +344,7 @@ impl Step<'_> {
         let step = self.name().to_string();
         let a = &o.attempt;
         let task = inert(a.task_id.as_deref().unwrap_or_default());
-        let artifacts = show.journal.artifacts(a.id).map_or(0, |v| v.len());
+        let artifacts = show.journal.artifact_count(a.id).unwrap_or(0);
         let counts = format!(
             "{artifacts} artifact{}, {} reconnect{}",
             plural(artifacts),
@@ -568,11 +568,11 @@ impl Show<'_> {
         let (Some(bar), Some(id)) = (&self.spinner, self.attempt) else {
             return;
         };
-        // Artifacts can be large: count them a few times a second, not on every event.
+        // Counted by the journal (no artifact is read), a few times a second, not per event.
         let artifacts = match self.artifacts {
             Some((n, at)) if at.elapsed() < Duration::from_millis(250) => n,
             _ => {
-                let n = self.journal.artifacts(id).map_or(0, |v| v.len());
+                let n = self.journal.artifact_count(id).unwrap_or(0);
                 self.artifacts = Some((n, std::time::Instant::now()));
                 n
             }

@@ -9,6 +9,7 @@
 //! [`Db::dialect`]. A store maps its own errors to [`DbError::Backend`] and back to
 //! `JournalError`s (it alone knows what "busy" or "disk full" look like).
 
+pub(in crate::journal) mod artifact_count;
 pub(in crate::journal) mod catalog;
 pub(in crate::journal) mod push;
 pub(in crate::journal) mod push_tidy;

@@ -54,13 +54,6 @@ pub(super) fn unstamped(mut a: Attempt) -> Attempt {
 fn a_group_commit_of_tasks_does_what_they_do_one_by_one(
     #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
 ) {
-    let at = |task: &str, state: &str, second: u32| {
-        view(&task_json(
-            task,
-            state,
-            &format!("2026-11-30T01:00:{second:02}Z"),
-        ))
-    };
     let with_artifact = view(
         r#"{"id":"t3","contextId":"ctx-1","status":{"state":"TASK_STATE_WORKING","timestamp":"2026-11-30T01:00:05Z"},"artifacts":[{"artifactId":"a1","parts":[{"text":"hi"}]}]}"#,
     );
@@ -69,17 +62,17 @@ fn a_group_commit_of_tasks_does_what_they_do_one_by_one(
     let (batch, ids) = three_submitted(&batch_place);
     assert_eq!(ids, [a, b, c]);
     let tasks = vec![
-        (a, at("t1", "TASK_STATE_WORKING", 5)),
+        (a, status_at("t1", "TASK_STATE_WORKING", 5)),
         // As held: nothing.
-        (b, at("t2", "TASK_STATE_SUBMITTED", 0)),
+        (b, status_at("t2", "TASK_STATE_SUBMITTED", 0)),
         // The same attempt again: decided against the row the batch left.
-        (a, at("t1", "TASK_STATE_INPUT_REQUIRED", 6)),
+        (a, status_at("t1", "TASK_STATE_INPUT_REQUIRED", 6)),
         // Artifacts are read from the journal: what came before is written first.
         (c, with_artifact),
-        (b, at("t2", "TASK_STATE_WORKING", 7)),
+        (b, status_at("t2", "TASK_STATE_WORKING", 7)),
         // Older than what the batch wrote: nothing.
-        (a, at("t1", "TASK_STATE_WORKING", 4)),
-        (c, at("t3", "TASK_STATE_COMPLETED", 9)),
+        (a, status_at("t1", "TASK_STATE_WORKING", 4)),
+        (c, status_at("t3", "TASK_STATE_COMPLETED", 9)),
     ];
     let single: Vec<Applied> = tasks
         .iter()
@@ -115,8 +108,8 @@ fn a_group_commit_of_tasks_does_what_they_do_one_by_one(
     let events_before = batch.event_count().unwrap();
     let refused = batch.apply_tasks(
         &[
-            (b, at("t2", "TASK_STATE_COMPLETED", 10)),
-            (a, at("t-other", "TASK_STATE_COMPLETED", 10)),
+            (b, status_at("t2", "TASK_STATE_COMPLETED", 10)),
+            (a, status_at("t-other", "TASK_STATE_COMPLETED", 10)),
         ],
         Source::GetTask,
     );
@@ -127,7 +120,10 @@ fn a_group_commit_of_tasks_does_what_they_do_one_by_one(
     assert_eq!(batch.event_count().unwrap(), events_before);
     assert_eq!(batch.attempt(b).unwrap().state, AttemptState::Working);
     let unknown = batch.apply_tasks(
-        &[(AttemptId(a.0 + 1000), at("t1", "TASK_STATE_WORKING", 11))],
+        &[(
+            AttemptId(a.0 + 1000),
+            status_at("t1", "TASK_STATE_WORKING", 11),
+        )],
         Source::GetTask,
     );
     assert!(
@@ -156,23 +152,16 @@ fn a_group_commit_writes_odd_text_and_nulls_as_one_by_one(
                                    "parts": [{"text": odd}]}}});
         view(&raw.to_string())
     };
-    let at = |task: &str, state: &str, second: u32| {
-        view(&task_json(
-            task,
-            state,
-            &format!("2026-11-30T01:00:{second:02}Z"),
-        ))
-    };
     let (one_place, batch_place) = (Fresh::new(kind), Fresh::new(kind));
     let (one, [a, b, c]) = three_submitted(&one_place);
     let (batch, _) = three_submitted(&batch_place);
     let tasks = vec![
         (a, asked("t1", 1)),
-        (b, at("t2", "TASK_STATE_WORKING", 1)),
+        (b, status_at("t2", "TASK_STATE_WORKING", 1)),
         // The question answered: `pending_question` back to NULL, in the same batch.
-        (a, at("t1", "TASK_STATE_WORKING", 2)),
+        (a, status_at("t1", "TASK_STATE_WORKING", 2)),
         (c, asked("t3", 1)),
-        (a, at("t1", "TASK_STATE_COMPLETED", 3)),
+        (a, status_at("t1", "TASK_STATE_COMPLETED", 3)),
     ];
     let single: Vec<Applied> = tasks
         .iter()

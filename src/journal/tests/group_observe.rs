@@ -52,13 +52,6 @@ fn told(j: &Journal, recorded: Vec<Result<Recorded, JournalError>>) -> Vec<Told>
 fn a_group_commit_of_observations_names_each_event_it_appended(
     #[values(Kind::Sqlite, Kind::Postgres)] kind: Kind,
 ) {
-    let status = |task: &str, state: &str, second: u32| {
-        view(&task_json(
-            task,
-            state,
-            &format!("2026-11-30T01:00:{second:02}Z"),
-        ))
-    };
     let chunk = |task: &str, id: &str, text: &str, append: bool| {
         ArtifactUpdate::from_value(&serde_json::json!({
             "taskId": task, "append": append, "lastChunk": false,
@@ -88,22 +81,22 @@ fn a_group_commit_of_observations_names_each_event_it_appended(
     let [a, b] = two_working(&one);
     assert_eq!(two_working(&batch), [a, b]);
     let observations = vec![
-        task(a, status("t1", "TASK_STATE_INPUT_REQUIRED", 5)),
+        task(a, status_at("t1", "TASK_STATE_INPUT_REQUIRED", 5)),
         art(b, chunk("t2", "b1", "small", false)),
         // The same attempt again, decided against the row the batch left.
-        task(a, status("t1", "TASK_STATE_WORKING", 6)),
+        task(a, status_at("t1", "TASK_STATE_WORKING", 6)),
         // Refused between two good ones.
-        task(a, status("t-other", "TASK_STATE_WORKING", 7)),
+        task(a, status_at("t-other", "TASK_STATE_WORKING", 7)),
         art(a, chunk("t1", "a1", "part ", false)),
         // Past the limit: the attempt's error and a `failed-for-good` event.
         art(b, chunk("t2", "b1", &"x".repeat(100), true)),
-        task(b, status("t2", "TASK_STATE_WORKING", 8)),
+        task(b, status_at("t2", "TASK_STATE_WORKING", 8)),
         // Reads the artifacts and the attempt: what came before is written first.
         task(a, snapshot),
         art(a, chunk("t1", "a1", "more", true)),
         // As held: nothing.
-        task(a, status("t1", "TASK_STATE_WORKING", 20)),
-        task(b, status("t2", "TASK_STATE_COMPLETED", 9)),
+        task(a, status_at("t1", "TASK_STATE_WORKING", 20)),
+        task(b, status_at("t2", "TASK_STATE_COMPLETED", 9)),
     ];
     let single: Vec<Told> = observations
         .iter()

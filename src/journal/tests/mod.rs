@@ -28,6 +28,7 @@ mod copy;
 mod credentials;
 mod group_commit;
 mod group_observe;
+mod group_pushes;
 mod group_sends;
 mod inspect;
 mod leases;
@@ -124,6 +125,15 @@ fn task_json(id: &str, state: &str, ts: &str) -> String {
 
 fn view(raw: &str) -> TaskView {
     TaskView::from_raw(raw).unwrap()
+}
+
+/// Task `task` in `state` at second `second` of 2026-11-30T01:00.
+fn status_at(task: &str, state: &str, second: u32) -> TaskView {
+    view(&task_json(
+        task,
+        state,
+        &format!("2026-11-30T01:00:{second:02}Z"),
+    ))
 }
 
 /// Takes an open journal back to schema `version` as a binary of that version left it: runs

@@ -939,6 +939,11 @@ fn the_size_limits_count_names_and_metadata_too(
         .collect();
     assert_eq!(over, [false, false, false, true, false]);
     assert_eq!(j.artifacts(a).unwrap().len(), 3);
+    assert_eq!(
+        j.artifact_count(a).unwrap(),
+        3,
+        "counted without reading them"
+    );
     let error = j.attempt(a).unwrap().error.unwrap_or_default();
     assert!(error.starts_with(TASK_TOO_LARGE), "{error}");
     // Streamed: an append whose metadata takes its artifact past 1,024 bytes.

@@ -669,3 +669,53 @@ async fn a_target_needs_a_task_and_an_endpoint() {
         Err(TargetError::Wire(A2aError::Credential { .. }))
     ));
 }
+
+/// A sink keeping the bytes of artifact text the journal held when the first event was shown.
+struct HeldAtFirst<'j> {
+    journal: &'j Journal,
+    attempt: crate::journal::AttemptId,
+    bytes: RefCell<Option<usize>>,
+}
+
+impl crate::recovery::Sink for HeldAtFirst<'_> {
+    fn event(&self, event: crate::recovery::Event<'_>) -> anyhow::Result<()> {
+        if let crate::recovery::Event::Followed {
+            progress: Progress::Observed { .. },
+            ..
+        } = event
+            && self.bytes.borrow().is_none()
+        {
+            let artifacts = self.journal.artifacts(self.attempt)?;
+            let text = artifacts.iter().map(|a| a.text().len()).sum();
+            *self.bytes.borrow_mut() = Some(text);
+        }
+        Ok(())
+    }
+}
+
+/// A stream whose large events arrive faster than they are journaled is read ahead about
+/// `MAX_PENDING_BYTES` at a time, not `MAX_PENDING` events (40 chunks of 64 KiB would hold
+/// 2.5 MiB): the first group commit holds 4 chunks, and every chunk is journaled in order.
+#[tokio::test(start_paused = true)]
+async fn a_fast_stream_of_large_chunks_is_read_ahead_256_kib_at_a_time() {
+    let s = setup().await;
+    let text = "c".repeat(64 * 1024);
+    let mut items = vec![snapshot("TASK_STATE_WORKING", 1, None)];
+    items.extend((0..40).map(|i| chunk(&text, i > 0, i == 39)));
+    items.push(status("TASK_STATE_COMPLETED", 2, None));
+    let fake = script(
+        vec![ends(items)],
+        vec![Ok(task("TASK_STATE_COMPLETED", 2, None))],
+    );
+    let held = HeldAtFirst {
+        journal: &s.journal,
+        attempt: s.target.attempt,
+        bytes: RefCell::new(None),
+    };
+    let out = follow_with(&s.journal, &fake, &s.target, &opts(1), &held)
+        .await
+        .unwrap();
+    assert_eq!(out.end, FollowEnd::Terminal(AttemptState::Completed));
+    assert_eq!(held.bytes.into_inner(), Some(4 * text.len()));
+    assert_eq!(artifact_text(&s), vec![text.repeat(40)]);
+}

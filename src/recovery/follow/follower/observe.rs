@@ -5,7 +5,10 @@ use tokio::time::Instant;
 
 use super::super::remote::{Item, Remote};
 use super::super::{FollowEnd, Progress};
-use super::{Follower, Kind, MAX_PENDING, Pending, PendingResult, Read, Round, content_signature};
+use super::{
+    Follower, Kind, MAX_PENDING, MAX_PENDING_BYTES, Pending, PendingResult, Read, Round,
+    content_signature,
+};
 use crate::a2a::{ArtifactUpdate, TaskView};
 use crate::crash::{self, Point};
 use crate::journal::{
@@ -96,7 +99,10 @@ impl<R: Remote> Follower<'_, R> {
             Item::Message => (None, false),
         };
         let result = match obs {
-            Some(obs) => PendingResult::Queued(self.commit.submit(obs)),
+            Some(obs) => {
+                self.pending_bytes += obs.held_bytes();
+                PendingResult::Queued(self.commit.submit(obs))
+            }
             None => PendingResult::Nothing,
         };
         self.pending.push_back(Pending {
@@ -109,7 +115,10 @@ impl<R: Remote> Follower<'_, R> {
         let number = self.events + self.pending.len() as u64;
         let crash_here = crash::armed(Point::AfterEvent(number), &self.step);
         Read::Queued {
-            settle: may_stop || crash_here || self.pending.len() >= MAX_PENDING,
+            settle: may_stop
+                || crash_here
+                || self.pending.len() >= MAX_PENDING
+                || self.pending_bytes >= MAX_PENDING_BYTES,
         }
     }
 
@@ -125,6 +134,8 @@ impl<R: Remote> Follower<'_, R> {
         {
             self.commit.request();
         }
+        // Every observation pending is settled below (or the follow fails).
+        self.pending_bytes = 0;
         let mut end = None;
         let mut unchanged = false;
         while let Some(p) = self.pending.pop_front() {
