@@ -42,12 +42,19 @@ pub(crate) fn request(
         Call::SendMessage(req) => (to_params(req)?, "application/json"),
         Call::SendStreamingMessage(req) => (to_params(req)?, "text/event-stream"),
         Call::GetTask { id, history_length } => {
-            let params = to_params(&types::GetTaskRequest {
-                id: id.to_owned(),
+            // Every read of a pass sends one: serialized without a `Value` (docs/performance.md).
+            let params = GetTaskParams {
                 history_length,
-                tenant: None,
-            })?;
-            (params, "application/json")
+                id,
+                tenant: tenant.filter(|t| !t.is_empty()),
+            };
+            return post(
+                method(call),
+                &params,
+                "application/json",
+                url,
+                Some(A2A_VERSION),
+            );
         }
         Call::ListTasks(req) => (to_params(req)?, "application/json"),
         Call::CancelTask { id } => (json!({ "id": id }), "application/json"),
@@ -68,7 +75,7 @@ pub(crate) fn request(
 /// Builds the `POST` of one JSON-RPC request with a fresh id, whatever the protocol version.
 pub(crate) fn post(
     method: &'static str,
-    params: &Value,
+    params: &impl Serialize,
     accept: &'static str,
     url: &Url,
     version: Option<&'static str>,
@@ -96,11 +103,24 @@ pub(crate) fn post(
 /// A JSON-RPC request, serialized without building a `Value` for the envelope; the members
 /// are in the order a `json!` object (sorted keys) gave them, so the bytes sent are the same.
 #[derive(Serialize)]
-struct RpcRequest<'a> {
+struct RpcRequest<'a, P> {
     id: &'a str,
     jsonrpc: &'static str,
     method: &'static str,
-    params: &'a Value,
+    params: &'a P,
+}
+
+/// `GetTask`'s parameters, in the order a `Value` object (sorted keys) gave them, with
+/// `historyLength` and `tenant` left out when absent, as `GetTaskRequest` leaves them: the
+/// same bytes.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GetTaskParams<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history_length: Option<i32>,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tenant: Option<&'a str>,
 }
 
 /// Serializes request parameters.

@@ -190,7 +190,8 @@ impl GateState {
 #[derive(Debug)]
 pub(crate) struct Limiter {
     limits: Limits,
-    gates: Mutex<HashMap<Key, Arc<Gate>>>,
+    /// foldhash, not SipHash: every request looks its gate up (docs/performance.md).
+    gates: Mutex<foldhash::HashMap<Key, Arc<Gate>>>,
     /// The pass's deadline: a `Retry-After` past it is not waited for.
     deadline: Mutex<Option<Instant>>,
 }
@@ -212,7 +213,7 @@ impl Limiter {
     pub(crate) fn new(limits: Limits) -> Self {
         Self {
             limits,
-            gates: Mutex::new(HashMap::new()),
+            gates: Mutex::new(foldhash::HashMap::default()),
             deadline: Mutex::new(None),
         }
     }

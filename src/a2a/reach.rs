@@ -7,7 +7,6 @@
 //! not ([`A2aError::answered`]); a request never made (a credential variable unset, the agent's
 //! circuit open) says nothing.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use chrono::{DateTime, Utc};
@@ -66,7 +65,7 @@ impl Reach {
 
 /// The reach of every URL a client called since it was last taken.
 #[derive(Debug, Default)]
-pub(super) struct Reaches(Mutex<HashMap<String, Reach>>);
+pub(super) struct Reaches(Mutex<foldhash::HashMap<String, Reach>>);
 
 impl Reaches {
     /// Notes what a request to `url` came to, now; a request never made is not noted.

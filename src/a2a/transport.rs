@@ -5,12 +5,13 @@
 //! chunk and refused (or cut) at their cap, nothing past it buffered; RPC requests follow no
 //! redirects; only the method, redacted URL and status are logged (at trace).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, RETRY_AFTER};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER,
+};
 use reqwest::{RequestBuilder, Response, StatusCode, Url};
 use serde_json::Value;
 
@@ -33,6 +34,9 @@ const SNIPPET_CHARS: usize = 160;
 /// How many parsed interface URLs a client keeps; a process talks to few agents, and a full
 /// cache is emptied rather than grown.
 const TARGETS: usize = 256;
+/// The `A2A-Version` header's name ([`types::SVC_PARAM_VERSION`]), made once: parsed from text,
+/// every request paid for it (docs/performance.md).
+const VERSION_HEADER: HeaderName = HeaderName::from_static("a2a-version");
 
 /// Limits every request obeys.
 #[derive(Debug, Clone)]
@@ -73,7 +77,7 @@ pub(crate) struct Transport {
     cfg: ClientConfig,
     /// Interface URLs already parsed, by their text: a pass of 100,000 reads of one agent
     /// parses its URL once, not per request (docs/performance.md).
-    targets: Mutex<HashMap<String, Arc<Target>>>,
+    targets: Mutex<foldhash::HashMap<String, Arc<Target>>>,
 }
 
 impl Transport {
@@ -108,7 +112,7 @@ impl Transport {
             rpc: build(reqwest::redirect::Policy::none())?,
             get: build(follow)?,
             cfg,
-            targets: Mutex::new(HashMap::new()),
+            targets: Mutex::new(foldhash::HashMap::default()),
         })
     }
 
@@ -164,13 +168,14 @@ impl Transport {
         credential: Option<Placed<'_>>,
         op: &Op,
     ) -> RequestBuilder {
+        // The binding's header values are constants: taken as they are, neither parsed nor copied.
         let mut req = self.rpc.request(wire.method, wire.url);
         if let Some((content_type, _)) = &wire.body {
-            req = req.header(CONTENT_TYPE, *content_type);
+            req = req.header(CONTENT_TYPE, HeaderValue::from_static(content_type));
         }
-        req = req.header(ACCEPT, wire.accept);
+        req = req.header(ACCEPT, HeaderValue::from_static(wire.accept));
         if let Some(version) = wire.version {
-            req = req.header(types::SVC_PARAM_VERSION, version);
+            req = req.header(VERSION_HEADER, HeaderValue::from_static(version));
         }
         if let Some((_, body)) = wire.body {
             req = req.body(body);
@@ -626,4 +631,15 @@ fn strip_tags(html: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_header_is_the_protocols_name() {
+        let parsed = HeaderName::from_bytes(types::SVC_PARAM_VERSION.as_bytes()).unwrap();
+        assert_eq!(VERSION_HEADER, parsed);
+    }
 }

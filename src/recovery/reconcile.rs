@@ -201,7 +201,7 @@ pub struct Pass<'a> {
     /// locks of `cfg.workflows` already, or this is a dry run).
     locks: Option<&'a dyn WorkflowLocks>,
     /// Whether this pass holds each workflow's lock, for the workflows reached so far.
-    mine: RefCell<HashMap<String, bool>>,
+    mine: RefCell<foldhash::HashMap<String, bool>>,
     /// Rows left out because another pass holds their workflow's lock.
     held_rows: std::cell::Cell<usize>,
     /// Routine observations waiting for their group commit.
@@ -209,7 +209,7 @@ pub struct Pass<'a> {
     /// The endpoints of the reads so far, by interface URL, each with the card URL it was
     /// built for: the card's origin is parsed and the credential read once per agent, not per
     /// item (docs/performance.md).
-    endpoints: RefCell<HashMap<String, (String, Rc<Endpoint>)>>,
+    endpoints: RefCell<foldhash::HashMap<String, (String, Rc<Endpoint>)>>,
     /// Bucket 1: what claiming a page's `INTENT` attempts in one transaction found, taken by
     /// each item as it is handled.
     claimed: RefCell<HashMap<AttemptId, BatchClaim>>,
@@ -220,8 +220,12 @@ pub struct Pass<'a> {
 }
 
 /// One item: a pass row and the undelivered replies on its attempt.
+///
+/// The row is boxed: an item is moved many times on its way from the page to its future (the
+/// iterator, the schedule's queue, the future's state), and a row is about 800 bytes
+/// (docs/performance.md).
 struct Item {
-    row: AttemptRow,
+    row: Box<AttemptRow>,
     replies: Vec<Reply>,
 }
 
@@ -272,10 +276,10 @@ impl<'a> Pass<'a> {
             clock,
             cfg,
             locks: None,
-            mine: RefCell::new(HashMap::new()),
+            mine: RefCell::new(foldhash::HashMap::default()),
             held_rows: std::cell::Cell::new(0),
             reads: Queue::on(std::rc::Rc::clone(&writer)),
-            endpoints: RefCell::new(HashMap::new()),
+            endpoints: RefCell::new(foldhash::HashMap::default()),
             claimed: RefCell::new(HashMap::new()),
             sweep_of: RefCell::new(HashMap::new()),
             found: Queue::on(writer),
@@ -421,7 +425,10 @@ impl<'a> Pass<'a> {
         for (id, rs) in replies {
             skip.push(AttemptId(id));
             if let Some(row) = self.row_of(self.journal.attempt(AttemptId(id))?)? {
-                items.push(Item { row, replies: rs });
+                items.push(Item {
+                    row: Box::new(row),
+                    replies: rs,
+                });
             }
         }
         Ok((items, skip))
@@ -466,7 +473,7 @@ impl<'a> Pass<'a> {
         let rows = Rows::new(self.journal, cursor, self.lookahead(), prepare);
         let items = first.into_iter().map(Ok).chain(rows.map(|row| {
             row.map(|row| Item {
-                row,
+                row: Box::new(row),
                 replies: Vec::new(),
             })
         }));
@@ -671,10 +678,14 @@ impl<'a> Pass<'a> {
         let row = if replies.is_empty() {
             row
         } else {
-            self.refresh(&row)?
+            Box::new(self.refresh(&row)?)
         };
         if !row.is_latest {
             return Ok(actions);
+        }
+        if actions.is_empty() {
+            // Most items: their attempt's actions as they are, not copied into a new list.
+            return self.handle_attempt(&row, &rec).await;
         }
         actions.extend(self.handle_attempt(&row, &rec).await?);
         Ok(actions)
@@ -685,7 +696,6 @@ impl<'a> Pass<'a> {
         row: &AttemptRow,
         rec: &StepOf<'_>,
     ) -> anyhow::Result<Vec<Action>> {
-        let step = row.step.to_string();
         let allowed = decide::sends_allowed(row.workflow_state);
         match decide::triage(row) {
             Triage::Send | Triage::Look if !allowed => Ok(vec![Self::action(
@@ -715,6 +725,7 @@ impl<'a> Pass<'a> {
                     Some(a) => a.clone(),
                     None => self.journal.attempt(row.attempt.id)?,
                 };
+                let step = row.step.to_string();
                 let sent = Box::pin(sender.deliver_read(current, &out, &step)).await?;
                 Ok(vec![self.sent_action(row, "send", &sent)?])
             }

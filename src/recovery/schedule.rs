@@ -10,7 +10,7 @@
 //! The pass holds at most [`LOOKAHEAD`] queued items (its memory stays flat in the number of
 //! rows); an agent whose items all sit beyond that window is reached as the window moves on.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::hash::Hash;
 
 /// How many items a pass reads ahead of the ones running.
@@ -24,8 +24,8 @@ pub(crate) const LOCKING_LOOKAHEAD: usize = 32;
 /// Items queued per agent key, with how many of each agent's are running.
 #[derive(Debug)]
 pub(crate) struct Schedule<K, T> {
-    queues: HashMap<K, VecDeque<T>>,
-    running: HashMap<K, usize>,
+    queues: foldhash::HashMap<K, VecDeque<T>>,
+    running: foldhash::HashMap<K, usize>,
     /// Agents with queued items, in turn order.
     turn: VecDeque<K>,
     queued: usize,
@@ -34,8 +34,8 @@ pub(crate) struct Schedule<K, T> {
 impl<K: Clone + Eq + Hash, T> Schedule<K, T> {
     pub(crate) fn new() -> Self {
         Self {
-            queues: HashMap::new(),
-            running: HashMap::new(),
+            queues: foldhash::HashMap::default(),
+            running: foldhash::HashMap::default(),
             turn: VecDeque::new(),
             queued: 0,
         }

@@ -375,6 +375,24 @@ impl Row<'_> {
     pub(in crate::journal) fn get<T: FromValue>(&self, idx: usize) -> DbResult<T> {
         T::from_value(self.0.value(idx)?, idx)
     }
+
+    /// Returns text column `idx` borrowed, or `None` for NULL: what `get::<Option<String>>`
+    /// reads, without the copy (a pass reads a dozen such columns a row only to parse them).
+    pub(in crate::journal) fn opt_str(&self, idx: usize) -> DbResult<Option<&str>> {
+        match self.0.value(idx)? {
+            Value::Null => Ok(None),
+            Value::Text(s) => Ok(Some(s)),
+            v => wrong(v, idx, "text"),
+        }
+    }
+
+    /// Returns text column `idx` borrowed: what `get::<String>` reads, without the copy.
+    pub(in crate::journal) fn str(&self, idx: usize) -> DbResult<&str> {
+        match self.0.value(idx)? {
+            Value::Text(s) => Ok(s),
+            v => wrong(v, idx, "text"),
+        }
+    }
 }
 
 /// A connection of a store, inside a transaction or not: what every query runs on.

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::a2a::TaskView;
 use crate::a2a::{A2aError, Credential, Endpoint, Skip, retry_read};
+use crate::a2a::{Raw, ViewError, types::Task};
 use crate::journal::{AttemptRow, AttemptState, FailureKind, JournalError, Source};
 use crate::recovery::decide::{self};
 use crate::recovery::detail::{Detail, Met};
@@ -17,6 +18,9 @@ use crate::recovery::moved::{self, Mode, Reread};
 use crate::recovery::send;
 use crate::recovery::send::Outgoing;
 use anyhow::Context as _;
+
+/// A task read, with its view (an error: the answer names no task).
+pub(super) type ReadTask = (Raw<Task>, Result<TaskView, ViewError>);
 
 impl Pass<'_> {
     /// The action of a read that failed (the attempt is left as it was, and so is what it
@@ -57,28 +61,26 @@ impl Pass<'_> {
     }
 
     /// Reads a task without its history, and again with it when the agent keeps its answer or
-    /// question only there.
+    /// question only there; returns it with its view, built once (docs/performance.md).
     pub(super) async fn get_task(
         &self,
         endpoint: &Endpoint,
         task_id: &str,
-    ) -> Result<crate::a2a::Raw<crate::a2a::types::Task>, A2aError> {
-        let read = retry_read(READ_ATTEMPTS, || {
+    ) -> Result<ReadTask, A2aError> {
+        let task = retry_read(READ_ATTEMPTS, || {
             self.client.get_task(endpoint, task_id, Some(0))
         })
-        .await;
-        match &read {
-            Ok(task)
-                if TaskView::from_value(&task.raw, String::new())
-                    .is_ok_and(|v| v.wants_history) =>
-            {
-                retry_read(READ_ATTEMPTS, || {
-                    self.client.get_task(endpoint, task_id, None)
-                })
-                .await
-            }
-            _ => read,
+        .await?;
+        let view = TaskView::from_value(&task.raw, String::new());
+        if !view.as_ref().is_ok_and(|v| v.wants_history) {
+            return Ok((task, view));
         }
+        let task = retry_read(READ_ATTEMPTS, || {
+            self.client.get_task(endpoint, task_id, None)
+        })
+        .await?;
+        let view = TaskView::from_value(&task.raw, String::new());
+        Ok((task, view))
     }
 
     /// Bucket 2: reads the task, records it, and decides if it became terminal.
@@ -107,10 +109,9 @@ impl Pass<'_> {
                 Reread::Gone(gone) => return Ok(vec![self.nowhere(row, &task_id, &gone)?]),
             };
         match read {
-            Ok(task) => {
+            Ok((task, view)) => {
                 // The raw JSON is serialized only for a view that will be journaled.
-                let mut view = TaskView::from_value(&task.raw, String::new())
-                    .context("the agent's task has no id")?;
+                let mut view = view.context("the agent's task has no id")?;
                 let unchanged = a.unchanged_by(&view);
                 if !unchanged {
                     view.raw_json = Some(task.raw.to_string());

@@ -30,12 +30,12 @@ fn binding_cols(
     binding: usize,
     version: usize,
 ) -> DbResult<Option<ProtocolBinding>> {
-    let b: Option<String> = r.get(binding)?;
-    let v: Option<String> = r.get(version)?;
+    let b = r.opt_str(binding)?;
+    let v = r.opt_str(version)?;
     if !interface || (b.is_none() && v.is_none()) {
         return Ok(None);
     }
-    ProtocolBinding::from_journal(b.as_deref(), v.as_deref())
+    ProtocolBinding::from_journal(b, v)
         .map(Some)
         .ok_or_else(|| {
             DbError::conversion(
@@ -78,7 +78,7 @@ pub(super) fn attempt_from_row(r: &Row<'_>) -> DbResult<Attempt> {
         agent_url: r.get(3)?,
         interface_url: r.get(4)?,
         tenant: r.get(5)?,
-        binding: binding_cols(r, r.get::<Option<String>>(4)?.is_some(), 27, 28)?,
+        binding: binding_cols(r, r.opt_str(4)?.is_some(), 27, 28)?,
         token_env: r.get(6)?,
         token_cmd: r.get(29)?,
         credential_source: parse_col::<CredentialSource>(r, 31)?,

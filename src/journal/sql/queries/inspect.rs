@@ -97,9 +97,7 @@ pub(super) fn row_from(r: &Row<'_>) -> DbResult<AttemptRow> {
         artifact_count: r.get(o + 10)?,
         failed_for_good: r.get(o + 11)?,
         allow_cross_origin: r.get(o + 12)?,
-        needs_human: r
-            .get::<Option<String>>(o + 13)?
-            .map(|json| NeedsHuman::from_detail(&json)),
+        needs_human: r.opt_str(o + 13)?.map(NeedsHuman::from_detail),
         state_changed_at: time(r.get(o + 14)?),
         text_reply_refused: r.get(o + 15)?,
     })

@@ -58,8 +58,9 @@ where
     T: std::str::FromStr,
     T::Err: std::fmt::Display,
 {
-    let s: String = row.get(idx)?;
-    s.parse().map_err(|e| DbError::conversion(idx, e))
+    row.str(idx)?
+        .parse()
+        .map_err(|e| DbError::conversion(idx, e))
 }
 
 fn parse_opt<T>(row: &Row<'_>, idx: usize) -> DbResult<Option<T>>
@@ -67,14 +68,14 @@ where
     T: std::str::FromStr,
     T::Err: std::fmt::Display,
 {
-    let s: Option<String> = row.get(idx)?;
-    s.map(|s| s.parse().map_err(|e| DbError::conversion(idx, e)))
+    row.opt_str(idx)?
+        .map(|s| s.parse().map_err(|e| DbError::conversion(idx, e)))
         .transpose()
 }
 
 fn json_opt(row: &Row<'_>, idx: usize) -> DbResult<Option<Value>> {
-    let s: Option<String> = row.get(idx)?;
-    s.map(|s| serde_json::from_str(&s).map_err(|e| DbError::conversion(idx, e)))
+    row.opt_str(idx)?
+        .map(|s| serde_json::from_str(s).map_err(|e| DbError::conversion(idx, e)))
         .transpose()
 }
 
