@@ -9,7 +9,9 @@ use crate::common::commands::{
     attempts, crashing, journal_bytes, latest, reconcile, spawn, spawn_with,
 };
 use crate::common::wait::{GUARD, last_lease_expiry, wait_for, wait_past};
-use crate::common::{Background, TestEnv, agent, code, fast_with_skills, stderr, stdout, write};
+use crate::common::{
+    Background, TestEnv, agent, code, fast_with_skills, json_lines, stderr, stdout, write,
+};
 
 fn plan_text(url: &str, hotel_text: &str) -> String {
     format!(
@@ -632,8 +634,25 @@ fn a_pass_cut_by_its_deadline_releases_the_leases_its_pages_claimed() {
     crashing(&env, "after-send:big/s0", &["delegate", "--plan", &plan]);
     // Slow looks, one at a time, and a deadline that leaves most of the page unvisited.
     proxy.set_delay(100);
-    let out = env.run(["reconcile", "--concurrency", "1", "--deadline", "300ms"]);
+    let out = env.run([
+        "reconcile",
+        "--concurrency",
+        "1",
+        "--deadline",
+        "300ms",
+        "--format",
+        "json",
+    ]);
     assert_eq!(code(&out), 3, "{}{}", stdout(&out), stderr(&out));
+    // Every step is visited or counted unvisited, though the pass never counted them before.
+    let summary = json_lines(&out).pop().unwrap();
+    let (visited, unvisited) = (&summary["visited"], &summary["unvisited"]);
+    assert!(unvisited.as_u64().unwrap() > 0, "{summary}");
+    assert_eq!(
+        visited.as_u64().unwrap() + unvisited.as_u64().unwrap(),
+        30,
+        "{summary}"
+    );
     assert_eq!(
         leases_held(&env, "big", 30),
         0,

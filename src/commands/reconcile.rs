@@ -480,6 +480,11 @@ struct PassReport<'a> {
 }
 
 impl Sink for PassReport<'_> {
+    fn counts_items(&self) -> bool {
+        // Only the progress bar shows how many.
+        self.bar.is_some()
+    }
+
     fn event(&self, event: Event<'_>) -> anyhow::Result<()> {
         match event {
             Event::Started { items } => {

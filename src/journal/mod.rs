@@ -212,8 +212,8 @@ pub struct PassCursor {
     /// How many delegation positions the next read covers at most (see
     /// [`Journal::next_pass_rows`]).
     span: i64,
-    /// How many rows the walk had when it started.
-    pub total: usize,
+    /// How many rows the walk has returned so far.
+    pub read: usize,
 }
 
 impl std::fmt::Debug for PassCursor {
@@ -222,7 +222,7 @@ impl std::fmt::Debug for PassCursor {
             .field("after", &self.window.after)
             .field("through", &self.window.through)
             .field("span", &self.span)
-            .field("total", &self.total)
+            .field("read", &self.read)
             .finish_non_exhaustive()
     }
 }

@@ -119,7 +119,8 @@ pub struct Told {
 /// What a pass tells its sink.
 #[derive(Debug, Clone, Copy)]
 pub enum Event<'a> {
-    /// A pass knows how many items it will visit.
+    /// A pass knows how many items it will visit (told only to a sink that
+    /// [counts them](Sink::counts_items)).
     Started {
         /// The items.
         items: usize,
@@ -164,6 +165,12 @@ pub trait Sink {
     ///
     /// The pass must stop.
     fn event(&self, event: Event<'_>) -> anyhow::Result<()>;
+
+    /// Whether it wants to be told how many items a pass will visit ([`Event::Started`]):
+    /// counting them costs the pass a read of every row it covers before its first request.
+    fn counts_items(&self) -> bool {
+        false
+    }
 }
 
 /// A sink that hears nothing, for passes run where nobody reads their events.

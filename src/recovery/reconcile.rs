@@ -53,7 +53,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use self::actions::{failed_outcome, failure_left, hinted, remedy_line, skipped_action, unreached};
-use self::rows::{Rows, StepOf};
+use self::rows::{Items, Rows, StepOf};
 use crate::a2a::TaskView;
 use crate::a2a::{A2aClient, Endpoint};
 use crate::clock::Clock;
@@ -462,22 +462,22 @@ impl<'a> Pass<'a> {
         }))
     }
 
-    /// Runs the pass, telling `sink` how many items it will visit ([`Event::Started`]), each
+    /// Runs the pass, telling `sink` how many items it will visit if it asks
+    /// ([`Event::Started`], [`Sink::counts_items`]), each
     /// action as it happens ([`Event::Acted`]) and each finished item ([`Event::ItemDone`]).
     pub async fn run(&self, sink: &dyn Sink) -> anyhow::Result<Summary> {
         let (first, cursor) = self.collect()?;
-        let total = first.len() + cursor.total;
-        sink.event(Event::Started { items: total })?;
+        let replied = first.len();
+        if sink.counts_items() {
+            let items = replied + self.journal.pass_rows_left(&cursor)?;
+            sink.event(Event::Started { items })?;
+        }
         let prepare = |page: &mut VecDeque<AttemptRow>| self.prepare_page(page);
         let prepare = (!self.cfg.dry_run).then_some(&prepare as &rows::PagePrep<'_>);
-        let rows = Rows::new(self.journal, cursor, self.lookahead(), prepare);
-        let items = first.into_iter().map(Ok).chain(rows.map(|row| {
-            row.map(|row| Item {
-                row: Box::new(row),
-                replies: Vec::new(),
-            })
-        }));
-        let mut items = items.fuse();
+        let mut items = Items::new(
+            first,
+            Rows::new(self.journal, cursor, self.lookahead(), prepare),
+        );
         let mut schedule: Schedule<AgentKey, Item> = Schedule::new();
         let mut running = FuturesUnordered::new();
         let global = self.cfg.concurrency.max(1);
@@ -531,6 +531,7 @@ impl<'a> Pass<'a> {
                 }
                 let next = tokio::time::timeout_at(deadline, running.next()).await;
                 let Ok(next) = next else {
+                    let total = items.total()?;
                     summary.unvisited =
                         total.saturating_sub(summary.visited + self.held_rows.get());
                     *summary.outcomes.entry("deadline".to_owned()).or_default() +=

@@ -633,7 +633,7 @@ fn a_pass_walks_its_rows_a_page_at_a_time(#[values(Kind::Sqlite, Kind::Postgres)
     // Pages of 2, one attempt left out: the same rows in the same order, minus that one.
     let skipped = steps[4].id;
     let mut cursor = j.pass_cursor(&[], &[skipped]).unwrap();
-    assert_eq!(cursor.total, 5);
+    assert_eq!(j.pass_rows_left(&cursor).unwrap(), 5);
     // A step delegated after the walk began waits for the next pass.
     let late = created(&j, "w/late");
     let mut walked = Vec::new();
@@ -649,7 +649,8 @@ fn a_pass_walks_its_rows_a_page_at_a_time(#[values(Kind::Sqlite, Kind::Postgres)
     assert_eq!(walked, expected);
     assert!(!walked.contains(&late.id));
     assert_eq!(
-        j.pass_cursor(&["elsewhere".to_owned()], &[]).unwrap().total,
+        j.pass_rows_left(&j.pass_cursor(&["elsewhere".to_owned()], &[]).unwrap())
+            .unwrap(),
         0
     );
 }
@@ -678,11 +679,15 @@ fn a_walk_over_a_sparse_journal_returns_full_pages_in_order(
     assert_eq!(all.len(), 12 + 8 + 5);
     for limit in [1, 3, 7, 256] {
         let mut cursor = j.pass_cursor(&[], &[]).unwrap();
-        assert_eq!(cursor.total, all.len());
+        assert_eq!(j.pass_rows_left(&cursor).unwrap(), all.len());
         let mut pages = Vec::new();
         loop {
             let page = ids(j.next_pass_rows(&mut cursor, limit).unwrap());
+            // What was read and what is left make the walk, wherever it stands.
+            let left = j.pass_rows_left(&cursor).unwrap();
+            assert_eq!(cursor.read + left, all.len(), "limit {limit}");
             if page.is_empty() {
+                assert_eq!(left, 0);
                 break;
             }
             pages.push(page);

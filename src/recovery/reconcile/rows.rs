@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use anyhow::Context as _;
 
-use super::Pass;
+use super::{Item, Pass};
 use crate::journal::{AttemptId, AttemptRow, BatchClaim, Journal, PassCursor, StepRecord};
 use crate::recovery::decide::{self, Triage};
 use crate::recovery::lookup;
@@ -84,6 +84,48 @@ impl Iterator for Rows<'_> {
             }
         }
         self.page.pop_front().map(Ok)
+    }
+}
+
+/// A pass's items: those with replies first, then the walk's rows.
+pub(super) struct Items<'j> {
+    replied: std::vec::IntoIter<Item>,
+    /// How many items had replies.
+    with_replies: usize,
+    rows: Rows<'j>,
+}
+
+impl<'j> Items<'j> {
+    pub(super) fn new(replied: Vec<Item>, rows: Rows<'j>) -> Self {
+        Self {
+            with_replies: replied.len(),
+            replied: replied.into_iter(),
+            rows,
+        }
+    }
+
+    /// How many items the pass covers: those with replies, the rows read so far and those
+    /// left (counted now).
+    pub(super) fn total(&self) -> anyhow::Result<usize> {
+        Ok(self.with_replies
+            + self.rows.cursor.read
+            + self.rows.journal.pass_rows_left(&self.rows.cursor)?)
+    }
+}
+
+impl Iterator for Items<'_> {
+    type Item = anyhow::Result<Item>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(item) = self.replied.next() {
+            return Some(Ok(item));
+        }
+        self.rows.next().map(|row| {
+            row.map(|row| Item {
+                row: Box::new(row),
+                replies: Vec::new(),
+            })
+        })
     }
 }
 
