@@ -184,7 +184,7 @@ fn a_lost_push_is_caught_by_the_timers_pass() {
 }
 
 #[test]
-fn pushes_at_once_are_each_journaled_before_their_answer() {
+fn pushes_at_once_are_each_answered_and_journaled() {
     const STEPS: usize = 8;
     const EACH: usize = 4;
     let env = TestEnv::new().real_clock();

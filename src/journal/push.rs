@@ -2,11 +2,15 @@
 //! attempt, kept by every resend of its messageId), the hashes of the tokens sent with it (never
 //! a token), and each agent's push registration.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::change::Wanted;
 use super::sql::push::{self as sql, ConfigRow};
-use super::{AttemptId, Journal, JournalError, Note, Source, StreamObservation, queries};
+use super::sql::{DbError, Tx};
+use super::{
+    AttemptId, DateTimeUtc, Journal, JournalError, Note, SizeLimits, Source, StreamObservation,
+    queries,
+};
 use crate::model::TaskView;
 
 /// An attempt's push config as journaled (`attempt` records show `configId` and `url`).
@@ -220,12 +224,15 @@ impl Journal {
     /// Journals pushes handled at once (a listener's concurrent requests) in ONE transaction:
     /// one durable commit for all of them, each acknowledged only after it returns.
     ///
-    /// The hints and notes are written first, then the observations as
-    /// [`Journal::apply_observations`] writes a batch (each decided against the row as the
-    /// batch so far left it), then the hints the read-backs settled are cleared. An observation
-    /// that does not apply (a task mismatch, an impossible transition) gets its own `Err` and
-    /// clears no hint; the others still commit. A storage failure rolls the whole batch back
-    /// (the outer `Err`).
+    /// Each record leaves what it would leave committed on its own, in the batch's order: the
+    /// observations are written together as [`Journal::apply_observations`] writes a batch
+    /// (each decided against the row as the batch so far left it), and anything that must
+    /// follow an observation of the same attempt (a hint, a read-back's `push-disagrees` note)
+    /// waits until the observations before it are written, with the hints their read-backs
+    /// settled cleared. An observation that does not apply (a task mismatch, an impossible
+    /// transition) gets its own `Err` and clears no hint; the others still commit. A storage
+    /// failure rolls the whole batch back (the outer `Err`); a batch that changes nothing
+    /// commits nothing.
     pub fn record_pushes(
         &self,
         batch: &[PushRecord],
@@ -240,10 +247,19 @@ impl Journal {
             let mut out: Vec<Result<(), JournalError>> = batch.iter().map(|_| Ok(())).collect();
             // Whether anything is written (else the transaction is rolled back: no commit).
             let mut wrote = false;
-            // The observations, in order, and the record each came from.
-            let mut observed: Vec<&StreamObservation> = Vec::new();
-            let mut slots: Vec<usize> = Vec::new();
+            let mut observed = Observed::default();
             for (i, record) in batch.iter().enumerate() {
+                let follows = matches!(
+                    record,
+                    PushRecord::Hint { .. }
+                        | PushRecord::ReadBack {
+                            disagrees: Some(_),
+                            ..
+                        }
+                );
+                if follows && observed.attempts.contains(&record.attempt()) {
+                    wrote |= observed.write(tx, e, now, limits, batch, &mut out)?;
+                }
                 match record {
                     PushRecord::Hint {
                         config_id, hint, ..
@@ -251,10 +267,7 @@ impl Journal {
                         sql::record_push(tx, config_id, Some(hint), at).map_err(e)?;
                         wrote = true;
                     }
-                    PushRecord::Applied(o) => {
-                        observed.push(o);
-                        slots.push(i);
-                    }
+                    PushRecord::Applied(o) => observed.push(i, o),
                     PushRecord::ReadBack { read, disagrees } => {
                         if let Some(detail) = disagrees {
                             let noted = Self::change_in(
@@ -267,29 +280,23 @@ impl Journal {
                             );
                             match noted {
                                 Ok(_) => wrote = true,
-                                Err(err) => {
+                                // Refused before anything of it was written: the rest goes on.
+                                Err(
+                                    err @ (JournalError::TaskMismatch { .. }
+                                    | JournalError::Transition { .. }
+                                    | JournalError::UnknownAttempt(_)),
+                                ) => {
                                     out[i] = Err(err);
                                     continue;
                                 }
+                                Err(err) => return Err(err),
                             }
                         }
-                        observed.push(read);
-                        slots.push(i);
+                        observed.push(i, read);
                     }
                 }
             }
-            let (results, changed) = Self::observe_in(tx, e, now, limits, &observed)?;
-            wrote |= changed;
-            for (i, result) in slots.into_iter().zip(results) {
-                match (result, &batch[i]) {
-                    (Err(err), _) => out[i] = Err(err),
-                    (Ok(_), PushRecord::ReadBack { read, .. }) => {
-                        sql::clear_hint(tx, read.attempt()).map_err(e)?;
-                        wrote = true;
-                    }
-                    (Ok(_), _) => {}
-                }
-            }
+            wrote |= observed.write(tx, e, now, limits, batch, &mut out)?;
             Ok((out, wrote))
         })
     }
@@ -338,5 +345,53 @@ impl Journal {
                 last_push_at: r.last_push_at.map(ms_time),
             })
             .collect())
+    }
+}
+
+/// The observations of a group of pushes not written yet, in order, with the record each came
+/// from ([`Journal::record_pushes`]).
+#[derive(Default)]
+struct Observed<'b> {
+    observations: Vec<&'b StreamObservation>,
+    /// The index in the batch of each.
+    slots: Vec<usize>,
+    /// The attempts they observe.
+    attempts: HashSet<AttemptId>,
+}
+
+impl<'b> Observed<'b> {
+    fn push(&mut self, slot: usize, observation: &'b StreamObservation) {
+        self.attempts.insert(observation.attempt());
+        self.observations.push(observation);
+        self.slots.push(slot);
+    }
+
+    /// Writes them, then clears the hints their read-backs settled; gives each its result in
+    /// `out` and returns whether anything was written.
+    fn write(
+        &mut self,
+        tx: &Tx,
+        e: &dyn Fn(DbError) -> JournalError,
+        now: DateTimeUtc,
+        limits: SizeLimits,
+        batch: &[PushRecord],
+        out: &mut [Result<(), JournalError>],
+    ) -> Result<bool, JournalError> {
+        if self.observations.is_empty() {
+            return Ok(false);
+        }
+        let (results, mut wrote) = Journal::observe_in(tx, e, now, limits, &self.observations)?;
+        for (i, result) in self.slots.drain(..).zip(results) {
+            match (result, &batch[i]) {
+                (Err(err), _) => out[i] = Err(err),
+                (Ok(_), PushRecord::ReadBack { read, .. }) => {
+                    wrote |= sql::clear_hint(tx, read.attempt()).map_err(e)?;
+                }
+                (Ok(_), _) => {}
+            }
+        }
+        self.observations.clear();
+        self.attempts.clear();
+        Ok(wrote)
     }
 }

@@ -295,8 +295,14 @@ impl<R: Records> Gatherer<R> {
                         .enumerate()
                         .map(|(i, (record, done))| (record, (i, done)))
                         .unzip();
-                    // Everyone waits: the results (a failure too) went to them.
-                    let _ = dispatch(&own, records, waiting);
+                    // Everyone waits: the results (a failure too) went to them. A panic fails
+                    // this group's callers (their results are dropped), not every later one.
+                    let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        dispatch(&own, records, waiting)
+                    }));
+                    if committed.is_err() {
+                        tracing::error!("a group commit panicked; its records were not journaled");
+                    }
                 }
             })
             .context("failed to start the group-commit thread")?;

@@ -164,13 +164,13 @@ pub(in crate::journal) fn record_push(
     Ok(())
 }
 
-/// Clears the hint of attempt `id`'s config (a read settled it).
-pub(in crate::journal) fn clear_hint(conn: &Tx, id: AttemptId) -> DbResult<()> {
-    conn.exec(
+/// Clears the hint of attempt `id`'s config (a read settled it); returns whether it had one.
+pub(in crate::journal) fn clear_hint(conn: &Tx, id: AttemptId) -> DbResult<bool> {
+    let cleared = conn.exec(
         "UPDATE push_configs SET hint_json = NULL WHERE attempt_id = ?1 AND hint_json IS NOT NULL",
         args![id.0],
     )?;
-    Ok(())
+    Ok(cleared > 0)
 }
 
 /// A running listener as journaled.
