@@ -467,17 +467,17 @@ impl<'a> Pass<'a> {
     /// action as it happens ([`Event::Acted`]) and each finished item ([`Event::ItemDone`]).
     pub async fn run(&self, sink: &dyn Sink) -> anyhow::Result<Summary> {
         let (first, cursor) = self.collect()?;
-        let replied = first.len();
-        if sink.counts_items() {
-            let items = replied + self.journal.pass_rows_left(&cursor)?;
-            sink.event(Event::Started { items })?;
-        }
         let prepare = |page: &mut VecDeque<AttemptRow>| self.prepare_page(page);
         let prepare = (!self.cfg.dry_run).then_some(&prepare as &rows::PagePrep<'_>);
         let mut items = Items::new(
             first,
             Rows::new(self.journal, cursor, self.lookahead(), prepare),
         );
+        if sink.counts_items() {
+            sink.event(Event::Started {
+                items: items.total()?,
+            })?;
+        }
         let mut schedule: Schedule<AgentKey, Item> = Schedule::new();
         let mut running = FuturesUnordered::new();
         let global = self.cfg.concurrency.max(1);
