@@ -276,36 +276,30 @@ impl<R: Records> Gatherer<R> {
     /// Starts the thread on a second connection to `journal`; at most `depth` records wait for
     /// it (a caller beyond them waits for room).
     pub(crate) fn start(journal: &Journal, depth: usize) -> anyhow::Result<Self> {
-        let own = journal
-            .reopen()
-            .context("failed to open the journal for the group commits")?;
         let (records, mut queue) = tokio::sync::mpsc::channel::<Handover<R>>(depth.max(1));
-        let thread = std::thread::Builder::new()
-            .name("group-commit".into())
-            .spawn(move || {
-                while let Some(first) = queue.blocking_recv() {
-                    let mut batch = vec![first];
-                    while batch.len() < GATHER
-                        && let Ok(next) = queue.try_recv()
-                    {
-                        batch.push(next);
-                    }
-                    let (records, waiting): (Vec<R>, Waiting<R>) = batch
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, (record, done))| (record, (i, done)))
-                        .unzip();
-                    // Everyone waits: the results (a failure too) went to them. A panic fails
-                    // this group's callers (their results are dropped), not every later one.
-                    let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        dispatch(&own, records, waiting)
-                    }));
-                    if committed.is_err() {
-                        tracing::error!("a group commit panicked; its records were not journaled");
-                    }
+        let thread = on_own_connection(journal, move |own| {
+            while let Some(first) = queue.blocking_recv() {
+                let mut batch = vec![first];
+                while batch.len() < GATHER
+                    && let Ok(next) = queue.try_recv()
+                {
+                    batch.push(next);
                 }
-            })
-            .context("failed to start the group-commit thread")?;
+                let (records, waiting): (Vec<R>, Waiting<R>) = batch
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (record, done))| (record, (i, done)))
+                    .unzip();
+                // Everyone waits: the results (a failure too) went to them. A panic fails
+                // this group's callers (their results are dropped), not every later one.
+                let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    dispatch(own, records, waiting)
+                }));
+                if committed.is_err() {
+                    tracing::error!("a group commit panicked; its records were not journaled");
+                }
+            }
+        })?;
         Ok(Self {
             records: Some(records),
             thread: Some(thread),
@@ -330,10 +324,8 @@ impl<R: Records> Drop for Gatherer<R> {
     /// Waits for every record handed over to be committed.
     fn drop(&mut self) {
         drop(self.records.take());
-        if let Some(thread) = self.thread.take()
-            && thread.join().is_err()
-        {
-            tracing::warn!("the group-commit thread panicked");
+        if let Some(thread) = self.thread.take() {
+            join(thread);
         }
     }
 }
@@ -472,10 +464,8 @@ impl<'j> Writer<'j> {
     pub(crate) fn close(&mut self) {
         if let Some(Some(mut thread)) = self.thread.take() {
             drop(thread.jobs.take());
-            if let Some(handle) = thread.handle.take()
-                && handle.join().is_err()
-            {
-                tracing::warn!("the group-commit thread panicked");
+            if let Some(handle) = thread.handle.take() {
+                join(handle);
             }
         }
         self.thread = OnceCell::from(None);
@@ -484,22 +474,37 @@ impl<'j> Writer<'j> {
 
 /// Starts the writer thread on a second connection to the journal.
 fn start(journal: &Journal) -> anyhow::Result<Thread> {
-    let own = journal
-        .reopen()
-        .context("failed to open the journal for the group commits")?;
     let (jobs, queue) = std::sync::mpsc::sync_channel::<Job>(QUEUE_DEPTH);
-    let handle = std::thread::Builder::new()
-        .name("group-commit".into())
-        .spawn(move || {
-            for job in queue {
-                job(&own);
-            }
-        })
-        .context("failed to start the group-commit thread")?;
+    let handle = on_own_connection(journal, move |own| {
+        for job in queue {
+            job(own);
+        }
+    })?;
     Ok(Thread {
         jobs: Some(jobs),
         handle: Some(handle),
     })
+}
+
+/// Starts the group-commit thread running `body` on a second connection to `journal`.
+fn on_own_connection(
+    journal: &Journal,
+    body: impl FnOnce(&Journal) + Send + 'static,
+) -> anyhow::Result<std::thread::JoinHandle<()>> {
+    let own = journal
+        .reopen()
+        .context("failed to open the journal for the group commits")?;
+    std::thread::Builder::new()
+        .name("group-commit".into())
+        .spawn(move || body(&own))
+        .context("failed to start the group-commit thread")
+}
+
+/// Waits for the group-commit thread to end (its queue closed, every job done).
+fn join(thread: std::thread::JoinHandle<()>) {
+    if thread.join().is_err() {
+        tracing::warn!("the group-commit thread panicked");
+    }
 }
 
 impl Drop for Writer<'_> {
